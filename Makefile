@@ -1,0 +1,30 @@
+# redlock.h - build, test and benchmark. `make test` is the test command.
+CC      ?= cc
+CXX     ?= c++
+BUILD   := build
+WARN    := -Wall -Wextra -Wpedantic -Werror
+OPT     ?= -O2 -g
+CFLAGS  ?=
+INCS    := -I. -Itests
+VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all --error-exitcode=99
+
+# Each mk/*.mk adds its check targets to CHECKS (run by `make test`, each
+# printing "ok ..." / "not ok ..." lines) and its own build rules.
+CHECKS  :=
+
+.PHONY: all test deps clean
+all:
+
+include $(sort $(wildcard mk/*.mk))
+
+deps:
+	@scripts/deps.sh all
+
+test: deps
+	@scripts/run-tests.sh $(CHECKS)
+
+$(BUILD):
+	@mkdir -p $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

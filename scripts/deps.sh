@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, when it is missing (Debian).
+# Usage: scripts/deps.sh [core|all]   (default all)
+set -u
+want=${1:-all}
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+hdr() { [ -e "/usr/include/$1" ]; }
+have cc || need+=(gcc)
+have make || need+=(make)
+have valgrind || need+=(valgrind)
+if [ "$want" = all ]; then
+  have clang || need+=(clang)
+  have g++ || need+=(g++)
+  have redis-server || need+=(redis-server)
+  have redis-cli || need+=(redis-tools)
+  hdr hiredis/hiredis.h || need+=(libhiredis-dev)
+  hdr ev.h || need+=(libev-dev)
+  have pkg-config || need+=(pkg-config)
+  have cmake || need+=(cmake)
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "deps: installing ${need[*]}" >&2
+SUDO=
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null 2>&1 || true
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 || {
+  echo "deps: apt-get install ${need[*]} failed" >&2; exit 1; }
