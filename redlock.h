@@ -395,6 +395,7 @@ typedef struct redlock__node {
     uint8_t loops;     /* SETNX/GET repeats */
     int status;        /* node error of this round */
     int64_t sent_us;   /* for round-trip times */
+    int64_t until;     /* our key here is safe to act on until then (monotonic) */
     size_t seen_len;   /* legacy: value read by GET */
     char seen[REDLOCK__VALUE_MAX];
 } redlock__node;
@@ -432,6 +433,7 @@ struct redlock_lock {
     int _renew_status;     /* last failed renewal's reason */
     int _user_extend;      /* current extend round was requested by the user */
     int _capped;           /* renewal cap reached */
+    int _cancel_pending;   /* release() cancelled an acquire: report it */
     int64_t _ttl_ms, _extend_ttl_ms;
     int64_t _op_start;     /* when the user operation was called */
     int64_t _round_start;  /* when the current round's commands went out */
@@ -440,7 +442,6 @@ struct redlock_lock {
     int64_t _acquired_at;
     int64_t _retry_at, _renew_at, _wait_deadline;
     int64_t _deadline;     /* earliest time this lock needs the timer */
-    int64_t _legacy_expiry; /* wall ms written in legacy values this round */
     int64_t _renew_every_us, _max_hold_us, _retry_delay_ms, _retry_jitter_ms, _wait_ms;
     int _max_extensions, _retry_count, _watchdog;
     redlock_result_fn _on_result;
@@ -536,7 +537,1167 @@ REDLOCK_API const char *redlock_extend_script(void);
 #if defined(REDLOCK_IMPLEMENTATION) && !defined(REDLOCK__IMPLEMENTED)
 #define REDLOCK__IMPLEMENTED
 
-REDLOCK__IMPLEMENTATION_BODY
+#include <string.h>
+#include <time.h>
+#include <stdio.h>
+#if defined(__linux__) && defined(__GLIBC__) && \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
+#include <sys/random.h>
+#define REDLOCK__HAVE_GETRANDOM 1
+#endif
+
+#ifndef REDLOCK_ASSERT
+#include <assert.h>
+#define REDLOCK_ASSERT(c) assert(c)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REDLOCK__MAGIC 0x524c4b31
+#define REDLOCK__MAX_TTL_MS ((int64_t)1 << 40)
+
+/* What a round is for. */
+enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_RELEASE,
+       REDLOCK__PH_EXTEND, REDLOCK__PH_CLEANUP };
+
+/* What one node is doing within a round. */
+enum {
+    REDLOCK__ST_NONE,
+    REDLOCK__ST_SET,        /* SET key token NX PX ttl */
+    REDLOCK__ST_SETNX,      /* legacy: SETNX key expiry:token */
+    REDLOCK__ST_ACQ_GET,    /* legacy: GET, is the holder's value expired? */
+    REDLOCK__ST_ACQ_GETSET, /* legacy: GETSET, did we replace exactly what we read? */
+    REDLOCK__ST_REL_SHA,    /* EVALSHA release */
+    REDLOCK__ST_REL_EVAL,   /* EVAL release after NOSCRIPT */
+    REDLOCK__ST_REL_GET,    /* no scripts: GET, compare */
+    REDLOCK__ST_REL_DEL,    /*             then DEL */
+    REDLOCK__ST_EXT_SHA,    /* EVALSHA extend */
+    REDLOCK__ST_EXT_EVAL,   /* EVAL extend after NOSCRIPT */
+    REDLOCK__ST_EXT_GET,    /* no scripts: GET, compare */
+    REDLOCK__ST_EXT_PEXPIRE,/*             then PEXPIRE (modern value) */
+    REDLOCK__ST_EXT_GETSET  /*             or GETSET (legacy value) */
+};
+
+enum { REDLOCK__F_SEND = 1, REDLOCK__F_WAIT = 2, REDLOCK__F_DONE = 4, REDLOCK__F_CLOBBERED = 8 };
+/* A node's answer in the current round. */
+enum { REDLOCK__OUT_NONE, REDLOCK__OUT_YES, REDLOCK__OUT_NO /* another holder */,
+       REDLOCK__OUT_MISSING /* not (or no longer) ours */, REDLOCK__OUT_ERR };
+
+static const char redlock__release_lua[] =
+    "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end";
+static const char redlock__release_sha[] = "b998f9dfb154cdbea8cda65ad5177aadf0e945a2";
+static const char redlock__extend_lua[] =
+    "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) "
+    "elseif v then return -1 else return 0 end";
+static const char redlock__extend_sha[] = "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394";
+
+/* ---- built-in clocks and randomness (used only when callbacks are NULL) ---- */
+
+static int64_t redlock__mono_us(void *user) {
+    struct timespec ts;
+    (void)user;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t redlock__wall_ms(void *user) {
+    struct timespec ts;
+    (void)user;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int redlock__os_random(void *user, void *buf, size_t len) {
+    unsigned char *p = (unsigned char *)buf;
+    (void)user;
+#ifdef REDLOCK__HAVE_GETRANDOM
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n <= 0) break;
+        p += n;
+        len -= (size_t)n;
+    }
+    if (len == 0) return 0;
+#endif
+    {
+        FILE *f = fopen("/dev/urandom", "rb");
+        size_t got;
+        if (!f) return REDLOCK_ERR_RANDOM;
+        got = fread(p, 1, len, f);
+        fclose(f);
+        return got == len ? 0 : REDLOCK_ERR_RANDOM;
+    }
+}
+
+/* ---- small helpers ---- */
+
+static int64_t redlock__now(const redlock_client *c) { return c->_cb.now_us(c->_user); }
+
+static size_t redlock__fmt_i64(char *out, int64_t v) {
+    char tmp[24];
+    size_t n = 0, i;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    i = 0;
+    if (v < 0) out[i++] = '-';
+    while (n) out[i++] = tmp[--n];
+    out[i] = 0;
+    return i;
+}
+
+static int redlock__has(const char *s, size_t len, const char *needle) {
+    size_t n = strlen(needle), i;
+    if (!s || n > len) return 0;
+    for (i = 0; i + n <= len; i++)
+        if (memcmp(s + i, needle, n) == 0) return 1;
+    return 0;
+}
+
+static int redlock__starts(const char *s, size_t len, const char *prefix) {
+    size_t n = strlen(prefix);
+    return s && len >= n && memcmp(s, prefix, n) == 0;
+}
+
+/* Legacy value "expiry_ms:token". Returns 1 and fills the parts if it has
+   that shape. */
+static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
+                                 const char **tok, size_t *toklen) {
+    size_t i = 0;
+    int64_t v = 0;
+    if (!s) return 0;
+    while (i < len && i < 19 && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+    if (i == 0 || i >= len || s[i] != ':') return 0;
+    *expiry = v;
+    *tok = s + i + 1;
+    *toklen = len - i - 1;
+    return 1;
+}
+
+static int redlock__quorum(const redlock_client *c) { return c->_cfg.node_count / 2 + 1; }
+
+/* What validity must leave aside: clock drift, and with legacy nodes also
+   one node timeout, by which another client's late GETSET can move the
+   expiry written in the value earlier. */
+static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
+    int64_t d = (int64_t)((double)ttl_ms * 1000.0 * c->_cfg.drift_factor) + c->_cfg.clock_drift_ms * 1000;
+    int i;
+    for (i = 0; i < c->_cfg.node_count; i++)
+        if (c->_legacy[i]) return d + c->_cfg.node_timeout_ms * 1000;
+    return d;
+}
+
+static void redlock__emit(redlock_lock *lk, redlock_event *ev) {
+    redlock_client *c = lk->_client;
+    if (!c->_cb.on_event) return;
+    ev->lock = lk;
+    c->_cb.on_event(c->_user, ev);
+}
+
+static void redlock__event(redlock_lock *lk, redlock_event_type type, int status) {
+    redlock_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = type;
+    ev.op = (redlock_op)lk->_phase_op;
+    ev.node = -1;
+    ev.status = status;
+    ev.attempt = lk->_attempt;
+    redlock__emit(lk, &ev);
+}
+
+/* ---- rounds ---- */
+
+static int redlock__node_legacy(const redlock_lock *lk, int i) { return lk->_client->_legacy[i]; }
+static int redlock__node_noscript(const redlock_lock *lk, int i) {
+    return lk->_client->_legacy[i] || lk->_client->_no_scripts[i];
+}
+
+static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
+    switch (phase) {
+    case REDLOCK__PH_ACQUIRE: return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
+    case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? REDLOCK__ST_EXT_GET : REDLOCK__ST_EXT_SHA;
+    default: return redlock__node_noscript(lk, i) ? REDLOCK__ST_REL_GET : REDLOCK__ST_REL_SHA;
+    }
+}
+
+/* Starts a round: every node gets the phase's first command (sent by the
+   drive loop). A new sequence number makes earlier replies stale. */
+static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
+    redlock_client *c = lk->_client;
+    int i;
+    lk->_seq = (lk->_seq + 1) & 0xFFFFFF;
+    if (lk->_seq == 0) lk->_seq = 1;
+    lk->_phase = phase;
+    lk->_round_start = now;
+    lk->_round_deadline = now + c->_cfg.node_timeout_ms * 1000;
+    for (i = 0; i < c->_cfg.node_count; i++) {
+        redlock__node *n = &lk->_node[i];
+        n->seq = lk->_seq;
+        n->step = redlock__first_step(lk, phase, i);
+        n->outcome = REDLOCK__OUT_NONE;
+        n->status = 0;
+        n->loops = 0;
+        n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
+        /* a node where we overwrote another holder's value is left alone */
+        if ((n->flags & REDLOCK__F_CLOBBERED) && phase != REDLOCK__PH_ACQUIRE) {
+            n->flags = REDLOCK__F_CLOBBERED | REDLOCK__F_DONE;
+            n->outcome = REDLOCK__OUT_MISSING;
+            n->seq = 0;
+        }
+    }
+    lk->_dirty = 1;
+}
+
+static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_DONE);
+    n->outcome = (int8_t)outcome;
+    n->status = status;
+    if (lk->_client->_cb.on_event && lk->_phase != REDLOCK__PH_NONE) {
+        redlock_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.type = REDLOCK_EV_VOTE;
+        ev.op = (redlock_op)lk->_phase_op;
+        ev.node = i;
+        ev.status = status;
+        ev.vote = outcome == REDLOCK__OUT_YES;
+        ev.attempt = lk->_attempt;
+        ev.rtt_us = now - n->sent_us;
+        ev.elapsed_us = now - lk->_round_start;
+        redlock__emit(lk, &ev);
+    }
+}
+
+static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    /* a check-then-act step acts on what was just read; after the round's
+       deadline (e.g. the process was paused) that reading is stale */
+    if (now >= lk->_round_deadline) {
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
+        return;
+    }
+    n->step = step;
+    n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
+    lk->_dirty = 1;
+}
+
+/* Builds the command for node i's current step. Argument text lives in the
+   lock (key, token, scratch) and stays valid during send. */
+static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
+    const redlock__node *n = &lk->_node[i];
+    char *num = lk->_scratch[0], *val = lk->_scratch[1];
+    size_t numlen = 0, vallen = 0;
+    int a = 0;
+#define REDLOCK__ARG(s, l) (cmd->argv[a] = (s), cmd->argvlen[a] = (l), a++)
+#define REDLOCK__LIT(s) REDLOCK__ARG(s, sizeof(s) - 1)
+    switch (n->step) {
+    case REDLOCK__ST_SET:
+    case REDLOCK__ST_EXT_SHA:
+    case REDLOCK__ST_EXT_EVAL:
+    case REDLOCK__ST_EXT_PEXPIRE:
+        numlen = redlock__fmt_i64(num, n->step == REDLOCK__ST_SET ? lk->_ttl_ms : lk->_extend_ttl_ms);
+        break;
+    case REDLOCK__ST_SETNX:
+    case REDLOCK__ST_ACQ_GETSET:
+    case REDLOCK__ST_EXT_GETSET:
+        /* expiry taken when sent, so a late GETSET moves an expiry as little as possible */
+        vallen = redlock__fmt_i64(val, lk->_client->_cb.wall_ms(lk->_client->_user) +
+                                           (n->step == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms) + 1);
+        val[vallen++] = ':';
+        memcpy(val + vallen, lk->_token, REDLOCK_TOKEN_LEN);
+        vallen += REDLOCK_TOKEN_LEN;
+        break;
+    default: break;
+    }
+    switch (n->step) {
+    case REDLOCK__ST_SET:
+        REDLOCK__LIT("SET"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
+        REDLOCK__ARG(num, numlen);
+        break;
+    case REDLOCK__ST_SETNX:
+        REDLOCK__LIT("SETNX"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
+        break;
+    case REDLOCK__ST_ACQ_GET:
+    case REDLOCK__ST_REL_GET:
+    case REDLOCK__ST_EXT_GET:
+        REDLOCK__LIT("GET"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        break;
+    case REDLOCK__ST_ACQ_GETSET:
+    case REDLOCK__ST_EXT_GETSET:
+        REDLOCK__LIT("GETSET"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
+        break;
+    case REDLOCK__ST_REL_SHA:
+    case REDLOCK__ST_REL_EVAL:
+        if (n->step == REDLOCK__ST_REL_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__release_sha); }
+        else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__release_lua); }
+        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN);
+        break;
+    case REDLOCK__ST_REL_DEL:
+        REDLOCK__LIT("DEL"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        break;
+    case REDLOCK__ST_EXT_SHA:
+    case REDLOCK__ST_EXT_EVAL:
+        if (n->step == REDLOCK__ST_EXT_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__extend_sha); }
+        else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__extend_lua); }
+        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN);
+        REDLOCK__ARG(num, numlen);
+        break;
+    case REDLOCK__ST_EXT_PEXPIRE:
+        REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(num, numlen);
+        break;
+    default: break;
+    }
+#undef REDLOCK__ARG
+#undef REDLOCK__LIT
+    cmd->argc = a;
+}
+
+static redlock_tag redlock__tag(const redlock_lock *lk, int i) {
+    return ((redlock_tag)lk->_id << 32) | ((redlock_tag)lk->_node[i].seq << 8) | (redlock_tag)i;
+}
+
+/* Sends every command that is due. A synchronous transport may answer
+   inside send: the answer is recorded and picked up by the drive loop. */
+static void redlock__flush(redlock_lock *lk, int64_t now, const int *alive) {
+    redlock_client *c = lk->_client;
+    int i;
+    for (i = 0; i < c->_cfg.node_count; i++) {
+        redlock__node *n = &lk->_node[i];
+        redlock_command cmd;
+        uint32_t seq;
+        int rc;
+        if (!(n->flags & REDLOCK__F_SEND)) continue;
+        redlock__build(lk, i, &cmd);
+        n->flags = (uint8_t)((n->flags & ~REDLOCK__F_SEND) | REDLOCK__F_WAIT);
+        n->sent_us = now;
+        seq = n->seq;
+        rc = c->_cb.send(c->_user, i, &cmd, redlock__tag(lk, i));
+        if (!*alive) return;
+        if (rc != 0 && n->seq == seq && (n->flags & REDLOCK__F_WAIT))
+            redlock__node_done(lk, i, REDLOCK__OUT_ERR, rc < 0 ? rc : REDLOCK_ERR_TRANSPORT, now);
+    }
+}
+
+/* True when an error reply means "this server has no SET ... NX PX". */
+static int redlock__old_set_error(const redlock_reply *r) {
+    return redlock__has(r->str, r->len, "syntax error") ||
+           redlock__has(r->str, r->len, "wrong number of arguments") ||
+           redlock__has(r->str, r->len, "unknown command");
+}
+
+/* True when an error reply means "no scripting here". */
+static int redlock__no_script_error(const redlock_reply *r) {
+    return redlock__starts(r->str, r->len, "NOPERM") || redlock__has(r->str, r->len, "unknown command");
+}
+
+static int redlock__is_ours(const redlock_lock *lk, int i, const redlock_reply *r) {
+    if (r->type != REDLOCK_REPLY_STRING) return 0;
+    if (redlock__node_legacy(lk, i)) {
+        int64_t expiry;
+        const char *tok;
+        size_t toklen;
+        return redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) &&
+               toklen == REDLOCK_TOKEN_LEN && memcmp(tok, lk->_token, REDLOCK_TOKEN_LEN) == 0;
+    }
+    return r->len == REDLOCK_TOKEN_LEN && memcmp(r->str, lk->_token, REDLOCK_TOKEN_LEN) == 0;
+}
+
+/* Check-then-act steps (GET then DEL / PEXPIRE / GETSET) only act while our
+   key there has comfortably longer to live than the second round trip. */
+static int redlock__safe_to_act(const redlock_lock *lk, int i, int64_t now) {
+    const redlock_client *c = lk->_client;
+    return lk->_node[i].until - now >
+           c->_cfg.node_timeout_ms * 1000 + redlock__drift_us(c, lk->_ttl_ms);
+}
+
+static void redlock__switch(redlock_lock *lk, int i, int legacy) {
+    redlock_client *c = lk->_client;
+    redlock_event ev;
+    if (legacy) c->_legacy[i] = 1;
+    else c->_no_scripts[i] = 1;
+    memset(&ev, 0, sizeof ev);
+    ev.type = REDLOCK_EV_MODE_SWITCH;
+    ev.op = (redlock_op)lk->_phase_op;
+    ev.node = i;
+    ev.mode = legacy ? REDLOCK_MODE_LEGACY : 0;
+    redlock__emit(lk, &ev);
+}
+
+/* One reply (or error, when r is NULL) for node i: finish the node's round
+   or move it to its next step. */
+static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__node *n = &lk->_node[i];
+    int auto_mode = c->_cfg.mode[i] == REDLOCK_MODE_AUTO;
+    int t;
+    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
+    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err ? err : REDLOCK_ERR_TRANSPORT, now); return; }
+    t = r->type;
+    if (t == REDLOCK_REPLY_ERROR) {
+        int st = n->step;
+        if (st == REDLOCK__ST_SET && auto_mode && redlock__old_set_error(r)) {
+            redlock__switch(lk, i, 1);
+            redlock__next_step(lk, i, REDLOCK__ST_SETNX, now);
+            return;
+        }
+        if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
+            redlock__next_step(lk, i, st == REDLOCK__ST_REL_SHA ? REDLOCK__ST_REL_EVAL : REDLOCK__ST_EXT_EVAL, now);
+            return;
+        }
+        if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL || st == REDLOCK__ST_EXT_SHA ||
+             st == REDLOCK__ST_EXT_EVAL) && auto_mode && redlock__no_script_error(r)) {
+            redlock__switch(lk, i, 0);
+            redlock__next_step(lk, i, (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
+                                          ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
+            return;
+        }
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_SERVER, now);
+        return;
+    }
+    switch (n->step) {
+    case REDLOCK__ST_SET:
+        if (t == REDLOCK_REPLY_STATUS && r->len == 2 && r->str && memcmp(r->str, "OK", 2) == 0) goto yes_acquired;
+        if (t == REDLOCK_REPLY_NIL) goto no;
+        goto protocol;
+    case REDLOCK__ST_SETNX:
+        if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) goto protocol;
+        if (r->integer == 1) goto yes_acquired;
+        redlock__next_step(lk, i, REDLOCK__ST_ACQ_GET, now);
+        return;
+    case REDLOCK__ST_ACQ_GET: {
+        int64_t expiry;
+        const char *tok;
+        size_t toklen;
+        if (t == REDLOCK_REPLY_NIL) {        /* released meanwhile: try SETNX once more */
+            if (n->loops++ < 2) { redlock__next_step(lk, i, REDLOCK__ST_SETNX, now); return; }
+            goto no;
+        }
+        if (t != REDLOCK_REPLY_STRING) goto protocol;
+        /* only a well-formed, expired value that fits our buffer is taken over */
+        if (!redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) || r->len > REDLOCK__VALUE_MAX ||
+            expiry >= c->_cb.wall_ms(c->_user))
+            goto no;
+        memcpy(n->seen, r->str, r->len);
+        n->seen_len = r->len;
+        redlock__next_step(lk, i, REDLOCK__ST_ACQ_GETSET, now);
+        return;
+    }
+    case REDLOCK__ST_ACQ_GETSET:
+        if (t == REDLOCK_REPLY_NIL) goto yes_acquired;
+        if (t != REDLOCK_REPLY_STRING) goto protocol;
+        if (r->len == n->seen_len && memcmp(r->str, n->seen, r->len) == 0) goto yes_acquired;
+        n->flags |= REDLOCK__F_CLOBBERED;    /* another client won the takeover */
+        goto no;
+    case REDLOCK__ST_REL_SHA:
+    case REDLOCK__ST_REL_EVAL:
+    case REDLOCK__ST_REL_DEL:
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) goto protocol;
+        redlock__node_done(lk, i, r->integer == 1 ? REDLOCK__OUT_YES : REDLOCK__OUT_MISSING, 0, now);
+        return;
+    case REDLOCK__ST_REL_GET:
+        if (t == REDLOCK_REPLY_NIL) goto missing;
+        if (t != REDLOCK_REPLY_STRING) goto protocol;
+        if (!redlock__is_ours(lk, i, r)) goto missing;
+        if (!redlock__safe_to_act(lk, i, now)) goto yes;  /* let it expire rather than race */
+        redlock__next_step(lk, i, REDLOCK__ST_REL_DEL, now);
+        return;
+    case REDLOCK__ST_EXT_SHA:
+    case REDLOCK__ST_EXT_EVAL:
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) goto protocol;
+        if (r->integer == 1) goto yes_extended;
+        if (r->integer == 0) goto missing;
+        goto no;
+    case REDLOCK__ST_EXT_GET:
+        if (t == REDLOCK_REPLY_NIL) goto missing;
+        if (t != REDLOCK_REPLY_STRING) goto protocol;
+        if (!redlock__is_ours(lk, i, r)) goto no;
+        if (!redlock__safe_to_act(lk, i, now)) goto missing;
+        redlock__next_step(lk, i, redlock__node_legacy(lk, i) ? REDLOCK__ST_EXT_GETSET : REDLOCK__ST_EXT_PEXPIRE, now);
+        return;
+    case REDLOCK__ST_EXT_PEXPIRE:
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) goto protocol;
+        if (r->integer == 1) goto yes_extended;
+        goto missing;
+    case REDLOCK__ST_EXT_GETSET:
+        if (t == REDLOCK_REPLY_NIL) goto yes_extended;
+        if (t != REDLOCK_REPLY_STRING) goto protocol;
+        if (redlock__is_ours(lk, i, r)) goto yes_extended;
+        n->flags |= REDLOCK__F_CLOBBERED;
+        goto no;
+    default:
+        return;
+    }
+yes_acquired:
+    n->until = lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(c, lk->_ttl_ms);
+    goto yes;
+yes_extended:
+    n->until = lk->_round_start + lk->_extend_ttl_ms * 1000 - redlock__drift_us(c, lk->_extend_ttl_ms);
+yes:
+    redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
+    return;
+no:
+    redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now);
+    return;
+missing:
+    redlock__node_done(lk, i, REDLOCK__OUT_MISSING, 0, now);
+    return;
+protocol:
+    redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_PROTOCOL, now);
+}
+
+/* ---- decisions ---- */
+
+typedef struct redlock__tally { int yes, no, missing, err, pending, err_status; } redlock__tally;
+
+static redlock__tally redlock__count(const redlock_lock *lk) {
+    redlock__tally t;
+    int i;
+    memset(&t, 0, sizeof t);
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
+        const redlock__node *n = &lk->_node[i];
+        if (!(n->flags & REDLOCK__F_DONE)) { t.pending++; continue; }
+        switch (n->outcome) {
+        case REDLOCK__OUT_YES: t.yes++; break;
+        case REDLOCK__OUT_NO: t.no++; break;
+        case REDLOCK__OUT_MISSING: t.missing++; break;
+        default: t.err++; if (!t.err_status) t.err_status = n->status; break;
+        }
+    }
+    return t;
+}
+
+/* Calls the user's result callback. Returns 0 if the lock was deinitialised
+   inside it (the caller must not touch the lock again). */
+static int redlock__report(redlock_lock *lk, const int *alive, redlock_op op, int status, int votes, int64_t now) {
+    redlock_result res;
+    if (!lk->_on_result) return 1;
+    memset(&res, 0, sizeof res);
+    res.op = op;
+    res.status = status;
+    res.votes = votes;
+    res.attempts = lk->_attempt;
+    res.validity_us = lk->_state == REDLOCK_STATE_HELD ? lk->_valid_until - now : 0;
+    res.elapsed_us = now - lk->_op_start;
+    res.user = lk->_user;
+    lk->_on_result(lk, &res);
+    return *alive;
+}
+
+static int64_t redlock__jitter_delay(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    int64_t base = lk->_retry_delay_ms * 1000, jit = lk->_retry_jitter_ms * 1000;
+    if (jit > 0) {
+        uint32_t r = 0;
+        if (c->_cb.random(c->_user, &r, sizeof r) == 0) base += (int64_t)(r % (uint64_t)(2 * jit + 1)) - jit;
+    }
+    return base < 0 ? 0 : base;
+}
+
+static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
+    lk->_attempt++;
+    lk->_phase_op = REDLOCK_OP_ACQUIRE;
+    redlock__round(lk, REDLOCK__PH_ACQUIRE, now);
+    redlock__event(lk, REDLOCK_EV_ATTEMPT, 0);
+}
+
+static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
+    lk->_state = REDLOCK_STATE_LOST;
+    lk->_lost_status = reason;
+    lk->_phase_op = REDLOCK_OP_LOST;
+    redlock__round(lk, REDLOCK__PH_CLEANUP, now);  /* best effort: delete what is still ours */
+    redlock__event(lk, REDLOCK_EV_LOST, reason);
+    return redlock__report(lk, alive, REDLOCK_OP_LOST, reason, 0, now);
+}
+
+static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__tally t = redlock__count(lk);
+    int q = redlock__quorum(c), status;
+    redlock_event ev;
+    if (t.yes >= q) {
+        int64_t drift = redlock__drift_us(c, lk->_ttl_ms);
+        int64_t until = lk->_round_start + lk->_ttl_ms * 1000 - drift;
+        if (until > now) {
+            lk->_state = REDLOCK_STATE_HELD;
+            lk->_phase = REDLOCK__PH_NONE;
+            lk->_valid_until = until;
+            lk->_acquired_at = now;
+            lk->_extensions = 0;
+            lk->_capped = 0;
+            lk->_renew_status = 0;
+            lk->_renew_at = lk->_round_start + lk->_renew_every_us;
+            memset(&ev, 0, sizeof ev);
+            ev.type = REDLOCK_EV_ACQUIRED;
+            ev.op = REDLOCK_OP_ACQUIRE;
+            ev.node = -1;
+            ev.votes = t.yes;
+            ev.attempt = lk->_attempt;
+            ev.elapsed_us = now - lk->_round_start;
+            ev.validity_us = until - now;
+            ev.ttl_share_permille = (int)(((now - lk->_round_start) + drift) * 1000 / (lk->_ttl_ms * 1000));
+            redlock__emit(lk, &ev);
+            return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, REDLOCK_OK, t.yes, now);
+        }
+        status = REDLOCK_ERR_VALIDITY;
+    } else if (t.yes + t.pending < q) {
+        status = t.no > 0 ? REDLOCK_ERR_LOCKED : REDLOCK_ERR_NO_QUORUM;
+    } else {
+        return 1; /* votes still out */
+    }
+    /* failed attempt: undo it everywhere (a late OK may land), then retry or give up */
+    redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
+    memset(&ev, 0, sizeof ev);
+    ev.op = REDLOCK_OP_ACQUIRE;
+    ev.node = -1;
+    ev.status = status;
+    ev.votes = t.yes;
+    ev.attempt = lk->_attempt;
+    ev.elapsed_us = now - lk->_round_start;
+    if (lk->_retries > 0) {
+        int64_t delay = redlock__jitter_delay(lk);
+        if (lk->_wait_ms <= 0 || now + delay < lk->_wait_deadline) {
+            lk->_retries--;
+            lk->_retry_at = now + delay;
+            ev.type = REDLOCK_EV_RETRY;
+            ev.delay_us = delay;
+            redlock__emit(lk, &ev);
+            return 1;
+        }
+        status = REDLOCK_ERR_TIMEOUT;
+        ev.status = status;
+    }
+    lk->_state = REDLOCK_STATE_IDLE;
+    ev.type = REDLOCK_EV_FAILED;
+    redlock__emit(lk, &ev);
+    return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, status, t.yes, now);
+}
+
+static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__tally t = redlock__count(lk);
+    int q = redlock__quorum(c), n = c->_cfg.node_count, user = lk->_user_extend, status;
+    redlock_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.op = REDLOCK_OP_EXTEND;
+    ev.node = -1;
+    ev.votes = t.yes;
+    ev.elapsed_us = now - lk->_round_start;
+    ev.slack_us = lk->_valid_until - lk->_round_start;
+    if (t.yes >= q) {
+        int64_t until = lk->_round_start + lk->_extend_ttl_ms * 1000 - redlock__drift_us(c, lk->_extend_ttl_ms);
+        if (until > now) {
+            lk->_phase = REDLOCK__PH_NONE;
+            lk->_valid_until = until;
+            lk->_extensions++;
+            lk->_renew_status = 0;
+            lk->_renew_at = lk->_round_start + lk->_renew_every_us;
+            ev.type = REDLOCK_EV_RENEWED;
+            ev.validity_us = until - now;
+            redlock__emit(lk, &ev);
+            return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
+        }
+        status = REDLOCK_ERR_VALIDITY;
+    } else if (t.yes + t.pending < q) {
+        /* definite answers alone rule out a quorum: the lock is gone */
+        if (t.no + t.missing > n - q) {
+            int reason = t.no > 0 ? REDLOCK_ERR_STOLEN : REDLOCK_ERR_QUORUM_LOST;
+            if (user && !redlock__report(lk, alive, REDLOCK_OP_EXTEND, reason, t.yes, now)) return 0;
+            if (lk->_state != REDLOCK_STATE_HELD) return 1; /* released from the callback */
+            return redlock__lose(lk, alive, reason, now);
+        }
+        status = user ? REDLOCK_ERR_NO_QUORUM : REDLOCK_ERR_TRANSPORT;
+    } else {
+        return 1;
+    }
+    /* inconclusive: still held until the old validity; the watchdog tries again */
+    lk->_phase = REDLOCK__PH_NONE;
+    lk->_renew_status = REDLOCK_ERR_TRANSPORT;
+    {
+        int64_t left = lk->_valid_until - now, again = lk->_retry_delay_ms * 1000;
+        if (again > left / 3) again = left / 3;
+        lk->_renew_at = now + again;
+    }
+    ev.type = REDLOCK_EV_RENEW_FAILED;
+    ev.status = status;
+    redlock__emit(lk, &ev);
+    return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, status, t.yes, now) : 1;
+}
+
+static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__tally t = redlock__count(lk);
+    int q = redlock__quorum(c), status;
+    if (t.yes >= q) status = REDLOCK_OK;
+    else if (t.pending > 0 && t.yes + t.pending >= q) return 1;
+    else status = t.yes + t.no + t.missing >= q ? REDLOCK_ERR_EXPIRED : REDLOCK_ERR_NO_QUORUM;
+    lk->_state = REDLOCK_STATE_IDLE;
+    lk->_phase = t.pending ? REDLOCK__PH_CLEANUP : REDLOCK__PH_NONE; /* stragglers finish quietly */
+    {
+        redlock_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.type = REDLOCK_EV_RELEASED;
+        ev.op = REDLOCK_OP_RELEASE;
+        ev.node = -1;
+        ev.status = status;
+        ev.votes = t.yes;
+        ev.elapsed_us = now - lk->_round_start;
+        redlock__emit(lk, &ev);
+    }
+    return redlock__report(lk, alive, REDLOCK_OP_RELEASE, status, t.yes, now);
+}
+
+/* One pass of the state machine at time `now`. Returns 0 if the lock was
+   deinitialised by a callback. */
+static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
+    redlock_client *c = lk->_client;
+    int i;
+    if (lk->_cancel_pending) {
+        lk->_cancel_pending = 0;
+        if (!redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
+    }
+    /* the round's deadline: whoever has not answered failed */
+    if (lk->_phase != REDLOCK__PH_NONE && now >= lk->_round_deadline) {
+        for (i = 0; i < c->_cfg.node_count; i++) {
+            redlock__node *n = &lk->_node[i];
+            if (n->flags & REDLOCK__F_DONE) continue;
+            n->seq = 0;
+            redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
+        }
+    }
+    /* validity ran out before a renewal succeeded: the holder must be told */
+    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until) {
+        int reason = lk->_capped ? REDLOCK_ERR_HOLD_LIMIT
+                     : lk->_renew_status ? lk->_renew_status : REDLOCK_ERR_EXPIRED;
+        return redlock__lose(lk, alive, reason, now);
+    }
+    switch (lk->_phase) {
+    case REDLOCK__PH_ACQUIRE:
+        return redlock__decide_acquire(lk, alive, now);
+    case REDLOCK__PH_EXTEND:
+        return redlock__decide_extend(lk, alive, now);
+    case REDLOCK__PH_RELEASE:
+        return redlock__decide_release(lk, alive, now);
+    case REDLOCK__PH_ROLLBACK:
+    case REDLOCK__PH_CLEANUP: {
+        redlock__tally t = redlock__count(lk);
+        if (t.pending == 0) lk->_phase = REDLOCK__PH_NONE;
+        break;
+    }
+    default: break;
+    }
+    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE && now >= lk->_retry_at) {
+        redlock__start_attempt(lk, now);
+    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
+               !lk->_capped && now >= lk->_renew_at) {
+        if ((lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
+            (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us)) {
+            lk->_capped = 1;  /* renewal stops; the lock runs out and is reported lost */
+        } else {
+            lk->_user_extend = 0;
+            lk->_extend_ttl_ms = lk->_ttl_ms;
+            lk->_phase_op = REDLOCK_OP_EXTEND;
+            redlock__round(lk, REDLOCK__PH_EXTEND, now);
+        }
+    }
+    return 1;
+}
+
+static int64_t redlock__lock_deadline(const redlock_lock *lk) {
+    int64_t d = REDLOCK_NO_DEADLINE;
+    if (lk->_phase != REDLOCK__PH_NONE) d = lk->_round_deadline;
+    if (lk->_state == REDLOCK_STATE_HELD) {
+        if (lk->_valid_until < d) d = lk->_valid_until;
+        if (lk->_watchdog && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_renew_at < d) d = lk->_renew_at;
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE && lk->_retry_at < d) {
+        d = lk->_retry_at;
+    }
+    return d;
+}
+
+/* The drive loop: runs the state machine until nothing changes. Re-entrant
+   calls (a reply inside send, an API call inside a callback) only mark the
+   lock dirty; the outermost loop picks the work up. */
+static void redlock__drive(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    int alive = 1;
+    if (lk->_busy) { lk->_dirty = 1; return; }
+    lk->_busy = 1;
+    lk->_alive = &alive;
+    do {
+        int64_t now = redlock__now(c);
+        lk->_dirty = 0;
+        redlock__flush(lk, now, &alive);
+        if (!alive) return;
+        if (!redlock__step(lk, &alive, now)) return;
+    } while (lk->_dirty);
+    lk->_busy = 0;
+    lk->_alive = NULL;
+    lk->_deadline = redlock__lock_deadline(lk);
+}
+
+static void redlock__enter(redlock_client *c) { c->_depth++; }
+
+/* Leaving the outermost API call: hand the earliest deadline to the timer. */
+static void redlock__leave(redlock_client *c) {
+    if (--c->_depth > 0) return;
+    if (c->_cb.set_timer) {
+        int64_t d = redlock_next_deadline(c);
+        if (d != c->_armed) {
+            c->_armed = d;
+            c->_cb.set_timer(c->_user, d);
+        }
+    }
+}
+
+static redlock_lock *redlock__find(redlock_client *c, uint32_t id) {
+    redlock_lock *lk;
+    for (lk = c->_locks; lk; lk = lk->_next)
+        if (lk->_id == id) return lk;
+    return NULL;
+}
+
+static int redlock__usable(const redlock_lock *lk) {
+    return lk && lk->_magic == REDLOCK__MAGIC && lk->_client && lk->_client->_magic == REDLOCK__MAGIC;
+}
+
+/* ---- API ---- */
+
+REDLOCK_API void redlock_config_init(redlock_config *cfg) {
+    int i;
+    if (!cfg) return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->node_count = 1;
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) cfg->mode[i] = REDLOCK_MODE_AUTO;
+    cfg->node_timeout_ms = 50;
+    cfg->drift_factor = 0.01;
+    cfg->clock_drift_ms = 2;
+    cfg->retry_count = 3;
+    cfg->retry_delay_ms = 200;
+    cfg->retry_jitter_ms = 100;
+    cfg->wait_ms = 0;
+}
+
+REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg,
+                                    const redlock_callbacks *cb, void *user) {
+    redlock_config d;
+    int i;
+    if (!c || !cfg || !cb || !cb->send) return REDLOCK_ERR_INVALID;
+    if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
+    if (cfg->node_timeout_ms < 0 || cfg->clock_drift_ms < 0 || cfg->retry_delay_ms < 0 || cfg->wait_ms < 0 ||
+        !(cfg->drift_factor >= 0.0 && cfg->drift_factor < 0.5))
+        return REDLOCK_ERR_INVALID;
+    for (i = 0; i < cfg->node_count; i++)
+        if ((int)cfg->mode[i] < REDLOCK_MODE_AUTO || (int)cfg->mode[i] > REDLOCK_MODE_LEGACY) return REDLOCK_ERR_INVALID;
+    redlock_config_init(&d);
+    memset(c, 0, sizeof *c);
+    c->_cfg = *cfg;
+    if (!c->_cfg.node_timeout_ms) c->_cfg.node_timeout_ms = d.node_timeout_ms;
+    if (c->_cfg.drift_factor == 0.0) c->_cfg.drift_factor = d.drift_factor;
+    if (!c->_cfg.clock_drift_ms) c->_cfg.clock_drift_ms = d.clock_drift_ms;
+    if (!c->_cfg.retry_count) c->_cfg.retry_count = d.retry_count;
+    if (!c->_cfg.retry_delay_ms) c->_cfg.retry_delay_ms = d.retry_delay_ms;
+    if (!c->_cfg.retry_jitter_ms) c->_cfg.retry_jitter_ms = d.retry_jitter_ms;
+    c->_cb = *cb;
+    if (!c->_cb.now_us) c->_cb.now_us = redlock__mono_us;
+    if (!c->_cb.wall_ms) c->_cb.wall_ms = redlock__wall_ms;
+    if (!c->_cb.random) c->_cb.random = redlock__os_random;
+    c->_user = user;
+    c->_next_id = 1;
+    c->_armed = REDLOCK_NO_DEADLINE;
+    for (i = 0; i < c->_cfg.node_count; i++) c->_legacy[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
+    c->_magic = REDLOCK__MAGIC;
+    return REDLOCK_OK;
+}
+
+static void redlock__detach(redlock_lock *lk) {
+    if (lk->_alive) *lk->_alive = 0;
+    lk->_alive = NULL;
+    lk->_busy = 0;
+    lk->_magic = 0;
+    lk->_client = NULL;
+    lk->_next = NULL;
+}
+
+REDLOCK_API void redlock_client_deinit(redlock_client *c) {
+    if (!c || c->_magic != REDLOCK__MAGIC) return;
+    while (c->_locks) {
+        redlock_lock *lk = c->_locks;
+        c->_locks = lk->_next;
+        redlock__detach(lk);
+    }
+    if (c->_cb.set_timer && c->_armed != REDLOCK_NO_DEADLINE) c->_cb.set_timer(c->_user, REDLOCK_NO_DEADLINE);
+    c->_magic = 0;
+}
+
+REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
+    size_t klen;
+    if (!lk || !o) return REDLOCK_ERR_INVALID;
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+    if (!o->key) return REDLOCK_ERR_KEY;
+    klen = o->key_len ? o->key_len : strlen(o->key);
+    if (klen == 0) return REDLOCK_ERR_KEY;
+    if (klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
+    if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_TTL_MS) return REDLOCK_ERR_TTL;
+    if (o->renew_every_ms < 0 || o->max_hold_ms < 0 || o->max_extensions < 0 || o->retry_delay_ms < 0 ||
+        o->wait_ms < 0 || (o->watchdog && o->renew_every_ms >= o->ttl_ms))
+        return REDLOCK_ERR_INVALID;
+    memset(lk, 0, sizeof *lk);
+    lk->_client = c;
+    lk->_id = c->_next_id++;
+    if (c->_next_id == 0) c->_next_id = 1;
+    lk->_magic = REDLOCK__MAGIC;
+    lk->_ttl_ms = o->ttl_ms;
+    lk->_watchdog = o->watchdog != 0;
+    lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;
+    lk->_max_hold_us = o->max_hold_ms * 1000;
+    lk->_max_extensions = o->max_extensions;
+    lk->_retry_count = o->retry_count ? o->retry_count : c->_cfg.retry_count;
+    if (lk->_retry_count < 0) lk->_retry_count = 0;
+    lk->_retry_delay_ms = o->retry_delay_ms ? o->retry_delay_ms : c->_cfg.retry_delay_ms;
+    lk->_retry_jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
+    lk->_wait_ms = o->wait_ms ? o->wait_ms : c->_cfg.wait_ms;
+    lk->_on_result = o->on_result;
+    lk->_user = o->user;
+    memcpy(lk->_key, o->key, klen);
+    lk->_key_len = klen;
+    lk->_deadline = REDLOCK_NO_DEADLINE;
+    lk->_next = c->_locks;
+    c->_locks = lk;
+    return REDLOCK_OK;
+}
+
+REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
+    redlock_client *c;
+    redlock_lock **pp;
+    if (!redlock__usable(lk)) return;
+    c = lk->_client;
+    for (pp = &c->_locks; *pp; pp = &(*pp)->_next)
+        if (*pp == lk) { *pp = lk->_next; break; }
+    redlock__detach(lk);
+    redlock__enter(c);
+    redlock__leave(c);
+}
+
+REDLOCK_API int redlock_acquire(redlock_lock *lk) {
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[REDLOCK_TOKEN_LEN / 2];
+    redlock_client *c;
+    int64_t now;
+    int i;
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
+    if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
+    if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
+    c = lk->_client;
+    if (c->_cb.random(c->_user, raw, sizeof raw) != 0) return REDLOCK_ERR_RANDOM;
+    for (i = 0; i < (int)sizeof raw; i++) {
+        lk->_token[2 * i] = hex[raw[i] >> 4];
+        lk->_token[2 * i + 1] = hex[raw[i] & 15];
+    }
+    lk->_token[REDLOCK_TOKEN_LEN] = 0;
+    for (i = 0; i < c->_cfg.node_count; i++) {
+        lk->_node[i].flags = 0;   /* a new token: nothing clobbered yet */
+        lk->_node[i].until = 0;
+    }
+    now = redlock__now(c);
+    lk->_state = REDLOCK_STATE_ACQUIRING;
+    lk->_lost_status = 0;
+    lk->_attempt = 0;
+    lk->_retries = lk->_retry_count;
+    lk->_op_start = now;
+    lk->_wait_deadline = now + lk->_wait_ms * 1000;
+    redlock__enter(c);
+    redlock__start_attempt(lk, now);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int redlock_release(redlock_lock *lk) {
+    redlock_client *c;
+    int64_t now;
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
+    if (lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
+    if (lk->_state != REDLOCK_STATE_HELD && lk->_state != REDLOCK_STATE_ACQUIRING) return REDLOCK_ERR_NOT_HELD;
+    c = lk->_client;
+    now = redlock__now(c);
+    if (lk->_state == REDLOCK_STATE_ACQUIRING) lk->_cancel_pending = 1;
+    lk->_state = REDLOCK_STATE_RELEASING;
+    lk->_op_start = now;
+    lk->_phase_op = REDLOCK_OP_RELEASE;
+    redlock__enter(c);
+    redlock__round(lk, REDLOCK__PH_RELEASE, now);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
+    redlock_client *c;
+    int64_t now;
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
+    if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_TTL_MS) return REDLOCK_ERR_TTL;
+    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
+    if (lk->_phase == REDLOCK__PH_EXTEND) return REDLOCK_ERR_BUSY;
+    c = lk->_client;
+    now = redlock__now(c);
+    lk->_user_extend = 1;
+    lk->_extend_ttl_ms = ttl_ms ? ttl_ms : lk->_ttl_ms;
+    lk->_op_start = now;
+    lk->_phase_op = REDLOCK_OP_EXTEND;
+    redlock__enter(c);
+    redlock__round(lk, REDLOCK__PH_EXTEND, now);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
+static void redlock__input(redlock_client *c, redlock_tag tag, const redlock_reply *r, int err) {
+    redlock_lock *lk;
+    uint32_t seq = (uint32_t)(tag >> 8) & 0xFFFFFF;
+    int node = (int)(tag & 0xFF);
+    if (!c || c->_magic != REDLOCK__MAGIC || seq == 0 || node >= c->_cfg.node_count) return;
+    lk = redlock__find(c, (uint32_t)(tag >> 32));
+    if (!lk || lk->_node[node].seq != seq || !(lk->_node[node].flags & REDLOCK__F_WAIT)) return; /* stale */
+    redlock__enter(c);
+    redlock__answer(lk, node, r, r ? 0 : (err < 0 ? err : REDLOCK_ERR_TRANSPORT), redlock__now(c));
+    redlock__drive(lk);
+    redlock__leave(c);
+}
+
+REDLOCK_API void redlock_on_reply(redlock_client *c, redlock_tag tag, const redlock_reply *reply) {
+    static const redlock_reply bad = {REDLOCK_REPLY_OTHER, 0, NULL, 0, NULL, 0};
+    redlock__input(c, tag, reply ? reply : &bad, 0);
+}
+
+REDLOCK_API void redlock_on_error(redlock_client *c, redlock_tag tag, int status) {
+    redlock__input(c, tag, NULL, status);
+}
+
+REDLOCK_API void redlock_on_timer(redlock_client *c) {
+    redlock_lock *lk;
+    int64_t now;
+    if (!c || c->_magic != REDLOCK__MAGIC) return;
+    redlock__enter(c);
+    c->_armed = REDLOCK_NO_DEADLINE; /* the timer that called us has fired */
+    now = redlock__now(c);
+    c->_tick++;
+    /* each due lock once; rescan after each since callbacks may change the list */
+    for (lk = c->_locks; lk;) {
+        if (lk->_tick != c->_tick && lk->_deadline <= now) {
+            lk->_tick = c->_tick;
+            redlock__drive(lk);
+            lk = c->_locks;
+        } else {
+            lk = lk->_next;
+        }
+    }
+    redlock__leave(c);
+}
+
+REDLOCK_API int64_t redlock_next_deadline(const redlock_client *c) {
+    const redlock_lock *lk;
+    int64_t d = REDLOCK_NO_DEADLINE;
+    if (!c || c->_magic != REDLOCK__MAGIC) return d;
+    for (lk = c->_locks; lk; lk = lk->_next)
+        if (lk->_deadline < d) d = lk->_deadline;
+    return d;
+}
+
+REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lk) {
+    return redlock__usable(lk) ? lk->_state : REDLOCK_STATE_IDLE;
+}
+
+REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lk) {
+    return redlock__usable(lk) && lk->_state == REDLOCK_STATE_HELD ? lk->_valid_until : 0;
+}
+
+REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {
+    return redlock__usable(lk) && lk->_state == REDLOCK_STATE_LOST ? lk->_lost_status : 0;
+}
+
+REDLOCK_API const char *redlock_lock_token(const redlock_lock *lk) {
+    return lk && lk->_magic == REDLOCK__MAGIC ? lk->_token : "";
+}
+
+REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {
+    if (!c || c->_magic != REDLOCK__MAGIC || node < 0 || node >= c->_cfg.node_count) return REDLOCK_MODE_AUTO;
+    if (c->_legacy[node]) return REDLOCK_MODE_LEGACY;
+    return c->_cfg.mode[node];
+}
+
+REDLOCK_API int redlock_tag_node(redlock_tag tag) { return (int)(tag & 0xFF); }
+
+REDLOCK_API const char *redlock_release_script(void) { return redlock__release_lua; }
+REDLOCK_API const char *redlock_extend_script(void) { return redlock__extend_lua; }
+
+REDLOCK_API const char *redlock_strerror(int status) {
+    switch (status) {
+    case REDLOCK_OK: return "ok";
+    case REDLOCK_ERR_INVALID: return "invalid argument";
+    case REDLOCK_ERR_KEY: return "key is NULL or empty";
+    case REDLOCK_ERR_KEY_TOO_LONG: return "key longer than REDLOCK_MAX_KEY";
+    case REDLOCK_ERR_TTL: return "ttl out of range";
+    case REDLOCK_ERR_NODES: return "node count out of range";
+    case REDLOCK_ERR_BUSY: return "another operation is in progress on this lock";
+    case REDLOCK_ERR_NOT_HELD: return "lock is not held";
+    case REDLOCK_ERR_ALREADY_HELD: return "lock is already held";
+    case REDLOCK_ERR_RANDOM: return "random source failed";
+    case REDLOCK_ERR_NOMEM: return "out of memory";
+    case REDLOCK_ERR_DETACHED: return "lock not initialised or client gone";
+    case REDLOCK_ERR_LOCKED: return "lock is held by someone else";
+    case REDLOCK_ERR_TIMEOUT: return "gave up waiting for the lock";
+    case REDLOCK_ERR_NO_QUORUM: return "too few nodes answered";
+    case REDLOCK_ERR_VALIDITY: return "quorum reached too late, no validity left";
+    case REDLOCK_ERR_EXPIRED: return "lock expired";
+    case REDLOCK_ERR_STOLEN: return "lock taken by another owner";
+    case REDLOCK_ERR_QUORUM_LOST: return "lock no longer held by a majority";
+    case REDLOCK_ERR_HOLD_LIMIT: return "renewal limit reached";
+    case REDLOCK_ERR_CANCELLED: return "cancelled";
+    case REDLOCK_ERR_TRANSPORT: return "transport error";
+    case REDLOCK_ERR_NODE_TIMEOUT: return "node timed out";
+    case REDLOCK_ERR_PROTOCOL: return "protocol error: unexpected reply";
+    case REDLOCK_ERR_SERVER: return "server replied with an error";
+    case REDLOCK_ERR_AUTH: return "authentication failed";
+    case REDLOCK_ERR_CONNECT: return "connection failed";
+    default: return "unknown status";
+    }
+}
+
+REDLOCK_API const char *redlock_state_name(redlock_state s) {
+    switch (s) {
+    case REDLOCK_STATE_IDLE: return "idle";
+    case REDLOCK_STATE_ACQUIRING: return "acquiring";
+    case REDLOCK_STATE_HELD: return "held";
+    case REDLOCK_STATE_RELEASING: return "releasing";
+    case REDLOCK_STATE_LOST: return "lost";
+    default: return "unknown";
+    }
+}
+
+REDLOCK_API const char *redlock_event_name(redlock_event_type t) {
+    switch (t) {
+    case REDLOCK_EV_ATTEMPT: return "attempt";
+    case REDLOCK_EV_VOTE: return "vote";
+    case REDLOCK_EV_ACQUIRED: return "acquired";
+    case REDLOCK_EV_RETRY: return "retry";
+    case REDLOCK_EV_FAILED: return "failed";
+    case REDLOCK_EV_RENEWED: return "renewed";
+    case REDLOCK_EV_RENEW_FAILED: return "renew-failed";
+    case REDLOCK_EV_LOST: return "lost";
+    case REDLOCK_EV_RELEASED: return "released";
+    case REDLOCK_EV_MODE_SWITCH: return "mode-switch";
+    default: return "unknown";
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* REDLOCK_IMPLEMENTATION */
 
