@@ -28,7 +28,8 @@ static int check__failed_tests;
 
 #define RUN(fn) do { check__fails = 0; fn(); \
     if (check__fails) { check__failed_tests++; printf("not ok %s\n", #fn); } \
-    else printf("ok %s\n", #fn); fflush(stdout); } while (0)
+    else { printf("ok %s\n", #fn); } \
+    fflush(stdout); } while (0)
 
 #define CHECK_EXIT() (check__failed_tests ? 1 : 0)
 #endif
