@@ -1,0 +1,968 @@
+/* redlock_hiredis.h - blocking redlock.h client over hiredis (synchronous).
+
+   It includes redlock.h (whose implementation lives in one .c of yours, as
+   usual); include it before any system header or build with
+   -D_POSIX_C_SOURCE=200809L. Link -lhiredis -lpthread. Works with hiredis 0.14 (Debian 12)
+   and 1.x. Every function is `static inline`.
+
+       redlock_hiredis_opts o;
+       redlock_hiredis_opts_init(&o);
+       o.node_count = 3;
+       o.node[0].host = "127.0.0.1"; o.node[0].port = 7001;  ... 
+       redlock_hiredis c;
+       redlock_hiredis_init(&c, &o);              // connects (failures are retried)
+
+       redlock_lock_opts lo = {0};
+       lo.key = "job"; lo.ttl_ms = 5000;
+       redlock_hiredis_lock lk;
+       redlock_hiredis_lock_init(&lk, &c, &lo);
+       if (redlock_hiredis_acquire(&lk, NULL) == REDLOCK_OK) {
+           ...                                    // work, within the validity
+           redlock_hiredis_release(&lk, NULL);
+       }
+       redlock_hiredis_lock_deinit(&lk);
+       redlock_hiredis_free(&c);
+
+   HOW IT TALKS
+   One hiredis redisContext per node. Commands the core emits for a round
+   are appended to every node's output buffer (redisAppendCommandArgv), then
+   flushed, then the replies are read as they arrive (poll() over all node
+   sockets, redisBufferRead + redisGetReplyFromReader): one round trip for N
+   nodes, and a slow node never delays the others' votes. The core's
+   node_timeout_ms is the per-round deadline; retries and the wait deadline
+   are the core's too.
+   * connect_timeout_ms bounds a connect; command_timeout_ms (redisSetTimeout
+     on the socket) bounds writes, and a node that has left a reply
+     outstanding longer than that is disconnected (its requests fail with
+     REDLOCK_ERR_NODE_TIMEOUT) and reconnected later.
+   * A node whose connection broke is reconnected on its next command, at
+     most every reconnect_delay_ms; until then its votes fail at once with
+     REDLOCK_ERR_CONNECT.
+   * AUTH (password, or ACL user + password) and SELECT are pipelined in
+     front of the first command on every new connection: nothing blocks on
+     a handshake. An AUTH refusal turns that node's answers into
+     REDLOCK_ERR_AUTH; redlock_hiredis_node_status() tells what a node last
+     failed with.
+   * SIGPIPE is blocked around writes: a node that vanished is a transport
+     error, never a signal.
+
+   WATCHDOG THREAD
+   With opts.watchdog_thread set, a background thread owns the connections
+   and runs the core: it keeps renewing locks acquired with
+   redlock_lock_opts.watchdog = 1 for as long as they are held, and reports
+   a loss through that lock's on_result (op REDLOCK_OP_LOST), called on the
+   watchdog thread. The blocking calls below then hand their work to the
+   thread and wait for the result, so they may be called from any number of
+   threads (one operation per lock at a time). Without the thread, the core
+   runs inside the blocking calls, and renewals happen only while one of
+   them or redlock_hiredis_poll() runs.
+
+   CALLBACKS
+   on_result (per lock) and on_event are called on the thread that drives
+   the core, with the client's mutex held: they may call the redlock_* core
+   functions on the lock (e.g. redlock_release(&lk->core)) but must not call
+   redlock_hiredis_* functions of the same client.
+
+   THREADS
+   Without the watchdog thread, a client and its locks are used by one
+   thread at a time. With it, the functions below are thread-safe.
+*/
+#ifndef REDLOCK_HIREDIS_H
+#define REDLOCK_HIREDIS_H
+
+/* POSIX 2008 (clock_gettime, pthread_sigmask, sigtimedwait): effective only
+   if nothing included a system header before; else build with
+   -D_POSIX_C_SOURCE=200809L (or _GNU_SOURCE / _DEFAULT_SOURCE). */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_XOPEN_SOURCE) && \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "redlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/time.h>
+
+#include <hiredis/hiredis.h>
+
+#ifndef REDLOCK_HIREDIS_QUEUE
+#define REDLOCK_HIREDIS_QUEUE 64 /* replies a node may owe before it is dropped */
+#endif
+
+/* ---- reply translation, shared with redlock_libev.h ---- */
+#ifndef REDLOCK__HIREDIS_REPLY_DEFINED
+#define REDLOCK__HIREDIS_REPLY_DEFINED
+#define REDLOCK__HIREDIS_MAX_ELEMS 16
+/* A translated reply: top level plus one level of array elements (deeper
+   arrays, and arrays longer than REDLOCK__HIREDIS_MAX_ELEMS, are OTHER:
+   the core never needs them). Points into the redisReply. */
+typedef struct redlock__hiredis_reply {
+    redlock_reply top;
+    redlock_reply elem[REDLOCK__HIREDIS_MAX_ELEMS];
+} redlock__hiredis_reply;
+
+static inline void redlock__hiredis_one(const redisReply *r, redlock_reply *out)
+{
+    memset(out, 0, sizeof *out);
+    out->type = REDLOCK_REPLY_OTHER;
+    if (!r) return;
+    switch (r->type) {
+    case REDIS_REPLY_STATUS:  out->type = REDLOCK_REPLY_STATUS; break;
+    case REDIS_REPLY_ERROR:   out->type = REDLOCK_REPLY_ERROR; break;
+    case REDIS_REPLY_STRING:  out->type = REDLOCK_REPLY_STRING; break;
+    case REDIS_REPLY_INTEGER: out->type = REDLOCK_REPLY_INTEGER; break;
+    case REDIS_REPLY_NIL:     out->type = REDLOCK_REPLY_NIL; break;
+    case REDIS_REPLY_ARRAY:   out->type = REDLOCK_REPLY_ARRAY; break;
+    default:                  out->type = REDLOCK_REPLY_OTHER; break; /* RESP3 (hiredis 1.x) */
+    }
+    if (out->type == REDLOCK_REPLY_STATUS || out->type == REDLOCK_REPLY_ERROR ||
+        out->type == REDLOCK_REPLY_STRING) {
+        out->str = r->str ? r->str : "";
+        out->len = r->str ? r->len : 0;
+    } else if (out->type == REDLOCK_REPLY_INTEGER) {
+        out->integer = r->integer;
+    }
+}
+
+static inline const redlock_reply *redlock__hiredis_translate(const redisReply *r,
+                                                              redlock__hiredis_reply *buf)
+{
+    redlock__hiredis_one(r, &buf->top);
+    if (buf->top.type == REDLOCK_REPLY_ARRAY) {
+        size_t i;
+        if (r->elements > REDLOCK__HIREDIS_MAX_ELEMS) {
+            buf->top.type = REDLOCK_REPLY_OTHER;
+        } else {
+            for (i = 0; i < r->elements; i++) {
+                redlock__hiredis_one(r->element[i], &buf->elem[i]);
+                if (buf->elem[i].type == REDLOCK_REPLY_ARRAY) buf->elem[i].type = REDLOCK_REPLY_OTHER;
+            }
+            buf->top.element = buf->elem;
+            buf->top.elements = r->elements;
+        }
+    }
+    return &buf->top;
+}
+
+static inline int64_t redlock__hiredis_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+#endif /* REDLOCK__HIREDIS_REPLY_DEFINED */
+
+/* ---- public types ---- */
+
+typedef struct redlock_hiredis_node {
+    const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
+    int port;
+    const char *username; /* ACL user (NULL: AUTH password, or the opts' default) */
+    const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
+    int db;               /* SELECT db; 0: the opts' default */
+} redlock_hiredis_node;
+
+typedef struct redlock_hiredis_opts {
+    int node_count;
+    redlock_hiredis_node node[REDLOCK_MAX_NODES];
+    const char *username, *password; /* defaults for every node */
+    int db;
+    int connect_timeout_ms;  /* default 200 */
+    int command_timeout_ms;  /* default 500 */
+    int reconnect_delay_ms;  /* default 100 */
+    int watchdog_thread;     /* nonzero: a background thread drives the core */
+    redlock_config core;     /* core settings; node_count is taken from above.
+                                Zero fields: defaults (see redlock.h) */
+    void (*on_event)(void *user, const redlock_event *ev); /* optional */
+    void *user;
+} redlock_hiredis_opts;
+
+typedef struct redlock_hiredis__conn {
+    redisContext *ctx;
+    int fd;                /* ctx's socket, or -1 */
+    int head, count;       /* ring of requests awaiting replies */
+    redlock_tag tag[REDLOCK_HIREDIS_QUEUE];
+    unsigned char kind[REDLOCK_HIREDIS_QUEUE]; /* 0 core, 1 AUTH, 2 SELECT */
+    int64_t sent_us[REDLOCK_HIREDIS_QUEUE];
+    int need_flush;
+    int unsent;            /* requests at the ring's tail not written yet */
+    int auth_failed;
+    int64_t retry_at;      /* no reconnect before this */
+    int status;            /* last failure, 0 if none */
+    char errstr[128];
+    char *host, *user, *pass;
+    int port, db;
+} redlock_hiredis__conn;
+
+typedef struct redlock_hiredis {
+    redlock_client core;
+    int n;
+    redlock_hiredis__conn conn[REDLOCK_MAX_NODES];
+    int connect_timeout_ms, command_timeout_ms, reconnect_delay_ms;
+    int64_t deadline;      /* from the core's set_timer */
+    int64_t linger_us;     /* node timeout: how long to finish stragglers */
+    void (*on_event)(void *user, const redlock_event *ev);
+    void *user;
+    int threaded, stopping, depth;
+    pthread_t thread;
+    pthread_t driver;      /* the thread allowed to do I/O */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int wake[2];
+    int _magic;
+} redlock_hiredis;
+
+typedef struct redlock_hiredis_lock {
+    redlock_lock core;         /* the core's lock: redlock_lock_state(&lk->core) ... */
+    redlock_hiredis *client;
+    redlock_result result;     /* last result */
+    int waiting;               /* op a blocking call waits for, 0 none */
+    int done;
+    redlock_result_fn on_result;
+    void *user;
+} redlock_hiredis_lock;
+
+#define REDLOCK_HIREDIS__MAGIC 0x68697264
+
+/* ---- connections ---- */
+
+static inline char *redlock_hiredis__dup(const char *s)
+{
+    size_t l;
+    char *p;
+    if (!s) return NULL;
+    l = strlen(s) + 1;
+    p = (char *)malloc(l);
+    if (p) memcpy(p, s, l);
+    return p;
+}
+
+static inline struct timeval redlock_hiredis__tv(int ms)
+{
+    struct timeval tv;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    return tv;
+}
+
+static inline void redlock_hiredis__set_error(redlock_hiredis__conn *cn, int status, const char *msg)
+{
+    size_t l = msg ? strlen(msg) : 0;
+    cn->status = status;
+    if (l >= sizeof cn->errstr) l = sizeof cn->errstr - 1;
+    if (l) memcpy(cn->errstr, msg, l);
+    cn->errstr[l] = 0;
+}
+
+/* Drops node i's connection; every request it owed fails with `status`
+   (the core ignores the ones it no longer waits for). */
+static inline void redlock_hiredis__drop(redlock_hiredis *c, int i, int status, const char *why)
+{
+    redlock_hiredis__conn *cn = &c->conn[i];
+    redlock_tag owed[REDLOCK_HIREDIS_QUEUE];
+    int n = 0, k;
+    if (cn->ctx) {
+        redisFree(cn->ctx);
+        cn->ctx = NULL;
+    }
+    cn->fd = -1;
+    cn->need_flush = 0;
+    cn->unsent = 0;
+    cn->auth_failed = 0;
+    redlock_hiredis__set_error(cn, status, why);
+    cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->reconnect_delay_ms * 1000;
+    while (cn->count > 0) {
+        if (cn->kind[cn->head] == 0) owed[n++] = cn->tag[cn->head];
+        cn->head = (cn->head + 1) % REDLOCK_HIREDIS_QUEUE;
+        cn->count--;
+    }
+    cn->head = 0;
+    for (k = 0; k < n; k++) redlock_on_error(&c->core, owed[k], status);
+}
+
+static inline int redlock_hiredis__push(redlock_hiredis__conn *cn, int kind, redlock_tag tag)
+{
+    int at;
+    if (cn->count >= REDLOCK_HIREDIS_QUEUE) return -1;
+    at = (cn->head + cn->count) % REDLOCK_HIREDIS_QUEUE;
+    cn->tag[at] = tag;
+    cn->kind[at] = (unsigned char)kind;
+    cn->sent_us[at] = redlock__hiredis_now_us();
+    cn->count++;
+    cn->unsent++;
+    return 0;
+}
+
+/* Opens a connection (blocking connect, bounded by connect_timeout_ms) and
+   pipelines AUTH / SELECT. Returns the context, or NULL with *status. */
+static inline redisContext *redlock_hiredis__open(const redlock_hiredis *c, const redlock_hiredis__conn *cn,
+                                                  int *status, char *err, size_t errsz)
+{
+    redisContext *ctx;
+    struct timeval ctv = redlock_hiredis__tv(c->connect_timeout_ms);
+    if (cn->host && cn->host[0] == '/')
+        ctx = redisConnectUnixWithTimeout(cn->host, ctv);
+    else
+        ctx = redisConnectWithTimeout(cn->host ? cn->host : "127.0.0.1", cn->port, ctv);
+    if (!ctx || ctx->err) {
+        if (err && errsz) {
+            const char *m = ctx ? ctx->errstr : "out of memory";
+            size_t l = strlen(m);
+            if (l >= errsz) l = errsz - 1;
+            memcpy(err, m, l);
+            err[l] = 0;
+        }
+        *status = ctx ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM;
+        if (ctx) redisFree(ctx);
+        return NULL;
+    }
+    redisSetTimeout(ctx, redlock_hiredis__tv(c->command_timeout_ms));
+    redisEnableKeepAlive(ctx);
+    return ctx;
+}
+
+/* Installs a freshly opened context and queues the handshake. */
+static inline int redlock_hiredis__install(redlock_hiredis *c, int i, redisContext *ctx)
+{
+    redlock_hiredis__conn *cn = &c->conn[i];
+    cn->ctx = ctx;
+    cn->fd = ctx->fd;
+    cn->auth_failed = 0;
+    cn->head = cn->count = cn->unsent = 0;
+    if (cn->pass && cn->pass[0]) {
+        const char *argv[3];
+        size_t len[3];
+        int k = 0;
+        argv[k] = "AUTH"; len[k] = 4; k++;
+        if (cn->user && cn->user[0]) { argv[k] = cn->user; len[k] = strlen(cn->user); k++; }
+        argv[k] = cn->pass; len[k] = strlen(cn->pass); k++;
+        if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
+        redlock_hiredis__push(cn, 1, 0);
+        cn->need_flush = 1;
+    }
+    if (cn->db > 0) {
+        char num[16];
+        const char *argv[2];
+        size_t len[2];
+        int l = snprintf(num, sizeof num, "%d", cn->db);
+        argv[0] = "SELECT"; len[0] = 6;
+        argv[1] = num; len[1] = (size_t)l;
+        if (redisAppendCommandArgv(ctx, 2, (const char **)argv, len) != REDIS_OK) return -1;
+        redlock_hiredis__push(cn, 2, 0);
+        cn->need_flush = 1;
+    }
+    return 0;
+}
+
+static inline int redlock_hiredis__on_driver(const redlock_hiredis *c)
+{
+    return !c->threaded || pthread_equal(pthread_self(), c->thread);
+}
+
+/* Connects node i now if it is down and its reconnect delay has passed.
+   Only on the thread that does I/O. */
+static inline void redlock_hiredis__ensure(redlock_hiredis *c, int i)
+{
+    redlock_hiredis__conn *cn = &c->conn[i];
+    redisContext *ctx;
+    int status = 0;
+    char err[128];
+    if (cn->ctx || redlock__hiredis_now_us() < cn->retry_at) return;
+    err[0] = 0;
+    if (c->threaded) pthread_mutex_unlock(&c->mu); /* do not block callers during connect */
+    ctx = redlock_hiredis__open(c, cn, &status, err, sizeof err);
+    if (c->threaded) pthread_mutex_lock(&c->mu);
+    if (!ctx) {
+        redlock_hiredis__set_error(cn, status, err);
+        cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->reconnect_delay_ms * 1000;
+        return;
+    }
+    if (cn->ctx) { /* cannot happen: only this thread connects */
+        redisFree(ctx);
+        return;
+    }
+    if (redlock_hiredis__install(c, i, ctx) != 0)
+        redlock_hiredis__drop(c, i, REDLOCK_ERR_NOMEM, "out of memory");
+}
+
+/* Writes out node i's buffered commands. */
+static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
+{
+    redlock_hiredis__conn *cn = &c->conn[i];
+    sigset_t pipe_set, old;
+    int done = 0, rc = REDIS_OK, was_pending = 0;
+    if (!cn->ctx || !cn->need_flush) return;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    {
+        sigset_t pend;
+        sigpending(&pend);
+        was_pending = sigismember(&pend, SIGPIPE);
+    }
+    while (!done && rc == REDIS_OK) rc = redisBufferWrite(cn->ctx, &done);
+    if (rc != REDIS_OK && !was_pending) {
+        struct timespec zero = { 0, 0 };
+        sigset_t pend;
+        sigpending(&pend);
+        if (sigismember(&pend, SIGPIPE)) sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    cn->need_flush = 0;
+    if (rc != REDIS_OK) {
+        redlock_hiredis__drop(c, i, REDLOCK_ERR_TRANSPORT, cn->ctx->errstr);
+        return;
+    }
+    { /* command timeouts count from the write */
+        int64_t now = redlock__hiredis_now_us();
+        int k;
+        for (k = cn->count - cn->unsent; k < cn->count; k++)
+            cn->sent_us[(cn->head + k) % REDLOCK_HIREDIS_QUEUE] = now;
+        cn->unsent = 0;
+    }
+}
+
+/* Hands every complete reply node i has buffered to the core. */
+static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
+{
+    redlock_hiredis__conn *cn = &c->conn[i];
+    while (cn->ctx) {
+        void *rv = NULL;
+        redisReply *r;
+        redlock_tag tag;
+        int kind;
+        if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
+            redlock_hiredis__drop(c, i, REDLOCK_ERR_PROTOCOL, cn->ctx->errstr);
+            return;
+        }
+        if (!rv) return;
+        r = (redisReply *)rv;
+        if (cn->count == 0) { /* a reply nobody asked for */
+            freeReplyObject(r);
+            redlock_hiredis__drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+            return;
+        }
+        tag = cn->tag[cn->head];
+        kind = cn->kind[cn->head];
+        cn->head = (cn->head + 1) % REDLOCK_HIREDIS_QUEUE;
+        cn->count--;
+        if (kind == 1 || kind == 2) {
+            if (r->type == REDIS_REPLY_ERROR) {
+                cn->auth_failed = 1;
+                redlock_hiredis__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER,
+                                           r->str);
+            }
+            freeReplyObject(r);
+            continue;
+        }
+        if (cn->auth_failed) {
+            freeReplyObject(r);
+            redlock_on_error(&c->core, tag, cn->status);
+            if (cn->count == 0 && cn->ctx) {
+                char why[128];
+                memcpy(why, cn->errstr, sizeof why);
+                redlock_hiredis__drop(c, i, cn->status, why); /* retry after the delay */
+            }
+            continue;
+        }
+        {
+            redlock__hiredis_reply buf;
+            const redlock_reply *rr = redlock__hiredis_translate(r, &buf);
+            cn->status = 0;
+            redlock_on_reply(&c->core, tag, rr);
+        }
+        freeReplyObject(r);
+    }
+}
+
+/* ---- core callbacks ---- */
+
+static inline int redlock_hiredis__send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
+{
+    redlock_hiredis *c = (redlock_hiredis *)user;
+    redlock_hiredis__conn *cn;
+    if (node < 0 || node >= c->n) return REDLOCK_ERR_INVALID;
+    cn = &c->conn[node];
+    if (!cn->ctx && redlock_hiredis__on_driver(c)) redlock_hiredis__ensure(c, node);
+    if (!cn->ctx) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
+    if (cn->count >= REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_TRANSPORT;
+    if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
+        return REDLOCK_ERR_NOMEM;
+    redlock_hiredis__push(cn, 0, tag);
+    cn->need_flush = 1;
+    return 0;
+}
+
+static inline void redlock_hiredis__wake(redlock_hiredis *c)
+{
+    if (c->threaded && !pthread_equal(pthread_self(), c->thread)) {
+        char b = 1;
+        ssize_t w = write(c->wake[1], &b, 1);
+        (void)w;
+    }
+}
+
+static inline void redlock_hiredis__set_timer(void *user, int64_t deadline_us)
+{
+    redlock_hiredis *c = (redlock_hiredis *)user;
+    c->deadline = deadline_us;
+    redlock_hiredis__wake(c);
+}
+
+static inline void redlock_hiredis__on_event(void *user, const redlock_event *ev)
+{
+    redlock_hiredis *c = (redlock_hiredis *)user;
+    if (c->on_event) c->on_event(c->user, ev);
+}
+
+static inline void redlock_hiredis__on_result(redlock_lock *lock, const redlock_result *r)
+{
+    redlock_hiredis_lock *lk = (redlock_hiredis_lock *)r->user;
+    redlock_result copy = *r;
+    (void)lock;
+    copy.user = lk->user;
+    if (lk->waiting && (int)r->op == lk->waiting) {
+        lk->result = copy;
+        lk->done = 1;
+        lk->waiting = 0;
+        if (lk->client->threaded) pthread_cond_broadcast(&lk->client->cv);
+    } else if (r->op == REDLOCK_OP_LOST || r->op == REDLOCK_OP_ACQUIRE) {
+        lk->result = copy;
+    }
+    if (lk->on_result) lk->on_result(&lk->core, &copy);
+}
+
+/* ---- the loop ---- */
+
+/* One turn: flush, wait for replies / the core's deadline / a wake-up (at
+   most max_wait_us; < 0: no cap), deliver, drop nodes that owe a reply for
+   longer than command_timeout_ms, fire the timer. With the thread, called
+   with the mutex held; it is released while waiting. */
+static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us)
+{
+    struct pollfd pfd[REDLOCK_MAX_NODES + 1];
+    int who[REDLOCK_MAX_NODES + 1];
+    int readable[REDLOCK_MAX_NODES];
+    int np = 0, i, rc, ms;
+    int64_t now, until, wait_us;
+    const int64_t cmd_us = (int64_t)c->command_timeout_ms * 1000;
+
+    if (c->threaded) /* keep connections up for the renewals */
+        for (i = 0; i < c->n; i++)
+            if (!c->conn[i].ctx) redlock_hiredis__ensure(c, i);
+    for (i = 0; i < c->n; i++) redlock_hiredis__flush(c, i);
+
+    now = redlock__hiredis_now_us();
+    until = c->deadline;
+    if (max_wait_us >= 0 && max_wait_us < until - now) until = now + max_wait_us;
+    for (i = 0; i < c->n; i++) {
+        redlock_hiredis__conn *cn = &c->conn[i];
+        readable[i] = 0;
+        if (cn->ctx && cn->count > 0) {
+            int64_t t = cn->sent_us[cn->head] + cmd_us;
+            if (t < until) until = t;
+            pfd[np].fd = cn->fd;
+            pfd[np].events = POLLIN;
+            pfd[np].revents = 0;
+            who[np++] = i;
+        } else if (c->threaded && !cn->ctx && cn->retry_at < until) {
+            until = cn->retry_at;
+        }
+    }
+    if (c->threaded) {
+        pfd[np].fd = c->wake[0];
+        pfd[np].events = POLLIN;
+        pfd[np].revents = 0;
+        who[np++] = -1;
+    }
+    wait_us = until - now;
+    if (wait_us < 0) wait_us = 0;
+    if (wait_us > 1000000000) wait_us = 1000000000;
+    ms = (int)((wait_us + 999) / 1000);
+    if (c->threaded) pthread_mutex_unlock(&c->mu);
+    rc = poll(pfd, (nfds_t)np, ms);
+    if (c->threaded) pthread_mutex_lock(&c->mu);
+    if (rc > 0) {
+        for (i = 0; i < np; i++) {
+            int node = who[i];
+            if (!pfd[i].revents) continue;
+            if (node < 0) {
+                char b[64];
+                while (read(c->wake[0], b, sizeof b) > 0) {}
+                continue;
+            }
+            if (!c->conn[node].ctx || c->conn[node].fd != pfd[i].fd) continue;
+            readable[node] = 1;
+            if (redisBufferRead(c->conn[node].ctx) != REDIS_OK) {
+                /* deliver what arrived before the error, then drop */
+                char why[128];
+                snprintf(why, sizeof why, "%s", c->conn[node].ctx->errstr);
+                redlock_hiredis__deliver(c, node);
+                if (c->conn[node].ctx)
+                    redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT,
+                                          why[0] ? why : "connection closed");
+                continue;
+            }
+            redlock_hiredis__deliver(c, node);
+        }
+    }
+    /* nodes that owe a reply for too long (and had nothing to read) */
+    now = redlock__hiredis_now_us();
+    for (i = 0; i < c->n; i++) {
+        redlock_hiredis__conn *cn = &c->conn[i];
+        if (cn->ctx && cn->count > 0 && !readable[i] && now - cn->sent_us[cn->head] >= cmd_us)
+            redlock_hiredis__drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
+    }
+    if (redlock__hiredis_now_us() >= c->deadline) redlock_on_timer(&c->core);
+}
+
+static inline void *redlock_hiredis__thread_main(void *arg)
+{
+    redlock_hiredis *c = (redlock_hiredis *)arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stopping) redlock_hiredis__turn(c, 1000000);
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* After an operation ended: what the core sent last (a rollback, a
+   release) goes out now, and replies still owed are read for up to one node
+   timeout, so that follow-up steps for slower nodes (the no-script release
+   is GET, then DEL) are not left undone when the blocking call returns. */
+static inline void redlock_hiredis__linger(redlock_hiredis *c)
+{
+    int64_t until = redlock__hiredis_now_us() + c->linger_us;
+    for (;;) {
+        int i, inflight = 0;
+        int64_t left;
+        for (i = 0; i < c->n; i++) redlock_hiredis__flush(c, i);
+        for (i = 0; i < c->n; i++) inflight += c->conn[i].ctx ? c->conn[i].count : 0;
+        left = until - redlock__hiredis_now_us();
+        if (!inflight || left <= 0) break;
+        redlock_hiredis__turn(c, left);
+    }
+}
+
+/* Runs the loop until the lock's awaited operation has finished. */
+static inline void redlock_hiredis__wait(redlock_hiredis_lock *lk)
+{
+    redlock_hiredis *c = lk->client;
+    if (c->threaded) {
+        redlock_hiredis__wake(c);
+        while (!lk->done && !c->stopping) pthread_cond_wait(&c->cv, &c->mu);
+        return;
+    }
+    while (!lk->done) {
+        int i, inflight = 0;
+        for (i = 0; i < c->n; i++) inflight += c->conn[i].count;
+        if (c->deadline == REDLOCK_NO_DEADLINE && !inflight &&
+            redlock_next_deadline(&c->core) == REDLOCK_NO_DEADLINE) {
+            /* nothing can move any more: should not happen */
+            lk->result.status = REDLOCK_ERR_INVALID;
+            lk->done = 1;
+            break;
+        }
+        redlock_hiredis__turn(c, -1);
+    }
+}
+
+/* ---- public API ---- */
+
+/* Defaults: no nodes, timeouts 200 / 500 / 100 ms, core defaults. */
+static inline void redlock_hiredis_opts_init(redlock_hiredis_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->connect_timeout_ms = 200;
+    o->command_timeout_ms = 500;
+    o->reconnect_delay_ms = 100;
+    redlock_config_init(&o->core);
+}
+
+/* Sets up the client and tries to connect every node (a node that is down
+   is retried later; see redlock_hiredis_node_status). Starts the watchdog
+   thread if asked. Errors: INVALID, NODES, NOMEM, or the core's. */
+static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_opts *o)
+{
+    redlock_config cfg;
+    redlock_callbacks cb;
+    int i, rc;
+    if (!c || !o) return REDLOCK_ERR_INVALID;
+    memset(c, 0, sizeof *c);
+    if (o->node_count < 1 || o->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
+    c->n = o->node_count;
+    c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 200;
+    c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
+    c->reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
+    c->on_event = o->on_event;
+    c->user = o->user;
+    c->deadline = REDLOCK_NO_DEADLINE;
+    c->linger_us = (o->core.node_timeout_ms > 0 ? o->core.node_timeout_ms : 50) * 1000;
+    c->wake[0] = c->wake[1] = -1;
+    for (i = 0; i < c->n; i++) {
+        const redlock_hiredis_node *nd = &o->node[i];
+        redlock_hiredis__conn *cn = &c->conn[i];
+        const char *user = nd->username ? nd->username : o->username;
+        const char *pass = nd->password ? nd->password : o->password;
+        cn->fd = -1;
+        cn->port = nd->port > 0 ? nd->port : 6379;
+        cn->db = nd->db > 0 ? nd->db : o->db;
+        cn->host = redlock_hiredis__dup(nd->host ? nd->host : "127.0.0.1");
+        cn->user = redlock_hiredis__dup(user);
+        cn->pass = redlock_hiredis__dup(pass);
+        if (!cn->host || (user && !cn->user) || (pass && !cn->pass)) goto nomem;
+    }
+    cfg = o->core;
+    cfg.node_count = c->n;
+    memset(&cb, 0, sizeof cb);
+    cb.send = redlock_hiredis__send;
+    cb.set_timer = redlock_hiredis__set_timer;
+    cb.on_event = redlock_hiredis__on_event;
+    rc = redlock_client_init(&c->core, &cfg, &cb, c);
+    if (rc != REDLOCK_OK) goto fail;
+    for (i = 0; i < c->n; i++) redlock_hiredis__ensure(c, i);
+    c->_magic = REDLOCK_HIREDIS__MAGIC;
+    if (o->watchdog_thread) {
+        int fl;
+        if (pipe(c->wake) != 0) { rc = REDLOCK_ERR_NOMEM; goto fail_core; }
+        for (i = 0; i < 2; i++) {
+            fl = fcntl(c->wake[i], F_GETFL);
+            fcntl(c->wake[i], F_SETFL, fl | O_NONBLOCK);
+            fcntl(c->wake[i], F_SETFD, FD_CLOEXEC);
+        }
+        pthread_mutex_init(&c->mu, NULL);
+        pthread_cond_init(&c->cv, NULL);
+        c->threaded = 1;
+        pthread_mutex_lock(&c->mu);
+        if (pthread_create(&c->thread, NULL, redlock_hiredis__thread_main, c) != 0) {
+            c->threaded = 0;
+            pthread_mutex_unlock(&c->mu);
+            pthread_mutex_destroy(&c->mu);
+            pthread_cond_destroy(&c->cv);
+            rc = REDLOCK_ERR_NOMEM;
+            goto fail_core;
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    return REDLOCK_OK;
+nomem:
+    rc = REDLOCK_ERR_NOMEM;
+    goto fail;
+fail_core:
+    redlock_client_deinit(&c->core);
+fail:
+    for (i = 0; i < c->n; i++) {
+        redlock_hiredis__conn *cn = &c->conn[i];
+        if (cn->ctx) redisFree(cn->ctx);
+        free(cn->host); free(cn->user); free(cn->pass);
+    }
+    if (c->wake[0] >= 0) { close(c->wake[0]); close(c->wake[1]); }
+    memset(c, 0, sizeof *c);
+    return rc;
+}
+
+/* Stops the watchdog thread, detaches every lock (without releasing it on
+   the servers: release first), closes the connections. */
+static inline void redlock_hiredis_free(redlock_hiredis *c)
+{
+    int i;
+    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC) return;
+    if (c->threaded) {
+        pthread_mutex_lock(&c->mu);
+        c->stopping = 1;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        {
+            char b = 1;
+            ssize_t w = write(c->wake[1], &b, 1);
+            (void)w;
+        }
+        pthread_join(c->thread, NULL);
+        c->threaded = 0;
+        pthread_mutex_destroy(&c->mu);
+        pthread_cond_destroy(&c->cv);
+        close(c->wake[0]);
+        close(c->wake[1]);
+    }
+    redlock_client_deinit(&c->core);
+    for (i = 0; i < c->n; i++) {
+        redlock_hiredis__conn *cn = &c->conn[i];
+        if (cn->ctx) redisFree(cn->ctx);
+        free(cn->host); free(cn->user); free(cn->pass);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+static inline void redlock_hiredis__enter(redlock_hiredis *c)
+{
+    if (c->threaded) pthread_mutex_lock(&c->mu);
+}
+
+static inline void redlock_hiredis__leave(redlock_hiredis *c)
+{
+    if (c->threaded) pthread_mutex_unlock(&c->mu);
+}
+
+/* A lock on the client. opts as for redlock_lock_init; opts->on_result and
+   opts->user are kept and called / passed on after the adapter's own
+   bookkeeping (see CALLBACKS). */
+static inline int redlock_hiredis_lock_init(redlock_hiredis_lock *lk, redlock_hiredis *c,
+                                            const redlock_lock_opts *opts)
+{
+    redlock_lock_opts o;
+    int rc;
+    if (!lk || !c || !opts || c->_magic != REDLOCK_HIREDIS__MAGIC) return REDLOCK_ERR_INVALID;
+    memset(lk, 0, sizeof *lk);
+    lk->client = c;
+    lk->on_result = opts->on_result;
+    lk->user = opts->user;
+    o = *opts;
+    o.on_result = redlock_hiredis__on_result;
+    o.user = lk;
+    redlock_hiredis__enter(c);
+    rc = redlock_lock_init(&lk->core, &c->core, &o);
+    redlock_hiredis__leave(c);
+    return rc;
+}
+
+/* Forgets the lock (does not release it on the servers). */
+static inline void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
+{
+    redlock_hiredis *c;
+    if (!lk || !lk->client) return;
+    c = lk->client;
+    redlock_hiredis__enter(c);
+    redlock_lock_deinit(&lk->core);
+    lk->waiting = 0;
+    redlock_hiredis__leave(c);
+    lk->client = NULL;
+}
+
+static inline int redlock_hiredis__run(redlock_hiredis_lock *lk, int op, int64_t ttl_ms, redlock_result *out)
+{
+    redlock_hiredis *c;
+    int rc;
+    if (!lk || !lk->client) return REDLOCK_ERR_DETACHED;
+    c = lk->client;
+    redlock_hiredis__enter(c);
+    if (lk->waiting) {
+        redlock_hiredis__leave(c);
+        return REDLOCK_ERR_BUSY;
+    }
+    lk->waiting = op;
+    lk->done = 0;
+    memset(&lk->result, 0, sizeof lk->result);
+    if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&lk->core);
+    else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&lk->core);
+    else rc = redlock_extend(&lk->core, ttl_ms);
+    if (rc != REDLOCK_OK) {
+        lk->waiting = 0;
+        redlock_hiredis__leave(c);
+        return rc;
+    }
+    redlock_hiredis__wait(lk);
+    if (!c->threaded) redlock_hiredis__linger(c);
+    if (!lk->done) { /* client stopping */
+        lk->waiting = 0;
+        lk->result.op = (redlock_op)op;
+        lk->result.status = REDLOCK_ERR_DETACHED;
+    }
+    if (out) *out = lk->result;
+    rc = lk->result.status;
+    redlock_hiredis__leave(c);
+    return rc;
+}
+
+/* Blocks until acquired or given up (retries and wait_ms as configured).
+   Returns REDLOCK_OK or the reason (LOCKED, TIMEOUT, NO_QUORUM, ...), or a
+   caller error (BUSY, ALREADY_HELD, ...). out (optional) gets the result. */
+static inline int redlock_hiredis_acquire(redlock_hiredis_lock *lk, redlock_result *out)
+{
+    return redlock_hiredis__run(lk, REDLOCK_OP_ACQUIRE, 0, out);
+}
+
+/* Blocks until released on all nodes (or they timed out). OK if a quorum
+   deleted the key; EXPIRED / NO_QUORUM otherwise; NOT_HELD if not held. */
+static inline int redlock_hiredis_release(redlock_hiredis_lock *lk, redlock_result *out)
+{
+    return redlock_hiredis__run(lk, REDLOCK_OP_RELEASE, 0, out);
+}
+
+/* Blocks until the lock is extended by ttl_ms (0: its ttl) on a quorum. */
+static inline int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms, redlock_result *out)
+{
+    return redlock_hiredis__run(lk, REDLOCK_OP_EXTEND, ttl_ms, out);
+}
+
+/* Without the watchdog thread: runs I/O and the core's timers (watchdog
+   renewals, late replies) for up to timeout_ms. With it: returns at once. */
+static inline void redlock_hiredis_poll(redlock_hiredis *c, int timeout_ms)
+{
+    int64_t until;
+    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || c->threaded) return;
+    until = redlock__hiredis_now_us() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000;
+    do {
+        int64_t left = until - redlock__hiredis_now_us();
+        redlock_hiredis__turn(c, left > 0 ? left : 0);
+    } while (redlock__hiredis_now_us() < until);
+}
+
+/* State of the lock (thread-safe with the watchdog thread). */
+static inline redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
+{
+    redlock_state s;
+    if (!lk || !lk->client) return REDLOCK_STATE_IDLE;
+    redlock_hiredis__enter(lk->client);
+    s = redlock_lock_state(&lk->core);
+    redlock_hiredis__leave(lk->client);
+    return s;
+}
+
+/* Monotonic (CLOCK_MONOTONIC, microseconds) end of validity while HELD. */
+static inline int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
+{
+    int64_t v;
+    if (!lk || !lk->client) return 0;
+    redlock_hiredis__enter(lk->client);
+    v = redlock_lock_valid_until(&lk->core);
+    redlock_hiredis__leave(lk->client);
+    return v;
+}
+
+/* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
+   NODE_TIMEOUT, ...) or 0; errbuf (optional) gets the text. */
+static inline int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+{
+    int s;
+    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || i < 0 || i >= c->n) return REDLOCK_ERR_INVALID;
+    redlock_hiredis__enter(c);
+    s = c->conn[i].status;
+    if (errbuf && errsz) {
+        size_t l = strlen(c->conn[i].errstr);
+        if (l >= errsz) l = errsz - 1;
+        memcpy(errbuf, c->conn[i].errstr, l);
+        errbuf[l] = 0;
+    }
+    redlock_hiredis__leave(c);
+    return s;
+}
+
+/* Is node i connected right now? */
+static inline int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
+{
+    int r;
+    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || i < 0 || i >= c->n) return 0;
+    redlock_hiredis__enter(c);
+    r = c->conn[i].ctx != NULL;
+    redlock_hiredis__leave(c);
+    return r;
+}
+
+#endif /* REDLOCK_HIREDIS_H */

@@ -1,0 +1,643 @@
+/* integration.h - adapter-independent integration scenarios against real
+   redis-server processes (tests/redis_nodes.h).
+
+   A test file defines an `it_ops` table that drives one adapter with
+   blocking calls, includes this file, and calls it_main(&ops, argc, argv).
+   Every scenario runs on 1, 3 and 5 nodes (where it makes sense) and prints
+   "ok <adapter>_<scenario>_n<N>" / "not ok ...".  Set IT_ONLY=substring to
+   run a subset (e.g. for valgrind). The whole run is bounded by alarm().
+*/
+#ifndef IT_INTEGRATION_H
+#define IT_INTEGRATION_H
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmisleading-indentation" /* check.h's RUN */
+#endif
+
+#include "redis_nodes.h"
+#include "check.h"
+#include <pthread.h>
+
+typedef struct it_setup {
+    int n;
+    const int *ports;
+    const char *user, *pass;
+    int watchdog_thread;  /* a background thread (or loop) keeps renewing */
+    redlock_config core;  /* zero fields: test defaults below */
+} it_setup;
+
+typedef struct it_client it_client;
+typedef struct it_lock it_lock;
+
+typedef struct it_ops {
+    const char *name;
+    it_client *(*open)(const it_setup *s);
+    void (*close)(it_client *c);
+    it_lock *(*lock)(it_client *c, const redlock_lock_opts *o);
+    void (*unlock)(it_lock *l);
+    int (*acquire)(it_lock *l, redlock_result *r);
+    int (*release)(it_lock *l, redlock_result *r);
+    int (*extend)(it_lock *l, int64_t ttl_ms, redlock_result *r);
+    redlock_state (*state)(it_lock *l);
+    const char *(*token)(it_lock *l);
+    void (*idle)(it_client *c, int ms); /* let time pass, driving I/O and timers */
+    int (*node_status)(it_client *c, int i);
+    int (*mode_switches)(it_client *c); /* EV_MODE_SWITCH events seen */
+    int (*lost)(it_lock *l);            /* OP_LOST results seen */
+} it_ops;
+
+static const it_ops *it;
+static int it_n;                 /* nodes of the running scenario */
+static redis_nodes it_plain[6], it_authed[6], it_acled[6];
+static char it_name[128];
+
+static inline long long it_now_ms(void) { return redis_nodes__now_ms(); }
+
+static inline void it_defaults(it_setup *s, redis_nodes *rn, int ports[REDIS_NODES_MAX])
+{
+    int i;
+    memset(s, 0, sizeof *s);
+    for (i = 0; i < rn->n; i++) ports[i] = redis_nodes_port(rn, i);
+    s->n = rn->n;
+    s->ports = ports;
+    redlock_config_init(&s->core);
+    s->core.node_count = rn->n;
+    s->core.node_timeout_ms = 50;
+    s->core.retry_count = 2;
+    s->core.retry_delay_ms = 30;
+    s->core.retry_jitter_ms = 10;
+}
+
+static inline void it_lock_opts(redlock_lock_opts *o, const char *key, int64_t ttl)
+{
+    memset(o, 0, sizeof *o);
+    o->key = key;
+    o->ttl_ms = ttl;
+}
+
+/* Nodes of rn whose `key` holds `token` right now. */
+static inline int it_holders(redis_nodes *rn, const char *key, const char *token)
+{
+    int i, k = 0;
+    for (i = 0; i < rn->n; i++) {
+        char out[128];
+        if (!redis_node_running(rn, i) || rn->node[i].paused) continue;
+        if (redis_nodes_cmd(rn, i, out, sizeof out, "GET", key, (char *)NULL) == 0 &&
+            strcmp(out, token) == 0)
+            k++;
+    }
+    return k;
+}
+
+/* Waits (up to 300 ms) until `want` nodes hold token; returns the count. */
+static inline int it_holders_settle(redis_nodes *rn, const char *key, const char *token, int want)
+{
+    long long until = redis_nodes__now_ms() + 300;
+    int k;
+    while ((k = it_holders(rn, key, token)) != want && redis_nodes__now_ms() < until)
+        redis_nodes__sleep_ms(5);
+    return k;
+}
+
+static inline int it_quorum(void) { return it_n / 2 + 1; }
+
+static inline void it_key(char *buf, size_t sz, const char *what)
+{
+    snprintf(buf, sz, "it:%s:%s:n%d", it->name, what, it_n);
+}
+
+/* ---- scenarios ---- */
+
+/* acquire / extend / release on healthy nodes; the key is where it should be */
+static void it_basic(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *c;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], tok[64], out[64];
+    it_defaults(&s, rn, ports);
+    c = it->open(&s);
+    CHECK(c != NULL);
+    if (!c) return;
+    it_key(key, sizeof key, "basic");
+    it_lock_opts(&o, key, 500);
+    l = it->lock(c, &o);
+    CHECK(l != NULL);
+    if (!l) { it->close(c); return; }
+    CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+    CHECK_EQ(r.op, REDLOCK_OP_ACQUIRE);
+    CHECK(r.validity_us > 0 && r.validity_us <= 500000);
+    CHECK_EQ(it->state(l), REDLOCK_STATE_HELD);
+    snprintf(tok, sizeof tok, "%s", it->token(l));
+    CHECK_EQ(strlen(tok), REDLOCK_TOKEN_LEN);
+    CHECK_EQ(it_holders_settle(rn, key, tok, it_n), it_n);
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_ERR_ALREADY_HELD);
+    CHECK_EQ(it->extend(l, 2000, &r), REDLOCK_OK);
+    CHECK(r.validity_us > 1000000);
+    redis_nodes_cmd(rn, 0, out, sizeof out, "PTTL", key, (char *)NULL);
+    CHECK(atoi(out + 1) > 1000);
+    CHECK_EQ(it->release(l, &r), REDLOCK_OK);
+    CHECK(r.votes >= it_quorum()); /* the core does not wait for stragglers */
+    CHECK_EQ(it->state(l), REDLOCK_STATE_IDLE);
+    CHECK_EQ(it_holders_settle(rn, key, tok, 0), 0);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_ERR_NOT_HELD);
+    CHECK_EQ(it->extend(l, 0, NULL), REDLOCK_ERR_NOT_HELD);
+    /* again, with a new token */
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+    CHECK(strcmp(tok, it->token(l)) != 0);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    it->unlock(l);
+    it->close(c);
+}
+
+/* two clients: the second is refused while the first holds the lock */
+static void it_contend(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la, *lb;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    long long t0;
+    it_defaults(&s, rn, ports);
+    a = it->open(&s);
+    b = it->open(&s);
+    CHECK(a && b);
+    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    it_key(key, sizeof key, "contend");
+    it_lock_opts(&o, key, 1000);
+    la = it->lock(a, &o);
+    lb = it->lock(b, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    t0 = it_now_ms();
+    CHECK_EQ(it->acquire(lb, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(r.attempts, 3);
+    CHECK(it_now_ms() - t0 < 900);
+    CHECK_EQ(it->state(lb), REDLOCK_STATE_IDLE);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n); /* b's rollback left a's key alone */
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(lb, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(la, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    it->unlock(la);
+    it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* several clients on their own threads: never two inside at once */
+typedef struct it_worker {
+    const it_setup *s;
+    const char *key;
+    int wins, errors;
+} it_worker;
+
+static pthread_mutex_t it_mu = PTHREAD_MUTEX_INITIALIZER;
+static int it_inside, it_overlaps;
+
+static void *it_worker_main(void *arg)
+{
+    it_worker *w = (it_worker *)arg;
+    it_client *c = it->open(w->s);
+    it_lock *l;
+    redlock_lock_opts o;
+    int i;
+    if (!c) { w->errors++; return NULL; }
+    it_lock_opts(&o, w->key, 1000);
+    o.retry_count = 200;
+    o.retry_delay_ms = 5;
+    o.retry_jitter_ms = 4;
+    l = it->lock(c, &o);
+    for (i = 0; l && i < 6; i++) {
+        if (it->acquire(l, NULL) != REDLOCK_OK) { w->errors++; continue; }
+        pthread_mutex_lock(&it_mu);
+        if (it_inside) it_overlaps++;
+        it_inside++;
+        pthread_mutex_unlock(&it_mu);
+        redis_nodes__sleep_ms(3);
+        pthread_mutex_lock(&it_mu);
+        it_inside--;
+        pthread_mutex_unlock(&it_mu);
+        if (it->release(l, NULL) != REDLOCK_OK) w->errors++;
+        w->wins++;
+        redis_nodes__sleep_ms(1);
+    }
+    if (l) it->unlock(l);
+    it->close(c);
+    return NULL;
+}
+
+static void it_contend_threads(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_worker w[3];
+    pthread_t th[3];
+    char key[96];
+    int i;
+    it_defaults(&s, rn, ports);
+    it_key(key, sizeof key, "threads");
+    it_inside = it_overlaps = 0;
+    for (i = 0; i < 3; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].s = &s;
+        w[i].key = key;
+        CHECK_EQ(pthread_create(&th[i], NULL, it_worker_main, &w[i]), 0);
+    }
+    for (i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    CHECK_EQ(it_overlaps, 0);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ(w[i].wins, 6);
+        CHECK_EQ(w[i].errors, 0);
+    }
+}
+
+/* without renewal the lock expires and someone else gets it */
+static void it_expiry(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la, *lb;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    int rc;
+    it_defaults(&s, rn, ports);
+    a = it->open(&s);
+    b = it->open(&s);
+    CHECK(a && b);
+    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    it_key(key, sizeof key, "expiry");
+    it_lock_opts(&o, key, 200);
+    la = it->lock(a, &o);
+    lb = it->lock(b, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(lb, NULL), REDLOCK_ERR_LOCKED);
+    redis_nodes__sleep_ms(300);
+    CHECK_EQ(it->acquire(lb, NULL), REDLOCK_OK);
+    rc = it->release(la, &r); /* too late: not ours any more */
+    CHECK(rc != REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(lb), it_n), it_n); /* a did not delete b's key */
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    it->unlock(la);
+    it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* the watchdog holds a 300 ms lock for 1.2 s */
+static void it_watchdog(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la, *lb;
+    redlock_lock_opts o;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    s.watchdog_thread = 1;
+    a = it->open(&s);
+    s.watchdog_thread = 0;
+    b = it->open(&s);
+    CHECK(a && b);
+    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    it_key(key, sizeof key, "watchdog");
+    it_lock_opts(&o, key, 300);
+    lb = it->lock(b, &o);
+    o.watchdog = 1;
+    la = it->lock(a, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    it->idle(a, 1200);
+    CHECK_EQ(it->state(la), REDLOCK_STATE_HELD);
+    CHECK_EQ(it->lost(la), 0);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);
+    CHECK_EQ(it->acquire(lb, NULL), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), 0), 0);
+    it->unlock(la);
+    it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* the lock is taken away behind the watchdog's back: loss is reported */
+static void it_watchdog_stolen(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *la;
+    redlock_lock_opts o;
+    char key[96], out[64];
+    int i;
+    it_defaults(&s, rn, ports);
+    s.watchdog_thread = 1;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "stolen");
+    it_lock_opts(&o, key, 300);
+    o.watchdog = 1;
+    la = it->lock(a, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    for (i = 0; i < rn->n; i++)
+        redis_nodes_cmd(rn, i, out, sizeof out, "SET", key, "intruder", (char *)NULL);
+    it->idle(a, 600);
+    CHECK(it->state(la) == REDLOCK_STATE_LOST);
+    CHECK_EQ(it->lost(la), 1);
+    for (i = 0; i < rn->n; i++) {
+        redis_nodes_cmd(rn, i, out, sizeof out, "GET", key, (char *)NULL);
+        CHECK_STR(out, "intruder");
+        redis_nodes_cmd(rn, i, out, sizeof out, "DEL", key, (char *)NULL);
+    }
+    it->unlock(la);
+    it->close(a);
+}
+
+/* a node is killed while the lock is held; then restarted */
+static void it_node_killed(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *la, *lw;
+    redlock_lock_opts o;
+    char key[96], key2[96];
+    it_defaults(&s, rn, ports);
+    s.watchdog_thread = 1;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "killed");
+    it_key(key2, sizeof key2, "killed-wd");
+    it_lock_opts(&o, key, 1000);
+    la = it->lock(a, &o);
+    o.key = key2;
+    o.ttl_ms = 300;
+    o.watchdog = 1;
+    lw = it->lock(a, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(lw, NULL), REDLOCK_OK);
+    redis_node_kill(rn, 0);
+    if (it_n >= 3) {
+        CHECK_EQ(it->extend(la, 1000, NULL), REDLOCK_OK);
+        it->idle(a, 800); /* watchdog renews on the survivors */
+        CHECK_EQ(it->state(lw), REDLOCK_STATE_HELD);
+        CHECK_EQ(it->lost(lw), 0);
+        CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+        CHECK_EQ(it->release(lw, NULL), REDLOCK_OK);
+    } else {
+        CHECK(it->extend(la, 1000, NULL) != REDLOCK_OK);
+        it->idle(a, 600); /* the only node is gone: loss is reported */
+        CHECK_EQ(it->state(lw), REDLOCK_STATE_LOST);
+        CHECK_EQ(it->lost(lw), 1);
+        CHECK(it->release(la, NULL) != REDLOCK_OK);
+    }
+    CHECK(it->node_status(a, 0) != 0);
+    CHECK_EQ(redis_node_restart(rn, 0), 0);
+    redis_nodes__sleep_ms(150); /* past the reconnect delay */
+    /* reconnected: the restarted node votes again */
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    it->unlock(la);
+    it->unlock(lw);
+    it->close(a);
+}
+
+/* a node stops answering (SIGSTOP): timeouts fire, quorum is still reached */
+static void it_node_paused(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *la, *lw;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], key2[96];
+    long long t0;
+    int last = it_n - 1;
+    it_defaults(&s, rn, ports);
+    s.watchdog_thread = 1;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "paused");
+    it_key(key2, sizeof key2, "paused-wd");
+    it_lock_opts(&o, key, 1000);
+    la = it->lock(a, &o);
+    o.key = key2;
+    o.ttl_ms = 400;
+    o.watchdog = 1;
+    lw = it->lock(a, &o);
+    redis_node_pause(rn, last);
+    t0 = it_now_ms();
+    if (it_n >= 3) {
+        CHECK_EQ(it->acquire(la, &r), REDLOCK_OK);
+        CHECK(r.votes >= it_quorum() && r.votes <= it_n - 1);
+        CHECK(it_now_ms() - t0 < 300); /* one node timeout, not a hang */
+        t0 = it_now_ms();
+        CHECK_EQ(it->extend(la, 5000, NULL), REDLOCK_OK);
+        CHECK(it_now_ms() - t0 < 300);
+        CHECK_EQ(it->acquire(lw, NULL), REDLOCK_OK);
+        it->idle(a, 1000); /* renewals keep timing out on one node */
+        CHECK_EQ(it->state(lw), REDLOCK_STATE_HELD);
+        CHECK_EQ(it->lost(lw), 0);
+        t0 = it_now_ms();
+        CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+        CHECK_EQ(it->release(lw, NULL), REDLOCK_OK);
+        CHECK(it_now_ms() - t0 < 600);
+    } else {
+        CHECK(it->acquire(la, &r) != REDLOCK_OK);
+        CHECK(it_now_ms() - t0 < 1500); /* 3 attempts x timeout + retry delays */
+    }
+    redis_node_resume(rn, last);
+    redis_nodes__sleep_ms(50);
+    /* the node answers again (possibly after a reconnect) */
+    it->idle(a, 600);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    it->unlock(la);
+    it->unlock(lw);
+    it->close(a);
+}
+
+/* AUTH: the right password works, a wrong one is reported as AUTH */
+static void it_auth(void)
+{
+    redis_nodes *rn = &it_authed[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *bad, *none;
+    it_lock *la, *lb, *ln;
+    redlock_lock_opts o;
+    char key[96];
+    int i, k;
+    it_defaults(&s, rn, ports);
+    s.pass = "s3cret";
+    a = it->open(&s);
+    s.pass = "wrong";
+    bad = it->open(&s);
+    s.pass = NULL;
+    none = it->open(&s);
+    CHECK(a && bad && none);
+    if (!a || !bad || !none) {
+        if (a) it->close(a);
+        if (bad) it->close(bad);
+        if (none) it->close(none);
+        return;
+    }
+    it_key(key, sizeof key, "auth");
+    it_lock_opts(&o, key, 1000);
+    o.retry_count = -1;
+    la = it->lock(a, &o);
+    lb = it->lock(bad, &o);
+    ln = it->lock(none, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    rn->auth_pass = "s3cret";
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), 0), 0);
+    rn->auth_pass = NULL;
+    CHECK(it->acquire(lb, NULL) != REDLOCK_OK);
+    k = 0;
+    for (i = 0; i < it_n; i++) {
+        int st = it->node_status(bad, i);
+        CHECK(st == 0 || st == REDLOCK_ERR_AUTH); /* 0: not heard from yet */
+        k += st == REDLOCK_ERR_AUTH;
+    }
+    CHECK(k >= it_n - it_quorum() + 1); /* enough to know the attempt failed */
+    CHECK(it->acquire(ln, NULL) != REDLOCK_OK);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK); /* still fine for the right one */
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    it->unlock(la);
+    it->unlock(lb);
+    it->unlock(ln);
+    it->close(a);
+    it->close(bad);
+    it->close(none);
+}
+
+/* ACL user without scripting: AUTO falls back to GET + compare + DEL/PEXPIRE */
+static void it_acl_noscript(void)
+{
+    redis_nodes *rn = &it_acled[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la, *lb;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], tok[64], out[64];
+    it_defaults(&s, rn, ports);
+    s.user = "u";
+    s.pass = "pw";
+    a = it->open(&s);
+    b = it->open(&s);
+    CHECK(a && b);
+    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    it_key(key, sizeof key, "acl");
+    it_lock_opts(&o, key, 1000);
+    la = it->lock(a, &o);
+    lb = it->lock(b, &o);
+    /* the ACL really refuses scripts */
+    rn->auth_user = "u";
+    rn->auth_pass = "pw";
+    redis_nodes_cmd(rn, 0, out, sizeof out, "EVAL", "return 1", "0", (char *)NULL);
+    CHECK(strncmp(out, "-NOPERM", 7) == 0);
+    rn->auth_user = rn->auth_pass = NULL;
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    snprintf(tok, sizeof tok, "%s", it->token(la));
+    CHECK_EQ(it_holders_settle(rn, key, tok, it_n), it_n);
+    CHECK_EQ(it->acquire(lb, NULL), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it_holders_settle(rn, key, tok, it_n), it_n); /* b's cleanup spared a's key */
+    CHECK_EQ(it->extend(la, 3000, &r), REDLOCK_OK);
+    redis_nodes_cmd(rn, 0, out, sizeof out, "PTTL", key, (char *)NULL);
+    CHECK(atoi(out + 1) > 2000);
+    CHECK_EQ(it->release(la, &r), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, tok, 0), 0);
+    CHECK(it->mode_switches(a) >= 1);
+    CHECK_EQ(it->acquire(lb, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(lb), 0), 0);
+    it->unlock(la);
+    it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* ---- runner ---- */
+
+static int it_selected(const char *name)
+{
+    const char *only = getenv("IT_ONLY");
+    return !only || !only[0] || strstr(name, only) != NULL;
+}
+
+#define IT_RUN(fn, nodes) do { \
+    it_n = (nodes); \
+    snprintf(it_name, sizeof it_name, "%s_%s_n%d", it->name, #fn + 3, it_n); \
+    if (it_selected(it_name)) { \
+        long long it__t0 = it_now_ms(); \
+        check__fails = 0; \
+        fn(); \
+        if (check__fails) { check__failed_tests++; printf("not ok %s (%lld ms)\n", it_name, it_now_ms() - it__t0); } \
+        else printf("ok %s (%lld ms)\n", it_name, it_now_ms() - it__t0); \
+        fflush(stdout); \
+    } } while (0)
+
+static int it_main(const it_ops *ops)
+{
+    static const int sizes[] = { 1, 3, 5 };
+    const char *auth_args[] = { "--requirepass", "s3cret", NULL };
+    const char *acl_conf = "user u on >pw ~* &* +@all -@scripting\n";
+    size_t k;
+    it = ops;
+    redis_nodes_deadline(170);
+    for (k = 0; k < 3; k++) {
+        int n = sizes[k];
+        if (redis_nodes_start(&it_plain[n], n, NULL, NULL) != 0 ||
+            redis_nodes_start(&it_authed[n], n, auth_args, NULL) != 0 ||
+            redis_nodes_start(&it_acled[n], n, NULL, acl_conf) != 0) {
+            printf("not ok %s_start_redis_n%d (is redis-server installed?)\n", ops->name, n);
+            return 1;
+        }
+    }
+    for (k = 0; k < 3; k++) {
+        int n = sizes[k];
+        IT_RUN(it_basic, n);
+        IT_RUN(it_contend, n);
+        IT_RUN(it_contend_threads, n);
+        IT_RUN(it_expiry, n);
+        IT_RUN(it_watchdog, n);
+        IT_RUN(it_watchdog_stolen, n);
+        IT_RUN(it_node_killed, n);
+        IT_RUN(it_node_paused, n);
+        IT_RUN(it_auth, n);
+        IT_RUN(it_acl_noscript, n);
+    }
+    for (k = 0; k < 3; k++) {
+        int n = sizes[k];
+        redis_nodes_stop(&it_plain[n]);
+        redis_nodes_stop(&it_authed[n]);
+        redis_nodes_stop(&it_acled[n]);
+    }
+    return CHECK_EXIT();
+}
+
+#endif /* IT_INTEGRATION_H */
