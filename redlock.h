@@ -8,9 +8,10 @@
        #define REDLOCK_IMPLEMENTATION
        #include "redlock.h"
 
-   When REDLOCK_IMPLEMENTATION is defined, include this file before any
-   system header (or build with -D_POSIX_C_SOURCE=200809L): the built-in
-   clock uses clock_gettime().
+   The built-in clocks use clock_gettime(): in the implementation file,
+   include this header before any system header (it then asks for POSIX
+   itself) or build with -D_POSIX_C_SOURCE=200809L. Otherwise pass the
+   now_us and wall_ms callbacks (redlock_client_init says INVALID if not).
 
    CONTENTS
        1. What it is
@@ -595,6 +596,12 @@ static const char redlock__extend_sha[] = "e9a2f3813b737b2b7c48ab77e3b5b9a159cff
 
 /* ---- built-in clocks and randomness (used only when callbacks are NULL) ---- */
 
+/* clock_gettime needs POSIX: present when this file was included before any
+   system header (it asks for _POSIX_C_SOURCE at the top) or the build
+   defines a POSIX feature macro. Without it there is no built-in monotonic
+   clock and redlock_client_init requires callbacks now_us and wall_ms. */
+#if defined(CLOCK_MONOTONIC) && defined(CLOCK_REALTIME)
+#define REDLOCK__HAVE_CLOCK 1
 static int64_t redlock__mono_us(void *user) {
     struct timespec ts;
     (void)user;
@@ -608,6 +615,7 @@ static int64_t redlock__wall_ms(void *user) {
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+#endif
 
 static int redlock__os_random(void *user, void *buf, size_t len) {
     unsigned char *p = (unsigned char *)buf;
@@ -1384,6 +1392,9 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     redlock_config d;
     int i;
     if (!c || !cfg || !cb || !cb->send) return REDLOCK_ERR_INVALID;
+#ifndef REDLOCK__HAVE_CLOCK
+    if (!cb->now_us || !cb->wall_ms) return REDLOCK_ERR_INVALID; /* no built-in clock here */
+#endif
     if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
     if (cfg->node_timeout_ms < 0 || cfg->clock_drift_ms < 0 || cfg->retry_delay_ms < 0 || cfg->wait_ms < 0 ||
         !(cfg->drift_factor >= 0.0 && cfg->drift_factor < 0.5))
@@ -1400,8 +1411,10 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     if (!c->_cfg.retry_delay_ms) c->_cfg.retry_delay_ms = d.retry_delay_ms;
     if (!c->_cfg.retry_jitter_ms) c->_cfg.retry_jitter_ms = d.retry_jitter_ms;
     c->_cb = *cb;
+#ifdef REDLOCK__HAVE_CLOCK
     if (!c->_cb.now_us) c->_cb.now_us = redlock__mono_us;
     if (!c->_cb.wall_ms) c->_cb.wall_ms = redlock__wall_ms;
+#endif
     if (!c->_cb.random) c->_cb.random = redlock__os_random;
     c->_user = user;
     c->_next_id = 1;

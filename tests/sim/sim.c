@@ -681,7 +681,7 @@ static const profile *find_profile(const char *name) {
 }
 
 int main(int argc, char **argv) {
-    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0;
+    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, by_n[MAX_NODES + 1] = {0};
     uint64_t seed = 1;
     const char *pname = "modern";
     const profile *p;
@@ -702,6 +702,7 @@ int main(int argc, char **argv) {
         uint64_t s = seed + (uint64_t)k;
         int bad = run_one(&w, p, s);
         events += w.events;
+        by_n[w.nn]++;
         acquired += w.acquired;
         lost += w.lost;
         if (bad) {
@@ -713,8 +714,9 @@ int main(int argc, char **argv) {
             if (!expect && failing >= 5) break;
         }
     }
-    printf("# profile %s: %ld schedules, %ld events, %ld acquisitions, %ld lost reported, %ld schedules with violations\n",
-           p->name, k < runs ? k + 1 : runs, events, acquired, lost, failing);
+    printf("# profile %s: %ld schedules (N=1: %ld, N=3: %ld, N=5: %ld), %ld events, %ld acquisitions, "
+           "%ld lost reported, %ld schedules with violations\n",
+           p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, lost, failing);
     if (expect) {
         printf("%s sim-control-%s finds violations (%ld of %ld schedules)\n", failing ? "ok" : "not ok", p->name, failing, runs);
         return failing ? 0 : 1;

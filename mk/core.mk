@@ -1,0 +1,51 @@
+# The core: compile matrix, unit tests, simulation, core benchmark.
+SIM_RUNS ?= 20000
+
+CHECKS += check-compile check-unit check-sim check-valgrind-core
+
+$(BUILD)/unit: tests/unit/unit.c redlock.h tests/check.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(INCS) $< -o $@
+
+$(BUILD)/sim: tests/sim/sim.c redlock.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(INCS) $< -o $@
+
+# The header as C99, C11 and C++11 with gcc and clang, with and without
+# REDLOCK_STATIC, and across two translation units.
+check-compile: | $(BUILD)
+	@for cc in gcc clang; do \
+	  for std in "-std=c99" "-std=c11" "-x c++ -std=c++11"; do \
+	    if $$cc $$std $(WARN) -I. -c tests/compile/tu1.c -o $(BUILD)/tu1.o && \
+	       $$cc $$std $(WARN) -I. -c tests/compile/tu2.c -o $(BUILD)/tu2.o && \
+	       $$cc $(BUILD)/tu1.o $(BUILD)/tu2.o -o $(BUILD)/tu && $(BUILD)/tu && \
+	       $$cc $$std $(WARN) -I. tests/compile/static.c -o $(BUILD)/static && $(BUILD)/static; \
+	    then echo "ok compile $$cc $$std (two TUs, REDLOCK_STATIC)"; \
+	    else echo "not ok compile $$cc $$std"; fi; \
+	  done; \
+	done
+
+check-unit: $(BUILD)/unit
+	@$(BUILD)/unit
+
+# At least 20,000 schedules per profile across N = 1, 3, 5, modern and
+# legacy servers, plus the negative controls that must find violations.
+check-sim: $(BUILD)/sim
+	@$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1
+	@$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1
+	@$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1
+	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
+
+check-valgrind-core: $(BUILD)/unit $(BUILD)/sim
+	@if $(VALGRIND) $(BUILD)/unit >/dev/null; then echo "ok valgrind unit: 0 errors, 0 leaks"; \
+	 else echo "not ok valgrind unit"; fi
+	@if $(VALGRIND) $(BUILD)/sim --profile modern --runs 200 --seed 7 >/dev/null && \
+	    $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null; \
+	 then echo "ok valgrind sim (300 schedules): 0 errors, 0 leaks"; else echo "not ok valgrind sim"; fi
+
+# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|ctl-restart|ctl-drift]
+RUNS ?= 1000
+SEED ?= 1
+PROFILE ?= modern
+.PHONY: sim check-compile check-unit check-sim check-valgrind-core
+sim: $(BUILD)/sim
+	$(BUILD)/sim --profile $(PROFILE) --runs $(RUNS) --seed $(SEED)
