@@ -49,3 +49,13 @@ PROFILE ?= modern
 .PHONY: sim check-compile check-unit check-sim check-valgrind-core
 sim: $(BUILD)/sim
 	$(BUILD)/sim --profile $(PROFILE) --runs $(RUNS) --seed $(SEED)
+
+$(BUILD)/bench_core: bench/bench_core.c redlock.h | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+
+.PHONY: bench-core
+bench-core: $(BUILD)/bench_core
+	@bench/core.sh $(BUILD)/bench_core
+
+.PHONY: bench
+bench: bench-core
