@@ -408,7 +408,7 @@ static void it_node_killed(void)
     }
     CHECK(it->node_status(a, 0) != 0);
     CHECK_EQ(redis_node_restart(rn, 0), 0);
-    redis_nodes__sleep_ms(150); /* past the reconnect delay */
+    it->idle(a, 300); /* past the reconnect delay (the loop runs meanwhile) */
     /* reconnected: the restarted node votes again */
     CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
     CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);

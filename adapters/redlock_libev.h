@@ -1,0 +1,591 @@
+/* redlock_libev.h - redlock.h on hiredis async + libev.
+
+   It includes redlock.h (whose implementation lives in one .c of yours, as
+   usual); include it before any system header or build with
+   -D_POSIX_C_SOURCE=200809L. Link -lhiredis -lev (libev has no
+   pkg-config file). Works with hiredis 0.14 (Debian 12) and 1.x. Every
+   function is `static inline`.
+
+       struct ev_loop *loop = EV_DEFAULT;
+       redlock_libev_opts o;
+       redlock_libev_opts_init(&o);
+       o.node_count = 3;
+       o.node[0].host = "127.0.0.1"; o.node[0].port = 7001; ...
+       redlock_libev c;
+       redlock_libev_init(&c, loop, &o);        // connects in the background
+
+       redlock_lock_opts lo = {0};
+       lo.key = "job"; lo.ttl_ms = 5000; lo.watchdog = 1;
+       lo.on_result = on_result;                // called from the loop
+       redlock_lock lk;
+       redlock_lock_init(&lk, redlock_libev_client(&c), &lo);
+       redlock_acquire(&lk);                    // the core API, unchanged
+       ev_run(loop, 0);
+       ...
+       redlock_lock_deinit(&lk);
+       redlock_libev_free(&c);                  // not inside a callback
+
+   HOW IT TALKS
+   One redisAsyncContext per node, attached to the loop with hiredis's own
+   adapters/libev.h; one ev_timer for the core's set_timer. The core's
+   commands go out with redisAsyncCommandArgv and their replies are handed
+   to redlock_on_reply from the completion callbacks (replies belong to
+   hiredis and are not kept). The adapter keeps, per node, the tags it has
+   in flight, in order, so nothing is lost when a node drops: every tag the
+   node still owed is answered with redlock_on_error(tag,
+   REDLOCK_ERR_TRANSPORT) (REDLOCK_ERR_NODE_TIMEOUT when the adapter itself
+   dropped the node for owing a reply longer than command_timeout_ms).
+   * Timeouts: hiredis 0.14 has none for async contexts (and 1.x's is an
+     inactivity timer, not a deadline); the core's node_timeout_ms decides
+     each round, and command_timeout_ms (default 500) is the adapter's own
+     deadline after which a silent node's connection is freed and reopened.
+   * Reconnect: a node that dropped (or refused the connection) is
+     reconnected from a timer after reconnect_delay_ms (default 100; 1000
+     after an AUTH refusal), again and again while it stays down; until then
+     its votes fail at once with REDLOCK_ERR_CONNECT.
+   * AUTH (password, or ACL user + password) and SELECT are queued right
+     after the connect; a refusal makes that node's answers
+     REDLOCK_ERR_AUTH and is shown by redlock_libev_node_status().
+   * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
+     may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
+
+   THREADS AND CALLBACKS
+   Everything runs on the loop's thread. Core callbacks (on_result,
+   on_event) run inside libev/hiredis callbacks: they may use the core API
+   (acquire, release, extend, lock_deinit) but must not call
+   redlock_libev_free.
+*/
+#ifndef REDLOCK_LIBEV_H
+#define REDLOCK_LIBEV_H
+
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_XOPEN_SOURCE) && \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "redlock.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ev.h>
+#include <hiredis/hiredis.h>
+#include <hiredis/async.h>
+#include <hiredis/adapters/libev.h>
+
+#ifndef REDLOCK_LIBEV_QUEUE
+#define REDLOCK_LIBEV_QUEUE 64 /* replies a node may owe before sends fail */
+#endif
+
+/* ---- reply translation, shared with redlock_hiredis.h ---- */
+#ifndef REDLOCK__HIREDIS_REPLY_DEFINED
+#define REDLOCK__HIREDIS_REPLY_DEFINED
+#define REDLOCK__HIREDIS_MAX_ELEMS 16
+/* A translated reply: top level plus one level of array elements (deeper
+   arrays, and arrays longer than REDLOCK__HIREDIS_MAX_ELEMS, are OTHER:
+   the core never needs them). Points into the redisReply. */
+typedef struct redlock__hiredis_reply {
+    redlock_reply top;
+    redlock_reply elem[REDLOCK__HIREDIS_MAX_ELEMS];
+} redlock__hiredis_reply;
+
+static inline void redlock__hiredis_one(const redisReply *r, redlock_reply *out)
+{
+    memset(out, 0, sizeof *out);
+    out->type = REDLOCK_REPLY_OTHER;
+    if (!r) return;
+    switch (r->type) {
+    case REDIS_REPLY_STATUS:  out->type = REDLOCK_REPLY_STATUS; break;
+    case REDIS_REPLY_ERROR:   out->type = REDLOCK_REPLY_ERROR; break;
+    case REDIS_REPLY_STRING:  out->type = REDLOCK_REPLY_STRING; break;
+    case REDIS_REPLY_INTEGER: out->type = REDLOCK_REPLY_INTEGER; break;
+    case REDIS_REPLY_NIL:     out->type = REDLOCK_REPLY_NIL; break;
+    case REDIS_REPLY_ARRAY:   out->type = REDLOCK_REPLY_ARRAY; break;
+    default:                  out->type = REDLOCK_REPLY_OTHER; break; /* RESP3 (hiredis 1.x) */
+    }
+    if (out->type == REDLOCK_REPLY_STATUS || out->type == REDLOCK_REPLY_ERROR ||
+        out->type == REDLOCK_REPLY_STRING) {
+        out->str = r->str ? r->str : "";
+        out->len = r->str ? r->len : 0;
+    } else if (out->type == REDLOCK_REPLY_INTEGER) {
+        out->integer = r->integer;
+    }
+}
+
+static inline const redlock_reply *redlock__hiredis_translate(const redisReply *r,
+                                                              redlock__hiredis_reply *buf)
+{
+    redlock__hiredis_one(r, &buf->top);
+    if (buf->top.type == REDLOCK_REPLY_ARRAY) {
+        size_t i;
+        if (r->elements > REDLOCK__HIREDIS_MAX_ELEMS) {
+            buf->top.type = REDLOCK_REPLY_OTHER;
+        } else {
+            for (i = 0; i < r->elements; i++) {
+                redlock__hiredis_one(r->element[i], &buf->elem[i]);
+                if (buf->elem[i].type == REDLOCK_REPLY_ARRAY) buf->elem[i].type = REDLOCK_REPLY_OTHER;
+            }
+            buf->top.element = buf->elem;
+            buf->top.elements = r->elements;
+        }
+    }
+    return &buf->top;
+}
+
+static inline int64_t redlock__hiredis_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+#endif /* REDLOCK__HIREDIS_REPLY_DEFINED */
+
+/* hiredis 1.x (MAJOR and MINOR together; PATCH is not bumped upstream).
+   The calls used here have the same signatures in 0.14 and 1.x; RESP3
+   reply types (1.x only) are translated as REDLOCK_REPLY_OTHER above. */
+#if defined(HIREDIS_MAJOR) && defined(HIREDIS_MINOR) && \
+    (HIREDIS_MAJOR * 100 + HIREDIS_MINOR) >= 100
+#define REDLOCK__HIREDIS_1X 1
+#else
+#define REDLOCK__HIREDIS_1X 0
+#endif
+
+typedef struct redlock_libev_node {
+    const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
+    int port;
+    const char *username; /* ACL user (NULL: the opts' default) */
+    const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
+    int db;               /* SELECT db; 0: the opts' default */
+} redlock_libev_node;
+
+typedef struct redlock_libev_opts {
+    int node_count;
+    redlock_libev_node node[REDLOCK_MAX_NODES];
+    const char *username, *password; /* defaults for every node */
+    int db;
+    int command_timeout_ms;  /* default 500 */
+    int reconnect_delay_ms;  /* default 100 */
+    redlock_config core;     /* node_count is taken from above; zero fields: defaults */
+    void (*on_event)(void *user, const redlock_event *ev); /* optional */
+    void *user;
+} redlock_libev_opts;
+
+struct redlock_libev;
+
+enum { REDLOCK_LIBEV__DOWN = 0, REDLOCK_LIBEV__CONNECTING, REDLOCK_LIBEV__UP };
+
+typedef struct redlock_libev__conn {
+    struct redlock_libev *owner;
+    int index;
+    redisAsyncContext *ac;  /* NULL while down */
+    int state;
+    int head, count;        /* requests in flight, in send order */
+    redlock_tag tag[REDLOCK_LIBEV_QUEUE];
+    unsigned char kind[REDLOCK_LIBEV_QUEUE]; /* 0 core, 1 AUTH, 2 SELECT */
+    int64_t sent_us[REDLOCK_LIBEV_QUEUE];
+    int auth_failed;
+    int drop_status;        /* what owed tags are failed with */
+    int status;             /* last failure, 0 if none */
+    char errstr[128];
+    ev_timer reconnect;
+    char *host, *user, *pass;
+    int port, db;
+} redlock_libev__conn;
+
+typedef struct redlock_libev {
+    redlock_client core;
+    struct ev_loop *loop;
+    ev_timer timer;         /* the core's */
+    ev_timer watch;         /* command timeouts, while anything is in flight */
+    int n;
+    redlock_libev__conn conn[REDLOCK_MAX_NODES];
+    int command_timeout_ms, reconnect_delay_ms;
+    int closing;
+    void (*on_event)(void *user, const redlock_event *ev);
+    void *user;
+    int _magic;
+} redlock_libev;
+
+#define REDLOCK_LIBEV__MAGIC 0x6c696265
+
+static inline char *redlock_libev__dup(const char *s)
+{
+    size_t l;
+    char *p;
+    if (!s) return NULL;
+    l = strlen(s) + 1;
+    p = (char *)malloc(l);
+    if (p) memcpy(p, s, l);
+    return p;
+}
+
+static inline void redlock_libev__set_error(redlock_libev__conn *cn, int status, const char *msg)
+{
+    size_t l = msg ? strlen(msg) : 0;
+    cn->status = status;
+    if (l >= sizeof cn->errstr) l = sizeof cn->errstr - 1;
+    if (l) memcpy(cn->errstr, msg, l);
+    cn->errstr[l] = 0;
+}
+
+static inline int redlock_libev__push(redlock_libev__conn *cn, int kind, redlock_tag tag)
+{
+    int at;
+    if (cn->count >= REDLOCK_LIBEV_QUEUE) return -1;
+    at = (cn->head + cn->count) % REDLOCK_LIBEV_QUEUE;
+    cn->tag[at] = tag;
+    cn->kind[at] = (unsigned char)kind;
+    cn->sent_us[at] = redlock__hiredis_now_us();
+    cn->count++;
+    return 0;
+}
+
+/* Pops the oldest request; 0 if none. */
+static inline int redlock_libev__pop(redlock_libev__conn *cn, redlock_tag *tag, int *kind)
+{
+    if (cn->count == 0) return 0;
+    *tag = cn->tag[cn->head];
+    *kind = cn->kind[cn->head];
+    cn->head = (cn->head + 1) % REDLOCK_LIBEV_QUEUE;
+    cn->count--;
+    return 1;
+}
+
+static inline void redlock_libev__schedule_reconnect(redlock_libev *c, redlock_libev__conn *cn, int ms)
+{
+    if (c->closing) return;
+    ev_timer_stop(c->loop, &cn->reconnect);
+    ev_timer_set(&cn->reconnect, ms / 1000.0, 0.);
+    ev_timer_start(c->loop, &cn->reconnect);
+}
+
+/* The node's context is gone (or going): forget it, reconnect later.
+   Tags it still owes are failed by hiredis's NULL-reply callbacks. */
+static inline void redlock_libev__lost(redlock_libev__conn *cn, int status, const char *why)
+{
+    redlock_libev *c = cn->owner;
+    cn->ac = NULL;
+    cn->state = REDLOCK_LIBEV__DOWN;
+    if (status) redlock_libev__set_error(cn, status, why);
+    redlock_libev__schedule_reconnect(c, cn, cn->auth_failed ? 1000 : c->reconnect_delay_ms);
+}
+
+/* Completion callback of every command: privdata is the connection. */
+static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    redlock_libev__conn *cn = (redlock_libev__conn *)privdata;
+    redlock_libev *c = cn->owner;
+    redisReply *r = (redisReply *)reply;
+    redlock_tag tag;
+    int kind;
+    if (!redlock_libev__pop(cn, &tag, &kind)) return;
+    if (kind != 0) { /* AUTH / SELECT */
+        if (r && r->type == REDIS_REPLY_ERROR) {
+            cn->auth_failed = 1;
+            redlock_libev__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, r->str);
+            if (cn->ac == ac) redisAsyncDisconnect(ac); /* after the replies still owed */
+        }
+        return;
+    }
+    if (c->closing) return;
+    if (!r) {
+        redlock_on_error(&c->core, tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
+    } else if (cn->auth_failed) {
+        redlock_on_error(&c->core, tag, cn->status ? cn->status : REDLOCK_ERR_AUTH);
+    } else {
+        redlock__hiredis_reply buf;
+        redlock_on_reply(&c->core, tag, redlock__hiredis_translate(r, &buf));
+    }
+}
+
+static inline void redlock_libev__on_connect(const redisAsyncContext *ac, int status)
+{
+    redlock_libev__conn *cn = (redlock_libev__conn *)ac->data;
+    if (!cn || cn->ac != ac) return;
+    if (status != REDIS_OK) { /* hiredis frees the context itself */
+        cn->drop_status = REDLOCK_ERR_CONNECT;
+        redlock_libev__lost(cn, REDLOCK_ERR_CONNECT, ac->errstr);
+        return;
+    }
+    cn->state = REDLOCK_LIBEV__UP;
+    if (!cn->auth_failed) cn->status = 0;
+}
+
+static inline void redlock_libev__on_disconnect(const redisAsyncContext *ac, int status)
+{
+    redlock_libev__conn *cn = (redlock_libev__conn *)ac->data;
+    if (!cn || cn->ac != ac) return;
+    redlock_libev__lost(cn, status == REDIS_OK ? 0 : REDLOCK_ERR_TRANSPORT,
+                        status == REDIS_OK ? "" : ac->errstr);
+}
+
+static inline void redlock_libev__arm_watch(redlock_libev *c)
+{
+    if (!ev_is_active(&c->watch)) {
+        double every = c->command_timeout_ms / 4000.0;
+        if (every < 0.01) every = 0.01;
+        ev_timer_set(&c->watch, every, every);
+        ev_timer_start(c->loop, &c->watch);
+    }
+}
+
+/* Opens node i's connection and queues AUTH / SELECT. */
+static inline void redlock_libev__connect(redlock_libev *c, int i)
+{
+    redlock_libev__conn *cn = &c->conn[i];
+    redisAsyncContext *ac;
+    if (cn->ac || c->closing) return;
+    if (cn->host && cn->host[0] == '/') ac = redisAsyncConnectUnix(cn->host);
+    else ac = redisAsyncConnect(cn->host ? cn->host : "127.0.0.1", cn->port);
+    if (!ac) {
+        redlock_libev__set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
+        return;
+    }
+    if (ac->err) {
+        redlock_libev__set_error(cn, REDLOCK_ERR_CONNECT, ac->errstr);
+        redisAsyncFree(ac);
+        redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
+        return;
+    }
+    ac->data = cn;
+    if (redisLibevAttach(c->loop, ac) != REDIS_OK) {
+        redlock_libev__set_error(cn, REDLOCK_ERR_CONNECT, "cannot attach to the loop");
+        redisAsyncFree(ac);
+        redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
+        return;
+    }
+    redisAsyncSetConnectCallback(ac, redlock_libev__on_connect);
+    redisAsyncSetDisconnectCallback(ac, redlock_libev__on_disconnect);
+    cn->ac = ac;
+    cn->state = REDLOCK_LIBEV__CONNECTING;
+    cn->auth_failed = 0;
+    cn->drop_status = 0;
+    if (cn->pass && cn->pass[0]) {
+        const char *argv[3];
+        size_t len[3];
+        int k = 0;
+        argv[k] = "AUTH"; len[k] = 4; k++;
+        if (cn->user && cn->user[0]) { argv[k] = cn->user; len[k] = strlen(cn->user); k++; }
+        argv[k] = cn->pass; len[k] = strlen(cn->pass); k++;
+        if (redlock_libev__push(cn, 1, 0) == 0 &&
+            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, k, argv, len) != REDIS_OK)
+            cn->count--;
+    }
+    if (cn->db > 0) {
+        char num[16];
+        const char *argv[2];
+        size_t len[2];
+        int l = snprintf(num, sizeof num, "%d", cn->db);
+        argv[0] = "SELECT"; len[0] = 6;
+        argv[1] = num; len[1] = (size_t)l;
+        if (redlock_libev__push(cn, 2, 0) == 0 &&
+            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, 2, argv, len) != REDIS_OK)
+            cn->count--;
+    }
+    if (cn->count) redlock_libev__arm_watch(c);
+}
+
+static inline void redlock_libev__on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_libev__conn *cn = (redlock_libev__conn *)w->data;
+    (void)loop;
+    (void)revents;
+    redlock_libev__connect(cn->owner, cn->index);
+}
+
+/* Drops nodes that owe a reply for longer than command_timeout_ms. */
+static inline void redlock_libev__on_watch(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_libev *c = (redlock_libev *)w->data;
+    int64_t now = redlock__hiredis_now_us();
+    int i, busy = 0;
+    (void)loop;
+    (void)revents;
+    for (i = 0; i < c->n; i++) {
+        redlock_libev__conn *cn = &c->conn[i];
+        if (!cn->ac || cn->count == 0) continue;
+        if (now - cn->sent_us[cn->head] >= (int64_t)c->command_timeout_ms * 1000) {
+            redisAsyncContext *ac = cn->ac;
+            cn->drop_status = REDLOCK_ERR_NODE_TIMEOUT;
+            redlock_libev__lost(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
+            redisAsyncFree(ac); /* owed tags fail now, through the callbacks */
+        } else {
+            busy = 1;
+        }
+    }
+    if (!busy) ev_timer_stop(c->loop, &c->watch);
+}
+
+static inline void redlock_libev__on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_libev *c = (redlock_libev *)w->data;
+    (void)loop;
+    (void)revents;
+    redlock_on_timer(&c->core);
+}
+
+/* ---- core callbacks ---- */
+
+static inline int redlock_libev__send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
+{
+    redlock_libev *c = (redlock_libev *)user;
+    redlock_libev__conn *cn;
+    if (node < 0 || node >= c->n) return REDLOCK_ERR_INVALID;
+    cn = &c->conn[node];
+    if (!cn->ac || c->closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
+    if (cn->auth_failed) return cn->status ? cn->status : REDLOCK_ERR_AUTH;
+    if (redlock_libev__push(cn, 0, tag) != 0) return REDLOCK_ERR_TRANSPORT;
+    if (redisAsyncCommandArgv(cn->ac, redlock_libev__on_reply, cn, cmd->argc,
+                              (const char **)cmd->argv, cmd->argvlen) != REDIS_OK) {
+        /* not queued (context disconnecting): take the entry back */
+        cn->count--;
+        return REDLOCK_ERR_TRANSPORT;
+    }
+    redlock_libev__arm_watch(c);
+    return 0;
+}
+
+static inline void redlock_libev__set_timer(void *user, int64_t deadline_us)
+{
+    redlock_libev *c = (redlock_libev *)user;
+    ev_timer_stop(c->loop, &c->timer);
+    if (deadline_us != REDLOCK_NO_DEADLINE && !c->closing) {
+        int64_t d = deadline_us - redlock__hiredis_now_us();
+        /* libev counts from its cached loop time; early calls are harmless */
+        ev_now_update(c->loop);
+        ev_timer_set(&c->timer, d > 0 ? d / 1e6 : 0., 0.);
+        ev_timer_start(c->loop, &c->timer);
+    }
+}
+
+static inline void redlock_libev__on_event(void *user, const redlock_event *ev)
+{
+    redlock_libev *c = (redlock_libev *)user;
+    if (c->on_event) c->on_event(c->user, ev);
+}
+
+/* ---- public API ---- */
+
+/* Defaults: no nodes, command timeout 500 ms, reconnect delay 100 ms. */
+static inline void redlock_libev_opts_init(redlock_libev_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->command_timeout_ms = 500;
+    o->reconnect_delay_ms = 100;
+    redlock_config_init(&o->core);
+}
+
+/* Sets up the client on `loop` and starts connecting every node. Errors:
+   INVALID, NODES, NOMEM, or the core's. */
+static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_opts *o)
+{
+    redlock_config cfg;
+    redlock_callbacks cb;
+    int i, rc;
+    if (!c || !loop || !o) return REDLOCK_ERR_INVALID;
+    memset(c, 0, sizeof *c);
+    if (o->node_count < 1 || o->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
+    c->loop = loop;
+    c->n = o->node_count;
+    c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
+    c->reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
+    c->on_event = o->on_event;
+    c->user = o->user;
+    ev_timer_init(&c->timer, redlock_libev__on_timer, 0., 0.);
+    c->timer.data = c;
+    ev_timer_init(&c->watch, redlock_libev__on_watch, 0., 0.);
+    c->watch.data = c;
+    for (i = 0; i < c->n; i++) {
+        const redlock_libev_node *nd = &o->node[i];
+        redlock_libev__conn *cn = &c->conn[i];
+        const char *user = nd->username ? nd->username : o->username;
+        const char *pass = nd->password ? nd->password : o->password;
+        cn->owner = c;
+        cn->index = i;
+        cn->port = nd->port > 0 ? nd->port : 6379;
+        cn->db = nd->db > 0 ? nd->db : o->db;
+        cn->host = redlock_libev__dup(nd->host ? nd->host : "127.0.0.1");
+        cn->user = redlock_libev__dup(user);
+        cn->pass = redlock_libev__dup(pass);
+        ev_timer_init(&cn->reconnect, redlock_libev__on_reconnect, 0., 0.);
+        cn->reconnect.data = cn;
+        if (!cn->host || (user && !cn->user) || (pass && !cn->pass)) {
+            rc = REDLOCK_ERR_NOMEM;
+            goto fail;
+        }
+    }
+    cfg = o->core;
+    cfg.node_count = c->n;
+    memset(&cb, 0, sizeof cb);
+    cb.send = redlock_libev__send;
+    cb.set_timer = redlock_libev__set_timer;
+    cb.on_event = redlock_libev__on_event;
+    rc = redlock_client_init(&c->core, &cfg, &cb, c);
+    if (rc != REDLOCK_OK) goto fail;
+    c->_magic = REDLOCK_LIBEV__MAGIC;
+    for (i = 0; i < c->n; i++) redlock_libev__connect(c, i);
+    return REDLOCK_OK;
+fail:
+    for (i = 0; i < c->n; i++) {
+        free(c->conn[i].host);
+        free(c->conn[i].user);
+        free(c->conn[i].pass);
+    }
+    memset(c, 0, sizeof *c);
+    return rc;
+}
+
+/* Detaches every lock (without releasing it on the servers: release
+   first), closes the connections, stops the watchers. Not inside a
+   callback of this client. */
+static inline void redlock_libev_free(redlock_libev *c)
+{
+    int i;
+    if (!c || c->_magic != REDLOCK_LIBEV__MAGIC) return;
+    redlock_client_deinit(&c->core);
+    c->closing = 1;
+    ev_timer_stop(c->loop, &c->timer);
+    ev_timer_stop(c->loop, &c->watch);
+    for (i = 0; i < c->n; i++) {
+        redlock_libev__conn *cn = &c->conn[i];
+        ev_timer_stop(c->loop, &cn->reconnect);
+        if (cn->ac) {
+            redisAsyncContext *ac = cn->ac;
+            cn->ac = NULL;
+            cn->state = REDLOCK_LIBEV__DOWN;
+            redisAsyncFree(ac);
+        }
+        free(cn->host);
+        free(cn->user);
+        free(cn->pass);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+/* The core client, for redlock_lock_init and friends. */
+static inline redlock_client *redlock_libev_client(redlock_libev *c) { return &c->core; }
+
+/* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...) or 0;
+   errbuf (optional) gets the text. */
+static inline int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
+{
+    if (!c || c->_magic != REDLOCK_LIBEV__MAGIC || i < 0 || i >= c->n) return REDLOCK_ERR_INVALID;
+    if (errbuf && errsz) {
+        size_t l = strlen(c->conn[i].errstr);
+        if (l >= errsz) l = errsz - 1;
+        memcpy(errbuf, c->conn[i].errstr, l);
+        errbuf[l] = 0;
+    }
+    return c->conn[i].status;
+}
+
+/* Is node i connected (connect completed, not dropped)? */
+static inline int redlock_libev_node_connected(const redlock_libev *c, int i)
+{
+    if (!c || c->_magic != REDLOCK_LIBEV__MAGIC || i < 0 || i >= c->n) return 0;
+    return c->conn[i].state == REDLOCK_LIBEV__UP;
+}
+
+#endif /* REDLOCK_LIBEV_H */

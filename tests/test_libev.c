@@ -1,0 +1,198 @@
+/* Integration tests of adapters/redlock_libev.h against real redis-servers
+   (1, 3 and 5 nodes). Scenarios: tests/integration.h. Each client has its
+   own ev_loop; the blocking calls the scenarios need run that loop until
+   the result arrives. */
+#define _POSIX_C_SOURCE 200809L
+#define REDLOCK_IMPLEMENTATION
+#include "adapters/redlock_libev.h"
+#include "integration.h"
+
+struct it_client {
+    redlock_libev c;
+    struct ev_loop *loop;
+    int switches;
+    int64_t linger_ms;
+};
+
+struct it_lock {
+    redlock_lock l;
+    it_client *c;
+    int waiting, done, lost;
+    redlock_result result;
+};
+
+static void t_on_event(void *user, const redlock_event *ev)
+{
+    it_client *c = (it_client *)user;
+    if (ev->type == REDLOCK_EV_MODE_SWITCH) c->switches++;
+    if (getenv("IT_DEBUG"))
+        printf("#   [%p] %s op=%d node=%d status=%s vote=%d votes=%d attempt=%d\n", (void *)c,
+               redlock_event_name(ev->type), (int)ev->op, ev->node, redlock_strerror(ev->status),
+               ev->vote, ev->votes, ev->attempt);
+}
+
+static void t_on_result(redlock_lock *lk, const redlock_result *r)
+{
+    it_lock *l = (it_lock *)r->user;
+    (void)lk;
+    if (r->op == REDLOCK_OP_LOST) l->lost++;
+    if (l->waiting && (int)r->op == l->waiting) {
+        l->result = *r;
+        l->done = 1;
+        l->waiting = 0;
+    }
+}
+
+static void t_guard(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    *(int *)w->data = 1;
+}
+
+static int t_inflight(const it_client *c)
+{
+    int i, k = 0;
+    for (i = 0; i < c->c.n; i++) k += c->c.conn[i].ac ? c->c.conn[i].count : 0;
+    return k;
+}
+
+/* Runs the loop until *flag is set or max_ms passed. */
+static void t_run(it_client *c, const int *flag, int64_t max_ms)
+{
+    int fired = 0;
+    ev_timer guard;
+    ev_timer_init(&guard, t_guard, max_ms / 1000.0, 0.);
+    guard.data = &fired;
+    ev_timer_start(c->loop, &guard);
+    while (!fired && !(flag && *flag)) ev_run(c->loop, EVRUN_ONCE);
+    ev_timer_stop(c->loop, &guard);
+}
+
+/* Lets replies still owed (follow-up steps for slower nodes) be handled,
+   as a program whose loop keeps running would. */
+static void t_linger(it_client *c)
+{
+    int64_t until = redis_nodes__now_ms() + c->linger_ms;
+    while (t_inflight(c) > 0 && redis_nodes__now_ms() < until) {
+        int fired = 0;
+        ev_timer guard;
+        ev_timer_init(&guard, t_guard, (until - redis_nodes__now_ms()) / 1000.0, 0.);
+        guard.data = &fired;
+        ev_timer_start(c->loop, &guard);
+        ev_run(c->loop, EVRUN_ONCE);
+        ev_timer_stop(c->loop, &guard);
+    }
+}
+
+static it_client *t_open(const it_setup *s)
+{
+    redlock_libev_opts o;
+    int i;
+    it_client *c = (it_client *)calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->loop = ev_loop_new(EVFLAG_AUTO);
+    if (!c->loop) {
+        free(c);
+        return NULL;
+    }
+    redlock_libev_opts_init(&o);
+    o.node_count = s->n;
+    for (i = 0; i < s->n; i++) {
+        o.node[i].host = "127.0.0.1";
+        o.node[i].port = s->ports[i];
+    }
+    o.username = s->user;
+    o.password = s->pass;
+    o.core = s->core;
+    o.command_timeout_ms = 300;
+    o.on_event = t_on_event;
+    o.user = c;
+    c->linger_ms = s->core.node_timeout_ms > 0 ? s->core.node_timeout_ms : 50;
+    if (redlock_libev_init(&c->c, c->loop, &o) != REDLOCK_OK) {
+        ev_loop_destroy(c->loop);
+        free(c);
+        return NULL;
+    }
+    /* let the connections (and AUTH) complete */
+    for (i = 0; i < 100; i++) {
+        int k, up = 0;
+        for (k = 0; k < s->n; k++)
+            up += redlock_libev_node_connected(&c->c, k) ||
+                  redlock_libev_node_status(&c->c, k, NULL, 0) == REDLOCK_ERR_AUTH;
+        if (up == s->n && t_inflight(c) == 0) break;
+        t_run(c, NULL, 5);
+    }
+    return c;
+}
+
+static void t_close(it_client *c)
+{
+    redlock_libev_free(&c->c);
+    ev_loop_destroy(c->loop);
+    free(c);
+}
+
+static it_lock *t_lock(it_client *c, const redlock_lock_opts *o)
+{
+    redlock_lock_opts lo = *o;
+    it_lock *l = (it_lock *)calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->c = c;
+    lo.on_result = t_on_result;
+    lo.user = l;
+    if (redlock_lock_init(&l->l, redlock_libev_client(&c->c), &lo) != REDLOCK_OK) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+static void t_unlock(it_lock *l)
+{
+    redlock_lock_deinit(&l->l);
+    free(l);
+}
+
+static int t_op(it_lock *l, int op, int64_t ttl, redlock_result *r)
+{
+    int rc;
+    l->waiting = op;
+    l->done = 0;
+    memset(&l->result, 0, sizeof l->result);
+    if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&l->l);
+    else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&l->l);
+    else rc = redlock_extend(&l->l, ttl);
+    if (rc != REDLOCK_OK) {
+        l->waiting = 0;
+        return rc;
+    }
+    t_run(l->c, &l->done, 20000);
+    if (!l->done) {
+        l->waiting = 0;
+        l->result.status = REDLOCK_ERR_TIMEOUT;
+        printf("#   no result within 20 s\n");
+    }
+    t_linger(l->c);
+    if (r) *r = l->result;
+    return l->result.status;
+}
+
+static int t_acquire(it_lock *l, redlock_result *r) { return t_op(l, REDLOCK_OP_ACQUIRE, 0, r); }
+static int t_release(it_lock *l, redlock_result *r) { return t_op(l, REDLOCK_OP_RELEASE, 0, r); }
+static int t_extend(it_lock *l, int64_t ttl, redlock_result *r) { return t_op(l, REDLOCK_OP_EXTEND, ttl, r); }
+static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l); }
+static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l); }
+static void t_idle(it_client *c, int ms) { t_run(c, NULL, ms); }
+static int t_node_status(it_client *c, int i) { return redlock_libev_node_status(&c->c, i, NULL, 0); }
+static int t_mode_switches(it_client *c) { return c->switches; }
+static int t_lost(it_lock *l) { return l->lost; }
+
+int main(void)
+{
+    static const it_ops ops = {
+        "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
+    };
+    return it_main(&ops);
+}
