@@ -139,8 +139,11 @@
    clocks synchronised to within clock_drift_ms, and release / extend are
    check-then-act over two round trips (release skips the DEL when less
    than node_timeout + drift of the lock remains, to keep that window from
-   racing the expiry). A node whose GETSET lost a race is never deleted by
-   this client. Prefer modern servers.
+   racing the expiry). Another client's GETSET that arrives late can move
+   the written expiry earlier, so with legacy nodes the validity also leaves
+   aside one node_timeout, and one-way network delays are assumed below it.
+   A node whose GETSET lost a race is never deleted by this client. Prefer
+   modern servers.
 
    5. COMPILE-TIME OPTIONS (define before including)
        REDLOCK_IMPLEMENTATION  emit the implementation in this file
@@ -163,7 +166,8 @@
    callback you may call redlock_acquire/release/extend on any lock of the
    client, redlock_lock_deinit (also on the lock being reported), and
    redlock_on_reply/on_error (synchronous transports). Do not call
-   redlock_client_deinit inside a callback.
+   redlock_client_deinit inside a callback, and nothing of the library
+   inside on_event (events are for logging and metrics).
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -434,7 +438,7 @@ struct redlock_lock {
     int _renew_status;     /* last failed renewal's reason */
     int _user_extend;      /* current extend round was requested by the user */
     int _capped;           /* renewal cap reached */
-    int _cancel_pending;   /* release() cancelled an acquire: report it */
+    int _cancel_op;        /* release() overtook this operation: report it CANCELLED */
     int64_t _ttl_ms, _extend_ttl_ms;
     int64_t _op_start;     /* when the user operation was called */
     int64_t _round_start;  /* when the current round's commands went out */
@@ -486,8 +490,9 @@ REDLOCK_API int redlock_acquire(redlock_lock *lock);
 
 /* Releases on all nodes (op RELEASE result: OK if a quorum deleted the key,
    EXPIRED if a majority no longer had it, NO_QUORUM if too few answered).
-   Called while acquiring, it cancels the acquisition (ACQUIRE result
-   CANCELLED) and releases. Returns OK if started, or NOT_HELD / BUSY. */
+   Called while acquiring (or during an extend), it cancels that operation
+   (its result: CANCELLED) and releases. Returns OK if started, or
+   NOT_HELD / BUSY. */
 REDLOCK_API int redlock_release(redlock_lock *lock);
 
 /* Extends the validity of a held lock by ttl_ms (0: the lock's ttl), on a
@@ -1110,12 +1115,18 @@ static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
     redlock__event(lk, REDLOCK_EV_ATTEMPT, 0);
 }
 
+/* The lock ended without the holder's release. A user extend still waiting
+   gets its answer first, then the LOST result. */
 static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
+    int extend_waiting = lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend;
+    lk->_user_extend = 0;
     lk->_state = REDLOCK_STATE_LOST;
     lk->_lost_status = reason;
     lk->_phase_op = REDLOCK_OP_LOST;
     redlock__round(lk, REDLOCK__PH_CLEANUP, now);  /* best effort: delete what is still ours */
     redlock__event(lk, REDLOCK_EV_LOST, reason);
+    if (extend_waiting && !redlock__report(lk, alive, REDLOCK_OP_EXTEND, reason, 0, now)) return 0;
+    if (lk->_state != REDLOCK_STATE_LOST) return 1; /* the callback already moved on */
     return redlock__report(lk, alive, REDLOCK_OP_LOST, reason, 0, now);
 }
 
@@ -1210,10 +1221,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     } else if (t.yes + t.pending < q) {
         /* definite answers alone rule out a quorum: the lock is gone */
         if (t.no + t.missing > n - q) {
-            int reason = t.no > 0 ? REDLOCK_ERR_STOLEN : REDLOCK_ERR_QUORUM_LOST;
-            if (user && !redlock__report(lk, alive, REDLOCK_OP_EXTEND, reason, t.yes, now)) return 0;
-            if (lk->_state != REDLOCK_STATE_HELD) return 1; /* released from the callback */
-            return redlock__lose(lk, alive, reason, now);
+            return redlock__lose(lk, alive, t.no > 0 ? REDLOCK_ERR_STOLEN : REDLOCK_ERR_QUORUM_LOST, now);
         }
         status = user ? REDLOCK_ERR_NO_QUORUM : REDLOCK_ERR_TRANSPORT;
     } else {
@@ -1261,9 +1269,10 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
 static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     int i;
-    if (lk->_cancel_pending) {
-        lk->_cancel_pending = 0;
-        if (!redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
+    if (lk->_cancel_op) {  /* release() overtook an acquire or extend: answer it */
+        redlock_op op = (redlock_op)lk->_cancel_op;
+        lk->_cancel_op = 0;
+        if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
     }
     /* the round's deadline: whoever has not answered failed */
     if (lk->_phase != REDLOCK__PH_NONE && now >= lk->_round_deadline) {
@@ -1537,7 +1546,9 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     if (lk->_state != REDLOCK_STATE_HELD && lk->_state != REDLOCK_STATE_ACQUIRING) return REDLOCK_ERR_NOT_HELD;
     c = lk->_client;
     now = redlock__now(c);
-    if (lk->_state == REDLOCK_STATE_ACQUIRING) lk->_cancel_pending = 1;
+    if (lk->_state == REDLOCK_STATE_ACQUIRING) lk->_cancel_op = REDLOCK_OP_ACQUIRE;
+    else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
+    lk->_user_extend = 0;
     lk->_state = REDLOCK_STATE_RELEASING;
     lk->_op_start = now;
     lk->_phase_op = REDLOCK_OP_RELEASE;

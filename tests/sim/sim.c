@@ -125,7 +125,7 @@ typedef struct world {
     uint64_t seq;
     interval *iv;
     size_t ivn, ivcap;
-    long events, acquired, lost, violations;
+    long events, acquired, lost, violations, extends;
     double drop, reset, spike;
     int verbose;
     char why[256];
@@ -426,6 +426,8 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         schedule_act(w, c, w->now + rng_range(&w->rng, 0, ttl));
     } else if (r->op == REDLOCK_OP_RELEASE) {
         schedule_act(w, c, w->now + rng_range(&w->rng, 0, ttl));
+    } else if (r->op == REDLOCK_OP_EXTEND) {
+        w->extends += r->status == REDLOCK_OK;
     }
 }
 
@@ -434,7 +436,17 @@ static void act(world *w, client *c) {
     if (s == REDLOCK_STATE_IDLE || s == REDLOCK_STATE_LOST) {
         int rc = redlock_acquire(&c->lk);
         if (rc != REDLOCK_OK) violation(w, "acquire refused", c->id);
+        /* sometimes give up while acquiring: release() cancels */
+        if (rng_chance(&w->rng, 0.05)) schedule_act(w, c, w->now + rng_range(&w->rng, 0, 3000 * w->node_timeout_ms));
+    } else if (s == REDLOCK_STATE_ACQUIRING) {
+        if (redlock_release(&c->lk) != REDLOCK_OK) violation(w, "cancel refused", c->id);
     } else if (s == REDLOCK_STATE_HELD && c->release_at >= 0 && w->now >= c->release_at) {
+        /* without the watchdog, sometimes extend by hand and hold on */
+        if (!w->watchdog && rng_chance(&w->rng, 0.3) && redlock_extend(&c->lk, 0) == REDLOCK_OK) {
+            c->release_at = w->now + rng_range(&w->rng, 0, w->ttl_ms * 1000);
+            schedule_act(w, c, c->release_at);
+            return;
+        }
         c->release_at = -1;
         if (redlock_release(&c->lk) != REDLOCK_OK) violation(w, "release refused", c->id);
     }
@@ -681,7 +693,7 @@ static const profile *find_profile(const char *name) {
 }
 
 int main(int argc, char **argv) {
-    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, by_n[MAX_NODES + 1] = {0};
+    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, by_n[MAX_NODES + 1] = {0};
     uint64_t seed = 1;
     const char *pname = "modern";
     const profile *p;
@@ -705,6 +717,7 @@ int main(int argc, char **argv) {
         by_n[w.nn]++;
         acquired += w.acquired;
         lost += w.lost;
+        extends += w.extends;
         if (bad) {
             failing++;
             if (!expect || verbose)
@@ -715,8 +728,8 @@ int main(int argc, char **argv) {
         }
     }
     printf("# profile %s: %ld schedules (N=1: %ld, N=3: %ld, N=5: %ld), %ld events, %ld acquisitions, "
-           "%ld lost reported, %ld schedules with violations\n",
-           p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, lost, failing);
+           "%ld manual extends, %ld lost reported, %ld schedules with violations\n",
+           p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, extends, lost, failing);
     if (expect) {
         printf("%s sim-control-%s finds violations (%ld of %ld schedules)\n", failing ? "ok" : "not ok", p->name, failing, runs);
         return failing ? 0 : 1;

@@ -452,6 +452,32 @@ static void test_release_cancels_acquire(void) {
 }
 
 /* ---- release ---- */
+static void test_release_cancels_extend(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_extend(&L, 0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_CANCELLED);
+    num(1, 1);                            /* the extend's reply: stale */
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 3);
+    teardown();
+    /* validity runs out while a user extend waits: EXTEND answered, then LOST */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    T.now = redlock_lock_valid_until(&L) - 10;
+    redlock_extend(&L, 0);
+    advance_to(T.now + 10);
+    CHECK_EQ(T.res.n, 3);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(T.res.r[2].op, REDLOCK_OP_LOST);
+    teardown();
+}
+
 static void test_release_noscript_fallback(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
@@ -904,6 +930,7 @@ int main(void) {
     RUN(test_sync_transport);
     RUN(test_callbacks_reenter);
     RUN(test_release_cancels_acquire);
+    RUN(test_release_cancels_extend);
     RUN(test_release_noscript_fallback);
     RUN(test_release_quorum);
     RUN(test_extend);
