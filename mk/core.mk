@@ -1,7 +1,7 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
 SIM_RUNS ?= 20000
 
-CHECKS += check-compile check-unit check-sim check-valgrind-core
+CHECKS += check-compile check-unit check-sim check-valgrind-core check-sanitize-core
 
 $(BUILD)/unit: tests/unit/unit.c redlock.h tests/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(INCS) $< -o $@
@@ -42,11 +42,19 @@ check-valgrind-core: $(BUILD)/unit $(BUILD)/sim
 	    $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null; \
 	 then echo "ok valgrind sim (300 schedules): 0 errors, 0 leaks"; else echo "not ok valgrind sim"; fi
 
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+check-sanitize-core: | $(BUILD)
+	@$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/unit/unit.c -o $(BUILD)/unit-san && \
+	 $(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/sim/sim.c -o $(BUILD)/sim-san && \
+	 if $(BUILD)/unit-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null && \
+	    $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null; \
+	 then echo "ok ASan+UBSan: unit tests and 2000 schedules clean"; else echo "not ok ASan+UBSan core"; fi
+
 # make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|ctl-restart|ctl-drift]
 RUNS ?= 1000
 SEED ?= 1
 PROFILE ?= modern
-.PHONY: sim check-compile check-unit check-sim check-valgrind-core
+.PHONY: sim check-compile check-unit check-sim check-valgrind-core check-sanitize-core
 sim: $(BUILD)/sim
 	$(BUILD)/sim --profile $(PROFILE) --runs $(RUNS) --seed $(SEED)
 
