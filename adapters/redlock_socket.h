@@ -1,0 +1,1616 @@
+/* adapters/redlock_socket.h - redlock.h over raw POSIX sockets, no hiredis.
+
+   Do this:
+       #define REDLOCK_SOCKET_IMPLEMENTATION
+   before you include this file in *one* C or C++ file (together with
+   REDLOCK_IMPLEMENTATION in that file or another one). Include it before
+   any system header, or build with -D_POSIX_C_SOURCE=200809L: the
+   implementation needs getaddrinfo(), poll() and clock_gettime().
+
+       #define REDLOCK_IMPLEMENTATION
+       #define REDLOCK_SOCKET_IMPLEMENTATION
+       #include "adapters/redlock_socket.h"     (includes ../redlock.h)
+
+   CONTENTS
+       1. RESP2 encoder and incremental parser (sans-I/O, usable alone)
+       2. Connections: TCP (names via getaddrinfo) or Unix sockets, one per
+          node, non-blocking, AUTH (password or ACL user + password), SELECT
+       3. Blocking API driven by poll(): acquire / release / extend / run
+       4. Foreign event loop API: fd, interest, on_readable, on_writable,
+          next deadline, on_timer (plus optional watch / timer hooks)
+       5. Compile-time options and statuses
+
+   1. RESP2
+   --------
+   redlock_resp_encode() writes a command as a RESP2 array of bulk strings.
+   redlock_resp_parser takes bytes in chunks of any size (whole replies,
+   byte by byte, several replies at once) through redlock_resp_feed() and
+   hands out complete replies as redlock_reply trees through
+   redlock_resp_next(). Memory is bounded: a bulk string longer than
+   REDLOCK_RESP_MAX_BULK, an array longer than REDLOCK_RESP_MAX_ELEMENTS,
+   arrays nested deeper than REDLOCK_RESP_MAX_DEPTH, more than
+   REDLOCK_RESP_MAX_VALUES values in one reply, a line longer than
+   REDLOCK_RESP_MAX_LINE or more than REDLOCK_RESP_MAX_BUFFER unparsed bytes
+   is a protocol error (REDLOCK_ERR_PROTOCOL; redlock_resp_error() says
+   which). RESP3 frame types (% ~ _ , # ( = | > !) are rejected: this
+   library never sends HELLO 3. A parser error is sticky: drop the
+   connection. A reply from redlock_resp_next() stays valid until the next
+   call to feed / next / reset / free on that parser.
+
+   2. CONNECTIONS
+   --------------
+   Nothing connects at init. The first command for a node opens its
+   connection (non-blocking connect, then AUTH and SELECT pipelined before
+   the command). Host names are resolved with getaddrinfo(), which blocks:
+   use addresses where that matters. A node's connection fails with:
+       REDLOCK_ERR_CONNECT       refused, unreachable, no connection within
+                                 connect_timeout_ms
+       REDLOCK_ERR_AUTH          AUTH refused, or a NOAUTH reply
+       REDLOCK_ERR_SERVER        SELECT refused
+       REDLOCK_ERR_NODE_TIMEOUT  a command unanswered for command_timeout_ms
+       REDLOCK_ERR_TRANSPORT     reset, closed, send/recv failed, queue full
+       REDLOCK_ERR_PROTOCOL      malformed, oversized, RESP3, truncated or
+                                 unsolicited reply
+   and then every command in flight on it gets redlock_on_error() with that
+   status; the next command reconnects. redlock_socket_node_status() keeps
+   the last one. Passwords and tokens are never logged (this file logs
+   nothing) and the output buffer is wiped once written.
+
+   3. BLOCKING API
+   ---------------
+       redlock_socket s;                      // must not move after init
+       redlock_socket_config cfg = {0};
+       cfg.node_count = 3;
+       cfg.node[0].port = 7000; ...           // host default 127.0.0.1
+       redlock_socket_init(&s, &cfg);
+       redlock_socket_lock l;
+       redlock_lock_opts o = {0}; o.key = "job"; o.ttl_ms = 10000; o.watchdog = 1;
+       redlock_socket_lock_init(&s, &l, &o);
+       if (redlock_socket_acquire(&l) == REDLOCK_OK) {
+           while (work_left) { do_some_work(); redlock_socket_run(&s, 0); }
+           redlock_socket_release(&l);
+       }
+       redlock_socket_lock_deinit(&l);
+       redlock_socket_deinit(&s);
+   acquire / release / extend block until the core reports the outcome and
+   return its status (retries and the wait deadline are the core's). The
+   watchdog and everything else only runs while a redlock_socket_* call
+   runs: call redlock_socket_run(&s, ms) often enough (at least every
+   renew interval). Lock results, including LOST, still reach the
+   on_result you gave in the options.
+
+   4. FOREIGN EVENT LOOP
+   ---------------------
+   For each node, watch redlock_socket_fd() for redlock_socket_interest()
+   (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
+   redlock_socket_on_readable() / on_writable(); call
+   redlock_socket_on_timer() once redlock_socket_now_us() reaches
+   redlock_socket_next_deadline(). The optional cfg.watch hook is called
+   whenever a node's fd or interest changes (fd -1: closed) and cfg.set_timer
+   whenever the next deadline changes, so a loop need not poll the getters.
+   Use the core API (redlock_acquire(&l.lock) ...) for non-blocking calls.
+
+   5. OPTIONS (define before including)
+       REDLOCK_SOCKET_IMPLEMENTATION  emit the implementation here
+       REDLOCK_SOCKET_STATIC          make every function static
+       REDLOCK_SOCKET_NO_CORE         transport only: no redlock_client, replies
+                                      go to cfg.on_reply / cfg.on_error (for a
+                                      raw client or tests); the lock API is absent
+       REDLOCK_RESP_MAX_BULK          default 1 MiB
+       REDLOCK_RESP_MAX_ELEMENTS      elements of one array, default 1024
+       REDLOCK_RESP_MAX_VALUES        values in one reply, default 4096
+       REDLOCK_RESP_MAX_DEPTH         array nesting, default 8
+       REDLOCK_RESP_MAX_LINE          simple string / error / number line, default 64 KiB
+       REDLOCK_RESP_MAX_BUFFER        unparsed bytes, default 4 MiB
+       REDLOCK_SOCKET_MAX_PENDING     commands in flight per node, default 256
+       REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 1 MiB
+
+   THREADS: one redlock_socket is used by one thread at a time. Inside
+   callbacks (on_result, on_event, watch, set_timer, on_reply, on_error)
+   the blocking calls and redlock_socket_deinit return REDLOCK_ERR_BUSY /
+   must not be called; non-blocking core calls are fine.
+*/
+#ifndef REDLOCK_SOCKET_H
+#define REDLOCK_SOCKET_H
+
+#if defined(REDLOCK_SOCKET_IMPLEMENTATION) && !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "../redlock.h"
+
+#ifndef REDLOCK_SOCKET_API
+#ifdef REDLOCK_SOCKET_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define REDLOCK_SOCKET_API static __attribute__((unused))
+#else
+#define REDLOCK_SOCKET_API static
+#endif
+#else
+#define REDLOCK_SOCKET_API extern
+#endif
+#endif
+
+#ifndef REDLOCK_RESP_MAX_BULK
+#define REDLOCK_RESP_MAX_BULK (1024L * 1024L)
+#endif
+#ifndef REDLOCK_RESP_MAX_ELEMENTS
+#define REDLOCK_RESP_MAX_ELEMENTS 1024L
+#endif
+#ifndef REDLOCK_RESP_MAX_VALUES
+#define REDLOCK_RESP_MAX_VALUES 4096L
+#endif
+#ifndef REDLOCK_RESP_MAX_DEPTH
+#define REDLOCK_RESP_MAX_DEPTH 8
+#endif
+#ifndef REDLOCK_RESP_MAX_LINE
+#define REDLOCK_RESP_MAX_LINE (64L * 1024L)
+#endif
+#ifndef REDLOCK_RESP_MAX_BUFFER
+#define REDLOCK_RESP_MAX_BUFFER (4L * 1024L * 1024L)
+#endif
+#ifndef REDLOCK_SOCKET_MAX_PENDING
+#define REDLOCK_SOCKET_MAX_PENDING 256
+#endif
+#ifndef REDLOCK_SOCKET_MAX_OUTPUT
+#define REDLOCK_SOCKET_MAX_OUTPUT (1024L * 1024L)
+#endif
+#if REDLOCK_RESP_MAX_DEPTH < 1 || REDLOCK_RESP_MAX_DEPTH > 64
+#error "REDLOCK_RESP_MAX_DEPTH must be in 1..64"
+#endif
+#if REDLOCK_RESP_MAX_BUFFER < REDLOCK_RESP_MAX_BULK + REDLOCK_RESP_MAX_LINE
+#error "REDLOCK_RESP_MAX_BUFFER must hold a bulk string and a line"
+#endif
+#if REDLOCK_RESP_MAX_VALUES < REDLOCK_RESP_MAX_ELEMENTS + 1
+#error "REDLOCK_RESP_MAX_VALUES must exceed REDLOCK_RESP_MAX_ELEMENTS"
+#endif
+
+#define REDLOCK_SOCKET_READ 1
+#define REDLOCK_SOCKET_WRITE 2
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- 1. RESP2 ---- */
+
+/* Why a parser stopped (redlock_resp_error()); every one of them maps to
+   REDLOCK_ERR_PROTOCOL, except NOMEM (REDLOCK_ERR_NOMEM). */
+typedef enum redlock_resp_errcode {
+    REDLOCK_RESP_E_NONE = 0,
+    REDLOCK_RESP_E_TYPE,      /* unknown type byte */
+    REDLOCK_RESP_E_RESP3,     /* a RESP3 type: % ~ _ , # ( = | > ! */
+    REDLOCK_RESP_E_INTEGER,   /* malformed or out-of-range number */
+    REDLOCK_RESP_E_BULK_LEN,  /* bulk length < -1 or > REDLOCK_RESP_MAX_BULK */
+    REDLOCK_RESP_E_ARRAY_LEN, /* array length < -1 or > REDLOCK_RESP_MAX_ELEMENTS */
+    REDLOCK_RESP_E_DEPTH,     /* arrays nested deeper than REDLOCK_RESP_MAX_DEPTH */
+    REDLOCK_RESP_E_VALUES,    /* more than REDLOCK_RESP_MAX_VALUES values in a reply */
+    REDLOCK_RESP_E_LINE,      /* line longer than REDLOCK_RESP_MAX_LINE */
+    REDLOCK_RESP_E_CRLF,      /* missing / stray CR or LF */
+    REDLOCK_RESP_E_BUFFER,    /* more than REDLOCK_RESP_MAX_BUFFER bytes unparsed */
+    REDLOCK_RESP_E_NOMEM      /* malloc failed */
+} redlock_resp_errcode;
+
+typedef struct redlock__resp_val {
+    int type;
+    long long integer;
+    size_t off, len, count;
+} redlock__resp_val;
+
+typedef struct redlock__resp_frame {
+    size_t val, left;
+} redlock__resp_frame;
+
+/* Caller-owned; zero it or call redlock_resp_parser_init(). */
+typedef struct redlock_resp_parser {
+    char *_buf;
+    size_t _len, _cap;
+    size_t _pos, _scan, _consumed;
+    int _err;
+    int _bulk;
+    size_t _bulk_len, _bulk_val;
+    int _sp;
+    redlock__resp_frame _stack[REDLOCK_RESP_MAX_DEPTH];
+    redlock__resp_val *_vals;
+    size_t _nvals, _vals_cap;
+    redlock_reply *_out;
+    size_t _out_cap;
+} redlock_resp_parser;
+
+/* Encodes argv as a RESP2 command into buf. argvlen NULL: strlen. Returns
+   the bytes needed; writes only when that fits in cap. 0: bad arguments
+   (argc < 1, argc > 1024, argv or an element NULL). */
+REDLOCK_SOCKET_API size_t redlock_resp_encode(char *buf, size_t cap, int argc,
+                                              const char *const *argv, const size_t *argvlen);
+REDLOCK_SOCKET_API size_t redlock_resp_encode_command(char *buf, size_t cap, const redlock_command *cmd);
+
+REDLOCK_SOCKET_API void redlock_resp_parser_init(redlock_resp_parser *p);
+REDLOCK_SOCKET_API void redlock_resp_parser_free(redlock_resp_parser *p);
+/* Drops buffered bytes and any error, keeps allocations. */
+REDLOCK_SOCKET_API void redlock_resp_parser_reset(redlock_resp_parser *p);
+/* Appends bytes. 0, or REDLOCK_ERR_PROTOCOL (buffer cap, or an earlier
+   error), REDLOCK_ERR_NOMEM, REDLOCK_ERR_INVALID. */
+REDLOCK_SOCKET_API int redlock_resp_feed(redlock_resp_parser *p, const void *data, size_t len);
+/* 1: *reply is the next complete reply; 0: more bytes needed;
+   REDLOCK_ERR_PROTOCOL / REDLOCK_ERR_NOMEM: broken (sticky). */
+REDLOCK_SOCKET_API int redlock_resp_next(redlock_resp_parser *p, const redlock_reply **reply);
+REDLOCK_SOCKET_API int redlock_resp_error(const redlock_resp_parser *p);
+REDLOCK_SOCKET_API const char *redlock_resp_strerror(int resp_error);
+/* Bytes fed and not yet handed out as replies. */
+REDLOCK_SOCKET_API size_t redlock_resp_buffered(const redlock_resp_parser *p);
+/* Heap bytes the parser holds. */
+REDLOCK_SOCKET_API size_t redlock_resp_memory(const redlock_resp_parser *p);
+
+/* ---- 2.-4. connections and loops ---- */
+
+typedef struct redlock_socket_node {
+    const char *host;      /* name or address; NULL: "127.0.0.1" (copied) */
+    int port;              /* 0: 6379 */
+    const char *unix_path; /* set: connect to this Unix socket instead (copied) */
+    const char *username;  /* ACL user; needs password (copied) */
+    const char *password;  /* NULL: no AUTH (copied, wiped at deinit) */
+    int db;                /* > 0: SELECT db */
+} redlock_socket_node;
+
+typedef struct redlock_socket_config {
+    int node_count;                         /* 1..REDLOCK_MAX_NODES */
+    redlock_socket_node node[REDLOCK_MAX_NODES];
+    int64_t connect_timeout_ms;             /* 0: 1000 */
+    int64_t command_timeout_ms;             /* 0: 1000; a node this late is dropped */
+    redlock_config core;                    /* zero fields: defaults; node_count ignored */
+    void (*on_event)(void *user, const redlock_event *ev);  /* optional, core events */
+    /* foreign loop hooks, optional */
+    void (*watch)(void *user, int node, int fd, int interest);
+    void (*set_timer)(void *user, int64_t deadline_us);
+    /* raw mode (REDLOCK_SOCKET_NO_CORE, or when set): replies and node
+       errors of redlock_socket_send() go here instead of to the core */
+    void (*on_reply)(void *user, int node, redlock_tag tag, const redlock_reply *reply);
+    void (*on_error)(void *user, int node, redlock_tag tag, int status);
+    void *user;
+} redlock_socket_config;
+
+struct redlock__sock_node;
+
+/* Caller-owned; must not move between init and deinit. */
+typedef struct redlock_socket {
+    redlock_client _client;
+    redlock_socket_config _cfg;
+    struct redlock__sock_node *_nodes;
+    int64_t _timer_reported;
+    int _in_cb;
+    int _core;     /* the core client is initialised */
+    int _magic;
+} redlock_socket;
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* A core lock plus what the blocking calls need. Use &l->lock with the
+   core API (redlock_lock_state(&l->lock) ...). */
+typedef struct redlock_socket_lock {
+    redlock_lock lock;
+    redlock_socket *_s;
+    redlock_result_fn _fn;
+    void *_user;
+    int _want, _done;
+    redlock_result _last;
+} redlock_socket_lock;
+#endif
+
+/* Fills in the defaults (also those of cfg->core). */
+REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg);
+/* INVALID, NODES, NOMEM, or a redlock_client_init error. Connects lazily. */
+REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg);
+/* Closes every connection; pending commands are dropped silently. */
+REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s);
+/* Connects every node that is down and waits for AUTH / SELECT, at most
+   connect_timeout_ms + command_timeout_ms. OK if all nodes are up, else
+   the first failing node's status. Optional: commands connect by themselves. */
+REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s);
+/* Runs the loop for timeout_ms (0: handle what is ready, do not wait). */
+REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms);
+/* Sends one command to a node (the core's send callback does this). 0 if
+   queued, or CONNECT / TRANSPORT / INVALID; then no answer will come. */
+REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc,
+                                           const char *const *argv, const size_t *argvlen,
+                                           redlock_tag tag);
+/* Last connection error of a node (0: none yet). */
+REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node);
+/* Nonzero when the node's connection is established. */
+REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
+/* Heap bytes held by the adapter (buffers, parsers). */
+REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
+
+/* Foreign loop. */
+REDLOCK_SOCKET_API int redlock_socket_fd(const redlock_socket *s, int node);
+REDLOCK_SOCKET_API int redlock_socket_interest(const redlock_socket *s, int node);
+REDLOCK_SOCKET_API void redlock_socket_on_readable(redlock_socket *s, int node);
+REDLOCK_SOCKET_API void redlock_socket_on_writable(redlock_socket *s, int node);
+REDLOCK_SOCKET_API int64_t redlock_socket_next_deadline(const redlock_socket *s);
+REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s);
+REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void);
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+REDLOCK_SOCKET_API redlock_client *redlock_socket_client(redlock_socket *s);
+/* redlock_lock_init on the adapter's client; opts->on_result / user still
+   get every result (including LOST). */
+REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socket_lock *l,
+                                                const redlock_lock_opts *opts);
+REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l);
+/* Block until the outcome; return its status (or the start error). */
+REDLOCK_SOCKET_API int redlock_socket_acquire(redlock_socket_lock *l);
+REDLOCK_SOCKET_API int redlock_socket_release(redlock_socket_lock *l);
+REDLOCK_SOCKET_API int redlock_socket_extend(redlock_socket_lock *l, int64_t ttl_ms);
+/* The last blocking call's full result. */
+REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redlock_socket_lock *l);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REDLOCK_SOCKET_H */
+
+/* ======================================================================= */
+/*                              IMPLEMENTATION                              */
+/* ======================================================================= */
+#if defined(REDLOCK_SOCKET_IMPLEMENTATION) && !defined(REDLOCK_SOCKET__IMPLEMENTED)
+#define REDLOCK_SOCKET__IMPLEMENTED
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef MSG_NOSIGNAL
+#define REDLOCK__SOCK_NOSIGNAL MSG_NOSIGNAL
+#else
+#define REDLOCK__SOCK_NOSIGNAL 0
+#endif
+
+#define REDLOCK__SOCK_MAGIC 0x52534f4b
+
+/* ---- RESP2 encoder ---- */
+
+static size_t redlock__resp_num(char *out, unsigned long long v)
+{
+    char t[24];
+    size_t n = 0, i;
+    do {
+        t[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v);
+    for (i = 0; i < n; i++) out[i] = t[n - 1 - i];
+    return n;
+}
+
+REDLOCK_SOCKET_API size_t redlock_resp_encode(char *buf, size_t cap, int argc,
+                                              const char *const *argv, const size_t *argvlen)
+{
+    char num[24];
+    size_t need, i, o;
+    if (argc < 1 || argc > 1024 || !argv) return 0;
+    need = 1 + redlock__resp_num(num, (unsigned long long)argc) + 2;
+    for (i = 0; i < (size_t)argc; i++) {
+        size_t l;
+        if (!argv[i]) return 0;
+        l = argvlen ? argvlen[i] : strlen(argv[i]);
+        need += 1 + redlock__resp_num(num, l) + 2 + l + 2;
+    }
+    if (!buf || need > cap) return need;
+    o = 0;
+    buf[o++] = '*';
+    o += redlock__resp_num(buf + o, (unsigned long long)argc);
+    buf[o++] = '\r';
+    buf[o++] = '\n';
+    for (i = 0; i < (size_t)argc; i++) {
+        size_t l = argvlen ? argvlen[i] : strlen(argv[i]);
+        buf[o++] = '$';
+        o += redlock__resp_num(buf + o, l);
+        buf[o++] = '\r';
+        buf[o++] = '\n';
+        if (l) memcpy(buf + o, argv[i], l);
+        o += l;
+        buf[o++] = '\r';
+        buf[o++] = '\n';
+    }
+    return o;
+}
+
+REDLOCK_SOCKET_API size_t redlock_resp_encode_command(char *buf, size_t cap, const redlock_command *cmd)
+{
+    if (!cmd || cmd->argc < 1 || cmd->argc > REDLOCK_MAX_ARGS) return 0;
+    return redlock_resp_encode(buf, cap, cmd->argc, cmd->argv, cmd->argvlen);
+}
+
+/* ---- RESP2 parser ---- */
+
+REDLOCK_SOCKET_API void redlock_resp_parser_init(redlock_resp_parser *p)
+{
+    if (p) memset(p, 0, sizeof *p);
+}
+
+REDLOCK_SOCKET_API void redlock_resp_parser_free(redlock_resp_parser *p)
+{
+    if (!p) return;
+    free(p->_buf);
+    free(p->_vals);
+    free(p->_out);
+    memset(p, 0, sizeof *p);
+}
+
+REDLOCK_SOCKET_API void redlock_resp_parser_reset(redlock_resp_parser *p)
+{
+    if (!p) return;
+    p->_len = p->_pos = p->_scan = p->_consumed = 0;
+    p->_err = 0;
+    p->_bulk = 0;
+    p->_bulk_len = p->_bulk_val = 0;
+    p->_sp = 0;
+    p->_nvals = 0;
+    if (p->_cap > 65536) { /* give back what a big reply took */
+        free(p->_buf);
+        p->_buf = NULL;
+        p->_cap = 0;
+    }
+}
+
+static int redlock__resp_status(int e)
+{
+    return e == REDLOCK_RESP_E_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL;
+}
+
+static int redlock__resp_fail(redlock_resp_parser *p, int e)
+{
+    p->_err = e;
+    return redlock__resp_status(e);
+}
+
+/* Drops the reply handed out last, so the next one starts at offset 0. */
+static void redlock__resp_compact(redlock_resp_parser *p)
+{
+    size_t c = p->_consumed;
+    if (!c) return;
+    if (p->_len > c) memmove(p->_buf, p->_buf + c, p->_len - c);
+    p->_len -= c;
+    p->_pos -= c;
+    p->_scan -= c;
+    p->_consumed = 0;
+    p->_nvals = 0;
+    if (p->_len == 0 && p->_cap > 65536) {
+        free(p->_buf);
+        p->_buf = NULL;
+        p->_cap = 0;
+    }
+}
+
+REDLOCK_SOCKET_API int redlock_resp_feed(redlock_resp_parser *p, const void *data, size_t len)
+{
+    if (!p || (!data && len)) return REDLOCK_ERR_INVALID;
+    if (p->_err) return redlock__resp_status(p->_err);
+    if (!len) return 0;
+    redlock__resp_compact(p);
+    if (len > (size_t)REDLOCK_RESP_MAX_BUFFER - p->_len) return redlock__resp_fail(p, REDLOCK_RESP_E_BUFFER);
+    if (p->_len + len > p->_cap) {
+        size_t cap = p->_cap ? p->_cap : 4096;
+        char *nb;
+        while (cap < p->_len + len) cap *= 2;
+        if (cap > (size_t)REDLOCK_RESP_MAX_BUFFER) cap = (size_t)REDLOCK_RESP_MAX_BUFFER;
+        nb = (char *)realloc(p->_buf, cap);
+        if (!nb) return redlock__resp_fail(p, REDLOCK_RESP_E_NOMEM);
+        p->_buf = nb;
+        p->_cap = cap;
+    }
+    memcpy(p->_buf + p->_len, data, len);
+    p->_len += len;
+    return 0;
+}
+
+/* Strict decimal: [-]digits, no sign for positive, fits long long. */
+static int redlock__resp_int(const char *s, size_t n, long long *out)
+{
+    unsigned long long v = 0, lim;
+    size_t i = 0;
+    int neg = 0;
+    if (n && s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    if (i == n || n - i > 19) return -1;
+    lim = neg ? (unsigned long long)LLONG_MAX + 1ULL : (unsigned long long)LLONG_MAX;
+    for (; i < n; i++) {
+        unsigned d;
+        if (s[i] < '0' || s[i] > '9') return -1;
+        d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    if (neg) *out = v == (unsigned long long)LLONG_MAX + 1ULL ? LLONG_MIN : -(long long)v;
+    else *out = (long long)v;
+    return 0;
+}
+
+static redlock__resp_val *redlock__resp_new(redlock_resp_parser *p, int type)
+{
+    redlock__resp_val *v;
+    if (p->_nvals >= (size_t)REDLOCK_RESP_MAX_VALUES) {
+        redlock__resp_fail(p, REDLOCK_RESP_E_VALUES);
+        return NULL;
+    }
+    if (p->_nvals == p->_vals_cap) {
+        size_t cap = p->_vals_cap ? p->_vals_cap * 2 : 16;
+        redlock__resp_val *nv;
+        if (cap > (size_t)REDLOCK_RESP_MAX_VALUES) cap = (size_t)REDLOCK_RESP_MAX_VALUES;
+        nv = (redlock__resp_val *)realloc(p->_vals, cap * sizeof *nv);
+        if (!nv) {
+            redlock__resp_fail(p, REDLOCK_RESP_E_NOMEM);
+            return NULL;
+        }
+        p->_vals = nv;
+        p->_vals_cap = cap;
+    }
+    v = &p->_vals[p->_nvals++];
+    memset(v, 0, sizeof *v);
+    v->type = type;
+    return v;
+}
+
+/* A value is complete: count it in its array. 1 when the reply is done. */
+static int redlock__resp_done(redlock_resp_parser *p)
+{
+    while (p->_sp > 0) {
+        redlock__resp_frame *f = &p->_stack[p->_sp - 1];
+        if (--f->left > 0) return 0;
+        p->_sp--;
+    }
+    return 1;
+}
+
+/* Lays the pre-order values out as a tree whose arrays have contiguous
+   children (what redlock_reply.element needs). Depth is bounded. */
+static void redlock__resp_build(redlock_resp_parser *p, size_t *in, size_t slot, size_t *next)
+{
+    const redlock__resp_val *v = &p->_vals[(*in)++];
+    redlock_reply *r = &p->_out[slot];
+    memset(r, 0, sizeof *r);
+    r->type = (redlock_reply_type)v->type;
+    r->integer = v->integer;
+    if (v->type == REDLOCK_REPLY_STATUS || v->type == REDLOCK_REPLY_ERROR || v->type == REDLOCK_REPLY_STRING) {
+        r->str = p->_buf + v->off;
+        r->len = v->len;
+    } else if (v->type == REDLOCK_REPLY_ARRAY) {
+        size_t first = *next, i;
+        *next += v->count;
+        r->elements = v->count;
+        r->element = v->count ? &p->_out[first] : NULL;
+        for (i = 0; i < v->count; i++) redlock__resp_build(p, in, first + i, next);
+    }
+}
+
+static int redlock__resp_finish(redlock_resp_parser *p, const redlock_reply **reply)
+{
+    size_t in = 0, next = 1;
+    if (p->_out_cap < p->_nvals) {
+        size_t cap = p->_out_cap ? p->_out_cap : 16;
+        redlock_reply *no;
+        while (cap < p->_nvals) cap *= 2;
+        no = (redlock_reply *)realloc(p->_out, cap * sizeof *no);
+        if (!no) return redlock__resp_fail(p, REDLOCK_RESP_E_NOMEM);
+        p->_out = no;
+        p->_out_cap = cap;
+    }
+    redlock__resp_build(p, &in, 0, &next);
+    p->_consumed = p->_pos;
+    *reply = &p->_out[0];
+    return 1;
+}
+
+REDLOCK_SOCKET_API int redlock_resp_next(redlock_resp_parser *p, const redlock_reply **reply)
+{
+    if (!p || !reply) return REDLOCK_ERR_INVALID;
+    *reply = NULL;
+    if (p->_err) return redlock__resp_status(p->_err);
+    redlock__resp_compact(p);
+    for (;;) {
+        const char *line, *nl;
+        size_t j, clen;
+        long long n;
+        char c;
+        redlock__resp_val *v;
+        if (p->_bulk) {
+            if (p->_len - p->_pos < p->_bulk_len + 2) return 0;
+            if (p->_buf[p->_pos + p->_bulk_len] != '\r' || p->_buf[p->_pos + p->_bulk_len + 1] != '\n')
+                return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
+            v = &p->_vals[p->_bulk_val];
+            v->off = p->_pos;
+            v->len = p->_bulk_len;
+            p->_pos += p->_bulk_len + 2;
+            p->_scan = p->_pos;
+            p->_bulk = 0;
+            if (redlock__resp_done(p)) return redlock__resp_finish(p, reply);
+            continue;
+        }
+        if (p->_pos == p->_len) return 0;
+        c = p->_buf[p->_pos];
+        if (c != '+' && c != '-' && c != ':' && c != '$' && c != '*') {
+            if (c && strchr("%~_,#(=|>!", c)) return redlock__resp_fail(p, REDLOCK_RESP_E_RESP3);
+            return redlock__resp_fail(p, REDLOCK_RESP_E_TYPE);
+        }
+        if (p->_scan < p->_pos + 1) p->_scan = p->_pos + 1;
+        nl = p->_scan < p->_len ? (const char *)memchr(p->_buf + p->_scan, '\n', p->_len - p->_scan) : NULL;
+        if (!nl) {
+            p->_scan = p->_len;
+            if (p->_len - p->_pos - 1 > (size_t)REDLOCK_RESP_MAX_LINE + 1)
+                return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
+            return 0;
+        }
+        j = (size_t)(nl - p->_buf);
+        if (j - p->_pos - 1 > (size_t)REDLOCK_RESP_MAX_LINE + 1) return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
+        if (p->_buf[j - 1] != '\r' || j - 1 == p->_pos) return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
+        line = p->_buf + p->_pos + 1;
+        clen = j - 1 - (p->_pos + 1);
+        if (clen > (size_t)REDLOCK_RESP_MAX_LINE) return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
+        if (clen && memchr(line, '\r', clen)) return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
+        if (c == '+' || c == '-') {
+            if (!(v = redlock__resp_new(p, c == '+' ? REDLOCK_REPLY_STATUS : REDLOCK_REPLY_ERROR)))
+                return redlock__resp_status(p->_err);
+            v->off = p->_pos + 1;
+            v->len = clen;
+        } else {
+            if (redlock__resp_int(line, clen, &n) != 0) return redlock__resp_fail(p, REDLOCK_RESP_E_INTEGER);
+            if (c == ':') {
+                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_INTEGER))) return redlock__resp_status(p->_err);
+                v->integer = n;
+            } else if (n == -1) {
+                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_NIL))) return redlock__resp_status(p->_err);
+            } else if (c == '$') {
+                if (n < -1 || n > REDLOCK_RESP_MAX_BULK) return redlock__resp_fail(p, REDLOCK_RESP_E_BULK_LEN);
+                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_STRING))) return redlock__resp_status(p->_err);
+                p->_pos = j + 1;
+                p->_scan = p->_pos;
+                p->_bulk = 1;
+                p->_bulk_len = (size_t)n;
+                p->_bulk_val = p->_nvals - 1;
+                continue;
+            } else {
+                if (n < -1 || n > REDLOCK_RESP_MAX_ELEMENTS) return redlock__resp_fail(p, REDLOCK_RESP_E_ARRAY_LEN);
+                if (n > 0 && p->_sp >= REDLOCK_RESP_MAX_DEPTH) return redlock__resp_fail(p, REDLOCK_RESP_E_DEPTH);
+                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_ARRAY))) return redlock__resp_status(p->_err);
+                v->count = (size_t)n;
+                p->_pos = j + 1;
+                p->_scan = p->_pos;
+                if (n > 0) {
+                    p->_stack[p->_sp].val = p->_nvals - 1;
+                    p->_stack[p->_sp].left = (size_t)n;
+                    p->_sp++;
+                    continue;
+                }
+                if (redlock__resp_done(p)) return redlock__resp_finish(p, reply);
+                continue;
+            }
+        }
+        p->_pos = j + 1;
+        p->_scan = p->_pos;
+        if (redlock__resp_done(p)) return redlock__resp_finish(p, reply);
+    }
+}
+
+REDLOCK_SOCKET_API int redlock_resp_error(const redlock_resp_parser *p)
+{
+    return p ? p->_err : REDLOCK_RESP_E_NONE;
+}
+
+REDLOCK_SOCKET_API const char *redlock_resp_strerror(int e)
+{
+    switch (e) {
+    case REDLOCK_RESP_E_NONE: return "no error";
+    case REDLOCK_RESP_E_TYPE: return "unknown RESP type byte";
+    case REDLOCK_RESP_E_RESP3: return "unexpected RESP3 frame";
+    case REDLOCK_RESP_E_INTEGER: return "malformed number";
+    case REDLOCK_RESP_E_BULK_LEN: return "bulk length out of range";
+    case REDLOCK_RESP_E_ARRAY_LEN: return "array length out of range";
+    case REDLOCK_RESP_E_DEPTH: return "arrays nested too deep";
+    case REDLOCK_RESP_E_VALUES: return "too many values in one reply";
+    case REDLOCK_RESP_E_LINE: return "line too long";
+    case REDLOCK_RESP_E_CRLF: return "bad line ending";
+    case REDLOCK_RESP_E_BUFFER: return "too many unparsed bytes";
+    case REDLOCK_RESP_E_NOMEM: return "out of memory";
+    default: return "unknown parser error";
+    }
+}
+
+REDLOCK_SOCKET_API size_t redlock_resp_buffered(const redlock_resp_parser *p)
+{
+    return p ? p->_len - p->_consumed : 0;
+}
+
+REDLOCK_SOCKET_API size_t redlock_resp_memory(const redlock_resp_parser *p)
+{
+    if (!p) return 0;
+    return p->_cap + p->_vals_cap * sizeof(redlock__resp_val) + p->_out_cap * sizeof(redlock_reply);
+}
+
+/* ---- connections ---- */
+
+enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_UP };
+enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT };
+#define REDLOCK__SOCK_MAX_ADDR 4
+
+typedef struct redlock__sock_req {
+    redlock_tag tag;
+    int64_t deadline;
+    int kind;
+} redlock__sock_req;
+
+struct redlock__sock_node {
+    int index, fd, state;
+    unsigned gen;
+    char *host, *unix_path, *user, *pass;
+    int port, db;
+    struct sockaddr_storage addr[REDLOCK__SOCK_MAX_ADDR];
+    socklen_t addrlen[REDLOCK__SOCK_MAX_ADDR];
+    int naddr, cur;
+    int64_t connect_deadline;
+    char *out;
+    size_t out_len, out_off, out_cap;
+    redlock__sock_req q[REDLOCK_SOCKET_MAX_PENDING];
+    size_t q_head, q_count;
+    redlock_resp_parser parser;
+    int last_status;
+    int rep_fd, rep_interest;
+};
+
+REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static char *redlock__sock_strdup(const char *s)
+{
+    size_t n;
+    char *d;
+    if (!s) return NULL;
+    n = strlen(s) + 1;
+    d = (char *)malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static void redlock__sock_wipe_free(char *s)
+{
+    if (!s) return;
+    {
+        volatile char *v = s;
+        while (*v) *v++ = 0;
+    }
+    free(s);
+}
+
+static int redlock__sock_valid(const redlock_socket *s)
+{
+    return s && s->_magic == REDLOCK__SOCK_MAGIC && s->_nodes;
+}
+
+static int redlock__sock_interest_of(const struct redlock__sock_node *nd)
+{
+    if (nd->state == REDLOCK__SOCK_CONNECTING) return REDLOCK_SOCKET_WRITE;
+    if (nd->state == REDLOCK__SOCK_UP)
+        return REDLOCK_SOCKET_READ | (nd->out_off < nd->out_len ? REDLOCK_SOCKET_WRITE : 0);
+    return 0;
+}
+
+static void redlock__sock_report(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    int in = redlock__sock_interest_of(nd);
+    if (nd->rep_fd == nd->fd && nd->rep_interest == in) return;
+    nd->rep_fd = nd->fd;
+    nd->rep_interest = in;
+    if (s->_cfg.watch) {
+        s->_in_cb++;
+        s->_cfg.watch(s->_cfg.user, nd->index, nd->fd, in);
+        s->_in_cb--;
+    }
+}
+
+static int64_t redlock__sock_deadline(const redlock_socket *s)
+{
+    int64_t d = REDLOCK_NO_DEADLINE;
+    int i;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (!s->_cfg.on_reply) d = redlock_next_deadline(&s->_client);
+#endif
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        const struct redlock__sock_node *nd = &s->_nodes[i];
+        if (nd->state == REDLOCK__SOCK_CONNECTING && nd->connect_deadline < d) d = nd->connect_deadline;
+        if (nd->q_count && nd->q[nd->q_head].deadline < d) d = nd->q[nd->q_head].deadline;
+    }
+    return d;
+}
+
+static void redlock__sock_timer_report(redlock_socket *s)
+{
+    int64_t d;
+    if (!s->_cfg.set_timer) return;
+    d = redlock__sock_deadline(s);
+    if (d == s->_timer_reported) return;
+    s->_timer_reported = d;
+    s->_in_cb++;
+    s->_cfg.set_timer(s->_cfg.user, d);
+    s->_in_cb--;
+}
+
+static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
+{
+    s->_in_cb++;
+    if (s->_cfg.on_error) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    else if (!s->_cfg.on_reply) redlock_on_error(&s->_client, tag, status);
+#endif
+    s->_in_cb--;
+}
+
+static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag,
+                                        const redlock_reply *r)
+{
+    if (r->type == REDLOCK_REPLY_ERROR && r->len >= 6 && memcmp(r->str, "NOAUTH", 6) == 0) {
+        nd->last_status = REDLOCK_ERR_AUTH;
+        redlock__sock_deliver_error(s, nd, tag, REDLOCK_ERR_AUTH);
+        return;
+    }
+    s->_in_cb++;
+    if (s->_cfg.on_reply) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    else redlock_on_reply(&s->_client, tag, r);
+#endif
+    s->_in_cb--;
+}
+
+static void redlock__sock_clear_out(struct redlock__sock_node *nd)
+{
+    if (nd->out && nd->out_len) memset(nd->out, 0, nd->out_len);
+    nd->out_len = nd->out_off = 0;
+}
+
+static void redlock__sock_close(struct redlock__sock_node *nd)
+{
+    if (nd->fd >= 0) close(nd->fd);
+    nd->fd = -1;
+    nd->state = REDLOCK__SOCK_DOWN;
+    nd->gen++;
+    redlock__sock_clear_out(nd);
+    redlock_resp_parser_reset(&nd->parser);
+    nd->q_head = nd->q_count = 0;
+}
+
+/* The connection failed: close it, then tell the owner of every command
+   in flight. The queue is detached first, so the callbacks may send
+   (which reconnects) without disturbing this loop. */
+static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd, int status)
+{
+    redlock_tag tags[REDLOCK_SOCKET_MAX_PENDING];
+    size_t n = 0, i;
+    for (i = 0; i < nd->q_count; i++) {
+        const redlock__sock_req *r = &nd->q[(nd->q_head + i) % REDLOCK_SOCKET_MAX_PENDING];
+        if (r->kind == REDLOCK__REQ_USER) tags[n++] = r->tag;
+    }
+    redlock__sock_close(nd);
+    nd->last_status = status;
+    redlock__sock_report(s, nd);
+    for (i = 0; i < n; i++) redlock__sock_deliver_error(s, nd, tags[i], status);
+}
+
+static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    (void)s;
+    while (nd->cur < nd->naddr) {
+        const struct sockaddr *sa = (const struct sockaddr *)&nd->addr[nd->cur];
+        int fd = socket(sa->sa_family, SOCK_STREAM, 0), fl, one = 1;
+        if (fd < 0) {
+            nd->cur++;
+            continue;
+        }
+        fl = fcntl(fd, F_GETFL, 0);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+            close(fd);
+            nd->cur++;
+            continue;
+        }
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (sa->sa_family != AF_UNIX) (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#ifdef SO_NOSIGPIPE
+        (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+        if (connect(fd, sa, nd->addrlen[nd->cur]) == 0) {
+            nd->fd = fd;
+            nd->state = REDLOCK__SOCK_UP;
+            return 0;
+        }
+        if (errno == EINPROGRESS || errno == EINTR) {
+            nd->fd = fd;
+            nd->state = REDLOCK__SOCK_CONNECTING;
+            return 0;
+        }
+        close(fd);
+        nd->cur++;
+    }
+    return REDLOCK_ERR_CONNECT;
+}
+
+static int redlock__sock_resolve(struct redlock__sock_node *nd)
+{
+    nd->naddr = 0;
+    nd->cur = 0;
+    if (nd->unix_path) {
+        struct sockaddr_un *su = (struct sockaddr_un *)&nd->addr[0];
+        size_t n = strlen(nd->unix_path);
+        if (n == 0 || n >= sizeof su->sun_path) return REDLOCK_ERR_CONNECT;
+        memset(su, 0, sizeof *su);
+        su->sun_family = AF_UNIX;
+        memcpy(su->sun_path, nd->unix_path, n + 1);
+        nd->addrlen[0] = (socklen_t)sizeof *su;
+        nd->naddr = 1;
+    } else {
+        struct addrinfo hints, *res = NULL, *ai;
+        char port[16];
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        port[redlock__resp_num(port, (unsigned long long)nd->port)] = 0;
+        if (getaddrinfo(nd->host, port, &hints, &res) != 0 || !res) return REDLOCK_ERR_CONNECT;
+        for (ai = res; ai && nd->naddr < REDLOCK__SOCK_MAX_ADDR; ai = ai->ai_next) {
+            if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+                ai->ai_addrlen > (socklen_t)sizeof nd->addr[0])
+                continue;
+            memcpy(&nd->addr[nd->naddr], ai->ai_addr, ai->ai_addrlen);
+            nd->addrlen[nd->naddr] = ai->ai_addrlen;
+            nd->naddr++;
+        }
+        freeaddrinfo(res);
+        if (!nd->naddr) return REDLOCK_ERR_CONNECT;
+    }
+    return 0;
+}
+
+static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd, int argc,
+                               const char *const *argv, const size_t *argvlen, redlock_tag tag, int kind)
+{
+    size_t need, slot;
+    int64_t now = redlock_socket_now_us();
+    if (nd->q_count >= REDLOCK_SOCKET_MAX_PENDING) return REDLOCK_ERR_TRANSPORT;
+    need = redlock_resp_encode(NULL, 0, argc, argv, argvlen);
+    if (!need) return REDLOCK_ERR_INVALID;
+    if (nd->out_off && nd->out_len + need > nd->out_cap) {
+        size_t keep = nd->out_len - nd->out_off;
+        memmove(nd->out, nd->out + nd->out_off, keep);
+        memset(nd->out + keep, 0, nd->out_len - keep);
+        nd->out_len = keep;
+        nd->out_off = 0;
+    }
+    if (nd->out_len - nd->out_off + need > (size_t)REDLOCK_SOCKET_MAX_OUTPUT) return REDLOCK_ERR_TRANSPORT;
+    if (nd->out_len + need > nd->out_cap) {
+        size_t cap = nd->out_cap ? nd->out_cap : 1024;
+        char *no;
+        while (cap < nd->out_len + need) cap *= 2;
+        no = (char *)malloc(cap); /* not realloc: the old block is wiped */
+        if (!no) return REDLOCK_ERR_NOMEM;
+        if (nd->out_len) memcpy(no, nd->out, nd->out_len);
+        if (nd->out) {
+            memset(nd->out, 0, nd->out_cap);
+            free(nd->out);
+        }
+        nd->out = no;
+        nd->out_cap = cap;
+    }
+    redlock_resp_encode(nd->out + nd->out_len, need, argc, argv, argvlen);
+    nd->out_len += need;
+    slot = (nd->q_head + nd->q_count) % REDLOCK_SOCKET_MAX_PENDING;
+    nd->q[slot].tag = tag;
+    nd->q[slot].kind = kind;
+    nd->q[slot].deadline = (nd->state == REDLOCK__SOCK_CONNECTING ? nd->connect_deadline : now) +
+                           s->_cfg.command_timeout_ms * 1000;
+    nd->q_count++;
+    return 0;
+}
+
+/* Opens the connection and queues AUTH / SELECT in front of everything. */
+static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    int rc;
+    redlock__sock_close(nd);
+    nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
+    rc = redlock__sock_resolve(nd);
+    if (rc == 0) rc = redlock__sock_try_addr(s, nd);
+    if (rc == 0 && nd->pass) {
+        const char *argv[3];
+        int argc = 0;
+        argv[argc++] = "AUTH";
+        if (nd->user) argv[argc++] = nd->user;
+        argv[argc++] = nd->pass;
+        rc = redlock__sock_queue(s, nd, argc, argv, NULL, 0, REDLOCK__REQ_AUTH);
+    }
+    if (rc == 0 && nd->db > 0) {
+        char num[24];
+        const char *argv[2];
+        size_t len[2];
+        argv[0] = "SELECT";
+        len[0] = 6;
+        len[1] = redlock__resp_num(num, (unsigned long long)nd->db);
+        argv[1] = num;
+        rc = redlock__sock_queue(s, nd, 2, argv, len, 0, REDLOCK__REQ_SELECT);
+    }
+    if (rc != 0) {
+        redlock__sock_close(nd);
+        nd->last_status = rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_TRANSPORT : REDLOCK_ERR_CONNECT;
+        return nd->last_status;
+    }
+    return 0;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
+                                           const size_t *argvlen, redlock_tag tag)
+{
+    struct redlock__sock_node *nd;
+    int rc;
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
+    nd = &s->_nodes[node];
+    if (nd->state == REDLOCK__SOCK_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
+        redlock__sock_report(s, nd);
+        return rc;
+    }
+    rc = redlock__sock_queue(s, nd, argc, argv, argvlen, tag, REDLOCK__REQ_USER);
+    if (rc == REDLOCK_ERR_NOMEM) rc = REDLOCK_ERR_TRANSPORT;
+    redlock__sock_report(s, nd);
+    redlock__sock_timer_report(s);
+    return rc;
+}
+
+static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    while (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) {
+        ssize_t w = send(nd->fd, nd->out + nd->out_off, nd->out_len - nd->out_off, REDLOCK__SOCK_NOSIGNAL);
+        if (w > 0) {
+            nd->out_off += (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else {
+            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT);
+            return;
+        }
+    }
+    if (nd->out_off == nd->out_len) redlock__sock_clear_out(nd);
+    redlock__sock_report(s, nd);
+}
+
+/* A non-blocking connect finished (or failed): try the next address. */
+static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    int err = 0;
+    socklen_t len = (socklen_t)sizeof err;
+    if (getsockopt(nd->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err == 0) {
+        nd->state = REDLOCK__SOCK_UP;
+        redlock__sock_flush(s, nd);
+        return;
+    }
+    close(nd->fd);
+    nd->fd = -1;
+    nd->cur++;
+    if (redlock__sock_try_addr(s, nd) != 0) {
+        redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
+        return;
+    }
+    if (nd->state == REDLOCK__SOCK_UP) redlock__sock_flush(s, nd);
+    else redlock__sock_report(s, nd);
+}
+
+static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    unsigned gen = nd->gen;
+    for (;;) {
+        const redlock_reply *r;
+        redlock__sock_req req;
+        int rc = redlock_resp_next(&nd->parser, &r);
+        if (rc == 0) return;
+        if (rc < 0 || nd->q_count == 0) { /* broken, or a reply nobody asked for */
+            redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
+            return;
+        }
+        req = nd->q[nd->q_head];
+        nd->q_head = (nd->q_head + 1) % REDLOCK_SOCKET_MAX_PENDING;
+        nd->q_count--;
+        if (req.kind == REDLOCK__REQ_AUTH) {
+            if (r->type != REDLOCK_REPLY_STATUS) {
+                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL);
+                return;
+            }
+            continue;
+        }
+        if (req.kind == REDLOCK__REQ_SELECT) {
+            if (r->type != REDLOCK_REPLY_STATUS) {
+                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SERVER : REDLOCK_ERR_PROTOCOL);
+                return;
+            }
+            continue;
+        }
+        redlock__sock_deliver_reply(s, nd, req.tag, r);
+        if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
+    }
+}
+
+static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    char buf[16384];
+    unsigned gen = nd->gen;
+    int round;
+    for (round = 0; round < 8 && nd->gen == gen && nd->state == REDLOCK__SOCK_UP; round++) {
+        ssize_t r = recv(nd->fd, buf, sizeof buf, 0);
+        if (r > 0) {
+            if (redlock_resp_feed(&nd->parser, buf, (size_t)r) != 0) {
+                redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
+                return;
+            }
+            redlock__sock_drain(s, nd);
+            if ((size_t)r < sizeof buf) break;
+        } else if (r == 0) {
+            /* closed: mid-reply is a truncated (malformed) reply */
+            redlock__sock_fail(s, nd, redlock_resp_buffered(&nd->parser) ? REDLOCK_ERR_PROTOCOL : REDLOCK_ERR_TRANSPORT);
+            return;
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            break;
+        } else {
+            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT);
+            return;
+        }
+    }
+}
+
+static void redlock__sock_timeouts(redlock_socket *s)
+{
+    int64_t now = redlock_socket_now_us();
+    int i;
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline)
+            redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
+        else if (nd->q_count && now >= nd->q[nd->q_head].deadline)
+            redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
+    }
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (!s->_cfg.on_reply && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
+        s->_in_cb++;
+        redlock_on_timer(&s->_client);
+        s->_in_cb--;
+    }
+#endif
+}
+
+static void redlock__sock_event(redlock_socket *s, struct redlock__sock_node *nd, int readable, int writable)
+{
+    if (nd->state == REDLOCK__SOCK_CONNECTING) {
+        if (readable || writable) redlock__sock_connected(s, nd);
+        return;
+    }
+    if (nd->state != REDLOCK__SOCK_UP) return;
+    if (writable) redlock__sock_flush(s, nd);
+    if (readable && nd->state == REDLOCK__SOCK_UP) redlock__sock_read(s, nd);
+    if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+}
+
+/* One round of the poll() loop: waits at most until `until`. */
+static void redlock__sock_step(redlock_socket *s, int64_t until)
+{
+    struct pollfd pf[REDLOCK_MAX_NODES];
+    int map[REDLOCK_MAX_NODES];
+    unsigned gen[REDLOCK_MAX_NODES];
+    int i, n = 0, ms;
+    int64_t now, wake;
+    redlock__sock_timeouts(s);
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+    }
+    wake = redlock__sock_deadline(s);
+    if (until < wake) wake = until;
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        int in = redlock__sock_interest_of(nd);
+        if (nd->fd < 0 || !in) continue;
+        pf[n].fd = nd->fd;
+        pf[n].events = (short)(((in & REDLOCK_SOCKET_READ) ? POLLIN : 0) | ((in & REDLOCK_SOCKET_WRITE) ? POLLOUT : 0));
+        pf[n].revents = 0;
+        map[n] = i;
+        gen[n] = nd->gen;
+        n++;
+    }
+    now = redlock_socket_now_us();
+    if (wake <= now) ms = 0;
+    else if (wake - now >= 1000000) ms = 1000;
+    else ms = (int)((wake - now + 999) / 1000);
+    if (poll(n ? pf : NULL, (nfds_t)n, ms) > 0) {
+        for (i = 0; i < n; i++) {
+            struct redlock__sock_node *nd = &s->_nodes[map[i]];
+            short re = pf[i].revents;
+            if (!re || nd->gen != gen[i]) continue;
+            redlock__sock_event(s, nd, (re & (POLLIN | POLLHUP | POLLERR)) != 0, (re & (POLLOUT | POLLERR)) != 0);
+        }
+    }
+    redlock__sock_timeouts(s);
+    redlock__sock_timer_report(s);
+}
+
+REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms)
+{
+    int64_t until;
+    if (!redlock__sock_valid(s) || timeout_ms < 0) return REDLOCK_ERR_INVALID;
+    if (s->_in_cb) return REDLOCK_ERR_BUSY;
+    until = redlock_socket_now_us() + timeout_ms * 1000;
+    do {
+        redlock__sock_step(s, until);
+    } while (redlock_socket_now_us() < until);
+    return REDLOCK_OK;
+}
+
+static int redlock__sock_handshaking(const struct redlock__sock_node *nd)
+{
+    size_t i;
+    if (nd->state == REDLOCK__SOCK_CONNECTING) return 1;
+    for (i = 0; i < nd->q_count; i++)
+        if (nd->q[(nd->q_head + i) % REDLOCK_SOCKET_MAX_PENDING].kind != REDLOCK__REQ_USER) return 1;
+    return 0;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
+{
+    int i, busy, rc = REDLOCK_OK;
+    int64_t until;
+    if (!redlock__sock_valid(s)) return REDLOCK_ERR_INVALID;
+    if (s->_in_cb) return REDLOCK_ERR_BUSY;
+    until = redlock_socket_now_us() + (s->_cfg.connect_timeout_ms + s->_cfg.command_timeout_ms) * 1000;
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        if (nd->state == REDLOCK__SOCK_DOWN) {
+            nd->last_status = 0;
+            redlock__sock_open(s, nd);
+            redlock__sock_report(s, nd);
+        }
+    }
+    do {
+        busy = 0;
+        for (i = 0; i < s->_cfg.node_count; i++)
+            if (redlock__sock_handshaking(&s->_nodes[i])) busy = 1;
+        if (!busy) break;
+        redlock__sock_step(s, until);
+    } while (redlock_socket_now_us() < until);
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        const struct redlock__sock_node *nd = &s->_nodes[i];
+        if (nd->state == REDLOCK__SOCK_UP && !redlock__sock_handshaking(nd)) continue;
+        if (rc == REDLOCK_OK) rc = nd->last_status ? nd->last_status : REDLOCK_ERR_NODE_TIMEOUT;
+    }
+    redlock__sock_timer_report(s);
+    return rc;
+}
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+static int redlock__sock_core_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
+{
+    redlock_socket *s = (redlock_socket *)user;
+    if (!cmd || cmd->argc < 1 || cmd->argc > REDLOCK_MAX_ARGS) return REDLOCK_ERR_INVALID;
+    return redlock_socket_send(s, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
+}
+
+static void redlock__sock_core_timer(void *user, int64_t deadline_us)
+{
+    (void)deadline_us;
+    redlock__sock_timer_report((redlock_socket *)user);
+}
+
+static int64_t redlock__sock_core_now(void *user)
+{
+    (void)user;
+    return redlock_socket_now_us();
+}
+
+static void redlock__sock_core_event(void *user, const redlock_event *ev)
+{
+    redlock_socket *s = (redlock_socket *)user;
+    if (s->_cfg.on_event) {
+        s->_in_cb++;
+        s->_cfg.on_event(s->_cfg.user, ev);
+        s->_in_cb--;
+    }
+}
+#endif
+
+REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg)
+{
+    int i;
+    if (!cfg) return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->node_count = 1;
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) {
+        cfg->node[i].host = "127.0.0.1";
+        cfg->node[i].port = 6379;
+    }
+    cfg->connect_timeout_ms = 1000;
+    cfg->command_timeout_ms = 1000;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    redlock_config_init(&cfg->core);
+#endif
+}
+
+REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
+{
+    int i;
+    if (!s || !cfg) return REDLOCK_ERR_INVALID;
+    memset(s, 0, sizeof *s);
+    if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
+    if (cfg->connect_timeout_ms < 0 || cfg->command_timeout_ms < 0) return REDLOCK_ERR_INVALID;
+#ifdef REDLOCK_SOCKET_NO_CORE
+    if (!cfg->on_reply || !cfg->on_error) return REDLOCK_ERR_INVALID;
+#else
+    if (!cfg->on_reply != !cfg->on_error) return REDLOCK_ERR_INVALID;
+#endif
+    for (i = 0; i < cfg->node_count; i++) {
+        const redlock_socket_node *c = &cfg->node[i];
+        if (c->port < 0 || c->port > 65535 || c->db < 0 || (c->username && !c->password)) return REDLOCK_ERR_INVALID;
+    }
+    s->_cfg = *cfg;
+    if (!s->_cfg.connect_timeout_ms) s->_cfg.connect_timeout_ms = 1000;
+    if (!s->_cfg.command_timeout_ms) s->_cfg.command_timeout_ms = 1000;
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) memset(&s->_cfg.node[i], 0, sizeof s->_cfg.node[i]);
+    s->_nodes = (struct redlock__sock_node *)calloc((size_t)cfg->node_count, sizeof *s->_nodes);
+    if (!s->_nodes) return REDLOCK_ERR_NOMEM;
+    s->_magic = REDLOCK__SOCK_MAGIC;
+    s->_timer_reported = REDLOCK_NO_DEADLINE;
+    for (i = 0; i < cfg->node_count; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        const redlock_socket_node *c = &cfg->node[i];
+        int bad = 0;
+        nd->index = i;
+        nd->fd = nd->rep_fd = -1;
+        nd->port = c->port ? c->port : 6379;
+        nd->db = c->db;
+        if (c->unix_path && c->unix_path[0]) bad |= !(nd->unix_path = redlock__sock_strdup(c->unix_path));
+        bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
+        if (c->password) bad |= !(nd->pass = redlock__sock_strdup(c->password));
+        if (c->username && c->username[0]) bad |= !(nd->user = redlock__sock_strdup(c->username));
+        redlock_resp_parser_init(&nd->parser);
+        if (bad) {
+            s->_cfg.node_count = i + 1;
+            redlock_socket_deinit(s);
+            return REDLOCK_ERR_NOMEM;
+        }
+    }
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (!cfg->on_reply) {
+        redlock_callbacks cb;
+        redlock_config core = cfg->core;
+        int rc;
+        memset(&cb, 0, sizeof cb);
+        cb.send = redlock__sock_core_send;
+        cb.set_timer = redlock__sock_core_timer;
+        cb.now_us = redlock__sock_core_now;
+        cb.on_event = redlock__sock_core_event;
+        core.node_count = cfg->node_count;
+        rc = redlock_client_init(&s->_client, &core, &cb, s);
+        if (rc != REDLOCK_OK) {
+            redlock_socket_deinit(s);
+            memset(s, 0, sizeof *s);
+            return rc;
+        }
+        s->_core = 1;
+    }
+#endif
+    return REDLOCK_OK;
+}
+
+REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
+{
+    int i;
+    if (!redlock__sock_valid(s)) return;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_core) redlock_client_deinit(&s->_client);
+    s->_core = 0;
+#endif
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        redlock__sock_close(nd);
+        if (nd->out) memset(nd->out, 0, nd->out_cap);
+        free(nd->out);
+        redlock_resp_parser_free(&nd->parser);
+        free(nd->host);
+        free(nd->unix_path);
+        redlock__sock_wipe_free(nd->user);
+        redlock__sock_wipe_free(nd->pass);
+    }
+    free(s->_nodes);
+    s->_nodes = NULL;
+    s->_magic = 0;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    return s->_nodes[node].last_status;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
+    return s->_nodes[node].state == REDLOCK__SOCK_UP;
+}
+
+REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
+{
+    size_t m = 0;
+    int i;
+    if (!redlock__sock_valid(s)) return 0;
+    m += (size_t)s->_cfg.node_count * sizeof *s->_nodes;
+    for (i = 0; i < s->_cfg.node_count; i++)
+        m += s->_nodes[i].out_cap + redlock_resp_memory(&s->_nodes[i].parser);
+    return m;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_fd(const redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return -1;
+    return s->_nodes[node].fd;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_interest(const redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
+    return redlock__sock_interest_of(&s->_nodes[node]);
+}
+
+REDLOCK_SOCKET_API void redlock_socket_on_readable(redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return;
+    redlock__sock_event(s, &s->_nodes[node], 1, 0);
+    redlock__sock_timer_report(s);
+}
+
+REDLOCK_SOCKET_API void redlock_socket_on_writable(redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return;
+    redlock__sock_event(s, &s->_nodes[node], 0, 1);
+    redlock__sock_timer_report(s);
+}
+
+REDLOCK_SOCKET_API int64_t redlock_socket_next_deadline(const redlock_socket *s)
+{
+    if (!redlock__sock_valid(s)) return REDLOCK_NO_DEADLINE;
+    return redlock__sock_deadline(s);
+}
+
+REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s)
+{
+    if (!redlock__sock_valid(s)) return;
+    redlock__sock_timeouts(s);
+    redlock__sock_timer_report(s);
+}
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+REDLOCK_SOCKET_API redlock_client *redlock_socket_client(redlock_socket *s)
+{
+    return redlock__sock_valid(s) && !s->_cfg.on_reply ? &s->_client : NULL;
+}
+
+static void redlock__sock_on_result(redlock_lock *lock, const redlock_result *r)
+{
+    redlock_socket_lock *l = (redlock_socket_lock *)r->user;
+    redlock_result copy = *r;
+    copy.user = l->_user;
+    if (l->_want && (int)r->op == l->_want) {
+        l->_last = copy;
+        l->_done = 1;
+        l->_want = 0;
+    }
+    if (l->_fn) l->_fn(lock, &copy);
+}
+
+REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socket_lock *l,
+                                                const redlock_lock_opts *opts)
+{
+    redlock_lock_opts o;
+    if (!redlock__sock_valid(s) || !l || !opts || s->_cfg.on_reply) return REDLOCK_ERR_INVALID;
+    memset(l, 0, sizeof *l);
+    o = *opts;
+    l->_s = s;
+    l->_fn = opts->on_result;
+    l->_user = opts->user;
+    o.on_result = redlock__sock_on_result;
+    o.user = l;
+    return redlock_lock_init(&l->lock, &s->_client, &o);
+}
+
+REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l)
+{
+    if (!l || !l->_s) return;
+    redlock_lock_deinit(&l->lock);
+    l->_s = NULL;
+}
+
+static int redlock__sock_wait(redlock_socket_lock *l, int op, int rc)
+{
+    redlock_socket *s = l->_s;
+    if (rc != REDLOCK_OK) {
+        l->_want = 0;
+        return rc;
+    }
+    (void)op;
+    while (!l->_done) {
+        int i, idle = 1;
+        redlock__sock_step(s, REDLOCK_NO_DEADLINE);
+        if (l->_done) break;
+        /* nothing in flight and nothing scheduled: the result cannot come
+           any more (the lock was deinitialised inside a callback) */
+        for (i = 0; i < s->_cfg.node_count; i++)
+            if (s->_nodes[i].q_count || s->_nodes[i].state == REDLOCK__SOCK_CONNECTING) idle = 0;
+        if (idle && redlock__sock_deadline(s) == REDLOCK_NO_DEADLINE) {
+            l->_want = 0;
+            return REDLOCK_ERR_DETACHED;
+        }
+    }
+    return l->_last.status;
+}
+
+static int redlock__sock_begin(redlock_socket_lock *l, int op)
+{
+    if (!l || !redlock__sock_valid(l->_s)) return REDLOCK_ERR_INVALID;
+    if (l->_s->_in_cb) return REDLOCK_ERR_BUSY;
+    l->_want = op;
+    l->_done = 0;
+    memset(&l->_last, 0, sizeof l->_last);
+    return REDLOCK_OK;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_acquire(redlock_socket_lock *l)
+{
+    int rc = redlock__sock_begin(l, REDLOCK_OP_ACQUIRE);
+    if (rc) return rc;
+    return redlock__sock_wait(l, REDLOCK_OP_ACQUIRE, redlock_acquire(&l->lock));
+}
+
+REDLOCK_SOCKET_API int redlock_socket_release(redlock_socket_lock *l)
+{
+    int rc = redlock__sock_begin(l, REDLOCK_OP_RELEASE);
+    if (rc) return rc;
+    return redlock__sock_wait(l, REDLOCK_OP_RELEASE, redlock_release(&l->lock));
+}
+
+REDLOCK_SOCKET_API int redlock_socket_extend(redlock_socket_lock *l, int64_t ttl_ms)
+{
+    int rc = redlock__sock_begin(l, REDLOCK_OP_EXTEND);
+    if (rc) return rc;
+    return redlock__sock_wait(l, REDLOCK_OP_EXTEND, redlock_extend(&l->lock, ttl_ms));
+}
+
+REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redlock_socket_lock *l)
+{
+    return l ? &l->_last : NULL;
+}
+#endif /* !REDLOCK_SOCKET_NO_CORE */
+
+#endif /* REDLOCK_SOCKET_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License - see the end of redlock.h. Copyright (c) 2026 The redlock.h authors
+------------------------------------------------------------------------------
+*/
