@@ -4,8 +4,9 @@
    A test file defines an `it_ops` table that drives one adapter with
    blocking calls, includes this file, and calls it_main(&ops, argc, argv).
    Every scenario runs on 1, 3 and 5 nodes (where it makes sense) and prints
-   "ok <adapter>_<scenario>_n<N>" / "not ok ...".  Set IT_ONLY=substring to
-   run a subset (e.g. for valgrind). The whole run is bounded by alarm().
+   "ok <adapter>_<scenario>_n<N>" / "not ok ...".  Set IT_ONLY=sub1,sub2 to
+   run a subset (e.g. for valgrind), IT_TAG=prefix to prefix the names. The
+   whole run is bounded by alarm().
 */
 #ifndef IT_INTEGRATION_H
 #define IT_INTEGRATION_H
@@ -583,15 +584,29 @@ static void it_acl_noscript(void)
 
 /* ---- runner ---- */
 
+/* IT_ONLY: comma-separated substrings of the names to run. */
 static int it_selected(const char *name)
 {
     const char *only = getenv("IT_ONLY");
-    return !only || !only[0] || strstr(name, only) != NULL;
+    char part[64];
+    if (!only || !only[0]) return 1;
+    while (*only) {
+        size_t l = strcspn(only, ",");
+        if (l > 0 && l < sizeof part) {
+            memcpy(part, only, l);
+            part[l] = 0;
+            if (strstr(name, part)) return 1;
+        }
+        only += l;
+        if (*only == ',') only++;
+    }
+    return 0;
 }
 
 #define IT_RUN(fn, nodes) do { \
     it_n = (nodes); \
-    snprintf(it_name, sizeof it_name, "%s_%s_n%d", it->name, #fn + 3, it_n); \
+    snprintf(it_name, sizeof it_name, "%s%s_%s_n%d", getenv("IT_TAG") ? getenv("IT_TAG") : "", \
+             it->name, #fn + 3, it_n); \
     if (it_selected(it_name)) { \
         long long it__t0 = it_now_ms(); \
         check__fails = 0; \

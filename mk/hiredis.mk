@@ -1,0 +1,63 @@
+# hiredis sync and hiredis async + libev adapters: compile matrix, and
+# integration tests against real redis-server processes on 1, 3 and 5
+# nodes (tests/redis_nodes.h starts and stops them), plain and under
+# valgrind. IT_ONLY=<substring> runs a subset of the scenarios.
+ADAPTER_LIBS := -lhiredis -lev -lpthread
+ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h \
+                tests/integration.h tests/redis_nodes.h tests/check.h
+
+CHECKS += check-adapters-compile check-hiredis check-libev check-valgrind-adapters check-tsan-hiredis
+
+.PHONY: check-adapters-compile check-hiredis check-libev check-valgrind-adapters \
+        check-tsan-hiredis examples
+
+$(BUILD)/test_hiredis: tests/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+$(BUILD)/test_libev: tests/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+$(BUILD)/test_hiredis_tsan: tests/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+$(BUILD)/hiredis_sync: examples/hiredis_sync.c redlock.h adapters/redlock_hiredis.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
+
+$(BUILD)/libev_async: examples/libev_async.c redlock.h adapters/redlock_libev.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
+
+examples: $(BUILD)/hiredis_sync $(BUILD)/libev_async
+
+# Both adapter headers in one TU, as C99, C11 and C++11, gcc and clang;
+# the examples build too.
+check-adapters-compile: | $(BUILD)
+	@for cc in gcc clang; do \
+	  for std in "-std=c99" "-std=c11" "-x c++ -std=c++11"; do \
+	    if $$cc $$std $(WARN) -I. tests/adapters_compile.c -o $(BUILD)/adapters_compile $(ADAPTER_LIBS) && \
+	       $(BUILD)/adapters_compile >/dev/null; \
+	    then echo "ok adapters compile $$cc $$std"; \
+	    else echo "not ok adapters compile $$cc $$std"; fi; \
+	  done; \
+	done
+	@if $(MAKE) --no-print-directory -s examples; then echo "ok adapters examples build"; \
+	 else echo "not ok adapters examples build"; fi
+
+check-hiredis: $(BUILD)/test_hiredis
+	@$(BUILD)/test_hiredis
+
+check-libev: $(BUILD)/test_libev
+	@$(BUILD)/test_libev
+
+# Every scenario of both adapters under memcheck: 0 errors, 0 leaks.
+check-valgrind-adapters: $(BUILD)/test_hiredis $(BUILD)/test_libev
+	@for t in test_hiredis test_libev; do \
+	  if $(VALGRIND) $(BUILD)/$$t > $(BUILD)/$$t.valgrind.log 2>&1; \
+	  then echo "ok valgrind $$t: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/$$t.valgrind.log) scenarios)"; \
+	  else cat $(BUILD)/$$t.valgrind.log; echo "not ok valgrind $$t"; fi; \
+	done
+
+# The watchdog thread under ThreadSanitizer: the scenarios that use it.
+# TSAN_ONLY= (empty) runs them all.
+TSAN_ONLY ?= watchdog,killed_n3,paused_n3
+check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
+	@IT_ONLY=$(TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_hiredis_tsan

@@ -1,0 +1,19 @@
+/* Compile check: both adapter headers in one translation unit, as C and as
+   C++ (gcc and clang), with the implementation. Runs a trivial program. */
+#define REDLOCK_IMPLEMENTATION
+#include "adapters/redlock_hiredis.h"
+#include "adapters/redlock_libev.h"
+#include <stdio.h>
+
+int main(void)
+{
+    redlock_hiredis_opts ho;
+    redlock_libev_opts lo;
+    redlock_hiredis_opts_init(&ho);
+    redlock_libev_opts_init(&lo);
+    /* no nodes: both refuse, touching nothing */
+    if (redlock_hiredis_init(NULL, &ho) != REDLOCK_ERR_INVALID) return 1;
+    if (redlock_libev_init(NULL, NULL, &lo) != REDLOCK_ERR_INVALID) return 1;
+    puts(ho.connect_timeout_ms == 200 && lo.command_timeout_ms == 500 ? "ok" : "bad");
+    return 0;
+}
