@@ -152,6 +152,13 @@ static inline const redlock_reply *redlock__hiredis_translate(const redisReply *
     return &buf->top;
 }
 
+/* -NOAUTH / -WRONGPASS: the node wants (other) credentials. */
+static inline int redlock__hiredis_auth_error(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ERROR && r->str &&
+           (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
+}
+
 static inline int64_t redlock__hiredis_now_us(void)
 {
     struct timespec ts;
@@ -471,6 +478,12 @@ static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
                 memcpy(why, cn->errstr, sizeof why);
                 redlock_hiredis__drop(c, i, cn->status, why); /* retry after the delay */
             }
+            continue;
+        }
+        if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
+            redlock_hiredis__set_error(cn, REDLOCK_ERR_AUTH, r->str);
+            freeReplyObject(r);
+            redlock_on_error(&c->core, tag, REDLOCK_ERR_AUTH);
             continue;
         }
         {

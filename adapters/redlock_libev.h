@@ -133,6 +133,13 @@ static inline const redlock_reply *redlock__hiredis_translate(const redisReply *
     return &buf->top;
 }
 
+/* -NOAUTH / -WRONGPASS: the node wants (other) credentials. */
+static inline int redlock__hiredis_auth_error(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ERROR && r->str &&
+           (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
+}
+
 static inline int64_t redlock__hiredis_now_us(void)
 {
     struct timespec ts;
@@ -293,6 +300,9 @@ static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, v
         redlock_on_error(&c->core, tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
     } else if (cn->auth_failed) {
         redlock_on_error(&c->core, tag, cn->status ? cn->status : REDLOCK_ERR_AUTH);
+    } else if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
+        redlock_libev__set_error(cn, REDLOCK_ERR_AUTH, r->str);
+        redlock_on_error(&c->core, tag, REDLOCK_ERR_AUTH);
     } else {
         redlock__hiredis_reply buf;
         redlock_on_reply(&c->core, tag, redlock__hiredis_translate(r, &buf));

@@ -1,6 +1,6 @@
 /* hiredis_sync.c - take a distributed lock with the blocking hiredis adapter.
 
-   Build:  make examples   (or: cc -std=c99 -I. examples/hiredis_sync.c
+   Build:  make examples-hiredis   (or: cc -std=c99 -I. examples/hiredis_sync.c
                             -lhiredis -lpthread)
    Run:    scripts/redis-nodes.sh start 3 /tmp/rl   # prints the node list
            build/hiredis_sync 127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3

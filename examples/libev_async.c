@@ -2,7 +2,7 @@
    core's watchdog keeps a 1 s lock alive for 3.5 s from the loop, then the
    program releases it and leaves the loop.
 
-   Build:  make examples   (or: cc -std=c99 -I. examples/libev_async.c
+   Build:  make examples-hiredis   (or: cc -std=c99 -I. examples/libev_async.c
                             -lhiredis -lev)
    Run:    scripts/redis-nodes.sh start 3 /tmp/rl
            build/libev_async 127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3

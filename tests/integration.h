@@ -524,6 +524,9 @@ static void it_auth(void)
     }
     CHECK(k >= it_n - it_quorum() + 1); /* enough to know the attempt failed */
     CHECK(it->acquire(ln, NULL) != REDLOCK_OK);
+    k = 0;
+    for (i = 0; i < it_n; i++) k += it->node_status(none, i) == REDLOCK_ERR_AUTH; /* NOAUTH */
+    CHECK(k >= it_n - it_quorum() + 1);
     CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK); /* still fine for the right one */
     CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
     it->unlock(la);
