@@ -23,6 +23,7 @@ typedef struct it_setup {
     int n;
     const int *ports;
     const char *user, *pass;
+    int db;               /* SELECT this db (0: default) */
     int watchdog_thread;  /* a background thread (or loop) keeps renewing */
     redlock_config core;  /* zero fields: test defaults below */
 } it_setup;
@@ -585,6 +586,108 @@ static void it_acl_noscript(void)
     it->close(b);
 }
 
+/* SELECT: the lock lives in the configured db, not in db 0 */
+static void it_select_db(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *la;
+    redlock_lock_opts o;
+    char key[96], tok[64], out[64];
+    int i, in3 = 0;
+    const char *get3 = "redis.call('SELECT', 3) return redis.call('GET', KEYS[1])";
+    it_defaults(&s, rn, ports);
+    s.db = 3;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "select");
+    it_lock_opts(&o, key, 1000);
+    la = it->lock(a, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    snprintf(tok, sizeof tok, "%s", it->token(la));
+    CHECK_EQ(it_holders(rn, key, tok), 0); /* not in db 0 */
+    for (i = 0; i < it_n; i++) {
+        redis_nodes_cmd(rn, i, out, sizeof out, "EVAL", get3, "1", key, (char *)NULL);
+        in3 += strcmp(out, tok) == 0;
+    }
+    CHECK(in3 >= it_quorum());
+    CHECK_EQ(it->extend(la, 1000, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    redis_nodes__sleep_ms(20);
+    for (i = 0; i < it_n; i++) {
+        redis_nodes_cmd(rn, i, out, sizeof out, "EVAL", get3, "1", key, (char *)NULL);
+        CHECK_STR(out, "$-1");
+    }
+    it->unlock(la);
+    it->close(a);
+}
+
+/* a majority stops answering with requests in flight, then dies: the
+   in-flight requests fail at once (transport error), long before the
+   node timeout, and the nodes are used again after a restart */
+typedef struct it_killer {
+    redis_nodes *rn;
+    int count, delay_ms;
+} it_killer;
+
+static void *it_killer_main(void *arg)
+{
+    it_killer *k = (it_killer *)arg;
+    int i;
+    redis_nodes__sleep_ms(k->delay_ms);
+    for (i = 0; i < k->count; i++) redis_node_kill(k->rn, i);
+    return NULL;
+}
+
+static void it_inflight_drop(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *la;
+    redlock_lock_opts o;
+    redlock_result r;
+    it_killer k;
+    pthread_t th;
+    char key[96];
+    long long t0, took;
+    int i;
+    it_defaults(&s, rn, ports);
+    s.core.node_timeout_ms = 1500;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "inflight");
+    it_lock_opts(&o, key, 5000);
+    o.retry_count = -1;
+    la = it->lock(a, &o);
+    for (i = 0; i < it_quorum(); i++) redis_node_pause(rn, i);
+    k.rn = rn;
+    k.count = it_quorum();
+    k.delay_ms = 100;
+    t0 = it_now_ms();
+    CHECK_EQ(pthread_create(&th, NULL, it_killer_main, &k), 0);
+    CHECK(it->acquire(la, &r) != REDLOCK_OK);
+    took = it_now_ms() - t0;
+    pthread_join(th, NULL);
+    /* ended by the drop (~100 ms), not by the command timeout (300 ms) nor
+       the node timeout (1.5 s) */
+    printf("#   acquire ended after %lld ms\n", took);
+    CHECK(took >= 80 && took < 250);
+    CHECK(it->node_status(a, 0) != 0);
+    for (i = 0; i < it_quorum(); i++) CHECK_EQ(redis_node_restart(rn, i), 0);
+    it->idle(a, 300);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    it->unlock(la);
+    it->close(a);
+}
+
 /* ---- runner ---- */
 
 /* IT_ONLY: comma-separated substrings of the names to run. */
@@ -648,6 +751,8 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_node_paused, n);
         IT_RUN(it_auth, n);
         IT_RUN(it_acl_noscript, n);
+        IT_RUN(it_select_db, n);
+        IT_RUN(it_inflight_drop, n);
     }
     for (k = 0; k < 3; k++) {
         int n = sizes[k];

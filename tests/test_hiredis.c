@@ -47,6 +47,7 @@ static it_client *t_open(const it_setup *s)
     }
     o.username = s->user;
     o.password = s->pass;
+    o.db = s->db;
     o.core = s->core;
     o.command_timeout_ms = 300;
     o.watchdog_thread = s->watchdog_thread;

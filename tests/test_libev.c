@@ -104,6 +104,7 @@ static it_client *t_open(const it_setup *s)
     }
     o.username = s->user;
     o.password = s->pass;
+    o.db = s->db;
     o.core = s->core;
     o.command_timeout_ms = 300;
     o.on_event = t_on_event;
