@@ -45,6 +45,15 @@
      failed with.
    * SIGPIPE is blocked around writes: a node that vanished is a transport
      error, never a signal.
+   * When a blocking call has its result, the commands the core sent last
+     (the undo of a failed attempt, a release) are written out and replies
+     still owed are read for up to one node timeout, so follow-up steps on
+     slower nodes are not left undone (the core decides as soon as the
+     votes allow and does not wait for stragglers).
+   * Connects are blocking (bounded by connect_timeout_ms). With the
+     watchdog thread, a reconnect attempt to an unreachable host holds up
+     renewals for up to that long: keep connect_timeout_ms well below
+     ttl/3 when nodes may be unreachable (refused connections fail at once).
 
    WATCHDOG THREAD
    With opts.watchdog_thread set, a background thread owns the connections
