@@ -41,6 +41,11 @@ check-adapters-compile: | $(BUILD)
 	done
 	@if $(MAKE) --no-print-directory -s examples-hiredis; then echo "ok adapters examples build"; \
 	 else echo "not ok adapters examples build"; fi
+	@for t in test_hiredis test_libev; do \
+	  if clang -std=c99 $(WARN) $(INCS) -fsyntax-only tests/$$t.c; \
+	  then echo "ok adapters $$t compiles with clang"; \
+	  else echo "not ok adapters $$t compiles with clang"; fi; \
+	done
 
 check-hiredis: $(BUILD)/test_hiredis
 	@$(BUILD)/test_hiredis

@@ -11,10 +11,6 @@
 #ifndef IT_INTEGRATION_H
 #define IT_INTEGRATION_H
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmisleading-indentation" /* check.h's RUN */
-#endif
-
 #include "redis_nodes.h"
 #include "check.h"
 #include <pthread.h>
@@ -712,7 +708,7 @@ static int it_selected(const char *name)
 #define IT_RUN(fn, nodes) do { \
     it_n = (nodes); \
     snprintf(it_name, sizeof it_name, "%s%s_%s_n%d", getenv("IT_TAG") ? getenv("IT_TAG") : "", \
-             it->name, #fn + 3, it_n); \
+             it->name, &(#fn)[3], it_n); \
     if (it_selected(it_name)) { \
         long long it__t0 = it_now_ms(); \
         check__fails = 0; \
