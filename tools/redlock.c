@@ -623,8 +623,25 @@ static int open_socket(app *a, int raw)
 
 /* ---- acquire (run, acquire) ---- */
 
+/* Lets commands already decided on reach the nodes before we exit: the
+   core finishes a release's stragglers quietly (e.g. EVALSHA -> NOSCRIPT
+   -> EVAL on a node that answered after the quorum), and queued commands
+   must at least be written. Bounded by one node timeout. */
+static void settle(app *a, int lock_idle)
+{
+    int64_t until = redlock_socket_now_us() + (a->o->node_timeout_ms + 50) * 1000;
+    while (redlock_socket_now_us() < until) {
+        int busy = 0, i;
+        if (lock_idle && redlock_next_deadline(redlock_socket_client(&a->s)) != REDLOCK_NO_DEADLINE) busy = 1;
+        for (i = 0; i < a->n; i++)
+            if (redlock_socket_interest(&a->s, i) & REDLOCK_SOCKET_WRITE) busy = 1;
+        if (!busy) break;
+        step(a, until);
+    }
+}
+
 /* Releases (or cancels) the lock and waits for the nodes, bounded. */
-static void release_and_wait(app *a)
+static void release_and_wait(app *a, int warn)
 {
     int64_t until = redlock_socket_now_us() + (a->o->node_timeout_ms + 2000) * 1000;
     int rc;
@@ -633,7 +650,8 @@ static void release_and_wait(app *a)
         step(a, redlock_socket_now_us() + 10000); /* a renewal is running: let it finish */
     if (rc != REDLOCK_OK) return;
     while (!a->rel_done && redlock_socket_now_us() < until) step(a, until);
-    if (a->rel_done && a->rel.status != REDLOCK_OK && a->rel.status != REDLOCK_ERR_EXPIRED) {
+    if (a->rel_done) settle(a, 1);
+    if (warn && a->rel_done && a->rel.status != REDLOCK_OK && a->rel.status != REDLOCK_ERR_EXPIRED) {
         char b[24];
         ERR("warning: release of '%s' incomplete (%s); it expires within %s", a->o->name,
             redlock_strerror(a->rel.status), dur(b, sizeof b, a->o->ttl_ms * 1000));
@@ -670,7 +688,7 @@ static int acquire_lock(app *a, int watchdog)
         step(a, safety);
         if (!cancelled && (a->fail_fast || a->abort_sig)) {
             cancelled = 1;
-            release_and_wait(a); /* cancels the attempt, undoes any partial SET */
+            release_and_wait(a, 0); /* cancels the attempt, undoes any partial SET */
         }
         if (!a->acq_done && redlock_socket_now_us() >= safety) {
             ERR("internal error: no outcome from the lock");
@@ -678,7 +696,7 @@ static int acquire_lock(app *a, int watchdog)
         }
     }
     if (a->acq.status == REDLOCK_OK && !a->abort_sig) return 0;
-    if (a->acq.status == REDLOCK_OK) release_and_wait(a);
+    if (a->acq.status == REDLOCK_OK) release_and_wait(a, 0);
     if (a->abort_sig) return 128 + a->abort_sig;
     {
         int code = a->fail_fast;
@@ -779,7 +797,7 @@ static int cmd_run(app *a)
     pid = spawn(a, &exec_err);
     if (pid < 0) {
         ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
-        release_and_wait(a);
+        release_and_wait(a, 1);
         return TOOL_EXIT_INTERNAL;
     }
     a->child = pid;
@@ -787,7 +805,7 @@ static int cmd_run(app *a)
         ERR("cannot run '%s': %s", a->o->child_argv[0], strerror(exec_err));
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
         a->child = 0;
-        release_and_wait(a);
+        release_and_wait(a, 1);
         return exec_err == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC;
     }
     INFO("running '%s' (pid %ld) while holding '%s'", a->o->child_argv[0], (long)pid, a->o->name);
@@ -826,7 +844,7 @@ static int cmd_run(app *a)
     }
     a->child = 0;
     if (a->lost) return TOOL_EXIT_LOST;
-    if (redlock_lock_state(&a->lock) == REDLOCK_STATE_HELD) release_and_wait(a);
+    if (redlock_lock_state(&a->lock) == REDLOCK_STATE_HELD) release_and_wait(a, 1);
     if (a->lost) return TOOL_EXIT_LOST; /* lost while releasing */
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -837,9 +855,10 @@ static int cmd_acquire(app *a)
 {
     int rc = acquire_lock(a, 0);
     if (rc) return rc;
+    settle(a, 0); /* SETs to nodes that had not answered yet still go out */
     if (printf("%s\n", redlock_lock_token(&a->lock)) < 0 || fflush(stdout) != 0) {
         ERR("cannot write the token: %s; releasing", strerror(errno));
-        release_and_wait(a);
+        release_and_wait(a, 1);
         return TOOL_EXIT_INTERNAL;
     }
     return 0;

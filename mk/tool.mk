@@ -1,0 +1,77 @@
+# mk/tool.mk - the `redlock` command-line tool (tools/), its tests, the demo,
+# and installation.
+#
+#   make                  builds build/redlock
+#   make demo             3 local redis nodes, several `redlock run` taking turns
+#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make uninstall [PREFIX=...] [DESTDIR=]
+#
+# Installed layout (PREFIX):
+#   include/redlock.h                        the library
+#   include/redlock/redlock_*.h              the adapters (they include ../redlock.h)
+#   bin/redlock                              the tool
+#   share/pkgconfig/redlock.pc               pkg-config (header-only: Cflags only)
+#   share/cmake/redlock/redlockConfig.cmake  + redlockConfigVersion.cmake:
+#                                            INTERFACE target redlock::redlock
+
+TOOL_SRC      := tools/redlock.c tools/args.c
+TOOL_DEPS     := $(TOOL_SRC) tools/args.h redlock.h adapters/redlock_socket.h
+TOOL_VERSION  := $(shell sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' redlock.h)
+
+PREFIX        ?= /usr/local
+DESTDIR       ?=
+BINDIR        ?= $(PREFIX)/bin
+INCLUDEDIR    ?= $(PREFIX)/include
+PKGCONFIGDIR  ?= $(PREFIX)/share/pkgconfig
+CMAKEDIR      ?= $(PREFIX)/share/cmake/redlock
+
+CHECKS += check-tool check-install
+
+.PHONY: check-tool check-install demo install uninstall tool
+all: $(BUILD)/redlock
+tool: $(BUILD)/redlock
+
+$(BUILD)/redlock: $(TOOL_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $(TOOL_SRC) -o $@
+
+$(BUILD)/redlock-clang: $(TOOL_DEPS) | $(BUILD)
+	clang -std=c99 $(OPT) $(WARN) -I. $(TOOL_SRC) -o $@
+
+$(BUILD)/tool_fake_server: tests/tool/fake_server.c | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $< -o $@
+
+# Builds with gcc and clang, then the tool's tests against redis-servers
+# they start themselves (tests/tool/test_tool.sh, bounded to ~90 s).
+check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server
+	@if $(MAKE) --no-print-directory -s $(BUILD)/redlock-clang >$(BUILD)/tool_clang.log 2>&1; \
+	 then echo "ok tool builds with clang -std=c99 $(WARN)"; \
+	 else cat $(BUILD)/tool_clang.log; echo "not ok tool builds with clang"; fi
+	@VALGRIND="$(VALGRIND)" tests/tool/test_tool.sh $(BUILD)/redlock $(BUILD)/tool_fake_server
+
+# Installs into a temporary PREFIX (and a DESTDIR) and builds a consumer
+# against the installed tree with pkg-config and with CMake.
+check-install:
+	@MAKE="$(MAKE)" CC="$(CC)" tests/tool/test_install.sh
+
+demo:
+	@scripts/demo.sh
+
+install: $(BUILD)/redlock
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)/redlock $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEDIR)
+	install -m 644 redlock.h $(DESTDIR)$(INCLUDEDIR)/redlock.h
+	install -m 644 $(wildcard adapters/*.h) $(DESTDIR)$(INCLUDEDIR)/redlock/
+	install -m 755 $(BUILD)/redlock $(DESTDIR)$(BINDIR)/redlock
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(TOOL_VERSION)|g' \
+	    tools/install/redlock.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/redlock.pc
+	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' tools/install/redlockConfig.cmake.in \
+	    >$(DESTDIR)$(CMAKEDIR)/redlockConfig.cmake
+	sed -e 's|@VERSION@|$(TOOL_VERSION)|g' tools/install/redlockConfigVersion.cmake.in \
+	    >$(DESTDIR)$(CMAKEDIR)/redlockConfigVersion.cmake
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/redlock.pc $(DESTDIR)$(CMAKEDIR)/redlockConfig*.cmake
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(INCLUDEDIR)/redlock.h \
+	      $(addprefix $(DESTDIR)$(INCLUDEDIR)/redlock/,$(notdir $(wildcard adapters/*.h))) \
+	      $(DESTDIR)$(PKGCONFIGDIR)/redlock.pc \
+	      $(DESTDIR)$(CMAKEDIR)/redlockConfig.cmake $(DESTDIR)$(CMAKEDIR)/redlockConfigVersion.cmake
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/redlock $(DESTDIR)$(CMAKEDIR) 2>/dev/null
