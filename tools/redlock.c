@@ -330,7 +330,7 @@ static void on_event(void *user, const redlock_event *ev)
         if (ev->status) INFO("node %s: %s", a->o->nodes[ev->node].display, node_reason(ev->status));
         break;
     case REDLOCK_EV_ACQUIRED:
-        INFO("acquired '%s' on %d/%d nodes in %s, valid for %s", a->o->name, ev->votes, a->n,
+        INFO("acquired '%s' (%d of %d nodes agreed, quorum %d) in %s, valid for %s", a->o->name, ev->votes, a->n, a->quorum,
              dur(b1, sizeof b1, ev->elapsed_us), dur(b2, sizeof b2, ev->validity_us));
         break;
     case REDLOCK_EV_RETRY:
@@ -352,7 +352,7 @@ static void on_event(void *user, const redlock_event *ev)
                  ev->mode == REDLOCK_MODE_LEGACY ? "no SET NX PX, using SETNX/GETSET" : "scripts refused, using GET + compare");
         break;
     case REDLOCK_EV_RELEASED:
-        INFO("released '%s' (%d/%d nodes)", a->o->name, ev->votes, a->n);
+        INFO("released '%s' (%d of %d nodes confirmed, quorum %d)", a->o->name, ev->votes, a->n, a->quorum);
         break;
     default: break;
     }
