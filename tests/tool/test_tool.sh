@@ -311,6 +311,8 @@ APORT=$(cat "$T/auth/ports")
 expect "auth: no password gives 78" 78 -n "127.0.0.1:$APORT" acquire a
 rl -n "redis://:wrong-pw@127.0.0.1:$APORT" acquire a
 [ "$RC" -eq 78 ] && ! grep -q wrong-pw "$T/err" && ok "auth: wrong password gives 78, not echoed" || nok "auth: wrong password" "status $RC"
+expect "auth: unknown ACL user gives 78" 78 -n "redis://nobody:pw@127.0.0.1:$APORT" acquire a
+expect "SELECT refused (db 99 of 16) gives 76" 76 -n "redis://:s3cr3t@127.0.0.1:$APORT/99" acquire a
 rl -n "redis://:s3cr3t@127.0.0.1:$APORT/3" acquire -t 10s a; TOKEN=$(cat "$T/out")
 v=$(timeout 5 redis-cli -p "$APORT" -a s3cr3t -n 3 --no-auth-warning GET a)
 [ "$RC" -eq 0 ] && [ "$v" = "$TOKEN" ] && ok "redis://:pass@host:port/3 authenticates and SELECTs db 3" ||
