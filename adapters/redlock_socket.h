@@ -205,7 +205,8 @@ typedef struct redlock__resp_frame {
 typedef struct redlock_resp_parser {
     char *_buf;
     size_t _len, _cap;
-    size_t _pos, _scan, _consumed;
+    size_t _pos, _scan, _consumed; /* _consumed: dead bytes at the front */
+    int _returned;                 /* a reply was handed out; its values are live */
     int _err;
     int _bulk;
     size_t _bulk_len, _bulk_val;
@@ -451,6 +452,7 @@ REDLOCK_SOCKET_API void redlock_resp_parser_reset(redlock_resp_parser *p)
 {
     if (!p) return;
     p->_len = p->_pos = p->_scan = p->_consumed = 0;
+    p->_returned = 0;
     p->_err = 0;
     p->_bulk = 0;
     p->_bulk_len = p->_bulk_val = 0;
@@ -474,17 +476,32 @@ static int redlock__resp_fail(redlock_resp_parser *p, int e)
     return redlock__resp_status(e);
 }
 
-/* Drops the reply handed out last, so the next one starts at offset 0. */
+/* Forgets the values of the reply handed out last. */
+static void redlock__resp_forget(redlock_resp_parser *p)
+{
+    if (!p->_returned) return;
+    p->_returned = 0;
+    p->_nvals = 0;
+    if (p->_consumed == p->_len) /* nothing left: restart at 0, no copy */
+        p->_len = p->_pos = p->_scan = p->_consumed = 0;
+}
+
+/* Moves the unparsed bytes to the front (only when feeding, so a run of
+   pipelined replies costs one move per chunk, not one per reply). */
 static void redlock__resp_compact(redlock_resp_parser *p)
 {
-    size_t c = p->_consumed;
-    if (!c) return;
-    if (p->_len > c) memmove(p->_buf, p->_buf + c, p->_len - c);
-    p->_len -= c;
-    p->_pos -= c;
-    p->_scan -= c;
-    p->_consumed = 0;
-    p->_nvals = 0;
+    size_t c, i;
+    redlock__resp_forget(p);
+    c = p->_consumed;
+    if (c) {
+        if (p->_len > c) memmove(p->_buf, p->_buf + c, p->_len - c);
+        p->_len -= c;
+        p->_pos -= c;
+        p->_scan -= c;
+        p->_consumed = 0;
+        for (i = 0; i < p->_nvals; i++) /* values of the reply in progress */
+            if (p->_vals[i].off >= c) p->_vals[i].off -= c;
+    }
     if (p->_len == 0 && p->_cap > 65536) {
         free(p->_buf);
         p->_buf = NULL;
@@ -609,6 +626,7 @@ static int redlock__resp_finish(redlock_resp_parser *p, const redlock_reply **re
     }
     redlock__resp_build(p, &in, 0, &next);
     p->_consumed = p->_pos;
+    p->_returned = 1;
     *reply = &p->_out[0];
     return 1;
 }
@@ -618,7 +636,7 @@ REDLOCK_SOCKET_API int redlock_resp_next(redlock_resp_parser *p, const redlock_r
     if (!p || !reply) return REDLOCK_ERR_INVALID;
     *reply = NULL;
     if (p->_err) return redlock__resp_status(p->_err);
-    redlock__resp_compact(p);
+    redlock__resp_forget(p);
     for (;;) {
         const char *line, *nl;
         size_t j, clen;
@@ -1094,6 +1112,17 @@ static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd
     redlock__sock_report(s, nd);
 }
 
+/* Connected: commands queued meanwhile get command_timeout_ms from now. */
+static void redlock__sock_rebase(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    int64_t d = redlock_socket_now_us() + s->_cfg.command_timeout_ms * 1000;
+    size_t i;
+    for (i = 0; i < nd->q_count; i++) {
+        redlock__sock_req *r = &nd->q[(nd->q_head + i) % REDLOCK_SOCKET_MAX_PENDING];
+        if (r->deadline > d) r->deadline = d;
+    }
+}
+
 /* A non-blocking connect finished (or failed): try the next address. */
 static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node *nd)
 {
@@ -1102,6 +1131,7 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
     if (getsockopt(nd->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err == 0) {
         nd->state = REDLOCK__SOCK_UP;
+        redlock__sock_rebase(s, nd);
         redlock__sock_flush(s, nd);
         return;
     }
@@ -1112,8 +1142,12 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
         redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
         return;
     }
-    if (nd->state == REDLOCK__SOCK_UP) redlock__sock_flush(s, nd);
-    else redlock__sock_report(s, nd);
+    if (nd->state == REDLOCK__SOCK_UP) {
+        redlock__sock_rebase(s, nd);
+        redlock__sock_flush(s, nd);
+    } else {
+        redlock__sock_report(s, nd);
+    }
 }
 
 static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
@@ -1185,10 +1219,15 @@ static void redlock__sock_timeouts(redlock_socket *s)
     int i;
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline)
+        if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
-        else if (nd->q_count && now >= nd->q[nd->q_head].deadline)
-            redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
+        } else if (nd->q_count && now >= nd->q[nd->q_head].deadline) {
+            /* the answer may be waiting unread (the loop did not run for
+               a while): read before declaring the node dead */
+            if (nd->state == REDLOCK__SOCK_UP) redlock__sock_read(s, nd);
+            if (nd->q_count && now >= nd->q[nd->q_head].deadline)
+                redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
+        }
     }
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (!s->_cfg.on_reply && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
@@ -1219,7 +1258,6 @@ static void redlock__sock_step(redlock_socket *s, int64_t until)
     unsigned gen[REDLOCK_MAX_NODES];
     int i, n = 0, ms;
     int64_t now, wake;
-    redlock__sock_timeouts(s);
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);

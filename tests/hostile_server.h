@@ -1,0 +1,231 @@
+/* hostile_server.h - a small fake Redis for the socket adapter's tests.
+
+   A forked child serves a listening socket on 127.0.0.1 (a free port: bind
+   port 0) and answers every command it receives according to a mode: a
+   canned (possibly malformed) reply, a reply by command name, nothing at
+   all, a reset, a truncated reply, an endless flood. Stopped by its PID
+   (SIGKILL + waitpid); it also dies on its own after HOSTILE_MAX_S seconds
+   (alarm) so a failed test never leaves it behind.
+
+       hostile h;
+       hostile_start(&h, HOSTILE_CANNED, "$999999999999\r\n", HOSTILE_HOLD);
+       ... connect to h.port ...
+       hostile_stop(&h);
+*/
+#ifndef HOSTILE_SERVER_H
+#define HOSTILE_SERVER_H
+
+#if !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#ifndef HOSTILE_MAX_S
+#define HOSTILE_MAX_S 30
+#endif
+
+enum hostile_mode {
+    HOSTILE_CANNED = 1, /* send `reply` for every chunk of request bytes */
+    HOSTILE_ONCE,       /* send `reply` for the first chunk only, then only read */
+    HOSTILE_SILENT,     /* accept, read, never answer */
+    HOSTILE_RESET,      /* accept, read, then reset the connection (RST) */
+    HOSTILE_CLOSE,      /* send `reply` (may be empty) then close */
+    HOSTILE_GOOD,       /* answer like a Redis that grants everything */
+    HOSTILE_FLOOD       /* answer with `reply` then an endless stream of 'a' */
+};
+
+typedef struct hostile {
+    pid_t pid;
+    int port;
+    int conns_max;
+} hostile;
+
+/* Reply of HOSTILE_GOOD for the command in buf (a RESP array of bulks):
+   SET -> +OK, EVAL/EVALSHA -> :1, GET -> $-1, PEXPIRE/DEL -> :1,
+   anything else +OK. */
+static inline const char *hostile__good_reply(const char *buf, size_t len)
+{
+    const char *p = (const char *)memchr(buf, '$', len);
+    const char *name;
+    if (!p) return "+OK\r\n";
+    p = (const char *)memchr(p, '\n', len - (size_t)(p - buf));
+    if (!p || (size_t)(p + 1 - buf) >= len) return "+OK\r\n";
+    name = p + 1;
+    if (!strncmp(name, "EVAL", 4)) return ":1\r\n";
+    if (!strncmp(name, "GET", 3)) return "$-1\r\n";
+    if (!strncmp(name, "PEXPIRE", 7) || !strncmp(name, "DEL", 3)) return ":1\r\n";
+    return "+OK\r\n";
+}
+
+static inline void hostile__write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Counts complete commands (lines starting with '*') in a chunk: GOOD mode
+   answers each one. Good enough for the small pipelines the tests send. */
+static inline void hostile__good(int fd, const char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        const char *star = (const char *)memchr(buf + i, '*', len - i);
+        const char *next;
+        size_t start;
+        if (!star) return;
+        start = (size_t)(star - buf);
+        next = start + 1 < len ? (const char *)memchr(buf + start + 1, '*', len - start - 1) : NULL;
+        {
+            const char *r = hostile__good_reply(buf + start, next ? (size_t)(next - buf) - start : len - start);
+            hostile__write_all(fd, r, strlen(r));
+        }
+        i = next ? (size_t)(next - buf) : len;
+    }
+}
+
+static inline void hostile__serve(int lfd, int mode, const char *reply, size_t rlen)
+{
+    struct pollfd pf[9];
+    int answered[9];
+    int n = 1, i;
+    static char buf[65536];
+    static char flood[65536];
+    memset(flood, 'a', sizeof flood);
+    pf[0].fd = lfd;
+    pf[0].events = POLLIN;
+    for (;;) {
+        if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR) _exit(1);
+        if ((pf[0].revents & POLLIN) && n < 9) {
+            int c = accept(lfd, NULL, NULL);
+            if (c >= 0) {
+                pf[n].fd = c;
+                pf[n].events = POLLIN;
+                pf[n].revents = 0;
+                answered[n] = 0;
+                n++;
+            }
+        }
+        for (i = 1; i < n; i++) {
+            ssize_t r;
+            if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            r = recv(pf[i].fd, buf, sizeof buf, 0);
+            if (r <= 0) {
+                close(pf[i].fd);
+                pf[i] = pf[n - 1];
+                answered[i] = answered[n - 1];
+                n--;
+                i--;
+                continue;
+            }
+            switch (mode) {
+            case HOSTILE_CANNED: hostile__write_all(pf[i].fd, reply, rlen); break;
+            case HOSTILE_ONCE:
+                if (!answered[i]) hostile__write_all(pf[i].fd, reply, rlen);
+                break;
+            case HOSTILE_SILENT: break;
+            case HOSTILE_RESET: {
+                struct linger lg;
+                lg.l_onoff = 1;
+                lg.l_linger = 0;
+                setsockopt(pf[i].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+                close(pf[i].fd);
+                pf[i] = pf[n - 1];
+                n--;
+                i--;
+                continue;
+            }
+            case HOSTILE_CLOSE:
+                hostile__write_all(pf[i].fd, reply, rlen);
+                close(pf[i].fd);
+                pf[i] = pf[n - 1];
+                n--;
+                i--;
+                continue;
+            case HOSTILE_GOOD: hostile__good(pf[i].fd, buf, (size_t)r); break;
+            case HOSTILE_FLOOD: {
+                int k;
+                hostile__write_all(pf[i].fd, reply, rlen);
+                for (k = 0; k < 256; k++) hostile__write_all(pf[i].fd, flood, sizeof flood); /* 16 MiB */
+                break;
+            }
+            }
+            answered[i] = 1;
+        }
+    }
+}
+
+/* Starts the server; 0 on success (h->port set), -1 on failure. */
+static inline int hostile_start(hostile *h, int mode, const char *reply)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = (socklen_t)sizeof sa;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    memset(h, 0, sizeof *h);
+    if (lfd < 0) return -1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = 0;
+    if (bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 16) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+        close(lfd);
+        return -1;
+    }
+    h->port = ntohs(sa.sin_port);
+    fflush(stdout);
+    h->pid = fork();
+    if (h->pid < 0) {
+        close(lfd);
+        return -1;
+    }
+    if (h->pid == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        alarm(HOSTILE_MAX_S);
+        hostile__serve(lfd, mode, reply ? reply : "", reply ? strlen(reply) : 0);
+        _exit(0);
+    }
+    close(lfd);
+    return 0;
+}
+
+static inline void hostile_stop(hostile *h)
+{
+    if (h->pid > 0) {
+        kill(h->pid, SIGKILL);
+        waitpid(h->pid, NULL, 0);
+    }
+    h->pid = 0;
+}
+
+/* A loopback port with nothing listening (bound, then closed). */
+static inline int hostile_closed_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = (socklen_t)sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    if (fd < 0) return 1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port ? port : 1;
+}
+
+#endif /* HOSTILE_SERVER_H */

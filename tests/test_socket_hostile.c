@@ -1,0 +1,598 @@
+/* test_socket_hostile.c - adapters/redlock_socket.h against a hostile fake
+   server (tests/hostile_server.h, a forked child on a free loopback port,
+   stopped by PID): malformed RESP, RESP3, absurd lengths, wrong reply
+   types, truncated replies, silence, resets, floods, refused connections,
+   AUTH refusal. Each gives an exact status for that node, no crash, and
+   bounded memory. Transport (raw mode) first, then through the core, then
+   the foreign-loop API. */
+#define REDLOCK_IMPLEMENTATION
+#define REDLOCK_SOCKET_IMPLEMENTATION
+#include "adapters/redlock_socket.h"
+#include "hostile_server.h"
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct rec {
+    int replies, errors;
+    int last_status, last_type;
+    long long last_int;
+    redlock_tag last_tag;
+    char last_str[64];
+} rec;
+
+static void rec_reply(void *u, int node, redlock_tag tag, const redlock_reply *r)
+{
+    rec *x = (rec *)u;
+    (void)node;
+    x->replies++;
+    x->last_tag = tag;
+    x->last_type = r->type;
+    x->last_int = r->integer;
+    snprintf(x->last_str, sizeof x->last_str, "%.*s", (int)(r->len < 60 ? r->len : 60), r->str ? r->str : "");
+}
+
+static void rec_error(void *u, int node, redlock_tag tag, int status)
+{
+    rec *x = (rec *)u;
+    (void)node;
+    x->errors++;
+    x->last_tag = tag;
+    x->last_status = status;
+}
+
+static int raw_open(redlock_socket *s, rec *x, int port, const char *pass)
+{
+    redlock_socket_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    memset(x, 0, sizeof *x);
+    cfg.node_count = 1;
+    cfg.node[0].port = port;
+    cfg.node[0].password = pass;
+    cfg.connect_timeout_ms = 300;
+    cfg.command_timeout_ms = 300;
+    cfg.on_reply = rec_reply;
+    cfg.on_error = rec_error;
+    cfg.user = x;
+    return redlock_socket_init(s, &cfg);
+}
+
+static long long ms_now(void) { return redlock_socket_now_us() / 1000; }
+
+/* Runs the loop until `want` answers arrived (or max_ms). */
+static void wait_answers(redlock_socket *s, rec *x, int want, int max_ms)
+{
+    long long until = ms_now() + max_ms;
+    while (x->replies + x->errors < want && ms_now() < until) redlock_socket_run(s, 5);
+}
+
+static int ping(redlock_socket *s, redlock_tag tag)
+{
+    const char *argv[] = {"PING"};
+    return redlock_socket_send(s, 0, 1, argv, NULL, tag);
+}
+
+/* One command to a server in `mode`: the answer must be error `want`
+   within max_ms, with bounded memory. */
+static void hostile_case(int mode, const char *reply, int want, int max_ms)
+{
+    hostile h;
+    redlock_socket s;
+    rec x;
+    long long t0;
+    int rc;
+    CHECK_EQ(hostile_start(&h, mode, reply), 0);
+    CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
+    t0 = ms_now();
+    rc = ping(&s, 7);
+    CHECK_EQ(rc, 0);
+    wait_answers(&s, &x, 1, 3000);
+    CHECK_EQ(x.replies, 0);
+    CHECK_EQ(x.errors, 1);
+    CHECK_EQ(x.last_tag, 7);
+    CHECK_EQ(x.last_status, want);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), want);
+    CHECK(ms_now() - t0 < max_ms);
+    CHECK(redlock_socket_memory(&s) <= (size_t)REDLOCK_RESP_MAX_BUFFER + 512 * 1024);
+    CHECK(!redlock_socket_node_connected(&s, 0));
+    CHECK_EQ(redlock_socket_fd(&s, 0), -1);
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
+static void test_malformed_reply(void) { hostile_case(HOSTILE_CANNED, "?garbage\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_bad_line_ending(void) { hostile_case(HOSTILE_CANNED, "+OK\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_bad_integer(void) { hostile_case(HOSTILE_CANNED, ":12x\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_resp3_null(void) { hostile_case(HOSTILE_CANNED, "_\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_resp3_map(void) { hostile_case(HOSTILE_CANNED, "%1\r\n+a\r\n+b\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_resp3_push(void) { hostile_case(HOSTILE_CANNED, ">2\r\n+a\r\n+b\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_huge_bulk_len(void) { hostile_case(HOSTILE_ONCE, "$999999999999\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_huge_array_len(void) { hostile_case(HOSTILE_ONCE, "*4294967295\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_negative_len(void) { hostile_case(HOSTILE_ONCE, "$-5\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+static void test_deep_nesting(void) { hostile_case(HOSTILE_ONCE, "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n", REDLOCK_ERR_PROTOCOL, 1000); }
+/* cut mid-way, then closed: a truncated reply is malformed */
+static void test_cut_then_close(void) { hostile_case(HOSTILE_CLOSE, "$10\r\nabc", REDLOCK_ERR_PROTOCOL, 1000); }
+/* cut mid-way, then silence: the command timeout (300 ms) */
+static void test_cut_then_silence(void) { hostile_case(HOSTILE_ONCE, "*2\r\n:1\r\n", REDLOCK_ERR_NODE_TIMEOUT, 1500); }
+static void test_silence(void) { hostile_case(HOSTILE_SILENT, NULL, REDLOCK_ERR_NODE_TIMEOUT, 1500); }
+static void test_reset(void) { hostile_case(HOSTILE_RESET, NULL, REDLOCK_ERR_TRANSPORT, 1000); }
+static void test_closed_no_reply(void) { hostile_case(HOSTILE_CLOSE, "", REDLOCK_ERR_TRANSPORT, 1000); }
+static void test_flood_line(void) { hostile_case(HOSTILE_FLOOD, "+", REDLOCK_ERR_PROTOCOL, 3000); }
+/* an endless array of max-size bulks: stopped at the buffer cap (4 MiB) */
+static void test_flood_buffer(void) { hostile_case(HOSTILE_FLOOD, "*1024\r\n$1048576\r\n", REDLOCK_ERR_PROTOCOL, 3000); }
+static void test_auth_refused(void)
+{
+    hostile h;
+    redlock_socket s;
+    rec x;
+    CHECK_EQ(hostile_start(&h, HOSTILE_CANNED, "-WRONGPASS invalid username-password pair or user is disabled.\r\n"), 0);
+    CHECK_EQ(raw_open(&s, &x, h.port, "not-the-password"), REDLOCK_OK);
+    CHECK_EQ(ping(&s, 3), 0);
+    wait_answers(&s, &x, 1, 2000);
+    CHECK_EQ(x.errors, 1);
+    CHECK_EQ(x.last_status, REDLOCK_ERR_AUTH);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_AUTH);
+    /* redlock_socket_connect reports it too */
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_AUTH);
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+    /* NOAUTH on a command: the node needs a password we do not have */
+    CHECK_EQ(hostile_start(&h, HOSTILE_CANNED, "-NOAUTH Authentication required.\r\n"), 0);
+    CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
+    CHECK_EQ(ping(&s, 4), 0);
+    wait_answers(&s, &x, 1, 2000);
+    CHECK_EQ(x.errors, 1);
+    CHECK_EQ(x.last_status, REDLOCK_ERR_AUTH);
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
+static void test_refused(void)
+{
+    redlock_socket s;
+    rec x;
+    int rc;
+    CHECK_EQ(raw_open(&s, &x, hostile_closed_port(), NULL), REDLOCK_OK);
+    rc = ping(&s, 1);
+    if (rc == 0) wait_answers(&s, &x, 1, 2000); /* refused later */
+    else CHECK_EQ(rc, REDLOCK_ERR_CONNECT);    /* or at once */
+    CHECK(rc != 0 || (x.errors == 1 && x.last_status == REDLOCK_ERR_CONNECT));
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_CONNECT);
+    redlock_socket_deinit(&s);
+}
+
+static void test_unix_missing_and_bad_host(void)
+{
+    redlock_socket s;
+    redlock_socket_config cfg;
+    rec x;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&x, 0, sizeof x);
+    cfg.node_count = 2;
+    cfg.node[0].unix_path = "/nonexistent/redlock-test.sock";
+    cfg.node[1].host = "host.invalid";
+    cfg.on_reply = rec_reply;
+    cfg.on_error = rec_error;
+    cfg.user = &x;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    {
+        const char *argv[] = {"PING"};
+        CHECK_EQ(redlock_socket_send(&s, 0, 1, argv, NULL, 1), REDLOCK_ERR_CONNECT);
+        CHECK_EQ(redlock_socket_send(&s, 1, 1, argv, NULL, 2), REDLOCK_ERR_CONNECT);
+        CHECK_EQ(redlock_socket_send(&s, 2, 1, argv, NULL, 2), REDLOCK_ERR_INVALID);
+        CHECK_EQ(redlock_socket_send(&s, 0, 0, argv, NULL, 2), REDLOCK_ERR_INVALID);
+    }
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 1), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(x.errors, 0); /* refused at send: no callback */
+    redlock_socket_deinit(&s);
+}
+
+/* A reply of the wrong type is handed on as it is (the core judges it);
+   the connection stays up. */
+static void test_wrong_type_passed_on(void)
+{
+    hostile h;
+    redlock_socket s;
+    rec x;
+    CHECK_EQ(hostile_start(&h, HOSTILE_CANNED, ":5\r\n"), 0);
+    CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
+    CHECK_EQ(ping(&s, 9), 0);
+    wait_answers(&s, &x, 1, 2000);
+    CHECK_EQ(x.replies, 1);
+    CHECK_EQ(x.last_type, REDLOCK_REPLY_INTEGER);
+    CHECK_EQ(x.last_int, 5);
+    CHECK(redlock_socket_node_connected(&s, 0));
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
+/* Two replies for one command: the second is unsolicited -> PROTOCOL. */
+static void test_unsolicited(void)
+{
+    hostile h;
+    redlock_socket s;
+    rec x;
+    CHECK_EQ(hostile_start(&h, HOSTILE_ONCE, "+OK\r\n+EXTRA\r\n"), 0);
+    CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
+    CHECK_EQ(ping(&s, 1), 0);
+    wait_answers(&s, &x, 1, 2000);
+    redlock_socket_run(&s, 50);
+    CHECK_EQ(x.replies, 1);
+    CHECK_EQ(x.errors, 0);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_PROTOCOL);
+    CHECK(!redlock_socket_node_connected(&s, 0));
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
+/* Every command in flight gets the error; the next command reconnects. */
+static void test_inflight_fail_and_reconnect(void)
+{
+    hostile h;
+    redlock_socket s;
+    rec x;
+    int i;
+    CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
+    CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
+    for (i = 0; i < 5; i++) CHECK_EQ(ping(&s, (redlock_tag)(100 + i)), 0);
+    wait_answers(&s, &x, 5, 3000);
+    CHECK_EQ(x.errors, 5);
+    CHECK_EQ(x.last_tag, 104); /* in order */
+    CHECK_EQ(x.last_status, REDLOCK_ERR_NODE_TIMEOUT);
+    hostile_stop(&h);
+    /* a good server on another port cannot be "the same node"; instead the
+       same node refuses now (nothing listens), then answers again */
+    x.errors = 0;
+    i = ping(&s, 200);
+    if (i == 0) wait_answers(&s, &x, 1, 2000);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    redlock_socket_deinit(&s);
+    CHECK_EQ(hostile_start(&h, HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
+    CHECK_EQ(ping(&s, 1), 0);
+    wait_answers(&s, &x, 1, 2000);
+    CHECK_EQ(x.replies, 1);
+    CHECK_STR(x.last_str, "OK");
+    hostile_stop(&h); /* the server goes away: idle close, no error callback */
+    redlock_socket_run(&s, 50);
+    CHECK_EQ(x.errors, 0);
+    CHECK_EQ(hostile_start(&h, HOSTILE_GOOD, NULL), 0);
+    redlock_socket_deinit(&s);
+    CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
+    for (i = 0; i < 50; i++) CHECK_EQ(ping(&s, (redlock_tag)i), 0);
+    wait_answers(&s, &x, 50, 3000);
+    CHECK_EQ(x.replies, 50);
+    CHECK_EQ(x.last_tag, 49);
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
+/* ---- through the core ---- */
+
+typedef struct votes {
+    int status[REDLOCK_MAX_NODES];
+    int seen[REDLOCK_MAX_NODES];
+} votes;
+
+static void vote_event(void *u, const redlock_event *ev)
+{
+    votes *v = (votes *)u;
+    if (ev->type == REDLOCK_EV_VOTE && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES && !ev->vote &&
+        !v->seen[ev->node]) {
+        v->seen[ev->node] = 1;
+        v->status[ev->node] = ev->status;
+    }
+}
+
+static int core_open(redlock_socket *s, votes *v, const int *ports, int n)
+{
+    redlock_socket_config cfg;
+    int i;
+    redlock_socket_config_init(&cfg);
+    memset(v, 0, sizeof *v);
+    cfg.node_count = n;
+    for (i = 0; i < n; i++) cfg.node[i].port = ports[i];
+    cfg.connect_timeout_ms = 300;
+    cfg.command_timeout_ms = 300;
+    cfg.core.node_timeout_ms = 100;
+    cfg.core.retry_count = -1;
+    cfg.on_event = vote_event;
+    cfg.user = v;
+    return redlock_socket_init(s, &cfg);
+}
+
+/* 2 good nodes + 1 hostile: the lock is won on the good ones, the hostile
+   node's vote fails with the expected status. */
+static void core_case(int mode, const char *reply, int want, int node_want)
+{
+    hostile h[3];
+    int ports[3], i;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    votes v;
+    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[1], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[2], mode, reply), 0);
+    for (i = 0; i < 3; i++) ports[i] = h[i].port;
+    CHECK_EQ(core_open(&s, &v, ports, 3), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "hostile";
+    o.ttl_ms = 2000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_last_result(&l)->votes, 2); /* decided without the straggler */
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    redlock_socket_run(&s, 400); /* past the command timeout */
+    if (node_want) CHECK_EQ(redlock_socket_node_status(&s, 2), node_want);
+    CHECK(redlock_socket_memory(&s) <= (size_t)REDLOCK_RESP_MAX_BUFFER + 512 * 1024);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    /* the hostile node alone: no lock, no crash */
+    CHECK_EQ(core_open(&s, &v, &ports[2], 1), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK(redlock_socket_acquire(&l) != REDLOCK_OK);
+    CHECK_EQ(redlock_lock_state(&l.lock), REDLOCK_STATE_IDLE);
+    CHECK_EQ(v.seen[0], 1);
+    CHECK_EQ(v.status[0], want); /* the core's verdict on the node's vote */
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+}
+
+static void test_core_huge_bulk(void) { core_case(HOSTILE_ONCE, "$999999999999\r\n", REDLOCK_ERR_PROTOCOL, REDLOCK_ERR_PROTOCOL); }
+static void test_core_huge_array(void) { core_case(HOSTILE_ONCE, "*4294967295\r\n", REDLOCK_ERR_PROTOCOL, REDLOCK_ERR_PROTOCOL); }
+static void test_core_resp3(void) { core_case(HOSTILE_CANNED, "#t\r\n", REDLOCK_ERR_PROTOCOL, REDLOCK_ERR_PROTOCOL); }
+/* the transport hands a wrong type on; the core rejects the vote */
+static void test_core_wrong_type(void) { core_case(HOSTILE_CANNED, ":5\r\n", REDLOCK_ERR_PROTOCOL, 0); }
+/* the core's node timeout (100 ms) decides first, then the adapter drops
+   the connection at its command timeout (300 ms) */
+static void test_core_silent(void) { core_case(HOSTILE_SILENT, NULL, REDLOCK_ERR_NODE_TIMEOUT, REDLOCK_ERR_NODE_TIMEOUT); }
+static void test_core_reset(void) { core_case(HOSTILE_RESET, NULL, REDLOCK_ERR_TRANSPORT, REDLOCK_ERR_TRANSPORT); }
+
+static void test_core_refused(void)
+{
+    hostile h[2];
+    int ports[3];
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    votes v;
+    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[1], HOSTILE_GOOD, NULL), 0);
+    ports[0] = h[0].port;
+    ports[1] = hostile_closed_port();
+    ports[2] = h[1].port;
+    CHECK_EQ(core_open(&s, &v, ports, 3), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "refused";
+    o.ttl_ms = 2000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(v.status[1], REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 1), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    hostile_stop(&h[0]);
+    hostile_stop(&h[1]);
+}
+
+/* ---- the foreign-loop API, driven by a hand-written poll() loop ---- */
+
+typedef struct fl {
+    int fd[REDLOCK_MAX_NODES], interest[REDLOCK_MAX_NODES];
+    int watch_calls, timer_calls;
+    int64_t deadline;
+    int done, status;
+} fl;
+
+static void fl_watch(void *u, int node, int fd, int interest)
+{
+    fl *f = (fl *)u;
+    f->fd[node] = fd;
+    f->interest[node] = interest;
+    f->watch_calls++;
+}
+
+static void fl_timer(void *u, int64_t d)
+{
+    fl *f = (fl *)u;
+    f->deadline = d;
+    f->timer_calls++;
+}
+
+static void fl_result(redlock_lock *lk, const redlock_result *r)
+{
+    fl *f = (fl *)r->user;
+    (void)lk;
+    f->done = (int)r->op;
+    f->status = r->status;
+}
+
+static void fl_run_until(redlock_socket *s, fl *f, int n, int op)
+{
+    long long until = ms_now() + 3000;
+    f->done = 0;
+    while (f->done != op && ms_now() < until) {
+        struct pollfd pf[REDLOCK_MAX_NODES];
+        int map[REDLOCK_MAX_NODES], k = 0, i, ms = 100;
+        int64_t now = redlock_socket_now_us();
+        /* the hooks and the getters agree */
+        for (i = 0; i < n; i++) {
+            CHECK_EQ(f->fd[i], redlock_socket_fd(s, i));
+            CHECK_EQ(f->interest[i], redlock_socket_interest(s, i));
+            if (f->fd[i] < 0 || !f->interest[i]) continue;
+            pf[k].fd = f->fd[i];
+            pf[k].events = (short)(((f->interest[i] & REDLOCK_SOCKET_READ) ? POLLIN : 0) |
+                                   ((f->interest[i] & REDLOCK_SOCKET_WRITE) ? POLLOUT : 0));
+            pf[k].revents = 0;
+            map[k++] = i;
+        }
+        CHECK_EQ(f->deadline, redlock_socket_next_deadline(s));
+        if (f->deadline != REDLOCK_NO_DEADLINE)
+            ms = f->deadline <= now ? 0 : (int)((f->deadline - now) / 1000 + 1);
+        if (ms > 100) ms = 100;
+        if (poll(pf, (nfds_t)k, ms) > 0) {
+            for (i = 0; i < k; i++) {
+                if (pf[i].revents & POLLOUT) redlock_socket_on_writable(s, map[i]);
+                if (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) redlock_socket_on_readable(s, map[i]);
+            }
+        }
+        if (redlock_socket_now_us() >= redlock_socket_next_deadline(s)) redlock_socket_on_timer(s);
+    }
+}
+
+static void test_foreign_loop(void)
+{
+    hostile h[3];
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_lock_opts o;
+    redlock_socket_lock l;
+    fl f;
+    int i;
+    memset(&f, 0, sizeof f);
+    f.deadline = REDLOCK_NO_DEADLINE;
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) f.fd[i] = -1;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 3;
+    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[1], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[2], HOSTILE_SILENT, NULL), 0);
+    for (i = 0; i < 3; i++) cfg.node[i].port = h[i].port;
+    cfg.command_timeout_ms = 300;
+    cfg.core.node_timeout_ms = 100;
+    cfg.watch = fl_watch;
+    cfg.set_timer = fl_timer;
+    cfg.user = &f;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "foreign";
+    o.ttl_ms = 5000;
+    o.on_result = fl_result;
+    o.user = &f;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK); /* non-blocking: the core API */
+    CHECK(f.watch_calls >= 3);
+    CHECK(f.deadline != REDLOCK_NO_DEADLINE);
+    fl_run_until(&s, &f, 3, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(f.done, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(f.status, REDLOCK_OK);
+    CHECK_EQ(redlock_lock_state(&l.lock), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_release(&l.lock), REDLOCK_OK);
+    fl_run_until(&s, &f, 3, REDLOCK_OP_RELEASE);
+    CHECK_EQ(f.done, REDLOCK_OP_RELEASE);
+    CHECK_EQ(f.status, REDLOCK_OK);
+    /* the silent node's commands time out and its connection is dropped */
+    {
+        long long until = ms_now() + 2000;
+        while (redlock_socket_node_status(&s, 2) == 0 && ms_now() < until) {
+            struct pollfd none;
+            (void)poll(&none, 0, 10);
+            if (redlock_socket_now_us() >= f.deadline) redlock_socket_on_timer(&s);
+        }
+    }
+    CHECK_EQ(redlock_socket_node_status(&s, 2), REDLOCK_ERR_NODE_TIMEOUT);
+    CHECK_EQ(f.fd[2], -1);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+}
+
+/* The blocking calls refuse to nest inside callbacks; bad arguments. */
+static int nested_rc = 1;
+static redlock_socket *nested_s;
+static void nested_result(redlock_lock *lk, const redlock_result *r)
+{
+    (void)lk;
+    (void)r;
+    nested_rc = redlock_socket_run(nested_s, 10);
+}
+
+static void test_api_guards(void)
+{
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    hostile h;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 0;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_NODES);
+    cfg.node_count = REDLOCK_MAX_NODES + 1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_NODES);
+    cfg.node_count = 1;
+    cfg.node[0].username = "u"; /* user without password */
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.node[0].username = NULL;
+    cfg.node[0].port = 70000;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_init(NULL, &cfg), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_run(NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_fd(NULL, 0), -1);
+    CHECK_EQ(hostile_start(&h, HOSTILE_GOOD, NULL), 0);
+    cfg.node[0].port = h.port;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
+    CHECK(redlock_socket_node_connected(&s, 0));
+    CHECK_EQ(redlock_socket_run(&s, -1), REDLOCK_ERR_INVALID);
+    nested_s = &s;
+    memset(&o, 0, sizeof o);
+    o.key = "guard";
+    o.ttl_ms = 1000;
+    o.on_result = nested_result;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(nested_rc, REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_ERR_ALREADY_HELD);
+    CHECK_EQ(redlock_socket_extend(&l, 2000), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_ERR_NOT_HELD);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redlock_socket_deinit(&s); /* twice is harmless */
+    hostile_stop(&h);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    alarm(100);
+    RUN(test_malformed_reply);
+    RUN(test_bad_line_ending);
+    RUN(test_bad_integer);
+    RUN(test_resp3_null);
+    RUN(test_resp3_map);
+    RUN(test_resp3_push);
+    RUN(test_huge_bulk_len);
+    RUN(test_huge_array_len);
+    RUN(test_negative_len);
+    RUN(test_deep_nesting);
+    RUN(test_cut_then_close);
+    RUN(test_cut_then_silence);
+    RUN(test_silence);
+    RUN(test_reset);
+    RUN(test_closed_no_reply);
+    RUN(test_flood_line);
+    RUN(test_flood_buffer);
+    RUN(test_auth_refused);
+    RUN(test_refused);
+    RUN(test_unix_missing_and_bad_host);
+    RUN(test_wrong_type_passed_on);
+    RUN(test_unsolicited);
+    RUN(test_inflight_fail_and_reconnect);
+    RUN(test_core_huge_bulk);
+    RUN(test_core_huge_array);
+    RUN(test_core_resp3);
+    RUN(test_core_wrong_type);
+    RUN(test_core_silent);
+    RUN(test_core_reset);
+    RUN(test_core_refused);
+    RUN(test_foreign_loop);
+    RUN(test_api_guards);
+    return CHECK_EXIT();
+}
