@@ -317,6 +317,8 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
+/* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
+REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 /* Heap bytes held by the adapter (buffers, parsers). */
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
 
@@ -1491,6 +1493,14 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
 {
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
     return s->_nodes[node].state == REDLOCK__SOCK_UP;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
+{
+    int i, n = 0;
+    if (!redlock__sock_valid(s)) return 0;
+    for (i = 0; i < s->_cfg.node_count; i++) n += (int)s->_nodes[i].q_count;
+    return n;
 }
 
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)

@@ -1,0 +1,188 @@
+/* Integration tests of adapters/redlock_socket.h (raw sockets, own RESP
+   parser) against real redis-servers on 1, 3 and 5 nodes, started and
+   stopped by PID by tests/redis_nodes.h. Scenarios: tests/integration.h
+   (acquire/release/extend, contention, threads, expiry, watchdog past the
+   TTL, stolen lock, node killed, node paused with SIGSTOP, AUTH and wrong
+   password, ACL user without scripting -> fallback). The "watchdog" here
+   is the adapter's poll loop: idle() runs redlock_socket_run(). Plus a
+   Unix-socket node and SELECT. */
+#define _POSIX_C_SOURCE 200809L
+#define REDLOCK_IMPLEMENTATION
+#define REDLOCK_SOCKET_IMPLEMENTATION
+#include "adapters/redlock_socket.h"
+#include "integration.h"
+
+struct it_client {
+    redlock_socket s;
+    int switches;
+    int64_t linger_ms;
+};
+
+struct it_lock {
+    redlock_socket_lock l;
+    it_client *c;
+    int lost;
+};
+
+static void t_on_event(void *user, const redlock_event *ev)
+{
+    it_client *c = (it_client *)user;
+    if (ev->type == REDLOCK_EV_MODE_SWITCH) c->switches++;
+    if (getenv("IT_DEBUG"))
+        printf("#   [%p] %s op=%d node=%d status=%s vote=%d votes=%d attempt=%d\n", (void *)c,
+               redlock_event_name(ev->type), (int)ev->op, ev->node, redlock_strerror(ev->status),
+               ev->vote, ev->votes, ev->attempt);
+}
+
+static void t_on_result(redlock_lock *lk, const redlock_result *r)
+{
+    it_lock *l = (it_lock *)r->user;
+    (void)lk;
+    if (r->op == REDLOCK_OP_LOST) l->lost++;
+}
+
+static it_client *t_open(const it_setup *st)
+{
+    redlock_socket_config cfg;
+    int i;
+    it_client *c = (it_client *)calloc(1, sizeof *c);
+    if (!c) return NULL;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = st->n;
+    for (i = 0; i < st->n; i++) {
+        cfg.node[i].host = "127.0.0.1";
+        cfg.node[i].port = st->ports[i];
+        cfg.node[i].username = st->user;
+        cfg.node[i].password = st->pass;
+        cfg.node[i].db = st->db;
+    }
+    cfg.core = st->core;
+    cfg.connect_timeout_ms = 300;
+    cfg.command_timeout_ms = 300;
+    cfg.on_event = t_on_event;
+    cfg.user = c;
+    c->linger_ms = st->core.node_timeout_ms > 0 ? st->core.node_timeout_ms : 50;
+    if (redlock_socket_init(&c->s, &cfg) != REDLOCK_OK) {
+        free(c);
+        return NULL;
+    }
+    (void)redlock_socket_connect(&c->s); /* AUTH failures show in node_status */
+    return c;
+}
+
+static void t_close(it_client *c)
+{
+    redlock_socket_deinit(&c->s);
+    free(c);
+}
+
+static it_lock *t_lock(it_client *c, const redlock_lock_opts *o)
+{
+    redlock_lock_opts lo = *o;
+    it_lock *l = (it_lock *)calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->c = c;
+    lo.on_result = t_on_result;
+    lo.user = l;
+    if (redlock_socket_lock_init(&c->s, &l->l, &lo) != REDLOCK_OK) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+static void t_unlock(it_lock *l)
+{
+    redlock_socket_lock_deinit(&l->l);
+    free(l);
+}
+
+/* Lets replies still owed by slower nodes be handled, as a program whose
+   loop keeps running would. */
+static void t_linger(it_client *c)
+{
+    int64_t until = redis_nodes__now_ms() + c->linger_ms;
+    while (redlock_socket_pending(&c->s) > 0 && redis_nodes__now_ms() < until) redlock_socket_run(&c->s, 2);
+}
+
+static int t_done(it_lock *l, int rc, redlock_result *r)
+{
+    t_linger(l->c);
+    if (r) {
+        if (rc == REDLOCK_OK || redlock_socket_last_result(&l->l)->op) *r = *redlock_socket_last_result(&l->l);
+        else memset(r, 0, sizeof *r);
+    }
+    return rc;
+}
+
+static int t_acquire(it_lock *l, redlock_result *r) { return t_done(l, redlock_socket_acquire(&l->l), r); }
+static int t_release(it_lock *l, redlock_result *r) { return t_done(l, redlock_socket_release(&l->l), r); }
+static int t_extend(it_lock *l, int64_t ttl, redlock_result *r) { return t_done(l, redlock_socket_extend(&l->l, ttl), r); }
+static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l.lock); }
+static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
+static void t_idle(it_client *c, int ms) { redlock_socket_run(&c->s, ms); }
+static int t_node_status(it_client *c, int i) { return redlock_socket_node_status(&c->s, i); }
+static int t_mode_switches(it_client *c) { return c->switches; }
+static int t_lost(it_lock *l) { return l->lost; }
+
+/* A node over its Unix socket, with SELECT 3: the key lands in db 3. */
+static void socket_unix_select(void)
+{
+    redis_nodes rn;
+    char dir[] = "/tmp/redlock-sock-XXXXXX", path[128], out[128];
+    const char *args[6];
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    if (!mkdtemp(dir)) { CHECK(0); return; }
+    snprintf(path, sizeof path, "%s/r.sock", dir);
+    args[0] = "--unixsocket";
+    args[1] = path;
+    args[2] = "--unixsocketperm";
+    args[3] = "700";
+    args[4] = NULL;
+    if (redis_nodes_start(&rn, 1, args, NULL) != 0) { CHECK(0); rmdir(dir); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].unix_path = path;
+    cfg.node[0].db = 3;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "unix-select";
+    o.ttl_ms = 5000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    redis_nodes_cmd(&rn, 0, out, sizeof out, "SELECT", "3", (char *)NULL);
+    /* redis_nodes_cmd opens a fresh connection per call: ask with a script */
+    redis_nodes_cmd(&rn, 0, out, sizeof out, "EVAL", "redis.call('SELECT', 3) return redis.call('GET', KEYS[1])",
+                    "1", "unix-select", (char *)NULL);
+    CHECK_STR(out, redlock_lock_token(&l.lock));
+    redis_nodes_cmd(&rn, 0, out, sizeof out, "EXISTS", "unix-select", (char *)NULL);
+    CHECK_STR(out, ":0"); /* not in db 0 */
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    /* a db the server does not have: SELECT refused -> SERVER */
+    cfg.node[0].db = 999;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_SERVER);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    static const it_ops ops = {
+        "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
+    };
+    int rc;
+    redis_nodes_deadline(170);
+    if (it_selected("socket_unix_select")) RUN(socket_unix_select);
+    rc = it_main(&ops);
+    return rc ? rc : CHECK_EXIT();
+}
