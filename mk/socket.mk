@@ -57,6 +57,8 @@ check-socket-compile: | $(BUILD)
 	done; \
 	if $(CC) -std=c99 $(WARN) $(INCS) -c -x c adapters/redlock_socket.h -o $(BUILD)/socket_cc.o 2>$(BUILD)/socket_cc.err; \
 	then echo "ok compile declarations only"; else cat $(BUILD)/socket_cc.err; echo "not ok compile declarations only"; fi
+	@if $(MAKE) --no-print-directory -s -B examples-socket; then echo "ok socket examples build"; \
+	 else echo "not ok socket examples build"; fi
 
 # libFuzzer target (not part of make test): make fuzz-resp && build/fuzz_resp_lf -max_total_time=60
 fuzz-resp: tests/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
