@@ -625,16 +625,14 @@ static int open_socket(app *a, int raw)
 
 /* Lets commands already decided on reach the nodes before we exit: the
    core finishes a release's stragglers quietly (e.g. EVALSHA -> NOSCRIPT
-   -> EVAL on a node that answered after the quorum), and queued commands
-   must at least be written. Bounded by one node timeout. */
+   -> EVAL on a node that answered after the quorum), and commands in
+   flight (a straggler's SET) should land. Bounded by one node timeout. */
 static void settle(app *a, int lock_idle)
 {
     int64_t until = redlock_socket_now_us() + (a->o->node_timeout_ms + 50) * 1000;
     while (redlock_socket_now_us() < until) {
-        int busy = 0, i;
+        int busy = redlock_socket_pending(&a->s) > 0;
         if (lock_idle && redlock_next_deadline(redlock_socket_client(&a->s)) != REDLOCK_NO_DEADLINE) busy = 1;
-        for (i = 0; i < a->n; i++)
-            if (redlock_socket_interest(&a->s, i) & REDLOCK_SOCKET_WRITE) busy = 1;
         if (!busy) break;
         step(a, until);
     }
