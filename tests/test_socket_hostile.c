@@ -190,6 +190,32 @@ static void test_unix_missing_and_bad_host(void)
     redlock_socket_deinit(&s);
 }
 
+/* A host name (getaddrinfo); "localhost" may give ::1 first, where nothing
+   listens: the next address is tried. */
+static void test_hostname(void)
+{
+    hostile h;
+    redlock_socket s;
+    redlock_socket_config cfg;
+    rec x;
+    CHECK_EQ(hostile_start(&h, HOSTILE_GOOD, NULL), 0);
+    memset(&cfg, 0, sizeof cfg);
+    memset(&x, 0, sizeof x);
+    cfg.node_count = 1;
+    cfg.node[0].host = "localhost";
+    cfg.node[0].port = h.port;
+    cfg.on_reply = rec_reply;
+    cfg.on_error = rec_error;
+    cfg.user = &x;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(ping(&s, 1), 0);
+    wait_answers(&s, &x, 1, 2000);
+    CHECK_EQ(x.replies, 1);
+    CHECK_STR(x.last_str, "OK");
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
 /* A reply of the wrong type is handed on as it is (the core judges it);
    the connection stays up. */
 static void test_wrong_type_passed_on(void)
@@ -582,6 +608,7 @@ int main(void)
     RUN(test_auth_refused);
     RUN(test_refused);
     RUN(test_unix_missing_and_bad_host);
+    RUN(test_hostname);
     RUN(test_wrong_type_passed_on);
     RUN(test_unsolicited);
     RUN(test_inflight_fail_and_reconnect);
