@@ -79,74 +79,7 @@
 #endif
 
 /* ---- reply translation, shared with redlock_hiredis.h ---- */
-#ifndef REDLOCK__HIREDIS_REPLY_DEFINED
-#define REDLOCK__HIREDIS_REPLY_DEFINED
-#define REDLOCK__HIREDIS_MAX_ELEMS 16
-/* A translated reply: top level plus one level of array elements (deeper
-   arrays, and arrays longer than REDLOCK__HIREDIS_MAX_ELEMS, are OTHER:
-   the core never needs them). Points into the redisReply. */
-typedef struct redlock__hiredis_reply {
-    redlock_reply top;
-    redlock_reply elem[REDLOCK__HIREDIS_MAX_ELEMS];
-} redlock__hiredis_reply;
-
-static inline void redlock__hiredis_one(const redisReply *r, redlock_reply *out)
-{
-    memset(out, 0, sizeof *out);
-    out->type = REDLOCK_REPLY_OTHER;
-    if (!r) return;
-    switch (r->type) {
-    case REDIS_REPLY_STATUS:  out->type = REDLOCK_REPLY_STATUS; break;
-    case REDIS_REPLY_ERROR:   out->type = REDLOCK_REPLY_ERROR; break;
-    case REDIS_REPLY_STRING:  out->type = REDLOCK_REPLY_STRING; break;
-    case REDIS_REPLY_INTEGER: out->type = REDLOCK_REPLY_INTEGER; break;
-    case REDIS_REPLY_NIL:     out->type = REDLOCK_REPLY_NIL; break;
-    case REDIS_REPLY_ARRAY:   out->type = REDLOCK_REPLY_ARRAY; break;
-    default:                  out->type = REDLOCK_REPLY_OTHER; break; /* RESP3 (hiredis 1.x) */
-    }
-    if (out->type == REDLOCK_REPLY_STATUS || out->type == REDLOCK_REPLY_ERROR ||
-        out->type == REDLOCK_REPLY_STRING) {
-        out->str = r->str ? r->str : "";
-        out->len = r->str ? r->len : 0;
-    } else if (out->type == REDLOCK_REPLY_INTEGER) {
-        out->integer = r->integer;
-    }
-}
-
-static inline const redlock_reply *redlock__hiredis_translate(const redisReply *r,
-                                                              redlock__hiredis_reply *buf)
-{
-    redlock__hiredis_one(r, &buf->top);
-    if (buf->top.type == REDLOCK_REPLY_ARRAY) {
-        size_t i;
-        if (r->elements > REDLOCK__HIREDIS_MAX_ELEMS) {
-            buf->top.type = REDLOCK_REPLY_OTHER;
-        } else {
-            for (i = 0; i < r->elements; i++) {
-                redlock__hiredis_one(r->element[i], &buf->elem[i]);
-                if (buf->elem[i].type == REDLOCK_REPLY_ARRAY) buf->elem[i].type = REDLOCK_REPLY_OTHER;
-            }
-            buf->top.element = buf->elem;
-            buf->top.elements = r->elements;
-        }
-    }
-    return &buf->top;
-}
-
-/* -NOAUTH / -WRONGPASS: the node wants (other) credentials. */
-static inline int redlock__hiredis_auth_error(const redisReply *r)
-{
-    return r && r->type == REDIS_REPLY_ERROR && r->str &&
-           (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
-}
-
-static inline int64_t redlock__hiredis_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-#endif /* REDLOCK__HIREDIS_REPLY_DEFINED */
+#include "redlock_hiredis_common.h"
 
 /* hiredis 1.x (MAJOR and MINOR together; PATCH is not bumped upstream).
    The calls used here have the same signatures in 0.14 and 1.x; RESP3

@@ -3,7 +3,7 @@
 # nodes (tests/redis_nodes.h starts and stops them), plain and under
 # valgrind. IT_ONLY=<substring> runs a subset of the scenarios.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
-ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h \
+ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
                 tests/integration.h tests/redis_nodes.h tests/check.h
 
 CHECKS += check-adapters-compile check-hiredis check-libev check-valgrind-adapters check-tsan-hiredis
