@@ -6,10 +6,6 @@
 #define REDLOCK_SOCKET_IMPLEMENTATION
 #include "adapters/redlock_socket.h"
 #include "check.h"
-/* check.h's RUN() puts two statements after an else on one line */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmisleading-indentation"
-#endif
 
 #include <stdlib.h>
 
