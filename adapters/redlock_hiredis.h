@@ -183,17 +183,6 @@ typedef struct redlock_hiredis_lock {
 
 /* ---- connections ---- */
 
-static inline char *redlock_hiredis__dup(const char *s)
-{
-    size_t l;
-    char *p;
-    if (!s) return NULL;
-    l = strlen(s) + 1;
-    p = (char *)malloc(l);
-    if (p) memcpy(p, s, l);
-    return p;
-}
-
 static inline struct timeval redlock_hiredis__tv(int ms)
 {
     struct timeval tv;
@@ -669,9 +658,9 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
         cn->fd = -1;
         cn->port = nd->port > 0 ? nd->port : 6379;
         cn->db = nd->db > 0 ? nd->db : o->db;
-        cn->host = redlock_hiredis__dup(nd->host ? nd->host : "127.0.0.1");
-        cn->user = redlock_hiredis__dup(user);
-        cn->pass = redlock_hiredis__dup(pass);
+        cn->host = redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
+        cn->user = redlock__hiredis_strdup(user);
+        cn->pass = redlock__hiredis_strdup(pass);
         if (!cn->host || (user && !cn->user) || (pass && !cn->pass)) goto nomem;
     }
     cfg = o->core;

@@ -2,6 +2,7 @@
    share: translating hiredis's redisReply into the core's redlock_reply,
    spotting authentication errors, the monotonic clock. Internal: include
    one of those two adapters instead. */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <hiredis/hiredis.h>
@@ -73,5 +74,16 @@ static inline int64_t redlock__hiredis_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+/* strdup is POSIX, not C99 */
+static inline char *redlock__hiredis_strdup(const char *s)
+{
+    size_t l;
+    char *p;
+    if (!s) return NULL;
+    l = strlen(s) + 1;
+    p = (char *)malloc(l);
+    if (p) memcpy(p, s, l);
+    return p;
 }
 #endif /* REDLOCK__HIREDIS_REPLY_DEFINED */

@@ -149,17 +149,6 @@ typedef struct redlock_libev {
 
 #define REDLOCK_LIBEV__MAGIC 0x6c696265
 
-static inline char *redlock_libev__dup(const char *s)
-{
-    size_t l;
-    char *p;
-    if (!s) return NULL;
-    l = strlen(s) + 1;
-    p = (char *)malloc(l);
-    if (p) memcpy(p, s, l);
-    return p;
-}
-
 static inline void redlock_libev__set_error(redlock_libev__conn *cn, int status, const char *msg)
 {
     size_t l = msg ? strlen(msg) : 0;
@@ -449,9 +438,9 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
         cn->index = i;
         cn->port = nd->port > 0 ? nd->port : 6379;
         cn->db = nd->db > 0 ? nd->db : o->db;
-        cn->host = redlock_libev__dup(nd->host ? nd->host : "127.0.0.1");
-        cn->user = redlock_libev__dup(user);
-        cn->pass = redlock_libev__dup(pass);
+        cn->host = redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
+        cn->user = redlock__hiredis_strdup(user);
+        cn->pass = redlock__hiredis_strdup(pass);
         ev_timer_init(&cn->reconnect, redlock_libev__on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
         if (!cn->host || (user && !cn->user) || (pass && !cn->pass)) {
