@@ -99,6 +99,17 @@ static inline int it_holders_settle(redis_nodes *rn, const char *key, const char
 
 static inline int it_quorum(void) { return it_n / 2 + 1; }
 
+/* The adapters' on_event in the tests: counts mode switches, and prints
+   every event when IT_DEBUG is set. */
+static inline void it_note_event(int *switches, const void *who, const redlock_event *ev)
+{
+    if (ev->type == REDLOCK_EV_MODE_SWITCH) (*switches)++;
+    if (getenv("IT_DEBUG"))
+        printf("#   [%p] %s op=%d node=%d status=%s vote=%d votes=%d attempt=%d\n", who,
+               redlock_event_name(ev->type), (int)ev->op, ev->node, redlock_strerror(ev->status),
+               ev->vote, ev->votes, ev->attempt);
+}
+
 static inline void it_key(char *buf, size_t sz, const char *what)
 {
     snprintf(buf, sz, "it:%s:%s:n%d", it->name, what, it_n);

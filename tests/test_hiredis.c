@@ -19,11 +19,7 @@ struct it_lock {
 static void t_on_event(void *user, const redlock_event *ev)
 {
     it_client *c = (it_client *)user;
-    if (ev->type == REDLOCK_EV_MODE_SWITCH) c->switches++;
-    if (getenv("IT_DEBUG"))
-        printf("#   [%p] %s op=%d node=%d status=%s vote=%d votes=%d attempt=%d\n", (void *)c,
-               redlock_event_name(ev->type), (int)ev->op, ev->node, redlock_strerror(ev->status),
-               ev->vote, ev->votes, ev->attempt);
+    it_note_event(&c->switches, c, ev);
 }
 
 static void t_on_result(redlock_lock *lk, const redlock_result *r)
