@@ -416,6 +416,7 @@ typedef struct redlock_client {
     int64_t _armed;           /* deadline last given to set_timer */
     uint8_t _legacy[REDLOCK_MAX_NODES];     /* node speaks only SETNX/GETSET */
     uint8_t _no_scripts[REDLOCK_MAX_NODES]; /* node refuses EVAL/EVALSHA */
+    uint8_t _any_legacy;                    /* some _legacy[] is set */
     int _magic;
 } redlock_client;
 
@@ -695,10 +696,7 @@ static int redlock__quorum(const redlock_client *c) { return c->_cfg.node_count 
    expiry written in the value earlier. */
 static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
     int64_t d = (int64_t)((double)ttl_ms * 1000.0 * c->_cfg.drift_factor) + c->_cfg.clock_drift_ms * 1000;
-    int i;
-    for (i = 0; i < c->_cfg.node_count; i++)
-        if (c->_legacy[i]) return d + c->_cfg.node_timeout_ms * 1000;
-    return d;
+    return c->_any_legacy ? d + c->_cfg.node_timeout_ms * 1000 : d;
 }
 
 static void redlock__emit(redlock_lock *lk, redlock_event *ev) {
@@ -928,7 +926,7 @@ static int redlock__safe_to_act(const redlock_lock *lk, int i, int64_t now) {
 static void redlock__switch(redlock_lock *lk, int i, int legacy) {
     redlock_client *c = lk->_client;
     redlock_event ev;
-    if (legacy) c->_legacy[i] = 1;
+    if (legacy) c->_legacy[i] = c->_any_legacy = 1;
     else c->_no_scripts[i] = 1;
     memset(&ev, 0, sizeof ev);
     ev.type = REDLOCK_EV_MODE_SWITCH;
@@ -1428,7 +1426,10 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     c->_user = user;
     c->_next_id = 1;
     c->_armed = REDLOCK_NO_DEADLINE;
-    for (i = 0; i < c->_cfg.node_count; i++) c->_legacy[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
+    for (i = 0; i < c->_cfg.node_count; i++) {
+        c->_legacy[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
+        c->_any_legacy |= c->_legacy[i];
+    }
     c->_magic = REDLOCK__MAGIC;
     return REDLOCK_OK;
 }
