@@ -417,12 +417,13 @@ typedef struct redlock_client {
     uint8_t _legacy[REDLOCK_MAX_NODES];     /* node speaks only SETNX/GETSET */
     uint8_t _no_scripts[REDLOCK_MAX_NODES]; /* node refuses EVAL/EVALSHA */
     uint8_t _any_legacy;                    /* some _legacy[] is set */
+    uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
     int _magic;
 } redlock_client;
 
 struct redlock_lock {
     redlock_client *_client;
-    redlock_lock *_next;
+    redlock_lock *_next, *_prev;
     uint32_t _id;
     uint32_t _seq;
     uint32_t _tick;
@@ -455,6 +456,7 @@ struct redlock_lock {
     size_t _key_len;
     char _key[REDLOCK_MAX_KEY];
     char _token[REDLOCK_TOKEN_LEN + 1];
+    unsigned char _fresh[REDLOCK_TOKEN_LEN / 2]; /* next token's bytes, used by the first attempt */
     char _scratch[2][REDLOCK__VALUE_MAX]; /* argument text for the command being sent */
     redlock__node _node[REDLOCK_MAX_NODES];
 };
@@ -514,6 +516,10 @@ REDLOCK_API int64_t redlock_next_deadline(const redlock_client *client);
 REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lock);
 /* HELD: monotonic microsecond deadline of validity; otherwise 0. */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
+/* Nonzero while a round of this lock is running: an operation, or the undo
+   or cleanup that follows one (at most node_timeout_ms). Deinitialising the
+   lock then drops the steps not yet sent (see 7. THREADS AND CALLBACKS). */
+REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
 /* LOST: why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT, HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
 /* The current token (hex, NUL-terminated), "" before the first acquire. */
@@ -563,7 +569,8 @@ extern "C" {
 #endif
 
 #define REDLOCK__MAGIC 0x524c4b31
-#define REDLOCK__MAX_TTL_MS ((int64_t)1 << 40)
+#define REDLOCK__MAX_MS ((int64_t)1 << 40) /* every millisecond setting, ~34 years */
+#define REDLOCK__FIRST_NX_PX 20612          /* SET ... NX PX came with Redis 2.6.12 */
 
 /* What a round is for. */
 enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_RELEASE,
@@ -573,6 +580,7 @@ enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_
 enum {
     REDLOCK__ST_NONE,
     REDLOCK__ST_SET,        /* SET key token NX PX ttl */
+    REDLOCK__ST_PROBE,      /* AUTO: INFO server, is it older than SET ... NX PX? */
     REDLOCK__ST_SETNX,      /* legacy: SETNX key expiry:token */
     REDLOCK__ST_ACQ_GET,    /* legacy: GET, is the holder's value expired? */
     REDLOCK__ST_ACQ_GETSET, /* legacy: GETSET, did we replace exactly what we read? */
@@ -611,7 +619,11 @@ static const char redlock__extend_sha[] = "e9a2f3813b737b2b7c48ab77e3b5b9a159cff
 static int64_t redlock__mono_us(void *user) {
     struct timespec ts;
     (void)user;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+#ifdef CLOCK_BOOTTIME
+    /* keeps counting while the system is suspended, as the servers' TTLs do */
+    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+#endif
+        clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
@@ -681,7 +693,11 @@ static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
     size_t i = 0;
     int64_t v = 0;
     if (!s) return 0;
-    while (i < len && i < 19 && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        int d = s[i] - '0';
+        if (v > (INT64_MAX - d) / 10) return 0; /* no time of ours: someone else's value */
+        v = v * 10 + d;
+    }
     if (i == 0 || i >= len || s[i] != ':') return 0;
     *expiry = v;
     *tok = s + i + 1;
@@ -728,23 +744,24 @@ static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
     switch (phase) {
     case REDLOCK__PH_ACQUIRE: return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
     case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? REDLOCK__ST_EXT_GET : REDLOCK__ST_EXT_SHA;
-    default: return redlock__node_noscript(lk, i) ? REDLOCK__ST_REL_GET : REDLOCK__ST_REL_SHA;
+    case REDLOCK__PH_RELEASE: return redlock__node_noscript(lk, i) ? REDLOCK__ST_REL_GET : REDLOCK__ST_REL_SHA;
+    /* undo and cleanup send the script itself: one command per node, so
+       nothing is left to send if the lock is deinitialised meanwhile */
+    default: return redlock__node_noscript(lk, i) ? REDLOCK__ST_REL_GET : REDLOCK__ST_REL_EVAL;
     }
 }
 
 /* Starts a round: every node gets the phase's first command (sent by the
-   drive loop). A new sequence number makes earlier replies stale. */
+   drive loop). Replies to earlier requests are stale from now on. */
 static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
     redlock_client *c = lk->_client;
     int i;
-    lk->_seq = (lk->_seq + 1) & 0xFFFFFF;
-    if (lk->_seq == 0) lk->_seq = 1;
     lk->_phase = phase;
     lk->_round_start = now;
     lk->_round_deadline = now + c->_cfg.node_timeout_ms * 1000;
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
-        n->seq = lk->_seq;
+        n->seq = 0;
         n->step = redlock__first_step(lk, phase, i);
         n->outcome = REDLOCK__OUT_NONE;
         n->status = 0;
@@ -754,7 +771,6 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         if ((n->flags & REDLOCK__F_CLOBBERED) && phase != REDLOCK__PH_ACQUIRE) {
             n->flags = REDLOCK__F_CLOBBERED | REDLOCK__F_DONE;
             n->outcome = REDLOCK__OUT_MISSING;
-            n->seq = 0;
         }
     }
     lk->_dirty = 1;
@@ -780,6 +796,12 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
     }
 }
 
+/* How long an extend round lets the key live, at the least, wherever its
+   command lands: PEXPIRE sets the remaining time, it does not add to it. */
+static int64_t redlock__extend_bound(const redlock_lock *lk) {
+    return lk->_round_start + lk->_extend_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_extend_ttl_ms);
+}
+
 static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t now) {
     redlock__node *n = &lk->_node[i];
     /* a check-then-act step acts on what was just read; after the round's
@@ -790,6 +812,9 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
     }
     n->step = step;
     n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
+    /* the PEXPIRE / GETSET about to go out sets the key's remaining time */
+    if ((step == REDLOCK__ST_EXT_PEXPIRE || step == REDLOCK__ST_EXT_GETSET) && redlock__extend_bound(lk) < n->until)
+        n->until = redlock__extend_bound(lk);
     lk->_dirty = 1;
 }
 
@@ -829,6 +854,9 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
         break;
     case REDLOCK__ST_SETNX:
         REDLOCK__LIT("SETNX"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
+        break;
+    case REDLOCK__ST_PROBE:
+        REDLOCK__LIT("INFO"); REDLOCK__LIT("server");
         break;
     case REDLOCK__ST_ACQ_GET:
     case REDLOCK__ST_REL_GET:
@@ -883,7 +911,11 @@ static void redlock__flush(redlock_lock *lk, int64_t now, const int *alive) {
         redlock__build(lk, i, &cmd);
         n->flags = (uint8_t)((n->flags & ~REDLOCK__F_SEND) | REDLOCK__F_WAIT);
         n->sent_us = now;
-        seq = n->seq;
+        /* every request its own tag: an answer to an earlier step (or one
+           delivered twice) can never pass for this step's */
+        lk->_seq = (lk->_seq + 1) & 0xFFFFFF;
+        if (lk->_seq == 0) lk->_seq = 1;
+        seq = n->seq = lk->_seq;
         rc = c->_cb.send(c->_user, i, &cmd, redlock__tag(lk, i));
         if (!*alive) return;
         if (rc != 0 && n->seq == seq && (n->flags & REDLOCK__F_WAIT))
@@ -901,6 +933,31 @@ static int redlock__old_set_error(const redlock_reply *r) {
 /* True when an error reply means "no scripting here". */
 static int redlock__no_script_error(const redlock_reply *r) {
     return redlock__starts(r->str, r->len, "NOPERM") || redlock__has(r->str, r->len, "unknown command");
+}
+
+/* "redis_version:2.4.17" in an INFO reply, as 20417; -1 if absent. */
+static long redlock__server_version(const redlock_reply *r) {
+    static const char field[] = "redis_version:";
+    const size_t n = sizeof field - 1;
+    size_t i = 0;
+    long part[3] = {0, 0, 0};
+    int k;
+    if (r->type != REDLOCK_REPLY_STRING || !r->str) return -1;
+    while (i + n <= r->len && memcmp(r->str + i, field, n) != 0) i++;
+    if (i + n > r->len) return -1;
+    i += n;
+    for (k = 0; k < 3; k++) {
+        size_t start = i;
+        while (i < r->len && i - start < 4 && r->str[i] >= '0' && r->str[i] <= '9')
+            part[k] = part[k] * 10 + (r->str[i++] - '0');
+        if (i == start) {
+            if (k == 0) return -1;
+            break;
+        }
+        if (i >= r->len || r->str[i] != '.') break;
+        i++;
+    }
+    return part[0] * 10000 + (part[1] > 99 ? 99 : part[1]) * 100 + (part[2] > 99 ? 99 : part[2]);
 }
 
 static int redlock__is_ours(const redlock_lock *lk, int i, const redlock_reply *r) {
@@ -946,13 +1003,18 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
     if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err ? err : REDLOCK_ERR_TRANSPORT, now); return; }
     t = r->type;
+    if (r->len > 0 && !r->str &&
+        (t == REDLOCK_REPLY_STATUS || t == REDLOCK_REPLY_ERROR || t == REDLOCK_REPLY_STRING))
+        goto protocol;
     if (t == REDLOCK_REPLY_ERROR) {
         int st = n->step;
-        if (st == REDLOCK__ST_SET && auto_mode && redlock__old_set_error(r)) {
-            redlock__switch(lk, i, 1);
-            redlock__next_step(lk, i, REDLOCK__ST_SETNX, now);
+        /* a proxy or a renamed command says the same as an old server:
+           switch to full legacy (keys without a TTL) only once INFO confirms */
+        if (st == REDLOCK__ST_SET && auto_mode && !c->_modern[i] && redlock__old_set_error(r)) {
+            redlock__next_step(lk, i, REDLOCK__ST_PROBE, now);
             return;
         }
+        if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
         if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
             redlock__next_step(lk, i, st == REDLOCK__ST_REL_SHA ? REDLOCK__ST_REL_EVAL : REDLOCK__ST_EXT_EVAL, now);
             return;
@@ -968,6 +1030,17 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         return;
     }
     switch (n->step) {
+    case REDLOCK__ST_PROBE: {
+        long version = redlock__server_version(r);
+        if (version >= 0 && version < REDLOCK__FIRST_NX_PX) {
+            redlock__switch(lk, i, 1);
+            redlock__next_step(lk, i, REDLOCK__ST_SETNX, now);
+            return;
+        }
+        c->_modern[i] = 1; /* SET ... NX PX exists there: its error is the server's */
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_SERVER, now);
+        return;
+    }
     case REDLOCK__ST_SET:
         if (t == REDLOCK_REPLY_STATUS && r->len == 2 && r->str && memcmp(r->str, "OK", 2) == 0) goto yes_acquired;
         if (t == REDLOCK_REPLY_NIL) goto no;
@@ -1042,9 +1115,10 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     }
 yes_acquired:
     n->until = lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(c, lk->_ttl_ms);
+    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
     goto yes;
 yes_extended:
-    n->until = lk->_round_start + lk->_extend_ttl_ms * 1000 - redlock__drift_us(c, lk->_extend_ttl_ms);
+    n->until = redlock__extend_bound(lk);
 yes:
     redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
     return;
@@ -1100,17 +1174,51 @@ static int64_t redlock__jitter_delay(redlock_lock *lk) {
     redlock_client *c = lk->_client;
     int64_t base = lk->_retry_delay_ms * 1000, jit = lk->_retry_jitter_ms * 1000;
     if (jit > 0) {
-        uint32_t r = 0;
+        uint64_t r = 0;
         if (c->_cb.random(c->_user, &r, sizeof r) == 0) base += (int64_t)(r % (uint64_t)(2 * jit + 1)) - jit;
     }
     return base < 0 ? 0 : base;
 }
 
+/* The first attempt of an acquire takes the token drawn by redlock_acquire:
+   only now, because an undo or cleanup of the old token may have run until now. */
+static void redlock__take_token(redlock_lock *lk) {
+    static const char hex[] = "0123456789abcdef";
+    int i;
+    for (i = 0; i < REDLOCK_TOKEN_LEN / 2; i++) {
+        lk->_token[2 * i] = hex[lk->_fresh[i] >> 4];
+        lk->_token[2 * i + 1] = hex[lk->_fresh[i] & 15];
+    }
+    lk->_token[REDLOCK_TOKEN_LEN] = 0;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) lk->_node[i].flags = 0; /* nothing clobbered yet */
+}
+
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
+    int i;
+    if (lk->_attempt == 0) redlock__take_token(lk);
+    /* what an earlier attempt learned about a node's key says nothing now */
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) lk->_node[i].until = 0;
     lk->_attempt++;
     lk->_phase_op = REDLOCK_OP_ACQUIRE;
     redlock__round(lk, REDLOCK__PH_ACQUIRE, now);
     redlock__event(lk, REDLOCK_EV_ATTEMPT, 0);
+}
+
+/* Starts an extend round. From this moment the key may live only ttl_ms
+   more wherever the command lands, so validity and per-node bounds shrink
+   now if the new ttl is shorter, whatever the round's outcome. (The GET of
+   a check-then-act node changes nothing: its bound shrinks at the PEXPIRE.) */
+static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, int64_t now) {
+    int64_t bound;
+    int i;
+    lk->_user_extend = user;
+    lk->_extend_ttl_ms = ttl_ms;
+    lk->_phase_op = REDLOCK_OP_EXTEND;
+    redlock__round(lk, REDLOCK__PH_EXTEND, now);
+    bound = redlock__extend_bound(lk);
+    if (bound < lk->_valid_until) lk->_valid_until = bound;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++)
+        if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < lk->_node[i].until) lk->_node[i].until = bound;
 }
 
 /* The lock ended without the holder's release. A user extend still waiting
@@ -1123,6 +1231,9 @@ static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t
     lk->_phase_op = REDLOCK_OP_LOST;
     redlock__round(lk, REDLOCK__PH_CLEANUP, now);  /* best effort: delete what is still ours */
     redlock__event(lk, REDLOCK_EV_LOST, reason);
+    /* out before the callbacks, which may deinitialise or re-acquire the lock */
+    redlock__flush(lk, now, alive);
+    if (!*alive) return 0;
     if (extend_waiting && !redlock__report(lk, alive, REDLOCK_OP_EXTEND, reason, 0, now)) return 0;
     if (lk->_state != REDLOCK_STATE_LOST) return 1; /* the callback already moved on */
     return redlock__report(lk, alive, REDLOCK_OP_LOST, reason, 0, now);
@@ -1188,6 +1299,9 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     lk->_state = REDLOCK_STATE_IDLE;
     ev.type = REDLOCK_EV_FAILED;
     redlock__emit(lk, &ev);
+    /* the undo goes out before the callback, which may deinitialise or re-acquire */
+    redlock__flush(lk, now, alive);
+    if (!*alive) return 0;
     return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, status, t.yes, now);
 }
 
@@ -1203,31 +1317,29 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     ev.elapsed_us = now - lk->_round_start;
     ev.slack_us = lk->_valid_until - lk->_round_start;
     if (t.yes >= q) {
-        int64_t until = lk->_round_start + lk->_extend_ttl_ms * 1000 - redlock__drift_us(c, lk->_extend_ttl_ms);
-        if (until > now) {
-            lk->_phase = REDLOCK__PH_NONE;
-            lk->_valid_until = until;
-            lk->_extensions++;
-            lk->_renew_status = 0;
-            lk->_renew_at = lk->_round_start + lk->_renew_every_us;
-            ev.type = REDLOCK_EV_RENEWED;
-            ev.validity_us = until - now;
-            redlock__emit(lk, &ev);
-            return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
-        }
-        status = REDLOCK_ERR_VALIDITY;
-    } else if (t.yes + t.pending < q) {
-        /* definite answers alone rule out a quorum: the lock is gone */
-        if (t.no + t.missing > n - q) {
-            return redlock__lose(lk, alive, t.no > 0 ? REDLOCK_ERR_STOLEN : REDLOCK_ERR_QUORUM_LOST, now);
-        }
-        status = user ? REDLOCK_ERR_NO_QUORUM : REDLOCK_ERR_TRANSPORT;
-    } else {
-        return 1;
+        /* the validity was cut to this bound when the round started and has
+           not run out (step() checks that first), so the bound lies ahead */
+        lk->_phase = REDLOCK__PH_NONE;
+        lk->_valid_until = redlock__extend_bound(lk);
+        lk->_extensions++;
+        lk->_renew_status = 0;
+        lk->_renew_at = lk->_round_start + lk->_renew_every_us;
+        ev.type = REDLOCK_EV_RENEWED;
+        ev.validity_us = lk->_valid_until - now;
+        redlock__emit(lk, &ev);
+        return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
     }
-    /* inconclusive: still held until the old validity; the watchdog tries again */
+    if (t.yes + t.pending >= q) return 1; /* votes still out */
+    /* definite answers alone rule out a quorum: the lock is gone */
+    if (t.no + t.missing > n - q)
+        return redlock__lose(lk, alive, t.no > 0 ? REDLOCK_ERR_STOLEN : REDLOCK_ERR_QUORUM_LOST, now);
+    /* inconclusive: still held until the (possibly shortened) validity; the
+       watchdog tries again, and if it never gets through, the lock ends as
+       a transport failure. A user's extend that fails leaves no such mark:
+       without renewals the lock simply expires. */
+    status = user ? REDLOCK_ERR_NO_QUORUM : REDLOCK_ERR_TRANSPORT;
     lk->_phase = REDLOCK__PH_NONE;
-    lk->_renew_status = REDLOCK_ERR_TRANSPORT;
+    if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
     {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_ms * 1000;
         if (again > left / 3) again = left / 3;
@@ -1302,7 +1414,9 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     }
     default: break;
     }
-    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE && now >= lk->_retry_at) {
+    /* the next attempt waits for the undo of the last one (or the cleanup
+       of the previous operation) to finish: it needs the same token */
+    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_retry_at) {
         redlock__start_attempt(lk, now);
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
                !lk->_capped && now >= lk->_renew_at) {
@@ -1310,10 +1424,7 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
             (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us)) {
             lk->_capped = 1;  /* renewal stops; the lock runs out and is reported lost */
         } else {
-            lk->_user_extend = 0;
-            lk->_extend_ttl_ms = lk->_ttl_ms;
-            lk->_phase_op = REDLOCK_OP_EXTEND;
-            redlock__round(lk, REDLOCK__PH_EXTEND, now);
+            redlock__start_extend(lk, lk->_ttl_ms, 0, now);
         }
     }
     return 1;
@@ -1325,7 +1436,7 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     if (lk->_state == REDLOCK_STATE_HELD) {
         if (lk->_valid_until < d) d = lk->_valid_until;
         if (lk->_watchdog && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_renew_at < d) d = lk->_renew_at;
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE && lk->_retry_at < d) {
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_retry_at < d) {
         d = lk->_retry_at;
     }
     return d;
@@ -1394,6 +1505,9 @@ REDLOCK_API void redlock_config_init(redlock_config *cfg) {
     cfg->wait_ms = 0;
 }
 
+/* Millisecond settings: 0 .. 2^40, so that microseconds never overflow. */
+static int redlock__ms_ok(int64_t ms) { return ms >= 0 && ms <= REDLOCK__MAX_MS; }
+
 REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg,
                                     const redlock_callbacks *cb, void *user) {
     redlock_config d;
@@ -1403,8 +1517,9 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     if (!cb->now_us || !cb->wall_ms) return REDLOCK_ERR_INVALID; /* no built-in clock here */
 #endif
     if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
-    if (cfg->node_timeout_ms < 0 || cfg->clock_drift_ms < 0 || cfg->retry_delay_ms < 0 || cfg->wait_ms < 0 ||
-        !(cfg->drift_factor >= 0.0 && cfg->drift_factor < 0.5))
+    if (!redlock__ms_ok(cfg->node_timeout_ms) || !redlock__ms_ok(cfg->clock_drift_ms) ||
+        !redlock__ms_ok(cfg->retry_delay_ms) || !redlock__ms_ok(cfg->wait_ms) ||
+        cfg->retry_jitter_ms > REDLOCK__MAX_MS || !(cfg->drift_factor >= 0.0 && cfg->drift_factor < 0.5))
         return REDLOCK_ERR_INVALID;
     for (i = 0; i < cfg->node_count; i++)
         if ((int)cfg->mode[i] < REDLOCK_MODE_AUTO || (int)cfg->mode[i] > REDLOCK_MODE_LEGACY) return REDLOCK_ERR_INVALID;
@@ -1440,7 +1555,7 @@ static void redlock__detach(redlock_lock *lk) {
     lk->_busy = 0;
     lk->_magic = 0;
     lk->_client = NULL;
-    lk->_next = NULL;
+    lk->_next = lk->_prev = NULL;
 }
 
 REDLOCK_API void redlock_client_deinit(redlock_client *c) {
@@ -1462,10 +1577,14 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     klen = o->key_len ? o->key_len : strlen(o->key);
     if (klen == 0) return REDLOCK_ERR_KEY;
     if (klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
-    if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_TTL_MS) return REDLOCK_ERR_TTL;
-    if (o->renew_every_ms < 0 || o->max_hold_ms < 0 || o->max_extensions < 0 || o->retry_delay_ms < 0 ||
-        o->wait_ms < 0 || (o->watchdog && o->renew_every_ms >= o->ttl_ms))
+    if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
+    if (!redlock__ms_ok(o->renew_every_ms) || !redlock__ms_ok(o->max_hold_ms) || o->max_extensions < 0 ||
+        !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
+        (o->watchdog && o->renew_every_ms >= o->ttl_ms))
         return REDLOCK_ERR_INVALID;
+    /* initialising a lock that is still initialised: forget the old one first
+       (otherwise the client's list would link the lock to itself) */
+    if (redlock__usable(lk)) redlock_lock_deinit(lk);
     memset(lk, 0, sizeof *lk);
     lk->_client = c;
     lk->_id = c->_next_id++;
@@ -1487,52 +1606,41 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_key_len = klen;
     lk->_deadline = REDLOCK_NO_DEADLINE;
     lk->_next = c->_locks;
+    if (c->_locks) c->_locks->_prev = lk;
     c->_locks = lk;
     return REDLOCK_OK;
 }
 
 REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     redlock_client *c;
-    redlock_lock **pp;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
-    for (pp = &c->_locks; *pp; pp = &(*pp)->_next)
-        if (*pp == lk) { *pp = lk->_next; break; }
+    if (lk->_prev) lk->_prev->_next = lk->_next;
+    else c->_locks = lk->_next;
+    if (lk->_next) lk->_next->_prev = lk->_prev;
     redlock__detach(lk);
     redlock__enter(c);
     redlock__leave(c);
 }
 
 REDLOCK_API int redlock_acquire(redlock_lock *lk) {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char raw[REDLOCK_TOKEN_LEN / 2];
     redlock_client *c;
     int64_t now;
-    int i;
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
     if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     c = lk->_client;
-    if (c->_cb.random(c->_user, raw, sizeof raw) != 0) return REDLOCK_ERR_RANDOM;
-    for (i = 0; i < (int)sizeof raw; i++) {
-        lk->_token[2 * i] = hex[raw[i] >> 4];
-        lk->_token[2 * i + 1] = hex[raw[i] & 15];
-    }
-    lk->_token[REDLOCK_TOKEN_LEN] = 0;
-    for (i = 0; i < c->_cfg.node_count; i++) {
-        lk->_node[i].flags = 0;   /* a new token: nothing clobbered yet */
-        lk->_node[i].until = 0;
-    }
+    if (c->_cb.random(c->_user, lk->_fresh, sizeof lk->_fresh) != 0) return REDLOCK_ERR_RANDOM;
     now = redlock__now(c);
     lk->_state = REDLOCK_STATE_ACQUIRING;
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
     lk->_op_start = now;
+    lk->_retry_at = now;  /* the first attempt: now, or when a running undo is done */
     lk->_wait_deadline = now + lk->_wait_ms * 1000;
     redlock__enter(c);
-    redlock__start_attempt(lk, now);
     redlock__drive(lk);
     redlock__leave(c);
     return REDLOCK_OK;
@@ -1565,17 +1673,14 @@ REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     int64_t now;
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
-    if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_TTL_MS) return REDLOCK_ERR_TTL;
+    if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
     if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
     if (lk->_phase == REDLOCK__PH_EXTEND) return REDLOCK_ERR_BUSY;
     c = lk->_client;
     now = redlock__now(c);
-    lk->_user_extend = 1;
-    lk->_extend_ttl_ms = ttl_ms ? ttl_ms : lk->_ttl_ms;
     lk->_op_start = now;
-    lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__enter(c);
-    redlock__round(lk, REDLOCK__PH_EXTEND, now);
+    redlock__start_extend(lk, ttl_ms ? ttl_ms : lk->_ttl_ms, 1, now);
     redlock__drive(lk);
     redlock__leave(c);
     return REDLOCK_OK;
@@ -1639,6 +1744,10 @@ REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lk) {
 
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lk) {
     return redlock__usable(lk) && lk->_state == REDLOCK_STATE_HELD ? lk->_valid_until : 0;
+}
+
+REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {
+    return redlock__usable(lk) && lk->_phase != REDLOCK__PH_NONE;
 }
 
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {

@@ -311,7 +311,7 @@ static void test_fail_rollback_retry(void) {
     nil(1);                               /* quorum impossible: decided now */
     CHECK_EQ(T.res.n, 0);                 /* retries left: no result yet */
     CHECK_EQ(T.qn, 6);                    /* rollback to all nodes */
-    for (k = 3; k < 6; k++) CHECK(starts(k, "EVALSHA b998f9dfb154cdbea8cda65ad5177aadf0e945a2 1 res"));
+    for (k = 3; k < 6; k++) CHECK(starts(k, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del'"));
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(T.timer, T.now + 50000);     /* first the rollback's deadline */
     ok(2);                                /* stale reply of attempt 1: ignored */
@@ -600,7 +600,7 @@ static void test_expiry_without_watchdog(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     advance_to(T.now + 1);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
-    CHECK(starts(T.qn - 1, "EVALSHA b998"));  /* best-effort cleanup */
+    CHECK(starts(T.qn - 1, "EVAL if redis.call('get'"));  /* best-effort cleanup, one command */
     teardown();
 }
 
@@ -632,27 +632,30 @@ static void test_auto_legacy(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
     rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    CHECK_STR(T.q[1].cmd, "INFO server");  /* confirm: is the server that old? */
+    CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+    rep(1, REDLOCK_REPLY_STRING, 0, "# Server\r\nredis_version:2.4.17\r\nredis_git_sha1:0\r\n");
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
     CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
     snprintf(val, sizeof val, "SETNX res %lld:%s", (long long)(T.wall + 1001), redlock_lock_token(&L));
-    CHECK_STR(T.q[1].cmd, val);
-    num(1, 0);                            /* held: look at the holder's expiry */
-    CHECK_STR(T.q[2].cmd, "GET res");
-    rep(2, REDLOCK_REPLY_STRING, 0, "1600000000000:0123456789abcdef0123456789abcdef"); /* expired */
-    CHECK(starts(3, "GETSET res "));
-    rep(3, REDLOCK_REPLY_STRING, 0, "1600000000000:0123456789abcdef0123456789abcdef");
+    CHECK_STR(T.q[2].cmd, val);
+    num(2, 0);                            /* held: look at the holder's expiry */
+    CHECK_STR(T.q[3].cmd, "GET res");
+    rep(3, REDLOCK_REPLY_STRING, 0, "1600000000000:0123456789abcdef0123456789abcdef"); /* expired */
+    CHECK(starts(4, "GETSET res "));
+    rep(4, REDLOCK_REPLY_STRING, 0, "1600000000000:0123456789abcdef0123456789abcdef");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     /* release: GET, ours, DEL (no scripts on a legacy node) */
     redlock_release(&L);
-    CHECK_STR(T.q[4].cmd, "GET res");
+    CHECK_STR(T.q[5].cmd, "GET res");
     snprintf(val, sizeof val, "%lld:%s", (long long)(T.wall + 1001), redlock_lock_token(&L));
-    rep(4, REDLOCK_REPLY_STRING, 0, val);
-    CHECK_STR(T.q[5].cmd, "DEL res");
-    num(5, 1);
+    rep(5, REDLOCK_REPLY_STRING, 0, val);
+    CHECK_STR(T.q[6].cmd, "DEL res");
+    num(6, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     /* the next acquire goes straight to SETNX */
     redlock_acquire(&L);
-    CHECK(starts(6, "SETNX res "));
+    CHECK(starts(7, "SETNX res "));
     teardown();
 }
 
@@ -803,7 +806,9 @@ static void test_malformed_replies(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
     rep(0, REDLOCK_REPLY_ERROR, 0, "ERR wrong number of arguments for 'set' command");
-    rep(1, REDLOCK_REPLY_STRING, 0, "1");
+    rep(1, REDLOCK_REPLY_STRING, 0, "redis_version:2.6.11");
+    CHECK(starts(2, "SETNX res "));
+    rep(2, REDLOCK_REPLY_STRING, 0, "1");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     /* a NULL reply pointer */
