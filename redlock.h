@@ -311,7 +311,9 @@ typedef enum redlock_event_type {
     REDLOCK_EV_RENEW_FAILED,  /* a renewal round failed: status, slack_us */
     REDLOCK_EV_LOST,          /* status = reason */
     REDLOCK_EV_RELEASED,      /* status, votes (nodes that deleted the key) */
-    REDLOCK_EV_MODE_SWITCH    /* node switched: mode (LEGACY), or scripts off */
+    REDLOCK_EV_MODE_SWITCH,   /* node switched: mode (LEGACY), or scripts off */
+    REDLOCK_EV_KEY_LEFT       /* node, op: a release / undo / cleanup leaves the key there
+                                 to expire instead of deleting it (see 4. legacy mode) */
 } redlock_event_type;
 
 struct redlock_lock;
@@ -735,6 +737,17 @@ static void redlock__event(redlock_lock *lk, redlock_event_type type, int status
 
 /* ---- rounds ---- */
 
+/* A release, undo or cleanup leaves node i's key to expire. */
+static void redlock__key_left(redlock_lock *lk, int i) {
+    redlock_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = REDLOCK_EV_KEY_LEFT;
+    ev.op = (redlock_op)lk->_phase_op;
+    ev.node = i;
+    ev.attempt = lk->_attempt;
+    redlock__emit(lk, &ev);
+}
+
 static int redlock__node_legacy(const redlock_lock *lk, int i) { return lk->_client->_legacy[i]; }
 static int redlock__node_noscript(const redlock_lock *lk, int i) {
     return lk->_client->_legacy[i] || lk->_client->_no_scripts[i];
@@ -771,6 +784,7 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         if ((n->flags & REDLOCK__F_CLOBBERED) && phase != REDLOCK__PH_ACQUIRE) {
             n->flags = REDLOCK__F_CLOBBERED | REDLOCK__F_DONE;
             n->outcome = REDLOCK__OUT_MISSING;
+            if (phase != REDLOCK__PH_EXTEND) redlock__key_left(lk, i);
         }
     }
     lk->_dirty = 1;
@@ -812,9 +826,11 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
     }
     n->step = step;
     n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
-    /* the PEXPIRE / GETSET about to go out sets the key's remaining time */
-    if ((step == REDLOCK__ST_EXT_PEXPIRE || step == REDLOCK__ST_EXT_GETSET) && redlock__extend_bound(lk) < n->until)
-        n->until = redlock__extend_bound(lk);
+    /* the PEXPIRE about to go out sets the key's remaining time; a GETSET
+       may even replace another holder's value (a takeover racing ours):
+       until its answer says otherwise, the node is not ours to act on */
+    if (step == REDLOCK__ST_EXT_PEXPIRE && redlock__extend_bound(lk) < n->until) n->until = redlock__extend_bound(lk);
+    if (step == REDLOCK__ST_EXT_GETSET) n->until = 0;
     lk->_dirty = 1;
 }
 
@@ -1084,7 +1100,10 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         if (t == REDLOCK_REPLY_NIL) goto missing;
         if (t != REDLOCK_REPLY_STRING) goto protocol;
         if (!redlock__is_ours(lk, i, r)) goto missing;
-        if (!redlock__safe_to_act(lk, i, now)) goto yes;  /* let it expire rather than race */
+        if (!redlock__safe_to_act(lk, i, now)) {  /* let it expire rather than race */
+            redlock__key_left(lk, i);
+            goto yes;
+        }
         redlock__next_step(lk, i, REDLOCK__ST_REL_DEL, now);
         return;
     case REDLOCK__ST_EXT_SHA:
@@ -1582,9 +1601,14 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
         return REDLOCK_ERR_INVALID;
-    /* initialising a lock that is still initialised: forget the old one first
-       (otherwise the client's list would link the lock to itself) */
-    if (redlock__usable(lk)) redlock_lock_deinit(lk);
+    /* initialising a lock that is still initialised on this client: forget
+       the old one first (otherwise the list would link the lock to itself).
+       Found by address: the caller's memory may be uninitialised. */
+    {
+        redlock_lock *it;
+        for (it = c->_locks; it; it = it->_next)
+            if (it == lk) { redlock_lock_deinit(lk); break; }
+    }
     memset(lk, 0, sizeof *lk);
     lk->_client = c;
     lk->_id = c->_next_id++;
@@ -1599,6 +1623,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     if (lk->_retry_count < 0) lk->_retry_count = 0;
     lk->_retry_delay_ms = o->retry_delay_ms ? o->retry_delay_ms : c->_cfg.retry_delay_ms;
     lk->_retry_jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
+    if (lk->_retry_jitter_ms < 0) lk->_retry_jitter_ms = 0; /* negative: none */
     lk->_wait_ms = o->wait_ms ? o->wait_ms : c->_cfg.wait_ms;
     lk->_on_result = o->on_result;
     lk->_user = o->user;
@@ -1825,6 +1850,7 @@ REDLOCK_API const char *redlock_event_name(redlock_event_type t) {
     case REDLOCK_EV_LOST: return "lost";
     case REDLOCK_EV_RELEASED: return "released";
     case REDLOCK_EV_MODE_SWITCH: return "mode-switch";
+    case REDLOCK_EV_KEY_LEFT: return "key-left";
     default: return "unknown";
     }
 }

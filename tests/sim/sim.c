@@ -1,15 +1,31 @@
 /* sim.c - deterministic simulation of redlock.h against simulated Redis nodes.
 
-   Virtual time, a seeded scheduler, and faults: message delay and loss,
-   connection resets, node crashes and restarts (with and without
-   persistence, with and without a restart delay), client pauses and client
-   clock drift. The checker asserts:
-     - mutual exclusion: no two clients inside their validity windows at the
-       same virtual instant;
+   Virtual time, a seeded scheduler, and faults: message delay, loss and
+   duplication, connection resets, node crashes and restarts (with and
+   without persistence, with and without a restart delay), client pauses
+   and client clock drift.
+
+   The clients use the whole API, at random: several lock handles per
+   client on the same and on different keys; acquire, release (also to
+   cancel an acquire or an extend), extend with any ttl (tiny, shorter,
+   longer, during a watchdog renewal), deinit and re-init; and any of these
+   inside on_result, on the lock being reported or on another one.
+   Configurations reach their limits (no retries, huge wait, large drift
+   factor, short renewals, hold caps).
+
+   The checker asserts:
+     - mutual exclusion: per key, no two lock handles inside their validity
+       windows at the same true instant (two handles of one client count
+       as two holders);
      - a holder is told: a lock still HELD at or after its validity end when
-       the client's timer fires (or the timer armed past validity) is a
-       violation.
-   Usage: sim [--runs N] [--seed S] [--profile NAME] [--expect-violations] [-v]
+       the client's timer fires, or a timer armed past a held validity, is a
+       violation;
+     - no key left behind: once a token is done with (replaced, its lock
+       deinitialised, or everything stopped at the end of the run), no node
+       still holds it for longer than the documented let-it-expire margin,
+       unless a fault touched its client meanwhile or the documented limits
+       apply (deinit of a busy lock; a legacy takeover race).
+   Usage: sim [--runs N] [--seed S] [--profile NAME] [--expect-violations] [-v] [--trace]
    Every failure prints the seed and a one-line replay command. */
 #define REDLOCK_IMPLEMENTATION
 #include "redlock.h"
@@ -20,9 +36,14 @@
 
 #define MAX_CLIENTS 6
 #define MAX_NODES 5
-#define KEY "sim-lock"
+#define MAX_SLOTS 3 /* lock handles per client */
+#define MAX_KEYS 2
+#define MAX_TOKENS 4096
 #define SHA_RELEASE "b998f9dfb154cdbea8cda65ad5177aadf0e945a2"
 #define SHA_EXTEND "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"
+#define WALL_EPOCH_MS 1700000000000LL
+
+static const char *const key_names[MAX_KEYS] = {"sim-a", "sim-b"};
 
 /* ---- deterministic random ---- */
 typedef struct { uint64_t s; } rng_t;
@@ -42,53 +63,81 @@ typedef struct profile {
     const char *name;
     int legacy;            /* nodes are old servers: no SET NX PX, no scripting */
     int noscript;          /* nodes refuse scripting (ACL) */
-    int crashes;           /* node crashes happen */
-    int persist;           /* crashed nodes keep their data (AOF fsync always) */
+    int crashes;           /* node crashes happen (2: many, for the control) */
+    int persist;           /* crashed nodes keep their data (AOF fsync always); -1: random */
     int restart_delay;     /* crashed nodes stay down for the max TTL */
     double drift_bound;    /* client clock rate error bound */
     double drift_factor;   /* given to the core */
     int pauses;            /* client pauses */
-    int faults;            /* delay spikes, drops, resets */
+    int faults;            /* delay spikes, drops, duplicates, resets */
+    int api;               /* clients use the whole API (0: plain acquire/hold/release) */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1},
     /* negative controls: configurations the algorithm does not protect */
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0},
 };
 
 /* ---- simulated world ---- */
-typedef struct entry { int used; char val[96]; size_t vlen; int64_t expire_at; } entry;
+typedef struct entry {
+    int used;
+    char val[96];
+    size_t vlen;
+    int64_t expire_at;
+    int raced;               /* written by a GETSET over another holder's live value */
+} entry;
 
 typedef struct node {
     int up;
-    int64_t up_at;           /* restart time while down */
-    entry e;                 /* the one key the clients contend for */
+    entry e[MAX_KEYS];       /* the keys the clients contend for */
     int sha_release, sha_extend; /* script cache */
-    uint32_t epoch;          /* bumps on crash: connections are gone */
 } node;
+
+typedef struct slot {        /* one lock handle of a client */
+    redlock_lock lk;
+    int inited;
+    int key;                 /* index into key_names */
+    int64_t ttl_ms;
+    int watchdog;
+    int64_t release_at;      /* true time to act on a held lock, -1 = hold until lost */
+    int open;                /* checker: inside a hold interval */
+    int64_t open_start, open_bound;
+    int token;               /* index of the current token record, -1 none */
+    int last_op;             /* op of the last result */
+} slot;
 
 typedef struct client {
     redlock_client rc;
-    redlock_lock lk;
+    slot s[MAX_SLOTS];
+    int ns;
     double rate;             /* clock rate error */
     int64_t offset;
     int64_t wall_offset_ms;
     int64_t paused_until;
     uint32_t timer_gen;
-    int want_release_at_set; /* holding strategy decided at acquire */
-    int64_t release_at;      /* true time to release, or -1 = hold until lost */
-    int open;                /* checker: inside a hold interval */
-    int64_t open_start, open_bound;
+    uint32_t fault_gen;      /* bumps whenever a fault touches this client */
     uint32_t conn_epoch[MAX_NODES];
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
+    int64_t node_timeout_ms;
+    double drift_factor;
     int id;
 } client;
 
-enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE };
+/* A token the checker follows from its first attempt until it is done. */
+typedef struct token_rec {
+    char tok[REDLOCK_TOKEN_LEN + 1];
+    int c, slot;
+    uint32_t gen;            /* client's fault_gen when the token was born */
+    int excused;             /* a documented limit applies */
+    int64_t ttl_ms;
+    uint32_t lock_id;        /* from its tags (white box): who may DEL it */
+} token_rec;
+
+enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK };
 
 typedef struct msg {
     int argc;
@@ -108,16 +157,14 @@ typedef struct event {
     msg *m;
 } event;
 
-typedef struct interval { int64_t s, e; int c; } interval;
+typedef struct interval { int64_t s, e; int holder, key; } interval;
 
 typedef struct world {
     const profile *p;
     uint64_t seed;
     rng_t rng;
     int64_t now, end;
-    int nn, nc;
-    int64_t ttl_ms, node_timeout_ms;
-    int watchdog;
+    int nn, nc, stopping;
     node nodes[MAX_NODES];
     client clients[MAX_CLIENTS];
     event *heap;
@@ -125,8 +172,11 @@ typedef struct world {
     uint64_t seq;
     interval *iv;
     size_t ivn, ivcap;
-    long events, acquired, lost, violations, extends;
-    double drop, reset, spike;
+    token_rec tokens[MAX_TOKENS];
+    int ntokens;
+    long events, acquired, lost, violations, extends, inner, leak_checks, dups;
+    double drop, reset, spike, dup;
+    int64_t key_ttl_ms[MAX_KEYS];
     int verbose;
     char why[256];
 } world;
@@ -175,6 +225,15 @@ static void free_msg(msg *m) {
     free(m->rstr);
     free(m);
 }
+static msg *copy_reply(const msg *m) {
+    msg *d = (msg *)calloc(1, sizeof *d);
+    d->reply = m->reply;
+    if (m->rstr) {
+        d->rstr = (char *)malloc(m->reply.len + 1);
+        memcpy(d->rstr, m->rstr, m->reply.len + 1);
+    }
+    return d;
+}
 
 /* ---- clocks ---- */
 static int64_t local_of(const client *c, int64_t t) { return c->offset + (int64_t)((double)t * (1.0 + c->rate)); }
@@ -185,11 +244,12 @@ static int64_t true_of(const client *c, int64_t local) {
     while (t > 0 && local_of(c, t - 1) >= local) t--;
     return t;
 }
+static int64_t node_wall_ms(const world *w) { return WALL_EPOCH_MS + w->now / 1000; }
 static int64_t cb_now(void *u) { client *c = (client *)u; return local_of(c, W->now); }
 static int64_t cb_wall(void *u) {
     client *c = (client *)u;
     /* wall clocks are kept in sync (NTP): offset, no accumulating rate */
-    return 1700000000000LL + W->now / 1000 + c->wall_offset_ms;
+    return node_wall_ms(W) + c->wall_offset_ms;
 }
 static int cb_random(void *u, void *buf, size_t len) {
     unsigned char *p = (unsigned char *)buf;
@@ -197,13 +257,27 @@ static int cb_random(void *u, void *buf, size_t len) {
     while (len--) *p++ = (unsigned char)rng_next(&W->rng);
     return 0;
 }
+static void fault(client *c) { c->fault_gen++; }
+static int token_find(world *w, const char *tok, size_t len);
+static void cb_event(void *u, const redlock_event *ev) {
+    /* a node that failed or timed out may keep a key the core meant to delete */
+    if (ev->type == REDLOCK_EV_VOTE && ev->status != 0) fault((client *)u);
+    /* the core says it leaves a key to expire (check-then-act nodes): the
+       documented exception, not held to the leak check */
+    if (ev->type == REDLOCK_EV_KEY_LEFT) {
+        int t = token_find(W, redlock_lock_token(ev->lock), REDLOCK_TOKEN_LEN);
+        if (t >= 0) W->tokens[t].excused = 1;
+    }
+}
 static void cb_timer(void *u, int64_t deadline) {
     client *c = (client *)u;
     event e;
+    int k;
     c->timer_gen++;
     if (deadline == REDLOCK_NO_DEADLINE) return;
-    if (redlock_lock_state(&c->lk) == REDLOCK_STATE_HELD && deadline > redlock_lock_valid_until(&c->lk))
-        violation(W, "timer armed past validity", c->id);
+    for (k = 0; k < c->ns; k++)
+        if (redlock_lock_state(&c->s[k].lk) == REDLOCK_STATE_HELD && deadline > redlock_lock_valid_until(&c->s[k].lk))
+            violation(W, "timer armed past validity", c->id);
     memset(&e, 0, sizeof e);
     e.kind = E_TIMER;
     e.c = c->id;
@@ -213,9 +287,14 @@ static void cb_timer(void *u, int64_t deadline) {
     push(W, e);
 }
 
-static int64_t net_delay(world *w) {
+static int faults_on(const world *w) { return w->p->faults && !w->stopping; }
+
+static int64_t net_delay(world *w, client *c) {
     int64_t d = rng_range(&w->rng, 30, 800);
-    if (w->p->faults && rng_chance(&w->rng, w->spike)) d += rng_range(&w->rng, 1000, w->node_timeout_ms * 1500);
+    if (faults_on(w) && rng_chance(&w->rng, w->spike)) {
+        d += rng_range(&w->rng, 1000, c->node_timeout_ms * 1500);
+        fault(c);
+    }
     return d;
 }
 
@@ -225,6 +304,7 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
     event e;
     msg *m;
     int i;
+    if (redlock_tag_node(tag) != n) violation(w, "tag names another node", c->id);
     memset(&e, 0, sizeof e);
     e.c = c->id;
     e.n = n;
@@ -234,15 +314,17 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
         e.status = REDLOCK_ERR_CONNECT;
         e.t = w->now + rng_range(&w->rng, 10, 200);
         e.epoch = c->conn_epoch[n];
+        fault(c);
         push(w, e);
         return 0;
     }
-    if (w->p->faults && rng_chance(&w->rng, w->reset)) {
+    if (faults_on(w) && rng_chance(&w->rng, w->reset)) {
         /* connection reset: everything in flight on it fails now */
         c->conn_epoch[n]++;
+        fault(c);
         return REDLOCK_ERR_TRANSPORT;
     }
-    if (w->p->faults && rng_chance(&w->rng, w->drop)) return 0; /* lost: the core times out */
+    if (faults_on(w) && rng_chance(&w->rng, w->drop)) { fault(c); return 0; } /* lost: the core times out */
     m = (msg *)calloc(1, sizeof *m);
     m->argc = cmd->argc;
     for (i = 0; i < cmd->argc; i++) {
@@ -254,17 +336,44 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
     e.kind = E_REQ;
     e.m = m;
     e.epoch = c->conn_epoch[n];
-    e.t = w->now + net_delay(w);
+    e.t = w->now + net_delay(w, c);
     if (e.t <= c->last_req[n]) e.t = c->last_req[n] + 1;
     c->last_req[n] = e.t;
     push(w, e);
     return 0;
 }
 
+/* ---- token records (for the leak check) ---- */
+static int token_find(world *w, const char *tok, size_t len) {
+    int i;
+    if (len != REDLOCK_TOKEN_LEN) return -1;
+    for (i = w->ntokens - 1; i >= 0; i--)
+        if (memcmp(w->tokens[i].tok, tok, len) == 0) return i;
+    return -1;
+}
+/* The token part of a stored value: the value itself, or after "expiry:". */
+static const char *value_token(const entry *e, size_t *len) {
+    const char *colon = (const char *)memchr(e->val, ':', e->vlen);
+    if (!colon) { *len = e->vlen; return e->val; }
+    *len = e->vlen - (size_t)(colon + 1 - e->val);
+    return colon + 1;
+}
+/* A legacy value's expiry, or -1. */
+static int64_t value_expiry(const entry *e) {
+    const char *colon = (const char *)memchr(e->val, ':', e->vlen);
+    return colon ? atoll(e->val) : -1;
+}
+
 /* ---- simulated redis ---- */
-static int entry_live(world *w, node *nd) {
-    if (nd->e.used && nd->e.expire_at >= 0 && w->now >= nd->e.expire_at) nd->e.used = 0;
-    return nd->e.used;
+static int entry_live(world *w, entry *e) {
+    if (e->used && e->expire_at >= 0 && w->now >= e->expire_at) e->used = 0;
+    return e->used;
+}
+static entry *find_key(node *nd, const char *key) {
+    int k;
+    for (k = 0; k < MAX_KEYS; k++)
+        if (strcmp(key, key_names[k]) == 0) return &nd->e[k];
+    return NULL;
 }
 static void reply_status(msg *m, const char *s) {
     m->reply.type = REDLOCK_REPLY_STATUS; m->rstr = strdup(s); m->reply.len = strlen(s);
@@ -280,49 +389,86 @@ static void reply_str(msg *m, const char *s, size_t len) {
     m->rstr[len] = 0;
     m->reply.len = len;
 }
-static void set_val(node *nd, const char *v, size_t len, int64_t expire_at) {
-    if (len > sizeof nd->e.val) len = sizeof nd->e.val;
-    memcpy(nd->e.val, v, len);
-    nd->e.vlen = len;
-    nd->e.used = 1;
-    nd->e.expire_at = expire_at;
+static void set_val(entry *e, const char *v, size_t len, int64_t expire_at) {
+    if (len > sizeof e->val) len = sizeof e->val;
+    memcpy(e->val, v, len);
+    e->vlen = len;
+    e->used = 1;
+    e->expire_at = expire_at;
+    e->raced = 0;
 }
 static int is(const msg *m, int i, const char *s) { return i < m->argc && strcmp(m->argv[i], s) == 0; }
 
-static void run_script(world *w, node *nd, msg *m, int which) {
+static void run_script(world *w, entry *e, msg *m, int which) {
     /* argv: EVAL(SHA) x 1 key token [ttl] */
-    int live = entry_live(w, nd);
-    int ours = live && nd->e.vlen == m->argvlen[4] && memcmp(nd->e.val, m->argv[4], nd->e.vlen) == 0;
+    int live = entry_live(w, e);
+    int ours = live && e->vlen == m->argvlen[4] && memcmp(e->val, m->argv[4], e->vlen) == 0;
     if (which == 0) {
-        if (ours) { nd->e.used = 0; reply_int(m, 1); } else reply_int(m, 0);
+        if (ours) { e->used = 0; reply_int(m, 1); } else reply_int(m, 0);
     } else {
-        if (ours) { nd->e.expire_at = w->now + atoll(m->argv[5]) * 1000; reply_int(m, 1); }
+        if (ours) { e->expire_at = w->now + atoll(m->argv[5]) * 1000; reply_int(m, 1); }
         else reply_int(m, live ? -1 : 0);
     }
 }
 
-static void execute(world *w, node *nd, msg *m) {
+/* The lock (tag's high half, white box) that wrote a value with token tok. */
+static void note_writer(world *w, const char *val, size_t len, int c, redlock_tag tag) {
+    const char *colon = (const char *)memchr(val, ':', len);
+    int t = colon ? token_find(w, colon + 1, len - (size_t)(colon + 1 - val)) : token_find(w, val, len);
+    if (t >= 0 && w->tokens[t].c == c) w->tokens[t].lock_id = (uint32_t)(tag >> 32);
+}
+
+static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
+    entry *e = m->argc > 1 ? find_key(nd, m->argv[1]) : NULL;
+    if (is(m, 0, "INFO")) {
+        reply_str(m, w->p->legacy ? "# Server\r\nredis_version:2.4.17\r\n" : "# Server\r\nredis_version:7.0.15\r\n",
+                  strlen("# Server\r\nredis_version:7.0.15\r\n"));
+        return;
+    }
+    if (is(m, 0, "EVALSHA") || is(m, 0, "EVAL")) e = m->argc > 3 ? find_key(nd, m->argv[3]) : NULL;
+    if (!e) { reply_error(m, "ERR unexpected command form"); return; }
     if (is(m, 0, "SET")) {
         if (m->argc != 6 || !is(m, 3, "NX") || !is(m, 4, "PX")) { reply_error(m, "ERR unexpected SET form"); return; }
         if (w->p->legacy) { reply_error(m, "ERR syntax error"); return; }
-        if (entry_live(w, nd)) { m->reply.type = REDLOCK_REPLY_NIL; return; }
-        set_val(nd, m->argv[2], m->argvlen[2], w->now + atoll(m->argv[5]) * 1000);
+        if (entry_live(w, e)) { m->reply.type = REDLOCK_REPLY_NIL; return; }
+        set_val(e, m->argv[2], m->argvlen[2], w->now + atoll(m->argv[5]) * 1000);
         reply_status(m, "OK");
     } else if (is(m, 0, "SETNX")) {
-        if (entry_live(w, nd)) { reply_int(m, 0); return; }
-        set_val(nd, m->argv[2], m->argvlen[2], -1);
+        if (entry_live(w, e)) { reply_int(m, 0); return; }
+        set_val(e, m->argv[2], m->argvlen[2], -1);
         reply_int(m, 1);
     } else if (is(m, 0, "GET")) {
-        if (entry_live(w, nd)) reply_str(m, nd->e.val, nd->e.vlen);
+        if (entry_live(w, e)) reply_str(m, e->val, e->vlen);
         else m->reply.type = REDLOCK_REPLY_NIL;
     } else if (is(m, 0, "GETSET")) {
-        if (entry_live(w, nd)) reply_str(m, nd->e.val, nd->e.vlen);
-        else m->reply.type = REDLOCK_REPLY_NIL;
-        set_val(nd, m->argv[2], m->argvlen[2], -1);
+        int raced = 0;
+        if (entry_live(w, e)) {
+            reply_str(m, e->val, e->vlen);
+            /* it replaced another token's value that was still valid */
+            size_t oldlen, newlen = 0;
+            const char *old = value_token(e, &oldlen), *colon = (const char *)memchr(m->argv[2], ':', m->argvlen[2]);
+            if (colon) newlen = m->argvlen[2] - (size_t)(colon + 1 - m->argv[2]);
+            raced = value_expiry(e) > node_wall_ms(w) + 5 && /* beyond the clients' wall offsets */
+                    !(colon && oldlen == newlen && memcmp(old, colon + 1, newlen) == 0);
+        } else {
+            m->reply.type = REDLOCK_REPLY_NIL;
+        }
+        set_val(e, m->argv[2], m->argvlen[2], -1);
+        note_writer(w, m->argv[2], m->argvlen[2], c, tag);
+        e->raced = raced;
     } else if (is(m, 0, "DEL")) {
-        if (entry_live(w, nd)) { nd->e.used = 0; reply_int(m, 1); } else reply_int(m, 0);
+        /* the header: "a node whose GETSET lost a race is never deleted by
+           this client"; deleting it frees the node under the race's winner */
+        if (entry_live(w, e) && e->raced && value_expiry(e) >= node_wall_ms(w)) {
+            size_t len;
+            const char *tok = value_token(e, &len);
+            int t = token_find(w, tok, len);
+            if (t >= 0 && w->tokens[t].c == c && w->tokens[t].lock_id == (uint32_t)(tag >> 32))
+                violation(w, "DEL of a value whose GETSET lost a race, by the racer", w->tokens[t].c);
+        }
+        if (entry_live(w, e)) { e->used = 0; reply_int(m, 1); } else reply_int(m, 0);
     } else if (is(m, 0, "PEXPIRE")) {
-        if (entry_live(w, nd)) { nd->e.expire_at = w->now + atoll(m->argv[2]) * 1000; reply_int(m, 1); }
+        if (entry_live(w, e)) { e->expire_at = w->now + atoll(m->argv[2]) * 1000; reply_int(m, 1); }
         else reply_int(m, 0);
     } else if (is(m, 0, "EVALSHA") || is(m, 0, "EVAL")) {
         int sha = is(m, 0, "EVALSHA"), which;
@@ -336,40 +482,130 @@ static void execute(world *w, node *nd, msg *m) {
             if (which < 0) { reply_error(m, "ERR unknown script"); return; }
             if (which) nd->sha_extend = 1; else nd->sha_release = 1;
         }
-        run_script(w, nd, m, which);
+        run_script(w, e, m, which);
     } else {
         reply_error(m, "ERR unknown command");
     }
 }
 
 /* ---- the checker ---- */
-static void close_interval(world *w, client *c, int64_t end) {
-    if (!c->open) return;
-    c->open = 0;
-    if (end > c->open_start) {
+static void close_interval(world *w, client *c, int k, int64_t end) {
+    slot *s = &c->s[k];
+    if (!s->open) return;
+    s->open = 0;
+    if (end > s->open_start) {
         if (w->ivn == w->ivcap) {
             w->ivcap = w->ivcap ? w->ivcap * 2 : 64;
             w->iv = (interval *)realloc(w->iv, w->ivcap * sizeof(interval));
             if (!w->iv) { perror("realloc"); exit(2); }
         }
-        w->iv[w->ivn].s = c->open_start;
+        w->iv[w->ivn].s = s->open_start;
         w->iv[w->ivn].e = end;
-        w->iv[w->ivn].c = c->id;
+        w->iv[w->ivn].holder = c->id * MAX_SLOTS + k;
+        w->iv[w->ivn].key = s->key;
         w->ivn++;
     }
 }
 
-/* After every event a client processes: track the window in which it
-   believes it holds the lock, in true time. */
-static void observe(world *w, client *c) {
-    if (redlock_lock_state(&c->lk) == REDLOCK_STATE_HELD) {
-        int64_t bound = true_of(c, redlock_lock_valid_until(&c->lk));
-        if (c->open && w->now > c->open_bound) close_interval(w, c, c->open_bound);
-        if (!c->open) { c->open = 1; c->open_start = w->now; }
-        c->open_bound = bound;
-    } else if (c->open) {
-        close_interval(w, c, w->now < c->open_bound ? w->now : c->open_bound);
+/* The let-it-expire margin: a release or cleanup may leave a key that has
+   less than node_timeout + drift to live (legacy / no-script nodes), and
+   its real expiry lies up to one more drift later. */
+static int64_t leak_margin_us(const world *w, const client *c, int64_t ttl_ms) {
+    int64_t drift = (int64_t)((double)ttl_ms * 1000.0 * c->drift_factor) + 2000;
+    if (!w->p->legacy && !w->p->noscript) return 1000; /* scripts delete atomically: no margin */
+    if (w->p->legacy) drift += c->node_timeout_ms * 1000;
+    return c->node_timeout_ms * 1000 + 2 * drift + 1000;
+}
+
+/* A token is done with: after its in-flight commands have landed, no node
+   may still hold it (see the header comment for the exceptions). */
+static void schedule_leak_check(world *w, int t) {
+    event e;
+    memset(&e, 0, sizeof e);
+    e.kind = E_LEAK;
+    e.c = w->tokens[t].c;
+    e.n = t;
+    e.t = w->now + 2000;  /* a one-way delay is at most 800 us without faults */
+    push(w, e);
+}
+
+static void leak_check(world *w, int t) {
+    const token_rec *r = &w->tokens[t];
+    const client *c = &w->clients[r->c];
+    int n, k;
+    if (r->excused || c->fault_gen != r->gen) return;
+    w->leak_checks++;
+    for (n = 0; n < w->nn; n++) {
+        for (k = 0; k < MAX_KEYS; k++) {
+            entry *e = &w->nodes[n].e[k];
+            size_t len;
+            const char *tok;
+            int64_t left;
+            if (!entry_live(w, e)) continue;
+            tok = value_token(e, &len);
+            if (len != REDLOCK_TOKEN_LEN || memcmp(tok, r->tok, len) != 0) continue;
+            left = value_expiry(e) >= 0 ? (value_expiry(e) - node_wall_ms(w)) * 1000 : e->expire_at - w->now;
+            if (left > leak_margin_us(w, c, r->ttl_ms)) {
+                char what[160];
+                snprintf(what, sizeof what, "key left behind: %s on node %d keeps token %.8s for %lld us",
+                         key_names[k], n, r->tok, (long long)left);
+                violation(w, what, r->c);
+            }
+        }
     }
+}
+
+/* The slot's token is done with. deinit of a lock with a round running
+   drops the steps not yet sent (documented), so then only single-command
+   undo rounds of modern nodes are still held to the check. */
+static void token_done(world *w, client *c, int k, int deinit) {
+    slot *s = &c->s[k];
+    token_rec *r;
+    if (s->token < 0) return;
+    r = &w->tokens[s->token];
+    if (deinit) {
+        redlock_state st = redlock_lock_state(&s->lk);
+        int pending = redlock_lock_pending(&s->lk);
+        if (st == REDLOCK_STATE_HELD || st == REDLOCK_STATE_ACQUIRING || st == REDLOCK_STATE_RELEASING ||
+            (pending && (w->p->legacy || w->p->noscript || s->last_op == REDLOCK_OP_RELEASE)))
+            r->excused = 1;
+    }
+    schedule_leak_check(w, s->token);
+    s->token = -1;
+}
+
+/* After every event a client processes: track, per lock handle, the window
+   in which it believes it holds the lock (in true time) and its token. */
+static void observe_slot(world *w, client *c, int k) {
+    slot *s = &c->s[k];
+    const char *tok;
+    if (!s->inited) return;
+    tok = redlock_lock_token(&s->lk);
+    if (tok[0] && (s->token < 0 || strcmp(tok, w->tokens[s->token].tok) != 0)) {
+        token_done(w, c, k, 0);
+        if (w->ntokens < MAX_TOKENS) {
+            token_rec *r = &w->tokens[w->ntokens];
+            memcpy(r->tok, tok, REDLOCK_TOKEN_LEN + 1);
+            r->c = c->id;
+            r->slot = k;
+            r->gen = c->fault_gen;
+            r->excused = 0;
+            r->ttl_ms = s->ttl_ms;
+            s->token = w->ntokens++;
+        }
+    }
+    if (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD) {
+        int64_t bound = true_of(c, redlock_lock_valid_until(&s->lk));
+        if (s->open && w->now > s->open_bound) close_interval(w, c, k, s->open_bound);
+        if (!s->open) { s->open = 1; s->open_start = w->now; }
+        s->open_bound = bound;
+    } else if (s->open) {
+        close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
+    }
+}
+static void observe(world *w, client *c) {
+    int k;
+    for (k = 0; k < c->ns; k++) observe_slot(w, c, k);
 }
 
 static int iv_cmp(const void *a, const void *b) {
@@ -382,73 +618,171 @@ static void check_exclusion(world *w) {
     qsort(w->iv, w->ivn, sizeof(interval), iv_cmp);
     for (i = 0; i < w->ivn; i++)
         for (j = i + 1; j < w->ivn && w->iv[j].s < w->iv[i].e; j++)
-            if (w->iv[j].c != w->iv[i].c) {
+            if (w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder) {
                 if (!w->violations)
                     snprintf(w->why, sizeof w->why,
-                             "mutual exclusion: client %d [%lld,%lld) overlaps client %d [%lld,%lld)",
-                             w->iv[i].c, (long long)w->iv[i].s, (long long)w->iv[i].e, w->iv[j].c,
-                             (long long)w->iv[j].s, (long long)w->iv[j].e);
+                             "mutual exclusion on %s: lock %d.%d [%lld,%lld) overlaps lock %d.%d [%lld,%lld)",
+                             key_names[w->iv[i].key], w->iv[i].holder / MAX_SLOTS, w->iv[i].holder % MAX_SLOTS,
+                             (long long)w->iv[i].s, (long long)w->iv[i].e, w->iv[j].holder / MAX_SLOTS,
+                             w->iv[j].holder % MAX_SLOTS, (long long)w->iv[j].s, (long long)w->iv[j].e);
                 w->violations++;
             }
 }
 
 /* ---- client behaviour ---- */
-static void schedule_act(world *w, client *c, int64_t at) {
+static void schedule_act(world *w, client *c, int k, int64_t at) {
     event e;
+    if (w->stopping) return;
     memset(&e, 0, sizeof e);
     e.kind = E_ACT;
     e.c = c->id;
+    e.n = k;
     e.t = at;
     push(w, e);
+}
+
+static void on_result(redlock_lock *lk, const redlock_result *r);
+
+/* (Re)initialises slot k with random options; the first call also picks
+   its key. Configuration goes to its limits now and then. */
+static void init_slot(world *w, client *c, int k) {
+    slot *s = &c->s[k];
+    redlock_lock_opts o;
+    /* legacy: a late GETSET writes its own client's expiry, so the algorithm
+       needs one ttl per key (documented); elsewhere every lock picks its own */
+    int64_t ttl = w->p->legacy ? w->key_ttl_ms[s->key] : rng_range(&w->rng, 30, 120);
+    if (s->inited) { observe_slot(w, c, k); close_interval(w, c, k, w->now); token_done(w, c, k, 1); }
+    memset(&o, 0, sizeof o);
+    o.key = key_names[s->key];
+    o.ttl_ms = ttl;
+    o.watchdog = w->p->crashes == 2 ? 1 : rng_chance(&w->rng, 0.6);
+    if (o.watchdog && w->p->api && rng_chance(&w->rng, 0.2)) o.renew_every_ms = rng_range(&w->rng, 1, ttl - 1);
+    if (w->p->api && rng_chance(&w->rng, 0.15)) o.max_extensions = (int)rng_range(&w->rng, 1, 6);
+    if (w->p->api && rng_chance(&w->rng, 0.1)) o.max_hold_ms = rng_range(&w->rng, 1, 3 * ttl);
+    if (w->p->api && rng_chance(&w->rng, 0.1)) o.retry_count = rng_chance(&w->rng, 0.5) ? -1 : (int)rng_range(&w->rng, 1, 30);
+    if (w->p->api && rng_chance(&w->rng, 0.1)) o.wait_ms = rng_chance(&w->rng, 0.5) ? ((int64_t)1 << 40) : rng_range(&w->rng, 1, 2 * ttl);
+    o.on_result = on_result;
+    o.user = c;
+    if (redlock_lock_init(&s->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
+    s->inited = 1;
+    s->ttl_ms = ttl;
+    s->watchdog = o.watchdog;
+    s->release_at = -1;
+    s->token = -1;
+    s->last_op = 0;
+}
+
+static int slot_of(client *c, const redlock_lock *lk) {
+    int k;
+    for (k = 0; k < c->ns; k++)
+        if (&c->s[k].lk == lk) return k;
+    return -1;
+}
+
+/* An extend with any ttl: the lock's own, tiny, shorter or longer. */
+static int64_t pick_extend_ttl(world *w, const slot *s) {
+    switch (rng_range(&w->rng, 0, 4)) {
+    case 0: return 0;
+    case 1: return rng_range(&w->rng, 1, 3);
+    case 2: return rng_range(&w->rng, s->ttl_ms / 4, s->ttl_ms);
+    case 3: return rng_range(&w->rng, s->ttl_ms, 3 * s->ttl_ms);
+    default: return s->ttl_ms;
+    }
+}
+
+/* Any call on slot k, whatever its state: the core must refuse what does
+   not apply and stay correct for what does. */
+static void random_call(world *w, client *c, int k) {
+    slot *s = &c->s[k];
+    switch (rng_range(&w->rng, 0, 5)) {
+    case 0: redlock_release(&s->lk); break;
+    case 1: redlock_extend(&s->lk, pick_extend_ttl(w, s)); break;
+    case 2: redlock_acquire(&s->lk); break;
+    case 3:
+        observe_slot(w, c, k);
+        close_interval(w, c, k, w->now);
+        token_done(w, c, k, 1);
+        redlock_lock_deinit(&s->lk);
+        s->inited = 0;
+        schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000));
+        break;
+    default:
+        init_slot(w, c, k);
+        schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000));
+        break;
+    }
 }
 
 static void on_result(redlock_lock *lk, const redlock_result *r) {
     client *c = (client *)r->user;
     world *w = W;
-    int64_t ttl = w->ttl_ms * 1000;
+    int k = slot_of(c, lk);
+    slot *s;
+    int64_t ttl;
+    if (k < 0) { violation(w, "result for an unknown lock", c->id); return; }
+    s = &c->s[k];
+    ttl = s->ttl_ms * 1000;
+    s->last_op = r->op;
     if (w->verbose)
-        printf("%10lld c%d result op %d status %s votes %d valid_until(true) %lld\n", (long long)w->now, c->id, r->op,
-               redlock_strerror(r->status), r->votes, (long long)true_of(c, redlock_lock_valid_until(lk)));
+        printf("%10lld c%d.%d result op %d status %s votes %d valid_until(true) %lld\n", (long long)w->now, c->id, k,
+               r->op, redlock_strerror(r->status), r->votes, (long long)true_of(c, redlock_lock_valid_until(lk)));
     if (r->op == REDLOCK_OP_ACQUIRE) {
         if (r->status == REDLOCK_OK) {
             int64_t roll = rng_range(&w->rng, 0, 99);
             w->acquired++;
-            if (roll < 50) c->release_at = w->now + rng_range(&w->rng, 0, ttl / 2);
-            else if (roll < 80) c->release_at = w->now + rng_range(&w->rng, ttl / 2, 4 * ttl);
-            else c->release_at = -1;
-            if (c->release_at >= 0) schedule_act(w, c, c->release_at);
+            if (roll < 50) s->release_at = w->now + rng_range(&w->rng, 0, ttl / 2);
+            else if (roll < 80) s->release_at = w->now + rng_range(&w->rng, ttl / 2, 4 * ttl);
+            else s->release_at = -1;
+            if (s->release_at >= 0) schedule_act(w, c, k, s->release_at);
         } else {
-            schedule_act(w, c, w->now + rng_range(&w->rng, 0, ttl));
+            schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, ttl));
         }
     } else if (r->op == REDLOCK_OP_LOST) {
         w->lost++;
-        c->release_at = -1;
-        schedule_act(w, c, w->now + rng_range(&w->rng, 0, ttl));
+        s->release_at = -1;
+        schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, ttl));
     } else if (r->op == REDLOCK_OP_RELEASE) {
-        schedule_act(w, c, w->now + rng_range(&w->rng, 0, ttl));
+        schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, ttl));
     } else if (r->op == REDLOCK_OP_EXTEND) {
         w->extends += r->status == REDLOCK_OK;
     }
+    /* now and then, call the library from inside the callback: on this lock
+       (deinit, re-init, re-acquire ...) or on another lock of the client */
+    if (w->p->api && !w->stopping && rng_chance(&w->rng, 0.25)) {
+        int other = (int)rng_range(&w->rng, 0, c->ns - 1);
+        w->inner++;
+        if (!c->s[other].inited) return;
+        random_call(w, c, other);
+    }
 }
 
-static void act(world *w, client *c) {
-    redlock_state s = redlock_lock_state(&c->lk);
-    if (s == REDLOCK_STATE_IDLE || s == REDLOCK_STATE_LOST) {
-        int rc = redlock_acquire(&c->lk);
-        if (rc != REDLOCK_OK) violation(w, "acquire refused", c->id);
+static void act(world *w, client *c, int k) {
+    slot *s = &c->s[k];
+    redlock_state st;
+    if (!s->inited) { init_slot(w, c, k); st = REDLOCK_STATE_IDLE; }
+    else st = redlock_lock_state(&s->lk);
+    if (w->p->api && rng_chance(&w->rng, 0.05)) { random_call(w, c, k); return; }
+    if (st == REDLOCK_STATE_IDLE || st == REDLOCK_STATE_LOST) {
+        int rc = redlock_acquire(&s->lk);
+        if (rc != REDLOCK_OK && s->inited) violation(w, "acquire refused", c->id);
         /* sometimes give up while acquiring: release() cancels */
-        if (rng_chance(&w->rng, 0.05)) schedule_act(w, c, w->now + rng_range(&w->rng, 0, 3000 * w->node_timeout_ms));
-    } else if (s == REDLOCK_STATE_ACQUIRING) {
-        if (redlock_release(&c->lk) != REDLOCK_OK) violation(w, "cancel refused", c->id);
-    } else if (s == REDLOCK_STATE_HELD && c->release_at >= 0 && w->now >= c->release_at) {
-        /* without the watchdog, sometimes extend by hand and hold on */
-        if (!w->watchdog && rng_chance(&w->rng, 0.3) && redlock_extend(&c->lk, 0) == REDLOCK_OK) {
-            c->release_at = w->now + rng_range(&w->rng, 0, w->ttl_ms * 1000);
-            schedule_act(w, c, c->release_at);
-            return;
+        if (rng_chance(&w->rng, 0.05)) schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, 3000 * c->node_timeout_ms));
+    } else if (st == REDLOCK_STATE_ACQUIRING) {
+        if (redlock_release(&s->lk) != REDLOCK_OK) violation(w, "cancel refused", c->id);
+    } else if (st == REDLOCK_STATE_HELD && s->release_at >= 0 && w->now >= s->release_at) {
+        /* sometimes extend by hand (any ttl, also during a renewal) and hold on */
+        if (rng_chance(&w->rng, w->p->api ? 0.4 : (s->watchdog ? 0.0 : 0.3))) {
+            int64_t ext = w->p->api ? pick_extend_ttl(w, s) : 0;
+            int rc = redlock_extend(&s->lk, ext);
+            if (rc == REDLOCK_OK || rc == REDLOCK_ERR_BUSY || rc == REDLOCK_ERR_NOT_HELD) {
+                s->release_at = w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000);
+                schedule_act(w, c, k, s->release_at);
+                return;
+            }
+            violation(w, "extend refused", c->id);
         }
-        c->release_at = -1;
-        if (redlock_release(&c->lk) != REDLOCK_OK) violation(w, "release refused", c->id);
+        s->release_at = -1;
+        if (redlock_release(&s->lk) != REDLOCK_OK) violation(w, "release refused", c->id);
     }
 }
 
@@ -462,23 +796,21 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     w->rng.s = seed * 0x2545F4914F6CDD1Dull + 1;
     w->nn = p->crashes == 2 ? 3 : node_counts[rng_range(&w->rng, 0, 2)];
     w->nc = (int)rng_range(&w->rng, 2, p->crashes == 2 ? 3 : 4);
-    w->ttl_ms = rng_range(&w->rng, 30, 120);
-    w->node_timeout_ms = rng_range(&w->rng, 3, 8);
-    w->watchdog = p->crashes == 2 ? 1 : rng_chance(&w->rng, 0.6);
-    w->end = w->ttl_ms * 1000 * (p->crashes == 2 ? 40 : 12);
+    w->end = 120 * 1000 * (p->crashes == 2 ? 40 : 12);
     w->drop = rng_chance(&w->rng, 0.5) ? 0.0 : 0.02;
     w->reset = rng_chance(&w->rng, 0.5) ? 0.0 : 0.01;
     w->spike = rng_chance(&w->rng, 0.5) ? 0.0 : 0.03;
+    w->dup = p->api && rng_chance(&w->rng, 0.3) ? 0.05 : 0.0;
+    for (i = 0; i < MAX_KEYS; i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
     for (i = 0; i < w->nn; i++) w->nodes[i].up = 1;
 }
 
 static void start_clients(world *w) {
-    int i, j;
+    int i, j, k;
     for (i = 0; i < w->nc; i++) {
         client *c = &w->clients[i];
         redlock_config cfg;
         redlock_callbacks cb;
-        redlock_lock_opts o;
         c->id = i;
         c->rate = w->p->drift_bound == 0.0 ? 0.0
                   : (double)rng_range(&w->rng, -1000, 1000) / 1000.0 * w->p->drift_bound;
@@ -489,9 +821,11 @@ static void start_clients(world *w) {
         for (j = 0; j < MAX_NODES; j++) { c->last_req[j] = c->last_rep[j] = 0; }
         redlock_config_init(&cfg);
         cfg.node_count = w->nn;
-        cfg.node_timeout_ms = w->node_timeout_ms;
+        cfg.node_timeout_ms = rng_range(&w->rng, 2, 6);
         cfg.drift_factor = w->p->drift_factor;
+        if (w->p->api && rng_chance(&w->rng, 0.1)) cfg.drift_factor = 0.2; /* large, still safe */
         cfg.retry_count = (int)rng_range(&w->rng, 1, 4);
+        if (w->p->api && rng_chance(&w->rng, 0.1)) cfg.retry_count = -1;
         cfg.retry_delay_ms = rng_range(&w->rng, 2, 20);
         cfg.retry_jitter_ms = rng_range(&w->rng, 1, 5);
         memset(&cb, 0, sizeof cb);
@@ -500,22 +834,25 @@ static void start_clients(world *w) {
         cb.now_us = cb_now;
         cb.wall_ms = cb_wall;
         cb.random = cb_random;
+        cb.on_event = cb_event;
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }
-        memset(&o, 0, sizeof o);
-        o.key = KEY;
-        o.ttl_ms = w->ttl_ms;
-        o.watchdog = w->watchdog;
-        o.max_extensions = rng_chance(&w->rng, 0.2) ? (int)rng_range(&w->rng, 1, 6) : 0;
-        o.on_result = on_result;
-        o.user = c;
-        if (redlock_lock_init(&c->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
-        schedule_act(w, c, rng_range(&w->rng, 0, w->ttl_ms * 1000));
+        c->node_timeout_ms = cfg.node_timeout_ms;
+        c->drift_factor = cfg.drift_factor;
+        /* plain profiles: one lock on one key; the API profiles: up to three
+           handles, on the same key or on two */
+        c->ns = w->p->api ? (int)rng_range(&w->rng, 1, MAX_SLOTS) : 1;
+        for (k = 0; k < c->ns; k++) {
+            c->s[k].key = w->p->api ? (int)rng_range(&w->rng, 0, MAX_KEYS - 1) : 0;
+            c->s[k].token = -1;
+            init_slot(w, c, k);
+            schedule_act(w, c, k, rng_range(&w->rng, 0, c->s[k].ttl_ms * 1000));
+        }
     }
 }
 
 static void plan_faults(world *w) {
     const profile *p = w->p;
-    int64_t ttl = w->ttl_ms * 1000;
+    int64_t ttl = 120 * 1000;
     event e;
     int k, count;
     if (p->crashes) {
@@ -546,11 +883,11 @@ static void crash(world *w, int n, int persist, int64_t down_for) {
     int i;
     if (!nd->up) return;
     nd->up = 0;
-    nd->epoch++;
-    if (!persist) nd->e.used = 0;
+    if (!persist)
+        for (i = 0; i < MAX_KEYS; i++) nd->e[i].used = 0;
     nd->sha_release = nd->sha_extend = 0;
     /* every client's connection to this node breaks */
-    for (i = 0; i < w->nc; i++) w->clients[i].conn_epoch[n]++;
+    for (i = 0; i < w->nc; i++) { w->clients[i].conn_epoch[n]++; fault(&w->clients[i]); }
     {
         event e;
         memset(&e, 0, sizeof e);
@@ -593,18 +930,26 @@ static void step(world *w, event e) {
             free_msg(e.m);
             return;
         }
-        execute(w, nd, e.m);
+        execute(w, nd, e.m, e.c, e.tag);
         if (w->verbose) {
             int a;
-            printf("%10lld n%d <- c%d:", (long long)w->now, e.n, e.c);
+            printf("%10lld n%d <- c%d #%llx:", (long long)w->now, e.n, e.c, (unsigned long long)(e.tag >> 8));
             for (a = 0; a < e.m->argc; a++) printf(" %.40s", e.m->argv[a]);
-            printf("  => type %d int %lld str %s\n", e.m->reply.type, e.m->reply.integer, e.m->rstr ? e.m->rstr : "");
+            printf("  => type %d int %lld str %.60s\n", e.m->reply.type, e.m->reply.integer, e.m->rstr ? e.m->rstr : "");
         }
         e.kind = E_REP;
-        e.t = w->now + net_delay(w);
+        e.t = w->now + net_delay(w, c);
         if (e.t <= c->last_rep[e.n]) e.t = c->last_rep[e.n] + 1;
         c->last_rep[e.n] = e.t;
-        if (w->p->faults && rng_chance(&w->rng, w->drop)) { free_msg(e.m); return; }
+        if (faults_on(w) && rng_chance(&w->rng, w->drop)) { fault(c); free_msg(e.m); return; }
+        if (faults_on(w) && rng_chance(&w->rng, w->dup)) {
+            /* the same answer delivered twice: the second must be ignored */
+            event d = e;
+            d.m = copy_reply(e.m);
+            d.t = e.t + rng_range(&w->rng, 0, 3000);
+            push(w, d);
+            w->dups++;
+        }
         push(w, e);
         return;
     case E_REP:
@@ -621,25 +966,31 @@ static void step(world *w, event e) {
         redlock_on_error(&c->rc, e.tag, e.status);
         observe(w, c);
         return;
-    case E_TIMER:
+    case E_TIMER: {
+        int k;
         if (!deliver_to_client(w, &e)) return;
         if (e.gen != c->timer_gen) return;
         redlock_on_timer(&c->rc);
         observe(w, c);
-        if (redlock_lock_state(&c->lk) == REDLOCK_STATE_HELD &&
-            cb_now(c) >= redlock_lock_valid_until(&c->lk))
-            violation(w, "holder not told: lock past validity still HELD after its timer", c->id);
+        for (k = 0; k < c->ns; k++)
+            if (c->s[k].inited && redlock_lock_state(&c->s[k].lk) == REDLOCK_STATE_HELD &&
+                cb_now(c) >= redlock_lock_valid_until(&c->s[k].lk))
+                violation(w, "holder not told: lock past validity still HELD after its timer", c->id);
         return;
+    }
     case E_ACT:
         if (!deliver_to_client(w, &e)) return;
-        act(w, c);
+        if (w->stopping) return;
+        act(w, c, e.n);
         observe(w, c);
         return;
     case E_CRASH: {
-        int64_t ttl = w->ttl_ms * 1000;
+        /* the max TTL any client sets: ttl up to 120 ms, extends up to 3x that */
+        int64_t ttl = 120 * 1000, max_ttl = 3 * ttl;
         int persist = w->p->persist < 0 ? rng_chance(&w->rng, 0.5) : w->p->persist;
-        int64_t down = w->p->restart_delay && !persist ? ttl + rng_range(&w->rng, 1000, ttl)
+        int64_t down = w->p->restart_delay && !persist ? max_ttl + rng_range(&w->rng, 1000, ttl)
                                                        : rng_range(&w->rng, 100, ttl / 4);
+        if (w->stopping) return;
         crash(w, e.n, persist, down);
         return;
     }
@@ -647,14 +998,47 @@ static void step(world *w, event e) {
         nd->up = 1;
         return;
     case E_PAUSE:
+        if (w->stopping) return;
         if (c->paused_until < w->now + e.status) c->paused_until = w->now + e.status;
+        fault(c);
+        return;
+    case E_LEAK:
+        leak_check(w, e.n);
         return;
     }
 }
 
+/* The end of a run: faults stop, every client releases what it holds or
+   cancels what it is acquiring, and the world runs until it is quiet. */
+static void stop_all(world *w) {
+    int i, k;
+    w->stopping = 1;
+    for (i = 0; i < w->nc; i++) {
+        client *c = &w->clients[i];
+        if (c->paused_until > w->now) c->paused_until = w->now;
+        for (k = 0; k < c->ns; k++) {
+            redlock_state st;
+            if (!c->s[k].inited) continue;
+            st = redlock_lock_state(&c->s[k].lk);
+            if (st == REDLOCK_STATE_HELD || st == REDLOCK_STATE_ACQUIRING) redlock_release(&c->s[k].lk);
+        }
+        observe(w, c);
+    }
+    while (w->hn && !w->violations) {
+        event e = pop(w);
+        if (e.t > w->now) w->now = e.t;
+        step(w, e);
+    }
+    for (i = 0; i < w->nc; i++)
+        for (k = 0; k < w->clients[i].ns; k++) {
+            slot *s = &w->clients[i].s[k];
+            if (s->inited && s->token >= 0) leak_check(w, s->token);
+        }
+}
+
 static int trace;
 static int run_one(world *w, const profile *p, uint64_t seed) {
-    int i;
+    int i, k;
     W = w;
     setup(w, p, seed);
     w->verbose = trace;
@@ -668,16 +1052,21 @@ static int run_one(world *w, const profile *p, uint64_t seed) {
     w->now = w->end;
     for (i = 0; i < w->nc; i++) {
         client *c = &w->clients[i];
-        if (c->paused_until <= w->now && redlock_lock_state(&c->lk) == REDLOCK_STATE_HELD &&
-            cb_now(c) > redlock_lock_valid_until(&c->lk))
-            violation(w, "holder not told at end of run", i);
+        for (k = 0; k < c->ns; k++)
+            if (c->paused_until <= w->now && c->s[k].inited && redlock_lock_state(&c->s[k].lk) == REDLOCK_STATE_HELD &&
+                cb_now(c) > redlock_lock_valid_until(&c->s[k].lk))
+                violation(w, "holder not told at end of run", i);
+    }
+    if (!w->violations) stop_all(w);
+    for (i = 0; i < w->nc; i++) {
+        client *c = &w->clients[i];
         observe(w, c);
-        close_interval(w, c, w->now < c->open_bound ? w->now : c->open_bound);
+        for (k = 0; k < c->ns; k++) close_interval(w, c, k, w->now < c->s[k].open_bound ? w->now : c->s[k].open_bound);
     }
     check_exclusion(w);
     while (w->hn) { event e = pop(w); free_msg(e.m); }
     for (i = 0; i < w->nc; i++) {
-        redlock_lock_deinit(&w->clients[i].lk);
+        for (k = 0; k < w->clients[i].ns; k++) redlock_lock_deinit(&w->clients[i].s[k].lk);
         redlock_client_deinit(&w->clients[i].rc);
     }
     free(w->heap);
@@ -693,9 +1082,10 @@ static const profile *find_profile(const char *name) {
 }
 
 int main(int argc, char **argv) {
-    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, by_n[MAX_NODES + 1] = {0};
+    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0,
+         by_n[MAX_NODES + 1] = {0}, first_failing = -1;
     uint64_t seed = 1;
-    const char *pname = "modern";
+    const char *pname = "modern", *label = NULL;
     const profile *p;
     int expect = 0, verbose = 0, i;
     static world w;
@@ -703,13 +1093,18 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--profile") && i + 1 < argc) pname = argv[++i];
+        else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
         else if (!strcmp(argv[i], "--expect-violations")) expect = 1;
         else if (!strcmp(argv[i], "-v")) verbose = 1;
         else if (!strcmp(argv[i], "--trace")) trace = 1;
-        else { fprintf(stderr, "usage: sim [--runs N] [--seed S] [--profile NAME] [--expect-violations] [-v] [--trace]\n"); return 2; }
+        else {
+            fprintf(stderr, "usage: sim [--runs N] [--seed S] [--profile NAME] [--label NAME] [--expect-violations] [-v] [--trace]\n");
+            return 2;
+        }
     }
     p = find_profile(pname);
     if (!p) { fprintf(stderr, "sim: unknown profile '%s'\n", pname); return 2; }
+    if (!label) label = p->name;
     for (k = 0; k < runs; k++) {
         uint64_t s = seed + (uint64_t)k;
         int bad = run_one(&w, p, s);
@@ -718,22 +1113,31 @@ int main(int argc, char **argv) {
         acquired += w.acquired;
         lost += w.lost;
         extends += w.extends;
+        inner += w.inner;
+        leaks += w.leak_checks;
+        dups += w.dups;
         if (bad) {
             failing++;
-            if (!expect || verbose)
-                printf("# seed %llu: %s (N=%d clients=%d ttl=%lldms)\n#   replay: make sim PROFILE=%s SEED=%llu RUNS=1\n",
-                       (unsigned long long)s, w.why, w.nn, w.nc, (long long)w.ttl_ms, p->name,
-                       (unsigned long long)s);
+            if (first_failing < 0) first_failing = k + 1;
+            if (!expect || verbose || failing == 1)
+                printf("# seed %llu: %s (N=%d clients=%d)\n#   replay: make sim PROFILE=%s SEED=%llu RUNS=1\n",
+                       (unsigned long long)s, w.why, w.nn, w.nc, p->name, (unsigned long long)s);
             if (!expect && failing >= 5) break;
         }
     }
     printf("# profile %s: %ld schedules (N=1: %ld, N=3: %ld, N=5: %ld), %ld events, %ld acquisitions, "
-           "%ld manual extends, %ld lost reported, %ld schedules with violations\n",
-           p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, extends, lost, failing);
+           "%ld extends ok, %ld calls inside on_result, %ld duplicated replies, %ld lost reported, "
+           "%ld key checks, %ld schedules with violations\n",
+           p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, extends, inner, dups, lost,
+           leaks, failing);
     if (expect) {
-        printf("%s sim-control-%s finds violations (%ld of %ld schedules)\n", failing ? "ok" : "not ok", p->name, failing, runs);
+        if (failing)
+            printf("ok sim-%s finds violations (%ld of %ld schedules, first at schedule %ld)\n", label, failing, runs,
+                   first_failing);
+        else
+            printf("not ok sim-%s finds no violation in %ld schedules\n", label, runs);
         return failing ? 0 : 1;
     }
-    printf("%s sim-%s %ld schedules without violation\n", failing ? "not ok" : "ok", p->name, runs);
+    printf("%s sim-%s %ld schedules without violation\n", failing ? "not ok" : "ok", label, runs);
     return failing ? 1 : 0;
 }

@@ -4,12 +4,25 @@
 #include "redlock.h"
 #include "check.h"
 
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#ifdef REDLOCK__MAX_TTL_MS
+/* Only the header before 38cd2dc defines this; it had no redlock_lock_pending.
+   A stand-in that says "nothing pending" lets this file be built against that
+   header (to see the defect tests fail there). */
+static int redlock_lock_pending(const redlock_lock *lk) { (void)lk; return 0; }
+#endif
 
 /* ---- the scripted transport ---- */
 #define MAXQ 256
 typedef struct sent { int node; redlock_tag tag; char cmd[400]; } sent;
-typedef struct results { int n; redlock_result r[32]; } results;
+typedef struct results {
+    int n;
+    redlock_result r[32];
+    int pending[32];        /* redlock_lock_pending() when the result was reported */
+} results;
 
 static struct {
     int64_t now, wall;
@@ -24,6 +37,10 @@ static struct {
     redlock_event ev[256];
     int evn;
     int deinit_on_result, release_on_acquired;
+    int deinit_on_lost;                   /* on_result deinitialises on op LOST */
+    int reacquire_on_fail, reacquire_rc;  /* on_result acquires again after a failed acquire */
+    int reinit_on_acquire, reinit_rc;     /* on_result re-initialises the lock (reinit_opts) */
+    redlock_lock_opts reinit_opts;
 } T;
 
 static int64_t t_now(void *u) { (void)u; return T.now; }
@@ -65,42 +82,67 @@ static int t_send(void *u, int node, const redlock_command *cmd, redlock_tag tag
     return 0;
 }
 static void t_result(redlock_lock *lk, const redlock_result *r) {
-    if (T.res.n < 32) T.res.r[T.res.n++] = *r;
+    if (T.res.n < 32) {
+        T.res.pending[T.res.n] = redlock_lock_pending(lk);
+        T.res.r[T.res.n++] = *r;
+    }
     if (T.release_on_acquired && r->op == REDLOCK_OP_ACQUIRE && r->status == REDLOCK_OK) redlock_release(lk);
-    if (T.deinit_on_result) redlock_lock_deinit(lk);
+    if (T.reacquire_on_fail && r->op == REDLOCK_OP_ACQUIRE && r->status != REDLOCK_OK) {
+        T.reacquire_on_fail = 0;
+        T.reacquire_rc = redlock_acquire(lk);
+    }
+    if (T.reinit_on_acquire && r->op == REDLOCK_OP_ACQUIRE) {
+        T.reinit_on_acquire = 0;
+        T.reinit_rc = redlock_lock_init(lk, T.client, &T.reinit_opts);
+    }
+    if (T.deinit_on_result || (T.deinit_on_lost && r->op == REDLOCK_OP_LOST)) redlock_lock_deinit(lk);
 }
 
 static redlock_client C;
 static redlock_lock L;
 
-static void setup_n(int nodes, int watchdog, int64_t ttl) {
-    redlock_config cfg;
+/* The tests' usual settings: 2 retries 100 ms apart, no jitter, defaults else. */
+static void base_config(redlock_config *cfg, int nodes) {
+    redlock_config_init(cfg);
+    cfg->node_count = nodes;
+    cfg->retry_count = 2;
+    cfg->retry_delay_ms = 100;
+    cfg->retry_jitter_ms = -1;
+}
+static void base_callbacks(redlock_callbacks *cb) {
+    memset(cb, 0, sizeof *cb);
+    cb->send = t_send;
+    cb->set_timer = t_timer;
+    cb->now_us = t_now;
+    cb->wall_ms = t_wall;
+    cb->random = t_random;
+    cb->on_event = t_event;
+}
+static void base_opts(redlock_lock_opts *o, int64_t ttl, int watchdog) {
+    memset(o, 0, sizeof *o);
+    o->key = "res";
+    o->ttl_ms = ttl;
+    o->watchdog = watchdog;
+    o->on_result = t_result;
+}
+/* Fresh transport state, client C with cfg, lock L with o. */
+static void setup_with(const redlock_config *cfg, const redlock_lock_opts *o) {
     redlock_callbacks cb;
-    redlock_lock_opts o;
     memset(&T, 0, sizeof T);
     T.now = 1000000;
     T.wall = 1700000000000LL;
     T.fail_send_node = -1;
     T.client = &C;
-    redlock_config_init(&cfg);
-    cfg.node_count = nodes;
-    cfg.retry_count = 2;
-    cfg.retry_delay_ms = 100;
-    cfg.retry_jitter_ms = -1;
-    memset(&cb, 0, sizeof cb);
-    cb.send = t_send;
-    cb.set_timer = t_timer;
-    cb.now_us = t_now;
-    cb.wall_ms = t_wall;
-    cb.random = t_random;
-    cb.on_event = t_event;
-    CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
-    memset(&o, 0, sizeof o);
-    o.key = "res";
-    o.ttl_ms = ttl;
-    o.watchdog = watchdog;
-    o.on_result = t_result;
-    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    base_callbacks(&cb);
+    CHECK_EQ(redlock_client_init(&C, cfg, &cb, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_init(&L, &C, o), REDLOCK_OK);
+}
+static void setup_n(int nodes, int watchdog, int64_t ttl) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    base_opts(&o, ttl, watchdog);
+    setup_with(&cfg, &o);
 }
 static void teardown(void) {
     redlock_lock_deinit(&L);
@@ -920,38 +962,838 @@ static void test_many_locks_one_client(void) {
     teardown();
 }
 
-int main(void) {
-    RUN(test_client_init_errors);
-    RUN(test_lock_init_errors);
-    RUN(test_api_misuse);
-    RUN(test_acquire_single);
-    RUN(test_token_unique);
-    RUN(test_quorum_early);
-    RUN(test_fail_rollback_retry);
-    RUN(test_timeouts_no_quorum);
-    RUN(test_wait_deadline);
-    RUN(test_send_failure);
-    RUN(test_validity_exhausted);
-    RUN(test_sync_transport);
-    RUN(test_callbacks_reenter);
-    RUN(test_release_cancels_acquire);
-    RUN(test_release_cancels_extend);
-    RUN(test_release_noscript_fallback);
-    RUN(test_release_quorum);
-    RUN(test_extend);
-    RUN(test_watchdog_renews);
-    RUN(test_watchdog_loses_quorum);
-    RUN(test_expiry_without_watchdog);
-    RUN(test_hold_limit);
-    RUN(test_auto_legacy);
-    RUN(test_legacy_not_expired_and_race);
-    RUN(test_auto_noscript);
-    RUN(test_modern_mode_no_switch);
-    RUN(test_malformed_replies);
-    RUN(test_unknown_tags);
-    RUN(test_sha_constants);
-    RUN(test_strerror);
-    RUN(test_builtin_callbacks);
-    RUN(test_many_locks_one_client);
+/* ======================================================================= */
+/* Defects fixed by 38cd2dc. Each test below fails against the header      */
+/* before that commit and passes now.                                      */
+/* ======================================================================= */
+
+static const char OTHER_TOKEN[] = "0123456789abcdef0123456789abcdef";
+
+/* What validity leaves aside with the default drift settings (0.01, 2 ms),
+   plus one 50 ms node timeout when some node is legacy. */
+static int64_t drift_us(int64_t ttl_ms, int legacy) { return ttl_ms * 10 + 2000 + (legacy ? 50000 : 0); }
+
+/* A reply whose string pointer and length are given separately. */
+static void rep_raw(int k, redlock_reply_type type, const char *str, size_t len) {
+    redlock_reply r;
+    memset(&r, 0, sizeof r);
+    r.type = type;
+    r.str = str;
+    r.len = len;
+    redlock_on_reply(&C, T.q[k].tag, &r);
+}
+/* First command at index >= from sent to node (any node if -1) starting with prefix, or -1. */
+static int find_cmd(int from, int node, const char *prefix) {
+    int k;
+    for (k = from; k < T.qn; k++)
+        if ((node < 0 || T.q[k].node == node) && starts(k, prefix)) return k;
+    return -1;
+}
+static int count_cmd(int from, const char *prefix) {
+    int k, n = 0;
+    for (k = from; k < T.qn; k++) n += starts(k, prefix);
+    return n;
+}
+static int ends(int k, const char *suffix) {
+    size_t n = strlen(T.q[k].cmd), m = strlen(suffix);
+    return k < T.qn && n >= m && strcmp(T.q[k].cmd + n - m, suffix) == 0;
+}
+static const redlock_event *last_ev(redlock_event_type t) {
+    int i;
+    for (i = T.evn - 1; i >= 0; i--) if (T.ev[i].type == t) return &T.ev[i];
+    return NULL;
+}
+static int tags_distinct(void) {
+    int a, b;
+    for (a = 0; a < T.qn; a++)
+        for (b = a + 1; b < T.qn; b++)
+            if (T.q[a].tag == T.q[b].tag) return 0;
+    return 1;
+}
+/* The one-command undo / cleanup: the release script itself, not EVALSHA. */
+static const char *release_eval(const char *token) {
+    static char buf[400];
+    snprintf(buf, sizeof buf, "EVAL %s 1 res %s", redlock_release_script(), token);
+    return buf;
+}
+static const char *legacy_value(long long expiry_ms, const char *token) {
+    static char buf[128];
+    snprintf(buf, sizeof buf, "%lld:%s", expiry_ms, token);
+    return buf;
+}
+static void setup_legacy(int nodes, int retry_count, int64_t ttl) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int i;
+    base_config(&cfg, nodes);
+    cfg.retry_count = retry_count;
+    for (i = 0; i < nodes; i++) cfg.mode[i] = REDLOCK_MODE_LEGACY;
+    base_opts(&o, ttl, 0);
+    setup_with(&cfg, &o);
+}
+static void setup_no_retry(int nodes, int watchdog, int64_t ttl) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    cfg.retry_count = -1;
+    base_opts(&o, ttl, watchdog);
+    setup_with(&cfg, &o);
+}
+
+/* ---- defect 1: an extend that shortens the TTL shortens the validity ---- */
+
+/* Proves: extend(1) on a 10 s lock leaves no validity: EXTEND answered EXPIRED, then LOST (EXPIRED), at once. */
+static void test_defect1_shortening_extend(void) {
+    setup_n(1, 0, 10000);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    T.now += 1000000;
+    CHECK_EQ(redlock_extend(&L, 1), REDLOCK_OK);
+    CHECK(starts(1, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res ") && ends(1, " 1"));
+    CHECK_EQ(T.res.n, 3);                 /* before extend() returned */
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(T.res.r[2].op, REDLOCK_OP_LOST);
+    CHECK_EQ(T.res.r[2].status, REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_EXPIRED);
+    num(1, 1);                            /* the extend's late OK changes nothing */
+    CHECK_EQ(T.res.n, 3);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    teardown();
+}
+
+/* Proves: a shortening extend that gets NO_QUORUM still leaves validity <= start + ttl - drift, and the lock is LOST (EXPIRED) then. */
+static void test_defect1_shortening_extend_no_quorum(void) {
+    int64_t t1, bound;
+    setup_n(3, 0, 10000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    T.now += 1000000;
+    t1 = T.now;
+    CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
+    bound = t1 + 2000000 - drift_us(2000, 0);
+    num(3, 1);                            /* one node took PEXPIRE 2000; the others never answer */
+    advance_to(t1 + 50000);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK(redlock_lock_valid_until(&L) <= bound);
+    CHECK(redlock_lock_valid_until(&L) > T.now);
+    advance_to(T.timer);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    CHECK(T.now <= bound);
+    teardown();
+}
+
+/* Proves: a watchdog renewal (ttl 10 s) after a user extend to 60 s cuts validity to renewal start + 10 s - drift, answered or not. */
+static void test_defect1_watchdog_renewal_after_long_extend(void) {
+    int64_t rs, bound;
+    int k, guard = 100000;
+    setup_n(1, 1, 10000);
+    redlock_acquire(&L);
+    ok(0);
+    T.now += 1000000;
+    CHECK_EQ(redlock_extend(&L, 60000), REDLOCK_OK);
+    CHECK(ends(1, " 60000"));
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), T.now + 60000000 - drift_us(60000, 0));
+    advance_to(T.timer);                  /* the watchdog's renewal */
+    rs = T.now;
+    k = T.qn - 1;
+    CHECK(starts(k, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res ") && ends(k, " 10000"));
+    bound = rs + 10000000 - drift_us(10000, 0);
+    CHECK(redlock_lock_valid_until(&L) <= bound);
+    /* no renewal is ever answered: lost with TRANSPORT, by the renewal's bound */
+    while (redlock_lock_state(&L) == REDLOCK_STATE_HELD && guard-- > 0) advance_to(T.timer);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_TRANSPORT);
+    CHECK(T.now <= bound);
+    CHECK(count_ev(REDLOCK_EV_RENEW_FAILED) >= 1);
+    teardown();
+}
+
+/* Proves: a shortening extend cuts validity as soon as it is sent; a lengthening one only once answered. */
+static void test_defect1_inflight_extend_shortens(void) {
+    int64_t before, t1, t2;
+    setup_n(1, 0, 10000);
+    redlock_acquire(&L);
+    ok(0);
+    before = redlock_lock_valid_until(&L);
+    T.now += 1000000;
+    t1 = T.now;
+    redlock_extend(&L, 20000);
+    CHECK_EQ(redlock_lock_valid_until(&L), before);    /* longer: not yet */
+    num(1, 1);
+    CHECK_EQ(redlock_lock_valid_until(&L), t1 + 20000000 - drift_us(20000, 0));
+    T.now += 1000000;
+    t2 = T.now;
+    redlock_extend(&L, 5000);
+    CHECK_EQ(T.qn, 3);
+    CHECK_EQ(redlock_lock_valid_until(&L), t2 + 5000000 - drift_us(5000, 0)); /* no reply yet */
+    CHECK_EQ(T.res.n, 2);
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), t2 + 5000000 - drift_us(5000, 0));
+    teardown();
+}
+
+/* Proves: a user extend that fails (NO_QUORUM) on a lock without watchdog ends as EXPIRED, not TRANSPORT. */
+static void test_lost_reason_after_failed_user_extend(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_extend(&L, 0);
+    advance_to(T.now + 50000);            /* nobody answers the extend */
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    advance_to(redlock_lock_valid_until(&L));
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_EXPIRED);
+    teardown();
+}
+
+/* ---- defect 2: legacy bounds belong to one attempt ---- */
+
+/* Proves: the undo of attempt 2 does not DEL a node whose GETSET is unanswered, though attempt 1 had won it. */
+static void test_defect2_legacy_rollback_stale_until(void) {
+    char live[128], ours[128];
+    int k, a2, g0, g1, g2, undo;
+    snprintf(live, sizeof live, "%s", legacy_value(1800000000000LL, OTHER_TOKEN)); /* another holder, not expired */
+    setup_legacy(3, 1, 1000);
+    redlock_acquire(&L);
+    snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
+    /* attempt 1: node 0 wins, nodes 1 and 2 are held by a live holder */
+    CHECK(starts(0, "SETNX res ") && starts(1, "SETNX res ") && starts(2, "SETNX res "));
+    num(0, 1);
+    num(1, 0);
+    num(2, 0);
+    g1 = find_cmd(3, 1, "GET res");
+    g2 = find_cmd(3, 2, "GET res");
+    CHECK(g1 > 0 && g2 > 0);
+    rep(g1, REDLOCK_REPLY_STRING, 0, live);
+    rep(g2, REDLOCK_REPLY_STRING, 0, live);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    undo = T.qn - 3;                      /* the undo: GET on every node */
+    for (k = 0; k < 3; k++) CHECK(find_cmd(undo, k, "GET res") >= 0);
+    rep(find_cmd(undo, 0, "GET res"), REDLOCK_REPLY_STRING, 0, ours);
+    rep(find_cmd(undo, 1, "GET res"), REDLOCK_REPLY_STRING, 0, live);
+    rep(find_cmd(undo, 2, "GET res"), REDLOCK_REPLY_STRING, 0, live);
+    k = find_cmd(undo, 0, "DEL res");     /* attempt 1's win on node 0 is undone: right */
+    CHECK(k > 0);
+    if (k > 0) num(k, 1);
+    /* attempt 2 */
+    a2 = T.qn;
+    run_until_sent(a2 + 2);
+    CHECK(find_cmd(a2, 0, "SETNX res ") == a2);
+    num(a2, 0);                           /* node 0: held ... */
+    g0 = find_cmd(a2, 0, "GET res");
+    rep(g0, REDLOCK_REPLY_STRING, 0, legacy_value(1600000000000LL, OTHER_TOKEN)); /* ... by an expired value */
+    CHECK(find_cmd(g0, 0, "GETSET res ") > g0);   /* sent, never answered */
+    num(a2 + 1, 0);
+    num(a2 + 2, 0);
+    g1 = find_cmd(a2, 1, "GET res");
+    g2 = find_cmd(a2, 2, "GET res");
+    rep(g1, REDLOCK_REPLY_STRING, 0, live);
+    rep(g2, REDLOCK_REPLY_STRING, 0, live);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    /* the undo of attempt 2: exactly one GET per node ... */
+    undo = T.qn - 3;
+    CHECK_STR(T.q[undo].cmd, "GET res");
+    CHECK_STR(T.q[undo + 1].cmd, "GET res");
+    CHECK_STR(T.q[undo + 2].cmd, "GET res");
+    CHECK(T.q[undo].node == 0 && T.q[undo + 1].node == 1 && T.q[undo + 2].node == 2);
+    /* ... and node 0 shows our value (our GETSET landed, maybe over a winner's): no DEL */
+    rep(undo, REDLOCK_REPLY_STRING, 0, ours);
+    rep(undo + 1, REDLOCK_REPLY_STRING, 0, live);
+    rep(undo + 2, REDLOCK_REPLY_STRING, 0, live);
+    CHECK_EQ(count_cmd(undo, "DEL"), 0);
+    CHECK_EQ(T.qn, undo + 3);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    teardown();
+}
+
+/* ---- defect 3: the undo / cleanup goes out before on_result ---- */
+
+/* Proves: a failed final attempt's undo (one EVAL per node, the old token) is sent even if on_result deinitialises the lock. */
+static void test_defect3_rollback_sent_before_on_result_deinit(void) {
+    char tok[REDLOCK_TOKEN_LEN + 1];
+    int k;
+    setup_no_retry(3, 0, 1000);
+    T.deinit_on_result = 1;
+    redlock_acquire(&L);
+    strcpy(tok, redlock_lock_token(&L));
+    nil(0);
+    nil(1);                               /* LOCKED, no retries: undo, then on_result deinits */
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_LOCKED);
+    CHECK(T.res.pending[0] != 0);         /* the undo round runs while on_result is called */
+    CHECK_EQ(T.qn, 6);
+    for (k = 3; k < 6; k++) {
+        CHECK_STR(T.q[k].cmd, release_eval(tok));
+        CHECK_EQ(T.q[k].node, k - 3);
+    }
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+    num(3, 1);                            /* answers to a deinitialised lock: ignored */
+    CHECK_EQ(T.res.n, 1);
+    teardown();
+    /* without deinit: pending while the undo runs, then not */
+    setup_no_retry(1, 0, 1000);
+    redlock_acquire(&L);
+    nil(0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK(redlock_lock_pending(&L) != 0);
+    num(1, 0);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    teardown();
+}
+
+/* Proves: acquire() inside on_result after a failed final attempt sends the old token's undo first; the new SET waits for it. */
+static void test_defect3_reacquire_waits_for_rollback(void) {
+    char old[REDLOCK_TOKEN_LEN + 1], set[128];
+    int k, pass;
+    for (pass = 0; pass < 2; pass++) {    /* the undo ends by answers, then by node timeout */
+        setup_no_retry(3, 0, 1000);
+        T.reacquire_on_fail = 1;
+        redlock_acquire(&L);
+        strcpy(old, redlock_lock_token(&L));
+        nil(0);
+        nil(1);
+        CHECK_EQ(T.res.n, 1);
+        CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_LOCKED);
+        CHECK_EQ(T.reacquire_rc, REDLOCK_OK);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
+        CHECK(redlock_lock_pending(&L) != 0);
+        CHECK_EQ(T.qn, 6);                /* the undo with the old token, no SET yet */
+        for (k = 3; k < 6; k++) CHECK_STR(T.q[k].cmd, release_eval(old));
+        num(3, 0);
+        num(4, 0);
+        CHECK_EQ(T.qn, 6);                /* node 2 still out: still waiting */
+        if (pass == 0) {
+            num(5, 1);
+        } else {
+            CHECK_EQ(T.timer, T.now + 50000);
+            advance_to(T.now + 49999);
+            CHECK_EQ(T.qn, 6);
+            advance_to(T.now + 1);        /* node 2's undo times out */
+        }
+        CHECK_EQ(T.qn, 9);                /* now the new attempt, with a new token */
+        CHECK(strcmp(redlock_lock_token(&L), old) != 0);
+        snprintf(set, sizeof set, "SET res %s NX PX 1000", redlock_lock_token(&L));
+        for (k = 6; k < 9; k++) CHECK_STR(T.q[k].cmd, set);
+        ok(6); ok(7);
+        CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+        teardown();
+    }
+}
+
+/* Proves: the cleanup after LOST (validity ran out, no watchdog) is sent even if on_result deinitialises the lock. */
+static void test_defect3_cleanup_sent_before_lost_deinit(void) {
+    char tok[REDLOCK_TOKEN_LEN + 1];
+    setup_n(1, 0, 1000);
+    T.deinit_on_lost = 1;
+    redlock_acquire(&L);
+    ok(0);
+    strcpy(tok, redlock_lock_token(&L));
+    advance_to(redlock_lock_valid_until(&L));
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_LOST);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_EXPIRED);
+    CHECK(T.res.pending[1] != 0);         /* the cleanup round runs while on_result is called */
+    CHECK_EQ(T.qn, 2);
+    CHECK_STR(T.q[1].cmd, release_eval(tok));
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+    teardown();
+}
+
+/* ---- defect 4: every request has its own tag ---- */
+
+/* Proves: a duplicate of the GET's reply (GET's tag) is not taken for the GETSET's; all tags are distinct; re-deliveries change nothing. */
+static void test_defect4_tag_per_request(void) {
+    const char *expired = legacy_value(1600000000000LL, OTHER_TOKEN);
+    char ours[128];
+    int res, ev, qn;
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    CHECK(starts(0, "SETNX res "));
+    num(0, 0);
+    CHECK_STR(T.q[1].cmd, "GET res");
+    rep(1, REDLOCK_REPLY_STRING, 0, expired);
+    CHECK(starts(2, "GETSET res "));
+    CHECK(tags_distinct());
+    res = T.res.n; ev = T.evn; qn = T.qn;
+    rep(1, REDLOCK_REPLY_STRING, 0, expired);    /* the GET's reply again: not the GETSET's answer */
+    num(0, 0);                                   /* and the SETNX's */
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(T.evn, ev);
+    CHECK_EQ(T.qn, qn);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
+    rep(2, REDLOCK_REPLY_STRING, 0, expired);    /* the real GETSET answer: we replaced what we read */
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    res = T.res.n; ev = T.evn; qn = T.qn;
+    num(0, 1); rep(1, REDLOCK_REPLY_STRING, 0, expired); rep(2, REDLOCK_REPLY_NIL, 0, NULL);
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(T.evn, ev);
+    CHECK_EQ(T.qn, qn);
+    /* release: GET then DEL; the GET's reply again is not the DEL's */
+    snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
+    redlock_release(&L);
+    CHECK_STR(T.q[3].cmd, "GET res");
+    rep(3, REDLOCK_REPLY_STRING, 0, ours);
+    CHECK_STR(T.q[4].cmd, "DEL res");
+    CHECK(tags_distinct());
+    rep(3, REDLOCK_REPLY_STRING, 0, ours);
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_RELEASING);
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    res = T.res.n; ev = T.evn; qn = T.qn;
+    rep(3, REDLOCK_REPLY_STRING, 0, ours); num(4, 1);
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(T.evn, ev);
+    CHECK_EQ(T.qn, qn);
+    teardown();
+    /* modern, three nodes, a NOSCRIPT step: still one tag per request */
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_release(&L);
+    rep(3, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(6, "EVAL if redis.call('get'"));
+    rep(3, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK_EQ(T.qn, 7);                    /* the duplicate did not trigger another EVAL */
+    num(4, 1); num(6, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(tags_distinct());
+    teardown();
+}
+
+/* ---- defect 5: legacy expiry parsing ---- */
+
+/* Proves: expiries beyond INT64_MAX (19/20 digits) and digit-only values are never taken over; INT64_MAX is live; an expired one is. */
+static void test_defect5_legacy_expiry_overflow(void) {
+    static const struct { const char *expiry; int taken; } cases[] = {
+        {"9999999999999999999", 0},       /* 19 digits, > INT64_MAX */
+        {"9223372036854775808", 0},       /* INT64_MAX + 1 */
+        {"18446744073709551616", 0},      /* 20 digits */
+        {"99999999999999999999", 0},      /* 20 digits */
+        {"9223372036854775807", 0},       /* INT64_MAX: far future, not expired */
+        {"1600000000000", 1},             /* expired */
+        {"1", 1},                         /* expired */
+    };
+    char val[128];
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        setup_legacy(1, -1, 1000);
+        redlock_acquire(&L);
+        num(0, 0);
+        snprintf(val, sizeof val, "%s:%s", cases[k].expiry, OTHER_TOKEN);
+        rep(1, REDLOCK_REPLY_STRING, 0, val);
+        if (cases[k].taken) {
+            CHECK(starts(2, "GETSET res "));
+            CHECK_EQ(T.res.n, 0);
+        } else {
+            if (count_cmd(0, "GETSET") != 0) printf("#   taken over: %s\n", val);
+            CHECK_EQ(count_cmd(0, "GETSET"), 0);
+            CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+            CHECK_EQ(vote_status(0), 0);  /* someone else's value, not a protocol error */
+        }
+        teardown();
+    }
+    /* all digits, no ':' : not a legacy value at all */
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    num(0, 0);
+    rep(1, REDLOCK_REPLY_STRING, 0, "1600000000000");
+    CHECK_EQ(count_cmd(0, "GETSET"), 0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    teardown();
+}
+
+/* ---- defect 6: millisecond settings are range-checked ---- */
+
+/* Proves: every *_ms setting must be 0..2^40 (INT64_MAX and 2^40+1 refused, 2^40 accepted); extend ttl > 2^40 is ERR_TTL. */
+static void test_defect6_ms_settings_range(void) {
+    const int64_t max = (int64_t)1 << 40;
+    const int64_t bad[] = {INT64_MAX, ((int64_t)1 << 40) + 1};
+    redlock_config cfg;
+    redlock_callbacks cb;
+    redlock_lock_opts o;
+    redlock_client c;
+    redlock_lock lk;
+    int f;
+    size_t b;
+    base_callbacks(&cb);
+    memset(&T, 0, sizeof T);
+    T.fail_send_node = -1;
+    T.client = &C;
+    for (f = 0; f < 5; f++) {
+        int64_t *field;
+        base_config(&cfg, 1);
+        field = f == 0 ? &cfg.node_timeout_ms : f == 1 ? &cfg.clock_drift_ms : f == 2 ? &cfg.retry_delay_ms
+              : f == 3 ? &cfg.wait_ms : &cfg.retry_jitter_ms;
+        for (b = 0; b < 2; b++) {
+            *field = bad[b];
+            if (redlock_client_init(&c, &cfg, &cb, NULL) != REDLOCK_ERR_INVALID) printf("#   config field %d accepted\n", f);
+            CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_ERR_INVALID);
+        }
+        *field = max;
+        CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_OK);
+        redlock_client_deinit(&c);
+    }
+    base_config(&cfg, 1);
+    cfg.retry_jitter_ms = -1;             /* negative jitter: none */
+    CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_OK);
+    for (f = 0; f < 5; f++) {
+        int64_t *field;
+        base_opts(&o, 1000, 0);
+        field = f == 0 ? &o.renew_every_ms : f == 1 ? &o.max_hold_ms : f == 2 ? &o.retry_delay_ms
+              : f == 3 ? &o.wait_ms : &o.retry_jitter_ms;
+        for (b = 0; b < 2; b++) {
+            *field = bad[b];
+            if (redlock_lock_init(&lk, &c, &o) != REDLOCK_ERR_INVALID) printf("#   lock option %d accepted\n", f);
+            CHECK_EQ(redlock_lock_init(&lk, &c, &o), REDLOCK_ERR_INVALID);
+        }
+        *field = max;
+        CHECK_EQ(redlock_lock_init(&lk, &c, &o), REDLOCK_OK);
+        redlock_lock_deinit(&lk);
+    }
+    redlock_client_deinit(&c);
+    /* extend's ttl: the same range */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_extend(&L, INT64_MAX), REDLOCK_ERR_TTL);
+    CHECK_EQ(redlock_extend(&L, max + 1), REDLOCK_ERR_TTL);
+    CHECK_EQ(T.qn, 1);
+    CHECK_EQ(redlock_extend(&L, max), REDLOCK_OK);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    teardown();
+    /* settings at their maximum: the microsecond arithmetic does not overflow */
+    base_config(&cfg, 1);
+    cfg.node_timeout_ms = cfg.retry_delay_ms = cfg.retry_jitter_ms = max;
+    base_opts(&o, max, 1);
+    o.renew_every_ms = max - 1;
+    o.max_hold_ms = max;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    CHECK_EQ(T.timer, T.now + max * 1000);   /* node timeout */
+    nil(0);                               /* retry, after the undo */
+    num(1, 0);
+    CHECK(T.timer >= T.now && T.timer <= T.now + 2 * max * 1000);
+    run_until_sent(2);
+    ok(2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_valid_until(&L), T.now + max * 1000 - drift_us(max, 0));
+    teardown();
+    base_config(&cfg, 1);
+    cfg.wait_ms = cfg.retry_delay_ms = max;  /* the retry would end after wait_ms */
+    base_opts(&o, 1000, 0);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    T.now += 1;
+    nil(0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TIMEOUT);
+    teardown();
+}
+
+/* ---- defect 7: a string reply with str == NULL and len > 0 ---- */
+
+/* Proves: on the SET step, STATUS / STRING / ERROR with str NULL and len > 0 is a protocol error, not a crash nor a server error. */
+static void test_defect7_null_string_set_step(void) {
+    static const redlock_reply_type types[] = {REDLOCK_REPLY_STATUS, REDLOCK_REPLY_STRING, REDLOCK_REPLY_ERROR};
+    size_t k;
+    for (k = 0; k < 3; k++) {
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        rep_raw(0, types[k], NULL, 11);
+        CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);  /* a failed vote: retrying */
+        CHECK_EQ(count_cmd(0, "INFO"), 0);
+        teardown();
+    }
+}
+
+/* Proves: on the release steps (EVALSHA, and GET on a node without scripts) a NULL string with len > 0 is a protocol error. */
+static void test_defect7_null_string_release_step(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep_raw(1, REDLOCK_REPLY_ERROR, NULL, 8);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    CHECK_STR(T.q[2].cmd, "GET res");
+    rep_raw(2, REDLOCK_REPLY_STRING, NULL, REDLOCK_TOKEN_LEN);   /* the old header read through NULL here */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+}
+
+/* Proves: on the legacy GET and GETSET steps (and the legacy release GET) a NULL string with len > 0 is a protocol error. */
+static void test_defect7_null_string_legacy_steps(void) {
+    const char *expired = legacy_value(1600000000000LL, OTHER_TOKEN);
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    num(0, 0);
+    rep_raw(1, REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GET */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_release(&L);
+    CHECK_STR(T.q[1].cmd, "GET res");
+    rep_raw(1, REDLOCK_REPLY_STRING, NULL, 45);                  /* release GET */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    num(0, 0);
+    rep(1, REDLOCK_REPLY_STRING, 0, expired);
+    CHECK(starts(2, "GETSET res "));
+    rep_raw(2, REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GETSET: the old header read through NULL */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+}
+
+/* ---- defect 8: initialising an initialised lock ---- */
+
+/* Proves: init twice without deinit forgets the first (its replies ignored); the client's locks stay a sane list. */
+static void test_defect8_lock_init_twice(void) {
+    redlock_lock_opts o;
+    redlock_lock L2;
+    int64_t until2;
+    setup_n(1, 0, 1000);
+    base_opts(&o, 1000, 0);
+    redlock_acquire(&L);                  /* q0: the first incarnation's SET */
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    o.key = "other";
+    CHECK_EQ(redlock_lock_init(&L2, &C, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);    /* terminates: no cycle */
+    redlock_on_timer(&C);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    ok(0);                                /* reply to the forgotten incarnation */
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 0);
+    /* both locks work */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&L2), REDLOCK_OK);
+    CHECK(starts(1, "SET res ") && starts(2, "SET other "));
+    ok(1); ok(2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_state(&L2), REDLOCK_STATE_HELD);
+    until2 = redlock_lock_valid_until(&L2);
+    CHECK_EQ(redlock_next_deadline(&C), redlock_lock_valid_until(&L));
+    redlock_lock_deinit(&L);
+    CHECK_EQ(redlock_next_deadline(&C), until2);
+    advance_to(until2);
+    CHECK_EQ(redlock_lock_state(&L2), REDLOCK_STATE_LOST);
+    redlock_lock_deinit(&L2);
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+    teardown();
+}
+
+/* Proves: re-initialising the lock inside its own on_result leaves a fresh idle lock; the old round's replies are ignored. */
+static void test_defect8_reinit_in_on_result(void) {
+    redlock_lock_opts o;
+    redlock_lock L2;
+    setup_n(3, 0, 1000);
+    base_opts(&T.reinit_opts, 1000, 0);
+    T.reinit_on_acquire = 1;
+    redlock_acquire(&L);
+    ok(0); ok(1);                         /* acquired: on_result re-initialises L */
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(T.reinit_rc, REDLOCK_OK);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+    redlock_on_timer(&C);
+    ok(2);                                /* the straggler of the old incarnation */
+    CHECK_EQ(T.res.n, 1);
+    base_opts(&o, 1000, 0);
+    o.key = "other";
+    CHECK_EQ(redlock_lock_init(&L2, &C, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&L2), REDLOCK_OK);
+    CHECK_EQ(T.qn, 9);
+    ok(3); ok(4); ok(6); ok(7);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_state(&L2), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    redlock_lock_deinit(&L2);
+    teardown();
+}
+
+/* ---- AUTO: switching to full legacy needs INFO's confirmation ---- */
+
+/* Proves: a SET syntax error makes the core ask INFO server; an old version (< 2.6.12) switches the node to legacy, SETNX follows. */
+static void test_auto_switch_confirmed_by_info(void) {
+    static const char *old_versions[] = {"2.4.17", "2.6.11"};
+    const redlock_event *sw;
+    char info[128];
+    int k;
+    for (k = 0; k < 2; k++) {
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+        CHECK_EQ(T.qn, 2);
+        CHECK_STR(T.q[1].cmd, "INFO server");
+        CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+        CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+        snprintf(info, sizeof info, "# Server\r\nredis_version:%s\r\nredis_mode:standalone\r\n", old_versions[k]);
+        rep(1, REDLOCK_REPLY_STRING, 0, info);
+        CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
+        sw = last_ev(REDLOCK_EV_MODE_SWITCH);
+        CHECK(sw && sw->node == 0 && sw->mode == REDLOCK_MODE_LEGACY);
+        CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
+        CHECK(starts(2, "SETNX res "));
+        num(2, 1);
+        CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+        teardown();
+    }
+}
+
+/* Proves: INFO showing a modern server (>= 2.6.12) means no switch: the vote is SERVER, and later SET errors are not probed again. */
+static void test_auto_no_switch_modern_server(void) {
+    static const char *new_versions[] = {"7.0.15", "2.6.12"};
+    int k, q;
+    for (k = 0; k < 2; k++) {
+        char info[128];
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+        CHECK_STR(T.q[1].cmd, "INFO server");
+        snprintf(info, sizeof info, "# Server\r\nredis_version:%s\r\n", new_versions[k]);
+        rep(1, REDLOCK_REPLY_STRING, 0, info);
+        CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
+        CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+        CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+        CHECK_EQ(count_cmd(0, "SETNX"), 0);
+        num(2, 0);                        /* the undo */
+        q = T.qn;
+        run_until_sent(q);                /* the retry: SET again, same error */
+        CHECK(starts(q, "SET res "));
+        rep(q, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+        CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
+        CHECK_EQ(count_cmd(0, "INFO"), 1);   /* no second probe */
+        CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+        teardown();
+    }
+}
+
+/* Proves: INFO answered with an error means no switch and no further probes. */
+static void test_auto_no_switch_info_error(void) {
+    int q;
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR wrong number of arguments for 'set' command");
+    CHECK_STR(T.q[1].cmd, "INFO server");
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'info' command");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
+    CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+    CHECK_EQ(count_cmd(0, "SETNX"), 0);
+    num(2, 0);
+    q = T.qn;
+    run_until_sent(q);
+    CHECK(starts(q, "SET res "));
+    rep(q, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
+    CHECK_EQ(count_cmd(0, "INFO"), 1);
+    teardown();
+}
+
+/* ---- runner: a test that hangs is reported, not waited for ---- */
+static const char *current_test = "";
+static void on_alarm(int sig) {
+    static const char a[] = "not ok ", b[] = " (hung)\n";
+    ssize_t w;
+    (void)sig;
+    w = write(1, a, sizeof a - 1);
+    w = write(1, current_test, strlen(current_test));
+    w = write(1, b, sizeof b - 1);
+    (void)w;
+    _exit(1);
+}
+static int selected(int argc, char **argv, const char *name) {
+    int i;
+    if (argc < 2) return 1;
+    for (i = 1; i < argc; i++) if (strstr(name, argv[i])) return 1;
+    return 0;
+}
+#define RUN_T(fn) do { if (selected(argc, argv, #fn)) { \
+    current_test = #fn; alarm(60); RUN(fn); alarm(0); } } while (0)
+
+int main(int argc, char **argv) {
+    signal(SIGALRM, on_alarm);
+    RUN_T(test_client_init_errors);
+    RUN_T(test_lock_init_errors);
+    RUN_T(test_api_misuse);
+    RUN_T(test_acquire_single);
+    RUN_T(test_token_unique);
+    RUN_T(test_quorum_early);
+    RUN_T(test_fail_rollback_retry);
+    RUN_T(test_timeouts_no_quorum);
+    RUN_T(test_wait_deadline);
+    RUN_T(test_send_failure);
+    RUN_T(test_validity_exhausted);
+    RUN_T(test_sync_transport);
+    RUN_T(test_callbacks_reenter);
+    RUN_T(test_release_cancels_acquire);
+    RUN_T(test_release_cancels_extend);
+    RUN_T(test_release_noscript_fallback);
+    RUN_T(test_release_quorum);
+    RUN_T(test_extend);
+    RUN_T(test_watchdog_renews);
+    RUN_T(test_watchdog_loses_quorum);
+    RUN_T(test_expiry_without_watchdog);
+    RUN_T(test_hold_limit);
+    RUN_T(test_auto_legacy);
+    RUN_T(test_legacy_not_expired_and_race);
+    RUN_T(test_auto_noscript);
+    RUN_T(test_modern_mode_no_switch);
+    RUN_T(test_malformed_replies);
+    RUN_T(test_unknown_tags);
+    RUN_T(test_sha_constants);
+    RUN_T(test_strerror);
+    RUN_T(test_builtin_callbacks);
+    RUN_T(test_many_locks_one_client);
+    RUN_T(test_defect1_shortening_extend);
+    RUN_T(test_defect1_shortening_extend_no_quorum);
+    RUN_T(test_defect1_watchdog_renewal_after_long_extend);
+    RUN_T(test_defect1_inflight_extend_shortens);
+    RUN_T(test_lost_reason_after_failed_user_extend);
+    RUN_T(test_defect2_legacy_rollback_stale_until);
+    RUN_T(test_defect3_rollback_sent_before_on_result_deinit);
+    RUN_T(test_defect3_reacquire_waits_for_rollback);
+    RUN_T(test_defect3_cleanup_sent_before_lost_deinit);
+    RUN_T(test_defect4_tag_per_request);
+    RUN_T(test_defect5_legacy_expiry_overflow);
+    RUN_T(test_defect6_ms_settings_range);
+    RUN_T(test_defect7_null_string_set_step);
+    RUN_T(test_defect7_null_string_release_step);
+    RUN_T(test_defect7_null_string_legacy_steps);
+    RUN_T(test_defect8_lock_init_twice);
+    RUN_T(test_defect8_reinit_in_on_result);
+    RUN_T(test_auto_switch_confirmed_by_info);
+    RUN_T(test_auto_no_switch_modern_server);
+    RUN_T(test_auto_no_switch_info_error);
     return CHECK_EXIT();
 }
