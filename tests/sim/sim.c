@@ -71,15 +71,18 @@ typedef struct profile {
     int pauses;            /* client pauses */
     int faults;            /* delay spikes, drops, duplicates, resets */
     int api;               /* clients use the whole API (0: plain acquire/hold/release) */
+    int crowd;             /* many clients, three nodes, one key, fast retries */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0},
+    /* a crowd on one key of old servers: takeover races (GETSET) are common */
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1},
     /* negative controls: configurations the algorithm does not protect */
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0},
 };
 
 /* ---- simulated world ---- */
@@ -124,6 +127,9 @@ typedef struct client {
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
     int64_t node_timeout_ms;
     double drift_factor;
+    /* legacy GETSETs sent but not answered, per node: the outcome (won, or
+       replaced another holder's value) is unknown to the core until then */
+    char unanswered[MAX_NODES][8][REDLOCK_TOKEN_LEN];
     int id;
 } client;
 
@@ -227,6 +233,13 @@ static void free_msg(msg *m) {
 }
 static msg *copy_reply(const msg *m) {
     msg *d = (msg *)calloc(1, sizeof *d);
+    int i;
+    d->argc = m->argc;
+    for (i = 0; i < m->argc; i++) {
+        d->argv[i] = (char *)malloc(m->argvlen[i] + 1);
+        memcpy(d->argv[i], m->argv[i], m->argvlen[i] + 1);
+        d->argvlen[i] = m->argvlen[i];
+    }
     d->reply = m->reply;
     if (m->rstr) {
         d->rstr = (char *)malloc(m->reply.len + 1);
@@ -298,6 +311,53 @@ static int64_t net_delay(world *w, client *c) {
     return d;
 }
 
+/* The token in a legacy value "expiry:token", or NULL. */
+static const char *legacy_token(const char *val, size_t len) {
+    const char *colon = (const char *)memchr(val, ':', len);
+    return colon && len - (size_t)(colon + 1 - val) == REDLOCK_TOKEN_LEN ? colon + 1 : NULL;
+}
+static void set_unanswered(client *c, int n, const char *tok, int on) {
+    int k, free_k = -1;
+    for (k = 0; k < 8; k++) {
+        if (c->unanswered[n][k][0] && memcmp(c->unanswered[n][k], tok, REDLOCK_TOKEN_LEN) == 0) {
+            if (!on) c->unanswered[n][k][0] = 0;
+            return;
+        }
+        if (!c->unanswered[n][k][0] && free_k < 0) free_k = k;
+    }
+    if (on) memcpy(c->unanswered[n][free_k < 0 ? 0 : free_k], tok, REDLOCK_TOKEN_LEN);
+}
+static int is_unanswered(const client *c, int n, const char *tok) {
+    int k;
+    for (k = 0; k < 8; k++)
+        if (c->unanswered[n][k][0] && memcmp(c->unanswered[n][k], tok, REDLOCK_TOKEN_LEN) == 0) return 1;
+    return 0;
+}
+/* The check-then-act DEL of a legacy node acts on what GET showed; if the
+   same token's GETSET there is still unanswered, that value may have
+   replaced another holder's (a lost takeover race): never delete then. */
+/* White box: does a lock of c wait for exactly this tag on node n (so that
+   the core will take the answer, not drop it as stale)? */
+static int awaited(const client *c, int n, redlock_tag tag) {
+    int k;
+    for (k = 0; k < c->ns; k++) {
+        const slot *s = &c->s[k];
+        if (s->inited && s->lk._id == (uint32_t)(tag >> 32))
+            return s->lk._node[n].seq == (uint32_t)((tag >> 8) & 0xFFFFFF) && (s->lk._node[n].flags & 2 /* waiting */);
+    }
+    return 0;
+}
+
+static void check_del(world *w, client *c, int n, redlock_tag tag) {
+    int k;
+    for (k = 0; k < c->ns; k++) {
+        slot *s = &c->s[k];
+        if (!s->inited || s->lk._id != (uint32_t)(tag >> 32)) continue; /* white box: the lock's id */
+        if (is_unanswered(c, n, redlock_lock_token(&s->lk)))
+            violation(w, "DEL on a node whose GETSET of the same token is unanswered", c->id);
+    }
+}
+
 static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) {
     client *c = (client *)u;
     world *w = W;
@@ -305,6 +365,11 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
     msg *m;
     int i;
     if (redlock_tag_node(tag) != n) violation(w, "tag names another node", c->id);
+    if (cmd->argc == 3 && cmd->argvlen[0] == 6 && memcmp(cmd->argv[0], "GETSET", 6) == 0) {
+        const char *tok = legacy_token(cmd->argv[2], cmd->argvlen[2]);
+        if (tok) set_unanswered(c, n, tok, 1);
+    }
+    if (cmd->argc == 2 && cmd->argvlen[0] == 3 && memcmp(cmd->argv[0], "DEL", 3) == 0) check_del(w, c, n, tag);
     memset(&e, 0, sizeof e);
     e.c = c->id;
     e.n = n;
@@ -655,7 +720,7 @@ static void init_slot(world *w, client *c, int k) {
     memset(&o, 0, sizeof o);
     o.key = key_names[s->key];
     o.ttl_ms = ttl;
-    o.watchdog = w->p->crashes == 2 ? 1 : rng_chance(&w->rng, 0.6);
+    o.watchdog = w->p->crashes == 2 ? 1 : w->p->crowd ? 0 : rng_chance(&w->rng, 0.6);
     if (o.watchdog && w->p->api && rng_chance(&w->rng, 0.2)) o.renew_every_ms = rng_range(&w->rng, 1, ttl - 1);
     if (w->p->api && rng_chance(&w->rng, 0.15)) o.max_extensions = (int)rng_range(&w->rng, 1, 6);
     if (w->p->api && rng_chance(&w->rng, 0.1)) o.max_hold_ms = rng_range(&w->rng, 1, 3 * ttl);
@@ -734,6 +799,12 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
             else if (roll < 80) s->release_at = w->now + rng_range(&w->rng, ttl / 2, 4 * ttl);
             else s->release_at = -1;
             if (s->release_at >= 0) schedule_act(w, c, k, s->release_at);
+            /* the crowd often cuts a fresh lock short at once: the values it
+               leaves expire within milliseconds, and takeovers race for them */
+            if (w->p->crowd && rng_chance(&w->rng, 0.7)) {
+                s->release_at = -1;
+                redlock_extend(lk, rng_range(&w->rng, s->ttl_ms / 8, s->ttl_ms / 3));
+            }
         } else {
             schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, ttl));
         }
@@ -794,8 +865,8 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     w->p = p;
     w->seed = seed;
     w->rng.s = seed * 0x2545F4914F6CDD1Dull + 1;
-    w->nn = p->crashes == 2 ? 3 : node_counts[rng_range(&w->rng, 0, 2)];
-    w->nc = (int)rng_range(&w->rng, 2, p->crashes == 2 ? 3 : 4);
+    w->nn = p->crashes == 2 || p->crowd ? 3 : node_counts[rng_range(&w->rng, 0, 2)];
+    w->nc = p->crowd ? 5 : (int)rng_range(&w->rng, 2, p->crashes == 2 ? 3 : 4);
     w->end = 120 * 1000 * (p->crashes == 2 ? 40 : 12);
     w->drop = rng_chance(&w->rng, 0.5) ? 0.0 : 0.02;
     w->reset = rng_chance(&w->rng, 0.5) ? 0.0 : 0.01;
@@ -804,6 +875,8 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     for (i = 0; i < MAX_KEYS; i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
     for (i = 0; i < w->nn; i++) w->nodes[i].up = 1;
 }
+
+static int p_crowd(const world *w) { return w->p->crowd; }
 
 static void start_clients(world *w) {
     int i, j, k;
@@ -826,8 +899,9 @@ static void start_clients(world *w) {
         if (w->p->api && rng_chance(&w->rng, 0.1)) cfg.drift_factor = 0.2; /* large, still safe */
         cfg.retry_count = (int)rng_range(&w->rng, 1, 4);
         if (w->p->api && rng_chance(&w->rng, 0.1)) cfg.retry_count = -1;
-        cfg.retry_delay_ms = rng_range(&w->rng, 2, 20);
-        cfg.retry_jitter_ms = rng_range(&w->rng, 1, 5);
+        cfg.retry_delay_ms = p_crowd(w) ? rng_range(&w->rng, 1, 3) : rng_range(&w->rng, 2, 20);
+        cfg.retry_jitter_ms = p_crowd(w) ? 1 : rng_range(&w->rng, 1, 5);
+        if (p_crowd(w)) cfg.retry_count = (int)rng_range(&w->rng, 5, 30);
         memset(&cb, 0, sizeof cb);
         cb.send = cb_send;
         cb.set_timer = cb_timer;
@@ -840,9 +914,9 @@ static void start_clients(world *w) {
         c->drift_factor = cfg.drift_factor;
         /* plain profiles: one lock on one key; the API profiles: up to three
            handles, on the same key or on two */
-        c->ns = w->p->api ? (int)rng_range(&w->rng, 1, MAX_SLOTS) : 1;
+        c->ns = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 1, MAX_SLOTS) : 1;
         for (k = 0; k < c->ns; k++) {
-            c->s[k].key = w->p->api ? (int)rng_range(&w->rng, 0, MAX_KEYS - 1) : 0;
+            c->s[k].key = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 0, MAX_KEYS - 1) : 0;
             c->s[k].token = -1;
             init_slot(w, c, k);
             schedule_act(w, c, k, rng_range(&w->rng, 0, c->s[k].ttl_ms * 1000));
@@ -955,8 +1029,18 @@ static void step(world *w, event e) {
     case E_REP:
         if (!deliver_to_client(w, &e)) return;
         if (e.epoch == c->conn_epoch[e.n]) {
+            int taken = awaited(c, e.n, e.tag);
+            if (w->verbose)
+                printf("%10lld c%d <- n%d #%llx: reply type %d%s\n", (long long)w->now, e.c, e.n,
+                       (unsigned long long)(e.tag >> 8), e.m->reply.type, taken ? "" : " (stale)");
             e.m->reply.str = e.m->rstr;
             redlock_on_reply(&c->rc, e.tag, &e.m->reply);
+            /* a GETSET or SETNX answer the core takes settles what the
+               token's value there is (a stale one settles nothing) */
+            if (taken && e.m->argc == 3 && (is(e.m, 0, "GETSET") || is(e.m, 0, "SETNX"))) {
+                const char *tok = legacy_token(e.m->argv[2], e.m->argvlen[2]);
+                if (tok) set_unanswered(c, e.n, tok, 0);
+            }
             observe(w, c);
         }
         free_msg(e.m);
