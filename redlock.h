@@ -88,10 +88,10 @@
      counts as that node's failed vote and no reply is expected.
    * Later (or inside send itself, for synchronous transports) deliver what
      came back: redlock_on_reply(client, tag, reply) or
-     redlock_on_error(client, tag, status). Every tag may be answered at
-     most once; answers to tags the core no longer waits for (an earlier
-     attempt, a lock since deinitialised) are recognised and ignored, so a
-     transport may deliver late or never.
+     redlock_on_error(client, tag, status). Every request has its own tag.
+     Answers to tags the core no longer waits for (already answered, an
+     earlier step or attempt, a lock since deinitialised) are recognised
+     and ignored, so a transport may deliver late, twice, or never.
    * Replies of one node must arrive in the order the commands were sent to
      it (any TCP connection does this); replies of different nodes may
      interleave freely.
@@ -102,8 +102,10 @@
    * now_us(user): a monotonic clock in microseconds. wall_ms(user): the wall
      clock in milliseconds since 1970 (used only by the legacy algorithm).
      random(user, buf, len): fill buf with unpredictable bytes, return 0.
-     Each may be NULL: built-ins use CLOCK_MONOTONIC, CLOCK_REALTIME and the
-     OS CSPRNG (getrandom(2), else /dev/urandom).
+     Each may be NULL: built-ins use CLOCK_BOOTTIME where it exists (it
+     keeps counting during system suspend, as the servers' TTLs do; else
+     CLOCK_MONOTONIC), CLOCK_REALTIME and the OS CSPRNG (getrandom(2), else
+     /dev/urandom).
 
    4. ALGORITHMS AND GUARANTEES
    ----------------------------
@@ -115,24 +117,45 @@
    not wait for stragglers. A failed attempt is undone on *all* nodes (a late
    OK may have landed) and retried after retry_delay +- retry_jitter, up to
    retry_count retries and no later than wait_ms after the call.
+   The undo, and the cleanup after a lost lock, send the script itself
+   (EVAL): one command per node. If the previous operation's undo or
+   cleanup is still running when redlock_acquire is called, the first
+   attempt waits for it (at most node_timeout_ms): it needs the old token.
    Release: a compare-and-delete script (EVALSHA, EVAL on NOSCRIPT): only
-   the token's owner deletes. Extend: a compare-and-PEXPIRE script; success
-   needs a quorum and a positive new validity.
+   the token's owner deletes. Extend: a compare-and-PEXPIRE script. PEXPIRE
+   *sets* the remaining time: from the moment an extend round starts (yours
+   or the watchdog's), the validity is at most ttl - drift from then,
+   whatever the outcome; success needs a quorum, and then the validity is
+   exactly that. A watchdog renewal sends the lock's own ttl, so it brings
+   a longer extend of yours back to the lock's ttl.
    Watchdog (opts.watchdog): renews every renew_every_ms (default ttl/3)
    while held. When the lock ends other than by your release, on_result is
    called with op REDLOCK_OP_LOST no later than the validity runs out, and
-   r->status says why: REDLOCK_ERR_EXPIRED, REDLOCK_ERR_STOLEN,
-   REDLOCK_ERR_QUORUM_LOST, REDLOCK_ERR_TRANSPORT or REDLOCK_ERR_HOLD_LIMIT
-   (max_hold_ms / max_extensions reached, so renewal stopped).
+   r->status says why: REDLOCK_ERR_EXPIRED (the validity ran out: no
+   watchdog, a shortening extend, or a renewal that came too late),
+   REDLOCK_ERR_STOLEN (a node holds another token), REDLOCK_ERR_QUORUM_LOST
+   (a majority no longer has the key), REDLOCK_ERR_TRANSPORT (the watchdog's
+   renewals could not reach a quorum before the validity ran out) or
+   REDLOCK_ERR_HOLD_LIMIT (max_hold_ms / max_extensions reached, so renewal
+   stopped). A failed extend of yours leaves no mark of its own: the lock
+   then ends as EXPIRED unless the watchdog renews it.
    Clocks: safety assumes each client's monotonic clock runs within
    drift_factor of real time and servers keep keys for their TTL. A server
    that restarts without persistence forgets keys: keep it down for the max
    TTL before it rejoins (or enable AOF with fsync always).
    Legacy mode (servers without SET NX PX or without scripting): per node,
-   mode AUTO (default) switches a node to the fallback when it answers with
-   "unknown command", "syntax error", "wrong number of arguments" (no
-   SET ... NX PX: full legacy) or NOPERM / unknown command for EVAL/EVALSHA
-   (no scripting: release and extend become GET + compare + DEL / PEXPIRE).
+   mode AUTO (default) switches a node for the client's life:
+   * to full legacy when SET ... NX PX is answered with "unknown command",
+     "syntax error" or "wrong number of arguments" AND `INFO server` then
+     reports a redis_version below 2.6.12 (the first with SET NX PX). A
+     proxy or a renamed command gives the same errors; if INFO shows a newer
+     server, or is refused, or has no version, the node is not switched,
+     its vote fails (REDLOCK_ERR_SERVER) and it is not asked again;
+   * to no-scripting when EVAL/EVALSHA is answered with NOPERM or "unknown
+     command": release and extend become GET + compare + DEL / PEXPIRE.
+     NOPERM can also be an ACL denial for the key itself: the GET that
+     follows is then refused too and the node's vote fails (SERVER); the
+     switch stays, and costs nothing on nodes that do run scripts.
    Full legacy is the SETNX algorithm: the value is "expiry_ms:token" with an
    absolute wall-clock expiry; an expired value is taken over only if GETSET
    returns exactly the value read. Its guarantees are weaker: it needs wall
@@ -142,7 +165,11 @@
    racing the expiry). Another client's GETSET that arrives late can move
    the written expiry earlier, so with legacy nodes the validity also leaves
    aside one node_timeout, and one-way network delays are assumed below it.
-   A node whose GETSET lost a race is never deleted by this client. Prefer
+   That late GETSET writes its own client's expiry: every client of a key
+   must use the same ttl on legacy nodes. A node whose GETSET lost a race,
+   or whose GETSET answer has not come back, is never deleted by this
+   client: a release, undo or cleanup leaves such a key (and one close to
+   its expiry) to expire, and says so with REDLOCK_EV_KEY_LEFT. Prefer
    modern servers.
 
    5. COMPILE-TIME OPTIONS (define before including)
@@ -151,6 +178,9 @@
        REDLOCK_API             linkage of the API (default: extern)
        REDLOCK_MAX_NODES       max nodes per client (default 16, <= 255)
        REDLOCK_MAX_KEY         max key length in bytes (default 512)
+   Every millisecond setting (config and lock options, extend's ttl) must be
+   in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
+   TTL for ttls), so that microsecond arithmetic never overflows.
        REDLOCK_ASSERT(c)       internal consistency checks (default assert)
 
    6. ERRORS
@@ -164,10 +194,16 @@
    No global mutable state. A client and its locks are used by one thread
    at a time; different clients may live on different threads. Inside any
    callback you may call redlock_acquire/release/extend on any lock of the
-   client, redlock_lock_deinit (also on the lock being reported), and
-   redlock_on_reply/on_error (synchronous transports). Do not call
-   redlock_client_deinit inside a callback, and nothing of the library
-   inside on_event (events are for logging and metrics).
+   client, redlock_lock_deinit and redlock_lock_init (also on the lock being
+   reported), and redlock_on_reply/on_error (synchronous transports). Do
+   not call redlock_client_deinit inside a callback, and nothing of the
+   library inside on_event (events are for logging and metrics).
+   The undo of a failed acquire and the cleanup after LOST are sent before
+   on_result is called, so deinitialising the lock there does not leave
+   the key behind on nodes with scripts. Steps that need an answer first
+   (GET then DEL on nodes without scripting; EVAL after NOSCRIPT in a
+   release) are dropped by deinit: redlock_lock_pending() says whether a
+   round is still running.
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -444,6 +480,7 @@ struct redlock_lock {
     int _capped;           /* renewal cap reached */
     int _cancel_op;        /* release() overtook this operation: report it CANCELLED */
     int64_t _ttl_ms, _extend_ttl_ms;
+    int64_t _slack_us;     /* validity left when the extend round started */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _round_start;  /* when the current round's commands went out */
     int64_t _round_deadline;
@@ -459,7 +496,9 @@ struct redlock_lock {
     char _key[REDLOCK_MAX_KEY];
     char _token[REDLOCK_TOKEN_LEN + 1];
     unsigned char _fresh[REDLOCK_TOKEN_LEN / 2]; /* next token's bytes, used by the first attempt */
-    char _scratch[2][REDLOCK__VALUE_MAX]; /* argument text for the command being sent */
+    char _ttl_txt[24], _ext_txt[24]; /* ttl and extend ttl as text, made once */
+    uint8_t _ttl_len, _ext_len;
+    char _value[REDLOCK__VALUE_MAX]; /* legacy value for the command being sent */
     redlock__node _node[REDLOCK_MAX_NODES];
 };
 
@@ -469,8 +508,8 @@ struct redlock_lock {
 REDLOCK_API void redlock_config_init(redlock_config *cfg);
 
 /* Initialises a client for cfg->node_count nodes. cfg and cb are copied.
-   Errors: INVALID (NULL, no send callback, negative or NaN settings),
-   NODES (node count out of range). */
+   Errors: INVALID (NULL, no send callback, a *_ms setting out of 0..2^40,
+   drift_factor not in [0, 0.5) or NaN), NODES (node count out of range). */
 REDLOCK_API int redlock_client_init(redlock_client *client, const redlock_config *cfg,
                                     const redlock_callbacks *cb, void *user);
 
@@ -478,8 +517,10 @@ REDLOCK_API int redlock_client_init(redlock_client *client, const redlock_config
    cancels the timer. Not allowed inside a callback. */
 REDLOCK_API void redlock_client_deinit(redlock_client *client);
 
-/* Initialises a lock handle on a client. Errors: INVALID, KEY,
-   KEY_TOO_LONG, TTL, DETACHED (client not initialised). */
+/* Initialises a lock handle on a client. A handle still initialised on this
+   client is deinitialised first (its pending replies are then ignored).
+   Errors: INVALID (also a *_ms option out of 0..2^40), KEY, KEY_TOO_LONG,
+   TTL, DETACHED (client not initialised). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
 
@@ -489,8 +530,10 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
 REDLOCK_API void redlock_lock_deinit(redlock_lock *lock);
 
 /* Starts acquiring with a fresh token; the outcome comes through on_result
-   (op ACQUIRE), possibly before this returns. Returns OK if started, or
-   INVALID / DETACHED / BUSY (acquiring or releasing) / ALREADY_HELD / RANDOM. */
+   (op ACQUIRE), possibly before this returns. If the undo or cleanup of the
+   previous operation is still running, the first attempt starts when it
+   is done. Returns OK if started, or INVALID / DETACHED / BUSY (acquiring
+   or releasing) / ALREADY_HELD / RANDOM. */
 REDLOCK_API int redlock_acquire(redlock_lock *lock);
 
 /* Releases on all nodes (op RELEASE result: OK if a quorum deleted the key,
@@ -500,10 +543,14 @@ REDLOCK_API int redlock_acquire(redlock_lock *lock);
    NOT_HELD / BUSY. */
 REDLOCK_API int redlock_release(redlock_lock *lock);
 
-/* Extends the validity of a held lock by ttl_ms (0: the lock's ttl), on a
-   quorum. Result op EXTEND: OK, or NO_QUORUM / VALIDITY (still held until
-   the old validity), or STOLEN / QUORUM_LOST (then the lock is LOST).
-   Returns OK if started, or NOT_HELD / BUSY (a renewal is running) / TTL. */
+/* Sets the remaining time of a held lock to ttl_ms (0: the lock's ttl) on a
+   quorum: PEXPIRE sets, it does not add. From this call on, the validity is
+   at most now + ttl_ms - drift, whatever the outcome (a shorter ttl cuts it
+   at once). Result op EXTEND: OK (validity exactly that); NO_QUORUM (still
+   held, until the possibly shortened validity); CANCELLED (release called
+   meanwhile); or STOLEN / QUORUM_LOST / EXPIRED, then the lock is LOST and
+   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
+   renewal is running) / TTL (ttl_ms out of 0..2^40). */
 REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
 
 /* Transport input. Unknown or stale tags are ignored. */
@@ -726,6 +773,7 @@ static void redlock__emit(redlock_lock *lk, redlock_event *ev) {
 
 static void redlock__event(redlock_lock *lk, redlock_event_type type, int status) {
     redlock_event ev;
+    if (!lk->_client->_cb.on_event) return;
     memset(&ev, 0, sizeof ev);
     ev.type = type;
     ev.op = (redlock_op)lk->_phase_op;
@@ -740,6 +788,7 @@ static void redlock__event(redlock_lock *lk, redlock_event_type type, int status
 /* A release, undo or cleanup leaves node i's key to expire. */
 static void redlock__key_left(redlock_lock *lk, int i) {
     redlock_event ev;
+    if (!lk->_client->_cb.on_event) return;
     memset(&ev, 0, sizeof ev);
     ev.type = REDLOCK_EV_KEY_LEFT;
     ev.op = (redlock_op)lk->_phase_op;
@@ -774,6 +823,12 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
     lk->_round_deadline = now + c->_cfg.node_timeout_ms * 1000;
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
+        if (phase == REDLOCK__PH_ACQUIRE) {
+            /* what an earlier attempt learned about a node's key says
+               nothing now; with a new token, nothing is clobbered yet */
+            n->until = 0;
+            if (lk->_attempt == 1) n->flags = 0;
+        }
         n->seq = 0;
         n->step = redlock__first_step(lk, phase, i);
         n->outcome = REDLOCK__OUT_NONE;
@@ -838,18 +893,12 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
    lock (key, token, scratch) and stays valid during send. */
 static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
     const redlock__node *n = &lk->_node[i];
-    char *num = lk->_scratch[0], *val = lk->_scratch[1];
-    size_t numlen = 0, vallen = 0;
+    char *val = lk->_value;
+    size_t vallen = 0;
     int a = 0;
 #define REDLOCK__ARG(s, l) (cmd->argv[a] = (s), cmd->argvlen[a] = (l), a++)
 #define REDLOCK__LIT(s) REDLOCK__ARG(s, sizeof(s) - 1)
     switch (n->step) {
-    case REDLOCK__ST_SET:
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-    case REDLOCK__ST_EXT_PEXPIRE:
-        numlen = redlock__fmt_i64(num, n->step == REDLOCK__ST_SET ? lk->_ttl_ms : lk->_extend_ttl_ms);
-        break;
     case REDLOCK__ST_SETNX:
     case REDLOCK__ST_ACQ_GETSET:
     case REDLOCK__ST_EXT_GETSET:
@@ -866,7 +915,7 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
     case REDLOCK__ST_SET:
         REDLOCK__LIT("SET"); REDLOCK__ARG(lk->_key, lk->_key_len);
         REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
-        REDLOCK__ARG(num, numlen);
+        REDLOCK__ARG(lk->_ttl_txt, lk->_ttl_len);
         break;
     case REDLOCK__ST_SETNX:
         REDLOCK__LIT("SETNX"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
@@ -897,10 +946,10 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
         if (n->step == REDLOCK__ST_EXT_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__extend_sha); }
         else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__extend_lua); }
         REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN);
-        REDLOCK__ARG(num, numlen);
+        REDLOCK__ARG(lk->_ext_txt, lk->_ext_len);
         break;
     case REDLOCK__ST_EXT_PEXPIRE:
-        REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(num, numlen);
+        REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(lk->_ext_txt, lk->_ext_len);
         break;
     default: break;
     }
@@ -1209,14 +1258,10 @@ static void redlock__take_token(redlock_lock *lk) {
         lk->_token[2 * i + 1] = hex[lk->_fresh[i] & 15];
     }
     lk->_token[REDLOCK_TOKEN_LEN] = 0;
-    for (i = 0; i < lk->_client->_cfg.node_count; i++) lk->_node[i].flags = 0; /* nothing clobbered yet */
 }
 
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
-    int i;
     if (lk->_attempt == 0) redlock__take_token(lk);
-    /* what an earlier attempt learned about a node's key says nothing now */
-    for (i = 0; i < lk->_client->_cfg.node_count; i++) lk->_node[i].until = 0;
     lk->_attempt++;
     lk->_phase_op = REDLOCK_OP_ACQUIRE;
     redlock__round(lk, REDLOCK__PH_ACQUIRE, now);
@@ -1232,8 +1277,10 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     int i;
     lk->_user_extend = user;
     lk->_extend_ttl_ms = ttl_ms;
+    lk->_ext_len = (uint8_t)redlock__fmt_i64(lk->_ext_txt, ttl_ms);
     lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
+    lk->_slack_us = lk->_valid_until - now;
     bound = redlock__extend_bound(lk);
     if (bound < lk->_valid_until) lk->_valid_until = bound;
     for (i = 0; i < lk->_client->_cfg.node_count; i++)
@@ -1275,16 +1322,18 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
             lk->_capped = 0;
             lk->_renew_status = 0;
             lk->_renew_at = lk->_round_start + lk->_renew_every_us;
-            memset(&ev, 0, sizeof ev);
-            ev.type = REDLOCK_EV_ACQUIRED;
-            ev.op = REDLOCK_OP_ACQUIRE;
-            ev.node = -1;
-            ev.votes = t.yes;
-            ev.attempt = lk->_attempt;
-            ev.elapsed_us = now - lk->_round_start;
-            ev.validity_us = until - now;
-            ev.ttl_share_permille = (int)(((now - lk->_round_start) + drift) * 1000 / (lk->_ttl_ms * 1000));
-            redlock__emit(lk, &ev);
+            if (c->_cb.on_event) {
+                memset(&ev, 0, sizeof ev);
+                ev.type = REDLOCK_EV_ACQUIRED;
+                ev.op = REDLOCK_OP_ACQUIRE;
+                ev.node = -1;
+                ev.votes = t.yes;
+                ev.attempt = lk->_attempt;
+                ev.elapsed_us = now - lk->_round_start;
+                ev.validity_us = until - now;
+                ev.ttl_share_permille = (int)(((now - lk->_round_start) + drift) * 1000 / (lk->_ttl_ms * 1000));
+                redlock__emit(lk, &ev);
+            }
             return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, REDLOCK_OK, t.yes, now);
         }
         status = REDLOCK_ERR_VALIDITY;
@@ -1334,7 +1383,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     ev.node = -1;
     ev.votes = t.yes;
     ev.elapsed_us = now - lk->_round_start;
-    ev.slack_us = lk->_valid_until - lk->_round_start;
+    ev.slack_us = lk->_slack_us;
     if (t.yes >= q) {
         /* the validity was cut to this bound when the round started and has
            not run out (step() checks that first), so the bound lies ahead */
@@ -1379,7 +1428,7 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
     else status = t.yes + t.no + t.missing >= q ? REDLOCK_ERR_EXPIRED : REDLOCK_ERR_NO_QUORUM;
     lk->_state = REDLOCK_STATE_IDLE;
     lk->_phase = t.pending ? REDLOCK__PH_CLEANUP : REDLOCK__PH_NONE; /* stragglers finish quietly */
-    {
+    if (c->_cb.on_event) {
         redlock_event ev;
         memset(&ev, 0, sizeof ev);
         ev.type = REDLOCK_EV_RELEASED;
@@ -1615,6 +1664,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     if (c->_next_id == 0) c->_next_id = 1;
     lk->_magic = REDLOCK__MAGIC;
     lk->_ttl_ms = o->ttl_ms;
+    lk->_ttl_len = (uint8_t)redlock__fmt_i64(lk->_ttl_txt, o->ttl_ms);
     lk->_watchdog = o->watchdog != 0;
     lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;
     lk->_max_hold_us = o->max_hold_ms * 1000;
@@ -1666,6 +1716,7 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     lk->_retry_at = now;  /* the first attempt: now, or when a running undo is done */
     lk->_wait_deadline = now + lk->_wait_ms * 1000;
     redlock__enter(c);
+    if (lk->_phase == REDLOCK__PH_NONE) redlock__start_attempt(lk, now);
     redlock__drive(lk);
     redlock__leave(c);
     return REDLOCK_OK;

@@ -1,7 +1,9 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
 SIM_RUNS ?= 20000
 
-CHECKS += check-compile check-unit check-sim check-valgrind-core check-sanitize-core
+MUTATION_RUNS ?= 5000
+
+CHECKS += check-compile check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 
 $(BUILD)/unit: tests/unit/unit.c redlock.h tests/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(INCS) $< -o $@
@@ -32,29 +34,39 @@ check-sim: $(BUILD)/sim
 	@$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1
 	@$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1
 	@$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1
+	@$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
+
+# Known bugs re-introduced into copies of the header (tests/mutations/*.patch)
+# must each be found by the simulator.
+check-mutations: | $(BUILD)
+	@tests/mutations/check.sh $(MUTATION_RUNS) $(BUILD)
 
 check-valgrind-core: $(BUILD)/unit $(BUILD)/sim
 	@if $(VALGRIND) $(BUILD)/unit >/dev/null; then echo "ok valgrind unit: 0 errors, 0 leaks"; \
 	 else echo "not ok valgrind unit"; fi
 	@if $(VALGRIND) $(BUILD)/sim --profile modern --runs 200 --seed 7 >/dev/null && \
-	    $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null; \
-	 then echo "ok valgrind sim (300 schedules): 0 errors, 0 leaks"; else echo "not ok valgrind sim"; fi
+	    $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null && \
+	    $(VALGRIND) $(BUILD)/sim --profile noscript --runs 100 --seed 7 >/dev/null && \
+	    $(VALGRIND) $(BUILD)/sim --profile legacy-crowd --runs 50 --seed 7 >/dev/null; \
+	 then echo "ok valgrind sim (450 schedules): 0 errors, 0 leaks"; else echo "not ok valgrind sim"; fi
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 check-sanitize-core: | $(BUILD)
 	@$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/unit/unit.c -o $(BUILD)/unit-san && \
 	 $(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/sim/sim.c -o $(BUILD)/sim-san && \
 	 if $(BUILD)/unit-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null && \
-	    $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null; \
-	 then echo "ok ASan+UBSan: unit tests and 2000 schedules clean"; else echo "not ok ASan+UBSan core"; fi
+	    $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null && \
+	    $(BUILD)/sim-san --profile noscript --runs 500 >/dev/null && \
+	    $(BUILD)/sim-san --profile legacy-crowd --runs 300 >/dev/null; \
+	 then echo "ok ASan+UBSan: unit tests and 2800 schedules clean"; else echo "not ok ASan+UBSan core"; fi
 
-# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|ctl-restart|ctl-drift]
+# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|legacy-crowd|ctl-restart|ctl-drift]
 RUNS ?= 1000
 SEED ?= 1
 PROFILE ?= modern
-.PHONY: sim check-compile check-unit check-sim check-valgrind-core check-sanitize-core
+.PHONY: sim check-compile check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 sim: $(BUILD)/sim
 	$(BUILD)/sim --profile $(PROFILE) --runs $(RUNS) --seed $(SEED)
 

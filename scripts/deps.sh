@@ -9,6 +9,7 @@ hdr() { [ -e "/usr/include/$1" ]; }
 have cc || need+=(gcc)
 have make || need+=(make)
 have valgrind || need+=(valgrind)
+have patch || need+=(patch)
 if [ "$want" = all ]; then
   have clang || need+=(clang)
   have g++ || need+=(g++)
