@@ -111,6 +111,18 @@ typedef struct slot {        /* one lock handle of a client */
     int64_t open_start, open_bound;
     int token;               /* index of the current token record, -1 none */
     int last_op;             /* op of the last result */
+    /* what the contract checkers follow */
+    int64_t renew_every_us;
+    int capped;              /* max_hold / max_extensions set: HOLD_LIMIT allowed */
+    int waits;               /* wait_ms set: TIMEOUT allowed */
+    int64_t ext_ttl_ms;      /* ttl of the user's extend in flight, 0 none */
+    int64_t retry_at;        /* local time the next attempt may start, 0 none */
+    int64_t round_start;     /* local start of the last successful acquire/renewal */
+    int64_t round_done;      /* and when it succeeded */
+    int renew_retry;         /* a renewal failed since: the next one may come early */
+    uint32_t cadence_gen;    /* client's fault_gen then; -1: cadence not checkable */
+    int no_callback;         /* on_result NULL: the sim polls the lock */
+    int64_t poll_due;
 } slot;
 
 typedef struct client {
@@ -125,7 +137,7 @@ typedef struct client {
     uint32_t fault_gen;      /* bumps whenever a fault touches this client */
     uint32_t conn_epoch[MAX_NODES];
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
-    int64_t node_timeout_ms;
+    int64_t node_timeout_ms, clock_drift_ms, retry_delay_ms, retry_jitter_ms;
     double drift_factor;
     /* legacy GETSETs sent but not answered, per node: the outcome (won, or
        replaced another holder's value) is unknown to the core until then */
@@ -272,7 +284,96 @@ static int cb_random(void *u, void *buf, size_t len) {
 }
 static void fault(client *c) { c->fault_gen++; }
 static int token_find(world *w, const char *tok, size_t len);
+static void violation(world *w, const char *what, int c);
+
+/* The drift the header documents: ttl * drift_factor + clock_drift_ms, and
+   one node timeout more once any node is legacy. */
+static int64_t drift_us(const client *c, int64_t ttl_ms) {
+    int64_t d = (int64_t)((double)ttl_ms * 1000.0 * c->drift_factor) + c->clock_drift_ms * 1000;
+    int i;
+    for (i = 0; i < W->nn; i++)
+        if (redlock_node_mode(&c->rc, i) == REDLOCK_MODE_LEGACY) return d + c->node_timeout_ms * 1000;
+    return d;
+}
+
+/* Contract checks on what the core reports: validity exactly as documented,
+   retry delays inside their jitter, attempts not before their delay,
+   renewals on their cadence, LOST reasons from the documented set. */
+static void check_event(client *c, slot *s, const redlock_event *ev) {
+    int64_t now = local_of(c, W->now), start = now - ev->elapsed_us;
+    switch (ev->type) {
+    case REDLOCK_EV_ACQUIRED:
+        if (redlock_lock_valid_until(&s->lk) != start + s->ttl_ms * 1000 - drift_us(c, s->ttl_ms))
+            violation(W, "acquired: validity is not round start + ttl - drift", c->id);
+        s->round_start = start;
+        s->round_done = now;
+        s->cadence_gen = c->fault_gen;
+        s->ext_ttl_ms = 0;
+        s->renew_retry = 0;
+        break;
+    case REDLOCK_EV_RENEWED: {
+        int64_t ttl = s->ext_ttl_ms ? s->ext_ttl_ms : s->ttl_ms;
+        if (redlock_lock_valid_until(&s->lk) != start + ttl * 1000 - drift_us(c, ttl)) {
+            char what[160];
+            snprintf(what, sizeof what, "renewed: validity %lld, not round start + ttl %lld - drift = %lld",
+                     (long long)(redlock_lock_valid_until(&s->lk) - start), (long long)ttl,
+                     (long long)(ttl * 1000 - drift_us(c, ttl)));
+            violation(W, what, c->id);
+        }
+        if (!s->ext_ttl_ms && s->round_start) {
+            /* a watchdog renewal: never early, and on time unless a fault,
+               a failed round or a user's extend came between */
+            if (!s->renew_retry && start < s->round_start + s->renew_every_us) violation(W, "renewal before its time", c->id);
+            int64_t due = s->round_start + s->renew_every_us;
+            if (due < s->round_done) due = s->round_done; /* the last round outlasted the cadence */
+            if (s->cadence_gen == c->fault_gen && start > due + 5) {
+                char what[160];
+                snprintf(what, sizeof what, "renewal %lld us after the last round, cadence %lld",
+                         (long long)(start - s->round_start), (long long)s->renew_every_us);
+                violation(W, what, c->id);
+            }
+        }
+        s->round_start = start;
+        s->round_done = now;
+        s->cadence_gen = s->ext_ttl_ms ? c->fault_gen - 1 : c->fault_gen;
+        s->ext_ttl_ms = 0; /* the user's extend, if any, is over */
+        s->renew_retry = 0;
+        break;
+    }
+    case REDLOCK_EV_RENEW_FAILED:
+        s->cadence_gen = c->fault_gen - 1;
+        s->ext_ttl_ms = 0;
+        s->renew_retry = 1; /* the next round comes sooner: min(retry delay, validity left / 3) */
+        break;
+    case REDLOCK_EV_RETRY: {
+        int64_t base = c->retry_delay_ms * 1000, jit = c->retry_jitter_ms > 0 ? c->retry_jitter_ms * 1000 : 0;
+        if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit)
+            violation(W, "retry delay outside retry_delay +- jitter", c->id);
+        s->retry_at = now + ev->delay_us;
+        break;
+    }
+    case REDLOCK_EV_ATTEMPT:
+        if (ev->attempt > 1 && s->retry_at && now < s->retry_at) violation(W, "attempt before its retry delay", c->id);
+        s->retry_at = 0;
+        break;
+    case REDLOCK_EV_LOST:
+        if (ev->status != REDLOCK_ERR_EXPIRED && ev->status != REDLOCK_ERR_STOLEN &&
+            ev->status != REDLOCK_ERR_QUORUM_LOST && ev->status != REDLOCK_ERR_TRANSPORT &&
+            !(ev->status == REDLOCK_ERR_HOLD_LIMIT && s->capped))
+            violation(W, "lost with a reason outside the documented set", c->id);
+        if (ev->status == REDLOCK_ERR_TRANSPORT && !s->watchdog) violation(W, "lost to transport without a watchdog", c->id);
+        s->ext_ttl_ms = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+static int slot_of(client *c, const redlock_lock *lk);
 static void cb_event(void *u, const redlock_event *ev) {
+    client *c = (client *)u;
+    int k = slot_of(c, ev->lock);
+    if (k >= 0) check_event(c, &c->s[k], ev);
     /* a node that failed or timed out may keep a key the core meant to delete */
     if (ev->type == REDLOCK_EV_VOTE && ev->status != 0) fault((client *)u);
     /* the core says it leaves a key to expire (check-then-act nodes): the
@@ -726,10 +827,19 @@ static void init_slot(world *w, client *c, int k) {
     if (w->p->api && rng_chance(&w->rng, 0.1)) o.max_hold_ms = rng_range(&w->rng, 1, 3 * ttl);
     if (w->p->api && rng_chance(&w->rng, 0.1)) o.retry_count = rng_chance(&w->rng, 0.5) ? -1 : (int)rng_range(&w->rng, 1, 30);
     if (w->p->api && rng_chance(&w->rng, 0.1)) o.wait_ms = rng_chance(&w->rng, 0.5) ? ((int64_t)1 << 40) : rng_range(&w->rng, 1, 2 * ttl);
-    o.on_result = on_result;
+    /* now and then a lock without a result callback: the sim polls it */
+    s->no_callback = w->p->api && rng_chance(&w->rng, 0.1);
+    o.on_result = s->no_callback ? NULL : on_result;
     o.user = c;
     if (redlock_lock_init(&s->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
     s->inited = 1;
+    s->renew_every_us = (o.renew_every_ms ? o.renew_every_ms : (ttl / 3 > 0 ? ttl / 3 : 1)) * 1000;
+    s->capped = o.max_extensions > 0 || o.max_hold_ms > 0;
+    s->waits = o.wait_ms > 0;
+    s->ext_ttl_ms = 0;
+    s->retry_at = 0;
+    s->round_start = 0;
+    s->poll_due = 0;
     s->ttl_ms = ttl;
     s->watchdog = o.watchdog;
     s->release_at = -1;
@@ -742,6 +852,22 @@ static int slot_of(client *c, const redlock_lock *lk) {
     for (k = 0; k < c->ns; k++)
         if (&c->s[k].lk == lk) return k;
     return -1;
+}
+
+/* redlock_extend, and the contract: from the call on, the validity is at
+   most now + ttl - drift, whatever the outcome (PEXPIRE sets the time). */
+static int sim_extend(world *w, client *c, slot *s, int64_t ttl_ms) {
+    int64_t now = local_of(c, w->now), ttl = ttl_ms ? ttl_ms : s->ttl_ms, before = s->ext_ttl_ms;
+    int rc;
+    s->ext_ttl_ms = ttl; /* before the call: its result may come inside it */
+    rc = redlock_extend(&s->lk, ttl_ms);
+    if (rc != REDLOCK_OK) s->ext_ttl_ms = before;
+    if (rc == REDLOCK_OK) {
+        if (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD &&
+            redlock_lock_valid_until(&s->lk) > now + ttl * 1000 - drift_us(c, ttl))
+            violation(w, "extend did not cut the validity to now + ttl - drift", c->id);
+    }
+    return rc;
 }
 
 /* An extend with any ttl: the lock's own, tiny, shorter or longer. */
@@ -761,7 +887,7 @@ static void random_call(world *w, client *c, int k) {
     slot *s = &c->s[k];
     switch (rng_range(&w->rng, 0, 5)) {
     case 0: redlock_release(&s->lk); break;
-    case 1: redlock_extend(&s->lk, pick_extend_ttl(w, s)); break;
+    case 1: sim_extend(w, c, s, pick_extend_ttl(w, s)); break;
     case 2: redlock_acquire(&s->lk); break;
     case 3:
         observe_slot(w, c, k);
@@ -778,6 +904,34 @@ static void random_call(world *w, client *c, int k) {
     }
 }
 
+/* Each operation ends with a status from its documented set. */
+static void check_result(world *w, client *c, slot *s, const redlock_result *r) {
+    int st = r->status, ok;
+    switch (r->op) {
+    case REDLOCK_OP_ACQUIRE:
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM ||
+             st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits);
+        if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
+        break;
+    case REDLOCK_OP_RELEASE:
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_EXPIRED || st == REDLOCK_ERR_NO_QUORUM;
+        break;
+    case REDLOCK_OP_EXTEND:
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || st == REDLOCK_ERR_CANCELLED ||
+             st == REDLOCK_ERR_STOLEN || st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED ||
+             st == REDLOCK_ERR_TRANSPORT || (st == REDLOCK_ERR_HOLD_LIMIT && s->capped);
+        s->ext_ttl_ms = 0;
+        break;
+    case REDLOCK_OP_LOST:
+        ok = redlock_lock_state(&s->lk) != REDLOCK_STATE_LOST || redlock_lock_lost_reason(&s->lk) == st;
+        s->ext_ttl_ms = 0;
+        break;
+    default:
+        ok = 0;
+    }
+    if (!ok) violation(w, "result status outside the documented set", c->id);
+}
+
 static void on_result(redlock_lock *lk, const redlock_result *r) {
     client *c = (client *)r->user;
     world *w = W;
@@ -788,6 +942,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
     s = &c->s[k];
     ttl = s->ttl_ms * 1000;
     s->last_op = r->op;
+    check_result(w, c, s, r);
     if (w->verbose)
         printf("%10lld c%d.%d result op %d status %s votes %d valid_until(true) %lld\n", (long long)w->now, c->id, k,
                r->op, redlock_strerror(r->status), r->votes, (long long)true_of(c, redlock_lock_valid_until(lk)));
@@ -803,7 +958,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
                leaves expire within milliseconds, and takeovers race for them */
             if (w->p->crowd && rng_chance(&w->rng, 0.7)) {
                 s->release_at = -1;
-                redlock_extend(lk, rng_range(&w->rng, s->ttl_ms / 8, s->ttl_ms / 3));
+                sim_extend(w, c, s, rng_range(&w->rng, s->ttl_ms / 8, s->ttl_ms / 3));
             }
         } else {
             schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, ttl));
@@ -832,9 +987,22 @@ static void act(world *w, client *c, int k) {
     redlock_state st;
     if (!s->inited) { init_slot(w, c, k); st = REDLOCK_STATE_IDLE; }
     else st = redlock_lock_state(&s->lk);
+    if (s->no_callback) {
+        /* no result callback: one polling chain looks at the lock now and then */
+        if (w->now >= s->poll_due) {
+            s->poll_due = w->now + rng_range(&w->rng, 1000, s->ttl_ms * 1000);
+            schedule_act(w, c, k, s->poll_due);
+        }
+        if (st == REDLOCK_STATE_ACQUIRING && rng_chance(&w->rng, 0.9)) return;
+        if (st == REDLOCK_STATE_HELD && s->release_at == -1) {
+            s->release_at = rng_chance(&w->rng, 0.2) ? -2 : w->now + rng_range(&w->rng, 0, 2 * s->ttl_ms * 1000);
+            return;
+        }
+    }
     if (w->p->api && rng_chance(&w->rng, 0.05)) { random_call(w, c, k); return; }
     if (st == REDLOCK_STATE_IDLE || st == REDLOCK_STATE_LOST) {
         int rc = redlock_acquire(&s->lk);
+        s->release_at = -1;
         if (rc != REDLOCK_OK && s->inited) violation(w, "acquire refused", c->id);
         /* sometimes give up while acquiring: release() cancels */
         if (rng_chance(&w->rng, 0.05)) schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, 3000 * c->node_timeout_ms));
@@ -844,7 +1012,7 @@ static void act(world *w, client *c, int k) {
         /* sometimes extend by hand (any ttl, also during a renewal) and hold on */
         if (rng_chance(&w->rng, w->p->api ? 0.4 : (s->watchdog ? 0.0 : 0.3))) {
             int64_t ext = w->p->api ? pick_extend_ttl(w, s) : 0;
-            int rc = redlock_extend(&s->lk, ext);
+            int rc = sim_extend(w, c, s, ext);
             if (rc == REDLOCK_OK || rc == REDLOCK_ERR_BUSY || rc == REDLOCK_ERR_NOT_HELD) {
                 s->release_at = w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000);
                 schedule_act(w, c, k, s->release_at);
@@ -912,6 +1080,9 @@ static void start_clients(world *w) {
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }
         c->node_timeout_ms = cfg.node_timeout_ms;
         c->drift_factor = cfg.drift_factor;
+        c->clock_drift_ms = cfg.clock_drift_ms;
+        c->retry_delay_ms = cfg.retry_delay_ms;
+        c->retry_jitter_ms = cfg.retry_jitter_ms;
         /* plain profiles: one lock on one key; the API profiles: up to three
            handles, on the same key or on two */
         c->ns = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 1, MAX_SLOTS) : 1;
