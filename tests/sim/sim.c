@@ -690,7 +690,7 @@ static void schedule_leak_check(world *w, int t) {
     memset(&e, 0, sizeof e);
     e.kind = E_LEAK;
     e.c = w->tokens[t].c;
-    e.n = t;
+    e.status = t;
     e.t = w->now + 2000;  /* a one-way delay is at most 800 us without faults */
     push(w, e);
 }
@@ -781,7 +781,7 @@ static int iv_cmp(const void *a, const void *b) {
 
 static void check_exclusion(world *w) {
     size_t i, j;
-    qsort(w->iv, w->ivn, sizeof(interval), iv_cmp);
+    if (w->ivn) qsort(w->iv, w->ivn, sizeof(interval), iv_cmp);
     for (i = 0; i < w->ivn; i++)
         for (j = i + 1; j < w->ivn && w->iv[j].s < w->iv[i].e; j++)
             if (w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder) {
@@ -1258,7 +1258,7 @@ static void step(world *w, event e) {
         fault(c);
         return;
     case E_LEAK:
-        leak_check(w, e.n);
+        leak_check(w, e.status);
         return;
     }
 }
