@@ -565,9 +565,11 @@ REDLOCK_API int64_t redlock_next_deadline(const redlock_client *client);
 REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lock);
 /* HELD: monotonic microsecond deadline of validity; otherwise 0. */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
-/* Nonzero while a round of this lock is running: an operation, or the undo
-   or cleanup that follows one (at most node_timeout_ms). Deinitialising the
-   lock then drops the steps not yet sent (see 7. THREADS AND CALLBACKS). */
+/* Nonzero while a round of commands of this lock is running (an acquire
+   attempt, a release, an extend, or the undo / cleanup that follows one;
+   each lasts at most node_timeout_ms). Zero while it only waits (held, or
+   between two acquire attempts). Deinitialising the lock while nonzero
+   drops the steps not yet sent (see 7. THREADS AND CALLBACKS). */
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
 /* LOST: why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT, HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
