@@ -417,9 +417,11 @@ typedef struct redlock_lock_opts {
     size_t key_len;           /* 0: strlen(key) */
     int64_t ttl_ms;           /* required, 1 .. 2^40 */
     int watchdog;             /* nonzero: renew while held */
-    int64_t renew_every_ms;   /* default ttl/3 */
+    int64_t renew_every_ms;   /* default ttl/3; must leave room before the validity
+                                 (ttl - drift) ends, or the lock runs out first */
     int64_t max_hold_ms;      /* stop renewing after this long held; 0 = no cap */
-    int max_extensions;       /* stop renewing after this many; 0 = no cap */
+    int max_extensions;       /* stop renewing after this many successful extends
+                                 (yours count too); 0 = no cap */
     int retry_count;          /* 0: client's; < 0: none */
     int64_t retry_delay_ms;   /* 0: client's */
     int64_t retry_jitter_ms;  /* 0: client's; < 0: none */
@@ -1345,14 +1347,14 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         return 1; /* votes still out */
     }
     /* failed attempt: undo it everywhere (a late OK may land), then retry or give up */
-    redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
     memset(&ev, 0, sizeof ev);
     ev.op = REDLOCK_OP_ACQUIRE;
     ev.node = -1;
     ev.status = status;
     ev.votes = t.yes;
     ev.attempt = lk->_attempt;
-    ev.elapsed_us = now - lk->_round_start;
+    ev.elapsed_us = now - lk->_round_start;  /* the attempt's, before the undo round starts */
+    redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
     if (lk->_retries > 0) {
         int64_t delay = redlock__jitter_delay(lk);
         if (lk->_wait_ms <= 0 || now + delay < lk->_wait_deadline) {
