@@ -1070,7 +1070,7 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     int auto_mode = c->_cfg.mode[i] == REDLOCK_MODE_AUTO;
     int t;
     n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
-    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err ? err : REDLOCK_ERR_TRANSPORT, now); return; }
+    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; } /* err: a node error status */
     t = r->type;
     if (r->len > 0 && !r->str &&
         (t == REDLOCK_REPLY_STATUS || t == REDLOCK_REPLY_ERROR || t == REDLOCK_REPLY_STRING))
@@ -1206,7 +1206,7 @@ protocol:
 
 /* ---- decisions ---- */
 
-typedef struct redlock__tally { int yes, no, missing, err, pending, err_status; } redlock__tally;
+typedef struct redlock__tally { int yes, no, missing, err, pending; } redlock__tally;
 
 static redlock__tally redlock__count(const redlock_lock *lk) {
     redlock__tally t;
@@ -1219,7 +1219,7 @@ static redlock__tally redlock__count(const redlock_lock *lk) {
         case REDLOCK__OUT_YES: t.yes++; break;
         case REDLOCK__OUT_NO: t.no++; break;
         case REDLOCK__OUT_MISSING: t.missing++; break;
-        default: t.err++; if (!t.err_status) t.err_status = n->status; break;
+        default: t.err++; break;
         }
     }
     return t;

@@ -3485,6 +3485,160 @@ static void test_retry_event_elapsed(void) {
 
 /* ---- runner: a test that hangs is reported, not waited for ---- */
 static const char *current_test = "";
+
+/* ---- what the mutation sample showed untested ---- */
+
+/* Leaves a recognisable pattern on the stack, so that an event field the
+   core forgot to clear shows up as garbage rather than as a lucky zero. */
+static void dirty_stack(void) {
+    volatile unsigned char junk[8192];
+    size_t i;
+    for (i = 0; i < sizeof junk; i++) junk[i] = 0xA5;
+}
+
+/* Fields that do not apply to an event type are 0 (header: "Fields that do
+   not apply to a type are 0 (node: -1)"). */
+static int event_rest_zero(const redlock_event *ev) {
+    switch (ev->type) {
+    case REDLOCK_EV_ATTEMPT:
+    case REDLOCK_EV_LOST:
+        return ev->vote == 0 && ev->votes == 0 && ev->mode == 0 && ev->rtt_us == 0 && ev->elapsed_us == 0 &&
+               ev->validity_us == 0 && ev->slack_us == 0 && ev->delay_us == 0 && ev->ttl_share_permille == 0 &&
+               ev->node == -1;
+    case REDLOCK_EV_RELEASED:
+        return ev->vote == 0 && ev->attempt == 0 && ev->mode == 0 && ev->rtt_us == 0 && ev->validity_us == 0 &&
+               ev->slack_us == 0 && ev->delay_us == 0 && ev->ttl_share_permille == 0 && ev->node == -1;
+    case REDLOCK_EV_MODE_SWITCH:
+    case REDLOCK_EV_KEY_LEFT:
+        return ev->vote == 0 && ev->votes == 0 && ev->rtt_us == 0 && ev->elapsed_us == 0 && ev->validity_us == 0 &&
+               ev->slack_us == 0 && ev->delay_us == 0 && ev->ttl_share_permille == 0 && ev->status == 0;
+    default:
+        return 1;
+    }
+}
+
+/* Proves: ATTEMPT, RELEASED, LOST and MODE_SWITCH events carry zeros in the
+   fields that do not apply, and MODE_SWITCH names the node that switched. */
+static void test_event_unused_fields_zero(void) {
+    int i;
+    setup_n(3, 0, 1000);
+    dirty_stack();
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    dirty_stack();
+    redlock_release(&L);
+    num(3, 1);
+    rep(4, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command"); /* node 1 */
+    num(5, 1);
+    CHECK(starts(6, "GET res") && T.q[6].node == 1);
+    nil(6);                                       /* the no-script node: gone already */
+    CHECK(last_ev(REDLOCK_EV_MODE_SWITCH) && last_ev(REDLOCK_EV_MODE_SWITCH)->node == 1);
+    CHECK(last_ev(REDLOCK_EV_RELEASED) && last_ev(REDLOCK_EV_RELEASED)->elapsed_us == 0);
+    dirty_stack();
+    redlock_acquire(&L);
+    ok(7); ok(8); ok(9);
+    dirty_stack();
+    advance_to(redlock_lock_valid_until(&L));    /* no watchdog: LOST */
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    CHECK(count_ev(REDLOCK_EV_RELEASED) >= 1 && count_ev(REDLOCK_EV_LOST) == 1);
+    for (i = 0; i < T.evn; i++)
+        if (!event_rest_zero(&T.ev[i])) {
+            printf("#   event %s has a stray field\n", redlock_event_name(T.ev[i].type));
+            CHECK(0);
+        }
+    teardown();
+}
+
+/* Proves: replies that are exactly "NOSCRIPT" or "NOPERM" (no message after
+   the word) are recognised like the longer forms. */
+static void test_error_words_alone(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT");
+    CHECK(starts(2, "EVAL if redis.call('get'"));
+    rep(2, REDLOCK_REPLY_ERROR, 0, "NOPERM");
+    CHECK_STR(T.q[3].cmd, "GET res");
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
+    teardown();
+}
+
+/* Proves: with REDLOCK_MAX_NODES nodes no loop reaches past the last node,
+   even when the memory after the lock and client is not zero. */
+static void test_max_nodes_no_overrun(void) {
+    static union { redlock_lock lk; unsigned char raw[sizeof(redlock_lock) + 512]; } big;
+    redlock_lock_opts o;
+    int k, before;
+    setup_n(REDLOCK_MAX_NODES, 1, 1000);
+    memset(&big, 0xFF, sizeof big);
+    memset(&o, 0, sizeof o);
+    o.key = "big";
+    o.ttl_ms = 1000;
+    o.watchdog = 1;
+    CHECK_EQ(redlock_lock_init(&big.lk, &C, &o), REDLOCK_OK);
+    before = T.qn;
+    CHECK_EQ(redlock_acquire(&big.lk), REDLOCK_OK);
+    CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
+    for (k = before; k < T.qn; k++) { CHECK(T.q[k].node == k - before); ok(k); }
+    CHECK_EQ(redlock_lock_state(&big.lk), REDLOCK_STATE_HELD);
+    before = T.qn;
+    CHECK_EQ(redlock_extend(&big.lk, 0), REDLOCK_OK);
+    CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
+    for (k = before; k < T.qn; k++) num(k, 1);
+    before = T.qn;
+    CHECK_EQ(redlock_release(&big.lk), REDLOCK_OK);
+    CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
+    for (k = before; k < T.qn; k++) { CHECK(T.q[k].node < REDLOCK_MAX_NODES); num(k, 1); }
+    CHECK_EQ(redlock_lock_state(&big.lk), REDLOCK_STATE_IDLE);
+    redlock_lock_deinit(&big.lk);
+    teardown();
+}
+
+/* Proves: a lock deinitialised (and its memory reused) inside the CANCELLED
+   result of its acquire is never touched again. */
+static void scribble_on_cancel(redlock_lock *lk, const redlock_result *r) {
+    t_result(lk, r);
+    if (r->status == REDLOCK_ERR_CANCELLED) {
+        redlock_lock_deinit(lk);
+        memset(lk, 0xAA, sizeof *lk);
+    }
+}
+static void test_deinit_in_cancelled_result(void) {
+    redlock_lock_opts o;
+    int sent;
+    setup_n(3, 0, 1000);
+    redlock_lock_deinit(&L);
+    memset(&o, 0, sizeof o);
+    o.key = "res";
+    o.ttl_ms = 1000;
+    o.on_result = scribble_on_cancel;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CANCELLED);
+    sent = T.qn;
+    num(3, 1); num(4, 1); num(5, 1);      /* the release's answers: ignored now */
+    advance_to(T.now + 1000000);
+    CHECK_EQ(T.qn, sent);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+    memset(&L, 0, sizeof L);
+    redlock_client_deinit(&C);
+}
+
+/* Proves: an old server's error text is recognised when it is the whole
+   reply, not only inside a longer one. */
+static void test_old_set_error_alone(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "syntax error");
+    CHECK_STR(T.q[1].cmd, "INFO server");
+    teardown();
+}
+
 static void on_alarm(int sig) {
     static const char a[] = "not ok ", b[] = " (hung)\n";
     ssize_t w;
@@ -3595,5 +3749,10 @@ int main(int argc, char **argv) {
     RUN_T(test_noscript_bound_before_pexpire);
     RUN_T(test_noscript_other_token_not_ours);
     RUN_T(test_retry_event_elapsed);
+    RUN_T(test_event_unused_fields_zero);
+    RUN_T(test_error_words_alone);
+    RUN_T(test_max_nodes_no_overrun);
+    RUN_T(test_deinit_in_cancelled_result);
+    RUN_T(test_old_set_error_alone);
     return CHECK_EXIT();
 }
