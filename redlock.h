@@ -775,13 +775,14 @@ static void redlock__emit(redlock_lock *lk, redlock_event *ev) {
     c->_cb.on_event(c->_user, ev);
 }
 
-static void redlock__event(redlock_lock *lk, redlock_event_type type, int status) {
+/* An event with the lock's op and attempt; node -1 for the whole lock. */
+static void redlock__event(redlock_lock *lk, redlock_event_type type, int node, int status) {
     redlock_event ev;
     if (!lk->_client->_cb.on_event) return;
     memset(&ev, 0, sizeof ev);
     ev.type = type;
     ev.op = (redlock_op)lk->_phase_op;
-    ev.node = -1;
+    ev.node = node;
     ev.status = status;
     ev.attempt = lk->_attempt;
     redlock__emit(lk, &ev);
@@ -790,16 +791,7 @@ static void redlock__event(redlock_lock *lk, redlock_event_type type, int status
 /* ---- rounds ---- */
 
 /* A release, undo or cleanup leaves node i's key to expire. */
-static void redlock__key_left(redlock_lock *lk, int i) {
-    redlock_event ev;
-    if (!lk->_client->_cb.on_event) return;
-    memset(&ev, 0, sizeof ev);
-    ev.type = REDLOCK_EV_KEY_LEFT;
-    ev.op = (redlock_op)lk->_phase_op;
-    ev.node = i;
-    ev.attempt = lk->_attempt;
-    redlock__emit(lk, &ev);
-}
+static void redlock__key_left(redlock_lock *lk, int i) { redlock__event(lk, REDLOCK_EV_KEY_LEFT, i, 0); }
 
 static int redlock__node_legacy(const redlock_lock *lk, int i) { return lk->_client->_legacy[i]; }
 static int redlock__node_noscript(const redlock_lock *lk, int i) {
@@ -1269,7 +1261,7 @@ static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
     lk->_attempt++;
     lk->_phase_op = REDLOCK_OP_ACQUIRE;
     redlock__round(lk, REDLOCK__PH_ACQUIRE, now);
-    redlock__event(lk, REDLOCK_EV_ATTEMPT, 0);
+    redlock__event(lk, REDLOCK_EV_ATTEMPT, -1, 0);
 }
 
 /* Starts an extend round. From this moment the key may live only ttl_ms
@@ -1300,7 +1292,7 @@ static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t
     lk->_lost_status = reason;
     lk->_phase_op = REDLOCK_OP_LOST;
     redlock__round(lk, REDLOCK__PH_CLEANUP, now);  /* best effort: delete what is still ours */
-    redlock__event(lk, REDLOCK_EV_LOST, reason);
+    redlock__event(lk, REDLOCK_EV_LOST, -1, reason);
     /* out before the callbacks, which may deinitialise or re-acquire the lock */
     redlock__flush(lk, now, alive);
     if (!*alive) return 0;

@@ -435,29 +435,29 @@ static int is_unanswered(const client *c, int n, const char *tok) {
         if (c->unanswered[n][k][0] && memcmp(c->unanswered[n][k], tok, REDLOCK_TOKEN_LEN) == 0) return 1;
     return 0;
 }
+
+/* White box: the lock of c whose id a tag carries, or NULL. */
+static slot *slot_of_tag(client *c, redlock_tag tag) {
+    int k;
+    for (k = 0; k < c->ns; k++)
+        if (c->s[k].inited && c->s[k].lk._id == (uint32_t)(tag >> 32)) return &c->s[k];
+    return NULL;
+}
+
+/* Does that lock wait for exactly this tag on node n (so that the core will
+   take the answer, not drop it as stale)? */
+static int awaited(client *c, int n, redlock_tag tag) {
+    const slot *s = slot_of_tag(c, tag);
+    return s && s->lk._node[n].seq == (uint32_t)((tag >> 8) & 0xFFFFFF) && (s->lk._node[n].flags & 2 /* waiting */);
+}
+
 /* The check-then-act DEL of a legacy node acts on what GET showed; if the
    same token's GETSET there is still unanswered, that value may have
    replaced another holder's (a lost takeover race): never delete then. */
-/* White box: does a lock of c wait for exactly this tag on node n (so that
-   the core will take the answer, not drop it as stale)? */
-static int awaited(const client *c, int n, redlock_tag tag) {
-    int k;
-    for (k = 0; k < c->ns; k++) {
-        const slot *s = &c->s[k];
-        if (s->inited && s->lk._id == (uint32_t)(tag >> 32))
-            return s->lk._node[n].seq == (uint32_t)((tag >> 8) & 0xFFFFFF) && (s->lk._node[n].flags & 2 /* waiting */);
-    }
-    return 0;
-}
-
 static void check_del(world *w, client *c, int n, redlock_tag tag) {
-    int k;
-    for (k = 0; k < c->ns; k++) {
-        slot *s = &c->s[k];
-        if (!s->inited || s->lk._id != (uint32_t)(tag >> 32)) continue; /* white box: the lock's id */
-        if (is_unanswered(c, n, redlock_lock_token(&s->lk)))
-            violation(w, "DEL on a node whose GETSET of the same token is unanswered", c->id);
-    }
+    const slot *s = slot_of_tag(c, tag);
+    if (s && is_unanswered(c, n, redlock_lock_token(&s->lk)))
+        violation(w, "DEL on a node whose GETSET of the same token is unanswered", c->id);
 }
 
 static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) {
