@@ -89,6 +89,8 @@
    * Later (or inside send itself, for synchronous transports) deliver what
      came back: redlock_on_reply(client, tag, reply) or
      redlock_on_error(client, tag, status). Every request has its own tag.
+     A NULL reply counts as a malformed one (PROTOCOL); an on_error status
+     that is not negative counts as TRANSPORT.
      Answers to tags the core no longer waits for (already answered, an
      earlier step or attempt, a lock since deinitialised) are recognised
      and ignored, so a transport may deliver late, twice, or never.
@@ -100,7 +102,8 @@
      expires call redlock_on_timer(client). Early or spurious calls are
      harmless. Alternatively poll redlock_next_deadline().
    * now_us(user): a monotonic clock in microseconds. wall_ms(user): the wall
-     clock in milliseconds since 1970 (used only by the legacy algorithm).
+     clock in milliseconds since 1970, not negative (used only by the legacy
+     algorithm).
      random(user, buf, len): fill buf with unpredictable bytes, return 0.
      Each may be NULL: built-ins use CLOCK_BOOTTIME where it exists (it
      keeps counting during system suspend, as the servers' TTLs do; else
@@ -178,10 +181,12 @@
        REDLOCK_API             linkage of the API (default: extern)
        REDLOCK_MAX_NODES       max nodes per client (default 16, <= 255)
        REDLOCK_MAX_KEY         max key length in bytes (default 512)
+       REDLOCK_ASSERT(c)       internal consistency checks (default assert)
+       REDLOCK_RANDOM_DEVICE   file the built-in random source reads when
+                               getrandom(2) is absent (default "/dev/urandom")
    Every millisecond setting (config and lock options, extend's ttl) must be
    in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
    TTL for ttls), so that microsecond arithmetic never overflows.
-       REDLOCK_ASSERT(c)       internal consistency checks (default assert)
 
    6. ERRORS
    Every function that can fail returns a redlock_status: 0 is success,
@@ -339,7 +344,8 @@ typedef uint64_t redlock_tag;
 
 typedef enum redlock_event_type {
     REDLOCK_EV_ATTEMPT = 1,   /* an acquire attempt starts: attempt */
-    REDLOCK_EV_VOTE,          /* a node's answer: node, op, vote, status, rtt_us */
+    REDLOCK_EV_VOTE,          /* a node's answer: node, op, vote, status, rtt_us
+                                 (also one that comes after its round was decided) */
     REDLOCK_EV_ACQUIRED,      /* votes, elapsed_us, validity_us, ttl_share_permille */
     REDLOCK_EV_RETRY,         /* attempt failed: status, votes, delay_us to next */
     REDLOCK_EV_FAILED,        /* acquire gave up: status, attempt */
@@ -478,7 +484,7 @@ struct redlock_lock {
     int _extensions;
     int _lost_status;
     int _renew_status;     /* last failed renewal's reason */
-    int _user_extend;      /* current extend round was requested by the user */
+    int _user_extend;      /* the last extend round was requested by the user (read in PH_EXTEND only) */
     int _capped;           /* renewal cap reached */
     int _cancel_op;        /* release() overtook this operation: report it CANCELLED */
     int64_t _ttl_ms, _extend_ttl_ms;
@@ -494,6 +500,8 @@ struct redlock_lock {
     int _max_extensions, _retry_count, _watchdog;
     redlock_result_fn _on_result;
     void *_user;
+    /* not the last member: bounds checkers treat a trailing array as open-ended */
+    redlock__node _node[REDLOCK_MAX_NODES];
     size_t _key_len;
     char _key[REDLOCK_MAX_KEY];
     char _token[REDLOCK_TOKEN_LEN + 1];
@@ -501,7 +509,6 @@ struct redlock_lock {
     char _ttl_txt[24], _ext_txt[24]; /* ttl and extend ttl as text, made once */
     uint8_t _ttl_len, _ext_len;
     char _value[REDLOCK__VALUE_MAX]; /* legacy value for the command being sent */
-    redlock__node _node[REDLOCK_MAX_NODES];
 };
 
 /* ---- API ---- */
@@ -669,14 +676,16 @@ static const char redlock__extend_sha[] = "e9a2f3813b737b2b7c48ab77e3b5b9a159cff
    clock and redlock_client_init requires callbacks now_us and wall_ms. */
 #if defined(CLOCK_MONOTONIC) && defined(CLOCK_REALTIME)
 #define REDLOCK__HAVE_CLOCK 1
+#ifdef CLOCK_BOOTTIME
+/* keeps counting while the system is suspended, as the servers' TTLs do */
+#define REDLOCK__MONO_CLOCK CLOCK_BOOTTIME
+#else
+#define REDLOCK__MONO_CLOCK CLOCK_MONOTONIC
+#endif
 static int64_t redlock__mono_us(void *user) {
     struct timespec ts;
     (void)user;
-#ifdef CLOCK_BOOTTIME
-    /* keeps counting while the system is suspended, as the servers' TTLs do */
-    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
-#endif
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(REDLOCK__MONO_CLOCK, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
@@ -688,8 +697,14 @@ static int64_t redlock__wall_ms(void *user) {
 }
 #endif
 
+#ifndef REDLOCK_RANDOM_DEVICE
+#define REDLOCK_RANDOM_DEVICE "/dev/urandom"
+#endif
+
 static int redlock__os_random(void *user, void *buf, size_t len) {
     unsigned char *p = (unsigned char *)buf;
+    FILE *f;
+    size_t got;
     (void)user;
 #ifdef REDLOCK__HAVE_GETRANDOM
     while (len > 0) {
@@ -700,35 +715,28 @@ static int redlock__os_random(void *user, void *buf, size_t len) {
     }
     if (len == 0) return 0;
 #endif
-    {
-        FILE *f = fopen("/dev/urandom", "rb");
-        size_t got;
-        if (!f) return REDLOCK_ERR_RANDOM;
-        got = fread(p, 1, len, f);
-        fclose(f);
-        return got == len ? 0 : REDLOCK_ERR_RANDOM;
-    }
+    f = fopen(REDLOCK_RANDOM_DEVICE, "rb");
+    if (!f) return -1;
+    got = fread(p, 1, len, f);
+    fclose(f);
+    return got == len ? 0 : -1;
 }
 
 /* ---- small helpers ---- */
 
 static int64_t redlock__now(const redlock_client *c) { return c->_cb.now_us(c->_user); }
 
-static size_t redlock__fmt_i64(char *out, int64_t v) {
-    char tmp[24];
-    size_t n = 0, i;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do { tmp[n++] = (char)('0' + u % 10); u /= 10; } while (u);
-    i = 0;
-    if (v < 0) out[i++] = '-';
+/* Decimal digits of v, not terminated; returns their count (at most 20). */
+static size_t redlock__fmt_u64(char *out, uint64_t v) {
+    char tmp[20];
+    size_t n = 0, i = 0;
+    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
     while (n) out[i++] = tmp[--n];
-    out[i] = 0;
     return i;
 }
 
 static int redlock__has(const char *s, size_t len, const char *needle) {
     size_t n = strlen(needle), i;
-    if (!s || n > len) return 0;
     for (i = 0; i + n <= len; i++)
         if (memcmp(s + i, needle, n) == 0) return 1;
     return 0;
@@ -736,7 +744,7 @@ static int redlock__has(const char *s, size_t len, const char *needle) {
 
 static int redlock__starts(const char *s, size_t len, const char *prefix) {
     size_t n = strlen(prefix);
-    return s && len >= n && memcmp(s, prefix, n) == 0;
+    return len >= n && memcmp(s, prefix, n) == 0;
 }
 
 /* Legacy value "expiry_ms:token". Returns 1 and fills the parts if it has
@@ -745,7 +753,6 @@ static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
                                  const char **tok, size_t *toklen) {
     size_t i = 0;
     int64_t v = 0;
-    if (!s) return 0;
     for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
         int d = s[i] - '0';
         if (v > (INT64_MAX - d) / 10) return 0; /* no time of ours: someone else's value */
@@ -827,7 +834,6 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         }
         n->seq = 0;
         n->step = redlock__first_step(lk, phase, i);
-        n->outcome = REDLOCK__OUT_NONE;
         n->status = 0;
         n->loops = 0;
         n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
@@ -846,7 +852,7 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
     n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_DONE);
     n->outcome = (int8_t)outcome;
     n->status = status;
-    if (lk->_client->_cb.on_event && lk->_phase != REDLOCK__PH_NONE) {
+    if (lk->_client->_cb.on_event) {
         redlock_event ev;
         memset(&ev, 0, sizeof ev);
         ev.type = REDLOCK_EV_VOTE;
@@ -870,11 +876,9 @@ static int64_t redlock__extend_bound(const redlock_lock *lk) {
 static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t now) {
     redlock__node *n = &lk->_node[i];
     /* a check-then-act step acts on what was just read; after the round's
-       deadline (e.g. the process was paused) that reading is stale */
-    if (now >= lk->_round_deadline) {
-        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
-        return;
-    }
+       deadline (e.g. the process was paused) that reading is stale: the
+       node stays unanswered, and the deadline counts it as timed out */
+    if (now >= lk->_round_deadline) return;
     n->step = step;
     n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
     /* the PEXPIRE about to go out sets the key's remaining time; a GETSET
@@ -899,8 +903,8 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
     case REDLOCK__ST_ACQ_GETSET:
     case REDLOCK__ST_EXT_GETSET:
         /* expiry taken when sent, so a late GETSET moves an expiry as little as possible */
-        vallen = redlock__fmt_i64(val, lk->_client->_cb.wall_ms(lk->_client->_user) +
-                                           (n->step == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms) + 1);
+        vallen = redlock__fmt_u64(val, (uint64_t)(lk->_client->_cb.wall_ms(lk->_client->_user) +
+                                           (n->step == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms) + 1));
         val[vallen++] = ':';
         memcpy(val + vallen, lk->_token, REDLOCK_TOKEN_LEN);
         vallen += REDLOCK_TOKEN_LEN;
@@ -1003,7 +1007,7 @@ static long redlock__server_version(const redlock_reply *r) {
     size_t i = 0;
     long part[3] = {0, 0, 0};
     int k;
-    if (r->type != REDLOCK_REPLY_STRING || !r->str) return -1;
+    if (r->type != REDLOCK_REPLY_STRING) return -1;
     while (i + n <= r->len && memcmp(r->str + i, field, n) != 0) i++;
     if (i + n > r->len) return -1;
     i += n;
@@ -1021,8 +1025,8 @@ static long redlock__server_version(const redlock_reply *r) {
     return part[0] * 10000 + (part[1] > 99 ? 99 : part[1]) * 100 + (part[2] > 99 ? 99 : part[2]);
 }
 
+/* r is a string reply */
 static int redlock__is_ours(const redlock_lock *lk, int i, const redlock_reply *r) {
-    if (r->type != REDLOCK_REPLY_STRING) return 0;
     if (redlock__node_legacy(lk, i)) {
         int64_t expiry;
         const char *tok;
@@ -1103,7 +1107,7 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         return;
     }
     case REDLOCK__ST_SET:
-        if (t == REDLOCK_REPLY_STATUS && r->len == 2 && r->str && memcmp(r->str, "OK", 2) == 0) goto yes_acquired;
+        if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) goto yes_acquired;
         if (t == REDLOCK_REPLY_NIL) goto no;
         goto protocol;
     case REDLOCK__ST_SETNX:
@@ -1237,10 +1241,8 @@ static int redlock__report(redlock_lock *lk, const int *alive, redlock_op op, in
 static int64_t redlock__jitter_delay(redlock_lock *lk) {
     redlock_client *c = lk->_client;
     int64_t base = lk->_retry_delay_ms * 1000, jit = lk->_retry_jitter_ms * 1000;
-    if (jit > 0) {
-        uint64_t r = 0;
-        if (c->_cb.random(c->_user, &r, sizeof r) == 0) base += (int64_t)(r % (uint64_t)(2 * jit + 1)) - jit;
-    }
+    uint64_t r = 0;
+    if (c->_cb.random(c->_user, &r, sizeof r) == 0) base += (int64_t)(r % (uint64_t)(2 * jit + 1)) - jit;
     return base < 0 ? 0 : base;
 }
 
@@ -1253,7 +1255,6 @@ static void redlock__take_token(redlock_lock *lk) {
         lk->_token[2 * i] = hex[lk->_fresh[i] >> 4];
         lk->_token[2 * i + 1] = hex[lk->_fresh[i] & 15];
     }
-    lk->_token[REDLOCK_TOKEN_LEN] = 0;
 }
 
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
@@ -1273,7 +1274,7 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     int i;
     lk->_user_extend = user;
     lk->_extend_ttl_ms = ttl_ms;
-    lk->_ext_len = (uint8_t)redlock__fmt_i64(lk->_ext_txt, ttl_ms);
+    lk->_ext_len = (uint8_t)redlock__fmt_u64(lk->_ext_txt, (uint64_t)ttl_ms);
     lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
     lk->_slack_us = lk->_valid_until - now;
@@ -1287,7 +1288,6 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
    gets its answer first, then the LOST result. */
 static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
     int extend_waiting = lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend;
-    lk->_user_extend = 0;
     lk->_state = REDLOCK_STATE_LOST;
     lk->_lost_status = reason;
     lk->_phase_op = REDLOCK_OP_LOST;
@@ -1549,7 +1549,7 @@ static redlock_lock *redlock__find(redlock_client *c, uint32_t id) {
 }
 
 static int redlock__usable(const redlock_lock *lk) {
-    return lk && lk->_magic == REDLOCK__MAGIC && lk->_client && lk->_client->_magic == REDLOCK__MAGIC;
+    return lk && lk->_magic == REDLOCK__MAGIC && lk->_client->_magic == REDLOCK__MAGIC;
 }
 
 /* ---- API ---- */
@@ -1566,7 +1566,6 @@ REDLOCK_API void redlock_config_init(redlock_config *cfg) {
     cfg->retry_count = 3;
     cfg->retry_delay_ms = 200;
     cfg->retry_jitter_ms = 100;
-    cfg->wait_ms = 0;
 }
 
 /* Millisecond settings: 0 .. 2^40, so that microseconds never overflow. */
@@ -1603,7 +1602,6 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
 #endif
     if (!c->_cb.random) c->_cb.random = redlock__os_random;
     c->_user = user;
-    c->_next_id = 1;
     c->_armed = REDLOCK_NO_DEADLINE;
     for (i = 0; i < c->_cfg.node_count; i++) {
         c->_legacy[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
@@ -1616,9 +1614,7 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
 static void redlock__detach(redlock_lock *lk) {
     if (lk->_alive) *lk->_alive = 0;
     lk->_alive = NULL;
-    lk->_busy = 0;
     lk->_magic = 0;
-    lk->_client = NULL;
     lk->_next = lk->_prev = NULL;
 }
 
@@ -1629,7 +1625,7 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
         c->_locks = lk->_next;
         redlock__detach(lk);
     }
-    if (c->_cb.set_timer && c->_armed != REDLOCK_NO_DEADLINE) c->_cb.set_timer(c->_user, REDLOCK_NO_DEADLINE);
+    if (c->_armed != REDLOCK_NO_DEADLINE) c->_cb.set_timer(c->_user, REDLOCK_NO_DEADLINE);
     c->_magic = 0;
 }
 
@@ -1657,10 +1653,9 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     memset(lk, 0, sizeof *lk);
     lk->_client = c;
     lk->_id = c->_next_id++;
-    if (c->_next_id == 0) c->_next_id = 1;
     lk->_magic = REDLOCK__MAGIC;
     lk->_ttl_ms = o->ttl_ms;
-    lk->_ttl_len = (uint8_t)redlock__fmt_i64(lk->_ttl_txt, o->ttl_ms);
+    lk->_ttl_len = (uint8_t)redlock__fmt_u64(lk->_ttl_txt, (uint64_t)o->ttl_ms);
     lk->_watchdog = o->watchdog != 0;
     lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;
     lk->_max_hold_us = o->max_hold_ms * 1000;
@@ -1729,7 +1724,6 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     now = redlock__now(c);
     if (lk->_state == REDLOCK_STATE_ACQUIRING) lk->_cancel_op = REDLOCK_OP_ACQUIRE;
     else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
-    lk->_user_extend = 0;
     lk->_state = REDLOCK_STATE_RELEASING;
     lk->_op_start = now;
     lk->_phase_op = REDLOCK_OP_RELEASE;
@@ -1758,6 +1752,7 @@ REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     return REDLOCK_OK;
 }
 
+/* r NULL: the node failed with status err */
 static void redlock__input(redlock_client *c, redlock_tag tag, const redlock_reply *r, int err) {
     redlock_lock *lk;
     uint32_t seq = (uint32_t)(tag >> 8) & 0xFFFFFF;
@@ -1766,14 +1761,13 @@ static void redlock__input(redlock_client *c, redlock_tag tag, const redlock_rep
     lk = redlock__find(c, (uint32_t)(tag >> 32));
     if (!lk || lk->_node[node].seq != seq || !(lk->_node[node].flags & REDLOCK__F_WAIT)) return; /* stale */
     redlock__enter(c);
-    redlock__answer(lk, node, r, r ? 0 : (err < 0 ? err : REDLOCK_ERR_TRANSPORT), redlock__now(c));
+    redlock__answer(lk, node, r, err < 0 ? err : REDLOCK_ERR_TRANSPORT, redlock__now(c));
     redlock__drive(lk);
     redlock__leave(c);
 }
 
 REDLOCK_API void redlock_on_reply(redlock_client *c, redlock_tag tag, const redlock_reply *reply) {
-    static const redlock_reply bad = {REDLOCK_REPLY_OTHER, 0, NULL, 0, NULL, 0};
-    redlock__input(c, tag, reply ? reply : &bad, 0);
+    redlock__input(c, tag, reply, REDLOCK_ERR_PROTOCOL); /* no reply at all: a malformed one */
 }
 
 REDLOCK_API void redlock_on_error(redlock_client *c, redlock_tag tag, int status) {

@@ -3658,6 +3658,62 @@ static int selected(int argc, char **argv, const char *name) {
 #define RUN_T(fn) do { if (selected(argc, argv, #fn)) { \
     current_test = #fn; alarm(60); RUN(fn); alarm(0); } } while (0)
 
+/* Proves: a release is decided as soon as the answers rule a quorum out:
+   two "not there" answers of three end it (EXPIRED) without waiting for the
+   third node, whose late answer changes nothing. */
+static void test_release_decides_without_straggler(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    num(3, 0); num(4, 0);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    num(5, 1);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    teardown();
+}
+
+/* Proves: an answer that comes after its round was decided is still
+   reported as a VOTE (node, op, rtt), and changes nothing else. */
+static void test_vote_after_decision(void) {
+    int i, votes2 = 0;
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    T.now += 7000;
+    ok(2);
+    for (i = 0; i < T.evn; i++)
+        if (T.ev[i].type == REDLOCK_EV_VOTE && T.ev[i].node == 2) {
+            votes2++;
+            CHECK_EQ(T.ev[i].op, REDLOCK_OP_ACQUIRE);
+            CHECK_EQ(T.ev[i].vote, 1);
+            CHECK_EQ(T.ev[i].rtt_us, 7000);
+        }
+    CHECK_EQ(votes2, 1);
+    CHECK_EQ(T.ev[T.evn - 1].type, REDLOCK_EV_VOTE);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    teardown();
+}
+
+/* Proves: no reply at all (NULL) is a malformed answer, PROTOCOL; an
+   on_error status that is not negative is a TRANSPORT failure. */
+static void test_null_reply_and_error_zero(void) {
+    setup_n(5, 0, 1000);
+    redlock_acquire(&L);
+    redlock_on_reply(&C, T.q[0].tag, NULL);
+    redlock_on_error(&C, T.q[1].tag, 0);
+    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_CONNECT);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(vote_status(2), REDLOCK_ERR_CONNECT);
+    teardown();
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
@@ -3754,5 +3810,8 @@ int main(int argc, char **argv) {
     RUN_T(test_max_nodes_no_overrun);
     RUN_T(test_deinit_in_cancelled_result);
     RUN_T(test_old_set_error_alone);
+    RUN_T(test_release_decides_without_straggler);
+    RUN_T(test_vote_after_decision);
+    RUN_T(test_null_reply_and_error_zero);
     return CHECK_EXIT();
 }
