@@ -7,6 +7,9 @@
    self-pipe) and the child process are handled next to the nodes' I/O.
 
    * run / acquire use the core lock (quorum, retries, watchdog renewal).
+     Before exiting, linger() lets the core's last round be sent and
+     answered (the undo of a failed attempt, a release's stragglers), for
+     at most one node timeout, as the hiredis adapter does.
    * release / extend take a TOKEN printed by an earlier `acquire`, in
      another process. The core only releases / extends the token it
      generated itself, so these two use the adapter in raw mode and send the
@@ -623,17 +626,23 @@ static int open_socket(app *a, int raw)
 
 /* ---- acquire (run, acquire) ---- */
 
-/* Lets commands already decided on reach the nodes before we exit: the
-   core finishes a release's stragglers quietly (e.g. EVALSHA -> NOSCRIPT
-   -> EVAL on a node that answered after the quorum), and commands in
-   flight (a straggler's SET) should land. Bounded by one node timeout. */
-static void settle(app *a, int lock_idle)
+/* Before we exit: what the core sent last reaches the nodes and is
+   answered, as the hiredis adapter's linger does after a blocking call.
+   That is the undo of a failed acquire attempt (an EVAL compare-and-delete
+   on every node: without it, a SET that landed on a minority of nodes
+   stays there for the whole --ttl and, with split votes, locks every
+   contender out), the stragglers of a release (EVALSHA -> NOSCRIPT -> EVAL;
+   GET, then DEL on nodes without scripts), the cleanup after a lost lock,
+   and commands in flight (a straggler's SET after a successful acquire).
+   Runs while the lock has a round running (redlock_lock_pending()) or the
+   adapter has commands unanswered, for at most one node timeout: the core
+   ends any round by then (its deadline is one node timeout from its start,
+   which is already past). */
+static void linger(app *a)
 {
     int64_t until = redlock_socket_now_us() + (a->o->node_timeout_ms + 50) * 1000;
     while (redlock_socket_now_us() < until) {
-        int busy = redlock_socket_pending(&a->s) > 0;
-        if (lock_idle && redlock_next_deadline(redlock_socket_client(&a->s)) != REDLOCK_NO_DEADLINE) busy = 1;
-        if (!busy) break;
+        if (!(a->lock_up && redlock_lock_pending(&a->lock)) && redlock_socket_pending(&a->s) == 0) break;
         step(a, until);
     }
 }
@@ -648,7 +657,7 @@ static void release_and_wait(app *a, int warn)
         step(a, redlock_socket_now_us() + 10000); /* a renewal is running: let it finish */
     if (rc != REDLOCK_OK) return;
     while (!a->rel_done && redlock_socket_now_us() < until) step(a, until);
-    if (a->rel_done) settle(a, 1);
+    linger(a);
     if (warn && a->rel_done && a->rel.status != REDLOCK_OK && a->rel.status != REDLOCK_ERR_EXPIRED) {
         char b[24];
         ERR("warning: release of '%s' incomplete (%s); it expires within %s", a->o->name,
@@ -695,6 +704,7 @@ static int acquire_lock(app *a, int watchdog)
     }
     if (a->acq.status == REDLOCK_OK && !a->abort_sig) return 0;
     if (a->acq.status == REDLOCK_OK) release_and_wait(a, 0);
+    else linger(a); /* the failed attempt's undo: on every way out from here */
     if (a->abort_sig) return 128 + a->abort_sig;
     {
         int code = a->fail_fast;
@@ -853,7 +863,7 @@ static int cmd_acquire(app *a)
 {
     int rc = acquire_lock(a, 0);
     if (rc) return rc;
-    settle(a, 0); /* SETs to nodes that had not answered yet still go out */
+    linger(a); /* SETs to nodes that had not answered yet still go out */
     if (printf("%s\n", redlock_lock_token(&a->lock)) < 0 || fflush(stdout) != 0) {
         ERR("cannot write the token: %s; releasing", strerror(errno));
         release_and_wait(a, 1);
@@ -1112,7 +1122,12 @@ int main(int argc, char **argv)
         default: rc = TOOL_EXIT_INTERNAL; break;
         }
     }
-    if (a->lock_up) redlock_lock_deinit(&a->lock);
+    /* deinit drops what the core has not sent yet: let the last round
+       (e.g. the cleanup after a lost lock) finish first, bounded */
+    if (a->lock_up) {
+        linger(a);
+        redlock_lock_deinit(&a->lock);
+    }
     if (a->s_up) redlock_socket_deinit(&a->s);
     {
         int sig = a->abort_sig;

@@ -205,6 +205,65 @@ expect "legacy: run in legacy mode" 0 --legacy run leg -- true
 rl inspect leg
 grep -q "is free on all 3 nodes" "$T/out" && ok "legacy: released" || nok "legacy: released"
 
+# split votes: a failed acquire undoes its own SET before redlock exits.
+# The key is held by someone else on nodes 1 and 2 and free on node 3, so
+# an attempt's SET lands on node 3 and the core's undo round (EVAL
+# compare-and-delete on every node) must reach node 3 and be answered
+# before the process ends; otherwise node 3 keeps the key for --ttl and,
+# with split votes, every contender is locked out. Checked right after
+# each exit, 10 runs per way of failing. In every other run, nodes 1 and 2
+# are paused (CLIENT PAUSE 500 ms, longer than --wait 400ms) so that their
+# refusals surely come after node 3's OK: the undo is then always still to
+# be sent when the attempt fails (without the pause that depends on the
+# timing). Nothing below waits for time: if the pause were over before the
+# tool starts, the run would only be an unpaused one.
+# (--node-timeout 1s: the undo is answered in about a millisecond; the
+# larger bound only keeps a loaded machine from timing the round out.)
+PORT1=$(sed -n 2p "$T/nodes/ports")
+PORT2=$(sed -n 3p "$T/nodes/ports")
+rcli_p() { local p=$1; shift; timeout 5 redis-cli -p "$p" "$@"; }
+rcli_p "$PORT0" SET split someone-else PX 120000 >/dev/null
+rcli_p "$PORT1" SET split someone-else PX 120000 >/dev/null
+split_test() { # NAME ARGS... : 10 runs, each exits 75 and leaves node 3 free
+  local name=$1 i left=0 bad=0 codes=; shift
+  for i in $(seq 1 10); do
+    if [ $((i % 2)) -eq 1 ]; then
+      rcli_p "$PORT0" CLIENT PAUSE 500 >/dev/null
+      rcli_p "$PORT1" CLIENT PAUSE 500 >/dev/null
+    fi
+    rl --node-timeout 1s "$@"
+    [ "$RC" -eq 75 ] || { bad=$((bad + 1)); codes="$codes $RC"; }
+    if [ "$(rcli_p "$PORT2" EXISTS split)" != 0 ]; then
+      left=$((left + 1))
+      rcli_p "$PORT2" DEL split >/dev/null # the next run starts from a free node 3 again
+    fi
+  done
+  if [ $left -eq 0 ] && [ $bad -eq 0 ]; then
+    ok "split vote: $name leaves no key on the free node (10 runs)"
+  else
+    nok "split vote: $name leaves no key on the free node" \
+        "$left of 10 runs left their key on node 3 after exiting" "$bad runs exited other than 75:$codes"
+  fi
+}
+split_test "acquire --no-wait" acquire --no-wait split
+split_test "run --no-wait" run --no-wait split -- true
+split_test "run --wait 400ms" run --wait 400ms --retry-delay 50ms split -- true
+[ "$(rcli_p "$PORT0" GET split)" = someone-else ] && [ "$(rcli_p "$PORT1" GET split)" = someone-else ] &&
+  ok "split vote: the other holder's keys are untouched" || nok "split vote: the other holder's keys are untouched"
+rcli_p "$PORT0" DEL split >/dev/null; rcli_p "$PORT1" DEL split >/dev/null
+# a release: the node that answers after the quorum is released too (in
+# every other run node 3 is paused for 300 ms, so it answers both the SET
+# and the release after the others have decided)
+left=0
+for i in $(seq 1 10); do
+  [ $((i % 2)) -eq 1 ] && rcli_p "$PORT2" CLIENT PAUSE 300 >/dev/null
+  rl run --node-timeout 1s rel-all -- true
+  n=0; for p in "$PORT0" "$PORT1" "$PORT2"; do n=$((n + $(rcli_p "$p" EXISTS rel-all))); done
+  [ "$RC" -eq 0 ] && [ "$n" -eq 0 ] || { left=$((left + 1)); for p in "$PORT0" "$PORT1" "$PORT2"; do rcli_p "$p" DEL rel-all >/dev/null; done; }
+done
+[ $left -eq 0 ] && ok "release: the key is gone from all 3 nodes when run exits (10 runs)" ||
+  nok "release: the key is gone from all 3 nodes when run exits" "$left of 10 runs left a key"
+
 # renewal: a holder keeps the lock past its TTL
 "$BIN" run -t 600ms renew -- sh -c "echo up >'$T/renew.up'; sleep 1.8" >/dev/null 2>"$T/renew.err" &
 p=$!
