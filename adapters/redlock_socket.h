@@ -53,8 +53,9 @@
                                  unsolicited reply
    and then every command in flight on it gets redlock_on_error() with that
    status; the next command reconnects. redlock_socket_node_status() keeps
-   the last one. Passwords and tokens are never logged (this file logs
-   nothing) and the output buffer is wiped once written.
+   the last one until a new connection has answered (AUTH, SELECT or a
+   command): then it is 0 again. Passwords and tokens are never logged
+   (this file logs nothing) and the output buffer is wiped once written.
 
    3. BLOCKING API
    ---------------
@@ -85,10 +86,23 @@
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
    redlock_socket_on_timer() once redlock_socket_now_us() reaches
-   redlock_socket_next_deadline(). The optional cfg.watch hook is called
-   whenever a node's fd or interest changes (fd -1: closed) and cfg.set_timer
-   whenever the next deadline changes, so a loop need not poll the getters.
-   Use the core API (redlock_acquire(&l.lock) ...) for non-blocking calls.
+   redlock_socket_next_deadline(). Or let the optional hooks tell you, so
+   a loop need not poll the getters:
+     * cfg.watch(user, node, fd, interest) whenever a node's fd or interest
+       changes. fd -1 (interest 0): the node's socket is about to be
+       closed; stop watching the fd you had for it. A new socket always
+       follows such a -1, even when it gets the same fd number (an epoll
+       set forgets a closed fd: register it again). redlock_socket_deinit()
+       closes the sockets without calling watch.
+     * cfg.set_timer(user, deadline_us) arms a one-shot timer: each call
+       replaces the previous deadline (REDLOCK_NO_DEADLINE: none, cancel
+       it), and it may repeat an unchanged one. When the timer fires, call
+       redlock_socket_on_timer(). Every on_timer call ends with a set_timer
+       call giving the deadline that remains, so a timer that fired early
+       is armed again; early, late and spurious on_timer calls are harmless.
+   Stray readiness calls are harmless too: a connect counts as finished
+   only when the socket says so. Use the core API (redlock_acquire(&l.lock)
+   ...) for non-blocking calls.
 
    5. OPTIONS (define before including)
        REDLOCK_SOCKET_IMPLEMENTATION  emit the implementation here
@@ -104,6 +118,9 @@
        REDLOCK_RESP_MAX_BUFFER        unparsed bytes, default 4 MiB
        REDLOCK_SOCKET_MAX_PENDING     commands in flight per node, default 256
        REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 1 MiB
+       REDLOCK_SOCKET_GETADDRINFO     the resolver, default getaddrinfo and
+       REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
+                                      both), e.g. a cache or a test double
 
    THREADS: one redlock_socket is used by one thread at a time. Inside
    callbacks (on_result, on_event, watch, set_timer, on_reply, on_error)
@@ -260,7 +277,8 @@ typedef struct redlock_socket_config {
     int64_t command_timeout_ms;             /* 0: 1000; a node this late is dropped */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
     void (*on_event)(void *user, const redlock_event *ev);  /* optional, core events */
-    /* foreign loop hooks, optional */
+    /* foreign loop hooks, optional (see 4.): fd -1 means "about to be
+       closed"; set_timer arms a one-shot timer */
     void (*watch)(void *user, int node, int fd, int interest);
     void (*set_timer)(void *user, int64_t deadline_us);
     /* raw mode (REDLOCK_SOCKET_NO_CORE, or when set): replies and node
@@ -313,7 +331,10 @@ REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms)
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc,
                                            const char *const *argv, const size_t *argvlen,
                                            redlock_tag tag);
-/* Last connection error of a node (0: none yet). */
+/* A node's last connection error (CONNECT, AUTH, SERVER, NODE_TIMEOUT,
+   TRANSPORT, PROTOCOL; see 2.), kept while the node is down. 0: none yet,
+   or a new connection has answered since (a good AUTH / SELECT reply or a
+   command's reply). */
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
@@ -328,6 +349,7 @@ REDLOCK_SOCKET_API int redlock_socket_interest(const redlock_socket *s, int node
 REDLOCK_SOCKET_API void redlock_socket_on_readable(redlock_socket *s, int node);
 REDLOCK_SOCKET_API void redlock_socket_on_writable(redlock_socket *s, int node);
 REDLOCK_SOCKET_API int64_t redlock_socket_next_deadline(const redlock_socket *s);
+/* Handles what is due (nothing, if called early), then calls set_timer. */
 REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s);
 REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void);
 
@@ -380,6 +402,14 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 #endif
 
 #define REDLOCK__SOCK_MAGIC 0x52534f4b
+
+#if defined(REDLOCK_SOCKET_GETADDRINFO) != defined(REDLOCK_SOCKET_FREEADDRINFO)
+#error "define both REDLOCK_SOCKET_GETADDRINFO and REDLOCK_SOCKET_FREEADDRINFO"
+#endif
+#ifndef REDLOCK_SOCKET_GETADDRINFO
+#define REDLOCK_SOCKET_GETADDRINFO getaddrinfo
+#define REDLOCK_SOCKET_FREEADDRINFO freeaddrinfo
+#endif
 
 /* ---- RESP2 encoder ---- */
 
@@ -785,6 +815,7 @@ struct redlock__sock_node {
     size_t q_head, q_count;
     redlock_resp_parser parser;
     int last_status;
+    unsigned failures; /* connections lost or refused so far */
     int rep_fd, rep_interest;
 };
 
@@ -857,16 +888,21 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
     return d;
 }
 
+static void redlock__sock_timer_set(redlock_socket *s, int64_t d)
+{
+    s->_timer_reported = d;
+    s->_in_cb++;
+    s->_cfg.set_timer(s->_cfg.user, d);
+    s->_in_cb--;
+}
+
+/* Tells the set_timer hook the next deadline when it changed. */
 static void redlock__sock_timer_report(redlock_socket *s)
 {
     int64_t d;
     if (!s->_cfg.set_timer) return;
     d = redlock__sock_deadline(s);
-    if (d == s->_timer_reported) return;
-    s->_timer_reported = d;
-    s->_in_cb++;
-    s->_cfg.set_timer(s->_cfg.user, d);
-    s->_in_cb--;
+    if (d != s->_timer_reported) redlock__sock_timer_set(s, d);
 }
 
 static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
@@ -887,6 +923,7 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
         redlock__sock_deliver_error(s, nd, tag, REDLOCK_ERR_AUTH);
         return;
     }
+    nd->last_status = 0; /* the connection works: see redlock_socket_node_status() */
     s->_in_cb++;
     if (s->_cfg.on_reply) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -901,15 +938,37 @@ static void redlock__sock_clear_out(struct redlock__sock_node *nd)
     nd->out_len = nd->out_off = 0;
 }
 
-static void redlock__sock_close(struct redlock__sock_node *nd)
+/* The node's socket goes away: nd->fd is -1 already, `fd` is still open.
+   A socket the watch hook was told about is reported as fd -1 before it is
+   closed, so the owner's loop can still unregister it, and so that the
+   next socket counts as new even when it gets the same number (an epoll
+   set forgets a closed fd: "same fd, same interest" is not "nothing
+   changed" then). */
+static void redlock__sock_drop_fd(redlock_socket *s, struct redlock__sock_node *nd, int fd)
 {
-    if (nd->fd >= 0) close(nd->fd);
+    if (nd->rep_fd >= 0) {
+        nd->rep_fd = -1;
+        nd->rep_interest = 0;
+        if (s->_cfg.watch) {
+            s->_in_cb++;
+            s->_cfg.watch(s->_cfg.user, nd->index, -1, 0);
+            s->_in_cb--;
+        }
+    }
+    if (fd >= 0) close(fd);
+}
+
+/* The connection is gone; the node is DOWN before the watch hook runs. */
+static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    int fd = nd->fd;
     nd->fd = -1;
     nd->state = REDLOCK__SOCK_DOWN;
     nd->gen++;
     redlock__sock_clear_out(nd);
     redlock_resp_parser_reset(&nd->parser);
     nd->q_head = nd->q_count = 0;
+    redlock__sock_drop_fd(s, nd, fd);
 }
 
 /* The connection failed: close it, then tell the owner of every command
@@ -923,8 +982,9 @@ static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd,
         const redlock__sock_req *r = &nd->q[(nd->q_head + i) % REDLOCK_SOCKET_MAX_PENDING];
         if (r->kind == REDLOCK__REQ_USER) tags[n++] = r->tag;
     }
-    redlock__sock_close(nd);
-    nd->last_status = status;
+    nd->last_status = status; /* already true when the watch hook hears of the close */
+    nd->failures++;
+    redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
     for (i = 0; i < n; i++) redlock__sock_deliver_error(s, nd, tags[i], status);
 }
@@ -986,7 +1046,7 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
         hints.ai_family = AF_UNSPEC;
         hints.ai_socktype = SOCK_STREAM;
         port[redlock__resp_num(port, (unsigned long long)nd->port)] = 0;
-        if (getaddrinfo(nd->host, port, &hints, &res) != 0 || !res) return REDLOCK_ERR_CONNECT;
+        if (REDLOCK_SOCKET_GETADDRINFO(nd->host, port, &hints, &res) != 0 || !res) return REDLOCK_ERR_CONNECT;
         for (ai = res; ai && nd->naddr < REDLOCK__SOCK_MAX_ADDR; ai = ai->ai_next) {
             if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
                 ai->ai_addrlen > (socklen_t)sizeof nd->addr[0])
@@ -995,7 +1055,7 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
             nd->addrlen[nd->naddr] = ai->ai_addrlen;
             nd->naddr++;
         }
-        freeaddrinfo(res);
+        REDLOCK_SOCKET_FREEADDRINFO(res);
         if (!nd->naddr) return REDLOCK_ERR_CONNECT;
     }
     return 0;
@@ -1046,7 +1106,7 @@ static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd,
 static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int rc;
-    redlock__sock_close(nd);
+    redlock__sock_close(s, nd);
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
     rc = redlock__sock_resolve(nd);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd);
@@ -1069,8 +1129,9 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
         rc = redlock__sock_queue(s, nd, 2, argv, len, 0, REDLOCK__REQ_SELECT);
     }
     if (rc != 0) {
-        redlock__sock_close(nd);
+        redlock__sock_close(s, nd);
         nd->last_status = rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_TRANSPORT : REDLOCK_ERR_CONNECT;
+        nd->failures++;
         return nd->last_status;
     }
     return 0;
@@ -1128,17 +1189,26 @@ static void redlock__sock_rebase(redlock_socket *s, struct redlock__sock_node *n
 /* A non-blocking connect finished (or failed): try the next address. */
 static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node *nd)
 {
-    int err = 0;
+    int err = 0, fd = nd->fd;
+    unsigned gen = nd->gen;
     socklen_t len = (socklen_t)sizeof err;
-    if (getsockopt(nd->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    struct pollfd pf;
+    /* Only the socket knows: the event may be stale (meant for the previous
+       socket with this number) or spurious (a foreign loop's guess). */
+    pf.fd = fd;
+    pf.events = POLLOUT;
+    pf.revents = 0;
+    if (poll(&pf, 1, 0) <= 0) return;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err == 0) {
         nd->state = REDLOCK__SOCK_UP;
         redlock__sock_rebase(s, nd);
         redlock__sock_flush(s, nd);
         return;
     }
-    close(nd->fd);
     nd->fd = -1;
+    redlock__sock_drop_fd(s, nd, fd);
+    if (nd->gen != gen || nd->state != REDLOCK__SOCK_CONNECTING) return; /* failed from inside the hook */
     nd->cur++;
     if (redlock__sock_try_addr(s, nd) != 0) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
@@ -1172,6 +1242,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL);
                 return;
             }
+            nd->last_status = 0;
             continue;
         }
         if (req.kind == REDLOCK__REQ_SELECT) {
@@ -1179,6 +1250,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SERVER : REDLOCK_ERR_PROTOCOL);
                 return;
             }
+            nd->last_status = 0;
             continue;
         }
         redlock__sock_deliver_reply(s, nd, req.tag, r);
@@ -1317,14 +1389,15 @@ static int redlock__sock_handshaking(const struct redlock__sock_node *nd)
 REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
 {
     int i, busy, rc = REDLOCK_OK;
+    unsigned failures[REDLOCK_MAX_NODES];
     int64_t until;
     if (!redlock__sock_valid(s)) return REDLOCK_ERR_INVALID;
     if (s->_in_cb) return REDLOCK_ERR_BUSY;
     until = redlock_socket_now_us() + (s->_cfg.connect_timeout_ms + s->_cfg.command_timeout_ms) * 1000;
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
+        failures[i] = nd->failures;
         if (nd->state == REDLOCK__SOCK_DOWN) {
-            nd->last_status = 0;
             redlock__sock_open(s, nd);
             redlock__sock_report(s, nd);
         }
@@ -1339,7 +1412,10 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
     for (i = 0; i < s->_cfg.node_count; i++) {
         const struct redlock__sock_node *nd = &s->_nodes[i];
         if (nd->state == REDLOCK__SOCK_UP && !redlock__sock_handshaking(nd)) continue;
-        if (rc == REDLOCK_OK) rc = nd->last_status ? nd->last_status : REDLOCK_ERR_NODE_TIMEOUT;
+        /* last_status may be older than this call: only a failure during
+           it counts; otherwise the handshake is still unanswered */
+        if (rc == REDLOCK_OK)
+            rc = nd->failures != failures[i] && nd->last_status ? nd->last_status : REDLOCK_ERR_NODE_TIMEOUT;
     }
     redlock__sock_timer_report(s);
     return rc;
@@ -1469,7 +1545,9 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
 #endif
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
-        redlock__sock_close(nd);
+        /* not through redlock__sock_close: the watch hook is not called here */
+        if (nd->fd >= 0) close(nd->fd);
+        nd->fd = -1;
         if (nd->out) memset(nd->out, 0, nd->out_cap);
         free(nd->out);
         redlock_resp_parser_free(&nd->parser);
@@ -1550,7 +1628,10 @@ REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s)
 {
     if (!redlock__sock_valid(s)) return;
     redlock__sock_timeouts(s);
-    redlock__sock_timer_report(s);
+    /* The owner's timer is one-shot and may have fired early (or this call
+       came from elsewhere): an unchanged deadline must be armed again, so
+       it is always reported, changed or not. */
+    if (s->_cfg.set_timer) redlock__sock_timer_set(s, redlock__sock_deadline(s));
 }
 
 #ifndef REDLOCK_SOCKET_NO_CORE

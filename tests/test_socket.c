@@ -5,7 +5,7 @@
    TTL, stolen lock, node killed, node paused with SIGSTOP, AUTH and wrong
    password, ACL user without scripting -> fallback). The "watchdog" here
    is the adapter's poll loop: idle() runs redlock_socket_run(). Plus a
-   Unix-socket node and SELECT. */
+   Unix-socket node and SELECT, and node_status across a node restart. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
@@ -170,6 +170,50 @@ static void socket_unix_select(void)
     rmdir(dir);
 }
 
+/* redlock_socket_node_status(): the last error while the node is down,
+   0 again once the restarted node has answered on a new connection. */
+static void socket_status_after_restart(void)
+{
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(&rn, 0);
+    cfg.connect_timeout_ms = 1000;
+    cfg.command_timeout_ms = 1000;
+    cfg.core.node_timeout_ms = 500;
+    cfg.core.retry_count = -1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "status-restart";
+    o.ttl_ms = 10000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+    redis_node_stop(&rn, 0);
+    /* the old connection fails (closed by the server), or the new one is
+       refused: either way an error */
+    CHECK(redlock_socket_acquire(&l) != REDLOCK_OK);
+    CHECK(redlock_socket_node_status(&s, 0) != 0);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK(redlock_socket_acquire(&l) != REDLOCK_OK);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redis_node_restart(&rn, 0), 0);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -179,6 +223,7 @@ int main(void)
     int rc;
     redis_nodes_deadline(170);
     if (it_selected("socket_unix_select")) RUN(socket_unix_select);
+    if (it_selected("socket_status_after_restart")) RUN(socket_status_after_restart);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
