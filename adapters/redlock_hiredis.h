@@ -31,10 +31,18 @@
    nodes, and a slow node never delays the others' votes. The core's
    node_timeout_ms is the per-round deadline; retries and the wait deadline
    are the core's too.
-   * connect_timeout_ms bounds a connect; command_timeout_ms (redisSetTimeout
-     on the socket) bounds writes, and a node that has left a reply
-     outstanding longer than that is disconnected (its requests fail with
-     REDLOCK_ERR_NODE_TIMEOUT) and reconnected later.
+   * Every socket is non-blocking, and connects too: they are finished by
+     the same poll() loop, so no call into the core (send, timers) ever
+     waits for the network, and the loop never sleeps past the core's next
+     deadline. connect_timeout_ms bounds a connect; a node that has owed a
+     reply for command_timeout_ms is disconnected (its requests fail with
+     REDLOCK_ERR_NODE_TIMEOUT), whether or not bytes are trickling in, and
+     reconnected later. Host names are resolved with getaddrinfo(), which
+     may block: give addresses where that matters.
+   * Memory per node is bounded: a node that leaves more than
+     REDLOCK_HIREDIS_MAX_BUFFERED (1 MiB) of unparsed reply bytes (a huge
+     or endless reply) is dropped with REDLOCK_ERR_PROTOCOL, as is one that
+     sends a reply nobody asked for.
    * A node whose connection broke is reconnected on its next command, at
      most every reconnect_delay_ms; until then its votes fail at once with
      REDLOCK_ERR_CONNECT.
@@ -42,7 +50,12 @@
      front of the first command on every new connection: nothing blocks on
      a handshake. An AUTH refusal turns that node's answers into
      REDLOCK_ERR_AUTH; redlock_hiredis_node_status() tells what a node last
-     failed with.
+     failed with (0 again after its next good reply). A SELECT refused
+     (a db that does not exist) is only known after the command pipelined
+     behind it ran in db 0: check the db number.
+   * An idle connection that the node closed (a restart) is noticed before
+     the next command is written to it: that command goes to a new
+     connection, and the vote is not lost.
    * SIGPIPE is blocked around writes: a node that vanished is a transport
      error, never a signal.
    * When a blocking call has its result, the commands the core sent last
@@ -50,10 +63,6 @@
      still owed are read for up to one node timeout, so follow-up steps on
      slower nodes are not left undone (the core decides as soon as the
      votes allow and does not wait for stragglers).
-   * Connects are blocking (bounded by connect_timeout_ms). With the
-     watchdog thread, a reconnect attempt to an unreachable host holds up
-     renewals for up to that long: keep connect_timeout_ms well below
-     ttl/3 when nodes may be unreachable (refused connections fail at once).
 
    WATCHDOG THREAD
    With opts.watchdog_thread set, a background thread owns the connections
@@ -98,12 +107,16 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <hiredis/hiredis.h>
 
 #ifndef REDLOCK_HIREDIS_QUEUE
 #define REDLOCK_HIREDIS_QUEUE 64 /* replies a node may owe before it is dropped */
+#endif
+#ifndef REDLOCK_HIREDIS_MAX_BUFFERED
+#define REDLOCK_HIREDIS_MAX_BUFFERED (1 << 20) /* unparsed reply bytes a node may leave buffered */
 #endif
 
 /* ---- reply translation, shared with redlock_libev.h ---- */
@@ -113,7 +126,7 @@
 
 typedef struct redlock_hiredis_node {
     const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
-    int port;
+    int port;             /* 1..65535; 0: 6379 */
     const char *username; /* ACL user (NULL: AUTH password, or the opts' default) */
     const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
     int db;               /* SELECT db; 0: the opts' default */
@@ -143,6 +156,8 @@ typedef struct redlock_hiredis__conn {
     int64_t sent_us[REDLOCK_HIREDIS_QUEUE];
     int need_flush;
     int unsent;            /* requests at the ring's tail not written yet */
+    int connecting;        /* non-blocking connect in progress */
+    int64_t connect_deadline;
     int auth_failed;
     int64_t retry_at;      /* no reconnect before this */
     int status;            /* last failure, 0 if none */
@@ -169,12 +184,20 @@ typedef struct redlock_hiredis {
     int _magic;
 } redlock_hiredis;
 
+/* A blocking call's wait, on the caller's stack: the result is delivered
+   here, so a waiter never reads the lock (which another thread may
+   deinitialise and free meanwhile). */
+typedef struct redlock_hiredis__waiter {
+    int op;
+    int done;
+    redlock_result result;
+} redlock_hiredis__waiter;
+
 typedef struct redlock_hiredis_lock {
     redlock_lock core;         /* the core's lock: redlock_lock_state(&lk->core) ... */
     redlock_hiredis *client;
     redlock_result result;     /* last result */
-    int waiting;               /* op a blocking call waits for, 0 none */
-    int done;
+    redlock_hiredis__waiter *waiter; /* the blocking call waiting on this lock, or NULL */
     redlock_result_fn on_result;
     void *user;
 } redlock_hiredis_lock;
@@ -182,14 +205,6 @@ typedef struct redlock_hiredis_lock {
 #define REDLOCK_HIREDIS__MAGIC 0x68697264
 
 /* ---- connections ---- */
-
-static inline struct timeval redlock_hiredis__tv(int ms)
-{
-    struct timeval tv;
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-    return tv;
-}
 
 static inline void redlock_hiredis__set_error(redlock_hiredis__conn *cn, int status, const char *msg)
 {
@@ -214,6 +229,7 @@ static inline void redlock_hiredis__drop(redlock_hiredis *c, int i, int status, 
     cn->fd = -1;
     cn->need_flush = 0;
     cn->unsent = 0;
+    cn->connecting = 0;
     cn->auth_failed = 0;
     redlock_hiredis__set_error(cn, status, why);
     cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->reconnect_delay_ms * 1000;
@@ -239,17 +255,18 @@ static inline int redlock_hiredis__push(redlock_hiredis__conn *cn, int kind, red
     return 0;
 }
 
-/* Opens a connection (blocking connect, bounded by connect_timeout_ms) and
-   pipelines AUTH / SELECT. Returns the context, or NULL with *status. */
-static inline redisContext *redlock_hiredis__open(const redlock_hiredis *c, const redlock_hiredis__conn *cn,
-                                                  int *status, char *err, size_t errsz)
+/* Starts a non-blocking connect (the poll loop finishes it, bounded by
+   connect_timeout_ms). Returns the context, or NULL with *status. Host
+   names are resolved here, by getaddrinfo(): that may block, addresses
+   never do. */
+static inline redisContext *redlock_hiredis__open(const redlock_hiredis__conn *cn, int *status,
+                                                  char *err, size_t errsz)
 {
     redisContext *ctx;
-    struct timeval ctv = redlock_hiredis__tv(c->connect_timeout_ms);
     if (cn->host && cn->host[0] == '/')
-        ctx = redisConnectUnixWithTimeout(cn->host, ctv);
+        ctx = redisConnectUnixNonBlock(cn->host);
     else
-        ctx = redisConnectWithTimeout(cn->host ? cn->host : "127.0.0.1", cn->port, ctv);
+        ctx = redisConnectNonBlock(cn->host ? cn->host : "127.0.0.1", cn->port);
     if (!ctx || ctx->err) {
         if (err && errsz) {
             const char *m = ctx ? ctx->errstr : "out of memory";
@@ -262,7 +279,6 @@ static inline redisContext *redlock_hiredis__open(const redlock_hiredis *c, cons
         if (ctx) redisFree(ctx);
         return NULL;
     }
-    redisSetTimeout(ctx, redlock_hiredis__tv(c->command_timeout_ms));
     redisEnableKeepAlive(ctx);
     return ctx;
 }
@@ -275,6 +291,8 @@ static inline int redlock_hiredis__install(redlock_hiredis *c, int i, redisConte
     cn->fd = ctx->fd;
     cn->auth_failed = 0;
     cn->head = cn->count = cn->unsent = 0;
+    cn->connecting = 1;
+    cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->connect_timeout_ms * 1000;
     if (cn->pass && cn->pass[0]) {
         const char *argv[3];
         size_t len[3];
@@ -305,8 +323,8 @@ static inline int redlock_hiredis__on_driver(const redlock_hiredis *c)
     return !c->threaded || pthread_equal(pthread_self(), c->thread);
 }
 
-/* Connects node i now if it is down and its reconnect delay has passed.
-   Only on the thread that does I/O. */
+/* Starts connecting node i if it is down and its reconnect delay has
+   passed. Never blocks on the network. Only on the thread that does I/O. */
 static inline void redlock_hiredis__ensure(redlock_hiredis *c, int i)
 {
     redlock_hiredis__conn *cn = &c->conn[i];
@@ -315,20 +333,42 @@ static inline void redlock_hiredis__ensure(redlock_hiredis *c, int i)
     char err[128];
     if (cn->ctx || redlock__hiredis_now_us() < cn->retry_at) return;
     err[0] = 0;
-    if (c->threaded) pthread_mutex_unlock(&c->mu); /* do not block callers during connect */
-    ctx = redlock_hiredis__open(c, cn, &status, err, sizeof err);
-    if (c->threaded) pthread_mutex_lock(&c->mu);
+    ctx = redlock_hiredis__open(cn, &status, err, sizeof err);
     if (!ctx) {
         redlock_hiredis__set_error(cn, status, err);
         cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->reconnect_delay_ms * 1000;
         return;
     }
-    if (cn->ctx) { /* cannot happen: only this thread connects */
-        redisFree(ctx);
-        return;
-    }
     if (redlock_hiredis__install(c, i, ctx) != 0)
         redlock_hiredis__drop(c, i, REDLOCK_ERR_NOMEM, "out of memory");
+}
+
+/* Node i's socket became writable (or failed) while connecting. */
+static inline void redlock_hiredis__connect_done(redlock_hiredis *c, int i)
+{
+    redlock_hiredis__conn *cn = &c->conn[i];
+    int err = 0;
+    socklen_t len = (socklen_t)sizeof err;
+    if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err) {
+        redlock_hiredis__drop(c, i, REDLOCK_ERR_CONNECT, strerror(err));
+        return;
+    }
+    cn->connecting = 0;
+}
+
+/* A node that is idle (owes nothing) and readable has closed the
+   connection (a restart) or sent something nobody asked for: either way
+   the connection is done. Checked before a command goes out on it, so the
+   command goes to a new connection instead of being lost with the old. */
+static inline int redlock_hiredis__idle_broken(const redlock_hiredis__conn *cn)
+{
+    struct pollfd pf;
+    if (!cn->ctx || cn->connecting || cn->count > 0) return 0;
+    pf.fd = cn->fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    return poll(&pf, 1, 0) > 0;
 }
 
 /* Writes out node i's buffered commands. */
@@ -337,7 +377,7 @@ static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
     redlock_hiredis__conn *cn = &c->conn[i];
     sigset_t pipe_set, old;
     int done = 0, rc = REDIS_OK, was_pending = 0;
-    if (!cn->ctx || !cn->need_flush) return;
+    if (!cn->ctx || !cn->need_flush || cn->connecting) return;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
@@ -346,7 +386,7 @@ static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
         sigpending(&pend);
         was_pending = sigismember(&pend, SIGPIPE);
     }
-    while (!done && rc == REDIS_OK) rc = redisBufferWrite(cn->ctx, &done);
+    rc = redisBufferWrite(cn->ctx, &done); /* non-blocking: the rest when writable again */
     if (rc != REDIS_OK && !was_pending) {
         struct timespec zero = { 0, 0 };
         sigset_t pend;
@@ -354,11 +394,12 @@ static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
         if (sigismember(&pend, SIGPIPE)) sigtimedwait(&pipe_set, NULL, &zero);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    cn->need_flush = 0;
     if (rc != REDIS_OK) {
         redlock_hiredis__drop(c, i, REDLOCK_ERR_TRANSPORT, cn->ctx->errstr);
         return;
     }
+    if (!done) return;
+    cn->need_flush = 0;
     { /* command timeouts count from the write */
         int64_t now = redlock__hiredis_now_us();
         int k;
@@ -435,7 +476,13 @@ static inline int redlock_hiredis__send(void *user, int node, const redlock_comm
     redlock_hiredis__conn *cn;
     if (node < 0 || node >= c->n) return REDLOCK_ERR_INVALID;
     cn = &c->conn[node];
-    if (!cn->ctx && redlock_hiredis__on_driver(c)) redlock_hiredis__ensure(c, node);
+    if (redlock_hiredis__on_driver(c)) {
+        if (redlock_hiredis__idle_broken(cn)) {
+            redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
+            cn->retry_at = 0; /* reconnect for this command */
+        }
+        if (!cn->ctx) redlock_hiredis__ensure(c, node);
+    }
     if (!cn->ctx) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
     if (cn->count >= REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_TRANSPORT;
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
@@ -461,6 +508,12 @@ static inline void redlock_hiredis__set_timer(void *user, int64_t deadline_us)
     redlock_hiredis__wake(c);
 }
 
+static inline int64_t redlock_hiredis__now(void *user)
+{
+    (void)user;
+    return redlock__hiredis_now_us();
+}
+
 static inline void redlock_hiredis__on_event(void *user, const redlock_event *ev)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
@@ -473,10 +526,11 @@ static inline void redlock_hiredis__on_result(redlock_lock *lock, const redlock_
     redlock_result copy = *r;
     (void)lock;
     copy.user = lk->user;
-    if (lk->waiting && (int)r->op == lk->waiting) {
+    if (lk->waiter && (int)r->op == lk->waiter->op) {
         lk->result = copy;
-        lk->done = 1;
-        lk->waiting = 0;
+        lk->waiter->result = copy;
+        lk->waiter->done = 1;
+        lk->waiter = NULL;
         if (lk->client->threaded) pthread_cond_broadcast(&lk->client->cv);
     } else if (r->op == REDLOCK_OP_LOST || r->op == REDLOCK_OP_ACQUIRE) {
         lk->result = copy;
@@ -486,15 +540,16 @@ static inline void redlock_hiredis__on_result(redlock_lock *lock, const redlock_
 
 /* ---- the loop ---- */
 
-/* One turn: flush, wait for replies / the core's deadline / a wake-up (at
-   most max_wait_us; < 0: no cap), deliver, drop nodes that owe a reply for
-   longer than command_timeout_ms, fire the timer. With the thread, called
-   with the mutex held; it is released while waiting. */
+/* One turn: flush, wait for replies, writability, connects, the core's
+   deadline or a wake-up (at most max_wait_us; < 0: no cap), deliver, drop
+   nodes that owe a reply for longer than command_timeout_ms (or connect
+   for longer than connect_timeout_ms, or buffer too much), fire the timer.
+   Nothing in here blocks past the nearest of those deadlines. With the
+   thread, called with the mutex held; it is released while waiting. */
 static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us)
 {
     struct pollfd pfd[REDLOCK_MAX_NODES + 1];
     int who[REDLOCK_MAX_NODES + 1];
-    int readable[REDLOCK_MAX_NODES];
     int np = 0, i, rc, ms;
     int64_t now, until, wait_us;
     const int64_t cmd_us = (int64_t)c->command_timeout_ms * 1000;
@@ -509,17 +564,22 @@ static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us
     if (max_wait_us >= 0 && max_wait_us < until - now) until = now + max_wait_us;
     for (i = 0; i < c->n; i++) {
         redlock_hiredis__conn *cn = &c->conn[i];
-        readable[i] = 0;
-        if (cn->ctx && cn->count > 0) {
-            int64_t t = cn->sent_us[cn->head] + cmd_us;
-            if (t < until) until = t;
-            pfd[np].fd = cn->fd;
-            pfd[np].events = POLLIN;
-            pfd[np].revents = 0;
-            who[np++] = i;
-        } else if (c->threaded && !cn->ctx && cn->retry_at < until) {
+        short ev = 0;
+        if (cn->ctx && cn->connecting) {
+            ev = POLLOUT;
+            if (cn->connect_deadline < until) until = cn->connect_deadline;
+        } else if (cn->ctx) {
+            /* idle connections too: a close or a stray reply shows at once */
+            ev = (short)(POLLIN | (cn->need_flush ? POLLOUT : 0));
+            if (cn->count > 0 && cn->sent_us[cn->head] + cmd_us < until) until = cn->sent_us[cn->head] + cmd_us;
+        } else if (c->threaded && cn->retry_at < until) {
             until = cn->retry_at;
         }
+        if (!ev) continue;
+        pfd[np].fd = cn->fd;
+        pfd[np].events = ev;
+        pfd[np].revents = 0;
+        who[np++] = i;
     }
     if (c->threaded) {
         pfd[np].fd = c->wake[0];
@@ -534,35 +594,44 @@ static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us
     if (c->threaded) pthread_mutex_unlock(&c->mu);
     rc = poll(pfd, (nfds_t)np, ms);
     if (c->threaded) pthread_mutex_lock(&c->mu);
-    if (rc > 0) {
-        for (i = 0; i < np; i++) {
-            int node = who[i];
-            if (!pfd[i].revents) continue;
-            if (node < 0) {
-                char b[64];
-                while (read(c->wake[0], b, sizeof b) > 0) {}
-                continue;
-            }
-            if (!c->conn[node].ctx || c->conn[node].fd != pfd[i].fd) continue;
-            readable[node] = 1;
-            if (redisBufferRead(c->conn[node].ctx) != REDIS_OK) {
-                /* deliver what arrived before the error, then drop */
-                char why[128];
-                snprintf(why, sizeof why, "%s", c->conn[node].ctx->errstr);
-                redlock_hiredis__deliver(c, node);
-                if (c->conn[node].ctx)
-                    redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT,
-                                          why[0] ? why : "connection closed");
-                continue;
-            }
-            redlock_hiredis__deliver(c, node);
+    for (i = 0; rc > 0 && i < np; i++) {
+        int node = who[i];
+        redlock_hiredis__conn *cn;
+        if (!pfd[i].revents) continue;
+        if (node < 0) {
+            char b[64];
+            while (read(c->wake[0], b, sizeof b) > 0) {}
+            continue;
         }
+        cn = &c->conn[node];
+        if (!cn->ctx || cn->fd != pfd[i].fd) continue; /* dropped meanwhile */
+        if (cn->connecting) {
+            redlock_hiredis__connect_done(c, node);
+            redlock_hiredis__flush(c, node);
+            continue;
+        }
+        if (pfd[i].revents & POLLOUT) redlock_hiredis__flush(c, node);
+        if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (redisBufferRead(cn->ctx) != REDIS_OK) {
+            /* deliver what arrived before the error, then drop */
+            char why[128];
+            snprintf(why, sizeof why, "%s", cn->ctx->errstr);
+            redlock_hiredis__deliver(c, node);
+            if (cn->ctx)
+                redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT, why[0] ? why : "connection closed");
+            continue;
+        }
+        redlock_hiredis__deliver(c, node);
+        if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
+            redlock_hiredis__drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
     }
-    /* nodes that owe a reply for too long (and had nothing to read) */
+    /* deadlines, whether or not bytes arrived (a trickle must not hold a node) */
     now = redlock__hiredis_now_us();
     for (i = 0; i < c->n; i++) {
         redlock_hiredis__conn *cn = &c->conn[i];
-        if (cn->ctx && cn->count > 0 && !readable[i] && now - cn->sent_us[cn->head] >= cmd_us)
+        if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
+            redlock_hiredis__drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
+        else if (cn->ctx && cn->count > 0 && now - cn->sent_us[cn->head] >= cmd_us)
             redlock_hiredis__drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
     if (redlock__hiredis_now_us() >= c->deadline) redlock_on_timer(&c->core);
@@ -595,23 +664,22 @@ static inline void redlock_hiredis__linger(redlock_hiredis *c)
     }
 }
 
-/* Runs the loop until the lock's awaited operation has finished. */
-static inline void redlock_hiredis__wait(redlock_hiredis_lock *lk)
+/* Runs the loop until the awaited operation has finished (w->done). */
+static inline void redlock_hiredis__wait(redlock_hiredis *c, redlock_hiredis__waiter *w)
 {
-    redlock_hiredis *c = lk->client;
     if (c->threaded) {
         redlock_hiredis__wake(c);
-        while (!lk->done && !c->stopping) pthread_cond_wait(&c->cv, &c->mu);
+        while (!w->done && !c->stopping) pthread_cond_wait(&c->cv, &c->mu);
         return;
     }
-    while (!lk->done) {
+    while (!w->done) {
         int i, inflight = 0;
         for (i = 0; i < c->n; i++) inflight += c->conn[i].count;
         if (c->deadline == REDLOCK_NO_DEADLINE && !inflight &&
             redlock_next_deadline(&c->core) == REDLOCK_NO_DEADLINE) {
             /* nothing can move any more: should not happen */
-            lk->result.status = REDLOCK_ERR_INVALID;
-            lk->done = 1;
+            w->result.status = REDLOCK_ERR_INVALID;
+            w->done = 1;
             break;
         }
         redlock_hiredis__turn(c, -1);
@@ -641,6 +709,8 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
     if (!c || !o) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
     if (o->node_count < 1 || o->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
+    for (i = 0; i < o->node_count; i++)
+        if (o->node[i].port < 0 || o->node[i].port > 65535) return REDLOCK_ERR_INVALID;
     c->n = o->node_count;
     c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 200;
     c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
@@ -668,6 +738,7 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
     memset(&cb, 0, sizeof cb);
     cb.send = redlock_hiredis__send;
     cb.set_timer = redlock_hiredis__set_timer;
+    cb.now_us = redlock_hiredis__now; /* the loop's clock: deadlines compare with it */
     cb.on_event = redlock_hiredis__on_event;
     rc = redlock_client_init(&c->core, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
@@ -776,7 +847,9 @@ static inline int redlock_hiredis_lock_init(redlock_hiredis_lock *lk, redlock_hi
     return rc;
 }
 
-/* Forgets the lock (does not release it on the servers). */
+/* Forgets the lock (does not release it on the servers). A blocking call
+   still waiting on it (on another thread) returns REDLOCK_ERR_DETACHED and
+   does not touch the lock again. */
 static inline void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
 {
     redlock_hiredis *c;
@@ -784,42 +857,57 @@ static inline void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
     c = lk->client;
     redlock_hiredis__enter(c);
     redlock_lock_deinit(&lk->core);
-    lk->waiting = 0;
-    redlock_hiredis__leave(c);
+    if (lk->waiter) {
+        lk->waiter->result.op = (redlock_op)lk->waiter->op;
+        lk->waiter->result.status = REDLOCK_ERR_DETACHED;
+        lk->waiter->result.user = lk->user;
+        lk->waiter->done = 1;
+        lk->waiter = NULL;
+        if (c->threaded) pthread_cond_broadcast(&c->cv);
+    }
     lk->client = NULL;
+    redlock_hiredis__leave(c);
 }
 
 static inline int redlock_hiredis__run(redlock_hiredis_lock *lk, int op, int64_t ttl_ms, redlock_result *out)
 {
     redlock_hiredis *c;
+    redlock_hiredis__waiter w;
     int rc;
-    if (!lk || !lk->client) return REDLOCK_ERR_DETACHED;
+    if (!lk) return REDLOCK_ERR_DETACHED;
     c = lk->client;
+    if (!c) return REDLOCK_ERR_DETACHED;
     redlock_hiredis__enter(c);
-    if (lk->waiting) {
+    if (lk->client != c) { /* deinitialised meanwhile */
+        redlock_hiredis__leave(c);
+        return REDLOCK_ERR_DETACHED;
+    }
+    if (lk->waiter) {
         redlock_hiredis__leave(c);
         return REDLOCK_ERR_BUSY;
     }
-    lk->waiting = op;
-    lk->done = 0;
-    memset(&lk->result, 0, sizeof lk->result);
+    memset(&w, 0, sizeof w);
+    w.op = op;
+    lk->waiter = &w;
     if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&lk->core);
     else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&lk->core);
     else rc = redlock_extend(&lk->core, ttl_ms);
     if (rc != REDLOCK_OK) {
-        lk->waiting = 0;
+        if (lk->waiter == &w) lk->waiter = NULL;
         redlock_hiredis__leave(c);
         return rc;
     }
-    redlock_hiredis__wait(lk);
-    if (!c->threaded) redlock_hiredis__linger(c);
-    if (!lk->done) { /* client stopping */
-        lk->waiting = 0;
-        lk->result.op = (redlock_op)op;
-        lk->result.status = REDLOCK_ERR_DETACHED;
+    redlock_hiredis__wait(c, &w);
+    /* from here on the lock may be gone (deinitialised in a callback or by
+       another thread): only w and the client are used */
+    if (!w.done) { /* client stopping: the lock is still ours to unhook */
+        if (lk->waiter == &w) lk->waiter = NULL;
+        w.result.op = (redlock_op)op;
+        w.result.status = REDLOCK_ERR_DETACHED;
     }
-    if (out) *out = lk->result;
-    rc = lk->result.status;
+    if (!c->threaded) redlock_hiredis__linger(c);
+    if (out) *out = w.result;
+    rc = w.result.status;
     redlock_hiredis__leave(c);
     return rc;
 }

@@ -46,6 +46,15 @@
    * AUTH (password, or ACL user + password) and SELECT are queued right
      after the connect; a refusal makes that node's answers
      REDLOCK_ERR_AUTH and is shown by redlock_libev_node_status().
+   * Hostile nodes: the adapter reads each node's socket itself and hands
+     the bytes to hiredis only after checking them, because hiredis aborts
+     the process on a reply nobody asked for and buffers a reply of any
+     size. A node that sends such a reply, or leaves more than
+     REDLOCK_LIBEV_MAX_BUFFERED (1 MiB) of unparsed bytes, is dropped: its
+     votes fail with REDLOCK_ERR_PROTOCOL; memory per node stays bounded.
+   * Nothing blocks: connects, reads and writes are non-blocking and driven
+     by the loop (host names are resolved with getaddrinfo(), which may
+     block: give addresses where that matters).
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
 
@@ -65,9 +74,11 @@
 
 #include "redlock.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ev.h>
 #include <hiredis/hiredis.h>
@@ -76,6 +87,19 @@
 
 #ifndef REDLOCK_LIBEV_QUEUE
 #define REDLOCK_LIBEV_QUEUE 64 /* replies a node may owe before sends fail */
+#endif
+#ifndef REDLOCK_LIBEV_MAX_BUFFERED
+#define REDLOCK_LIBEV_MAX_BUFFERED (1 << 20) /* unparsed reply bytes a node may leave buffered */
+#endif
+
+/* Exported by hiredis 0.14 and 1.x alike, declared only by some versions:
+   runs the reply callbacks for what the context's reader holds. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+void redisProcessCallbacks(redisAsyncContext *ac);
+#ifdef __cplusplus
+}
 #endif
 
 /* ---- reply translation, shared with redlock_hiredis.h ---- */
@@ -93,7 +117,7 @@
 
 typedef struct redlock_libev_node {
     const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
-    int port;
+    int port;             /* 1..65535; 0: 6379 */
     const char *username; /* ACL user (NULL: the opts' default) */
     const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
     int db;               /* SELECT db; 0: the opts' default */
@@ -119,6 +143,7 @@ typedef struct redlock_libev__conn {
     struct redlock_libev *owner;
     int index;
     redisAsyncContext *ac;  /* NULL while down */
+    redisReader *shadow;    /* counts the replies read before hiredis sees them */
     int state;
     int head, count;        /* requests in flight, in send order */
     redlock_tag tag[REDLOCK_LIBEV_QUEUE];
@@ -196,6 +221,10 @@ static inline void redlock_libev__lost(redlock_libev__conn *cn, int status, cons
     redlock_libev *c = cn->owner;
     cn->ac = NULL;
     cn->state = REDLOCK_LIBEV__DOWN;
+    if (cn->shadow) {
+        redisReaderFree(cn->shadow);
+        cn->shadow = NULL;
+    }
     if (status) redlock_libev__set_error(cn, status, why);
     redlock_libev__schedule_reconnect(c, cn, cn->auth_failed ? 1000 : c->reconnect_delay_ms);
 }
@@ -252,6 +281,66 @@ static inline void redlock_libev__on_disconnect(const redisAsyncContext *ac, int
                         status == REDIS_OK ? "" : ac->errstr);
 }
 
+/* Drops node cn now: every tag it owes fails with `status`. */
+static inline void redlock_libev__drop(redlock_libev__conn *cn, int status, const char *why)
+{
+    redisAsyncContext *ac = cn->ac;
+    cn->drop_status = status;
+    redlock_libev__lost(cn, status, why);
+    redisAsyncFree(ac); /* owed tags fail now, through the callbacks */
+}
+
+/* Replaces hiredis's read handler. hiredis aborts the process on a reply
+   nobody asked for and buffers a reply of any size; so the bytes are read
+   here, counted against the requests in flight by a reader of our own
+   (which builds no objects) and bounded, and only then handed to hiredis.
+   A node that breaks either rule costs its votes (PROTOCOL), never the
+   process or unbounded memory. */
+static inline void redlock_libev__on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    redisLibevEvents *e = (redisLibevEvents *)w->data;
+    redisAsyncContext *ac = e->context;
+    redlock_libev__conn *cn = (redlock_libev__conn *)ac->data;
+    char buf[16384];
+    ssize_t n;
+    int complete = 0;
+    void *r = NULL;
+    (void)loop;
+    (void)revents;
+    if (!cn || cn->ac != ac || !cn->shadow || !(ac->c.flags & REDIS_CONNECTED)) {
+        redisAsyncHandleRead(ac);
+        return;
+    }
+    n = read(ac->c.fd, buf, sizeof buf);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) { /* closed or failed: hiredis reads the same and disconnects */
+        redisAsyncHandleRead(ac);
+        return;
+    }
+    if (redisReaderFeed(cn->shadow, buf, (size_t)n) != REDIS_OK) {
+        redlock_libev__drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        return;
+    }
+    while (redisReaderGetReply(cn->shadow, &r) == REDIS_OK && r) { complete++; r = NULL; }
+    if (cn->shadow->err) {
+        redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
+        return;
+    }
+    if (complete > cn->count) {
+        redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+        return;
+    }
+    if (cn->shadow->len - cn->shadow->pos > REDLOCK_LIBEV_MAX_BUFFERED) {
+        redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, "reply too large");
+        return;
+    }
+    if (redisReaderFeed(ac->c.reader, buf, (size_t)n) != REDIS_OK) {
+        redlock_libev__drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        return;
+    }
+    redisProcessCallbacks(ac);
+}
+
 static inline void redlock_libev__arm_watch(redlock_libev *c)
 {
     if (!ev_is_active(&c->watch)) {
@@ -282,12 +371,17 @@ static inline void redlock_libev__connect(redlock_libev *c, int i)
         return;
     }
     ac->data = cn;
-    if (redisLibevAttach(c->loop, ac) != REDIS_OK) {
-        redlock_libev__set_error(cn, REDLOCK_ERR_CONNECT, "cannot attach to the loop");
+    cn->shadow = redisReaderCreateWithFunctions(NULL); /* counts only: no reply objects */
+    if (!cn->shadow || redisLibevAttach(c->loop, ac) != REDIS_OK) {
+        redlock_libev__set_error(cn, cn->shadow ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM,
+                                 cn->shadow ? "cannot attach to the loop" : "out of memory");
+        if (cn->shadow) redisReaderFree(cn->shadow);
+        cn->shadow = NULL;
         redisAsyncFree(ac);
         redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
         return;
     }
+    ev_set_cb(&((redisLibevEvents *)ac->ev.data)->rev, redlock_libev__on_readable);
     redisAsyncSetConnectCallback(ac, redlock_libev__on_connect);
     redisAsyncSetDisconnectCallback(ac, redlock_libev__on_disconnect);
     cn->ac = ac;
@@ -339,10 +433,7 @@ static inline void redlock_libev__on_watch(struct ev_loop *loop, ev_timer *w, in
         redlock_libev__conn *cn = &c->conn[i];
         if (!cn->ac || cn->count == 0) continue;
         if (now - cn->sent_us[cn->head] >= (int64_t)c->command_timeout_ms * 1000) {
-            redisAsyncContext *ac = cn->ac;
-            cn->drop_status = REDLOCK_ERR_NODE_TIMEOUT;
-            redlock_libev__lost(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
-            redisAsyncFree(ac); /* owed tags fail now, through the callbacks */
+            redlock_libev__drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
         } else {
             busy = 1;
         }
@@ -392,6 +483,12 @@ static inline void redlock_libev__set_timer(void *user, int64_t deadline_us)
     }
 }
 
+static inline int64_t redlock_libev__now(void *user)
+{
+    (void)user;
+    return redlock__hiredis_now_us();
+}
+
 static inline void redlock_libev__on_event(void *user, const redlock_event *ev)
 {
     redlock_libev *c = (redlock_libev *)user;
@@ -419,6 +516,8 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     if (!c || !loop || !o) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
     if (o->node_count < 1 || o->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
+    for (i = 0; i < o->node_count; i++)
+        if (o->node[i].port < 0 || o->node[i].port > 65535) return REDLOCK_ERR_INVALID;
     c->loop = loop;
     c->n = o->node_count;
     c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
@@ -453,6 +552,7 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     memset(&cb, 0, sizeof cb);
     cb.send = redlock_libev__send;
     cb.set_timer = redlock_libev__set_timer;
+    cb.now_us = redlock_libev__now; /* the clock set_timer's deadlines are compared with */
     cb.on_event = redlock_libev__on_event;
     rc = redlock_client_init(&c->core, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
@@ -483,6 +583,8 @@ static inline void redlock_libev_free(redlock_libev *c)
     for (i = 0; i < c->n; i++) {
         redlock_libev__conn *cn = &c->conn[i];
         ev_timer_stop(c->loop, &cn->reconnect);
+        if (cn->shadow) redisReaderFree(cn->shadow);
+        cn->shadow = NULL;
         if (cn->ac) {
             redisAsyncContext *ac = cn->ac;
             cn->ac = NULL;

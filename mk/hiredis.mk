@@ -63,6 +63,6 @@ check-valgrind-adapters: $(BUILD)/test_hiredis $(BUILD)/test_libev
 
 # The watchdog thread under ThreadSanitizer: the scenarios that use it.
 # TSAN_ONLY= (empty) runs them all.
-TSAN_ONLY ?= watchdog,killed_n3,paused_n3
+TSAN_ONLY ?= watchdog,killed_n3,paused_n3,bg_n3,lost_on_time,deinit_wakes
 check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
 	@IT_ONLY=$(TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_hiredis_tsan

@@ -12,8 +12,12 @@
 #define IT_INTEGRATION_H
 
 #include "redis_nodes.h"
+#include "hostile_server.h"
 #include "check.h"
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 
 typedef struct it_setup {
     int n;
@@ -716,6 +720,163 @@ static int it_selected(const char *name)
     return 0;
 }
 
+/* ---- hostile nodes: two healthy nodes and one that misbehaves ----
+   Every adapter must get its quorum from the healthy two, in bounded time,
+   cycle after cycle, without crashing, leaking descriptors or buffering
+   without bound. */
+
+enum { IT_STRAY = 1, IT_HUGE, IT_SILENT, IT_RESET, IT_CLOSED, IT_BLACKHOLE };
+
+/* A listener whose accept queue is full: connects to it neither complete
+   nor fail (the SYNs are dropped), as with a host that vanished. */
+typedef struct it_blackhole { int lfd, fill[4], port; } it_blackhole;
+
+static inline int it_blackhole_open(it_blackhole *b)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = (socklen_t)sizeof sa;
+    int k;
+    memset(b, 0, sizeof *b);
+    for (k = 0; k < 4; k++) b->fill[k] = -1;
+    b->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (b->lfd < 0) return -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(b->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(b->lfd, 0) != 0 ||
+        getsockname(b->lfd, (struct sockaddr *)&sa, &sl) != 0) {
+        close(b->lfd);
+        return -1;
+    }
+    b->port = ntohs(sa.sin_port);
+    for (k = 0; k < 4; k++) { /* never accepted: they fill the queue */
+        b->fill[k] = socket(AF_INET, SOCK_STREAM, 0);
+        if (b->fill[k] < 0) continue;
+        fcntl(b->fill[k], F_SETFL, fcntl(b->fill[k], F_GETFL) | O_NONBLOCK);
+        if (connect(b->fill[k], (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
+            close(b->fill[k]);
+            b->fill[k] = -1;
+        }
+    }
+    redis_nodes__sleep_ms(50);
+    return 0;
+}
+
+static inline void it_blackhole_close(it_blackhole *b)
+{
+    int k;
+    for (k = 0; k < 4; k++)
+        if (b->fill[k] >= 0) close(b->fill[k]);
+    close(b->lfd);
+}
+
+static inline int it_fd_count(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own descriptor */
+}
+
+/* Peak resident memory in KiB since the last it_peak_reset(). */
+static inline void it_peak_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) { fputs("5", f); fclose(f); }
+}
+static inline long it_peak_kib(void)
+{
+    char line[128];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kib;
+}
+
+static inline void it_hostile(int kind, int threaded)
+{
+    static const char *const names[] = {"", "stray", "huge", "silent", "reset", "closed", "blackhole"};
+    redis_nodes *rn = &it_plain[3];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    hostile h;
+    it_blackhole b;
+    char key[96];
+    long long t0, worst = 0;
+    long peak0, peak;
+    int fds0, fds_open = -1, cycle, ok = 0;
+    memset(&h, 0, sizeof h);
+    it_defaults(&s, rn, ports);
+    s.watchdog_thread = threaded;
+    switch (kind) {
+    case IT_STRAY: CHECK_EQ(hostile_start(&h, HOSTILE_CANNED, "+OK\r\n+OK\r\n"), 0); break;
+    case IT_HUGE: CHECK_EQ(hostile_start(&h, HOSTILE_FLOOD, "$2000000000\r\n"), 0); break;
+    case IT_SILENT: CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0); break;
+    case IT_RESET: CHECK_EQ(hostile_start(&h, HOSTILE_RESET, NULL), 0); break;
+    default: break;
+    }
+    if (kind == IT_BLACKHOLE) CHECK_EQ(it_blackhole_open(&b), 0);
+    ports[2] = kind == IT_CLOSED ? hostile_closed_port() : kind == IT_BLACKHOLE ? b.port : h.port;
+    fds0 = it_fd_count();
+    it_peak_reset();
+    peak0 = it_peak_kib();
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (a) {
+        snprintf(key, sizeof key, "it:%s:hostile-%s-%d", it->name, names[kind], threaded);
+        it_lock_opts(&o, key, 2000);
+        l = it->lock(a, &o);
+        for (cycle = 0; l && cycle < 8; cycle++) {
+            /* past the reconnect delay: the bad node is retried in this cycle */
+            redis_nodes__sleep_ms(110);
+            t0 = it_now_ms();
+            if (it->acquire(l, &r) == REDLOCK_OK) {
+                ok += r.attempts == 1; /* the bad node never cost an attempt */
+                if (r.attempts != 1) printf("#   cycle %d: %d attempts\n", cycle, r.attempts);
+                CHECK_EQ(it_holders(rn, key, it->token(l)), 2);
+                CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+            }
+            if (it_now_ms() - t0 > worst) worst = it_now_ms() - t0;
+            if (cycle == 1) fds_open = it_fd_count();
+        }
+        /* every cycle took its lock on the healthy two, quickly */
+        CHECK_EQ(ok, 8);
+        if (worst > 600) printf("#   %s: slowest acquire+release %lld ms\n", names[kind], worst);
+        CHECK(worst <= 600);
+        /* reconnects to the bad node do not pile up descriptors */
+        if (it_fd_count() > fds_open + 1) printf("#   fds %d after 2 cycles, %d after 8\n", fds_open, it_fd_count());
+        CHECK(it_fd_count() <= fds_open + 1);
+        if (l) it->unlock(l);
+        it->close(a);
+    }
+    peak = it_peak_kib();
+    if (peak - peak0 > 32 * 1024) printf("#   peak memory grew by %ld KiB\n", peak - peak0);
+    CHECK(peak - peak0 <= 32 * 1024);
+    CHECK_EQ(it_fd_count(), fds0); /* closing the client closed everything */
+    if (kind == IT_BLACKHOLE) it_blackhole_close(&b);
+    hostile_stop(&h);
+}
+
+static void it_hostile_stray(void) { it_hostile(IT_STRAY, 0); }
+static void it_hostile_huge(void) { it_hostile(IT_HUGE, 0); }
+static void it_hostile_silent(void) { it_hostile(IT_SILENT, 0); }
+static void it_hostile_reset(void) { it_hostile(IT_RESET, 0); }
+static void it_hostile_closed(void) { it_hostile(IT_CLOSED, 0); }
+static void it_hostile_blackhole(void) { it_hostile(IT_BLACKHOLE, 0); }
+static void it_hostile_stray_bg(void) { it_hostile(IT_STRAY, 1); }
+static void it_hostile_huge_bg(void) { it_hostile(IT_HUGE, 1); }
+static void it_hostile_blackhole_bg(void) { it_hostile(IT_BLACKHOLE, 1); }
+
 #define IT_RUN(fn, nodes) do { \
     it_n = (nodes); \
     snprintf(it_name, sizeof it_name, "%s%s_%s_n%d", getenv("IT_TAG") ? getenv("IT_TAG") : "", \
@@ -761,6 +922,15 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_select_db, n);
         IT_RUN(it_inflight_drop, n);
     }
+    IT_RUN(it_hostile_stray, 3);
+    IT_RUN(it_hostile_huge, 3);
+    IT_RUN(it_hostile_silent, 3);
+    IT_RUN(it_hostile_reset, 3);
+    IT_RUN(it_hostile_closed, 3);
+    IT_RUN(it_hostile_blackhole, 3);
+    IT_RUN(it_hostile_stray_bg, 3);
+    IT_RUN(it_hostile_huge_bg, 3);
+    IT_RUN(it_hostile_blackhole_bg, 3);
     for (k = 0; k < 3; k++) {
         int n = sizes[k];
         redis_nodes_stop(&it_plain[n]);

@@ -115,11 +115,169 @@ static int t_lost(it_lock *l)
     return n;
 }
 
+/* ---- the watchdog thread's own guarantees (hiredis sync only) ---- */
+
+static struct {
+    pthread_mutex_t mu;
+    long long lost_us;      /* when LOST was reported, 0 before */
+} hl = { PTHREAD_MUTEX_INITIALIZER, 0 };
+
+static void hl_on_result(redlock_lock *lk, const redlock_result *r)
+{
+    (void)lk;
+    if (r->op == REDLOCK_OP_LOST) {
+        pthread_mutex_lock(&hl.mu);
+        if (!hl.lost_us) hl.lost_us = redlock__hiredis_now_us();
+        pthread_mutex_unlock(&hl.mu);
+    }
+}
+
+static int hl_open(redlock_hiredis *c, redis_nodes *rn, int bad_port)
+{
+    redlock_hiredis_opts o;
+    redlock_hiredis_opts_init(&o);
+    o.node_count = bad_port ? 3 : 2;
+    o.node[0].host = o.node[1].host = o.node[2].host = "127.0.0.1";
+    o.node[0].port = redis_nodes_port(rn, 0);
+    o.node[1].port = redis_nodes_port(rn, 1);
+    o.node[2].port = bad_port;
+    o.connect_timeout_ms = 1000; /* a blocking connect would hold the thread this long */
+    o.watchdog_thread = 1;
+    return redlock_hiredis_init(c, &o);
+}
+
+/* Proves: with one node unreachable (its connects hang) and the other two
+   then frozen, LOST is reported when the validity ends, not after the
+   thread is done connecting; and the lock never reads HELD past it. */
+static void hiredis_lost_on_time(void)
+{
+    redis_nodes rn;
+    it_blackhole b;
+    redlock_hiredis c;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts o;
+    long long until_us = 0, late_held = 0, t_end;
+    CHECK_EQ(redis_nodes_start(&rn, 2, NULL, NULL), 0);
+    CHECK_EQ(it_blackhole_open(&b), 0);
+    CHECK_EQ(hl_open(&c, &rn, b.port), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "hiredis:lost-on-time";
+    o.ttl_ms = 600;
+    o.watchdog = 1;
+    o.on_result = hl_on_result;
+    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &o), REDLOCK_OK);
+    hl.lost_us = 0;
+    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_OK);
+    redis_nodes__sleep_ms(100);
+    redis_node_pause(&rn, 0);
+    redis_node_pause(&rn, 1);
+    t_end = redis_nodes__now_ms() + 3000;
+    for (;;) {
+        long long lost, now;
+        int64_t v = redlock_hiredis_lock_valid_until(&lk);
+        redlock_state st = redlock_hiredis_lock_state(&lk);
+        now = redlock__hiredis_now_us();
+        if (v) until_us = v;
+        if (st == REDLOCK_STATE_HELD && until_us && now - until_us > late_held) late_held = now - until_us;
+        pthread_mutex_lock(&hl.mu);
+        lost = hl.lost_us;
+        pthread_mutex_unlock(&hl.mu);
+        if (lost || redis_nodes__now_ms() > t_end) break;
+        redis_nodes__sleep_ms(1);
+    }
+    CHECK(hl.lost_us != 0);
+    CHECK(until_us != 0);
+    if (hl.lost_us - until_us > 30000 || late_held > 30000)
+        printf("#   LOST %lld us after the validity; HELD read up to %lld us after it\n",
+               hl.lost_us - until_us, late_held);
+    CHECK(hl.lost_us - until_us <= 30000);
+    CHECK(late_held <= 30000);
+    redis_node_resume(&rn, 0);
+    redis_node_resume(&rn, 1);
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_free(&c);
+    it_blackhole_close(&b);
+    redis_nodes_stop(&rn);
+}
+
+typedef struct hl_waiter {
+    redlock_hiredis_lock *lk;
+    int rc, returned; /* under hl.mu */
+} hl_waiter;
+
+static void *hl_acquire_thread(void *arg)
+{
+    hl_waiter *w = (hl_waiter *)arg;
+    int rc = redlock_hiredis_acquire(w->lk, NULL);
+    pthread_mutex_lock(&hl.mu);
+    w->rc = rc;
+    w->returned = 1;
+    pthread_mutex_unlock(&hl.mu);
+    return NULL;
+}
+
+static int hl_returned(hl_waiter *w, int *rc)
+{
+    int r;
+    pthread_mutex_lock(&hl.mu);
+    r = w->returned;
+    *rc = w->rc;
+    pthread_mutex_unlock(&hl.mu);
+    return r;
+}
+
+/* Proves: lock_deinit from another thread ends a blocking acquire that
+   waits on that lock with DETACHED, and the waiter never touches the lock
+   again (it is freed right after deinit returns). */
+static void hiredis_deinit_wakes_waiter(void)
+{
+    redis_nodes rn;
+    redlock_hiredis c;
+    redlock_hiredis_lock holder, *lk = (redlock_hiredis_lock *)malloc(sizeof *lk);
+    redlock_lock_opts o;
+    pthread_t t;
+    hl_waiter w;
+    long long until;
+    int rc = 1;
+    CHECK_EQ(redis_nodes_start(&rn, 2, NULL, NULL), 0);
+    CHECK_EQ(hl_open(&c, &rn, 0), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "hiredis:deinit-wakes";
+    o.ttl_ms = 10000;
+    CHECK_EQ(redlock_hiredis_lock_init(&holder, &c, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_acquire(&holder, NULL), REDLOCK_OK);
+    o.wait_ms = 8000;      /* the waiter keeps retrying for long */
+    o.retry_count = 1000;
+    o.retry_delay_ms = 20;
+    CHECK_EQ(redlock_hiredis_lock_init(lk, &c, &o), REDLOCK_OK);
+    w.lk = lk;
+    w.rc = 1;
+    w.returned = 0;
+    CHECK_EQ(pthread_create(&t, NULL, hl_acquire_thread, &w), 0);
+    redis_nodes__sleep_ms(150);
+    CHECK_EQ(hl_returned(&w, &rc), 0);
+    redlock_hiredis_lock_deinit(lk);
+    memset(lk, 0xAB, sizeof *lk);
+    free(lk);
+    until = redis_nodes__now_ms() + 2000;
+    while (!hl_returned(&w, &rc) && redis_nodes__now_ms() < until) redis_nodes__sleep_ms(5);
+    CHECK_EQ(hl_returned(&w, &rc), 1);
+    CHECK_EQ(rc, REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_hiredis_release(&holder, NULL), REDLOCK_OK);
+    redlock_hiredis_lock_deinit(&holder);
+    redlock_hiredis_free(&c); /* wakes a waiter that is still stuck (the bug) */
+    pthread_join(t, NULL);
+    redis_nodes_stop(&rn);
+}
+
 int main(void)
 {
     static const it_ops ops = {
         "hiredis", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
     };
-    return it_main(&ops);
+    int rc = it_main(&ops);
+    if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
+    if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);
+    return rc | CHECK_EXIT();
 }
