@@ -64,6 +64,14 @@
      slower nodes are not left undone (the core decides as soon as the
      votes allow and does not wait for stragglers).
 
+   GUARANTEES (every adapter, tested against hostile nodes by
+   tests/integration.h): nothing called from the core blocks on the
+   network; the loop never sleeps past the core's next deadline, so a lock
+   is reported LOST when its validity ends; memory per node is bounded (a
+   huge, endless or unsolicited reply costs that node's vote, PROTOCOL);
+   a node that is unreachable, silent, resetting or misbehaving never
+   costs the healthy nodes' votes.
+
    WATCHDOG THREAD
    With opts.watchdog_thread set, a background thread owns the connections
    and runs the core: it keeps renewing locks acquired with
@@ -357,20 +365,6 @@ static inline void redlock_hiredis__connect_done(redlock_hiredis *c, int i)
     cn->connecting = 0;
 }
 
-/* A node that is idle (owes nothing) and readable has closed the
-   connection (a restart) or sent something nobody asked for: either way
-   the connection is done. Checked before a command goes out on it, so the
-   command goes to a new connection instead of being lost with the old. */
-static inline int redlock_hiredis__idle_broken(const redlock_hiredis__conn *cn)
-{
-    struct pollfd pf;
-    if (!cn->ctx || cn->connecting || cn->count > 0) return 0;
-    pf.fd = cn->fd;
-    pf.events = POLLIN;
-    pf.revents = 0;
-    return poll(&pf, 1, 0) > 0;
-}
-
 /* Writes out node i's buffered commands. */
 static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
 {
@@ -438,6 +432,8 @@ static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
                 cn->auth_failed = 1;
                 redlock_hiredis__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER,
                                            r->str);
+            } else if (!cn->auth_failed) {
+                cn->status = 0; /* the new connection answers */
             }
             freeReplyObject(r);
             continue;
@@ -477,7 +473,9 @@ static inline int redlock_hiredis__send(void *user, int node, const redlock_comm
     if (node < 0 || node >= c->n) return REDLOCK_ERR_INVALID;
     cn = &c->conn[node];
     if (redlock_hiredis__on_driver(c)) {
-        if (redlock_hiredis__idle_broken(cn)) {
+        /* a connection the node closed while idle (a restart) is
+           replaced before this command is written to it */
+        if (cn->ctx && !cn->connecting && cn->count == 0 && redlock__hiredis_idle_broken(cn->fd)) {
             redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
             cn->retry_at = 0; /* reconnect for this command */
         }
@@ -969,7 +967,8 @@ static inline int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
 }
 
 /* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
-   NODE_TIMEOUT, ...) or 0; errbuf (optional) gets the text. */
+   NODE_TIMEOUT, ...), or 0 if none yet or a new connection has answered
+   since; errbuf (optional) gets the text. */
 static inline int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
     int s;

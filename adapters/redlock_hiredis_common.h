@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
 #include <hiredis/hiredis.h>
 #include "redlock.h"
 
@@ -75,6 +76,17 @@ static inline int64_t redlock__hiredis_now_us(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+/* An idle connection (no reply owed) that is readable was closed by the
+   node (a restart) or got bytes nobody asked for: either way it is done. */
+static inline int redlock__hiredis_idle_broken(int fd)
+{
+    struct pollfd pf;
+    pf.fd = fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    return poll(&pf, 1, 0) > 0;
+}
+
 /* strdup is POSIX, not C99 */
 static inline char *redlock__hiredis_strdup(const char *s)
 {

@@ -45,7 +45,13 @@
      its votes fail at once with REDLOCK_ERR_CONNECT.
    * AUTH (password, or ACL user + password) and SELECT are queued right
      after the connect; a refusal makes that node's answers
-     REDLOCK_ERR_AUTH and is shown by redlock_libev_node_status().
+     REDLOCK_ERR_AUTH and is shown by redlock_libev_node_status() (0 again
+     after the node's next good reply). A SELECT refused (a db that does
+     not exist) is only known after the command queued behind it ran in
+     db 0: check the db number.
+   * A connection the node closed while idle (a restart) is noticed before
+     the next command is written to it: that command goes to a new
+     connection, and the vote is not lost.
    * Hostile nodes: the adapter reads each node's socket itself and hands
      the bytes to hiredis only after checking them, because hiredis aborts
      the process on a reply nobody asked for and buffers a reply of any
@@ -57,6 +63,14 @@
      block: give addresses where that matters).
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
+
+   GUARANTEES (every adapter, tested against hostile nodes by
+   tests/integration.h): nothing called from the core blocks on the
+   network; the loop never sleeps past the core's next deadline, so a lock
+   is reported LOST when its validity ends; memory per node is bounded (a
+   huge, endless or unsolicited reply costs that node's vote, PROTOCOL);
+   a node that is unreachable, silent, resetting or misbehaving never
+   costs the healthy nodes' votes.
 
    THREADS AND CALLBACKS
    Everything runs on the loop's thread. Core callbacks (on_result,
@@ -243,6 +257,8 @@ static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, v
             cn->auth_failed = 1;
             redlock_libev__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, r->str);
             if (cn->ac == ac) redisAsyncDisconnect(ac); /* after the replies still owed */
+        } else if (r && !cn->auth_failed) {
+            cn->status = 0; /* the new connection answers */
         }
         return;
     }
@@ -256,6 +272,7 @@ static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, v
         redlock_on_error(&c->core, tag, REDLOCK_ERR_AUTH);
     } else {
         redlock__hiredis_reply buf;
+        cn->status = 0; /* the connection answers: see redlock_libev_node_status() */
         redlock_on_reply(&c->core, tag, redlock__hiredis_translate(r, &buf));
     }
 }
@@ -270,7 +287,6 @@ static inline void redlock_libev__on_connect(const redisAsyncContext *ac, int st
         return;
     }
     cn->state = REDLOCK_LIBEV__UP;
-    if (!cn->auth_failed) cn->status = 0;
 }
 
 static inline void redlock_libev__on_disconnect(const redisAsyncContext *ac, int status)
@@ -457,6 +473,14 @@ static inline int redlock_libev__send(void *user, int node, const redlock_comman
     redlock_libev__conn *cn;
     if (node < 0 || node >= c->n) return REDLOCK_ERR_INVALID;
     cn = &c->conn[node];
+    /* a connection the node closed while idle (a restart) is replaced
+       before this command is written to it */
+    if (cn->ac && !c->closing && cn->state == REDLOCK_LIBEV__UP && cn->count == 0 &&
+        redlock__hiredis_idle_broken(cn->ac->c.fd)) {
+        redlock_libev__drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
+        ev_timer_stop(c->loop, &cn->reconnect);
+        redlock_libev__connect(c, node);
+    }
     if (!cn->ac || c->closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
     if (cn->auth_failed) return cn->status ? cn->status : REDLOCK_ERR_AUTH;
     if (redlock_libev__push(cn, 0, tag) != 0) return REDLOCK_ERR_TRANSPORT;
@@ -601,8 +625,9 @@ static inline void redlock_libev_free(redlock_libev *c)
 /* The core client, for redlock_lock_init and friends. */
 static inline redlock_client *redlock_libev_client(redlock_libev *c) { return &c->core; }
 
-/* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...) or 0;
-   errbuf (optional) gets the text. */
+/* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
+   if none yet or a new connection has answered since; errbuf (optional)
+   gets the text. */
 static inline int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
     if (!c || c->_magic != REDLOCK_LIBEV__MAGIC || i < 0 || i >= c->n) return REDLOCK_ERR_INVALID;

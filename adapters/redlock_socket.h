@@ -56,6 +56,19 @@
    the last one until a new connection has answered (AUTH, SELECT or a
    command): then it is 0 again. Passwords and tokens are never logged
    (this file logs nothing) and the output buffer is wiped once written.
+   A connection the node closed while idle (a restart) is noticed before
+   the next command is written to it: the command goes to a new connection
+   and its vote is not lost. A SELECT that is refused (a db that does not
+   exist) is only known after the command pipelined behind it ran in db 0:
+   check the db number.
+
+   GUARANTEES (every adapter, tested against hostile nodes by
+   tests/integration.h): nothing called from the core blocks on the
+   network; the loop never sleeps past the core's next deadline, so a lock
+   is reported LOST when its validity ends; memory per node is bounded (a
+   huge, endless or unsolicited reply costs that node's vote, PROTOCOL);
+   a node that is unreachable, silent, resetting or misbehaving never
+   costs the healthy nodes' votes.
 
    3. BLOCKING API
    ---------------
@@ -1137,6 +1150,19 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     return 0;
 }
 
+/* An idle connection (no reply owed) that is readable was closed by the
+   node (a restart) or got bytes nobody asked for: it is replaced before a
+   command is written to it, so that command's vote is not lost. (A loop
+   that watches the fd all along sees the same at once.) */
+static int redlock__sock_idle_broken(const struct redlock__sock_node *nd)
+{
+    struct pollfd pf;
+    pf.fd = nd->fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    return poll(&pf, 1, 0) > 0;
+}
+
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
                                            const size_t *argvlen, redlock_tag tag)
 {
@@ -1145,6 +1171,8 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
     nd = &s->_nodes[node];
+    if (nd->state == REDLOCK__SOCK_UP && nd->q_count == 0 && redlock__sock_idle_broken(nd))
+        redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT); /* reopened below, for this command */
     if (nd->state == REDLOCK__SOCK_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
         redlock__sock_report(s, nd);
         return rc;

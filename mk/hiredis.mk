@@ -4,7 +4,7 @@
 # valgrind. IT_ONLY=<substring> runs a subset of the scenarios.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
-                tests/integration.h tests/redis_nodes.h tests/check.h
+                tests/integration.h tests/redis_nodes.h tests/hostile_server.h tests/check.h
 
 CHECKS += check-adapters-compile check-hiredis check-libev check-valgrind-adapters check-tsan-hiredis
 

@@ -19,7 +19,7 @@ $(BUILD)/fuzz_resp: tests/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
 $(BUILD)/test_socket_hostile: tests/test_socket_hostile.c tests/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/test_socket_hostile.c
 
-$(BUILD)/test_socket: tests/test_socket.c tests/hostile_server.h tests/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
+$(BUILD)/test_socket: tests/test_socket.c tests/hostile_server.h tests/redis_nodes.h tests/integration.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/test_socket.c -lpthread
 
 check-resp: $(BUILD)/test_resp

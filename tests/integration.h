@@ -867,6 +867,41 @@ static inline void it_hostile(int kind, int threaded)
     hostile_stop(&h);
 }
 
+/* A node restarts while the client is idle (no loop runs, no thread): the
+   next acquire notices the closed connection before writing to it and
+   gets that node's vote on a new connection, on the first attempt; the
+   node's status is 0 again once it has answered. */
+static void it_restart_idle(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "restart-idle");
+    it_lock_opts(&o, key, 2000);
+    l = it->lock(a, &o);
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    CHECK_EQ(redis_node_restart(rn, 0), 0);
+    redis_nodes__sleep_ms(150); /* the restart is older than any reconnect delay */
+    memset(&r, 0, sizeof r);
+    CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+    CHECK_EQ(r.attempts, 1);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(l), it_n), it_n); /* the restarted node too */
+    CHECK_EQ(it->node_status(a, 0), 0);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    it->unlock(l);
+    it->close(a);
+}
+
 static void it_hostile_stray(void) { it_hostile(IT_STRAY, 0); }
 static void it_hostile_huge(void) { it_hostile(IT_HUGE, 0); }
 static void it_hostile_silent(void) { it_hostile(IT_SILENT, 0); }
@@ -921,6 +956,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_acl_noscript, n);
         IT_RUN(it_select_db, n);
         IT_RUN(it_inflight_drop, n);
+        IT_RUN(it_restart_idle, n);
     }
     IT_RUN(it_hostile_stray, 3);
     IT_RUN(it_hostile_huge, 3);

@@ -270,13 +270,31 @@ static void hiredis_deinit_wakes_waiter(void)
     redis_nodes_stop(&rn);
 }
 
+/* Proves: a port outside 1..65535 is refused at init (0 means 6379). */
+static void hiredis_port_range(void)
+{
+    static const int bad[] = { 70000, 65536, -1 };
+    redlock_hiredis c;
+    redlock_hiredis_opts o;
+    size_t k;
+    redlock_hiredis_opts_init(&o);
+    o.node_count = 1;
+    o.node[0].host = "127.0.0.1";
+    for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        o.node[0].port = bad[k];
+        CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_ERR_INVALID);
+    }
+}
+
 int main(void)
 {
     static const it_ops ops = {
         "hiredis", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
     };
-    int rc = it_main(&ops);
+    int rc;
+    if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);
+    rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);
     return rc | CHECK_EXIT();

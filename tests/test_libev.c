@@ -185,11 +185,32 @@ static int t_node_status(it_client *c, int i) { return redlock_libev_node_status
 static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
+/* Proves: a port outside 1..65535 is refused at init (0 means 6379). */
+static void libev_port_range(void)
+{
+    static const int bad[] = { 70000, 65536, -1 };
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev c;
+    redlock_libev_opts o;
+    size_t k;
+    redlock_libev_opts_init(&o);
+    o.node_count = 1;
+    o.node[0].host = "127.0.0.1";
+    for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        o.node[0].port = bad[k];
+        CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
+    }
+    ev_loop_destroy(loop);
+}
+
 int main(void)
 {
     static const it_ops ops = {
         "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
     };
-    return it_main(&ops);
+    int rc;
+    if (it_selected("libev_port_range")) RUN(libev_port_range);
+    rc = it_main(&ops);
+    return rc | CHECK_EXIT();
 }
