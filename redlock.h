@@ -119,7 +119,10 @@
    is still positive; the core decides as soon as the votes allow and does
    not wait for stragglers. A failed attempt is undone on *all* nodes (a late
    OK may have landed) and retried after retry_delay +- retry_jitter, up to
-   retry_count retries and no later than wait_ms after the call.
+   retry_count retries. With wait_ms, a retry that would start too late for
+   its round (node_timeout_ms) to end by the deadline (wait_ms after the
+   call) is moved up to the last moment that still can; if that attempt
+   fails too, the acquire ends with TIMEOUT at the deadline, not before.
    The undo, and the cleanup after a lost lock, send the script itself
    (EVAL): one command per node. If the previous operation's undo or
    cleanup is still running when redlock_acquire is called, the first
@@ -481,6 +484,10 @@ struct redlock_lock {
     int *_alive;           /* cleared by deinit while a callback runs */
     int _attempt;
     int _retries;          /* retries left */
+    int _last_try;         /* the wait deadline is near: no retry after the current one */
+    int _give_up;          /* nothing left to try: TIMEOUT is reported at _retry_at (the deadline) */
+    int _fail_votes;       /* ... with the votes and elapsed time of the last attempt */
+    int64_t _fail_elapsed_us;
     int _extensions;
     int _lost_status;
     int _renew_status;     /* last failed renewal's reason */
@@ -886,7 +893,7 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
        until its answer says otherwise, the node is not ours to act on */
     if (step == REDLOCK__ST_EXT_PEXPIRE && redlock__extend_bound(lk) < n->until) n->until = redlock__extend_bound(lk);
     if (step == REDLOCK__ST_EXT_GETSET) n->until = 0;
-    lk->_dirty = 1;
+    /* sent by the drive loop that runs after every answer */
 }
 
 /* Builds the command for node i's current step. Argument text lives in the
@@ -1301,6 +1308,28 @@ static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t
     return redlock__report(lk, alive, REDLOCK_OP_LOST, reason, 0, now);
 }
 
+/* The acquire ends without the lock. */
+static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int votes, int64_t elapsed_us,
+                            int64_t now) {
+    lk->_state = REDLOCK_STATE_IDLE;
+    if (lk->_client->_cb.on_event) {
+        redlock_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.type = REDLOCK_EV_FAILED;
+        ev.op = REDLOCK_OP_ACQUIRE;
+        ev.node = -1;
+        ev.status = status;
+        ev.votes = votes;
+        ev.attempt = lk->_attempt;
+        ev.elapsed_us = elapsed_us;
+        redlock__emit(lk, &ev);
+    }
+    /* the undo goes out before the callback, which may deinitialise or re-acquire */
+    redlock__flush(lk, now, alive);
+    if (!*alive) return 0;
+    return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, status, votes, now);
+}
+
 static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
@@ -1347,9 +1376,17 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     ev.attempt = lk->_attempt;
     ev.elapsed_us = now - lk->_round_start;  /* the attempt's, before the undo round starts */
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
-    if (lk->_retries > 0) {
+    if (lk->_retries > 0 && !lk->_last_try) {
         int64_t delay = redlock__jitter_delay(lk);
-        if (lk->_wait_ms <= 0 || now + delay < lk->_wait_deadline) {
+        /* a wait deadline is kept, not cut short: when the next retry would
+           start too late for its round to end in time, one last attempt
+           starts at the last moment from which it still can */
+        int64_t latest = lk->_wait_deadline - c->_cfg.node_timeout_ms * 1000;
+        if (lk->_wait_ms > 0 && now + delay > latest) {
+            lk->_last_try = 1;
+            delay = latest - now;
+        }
+        if (delay >= 0) {
             lk->_retries--;
             lk->_retry_at = now + delay;
             ev.type = REDLOCK_EV_RETRY;
@@ -1357,16 +1394,15 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
             redlock__emit(lk, &ev);
             return 1;
         }
-        status = REDLOCK_ERR_TIMEOUT;
-        ev.status = status;
     }
-    lk->_state = REDLOCK_STATE_IDLE;
-    ev.type = REDLOCK_EV_FAILED;
-    redlock__emit(lk, &ev);
-    /* the undo goes out before the callback, which may deinitialise or re-acquire */
-    redlock__flush(lk, now, alive);
-    if (!*alive) return 0;
-    return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, status, t.yes, now);
+    if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
+        lk->_give_up = 1;
+        lk->_fail_votes = t.yes;
+        lk->_fail_elapsed_us = ev.elapsed_us;
+        lk->_retry_at = lk->_wait_deadline;
+        return 1;
+    }
+    return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
 }
 
 static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t now) {
@@ -1481,6 +1517,8 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     /* the next attempt waits for the undo of the last one (or the cleanup
        of the previous operation) to finish: it needs the same token */
     if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_retry_at) {
+        if (lk->_give_up)
+            return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_fail_elapsed_us, now);
         redlock__start_attempt(lk, now);
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
                !lk->_capped && now >= lk->_renew_at) {
@@ -1555,11 +1593,9 @@ static int redlock__usable(const redlock_lock *lk) {
 /* ---- API ---- */
 
 REDLOCK_API void redlock_config_init(redlock_config *cfg) {
-    int i;
     if (!cfg) return;
-    memset(cfg, 0, sizeof *cfg);
+    memset(cfg, 0, sizeof *cfg); /* mode[]: REDLOCK_MODE_AUTO, which is 0 */
     cfg->node_count = 1;
-    for (i = 0; i < REDLOCK_MAX_NODES; i++) cfg->mode[i] = REDLOCK_MODE_AUTO;
     cfg->node_timeout_ms = 50;
     cfg->drift_factor = 0.01;
     cfg->clock_drift_ms = 2;
@@ -1615,7 +1651,6 @@ static void redlock__detach(redlock_lock *lk) {
     if (lk->_alive) *lk->_alive = 0;
     lk->_alive = NULL;
     lk->_magic = 0;
-    lk->_next = lk->_prev = NULL;
 }
 
 REDLOCK_API void redlock_client_deinit(redlock_client *c) {
@@ -1703,6 +1738,7 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
+    lk->_last_try = lk->_give_up = 0;
     lk->_op_start = now;
     lk->_retry_at = now;  /* the first attempt: now, or when a running undo is done */
     lk->_wait_deadline = now + lk->_wait_ms * 1000;

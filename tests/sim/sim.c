@@ -115,6 +115,7 @@ typedef struct slot {        /* one lock handle of a client */
     int64_t renew_every_us;
     int capped;              /* max_hold / max_extensions set: HOLD_LIMIT allowed */
     int waits;               /* wait_ms set: TIMEOUT allowed */
+    int last_try;            /* a retry was moved up to meet wait_ms: no retry after it */
     int64_t ext_ttl_ms;      /* ttl of the user's extend in flight, 0 none */
     int64_t retry_at;        /* local time the next attempt may start, 0 none */
     int64_t round_start;     /* local start of the last successful acquire/renewal */
@@ -347,13 +348,19 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
         break;
     case REDLOCK_EV_RETRY: {
         int64_t base = c->retry_delay_ms * 1000, jit = c->retry_jitter_ms > 0 ? c->retry_jitter_ms * 1000 : 0;
-        if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit)
-            violation(W, "retry delay outside retry_delay +- jitter", c->id);
+        if (s->last_try) violation(W, "a retry after the last try before the wait deadline", c->id);
+        if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit) {
+            /* only the last try before a wait deadline comes sooner */
+            if (!s->waits || ev->delay_us < 0 || ev->delay_us > base + jit)
+                violation(W, "retry delay outside retry_delay +- jitter", c->id);
+            s->last_try = 1;
+        }
         s->retry_at = now + ev->delay_us;
         break;
     }
     case REDLOCK_EV_ATTEMPT:
         if (ev->attempt > 1 && s->retry_at && now < s->retry_at) violation(W, "attempt before its retry delay", c->id);
+        if (ev->attempt == 1) s->last_try = 0;
         s->retry_at = 0;
         break;
     case REDLOCK_EV_LOST:

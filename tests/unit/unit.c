@@ -43,6 +43,7 @@ static struct {
     redlock_lock_opts reinit_opts;
     int fail_send_rc;                     /* what send returns for fail_send_node (0: TRANSPORT) */
     const char *deinit_on_send;           /* send deinitialises L when a command starts with this */
+    int scribble_on_send;                 /* ... and then overwrites L's memory with 0xAA */
     int deinit_on_extend;                 /* on_result deinitialises on op EXTEND */
     int acquire_on_extend, acquire_rc;    /* on_result acquires again on a failed op EXTEND */
 } T;
@@ -82,6 +83,7 @@ static int t_send(void *u, int node, const redlock_command *cmd, redlock_tag tag
     if (T.deinit_on_send && strncmp(s->cmd, T.deinit_on_send, strlen(T.deinit_on_send)) == 0) {
         T.deinit_on_send = NULL;
         redlock_lock_deinit(&L);
+        if (T.scribble_on_send) memset(&L, 0xAA, sizeof L);
     }
     if (T.sync) {
         redlock_reply r;
@@ -224,6 +226,10 @@ static void test_client_init_errors(void) {
     CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_ERR_INVALID);
     cfg.node_timeout_ms = 0;
     cfg.drift_factor = 0.0 / 0.0;
+    CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_ERR_INVALID);
+    cfg.drift_factor = -0.01;
+    CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_ERR_INVALID);
+    cfg.drift_factor = 0.5;
     CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_ERR_INVALID);
     cfg.drift_factor = 0;
     cfg.mode[1] = (redlock_mode)9;
@@ -410,8 +416,20 @@ static void test_timeouts_no_quorum(void) {
     teardown();
 }
 
+/* Proves: a wait deadline is kept. Retries every 100 ms, wait 250 ms, node
+   timeout 50: attempts at 0, 100 and 200 ms; the retry due at 300 would end
+   too late, so one last attempt starts at 200 (250 - 50, the last moment
+   its round can still end in time); when it fails too, TIMEOUT is reported
+   at 250 ms, not before. */
+static const redlock_event *last_ev(redlock_event_type t) {
+    int i;
+    for (i = T.evn - 1; i >= 0; i--) if (T.ev[i].type == t) return &T.ev[i];
+    return NULL;
+}
 static void test_wait_deadline(void) {
     redlock_lock_opts o;
+    int64_t t0;
+    int k = 0, attempt;
     setup_n(1, 0, 1000);
     redlock_lock_deinit(&L);
     memset(&o, 0, sizeof o);
@@ -421,16 +439,71 @@ static void test_wait_deadline(void) {
     o.wait_ms = 250;
     o.on_result = t_result;
     redlock_lock_init(&L, &C, &o);
+    t0 = T.now;
     redlock_acquire(&L);
-    nil(0);
-    run_until_sent(2);
-    nil(2);
-    run_until_sent(4);
-    nil(4);                               /* next retry would start after 250 ms */
+    for (attempt = 1; attempt <= 4; attempt++) {
+        CHECK(starts(k, "SET res"));
+        CHECK_EQ(T.now, t0 + (attempt < 4 ? attempt - 1 : 2) * 100000);
+        nil(k);                           /* held elsewhere */
+        num(k + 1, 0);                    /* the undo */
+        CHECK_EQ(T.res.n, 0);
+        if (attempt < 4) {
+            CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, attempt < 3 ? 100000 : 0);
+            run_until_sent(k + 2);
+        }
+        k += 2;
+    }
+    CHECK_EQ(T.timer, t0 + 250000);       /* nothing more to try: wait for the deadline */
+    CHECK_EQ(count_ev(REDLOCK_EV_FAILED), 0);
+    advance_to(t0 + 249999);
+    CHECK_EQ(T.res.n, 0);
+    advance_to(t0 + 250000);
     CHECK_EQ(T.res.n, 1);
-    CHECK_EQ(T.res.r[0].attempts, 3);
+    CHECK_EQ(T.res.r[0].attempts, 4);
+    CHECK_EQ(T.res.r[0].elapsed_us, 250000);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TIMEOUT);
+    CHECK_EQ(last_ev(REDLOCK_EV_FAILED)->status, REDLOCK_ERR_TIMEOUT);
+    CHECK_EQ(T.qn, 8);
     teardown();
+}
+
+/* Proves: a wait shorter than the retry delay still gets its last attempt
+   (at wait - node timeout) instead of giving up after the first; a wait
+   shorter than one node timeout gives up at the deadline. */
+static void test_wait_shorter_than_delay(void) {
+    redlock_lock_opts o;
+    int64_t t0;
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+        setup_n(1, 0, 1000);
+        redlock_lock_deinit(&L);
+        memset(&o, 0, sizeof o);
+        o.key = "res";
+        o.ttl_ms = 1000;
+        o.retry_delay_ms = 500;
+        o.wait_ms = pass ? 30 : 200;
+        o.on_result = t_result;
+        redlock_lock_init(&L, &C, &o);
+        t0 = T.now;
+        redlock_acquire(&L);
+        nil(0);
+        num(1, 0);
+        CHECK_EQ(T.res.n, 0);
+        if (!pass) {
+            CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 150000);
+            run_until_sent(2);
+            CHECK_EQ(T.now, t0 + 150000);
+            CHECK(starts(2, "SET res"));
+            ok(2);                        /* won on the last try */
+            CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+        } else {
+            CHECK_EQ(T.timer, t0 + 30000);
+            advance_to(t0 + 30000);
+            CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TIMEOUT);
+            CHECK_EQ(T.res.r[0].elapsed_us, 30000);
+        }
+        teardown();
+    }
 }
 
 static void test_send_failure(void) {
@@ -1017,11 +1090,6 @@ static int ends(int k, const char *suffix) {
     size_t n = strlen(T.q[k].cmd), m = strlen(suffix);
     return k < T.qn && n >= m && strcmp(T.q[k].cmd + n - m, suffix) == 0;
 }
-static const redlock_event *last_ev(redlock_event_type t) {
-    int i;
-    for (i = T.evn - 1; i >= 0; i--) if (T.ev[i].type == t) return &T.ev[i];
-    return NULL;
-}
 static int tags_distinct(void) {
     int a, b;
     for (a = 0; a < T.qn; a++)
@@ -1518,6 +1586,14 @@ static void test_defect6_ms_settings_range(void) {
     redlock_acquire(&L);
     T.now += 1;
     nil(0);
+    num(1, 0);
+    CHECK_EQ(T.res.n, 0);                    /* the last try, as late as can still end in time */
+    CHECK_EQ(T.timer, T.now - 1 + max * 1000 - 50000);
+    advance_to(T.timer);
+    nil(2);
+    num(3, 0);
+    CHECK_EQ(T.timer, T.now + 50000);        /* then the deadline */
+    advance_to(T.timer);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TIMEOUT);
     teardown();
 }
@@ -3714,6 +3790,122 @@ static void test_null_reply_and_error_zero(void) {
     teardown();
 }
 
+/* Proves: a lock that expires after a user's extend succeeded reports
+   LOST only: that extend was answered already. */
+static void test_expiry_after_user_extend(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_extend(&L, 500), REDLOCK_OK);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 2);
+    advance_to(redlock_lock_valid_until(&L));
+    CHECK_EQ(T.res.n, 3);
+    CHECK_EQ(T.res.r[2].op, REDLOCK_OP_LOST);
+    CHECK_EQ(T.res.r[2].status, REDLOCK_ERR_EXPIRED);
+    teardown();
+}
+
+/* Proves: a lock deinitialised (and its memory scribbled over) inside a
+   result callback is never written again: after a failed acquire, after
+   a LOST, and after the EXTEND answer that comes before a LOST. */
+static redlock_op scribble_op;
+static void scribble_on_op(redlock_lock *lk, const redlock_result *r) {
+    t_result(lk, r);
+    if (r->op == scribble_op) {
+        redlock_lock_deinit(lk);
+        memset(lk, 0xAA, sizeof *lk);
+    }
+}
+static int all_bytes(const void *p, size_t n, unsigned char v) {
+    const unsigned char *b = (const unsigned char *)p;
+    while (n--) if (*b++ != v) return 0;
+    return 1;
+}
+static void test_deinit_in_result_never_written_again(void) {
+    int pass;
+    for (pass = 0; pass < 3; pass++) {
+        redlock_lock_opts o;
+        int sent;
+        setup_n(1, 0, 1000);
+        redlock_lock_deinit(&L);
+        memset(&o, 0, sizeof o);
+        o.key = "res";
+        o.ttl_ms = 1000;
+        o.retry_count = -1;                  /* no retries */
+        o.on_result = scribble_on_op;
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        scribble_op = pass == 0 ? REDLOCK_OP_ACQUIRE : pass == 1 ? REDLOCK_OP_LOST : REDLOCK_OP_EXTEND;
+        redlock_acquire(&L);
+        if (pass == 0) {
+            nil(0);                          /* held elsewhere: the acquire fails */
+        } else {
+            ok(0);
+            if (pass == 1) advance_to(redlock_lock_valid_until(&L));
+            else { redlock_extend(&L, 0); num(1, 0); } /* the key is gone: EXTEND, then LOST */
+        }
+        CHECK_EQ(T.res.n, 1 + (pass > 0));
+        CHECK(all_bytes(&L, sizeof L, 0xAA));
+        sent = T.qn;
+        advance_to(T.now + 2000000);
+        CHECK_EQ(T.qn, sent);
+        CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+        memset(&L, 0, sizeof L);
+        redlock_client_deinit(&C);
+    }
+}
+
+/* Proves: a timer that fires early (one-shot timers may) is armed again
+   with the deadline that remains, even though it did not change. */
+/* Proves: a lock deinitialised inside send while its LOST cleanup goes out
+   is never written again, and its LOST result is not reported. */
+static void test_deinit_in_cleanup_send(void) {
+    int sent;
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    T.deinit_on_send = "EVAL ";
+    T.scribble_on_send = 1;
+    advance_to(redlock_lock_valid_until(&L));
+    CHECK(all_bytes(&L, sizeof L, 0xAA));
+    CHECK_EQ(T.res.n, 1);
+    sent = T.qn;
+    advance_to(T.now + 2000000);
+    CHECK_EQ(T.qn, sent);
+    memset(&L, 0, sizeof L);
+    redlock_client_deinit(&C);
+}
+
+static void test_early_timer_rearmed(void) {
+    int64_t d;
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    d = T.timer;
+    CHECK(d != REDLOCK_NO_DEADLINE);
+    T.timer = 0;
+    advance_to(d - 1000);
+    CHECK_EQ(T.timer, d);
+    T.timer = 0;
+    redlock_on_timer(&C);                    /* spurious, at the same time */
+    CHECK_EQ(T.timer, d);
+    teardown();
+}
+
+/* Proves: an INFO answer that is not a string says nothing about the
+   version: no switch to legacy. */
+static void test_info_not_a_string(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    CHECK_STR(T.q[1].cmd, "INFO server");
+    num(1, 20417);
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+    CHECK_EQ(count_cmd(0, "SETNX"), 0);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
+    teardown();
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
@@ -3813,5 +4005,11 @@ int main(int argc, char **argv) {
     RUN_T(test_release_decides_without_straggler);
     RUN_T(test_vote_after_decision);
     RUN_T(test_null_reply_and_error_zero);
+    RUN_T(test_wait_shorter_than_delay);
+    RUN_T(test_expiry_after_user_extend);
+    RUN_T(test_deinit_in_result_never_written_again);
+    RUN_T(test_early_timer_rearmed);
+    RUN_T(test_deinit_in_cleanup_send);
+    RUN_T(test_info_not_a_string);
     return CHECK_EXIT();
 }
