@@ -3877,6 +3877,51 @@ static void test_deinit_in_cleanup_send(void) {
     redlock_client_deinit(&C);
 }
 
+/* Proves: the same when the lock is deinitialised inside the send of the
+   undo of a failed acquire: no result, nothing written, nothing sent. */
+static void test_deinit_in_undo_send(void) {
+    redlock_lock_opts o;
+    int sent;
+    setup_n(1, 0, 1000);
+    redlock_lock_deinit(&L);
+    memset(&o, 0, sizeof o);
+    o.key = "res";
+    o.ttl_ms = 1000;
+    o.retry_count = -1;
+    o.on_result = t_result;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    redlock_acquire(&L);
+    T.deinit_on_send = "EVAL ";
+    T.scribble_on_send = 1;
+    nil(0);
+    CHECK(all_bytes(&L, sizeof L, 0xAA));
+    CHECK_EQ(T.res.n, 0);
+    sent = T.qn;
+    advance_to(T.now + 2000000);
+    CHECK_EQ(T.qn, sent);
+    memset(&L, 0, sizeof L);
+    redlock_client_deinit(&C);
+}
+
+/* Proves: results that leave the lock not held carry validity 0. */
+static void test_validity_zero_unless_held(void) {
+    int i;
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    num(1, 1);
+    redlock_acquire(&L);
+    nil(2);
+    num(3, 0);
+    run_until_sent(4);
+    redlock_release(&L);                     /* cancels the acquire */
+    for (i = 0; i < T.res.n; i++)
+        if (!(T.res.r[i].op == REDLOCK_OP_ACQUIRE && T.res.r[i].status == REDLOCK_OK)) CHECK_EQ(T.res.r[i].validity_us, 0);
+    CHECK(T.res.n >= 3);
+    teardown();
+}
+
 static void test_early_timer_rearmed(void) {
     int64_t d;
     setup_n(1, 0, 1000);
@@ -4010,6 +4055,8 @@ int main(int argc, char **argv) {
     RUN_T(test_deinit_in_result_never_written_again);
     RUN_T(test_early_timer_rearmed);
     RUN_T(test_deinit_in_cleanup_send);
+    RUN_T(test_deinit_in_undo_send);
+    RUN_T(test_validity_zero_unless_held);
     RUN_T(test_info_not_a_string);
     return CHECK_EXIT();
 }
