@@ -6,22 +6,26 @@
    come back in order, so each one answers the oldest tag. No timeouts or
    reconnects here (the core's own node timeout still bounds every round).
 
+   The node list is parsed by redlock_socket_parse_nodes() (available with
+   REDLOCK_SOCKET_NO_CORE too): the same text the `redlock` tool reads.
+
    Build:  make examples-socket   (or: cc -std=c99 -I. examples/poll_loop.c)
-   Run:    build/example_poll_loop 6379 [6380 6381 ...]   (ports on 127.0.0.1)
+   Run:    build/example_poll_loop 127.0.0.1:6379,127.0.0.1:6380,/tmp/r.sock
+           (no argument: $REDLOCK_NODES; no AUTH / SELECT here)
 */
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_NO_CORE        /* we only want the RESP encoder/parser */
 #define REDLOCK_SOCKET_IMPLEMENTATION
 #include "adapters/redlock_socket.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +112,34 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
     else done = 1;
 }
 
+/* A plain blocking connect to a parsed node (TCP or Unix socket); -1 if
+   it is down. */
+static int dial(const redlock_socket_node *nd)
+{
+    int fd = -1;
+    if (nd->unix_path) {
+        struct sockaddr_un su;
+        memset(&su, 0, sizeof su);
+        su.sun_family = AF_UNIX;
+        memcpy(su.sun_path, nd->unix_path, strlen(nd->unix_path) + 1); /* length checked by the parser */
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&su, sizeof su) != 0) { close(fd); fd = -1; }
+    } else {
+        struct addrinfo hints, *res = NULL, *ai;
+        char port[16];
+        memset(&hints, 0, sizeof hints);
+        hints.ai_socktype = SOCK_STREAM;
+        snprintf(port, sizeof port, "%d", nd->port);
+        if (getaddrinfo(nd->host, port, &hints, &res) != 0) return -1;
+        for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+            fd = socket(ai->ai_family, SOCK_STREAM, 0);
+            if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) { close(fd); fd = -1; }
+        }
+        freeaddrinfo(res);
+    }
+    return fd;
+}
+
 static int64_t now_us(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000; }
 
 int main(int argc, char **argv)
@@ -117,19 +149,21 @@ int main(int argc, char **argv)
     redlock_lock lock;
     redlock_lock_opts o;
     int i;
-    for (i = 1; i < argc && nnodes < REDLOCK_MAX_NODES; i++) { /* connect: plain blocking connect, then non-blocking */
-        struct sockaddr_in sa;
+    redlock_socket_config list; /* only for its node list: the transport is ours */
+    void *mem = NULL;
+    char err[256];
+    redlock_socket_config_init(&list);
+    if (redlock_socket_parse_nodes(&list, argc > 1 ? argv[1] : NULL, &mem, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\nusage: %s host:port,host:port,...\n", err, argv[0]);
+        return 2;
+    }
+    for (i = 0; i < list.node_count; i++) { /* connect: plain blocking connect, then non-blocking */
         node *n = &nodes[nnodes++];
-        memset(&sa, 0, sizeof sa);
-        sa.sin_family = AF_INET;
-        sa.sin_port = htons((unsigned short)atoi(argv[i]));
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        n->fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (n->fd >= 0 && connect(n->fd, (struct sockaddr *)&sa, sizeof sa) != 0) { close(n->fd); n->fd = -1; }
+        n->fd = dial(&list.node[i]);
         if (n->fd >= 0) fcntl(n->fd, F_SETFL, fcntl(n->fd, F_GETFL, 0) | O_NONBLOCK);
         redlock_resp_parser_init(&n->parser);
     }
-    if (nnodes == 0) { fprintf(stderr, "usage: %s PORT [PORT...]\n", argv[0]); return 2; }
+    redlock_socket_free_nodes(mem);
 
     redlock_config_init(&cfg);
     cfg.node_count = nnodes;

@@ -5,7 +5,9 @@
    Run:    scripts/redis-nodes.sh start 3 /tmp/rl   # prints the node list
            build/example_socket 127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3
            scripts/redis-nodes.sh stop /tmp/rl
-   A node may also be a Unix socket path (anything starting with '/').
+   The node list is the one the `redlock` tool reads (without an argument:
+   $REDLOCK_NODES): host:port, [ipv6]:port, /path/to/redis.sock,
+   redis://[user:pass@]host[:port][/db], unix://[user:pass@]/path[?db=N].
 */
 #define REDLOCK_IMPLEMENTATION        /* the core's implementation ...      */
 #define REDLOCK_SOCKET_IMPLEMENTATION /* ... and the adapter's, in this file */
@@ -23,35 +25,30 @@ static void on_result(redlock_lock *lock, const redlock_result *r)
 
 int main(int argc, char **argv)
 {
-    char list[1024], *item;
     redlock_socket_config cfg;
     redlock_socket s;
     redlock_socket_lock lock;
     redlock_lock_opts o;
+    void *nodes = NULL; /* the node strings, until init has copied them */
+    char err[256];
     int rc, i;
 
-    /* 1. Nodes: "host:port,..." (default one node on 127.0.0.1:6379). */
+    /* 1. Nodes: a list as users write it (argv[1], else $REDLOCK_NODES). */
     redlock_socket_config_init(&cfg);
-    cfg.node_count = 0;
-    snprintf(list, sizeof list, "%s", argc > 1 ? argv[1] : "127.0.0.1:6379");
-    for (item = strtok(list, ","); item && cfg.node_count < REDLOCK_MAX_NODES; item = strtok(NULL, ",")) {
-        redlock_socket_node *nd = &cfg.node[cfg.node_count++];
-        char *colon = strrchr(item, ':');
-        if (item[0] == '/') {
-            nd->unix_path = item;
-            continue;
-        }
-        nd->host = item;
-        if (colon) {
-            *colon = 0;
-            nd->port = atoi(colon + 1);
-        }
+    if (redlock_socket_parse_nodes(&cfg, argc > 1 ? argv[1] : NULL, &nodes, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err); /* never shows a password */
+        return 64;
     }
-    cfg.node[0].password = getenv("REDIS_PASSWORD"); /* optional AUTH (all nodes: set each) */
-    for (i = 1; i < cfg.node_count; i++) cfg.node[i].password = cfg.node[0].password;
+    for (i = 0; i < cfg.node_count; i++) { /* how to name a node in a message */
+        char shown[256];
+        redlock_socket_format_node(&cfg.node[i], shown, sizeof shown);
+        printf("node %d: %s\n", i, shown);
+    }
 
     /* 2. The adapter: connections open on first use (or now, with connect). */
-    if ((rc = redlock_socket_init(&s, &cfg)) != REDLOCK_OK) {
+    rc = redlock_socket_init(&s, &cfg);
+    redlock_socket_free_nodes(nodes); /* init copied what it needs */
+    if (rc != REDLOCK_OK) {
         fprintf(stderr, "init: %s\n", redlock_strerror(rc));
         return 1;
     }

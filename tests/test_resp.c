@@ -1,7 +1,8 @@
 /* test_resp.c - RESP2 encoder and incremental parser of adapters/redlock_socket.h.
    No server, no core: every input is fed whole, byte by byte and in chunks
    of 3, and must give the same replies; every malformed input gives an
-   exact parser error. */
+   exact parser error. The node-list parser (redlock_socket_parse_nodes,
+   format_node, scrub_nodes) is tested here too: it needs no server. */
 #define REDLOCK_SOCKET_NO_CORE
 #define REDLOCK_SOCKET_IMPLEMENTATION
 #include "adapters/redlock_socket.h"
@@ -416,6 +417,201 @@ static void test_encode(void)
     }
 }
 
+/* ---- node lists: redlock_socket_parse_nodes / format_node / scrub_nodes ---- */
+
+/* Parses one list into a fresh config; the node's fields as text. */
+static int parse1(const char *list, redlock_socket_config *cfg, void **mem, char *err, size_t errlen)
+{
+    redlock_socket_config_init(cfg);
+    *mem = NULL;
+    return redlock_socket_parse_nodes(cfg, list, mem, err, errlen);
+}
+
+static const char *s_or(const char *s) { return s ? s : "(null)"; }
+
+/* list -> "host|port|unix_path|user|pass|db" of node 0 and the formatted text */
+static void expect_node(const char *list, const char *fields, const char *shown)
+{
+    redlock_socket_config cfg;
+    void *mem;
+    char err[256], got[512], fmt[256];
+    int rc = parse1(list, &cfg, &mem, err, sizeof err);
+    CHECK_EQ(rc, 0);
+    if (rc != 0) {
+        printf("#   %s: %s\n", list, err);
+        return;
+    }
+    CHECK_EQ(cfg.node_count, 1);
+    snprintf(got, sizeof got, "%s|%d|%s|%s|%s|%d", s_or(cfg.node[0].host), cfg.node[0].port, s_or(cfg.node[0].unix_path),
+             s_or(cfg.node[0].username), s_or(cfg.node[0].password), cfg.node[0].db);
+    CHECK_STR(got, fields);
+    CHECK_EQ(redlock_socket_format_node(&cfg.node[0], fmt, sizeof fmt), (long long)strlen(shown));
+    CHECK_STR(fmt, shown);
+    redlock_socket_free_nodes(mem);
+}
+
+/* list -> error status and message; cfg and mem untouched */
+static void expect_bad(const char *list, int status, const char *msg)
+{
+    redlock_socket_config cfg;
+    void *mem;
+    char err[256];
+    int rc = parse1(list, &cfg, &mem, err, sizeof err);
+    CHECK_EQ(rc, status);
+    CHECK_STR(err, msg);
+    CHECK(mem == NULL);
+    CHECK_EQ(cfg.node_count, 1); /* config_init's default, untouched */
+    CHECK_STR(cfg.node[0].host, "127.0.0.1");
+    if (rc == 0) redlock_socket_free_nodes(mem);
+}
+
+static void test_node_specs(void)
+{
+    expect_node("127.0.0.1:7000", "127.0.0.1|7000|(null)|(null)|(null)|0", "127.0.0.1:7000");
+    expect_node("localhost", "localhost|6379|(null)|(null)|(null)|0", "localhost:6379");
+    expect_node("[::1]:7001", "::1|7001|(null)|(null)|(null)|0", "[::1]:7001");
+    expect_node("[fe80::1]", "fe80::1|6379|(null)|(null)|(null)|0", "[fe80::1]:6379");
+    expect_node("/tmp/redis.sock", "(null)|0|/tmp/redis.sock|(null)|(null)|0", "/tmp/redis.sock");
+    expect_node("./r.sock", "(null)|0|./r.sock|(null)|(null)|0", "./r.sock");
+    expect_node("redis://h:7002", "h|7002|(null)|(null)|(null)|0", "h:7002");
+    expect_node("redis://h:7003/", "h|7003|(null)|(null)|(null)|0", "h:7003");
+    expect_node("redis://h/4", "h|6379|(null)|(null)|(null)|4", "redis://h:6379/4");
+    expect_node("redis://alice:pw@db.example:7004/3", "db.example|7004|(null)|alice|pw|3", "redis://alice:***@db.example:7004/3");
+    expect_node("redis://:s3cr3t@[::1]:7005", "::1|7005|(null)|(null)|s3cr3t|0", "redis://:***@[::1]:7005");
+    /* %-escapes: ',' and '%' in a password; the last '@' ends it */
+    expect_node("redis://:p%2Cw%25d@h", "h|6379|(null)|(null)|p,w%d|0", "redis://:***@h:6379");
+    expect_node("redis://:p@ss/w0rd@h:1", "h|1|(null)|(null)|p@ss/w0rd|0", "redis://:***@h:1");
+    expect_node("redis://b%6Fb:x@h", "h|6379|(null)|bob|x|0", "redis://bob:***@h:6379");
+    expect_node("unix:///var/run/r.sock", "(null)|0|/var/run/r.sock|(null)|(null)|0", "/var/run/r.sock");
+    expect_node("unix:///var/run/r.sock?db=2", "(null)|0|/var/run/r.sock|(null)|(null)|2", "unix:///var/run/r.sock?db=2");
+    expect_node("unix://u:p@/r.sock?db=9", "(null)|0|/r.sock|u|p|9", "unix://u:***@/r.sock?db=9");
+    expect_node("unix://:a@b@/r.sock", "(null)|0|/r.sock|(null)|a@b|0", "unix://:***@/r.sock");
+}
+
+static void test_node_errors(void)
+{
+    char many[512];
+    int i;
+    expect_bad("", REDLOCK_ERR_INVALID, "no nodes (an empty list, or REDLOCK_NODES not set)");
+    expect_bad("h:1,,h:2", REDLOCK_ERR_INVALID, "empty node in the list");
+    expect_bad("h:1,", REDLOCK_ERR_INVALID, "empty node in the list");
+    expect_bad("h:0", REDLOCK_ERR_INVALID, "bad node 'h:0': port must be 1..65535");
+    expect_bad("h:65536", REDLOCK_ERR_INVALID, "bad node 'h:65536': port must be 1..65535");
+    expect_bad("h:", REDLOCK_ERR_INVALID, "bad node 'h:': port must be 1..65535");
+    expect_bad("h:x1", REDLOCK_ERR_INVALID, "bad node 'h:x1': port must be 1..65535");
+    expect_bad("::1:6379", REDLOCK_ERR_INVALID, "bad node '::1:6379': IPv6 addresses need [brackets]");
+    expect_bad("[::1", REDLOCK_ERR_INVALID, "bad node '[::1': missing ']'");
+    expect_bad("[::1]x", REDLOCK_ERR_INVALID, "bad node '[::1]x': junk after ']'");
+    expect_bad(":6379", REDLOCK_ERR_INVALID, "bad node ':6379': missing host");
+    expect_bad("a b:1", REDLOCK_ERR_INVALID, "bad node 'a b:1': bad host name");
+    expect_bad("redis://h/zero", REDLOCK_ERR_INVALID, "bad node 'redis://h/zero': database must be a number");
+    expect_bad("redis://h?timeout=1", REDLOCK_ERR_INVALID, "bad node 'redis://h?timeout=1': URL options are not supported");
+    expect_bad("rediss://h", REDLOCK_ERR_INVALID, "bad node 'rediss://h': TLS (rediss://) is not supported");
+    expect_bad("http://h", REDLOCK_ERR_INVALID, "bad node 'http://h': unknown URL scheme (use redis:// or unix://)");
+    expect_bad("redis://alice@h", REDLOCK_ERR_INVALID, "bad node 'redis://***@h': give a password as user:pass@ or :pass@");
+    expect_bad("redis://:@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': empty password");
+    expect_bad("redis://:%zz@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");
+    expect_bad("redis://:a%00b@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");
+    expect_bad("redis://%g:p@h", REDLOCK_ERR_INVALID, "bad node 'redis://%g:***@h': bad %-escape in the user name");
+    expect_bad("unix://r.sock", REDLOCK_ERR_INVALID, "bad node 'unix://r.sock': unix:// needs an absolute path");
+    expect_bad("unix:///r.sock?x=1", REDLOCK_ERR_INVALID, "bad node 'unix:///r.sock?x=1': only ?db=N is supported");
+    /* passwords never appear in a message */
+    expect_bad("redis://bob:Sup3rSecret@127.0.0.1:99999/0", REDLOCK_ERR_INVALID,
+               "bad node 'redis://bob:***@127.0.0.1:99999/0': port must be 1..65535");
+    expect_bad("h:1,redis://:Sup3r@h:1", REDLOCK_ERR_INVALID, "node 'redis://:***@h:1' is listed twice");
+    expect_bad("Host.Example:7000,host.example:7000", REDLOCK_ERR_INVALID, "node 'host.example:7000' is listed twice");
+    expect_bad("/a.sock,unix:///a.sock", REDLOCK_ERR_INVALID, "node 'unix:///a.sock' is listed twice");
+    {
+        char path[200];
+        memset(path, 'p', sizeof path);
+        path[0] = '/';
+        path[sizeof path - 1] = 0;
+        redlock_socket_config cfg;
+        void *mem;
+        char err[256];
+        CHECK_EQ(parse1(path, &cfg, &mem, err, sizeof err), REDLOCK_ERR_INVALID);
+        CHECK(strstr(err, "unix socket path too long") != NULL);
+    }
+    many[0] = 0;
+    for (i = 0; i < REDLOCK_MAX_NODES + 1; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%sh:%d", i ? "," : "", 7000 + i);
+    expect_bad(many, REDLOCK_ERR_NODES, "too many nodes (at most 16)");
+}
+
+static void test_node_lists(void)
+{
+    redlock_socket_config cfg;
+    void *mem = NULL;
+    char err[256], list[] = "redis://bob:secret@h:1,redis://:p@ss@h2,h3,unix://:pw@/s.sock?db=1";
+    int i;
+    /* several nodes; same host with another db is another node; "h:1/2"
+       has a '/': a unix socket path */
+    CHECK_EQ(parse1("h:1,redis://h:1/2,h:1/2", &cfg, &mem, err, sizeof err), 0);
+    CHECK_EQ(cfg.node_count, 3);
+    CHECK_STR(cfg.node[2].unix_path, "h:1/2");
+    CHECK_EQ(redlock_socket_parse_nodes(&cfg, "redis://H:1/2", &mem, err, sizeof err), REDLOCK_ERR_INVALID);
+    CHECK_STR(err, "node 'redis://H:1/2' is listed twice");
+    redlock_socket_free_nodes(mem);
+    CHECK_EQ(parse1("a:1,[::1]:2,/s.sock", &cfg, &mem, err, sizeof err), 0);
+    CHECK_EQ(cfg.node_count, 3);
+    CHECK_STR(cfg.node[1].host, "::1");
+    CHECK_STR(cfg.node[2].unix_path, "/s.sock");
+    /* appending with the same mem: node_count grows, a duplicate is refused */
+    CHECK_EQ(redlock_socket_parse_nodes(&cfg, "b:1", &mem, err, sizeof err), 0);
+    CHECK_EQ(cfg.node_count, 4);
+    CHECK_STR(cfg.node[3].host, "b");
+    CHECK_STR(cfg.node[0].host, "a"); /* the first block still lives */
+    CHECK_EQ(redlock_socket_parse_nodes(&cfg, "c:1,a:1", &mem, err, sizeof err), REDLOCK_ERR_INVALID);
+    CHECK_STR(err, "node 'a:1' is listed twice");
+    CHECK_EQ(cfg.node_count, 4);
+    redlock_socket_free_nodes(mem);
+    /* REDLOCK_NODES when the list is NULL */
+    setenv("REDLOCK_NODES", "e1:7001,e2:7002", 1);
+    CHECK_EQ(parse1(NULL, &cfg, &mem, err, sizeof err), 0);
+    CHECK_EQ(cfg.node_count, 2);
+    CHECK_STR(cfg.node[1].host, "e2");
+    CHECK_EQ(cfg.node[1].port, 7002);
+    redlock_socket_free_nodes(mem);
+    unsetenv("REDLOCK_NODES");
+    CHECK_EQ(parse1(NULL, &cfg, &mem, err, sizeof err), REDLOCK_ERR_INVALID);
+    CHECK_EQ(parse1(NULL, &cfg, &mem, NULL, 0), REDLOCK_ERR_INVALID); /* err may be NULL */
+    CHECK_EQ(redlock_socket_parse_nodes(NULL, "h", &mem, err, sizeof err), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_parse_nodes(&cfg, "h", NULL, err, sizeof err), REDLOCK_ERR_INVALID);
+    redlock_socket_free_nodes(NULL);
+    /* exactly REDLOCK_MAX_NODES is fine */
+    {
+        char many[512] = "";
+        for (i = 0; i < REDLOCK_MAX_NODES; i++)
+            snprintf(many + strlen(many), sizeof many - strlen(many), "%sh:%d", i ? "," : "", 7000 + i);
+        CHECK_EQ(parse1(many, &cfg, &mem, err, sizeof err), 0);
+        CHECK_EQ(cfg.node_count, REDLOCK_MAX_NODES);
+        CHECK_EQ(redlock_socket_parse_nodes(&cfg, "x:1", &mem, err, sizeof err), REDLOCK_ERR_NODES);
+        redlock_socket_free_nodes(mem);
+    }
+    /* scrub: passwords overwritten in place, where the parser finds them */
+    redlock_socket_scrub_nodes(list);
+    CHECK_STR(list, "redis://bob:xxxxxx@h:1,redis://:xxxx@h2,h3,unix://:xx@/s.sock?db=1");
+    {
+        char l2[] = "redis://onlyuser@h";
+        redlock_socket_scrub_nodes(l2);
+        CHECK_STR(l2, "redis://xxxxxxxx@h");
+    }
+    redlock_socket_scrub_nodes(NULL);
+    /* format: cut to fit, the needed length returned */
+    {
+        redlock_socket_node nd;
+        char small[8];
+        memset(&nd, 0, sizeof nd);
+        nd.host = "example.org";
+        nd.port = 6380;
+        CHECK_EQ(redlock_socket_format_node(&nd, small, sizeof small), 16);
+        CHECK_STR(small, "example");
+        nd.host = NULL;
+        nd.port = 0;
+        CHECK_EQ(redlock_socket_format_node(&nd, small, 0), 14); /* "127.0.0.1:6379", nothing written */
+    }
+}
+
 int main(void)
 {
     RUN(test_simple_types);
@@ -430,5 +626,8 @@ int main(void)
     RUN(test_buffer_cap);
     RUN(test_sticky_error_and_reset);
     RUN(test_encode);
+    RUN(test_node_specs);
+    RUN(test_node_errors);
+    RUN(test_node_lists);
     return CHECK_EXIT();
 }
