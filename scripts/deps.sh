@@ -19,6 +19,7 @@ if [ "$want" = all ]; then
   hdr ev.h || need+=(libev-dev)
   have pkg-config || need+=(pkg-config)
   have cmake || need+=(cmake)
+  have groff || need+=(groff-base)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "deps: installing ${need[*]}" >&2

@@ -18,9 +18,17 @@
      the way the core does. Nodes that refuse scripts (auto mode) or
      --legacy fall back to GET + compare + DEL / PEXPIRE / GETSET, as the
      core does.
-   * inspect uses raw mode too: GET and PTTL on every node.
+   * inspect uses raw mode too: GET and PTTL on every node; exit 0 held,
+     1 free, 69/76/78 unknown; --json.
+   * run: COMMAND in a process group of its own, led by a watcher that
+     kills the group when redlock dies however it dies (see "run" below).
+   * messages: a node's failure in its own words (why_node()); for a
+     refused connection, AUTH or SELECT the tool asks the node once more
+     (probe()), since the adapter keeps only a status.
+   Node lists are parsed by the adapter (redlock_socket_parse_nodes(), in
+   tools/args.c).
 
-   See tools/README.md and `redlock --help` for options and exit codes. */
+   See tools/README.md, `redlock --help` and tools/redlock.1. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
@@ -41,6 +49,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 /* ---- messages ---- */
 
@@ -60,9 +71,28 @@ static void msg(int level, const char *fmt, ...)
 #define ERR(...) msg(0, __VA_ARGS__)
 #define INFO(...) msg(1, __VA_ARGS__)
 
+static const char *sig_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGKILL: return "SIGKILL";
+    case SIGTSTP: return "SIGTSTP";
+    case SIGTTIN: return "SIGTTIN";
+    case SIGTTOU: return "SIGTTOU";
+    case SIGSTOP: return "SIGSTOP";
+    default: return "a signal";
+    }
+}
+
 static const char *dur(char *buf, size_t cap, int64_t us)
 {
-    tool_format_ms(buf, cap, us < 0 ? -1 : (us + 500) / 1000);
+    if (us >= 0 && us < 10000) snprintf(buf, cap, "%d.%dms", (int)(us / 1000), (int)(us % 1000 / 100));
+    else tool_format_ms(buf, cap, us < 0 ? -1 : (us + 500) / 1000);
     return buf;
 }
 
@@ -79,8 +109,9 @@ static void on_signal(int sig, siginfo_t *si, void *ctx)
     ssize_t r;
     (void)ctx;
     b[0] = (unsigned char)sig;
-    /* sent with kill() (to us): forward it to COMMAND. A terminal's ^C
-       reaches COMMAND by itself (same process group): do not double it. */
+    /* sent with kill() (to us), not by the terminal: with --foreground a
+       terminal's ^C reaches COMMAND by itself (same process group) and is
+       not sent twice */
     b[1] = (unsigned char)(si && (si->si_code == SI_USER || si->si_code == SI_QUEUE));
     r = write(g_sig[1], b, 2);
     (void)r;
@@ -99,7 +130,7 @@ static int signals_setup(void)
     }
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_NOCLDSTOP;
+    sa.sa_flags = SA_SIGINFO; /* SIGCHLD on stops too: see cmd_run */
     sigemptyset(&sa.sa_mask);
     for (i = 0; i < N_HANDLED; i++) sigaction(g_handled[i], &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
@@ -125,7 +156,6 @@ typedef struct rnode {
     int done;
     int outcome;      /* RN_* */
     int status;       /* node error when RN_ERR */
-    char errtext[72]; /* server error line (REDLOCK_ERR_SERVER) */
     int val_type;     /* GET reply type, 0: none yet */
     char val[96];
     size_t val_len;
@@ -133,6 +163,21 @@ typedef struct rnode {
     int have_pttl;
     long long pttl;
 } rnode;
+
+/* A node's failure, for messages: the status, what the tool saw (a
+   command's error reply, a connect that took the whole connect timeout)
+   and, once asked for (why_node()), the words and their kind. */
+enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY };
+
+typedef struct nfail {
+    int status;        /* 0: none; REDLOCK_ERR_* */
+    int conn_timeout;  /* CONNECT after the whole connect timeout */
+    char reply[128];   /* a command's error reply (status SERVER), cleaned */
+    int kind;          /* WHY_*, valid once why[0] */
+    char why[224];
+} nfail;
+
+#define TOOL_CONNECT_TIMEOUT_MS 1000
 
 typedef struct app {
     tool_opts *o;
@@ -147,11 +192,24 @@ typedef struct app {
     int acq_done, rel_done;
     redlock_result acq, rel;
     int lost, lost_status;
-    int voted[REDLOCK_MAX_NODES], vote_err[REDLOCK_MAX_NODES];
-    int fail_fast; /* exit code: nodes can never give a quorum this way */
+    int voted[REDLOCK_MAX_NODES], vote_yes[REDLOCK_MAX_NODES];
+    int fail_fast; /* the failed nodes leave too few for a quorum: stop waiting */
+    int acquired, late, summary_done; /* the acquire round after its quorum */
+    int64_t acquired_at;
+    redlock_event acq_ev;
+    /* node failures of the last round, and the words for them */
+    nfail nf[REDLOCK_MAX_NODES];
+    int64_t conn_start[REDLOCK_MAX_NODES]; /* when the node's current socket was opened */
+    int64_t words_timeout_ms; /* "no answer within" this */
+    int64_t probe_until;      /* diagnosis probes end by then (monotonic us) */
     /* signals */
     int abort_sig; /* a terminating signal before COMMAND started */
+    /* run: COMMAND, its process group and the watcher (see cmd_run) */
     pid_t child;
+    pid_t pgrp;          /* COMMAND's process group (the watcher leads it), 0: --foreground */
+    pid_t watcher;       /* 0: none */
+    int watch_fd;        /* the watcher's pipe; redlock is its only writer */
+    int64_t stop_sent;   /* a forwarded SIGTERM / SIGINT went out at this time (0: none) */
     /* raw mode (release, extend, inspect) */
     int op;                 /* TOOL_CMD_* */
     rnode rn[REDLOCK_MAX_NODES];
@@ -169,7 +227,42 @@ static void on_watch(void *user, int node, int fd, int interest)
     if (fd != a->last_fd[node]) {
         a->gen[node]++;
         a->last_fd[node] = fd;
+        if (fd >= 0) a->conn_start[node] = redlock_socket_now_us(); /* a new socket: a connect starts */
     }
+}
+
+/* A CONNECT failure that came the whole connect timeout after its
+   connect started: a timeout, not a refusal (no need to probe). */
+static int connect_timed_out(const app *a, int node, int status)
+{
+    return status == REDLOCK_ERR_CONNECT && a->conn_start[node] &&
+           redlock_socket_now_us() - a->conn_start[node] >= (TOOL_CONNECT_TIMEOUT_MS - 20) * 1000;
+}
+
+/* COMMAND gets sig: its whole process group, or with --foreground its
+   process. A terminating signal is followed by SIGCONT, so that a stopped
+   process acts on it (as timeout(1) does). */
+static void signal_command(app *a, int sig)
+{
+    pid_t to = a->pgrp > 0 ? -a->pgrp : a->child;
+    if (a->child <= 0) return;
+    kill(to, sig);
+    if (sig != SIGUSR1 && sig != SIGUSR2 && sig != SIGTSTP && sig != SIGCONT) kill(to, SIGCONT);
+}
+
+/* ^Z (SIGTSTP) while COMMAND runs in its own process group: the terminal
+   sent it to redlock's group only. COMMAND's group is stopped, then
+   redlock stops itself, so that the shell sees the job stopped; once
+   redlock is continued (fg, bg), so is COMMAND's group. A stopped redlock
+   cannot renew the lock: stopped for longer than the lock's validity, the
+   lock is lost, and --on-lost acts when redlock runs again. */
+static void suspend(app *a)
+{
+    INFO("suspending the command's process group and redlock");
+    kill(-a->pgrp, SIGTSTP);
+    kill(getpid(), SIGSTOP);
+    kill(-a->pgrp, SIGCONT);
+    INFO("continued");
 }
 
 static void drain_signals(app *a)
@@ -182,11 +275,19 @@ static void drain_signals(app *a)
             int sig = b[i], fwd = b[i + 1];
             if (sig == SIGCHLD) continue; /* the loop reaps */
             if (a->child > 0) {
-                if (fwd) {
-                    INFO("forwarding signal %d to the command (pid %ld)", sig, (long)a->child);
-                    kill(a->child, sig);
+                if (sig == SIGTSTP) {
+                    if (a->pgrp > 0) suspend(a);
+                    continue;
                 }
-            } else if (sig != SIGUSR1 && sig != SIGUSR2 && !a->abort_sig) {
+                /* in a group of its own, COMMAND did not get the
+                   terminal's signals: forward those too */
+                if (fwd || a->pgrp > 0) {
+                    INFO("forwarding %s to the command (%s %ld)", sig_name(sig), a->pgrp > 0 ? "process group" : "pid",
+                         (long)(a->pgrp > 0 ? a->pgrp : a->child));
+                    signal_command(a, sig);
+                    if ((sig == SIGTERM || sig == SIGINT) && !a->stop_sent) a->stop_sent = redlock_socket_now_us();
+                }
+            } else if (sig != SIGUSR1 && sig != SIGUSR2 && sig != SIGTSTP && !a->abort_sig) {
                 a->abort_sig = sig;
             }
         }
@@ -234,24 +335,17 @@ static void step(app *a, int64_t until)
     if (redlock_socket_next_deadline(&a->s) <= redlock_socket_now_us()) redlock_socket_on_timer(&a->s);
 }
 
-/* ---- node errors and exit codes ---- */
+/* ---- node errors: words and exit codes ---- */
 
+/* Errors that retrying within --wait will not cure: with too few other
+   nodes for a quorum, `acquire` and `run` stop at once. */
 static int hard_error(int st)
 {
     return st == REDLOCK_ERR_CONNECT || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_PROTOCOL ||
            st == REDLOCK_ERR_SERVER;
 }
 
-static int code_for(const int *st, int n)
-{
-    int i, auth = 0, proto = 0;
-    for (i = 0; i < n; i++) {
-        if (st[i] == REDLOCK_ERR_AUTH) auth = 1;
-        if (st[i] == REDLOCK_ERR_PROTOCOL || st[i] == REDLOCK_ERR_SERVER) proto = 1;
-    }
-    return auth ? TOOL_EXIT_AUTH : proto ? TOOL_EXIT_PROTOCOL : TOOL_EXIT_UNREACHABLE;
-}
-
+/* Coarse words from a status alone (verbose lines, before any probe). */
 static const char *node_reason(int st)
 {
     switch (st) {
@@ -265,20 +359,305 @@ static const char *node_reason(int st)
     }
 }
 
-/* "127.0.0.1:7000 (cannot connect), /tmp/x.sock (timed out)" */
-static void list_failed(const app *a, const int *st, const int *failed, char *out, size_t cap)
+static void set_why(nfail *f, int kind, const char *fmt, ...)
 {
-    size_t len = 0;
-    int i;
-    out[0] = 0;
-    for (i = 0; i < a->n && len + 1 < cap; i++) {
-        int w;
-        if (!failed[i]) continue;
-        w = snprintf(out + len, cap - len, "%s%s (%s)", len ? ", " : "", a->o->nodes[i].display, node_reason(st[i]));
-        if (w < 0) break;
-        len += (size_t)w;
+    va_list ap;
+    f->kind = kind;
+    va_start(ap, fmt);
+    vsnprintf(f->why, sizeof f->why, fmt, ap);
+    va_end(ap);
+}
+
+/* A server's error line, fit for a message: printable ASCII only, at most
+   120 characters, trailing blanks trimmed, and the node's password
+   replaced by "***" wherever it appears (no server echoes it; this makes
+   sure). */
+static void clean_text(const redlock_socket_node *t, const char *s, size_t n, char *out, size_t cap)
+{
+    size_t i, o = 0, pl = t->password ? strlen(t->password) : 0;
+    /* matched on the whole text, then cut: no password prefix at the cut */
+    for (i = 0; i < n && o < 120 && o + 4 < cap; i++) {
+        if (pl && i + pl <= n && memcmp(s + i, t->password, pl) == 0) {
+            memcpy(out + o, "***", 3);
+            o += 3;
+            i += pl - 1;
+        } else {
+            out[o++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+        }
     }
-    if (len >= cap) len = cap - 1;
+    while (o && out[o - 1] == ' ') o--;
+    out[o] = 0;
+}
+
+static int ms_left(int64_t until)
+{
+    int64_t d = until - redlock_socket_now_us();
+    return d <= 0 ? 0 : d > 60000000 ? 60000 : (int)((d + 999) / 1000);
+}
+
+/* A non-blocking connect, bounded. The socket, or -1 with *err (errno) or
+   *timed_out set. */
+static int probe_connect(int family, const struct sockaddr *sa, socklen_t len, int64_t until, int *err, int *timed_out)
+{
+    int fd = socket(family, SOCK_STREAM, 0), fl, e = 0;
+    socklen_t el = (socklen_t)sizeof e;
+    struct pollfd pf;
+    if (fd < 0) {
+        *err = errno;
+        return -1;
+    }
+    fl = fcntl(fd, F_GETFL, 0);
+    (void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (connect(fd, sa, len) == 0) return fd;
+    if (errno != EINPROGRESS && errno != EINTR) {
+        *err = errno;
+        close(fd);
+        return -1;
+    }
+    pf.fd = fd;
+    pf.events = POLLOUT;
+    for (;;) {
+        int r;
+        pf.revents = 0;
+        r = poll(&pf, 1, ms_left(until));
+        if (r > 0) break;
+        if (r < 0 && errno == EINTR) continue;
+        *timed_out = 1;
+        close(fd);
+        return -1;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) e = errno;
+    if (e == 0) return fd;
+    *err = e;
+    close(fd);
+    return -1;
+}
+
+/* Connected: AUTH, SELECT and PING, pipelined; the first error reply says
+   what is wrong. */
+static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t until)
+{
+    char buf[1024], num[24], text[128];
+    const char *argv[3];
+    int kinds[3], expect = 0, got = 0, argc;
+    size_t len = 0, off = 0, need;
+    redlock_resp_parser p;
+    if (t->password) {
+        argc = 0;
+        argv[argc++] = "AUTH";
+        if (t->username) argv[argc++] = t->username;
+        argv[argc++] = t->password;
+        need = redlock_resp_encode(buf, sizeof buf, argc, argv, NULL);
+        if (need > sizeof buf) return;
+        len = need;
+        kinds[expect++] = WHY_AUTH;
+    }
+    if (t->db > 0) {
+        snprintf(num, sizeof num, "%d", t->db);
+        argv[0] = "SELECT";
+        argv[1] = num;
+        need = redlock_resp_encode(buf + len, sizeof buf - len, 2, argv, NULL);
+        if (need > sizeof buf - len) return;
+        len += need;
+        kinds[expect++] = WHY_SELECT;
+    }
+    argv[0] = "PING";
+    need = redlock_resp_encode(buf + len, sizeof buf - len, 1, argv, NULL);
+    if (need > sizeof buf - len) return;
+    len += need;
+    kinds[expect++] = WHY_OTHER;
+    while (off < len) {
+        struct pollfd pf;
+        ssize_t w = send(fd, buf + off, len - off, 0); /* SIGPIPE is ignored */
+        if (w > 0) { off += (size_t)w; continue; }
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break;
+        pf.fd = fd;
+        pf.events = POLLOUT;
+        pf.revents = 0;
+        if (poll(&pf, 1, ms_left(until)) == 0) break;
+    }
+    {
+        volatile char *v = buf; /* the password */
+        size_t i;
+        for (i = 0; i < sizeof buf; i++) v[i] = 0;
+    }
+    if (off < len) {
+        set_why(f, WHY_CONNECT, "connected, but the connection failed while writing");
+        return;
+    }
+    redlock_resp_parser_init(&p);
+    while (got < expect) {
+        const redlock_reply *r;
+        struct pollfd pf;
+        ssize_t n;
+        int rc;
+        while (got < expect && (rc = redlock_resp_next(&p, &r)) == 1) {
+            int k = kinds[got++];
+            if (r->type != REDLOCK_REPLY_ERROR) continue;
+            clean_text(t, r->str, r->len, text, sizeof text);
+            if (k == WHY_AUTH)
+                set_why(f, WHY_AUTH, "authentication refused: %s", text);
+            else if (k == WHY_SELECT)
+                set_why(f, WHY_SELECT, "SELECT %d refused: %s", t->db, text);
+            else if (strncmp(text, "NOAUTH", 6) == 0)
+                set_why(f, WHY_AUTH, "a password is required: %s", text);
+            else
+                set_why(f, WHY_REPLY, "error reply: %s", text);
+            got = expect + 1;
+        }
+        if (got >= expect) break;
+        if (redlock_resp_error(&p)) {
+            set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
+            break;
+        }
+        pf.fd = fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (poll(&pf, 1, ms_left(until)) <= 0) {
+            set_why(f, WHY_TIMEOUT, "connects, but does not answer");
+            break;
+        }
+        n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            set_why(f, WHY_CONNECT, "connects, but closes the connection");
+            break;
+        }
+        if (redlock_resp_feed(&p, buf, (size_t)n) != 0) {
+            set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
+            break;
+        }
+    }
+    redlock_resp_parser_free(&p);
+}
+
+/* For a message only: asks a failed node again what is wrong, on a socket
+   of its own and bounded by a->probe_until: resolves its name, connects,
+   sends AUTH / SELECT / PING and keeps the first error (the server's own
+   words). Never touches a key. When it finds nothing more precise, the
+   words already in f->why stay. */
+static void probe(app *a, int i)
+{
+    const redlock_socket_node *t = &a->o->net.node[i];
+    nfail *f = &a->nf[i];
+    int fd = -1, err = 0, timed_out = 0;
+    int64_t until = a->probe_until;
+    if (t->unix_path) {
+        struct sockaddr_un su;
+        memset(&su, 0, sizeof su);
+        su.sun_family = AF_UNIX;
+        if (strlen(t->unix_path) >= sizeof su.sun_path) return;
+        memcpy(su.sun_path, t->unix_path, strlen(t->unix_path) + 1);
+        fd = probe_connect(AF_UNIX, (const struct sockaddr *)&su, (socklen_t)sizeof su, until, &err, &timed_out);
+    } else {
+        struct addrinfo hints, *res = NULL, *ai;
+        char port[16];
+        int rc;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        snprintf(port, sizeof port, "%d", t->port);
+        rc = getaddrinfo(t->host, port, &hints, &res);
+        if (rc != 0 || !res) {
+            set_why(f, WHY_RESOLVE, "name does not resolve (%s)", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+            return;
+        }
+        for (ai = res; ai && fd < 0 && !timed_out; ai = ai->ai_next)
+            if (ai->ai_family == AF_INET || ai->ai_family == AF_INET6)
+                fd = probe_connect(ai->ai_family, ai->ai_addr, ai->ai_addrlen, until, &err, &timed_out);
+        freeaddrinfo(res);
+    }
+    if (fd < 0) {
+        if (timed_out) set_why(f, WHY_TIMEOUT, "connect timed out");
+        else if (err == ECONNREFUSED) set_why(f, WHY_REFUSED, "connection refused");
+        else if (err == ENOENT && t->unix_path) set_why(f, WHY_REFUSED, "no such socket");
+        else set_why(f, WHY_CONNECT, "cannot connect: %s", strerror(err));
+        return;
+    }
+    probe_talk(t, f, fd, until);
+    close(fd);
+}
+
+/* The words for node i's failure (probing it at most once), e.g.
+   "authentication refused: WRONGPASS invalid username-password pair ...". */
+static const char *why_node(app *a, int i)
+{
+    nfail *f = &a->nf[i];
+    char b[24];
+    if (f->why[0]) return f->why;
+    if (a->probe_until < redlock_socket_now_us()) /* one budget for all the nodes of a message */
+        a->probe_until = redlock_socket_now_us() + TOOL_CONNECT_TIMEOUT_MS * 1000;
+    switch (f->status) {
+    case REDLOCK_ERR_NODE_TIMEOUT:
+        set_why(f, WHY_TIMEOUT, "timed out (no answer within %s)", dur(b, sizeof b, a->words_timeout_ms * 1000));
+        break;
+    case REDLOCK_ERR_TRANSPORT: set_why(f, WHY_CONNECT, "connection lost (closed or reset)"); break;
+    case REDLOCK_ERR_PROTOCOL: set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)"); break;
+    case REDLOCK_ERR_CONNECT:
+        if (f->conn_timeout) {
+            set_why(f, WHY_TIMEOUT, "connect timed out after %s", dur(b, sizeof b, TOOL_CONNECT_TIMEOUT_MS * 1000));
+            break;
+        }
+        set_why(f, WHY_CONNECT, "cannot connect");
+        probe(a, i);
+        break;
+    case REDLOCK_ERR_AUTH:
+        set_why(f, WHY_AUTH, "authentication refused");
+        probe(a, i);
+        break;
+    case REDLOCK_ERR_SERVER:
+        if (f->reply[0]) {
+            set_why(f, WHY_REPLY, "error reply: %s", f->reply);
+            break;
+        }
+        set_why(f, WHY_REPLY, "error reply to the lock command");
+        probe(a, i);
+        break;
+    default: set_why(f, WHY_OTHER, "%s", redlock_strerror(f->status)); break;
+    }
+    return f->why;
+}
+
+/* Exit code for a set of failed nodes: 78 if one refuses the configuration
+   (AUTH, a password required, SELECT), else 76 for protocol errors and
+   error replies, else 69. */
+static int code_for(app *a, const int *failed)
+{
+    int i, conf = 0, proto = 0;
+    for (i = 0; i < a->n; i++) {
+        if (!failed[i]) continue;
+        why_node(a, i);
+        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT) conf = 1;
+        if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
+    }
+    return conf ? TOOL_EXIT_AUTH : proto ? TOOL_EXIT_PROTOCOL : TOOL_EXIT_UNREACHABLE;
+}
+
+/* "WHAT: 2 of 3 nodes failed, a quorum needs 2", then "node X: why" per
+   failed node. Returns the exit code. */
+static int report_failed(app *a, const int *failed, const char *what)
+{
+    int i, nf = 0, code = code_for(a, failed);
+    for (i = 0; i < a->n; i++) nf += failed[i] != 0;
+    ERR("%s: %d of %d nodes failed, a quorum needs %d", what, nf, a->n, a->quorum);
+    for (i = 0; i < a->n; i++)
+        if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
+    return code;
+}
+
+/* Degraded but working: one line, e.g.
+   "warning: 'job' held on 2 of 3 nodes; node 10.0.0.3:6379: connection refused" */
+static void warn_degraded(app *a, const char *what, int on, const int *failed)
+{
+    char line[1024];
+    size_t len;
+    int i;
+    if (g_verbose < 0) return; /* -q: no probes either */
+    len = (size_t)snprintf(line, sizeof line, "warning: %s on %d of %d nodes", what, on, a->n);
+    for (i = 0; i < a->n && len < sizeof line; i++)
+        if (failed[i])
+            len += (size_t)snprintf(line + len, sizeof line - len, "; node %s: %s", a->o->shown[i], why_node(a, i));
+    ERR("%s", line);
 }
 
 /* ---- core callbacks (run, acquire) ---- */
@@ -303,41 +682,91 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
 }
 
 /* After a failed attempt: can the nodes ever give a quorum? Not if too
-   many refuse connections, authentication or the protocol: then stop
-   waiting at once (the wait is for the lock, not for the nodes). */
-static int attempt_verdict(const app *a, int include_transient)
+   many refuse connections, authentication, SELECT or the protocol: then
+   stop waiting at once (the wait is for the lock, not for the nodes).
+   Returns 0, or 1 when the attempt's failed nodes leave too few for a
+   quorum. */
+static int attempt_hopeless(const app *a, int include_transient)
 {
     int i, bad = 0;
     for (i = 0; i < a->n; i++)
-        if (a->voted[i] && a->vote_err[i] && (include_transient || hard_error(a->vote_err[i]))) bad++;
-    if (a->n - bad >= a->quorum) return 0;
-    return code_for(a->vote_err, a->n);
+        if (a->voted[i] && a->nf[i].status && (include_transient || hard_error(a->nf[i].status))) bad++;
+    return a->n - bad < a->quorum;
+}
+
+/* The acquire round is complete (every node answered, or one node
+   timeout after the quorum): the verbose summary, and the one warning
+   line when the lock is held without some nodes. */
+static void acquire_summary(app *a)
+{
+    int i, failed[REDLOCK_MAX_NODES], nfailed = 0, hold = 0;
+    char b1[24], b2[24], late[32] = "";
+    a->summary_done = 1;
+    for (i = 0; i < a->n; i++) {
+        if (!a->voted[i]) a->nf[i].status = REDLOCK_ERR_NODE_TIMEOUT;
+        failed[i] = a->nf[i].status != 0;
+        nfailed += failed[i];
+        hold += a->vote_yes[i];
+    }
+    if (a->late) snprintf(late, sizeof late, ", %d of them late", a->late);
+    INFO("acquired '%s': quorum %d/%d reached in %s; %d/%d nodes hold it%s; valid for %s", a->o->name, a->quorum, a->n,
+         dur(b1, sizeof b1, a->acq_ev.elapsed_us), hold, a->n, late, dur(b2, sizeof b2, a->acq_ev.validity_us));
+    if (nfailed) {
+        char what[64];
+        snprintf(what, sizeof what, "'%.40s' held", a->o->name);
+        warn_degraded(a, what, hold, failed);
+    }
+}
+
+/* When acquire_summary() is due (monotonic us): every node voted, or one
+   node timeout after the quorum. REDLOCK_NO_DEADLINE: not yet acquired,
+   or done. */
+static int64_t summary_at(const app *a)
+{
+    int i, all = 1;
+    if (!a->acquired || a->summary_done) return REDLOCK_NO_DEADLINE;
+    for (i = 0; i < a->n; i++) all &= a->voted[i];
+    return all ? a->acquired_at : a->acquired_at + (a->o->node_timeout_ms + 50) * 1000;
+}
+
+/* Probes while the lock is held must not eat into its validity. */
+static void summary_now(app *a)
+{
+    int64_t budget = a->o->ttl_ms / 10 < TOOL_CONNECT_TIMEOUT_MS ? a->o->ttl_ms / 10 : TOOL_CONNECT_TIMEOUT_MS;
+    a->probe_until = redlock_socket_now_us() + budget * 1000;
+    acquire_summary(a);
 }
 
 static void on_event(void *user, const redlock_event *ev)
 {
     app *a = (app *)user;
-    char b1[24], b2[24];
-    int i;
+    char b1[24];
+    int64_t now = redlock_socket_now_us();
     switch (ev->type) {
     case REDLOCK_EV_ATTEMPT:
-        for (i = 0; i < a->n; i++) a->voted[i] = a->vote_err[i] = 0;
+        memset(a->voted, 0, sizeof a->voted);
+        memset(a->vote_yes, 0, sizeof a->vote_yes);
+        memset(a->nf, 0, sizeof a->nf);
         if (ev->attempt > 1) INFO("attempt %d", ev->attempt);
         break;
     case REDLOCK_EV_VOTE:
         if (ev->node < 0 || ev->node >= a->n) break;
         if (ev->op == REDLOCK_OP_ACQUIRE && !a->voted[ev->node]) {
             a->voted[ev->node] = 1;
-            a->vote_err[ev->node] = ev->status;
+            a->vote_yes[ev->node] = ev->vote;
+            a->nf[ev->node].status = ev->status;
+            a->nf[ev->node].conn_timeout = connect_timed_out(a, ev->node, ev->status);
+            if (a->acquired && ev->vote) a->late++;
         }
-        if (ev->status) INFO("node %s: %s", a->o->nodes[ev->node].display, node_reason(ev->status));
+        if (ev->status) INFO("node %s: %s", a->o->shown[ev->node], node_reason(ev->status));
         break;
     case REDLOCK_EV_ACQUIRED:
-        INFO("acquired '%s' (%d of %d nodes agreed, quorum %d) in %s, valid for %s", a->o->name, ev->votes, a->n, a->quorum,
-             dur(b1, sizeof b1, ev->elapsed_us), dur(b2, sizeof b2, ev->validity_us));
+        a->acquired = 1;
+        a->acquired_at = now;
+        a->acq_ev = *ev;
         break;
     case REDLOCK_EV_RETRY:
-        if (!a->fail_fast) a->fail_fast = attempt_verdict(a, 0);
+        if (!a->fail_fast) a->fail_fast = attempt_hopeless(a, 0);
         if (!a->fail_fast)
             INFO("'%s' not acquired (%s, %d/%d votes); retrying in %s", a->o->name, redlock_strerror(ev->status),
                  ev->votes, a->n, dur(b1, sizeof b1, ev->delay_us));
@@ -351,11 +780,11 @@ static void on_event(void *user, const redlock_event *ev)
         break;
     case REDLOCK_EV_MODE_SWITCH:
         if (ev->node >= 0 && ev->node < a->n)
-            INFO("node %s: %s", a->o->nodes[ev->node].display,
+            INFO("node %s: %s", a->o->shown[ev->node],
                  ev->mode == REDLOCK_MODE_LEGACY ? "no SET NX PX, using SETNX/GETSET" : "scripts refused, using GET + compare");
         break;
     case REDLOCK_EV_RELEASED:
-        INFO("released '%s' (%d of %d nodes confirmed, quorum %d)", a->o->name, ev->votes, a->n, a->quorum);
+        INFO("released '%s': quorum %d/%d confirmed", a->o->name, a->quorum, a->n);
         break;
     default: break;
     }
@@ -387,13 +816,13 @@ static void rn_done(app *a, int node, int outcome, int status)
     x->done = 1;
     x->outcome = outcome;
     x->status = status;
+    if (outcome == RN_ERR) a->nf[node].status = status;
 }
 
 static void rn_server_error(app *a, int node, const redlock_reply *r)
 {
-    size_t n = r->len < sizeof a->rn[node].errtext - 1 ? r->len : sizeof a->rn[node].errtext - 1;
-    if (r->str) memcpy(a->rn[node].errtext, r->str, n);
-    a->rn[node].errtext[n] = 0;
+    if (a->rn[node].done) return;
+    clean_text(&a->o->net.node[node], r->str ? r->str : "", r->str ? r->len : 0, a->nf[node].reply, sizeof a->nf[node].reply);
     rn_done(a, node, RN_ERR, REDLOCK_ERR_SERVER);
 }
 
@@ -504,7 +933,7 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
     case T_EVAL:
         if (r->type == REDLOCK_REPLY_ERROR) {
             if (a->o->mode == REDLOCK_MODE_AUTO && (starts(r, "NOPERM") || contains(r, "unknown command"))) {
-                INFO("node %s: scripts refused, using GET + compare", a->o->nodes[node].display);
+                INFO("node %s: scripts refused, using GET + compare", a->o->shown[node]);
                 send_get_pttl(a, node);
                 return;
             }
@@ -568,6 +997,7 @@ static void on_raw_error(void *user, int node, redlock_tag tag, int status)
     app *a = (app *)user;
     (void)tag;
     if (node < 0 || node >= a->n) return;
+    if (!a->rn[node].done) a->nf[node].conn_timeout = connect_timed_out(a, node, status);
     rn_done(a, node, RN_ERR, status ? status : REDLOCK_ERR_TRANSPORT);
 }
 
@@ -586,17 +1016,12 @@ static int open_socket(app *a, int raw)
     redlock_socket_config_init(&cfg);
     cfg.node_count = a->n;
     for (i = 0; i < a->n; i++) {
-        const tool_node *t = &a->o->nodes[i];
-        cfg.node[i].host = t->host;
-        cfg.node[i].port = t->port;
-        cfg.node[i].unix_path = t->unix_path;
-        cfg.node[i].username = t->user;
-        cfg.node[i].password = t->pass;
-        cfg.node[i].db = t->db;
+        cfg.node[i] = a->o->net.node[i]; /* parsed by redlock_socket_parse_nodes() */
         a->last_fd[i] = -1;
     }
-    cfg.connect_timeout_ms = 1000;
+    cfg.connect_timeout_ms = TOOL_CONNECT_TIMEOUT_MS;
     cfg.command_timeout_ms = a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000;
+    a->words_timeout_ms = raw ? cfg.command_timeout_ms : a->o->node_timeout_ms;
     cfg.watch = on_watch;
     cfg.user = a;
     if (raw) {
@@ -707,23 +1132,12 @@ static int acquire_lock(app *a, int watchdog)
     else linger(a); /* the failed attempt's undo: on every way out from here */
     if (a->abort_sig) return 128 + a->abort_sig;
     {
-        int code = a->fail_fast;
-        int st = a->acq.status;
-        if (!code && st != REDLOCK_ERR_CANCELLED) code = attempt_verdict(a, 1);
-        if (code) {
-            char list[1024];
-            int failed[REDLOCK_MAX_NODES], i, nf = 0;
-            for (i = 0; i < a->n; i++) {
-                failed[i] = a->voted[i] && a->vote_err[i];
-                nf += failed[i];
-            }
-            list_failed(a, a->vote_err, failed, list, sizeof list);
-            ERR("%s: %d of %d nodes failed, a quorum needs %d: %s",
-                code == TOOL_EXIT_AUTH ? "nodes refused authentication" :
-                code == TOOL_EXIT_PROTOCOL ? "protocol error" : "nodes unreachable",
-                nf, a->n, a->quorum, list);
-            return code;
-        }
+        int st = a->acq.status, failed[REDLOCK_MAX_NODES], i;
+        char what[80];
+        for (i = 0; i < a->n; i++) failed[i] = a->voted[i] && a->nf[i].status;
+        snprintf(what, sizeof what, "'%.40s' not acquired", a->o->name);
+        if (a->fail_fast || (st != REDLOCK_ERR_CANCELLED && attempt_hopeless(a, 1)))
+            return report_failed(a, failed, what);
         switch (st) {
         case REDLOCK_ERR_LOCKED:
         case REDLOCK_ERR_TIMEOUT:
@@ -736,6 +1150,9 @@ static int acquire_lock(app *a, int watchdog)
             else
                 ERR("'%s' is locked by someone else: gave up after %s", a->o->name,
                     dur(b1, sizeof b1, redlock_socket_now_us() - start));
+            /* nodes that failed on the way may be why there was no quorum */
+            for (i = 0; i < a->n; i++)
+                if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
             return TOOL_EXIT_BUSY;
         default:
             ERR("acquiring '%s' failed: %s", a->o->name, redlock_strerror(st));
@@ -753,95 +1170,286 @@ static void reraise(int sig)
 
 /* ---- run ---- */
 
-static pid_t spawn(app *a, int *exec_err)
+/* How `run` keeps its promise that COMMAND never outlives the lock, even
+   when redlock itself dies without warning (kill -9, the OOM killer):
+
+   * COMMAND runs in a process group of its own, so that a lost lock
+     (--on-lost term|kill), --kill-after and the signals redlock forwards
+     reach everything COMMAND started that stayed in its group (a shell
+     script's children too), as timeout(1) does. redlock itself stays in
+     the caller's process group.
+   * The group is led by a watcher: a small forked process that only waits
+     on a pipe whose one writer is redlock. However redlock ends, the
+     kernel closes that pipe; the watcher then reads EOF and SIGKILLs the
+     whole group. When COMMAND exits normally, redlock writes one byte
+     ("stand down") and the watcher exits without killing anything. A
+     watcher that dies while COMMAND runs is replaced.
+   * On Linux COMMAND also gets PR_SET_PDEATHSIG = SIGKILL, set before exec
+     and followed by a getppid() check, so that a redlock that died before
+     the prctl cannot leave COMMAND behind.
+   * With --foreground, COMMAND stays in redlock's process group and may
+     use the terminal (read it, get ^C and ^Z from it), as timeout(1)
+     --foreground; then only COMMAND's own process is signalled, and only
+     PR_SET_PDEATHSIG (Linux) stops it when redlock dies.
+   Not covered: processes that leave the group (setsid, a daemon that
+   detaches) and what COMMAND leaves behind after it exits normally (the
+   lock is released when COMMAND exits; nothing waits for its group). */
+
+static void child_signals_default(void)
 {
-    int ep[2], e = 0, i;
-    pid_t pid;
-    *exec_err = 0;
-    if (pipe(ep) != 0) return -1;
+    sigset_t none;
+    int i;
+    for (i = 0; i < N_HANDLED; i++) signal(g_handled[i], SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGTSTP, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Starts a watcher in process group `group`, or (0) as the leader of a new
+   group, which becomes a->pgrp. Returns its pid, or -1. */
+static pid_t start_watcher(app *a, pid_t group)
+{
+    int dp[2], i;
+    pid_t w;
+    if (pipe(dp) != 0) return -1;
+    (void)fcntl(dp[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(dp[1], F_SETFD, FD_CLOEXEC);
+    fflush(stdout);
+    fflush(stderr);
+    w = fork();
+    if (w < 0) {
+        close(dp[0]);
+        close(dp[1]);
+        return -1;
+    }
+    if (w == 0) {
+        static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+                                       SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE };
+        sigset_t none;
+        pid_t g;
+        char c;
+        int nul;
+        for (i = 0; i < (int)(sizeof ignored / sizeof ignored[0]); i++) signal(ignored[i], SIG_IGN);
+        signal(SIGCHLD, SIG_DFL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* only redlock may hold the write end, or EOF never comes */
+        close(dp[1]);
+        close(g_sig[0]);
+        close(g_sig[1]);
+        for (i = 0; i < a->n; i++)
+            if (redlock_socket_fd(&a->s, i) >= 0) close(redlock_socket_fd(&a->s, i));
+        nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            dup2(nul, 1);
+            dup2(nul, 2);
+            if (nul > 2) close(nul);
+        }
+        g = group ? group : getpid();
+        /* never kill a group we are not sure is COMMAND's */
+        if (setpgid(0, g) != 0 || getpgrp() != g) _exit(1);
+        for (;;) {
+            ssize_t r = read(dp[0], &c, 1);
+            if (r < 0 && errno == EINTR) continue;
+            if (r == 0) kill(-g, SIGKILL); /* redlock is gone: so is COMMAND's group, this watcher too */
+            _exit(0);
+        }
+    }
+    close(dp[0]);
+    (void)setpgid(w, group ? group : w); /* also here: no race with the fork of COMMAND */
+    if (!group) a->pgrp = w;
+    a->watcher = w;
+    a->watch_fd = dp[1];
+    return w;
+}
+
+/* COMMAND is done: the watcher stands down (or, with sweep, whatever is
+   left in COMMAND's group is killed first) and is reaped, bounded. */
+static void stop_watcher(app *a, int sweep)
+{
+    int i;
+    if (a->watcher > 0 && sweep) kill(-a->pgrp, SIGKILL); /* the watcher, alive, keeps the group's id ours */
+    if (a->watch_fd >= 0) {
+        ssize_t w = write(a->watch_fd, "", 1);
+        (void)w;
+        close(a->watch_fd);
+        a->watch_fd = -1;
+    }
+    for (i = 0; a->watcher > 0 && i < 400; i++) {
+        pid_t w = waitpid(a->watcher, NULL, WNOHANG);
+        if (w == a->watcher || (w < 0 && errno != EINTR)) {
+            a->watcher = 0;
+        } else {
+            struct timespec ts = { 0, 5000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (a->watcher > 0) {
+        kill(a->watcher, SIGKILL);
+        while (waitpid(a->watcher, NULL, 0) < 0 && errno == EINTR) {}
+        a->watcher = 0;
+    }
+}
+
+/* A watcher that died while COMMAND runs (someone killed it) is replaced. */
+static void check_watcher(app *a)
+{
+    if (a->watcher <= 0 || waitpid(a->watcher, NULL, WNOHANG) != a->watcher) return;
+    a->watcher = 0;
+    close(a->watch_fd);
+    a->watch_fd = -1;
+    if (start_watcher(a, a->pgrp) > 0)
+        ERR("warning: the watcher of the command's process group died; started another");
+    else
+        ERR("warning: the watcher of the command's process group died and cannot be replaced (%s):"
+            " if redlock dies now, the command's children may outlive the lock", strerror(errno));
+}
+
+static void on_tstp(int install)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (install) {
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO;
+    } else {
+        sa.sa_handler = SIG_DFL;
+    }
+    sigaction(SIGTSTP, &sa, NULL);
+}
+
+/* Starts COMMAND (a->child). Returns 0, or the exit code after a message. */
+static int start_command(app *a)
+{
+    int ep[2], cm[2] = { 0, 0 }; /* what failed in the child: 0 exec, 1 setup; errno */
+    pid_t pid, parent = getpid();
+    a->pgrp = 0;
+    if (!a->o->foreground && start_watcher(a, 0) < 0) {
+        ERR("cannot start '%s': no watcher process: %s", a->o->child_argv[0], strerror(errno));
+        return TOOL_EXIT_INTERNAL;
+    }
+    if (pipe(ep) != 0) {
+        ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
+        stop_watcher(a, 0);
+        return TOOL_EXIT_INTERNAL;
+    }
     (void)fcntl(ep[0], F_SETFD, FD_CLOEXEC);
     (void)fcntl(ep[1], F_SETFD, FD_CLOEXEC);
     fflush(stdout);
     fflush(stderr);
     pid = fork();
     if (pid < 0) {
+        ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
         close(ep[0]);
         close(ep[1]);
-        return -1;
+        stop_watcher(a, 0);
+        return TOOL_EXIT_INTERNAL;
     }
     if (pid == 0) {
-        sigset_t none;
         ssize_t w;
-        for (i = 0; i < N_HANDLED; i++) signal(g_handled[i], SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
         close(ep[0]);
-        execvp(a->o->child_argv[0], a->o->child_argv);
-        e = errno;
-        w = write(ep[1], &e, sizeof e);
+        if (a->watch_fd >= 0) close(a->watch_fd);
+        if (a->pgrp > 0 && setpgid(0, a->pgrp) != 0) {
+            cm[0] = 1;
+            cm[1] = errno;
+        }
+#ifdef __linux__
+        /* dies with redlock; a redlock that died before this line is seen
+           by getppid() below */
+        if (!cm[1] && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+            cm[0] = 1;
+            cm[1] = errno;
+        }
+#endif
+        if (getppid() != parent) _exit(TOOL_EXIT_INTERNAL); /* redlock is gone: never run unprotected */
+        if (!cm[1]) {
+            child_signals_default();
+            execvp(a->o->child_argv[0], a->o->child_argv);
+            cm[1] = errno;
+        }
+        w = write(ep[1], cm, sizeof cm);
         (void)w;
-        _exit(e == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC);
+        _exit(cm[0] ? TOOL_EXIT_INTERNAL : cm[1] == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC);
     }
+    if (a->pgrp > 0) (void)setpgid(pid, a->pgrp);
     close(ep[1]);
     for (;;) {
-        ssize_t r = read(ep[0], &e, sizeof e);
+        ssize_t r = read(ep[0], cm, sizeof cm);
         if (r < 0 && errno == EINTR) continue;
-        if (r == (ssize_t)sizeof e) *exec_err = e;
+        if (r != (ssize_t)sizeof cm) cm[1] = 0;
         break;
     }
     close(ep[0]);
-    return pid;
+    if (cm[1]) {
+        if (cm[0]) ERR("cannot start '%s' in its own process group: %s", a->o->child_argv[0], strerror(cm[1]));
+        else ERR("cannot run '%s': %s", a->o->child_argv[0], strerror(cm[1]));
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        stop_watcher(a, 0);
+        return cm[0] ? TOOL_EXIT_INTERNAL : cm[1] == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC;
+    }
+    a->child = pid;
+    if (a->pgrp > 0) on_tstp(1);
+    return 0;
 }
 
 static int cmd_run(app *a)
 {
-    int rc, exec_err, status = 0, reaped = 0, lost_seen = 0;
+    int rc, status = 0, reaped = 0, lost_seen = 0, hinted = 0;
     int64_t kill_at = REDLOCK_NO_DEADLINE, give_up_at = REDLOCK_NO_DEADLINE;
     pid_t pid;
     char b1[24];
+    const char *whom;
     rc = acquire_lock(a, 1);
     if (rc) return rc;
-    pid = spawn(a, &exec_err);
-    if (pid < 0) {
-        ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
+    rc = start_command(a);
+    if (rc) {
         release_and_wait(a, 1);
-        return TOOL_EXIT_INTERNAL;
+        return rc;
     }
-    a->child = pid;
-    if (exec_err) {
-        ERR("cannot run '%s': %s", a->o->child_argv[0], strerror(exec_err));
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-        a->child = 0;
-        release_and_wait(a, 1);
-        return exec_err == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC;
-    }
-    INFO("running '%s' (pid %ld) while holding '%s'", a->o->child_argv[0], (long)pid, a->o->name);
+    pid = a->child;
+    whom = a->pgrp > 0 ? "the command's process group" : "the command";
+    INFO("running '%s' (pid %ld%s) while holding '%s'", a->o->child_argv[0], (long)pid,
+         a->pgrp > 0 ? ", in its own process group" : "", a->o->name);
     while (!reaped) {
         int64_t now, until = kill_at < give_up_at ? kill_at : give_up_at;
         pid_t w;
+        if (summary_at(a) < until) until = summary_at(a);
         step(a, until);
-        w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) { reaped = 1; break; }
+        if (summary_at(a) <= redlock_socket_now_us()) summary_now(a);
+        w = waitpid(pid, &status, WNOHANG | WUNTRACED);
+        if (w == pid && !WIFSTOPPED(status)) { reaped = 1; break; }
+        if (w == pid && a->pgrp > 0 && !hinted && (WSTOPSIG(status) == SIGTTIN || WSTOPSIG(status) == SIGTTOU)) {
+            hinted = 1;
+            ERR("the command is stopped (%s): it used the terminal, but it runs in a process group of its own"
+                " (use --foreground for a command that reads the terminal); the lock stays held", sig_name(WSTOPSIG(status)));
+        }
+        check_watcher(a);
         now = redlock_socket_now_us();
+        if (a->stop_sent && kill_at == REDLOCK_NO_DEADLINE && give_up_at == REDLOCK_NO_DEADLINE)
+            kill_at = a->stop_sent + a->o->kill_after_ms * 1000;
         if (a->lost && !lost_seen) {
             lost_seen = 1;
             if (a->o->on_lost == TOOL_ON_LOST_IGNORE) {
                 ERR("lost the lock '%s' (%s); the command keeps running (--on-lost=ignore)", a->o->name,
                     redlock_strerror(a->lost_status));
             } else if (a->o->on_lost == TOOL_ON_LOST_KILL) {
-                ERR("lost the lock '%s' (%s); sending SIGKILL to the command", a->o->name, redlock_strerror(a->lost_status));
-                kill(pid, SIGKILL);
+                ERR("lost the lock '%s' (%s); sending SIGKILL to %s", a->o->name, redlock_strerror(a->lost_status), whom);
+                signal_command(a, SIGKILL);
+                kill_at = REDLOCK_NO_DEADLINE;
                 give_up_at = now + 5000000;
             } else {
-                ERR("lost the lock '%s' (%s); sending SIGTERM to the command", a->o->name, redlock_strerror(a->lost_status));
-                kill(pid, SIGTERM);
-                kill_at = now + a->o->kill_after_ms * 1000;
+                ERR("lost the lock '%s' (%s); sending SIGTERM to %s", a->o->name, redlock_strerror(a->lost_status), whom);
+                signal_command(a, SIGTERM);
+                if (kill_at == REDLOCK_NO_DEADLINE) kill_at = now + a->o->kill_after_ms * 1000;
             }
         }
         if (now >= kill_at) {
-            ERR("the command did not exit %s after SIGTERM; sending SIGKILL", dur(b1, sizeof b1, a->o->kill_after_ms * 1000));
-            kill(pid, SIGKILL);
+            ERR("the command did not exit %s after %s; sending SIGKILL to %s", dur(b1, sizeof b1, a->o->kill_after_ms * 1000),
+                lost_seen ? "SIGTERM" : "the forwarded signal", whom);
+            signal_command(a, SIGKILL);
             kill_at = REDLOCK_NO_DEADLINE;
             give_up_at = now + 5000000;
         }
@@ -850,10 +1458,14 @@ static int cmd_run(app *a)
             break;
         }
     }
+    if (a->pgrp > 0) on_tstp(0);
+    /* after a loss, nothing of COMMAND's group may run on unprotected */
+    stop_watcher(a, a->lost && a->o->on_lost != TOOL_ON_LOST_IGNORE);
     a->child = 0;
     if (a->lost) return TOOL_EXIT_LOST;
     if (redlock_lock_state(&a->lock) == REDLOCK_STATE_HELD) release_and_wait(a, 1);
     if (a->lost) return TOOL_EXIT_LOST; /* lost while releasing */
+    if (!reaped) return TOOL_EXIT_INTERNAL;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return TOOL_EXIT_INTERNAL;
@@ -864,6 +1476,7 @@ static int cmd_acquire(app *a)
     int rc = acquire_lock(a, 0);
     if (rc) return rc;
     linger(a); /* SETs to nodes that had not answered yet still go out */
+    summary_now(a);
     if (printf("%s\n", redlock_lock_token(&a->lock)) < 0 || fflush(stdout) != 0) {
         ERR("cannot write the token: %s; releasing", strerror(errno));
         release_and_wait(a, 1);
@@ -905,31 +1518,32 @@ static void raw_round(app *a)
         if (!a->rn[i].done) rn_done(a, i, RN_ERR, REDLOCK_ERR_NODE_TIMEOUT);
 }
 
+/* Too few nodes answered for an outcome: the message and exit code. */
 static int raw_failure(app *a, const char *what)
 {
-    int st[REDLOCK_MAX_NODES], failed[REDLOCK_MAX_NODES], i, nf = 0, code;
-    char list[1024];
+    int failed[REDLOCK_MAX_NODES], i;
+    char w[80];
+    for (i = 0; i < a->n; i++) failed[i] = a->rn[i].outcome == RN_ERR;
+    snprintf(w, sizeof w, "%s '%.40s'", what, a->o->name);
+    return report_failed(a, failed, w);
+}
+
+static int raw_failed_count(const app *a, int *failed)
+{
+    int i, nf = 0;
     for (i = 0; i < a->n; i++) {
-        st[i] = a->rn[i].outcome == RN_ERR ? a->rn[i].status : 0;
-        failed[i] = st[i] != 0;
+        failed[i] = a->rn[i].outcome == RN_ERR;
         nf += failed[i];
     }
-    if (a->n - nf >= a->quorum) return 0;
-    code = code_for(st, a->n);
-    list_failed(a, st, failed, list, sizeof list);
-    ERR("%s '%s': %d of %d nodes failed, a quorum needs %d: %s", what, a->o->name, nf, a->n, a->quorum, list);
-    for (i = 0; i < a->n; i++)
-        if (st[i] == REDLOCK_ERR_SERVER && a->rn[i].errtext[0])
-            ERR("node %s said: %s", a->o->nodes[i].display, a->rn[i].errtext);
-    return code;
+    return nf;
 }
 
 static int cmd_release_extend(app *a)
 {
-    int i, yes = 0, other = 0, missing = 0, code;
+    int i, yes = 0, other = 0, missing = 0, failed[REDLOCK_MAX_NODES], nf;
     const char *what = a->op == TOOL_CMD_RELEASE ? "release" : "extend";
     int64_t validity;
-    char b1[24];
+    char b1[24], w[80];
     raw_round(a);
     if (a->abort_sig) return 128 + a->abort_sig;
     for (i = 0; i < a->n; i++) {
@@ -937,7 +1551,7 @@ static int cmd_release_extend(app *a)
         yes += x->outcome == RN_YES;
         other += x->outcome == RN_OTHER;
         missing += x->outcome == RN_MISSING;
-        INFO("node %s: %s", a->o->nodes[i].display,
+        INFO("node %s: %s", a->o->shown[i],
              x->outcome == RN_YES ? (a->op == TOOL_CMD_RELEASE ? "released" : "extended")
              : x->outcome == RN_MISSING ? "not held by this token"
              : x->outcome == RN_OTHER ? "held by another token"
@@ -948,131 +1562,302 @@ static int cmd_release_extend(app *a)
     if (yes >= a->quorum && (a->op == TOOL_CMD_RELEASE || validity > 0)) {
         if (a->op == TOOL_CMD_RELEASE) INFO("released '%s' on %d/%d nodes", a->o->name, yes, a->n);
         else INFO("extended '%s' on %d/%d nodes: valid for %s", a->o->name, yes, a->n, dur(b1, sizeof b1, validity));
+        if (raw_failed_count(a, failed)) {
+            snprintf(w, sizeof w, "'%.40s' %s", a->o->name, a->op == TOOL_CMD_RELEASE ? "released" : "extended");
+            warn_degraded(a, w, yes, failed);
+        }
         return 0;
     }
-    if ((code = raw_failure(a, what)) != 0) return code;
+    nf = raw_failed_count(a, failed);
+    if (a->n - nf < a->quorum) return raw_failure(a, what);
     if (yes >= a->quorum)
         ERR("extend '%s': the nodes answered too late, no validity left", a->o->name);
     else
         ERR("%s '%s': this token does not hold the lock (it does on %d of %d nodes, a quorum needs %d;"
             " %d held by another token, %d expired or released)", what, a->o->name, yes, a->n, a->quorum, other, missing);
+    for (i = 0; i < a->n; i++)
+        if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
     return TOOL_EXIT_NOT_HELD;
 }
 
+/* JSON string: escapes " \ and control characters; valid UTF-8 passes,
+   any other byte becomes U+FFFD, so the output is always valid JSON. */
+static void json_str(FILE *f, const char *s, size_t n)
+{
+    size_t i = 0;
+    fputc('"', f);
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        size_t k;
+        if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); i++; continue; }
+        if (c < 0x20 || c == 0x7f) { fprintf(f, "\\u%04x", c); i++; continue; }
+        if (len == 1) { fputc(c, f); i++; continue; }
+        for (k = 1; len && k < len; k++)
+            if (i + k >= n || ((unsigned char)s[i + k] & 0xc0) != 0x80) len = 0;
+        /* no overlong forms, surrogates or code points past U+10FFFF */
+        if (len == 2 && c < 0xc2) len = 0;
+        if (len == 3 && ((c == 0xe0 && (unsigned char)s[i + 1] < 0xa0) || (c == 0xed && (unsigned char)s[i + 1] >= 0xa0))) len = 0;
+        if (len == 4 && (c > 0xf4 || (c == 0xf0 && (unsigned char)s[i + 1] < 0x90) || (c == 0xf4 && (unsigned char)s[i + 1] >= 0x90))) len = 0;
+        if (!len) { fputs("\\ufffd", f); i++; continue; }
+        fwrite(s + i, 1, len, f);
+        i += len;
+    }
+    fputc('"', f);
+}
+
+static void json_cstr(FILE *f, const char *s)
+{
+    if (s) json_str(f, s, strlen(s));
+    else fputs("null", f);
+}
+
+/* Exit codes: 0 held by a quorum; 1 free (fewer than a quorum could hold
+   it, counting every node that did not answer as a holder); 69/76/78
+   when too few nodes answered to tell. */
 static int cmd_inspect(app *a)
 {
-    int i, answered = 0, free_n = 0, best = 0, best_i = -1, code;
-    char b1[24];
+    int i, answered = 0, free_n = 0, best = 0, best_i = -1, failed[REDLOCK_MAX_NODES], nf, code = 0;
+    const char *state;
+    char b1[24], holder[REDLOCK_TOKEN_LEN + 1] = "";
     int64_t now_wall;
+    enum { S_ERROR, S_FREE, S_HELD, S_OTHER };
+    int st[REDLOCK_MAX_NODES];
+    int64_t ttl[REDLOCK_MAX_NODES]; /* ms; -1: no expiry; -2: none to show */
+    const char *tok[REDLOCK_MAX_NODES];
+    int legacy[REDLOCK_MAX_NODES];
     raw_round(a);
     if (a->abort_sig) return 128 + a->abort_sig;
     now_wall = wall_ms();
-    printf("%-32s %-7s %-9s %s\n", "NODE", "STATE", "HOLDER", "TTL");
     for (i = 0; i < a->n; i++) {
         const rnode *x = &a->rn[i];
-        const char *tok;
         int64_t expiry;
-        if (x->outcome == RN_ERR) {
-            printf("%-32s %-7s %-9s %s\n", a->o->nodes[i].display, "error", "-", node_reason(x->status));
-            continue;
-        }
+        tok[i] = NULL;
+        ttl[i] = -2;
+        legacy[i] = 0;
+        if (x->outcome == RN_ERR) { st[i] = S_ERROR; continue; }
         answered++;
         if (x->val_type == REDLOCK_REPLY_NIL) {
-            printf("%-32s %-7s %-9s %s\n", a->o->nodes[i].display, "free", "-", "-");
+            st[i] = S_FREE;
             free_n++;
-        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long && parse_value(x->val, x->val_len, &tok, &expiry)) {
-            int same = 0, j;
-            if (expiry >= 0) tool_format_ms(b1, sizeof b1, expiry - now_wall);
-            else if (x->have_pttl && x->pttl >= 0) tool_format_ms(b1, sizeof b1, x->pttl);
-            else snprintf(b1, sizeof b1, x->pttl == -1 ? "none" : "-");
-            printf("%-32s %-7s %.8s  %s%s\n", a->o->nodes[i].display, "held", tok, b1,
-                   expiry >= 0 ? " (legacy value, wall clock)" : "");
-            for (j = 0; j < a->n; j++) {
-                const rnode *y = &a->rn[j];
-                const char *t2;
-                int64_t e2;
-                if (y->outcome != RN_ERR && y->val_type == REDLOCK_REPLY_STRING && !y->val_long &&
-                    parse_value(y->val, y->val_len, &t2, &e2) && memcmp(t2, tok, REDLOCK_TOKEN_LEN) == 0)
-                    same++;
-            }
-            if (same > best) { best = same; best_i = i; }
+        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long && parse_value(x->val, x->val_len, &tok[i], &expiry)) {
+            st[i] = S_HELD;
+            legacy[i] = expiry >= 0;
+            if (expiry >= 0) ttl[i] = expiry - now_wall < 0 ? 0 : expiry - now_wall;
+            else if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
         } else {
-            printf("%-32s %-7s %-9s %s\n", a->o->nodes[i].display, "other", "-", "the key is not a lock");
+            st[i] = S_OTHER;
         }
     }
-    code = raw_failure(a, "inspect");
-    if (best_i >= 0 && best >= a->quorum) {
-        const char *tok;
-        int64_t e;
-        parse_value(a->rn[best_i].val, a->rn[best_i].val_len, &tok, &e);
-        printf("'%s' is held by %.8s on %d/%d nodes (quorum %d)\n", a->o->name, tok, best, a->n, a->quorum);
-    } else if (free_n == a->n) {
-        printf("'%s' is free on all %d nodes\n", a->o->name, a->n);
-    } else {
-        printf("'%s' is not held by a quorum (%d of %d nodes answered, quorum %d)\n", a->o->name, answered, a->n, a->quorum);
+    for (i = 0; i < a->n; i++) { /* the token held on the most nodes */
+        int j, same = 0;
+        if (st[i] != S_HELD) continue;
+        for (j = 0; j < a->n; j++) same += st[j] == S_HELD && memcmp(tok[j], tok[i], REDLOCK_TOKEN_LEN) == 0;
+        if (same > best) { best = same; best_i = i; }
     }
+    nf = raw_failed_count(a, failed);
+    if (best_i >= 0) memcpy(holder, tok[best_i], 8), holder[8] = 0;
+    if (best >= a->quorum) {
+        state = "held";
+    } else if (best + nf < a->quorum) {
+        state = "free";
+        code = TOOL_EXIT_NOT_HELD;
+    } else {
+        state = "unknown"; /* the nodes that did not answer could make it held */
+        code = raw_failure(a, "inspect");
+    }
+    for (i = 0; i < a->n; i++) /* the words before the output, which names them */
+        if (failed[i]) why_node(a, i);
+    if (a->o->json) {
+        FILE *f = stdout;
+        fputs("{\"key\":", f);
+        json_cstr(f, a->o->name);
+        fprintf(f, ",\"state\":\"%s\",\"holder\":", state);
+        if (best >= a->quorum) json_cstr(f, holder);
+        else fputs("null", f);
+        fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"nodes\":[", best, a->quorum, a->n, answered);
+        for (i = 0; i < a->n; i++) {
+            static const char *const names[] = { "error", "free", "held", "other" };
+            fputs(i ? ",{\"node\":" : "{\"node\":", f);
+            json_cstr(f, a->o->shown[i]);
+            fprintf(f, ",\"state\":\"%s\",\"holder\":", names[st[i]]);
+            if (tok[i]) json_str(f, tok[i], 8);
+            else fputs("null", f);
+            fputs(",\"ttl_ms\":", f);
+            if (ttl[i] >= -1) fprintf(f, "%lld", (long long)ttl[i]);
+            else fputs("null", f);
+            fprintf(f, ",\"legacy\":%s,\"error\":", legacy[i] ? "true" : "false");
+            json_cstr(f, st[i] == S_ERROR ? a->nf[i].why : NULL);
+            fputc('}', f);
+        }
+        fputs("]}\n", f);
+        fflush(f);
+        return code;
+    }
+    printf("%-32s %-7s %-9s %s\n", "NODE", "STATE", "HOLDER", "TTL");
+    for (i = 0; i < a->n; i++) {
+        const char *d = a->o->shown[i];
+        if (st[i] == S_ERROR) {
+            printf("%-32s %-7s %-9s %s\n", d, "error", "-", a->nf[i].why);
+        } else if (st[i] == S_FREE) {
+            printf("%-32s %-7s %-9s %s\n", d, "free", "-", "-");
+        } else if (st[i] == S_HELD) {
+            if (ttl[i] >= 0) tool_format_ms(b1, sizeof b1, ttl[i]);
+            else snprintf(b1, sizeof b1, ttl[i] == -1 ? "none" : "-");
+            printf("%-32s %-7s %.8s  %s%s\n", d, "held", tok[i], b1, legacy[i] ? " (legacy value, wall clock)" : "");
+        } else {
+            printf("%-32s %-7s %-9s %s\n", d, "other", "-", "the key is not a lock");
+        }
+    }
+    if (best >= a->quorum)
+        printf("'%s' is held by %s on %d/%d nodes (quorum %d)\n", a->o->name, holder, best, a->n, a->quorum);
+    else if (free_n == a->n)
+        printf("'%s' is free on all %d nodes\n", a->o->name, a->n);
+    else if (code == TOOL_EXIT_NOT_HELD)
+        printf("'%s' is free: not held by a quorum (%d of %d nodes answered, quorum %d)\n", a->o->name, answered, a->n, a->quorum);
+    else
+        printf("'%s' is unknown: too few nodes answered (%d of %d, quorum %d)\n", a->o->name, answered, a->n, a->quorum);
     fflush(stdout);
     return code;
 }
 
 /* ---- main ---- */
 
-static void usage(FILE *f)
+/* Help: one table of lines, each for the subcommands it applies to, so
+   that `redlock --help` and `redlock COMMAND --help` never disagree. */
+#define H_RUN (1u << TOOL_CMD_RUN)
+#define H_ACQ (1u << TOOL_CMD_ACQUIRE)
+#define H_REL (1u << TOOL_CMD_RELEASE)
+#define H_EXT (1u << TOOL_CMD_EXTEND)
+#define H_INS (1u << TOOL_CMD_INSPECT)
+#define H_ALL (H_RUN | H_ACQ | H_REL | H_EXT | H_INS)
+#define H_TOP (1u << TOOL_CMD_NONE) /* redlock --help only */
+
+typedef struct help_line {
+    unsigned cmds;
+    const char *text;
+} help_line;
+
+static const help_line help_usage[] = {
+    { H_RUN, "redlock run     [options] NAME -- COMMAND [ARGS...]\n" },
+    { H_ACQ, "redlock acquire [options] NAME          prints a TOKEN; held for --ttl\n" },
+    { H_REL, "redlock release [options] NAME TOKEN\n" },
+    { H_EXT, "redlock extend  [options] NAME TOKEN    to --ttl from now\n" },
+    { H_INS, "redlock inspect [options] NAME          who holds NAME, per node\n" },
+};
+
+static const help_line help_about[] = {
+    { H_TOP, "flock(1) for a cluster: a lock held when a majority of N independent Redis\n"
+             "nodes hold the key NAME with one random token (Redlock). `run` waits for the\n"
+             "lock, runs COMMAND, renews the lock every ttl/3 while COMMAND runs and\n"
+             "releases it when COMMAND exits, passing COMMAND's exit status through.\n"
+             "Run 'redlock COMMAND --help' for one command; see also redlock(1).\n" },
+    { H_RUN, "Waits for the lock NAME, runs COMMAND while holding it (renewed every\n"
+             "ttl/3), releases it when COMMAND exits and exits with COMMAND's status.\n"
+             "COMMAND runs in a process group of its own: a lost lock (--on-lost), the\n"
+             "signals redlock forwards (TERM INT HUP QUIT USR1 USR2, ^Z) and --kill-after\n"
+             "reach its whole group; if redlock dies, even by kill -9, the group is\n"
+             "killed. Use --foreground for a COMMAND that reads the terminal.\n" },
+    { H_ACQ, "Takes the lock NAME, prints its TOKEN on stdout and exits: the lock stays\n"
+             "held for --ttl, not renewed. Give the TOKEN to release or extend.\n" },
+    { H_REL, "Releases the lock NAME held by TOKEN (from 'redlock acquire').\n" },
+    { H_EXT, "Sets the remaining time of the lock NAME held by TOKEN to --ttl.\n" },
+    { H_INS, "Shows, per node, whether NAME is held, the first 8 characters of the\n"
+             "holder's token and the remaining TTL, then a summary line (--json: one\n"
+             "JSON object instead).\n" },
+};
+
+static const help_line help_opts[] = {
+    { H_ALL | H_TOP, "  -n, --nodes LIST      comma-separated nodes (default: $REDLOCK_NODES):\n"
+             "                        host[:port]  [ipv6]:port  /path/to/redis.sock\n"
+             "                        redis://[user:pass@]host[:port][/db]\n"
+             "                        unix://[user:pass@]/path/to/redis.sock[?db=N]\n" },
+    { H_RUN | H_ACQ, "  -t, --ttl DURATION    lock time to live (default 30s)\n" },
+    { H_EXT, "  -t, --ttl DURATION    the lock's new time to live, from now (default 30s)\n" },
+    { H_TOP, "  -t, --ttl DURATION    lock time to live (default 30s); extend: the new one\n" },
+    { H_RUN | H_ACQ | H_TOP, "  -w, --wait DURATION   wait up to this long for a busy lock (default 30s)\n"
+                     "      --no-wait         fail at once if the lock is busy (same as -w 0)\n"
+                     "      --retry-delay D   pause between attempts while waiting\n"
+                     "                        (default 200ms, +-50%)\n" },
+    { H_ALL | H_TOP, "      --node-timeout D  how long one round waits for a node (default 200ms)\n"
+             "      --mode MODE       auto (default: modern, per-node fallback for old ones),\n"
+             "                        modern (SET NX PX and scripts) or legacy (SETNX/GETSET)\n"
+             "      --legacy          same as --mode legacy\n" },
+    { H_RUN, "      --on-lost ACTION  when the lock is lost, send COMMAND's process group\n"
+             "                        SIGTERM (term, default), SIGKILL (kill) or nothing (ignore)\n"
+             "      --kill-after D    SIGKILL this long after a SIGTERM (the one of a lost lock,\n"
+             "                        or a SIGTERM / SIGINT forwarded) if COMMAND still runs\n"
+             "                        (default 5s)\n"
+             "      --foreground      COMMAND stays in redlock's process group and may use the\n"
+             "                        terminal; then only COMMAND itself is signalled, and only\n"
+             "                        on Linux does it die with redlock\n" },
+    { H_TOP, "      --on-lost ACTION  run: when the lock is lost, SIGTERM (term, default),\n"
+             "                        SIGKILL (kill) or nothing (ignore) to COMMAND's group\n"
+             "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
+             "      --foreground      run: COMMAND stays in redlock's process group (terminal)\n" },
+    { H_INS, "      --json            one JSON object on stdout instead of the table\n" },
+    { H_TOP, "      --json            inspect: one JSON object on stdout instead of the table\n" },
+    { H_ALL | H_TOP, "  -q, --quiet           no messages on stderr, not even warnings\n"
+                     "  -v, --verbose         report attempts, node answers and renewals on stderr\n"
+                     "  -h, --help            show this help\n" },
+    { H_TOP, "  -V, --version         show the version\n" },
+    { H_ALL | H_TOP, "\nDURATION: a number and a unit: 500ms, 10s, 1.5m, 1h (no unit: seconds).\n" },
+};
+
+static const help_line help_exit[] = {
+    { H_ALL | H_TOP, "  0      success" },
+    { H_RUN | H_TOP, " (run: COMMAND exited with 0)" },
+    { H_INS, ": NAME is held by a quorum of nodes" },
+    { H_TOP, "; inspect: NAME is held" },
+    { H_ALL | H_TOP, "\n" },
+    { H_REL | H_EXT | H_TOP, "  1      release/extend: TOKEN does not hold the lock (expired, released, taken)\n" },
+    { H_INS | H_TOP, "  1      inspect: NAME is free (fewer than a quorum of nodes can hold it)\n" },
+    { H_ALL | H_TOP, "  64     usage error (bad option, duration, node, missing '--' ...)\n"
+                     "  69     too few nodes usable for a quorum: connection refused, name not\n"
+                     "         resolved, no such socket, timed out (inspect: too few answered)\n"
+                     "  70     internal error (fork, pipe, out of memory)\n" },
+    { H_RUN | H_ACQ | H_TOP, "  75     lock busy: held by someone else when --wait ran out (or --no-wait)\n" },
+    { H_ALL | H_TOP, "  76     protocol error: a node answered unexpectedly (not a Redis server?),\n"
+                     "         or with an error reply\n" },
+    { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },
+    { H_ALL | H_TOP, "  78     a node refused the configuration: AUTH (wrong or missing password,\n"
+                     "         unknown ACL user) or SELECT (no such database)\n" },
+    { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"
+                     "  127    run: COMMAND not found\n"
+                     "  128+N  run: COMMAND was killed by signal N; also redlock itself when a\n"
+                     "         signal interrupts it before COMMAND starts\n"
+                     "  other  run: COMMAND's own exit status\n" },
+};
+
+static void help_print(FILE *f, const help_line *t, size_t n, unsigned mask)
 {
-    fputs(
-"Usage: redlock run     [options] NAME -- COMMAND [ARGS...]\n"
-"       redlock acquire [options] NAME          prints a TOKEN; held for --ttl\n"
-"       redlock release [options] NAME TOKEN\n"
-"       redlock extend  [options] NAME TOKEN    to --ttl from now\n"
-"       redlock inspect [options] NAME          who holds NAME, per node\n"
-"\n"
-"flock(1) for a cluster: a lock held when a majority of N independent Redis\n"
-"nodes hold the key NAME with one random token (Redlock). `run` waits for the\n"
-"lock, runs COMMAND, renews the lock every ttl/3 while COMMAND runs and\n"
-"releases it when COMMAND exits, passing COMMAND's exit status through.\n"
-"\n"
-"Options:\n"
-"  -n, --nodes LIST      comma-separated nodes (default: $REDLOCK_NODES):\n"
-"                        host[:port]  [ipv6]:port  /path/to/redis.sock\n"
-"                        redis://[user:pass@]host[:port][/db]\n"
-"                        unix://[user:pass@]/path/to/redis.sock[?db=N]\n"
-"  -t, --ttl DURATION    lock time to live (default 30s)\n"
-"  -w, --wait DURATION   wait up to this long for a busy lock (default 30s)\n"
-"      --no-wait         fail at once if the lock is busy (same as -w 0)\n"
-"      --retry-delay D   pause between attempts while waiting (default 200ms, +-50%)\n"
-"      --node-timeout D  how long one round waits for a node (default 200ms)\n"
-"      --mode MODE       auto (default: modern, per-node fallback for old servers),\n"
-"                        modern (SET NX PX and scripts) or legacy (SETNX/GETSET)\n"
-"      --legacy          same as --mode legacy\n"
-"      --on-lost ACTION  run: when the lock is lost, send COMMAND SIGTERM (term,\n"
-"                        default), SIGKILL (kill) or nothing (ignore)\n"
-"      --kill-after D    run: SIGKILL this long after that SIGTERM (default 5s)\n"
-"  -q, --quiet           no messages on stderr (the exit status tells)\n"
-"  -v, --verbose         report attempts, node answers and renewals on stderr\n"
-"  -h, --help            show this help\n"
-"  -V, --version         show the version\n"
-"\n"
-"DURATION: a number and a unit: 500ms, 10s, 1.5m, 1h (no unit: seconds).\n"
-"\n"
-"Exit status:\n"
-"  0      success (run: COMMAND exited with 0)\n"
-"  1      release/extend: TOKEN does not hold the lock (expired, released, taken)\n"
-"  64     usage error (bad option, duration, node, missing '--' ...)\n"
-"  69     too few nodes reachable for a quorum (refused, unreachable, timed out)\n"
-"  70     internal error (fork, pipe, out of memory)\n"
-"  75     lock busy: held by someone else when --wait ran out (or --no-wait)\n"
-"  76     protocol error: a node answered unexpectedly (not a Redis server?),\n"
-"         or with an error reply (e.g. SELECT refused)\n"
-"  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n"
-"  78     a node refused AUTH (wrong or missing password)\n"
-"  126    run: COMMAND could not be executed\n"
-"  127    run: COMMAND not found\n"
-"  128+N  run: COMMAND was killed by signal N; also redlock itself when a\n"
-"         signal interrupts it before COMMAND starts\n"
-"  other  run: COMMAND's own exit status\n"
-"\n"
-"Passwords are never printed: prefer REDLOCK_NODES to -n for them (redlock\n"
-"overwrites them in its argv, but other users may see it before that).\n", f);
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (t[i].cmds & mask) fputs(t[i].text, f);
+}
+
+#define HELP(f, t, m) help_print(f, t, sizeof t / sizeof t[0], m)
+
+static void usage(FILE *f, int cmd)
+{
+    unsigned m = 1u << cmd; /* TOOL_CMD_NONE: the whole tool */
+    size_t i;
+    int first = 1;
+    for (i = 0; i < sizeof help_usage / sizeof help_usage[0]; i++)
+        if (cmd == TOOL_CMD_NONE || (help_usage[i].cmds & m)) {
+            fputs(first ? "Usage: " : "       ", f);
+            fputs(help_usage[i].text, f);
+            first = 0;
+        }
+    fputc('\n', f);
+    HELP(f, help_about, m);
+    fputs("\nOptions:\n", f);
+    HELP(f, help_opts, m);
+    fputs("\nExit status:\n", f);
+    HELP(f, help_exit, m);
+    if (cmd == TOOL_CMD_NONE || cmd == TOOL_CMD_RUN)
+        fputs("\nPasswords are never printed: prefer REDLOCK_NODES to -n for them (redlock\n"
+              "overwrites them in its argv, but other users may see it before that).\n", f);
 }
 
 int main(int argc, char **argv)
@@ -1089,7 +1874,7 @@ int main(int argc, char **argv)
     }
     g_verbose = o.verbose;
     if (o.cmd == TOOL_CMD_HELP) {
-        usage(stdout);
+        usage(stdout, o.help_for);
         tool_opts_free(&o);
         return 0;
     }
@@ -1110,6 +1895,7 @@ int main(int argc, char **argv)
     a->quorum = a->n / 2 + 1;
     a->op = o.cmd;
     for (i = 0; i < REDLOCK_MAX_NODES; i++) a->last_fd[i] = -1;
+    a->watch_fd = -1;
 
     rc = open_socket(a, o.cmd != TOOL_CMD_RUN && o.cmd != TOOL_CMD_ACQUIRE);
     if (rc == 0) {

@@ -1,13 +1,16 @@
 /* tests/tool/fake_server.c - a TCP server on 127.0.0.1 that is not Redis,
-   for the tool's protocol-error test.
+   for the tool's protocol-error and connect-timeout tests.
 
-       fake_server SECONDS [PORTFILE]
+       fake_server SECONDS [PORTFILE [full]]
 
    Listens on a free loopback port, writes the port to PORTFILE (or
    stdout), answers every read with an HTTP error line (not RESP), and
-   exits after SECONDS (or on SIGTERM). */
+   exits after SECONDS (or on SIGTERM). With "full" it never accepts: its
+   accept queue (backlog 0) is filled by its own connections first, so
+   the kernel drops further SYNs and a client's connect times out. */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -41,9 +44,22 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(pf[0].fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(pf[0].fd, 16) != 0 ||
+    if (bind(pf[0].fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(pf[0].fd, argc > 3 ? 0 : 16) != 0 ||
         getsockname(pf[0].fd, (struct sockaddr *)&sa, &len) != 0)
         return 1;
+    if (argc > 3 && strcmp(argv[3], "full") == 0) {
+        for (i = 0; i < 4; i++) { /* fill the accept queue; the rest of the SYNs are dropped */
+            int c = socket(AF_INET, SOCK_STREAM, 0);
+            if (c < 0) return 1;
+            fcntl(c, F_SETFL, fcntl(c, F_GETFL, 0) | O_NONBLOCK);
+            (void)connect(c, (struct sockaddr *)&sa, sizeof sa);
+        }
+        if (argc > 2 && !(out = fopen(argv[2], "w"))) return 1;
+        fprintf(out, "%d\n", ntohs(sa.sin_port));
+        fclose(out);
+        while (time(NULL) < end) sleep(1);
+        return 0;
+    }
     if (argc > 2 && !(out = fopen(argv[2], "w"))) return 1;
     fprintf(out, "%d\n", ntohs(sa.sin_port));
     fclose(out);

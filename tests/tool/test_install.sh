@@ -19,15 +19,20 @@ if timeout 300 $MAKE --no-print-directory -s install PREFIX="$P" >"$T/install.lo
 else nok "make install PREFIX=<tmp>" "$T/install.log"; exit 0; fi
 
 missing=
-for f in include/redlock.h include/redlock/redlock_socket.h bin/redlock share/pkgconfig/redlock.pc \
+for f in include/redlock.h include/redlock/redlock_socket.h bin/redlock share/man/man1/redlock.1 share/pkgconfig/redlock.pc \
          share/cmake/redlock/redlockConfig.cmake share/cmake/redlock/redlockConfigVersion.cmake; do
   [ -f "$P/$f" ] || missing="$missing $f"
 done
 for f in adapters/*.h; do [ -f "$P/include/redlock/$(basename "$f")" ] || missing="$missing $f"; done
-[ -z "$missing" ] && ok "layout: include/redlock.h, include/redlock/*.h, bin/redlock, redlock.pc, CMake package" ||
+[ -z "$missing" ] && ok "layout: include/redlock.h, include/redlock/*.h, bin/redlock, man1/redlock.1, redlock.pc, CMake package" ||
   { echo "#   missing:$missing"; nok "layout"; }
 [ -x "$P/bin/redlock" ] && "$P/bin/redlock" --version | grep -q "^redlock $VERSION" &&
   ok "installed bin/redlock --version" || nok "installed bin/redlock --version"
+
+if command -v man >/dev/null; then
+  MANPATH=$P/share/man MANWIDTH=80 man redlock 2>"$T/man.err" | grep -q "redlock run" && [ ! -s "$T/man.err" ] &&
+    ok "man redlock (MANPATH=<tmp>/share/man) shows the installed page" || nok "man redlock" "$T/man.err"
+fi
 
 # pkg-config
 export PKG_CONFIG_PATH=$P/share/pkgconfig

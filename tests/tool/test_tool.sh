@@ -124,6 +124,43 @@ else nok "--help" "status $RC"; fi
 rl --version
 if [ "$RC" -eq 0 ] && grep -q '^redlock [0-9]' "$T/out"; then ok "--version"; else nok "--version" "status $RC"; fi
 
+# the command line: getopt_long, per-command help, options per command
+rl run --help
+if [ "$RC" -eq 0 ] && grep -q '^Usage: redlock run ' "$T/out" && ! grep -q 'redlock acquire' "$T/out" &&
+   grep -q -- '--on-lost' "$T/out" && grep -q -- '--foreground' "$T/out" && ! grep -q -- '--json' "$T/out" &&
+   grep -q '^  77 ' "$T/out" && [ ! -s "$T/err" ]; then
+  ok "run --help: run's usage, its options (no --json) and exit codes"
+else nok "run --help" "status $RC"; fi
+rl help inspect
+if [ "$RC" -eq 0 ] && grep -q '^Usage: redlock inspect ' "$T/out" && grep -q -- '--json' "$T/out" &&
+   ! grep -q -- '--on-lost' "$T/out" && grep -q '^  1      inspect: NAME is free' "$T/out"; then
+  ok "help inspect: inspect's usage, --json, its exit codes"
+else nok "help inspect" "status $RC"; fi
+for c in acquire release extend; do
+  rl "$c" -h
+  [ "$RC" -eq 0 ] && grep -q "^Usage: redlock $c " "$T/out" && [ "$(grep -c '^Usage\|^       redlock' "$T/out")" -eq 1 ] &&
+    ok "$c -h: its own usage only" || nok "$c -h" "status $RC"
+done
+usage "help for an unknown command" help frobnicate
+usage "option that does not apply (--json to run)" -n 127.0.0.1:6379 run --json x -- true
+usage "option that does not apply (--on-lost to acquire)" -n 127.0.0.1:6379 --on-lost kill acquire x
+usage "value given to a flag (--no-wait=1)" -n 127.0.0.1:6379 acquire --no-wait=1 x
+usage "ambiguous abbreviation (--no)" -n 127.0.0.1:6379 acquire --no x
+grep -q "ambiguous option '--no'" "$T/err" && ok "usage: ambiguous abbreviation says so" || nok "usage: ambiguous abbreviation says so"
+usage "missing value of a short option (-t at the end)" -n 127.0.0.1:6379 acquire x -t
+grep -q "option '-t' needs a value" "$T/err" && ok "usage: '-t' needs a value" || nok "usage: '-t' needs a value"
+# every long option of --help is in the manual page
+if [ -n "${MAN_PAGE:-}" ]; then
+  rl --help; missing=
+  for opt in $(grep -o -- '--[a-z][a-z-]*' "$T/out" | sort -u); do
+    grep -q -- "$(printf '%s' "$opt" | sed 's/-/\\\\-/g')" "$ROOT/$MAN_PAGE" || missing="$missing $opt"
+  done
+  [ -z "$missing" ] && ok "man page: documents every option of --help" || nok "man page: options missing:$missing"
+  v=$(sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' "$ROOT/redlock.h")
+  grep -q "^\.TH REDLOCK 1 .*\"redlock $v\"" "$ROOT/$MAN_PAGE" && ok "man page: version $v" ||
+    nok "man page: version is not $v"
+fi
+
 # ----------------------------------------------------------------- 3 nodes
 NODES=$("$NODES_SH" start 3 "$T/nodes") || { echo "not ok tool tests: cannot start redis nodes"; exit 1; }
 export REDLOCK_NODES=$NODES
@@ -151,6 +188,19 @@ else nok "run: lock released after COMMAND exits" "$(cat "$T/out")"; fi
 rl run -t 5s st -- sh -c "$BIN inspect st"
 if [ "$RC" -eq 0 ] && grep -q "is held by .* on 3/3 nodes" "$T/out"; then ok "run: lock held while COMMAND runs"
 else nok "run: lock held while COMMAND runs" "status $RC"; fi
+
+# getopt_long forms: combined flags (last of -q/-v wins), -t10s, --ttl=10s, abbreviations
+rl -qv run gl -- true
+[ "$RC" -eq 0 ] && grep -q "^redlock: acquired 'gl'" "$T/err" && ok "getopt: -qv combined (verbose wins)" || nok "getopt: -qv" "status $RC"
+rl -vq run gl -- true
+[ "$RC" -eq 0 ] && [ ! -s "$T/err" ] && ok "getopt: -vq combined (quiet wins)" || nok "getopt: -vq" "status $RC"
+rl acquire -t3s gl; TOKEN=$(cat "$T/out")
+pttl=$(rcli PTTL gl)
+[ "$RC" -eq 0 ] && [ "${pttl:-0}" -gt 1000 ] && [ "${pttl:-0}" -le 3000 ] && ok "getopt: -t3s (attached value)" || nok "getopt: -t3s" "status $RC, PTTL $pttl"
+rl --ttl=20s extend gl "$TOKEN"
+pttl=$(rcli PTTL gl)
+[ "$RC" -eq 0 ] && [ "${pttl:-0}" -gt 15000 ] && ok "getopt: --ttl=20s (value after =)" || nok "getopt: --ttl=20s" "status $RC, PTTL $pttl"
+expect "getopt: --verb and --node-t abbreviations" 0 --verb --node-t 300ms release gl "$TOKEN"
 
 # acquire / inspect / extend / release by token
 rl acquire -t 10s tok; TOKEN=$(cat "$T/out")
@@ -182,7 +232,7 @@ expect "release by token" 0 release tok "$TOKEN"
 expect "release again: 1 (not held)" 1 release tok "$TOKEN"
 expect "extend after release: 1 (not held)" 1 extend tok "$TOKEN"
 rl inspect tok
-grep -q "is free on all 3 nodes" "$T/out" && ok "inspect after release: free" || nok "inspect after release: free"
+[ "$RC" -eq 1 ] && grep -q "is free on all 3 nodes" "$T/out" && ok "inspect after release: free, exit 1" || nok "inspect after release: free" "status $RC"
 rl acquire -t 300ms short; TOKEN=$(cat "$T/out"); sleep 0.45
 expect "release after the TTL ran out: 1" 1 release short "$TOKEN"
 
@@ -323,6 +373,86 @@ wait_file "$T/stub.up"; pause_nodes; wait $p; rc=$?; resume_nodes
 [ $rc -eq 77 ] && [ ! -e "$T/stub.log" ] && ok "lost: COMMAND ignoring SIGTERM gets SIGKILL after --kill-after" ||
   nok "lost: --kill-after" "status $rc"
 
+# COMMAND never outlives its lock: it runs in a process group of its own,
+# led by a watcher that SIGKILLs the group when redlock dies
+gone() { # PID... : all gone (or zombies) within 1.5 s
+  local i p alive
+  for i in $(seq 1 30); do
+    alive=0
+    for p in "$@"; do
+      case "$(ps -o stat= -p "$p" 2>/dev/null)" in ''|Z*) ;; *) alive=1 ;; esac
+    done
+    [ $alive -eq 0 ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+f=$T/k9
+"$BIN" run -t 4s k9 -- sh -c "echo \$\$ >$f.sh; sleep 60 & echo \$! >$f.child;
+    while :; do echo tick >>$f.log; sleep 0.05; done" >/dev/null 2>&1 &
+p=$!
+wait_file "$f.child"; sleep 0.2
+t0=$(now_ms); kill -KILL $p; wait $p 2>/dev/null
+if gone "$(cat "$f.sh")" "$(cat "$f.child")"; then
+  ok "kill -9 of redlock run: COMMAND and its child are gone within $(( $(now_ms) - t0 )) ms (ttl 4s)"
+else nok "kill -9 of redlock run: COMMAND and its child gone" "still running: $(ps -o pid=,comm= -p "$(cat "$f.sh")","$(cat "$f.child")")"; fi
+rl run -w 15s k9 -- sh -c "echo second >>$f.log; sleep 0.3; echo second-done >>$f.log"
+if [ "$RC" -eq 0 ] && [ "$(tail -n 2 "$f.log" | tr '\n' ' ')" = "second second-done " ]; then
+  ok "kill -9 of redlock run: the next holder (after the TTL) runs with no tick of the old COMMAND beside it"
+else nok "kill -9: no overlap with the next holder" "status $RC" "$(tail -n 4 "$f.log" | tr '\n' ' ')"; fi
+
+f=$T/lostgrp
+"$BIN" run -t 1s --on-lost kill lost-grp -- sh -c "sleep 60 & echo \$! >$f.child; echo up >$f.up; wait" >/dev/null 2>&1 &
+p=$!
+wait_file "$f.up"; pause_nodes; wait $p; rc=$?; resume_nodes
+if [ $rc -eq 77 ] && gone "$(cat "$f.child")"; then ok "lost with --on-lost kill: COMMAND's own child is killed too (process group)"
+else nok "lost with --on-lost kill: COMMAND's child" "status $rc, child $(ps -o pid=,stat= -p "$(cat "$f.child")")"; fi
+
+f=$T/fwdgrp
+"$BIN" run fwd-grp -- sh -c "sleep 60 & echo \$! >$f.child; echo up >$f.up; wait" >/dev/null 2>&1 &
+p=$!
+wait_file "$f.up"; kill -TERM $p; wait $p; rc=$?
+if [ $rc -eq 143 ] && gone "$(cat "$f.child")"; then ok "run: a forwarded SIGTERM reaches COMMAND's children (143)"
+else nok "run: forwarded SIGTERM reaches the group" "status $rc"; fi
+
+f=$T/stub2
+"$BIN" run --kill-after 400ms stub-fwd -- sh -c "trap '' TERM; echo up >$f.up; sleep 30; echo survived >$f.log" >/dev/null 2>"$f.err" &
+p=$!
+wait_file "$f.up"; t0=$(now_ms); kill -TERM $p; wait $p; rc=$?; t1=$(now_ms)
+rl inspect stub-fwd
+if [ $rc -eq 137 ] && [ ! -e "$f.log" ] && [ $((t1 - t0)) -ge 350 ] && [ $((t1 - t0)) -lt 5000 ] &&
+   grep -q "is free on all 3 nodes" "$T/out" && grep -q "did not exit 400ms after" "$f.err"; then
+  ok "run: COMMAND ignoring a forwarded SIGTERM gets SIGKILL after --kill-after ($((t1 - t0)) ms), lock released"
+else nok "run: --kill-after after a forwarded SIGTERM" "status $rc after $((t1 - t0)) ms" "$(cat "$f.err")"; fi
+
+f=$T/tstp
+"$BIN" run -t 3s tstp -- sh -c "echo \$\$ >$f.sh; while :; do sleep 0.05; done" >/dev/null 2>&1 &
+p=$!
+wait_file "$f.sh"; kill -TSTP $p
+st=; for i in $(seq 1 40); do st="$(ps -o stat= -p $p | cut -c1)$(ps -o stat= -p "$(cat "$f.sh")" | cut -c1)"; [ "$st" = TT ] && break; sleep 0.05; done
+kill -CONT $p
+st2=; for i in $(seq 1 40); do st2="$(ps -o stat= -p $p | cut -c1)$(ps -o stat= -p "$(cat "$f.sh")" | cut -c1)"; [ "$st2" = SS ] && break; sleep 0.05; done
+kill -TERM $p; wait $p; rc=$?
+[ "$st" = TT ] && [ "$st2" = SS ] && [ $rc -eq 143 ] && ok "run: SIGTSTP stops COMMAND's group and redlock, SIGCONT resumes both" ||
+  nok "run: SIGTSTP / SIGCONT" "states '$st' then '$st2', status $rc"
+
+# a terminal (util-linux script(1) gives one): in its own group COMMAND
+# cannot read it, and redlock says so; with --foreground it can
+if script --version 2>/dev/null | grep -q util-linux; then
+  printf 'hello\n' | timeout -k 2 10 script -qec "$BIN run --foreground tty-fg -- sh -c 'read l; echo got:\$l; exit 3'" /dev/null >"$T/tty.out" 2>&1
+  rc=$?
+  grep -q 'got:hello' "$T/tty.out" && [ $rc -eq 3 ] && ok "run --foreground: COMMAND reads the terminal, status 3 passes through" ||
+    nok "run --foreground: COMMAND reads the terminal" "status $rc" "$(tr -d '\r' <"$T/tty.out" | head -3)"
+  ( printf 'hello\n' | timeout -k 2 3 script -qec "$BIN run -t 2s tty-bg -- sh -c 'read l'" /dev/null >"$T/tty.out" 2>&1 ) 2>/dev/null
+  grep -q 'use --foreground for a command that reads the terminal' "$T/tty.out" &&
+    ok "run: COMMAND stopped reading the terminal (SIGTTIN) is reported, with the way out" ||
+    nok "run: SIGTTIN hint" "$(tr -d '\r' <"$T/tty.out" | head -3)"
+  freed=0; for i in $(seq 1 60); do rl inspect tty-bg; grep -q "is free on all 3 nodes" "$T/out" && { freed=1; break; }; sleep 0.1; done
+  [ $freed -eq 1 ] && ok "run: the terminal's hangup ends it all, the lock is released" || nok "run: lock released after the hangup" "$(cat "$T/out")"
+else
+  echo "# script(1) from util-linux missing: terminal tests skipped"
+fi
+
 # mutual exclusion: 10 concurrent runs append enter/leave lines to one file
 : >"$T/mutex.log"
 MPIDS=()
@@ -349,9 +479,73 @@ t0=$(now_ms); rl -n "$T/missing.sock" -w 20s acquire unr; t1=$(now_ms)
 [ "$RC" -eq 69 ] && [ $((t1 - t0)) -lt 2000 ] && ok "unreachable: fails at once even with -w 20s" ||
   nok "unreachable: fails at once" "status $RC after $((t1 - t0)) ms"
 expect "unreachable: inspect gives 69" 69 -n "$DEAD,$T/missing.sock,127.0.0.1:$PORT0" inspect unr
+grep -q "is unknown: too few nodes answered (1 of 3, quorum 2)" "$T/out" && ok "inspect: too few answered reads 'unknown'" ||
+  nok "inspect: unknown" "$(tail -1 "$T/out")"
+
+# inspect --json: one object; held 0, free 1, unknown 69
+json_ok() { # python expression on d, the JSON object in $T/out (no python3: only the line count is checked)
+  command -v python3 >/dev/null || return 0
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(' '.join(sys.argv[2].split())) else 1)" "$T/out" "$1"
+}
+rl acquire -t 20s js; TOKEN=$(cat "$T/out")
+rl -n "$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1" inspect --json js
+if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 1 ] &&
+   json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN:0:8}' and d['held_on']==2 and d['quorum']==2
+            and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
+            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'legacy':False,'error':'connection refused'}
+            and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN:0:8}' and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
+            and d['nodes'][1]['error'] is None"; then
+  ok "inspect --json: held (0), holder prefix, per-node state, TTL in ms and errors"
+else nok "inspect --json: held" "status $RC" "$(head -c 300 "$T/out")"; fi
+"$BIN" -q release js "$TOKEN"
+rl inspect --json js
+[ "$RC" -eq 1 ] && json_ok "d['state']=='free' and d['holder'] is None and d['held_on']==0 and all(n['state']=='free' for n in d['nodes'])" &&
+  ok "inspect --json: free (1)" || nok "inspect --json: free" "status $RC"
+rl -n "$DEAD,$T/missing.sock,127.0.0.1:$PORT0" inspect --json js
+[ "$RC" -eq 69 ] && json_ok "d['state']=='unknown' and d['answered']==1 and d['nodes'][1]['error']=='no such socket'" &&
+  ok "inspect --json: unknown (69), errors per node" || nok "inspect --json: unknown" "status $RC"
+rl inspect --json "$(printf 'k\x01"\\\xff\xc3\xa9')"
+[ "$RC" -eq 1 ] && json_ok "d['key']=='k\x01\"\\\\\ufffd\u00e9'" && ok "inspect --json: key escaped (quote, backslash, control, bad UTF-8, UTF-8)" ||
+  nok "inspect --json: escaping" "status $RC" "$(cat "$T/out")"
 expect "unreachable: release gives 69" 69 -n "$DEAD,$T/missing.sock" release unr 0123456789abcdef0123456789abcdef
 rl -n "$DEAD,$NODES" run one-down -- true
 [ "$RC" -eq 0 ] && ok "one of 4 nodes down: quorum 3 of 4 still acquires" || nok "one of 4 nodes down" "status $RC"
+
+# messages: each failure in its own words, naming the node
+rl -n "$DEAD,$T/missing.sock,127.0.0.1:$PORT0" acquire msg
+if [ "$RC" -eq 69 ] && grep -qx "redlock: 'msg' not acquired: 2 of 3 nodes failed, a quorum needs 2" "$T/err" &&
+   grep -qx "redlock: node $DEAD: connection refused" "$T/err" && grep -qx "redlock: node $T/missing.sock: no such socket" "$T/err"; then
+  ok "message: refused connection and missing socket, one line per node"
+else nok "message: refused connection / missing socket" "status $RC"; fi
+t0=$(now_ms); rl -n "nosuchhost.invalid:6379,127.0.0.1:$PORT0" -w 20s acquire msg; t1=$(now_ms)
+if [ "$RC" -eq 69 ] && [ $((t1 - t0)) -lt 5000 ] &&
+   grep -q "^redlock: node nosuchhost.invalid:6379: name does not resolve (.*)$" "$T/err"; then
+  ok "message: a name that does not resolve says so, at once even with -w 20s"
+else nok "message: unresolvable name" "status $RC after $((t1 - t0)) ms"; fi
+# one node down while the lock is held: one warning line by default, none with -q
+ONE_DOWN="$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1"
+rl -n "$ONE_DOWN" acquire -t 10s deg; TOKEN=$(cat "$T/out")
+if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+   grep -qx "redlock: warning: 'deg' held on 2 of 3 nodes; node $DEAD: connection refused" "$T/err"; then
+  ok "degraded: acquire with one node down prints one warning line naming it"
+else nok "degraded: one warning line" "status $RC"; fi
+"$BIN" -q -n "$ONE_DOWN" release deg "$TOKEN"
+rl -q -n "$ONE_DOWN" run deg -- true
+[ "$RC" -eq 0 ] && [ ! -s "$T/err" ] && ok "degraded: -q silences the warning" || nok "degraded: -q" "status $RC"
+rl -n "$ONE_DOWN" run deg -- true
+[ "$RC" -eq 0 ] && grep -qx "redlock: warning: 'deg' held on 2 of 3 nodes; node $DEAD: connection refused" "$T/err" &&
+  ok "degraded: run warns too" || nok "degraded: run warns" "status $RC"
+kill -STOP "$(sed -n 3p "$T/nodes/pids")"
+rl acquire -t 10s deg-slow; TOKEN=$(cat "$T/out")
+kill -CONT "$(sed -n 3p "$T/nodes/pids")"
+[ "$RC" -eq 0 ] && grep -qx "redlock: warning: 'deg-slow' held on 2 of 3 nodes; node 127.0.0.1:$PORT2: timed out (no answer within 200ms)" "$T/err" &&
+  ok "degraded: a node that does not answer: 'timed out (no answer within 200ms)'" || nok "degraded: timed out words" "status $RC"
+"$BIN" -q release deg-slow "$TOKEN"
+rl -v run healthy -- true
+if [ "$RC" -eq 0 ] && grep -q "^redlock: acquired 'healthy': quorum 2/3 reached in [0-9.]*m\?s; 3/3 nodes hold it" "$T/err" &&
+   ! grep -q warning "$T/err"; then
+  ok "verbose: healthy nodes read 'quorum 2/3 reached in ...; 3/3 nodes hold it', no warning"
+else nok "verbose: healthy summary" "status $RC"; fi
 
 # protocol error (76): nodes that do not speak RESP
 "$FAKE" 60 "$T/fake.port" &
@@ -361,17 +555,44 @@ grep -q "protocol" "$T/err" && ok "protocol: message says protocol error" || nok
 expect "protocol: inspect gives 76" 76 -n "127.0.0.1:$FP" inspect proto
 expect "protocol: release gives 76" 76 -n "127.0.0.1:$FP" release proto 0123456789abcdef0123456789abcdef
 
+# a connect that times out (a listener whose accept queue is full)
+"$FAKE" 30 "$T/full.port" full &
+wait_file "$T/full.port"; FULL=127.0.0.1:$(cat "$T/full.port")
+t0=$(now_ms); rl -n "$FULL" inspect ct; t1=$(now_ms)
+if [ "$RC" -eq 69 ] && grep -qx "redlock: node $FULL: connect timed out after 1.000s" "$T/err" && [ $((t1 - t0)) -lt 4000 ]; then
+  ok "message: a connect that times out says so ($((t1 - t0)) ms)"
+else nok "message: connect timeout" "status $RC after $((t1 - t0)) ms"; fi
+rl -n "$FULL,127.0.0.1:$PORT0" acquire ct
+[ "$RC" -eq 69 ] && grep -q "^redlock: node $FULL: \(connect timed out\|timed out (no answer within 200ms)\)" "$T/err" &&
+  ok "message: acquire with a node whose connect times out: 69, timeout words" || nok "message: acquire, connect timeout" "status $RC"
+
 # AUTH (78), unix sockets, ACL users and SELECT on a password-protected node
 mkdir -p "$T/auth"
 SOCK=$T/auth/r.sock
 "$NODES_SH" start 1 "$T/auth" --requirepass 's3cr3t' --unixsocket "$SOCK" --unixsocketperm 700 >/dev/null ||
   nok "auth node starts"
 APORT=$(cat "$T/auth/ports")
-expect "auth: no password gives 78" 78 -n "127.0.0.1:$APORT" acquire a
-rl -n "redis://:wrong-pw@127.0.0.1:$APORT" acquire a
-[ "$RC" -eq 78 ] && ! grep -q wrong-pw "$T/err" && ok "auth: wrong password gives 78, not echoed" || nok "auth: wrong password" "status $RC"
-expect "auth: unknown ACL user gives 78" 78 -n "redis://nobody:pw@127.0.0.1:$APORT" acquire a
-expect "SELECT refused (db 99 of 16) gives 76" 76 -n "redis://:s3cr3t@127.0.0.1:$APORT/99" acquire a
+rl -n "127.0.0.1:$APORT" acquire a
+[ "$RC" -eq 78 ] && grep -qx "redlock: node 127.0.0.1:$APORT: a password is required: NOAUTH Authentication required." "$T/err" &&
+  ok "auth: no password gives 78: 'a password is required' and the server's words" || nok "auth: no password" "status $RC"
+t0=$(now_ms); rl -n "redis://:wrong-pw@127.0.0.1:$APORT" -w 20s acquire a; t1=$(now_ms)
+if [ "$RC" -eq 78 ] && ! grep -q wrong-pw "$T/err" && [ $((t1 - t0)) -lt 3000 ] &&
+   grep -q "^redlock: node redis://:\*\*\*@127.0.0.1:$APORT: authentication refused: \(WRONGPASS\|ERR\) ..*" "$T/err"; then
+  ok "auth: wrong password gives 78 at once with -w 20s; the node (password ***) and the server's words, password not echoed"
+else nok "auth: wrong password" "status $RC after $((t1 - t0)) ms"; fi
+WRONG_PW_MSG=$(grep '^redlock: node' "$T/err")
+rl -n "redis://nobody:pw@127.0.0.1:$APORT" acquire a
+[ "$RC" -eq 78 ] && grep -q "^redlock: node redis://nobody:\*\*\*@127.0.0.1:$APORT: authentication refused: " "$T/err" &&
+  ok "auth: unknown ACL user gives 78 and names the user" || nok "auth: unknown ACL user" "status $RC"
+t0=$(now_ms); rl -n "redis://:wrong-pw@127.0.0.1:$APORT,127.0.0.1:$PORT0,$DEAD" -w 20s run a -- true; t1=$(now_ms)
+[ "$RC" -eq 78 ] && [ $((t1 - t0)) -lt 3000 ] && ok "auth: wrong password + a node down leave no quorum: 78 at once" ||
+  nok "auth: wrong password + a node down" "status $RC after $((t1 - t0)) ms"
+t0=$(now_ms); rl -n "redis://:s3cr3t@127.0.0.1:$APORT/99" -w 20s acquire a; t1=$(now_ms)
+if [ "$RC" -eq 78 ] && [ $((t1 - t0)) -lt 3000 ] &&
+   grep -qx "redlock: node redis://:\*\*\*@127.0.0.1:$APORT/99: SELECT 99 refused: ERR DB index is out of range" "$T/err"; then
+  ok "SELECT refused (db 99 of 16): 78 at once with -w 20s, with the server's words"
+else nok "SELECT refused" "status $RC after $((t1 - t0)) ms"; fi
+SELECT_MSG=$(grep '^redlock: node' "$T/err")
 rl -n "redis://:s3cr3t@127.0.0.1:$APORT/3" acquire -t 10s a; TOKEN=$(cat "$T/out")
 v=$(timeout 5 redis-cli -p "$APORT" -a s3cr3t -n 3 --no-auth-warning GET a)
 [ "$RC" -eq 0 ] && [ "$v" = "$TOKEN" ] && ok "redis://:pass@host:port/3 authenticates and SELECTs db 3" ||
