@@ -176,7 +176,11 @@
    or whose GETSET answer has not come back, is never deleted by this
    client: a release, undo or cleanup leaves such a key (and one close to
    its expiry) to expire, and says so with REDLOCK_EV_KEY_LEFT. Prefer
-   modern servers.
+   modern servers. Legacy keys have no expiry on the server (the expiry
+   lives in the value): a legacy holder that dies leaves a key that modern
+   clients (SET NX PX, as other Redlock libraries use) see as held until a
+   legacy client takes it over or someone deletes it. Do not mix legacy
+   and modern clients on the same keys.
 
    5. COMPILE-TIME OPTIONS (define before including)
        REDLOCK_IMPLEMENTATION  emit the implementation in this file

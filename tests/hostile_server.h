@@ -3,7 +3,8 @@
    A forked child serves a listening socket on 127.0.0.1 (a free port: bind
    port 0) and answers every command it receives according to a mode: a
    canned (possibly malformed) reply, a reply by command name, nothing at
-   all, a reset, a truncated reply, an endless flood. Stopped by its PID
+   all, a reset, a truncated reply, an endless flood, a reply trickled one
+   byte at a time, a greeting nobody asked for. Stopped by its PID
    (SIGKILL + waitpid); it also dies on its own after HOSTILE_MAX_S seconds
    (alarm) so a failed test never leaves it behind.
 
@@ -22,6 +23,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -40,7 +42,10 @@ enum hostile_mode {
     HOSTILE_RESET,      /* accept, read, then reset the connection (RST) */
     HOSTILE_CLOSE,      /* send `reply` (may be empty) then close */
     HOSTILE_GOOD,       /* answer like a Redis that grants everything */
-    HOSTILE_FLOOD       /* answer with `reply` then an endless stream of 'a' */
+    HOSTILE_FLOOD,      /* answer with `reply` then an endless stream of 'a' */
+    HOSTILE_TRICKLE,    /* answer like GOOD, one byte every 40 ms (slow-loris) */
+    HOSTILE_GREET,      /* send `reply` unasked right after accept, then GOOD */
+    HOSTILE_HALF_RESET  /* send the first byte of `reply`, then reset (RST) */
 };
 
 typedef struct hostile {
@@ -97,6 +102,28 @@ static inline void hostile__good(int fd, const char *buf, size_t len)
     }
 }
 
+/* GOOD's replies for a chunk, one byte at a time, 40 ms apart. */
+static inline void hostile__trickle(int fd, const char *buf, size_t len)
+{
+    const char *star = (const char *)memchr(buf, '*', len);
+    const char *r;
+    if (!star) return;
+    for (r = hostile__good_reply(star, len - (size_t)(star - buf)); *r; r++) {
+        struct timespec ts = { 0, 40 * 1000000L };
+        hostile__write_all(fd, r, 1);
+        nanosleep(&ts, NULL);
+    }
+}
+
+static inline void hostile__reset(int fd)
+{
+    struct linger lg;
+    lg.l_onoff = 1;
+    lg.l_linger = 0;
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    close(fd);
+}
+
 static inline void hostile__serve(int lfd, int mode, const char *reply, size_t rlen)
 {
     struct pollfd pf[9];
@@ -112,6 +139,7 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
         if ((pf[0].revents & POLLIN) && n < 9) {
             int c = accept(lfd, NULL, NULL);
             if (c >= 0) {
+                if (mode == HOSTILE_GREET) hostile__write_all(c, reply, rlen);
                 pf[n].fd = c;
                 pf[n].events = POLLIN;
                 pf[n].revents = 0;
@@ -137,17 +165,15 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
                 if (!answered[i]) hostile__write_all(pf[i].fd, reply, rlen);
                 break;
             case HOSTILE_SILENT: break;
-            case HOSTILE_RESET: {
-                struct linger lg;
-                lg.l_onoff = 1;
-                lg.l_linger = 0;
-                setsockopt(pf[i].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-                close(pf[i].fd);
+            case HOSTILE_RESET:
+            case HOSTILE_HALF_RESET:
+                if (mode == HOSTILE_HALF_RESET && rlen) hostile__write_all(pf[i].fd, reply, 1);
+                hostile__reset(pf[i].fd);
                 pf[i] = pf[n - 1];
                 n--;
                 i--;
                 continue;
-            }
+            case HOSTILE_TRICKLE: hostile__trickle(pf[i].fd, buf, (size_t)r); break;
             case HOSTILE_CLOSE:
                 hostile__write_all(pf[i].fd, reply, rlen);
                 close(pf[i].fd);
@@ -155,6 +181,7 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
                 n--;
                 i--;
                 continue;
+            case HOSTILE_GREET: /* the greeting went out at accept */
             case HOSTILE_GOOD: hostile__good(pf[i].fd, buf, (size_t)r); break;
             case HOSTILE_FLOOD: {
                 int k;

@@ -46,6 +46,8 @@ typedef struct it_ops {
     int (*node_status)(it_client *c, int i);
     int (*mode_switches)(it_client *c); /* EV_MODE_SWITCH events seen */
     int (*lost)(it_lock *l);            /* OP_LOST results seen */
+    int (*node_connected)(it_client *c, int i);
+    int (*node_error)(it_client *c, int i, char *buf, size_t size); /* status, and its text */
 } it_ops;
 
 static const it_ops *it;
@@ -420,10 +422,19 @@ static void it_node_killed(void)
         CHECK(it->release(la, NULL) != REDLOCK_OK);
     }
     CHECK(it->node_status(a, 0) != 0);
+    CHECK_EQ(it->node_connected(a, 0), 0);
+    {
+        char text[128];
+        text[0] = 0;
+        CHECK_EQ(it->node_error(a, 0, text, sizeof text), it->node_status(a, 0));
+        CHECK(text[0] != 0); /* a message goes with the status */
+    }
     CHECK_EQ(redis_node_restart(rn, 0), 0);
     it->idle(a, 300); /* past the reconnect delay (the loop runs meanwhile) */
     /* reconnected: the restarted node votes again */
     CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it->node_connected(a, 0), 1);
+    CHECK_EQ(it->node_status(a, 0), 0);
     CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);
     CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
     it->unlock(la);
@@ -725,7 +736,7 @@ static int it_selected(const char *name)
    cycle after cycle, without crashing, leaking descriptors or buffering
    without bound. */
 
-enum { IT_STRAY = 1, IT_HUGE, IT_SILENT, IT_RESET, IT_CLOSED, IT_BLACKHOLE };
+enum { IT_STRAY = 1, IT_HUGE, IT_SILENT, IT_RESET, IT_CLOSED, IT_BLACKHOLE, IT_TRICKLE, IT_GREET, IT_HALF_RESET };
 
 /* A listener whose accept queue is full: connects to it neither complete
    nor fail (the SYNs are dropped), as with a host that vanished. */
@@ -801,7 +812,8 @@ static inline long it_peak_kib(void)
 
 static inline void it_hostile(int kind, int threaded)
 {
-    static const char *const names[] = {"", "stray", "huge", "silent", "reset", "closed", "blackhole"};
+    static const char *const names[] = {"", "stray", "huge", "silent", "reset", "closed", "blackhole",
+                                        "trickle", "greet", "half-reset"};
     redis_nodes *rn = &it_plain[3];
     int ports[REDIS_NODES_MAX];
     it_setup s;
@@ -823,6 +835,9 @@ static inline void it_hostile(int kind, int threaded)
     case IT_HUGE: CHECK_EQ(hostile_start(&h, HOSTILE_FLOOD, "$2000000000\r\n"), 0); break;
     case IT_SILENT: CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0); break;
     case IT_RESET: CHECK_EQ(hostile_start(&h, HOSTILE_RESET, NULL), 0); break;
+    case IT_TRICKLE: CHECK_EQ(hostile_start(&h, HOSTILE_TRICKLE, NULL), 0); break;
+    case IT_GREET: CHECK_EQ(hostile_start(&h, HOSTILE_GREET, "+OK\r\n"), 0); break;
+    case IT_HALF_RESET: CHECK_EQ(hostile_start(&h, HOSTILE_HALF_RESET, ":1\r\n"), 0); break;
     default: break;
     }
     if (kind == IT_BLACKHOLE) CHECK_EQ(it_blackhole_open(&b), 0);
@@ -908,6 +923,9 @@ static void it_hostile_silent(void) { it_hostile(IT_SILENT, 0); }
 static void it_hostile_reset(void) { it_hostile(IT_RESET, 0); }
 static void it_hostile_closed(void) { it_hostile(IT_CLOSED, 0); }
 static void it_hostile_blackhole(void) { it_hostile(IT_BLACKHOLE, 0); }
+static void it_hostile_trickle(void) { it_hostile(IT_TRICKLE, 0); }
+static void it_hostile_greet(void) { it_hostile(IT_GREET, 0); }
+static void it_hostile_half_reset(void) { it_hostile(IT_HALF_RESET, 0); }
 static void it_hostile_stray_bg(void) { it_hostile(IT_STRAY, 1); }
 static void it_hostile_huge_bg(void) { it_hostile(IT_HUGE, 1); }
 static void it_hostile_blackhole_bg(void) { it_hostile(IT_BLACKHOLE, 1); }
@@ -964,6 +982,9 @@ static int it_main(const it_ops *ops)
     IT_RUN(it_hostile_reset, 3);
     IT_RUN(it_hostile_closed, 3);
     IT_RUN(it_hostile_blackhole, 3);
+    IT_RUN(it_hostile_trickle, 3);
+    IT_RUN(it_hostile_greet, 3);
+    IT_RUN(it_hostile_half_reset, 3);
     IT_RUN(it_hostile_stray_bg, 3);
     IT_RUN(it_hostile_huge_bg, 3);
     IT_RUN(it_hostile_blackhole_bg, 3);

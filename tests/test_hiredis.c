@@ -96,6 +96,8 @@ static void t_idle(it_client *c, int ms)
 }
 
 static int t_node_status(it_client *c, int i) { return redlock_hiredis_node_status(&c->h, i, NULL, 0); }
+static int t_node_connected(it_client *c, int i) { return redlock_hiredis_node_connected(&c->h, i); }
+static int t_node_error(it_client *c, int i, char *buf, size_t n) { return redlock_hiredis_node_status(&c->h, i, buf, n); }
 
 static int t_mode_switches(it_client *c)
 {
@@ -290,7 +292,7 @@ int main(void)
 {
     static const it_ops ops = {
         "hiredis", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error
     };
     int rc;
     if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);

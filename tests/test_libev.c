@@ -182,6 +182,8 @@ static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l); }
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l); }
 static void t_idle(it_client *c, int ms) { t_run(c, NULL, ms); }
 static int t_node_status(it_client *c, int i) { return redlock_libev_node_status(&c->c, i, NULL, 0); }
+static int t_node_connected(it_client *c, int i) { return redlock_libev_node_connected(&c->c, i); }
+static int t_node_error(it_client *c, int i, char *buf, size_t n) { return redlock_libev_node_status(&c->c, i, buf, n); }
 static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
@@ -207,7 +209,7 @@ int main(void)
 {
     static const it_ops ops = {
         "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error
     };
     int rc;
     if (it_selected("libev_port_range")) RUN(libev_port_range);

@@ -118,6 +118,14 @@ static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l.lock)
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
 static void t_idle(it_client *c, int ms) { redlock_socket_run(&c->s, ms); }
 static int t_node_status(it_client *c, int i) { return redlock_socket_node_status(&c->s, i); }
+static int t_node_connected(it_client *c, int i) { return redlock_socket_node_connected(&c->s, i); }
+/* this adapter keeps no error text: the status's own words */
+static int t_node_error(it_client *c, int i, char *buf, size_t n)
+{
+    int st = redlock_socket_node_status(&c->s, i);
+    snprintf(buf, n, "%s", st ? redlock_strerror(st) : "");
+    return st;
+}
 static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
@@ -170,6 +178,45 @@ static void socket_unix_select(void)
     rmdir(dir);
 }
 
+/* The blocking calls refuse to run inside the adapter's own callbacks
+   (they would run the loop from inside the loop): BUSY. */
+static redlock_socket_lock *busy_other;
+static int busy_rc = 1;
+static void busy_on_event(void *user, const redlock_event *ev)
+{
+    (void)user;
+    if (ev->type == REDLOCK_EV_ACQUIRED && busy_rc == 1) busy_rc = redlock_socket_acquire(busy_other);
+}
+static void socket_blocking_call_in_callback(void)
+{
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l, other;
+    redlock_lock_opts o;
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(&rn, 0);
+    cfg.on_event = busy_on_event;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "busy-in-callback";
+    o.ttl_ms = 10000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    o.key = "busy-in-callback-2";
+    CHECK_EQ(redlock_socket_lock_init(&s, &other, &o), REDLOCK_OK);
+    busy_other = &other;
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(busy_rc, REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_state(&other.lock), REDLOCK_STATE_IDLE);
+    redlock_socket_lock_deinit(&other);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+
 /* redlock_socket_node_status(): the last error while the node is down,
    0 again once the restarted node has answered on a new connection. */
 static void socket_status_after_restart(void)
@@ -218,12 +265,13 @@ int main(void)
 {
     static const it_ops ops = {
         "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error
     };
     int rc;
     redis_nodes_deadline(170);
     if (it_selected("socket_unix_select")) RUN(socket_unix_select);
     if (it_selected("socket_status_after_restart")) RUN(socket_status_after_restart);
+    if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
