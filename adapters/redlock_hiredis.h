@@ -277,7 +277,7 @@ static inline redisContext *redlock_hiredis__open(const redlock_hiredis__conn *c
         ctx = redisConnectNonBlock(cn->host ? cn->host : "127.0.0.1", cn->port);
     if (!ctx || ctx->err) {
         if (err && errsz) {
-            const char *m = ctx ? ctx->errstr : "out of memory";
+            const char *m = !ctx ? "out of memory" : ctx->errstr[0] ? ctx->errstr : "cannot connect";
             size_t l = strlen(m);
             if (l >= errsz) l = errsz - 1;
             memcpy(err, m, l);

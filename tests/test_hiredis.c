@@ -288,6 +288,82 @@ static void hiredis_port_range(void)
     }
 }
 
+/* Proves: the getters refuse what is not theirs (NULL, a node out of
+   range, a detached lock) with the documented values, and the error text
+   is cut to the buffer and terminated. */
+static void hiredis_api_guards(void)
+{
+    redlock_hiredis c;
+    redlock_hiredis_opts o;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts lo;
+    char buf[8];
+    int port = hostile_closed_port();
+    redlock_hiredis_opts_init(&o);
+    o.node_count = 2;
+    o.node[0].host = o.node[1].host = "127.0.0.1";
+    o.node[0].port = o.node[1].port = port;
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+    redlock_hiredis_poll(&c, 50); /* the connects fail */
+    CHECK_EQ(redlock_hiredis_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_node_status(&c, -1, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_node_status(&c, 2, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_node_connected(&c, 2), 0);
+    CHECK_EQ(redlock_hiredis_node_connected(NULL, 0), 0);
+    memset(buf, 'z', sizeof buf);
+    CHECK_EQ(redlock_hiredis_node_status(&c, 1, buf, 4), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(strlen(buf), 3);
+    CHECK_EQ(buf[4], 'z');
+    CHECK_EQ(redlock_hiredis_lock_valid_until(NULL), 0);
+    CHECK_EQ(redlock_hiredis_lock_state(NULL), REDLOCK_STATE_IDLE);
+    memset(&lo, 0, sizeof lo);
+    lo.key = "guards";
+    lo.ttl_ms = 1000;
+    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &lo), REDLOCK_OK);
+    redlock_hiredis_lock_deinit(&lk);
+    CHECK_EQ(redlock_hiredis_lock_valid_until(&lk), 0);
+    CHECK_EQ(redlock_hiredis_lock_state(&lk), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_ERR_DETACHED);
+    redlock_hiredis_free(&c);
+}
+
+/* Proves: after a blocking call has its result, finishing the stragglers
+   (the linger) takes at most about one node timeout, even when a node
+   never answers and its command timeout is long. */
+static void hiredis_linger_bounded(void)
+{
+    redis_nodes rn;
+    hostile h;
+    redlock_hiredis c;
+    redlock_hiredis_opts o;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts lo;
+    long long t0;
+    CHECK_EQ(redis_nodes_start(&rn, 2, NULL, NULL), 0);
+    CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
+    redlock_hiredis_opts_init(&o);
+    o.node_count = 3;
+    o.node[0].host = o.node[1].host = o.node[2].host = "127.0.0.1";
+    o.node[0].port = redis_nodes_port(&rn, 0);
+    o.node[1].port = redis_nodes_port(&rn, 1);
+    o.node[2].port = h.port;
+    o.command_timeout_ms = 5000;
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+    memset(&lo, 0, sizeof lo);
+    lo.key = "hiredis:linger";
+    lo.ttl_ms = 10000;
+    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &lo), REDLOCK_OK);
+    t0 = redis_nodes__now_ms();
+    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&lk, NULL), REDLOCK_OK);
+    if (redis_nodes__now_ms() - t0 > 1500) printf("#   acquire + release took %lld ms\n", redis_nodes__now_ms() - t0);
+    CHECK(redis_nodes__now_ms() - t0 <= 1500);
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_free(&c);
+    hostile_stop(&h);
+    redis_nodes_stop(&rn);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -296,6 +372,8 @@ int main(void)
     };
     int rc;
     if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);
+    if (it_selected("hiredis_api_guards")) RUN(hiredis_api_guards);
+    if (it_selected("hiredis_linger_bounded")) RUN(hiredis_linger_bounded);
     rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);

@@ -205,6 +205,36 @@ static void libev_port_range(void)
     ev_loop_destroy(loop);
 }
 
+/* Proves: the getters refuse what is not theirs (NULL, a node out of
+   range) with the documented values, and the error text is cut to the
+   buffer and terminated. */
+static void libev_api_guards(void)
+{
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev c;
+    redlock_libev_opts o;
+    char buf[8];
+    int k;
+    redlock_libev_opts_init(&o);
+    o.node_count = 2;
+    o.node[0].host = o.node[1].host = "127.0.0.1";
+    o.node[0].port = o.node[1].port = hostile_closed_port();
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK);
+    for (k = 0; k < 100 && redlock_libev_node_status(&c, 1, NULL, 0) == 0; k++) ev_run(loop, EVRUN_ONCE);
+    CHECK_EQ(redlock_libev_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_libev_node_status(&c, -1, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_libev_node_status(&c, 2, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_libev_node_connected(&c, 2), 0);
+    CHECK_EQ(redlock_libev_node_connected(&c, -1), 0);
+    CHECK_EQ(redlock_libev_node_connected(NULL, 0), 0);
+    memset(buf, 'z', sizeof buf);
+    CHECK_EQ(redlock_libev_node_status(&c, 1, buf, 4), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(strlen(buf), 3);
+    CHECK_EQ(buf[4], 'z');
+    redlock_libev_free(&c);
+    ev_loop_destroy(loop);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -213,6 +243,7 @@ int main(void)
     };
     int rc;
     if (it_selected("libev_port_range")) RUN(libev_port_range);
+    if (it_selected("libev_api_guards")) RUN(libev_api_guards);
     rc = it_main(&ops);
     return rc | CHECK_EXIT();
 }

@@ -964,6 +964,16 @@ static void test_api_guards(void)
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
     CHECK(redlock_socket_node_connected(&s, 0));
+    CHECK_EQ(redlock_socket_node_connected(&s, -1), 0);
+    CHECK_EQ(redlock_socket_node_connected(&s, 1), 0);
+    CHECK_EQ(redlock_socket_node_connected(NULL, 0), 0);
+    CHECK_EQ(redlock_socket_acquire(NULL), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_release(NULL), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_extend(NULL, 0), REDLOCK_ERR_INVALID);
+    {
+        char out[8] = "xxxxxxx";
+        CHECK_EQ(redlock_socket_format_node(NULL, out, sizeof out), 0);
+    }
     CHECK_EQ(redlock_socket_run(&s, -1), REDLOCK_ERR_INVALID);
     nested_s = &s;
     memset(&o, 0, sizeof o);
