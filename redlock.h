@@ -123,6 +123,13 @@
    its round (node_timeout_ms) to end by the deadline (wait_ms after the
    call) is moved up to the last moment that still can; if that attempt
    fails too, the acquire ends with TIMEOUT at the deadline, not before.
+   A node that refuses the client's credentials or database (AUTH or SELECT
+   refused, i.e. a vote failed with REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT,
+   or a NOAUTH error reply) is counted as refusing until it next answers a
+   command. When a failed attempt leaves too few other nodes for a quorum,
+   the acquire ends at once with REDLOCK_ERR_CONFIG: no retry can win,
+   whatever retry_count and wait_ms say. The first attempt of every
+   redlock_acquire() is always sent (the node may have been fixed).
    The undo, and the cleanup after a lost lock, send the script itself
    (EVAL): one command per node. If the previous operation's undo or
    cleanup is still running when redlock_acquire is called, the first
@@ -288,13 +295,15 @@ typedef enum redlock_status {
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost: max hold time / extensions reached */
     REDLOCK_ERR_CANCELLED = -28,   /* acquire cancelled by release or deinit */
+    REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT */
     /* node errors: one node failed, its vote does not count */
     REDLOCK_ERR_TRANSPORT = -40,    /* send failed, connection reset or closed */
     REDLOCK_ERR_NODE_TIMEOUT = -41, /* no answer within node_timeout_ms */
     REDLOCK_ERR_PROTOCOL = -42,     /* malformed or unexpected reply */
     REDLOCK_ERR_SERVER = -43,       /* the server answered with an error */
     REDLOCK_ERR_AUTH = -44,         /* authentication refused (adapters) */
-    REDLOCK_ERR_CONNECT = -45       /* connection refused / unreachable (adapters) */
+    REDLOCK_ERR_CONNECT = -45,      /* connection refused / unreachable (adapters) */
+    REDLOCK_ERR_SELECT = -46        /* SELECT refused: no such database (adapters) */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -471,6 +480,7 @@ typedef struct redlock_client {
     uint8_t _no_scripts[REDLOCK_MAX_NODES]; /* node refuses EVAL/EVALSHA */
     uint8_t _any_legacy;                    /* some _legacy[] is set */
     uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
+    uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer: AUTH or SELECT refused */
     int _magic;
 } redlock_client;
 
@@ -490,7 +500,7 @@ struct redlock_lock {
     int _retries;          /* retries left */
     int _last_try;         /* the wait deadline is near: no retry after the current one */
     int _give_up;          /* nothing left to try: TIMEOUT is reported at _retry_at (the deadline) */
-    int _fail_votes;       /* ... with the votes and elapsed time of the last attempt */
+    int _fail_votes;       /* votes and elapsed time of the last failed attempt */
     int64_t _fail_elapsed_us;
     int _extensions;
     int _lost_status;
@@ -778,6 +788,14 @@ static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
 
 static int redlock__quorum(const redlock_client *c) { return c->_cfg.node_count / 2 + 1; }
 
+/* Too many nodes refuse this client's AUTH or SELECT for a quorum: retrying
+   cannot help until someone fixes the configuration. */
+static int redlock__unusable(const redlock_client *c) {
+    int i, refused = 0;
+    for (i = 0; i < c->_cfg.node_count; i++) refused += c->_refused[i];
+    return c->_cfg.node_count - refused < redlock__quorum(c);
+}
+
 /* What validity must leave aside: clock drift, and with legacy nodes also
    one node timeout, by which another client's late GETSET can move the
    expiry written in the value earlier. */
@@ -863,6 +881,10 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
     n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_DONE);
     n->outcome = (int8_t)outcome;
     n->status = status;
+    /* a node that refuses the client's credentials or database refuses
+       every lock until it is reconfigured: remembered until it answers */
+    if (outcome != REDLOCK__OUT_ERR || status == REDLOCK_ERR_AUTH || status == REDLOCK_ERR_SELECT)
+        lk->_client->_refused[i] = outcome == REDLOCK__OUT_ERR;
     if (lk->_client->_cb.on_event) {
         redlock_event ev;
         memset(&ev, 0, sizeof ev);
@@ -1102,7 +1124,9 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
                                           ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
             return;
         }
-        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_SERVER, now);
+        /* a connection that never authenticated: as the adapters say it */
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR,
+                           redlock__starts(r->str, r->len, "NOAUTH") ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, now);
         return;
     }
     switch (n->step) {
@@ -1367,7 +1391,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         }
         status = REDLOCK_ERR_VALIDITY;
     } else if (t.yes + t.pending < q) {
-        status = t.no > 0 ? REDLOCK_ERR_LOCKED : REDLOCK_ERR_NO_QUORUM;
+        status = redlock__unusable(c) ? REDLOCK_ERR_CONFIG : t.no > 0 ? REDLOCK_ERR_LOCKED : REDLOCK_ERR_NO_QUORUM;
     } else {
         return 1; /* votes still out */
     }
@@ -1380,6 +1404,9 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     ev.attempt = lk->_attempt;
     ev.elapsed_us = now - lk->_round_start;  /* the attempt's, before the undo round starts */
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
+    lk->_fail_votes = t.yes;
+    lk->_fail_elapsed_us = ev.elapsed_us;
+    if (status == REDLOCK_ERR_CONFIG) return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
     if (lk->_retries > 0 && !lk->_last_try) {
         int64_t delay = redlock__jitter_delay(lk);
         /* a wait deadline is kept, not cut short: when the next retry would
@@ -1401,8 +1428,6 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     }
     if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
         lk->_give_up = 1;
-        lk->_fail_votes = t.yes;
-        lk->_fail_elapsed_us = ev.elapsed_us;
         lk->_retry_at = lk->_wait_deadline;
         return 1;
     }
@@ -1520,7 +1545,12 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     }
     /* the next attempt waits for the undo of the last one (or the cleanup
        of the previous operation) to finish: it needs the same token */
-    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_retry_at) {
+    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_attempt > 0 &&
+        redlock__unusable(lk->_client)) {
+        /* refusals that came after the attempt was decided (its undo was
+           refused too): no retry can win */
+        return redlock__give_up(lk, alive, REDLOCK_ERR_CONFIG, lk->_fail_votes, lk->_fail_elapsed_us, now);
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_retry_at) {
         if (lk->_give_up)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_fail_elapsed_us, now);
         redlock__start_attempt(lk, now);
@@ -1898,12 +1928,14 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_QUORUM_LOST: return "lock no longer held by a majority";
     case REDLOCK_ERR_HOLD_LIMIT: return "renewal limit reached";
     case REDLOCK_ERR_CANCELLED: return "cancelled";
+    case REDLOCK_ERR_CONFIG: return "too few usable nodes: authentication or SELECT refused";
     case REDLOCK_ERR_TRANSPORT: return "transport error";
     case REDLOCK_ERR_NODE_TIMEOUT: return "node timed out";
     case REDLOCK_ERR_PROTOCOL: return "protocol error: unexpected reply";
     case REDLOCK_ERR_SERVER: return "server replied with an error";
     case REDLOCK_ERR_AUTH: return "authentication failed";
     case REDLOCK_ERR_CONNECT: return "connection failed";
+    case REDLOCK_ERR_SELECT: return "SELECT refused";
     default: return "unknown status";
     }
 }

@@ -49,7 +49,9 @@
    * AUTH (password, or ACL user + password) and SELECT are pipelined in
      front of the first command on every new connection: nothing blocks on
      a handshake. An AUTH refusal turns that node's answers into
-     REDLOCK_ERR_AUTH; redlock_hiredis_node_status() tells what a node last
+     REDLOCK_ERR_AUTH, a SELECT refusal into REDLOCK_ERR_SELECT (too few
+     usable nodes left: the acquire ends at once with REDLOCK_ERR_CONFIG,
+     see redlock.h); redlock_hiredis_node_status() tells what a node last
      failed with (0 again after its next good reply). A SELECT refused
      (a db that does not exist) is only known after the command pipelined
      behind it ran in db 0: check the db number.
@@ -430,7 +432,7 @@ static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
         if (kind == 1 || kind == 2) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
-                redlock_hiredis__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER,
+                redlock_hiredis__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
                                            r->str);
             } else if (!cn->auth_failed) {
                 cn->status = 0; /* the new connection answers */

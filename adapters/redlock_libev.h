@@ -45,7 +45,9 @@
      its votes fail at once with REDLOCK_ERR_CONNECT.
    * AUTH (password, or ACL user + password) and SELECT are queued right
      after the connect; a refusal makes that node's answers
-     REDLOCK_ERR_AUTH and is shown by redlock_libev_node_status() (0 again
+     REDLOCK_ERR_AUTH (REDLOCK_ERR_SELECT for SELECT; too few usable nodes
+     left: the acquire ends at once with REDLOCK_ERR_CONFIG, see redlock.h)
+     and is shown by redlock_libev_node_status() (0 again
      after the node's next good reply). A SELECT refused (a db that does
      not exist) is only known after the command queued behind it ran in
      db 0: check the db number.
@@ -255,7 +257,7 @@ static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, v
     if (kind != 0) { /* AUTH / SELECT */
         if (r && r->type == REDIS_REPLY_ERROR) {
             cn->auth_failed = 1;
-            redlock_libev__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, r->str);
+            redlock_libev__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
             if (cn->ac == ac) redisAsyncDisconnect(ac); /* after the replies still owed */
         } else if (r && !cn->auth_failed) {
             cn->status = 0; /* the new connection answers */

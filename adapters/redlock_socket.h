@@ -47,7 +47,7 @@
        REDLOCK_ERR_CONNECT       refused, unreachable, no connection within
                                  connect_timeout_ms
        REDLOCK_ERR_AUTH          AUTH refused, or a NOAUTH reply
-       REDLOCK_ERR_SERVER        SELECT refused
+       REDLOCK_ERR_SELECT        SELECT refused (no such database)
        REDLOCK_ERR_NODE_TIMEOUT  a command unanswered for command_timeout_ms
        REDLOCK_ERR_TRANSPORT     reset, closed, send/recv failed, queue full
        REDLOCK_ERR_PROTOCOL      malformed, oversized, RESP3, truncated or
@@ -1333,7 +1333,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         }
         if (req.kind == REDLOCK__REQ_SELECT) {
             if (r->type != REDLOCK_REPLY_STATUS) {
-                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SERVER : REDLOCK_ERR_PROTOCOL);
+                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SELECT : REDLOCK_ERR_PROTOCOL);
                 return;
             }
             nd->last_status = 0;

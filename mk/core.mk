@@ -44,6 +44,7 @@ check-sim: $(BUILD)/sim
 	@$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1
 	@$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1
 	@$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1
+	@$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 
@@ -59,8 +60,9 @@ check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
 	@if $(VALGRIND) $(BUILD)/sim --profile modern --runs 200 --seed 7 >/dev/null && \
 	    $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null && \
 	    $(VALGRIND) $(BUILD)/sim --profile noscript --runs 100 --seed 7 >/dev/null && \
-	    $(VALGRIND) $(BUILD)/sim --profile legacy-crowd --runs 50 --seed 7 >/dev/null; \
-	 then echo "ok valgrind sim (450 schedules): 0 errors, 0 leaks"; else echo "not ok valgrind sim"; fi
+	    $(VALGRIND) $(BUILD)/sim --profile legacy-crowd --runs 50 --seed 7 >/dev/null && \
+	    $(VALGRIND) $(BUILD)/sim --profile refusing --runs 100 --seed 7 >/dev/null; \
+	 then echo "ok valgrind sim (550 schedules): 0 errors, 0 leaks"; else echo "not ok valgrind sim"; fi
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 check-sanitize-core: | $(BUILD)
@@ -69,10 +71,11 @@ check-sanitize-core: | $(BUILD)
 	 if $(BUILD)/unit-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null && \
 	    $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null && \
 	    $(BUILD)/sim-san --profile noscript --runs 500 >/dev/null && \
-	    $(BUILD)/sim-san --profile legacy-crowd --runs 300 >/dev/null; \
-	 then echo "ok ASan+UBSan: unit tests and 2800 schedules clean"; else echo "not ok ASan+UBSan core"; fi
+	    $(BUILD)/sim-san --profile legacy-crowd --runs 300 >/dev/null && \
+	    $(BUILD)/sim-san --profile refusing --runs 500 >/dev/null; \
+	 then echo "ok ASan+UBSan: unit tests and 3300 schedules clean"; else echo "not ok ASan+UBSan core"; fi
 
-# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|legacy-crowd|ctl-restart|ctl-drift]
+# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|legacy-crowd|refusing|ctl-restart|ctl-drift]
 RUNS ?= 1000
 SEED ?= 1
 PROFILE ?= modern

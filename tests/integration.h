@@ -560,6 +560,84 @@ static void it_auth(void)
     it->close(none);
 }
 
+/* Nodes that refuse the client (wrong password, no password, a db that does
+   not exist): with too few others for a quorum the blocking acquire ends at
+   once with CONFIG, whatever retry_count and wait_ms say; with enough
+   others the lock is held without them. */
+static void it_config_refused_one(const it_setup *s, const char *what, int refused_status)
+{
+    it_client *c = it->open(s);
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    long long t0, took;
+    int i, k = 0;
+    CHECK(c != NULL);
+    if (!c) return;
+    it_key(key, sizeof key, what);
+    it_lock_opts(&o, key, 1000);
+    o.retry_count = 50;
+    o.retry_delay_ms = 100;
+    o.wait_ms = 20000;
+    l = it->lock(c, &o);
+    memset(&r, 0, sizeof r);
+    t0 = it_now_ms();
+    CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_CONFIG);
+    took = it_now_ms() - t0;
+    CHECK_EQ(r.status, REDLOCK_ERR_CONFIG);
+    CHECK_EQ(r.attempts, 1);
+    CHECK(took < 1000); /* not 50 retries, not the 20 s wait */
+    for (i = 0; i < s->n; i++) k += it->node_status(c, i) == refused_status;
+    CHECK(k >= s->n - it_quorum() + 1);
+    CHECK_EQ(it->state(l), REDLOCK_STATE_IDLE);
+    it->unlock(l);
+    it->close(c);
+}
+
+static void it_config_refused(void)
+{
+    int ports[REDIS_NODES_MAX], mixed[REDIS_NODES_MAX], i;
+    it_setup s;
+    it_defaults(&s, &it_authed[it_n], ports);
+    s.pass = "wrong";
+    it_config_refused_one(&s, "cfg-pass", REDLOCK_ERR_AUTH);
+    s.pass = NULL; /* NOAUTH */
+    it_config_refused_one(&s, "cfg-nopass", REDLOCK_ERR_AUTH);
+    it_defaults(&s, &it_plain[it_n], ports);
+    s.db = 99; /* redis-server has 16 */
+    it_config_refused_one(&s, "cfg-db", REDLOCK_ERR_SELECT);
+    if (it_n < 3) return;
+    /* a minority of password-protected nodes among open ones, no password:
+       held by the others; then a majority of them: CONFIG */
+    for (i = 0; i < it_n; i++)
+        mixed[i] = i < it_quorum() ? redis_nodes_port(&it_plain[it_n], i) : redis_nodes_port(&it_authed[it_n], i);
+    it_defaults(&s, &it_plain[it_n], ports);
+    s.ports = mixed;
+    {
+        it_client *c = it->open(&s);
+        it_lock *l;
+        redlock_lock_opts o;
+        redlock_result r;
+        char key[96];
+        CHECK(c != NULL);
+        if (c) {
+            it_key(key, sizeof key, "cfg-minority");
+            it_lock_opts(&o, key, 1000);
+            l = it->lock(c, &o);
+            CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+            CHECK_EQ(r.votes, it_quorum());
+            CHECK_EQ(it->node_status(c, it_n - 1), REDLOCK_ERR_AUTH);
+            CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+            it->unlock(l);
+            it->close(c);
+        }
+    }
+    for (i = 0; i < it_n; i++)
+        mixed[i] = i < it_quorum() - 1 ? redis_nodes_port(&it_plain[it_n], i) : redis_nodes_port(&it_authed[it_n], i);
+    it_config_refused_one(&s, "cfg-majority", REDLOCK_ERR_AUTH);
+}
+
 /* ACL user without scripting: AUTO falls back to GET + compare + DEL/PEXPIRE */
 static void it_acl_noscript(void)
 {
@@ -971,6 +1049,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_node_killed, n);
         IT_RUN(it_node_paused, n);
         IT_RUN(it_auth, n);
+        IT_RUN(it_config_refused, n);
         IT_RUN(it_acl_noscript, n);
         IT_RUN(it_select_db, n);
         IT_RUN(it_inflight_drop, n);

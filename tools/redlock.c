@@ -341,8 +341,8 @@ static void step(app *a, int64_t until)
    nodes for a quorum, `acquire` and `run` stop at once. */
 static int hard_error(int st)
 {
-    return st == REDLOCK_ERR_CONNECT || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_PROTOCOL ||
-           st == REDLOCK_ERR_SERVER;
+    return st == REDLOCK_ERR_CONNECT || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT ||
+           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER;
 }
 
 /* Coarse words from a status alone (verbose lines, before any probe). */
@@ -351,6 +351,7 @@ static const char *node_reason(int st)
     switch (st) {
     case REDLOCK_ERR_CONNECT: return "cannot connect";
     case REDLOCK_ERR_AUTH: return "authentication refused";
+    case REDLOCK_ERR_SELECT: return "SELECT refused";
     case REDLOCK_ERR_NODE_TIMEOUT: return "timed out";
     case REDLOCK_ERR_TRANSPORT: return "connection lost";
     case REDLOCK_ERR_PROTOCOL: return "protocol error (not a Redis server?)";
@@ -603,6 +604,10 @@ static const char *why_node(app *a, int i)
         break;
     case REDLOCK_ERR_AUTH:
         set_why(f, WHY_AUTH, "authentication refused");
+        probe(a, i);
+        break;
+    case REDLOCK_ERR_SELECT:
+        set_why(f, WHY_SELECT, "SELECT refused");
         probe(a, i);
         break;
     case REDLOCK_ERR_SERVER:
@@ -1136,7 +1141,7 @@ static int acquire_lock(app *a, int watchdog)
         char what[80];
         for (i = 0; i < a->n; i++) failed[i] = a->voted[i] && a->nf[i].status;
         snprintf(what, sizeof what, "'%.40s' not acquired", a->o->name);
-        if (a->fail_fast || (st != REDLOCK_ERR_CANCELLED && attempt_hopeless(a, 1)))
+        if (a->fail_fast || st == REDLOCK_ERR_CONFIG || (st != REDLOCK_ERR_CANCELLED && attempt_hopeless(a, 1)))
             return report_failed(a, failed, what);
         switch (st) {
         case REDLOCK_ERR_LOCKED:

@@ -72,17 +72,21 @@ typedef struct profile {
     int faults;            /* delay spikes, drops, duplicates, resets */
     int api;               /* clients use the whole API (0: plain acquire/hold/release) */
     int crowd;             /* many clients, three nodes, one key, fast retries */
+    int refusing;          /* some clients' AUTH or SELECT is refused by some nodes */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0},
+    /* misconfigured clients (wrong password, missing database) beside good
+       ones; no crashes, so that a refusal is always heard */
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1},
     /* negative controls: configurations the algorithm does not protect */
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0},
 };
 
 /* ---- simulated world ---- */
@@ -123,6 +127,8 @@ typedef struct slot {        /* one lock handle of a client */
     int renew_retry;         /* a renewal failed since: the next one may come early */
     uint32_t cadence_gen;    /* client's fault_gen then; -1: cadence not checkable */
     int no_callback;         /* on_result NULL: the sim polls the lock */
+    uint32_t acquire_gen;    /* client's fault_gen when the current token's first attempt began */
+    int retry_planned;       /* the current acquire announced a retry (EV_RETRY) */
     int64_t poll_due;
 } slot;
 
@@ -137,6 +143,8 @@ typedef struct client {
     uint32_t timer_gen;
     uint32_t fault_gen;      /* bumps whenever a fault touches this client */
     uint32_t conn_epoch[MAX_NODES];
+    unsigned refused_mask;   /* nodes that refuse this client's AUTH or SELECT */
+    int refusal;             /* REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
     int64_t node_timeout_ms, clock_drift_ms, retry_delay_ms, retry_jitter_ms;
     double drift_factor;
@@ -297,6 +305,13 @@ static int64_t drift_us(const client *c, int64_t ttl_ms) {
     return d;
 }
 
+/* Too many nodes refuse this client's AUTH or SELECT for a quorum. */
+static int refuses_quorum(const client *c) {
+    int refused = 0, n;
+    for (n = 0; n < W->nn; n++) refused += (c->refused_mask >> n) & 1;
+    return W->nn - refused < W->nn / 2 + 1;
+}
+
 /* Contract checks on what the core reports: validity exactly as documented,
    retry delays inside their jitter, attempts not before their delay,
    renewals on their cadence, LOST reasons from the documented set. */
@@ -356,11 +371,19 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
             s->last_try = 1;
         }
         s->retry_at = now + ev->delay_us;
+        s->retry_planned = 1;
         break;
     }
     case REDLOCK_EV_ATTEMPT:
         if (ev->attempt > 1 && s->retry_at && now < s->retry_at) violation(W, "attempt before its retry delay", c->id);
-        if (ev->attempt == 1) s->last_try = 0;
+        if (ev->attempt == 1) {
+            s->last_try = 0;
+            s->acquire_gen = c->fault_gen;
+            s->retry_planned = 0;
+        } else if (refuses_quorum(c) && c->fault_gen == s->acquire_gen) {
+            /* the undo of the last attempt heard every refusal first */
+            violation(W, "retried although too few nodes accept this client", c->id);
+        }
         s->retry_at = 0;
         break;
     case REDLOCK_EV_LOST:
@@ -382,8 +405,11 @@ static void cb_event(void *u, const redlock_event *ev) {
     int k = slot_of(c, ev->lock);
     if (k >= 0) check_event(c, &c->s[k], ev);
     if (ev->type == REDLOCK_EV_ACQUIRED) W->acquired_events++;
-    /* a node that failed or timed out may keep a key the core meant to delete */
-    if (ev->type == REDLOCK_EV_VOTE && ev->status != 0) fault((client *)u);
+    /* a node that failed or timed out may keep a key the core meant to
+       delete (one that refuses the client never had it) */
+    if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->status != REDLOCK_ERR_AUTH &&
+        ev->status != REDLOCK_ERR_SELECT)
+        fault((client *)u);
     /* the core says it leaves a key to expire (check-then-act nodes): the
        documented exception, not held to the leak check */
     if (ev->type == REDLOCK_EV_KEY_LEFT) {
@@ -489,6 +515,32 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
         e.t = w->now + rng_range(&w->rng, 10, 200);
         e.epoch = c->conn_epoch[n];
         fault(c);
+        push(w, e);
+        return 0;
+    }
+    if (c->refused_mask & (1u << n)) {
+        /* a misconfigured client: refused at once by send, later by the
+           transport, or by the server's NOAUTH error reply */
+        int64_t when = w->now + rng_range(&w->rng, 10, 2000);
+        int how = (int)rng_range(&w->rng, 0, 2);
+        if (how == 0) return c->refusal;
+        if (when <= c->last_rep[n]) when = c->last_rep[n] + 1;
+        c->last_rep[n] = when;
+        e.t = when;
+        e.epoch = c->conn_epoch[n];
+        if (how == 1) {
+            e.kind = E_ERR;
+            e.status = c->refusal;
+        } else {
+            static const char noauth[] = "NOAUTH Authentication required.";
+            m = (msg *)calloc(1, sizeof *m);
+            m->rstr = (char *)malloc(sizeof noauth);
+            memcpy(m->rstr, noauth, sizeof noauth);
+            m->reply.type = REDLOCK_REPLY_ERROR;
+            m->reply.len = sizeof noauth - 1;
+            e.kind = E_REP;
+            e.m = m;
+        }
         push(w, e);
         return 0;
     }
@@ -762,7 +814,9 @@ static void observe_slot(world *w, client *c, int k) {
             memcpy(r->tok, tok, REDLOCK_TOKEN_LEN + 1);
             r->c = c->id;
             r->slot = k;
-            r->gen = c->fault_gen;
+            /* faults from the token's first attempt on excuse it (its
+               commands went out before this observation) */
+            r->gen = s->acquire_gen;
             r->excused = 0;
             r->ttl_ms = s->ttl_ms;
             s->token = w->ntokens++;
@@ -916,11 +970,22 @@ static void random_call(world *w, client *c, int k) {
 static void check_result(world *w, client *c, slot *s, const redlock_result *r) {
     int st = r->status, ok;
     switch (r->op) {
-    case REDLOCK_OP_ACQUIRE:
+    case REDLOCK_OP_ACQUIRE: {
+        int refusing = refuses_quorum(c);
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM ||
-             st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits);
+             st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) ||
+             (st == REDLOCK_ERR_CONFIG && refusing);
         if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
+        /* an attempt decided before the refusals were heard may end as
+           LOCKED or NO_QUORUM when no retry is left; once a retry is
+           planned, the undo hears them all and the acquire ends CONFIG */
+        if (refusing && s->retry_planned && c->fault_gen == s->acquire_gen && st != REDLOCK_ERR_CONFIG &&
+            st != REDLOCK_ERR_CANCELLED) {
+            violation(w, "too few nodes accept this client, yet the acquire did not end with CONFIG", c->id);
+            return;
+        }
         break;
+    }
     case REDLOCK_OP_RELEASE:
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_EXPIRED || st == REDLOCK_ERR_NO_QUORUM;
         break;
@@ -1068,6 +1133,12 @@ static void start_clients(world *w) {
         c->wall_offset_ms = w->p->legacy ? rng_range(&w->rng, 0, 1) : 0;
         c->paused_until = -1;
         for (j = 0; j < MAX_NODES; j++) { c->last_req[j] = c->last_rep[j] = 0; }
+        c->refused_mask = 0;
+        c->refusal = REDLOCK_ERR_AUTH;
+        if (w->p->refusing && i > 0 && rng_chance(&w->rng, 0.6)) {
+            c->refused_mask = (unsigned)rng_range(&w->rng, 1, (1 << w->nn) - 1);
+            if (rng_chance(&w->rng, 0.5)) c->refusal = REDLOCK_ERR_SELECT;
+        }
         redlock_config_init(&cfg);
         cfg.node_count = w->nn;
         cfg.node_timeout_ms = rng_range(&w->rng, 2, 6);

@@ -426,6 +426,116 @@ static const redlock_event *last_ev(redlock_event_type t) {
     for (i = T.evn - 1; i >= 0; i--) if (T.ev[i].type == t) return &T.ev[i];
     return NULL;
 }
+/* Nodes that refuse the client's AUTH or SELECT: once too few others are
+   left for a quorum, the acquire ends at once with CONFIG (no retry, no
+   waiting for wait_ms); the undo still goes out to every node. */
+static void test_config_refused(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int k;
+    base_config(&cfg, 3);
+    cfg.retry_count = 5;
+    base_opts(&o, 1000, 0);
+    o.wait_ms = 10000;
+    setup_with(&cfg, &o);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 3);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_AUTH);
+    CHECK_EQ(T.res.n, 0); /* one refusal of three: a quorum is still possible */
+    redlock_on_error(&C, T.q[1].tag, REDLOCK_ERR_SELECT);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(T.res.r[0].op, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_CONFIG);
+    CHECK_EQ(T.res.r[0].attempts, 1);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_FAILED), 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    for (k = 0; k < 3; k++) CHECK(starts(3 + k, "EVAL")); /* undo on all three */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_AUTH);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_SELECT);
+    CHECK(strcmp(redlock_strerror(REDLOCK_ERR_CONFIG), "unknown status") != 0);
+    CHECK(strcmp(redlock_strerror(REDLOCK_ERR_SELECT), "unknown status") != 0);
+    teardown();
+
+    /* refused by send itself (a synchronous transport), and by a NOAUTH reply */
+    setup_with(&cfg, &o);
+    T.fail_send_node = 0;
+    T.fail_send_rc = REDLOCK_ERR_AUTH;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 2);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOAUTH Authentication required.");
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_AUTH);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CONFIG);
+    teardown();
+
+    /* one node of three refusing: held by the other two */
+    setup_with(&cfg, &o);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_AUTH);
+    ok(1);
+    ok(2);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    teardown();
+
+    /* other errors are not configuration: NO_QUORUM and retries as before */
+    setup_with(&cfg, &o);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_SERVER);
+    redlock_on_error(&C, T.q[1].tag, REDLOCK_ERR_CONNECT);
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    teardown();
+}
+
+/* The decision came before the second refusal (another holder answered
+   first): the refusal of the undo ends the acquire at once, not after the
+   retry delay. */
+static void test_config_refused_after_decision(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t t0;
+    base_config(&cfg, 3);
+    cfg.retry_count = 5;
+    base_opts(&o, 1000, 0);
+    setup_with(&cfg, &o);
+    t0 = T.now;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    nil(0);                                            /* held by another */
+    redlock_on_error(&C, T.q[1].tag, REDLOCK_ERR_AUTH); /* decided: LOCKED so far */
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(T.qn, 6);                                 /* the undo on all three */
+    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_AUTH); /* the SET's answer: a stale tag */
+    redlock_on_error(&C, T.q[5].tag, REDLOCK_ERR_AUTH); /* the undo's: counted */
+    num(3, 0);
+    redlock_on_error(&C, T.q[4].tag, REDLOCK_ERR_AUTH);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CONFIG);
+    CHECK_EQ(T.res.r[0].attempts, 1);
+    CHECK_EQ(T.now, t0);
+    CHECK_EQ(T.qn, 6); /* no second attempt */
+    /* the next acquire still tries (someone may have fixed the node) and a
+       good answer clears the node's refusal */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 9);
+    ok(6);
+    ok(7);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    num(9, 1);
+    num(10, 1);
+    redlock_on_error(&C, T.q[11].tag, REDLOCK_ERR_AUTH);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    /* node 2 still refuses; 0 and 1 answered: one refusal, a quorum is possible */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    nil(12);
+    redlock_on_error(&C, T.q[13].tag, REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 2);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK); /* nothing new yet */
+    teardown();
+}
+
 static void test_wait_deadline(void) {
     redlock_lock_opts o;
     int64_t t0;
@@ -997,10 +1107,10 @@ static void test_sha_constants(void) {
 
 static void test_strerror(void) {
     int s;
-    for (s = 0; s >= -45; s--) {
+    for (s = 0; s >= -47; s--) {
         const char *m = redlock_strerror(s);
         CHECK(m != NULL);
-        if ((s <= -12 && s >= -19) || (s <= -29 && s >= -39)) CHECK_STR(m, "unknown status");
+        if ((s <= -12 && s >= -19) || (s <= -30 && s >= -39) || s == -47) CHECK_STR(m, "unknown status");
         else CHECK(strcmp(m, "unknown status") != 0);
     }
     CHECK_STR(redlock_strerror(12345), "unknown status");
@@ -3962,6 +4072,8 @@ int main(int argc, char **argv) {
     RUN_T(test_fail_rollback_retry);
     RUN_T(test_timeouts_no_quorum);
     RUN_T(test_wait_deadline);
+    RUN_T(test_config_refused);
+    RUN_T(test_config_refused_after_decision);
     RUN_T(test_send_failure);
     RUN_T(test_validity_exhausted);
     RUN_T(test_sync_transport);
