@@ -10,8 +10,9 @@
 
    The built-in clocks use clock_gettime(): in the implementation file,
    include this header before any system header (it then asks for POSIX
-   itself) or build with -D_POSIX_C_SOURCE=200809L. Otherwise pass the
-   now_us and wall_ms callbacks (redlock_client_init says INVALID if not).
+   itself) or build with -D_POSIX_C_SOURCE=200809L; otherwise the build
+   stops with a message saying so. Without POSIX at all, define
+   REDLOCK_NO_BUILTIN_CLOCKS and pass the now_us and wall_ms callbacks.
 
    CONTENTS
        1. What it is
@@ -198,6 +199,10 @@
        REDLOCK_ASSERT(c)       internal consistency checks (default assert)
        REDLOCK_RANDOM_DEVICE   file the built-in random source reads when
                                getrandom(2) is absent (default "/dev/urandom")
+       REDLOCK_NO_BUILTIN_CLOCKS  no built-in clocks: now_us and wall_ms
+                               are required (strict C without POSIX; on a
+                               POSIX system without clock_gettime declared
+                               the build stops and says what to define)
    Every millisecond setting (config and lock options, extend's ttl) must be
    in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
    TTL for ttls), so that microsecond arithmetic never overflows.
@@ -693,9 +698,10 @@ static const char redlock__extend_sha[] = "e9a2f3813b737b2b7c48ab77e3b5b9a159cff
 
 /* clock_gettime needs POSIX: present when this file was included before any
    system header (it asks for _POSIX_C_SOURCE at the top) or the build
-   defines a POSIX feature macro. Without it there is no built-in monotonic
-   clock and redlock_client_init requires callbacks now_us and wall_ms. */
-#if defined(CLOCK_MONOTONIC) && defined(CLOCK_REALTIME)
+   defines a POSIX feature macro. On a POSIX system without it the build
+   stops here, not at run time; REDLOCK_NO_BUILTIN_CLOCKS leaves the clocks
+   out on purpose (redlock_client_init then requires now_us and wall_ms). */
+#if defined(CLOCK_MONOTONIC) && defined(CLOCK_REALTIME) && !defined(REDLOCK_NO_BUILTIN_CLOCKS)
 #define REDLOCK__HAVE_CLOCK 1
 #ifdef CLOCK_BOOTTIME
 /* keeps counting while the system is suspended, as the servers' TTLs do */
@@ -716,6 +722,8 @@ static int64_t redlock__wall_ms(void *user) {
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+#elif !defined(REDLOCK_NO_BUILTIN_CLOCKS) && (defined(__unix__) || defined(__APPLE__))
+#error "redlock.h: clock_gettime() is not declared. In the file that defines REDLOCK_IMPLEMENTATION include redlock.h before any system header, or build with -D_POSIX_C_SOURCE=200809L; or define REDLOCK_NO_BUILTIN_CLOCKS and pass the now_us and wall_ms callbacks"
 #endif
 
 #ifndef REDLOCK_RANDOM_DEVICE

@@ -70,6 +70,11 @@ static inline int redlock__hiredis_auth_error(const redisReply *r)
            (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
 }
 
+#include <time.h>
+#ifndef CLOCK_MONOTONIC
+#error "clock_gettime() is not declared: include the redlock adapter before any system header, or build with -D_POSIX_C_SOURCE=200809L"
+#endif
+
 static inline int64_t redlock__hiredis_now_us(void)
 {
     struct timespec ts;

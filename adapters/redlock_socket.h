@@ -464,6 +464,10 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 #include <time.h>
 #include <unistd.h>
 
+#ifndef CLOCK_MONOTONIC
+#error "clock_gettime() is not declared: include redlock_socket.h before any system header where REDLOCK_SOCKET_IMPLEMENTATION is defined, or build with -D_POSIX_C_SOURCE=200809L"
+#endif
+
 #ifdef MSG_NOSIGNAL
 #define REDLOCK__SOCK_NOSIGNAL MSG_NOSIGNAL
 #else

@@ -7,7 +7,7 @@ MUTATION_RUNS ?= 5000
 # traps at once in the unit tests and the simulator; no runtime library.
 BOUNDS := -fsanitize=bounds -fsanitize-undefined-trap-on-error
 
-CHECKS += check-compile check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
+CHECKS += check-compile check-include-order check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 
 $(BUILD)/unit: tests/unit/unit.c redlock.h tests/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@
@@ -32,6 +32,11 @@ check-compile: | $(BUILD)
 	    else echo "not ok compile $$cc $$std"; fi; \
 	  done; \
 	done
+
+# Every header after a system header, strict and GNU C: it builds and its
+# built-in clock runs, or the build stops saying what to define.
+check-include-order: | $(BUILD)
+	@tests/compile/include_order.sh $(BUILD)
 
 check-unit: $(BUILD)/unit $(BUILD)/platform
 	@$(BUILD)/unit
@@ -79,7 +84,7 @@ check-sanitize-core: | $(BUILD)
 RUNS ?= 1000
 SEED ?= 1
 PROFILE ?= modern
-.PHONY: sim check-compile check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
+.PHONY: sim check-compile check-include-order check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 sim: $(BUILD)/sim
 	$(BUILD)/sim --profile $(PROFILE) --runs $(RUNS) --seed $(SEED)
 

@@ -168,10 +168,10 @@ static void socket_unix_select(void)
     CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
-    /* a db the server does not have: SELECT refused -> SERVER */
+    /* a db the server does not have: SELECT refused -> SELECT */
     cfg.node[0].db = 999;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_SERVER);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_SELECT);
     redlock_socket_deinit(&s);
     redis_nodes_stop(&rn);
     unlink(path);

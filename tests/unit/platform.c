@@ -7,6 +7,8 @@
    included first, so <time.h> declares no clock_gettime. */
 #include <stdio.h>
 
+#define REDLOCK_NO_BUILTIN_CLOCKS /* strict C99: the system header above declared no clock_gettime */
+
 #define getrandom platform_no_getrandom /* a kernel without getrandom(2) */
 static const char *random_device = "/dev/zero";
 #define REDLOCK_RANDOM_DEVICE random_device
