@@ -53,8 +53,8 @@
        static void on_result(redlock_lock *lk, const redlock_result *r)
        {
            if (r->op == REDLOCK_OP_ACQUIRE && r->status == REDLOCK_OK) {
-               // held until redlock_lock_valid_until(lk) (renewed by the
-               // watchdog if enabled); call redlock_release(lk) when done.
+               // held: act while redlock_lock_remaining_us(lk) > 0 (renewed
+               // by the watchdog if enabled); redlock_release(lk) when done.
            } else if (r->op == REDLOCK_OP_LOST) {
                // stop touching the resource: r->status says why
            }
@@ -597,8 +597,15 @@ REDLOCK_API void redlock_on_timer(redlock_client *client);
    REDLOCK_NO_DEADLINE. */
 REDLOCK_API int64_t redlock_next_deadline(const redlock_client *client);
 
+/* The lock's state by the clock: a held lock whose validity has run out
+   reads LOST (redlock_lock_lost_reason says why) even before a timer call
+   lets the core report it; reads the now_us clock. */
 REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lock);
-/* HELD: monotonic microsecond deadline of validity; otherwise 0. */
+/* May I still act on the resource, and for how long: microseconds of
+   validity left by the now_us clock, 0 if not held (or run out). */
+REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lock);
+/* Held: monotonic microsecond deadline of validity (it may have passed:
+   see redlock_lock_state); otherwise 0. */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
 /* Nonzero while a round of commands of this lock is running (an acquire
    attempt, a release, an extend, or the undo / cleanup that follows one;
@@ -606,7 +613,8 @@ REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
    between two acquire attempts). Deinitialising the lock while nonzero
    drops the steps not yet sent (see 7. THREADS AND CALLBACKS). */
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
-/* LOST: why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT, HOLD_LIMIT); else 0. */
+/* LOST (also by the clock): why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT,
+   HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
 /* The current token (hex, NUL-terminated), "" before the first acquire. */
 REDLOCK_API const char *redlock_lock_token(const redlock_lock *lock);
@@ -1327,6 +1335,11 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
         if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < lk->_node[i].until) lk->_node[i].until = bound;
 }
 
+/* Why a held lock whose validity ran out is lost. */
+static int redlock__expiry_reason(const redlock_lock *lk) {
+    return lk->_capped ? REDLOCK_ERR_HOLD_LIMIT : lk->_renew_status ? lk->_renew_status : REDLOCK_ERR_EXPIRED;
+}
+
 /* The lock ended without the holder's release. A user extend still waiting
    gets its answer first, then the LOST result. */
 static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
@@ -1531,11 +1544,8 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         }
     }
     /* validity ran out before a renewal succeeded: the holder must be told */
-    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until) {
-        int reason = lk->_capped ? REDLOCK_ERR_HOLD_LIMIT
-                     : lk->_renew_status ? lk->_renew_status : REDLOCK_ERR_EXPIRED;
-        return redlock__lose(lk, alive, reason, now);
-    }
+    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
+        return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
     switch (lk->_phase) {
     case REDLOCK__PH_ACQUIRE:
         return redlock__decide_acquire(lk, alive, now);
@@ -1766,11 +1776,29 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     redlock__leave(c);
 }
 
+/* Held, but the validity has run out: the next drive reports it LOST. */
+static int redlock__ran_out(const redlock_lock *lk) {
+    return lk->_state == REDLOCK_STATE_HELD && redlock__now(lk->_client) >= lk->_valid_until;
+}
+
+/* A lock whose validity ran out with no timer call since is reported LOST
+   (on_result) before a call acts on it, so that the call sees what
+   redlock_lock_state() said. Returns 0 if the lock is gone (deinitialised
+   in the callback). */
+static int redlock__settle(redlock_lock *lk) {
+    if (!lk->_busy && redlock__ran_out(lk)) {
+        redlock__enter(lk->_client);
+        redlock__drive(lk);
+        redlock__leave(lk->_client);
+    }
+    return redlock__usable(lk);
+}
+
 REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
     if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
+    if (!redlock__usable(lk) || !redlock__settle(lk)) return REDLOCK_ERR_DETACHED;
     if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     c = lk->_client;
@@ -1795,7 +1823,7 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
     if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
+    if (!redlock__usable(lk) || !redlock__settle(lk)) return REDLOCK_ERR_DETACHED;
     if (lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     if (lk->_state != REDLOCK_STATE_HELD && lk->_state != REDLOCK_STATE_ACQUIRING) return REDLOCK_ERR_NOT_HELD;
     c = lk->_client;
@@ -1816,7 +1844,7 @@ REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     redlock_client *c;
     int64_t now;
     if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
+    if (!redlock__usable(lk) || !redlock__settle(lk)) return REDLOCK_ERR_DETACHED;
     if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
     if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
     if (lk->_phase == REDLOCK__PH_EXTEND) return REDLOCK_ERR_BUSY;
@@ -1883,7 +1911,15 @@ REDLOCK_API int64_t redlock_next_deadline(const redlock_client *c) {
 }
 
 REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lk) {
-    return redlock__usable(lk) ? lk->_state : REDLOCK_STATE_IDLE;
+    if (!redlock__usable(lk)) return REDLOCK_STATE_IDLE;
+    return redlock__ran_out(lk) ? REDLOCK_STATE_LOST : lk->_state;
+}
+
+REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lk) {
+    int64_t left;
+    if (!redlock__usable(lk) || lk->_state != REDLOCK_STATE_HELD) return 0;
+    left = lk->_valid_until - redlock__now(lk->_client);
+    return left > 0 ? left : 0;
 }
 
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lk) {
@@ -1895,7 +1931,9 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {
 }
 
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {
-    return redlock__usable(lk) && lk->_state == REDLOCK_STATE_LOST ? lk->_lost_status : 0;
+    if (!redlock__usable(lk)) return 0;
+    if (redlock__ran_out(lk)) return redlock__expiry_reason(lk);
+    return lk->_state == REDLOCK_STATE_LOST ? lk->_lost_status : 0;
 }
 
 REDLOCK_API const char *redlock_lock_token(const redlock_lock *lk) {

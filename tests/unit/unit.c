@@ -848,6 +848,53 @@ static void test_expiry_without_watchdog(void) {
     teardown();
 }
 
+/* The state by the clock: a held lock past its validity reads LOST (with
+   its reason) before any timer call; the next call on it reports the LOST
+   first and then acts on a lost lock. */
+static void test_state_by_clock(void) {
+    int64_t until;
+    setup_n(1, 0, 500);
+    CHECK_EQ(redlock_lock_remaining_us(&L), 0);
+    redlock_acquire(&L);
+    ok(0);
+    until = redlock_lock_valid_until(&L);
+    T.now = until - 250;
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_remaining_us(&L), 250);
+    CHECK_EQ(redlock_lock_lost_reason(&L), 0);
+    T.now = until; /* no timer call */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(redlock_lock_remaining_us(&L), 0);
+    CHECK_EQ(redlock_lock_valid_until(&L), until);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), 1); /* not reported yet */
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_NOT_HELD);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED); /* reported by the call */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    teardown();
+
+    /* acquire on a lock that ran out: LOST first, then a new attempt */
+    setup_n(1, 0, 500);
+    redlock_acquire(&L);
+    ok(0);
+    T.now = redlock_lock_valid_until(&L) + 1;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_LOST);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
+    teardown();
+
+    /* release likewise: the lock is already lost */
+    setup_n(1, 0, 500);
+    redlock_acquire(&L);
+    ok(0);
+    T.now = redlock_lock_valid_until(&L) + 1;
+    CHECK_EQ(redlock_release(&L), REDLOCK_ERR_NOT_HELD);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    teardown();
+    CHECK_EQ(redlock_lock_remaining_us(NULL), 0);
+}
+
 static void test_hold_limit(void) {
     redlock_lock_opts o;
     setup_n(1, 1, 900);
@@ -4086,6 +4133,7 @@ int main(int argc, char **argv) {
     RUN_T(test_watchdog_renews);
     RUN_T(test_watchdog_loses_quorum);
     RUN_T(test_expiry_without_watchdog);
+    RUN_T(test_state_by_clock);
     RUN_T(test_hold_limit);
     RUN_T(test_auto_legacy);
     RUN_T(test_legacy_not_expired_and_race);
