@@ -121,9 +121,13 @@
    acquire / release / extend block until the core reports the outcome and
    return its status (retries and the wait deadline are the core's). The
    watchdog and everything else only runs while a redlock_socket_* call
-   runs: call redlock_socket_run(&s, ms) often enough (at least every
-   renew interval). Lock results, including LOST, still reach the
-   on_result you gave in the options.
+   runs (there is no thread): call redlock_socket_run(&s, ms) often enough
+   (at least every renew interval), and where the program would sleep,
+   call redlock_socket_run(&s, ms) instead. A program that stops calling
+   in is still told the truth: redlock_lock_state(&l.lock) reads the clock
+   (LOST once the validity has passed) and redlock_lock_remaining_us()
+   says how long it may still act. Lock results, including LOST, reach the
+   on_result you gave in the options when the adapter runs again.
 
    4. FOREIGN EVENT LOOP
    ---------------------

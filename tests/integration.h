@@ -725,6 +725,38 @@ static void it_select_db(void)
     it->close(a);
 }
 
+/* A program that stops calling into the adapter (no renewal thread) does
+   not read HELD past the validity: the state reads the clock, and the LOST
+   result follows once the adapter runs again. */
+static void it_state_by_clock(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *la;
+    redlock_lock_opts o;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "clock");
+    it_lock_opts(&o, key, 200);
+    o.watchdog = 1;
+    la = it->lock(a, &o);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it->state(la), REDLOCK_STATE_HELD);
+    redis_nodes__sleep_ms(260); /* no call into the adapter: no renewal */
+    CHECK_EQ(it->state(la), REDLOCK_STATE_LOST);
+    CHECK_EQ(it->lost(la), 0); /* not reported yet ... */
+    it->idle(a, 20);
+    CHECK_EQ(it->lost(la), 1); /* ... until the adapter runs */
+    CHECK_EQ(it->state(la), REDLOCK_STATE_LOST);
+    it->unlock(la);
+    it->close(a);
+}
+
 /* a majority stops answering with requests in flight, then dies: the
    in-flight requests fail at once (transport error), long before the
    node timeout, and the nodes are used again after a restart */
@@ -1045,6 +1077,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_contend_threads, n);
         IT_RUN(it_expiry, n);
         IT_RUN(it_watchdog, n);
+        IT_RUN(it_state_by_clock, n);
         IT_RUN(it_watchdog_stolen, n);
         IT_RUN(it_node_killed, n);
         IT_RUN(it_node_paused, n);
