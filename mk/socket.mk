@@ -1,7 +1,8 @@
-# mk/socket.mk - the raw-socket adapter (adapters/redlock_socket.h): RESP
+# mk/socket.mk - the raw-socket adapter (adapters/redlock_socket.h) and its
+# RESP codec (adapters/redlock_resp.h):
 # parser/encoder tests, fuzz loop, hostile fake server, compile matrix and,
 # once the core is implemented, integration tests on real redis-servers.
-SOCKET_HDRS  := adapters/redlock_socket.h redlock.h tests/check.h
+SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h redlock.h tests/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
@@ -57,6 +58,13 @@ check-socket-compile: | $(BUILD)
 	done; \
 	if $(CC) -std=c99 $(WARN) $(INCS) -c -x c adapters/redlock_socket.h -o $(BUILD)/socket_cc.o 2>$(BUILD)/socket_cc.err; \
 	then echo "ok compile declarations only"; else cat $(BUILD)/socket_cc.err; echo "not ok compile declarations only"; fi
+	@for c in "$(CC) -std=c99" "$(CC) -std=c11" "$(CXX) -x c++ -std=c++11"; do \
+	  for d in "" "-DREDLOCK_RESP_STATIC"; do \
+	    if $$c $(WARN) $(INCS) $$d -DREDLOCK_RESP_IMPLEMENTATION -c $$(case "$$c" in *c++*) ;; *) echo -x c;; esac) \
+	         adapters/redlock_resp.h -o $(BUILD)/resp_cc.o 2>$(BUILD)/resp_cc.err; \
+	    then echo "ok compile redlock_resp.h alone: $$c $$d"; else cat $(BUILD)/resp_cc.err; echo "not ok compile redlock_resp.h alone: $$c $$d"; fi; \
+	  done; \
+	done
 	@if $(MAKE) --no-print-directory -s -B examples-socket; then echo "ok socket examples build"; \
 	 else echo "not ok socket examples build"; fi
 

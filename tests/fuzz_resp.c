@@ -1,4 +1,4 @@
-/* fuzz_resp.c - fuzzing the RESP2 parser of adapters/redlock_socket.h.
+/* fuzz_resp.c - fuzzing the RESP2 parser of adapters/redlock_resp.h.
 
    Default build (make check-resp-fuzz): a deterministic loop of N rounds
    (argv[1], default 3000) over random valid replies, mutated replies and
@@ -9,9 +9,8 @@
 
    -DFUZZ_LIBFUZZER (make fuzz-resp, clang): the same differential check
    as a libFuzzer target: build/fuzz_resp_lf -max_total_time=60 */
-#define REDLOCK_SOCKET_NO_CORE
-#define REDLOCK_SOCKET_IMPLEMENTATION
-#include "adapters/redlock_socket.h"
+#define REDLOCK_RESP_IMPLEMENTATION
+#include "adapters/redlock_resp.h"
 
 #include <stdio.h>
 #include <stdlib.h>

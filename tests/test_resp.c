@@ -1,4 +1,5 @@
-/* test_resp.c - RESP2 encoder and incremental parser of adapters/redlock_socket.h.
+/* test_resp.c - RESP2 encoder and incremental parser of adapters/redlock_resp.h
+   (through adapters/redlock_socket.h, which includes it).
    No server, no core: every input is fed whole, byte by byte and in chunks
    of 3, and must give the same replies; every malformed input gives an
    exact parser error. The node-list parser (redlock_socket_parse_nodes,
