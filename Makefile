@@ -12,13 +12,22 @@ VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=all --errors-for-lea
 # printing "ok ..." / "not ok ..." lines) and its own build rules.
 CHECKS  :=
 
-.PHONY: all test deps clean
+.PHONY: all test deps clean examples
 all:
 
 include $(sort $(wildcard mk/*.mk))
 
 deps:
 	@scripts/deps.sh all
+
+# Every example program (build/), against the headers in this tree.
+examples: examples-socket examples-hiredis
+
+# Each example: usage, no node up, a live node (tests/examples.sh).
+CHECKS += check-examples
+.PHONY: check-examples
+check-examples: examples
+	@tests/examples.sh $(BUILD)
 
 test: deps
 	@scripts/run-tests.sh $(CHECKS)

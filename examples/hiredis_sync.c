@@ -41,6 +41,11 @@ int main(int argc, char **argv)
     redlock_result r;
     int rc;
 
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: %s [host:port,host:port,...]   (default 127.0.0.1:6379;\n"
+                        "       $REDIS_PASSWORD: AUTH password)\n", argv[0]);
+        return 2;
+    }
     snprintf(list, sizeof list, "%s", argc > 1 ? argv[1] : "127.0.0.1:6379");
     redlock_hiredis_opts_init(&o);     /* defaults: timeouts, core settings */
     if (parse_nodes(list, &o) == 0) return 2;

@@ -73,6 +73,10 @@ int main(int argc, char **argv)
     redlock_lock_opts lo;
     redlock_lock lock;
 
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: %s [host:port,host:port,...]   (default 127.0.0.1:6379)\n", argv[0]);
+        return 2;
+    }
     signal(SIGPIPE, SIG_IGN);          /* hiredis writes with write(2) */
     loop = EV_DEFAULT;
     redlock_libev_opts_init(&o);

@@ -42,6 +42,7 @@ static node nodes[REDLOCK_MAX_NODES];
 static int nnodes;
 static redlock_client client;
 static int done;
+static int exit_code = 1; /* 0 once the lock was acquired and released */
 
 /* The core wants a command sent: encode it, remember its tag. */
 static int my_send(void *user, int i, const redlock_command *cmd, redlock_tag tag)
@@ -108,8 +109,12 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
 {
     printf("%s: %s (votes %d)\n", r->op == REDLOCK_OP_ACQUIRE ? "acquire" : r->op == REDLOCK_OP_RELEASE ? "release" : "other",
            redlock_strerror(r->status), r->votes);
-    if (r->op == REDLOCK_OP_ACQUIRE && r->status == REDLOCK_OK) redlock_release(lk); /* work done */
-    else done = 1;
+    if (r->op == REDLOCK_OP_ACQUIRE && r->status == REDLOCK_OK) {
+        redlock_release(lk); /* work done */
+        return;
+    }
+    if (r->op == REDLOCK_OP_RELEASE && r->status == REDLOCK_OK) exit_code = 0;
+    done = 1;
 }
 
 /* A plain blocking connect to a parsed node (TCP or Unix socket); -1 if
@@ -153,6 +158,10 @@ int main(int argc, char **argv)
     void *mem = NULL;
     char err[256];
     redlock_socket_config_init(&list);
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: %s [host:port,host:port,...]   (default: $REDLOCK_NODES)\n", argv[0]);
+        return 2;
+    }
     if (redlock_socket_parse_nodes(&list, argc > 1 ? argv[1] : NULL, &mem, err, sizeof err) != 0) {
         fprintf(stderr, "%s\nusage: %s host:port,host:port,...\n", err, argv[0]);
         return 2;
@@ -199,5 +208,5 @@ int main(int argc, char **argv)
         if (nodes[i].fd >= 0) close(nodes[i].fd);
         redlock_resp_parser_free(&nodes[i].parser);
     }
-    return 0;
+    return exit_code;
 }

@@ -33,6 +33,11 @@ int main(int argc, char **argv)
     char err[256];
     int rc, i;
 
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: %s [NODES]   NODES: host:port,[v6]:port,/unix/path,redis://...\n"
+                        "       (default: $REDLOCK_NODES)\n", argv[0]);
+        return 64;
+    }
     /* 1. Nodes: a list as users write it (argv[1], else $REDLOCK_NODES). */
     redlock_socket_config_init(&cfg);
     if (redlock_socket_parse_nodes(&cfg, argc > 1 ? argv[1] : NULL, &nodes, err, sizeof err) != 0) {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The example programs: built by `make examples`; each prints its usage and
+# exits non-zero when asked for help, exits non-zero (within seconds) when
+# no node can be reached (127.0.0.1:1 refuses connections), and exits 0
+# after taking and releasing its lock on a redis-server started here (a
+# free loopback port, a temp dir, no persistence; stopped by PID).
+# Usage: tests/examples.sh BUILD_DIR
+set -u
+build=${1:-build}
+status=0
+dir=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+for i in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+for ex in example_socket example_poll_loop hiredis_sync libev_async; do
+  bin="$build/$ex"
+  if [ ! -x "$bin" ]; then echo "not ok example $ex: not built"; status=1; continue; fi
+  timeout 10 "$bin" --help >/dev/null 2>"$build/ex.err"; rc=$?
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || ! grep -q '^usage: ' "$build/ex.err"; then
+    echo "not ok example $ex --help: status $rc, $(head -c 200 "$build/ex.err")"; status=1; continue
+  fi
+  timeout 20 "$bin" 127.0.0.1:1 >/dev/null 2>&1; down=$?
+  if [ "$down" -eq 0 ] || [ "$down" -eq 124 ]; then
+    echo "not ok example $ex with no node up: status $down"; status=1; continue
+  fi
+  timeout 30 "$bin" "127.0.0.1:$port" >"$build/ex.out" 2>&1; up=$?
+  if [ "$up" -ne 0 ]; then
+    echo "not ok example $ex on a live node: status $up, $(tail -c 300 "$build/ex.out")"; status=1; continue
+  fi
+  echo "ok example $ex: usage (status $rc), no node up (status $down), a live node (status 0)"
+done
+exit $status
