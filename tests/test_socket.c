@@ -176,6 +176,12 @@ static void socket_unix_select(void)
     redis_nodes_stop(&rn);
     unlink(path);
     rmdir(dir);
+    /* the socket file is gone: refused at once (connect fails in the call) */
+    cfg.node[0].db = 0;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    redlock_socket_deinit(&s);
 }
 
 /* The blocking calls refuse to run inside the adapter's own callbacks
