@@ -670,7 +670,8 @@ extern "C" {
 enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_RELEASE,
        REDLOCK__PH_EXTEND, REDLOCK__PH_CLEANUP };
 
-/* What one node is doing within a round. */
+/* What one node is doing within a round. Each operation's steps are
+   contiguous: redlock__answer dispatches on the ranges. */
 enum {
     REDLOCK__ST_NONE,
     REDLOCK__ST_SET,        /* SET key token NX PX ttl */
@@ -827,16 +828,24 @@ static void redlock__emit(redlock_lock *lk, redlock_event *ev) {
     c->_cb.on_event(c->_user, ev);
 }
 
-/* An event with the lock's op and attempt; node -1 for the whole lock. */
+/* Every event starts here: the fields every event has, the rest zero;
+   node -1 for the whole lock. */
+static redlock_event redlock__event_of(redlock_event_type type, int op, int node, int status, int attempt) {
+    redlock_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = type;
+    ev.op = (redlock_op)op;
+    ev.node = node;
+    ev.status = status;
+    ev.attempt = attempt;
+    return ev;
+}
+
+/* An event with the lock's op and attempt and nothing else. */
 static void redlock__event(redlock_lock *lk, redlock_event_type type, int node, int status) {
     redlock_event ev;
     if (!lk->_client->_cb.on_event) return;
-    memset(&ev, 0, sizeof ev);
-    ev.type = type;
-    ev.op = (redlock_op)lk->_phase_op;
-    ev.node = node;
-    ev.status = status;
-    ev.attempt = lk->_attempt;
+    ev = redlock__event_of(type, lk->_phase_op, node, status, lk->_attempt);
     redlock__emit(lk, &ev);
 }
 
@@ -902,14 +911,8 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
     if (outcome != REDLOCK__OUT_ERR || status == REDLOCK_ERR_AUTH || status == REDLOCK_ERR_SELECT)
         lk->_client->_refused[i] = outcome == REDLOCK__OUT_ERR;
     if (lk->_client->_cb.on_event) {
-        redlock_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.type = REDLOCK_EV_VOTE;
-        ev.op = (redlock_op)lk->_phase_op;
-        ev.node = i;
-        ev.status = status;
+        redlock_event ev = redlock__event_of(REDLOCK_EV_VOTE, lk->_phase_op, i, status, lk->_attempt);
         ev.vote = outcome == REDLOCK__OUT_YES;
-        ev.attempt = lk->_attempt;
         ev.rtt_us = now - n->sent_us;
         ev.elapsed_us = now - lk->_round_start;
         redlock__emit(lk, &ev);
@@ -1099,156 +1102,194 @@ static void redlock__switch(redlock_lock *lk, int i, int legacy) {
     redlock_event ev;
     if (legacy) c->_legacy[i] = c->_any_legacy = 1;
     else c->_no_scripts[i] = 1;
-    memset(&ev, 0, sizeof ev);
-    ev.type = REDLOCK_EV_MODE_SWITCH;
-    ev.op = (redlock_op)lk->_phase_op;
-    ev.node = i;
+    ev = redlock__event_of(REDLOCK_EV_MODE_SWITCH, lk->_phase_op, i, 0, 0);
     ev.mode = legacy ? REDLOCK_MODE_LEGACY : 0;
     redlock__emit(lk, &ev);
 }
 
-/* One reply (or error, when r is NULL) for node i: finish the node's round
-   or move it to its next step. */
-static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
+/* What one answer means for its node (the answer_* functions below). */
+enum {
+    REDLOCK__A_STEP,     /* moved on to its next step: nothing to record yet */
+    REDLOCK__A_ACQUIRED, /* the key is ours (SET, SETNX or a takeover) */
+    REDLOCK__A_EXTENDED, /* our key's remaining time was set */
+    REDLOCK__A_YES,      /* done as asked */
+    REDLOCK__A_NO,       /* another holder */
+    REDLOCK__A_MISSING,  /* not (or no longer) ours */
+    REDLOCK__A_PROTOCOL  /* an answer this step cannot have */
+};
+
+/* An error reply: the AUTO switches, NOSCRIPT, else the node's vote fails. */
+static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    redlock_client *c = lk->_client;
+    int st = lk->_node[i].step, auto_mode = c->_cfg.mode[i] == REDLOCK_MODE_AUTO;
+    /* a proxy or a renamed command says the same as an old server:
+       switch to full legacy (keys without a TTL) only once INFO confirms */
+    if (st == REDLOCK__ST_SET && auto_mode && !c->_modern[i] && redlock__old_set_error(r)) {
+        redlock__next_step(lk, i, REDLOCK__ST_PROBE, now);
+        return REDLOCK__A_STEP;
+    }
+    if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
+    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
+        redlock__next_step(lk, i, st == REDLOCK__ST_REL_SHA ? REDLOCK__ST_REL_EVAL : REDLOCK__ST_EXT_EVAL, now);
+        return REDLOCK__A_STEP;
+    }
+    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL || st == REDLOCK__ST_EXT_SHA ||
+         st == REDLOCK__ST_EXT_EVAL) && auto_mode && redlock__no_script_error(r)) {
+        redlock__switch(lk, i, 0);
+        redlock__next_step(lk, i, (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
+                                      ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
+        return REDLOCK__A_STEP;
+    }
+    /* a connection that never authenticated: as the adapters say it */
+    redlock__node_done(lk, i, REDLOCK__OUT_ERR,
+                       redlock__starts(r->str, r->len, "NOAUTH") ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, now);
+    return REDLOCK__A_STEP;
+}
+
+/* Acquire steps: SET; or PROBE, then SETNX, GET, GETSET (legacy). */
+static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__node *n = &lk->_node[i];
-    int auto_mode = c->_cfg.mode[i] == REDLOCK_MODE_AUTO;
-    int t;
-    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
-    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; } /* err: a node error status */
-    t = r->type;
-    if (r->len > 0 && !r->str &&
-        (t == REDLOCK_REPLY_STATUS || t == REDLOCK_REPLY_ERROR || t == REDLOCK_REPLY_STRING))
-        goto protocol;
-    if (t == REDLOCK_REPLY_ERROR) {
-        int st = n->step;
-        /* a proxy or a renamed command says the same as an old server:
-           switch to full legacy (keys without a TTL) only once INFO confirms */
-        if (st == REDLOCK__ST_SET && auto_mode && !c->_modern[i] && redlock__old_set_error(r)) {
-            redlock__next_step(lk, i, REDLOCK__ST_PROBE, now);
-            return;
-        }
-        if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
-        if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
-            redlock__next_step(lk, i, st == REDLOCK__ST_REL_SHA ? REDLOCK__ST_REL_EVAL : REDLOCK__ST_EXT_EVAL, now);
-            return;
-        }
-        if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL || st == REDLOCK__ST_EXT_SHA ||
-             st == REDLOCK__ST_EXT_EVAL) && auto_mode && redlock__no_script_error(r)) {
-            redlock__switch(lk, i, 0);
-            redlock__next_step(lk, i, (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
-                                          ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
-            return;
-        }
-        /* a connection that never authenticated: as the adapters say it */
-        redlock__node_done(lk, i, REDLOCK__OUT_ERR,
-                           redlock__starts(r->str, r->len, "NOAUTH") ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, now);
-        return;
-    }
+    int t = r->type;
     switch (n->step) {
     case REDLOCK__ST_PROBE: {
         long version = redlock__server_version(r);
         if (version >= 0 && version < REDLOCK__FIRST_NX_PX) {
             redlock__switch(lk, i, 1);
             redlock__next_step(lk, i, REDLOCK__ST_SETNX, now);
-            return;
+            return REDLOCK__A_STEP;
         }
         c->_modern[i] = 1; /* SET ... NX PX exists there: its error is the server's */
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_SERVER, now);
-        return;
+        return REDLOCK__A_STEP;
     }
     case REDLOCK__ST_SET:
-        if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) goto yes_acquired;
-        if (t == REDLOCK_REPLY_NIL) goto no;
-        goto protocol;
+        if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) return REDLOCK__A_ACQUIRED;
+        return t == REDLOCK_REPLY_NIL ? REDLOCK__A_NO : REDLOCK__A_PROTOCOL;
     case REDLOCK__ST_SETNX:
-        if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) goto protocol;
-        if (r->integer == 1) goto yes_acquired;
+        if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
+        if (r->integer == 1) return REDLOCK__A_ACQUIRED;
         redlock__next_step(lk, i, REDLOCK__ST_ACQ_GET, now);
-        return;
+        return REDLOCK__A_STEP;
     case REDLOCK__ST_ACQ_GET: {
         int64_t expiry;
         const char *tok;
         size_t toklen;
         if (t == REDLOCK_REPLY_NIL) {        /* released meanwhile: try SETNX once more */
-            if (n->loops++ < 2) { redlock__next_step(lk, i, REDLOCK__ST_SETNX, now); return; }
-            goto no;
+            if (n->loops++ < 2) { redlock__next_step(lk, i, REDLOCK__ST_SETNX, now); return REDLOCK__A_STEP; }
+            return REDLOCK__A_NO;
         }
-        if (t != REDLOCK_REPLY_STRING) goto protocol;
+        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
         /* only a well-formed, expired value that fits our buffer is taken over */
         if (!redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) || r->len > REDLOCK__VALUE_MAX ||
             expiry >= c->_cb.wall_ms(c->_user))
-            goto no;
+            return REDLOCK__A_NO;
         memcpy(n->seen, r->str, r->len);
         n->seen_len = r->len;
         redlock__next_step(lk, i, REDLOCK__ST_ACQ_GETSET, now);
-        return;
+        return REDLOCK__A_STEP;
     }
     case REDLOCK__ST_ACQ_GETSET:
-        if (t == REDLOCK_REPLY_NIL) goto yes_acquired;
-        if (t != REDLOCK_REPLY_STRING) goto protocol;
-        if (r->len == n->seen_len && memcmp(r->str, n->seen, r->len) == 0) goto yes_acquired;
+        if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_ACQUIRED;
+        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+        if (r->len == n->seen_len && memcmp(r->str, n->seen, r->len) == 0) return REDLOCK__A_ACQUIRED;
         n->flags |= REDLOCK__F_CLOBBERED;    /* another client won the takeover */
-        goto no;
+        return REDLOCK__A_NO;
+    default:
+        return REDLOCK__A_STEP;
+    }
+}
+
+/* Release steps (also the undo and the cleanup): EVALSHA / EVAL, or GET
+   then DEL on nodes without scripts. */
+static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    int t = r->type;
+    switch (lk->_node[i].step) {
     case REDLOCK__ST_REL_SHA:
     case REDLOCK__ST_REL_EVAL:
     case REDLOCK__ST_REL_DEL:
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) goto protocol;
-        redlock__node_done(lk, i, r->integer == 1 ? REDLOCK__OUT_YES : REDLOCK__OUT_MISSING, 0, now);
-        return;
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) return REDLOCK__A_PROTOCOL;
+        return r->integer == 1 ? REDLOCK__A_YES : REDLOCK__A_MISSING;
     case REDLOCK__ST_REL_GET:
-        if (t == REDLOCK_REPLY_NIL) goto missing;
-        if (t != REDLOCK_REPLY_STRING) goto protocol;
-        if (!redlock__is_ours(lk, i, r)) goto missing;
+        if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_MISSING;
+        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+        if (!redlock__is_ours(lk, i, r)) return REDLOCK__A_MISSING;
         if (!redlock__safe_to_act(lk, i, now)) {  /* let it expire rather than race */
             redlock__key_left(lk, i);
-            goto yes;
+            return REDLOCK__A_YES;
         }
         redlock__next_step(lk, i, REDLOCK__ST_REL_DEL, now);
-        return;
+        return REDLOCK__A_STEP;
+    default:
+        return REDLOCK__A_STEP;
+    }
+}
+
+/* Extend steps: EVALSHA / EVAL, or GET then PEXPIRE (GETSET on legacy). */
+static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    int t = r->type;
+    switch (n->step) {
     case REDLOCK__ST_EXT_SHA:
     case REDLOCK__ST_EXT_EVAL:
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) goto protocol;
-        if (r->integer == 1) goto yes_extended;
-        if (r->integer == 0) goto missing;
-        goto no;
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) return REDLOCK__A_PROTOCOL;
+        if (r->integer == 1) return REDLOCK__A_EXTENDED;
+        return r->integer == 0 ? REDLOCK__A_MISSING : REDLOCK__A_NO;
     case REDLOCK__ST_EXT_GET:
-        if (t == REDLOCK_REPLY_NIL) goto missing;
-        if (t != REDLOCK_REPLY_STRING) goto protocol;
-        if (!redlock__is_ours(lk, i, r)) goto no;
-        if (!redlock__safe_to_act(lk, i, now)) goto missing;
+        if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_MISSING;
+        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+        if (!redlock__is_ours(lk, i, r)) return REDLOCK__A_NO;
+        if (!redlock__safe_to_act(lk, i, now)) return REDLOCK__A_MISSING;
         redlock__next_step(lk, i, redlock__node_legacy(lk, i) ? REDLOCK__ST_EXT_GETSET : REDLOCK__ST_EXT_PEXPIRE, now);
-        return;
+        return REDLOCK__A_STEP;
     case REDLOCK__ST_EXT_PEXPIRE:
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) goto protocol;
-        if (r->integer == 1) goto yes_extended;
-        goto missing;
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) return REDLOCK__A_PROTOCOL;
+        return r->integer == 1 ? REDLOCK__A_EXTENDED : REDLOCK__A_MISSING;
     case REDLOCK__ST_EXT_GETSET:
-        if (t == REDLOCK_REPLY_NIL) goto yes_extended;
-        if (t != REDLOCK_REPLY_STRING) goto protocol;
-        if (redlock__is_ours(lk, i, r)) goto yes_extended;
+        if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_EXTENDED;
+        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+        if (redlock__is_ours(lk, i, r)) return REDLOCK__A_EXTENDED;
         n->flags |= REDLOCK__F_CLOBBERED;
-        goto no;
+        return REDLOCK__A_NO;
     default:
-        return;
+        return REDLOCK__A_STEP;
     }
-yes_acquired:
-    n->until = lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(c, lk->_ttl_ms);
-    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
-    goto yes;
-yes_extended:
-    n->until = redlock__extend_bound(lk);
-yes:
-    redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
-    return;
-no:
-    redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now);
-    return;
-missing:
-    redlock__node_done(lk, i, REDLOCK__OUT_MISSING, 0, now);
-    return;
-protocol:
-    redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_PROTOCOL, now);
+}
+
+/* One reply (or error, when r is NULL) for node i: finish the node's round
+   or move it to its next step. */
+static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    int st = n->step, a;
+    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
+    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; } /* err: a node error status */
+    if (r->len > 0 && !r->str &&
+        (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
+        a = REDLOCK__A_PROTOCOL;
+    else if (r->type == REDLOCK_REPLY_ERROR)
+        a = redlock__answer_error(lk, i, r, now);
+    else if (st >= REDLOCK__ST_SET && st <= REDLOCK__ST_ACQ_GETSET)
+        a = redlock__answer_acquire(lk, i, r, now);
+    else if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL)
+        a = redlock__answer_release(lk, i, r, now);
+    else
+        a = redlock__answer_extend(lk, i, r, now);
+    switch (a) {
+    case REDLOCK__A_ACQUIRED:
+        n->until = lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms);
+        n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
+        redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
+        break;
+    case REDLOCK__A_EXTENDED:
+        n->until = redlock__extend_bound(lk);
+        redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
+        break;
+    case REDLOCK__A_YES: redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now); break;
+    case REDLOCK__A_NO: redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now); break;
+    case REDLOCK__A_MISSING: redlock__node_done(lk, i, REDLOCK__OUT_MISSING, 0, now); break;
+    case REDLOCK__A_PROTOCOL: redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_PROTOCOL, now); break;
+    default: break;
+    }
 }
 
 /* ---- decisions ---- */
@@ -1362,14 +1403,8 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
                             int64_t now) {
     lk->_state = REDLOCK_STATE_IDLE;
     if (lk->_client->_cb.on_event) {
-        redlock_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.type = REDLOCK_EV_FAILED;
-        ev.op = REDLOCK_OP_ACQUIRE;
-        ev.node = -1;
-        ev.status = status;
+        redlock_event ev = redlock__event_of(REDLOCK_EV_FAILED, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
         ev.votes = votes;
-        ev.attempt = lk->_attempt;
         ev.elapsed_us = elapsed_us;
         redlock__emit(lk, &ev);
     }
@@ -1397,12 +1432,8 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
             lk->_renew_status = 0;
             lk->_renew_at = lk->_round_start + lk->_renew_every_us;
             if (c->_cb.on_event) {
-                memset(&ev, 0, sizeof ev);
-                ev.type = REDLOCK_EV_ACQUIRED;
-                ev.op = REDLOCK_OP_ACQUIRE;
-                ev.node = -1;
+                ev = redlock__event_of(REDLOCK_EV_ACQUIRED, REDLOCK_OP_ACQUIRE, -1, 0, lk->_attempt);
                 ev.votes = t.yes;
-                ev.attempt = lk->_attempt;
                 ev.elapsed_us = now - lk->_round_start;
                 ev.validity_us = until - now;
                 ev.ttl_share_permille = (int)(((now - lk->_round_start) + drift) * 1000 / (lk->_ttl_ms * 1000));
@@ -1417,12 +1448,8 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         return 1; /* votes still out */
     }
     /* failed attempt: undo it everywhere (a late OK may land), then retry or give up */
-    memset(&ev, 0, sizeof ev);
-    ev.op = REDLOCK_OP_ACQUIRE;
-    ev.node = -1;
-    ev.status = status;
+    ev = redlock__event_of(REDLOCK_EV_RETRY, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
     ev.votes = t.yes;
-    ev.attempt = lk->_attempt;
     ev.elapsed_us = now - lk->_round_start;  /* the attempt's, before the undo round starts */
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
     lk->_fail_votes = t.yes;
@@ -1441,7 +1468,6 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         if (delay >= 0) {
             lk->_retries--;
             lk->_retry_at = now + delay;
-            ev.type = REDLOCK_EV_RETRY;
             ev.delay_us = delay;
             redlock__emit(lk, &ev);
             return 1;
@@ -1459,10 +1485,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
     int q = redlock__quorum(c), n = c->_cfg.node_count, user = lk->_user_extend, status;
-    redlock_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.op = REDLOCK_OP_EXTEND;
-    ev.node = -1;
+    redlock_event ev = redlock__event_of(REDLOCK_EV_RENEWED, REDLOCK_OP_EXTEND, -1, 0, 0);
     ev.votes = t.yes;
     ev.elapsed_us = now - lk->_round_start;
     ev.slack_us = lk->_slack_us;
@@ -1474,7 +1497,6 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_extensions++;
         lk->_renew_status = 0;
         lk->_renew_at = lk->_round_start + lk->_renew_every_us;
-        ev.type = REDLOCK_EV_RENEWED;
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
@@ -1511,12 +1533,7 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
     lk->_state = REDLOCK_STATE_IDLE;
     lk->_phase = t.pending ? REDLOCK__PH_CLEANUP : REDLOCK__PH_NONE; /* stragglers finish quietly */
     if (c->_cb.on_event) {
-        redlock_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.type = REDLOCK_EV_RELEASED;
-        ev.op = REDLOCK_OP_RELEASE;
-        ev.node = -1;
-        ev.status = status;
+        redlock_event ev = redlock__event_of(REDLOCK_EV_RELEASED, REDLOCK_OP_RELEASE, -1, status, 0);
         ev.votes = t.yes;
         ev.elapsed_us = now - lk->_round_start;
         redlock__emit(lk, &ev);
