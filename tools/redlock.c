@@ -1345,6 +1345,10 @@ static int start_command(app *a)
     (void)fcntl(ep[1], F_SETFD, FD_CLOEXEC);
     fflush(stdout);
     fflush(stderr);
+    /* ^Z is ours from before COMMAND runs: one that came between its start
+       and a later handler would stop redlock alone (or, with no terminal,
+       be discarded), leaving COMMAND running */
+    if (a->pgrp > 0) on_tstp(1);
     pid = fork();
     if (pid < 0) {
         ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
@@ -1396,7 +1400,6 @@ static int start_command(app *a)
         return cm[0] ? TOOL_EXIT_INTERNAL : cm[1] == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC;
     }
     a->child = pid;
-    if (a->pgrp > 0) on_tstp(1);
     return 0;
 }
 
