@@ -22,8 +22,22 @@
        5. Compile-time options
        6. Errors
        7. Threads and callbacks
+       8. States: what moves a lock, and the commands of each operation
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
+
+   API (declared below)
+       setup      redlock_config_init, redlock_client_init,
+                  redlock_client_deinit, redlock_lock_init, redlock_lock_deinit
+       operations redlock_acquire, redlock_release, redlock_extend
+       transport  redlock_on_reply, redlock_on_error, redlock_on_timer,
+                  redlock_next_deadline, redlock_tag_node
+       queries    redlock_lock_state, redlock_lock_remaining_us,
+                  redlock_lock_valid_until, redlock_lock_pending,
+                  redlock_lock_lost_reason, redlock_lock_token,
+                  redlock_node_mode
+       names      redlock_strerror, redlock_state_name, redlock_event_name,
+                  redlock_release_script, redlock_extend_script
 
    1. WHAT IT IS
    ------------
@@ -228,6 +242,41 @@
    (GET then DEL on nodes without scripting; EVAL after NOSCRIPT in a
    release) are dropped by deinit: redlock_lock_pending() says whether a
    round is still running.
+
+   8. STATES
+   A lock is in one of five states (redlock_lock_state()):
+
+       IDLE --acquire--> ACQUIRING --quorum, validity left--> HELD
+         ^                 |  failed attempt: undo, retry after the delay
+         |                 |  no retry left / wait_ms / CONFIG / release()
+         +-----------------+  (on_result ACQUIRE, not OK)
+       HELD --release--> RELEASING --quorum or decided--> IDLE (on_result RELEASE)
+       HELD --extend or watchdog renewal--> HELD (on_result EXTEND for yours)
+       HELD --validity runs out / STOLEN / QUORUM_LOST--> LOST (on_result LOST)
+       LOST --acquire--> ACQUIRING;  LOST --release/extend--> NOT_HELD
+
+   What moves a lock: the API calls above; redlock_on_reply/on_error (a
+   node's answer completes its step; the round is decided as soon as the
+   votes allow); redlock_on_timer (node timeouts, retry delays, renewal
+   times, the end of validity). Between two of these, redlock_lock_state()
+   reads the clock: a HELD lock past its validity already reads LOST, and
+   the next call reports it. Inside a state, a round of commands may run
+   (redlock_lock_pending()): an attempt, its undo, a release, an extend or
+   renewal, or the cleanup after LOST.
+   Per node, each operation is a short chain of steps; a node's answer
+   moves it along its chain, or ends it with a vote (yes, held by another,
+   not ours, or a node error):
+       acquire  SET key token NX PX ttl
+                AUTO, old-server error: INFO server, then (below 2.6.12)
+                the legacy chain SETNX "expiry:token"; if taken, GET; if
+                that value has expired, GETSET (ours only if GETSET returns
+                exactly the value read)
+       release  EVALSHA compare-and-delete; EVAL after NOSCRIPT;
+       (undo,   without scripts: GET, compare, then DEL
+        cleanup)
+       extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
+                without scripts: GET, compare, then PEXPIRE (modern value)
+                or GETSET "expiry:token" (legacy value)
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -490,51 +539,62 @@ typedef struct redlock_client {
 } redlock_client;
 
 struct redlock_lock {
+    /* identity: the client's list, the tags' lock id, the key */
     redlock_client *_client;
     redlock_lock *_next, *_prev;
     uint32_t _id;
-    uint32_t _seq;
+    uint32_t _seq;         /* tag sequence of the last request */
     uint32_t _tick;
     int _magic;
+    size_t _key_len;
+    char _key[REDLOCK_MAX_KEY];
+    /* settings from the options, fixed until the next lock_init; every
+       duration in microseconds but the ttls, which go to Redis in ms */
+    int64_t _ttl_ms;
+    int64_t _renew_every_us, _max_hold_us, _retry_delay_us, _retry_jitter_us, _wait_us;
+    int _max_extensions, _retry_count, _watchdog;
+    redlock_result_fn _on_result;
+    void *_user;
+    char _ttl_txt[24];     /* the ttl as text, made once */
+    uint8_t _ttl_len;
+    /* the operation the user called, and its retries */
     redlock_state _state;
-    int _phase;            /* round in progress: acquire, rollback, release, extend, cleanup */
     int _phase_op;         /* user operation the round belongs to */
-    int _busy, _dirty;     /* re-entrancy guard of the drive loop */
-    int *_alive;           /* cleared by deinit while a callback runs */
+    int _cancel_op;        /* release() overtook this operation: report it CANCELLED */
+    int64_t _op_start;     /* when the user operation was called */
     int _attempt;
     int _retries;          /* retries left */
     int _last_try;         /* the wait deadline is near: no retry after the current one */
     int _give_up;          /* nothing left to try: TIMEOUT is reported at _retry_at (the deadline) */
     int _fail_votes;       /* votes and elapsed time of the last failed attempt */
     int64_t _fail_elapsed_us;
-    int _extensions;
-    int _lost_status;
-    int _renew_status;     /* last failed renewal's reason */
-    int _user_extend;      /* the last extend round was requested by the user (read in PH_EXTEND only) */
-    int _capped;           /* renewal cap reached */
-    int _cancel_op;        /* release() overtook this operation: report it CANCELLED */
-    int64_t _ttl_ms, _extend_ttl_ms;
-    int64_t _slack_us;     /* validity left when the extend round started */
-    int64_t _op_start;     /* when the user operation was called */
-    int64_t _round_start;  /* when the current round's commands went out */
-    int64_t _round_deadline;
-    int64_t _valid_until;  /* held: monotonic deadline of validity */
-    int64_t _acquired_at;
-    int64_t _retry_at, _renew_at, _wait_deadline;
-    int64_t _deadline;     /* earliest time this lock needs the timer */
-    int64_t _renew_every_us, _max_hold_us, _retry_delay_ms, _retry_jitter_ms, _wait_ms;
-    int _max_extensions, _retry_count, _watchdog;
-    redlock_result_fn _on_result;
-    void *_user;
-    /* not the last member: bounds checkers treat a trailing array as open-ended */
-    redlock__node _node[REDLOCK_MAX_NODES];
-    size_t _key_len;
-    char _key[REDLOCK_MAX_KEY];
+    int64_t _retry_at, _wait_deadline;
     char _token[REDLOCK_TOKEN_LEN + 1];
     unsigned char _fresh[REDLOCK_TOKEN_LEN / 2]; /* next token's bytes, used by the first attempt */
-    char _ttl_txt[24], _ext_txt[24]; /* ttl and extend ttl as text, made once */
-    uint8_t _ttl_len, _ext_len;
+    /* the current round of commands, one step chain per node */
+    int _phase;            /* round in progress: acquire, rollback, release, extend, cleanup */
+    int64_t _round_start;  /* when the current round's commands went out */
+    int64_t _round_deadline;
+    int _user_extend;      /* the last extend round was requested by the user (read in PH_EXTEND only) */
+    int64_t _extend_ttl_ms;
+    int64_t _slack_us;     /* validity left when the extend round started */
+    char _ext_txt[24];     /* the extend ttl as text */
+    uint8_t _ext_len;
     char _value[REDLOCK__VALUE_MAX]; /* legacy value for the command being sent */
+    /* not the last member: bounds checkers treat a trailing array as open-ended */
+    redlock__node _node[REDLOCK_MAX_NODES];
+    /* the hold */
+    int64_t _valid_until;  /* held: monotonic deadline of validity */
+    int64_t _acquired_at;
+    int64_t _renew_at;
+    int _extensions;
+    int _capped;           /* renewal cap reached */
+    int _renew_status;     /* last failed renewal's reason */
+    int _lost_status;
+    /* the drive loop */
+    int _busy, _dirty;     /* re-entrancy guard of the drive loop */
+    int *_alive;           /* cleared by deinit while a callback runs */
+    int64_t _deadline;     /* earliest time this lock needs the timer */
 };
 
 /* ---- API ---- */
@@ -1332,7 +1392,7 @@ static int redlock__report(redlock_lock *lk, const int *alive, redlock_op op, in
 
 static int64_t redlock__jitter_delay(redlock_lock *lk) {
     redlock_client *c = lk->_client;
-    int64_t base = lk->_retry_delay_ms * 1000, jit = lk->_retry_jitter_ms * 1000;
+    int64_t base = lk->_retry_delay_us, jit = lk->_retry_jitter_us;
     uint64_t r = 0;
     if (c->_cb.random(c->_user, &r, sizeof r) == 0) base += (int64_t)(r % (uint64_t)(2 * jit + 1)) - jit;
     return base < 0 ? 0 : base;
@@ -1461,7 +1521,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */
         int64_t latest = lk->_wait_deadline - c->_cfg.node_timeout_ms * 1000;
-        if (lk->_wait_ms > 0 && now + delay > latest) {
+        if (lk->_wait_us > 0 && now + delay > latest) {
             lk->_last_try = 1;
             delay = latest - now;
         }
@@ -1513,7 +1573,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     lk->_phase = REDLOCK__PH_NONE;
     if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
     {
-        int64_t left = lk->_valid_until - now, again = lk->_retry_delay_ms * 1000;
+        int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
         if (again > left / 3) again = left / 3;
         lk->_renew_at = now + again;
     }
@@ -1735,6 +1795,7 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
 
 REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
     size_t klen;
+    int64_t jitter_ms;
     if (!lk || !o) return REDLOCK_ERR_INVALID;
     if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
     if (!o->key) return REDLOCK_ERR_KEY;
@@ -1766,10 +1827,10 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_max_extensions = o->max_extensions;
     lk->_retry_count = o->retry_count ? o->retry_count : c->_cfg.retry_count;
     if (lk->_retry_count < 0) lk->_retry_count = 0;
-    lk->_retry_delay_ms = o->retry_delay_ms ? o->retry_delay_ms : c->_cfg.retry_delay_ms;
-    lk->_retry_jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
-    if (lk->_retry_jitter_ms < 0) lk->_retry_jitter_ms = 0; /* negative: none */
-    lk->_wait_ms = o->wait_ms ? o->wait_ms : c->_cfg.wait_ms;
+    lk->_retry_delay_us = (o->retry_delay_ms ? o->retry_delay_ms : c->_cfg.retry_delay_ms) * 1000;
+    jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
+    lk->_retry_jitter_us = jitter_ms < 0 ? 0 : jitter_ms * 1000; /* negative: none (clamped before scaling) */
+    lk->_wait_us = (o->wait_ms ? o->wait_ms : c->_cfg.wait_ms) * 1000;
     lk->_on_result = o->on_result;
     lk->_user = o->user;
     memcpy(lk->_key, o->key, klen);
@@ -1828,7 +1889,7 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     lk->_last_try = lk->_give_up = 0;
     lk->_op_start = now;
     lk->_retry_at = now;  /* the first attempt: now, or when a running undo is done */
-    lk->_wait_deadline = now + lk->_wait_ms * 1000;
+    lk->_wait_deadline = now + lk->_wait_us;
     redlock__enter(c);
     if (lk->_phase == REDLOCK__PH_NONE) redlock__start_attempt(lk, now);
     redlock__drive(lk);
