@@ -218,11 +218,8 @@ typedef struct redlock_hiredis_lock {
 
 static inline void redlock_hiredis__set_error(redlock_hiredis__conn *cn, int status, const char *msg)
 {
-    size_t l = msg ? strlen(msg) : 0;
     cn->status = status;
-    if (l >= sizeof cn->errstr) l = sizeof cn->errstr - 1;
-    if (l) memcpy(cn->errstr, msg, l);
-    cn->errstr[l] = 0;
+    redlock__hiredis_set_text(cn->errstr, sizeof cn->errstr, msg);
 }
 
 /* Drops node i's connection; every request it owed fails with `status`

@@ -63,6 +63,15 @@ static inline const redlock_reply *redlock__hiredis_translate(const redisReply *
     return &buf->top;
 }
 
+/* A node's error text: msg cut to fit, terminated, replacing what was there. */
+static inline void redlock__hiredis_set_text(char *dst, size_t cap, const char *msg)
+{
+    size_t l = msg ? strlen(msg) : 0;
+    if (l >= cap) l = cap - 1;
+    if (l) memcpy(dst, msg, l);
+    dst[l] = 0;
+}
+
 /* -NOAUTH / -WRONGPASS: the node wants (other) credentials. */
 static inline int redlock__hiredis_auth_error(const redisReply *r)
 {

@@ -192,11 +192,8 @@ typedef struct redlock_libev {
 
 static inline void redlock_libev__set_error(redlock_libev__conn *cn, int status, const char *msg)
 {
-    size_t l = msg ? strlen(msg) : 0;
     cn->status = status;
-    if (l >= sizeof cn->errstr) l = sizeof cn->errstr - 1;
-    if (l) memcpy(cn->errstr, msg, l);
-    cn->errstr[l] = 0;
+    redlock__hiredis_set_text(cn->errstr, sizeof cn->errstr, msg);
 }
 
 static inline int redlock_libev__push(redlock_libev__conn *cn, int kind, redlock_tag tag)

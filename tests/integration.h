@@ -643,6 +643,47 @@ static void it_config_refused(void)
     it_config_refused_one(&s, "cfg-majority", REDLOCK_ERR_AUTH);
 }
 
+/* A node's error text is replaced whole by the next one, even a shorter
+   one: a refused AUTH (long text), then the node down. */
+static void it_error_text_replaced(void)
+{
+    redis_nodes *rn = &it_authed[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *c;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96], text[256];
+    long long t0;
+    int st;
+    it_defaults(&s, rn, ports);
+    s.pass = "wrong";
+    c = it->open(&s);
+    CHECK(c != NULL);
+    if (!c) return;
+    it_key(key, sizeof key, "errtext");
+    it_lock_opts(&o, key, 1000);
+    o.retry_count = -1;
+    l = it->lock(c, &o);
+    CHECK(it->acquire(l, NULL) != REDLOCK_OK);
+    text[0] = 0;
+    CHECK_EQ(it->node_error(c, 0, text, sizeof text), REDLOCK_ERR_AUTH);
+    CHECK(text[0] != 0);
+    redis_node_kill(rn, 0);
+    t0 = it_now_ms();
+    do { /* past any reconnect delay: the node is found down */
+        it->idle(c, 50);
+        (void)it->acquire(l, NULL);
+        st = it->node_error(c, 0, text, sizeof text);
+    } while (st == REDLOCK_ERR_AUTH && it_now_ms() - t0 < 3000);
+    CHECK(st != REDLOCK_ERR_AUTH && st != 0);
+    CHECK(text[0] != 0);
+    CHECK(strstr(text, "pass") == NULL && strstr(text, "WRONGPASS") == NULL); /* nothing left of the old text */
+    CHECK_EQ(redis_node_restart(rn, 0), 0);
+    it->unlock(l);
+    it->close(c);
+}
+
 /* ACL user without scripting: AUTO falls back to GET + compare + DEL/PEXPIRE */
 static void it_acl_noscript(void)
 {
@@ -1088,6 +1129,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_node_paused, n);
         IT_RUN(it_auth, n);
         IT_RUN(it_config_refused, n);
+        IT_RUN(it_error_text_replaced, n);
         IT_RUN(it_acl_noscript, n);
         IT_RUN(it_select_db, n);
         IT_RUN(it_inflight_drop, n);

@@ -613,6 +613,29 @@ static void test_node_lists(void)
     }
 }
 
+/* reset keeps a buffer of up to 64 KiB for the next replies and gives a
+   bigger one back; so does a parser that has handed out everything */
+static void test_reset_buffer_reuse(void)
+{
+    static char chunk[70000];
+    redlock_resp_parser p;
+    const char *hdr = "$1000000\r\n";
+    redlock_resp_parser_init(&p);
+    memset(chunk, 'x', sizeof chunk);
+    CHECK_EQ(redlock_resp_feed(&p, hdr, strlen(hdr)), 0);
+    CHECK_EQ(redlock_resp_feed(&p, chunk, 40000), 0); /* buffer grows to 64 KiB */
+    CHECK(redlock_resp_memory(&p) >= 65536);
+    redlock_resp_parser_reset(&p);
+    CHECK(redlock_resp_memory(&p) >= 65536); /* kept */
+    CHECK_EQ(redlock_resp_buffered(&p), 0);
+    CHECK_EQ(redlock_resp_feed(&p, hdr, strlen(hdr)), 0);
+    CHECK_EQ(redlock_resp_feed(&p, chunk, sizeof chunk), 0); /* 128 KiB */
+    CHECK(redlock_resp_memory(&p) >= 131072);
+    redlock_resp_parser_reset(&p);
+    CHECK(redlock_resp_memory(&p) < 65536); /* given back */
+    redlock_resp_parser_free(&p);
+}
+
 int main(void)
 {
     RUN(test_simple_types);
@@ -626,6 +649,7 @@ int main(void)
     RUN(test_caps);
     RUN(test_buffer_cap);
     RUN(test_sticky_error_and_reset);
+    RUN(test_reset_buffer_reuse);
     RUN(test_encode);
     RUN(test_node_specs);
     RUN(test_node_errors);

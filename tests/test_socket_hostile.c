@@ -798,6 +798,35 @@ static void test_foreign_timer_early(void)
     for (i = 0; i < 3; i++) hostile_stop(&h[i]);
 }
 
+/* The blocking calls with the hooks set (a program that uses both): when a
+   blocking call or run() returns, the set_timer hook has been told the
+   deadline that remains, also one the adapter's own timeouts moved. */
+static void test_blocking_with_hooks(void)
+{
+    hostile h[3];
+    int ports[3], i;
+    redlock_socket s;
+    redlock_socket_lock l;
+    sl L;
+    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[1], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[2], HOSTILE_SILENT, NULL), 0);
+    for (i = 0; i < 3; i++) ports[i] = h[i].port;
+    CHECK_EQ(sl_open(&s, &L, NULL, ports, 3), REDLOCK_OK);
+    CHECK_EQ(sl_lock(&s, &L, &l, "hooks"), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(L.deadline, redlock_socket_next_deadline(&s));
+    for (i = 0; i < 30; i++) { /* the silent node's command times out meanwhile */
+        CHECK_EQ(redlock_socket_run(&s, 40), REDLOCK_OK);
+        CHECK_EQ(L.deadline, redlock_socket_next_deadline(&s));
+    }
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    CHECK_EQ(L.deadline, redlock_socket_next_deadline(&s));
+    redlock_socket_lock_deinit(&l);
+    sl_close(&s, &L);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+}
+
 /* on_timer on every round of the loop, and before and after anything is
    pending: harmless, and each call is followed by set_timer with the
    deadline that remains (REDLOCK_NO_DEADLINE: none). */
@@ -1031,6 +1060,7 @@ int main(void)
     RUN(test_foreign_loop);
     RUN(test_foreign_timer_early);
     RUN(test_foreign_timer_spurious);
+    RUN(test_blocking_with_hooks);
     RUN(test_foreign_fd_reopened);
     RUN(test_foreign_stray_readiness);
     RUN(test_api_guards);

@@ -51,7 +51,7 @@ TARGETS = {
         'scope': 'implementation',   # between the IMPLEMENTATION banner and its #endif
     },
     'adapters': {
-        'files': ['adapters/redlock_socket.h', 'adapters/redlock_hiredis.h',
+        'files': ['adapters/redlock_socket.h', 'adapters/redlock_resp.h', 'adapters/redlock_hiredis.h',
                   'adapters/redlock_libev.h', 'adapters/redlock_hiredis_common.h'],
         'copy': ['redlock.h', 'adapters'],
         'scope': 'functions',        # function bodies only
@@ -74,7 +74,7 @@ SUITES = {
     },
     'adapters': {
         'all': {'checks': SOCKET_CHECKS + HIREDIS_CHECKS},
-        'socket': {'checks': SOCKET_CHECKS, 'files': ['adapters/redlock_socket.h']},
+        'socket': {'checks': SOCKET_CHECKS, 'files': ['adapters/redlock_socket.h', 'adapters/redlock_resp.h']},
         'hiredis': {'checks': HIREDIS_CHECKS, 'files': ['adapters/redlock_hiredis.h', 'adapters/redlock_libev.h',
                                                         'adapters/redlock_hiredis_common.h']},
     },
