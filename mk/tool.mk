@@ -11,9 +11,13 @@
 #   include/redlock/redlock_*.h              the adapters (they include ../redlock.h)
 #   bin/redlock                              the tool
 #   share/man/man1/redlock.1                 its manual page
-#   share/pkgconfig/redlock.pc               pkg-config (header-only: Cflags only)
-#   share/cmake/redlock/redlockConfig.cmake  + redlockConfigVersion.cmake:
-#                                            INTERFACE target redlock::redlock
+#   share/pkgconfig/redlock.pc               pkg-config: core + raw sockets (Cflags only)
+#   share/pkgconfig/redlock-hiredis.pc       ... + hiredis adapter (Requires hiredis, -lpthread)
+#   share/pkgconfig/redlock-libev.pc         ... + libev adapter (Requires hiredis, -lev)
+#   share/cmake/redlock/redlockConfig.cmake  + redlockConfigVersion.cmake: INTERFACE
+#                                            targets redlock::redlock, ::hiredis, ::libev
+# The pkg-config and CMake files find the headers relative to themselves:
+# the installed tree can be moved.
 
 TOOL_SRC      := tools/redlock.c tools/args.c
 TOOL_MAN      := tools/redlock.1
@@ -27,6 +31,10 @@ INCLUDEDIR    ?= $(PREFIX)/include
 PKGCONFIGDIR  ?= $(PREFIX)/share/pkgconfig
 CMAKEDIR      ?= $(PREFIX)/share/cmake/redlock
 MANDIR        ?= $(PREFIX)/share/man
+TOOL_PCS      := redlock redlock-hiredis redlock-libev
+# how to get from the package files to the headers (relocatable packages)
+PC_TO_INCLUDE    = $(shell realpath -m --relative-to=$(PKGCONFIGDIR) $(INCLUDEDIR))
+CMAKE_TO_INCLUDE = $(shell realpath -m --relative-to=$(CMAKEDIR) $(INCLUDEDIR))
 
 CHECKS += check-tool check-install
 
@@ -73,17 +81,19 @@ install: $(BUILD)/redlock
 	install -m 644 $(wildcard adapters/*.h) $(DESTDIR)$(INCLUDEDIR)/redlock/
 	install -m 755 $(BUILD)/redlock $(DESTDIR)$(BINDIR)/redlock
 	install -m 644 $(TOOL_MAN) $(DESTDIR)$(MANDIR)/man1/redlock.1
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(TOOL_VERSION)|g' \
-	    tools/install/redlock.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/redlock.pc
-	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' tools/install/redlockConfig.cmake.in \
+	for pc in $(TOOL_PCS); do \
+	  sed -e 's|@PC_TO_INCLUDE@|$(PC_TO_INCLUDE)|g' -e 's|@VERSION@|$(TOOL_VERSION)|g' \
+	      tools/install/$$pc.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc || exit 1; \
+	done
+	sed -e 's|@CMAKE_TO_INCLUDE@|$(CMAKE_TO_INCLUDE)|g' tools/install/redlockConfig.cmake.in \
 	    >$(DESTDIR)$(CMAKEDIR)/redlockConfig.cmake
 	sed -e 's|@VERSION@|$(TOOL_VERSION)|g' tools/install/redlockConfigVersion.cmake.in \
 	    >$(DESTDIR)$(CMAKEDIR)/redlockConfigVersion.cmake
-	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/redlock.pc $(DESTDIR)$(CMAKEDIR)/redlockConfig*.cmake
+	chmod 644 $(addprefix $(DESTDIR)$(PKGCONFIGDIR)/,$(addsuffix .pc,$(TOOL_PCS))) $(DESTDIR)$(CMAKEDIR)/redlockConfig*.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 $(DESTDIR)$(INCLUDEDIR)/redlock.h \
 	      $(addprefix $(DESTDIR)$(INCLUDEDIR)/redlock/,$(notdir $(wildcard adapters/*.h))) \
-	      $(DESTDIR)$(PKGCONFIGDIR)/redlock.pc \
+	      $(addprefix $(DESTDIR)$(PKGCONFIGDIR)/,$(addsuffix .pc,$(TOOL_PCS))) \
 	      $(DESTDIR)$(CMAKEDIR)/redlockConfig.cmake $(DESTDIR)$(CMAKEDIR)/redlockConfigVersion.cmake
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/redlock $(DESTDIR)$(CMAKEDIR) 2>/dev/null

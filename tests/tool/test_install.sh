@@ -20,11 +20,12 @@ else nok "make install PREFIX=<tmp>" "$T/install.log"; exit 0; fi
 
 missing=
 for f in include/redlock.h include/redlock/redlock_socket.h bin/redlock share/man/man1/redlock.1 share/pkgconfig/redlock.pc \
+         share/pkgconfig/redlock-hiredis.pc share/pkgconfig/redlock-libev.pc \
          share/cmake/redlock/redlockConfig.cmake share/cmake/redlock/redlockConfigVersion.cmake; do
   [ -f "$P/$f" ] || missing="$missing $f"
 done
 for f in adapters/*.h; do [ -f "$P/include/redlock/$(basename "$f")" ] || missing="$missing $f"; done
-[ -z "$missing" ] && ok "layout: include/redlock.h, include/redlock/*.h, bin/redlock, man1/redlock.1, redlock.pc, CMake package" ||
+[ -z "$missing" ] && ok "layout: include/redlock.h, include/redlock/*.h, bin/redlock, man1/redlock.1, redlock{,-hiredis,-libev}.pc, CMake package" ||
   { echo "#   missing:$missing"; nok "layout"; }
 [ -x "$P/bin/redlock" ] && "$P/bin/redlock" --version | grep -q "^redlock $VERSION" &&
   ok "installed bin/redlock --version" || nok "installed bin/redlock --version"
@@ -44,6 +45,15 @@ if command -v pkg-config >/dev/null; then
      grep -q "redlock $VERSION" "$T/pc.out"; then
     ok "consumer built with pkg-config against the installed tree runs"
   else nok "consumer built with pkg-config" "$T/pc.log"; fi
+  # the adapters' packages bring their libraries
+  for a in hiredis libev; do
+    libs="$(pkg-config --libs redlock-$a 2>&1)"
+    if $CC -std=c99 -Wall -Wextra -Wpedantic -Werror -D_POSIX_C_SOURCE=200809L $(pkg-config --cflags redlock-$a) \
+         tests/tool/consumer/$a.c $libs -o "$T/consumer-$a" >"$T/pc-$a.log" 2>&1 && "$T/consumer-$a" >"$T/pc-$a.out" &&
+       grep -q "redlock $VERSION" "$T/pc-$a.out"; then
+      ok "consumer of the $a adapter built with pkg-config redlock-$a ($libs) runs"
+    else nok "consumer of the $a adapter built with pkg-config redlock-$a" "$T/pc-$a.log"; fi
+  done
 else
   nok "pkg-config not installed (scripts/deps.sh)"
 fi
@@ -53,9 +63,21 @@ if command -v cmake >/dev/null; then
   if timeout 120 cmake -S tests/tool/consumer -B "$T/cmake" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_COMPILER="$(command -v $CC)" \
        -DREDLOCK_WANT="$VERSION" >"$T/cmake.log" 2>&1 &&
      timeout 120 cmake --build "$T/cmake" >>"$T/cmake.log" 2>&1 && "$T/cmake/consumer" >"$T/cmake.out" &&
-     grep -q "redlock $VERSION" "$T/cmake.out"; then
-    ok "consumer built with CMake find_package(redlock $VERSION) + redlock::redlock runs"
-  else nok "consumer built with CMake" "$T/cmake.log"; fi
+     grep -q "redlock $VERSION" "$T/cmake.out" && "$T/cmake/consumer-hiredis" >/dev/null && "$T/cmake/consumer-libev" >/dev/null; then
+    ok "consumers built with CMake find_package(redlock $VERSION) + redlock::redlock, ::hiredis, ::libev run"
+  else nok "consumers built with CMake" "$T/cmake.log"; fi
+  # 0.x: a minor version may break the API, so 0.1 does not satisfy 0.0 or 0.2
+  major_minor=$(echo "$VERSION" | cut -d. -f1-2)
+  older_minor="$(echo "$VERSION" | cut -d. -f1).$(( $(echo "$VERSION" | cut -d. -f2) - 1 ))"
+  if timeout 120 cmake -S tests/tool/consumer -B "$T/cmake-mm" -DCMAKE_PREFIX_PATH="$P" -DREDLOCK_WANT="$major_minor" \
+       >"$T/cmake-mm.log" 2>&1; then ok "CMake: find_package(redlock $major_minor) is satisfied by $VERSION"
+  else nok "CMake: find_package(redlock $major_minor)" "$T/cmake-mm.log"; fi
+  case "$VERSION" in
+    0.*) if [ "${older_minor#*.}" -ge 0 ] 2>/dev/null && timeout 120 cmake -S tests/tool/consumer -B "$T/cmake-old" \
+              -DCMAKE_PREFIX_PATH="$P" -DREDLOCK_WANT="$older_minor" >"$T/cmake-old.log" 2>&1; then
+           nok "CMake: find_package(redlock $older_minor) must fail for $VERSION (0.x: minor versions break)"
+         else ok "CMake: find_package(redlock $older_minor) is refused by $VERSION (0.x: same minor needed)"; fi ;;
+  esac
   if timeout 120 cmake -S tests/tool/consumer -B "$T/cmake-new" -DCMAKE_PREFIX_PATH="$P" -DREDLOCK_WANT=99.0 \
        >"$T/cmake-new.log" 2>&1; then
     nok "CMake: find_package(redlock 99.0) must fail (version file)"
@@ -64,12 +86,25 @@ else
   nok "cmake not installed (scripts/deps.sh)"
 fi
 
-# DESTDIR: files land under DESTDIR, paths inside them name PREFIX
+# relocatable: the installed tree moved elsewhere still works, with
+# pkg-config and with CMake (no absolute path in the package files)
+cp -a "$P" "$T/moved"
+if ! grep -rq "$P" "$T/moved/share/pkgconfig" "$T/moved/share/cmake" &&
+   [ "$(PKG_CONFIG_PATH=$T/moved/share/pkgconfig pkg-config --variable=includedir redlock 2>/dev/null)" = "$T/moved/share/pkgconfig/../../include" ] &&
+   $CC -std=c99 -D_POSIX_C_SOURCE=200809L $(PKG_CONFIG_PATH=$T/moved/share/pkgconfig pkg-config --cflags redlock) \
+       tests/tool/consumer/main.c -o "$T/consumer-moved" >"$T/moved.log" 2>&1 &&
+   timeout 120 cmake -S tests/tool/consumer -B "$T/cmake-moved" -DCMAKE_PREFIX_PATH="$T/moved" >>"$T/moved.log" 2>&1 &&
+   timeout 120 cmake --build "$T/cmake-moved" >>"$T/moved.log" 2>&1 &&
+   grep -q "$T/moved" "$T/cmake-moved/CMakeFiles/consumer.dir/flags.make"; then
+  ok "relocatable: the installed tree moved to another directory builds with pkg-config and CMake"
+else nok "relocatable" "$T/moved.log"; fi
+
+# DESTDIR: files land under DESTDIR; nothing in them names the staging dir
 if timeout 300 $MAKE --no-print-directory -s install DESTDIR="$T/stage" PREFIX=/opt/redlock >"$T/destdir.log" 2>&1 &&
    [ -f "$T/stage/opt/redlock/include/redlock.h" ] && [ -x "$T/stage/opt/redlock/bin/redlock" ] &&
-   grep -q '^prefix=/opt/redlock$' "$T/stage/opt/redlock/share/pkgconfig/redlock.pc" &&
-   grep -q '"/opt/redlock/include"' "$T/stage/opt/redlock/share/cmake/redlock/redlockConfig.cmake"; then
-  ok "make install DESTDIR=<tmp> PREFIX=/opt/redlock stages files, paths name the PREFIX"
+   [ -f "$T/stage/opt/redlock/share/pkgconfig/redlock-libev.pc" ] &&
+   ! grep -rq "$T/stage" "$T/stage/opt/redlock/share"; then
+  ok "make install DESTDIR=<tmp> PREFIX=/opt/redlock stages files, none names the staging dir"
 else nok "make install DESTDIR" "$T/destdir.log"; fi
 
 # uninstall
