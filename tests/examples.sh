@@ -31,4 +31,13 @@ for ex in example_socket example_poll_loop hiredis_sync libev_async; do
   fi
   echo "ok example $ex: usage (status $rc), no node up (status $down), a live node (status 0)"
 done
+
+# The README's quick start is a whole program: it must build as shown.
+awk '/^## Quick start$/ {q = 1} q && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' README.md >"$build/quickstart.c"
+if [ -s "$build/quickstart.c" ] &&
+   cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. "$build/quickstart.c" -o "$build/quickstart" 2>"$build/quickstart.err"; then
+  echo "ok README quick start builds ($(wc -l <"$build/quickstart.c") lines, -std=c99 -Werror)"
+else
+  echo "not ok README quick start does not build: $(head -c 300 "$build/quickstart.err")"; status=1
+fi
 exit $status
