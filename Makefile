@@ -5,7 +5,7 @@ BUILD   := build
 WARN    := -Wall -Wextra -Wpedantic -Werror
 OPT     ?= -O2 -g
 CFLAGS  ?=
-INCS    := -I. -Itests
+INCS    := -I. -Itests/shared
 VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all --error-exitcode=99
 
 # Each mk/*.mk adds its check targets to CHECKS (run by `make test`, each
@@ -23,11 +23,11 @@ deps:
 # Every example program (build/), against the headers in this tree.
 examples: examples-socket examples-hiredis
 
-# Each example: usage, no node up, a live node (tests/examples.sh).
+# Each example: usage, no node up, a live node (tests/shared/examples.sh).
 CHECKS += check-examples
 .PHONY: check-examples
 check-examples: examples
-	@tests/examples.sh $(BUILD)
+	@tests/shared/examples.sh $(BUILD)
 
 test: deps
 	@scripts/run-tests.sh $(CHECKS)

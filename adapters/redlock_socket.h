@@ -84,7 +84,7 @@
        redlock_socket_free_nodes(mem);
 
    GUARANTEES (every adapter, tested against hostile nodes by
-   tests/integration.h): nothing called from the core blocks on the
+   tests/shared/integration.h): nothing called from the core blocks on the
    network; the loop never sleeps past the core's next deadline, so a lock
    is reported LOST when its validity ends; memory per node is bounded (a
    huge, endless or unsolicited reply costs that node's vote, PROTOCOL);

@@ -9,14 +9,14 @@ BOUNDS := -fsanitize=bounds -fsanitize-undefined-trap-on-error
 
 CHECKS += check-compile check-include-order check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 
-$(BUILD)/unit: tests/unit/unit.c redlock.h tests/check.h | $(BUILD)
+$(BUILD)/unit: tests/core/unit.c redlock.h tests/shared/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@
 
 # Strict C99 on purpose: no POSIX clocks (see the file's top comment).
-$(BUILD)/platform: tests/unit/platform.c redlock.h tests/check.h | $(BUILD)
+$(BUILD)/platform: tests/core/platform.c redlock.h tests/shared/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@
 
-$(BUILD)/sim: tests/sim/sim.c redlock.h | $(BUILD)
+$(BUILD)/sim: tests/core/sim.c redlock.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@
 
 # The header as C99, C11 and C++11 with gcc and clang, with and without
@@ -24,10 +24,10 @@ $(BUILD)/sim: tests/sim/sim.c redlock.h | $(BUILD)
 check-compile: | $(BUILD)
 	@for cc in gcc clang; do \
 	  for std in "-std=c99" "-std=c11" "-x c++ -std=c++11"; do \
-	    if $$cc $$std $(WARN) -I. -c tests/compile/tu1.c -o $(BUILD)/tu1.o && \
-	       $$cc $$std $(WARN) -I. -c tests/compile/tu2.c -o $(BUILD)/tu2.o && \
+	    if $$cc $$std $(WARN) -I. -c tests/core/compile/tu1.c -o $(BUILD)/tu1.o && \
+	       $$cc $$std $(WARN) -I. -c tests/core/compile/tu2.c -o $(BUILD)/tu2.o && \
 	       $$cc $(BUILD)/tu1.o $(BUILD)/tu2.o -o $(BUILD)/tu && $(BUILD)/tu && \
-	       $$cc $$std $(WARN) -I. tests/compile/static.c -o $(BUILD)/static && $(BUILD)/static; \
+	       $$cc $$std $(WARN) -I. tests/core/compile/static.c -o $(BUILD)/static && $(BUILD)/static; \
 	    then echo "ok compile $$cc $$std (two TUs, REDLOCK_STATIC)"; \
 	    else echo "not ok compile $$cc $$std"; fi; \
 	  done; \
@@ -36,7 +36,7 @@ check-compile: | $(BUILD)
 # Every header after a system header, strict and GNU C: it builds and its
 # built-in clock runs, or the build stops saying what to define.
 check-include-order: | $(BUILD)
-	@tests/compile/include_order.sh $(BUILD)
+	@tests/core/compile/include_order.sh $(BUILD)
 
 check-unit: $(BUILD)/unit $(BUILD)/platform
 	@$(BUILD)/unit
@@ -53,10 +53,10 @@ check-sim: $(BUILD)/sim
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 
-# Known bugs re-introduced into copies of the header (tests/mutations/*.patch)
+# Known bugs re-introduced into copies of the header (tests/core/mutations/*.patch)
 # must each be found by the simulator.
 check-mutations: | $(BUILD)
-	@tests/mutations/check.sh $(MUTATION_RUNS) $(BUILD)
+	@tests/core/mutations/check.sh $(MUTATION_RUNS) $(BUILD)
 
 check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
 	@if $(VALGRIND) $(BUILD)/unit >/dev/null && $(VALGRIND) $(BUILD)/platform >/dev/null; \
@@ -71,8 +71,8 @@ check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 check-sanitize-core: | $(BUILD)
-	@$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/unit/unit.c -o $(BUILD)/unit-san && \
-	 $(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/sim/sim.c -o $(BUILD)/sim-san && \
+	@$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/unit.c -o $(BUILD)/unit-san && \
+	 $(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/sim.c -o $(BUILD)/sim-san && \
 	 if $(BUILD)/unit-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null && \
 	    $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null && \
 	    $(BUILD)/sim-san --profile noscript --runs 500 >/dev/null && \

@@ -1,23 +1,23 @@
 # hiredis sync and hiredis async + libev adapters: compile matrix, and
 # integration tests against real redis-server processes on 1, 3 and 5
-# nodes (tests/redis_nodes.h starts and stops them), plain and under
+# nodes (tests/shared/redis_nodes.h starts and stops them), plain and under
 # valgrind. IT_ONLY=<substring> runs a subset of the scenarios.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
-                tests/integration.h tests/redis_nodes.h tests/hostile_server.h tests/check.h
+                tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h
 
 CHECKS += check-adapters-compile check-hiredis check-libev check-valgrind-adapters check-tsan-hiredis
 
 .PHONY: check-adapters-compile check-hiredis check-libev check-valgrind-adapters \
         check-tsan-hiredis examples-hiredis
 
-$(BUILD)/test_hiredis: tests/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+$(BUILD)/test_hiredis: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
-$(BUILD)/test_libev: tests/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
+$(BUILD)/test_libev: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
-$(BUILD)/test_hiredis_tsan: tests/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+$(BUILD)/test_hiredis_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
 $(BUILD)/hiredis_sync: examples/hiredis_sync.c redlock.h adapters/redlock_hiredis.h | $(BUILD)
@@ -33,7 +33,7 @@ examples-hiredis: $(BUILD)/hiredis_sync $(BUILD)/libev_async
 check-adapters-compile: | $(BUILD)
 	@for cc in gcc clang; do \
 	  for std in "-std=c99" "-std=c11" "-x c++ -std=c++11"; do \
-	    if $$cc $$std $(WARN) -I. tests/adapters_compile.c -o $(BUILD)/adapters_compile $(ADAPTER_LIBS) && \
+	    if $$cc $$std $(WARN) -I. tests/hiredis/adapters_compile.c -o $(BUILD)/adapters_compile $(ADAPTER_LIBS) && \
 	       $(BUILD)/adapters_compile >/dev/null; \
 	    then echo "ok adapters compile $$cc $$std"; \
 	    else echo "not ok adapters compile $$cc $$std"; fi; \
@@ -41,10 +41,10 @@ check-adapters-compile: | $(BUILD)
 	done
 	@if $(MAKE) --no-print-directory -s examples-hiredis; then echo "ok adapters examples build"; \
 	 else echo "not ok adapters examples build"; fi
-	@for t in test_hiredis test_libev; do \
+	@for t in hiredis/test_hiredis libev/test_libev; do \
 	  if clang -std=c99 $(WARN) $(INCS) -fsyntax-only tests/$$t.c; \
-	  then echo "ok adapters $$t compiles with clang"; \
-	  else echo "not ok adapters $$t compiles with clang"; fi; \
+	  then echo "ok adapters $${t#*/} compiles with clang"; \
+	  else echo "not ok adapters $${t#*/} compiles with clang"; fi; \
 	done
 
 check-hiredis: $(BUILD)/test_hiredis

@@ -2,7 +2,7 @@
 # RESP codec (adapters/redlock_resp.h):
 # parser/encoder tests, fuzz loop, hostile fake server, compile matrix and,
 # once the core is implemented, integration tests on real redis-servers.
-SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h redlock.h tests/check.h
+SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h redlock.h tests/shared/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
@@ -11,17 +11,17 @@ CHECKS += check-resp check-resp-fuzz check-socket-hostile check-socket-compile c
 
 .PHONY: check-resp check-resp-fuzz check-socket-hostile check-socket-compile check-socket fuzz-resp examples-socket
 
-$(BUILD)/test_resp: tests/test_resp.c $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ tests/test_resp.c
+$(BUILD)/test_resp: tests/resp/test_resp.c $(SOCKET_HDRS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -o $@ tests/resp/test_resp.c
 
-$(BUILD)/fuzz_resp: tests/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ tests/fuzz_resp.c
+$(BUILD)/fuzz_resp: tests/resp/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -o $@ tests/resp/fuzz_resp.c
 
-$(BUILD)/test_socket_hostile: tests/test_socket_hostile.c tests/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ tests/test_socket_hostile.c
+$(BUILD)/test_socket_hostile: tests/socket/test_socket_hostile.c tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket_hostile.c
 
-$(BUILD)/test_socket: tests/test_socket.c tests/hostile_server.h tests/redis_nodes.h tests/integration.h $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ tests/test_socket.c -lpthread
+$(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket.c -lpthread
 
 check-resp: $(BUILD)/test_resp
 	$(VALGRIND) $(BUILD)/test_resp
@@ -69,8 +69,8 @@ check-socket-compile: | $(BUILD)
 	 else echo "not ok socket examples build"; fi
 
 # libFuzzer target (not part of make test): make fuzz-resp && build/fuzz_resp_lf -max_total_time=60
-fuzz-resp: tests/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -DFUZZ_LIBFUZZER $(INCS) -o $(BUILD)/fuzz_resp_lf tests/fuzz_resp.c
+fuzz-resp: tests/resp/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -DFUZZ_LIBFUZZER $(INCS) -o $(BUILD)/fuzz_resp_lf tests/resp/fuzz_resp.c
 
 examples-socket: $(BUILD)/example_socket $(BUILD)/example_poll_loop
 $(BUILD)/example_socket: examples/socket.c $(SOCKET_HDRS) | $(BUILD)

@@ -618,7 +618,7 @@ def load_suite(target, suite_name, user_vars):
     try:
         includes = expand('$(INCS)', variables, overrides)
     except KeyError:
-        includes = '-I. -Itests'
+        includes = '-I. -Itests/shared'
     return Suite(binaries, commands, includes, overrides)
 
 

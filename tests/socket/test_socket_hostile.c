@@ -1,5 +1,5 @@
 /* test_socket_hostile.c - adapters/redlock_socket.h against a hostile fake
-   server (tests/hostile_server.h, a forked child on a free loopback port,
+   server (tests/shared/hostile_server.h, a forked child on a free loopback port,
    stopped by PID): malformed RESP, RESP3, absurd lengths, wrong reply
    types, truncated replies, silence, resets, floods, refused connections,
    AUTH refusal. Each gives an exact status for that node, no crash, and

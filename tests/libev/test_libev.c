@@ -1,5 +1,5 @@
 /* Integration tests of adapters/redlock_libev.h against real redis-servers
-   (1, 3 and 5 nodes). Scenarios: tests/integration.h. Each client has its
+   (1, 3 and 5 nodes). Scenarios: tests/shared/integration.h. Each client has its
    own ev_loop; the blocking calls the scenarios need run that loop until
    the result arrives. */
 #define _POSIX_C_SOURCE 200809L

@@ -4,7 +4,7 @@
 # no node can be reached (127.0.0.1:1 refuses connections), and exits 0
 # after taking and releasing its lock on a redis-server started here (a
 # free loopback port, a temp dir, no persistence; stopped by PID).
-# Usage: tests/examples.sh BUILD_DIR
+# Usage: tests/shared/examples.sh BUILD_DIR
 set -u
 build=${1:-build}
 status=0

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Mutation checks: each tests/mutations/*.patch re-introduces a known bug into
+# Mutation checks: each tests/core/mutations/*.patch re-introduces a known bug into
 # a copy of redlock.h (build/mutations/<name>/redlock.h); the simulator, built
 # against that copy, must report a violation within RUNS schedules of the
 # profile named by the patch's "Profile:" line. A checker that cannot find a
 # bug we know of proves nothing.
-# Usage: tests/mutations/check.sh [RUNS] [BUILD_DIR]
+# Usage: tests/core/mutations/check.sh [RUNS] [BUILD_DIR]
 set -u
 runs=${1:-20000}
 build=${2:-build}
 cc=${CC:-cc}
 status=0
-for patch in tests/mutations/*.patch; do
+for patch in tests/core/mutations/*.patch; do
   name=$(basename "$patch" .patch)
   dir="$build/mutations/$name"
   profile=$(sed -n 's/^Profile: *//p' "$patch" | head -n 1)
@@ -19,7 +19,7 @@ for patch in tests/mutations/*.patch; do
     echo "not ok mutation $name: patch no longer applies to redlock.h (update it)"
     status=1; continue
   fi
-  if ! $cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$dir" -I. -Itests tests/sim/sim.c -o "$dir/sim"; then
+  if ! $cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$dir" -I. -Itests/shared tests/core/sim.c -o "$dir/sim"; then
     echo "not ok mutation $name: does not build"
     status=1; continue
   fi

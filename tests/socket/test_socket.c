@@ -1,6 +1,6 @@
 /* Integration tests of adapters/redlock_socket.h (raw sockets, own RESP
    parser) against real redis-servers on 1, 3 and 5 nodes, started and
-   stopped by PID by tests/redis_nodes.h. Scenarios: tests/integration.h
+   stopped by PID by tests/shared/redis_nodes.h. Scenarios: tests/shared/integration.h
    (acquire/release/extend, contention, threads, expiry, watchdog past the
    TTL, stolen lock, node killed, node paused with SIGSTOP, AUTH and wrong
    password, ACL user without scripting -> fallback). The "watchdog" here

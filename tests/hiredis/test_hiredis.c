@@ -1,5 +1,5 @@
 /* Integration tests of adapters/redlock_hiredis.h against real redis-servers
-   (1, 3 and 5 nodes). Scenarios: tests/integration.h. */
+   (1, 3 and 5 nodes). Scenarios: tests/shared/integration.h. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
 #include "adapters/redlock_hiredis.h"

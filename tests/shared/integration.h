@@ -1,5 +1,5 @@
 /* integration.h - adapter-independent integration scenarios against real
-   redis-server processes (tests/redis_nodes.h).
+   redis-server processes (tests/shared/redis_nodes.h).
 
    A test file defines an `it_ops` table that drives one adapter with
    blocking calls, includes this file, and calls it_main(&ops, argc, argv).

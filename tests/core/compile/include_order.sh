@@ -5,7 +5,7 @@
 # built-in clock runs, or, where the system header already hid POSIX
 # (strict C without a feature macro), the first error says what to define;
 # with -D_POSIX_C_SOURCE=200809L it always compiles and runs.
-# Usage: tests/compile/include_order.sh BUILD_DIR
+# Usage: tests/core/compile/include_order.sh BUILD_DIR
 set -u
 build=${1:-build}
 dir="$build/include_order"
