@@ -122,9 +122,6 @@
 
 #include <hiredis/hiredis.h>
 
-#ifndef REDLOCK_HIREDIS_QUEUE
-#define REDLOCK_HIREDIS_QUEUE 64 /* replies a node may owe before it is dropped */
-#endif
 #ifndef REDLOCK_HIREDIS_MAX_BUFFERED
 #define REDLOCK_HIREDIS_MAX_BUFFERED (1 << 20) /* unparsed reply bytes a node may leave buffered */
 #endif
@@ -134,13 +131,7 @@
 
 /* ---- public types ---- */
 
-typedef struct redlock_hiredis_node {
-    const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
-    int port;             /* 1..65535; 0: 6379 */
-    const char *username; /* ACL user (NULL: AUTH password, or the opts' default) */
-    const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
-    int db;               /* SELECT db; 0: the opts' default */
-} redlock_hiredis_node;
+/* redlock_hiredis_node: see redlock_hiredis_common.h (both adapters). */
 
 typedef struct redlock_hiredis_opts {
     int node_count;
@@ -160,10 +151,7 @@ typedef struct redlock_hiredis_opts {
 typedef struct redlock_hiredis__conn {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
-    int head, count;       /* ring of requests awaiting replies */
-    redlock_tag tag[REDLOCK_HIREDIS_QUEUE];
-    unsigned char kind[REDLOCK_HIREDIS_QUEUE]; /* 0 core, 1 AUTH, 2 SELECT */
-    int64_t sent_us[REDLOCK_HIREDIS_QUEUE];
+    redlock__hiredis_ring q; /* requests awaiting replies (a node owing more is dropped) */
     int need_flush;
     int unsent;            /* requests at the ring's tail not written yet */
     int connecting;        /* non-blocking connect in progress */
@@ -172,8 +160,7 @@ typedef struct redlock_hiredis__conn {
     int64_t retry_at;      /* no reconnect before this */
     int status;            /* last failure, 0 if none */
     char errstr[128];
-    char *host, *user, *pass;
-    int port, db;
+    redlock__hiredis_endpoint ep; /* where, and how to log in */
 } redlock_hiredis__conn;
 
 typedef struct redlock_hiredis {
@@ -240,24 +227,19 @@ static inline void redlock_hiredis__drop(redlock_hiredis *c, int i, int status, 
     cn->auth_failed = 0;
     redlock_hiredis__set_error(cn, status, why);
     cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->reconnect_delay_ms * 1000;
-    while (cn->count > 0) {
-        if (cn->kind[cn->head] == 0) owed[n++] = cn->tag[cn->head];
-        cn->head = (cn->head + 1) % REDLOCK_HIREDIS_QUEUE;
-        cn->count--;
+    {
+        redlock_tag tag;
+        int kind;
+        while (redlock__hiredis_pop(&cn->q, &tag, &kind))
+            if (kind == REDLOCK__HIREDIS_CORE) owed[n++] = tag;
     }
-    cn->head = 0;
+    cn->q.head = 0;
     for (k = 0; k < n; k++) redlock_on_error(&c->core, owed[k], status);
 }
 
 static inline int redlock_hiredis__push(redlock_hiredis__conn *cn, int kind, redlock_tag tag)
 {
-    int at;
-    if (cn->count >= REDLOCK_HIREDIS_QUEUE) return -1;
-    at = (cn->head + cn->count) % REDLOCK_HIREDIS_QUEUE;
-    cn->tag[at] = tag;
-    cn->kind[at] = (unsigned char)kind;
-    cn->sent_us[at] = redlock__hiredis_now_us();
-    cn->count++;
+    if (redlock__hiredis_push(&cn->q, kind, tag) != 0) return -1;
     cn->unsent++;
     return 0;
 }
@@ -270,10 +252,10 @@ static inline redisContext *redlock_hiredis__open(const redlock_hiredis__conn *c
                                                   char *err, size_t errsz)
 {
     redisContext *ctx;
-    if (cn->host && cn->host[0] == '/')
-        ctx = redisConnectUnixNonBlock(cn->host);
+    if (cn->ep.host && cn->ep.host[0] == '/')
+        ctx = redisConnectUnixNonBlock(cn->ep.host);
     else
-        ctx = redisConnectNonBlock(cn->host ? cn->host : "127.0.0.1", cn->port);
+        ctx = redisConnectNonBlock(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
     if (!ctx || ctx->err) {
         if (err && errsz) {
             const char *m = !ctx ? "out of memory" : ctx->errstr[0] ? ctx->errstr : "cannot connect";
@@ -297,30 +279,25 @@ static inline int redlock_hiredis__install(redlock_hiredis *c, int i, redisConte
     cn->ctx = ctx;
     cn->fd = ctx->fd;
     cn->auth_failed = 0;
-    cn->head = cn->count = cn->unsent = 0;
+    cn->q.head = cn->q.count = cn->unsent = 0;
     cn->connecting = 1;
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->connect_timeout_ms * 1000;
-    if (cn->pass && cn->pass[0]) {
+    {
         const char *argv[3];
         size_t len[3];
-        int k = 0;
-        argv[k] = "AUTH"; len[k] = 4; k++;
-        if (cn->user && cn->user[0]) { argv[k] = cn->user; len[k] = strlen(cn->user); k++; }
-        argv[k] = cn->pass; len[k] = strlen(cn->pass); k++;
-        if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
-        redlock_hiredis__push(cn, 1, 0);
-        cn->need_flush = 1;
-    }
-    if (cn->db > 0) {
         char num[16];
-        const char *argv[2];
-        size_t len[2];
-        int l = snprintf(num, sizeof num, "%d", cn->db);
-        argv[0] = "SELECT"; len[0] = 6;
-        argv[1] = num; len[1] = (size_t)l;
-        if (redisAppendCommandArgv(ctx, 2, (const char **)argv, len) != REDIS_OK) return -1;
-        redlock_hiredis__push(cn, 2, 0);
-        cn->need_flush = 1;
+        int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
+        if (k) {
+            if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
+            redlock_hiredis__push(cn, REDLOCK__HIREDIS_AUTH, 0);
+            cn->need_flush = 1;
+        }
+        k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
+        if (k) {
+            if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
+            redlock_hiredis__push(cn, REDLOCK__HIREDIS_SELECT, 0);
+            cn->need_flush = 1;
+        }
     }
     return 0;
 }
@@ -396,8 +373,8 @@ static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
     { /* command timeouts count from the write */
         int64_t now = redlock__hiredis_now_us();
         int k;
-        for (k = cn->count - cn->unsent; k < cn->count; k++)
-            cn->sent_us[(cn->head + k) % REDLOCK_HIREDIS_QUEUE] = now;
+        for (k = cn->q.count - cn->unsent; k < cn->q.count; k++)
+            cn->q.sent_us[(cn->q.head + k) % REDLOCK_HIREDIS_QUEUE] = now;
         cn->unsent = 0;
     }
 }
@@ -417,19 +394,15 @@ static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
         }
         if (!rv) return;
         r = (redisReply *)rv;
-        if (cn->count == 0) { /* a reply nobody asked for */
+        if (!redlock__hiredis_pop(&cn->q, &tag, &kind)) { /* a reply nobody asked for */
             freeReplyObject(r);
             redlock_hiredis__drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
         }
-        tag = cn->tag[cn->head];
-        kind = cn->kind[cn->head];
-        cn->head = (cn->head + 1) % REDLOCK_HIREDIS_QUEUE;
-        cn->count--;
-        if (kind == 1 || kind == 2) {
+        if (kind != REDLOCK__HIREDIS_CORE) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
-                redlock_hiredis__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
+                redlock_hiredis__set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
                                            r->str);
             } else if (!cn->auth_failed) {
                 cn->status = 0; /* the new connection answers */
@@ -440,7 +413,7 @@ static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
         if (cn->auth_failed) {
             freeReplyObject(r);
             redlock_on_error(&c->core, tag, cn->status);
-            if (cn->count == 0 && cn->ctx) {
+            if (cn->q.count == 0 && cn->ctx) {
                 char why[128];
                 memcpy(why, cn->errstr, sizeof why);
                 redlock_hiredis__drop(c, i, cn->status, why); /* retry after the delay */
@@ -474,17 +447,17 @@ static inline int redlock_hiredis__send(void *user, int node, const redlock_comm
     if (redlock_hiredis__on_driver(c)) {
         /* a connection the node closed while idle (a restart) is
            replaced before this command is written to it */
-        if (cn->ctx && !cn->connecting && cn->count == 0 && redlock__hiredis_idle_broken(cn->fd)) {
+        if (cn->ctx && !cn->connecting && cn->q.count == 0 && redlock__hiredis_idle_broken(cn->fd)) {
             redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
             cn->retry_at = 0; /* reconnect for this command */
         }
         if (!cn->ctx) redlock_hiredis__ensure(c, node);
     }
     if (!cn->ctx) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
-    if (cn->count >= REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_TRANSPORT;
+    if (cn->q.count >= REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_TRANSPORT;
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
         return REDLOCK_ERR_NOMEM;
-    redlock_hiredis__push(cn, 0, tag);
+    redlock_hiredis__push(cn, REDLOCK__HIREDIS_CORE, tag);
     cn->need_flush = 1;
     return 0;
 }
@@ -568,7 +541,7 @@ static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us
         } else if (cn->ctx) {
             /* idle connections too: a close or a stray reply shows at once */
             ev = (short)(POLLIN | (cn->need_flush ? POLLOUT : 0));
-            if (cn->count > 0 && cn->sent_us[cn->head] + cmd_us < until) until = cn->sent_us[cn->head] + cmd_us;
+            if (cn->q.count > 0 && cn->q.sent_us[cn->q.head] + cmd_us < until) until = cn->q.sent_us[cn->q.head] + cmd_us;
         } else if (c->threaded && cn->retry_at < until) {
             until = cn->retry_at;
         }
@@ -628,7 +601,7 @@ static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us
         redlock_hiredis__conn *cn = &c->conn[i];
         if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
             redlock_hiredis__drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
-        else if (cn->ctx && cn->count > 0 && now - cn->sent_us[cn->head] >= cmd_us)
+        else if (cn->ctx && cn->q.count > 0 && now - cn->q.sent_us[cn->q.head] >= cmd_us)
             redlock_hiredis__drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
     if (redlock__hiredis_now_us() >= c->deadline) redlock_on_timer(&c->core);
@@ -654,7 +627,7 @@ static inline void redlock_hiredis__linger(redlock_hiredis *c)
         int i, inflight = 0;
         int64_t left;
         for (i = 0; i < c->n; i++) redlock_hiredis__flush(c, i);
-        for (i = 0; i < c->n; i++) inflight += c->conn[i].ctx ? c->conn[i].count : 0;
+        for (i = 0; i < c->n; i++) inflight += c->conn[i].ctx ? c->conn[i].q.count : 0;
         left = until - redlock__hiredis_now_us();
         if (!inflight || left <= 0) break;
         redlock_hiredis__turn(c, left);
@@ -671,7 +644,7 @@ static inline void redlock_hiredis__wait(redlock_hiredis *c, redlock_hiredis__wa
     }
     while (!w->done) {
         int i, inflight = 0;
-        for (i = 0; i < c->n; i++) inflight += c->conn[i].count;
+        for (i = 0; i < c->n; i++) inflight += c->conn[i].q.count;
         if (c->deadline == REDLOCK_NO_DEADLINE && !inflight &&
             redlock_next_deadline(&c->core) == REDLOCK_NO_DEADLINE) {
             /* nothing can move any more: should not happen */
@@ -705,9 +678,7 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
     int i, rc;
     if (!c || !o) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
-    if (o->node_count < 1 || o->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
-    for (i = 0; i < o->node_count; i++)
-        if (o->node[i].port < 0 || o->node[i].port > 65535) return REDLOCK_ERR_INVALID;
+    if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
     c->n = o->node_count;
     c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 200;
     c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
@@ -718,17 +689,9 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
     c->linger_us = (o->core.node_timeout_ms > 0 ? o->core.node_timeout_ms : 50) * 1000;
     c->wake[0] = c->wake[1] = -1;
     for (i = 0; i < c->n; i++) {
-        const redlock_hiredis_node *nd = &o->node[i];
         redlock_hiredis__conn *cn = &c->conn[i];
-        const char *user = nd->username ? nd->username : o->username;
-        const char *pass = nd->password ? nd->password : o->password;
         cn->fd = -1;
-        cn->port = nd->port > 0 ? nd->port : 6379;
-        cn->db = nd->db > 0 ? nd->db : o->db;
-        cn->host = redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
-        cn->user = redlock__hiredis_strdup(user);
-        cn->pass = redlock__hiredis_strdup(pass);
-        if (!cn->host || (user && !cn->user) || (pass && !cn->pass)) goto nomem;
+        if (redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db) != 0) goto nomem;
     }
     cfg = o->core;
     cfg.node_count = c->n;
@@ -773,7 +736,7 @@ fail:
     for (i = 0; i < c->n; i++) {
         redlock_hiredis__conn *cn = &c->conn[i];
         if (cn->ctx) redisFree(cn->ctx);
-        free(cn->host); free(cn->user); free(cn->pass);
+        redlock__hiredis_endpoint_free(&cn->ep);
     }
     if (c->wake[0] >= 0) { close(c->wake[0]); close(c->wake[1]); }
     memset(c, 0, sizeof *c);
@@ -807,7 +770,7 @@ static inline void redlock_hiredis_free(redlock_hiredis *c)
     for (i = 0; i < c->n; i++) {
         redlock_hiredis__conn *cn = &c->conn[i];
         if (cn->ctx) redisFree(cn->ctx);
-        free(cn->host); free(cn->user); free(cn->pass);
+        redlock__hiredis_endpoint_free(&cn->ep);
     }
     memset(c, 0, sizeof *c);
 }
@@ -974,12 +937,7 @@ static inline int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *e
     if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || i < 0 || i >= c->n) return REDLOCK_ERR_INVALID;
     redlock_hiredis__enter(c);
     s = c->conn[i].status;
-    if (errbuf && errsz) {
-        size_t l = strlen(c->conn[i].errstr);
-        if (l >= errsz) l = errsz - 1;
-        memcpy(errbuf, c->conn[i].errstr, l);
-        errbuf[l] = 0;
-    }
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->conn[i].errstr);
     redlock_hiredis__leave(c);
     return s;
 }

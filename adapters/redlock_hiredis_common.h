@@ -2,6 +2,7 @@
    share: translating hiredis's redisReply into the core's redlock_reply,
    spotting authentication errors, the monotonic clock. Internal: include
    one of those two adapters instead. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,6 +64,137 @@ static inline const redlock_reply *redlock__hiredis_translate(const redisReply *
     return &buf->top;
 }
 
+#ifndef REDLOCK_HIREDIS_QUEUE
+#ifdef REDLOCK_LIBEV_QUEUE
+#define REDLOCK_HIREDIS_QUEUE REDLOCK_LIBEV_QUEUE /* its older name */
+#else
+#define REDLOCK_HIREDIS_QUEUE 64 /* replies a node may owe (both hiredis adapters) */
+#endif
+#endif
+
+/* The requests a connection owes replies for, in send order: the core's
+   tags (kind 0) and the adapter's own AUTH (1) and SELECT (2). */
+enum { REDLOCK__HIREDIS_CORE = 0, REDLOCK__HIREDIS_AUTH = 1, REDLOCK__HIREDIS_SELECT = 2 };
+typedef struct redlock__hiredis_ring {
+    int head, count;
+    redlock_tag tag[REDLOCK_HIREDIS_QUEUE];
+    unsigned char kind[REDLOCK_HIREDIS_QUEUE];
+    int64_t sent_us[REDLOCK_HIREDIS_QUEUE];
+} redlock__hiredis_ring;
+
+static inline int64_t redlock__hiredis_now_us(void);
+
+/* Appends a request; -1 when the ring is full. */
+static inline int redlock__hiredis_push(redlock__hiredis_ring *q, int kind, redlock_tag tag)
+{
+    int at;
+    if (q->count >= REDLOCK_HIREDIS_QUEUE) return -1;
+    at = (q->head + q->count) % REDLOCK_HIREDIS_QUEUE;
+    q->tag[at] = tag;
+    q->kind[at] = (unsigned char)kind;
+    q->sent_us[at] = redlock__hiredis_now_us();
+    q->count++;
+    return 0;
+}
+
+/* Takes back the request just appended (it could not be sent). */
+static inline void redlock__hiredis_unpush(redlock__hiredis_ring *q) { q->count--; }
+
+/* Removes the oldest request; 0 if none. */
+static inline int redlock__hiredis_pop(redlock__hiredis_ring *q, redlock_tag *tag, int *kind)
+{
+    if (q->count == 0) return 0;
+    *tag = q->tag[q->head];
+    *kind = q->kind[q->head];
+    q->head = (q->head + 1) % REDLOCK_HIREDIS_QUEUE;
+    q->count--;
+    return 1;
+}
+
+/* What a new connection says first: AUTH (password, or ACL user and
+   password) if a password is set, and SELECT db if db > 0. Each fills
+   argv/len and returns argc, or 0 when not needed. */
+static inline int redlock__hiredis_auth_argv(const char *user, const char *pass, const char *argv[3], size_t len[3])
+{
+    int k = 0;
+    if (!pass || !pass[0]) return 0;
+    argv[k] = "AUTH"; len[k] = 4; k++;
+    if (user && user[0]) { argv[k] = user; len[k] = strlen(user); k++; }
+    argv[k] = pass; len[k] = strlen(pass); k++;
+    return k;
+}
+
+static inline int redlock__hiredis_select_argv(int db, char num[16], const char *argv[2], size_t len[2])
+{
+    if (db <= 0) return 0;
+    argv[0] = "SELECT"; len[0] = 6;
+    argv[1] = num; len[1] = (size_t)snprintf(num, 16, "%d", db);
+    return 2;
+}
+
+/* A node of either hiredis adapter (redlock_libev_node is the same type):
+   where it is and how to log in, each field defaulting to the options'. */
+typedef struct redlock_hiredis_node {
+    const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
+    int port;             /* 1..65535; 0: 6379 */
+    const char *username; /* ACL user (NULL: the opts' default; none: AUTH password) */
+    const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
+    int db;               /* SELECT db; 0: the opts' default */
+} redlock_hiredis_node;
+
+/* NODES for a count out of range, INVALID for a bad port, else 0. */
+static inline int redlock__hiredis_check_nodes(const redlock_hiredis_node *node, int count)
+{
+    int i;
+    if (count < 1 || count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
+    for (i = 0; i < count; i++)
+        if (node[i].port < 0 || node[i].port > 65535) return REDLOCK_ERR_INVALID;
+    return 0;
+}
+
+static inline char *redlock__hiredis_strdup(const char *s)
+{
+    size_t l;
+    char *p;
+    if (!s) return NULL;
+    l = strlen(s) + 1;
+    p = (char *)malloc(l);
+    if (p) memcpy(p, s, l);
+    return p;
+}
+
+/* A node as a connection needs it: copied at init (defaults applied), the
+   password wiped when freed. */
+typedef struct redlock__hiredis_endpoint {
+    char *host, *user, *pass;
+    int port, db;
+} redlock__hiredis_endpoint;
+
+static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
+                                                 const char *user, const char *pass, int db)
+{
+    const char *u = nd->username ? nd->username : user;
+    const char *p = nd->password ? nd->password : pass;
+    e->port = nd->port > 0 ? nd->port : 6379;
+    e->db = nd->db > 0 ? nd->db : db;
+    e->host = redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
+    e->user = redlock__hiredis_strdup(u);
+    e->pass = redlock__hiredis_strdup(p);
+    return !e->host || (u && !e->user) || (p && !e->pass) ? REDLOCK_ERR_NOMEM : 0;
+}
+
+static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
+{
+    if (e->pass) {
+        volatile char *v = e->pass;
+        while (*v) *v++ = 0;
+    }
+    free(e->host);
+    free(e->user);
+    free(e->pass);
+    e->host = e->user = e->pass = NULL;
+}
+
 /* A node's error text: msg cut to fit, terminated, replacing what was there. */
 static inline void redlock__hiredis_set_text(char *dst, size_t cap, const char *msg)
 {
@@ -102,14 +234,4 @@ static inline int redlock__hiredis_idle_broken(int fd)
 }
 
 /* strdup is POSIX, not C99 */
-static inline char *redlock__hiredis_strdup(const char *s)
-{
-    size_t l;
-    char *p;
-    if (!s) return NULL;
-    l = strlen(s) + 1;
-    p = (char *)malloc(l);
-    if (p) memcpy(p, s, l);
-    return p;
-}
 #endif /* REDLOCK__HIREDIS_REPLY_DEFINED */

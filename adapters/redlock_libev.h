@@ -101,9 +101,6 @@
 #include <hiredis/async.h>
 #include <hiredis/adapters/libev.h>
 
-#ifndef REDLOCK_LIBEV_QUEUE
-#define REDLOCK_LIBEV_QUEUE 64 /* replies a node may owe before sends fail */
-#endif
 #ifndef REDLOCK_LIBEV_MAX_BUFFERED
 #define REDLOCK_LIBEV_MAX_BUFFERED (1 << 20) /* unparsed reply bytes a node may leave buffered */
 #endif
@@ -120,6 +117,9 @@ void redisProcessCallbacks(redisAsyncContext *ac);
 
 /* ---- reply translation, shared with redlock_hiredis.h ---- */
 #include "redlock_hiredis_common.h"
+#if defined(REDLOCK_LIBEV_QUEUE) && REDLOCK_LIBEV_QUEUE != REDLOCK_HIREDIS_QUEUE
+#error "REDLOCK_LIBEV_QUEUE is the old name of REDLOCK_HIREDIS_QUEUE (both adapters): set that one"
+#endif
 
 /* hiredis 1.x (MAJOR and MINOR together; PATCH is not bumped upstream).
    The calls used here have the same signatures in 0.14 and 1.x; RESP3
@@ -131,13 +131,8 @@ void redisProcessCallbacks(redisAsyncContext *ac);
 #define REDLOCK__HIREDIS_1X 0
 #endif
 
-typedef struct redlock_libev_node {
-    const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
-    int port;             /* 1..65535; 0: 6379 */
-    const char *username; /* ACL user (NULL: the opts' default) */
-    const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
-    int db;               /* SELECT db; 0: the opts' default */
-} redlock_libev_node;
+/* A node: the same type as the hiredis adapter's (redlock_hiredis_common.h). */
+typedef redlock_hiredis_node redlock_libev_node;
 
 typedef struct redlock_libev_opts {
     int node_count;
@@ -161,17 +156,13 @@ typedef struct redlock_libev__conn {
     redisAsyncContext *ac;  /* NULL while down */
     redisReader *shadow;    /* counts the replies read before hiredis sees them */
     int state;
-    int head, count;        /* requests in flight, in send order */
-    redlock_tag tag[REDLOCK_LIBEV_QUEUE];
-    unsigned char kind[REDLOCK_LIBEV_QUEUE]; /* 0 core, 1 AUTH, 2 SELECT */
-    int64_t sent_us[REDLOCK_LIBEV_QUEUE];
+    redlock__hiredis_ring q; /* requests in flight, in send order (full: sends fail) */
     int auth_failed;
     int drop_status;        /* what owed tags are failed with */
     int status;             /* last failure, 0 if none */
     char errstr[128];
     ev_timer reconnect;
-    char *host, *user, *pass;
-    int port, db;
+    redlock__hiredis_endpoint ep; /* where, and how to log in */
 } redlock_libev__conn;
 
 typedef struct redlock_libev {
@@ -196,28 +187,6 @@ static inline void redlock_libev__set_error(redlock_libev__conn *cn, int status,
     redlock__hiredis_set_text(cn->errstr, sizeof cn->errstr, msg);
 }
 
-static inline int redlock_libev__push(redlock_libev__conn *cn, int kind, redlock_tag tag)
-{
-    int at;
-    if (cn->count >= REDLOCK_LIBEV_QUEUE) return -1;
-    at = (cn->head + cn->count) % REDLOCK_LIBEV_QUEUE;
-    cn->tag[at] = tag;
-    cn->kind[at] = (unsigned char)kind;
-    cn->sent_us[at] = redlock__hiredis_now_us();
-    cn->count++;
-    return 0;
-}
-
-/* Pops the oldest request; 0 if none. */
-static inline int redlock_libev__pop(redlock_libev__conn *cn, redlock_tag *tag, int *kind)
-{
-    if (cn->count == 0) return 0;
-    *tag = cn->tag[cn->head];
-    *kind = cn->kind[cn->head];
-    cn->head = (cn->head + 1) % REDLOCK_LIBEV_QUEUE;
-    cn->count--;
-    return 1;
-}
 
 static inline void redlock_libev__schedule_reconnect(redlock_libev *c, redlock_libev__conn *cn, int ms)
 {
@@ -250,11 +219,11 @@ static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, v
     redisReply *r = (redisReply *)reply;
     redlock_tag tag;
     int kind;
-    if (!redlock_libev__pop(cn, &tag, &kind)) return;
-    if (kind != 0) { /* AUTH / SELECT */
+    if (!redlock__hiredis_pop(&cn->q, &tag, &kind)) return;
+    if (kind != REDLOCK__HIREDIS_CORE) { /* AUTH / SELECT */
         if (r && r->type == REDIS_REPLY_ERROR) {
             cn->auth_failed = 1;
-            redlock_libev__set_error(cn, kind == 1 ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
+            redlock_libev__set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
             if (cn->ac == ac) redisAsyncDisconnect(ac); /* after the replies still owed */
         } else if (r && !cn->auth_failed) {
             cn->status = 0; /* the new connection answers */
@@ -341,7 +310,7 @@ static inline void redlock_libev__on_readable(struct ev_loop *loop, ev_io *w, in
         redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
         return;
     }
-    if (complete > cn->count) {
+    if (complete > cn->q.count) {
         redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
         return;
     }
@@ -372,8 +341,8 @@ static inline void redlock_libev__connect(redlock_libev *c, int i)
     redlock_libev__conn *cn = &c->conn[i];
     redisAsyncContext *ac;
     if (cn->ac || c->closing) return;
-    if (cn->host && cn->host[0] == '/') ac = redisAsyncConnectUnix(cn->host);
-    else ac = redisAsyncConnect(cn->host ? cn->host : "127.0.0.1", cn->port);
+    if (cn->ep.host && cn->ep.host[0] == '/') ac = redisAsyncConnectUnix(cn->ep.host);
+    else ac = redisAsyncConnect(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
     if (!ac) {
         redlock_libev__set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
         redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
@@ -403,29 +372,20 @@ static inline void redlock_libev__connect(redlock_libev *c, int i)
     cn->state = REDLOCK_LIBEV__CONNECTING;
     cn->auth_failed = 0;
     cn->drop_status = 0;
-    if (cn->pass && cn->pass[0]) {
+    {
         const char *argv[3];
         size_t len[3];
-        int k = 0;
-        argv[k] = "AUTH"; len[k] = 4; k++;
-        if (cn->user && cn->user[0]) { argv[k] = cn->user; len[k] = strlen(cn->user); k++; }
-        argv[k] = cn->pass; len[k] = strlen(cn->pass); k++;
-        if (redlock_libev__push(cn, 1, 0) == 0 &&
-            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, k, argv, len) != REDIS_OK)
-            cn->count--;
-    }
-    if (cn->db > 0) {
         char num[16];
-        const char *argv[2];
-        size_t len[2];
-        int l = snprintf(num, sizeof num, "%d", cn->db);
-        argv[0] = "SELECT"; len[0] = 6;
-        argv[1] = num; len[1] = (size_t)l;
-        if (redlock_libev__push(cn, 2, 0) == 0 &&
-            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, 2, argv, len) != REDIS_OK)
-            cn->count--;
+        int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
+        if (k && redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_AUTH, 0) == 0 &&
+            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, k, argv, len) != REDIS_OK)
+            redlock__hiredis_unpush(&cn->q);
+        k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
+        if (k && redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_SELECT, 0) == 0 &&
+            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, k, argv, len) != REDIS_OK)
+            redlock__hiredis_unpush(&cn->q);
     }
-    if (cn->count) redlock_libev__arm_watch(c);
+    if (cn->q.count) redlock_libev__arm_watch(c);
 }
 
 static inline void redlock_libev__on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
@@ -446,8 +406,8 @@ static inline void redlock_libev__on_watch(struct ev_loop *loop, ev_timer *w, in
     (void)revents;
     for (i = 0; i < c->n; i++) {
         redlock_libev__conn *cn = &c->conn[i];
-        if (!cn->ac || cn->count == 0) continue;
-        if (now - cn->sent_us[cn->head] >= (int64_t)c->command_timeout_ms * 1000) {
+        if (!cn->ac || cn->q.count == 0) continue;
+        if (now - cn->q.sent_us[cn->q.head] >= (int64_t)c->command_timeout_ms * 1000) {
             redlock_libev__drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
         } else {
             busy = 1;
@@ -474,7 +434,7 @@ static inline int redlock_libev__send(void *user, int node, const redlock_comman
     cn = &c->conn[node];
     /* a connection the node closed while idle (a restart) is replaced
        before this command is written to it */
-    if (cn->ac && !c->closing && cn->state == REDLOCK_LIBEV__UP && cn->count == 0 &&
+    if (cn->ac && !c->closing && cn->state == REDLOCK_LIBEV__UP && cn->q.count == 0 &&
         redlock__hiredis_idle_broken(cn->ac->c.fd)) {
         redlock_libev__drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
         ev_timer_stop(c->loop, &cn->reconnect);
@@ -482,11 +442,11 @@ static inline int redlock_libev__send(void *user, int node, const redlock_comman
     }
     if (!cn->ac || c->closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
     if (cn->auth_failed) return cn->status ? cn->status : REDLOCK_ERR_AUTH;
-    if (redlock_libev__push(cn, 0, tag) != 0) return REDLOCK_ERR_TRANSPORT;
+    if (redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_CORE, tag) != 0) return REDLOCK_ERR_TRANSPORT;
     if (redisAsyncCommandArgv(cn->ac, redlock_libev__on_reply, cn, cmd->argc,
                               (const char **)cmd->argv, cmd->argvlen) != REDIS_OK) {
         /* not queued (context disconnecting): take the entry back */
-        cn->count--;
+        redlock__hiredis_unpush(&cn->q);
         return REDLOCK_ERR_TRANSPORT;
     }
     redlock_libev__arm_watch(c);
@@ -538,9 +498,7 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     int i, rc;
     if (!c || !loop || !o) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
-    if (o->node_count < 1 || o->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
-    for (i = 0; i < o->node_count; i++)
-        if (o->node[i].port < 0 || o->node[i].port > 65535) return REDLOCK_ERR_INVALID;
+    if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
     c->loop = loop;
     c->n = o->node_count;
     c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
@@ -552,20 +510,12 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     ev_timer_init(&c->watch, redlock_libev__on_watch, 0., 0.);
     c->watch.data = c;
     for (i = 0; i < c->n; i++) {
-        const redlock_libev_node *nd = &o->node[i];
         redlock_libev__conn *cn = &c->conn[i];
-        const char *user = nd->username ? nd->username : o->username;
-        const char *pass = nd->password ? nd->password : o->password;
         cn->owner = c;
         cn->index = i;
-        cn->port = nd->port > 0 ? nd->port : 6379;
-        cn->db = nd->db > 0 ? nd->db : o->db;
-        cn->host = redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
-        cn->user = redlock__hiredis_strdup(user);
-        cn->pass = redlock__hiredis_strdup(pass);
         ev_timer_init(&cn->reconnect, redlock_libev__on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
-        if (!cn->host || (user && !cn->user) || (pass && !cn->pass)) {
+        if (redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db) != 0) {
             rc = REDLOCK_ERR_NOMEM;
             goto fail;
         }
@@ -584,9 +534,7 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     return REDLOCK_OK;
 fail:
     for (i = 0; i < c->n; i++) {
-        free(c->conn[i].host);
-        free(c->conn[i].user);
-        free(c->conn[i].pass);
+        redlock__hiredis_endpoint_free(&c->conn[i].ep);
     }
     memset(c, 0, sizeof *c);
     return rc;
@@ -614,9 +562,7 @@ static inline void redlock_libev_free(redlock_libev *c)
             cn->state = REDLOCK_LIBEV__DOWN;
             redisAsyncFree(ac);
         }
-        free(cn->host);
-        free(cn->user);
-        free(cn->pass);
+        redlock__hiredis_endpoint_free(&cn->ep);
     }
     memset(c, 0, sizeof *c);
 }
@@ -630,12 +576,7 @@ static inline redlock_client *redlock_libev_client(redlock_libev *c) { return &c
 static inline int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
     if (!c || c->_magic != REDLOCK_LIBEV__MAGIC || i < 0 || i >= c->n) return REDLOCK_ERR_INVALID;
-    if (errbuf && errsz) {
-        size_t l = strlen(c->conn[i].errstr);
-        if (l >= errsz) l = errsz - 1;
-        memcpy(errbuf, c->conn[i].errstr, l);
-        errbuf[l] = 0;
-    }
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->conn[i].errstr);
     return c->conn[i].status;
 }
 

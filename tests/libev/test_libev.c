@@ -49,7 +49,7 @@ static void t_guard(struct ev_loop *loop, ev_timer *w, int revents)
 static int t_inflight(const it_client *c)
 {
     int i, k = 0;
-    for (i = 0; i < c->c.n; i++) k += c->c.conn[i].ac ? c->c.conn[i].count : 0;
+    for (i = 0; i < c->c.n; i++) k += c->c.conn[i].ac ? c->c.conn[i].q.count : 0;
     return k;
 }
 
