@@ -66,13 +66,8 @@
      slower nodes are not left undone (the core decides as soon as the
      votes allow and does not wait for stragglers).
 
-   GUARANTEES (every adapter, tested against hostile nodes by
-   tests/shared/integration.h): nothing called from the core blocks on the
-   network; the loop never sleeps past the core's next deadline, so a lock
-   is reported LOST when its validity ends; memory per node is bounded (a
-   huge, endless or unsolicited reply costs that node's vote, PROTOCOL);
-   a node that is unreachable, silent, resetting or misbehaving never
-   costs the healthy nodes' votes.
+   GUARANTEES: the same for every adapter, listed in adapters/README.md
+   and tested by tests/shared/integration.h.
 
    WATCHDOG THREAD
    With opts.watchdog_thread set, a background thread owns the connections
@@ -478,12 +473,6 @@ static inline void redlock_hiredis__set_timer(void *user, int64_t deadline_us)
     redlock_hiredis__wake(c);
 }
 
-static inline int64_t redlock_hiredis__now(void *user)
-{
-    (void)user;
-    return redlock__hiredis_now_us();
-}
-
 static inline void redlock_hiredis__on_event(void *user, const redlock_event *ev)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
@@ -698,7 +687,7 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
     memset(&cb, 0, sizeof cb);
     cb.send = redlock_hiredis__send;
     cb.set_timer = redlock_hiredis__set_timer;
-    cb.now_us = redlock_hiredis__now; /* the loop's clock: deadlines compare with it */
+    cb.now_us = redlock__hiredis_clock; /* the loop's clock: deadlines compare with it */
     cb.on_event = redlock_hiredis__on_event;
     rc = redlock_client_init(&c->core, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;

@@ -222,6 +222,13 @@ static inline int64_t redlock__hiredis_now_us(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+/* The clock both adapters give the core: the one their deadlines use. */
+static inline int64_t redlock__hiredis_clock(void *user)
+{
+    (void)user;
+    return redlock__hiredis_now_us();
+}
 /* An idle connection (no reply owed) that is readable was closed by the
    node (a restart) or got bytes nobody asked for: either way it is done. */
 static inline int redlock__hiredis_idle_broken(int fd)

@@ -66,13 +66,8 @@
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
 
-   GUARANTEES (every adapter, tested against hostile nodes by
-   tests/shared/integration.h): nothing called from the core blocks on the
-   network; the loop never sleeps past the core's next deadline, so a lock
-   is reported LOST when its validity ends; memory per node is bounded (a
-   huge, endless or unsolicited reply costs that node's vote, PROTOCOL);
-   a node that is unreachable, silent, resetting or misbehaving never
-   costs the healthy nodes' votes.
+   GUARANTEES: the same for every adapter, listed in adapters/README.md
+   and tested by tests/shared/integration.h.
 
    THREADS AND CALLBACKS
    Everything runs on the loop's thread. Core callbacks (on_result,
@@ -466,12 +461,6 @@ static inline void redlock_libev__set_timer(void *user, int64_t deadline_us)
     }
 }
 
-static inline int64_t redlock_libev__now(void *user)
-{
-    (void)user;
-    return redlock__hiredis_now_us();
-}
-
 static inline void redlock_libev__on_event(void *user, const redlock_event *ev)
 {
     redlock_libev *c = (redlock_libev *)user;
@@ -525,7 +514,7 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     memset(&cb, 0, sizeof cb);
     cb.send = redlock_libev__send;
     cb.set_timer = redlock_libev__set_timer;
-    cb.now_us = redlock_libev__now; /* the clock set_timer's deadlines are compared with */
+    cb.now_us = redlock__hiredis_clock; /* the clock set_timer's deadlines are compared with */
     cb.on_event = redlock_libev__on_event;
     rc = redlock_client_init(&c->core, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;

@@ -83,13 +83,8 @@
        rc = redlock_socket_init(&s, &cfg);
        redlock_socket_free_nodes(mem);
 
-   GUARANTEES (every adapter, tested against hostile nodes by
-   tests/shared/integration.h): nothing called from the core blocks on the
-   network; the loop never sleeps past the core's next deadline, so a lock
-   is reported LOST when its validity ends; memory per node is bounded (a
-   huge, endless or unsolicited reply costs that node's vote, PROTOCOL);
-   a node that is unreachable, silent, resetting or misbehaving never
-   costs the healthy nodes' votes.
+   GUARANTEES: the same for every adapter, listed in adapters/README.md
+   and tested by tests/shared/integration.h.
 
    3. BLOCKING API
    ---------------
