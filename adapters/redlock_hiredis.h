@@ -83,8 +83,9 @@
    CALLBACKS
    on_result (per lock) and on_event are called on the thread that drives
    the core, with the client's mutex held: they may call the redlock_* core
-   functions on the lock (e.g. redlock_release(&lk->core)) but must not call
-   redlock_hiredis_* functions of the same client.
+   functions on the lock (e.g. redlock_release(&lk->core)); the blocking
+   redlock_hiredis_* calls of the same client return REDLOCK_ERR_BUSY there
+   (redlock_hiredis_poll returns at once) instead of waiting on themselves.
 
    THREADS
    Without the watchdog thread, a client and its locks are used by one
@@ -167,7 +168,8 @@ typedef struct redlock_hiredis {
     int64_t linger_us;     /* node timeout: how long to finish stragglers */
     void (*on_event)(void *user, const redlock_event *ev);
     void *user;
-    int threaded, stopping, depth;
+    int threaded, stopping;
+    int depth;             /* inside a user callback (on_result, on_event) */
     pthread_t thread;
     pthread_t driver;      /* the thread allowed to do I/O */
     pthread_mutex_t mu;
@@ -476,7 +478,11 @@ static inline void redlock_hiredis__set_timer(void *user, int64_t deadline_us)
 static inline void redlock_hiredis__on_event(void *user, const redlock_event *ev)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
-    if (c->on_event) c->on_event(c->user, ev);
+    if (c->on_event) {
+        c->depth++;
+        c->on_event(c->user, ev);
+        c->depth--;
+    }
 }
 
 static inline void redlock_hiredis__on_result(redlock_lock *lock, const redlock_result *r)
@@ -494,7 +500,11 @@ static inline void redlock_hiredis__on_result(redlock_lock *lock, const redlock_
     } else if (r->op == REDLOCK_OP_LOST || r->op == REDLOCK_OP_ACQUIRE) {
         lk->result = copy;
     }
-    if (lk->on_result) lk->on_result(&lk->core, &copy);
+    if (lk->on_result) {
+        lk->client->depth++;
+        lk->on_result(&lk->core, &copy);
+        lk->client->depth--;
+    }
 }
 
 /* ---- the loop ---- */
@@ -701,7 +711,13 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
             fcntl(c->wake[i], F_SETFL, fl | O_NONBLOCK);
             fcntl(c->wake[i], F_SETFD, FD_CLOEXEC);
         }
-        pthread_mutex_init(&c->mu, NULL);
+        {   /* error-checking: a blocking call from inside a callback is told BUSY */
+            pthread_mutexattr_t ma;
+            pthread_mutexattr_init(&ma);
+            pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+            pthread_mutex_init(&c->mu, &ma);
+            pthread_mutexattr_destroy(&ma);
+        }
         pthread_cond_init(&c->cv, NULL);
         c->threaded = 1;
         pthread_mutex_lock(&c->mu);
@@ -774,6 +790,15 @@ static inline void redlock_hiredis__leave(redlock_hiredis *c)
     if (c->threaded) pthread_mutex_unlock(&c->mu);
 }
 
+/* enter() for the blocking calls: BUSY instead of waiting on itself when
+   called from inside a callback (the mutex, error-checking, is already
+   this thread's; without the thread, the callback depth says so). */
+static inline int redlock_hiredis__enter_blocking(redlock_hiredis *c)
+{
+    if (!c->threaded) return c->depth > 0 ? REDLOCK_ERR_BUSY : 0;
+    return pthread_mutex_lock(&c->mu) == EDEADLK ? REDLOCK_ERR_BUSY : 0;
+}
+
 /* A lock on the client. opts as for redlock_lock_init; opts->on_result and
    opts->user are kept and called / passed on after the adapter's own
    bookkeeping (see CALLBACKS). */
@@ -826,7 +851,7 @@ static inline int redlock_hiredis__run(redlock_hiredis_lock *lk, int op, int64_t
     if (!lk) return REDLOCK_ERR_DETACHED;
     c = lk->client;
     if (!c) return REDLOCK_ERR_DETACHED;
-    redlock_hiredis__enter(c);
+    if (redlock_hiredis__enter_blocking(c) != 0) return REDLOCK_ERR_BUSY;
     if (lk->client != c) { /* deinitialised meanwhile */
         redlock_hiredis__leave(c);
         return REDLOCK_ERR_DETACHED;
@@ -887,7 +912,7 @@ static inline int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_m
 static inline void redlock_hiredis_poll(redlock_hiredis *c, int timeout_ms)
 {
     int64_t until;
-    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || c->threaded) return;
+    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || c->threaded || c->depth > 0) return;
     until = redlock__hiredis_now_us() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000;
     do {
         int64_t left = until - redlock__hiredis_now_us();

@@ -1651,6 +1651,12 @@ REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l)
     if (!l || !l->_s) return;
     redlock_lock_deinit(&l->lock);
     l->_s = NULL;
+    if (l->_want) { /* a blocking call waits on it (we are in a callback): it ends now */
+        memset(&l->_last, 0, sizeof l->_last);
+        l->_last.status = REDLOCK_ERR_DETACHED;
+        l->_done = 1;
+        l->_want = 0;
+    }
 }
 
 static int redlock__sock_wait(redlock_socket_lock *l, int op, int rc)

@@ -286,6 +286,50 @@ static void hiredis_port_range(void)
         o.node[0].port = bad[k];
         CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_ERR_INVALID);
     }
+    o.node[0].port = 0;
+    o.node_count = 0;
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_ERR_NODES);
+    o.node_count = REDLOCK_MAX_NODES + 1;
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_ERR_NODES);
+}
+
+/* Proves: a blocking call on a lock whose blocking call is still waiting
+   (here: from its own on_result) says BUSY instead of waiting on itself. */
+static redlock_hiredis_lock *inner_lock;
+static int inner_rc = 1;
+static void inner_result(redlock_lock *l, const redlock_result *r)
+{
+    (void)l;
+    if (r->op == REDLOCK_OP_ACQUIRE && inner_lock) {
+        inner_rc = redlock_hiredis_release(inner_lock, NULL);
+        inner_lock = NULL;
+    }
+}
+static void hiredis_busy_in_callback(void)
+{
+    redis_nodes rn;
+    redlock_hiredis c;
+    redlock_hiredis_opts o;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts lo;
+    CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
+    redlock_hiredis_opts_init(&o);
+    o.node_count = 1;
+    o.node[0].host = "127.0.0.1";
+    o.node[0].port = redis_nodes_port(&rn, 0);
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+    memset(&lo, 0, sizeof lo);
+    lo.key = "hiredis:busy";
+    lo.ttl_ms = 5000;
+    lo.on_result = inner_result;
+    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &lo), REDLOCK_OK);
+    inner_lock = &lk;
+    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_OK);
+    CHECK_EQ(inner_rc, REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_hiredis_release(&lk, NULL), REDLOCK_OK);
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_free(&c);
+    redis_nodes_stop(&rn);
 }
 
 /* Proves: the getters refuse what is not theirs (NULL, a node out of
@@ -372,6 +416,7 @@ int main(void)
     };
     int rc;
     if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);
+    if (it_selected("hiredis_busy_in_callback")) RUN(hiredis_busy_in_callback);
     if (it_selected("hiredis_api_guards")) RUN(hiredis_api_guards);
     if (it_selected("hiredis_linger_bounded")) RUN(hiredis_linger_bounded);
     rc = it_main(&ops);

@@ -202,6 +202,11 @@ static void libev_port_range(void)
         o.node[0].port = bad[k];
         CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
     }
+    o.node[0].port = 0;
+    o.node_count = 0;
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_NODES);
+    o.node_count = REDLOCK_MAX_NODES + 1;
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_NODES);
     ev_loop_destroy(loop);
 }
 

@@ -521,6 +521,7 @@ static void test_node_errors(void)
                "bad node 'redis://bob:***@127.0.0.1:99999/0': port must be 1..65535");
     expect_bad("h:1,redis://:Sup3r@h:1", REDLOCK_ERR_INVALID, "node 'redis://:***@h:1' is listed twice");
     expect_bad("Host.Example:7000,host.example:7000", REDLOCK_ERR_INVALID, "node 'host.example:7000' is listed twice");
+    expect_bad("AZ:7000,az:7000", REDLOCK_ERR_INVALID, "node 'az:7000' is listed twice"); /* both ends of A..Z */
     expect_bad("/a.sock,unix:///a.sock", REDLOCK_ERR_INVALID, "node 'unix:///a.sock' is listed twice");
     {
         char path[200];
@@ -633,6 +634,22 @@ static void test_reset_buffer_reuse(void)
     CHECK(redlock_resp_memory(&p) >= 131072);
     redlock_resp_parser_reset(&p);
     CHECK(redlock_resp_memory(&p) < 65536); /* given back */
+    /* a reply bigger than 64 KiB arriving in pieces: the buffer holding
+       its start is kept until the reply is whole, then handed out intact */
+    {
+        static char big[100000 + 32];
+        const redlock_reply *r = NULL;
+        int n = snprintf(big, 32, "$100000\r\n"), k;
+        memset(big + n, 'y', 100000);
+        memcpy(big + n + 100000, "\r\n", 2);
+        CHECK_EQ(redlock_resp_feed(&p, big, 70000), 0);
+        CHECK_EQ(redlock_resp_next(&p, &r), 0);
+        CHECK_EQ(redlock_resp_feed(&p, big + 70000, (size_t)n + 100002 - 70000), 0);
+        CHECK_EQ(redlock_resp_next(&p, &r), 1);
+        CHECK(r && r->type == REDLOCK_REPLY_STRING && r->len == 100000);
+        for (k = 0; r && k < 100000 && r->str[k] == 'y'; k++) {}
+        CHECK_EQ(k, 100000);
+    }
     redlock_resp_parser_free(&p);
 }
 

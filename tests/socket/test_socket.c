@@ -223,6 +223,52 @@ static void socket_blocking_call_in_callback(void)
     redis_nodes_stop(&rn);
 }
 
+/* A blocking acquire whose lock is deinitialised meanwhile (by another
+   lock's on_result) returns DETACHED at once instead of waiting for a
+   result that cannot come; run(0) is a valid poll; a node not connected
+   wants no I/O. */
+static redlock_socket_lock *detach_target;
+static void detach_on_result(redlock_lock *lk, const redlock_result *r)
+{
+    (void)lk;
+    if (r->op == REDLOCK_OP_ACQUIRE && detach_target) {
+        redlock_socket_lock_deinit(detach_target);
+        detach_target = NULL;
+    }
+}
+static void socket_detached_while_waiting(void)
+{
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock a, b;
+    redlock_lock_opts o;
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(&rn, 0);
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_interest(&s, 0), 0);  /* not connected: nothing to watch */
+    CHECK_EQ(redlock_socket_run(&s, 0), REDLOCK_OK); /* a poll without waiting */
+    memset(&o, 0, sizeof o);
+    o.key = "detach-a";
+    o.ttl_ms = 10000;
+    o.on_result = detach_on_result;
+    CHECK_EQ(redlock_socket_lock_init(&s, &a, &o), REDLOCK_OK);
+    o.key = "detach-b";
+    o.on_result = NULL;
+    CHECK_EQ(redlock_socket_lock_init(&s, &b, &o), REDLOCK_OK);
+    detach_target = &b;
+    CHECK_EQ(redlock_acquire(&a.lock), REDLOCK_OK); /* its answer comes first */
+    CHECK_EQ(redlock_socket_acquire(&b), REDLOCK_ERR_DETACHED);
+    CHECK(detach_target == NULL);
+    CHECK_EQ(redlock_lock_state(&a.lock), REDLOCK_STATE_HELD); /* at once, not after a's deadline */
+    CHECK_EQ(redlock_socket_release(&a), REDLOCK_OK);
+    redlock_socket_lock_deinit(&a);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+
 /* redlock_socket_node_status(): the last error while the node is down,
    0 again once the restarted node has answered on a new connection. */
 static void socket_status_after_restart(void)
@@ -278,6 +324,7 @@ int main(void)
     if (it_selected("socket_unix_select")) RUN(socket_unix_select);
     if (it_selected("socket_status_after_restart")) RUN(socket_status_after_restart);
     if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
+    if (it_selected("socket_detached_while_waiting")) RUN(socket_detached_while_waiting);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
