@@ -249,6 +249,7 @@ static void socket_detached_while_waiting(void)
     cfg.node[0].port = redis_nodes_port(&rn, 0);
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
     CHECK_EQ(redlock_socket_interest(&s, 0), 0);  /* not connected: nothing to watch */
+    CHECK(redlock_socket_memory(&s) >= sizeof(redlock_socket_node)); /* the node table counts */
     CHECK_EQ(redlock_socket_run(&s, 0), REDLOCK_OK); /* a poll without waiting */
     memset(&o, 0, sizeof o);
     o.key = "detach-a";
