@@ -7,15 +7,23 @@ SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
-CHECKS += check-resp check-resp-fuzz check-socket-hostile check-socket-compile check-socket
+CHECKS += check-resp check-resp-fuzz check-socket-hostile check-socket-nomem check-socket-compile check-socket
 
-.PHONY: check-resp check-resp-fuzz check-socket-hostile check-socket-compile check-socket fuzz-resp examples-socket
+.PHONY: check-resp check-resp-fuzz check-socket-hostile check-socket-nomem check-socket-compile check-socket fuzz-resp examples-socket
 
 $(BUILD)/test_resp: tests/resp/test_resp.c $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/resp/test_resp.c
 
 $(BUILD)/fuzz_resp: tests/resp/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/resp/fuzz_resp.c
+
+$(BUILD)/test_nomem: tests/socket/test_nomem.c $(SOCKET_HDRS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_nomem.c
+
+# Every allocation of init, the node-list parser and the RESP parser fails
+# in turn: NOMEM, outputs unchanged, nothing leaked (valgrind).
+check-socket-nomem: $(BUILD)/test_nomem
+	$(VALGRIND) $(BUILD)/test_nomem
 
 $(BUILD)/test_socket_hostile: tests/socket/test_socket_hostile.c tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket_hostile.c

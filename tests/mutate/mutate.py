@@ -64,7 +64,7 @@ TARGETS = {
 # simulator's negative controls, are skipped). `files` narrows the mutants
 # to what the checks compile (default: all the target's files): a mutant in
 # a file no test includes would survive for nothing. New suite: add a line.
-SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-socket-hostile', 'check-socket']
+SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-socket-hostile', 'check-socket-nomem', 'check-socket']
 HIREDIS_CHECKS = ['check-hiredis', 'check-libev']
 SUITES = {
     'core': {
