@@ -280,6 +280,13 @@ static void hiredis_port_range(void)
     redlock_hiredis_opts o;
     size_t k;
     redlock_hiredis_opts_init(&o);
+    /* the documented defaults */
+    CHECK_EQ(o.node_count, 0);
+    CHECK_EQ(o.connect_timeout_ms, 200);
+    CHECK_EQ(o.command_timeout_ms, 500);
+    CHECK_EQ(o.reconnect_delay_ms, 100);
+    CHECK(o.core.node_count == 1 && o.core.node_timeout_ms > 0); /* redlock_config_init's */
+    redlock_hiredis_lock_deinit(NULL); /* harmless */
     o.node_count = 1;
     o.node[0].host = "127.0.0.1";
     for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {

@@ -250,6 +250,9 @@ static void socket_detached_while_waiting(void)
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
     CHECK_EQ(redlock_socket_interest(&s, 0), 0);  /* not connected: nothing to watch */
     CHECK(redlock_socket_memory(&s) >= sizeof(redlock_socket_node)); /* the node table counts */
+    memset(&o, 0, sizeof o);
+    CHECK_EQ(redlock_socket_lock_init(&s, &a, NULL), REDLOCK_ERR_INVALID);
+    redlock_socket_lock_deinit(NULL); /* harmless */
     CHECK_EQ(redlock_socket_run(&s, 0), REDLOCK_OK); /* a poll without waiting */
     memset(&o, 0, sizeof o);
     o.key = "detach-a";
