@@ -1861,13 +1861,15 @@ static int redlock__ran_out(const redlock_lock *lk) {
 
 /* A lock whose validity ran out with no timer call since is reported LOST
    (on_result) before a call acts on it, so that the call sees what
-   redlock_lock_state() said. Returns 0 if the lock is gone (deinitialised
-   in the callback). */
-static int redlock__settle(redlock_lock *lk) {
-    if (!lk->_busy && redlock__ran_out(lk)) {
+   redlock_lock_state() said. *now: the clock for the call that follows.
+   Returns 0 if the lock is gone (deinitialised in the callback). */
+static int redlock__settle(redlock_lock *lk, int64_t *now) {
+    *now = redlock__now(lk->_client);
+    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && *now >= lk->_valid_until) {
         redlock__enter(lk->_client);
         redlock__drive(lk);
         redlock__leave(lk->_client);
+        *now = redlock__now(lk->_client); /* the callbacks took their time */
     }
     return redlock__usable(lk);
 }
@@ -1876,12 +1878,11 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
     if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk)) return REDLOCK_ERR_DETACHED;
+    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
     if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     c = lk->_client;
     if (c->_cb.random(c->_user, lk->_fresh, sizeof lk->_fresh) != 0) return REDLOCK_ERR_RANDOM;
-    now = redlock__now(c);
     lk->_state = REDLOCK_STATE_ACQUIRING;
     lk->_lost_status = 0;
     lk->_attempt = 0;
@@ -1901,11 +1902,10 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
     if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk)) return REDLOCK_ERR_DETACHED;
+    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
     if (lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     if (lk->_state != REDLOCK_STATE_HELD && lk->_state != REDLOCK_STATE_ACQUIRING) return REDLOCK_ERR_NOT_HELD;
     c = lk->_client;
-    now = redlock__now(c);
     if (lk->_state == REDLOCK_STATE_ACQUIRING) lk->_cancel_op = REDLOCK_OP_ACQUIRE;
     else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
     lk->_state = REDLOCK_STATE_RELEASING;
@@ -1922,12 +1922,11 @@ REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     redlock_client *c;
     int64_t now;
     if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk)) return REDLOCK_ERR_DETACHED;
+    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
     if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
     if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
     if (lk->_phase == REDLOCK__PH_EXTEND) return REDLOCK_ERR_BUSY;
     c = lk->_client;
-    now = redlock__now(c);
     lk->_op_start = now;
     redlock__enter(c);
     redlock__start_extend(lk, ttl_ms ? ttl_ms : lk->_ttl_ms, 1, now);

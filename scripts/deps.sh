@@ -20,6 +20,7 @@ if [ "$want" = all ]; then
   have pkg-config || need+=(pkg-config)
   have cmake || need+=(cmake)
   have groff || need+=(groff-base)
+  have python3 || need+=(python3) # free ports in tests/shared/examples.sh, JSON checks of the tool
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "deps: installing ${need[*]}" >&2

@@ -811,6 +811,16 @@ static void observe_slot(world *w, client *c, int k) {
     slot *s = &c->s[k];
     const char *tok;
     if (!s->inited) return;
+    if (held_inside(&s->lk)) {
+        /* the state by the clock: past its validity a held lock reads LOST
+           with its reason, and the time left to act is exact */
+        int64_t left = redlock_lock_valid_until(&s->lk) - cb_now(c);
+        if (redlock_lock_remaining_us(&s->lk) != (left > 0 ? left : 0))
+            violation(w, "remaining_us is not the validity left by the clock", c->id);
+        if ((redlock_lock_state(&s->lk) == REDLOCK_STATE_LOST) != (left <= 0) ||
+            (left <= 0 && redlock_lock_lost_reason(&s->lk) == 0))
+            violation(w, "a held lock past its validity does not read LOST (or reads it too soon)", c->id);
+    }
     tok = redlock_lock_token(&s->lk);
     if (tok[0] && (s->token < 0 || strcmp(tok, w->tokens[s->token].tok) != 0)) {
         token_done(w, c, k, 0);
@@ -1083,7 +1093,7 @@ static void act(world *w, client *c, int k) {
            acquire reports that first, and on_result may act on it */
         int ran_out = held_inside(&s->lk), rc = redlock_acquire(&s->lk);
         s->release_at = -1;
-        if (rc != REDLOCK_OK && s->inited && !(ran_out && (rc == REDLOCK_ERR_BUSY || rc == REDLOCK_ERR_ALREADY_HELD)))
+        if (rc != REDLOCK_OK && s->inited && !(ran_out && rc == REDLOCK_ERR_BUSY))
             violation(w, "acquire refused", c->id);
         /* sometimes give up while acquiring: release() cancels */
         if (rng_chance(&w->rng, 0.05)) schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, 3000 * c->node_timeout_ms));
