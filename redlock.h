@@ -29,7 +29,8 @@
    API (declared below)
        setup      redlock_config_init, redlock_client_init,
                   redlock_client_deinit, redlock_lock_init, redlock_lock_deinit
-       operations redlock_acquire, redlock_release, redlock_extend
+       operations redlock_acquire, redlock_release, redlock_extend,
+                  redlock_lock_adopt
        transport  redlock_on_reply, redlock_on_error, redlock_on_timer,
                   redlock_next_deadline, redlock_tag_node
        queries    redlock_lock_state, redlock_lock_remaining_us,
@@ -254,6 +255,7 @@
        HELD --extend or watchdog renewal--> HELD (on_result EXTEND for yours)
        HELD --validity runs out / STOLEN / QUORUM_LOST--> LOST (on_result LOST)
        LOST --acquire--> ACQUIRING;  LOST --release/extend--> NOT_HELD
+       IDLE or LOST --adopt (a token acquired elsewhere)--> HELD
 
    What moves a lock: the API calls above; redlock_on_reply/on_error (a
    node's answer completes its step; the round is decided as soon as the
@@ -277,6 +279,9 @@
        extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
                 without scripts: GET, compare, then PEXPIRE (modern value)
                 or GETSET "expiry:token" (legacy value)
+       adopted  release and extend of an adopted token, without scripts:
+                PTTL before the GET (modern value; a legacy value carries
+                its expiry), so the act is safe without knowing the acquire
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -439,6 +444,7 @@ typedef struct redlock_event {
     int node;                /* node index, or -1 */
     int status;              /* redlock_status of the node or the phase */
     int vote;                /* EV_VOTE: 1 = for, 0 = against/failed */
+    int held_by_other;       /* EV_VOTE against: the node holds another token */
     int votes;               /* votes for, in this round */
     int attempt;             /* 1-based acquire attempt number */
     int mode;                /* EV_MODE_SWITCH: REDLOCK_MODE_LEGACY, or 0 = scripts off */
@@ -585,6 +591,7 @@ struct redlock_lock {
     redlock__node _node[REDLOCK_MAX_NODES];
     /* the hold */
     int64_t _valid_until;  /* held: monotonic deadline of validity */
+    int _validity_unknown; /* adopted without one: none until an extend succeeds */
     int64_t _acquired_at;
     int64_t _renew_at;
     int _extensions;
@@ -647,6 +654,24 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
    a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
    renewal is running) / TTL (ttl_ms out of 0..2^40). */
 REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
+
+/* Takes over a lock another handle or process acquired: the lock becomes
+   HELD with `token` (REDLOCK_TOKEN_LEN hex digits, as redlock_lock_token()
+   gives it), so that release, extend and the watchdog act on it. valid_ms:
+   the validity the caller vouches for, from now (the lock reads LOST when
+   it runs out); 0: unknown, then the lock stays HELD but
+   redlock_lock_remaining_us() and redlock_lock_valid_until() say 0 until
+   an extend (or a watchdog renewal, which starts at once) succeeds.
+   Nodes without scripts read how long the key lives (PTTL, or a legacy
+   value's expiry) before they act on it. Legacy nodes: hand a token over
+   only once its holder has stopped and nothing of it is in flight; the
+   holder may know that its value on a node replaced another's (a lost
+   takeover race) and leaves that node alone, which the taker cannot know.
+   No result callback. Returns OK,
+   or INVALID (token malformed, valid_ms out of 0..2^40) / DETACHED /
+   ALREADY_HELD / BUSY (acquiring, releasing, or an undo or cleanup of the
+   previous token still running: see redlock_lock_pending). */
+REDLOCK_API int redlock_lock_adopt(redlock_lock *lock, const char *token, int64_t valid_ms);
 
 /* Transport input. Unknown or stale tags are ignored. */
 REDLOCK_API void redlock_on_reply(redlock_client *client, redlock_tag tag, const redlock_reply *reply);
@@ -741,16 +766,21 @@ enum {
     REDLOCK__ST_ACQ_GETSET, /* legacy: GETSET, did we replace exactly what we read? */
     REDLOCK__ST_REL_SHA,    /* EVALSHA release */
     REDLOCK__ST_REL_EVAL,   /* EVAL release after NOSCRIPT */
+    REDLOCK__ST_REL_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
     REDLOCK__ST_REL_GET,    /* no scripts: GET, compare */
     REDLOCK__ST_REL_DEL,    /*             then DEL */
     REDLOCK__ST_EXT_SHA,    /* EVALSHA extend */
     REDLOCK__ST_EXT_EVAL,   /* EVAL extend after NOSCRIPT */
+    REDLOCK__ST_EXT_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
     REDLOCK__ST_EXT_GET,    /* no scripts: GET, compare */
     REDLOCK__ST_EXT_PEXPIRE,/*             then PEXPIRE (modern value) */
     REDLOCK__ST_EXT_GETSET  /*             or GETSET (legacy value) */
 };
 
-enum { REDLOCK__F_SEND = 1, REDLOCK__F_WAIT = 2, REDLOCK__F_DONE = 4, REDLOCK__F_CLOBBERED = 8 };
+/* LIFE: how long our key lives on the node is unknown (an adopted token):
+   read it before a check-then-act step acts. CLOBBERED and LIFE outlive rounds. */
+enum { REDLOCK__F_SEND = 1, REDLOCK__F_WAIT = 2, REDLOCK__F_DONE = 4, REDLOCK__F_CLOBBERED = 8, REDLOCK__F_LIFE = 16,
+       REDLOCK__F_KEEP = REDLOCK__F_CLOBBERED | REDLOCK__F_LIFE };
 /* A node's answer in the current round. */
 enum { REDLOCK__OUT_NONE, REDLOCK__OUT_YES, REDLOCK__OUT_NO /* another holder */,
        REDLOCK__OUT_MISSING /* not (or no longer) ours */, REDLOCK__OUT_ERR };
@@ -919,14 +949,23 @@ static int redlock__node_noscript(const redlock_lock *lk, int i) {
     return lk->_client->_legacy[i] || lk->_client->_no_scripts[i];
 }
 
+/* The first step of a check-then-act chain (nodes without scripts): GET;
+   or, while our key's life there is unknown and its value holds no expiry
+   (modern), PTTL first. */
+static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
+    if ((lk->_node[i].flags & REDLOCK__F_LIFE) && !redlock__node_legacy(lk, i))
+        return release ? REDLOCK__ST_REL_PTTL : REDLOCK__ST_EXT_PTTL;
+    return release ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET;
+}
+
 static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
     switch (phase) {
     case REDLOCK__PH_ACQUIRE: return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
-    case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? REDLOCK__ST_EXT_GET : REDLOCK__ST_EXT_SHA;
-    case REDLOCK__PH_RELEASE: return redlock__node_noscript(lk, i) ? REDLOCK__ST_REL_GET : REDLOCK__ST_REL_SHA;
+    case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 0) : REDLOCK__ST_EXT_SHA;
+    case REDLOCK__PH_RELEASE: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : REDLOCK__ST_REL_SHA;
     /* undo and cleanup send the script itself: one command per node, so
        nothing is left to send if the lock is deinitialised meanwhile */
-    default: return redlock__node_noscript(lk, i) ? REDLOCK__ST_REL_GET : REDLOCK__ST_REL_EVAL;
+    default: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : REDLOCK__ST_REL_EVAL;
     }
 }
 
@@ -950,10 +989,10 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         n->step = redlock__first_step(lk, phase, i);
         n->status = 0;
         n->loops = 0;
-        n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
+        n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
         /* a node where we overwrote another holder's value is left alone */
         if ((n->flags & REDLOCK__F_CLOBBERED) && phase != REDLOCK__PH_ACQUIRE) {
-            n->flags = REDLOCK__F_CLOBBERED | REDLOCK__F_DONE;
+            n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
             n->outcome = REDLOCK__OUT_MISSING;
             if (phase != REDLOCK__PH_EXTEND) redlock__key_left(lk, i);
         }
@@ -963,7 +1002,7 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
 
 static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status, int64_t now) {
     redlock__node *n = &lk->_node[i];
-    n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_DONE);
+    n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
     n->outcome = (int8_t)outcome;
     n->status = status;
     /* a node that refuses the client's credentials or database refuses
@@ -973,6 +1012,7 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
     if (lk->_client->_cb.on_event) {
         redlock_event ev = redlock__event_of(REDLOCK_EV_VOTE, lk->_phase_op, i, status, lk->_attempt);
         ev.vote = outcome == REDLOCK__OUT_YES;
+        ev.held_by_other = outcome == REDLOCK__OUT_NO;
         ev.rtt_us = now - n->sent_us;
         ev.elapsed_us = now - lk->_round_start;
         redlock__emit(lk, &ev);
@@ -992,7 +1032,7 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
        node stays unanswered, and the deadline counts it as timed out */
     if (now >= lk->_round_deadline) return;
     n->step = step;
-    n->flags = (uint8_t)((n->flags & REDLOCK__F_CLOBBERED) | REDLOCK__F_SEND);
+    n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
     /* the PEXPIRE about to go out sets the key's remaining time; a GETSET
        may even replace another holder's value (a takeover racing ours):
        until its answer says otherwise, the node is not ours to act on */
@@ -1039,6 +1079,10 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
     case REDLOCK__ST_REL_GET:
     case REDLOCK__ST_EXT_GET:
         REDLOCK__LIT("GET"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        break;
+    case REDLOCK__ST_REL_PTTL:
+    case REDLOCK__ST_EXT_PTTL:
+        REDLOCK__LIT("PTTL"); REDLOCK__ARG(lk->_key, lk->_key_len);
         break;
     case REDLOCK__ST_ACQ_GETSET:
     case REDLOCK__ST_EXT_GETSET:
@@ -1196,8 +1240,14 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL || st == REDLOCK__ST_EXT_SHA ||
          st == REDLOCK__ST_EXT_EVAL) && auto_mode && redlock__no_script_error(r)) {
         redlock__switch(lk, i, 0);
-        redlock__next_step(lk, i, (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
-                                      ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
+        redlock__next_step(lk, i, redlock__check_step(lk, i, st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL), now);
+        return REDLOCK__A_STEP;
+    }
+    /* PTTL refused (an old server, an ACL): GET anyway; a legacy value says
+       how long it lives, a modern one is then not acted on */
+    if ((st == REDLOCK__ST_REL_PTTL || st == REDLOCK__ST_EXT_PTTL) && !redlock__starts(r->str, r->len, "NOAUTH")) {
+        lk->_node[i].until = 0;
+        redlock__next_step(lk, i, st == REDLOCK__ST_REL_PTTL ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
         return REDLOCK__A_STEP;
     }
     /* a connection that never authenticated: as the adapters say it */
@@ -1260,8 +1310,61 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
     }
 }
 
+/* Our key's remaining life on node i is known from now on: until then. */
+static void redlock__life_known(redlock_lock *lk, int i, int64_t until) {
+    lk->_node[i].until = until;
+    lk->_node[i].flags = (uint8_t)(lk->_node[i].flags & ~REDLOCK__F_LIFE);
+}
+
+/* PTTL before the GET of an adopted token's key. If the GET then shows
+   our token, the key held it already here (nobody else writes our token),
+   so it lives at least that long from when we sent. Its life stays
+   unknown until that GET. */
+static int redlock__answer_pttl(redlock_lock *lk, int i, const redlock_reply *r, uint8_t get_step, int64_t now) {
+    int64_t ms = r->integer, until = REDLOCK_NO_DEADLINE; /* -1: no expiry at all */
+    if (r->type != REDLOCK_REPLY_INTEGER || ms < -2) return REDLOCK__A_PROTOCOL;
+    if (ms == -2) return REDLOCK__A_MISSING;
+    if (ms >= 0 && ms <= REDLOCK__MAX_MS)
+        until = lk->_node[i].sent_us + ms * 1000 - redlock__drift_us(lk->_client, ms);
+    lk->_node[i].until = until;
+    redlock__next_step(lk, i, get_step, now);
+    return REDLOCK__A_STEP;
+}
+
+/* The GET of an adopted token's key. A legacy value of our token on a node
+   not known to be old: the client that acquired it found the node too old
+   for SET NX PX (AUTO), and so does this one now. */
+static void redlock__adopted_get(redlock_lock *lk, int i, const redlock_reply *r) {
+    redlock_client *c = lk->_client;
+    int64_t expiry;
+    const char *tok;
+    size_t toklen;
+    if (!redlock__node_legacy(lk, i) && c->_cfg.mode[i] == REDLOCK_MODE_AUTO &&
+        redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && toklen == REDLOCK_TOKEN_LEN &&
+        memcmp(tok, lk->_token, REDLOCK_TOKEN_LEN) == 0)
+        redlock__switch(lk, i, 1);
+}
+
+/* r, from the GET, is ours: its life there is known from now on, from the
+   PTTL before it or from a legacy value's expiry (on the wall clock). */
+static void redlock__adopted_life(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    redlock_client *c = lk->_client;
+    int64_t expiry = 0, left;
+    const char *tok;
+    size_t toklen;
+    if (!redlock__node_legacy(lk, i)) {
+        redlock__life_known(lk, i, lk->_node[i].until);
+        return;
+    }
+    redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen);
+    left = expiry - c->_cb.wall_ms(c->_user);
+    if (left < -REDLOCK__MAX_MS) left = -REDLOCK__MAX_MS;
+    redlock__life_known(lk, i, left > REDLOCK__MAX_MS ? REDLOCK_NO_DEADLINE
+                                                       : now + left * 1000 - redlock__drift_us(c, lk->_ttl_ms));
+}
+
 /* Release steps (also the undo and the cleanup): EVALSHA / EVAL, or GET
-   then DEL on nodes without scripts. */
+   then DEL on nodes without scripts (PTTL first for an adopted token). */
 static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     int t = r->type;
     switch (lk->_node[i].step) {
@@ -1270,10 +1373,14 @@ static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply 
     case REDLOCK__ST_REL_DEL:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) return REDLOCK__A_PROTOCOL;
         return r->integer == 1 ? REDLOCK__A_YES : REDLOCK__A_MISSING;
+    case REDLOCK__ST_REL_PTTL:
+        return redlock__answer_pttl(lk, i, r, REDLOCK__ST_REL_GET, now);
     case REDLOCK__ST_REL_GET:
         if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_MISSING;
         if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+        if (lk->_node[i].flags & REDLOCK__F_LIFE) redlock__adopted_get(lk, i, r);
         if (!redlock__is_ours(lk, i, r)) return REDLOCK__A_MISSING;
+        if (lk->_node[i].flags & REDLOCK__F_LIFE) redlock__adopted_life(lk, i, r, now);
         if (!redlock__safe_to_act(lk, i, now)) {  /* let it expire rather than race */
             redlock__key_left(lk, i);
             return REDLOCK__A_YES;
@@ -1285,7 +1392,8 @@ static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply 
     }
 }
 
-/* Extend steps: EVALSHA / EVAL, or GET then PEXPIRE (GETSET on legacy). */
+/* Extend steps: EVALSHA / EVAL, or GET then PEXPIRE (GETSET on legacy);
+   PTTL first for an adopted token. */
 static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock__node *n = &lk->_node[i];
     int t = r->type;
@@ -1295,10 +1403,14 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
         if (t != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) return REDLOCK__A_PROTOCOL;
         if (r->integer == 1) return REDLOCK__A_EXTENDED;
         return r->integer == 0 ? REDLOCK__A_MISSING : REDLOCK__A_NO;
+    case REDLOCK__ST_EXT_PTTL:
+        return redlock__answer_pttl(lk, i, r, REDLOCK__ST_EXT_GET, now);
     case REDLOCK__ST_EXT_GET:
         if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_MISSING;
         if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+        if (n->flags & REDLOCK__F_LIFE) redlock__adopted_get(lk, i, r);
         if (!redlock__is_ours(lk, i, r)) return REDLOCK__A_NO;
+        if (n->flags & REDLOCK__F_LIFE) redlock__adopted_life(lk, i, r, now);
         if (!redlock__safe_to_act(lk, i, now)) return REDLOCK__A_MISSING;
         redlock__next_step(lk, i, redlock__node_legacy(lk, i) ? REDLOCK__ST_EXT_GETSET : REDLOCK__ST_EXT_PEXPIRE, now);
         return REDLOCK__A_STEP;
@@ -1336,12 +1448,12 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         a = redlock__answer_extend(lk, i, r, now);
     switch (a) {
     case REDLOCK__A_ACQUIRED:
-        n->until = lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms);
+        redlock__life_known(lk, i, lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
         n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
         redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
         break;
     case REDLOCK__A_EXTENDED:
-        n->until = redlock__extend_bound(lk);
+        redlock__life_known(lk, i, redlock__extend_bound(lk));
         redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
         break;
     case REDLOCK__A_YES: redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now); break;
@@ -1383,7 +1495,7 @@ static int redlock__report(redlock_lock *lk, const int *alive, redlock_op op, in
     res.status = status;
     res.votes = votes;
     res.attempts = lk->_attempt;
-    res.validity_us = lk->_state == REDLOCK_STATE_HELD ? lk->_valid_until - now : 0;
+    res.validity_us = lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown ? lk->_valid_until - now : 0;
     res.elapsed_us = now - lk->_op_start;
     res.user = lk->_user;
     lk->_on_result(lk, &res);
@@ -1429,9 +1541,9 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     lk->_ext_len = (uint8_t)redlock__fmt_u64(lk->_ext_txt, (uint64_t)ttl_ms);
     lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
-    lk->_slack_us = lk->_valid_until - now;
+    lk->_slack_us = lk->_validity_unknown ? 0 : lk->_valid_until - now;
     bound = redlock__extend_bound(lk);
-    if (bound < lk->_valid_until) lk->_valid_until = bound;
+    if (bound < lk->_valid_until || lk->_validity_unknown) lk->_valid_until = bound;
     for (i = 0; i < lk->_client->_cfg.node_count; i++)
         if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < lk->_node[i].until) lk->_node[i].until = bound;
 }
@@ -1486,6 +1598,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
             lk->_state = REDLOCK_STATE_HELD;
             lk->_phase = REDLOCK__PH_NONE;
             lk->_valid_until = until;
+            lk->_validity_unknown = 0;
             lk->_acquired_at = now;
             lk->_extensions = 0;
             lk->_capped = 0;
@@ -1551,7 +1664,11 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     ev.slack_us = lk->_slack_us;
     if (t.yes >= q) {
         /* the validity was cut to this bound when the round started and has
-           not run out (step() checks that first), so the bound lies ahead */
+           not run out (step() checks that first), so the bound lies ahead;
+           unless there was no validity to check (an adopted token) */
+        if (lk->_validity_unknown && now >= redlock__extend_bound(lk))
+            return redlock__lose(lk, alive, REDLOCK_ERR_EXPIRED, now);
+        lk->_validity_unknown = 0;
         lk->_phase = REDLOCK__PH_NONE;
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
@@ -1574,7 +1691,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
     {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
-        if (again > left / 3) again = left / 3;
+        if (again > left / 3 && !lk->_validity_unknown) again = left / 3;
         lk->_renew_at = now + again;
     }
     ev.type = REDLOCK_EV_RENEW_FAILED;
@@ -1621,7 +1738,7 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         }
     }
     /* validity ran out before a renewal succeeded: the holder must be told */
-    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
+    if (lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown && now >= lk->_valid_until)
         return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
     switch (lk->_phase) {
     case REDLOCK__PH_ACQUIRE:
@@ -1665,7 +1782,7 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     int64_t d = REDLOCK_NO_DEADLINE;
     if (lk->_phase != REDLOCK__PH_NONE) d = lk->_round_deadline;
     if (lk->_state == REDLOCK_STATE_HELD) {
-        if (lk->_valid_until < d) d = lk->_valid_until;
+        if (!lk->_validity_unknown && lk->_valid_until < d) d = lk->_valid_until;
         if (lk->_watchdog && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_renew_at < d) d = lk->_renew_at;
     } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_retry_at < d) {
         d = lk->_retry_at;
@@ -1856,7 +1973,7 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
 
 /* Held, but the validity has run out: the next drive reports it LOST. */
 static int redlock__ran_out(const redlock_lock *lk) {
-    return lk->_state == REDLOCK_STATE_HELD && redlock__now(lk->_client) >= lk->_valid_until;
+    return lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown && redlock__now(lk->_client) >= lk->_valid_until;
 }
 
 /* A lock whose validity ran out with no timer call since is reported LOST
@@ -1865,7 +1982,7 @@ static int redlock__ran_out(const redlock_lock *lk) {
    Returns 0 if the lock is gone (deinitialised in the callback). */
 static int redlock__settle(redlock_lock *lk, int64_t *now) {
     *now = redlock__now(lk->_client);
-    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && *now >= lk->_valid_until) {
+    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown && *now >= lk->_valid_until) {
         redlock__enter(lk->_client);
         redlock__drive(lk);
         redlock__leave(lk->_client);
@@ -1935,6 +2052,45 @@ REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     return REDLOCK_OK;
 }
 
+static int redlock__hex(char ch) {
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t valid_ms) {
+    redlock_client *c;
+    int64_t now;
+    int i;
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
+    if (!token || !redlock__ms_ok(valid_ms)) return REDLOCK_ERR_INVALID;
+    for (i = 0; i < REDLOCK_TOKEN_LEN; i++) /* stops at a NUL: not a hex digit */
+        if (!redlock__hex(token[i])) return REDLOCK_ERR_INVALID;
+    if (token[REDLOCK_TOKEN_LEN] != '\0') return REDLOCK_ERR_INVALID;
+    if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
+    /* a running undo or cleanup still needs the old token */
+    if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING || lk->_phase != REDLOCK__PH_NONE)
+        return REDLOCK_ERR_BUSY;
+    c = lk->_client;
+    memcpy(lk->_token, token, REDLOCK_TOKEN_LEN);
+    lk->_token[REDLOCK_TOKEN_LEN] = '\0';
+    lk->_state = REDLOCK_STATE_HELD;
+    lk->_validity_unknown = valid_ms == 0;
+    lk->_valid_until = now + valid_ms * 1000;
+    lk->_acquired_at = lk->_op_start = now;
+    lk->_attempt = 0;
+    lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;
+    lk->_renew_at = now; /* the watchdog renews at once: the key's time left is not ours to know */
+    for (i = 0; i < c->_cfg.node_count; i++) {
+        lk->_node[i].seq = 0;
+        lk->_node[i].until = 0;
+        lk->_node[i].flags = REDLOCK__F_LIFE; /* and nothing clobbered: a new token */
+    }
+    redlock__enter(c);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
 /* r NULL: the node failed with status err */
 static void redlock__input(redlock_client *c, redlock_tag tag, const redlock_reply *r, int err) {
     redlock_lock *lk;
@@ -1994,13 +2150,13 @@ REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lk) {
 
 REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lk) {
     int64_t left;
-    if (!redlock__usable(lk) || lk->_state != REDLOCK_STATE_HELD) return 0;
+    if (!redlock__usable(lk) || lk->_state != REDLOCK_STATE_HELD || lk->_validity_unknown) return 0;
     left = lk->_valid_until - redlock__now(lk->_client);
     return left > 0 ? left : 0;
 }
 
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lk) {
-    return redlock__usable(lk) && lk->_state == REDLOCK_STATE_HELD ? lk->_valid_until : 0;
+    return redlock__usable(lk) && lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown ? lk->_valid_until : 0;
 }
 
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {

@@ -201,7 +201,7 @@ typedef struct world {
     size_t ivn, ivcap;
     token_rec tokens[MAX_TOKENS];
     int ntokens;
-    long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events;
+    long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
     double drop, reset, spike, dup;
     int64_t key_ttl_ms[MAX_KEYS];
     int verbose;
@@ -309,6 +309,8 @@ static int64_t drift_us(const client *c, int64_t ttl_ms) {
    lock past its validity as LOST; the checker wants to know whether the
    core has told its holder. */
 static int held_inside(const redlock_lock *lk) { return redlock__usable(lk) && lk->_state == REDLOCK_STATE_HELD; }
+/* ... with a validity (an adopted token may have none yet: nothing runs out) */
+static int held_valid(const redlock_lock *lk) { return held_inside(lk) && !lk->_validity_unknown; }
 
 /* Too many nodes refuse this client's AUTH or SELECT for a quorum. */
 static int refuses_quorum(const client *c) {
@@ -429,7 +431,7 @@ static void cb_timer(void *u, int64_t deadline) {
     c->timer_gen++;
     if (deadline == REDLOCK_NO_DEADLINE) return;
     for (k = 0; k < c->ns; k++)
-        if (held_inside(&c->s[k].lk) && deadline > redlock_lock_valid_until(&c->s[k].lk))
+        if (held_valid(&c->s[k].lk) && deadline > redlock_lock_valid_until(&c->s[k].lk))
             violation(W, "timer armed past validity", c->id);
     memset(&e, 0, sizeof e);
     e.kind = E_TIMER;
@@ -698,6 +700,10 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                 violation(w, "DEL of a value whose GETSET lost a race, by the racer", w->tokens[t].c);
         }
         if (entry_live(w, e)) { e->used = 0; reply_int(m, 1); } else reply_int(m, 0);
+    } else if (is(m, 0, "PTTL")) {
+        /* rounded up, as a server whose millisecond clock lags ours may say */
+        if (!entry_live(w, e)) reply_int(m, -2);
+        else reply_int(m, e->expire_at < 0 ? -1 : (e->expire_at - w->now + 999) / 1000);
     } else if (is(m, 0, "PEXPIRE")) {
         if (entry_live(w, e)) { e->expire_at = w->now + atoll(m->argv[2]) * 1000; reply_int(m, 1); }
         else reply_int(m, 0);
@@ -811,7 +817,12 @@ static void observe_slot(world *w, client *c, int k) {
     slot *s = &c->s[k];
     const char *tok;
     if (!s->inited) return;
-    if (held_inside(&s->lk)) {
+    if (held_inside(&s->lk) && s->lk._validity_unknown) {
+        /* an adopted token without a validity: held, nothing to act on */
+        if (redlock_lock_remaining_us(&s->lk) != 0 || redlock_lock_valid_until(&s->lk) != 0 ||
+            redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD || redlock_lock_lost_reason(&s->lk) != 0)
+            violation(w, "an adopted lock without a validity reads as one with a validity", c->id);
+    } else if (held_inside(&s->lk)) {
         /* the state by the clock: past its validity a held lock reads LOST
            with its reason, and the time left to act is exact */
         int64_t left = redlock_lock_valid_until(&s->lk) - cb_now(c);
@@ -837,7 +848,7 @@ static void observe_slot(world *w, client *c, int k) {
             s->token = w->ntokens++;
         }
     }
-    if (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD) {
+    if (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD && redlock_lock_valid_until(&s->lk) != 0) {
         int64_t bound = true_of(c, redlock_lock_valid_until(&s->lk));
         if (s->open && w->now > s->open_bound) close_interval(w, c, k, s->open_bound);
         if (!s->open) { s->open = 1; s->open_start = w->now; }
@@ -958,11 +969,114 @@ static int64_t pick_extend_ttl(world *w, const slot *s) {
     }
 }
 
+/* A legacy GETSET of tok still unanswered on some node (a decided round's
+   straggler): its answer may say it replaced another holder's value. */
+static int getset_unanswered(const client *c, const char *tok) {
+    int n;
+    for (n = 0; n < W->nn; n++)
+        if (is_unanswered(c, n, tok)) return 1;
+    return 0;
+}
+/* White box: the lock knows its value on some node replaced another
+   holder's (a lost takeover race) and leaves that node alone; a token
+   handed over cannot carry that (documented at redlock_lock_adopt). */
+static int clobbered_somewhere(const redlock_lock *lk, int key) {
+    int n;
+    for (n = 0; n < W->nn; n++) {
+        entry *e = &W->nodes[n].e[key];
+        size_t len;
+        const char *tok;
+        if (lk->_node[n].flags & 8 /* clobbered */) return 1;
+        /* a GETSET whose answer came too late for its round: the lock does
+           not act there (its bound is 0), the taker would */
+        if (!entry_live(W, e) || lk->_node[n].until != 0) continue;
+        tok = value_token(e, &len);
+        if (len == REDLOCK_TOKEN_LEN && memcmp(tok, lk->_token, len) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Hands a held lock over to slot k, as a process hands its token to
+   another (`redlock acquire`, then `redlock release KEY TOKEN`): slot k
+   adopts the token of a held lock on its key (of this client, with or
+   without the validity left; of another, without), and the giver is
+   deinitialised. adopt's refusals must match slot k's state. */
+static void sim_adopt(world *w, client *c, int k) {
+    slot *s = &c->s[k], *f = NULL;
+    client *fc = NULL;
+    int i, j, from = -1, rc, pending;
+    redlock_state st;
+    char tok[REDLOCK_TOKEN_LEN + 1];
+    int64_t valid_ms = 0;
+    for (i = 0; i < w->nc && !f; i++) {
+        client *o = &w->clients[(c->id + i) % w->nc];
+        for (j = 0; j < o->ns && !f; j++) {
+            slot *x = &o->s[j];
+            if ((o == c && j == k) || !x->inited || x->key != s->key || x->token < 0) continue;
+            /* not while a command of the giver is out: a legacy GETSET in
+               flight may be replacing another holder's value, and only its
+               answer says (documented at redlock_lock_adopt) */
+            if (redlock_lock_state(&x->lk) != REDLOCK_STATE_HELD || redlock_lock_pending(&x->lk) ||
+                redlock_lock_valid_until(&x->lk) == 0 || getset_unanswered(o, redlock_lock_token(&x->lk)) ||
+                clobbered_somewhere(&x->lk, x->key))
+                continue;
+            fc = o; f = x; from = j;
+        }
+    }
+    if (!f) {  /* nothing to take over: a token nobody holds */
+        rc = redlock_lock_adopt(&s->lk, "0123456789abcdef0123456789abcdez", 0);
+        if (rc != REDLOCK_ERR_INVALID && rc != REDLOCK_ERR_DETACHED) violation(w, "adopt took a malformed token", c->id);
+        return;
+    }
+    snprintf(tok, sizeof tok, "%s", redlock_lock_token(&f->lk));
+    if (fc == c && rng_chance(&w->rng, 0.5)) valid_ms = redlock_lock_remaining_us(&f->lk) / 1000;
+    st = redlock_lock_state(&s->lk);
+    pending = redlock_lock_pending(&s->lk);
+    if (st == REDLOCK_STATE_IDLE && !pending) token_done(w, c, k, 0); /* the old token is done with */
+    rc = redlock_lock_adopt(&s->lk, tok, valid_ms);
+    if (rc != REDLOCK_OK) {
+        int fits = (rc == REDLOCK_ERR_ALREADY_HELD && st == REDLOCK_STATE_HELD) ||
+                   (rc == REDLOCK_ERR_BUSY && (st == REDLOCK_STATE_ACQUIRING || st == REDLOCK_STATE_RELEASING ||
+                                               st == REDLOCK_STATE_LOST || pending)) ||
+                   rc == REDLOCK_ERR_DETACHED; /* a LOST report inside deinitialised it */
+        if (!fits) violation(w, "adopt refused outside its documented cases", c->id);
+        return;
+    }
+    if (!held_inside(&s->lk) || strcmp(redlock_lock_token(&s->lk), tok) != 0)
+        violation(w, "adopt did not leave the lock held with the token", c->id);
+    if (w->verbose)
+        printf("%10lld c%d.%d adopts %.8s of c%d.%d (valid %lld ms)\n", (long long)w->now, c->id, k, tok, fc->id, from,
+               (long long)valid_ms);
+    /* the token moves with the lock: its record follows the taker */
+    observe_slot(w, fc, from);
+    close_interval(w, fc, from, w->now);
+    if (s->token >= 0) token_done(w, c, k, 0);
+    s->token = f->token;
+    f->token = -1;
+    w->tokens[s->token].c = c->id;
+    w->tokens[s->token].slot = k;
+    w->tokens[s->token].lock_id = s->lk._id;
+    /* faults on the giver's side, or a taker some nodes refuse: the key
+       may stay there (as for a lock that cannot reach those nodes) */
+    if ((fc != c && fc->fault_gen != w->tokens[s->token].gen) || c->refused_mask) w->tokens[s->token].excused = 1;
+    w->tokens[s->token].gen = c->fault_gen;
+    s->acquire_gen = c->fault_gen;
+    s->round_start = 0;  /* no renewal cadence to hold the first renewal to */
+    s->ext_ttl_ms = 0;
+    redlock_lock_deinit(&f->lk);
+    f->inited = 0;
+    schedule_act(w, fc, from, w->now + rng_range(&w->rng, 0, f->ttl_ms * 1000));
+    s->release_at = w->now + rng_range(&w->rng, 0, 2 * s->ttl_ms * 1000);
+    schedule_act(w, c, k, s->release_at);
+    w->adopted++;
+}
+
 /* Any call on slot k, whatever its state: the core must refuse what does
    not apply and stay correct for what does. */
 static void random_call(world *w, client *c, int k) {
     slot *s = &c->s[k];
-    switch (rng_range(&w->rng, 0, 5)) {
+    switch (rng_range(&w->rng, 0, 6)) {
+    case 6: sim_adopt(w, c, k); break;
     case 0: redlock_release(&s->lk); break;
     case 1: sim_extend(w, c, s, pick_extend_ttl(w, s)); break;
     case 2: redlock_acquire(&s->lk); break;
@@ -1325,7 +1439,7 @@ static void step(world *w, event e) {
         redlock_on_timer(&c->rc);
         observe(w, c);
         for (k = 0; k < c->ns; k++)
-            if (c->s[k].inited && held_inside(&c->s[k].lk) && cb_now(c) >= redlock_lock_valid_until(&c->s[k].lk))
+            if (c->s[k].inited && held_valid(&c->s[k].lk) && cb_now(c) >= redlock_lock_valid_until(&c->s[k].lk))
                 violation(w, "holder not told: lock past validity still HELD after its timer", c->id);
         return;
     }
@@ -1404,7 +1518,7 @@ static int run_one(world *w, const profile *p, uint64_t seed) {
     for (i = 0; i < w->nc; i++) {
         client *c = &w->clients[i];
         for (k = 0; k < c->ns; k++)
-            if (c->paused_until <= w->now && c->s[k].inited && held_inside(&c->s[k].lk) &&
+            if (c->paused_until <= w->now && c->s[k].inited && held_valid(&c->s[k].lk) &&
                 cb_now(c) > redlock_lock_valid_until(&c->s[k].lk))
                 violation(w, "holder not told at end of run", i);
     }
@@ -1433,7 +1547,7 @@ static const profile *find_profile(const char *name) {
 }
 
 int main(int argc, char **argv) {
-    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0,
+    long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
@@ -1467,6 +1581,7 @@ int main(int argc, char **argv) {
         inner += w.inner;
         leaks += w.leak_checks;
         dups += w.dups;
+        adopted += w.adopted;
         live += w.acquired_events > 0;
         if (bad) {
             failing++;
@@ -1479,9 +1594,9 @@ int main(int argc, char **argv) {
     }
     printf("# profile %s: %ld schedules (N=1: %ld, N=3: %ld, N=5: %ld), %ld events, %ld acquisitions, "
            "%ld extends ok, %ld calls inside on_result, %ld duplicated replies, %ld lost reported, "
-           "%ld key checks, %ld schedules with violations\n",
+           "%ld tokens adopted, %ld key checks, %ld schedules with violations\n",
            p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, extends, inner, dups, lost,
-           leaks, failing);
+           adopted, leaks, failing);
     if (expect) {
         if (failing)
             printf("ok sim-%s finds violations (%ld of %ld schedules, first at schedule %ld)\n", label, failing, runs,

@@ -4108,6 +4108,299 @@ static void test_info_not_a_string(void) {
     teardown();
 }
 
+/* ---- adopting a token acquired elsewhere ---- */
+
+static const char ADOPTED[] = "00112233445566778899aabbccddeeff";
+
+/* Proves: adopt refuses what it must, and changes nothing then. */
+static void test_adopt_errors(void) {
+    redlock_lock spare;
+    memset(&spare, 0, sizeof spare);
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_lock_adopt(NULL, ADOPTED, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_adopt(&spare, ADOPTED, 0), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_lock_adopt(&L, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_adopt(&L, "0011", 0), REDLOCK_ERR_INVALID);                      /* short */
+    CHECK_EQ(redlock_lock_adopt(&L, "00112233445566778899aabbccddeeff0", 0), REDLOCK_ERR_INVALID); /* long */
+    CHECK_EQ(redlock_lock_adopt(&L, "00112233445566778899aabbccddeefg", 0), REDLOCK_ERR_INVALID); /* not hex */
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, -1), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, ((int64_t)1 << 40) + 1), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_STR(redlock_lock_token(&L), "");
+    CHECK_EQ(T.qn, 0);
+    redlock_acquire(&L);                                 /* acquiring: BUSY */
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
+    ok(0); ok(1); ok(2);                                 /* held: ALREADY_HELD */
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_ALREADY_HELD);
+    redlock_release(&L);                                 /* releasing: BUSY */
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
+    num(3, 1); num(4, 1);                                /* released, node 2 still out: BUSY */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK(redlock_lock_pending(&L));
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
+    num(5, 1);
+    CHECK_EQ(redlock_lock_adopt(&L, "00112233445566778899AABBCCDDEEFF", 0), REDLOCK_OK); /* either case */
+    CHECK_STR(redlock_lock_token(&L), "00112233445566778899AABBCCDDEEFF");
+    teardown();
+}
+
+/* Proves: an adopted token without a validity is HELD with nothing left to
+   act on; release deletes it by that token; extend gives it a validity. */
+static void test_adopt_unknown_validity(void) {
+    int64_t t0;
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_OK);
+    CHECK_EQ(T.qn, 0);                       /* nothing sent, no result */
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_STR(redlock_lock_token(&L), ADOPTED);
+    CHECK_EQ(redlock_lock_remaining_us(&L), 0);
+    CHECK_EQ(redlock_lock_valid_until(&L), 0);
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE); /* no validity to run out */
+    T.now += 3600 * 1000000LL;
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_ERR_ALREADY_HELD);
+    /* extend: the validity is the new ttl's, from the round's start */
+    t0 = T.now;
+    CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
+    CHECK_STR(T.q[0].cmd, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res 00112233445566778899aabbccddeeff 5000");
+    T.now += 1000;
+    num(0, 1);
+    num(1, -1);                              /* held by another there */
+    CHECK_EQ(redlock_lock_remaining_us(&L), 0);
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(T.res.r[0].validity_us, t0 + 5000000 - drift_us(5000, 0) - T.now);
+    CHECK_EQ(redlock_lock_valid_until(&L), t0 + 5000000 - drift_us(5000, 0));
+    CHECK_EQ(redlock_lock_remaining_us(&L), t0 + 5000000 - drift_us(5000, 0) - T.now);
+    {   /* the vote against says the node holds another token */
+        int i, other = -1;
+        for (i = 0; i < T.evn; i++)
+            if (T.ev[i].type == REDLOCK_EV_VOTE && T.ev[i].node == 1) other = T.ev[i].held_by_other;
+        CHECK_EQ(other, 1);
+        for (i = 0; i < T.evn; i++)
+            if (T.ev[i].type == REDLOCK_EV_VOTE && T.ev[i].node == 0) CHECK_EQ(T.ev[i].held_by_other, 0);
+    }
+    /* release by the adopted token */
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_STR(T.q[3].cmd, "EVALSHA b998f9dfb154cdbea8cda65ad5177aadf0e945a2 1 res 00112233445566778899aabbccddeeff");
+    num(3, 1); num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: an adopted token whose extend reaches a quorum too late for the
+   new ttl has no validity: EXPIRED, then LOST. And an inconclusive
+   renewal of such a token retries after the retry delay, not at once. */
+static void test_adopt_extend_late_and_retry(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 10);
+    T.now += 9000;                           /* 10 ms - drift (2.1 ms) passed */
+    num(0, 1);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_LOST);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    teardown();
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 1);
+    setup_with(&cfg, &o);
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_OK);
+    CHECK_EQ(T.qn, 1);                       /* the watchdog renews at once */
+    CHECK(starts(0, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res 00112233445566778899aabbccddeeff 1000"));
+    advance_to(T.now + 50000);               /* unanswered: node timeout */
+    CHECK_EQ(count_ev(REDLOCK_EV_RENEW_FAILED), 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(T.timer, T.now + 100000);       /* again after the retry delay */
+    advance_to(T.timer);
+    CHECK_EQ(T.qn, 2);
+    num(1, 1);
+    CHECK_EQ(redlock_lock_remaining_us(&L), 1000000 - drift_us(1000, 0));
+    teardown();
+}
+
+/* Proves: a validity given to adopt counts from the call: the lock reads
+   LOST (EXPIRED) when it runs out, and the timer reports it. */
+static void test_adopt_given_validity(void) {
+    int64_t t0;
+    setup_n(1, 0, 1000);
+    t0 = T.now;
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 300), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), t0 + 300000);
+    CHECK_EQ(redlock_lock_remaining_us(&L), 300000);
+    CHECK_EQ(T.timer, t0 + 300000);
+    T.now = t0 + 300000;
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_EXPIRED);
+    advance_to(T.now);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    /* LOST: adopt again is allowed once the cleanup is done */
+    CHECK(redlock_lock_pending(&L));
+    CHECK_EQ(redlock_lock_adopt(&L, OTHER_TOKEN, 0), REDLOCK_ERR_BUSY);
+    num(0, 0);
+    CHECK_EQ(redlock_lock_adopt(&L, OTHER_TOKEN, 0), REDLOCK_OK);
+    CHECK_STR(redlock_lock_token(&L), OTHER_TOKEN);
+    teardown();
+}
+
+/* Proves: on a node without scripts, an adopted token's modern value is
+   acted on only after PTTL says it lives long enough; PTTL -2 is MISSING,
+   a short PTTL leaves the key to expire, a malformed one is PROTOCOL. */
+static void test_adopt_noscript_pttl(void) {
+    static const char noperm[] = "NOPERM this user has no permissions to run the 'evalsha' command";
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
+    CHECK_STR(T.q[1].cmd, "PTTL res");
+    num(1, 20000);
+    CHECK_STR(T.q[2].cmd, "GET res");
+    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_STR(T.q[3].cmd, "DEL res");
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    /* the node is known to refuse scripts now: PTTL comes first */
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    CHECK_STR(T.q[4].cmd, "PTTL res");
+    num(4, 30);                              /* < node timeout + drift: let it expire */
+    CHECK_STR(T.q[5].cmd, "GET res");
+    rep(5, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 6);                       /* no DEL */
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    num(6, -2);                              /* no such key */
+    CHECK_EQ(T.qn, 7);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(7, REDLOCK_REPLY_STRING, 0, "12");   /* not an integer */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    num(8, -3);                              /* out of range */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    /* extend: PTTL, GET, PEXPIRE; -1 (no expiry) lives long enough */
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    CHECK_STR(T.q[9].cmd, "PTTL res");
+    num(9, -1);
+    CHECK_STR(T.q[10].cmd, "GET res");
+    rep(10, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_STR(T.q[11].cmd, "PEXPIRE res 1000");
+    num(11, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    /* known from now on: the next release acts after GET alone */
+    redlock_release(&L);
+    CHECK_STR(T.q[12].cmd, "GET res");
+    rep(12, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_STR(T.q[13].cmd, "DEL res");
+    teardown();
+}
+
+/* Proves: a PTTL measured from when it was sent (the key lived that long
+   from then), so a slow answer leaves less to act on. */
+static void test_adopt_pttl_counts_from_send(void) {
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts for you");
+    T.now += 40000;                          /* PTTL answered 40 ms after it went out */
+    num(1, 100);                             /* 100 - 40 - drift(1 ms + 2 ms) = 57 ms left > 50 + 3 */
+    T.now += 5000;                           /* GET answered 5 ms later: 52 ms left, < 53 */
+    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 3);                       /* no DEL */
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
+    teardown();
+}
+
+/* Proves: a legacy node needs no PTTL: the value's expiry says how long
+   the adopted token's key lives; GETSET extends it, a near expiry is left. */
+static void test_adopt_legacy(void) {
+    setup_legacy(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    CHECK_STR(T.q[0].cmd, "GET res");
+    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    CHECK(starts(1, "GETSET res "));
+    CHECK(ends(1, ADOPTED));
+    rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    redlock_release(&L);                     /* known after the GETSET: not a takeover, acts */
+    rep(2, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 1000, ADOPTED));
+    teardown();
+    setup_legacy(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    CHECK_STR(T.q[0].cmd, "GET res");
+    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    CHECK_STR(T.q[1].cmd, "DEL res");
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(2, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 100, ADOPTED)); /* 100 ms < 50 + drift 62 */
+    CHECK_EQ(T.qn, 3);
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(3, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, OTHER_TOKEN));
+    CHECK_EQ(T.qn, 4);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
+    teardown();
+}
+
+/* Proves: an adopted token in a legacy value on an AUTO node (a client that
+   found the server too old acquired it) switches the node to legacy and
+   is acted on by the value's expiry; a PTTL the server refuses leaves a
+   modern value's life unknown, and such a key is left to expire. */
+static void test_adopt_auto_legacy_value(void) {
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    CHECK_STR(T.q[1].cmd, "PTTL res");
+    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'PTTL'");  /* 2.4 has no PTTL */
+    CHECK_STR(T.q[2].cmd, "GET res");
+    rep(2, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
+    CHECK(starts(3, "GETSET res "));
+    rep(3, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts");
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM no PTTL either");
+    CHECK_STR(T.q[2].cmd, "GET res");
+    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 3);                       /* life unknown: no DEL */
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
+    CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+    /* MODERN: a legacy value is somebody else's */
+    teardown();
+    {
+        redlock_config cfg;
+        redlock_lock_opts o;
+        base_config(&cfg, 1);
+        cfg.mode[0] = REDLOCK_MODE_MODERN;
+        base_opts(&o, 1000, 0);
+        setup_with(&cfg, &o);
+    }
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    num(0, -1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
+    teardown();
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
@@ -4218,5 +4511,13 @@ int main(int argc, char **argv) {
     RUN_T(test_deinit_in_undo_send);
     RUN_T(test_validity_zero_unless_held);
     RUN_T(test_info_not_a_string);
+    RUN_T(test_adopt_errors);
+    RUN_T(test_adopt_unknown_validity);
+    RUN_T(test_adopt_extend_late_and_retry);
+    RUN_T(test_adopt_given_validity);
+    RUN_T(test_adopt_noscript_pttl);
+    RUN_T(test_adopt_pttl_counts_from_send);
+    RUN_T(test_adopt_legacy);
+    RUN_T(test_adopt_auto_legacy_value);
     return CHECK_EXIT();
 }
