@@ -18,7 +18,8 @@
           node lists ("host:port,redis://...", $REDLOCK_NODES) parsed for you
        3. Blocking API driven by poll(): acquire / release / extend / run
        4. Foreign event loop API: fd, interest, on_readable, on_writable,
-          next deadline, on_timer (plus optional watch / timer hooks)
+          next deadline, on_timer (plus optional watch / timer hooks); or,
+          for a poll() loop of your own, pollfds / poll_ms / dispatch
        5. Compile-time options and statuses
 
    1. RESP2
@@ -235,6 +236,10 @@ typedef struct redlock_socket {
     int _in_cb;
     int _core;     /* the core client is initialised */
     int _magic;
+    /* the last redlock_socket_pollfds(): node and connection of each entry */
+    int _poll_node[REDLOCK_MAX_NODES];
+    unsigned _poll_gen[REDLOCK_MAX_NODES];
+    int _poll_n;
 } redlock_socket;
 
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -303,7 +308,20 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 /* Heap bytes held by the adapter (buffers, parsers). */
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
 
-/* Foreign loop. */
+/* A poll() loop of your own that also watches other descriptors (a signal
+   pipe, a child): redlock_socket_pollfds() writes out what is queued and
+   fills pfd[0..] with the sockets that want events (at most
+   REDLOCK_MAX_NODES entries), returning how many; redlock_socket_poll_ms()
+   is the timeout for poll() (the adapter's next deadline, or until_us if
+   that comes first; at most 1 s); after poll(), redlock_socket_dispatch()
+   handles those entries' revents (skipping a socket replaced meanwhile) and
+   whatever is due. One fill / dispatch pair at a time per adapter. */
+struct pollfd;
+REDLOCK_SOCKET_API int redlock_socket_pollfds(redlock_socket *s, struct pollfd *pfd);
+REDLOCK_SOCKET_API int redlock_socket_poll_ms(const redlock_socket *s, int64_t until_us);
+REDLOCK_SOCKET_API void redlock_socket_dispatch(redlock_socket *s, const struct pollfd *pfd, int n);
+
+/* Foreign loop, one call per event. */
 REDLOCK_SOCKET_API int redlock_socket_fd(const redlock_socket *s, int node);
 REDLOCK_SOCKET_API int redlock_socket_interest(const redlock_socket *s, int node);
 REDLOCK_SOCKET_API void redlock_socket_on_readable(redlock_socket *s, int node);
@@ -933,45 +951,58 @@ static void redlock__sock_event(redlock_socket *s, struct redlock__sock_node *nd
     if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
 }
 
+REDLOCK_SOCKET_API int redlock_socket_pollfds(redlock_socket *s, struct pollfd *pfd)
+{
+    int i, n = 0;
+    if (!redlock__sock_valid(s) || !pfd) return 0;
+    for (i = 0; i < s->_cfg.node_count; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        int in;
+        if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+        in = redlock__sock_interest_of(nd);
+        if (nd->fd < 0 || !in) continue;
+        pfd[n].fd = nd->fd;
+        pfd[n].events = (short)(((in & REDLOCK_SOCKET_READ) ? POLLIN : 0) | ((in & REDLOCK_SOCKET_WRITE) ? POLLOUT : 0));
+        pfd[n].revents = 0;
+        s->_poll_node[n] = i;
+        s->_poll_gen[n] = nd->gen;
+        n++;
+    }
+    s->_poll_n = n;
+    return n;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_poll_ms(const redlock_socket *s, int64_t until_us)
+{
+    int64_t now = redlock_socket_now_us(), wake = redlock__sock_valid(s) ? redlock__sock_deadline(s) : until_us;
+    if (until_us < wake) wake = until_us;
+    if (wake <= now) return 0;
+    return wake - now >= 1000000 ? 1000 : (int)((wake - now + 999) / 1000);
+}
+
+REDLOCK_SOCKET_API void redlock_socket_dispatch(redlock_socket *s, const struct pollfd *pfd, int n)
+{
+    int i;
+    if (!redlock__sock_valid(s)) return;
+    if (!pfd || n > s->_poll_n) n = pfd ? s->_poll_n : 0;
+    for (i = 0; i < n; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[s->_poll_node[i]];
+        short re = pfd[i].revents;
+        if (!re || nd->gen != s->_poll_gen[i] || nd->fd != pfd[i].fd) continue;
+        redlock__sock_event(s, nd, (re & (POLLIN | POLLHUP | POLLERR)) != 0, (re & (POLLOUT | POLLERR)) != 0);
+    }
+    s->_poll_n = 0;
+    redlock__sock_timeouts(s);
+    redlock__sock_timer_report(s);
+}
+
 /* One round of the poll() loop: waits at most until `until`. */
 static void redlock__sock_step(redlock_socket *s, int64_t until)
 {
     struct pollfd pf[REDLOCK_MAX_NODES];
-    int map[REDLOCK_MAX_NODES];
-    unsigned gen[REDLOCK_MAX_NODES];
-    int i, n = 0, ms;
-    int64_t now, wake;
-    for (i = 0; i < s->_cfg.node_count; i++) {
-        struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
-    }
-    wake = redlock__sock_deadline(s);
-    if (until < wake) wake = until;
-    for (i = 0; i < s->_cfg.node_count; i++) {
-        struct redlock__sock_node *nd = &s->_nodes[i];
-        int in = redlock__sock_interest_of(nd);
-        if (nd->fd < 0 || !in) continue;
-        pf[n].fd = nd->fd;
-        pf[n].events = (short)(((in & REDLOCK_SOCKET_READ) ? POLLIN : 0) | ((in & REDLOCK_SOCKET_WRITE) ? POLLOUT : 0));
-        pf[n].revents = 0;
-        map[n] = i;
-        gen[n] = nd->gen;
-        n++;
-    }
-    now = redlock_socket_now_us();
-    if (wake <= now) ms = 0;
-    else if (wake - now >= 1000000) ms = 1000;
-    else ms = (int)((wake - now + 999) / 1000);
-    if (poll(n ? pf : NULL, (nfds_t)n, ms) > 0) {
-        for (i = 0; i < n; i++) {
-            struct redlock__sock_node *nd = &s->_nodes[map[i]];
-            short re = pf[i].revents;
-            if (!re || nd->gen != gen[i]) continue;
-            redlock__sock_event(s, nd, (re & (POLLIN | POLLHUP | POLLERR)) != 0, (re & (POLLOUT | POLLERR)) != 0);
-        }
-    }
-    redlock__sock_timeouts(s);
-    redlock__sock_timer_report(s);
+    int n = redlock_socket_pollfds(s, pf);
+    if (poll(n ? pf : NULL, (nfds_t)n, redlock_socket_poll_ms(s, until)) <= 0) n = 0;
+    redlock_socket_dispatch(s, pf, n);
 }
 
 REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms)

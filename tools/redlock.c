@@ -148,13 +148,13 @@ static void signals_teardown(void)
 
 /* ---- the application state ---- */
 
-enum { RN_NONE, RN_YES, RN_MISSING, RN_OTHER, RN_ERR };
-enum { T_EVAL = 1, T_GET, T_PTTL, T_ACT };
+enum { RN_NONE, RN_YES, RN_ERR };
+enum { T_GET = 1, T_PTTL };
 
 typedef struct rnode {
     int waiting;      /* replies outstanding */
     int done;
-    int outcome;      /* RN_* */
+    int outcome;      /* RN_YES: both answered, RN_ERR: the node failed */
     int status;       /* node error when RN_ERR */
     int val_type;     /* GET reply type, 0: none yet */
     char val[96];
@@ -185,14 +185,14 @@ typedef struct app {
     redlock_socket s;
     int s_up;
     int last_fd[REDLOCK_MAX_NODES];
-    unsigned gen[REDLOCK_MAX_NODES];
     /* core lock (run, acquire) */
     redlock_lock lock;
     int lock_up;
-    int acq_done, rel_done;
-    redlock_result acq, rel;
+    int acq_done, rel_done, ext_done;
+    redlock_result acq, rel, ext;
+    redlock_op vote_op; /* the operation whose votes are recorded below */
     int lost, lost_status;
-    int voted[REDLOCK_MAX_NODES], vote_yes[REDLOCK_MAX_NODES];
+    int voted[REDLOCK_MAX_NODES], vote_yes[REDLOCK_MAX_NODES], vote_other[REDLOCK_MAX_NODES];
     int fail_fast; /* the failed nodes leave too few for a quorum: stop waiting */
     int acquired, late, summary_done; /* the acquire round after its quorum */
     int64_t acquired_at;
@@ -210,22 +210,18 @@ typedef struct app {
     pid_t watcher;       /* 0: none */
     int watch_fd;        /* the watcher's pipe; redlock is its only writer */
     int64_t stop_sent;   /* a forwarded SIGTERM / SIGINT went out at this time (0: none) */
-    /* raw mode (release, extend, inspect) */
-    int op;                 /* TOOL_CMD_* */
+    /* raw mode (inspect) */
     rnode rn[REDLOCK_MAX_NODES];
-    int64_t round_start;
-    char ttl_text[24];
 } app;
 
-/* The adapter reports fd changes; a new generation means that the fd
-   polled is not the node's connection any more. */
+/* The adapter reports fd changes: a new socket means a connect starts
+   (for telling a connect timeout from a refusal). */
 static void on_watch(void *user, int node, int fd, int interest)
 {
     app *a = (app *)user;
     (void)interest;
     if (node < 0 || node >= a->n) return;
     if (fd != a->last_fd[node]) {
-        a->gen[node]++;
         a->last_fd[node] = fd;
         if (fd >= 0) a->conn_start[node] = redlock_socket_now_us(); /* a new socket: a connect starts */
     }
@@ -299,40 +295,14 @@ static void drain_signals(app *a)
 static void step(app *a, int64_t until)
 {
     struct pollfd pf[REDLOCK_MAX_NODES + 1];
-    int node_of[REDLOCK_MAX_NODES + 1];
-    unsigned gen_of[REDLOCK_MAX_NODES + 1];
-    int n = 1, i, ms;
-    int64_t now, d;
+    int n;
     pf[0].fd = g_sig[0];
     pf[0].events = POLLIN;
     pf[0].revents = 0;
-    for (i = 0; i < a->n; i++) {
-        int fd = redlock_socket_fd(&a->s, i), in = redlock_socket_interest(&a->s, i);
-        if (fd < 0 || !in) continue;
-        pf[n].fd = fd;
-        pf[n].events = (short)(((in & REDLOCK_SOCKET_READ) ? POLLIN : 0) | ((in & REDLOCK_SOCKET_WRITE) ? POLLOUT : 0));
-        pf[n].revents = 0;
-        node_of[n] = i;
-        gen_of[n] = a->gen[i];
-        n++;
-    }
-    d = redlock_socket_next_deadline(&a->s);
-    if (until < d) d = until;
-    now = redlock_socket_now_us();
-    if (d <= now) ms = 0;
-    else if (d - now >= 1000000) ms = 1000;
-    else ms = (int)((d - now + 999) / 1000);
-    if (poll(pf, (nfds_t)n, ms) > 0) {
-        if (pf[0].revents) drain_signals(a);
-        for (i = 1; i < n; i++) {
-            short re = pf[i].revents;
-            int nd = node_of[i];
-            if (!re) continue;
-            if ((re & (POLLOUT | POLLERR)) && a->gen[nd] == gen_of[i]) redlock_socket_on_writable(&a->s, nd);
-            if ((re & (POLLIN | POLLHUP | POLLERR)) && a->gen[nd] == gen_of[i]) redlock_socket_on_readable(&a->s, nd);
-        }
-    }
-    if (redlock_socket_next_deadline(&a->s) <= redlock_socket_now_us()) redlock_socket_on_timer(&a->s);
+    n = redlock_socket_pollfds(&a->s, pf + 1);
+    if (poll(pf, (nfds_t)n + 1, redlock_socket_poll_ms(&a->s, until)) <= 0) n = 0;
+    else if (pf[0].revents) drain_signals(a);
+    redlock_socket_dispatch(&a->s, pf + 1, n);
 }
 
 /* ---- node errors: words and exit codes ---- */
@@ -680,7 +650,10 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
         a->lost_status = r->status;
         break;
     case REDLOCK_OP_EXTEND:
-        if (r->status == REDLOCK_OK) INFO("extended: valid for %s", dur(b1, sizeof b1, r->validity_us));
+        a->ext = *r;
+        a->ext_done = 1;
+        if (r->status == REDLOCK_OK && a->vote_op != REDLOCK_OP_EXTEND)
+            INFO("extended: valid for %s", dur(b1, sizeof b1, r->validity_us));
         break;
     default: break;
     }
@@ -756,9 +729,10 @@ static void on_event(void *user, const redlock_event *ev)
         break;
     case REDLOCK_EV_VOTE:
         if (ev->node < 0 || ev->node >= a->n) break;
-        if (ev->op == REDLOCK_OP_ACQUIRE && !a->voted[ev->node]) {
+        if (ev->op == a->vote_op && !a->voted[ev->node]) {
             a->voted[ev->node] = 1;
             a->vote_yes[ev->node] = ev->vote;
+            a->vote_other[ev->node] = ev->held_by_other;
             a->nf[ev->node].status = ev->status;
             a->nf[ev->node].conn_timeout = connect_timed_out(a, ev->node, ev->status);
             if (a->acquired && ev->vote) a->late++;
@@ -777,7 +751,7 @@ static void on_event(void *user, const redlock_event *ev)
                  ev->votes, a->n, dur(b1, sizeof b1, ev->delay_us));
         break;
     case REDLOCK_EV_RENEWED:
-        INFO("renewed '%s': valid for %s", a->o->name, dur(b1, sizeof b1, ev->validity_us));
+        if (a->vote_op != REDLOCK_OP_EXTEND) INFO("renewed '%s': valid for %s", a->o->name, dur(b1, sizeof b1, ev->validity_us));
         break;
     case REDLOCK_EV_RENEW_FAILED:
         INFO("renewal of '%s' failed (%s); %s of validity left", a->o->name, redlock_strerror(ev->status),
@@ -789,29 +763,18 @@ static void on_event(void *user, const redlock_event *ev)
                  ev->mode == REDLOCK_MODE_LEGACY ? "no SET NX PX, using SETNX/GETSET" : "scripts refused, using GET + compare");
         break;
     case REDLOCK_EV_RELEASED:
-        INFO("released '%s': quorum %d/%d confirmed", a->o->name, a->quorum, a->n);
+        if (a->vote_op != REDLOCK_OP_RELEASE) INFO("released '%s': quorum %d/%d confirmed", a->o->name, a->quorum, a->n);
         break;
     default: break;
     }
 }
 
-/* ---- raw mode (release, extend, inspect) ---- */
-
-static void raw_send(app *a, int node, int tag, int argc, const char **argv, const size_t *len);
+/* ---- raw mode (inspect: GET and PTTL on every node) ---- */
 
 static int starts(const redlock_reply *r, const char *p)
 {
     size_t n = strlen(p);
     return r->str && r->len >= n && memcmp(r->str, p, n) == 0;
-}
-
-static int contains(const redlock_reply *r, const char *p)
-{
-    size_t n = strlen(p), i;
-    if (!r->str || r->len < n) return 0;
-    for (i = 0; i + n <= r->len; i++)
-        if (memcmp(r->str + i, p, n) == 0) return 1;
-    return 0;
 }
 
 static void rn_done(app *a, int node, int outcome, int status)
@@ -852,78 +815,17 @@ static int parse_value(const char *v, size_t len, const char **tok, int64_t *exp
     return 1;
 }
 
-static void send_get_pttl(app *a, int node)
+static void raw_send(app *a, int node, int tag, const char *cmd)
 {
     const char *argv[2];
     size_t len[2];
+    int rc;
+    argv[0] = cmd;
+    len[0] = strlen(cmd);
     argv[1] = a->o->name;
     len[1] = strlen(a->o->name);
-    a->rn[node].waiting = 2;
-    argv[0] = "GET"; len[0] = 3;
-    raw_send(a, node, T_GET, 2, argv, len);
-    argv[0] = "PTTL"; len[0] = 4;
-    if (!a->rn[node].done) raw_send(a, node, T_PTTL, 2, argv, len);
-}
-
-static void send_eval(app *a, int node)
-{
-    const char *argv[6];
-    size_t len[6];
-    int argc = 5;
-    argv[0] = "EVAL";
-    argv[1] = a->op == TOOL_CMD_RELEASE ? redlock_release_script() : redlock_extend_script();
-    argv[2] = "1";
-    argv[3] = a->o->name;
-    argv[4] = a->o->token;
-    if (a->op == TOOL_CMD_EXTEND) argv[argc++] = a->ttl_text;
-    {
-        int i;
-        for (i = 0; i < argc; i++) len[i] = strlen(argv[i]);
-    }
-    a->rn[node].waiting = 1;
-    raw_send(a, node, T_EVAL, argc, argv, len);
-}
-
-/* GET and PTTL are in: inspect is done; release / extend act on our key
-   when it has comfortably longer to live than one more round trip. */
-static void after_get(app *a, int node)
-{
-    rnode *x = &a->rn[node];
-    const char *tok;
-    int64_t expiry, left;
-    const char *argv[3];
-    size_t len[3];
-    char val[64];
-    int64_t margin = a->o->node_timeout_ms + 2;
-    if (a->op == TOOL_CMD_INSPECT) { rn_done(a, node, RN_YES, 0); return; }
-    if (x->val_type == REDLOCK_REPLY_NIL) { rn_done(a, node, RN_MISSING, 0); return; }
-    if (x->val_type != REDLOCK_REPLY_STRING || x->val_long || !parse_value(x->val, x->val_len, &tok, &expiry) ||
-        memcmp(tok, a->o->token, REDLOCK_TOKEN_LEN) != 0) {
-        rn_done(a, node, RN_OTHER, 0);
-        return;
-    }
-    if (expiry < 0) left = x->have_pttl && x->pttl >= 0 ? x->pttl : (x->pttl == -2 ? 0 : INT64_MAX);
-    else left = expiry - wall_ms();
-    if (left <= margin) { /* about to expire: let it, rather than race it */
-        rn_done(a, node, a->op == TOOL_CMD_RELEASE ? RN_YES : RN_MISSING, 0);
-        return;
-    }
-    argv[1] = a->o->name;
-    len[1] = strlen(a->o->name);
-    a->rn[node].waiting = 1;
-    if (a->op == TOOL_CMD_RELEASE) {
-        argv[0] = "DEL"; len[0] = 3;
-        raw_send(a, node, T_ACT, 2, argv, len);
-    } else if (expiry < 0) {
-        argv[0] = "PEXPIRE"; len[0] = 7;
-        argv[2] = a->ttl_text; len[2] = strlen(a->ttl_text);
-        raw_send(a, node, T_ACT, 3, argv, len);
-    } else {
-        int w = snprintf(val, sizeof val, "%lld:%s", (long long)(wall_ms() + a->o->ttl_ms + 1), a->o->token);
-        argv[0] = "GETSET"; len[0] = 6;
-        argv[2] = val; len[2] = (size_t)w;
-        raw_send(a, node, T_ACT, 3, argv, len);
-    }
+    rc = redlock_socket_send(&a->s, node, 2, argv, len, (redlock_tag)tag);
+    if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
 
 static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_reply *r)
@@ -934,24 +836,7 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
     x = &a->rn[node];
     if (x->done) return;
     x->waiting--;
-    switch ((int)tag) {
-    case T_EVAL:
-        if (r->type == REDLOCK_REPLY_ERROR) {
-            if (a->o->mode == REDLOCK_MODE_AUTO && (starts(r, "NOPERM") || contains(r, "unknown command"))) {
-                INFO("node %s: scripts refused, using GET + compare", a->o->shown[node]);
-                send_get_pttl(a, node);
-                return;
-            }
-            rn_server_error(a, node, r);
-            return;
-        }
-        if (r->type != REDLOCK_REPLY_INTEGER || r->integer < (a->op == TOOL_CMD_EXTEND ? -1 : 0) || r->integer > 1) {
-            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
-            return;
-        }
-        rn_done(a, node, r->integer == 1 ? RN_YES : r->integer == 0 ? RN_MISSING : RN_OTHER, 0);
-        return;
-    case T_GET:
+    if (tag == T_GET) {
         if (r->type == REDLOCK_REPLY_STRING) {
             x->val_type = REDLOCK_REPLY_STRING;
             if (r->len <= sizeof x->val) {
@@ -971,30 +856,13 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
             rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
             return;
         }
-        break;
-    case T_PTTL:
+    } else if (tag == T_PTTL) {
         if (r->type == REDLOCK_REPLY_ERROR) { rn_server_error(a, node, r); return; }
         if (r->type != REDLOCK_REPLY_INTEGER) { rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL); return; }
         x->have_pttl = 1;
         x->pttl = r->integer;
-        break;
-    case T_ACT:
-        if (r->type == REDLOCK_REPLY_ERROR) { rn_server_error(a, node, r); return; }
-        if (r->type == REDLOCK_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
-            rn_done(a, node, r->integer == 1 ? RN_YES : RN_MISSING, 0);
-        } else if (r->type == REDLOCK_REPLY_NIL || r->type == REDLOCK_REPLY_STRING) { /* GETSET */
-            const char *tok;
-            int64_t e;
-            int ours = r->type == REDLOCK_REPLY_NIL ||
-                       (parse_value(r->str, r->len, &tok, &e) && memcmp(tok, a->o->token, REDLOCK_TOKEN_LEN) == 0);
-            rn_done(a, node, ours ? RN_YES : RN_OTHER, 0);
-        } else {
-            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
-        }
-        return;
-    default: return;
     }
-    if (x->waiting == 0) after_get(a, node);
+    if (x->waiting == 0) rn_done(a, node, RN_YES, 0);
 }
 
 static void on_raw_error(void *user, int node, redlock_tag tag, int status)
@@ -1004,12 +872,6 @@ static void on_raw_error(void *user, int node, redlock_tag tag, int status)
     if (node < 0 || node >= a->n) return;
     if (!a->rn[node].done) a->nf[node].conn_timeout = connect_timed_out(a, node, status);
     rn_done(a, node, RN_ERR, status ? status : REDLOCK_ERR_TRANSPORT);
-}
-
-static void raw_send(app *a, int node, int tag, int argc, const char **argv, const size_t *len)
-{
-    int rc = redlock_socket_send(&a->s, node, argc, argv, len, (redlock_tag)tag);
-    if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
 
 /* ---- socket setup ---- */
@@ -1493,47 +1355,106 @@ static int cmd_acquire(app *a)
     return 0;
 }
 
-/* ---- release, extend, inspect ---- */
+/* ---- release, extend (by token, through the core) ---- */
 
-/* Sends the first command to every node and runs until the outcome is
-   known (or every node answered, for inspect), bounded. */
+/* Node i's part in the release or extend, for the verbose lines. */
+static const char *vote_words(const app *a, int i, const char *yes)
+{
+    if (!a->voted[i]) return "no answer";
+    if (a->vote_yes[i]) return yes;
+    if (a->nf[i].status) return node_reason(a->nf[i].status);
+    return a->vote_other[i] ? "held by another token" : "not held by this token";
+}
+
+/* The lock, with the token from the command line, is released or extended
+   by the core (scripts; GET, compare and act where scripts are refused;
+   legacy values), as if this process had acquired it. */
+static int cmd_release_extend(app *a, int release)
+{
+    redlock_lock_opts lo;
+    const char *what = release ? "release" : "extend", *done_word = release ? "released" : "extended";
+    const redlock_result *res = release ? &a->rel : &a->ext;
+    int rc, i, yes = 0, other = 0, failed[REDLOCK_MAX_NODES], nf = 0;
+    int64_t until;
+    char b1[24], w[80];
+    memset(&lo, 0, sizeof lo);
+    lo.key = a->o->name;
+    lo.ttl_ms = a->o->ttl_ms;
+    lo.on_result = on_result;
+    lo.user = a;
+    a->vote_op = release ? REDLOCK_OP_RELEASE : REDLOCK_OP_EXTEND;
+    rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
+    if (rc == REDLOCK_OK) {
+        a->lock_up = 1;
+        rc = redlock_lock_adopt(&a->lock, a->o->token, 0);
+    }
+    if (rc == REDLOCK_OK) rc = release ? redlock_release(&a->lock) : redlock_extend(&a->lock, a->o->ttl_ms);
+    if (rc != REDLOCK_OK) {
+        ERR("cannot start the %s: %s", what, redlock_strerror(rc));
+        return TOOL_EXIT_INTERNAL;
+    }
+    /* the core ends the round within one node timeout; this bounds the loop */
+    until = redlock_socket_now_us() + (a->o->node_timeout_ms + 2000) * 1000;
+    while (!(release ? a->rel_done : a->ext_done) && !a->abort_sig && redlock_socket_now_us() < until) step(a, until);
+    if (a->abort_sig) return 128 + a->abort_sig;
+    linger(a); /* the votes after the decision, for the lines below */
+    if (!(release ? a->rel_done : a->ext_done)) {
+        ERR("internal error: no outcome from the lock");
+        return TOOL_EXIT_INTERNAL;
+    }
+    for (i = 0; i < a->n; i++) {
+        if (!a->voted[i]) a->nf[i].status = REDLOCK_ERR_NODE_TIMEOUT;
+        failed[i] = a->nf[i].status != 0;
+        nf += failed[i];
+        yes += a->voted[i] && a->vote_yes[i];
+        other += a->voted[i] && a->vote_other[i];
+        INFO("node %s: %s", a->o->shown[i], vote_words(a, i, done_word));
+    }
+    if (res->status == REDLOCK_OK) {
+        if (release) INFO("released '%s' on %d/%d nodes", a->o->name, yes, a->n);
+        else INFO("extended '%s' on %d/%d nodes: valid for %s", a->o->name, yes, a->n, dur(b1, sizeof b1, res->validity_us));
+        if (nf) {
+            snprintf(w, sizeof w, "'%.40s' %s", a->o->name, done_word);
+            warn_degraded(a, w, yes, failed);
+        }
+        return 0;
+    }
+    if (a->n - nf < a->quorum) {
+        snprintf(w, sizeof w, "%s '%.40s'", what, a->o->name);
+        return report_failed(a, failed, w);
+    }
+    if (!release && res->status == REDLOCK_ERR_EXPIRED && yes >= a->quorum)
+        ERR("extend '%s': the nodes answered too late, no validity left", a->o->name);
+    else
+        ERR("%s '%s': this token does not hold the lock (it does on %d of %d nodes, a quorum needs %d;"
+            " %d held by another token, %d expired or released)", what, a->o->name, yes, a->n, a->quorum, other,
+            a->n - nf - yes - other);
+    for (i = 0; i < a->n; i++)
+        if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
+    return TOOL_EXIT_NOT_HELD;
+}
+
+/* ---- inspect ---- */
+
+/* GET and PTTL to every node, until all answered (bounded). */
 static void raw_round(app *a)
 {
     int i;
-    int64_t now = redlock_socket_now_us();
-    int64_t until = now + (1000 + 3 * (a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000)) * 1000;
-    int64_t grace = REDLOCK_NO_DEADLINE;
-    a->round_start = now;
-    snprintf(a->ttl_text, sizeof a->ttl_text, "%lld", (long long)a->o->ttl_ms);
+    int64_t until = redlock_socket_now_us() +
+                    (1000 + 3 * (a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000)) * 1000;
     for (i = 0; i < a->n; i++) {
-        if (a->op == TOOL_CMD_INSPECT || a->o->mode == REDLOCK_MODE_LEGACY) send_get_pttl(a, i);
-        else send_eval(a, i);
+        a->rn[i].waiting = 2;
+        raw_send(a, i, T_GET, "GET");
+        if (!a->rn[i].done) raw_send(a, i, T_PTTL, "PTTL");
     }
     for (;;) {
-        int done = 0, yes = 0;
-        now = redlock_socket_now_us();
-        for (i = 0; i < a->n; i++) {
-            done += a->rn[i].done;
-            yes += a->rn[i].done && a->rn[i].outcome == RN_YES;
-        }
-        if (done == a->n || now >= until || now >= grace || a->abort_sig) break;
-        /* decided: give the others one node timeout to finish too */
-        if (a->op != TOOL_CMD_INSPECT && yes >= a->quorum && grace == REDLOCK_NO_DEADLINE)
-            grace = now + a->o->node_timeout_ms * 1000;
-        step(a, grace < until ? grace : until);
+        int done = 0;
+        for (i = 0; i < a->n; i++) done += a->rn[i].done;
+        if (done == a->n || redlock_socket_now_us() >= until || a->abort_sig) break;
+        step(a, until);
     }
     for (i = 0; i < a->n; i++)
         if (!a->rn[i].done) rn_done(a, i, RN_ERR, REDLOCK_ERR_NODE_TIMEOUT);
-}
-
-/* Too few nodes answered for an outcome: the message and exit code. */
-static int raw_failure(app *a, const char *what)
-{
-    int failed[REDLOCK_MAX_NODES], i;
-    char w[80];
-    for (i = 0; i < a->n; i++) failed[i] = a->rn[i].outcome == RN_ERR;
-    snprintf(w, sizeof w, "%s '%.40s'", what, a->o->name);
-    return report_failed(a, failed, w);
 }
 
 static int raw_failed_count(const app *a, int *failed)
@@ -1544,48 +1465,6 @@ static int raw_failed_count(const app *a, int *failed)
         nf += failed[i];
     }
     return nf;
-}
-
-static int cmd_release_extend(app *a)
-{
-    int i, yes = 0, other = 0, missing = 0, failed[REDLOCK_MAX_NODES], nf;
-    const char *what = a->op == TOOL_CMD_RELEASE ? "release" : "extend";
-    int64_t validity;
-    char b1[24], w[80];
-    raw_round(a);
-    if (a->abort_sig) return 128 + a->abort_sig;
-    for (i = 0; i < a->n; i++) {
-        const rnode *x = &a->rn[i];
-        yes += x->outcome == RN_YES;
-        other += x->outcome == RN_OTHER;
-        missing += x->outcome == RN_MISSING;
-        INFO("node %s: %s", a->o->shown[i],
-             x->outcome == RN_YES ? (a->op == TOOL_CMD_RELEASE ? "released" : "extended")
-             : x->outcome == RN_MISSING ? "not held by this token"
-             : x->outcome == RN_OTHER ? "held by another token"
-             : node_reason(x->status));
-    }
-    validity = a->o->ttl_ms * 1000 - (redlock_socket_now_us() - a->round_start) -
-               ((int64_t)((double)a->o->ttl_ms * 10.0) + 2000);
-    if (yes >= a->quorum && (a->op == TOOL_CMD_RELEASE || validity > 0)) {
-        if (a->op == TOOL_CMD_RELEASE) INFO("released '%s' on %d/%d nodes", a->o->name, yes, a->n);
-        else INFO("extended '%s' on %d/%d nodes: valid for %s", a->o->name, yes, a->n, dur(b1, sizeof b1, validity));
-        if (raw_failed_count(a, failed)) {
-            snprintf(w, sizeof w, "'%.40s' %s", a->o->name, a->op == TOOL_CMD_RELEASE ? "released" : "extended");
-            warn_degraded(a, w, yes, failed);
-        }
-        return 0;
-    }
-    nf = raw_failed_count(a, failed);
-    if (a->n - nf < a->quorum) return raw_failure(a, what);
-    if (yes >= a->quorum)
-        ERR("extend '%s': the nodes answered too late, no validity left", a->o->name);
-    else
-        ERR("%s '%s': this token does not hold the lock (it does on %d of %d nodes, a quorum needs %d;"
-            " %d held by another token, %d expired or released)", what, a->o->name, yes, a->n, a->quorum, other, missing);
-    for (i = 0; i < a->n; i++)
-        if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
-    return TOOL_EXIT_NOT_HELD;
 }
 
 /* JSON string: escapes " \ and control characters; valid UTF-8 passes,
@@ -1671,8 +1550,10 @@ static int cmd_inspect(app *a)
         state = "free";
         code = TOOL_EXIT_NOT_HELD;
     } else {
+        char w[80];
         state = "unknown"; /* the nodes that did not answer could make it held */
-        code = raw_failure(a, "inspect");
+        snprintf(w, sizeof w, "inspect '%.40s'", a->o->name);
+        code = report_failed(a, failed, w);
     }
     for (i = 0; i < a->n; i++) /* the words before the output, which names them */
         if (failed[i]) why_node(a, i);
@@ -1901,17 +1782,17 @@ int main(int argc, char **argv)
     a->o = &o;
     a->n = o.node_count;
     a->quorum = a->n / 2 + 1;
-    a->op = o.cmd;
+    a->vote_op = REDLOCK_OP_ACQUIRE;
     for (i = 0; i < REDLOCK_MAX_NODES; i++) a->last_fd[i] = -1;
     a->watch_fd = -1;
 
-    rc = open_socket(a, o.cmd != TOOL_CMD_RUN && o.cmd != TOOL_CMD_ACQUIRE);
+    rc = open_socket(a, o.cmd == TOOL_CMD_INSPECT);
     if (rc == 0) {
         switch (o.cmd) {
         case TOOL_CMD_RUN: rc = cmd_run(a); break;
         case TOOL_CMD_ACQUIRE: rc = cmd_acquire(a); break;
-        case TOOL_CMD_RELEASE:
-        case TOOL_CMD_EXTEND: rc = cmd_release_extend(a); break;
+        case TOOL_CMD_RELEASE: rc = cmd_release_extend(a, 1); break;
+        case TOOL_CMD_EXTEND: rc = cmd_release_extend(a, 0); break;
         case TOOL_CMD_INSPECT: rc = cmd_inspect(a); break;
         default: rc = TOOL_EXIT_INTERNAL; break;
         }

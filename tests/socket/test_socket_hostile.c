@@ -579,6 +579,84 @@ static void test_foreign_loop(void)
     for (i = 0; i < 3; i++) hostile_stop(&h[i]);
 }
 
+/* ---- a poll() loop of the caller's, with a descriptor of its own, built
+   on redlock_socket_pollfds / poll_ms / dispatch (as the tool's loop) ---- */
+static void test_poll_helpers(void)
+{
+    hostile h[3];
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_lock_opts o;
+    redlock_socket_lock l;
+    fl f;
+    int i, p[2], woke = 0;
+    long long until;
+    memset(&f, 0, sizeof f);
+    CHECK_EQ(pipe(p), 0);
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 3;
+    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[1], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[2], HOSTILE_SILENT, NULL), 0);
+    for (i = 0; i < 3; i++) cfg.node[i].port = h[i].port;
+    cfg.command_timeout_ms = 300;
+    cfg.core.node_timeout_ms = 100;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "helpers";
+    o.ttl_ms = 5000;
+    o.on_result = fl_result;
+    o.user = &f;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_poll_ms(&s, redlock_socket_now_us() - 1), 0);   /* until passed: do not wait */
+    CHECK(redlock_socket_poll_ms(&s, REDLOCK_NO_DEADLINE) <= 1000);
+    CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK);
+    CHECK(write(p[1], "x", 1) == 1);   /* the caller's own descriptor is ready too */
+    for (until = ms_now() + 3000; f.done != REDLOCK_OP_RELEASE && ms_now() < until;) {
+        struct pollfd pf[REDLOCK_MAX_NODES + 1];
+        int n;
+        pf[0].fd = p[0];
+        pf[0].events = POLLIN;
+        pf[0].revents = 0;
+        n = redlock_socket_pollfds(&s, pf + 1);
+        CHECK(n >= 0 && n <= 3);
+        if (poll(pf, (nfds_t)n + 1, redlock_socket_poll_ms(&s, REDLOCK_NO_DEADLINE)) <= 0) n = 0;
+        if (pf[0].revents & POLLIN) {
+            char b;
+            CHECK(read(p[0], &b, 1) == 1);
+            woke++;
+        }
+        redlock_socket_dispatch(&s, pf + 1, n);
+        if (f.done == REDLOCK_OP_ACQUIRE) {
+            CHECK_EQ(f.status, REDLOCK_OK);
+            f.done = 0;
+            CHECK_EQ(redlock_release(&l.lock), REDLOCK_OK);
+        }
+    }
+    CHECK_EQ(woke, 1);
+    CHECK_EQ(f.done, REDLOCK_OP_RELEASE);
+    CHECK_EQ(f.status, REDLOCK_OK);
+    /* an entry whose descriptor is not the node's any more is skipped */
+    {
+        struct pollfd pf[REDLOCK_MAX_NODES];
+        int n = redlock_socket_pollfds(&s, pf);
+        for (i = 0; i < n; i++) {
+            pf[i].fd = p[0];
+            pf[i].revents = POLLIN | POLLOUT;
+        }
+        redlock_socket_dispatch(&s, pf, n + 5); /* n too large: only what was filled */
+        CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+        CHECK_EQ(redlock_socket_node_connected(&s, 0), 1);
+    }
+    redlock_socket_dispatch(&s, NULL, 3); /* nothing filled: only what is due */
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    CHECK_EQ(redlock_socket_pollfds(&s, NULL), 0);
+    close(p[0]);
+    close(p[1]);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+}
+
 /* ---- a strict foreign loop: it knows only what the hooks told it ----
    Registrations come from cfg.watch alone (on Linux they live in an epoll
    set, which forgets a closed fd by itself, as in a real epoll loop), and
@@ -1058,6 +1136,7 @@ int main(void)
     RUN(test_core_reset);
     RUN(test_core_refused);
     RUN(test_foreign_loop);
+    RUN(test_poll_helpers);
     RUN(test_foreign_timer_early);
     RUN(test_foreign_timer_spurious);
     RUN(test_blocking_with_hooks);

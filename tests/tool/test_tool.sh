@@ -601,6 +601,19 @@ rl -n "unix://:s3cr3t@$SOCK?db=3" inspect a
 [ "$RC" -eq 0 ] && grep -q "held    ${TOKEN:0:8}" "$T/out" && ok "unix:// URL with password and ?db=3" || nok "unix:// URL" "status $RC"
 timeout 5 redis-cli -p "$APORT" -a s3cr3t --no-auth-warning ACL SETUSER locker on '>pw2' '~*' '+@all' >/dev/null
 expect "ACL user: redis://user:pass@ releases" 0 -n "redis://locker:pw2@127.0.0.1:$APORT/3" release a "$TOKEN"
+# a user without scripts: release / extend by token read PTTL and GET, then act
+timeout 5 redis-cli -p "$APORT" -a s3cr3t --no-auth-warning ACL SETUSER plain on '>pw3' '~*' '+@all' '-@scripting' >/dev/null
+NS="redis://plain:pw3@127.0.0.1:$APORT/3"
+rl -n "$NS" acquire -t 10s ns; TOKEN=$(cat "$T/out")
+rl -v -n "$NS" extend -t 20s ns "$TOKEN"
+pttl=$(timeout 5 redis-cli -p "$APORT" -a s3cr3t -n 3 --no-auth-warning PTTL ns)
+[ "$RC" -eq 0 ] && [ "${pttl:-0}" -gt 15000 ] && grep -q "scripts refused, using GET + compare" "$T/err" &&
+  ok "no scripts (ACL): extend by token reads PTTL and GET, then PEXPIRE (PTTL $pttl ms)" ||
+  nok "no scripts (ACL): extend by token" "status $RC, PTTL $pttl, $(cat "$T/err")"
+expect "no scripts (ACL): release with a wrong token: 1" 1 -n "$NS" release ns 0123456789abcdef0123456789abcdef
+expect "no scripts (ACL): release by token" 0 -n "$NS" release ns "$TOKEN"
+v=$(timeout 5 redis-cli -p "$APORT" -a s3cr3t -n 3 --no-auth-warning EXISTS ns)
+[ "$v" = "0" ] && ok "no scripts (ACL): the key is gone" || nok "no scripts (ACL): the key is gone" "EXISTS $v"
 timeout 5 redis-cli -p "$APORT" -a s3cr3t --no-auth-warning CONFIG SET requirepass '' >/dev/null
 expect "unix socket path as a node" 0 -n "$SOCK" run u -- true
 "$NODES_SH" stop "$T/auth"
