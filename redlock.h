@@ -294,9 +294,9 @@
 #include <stdint.h>
 
 #define REDLOCK_VERSION_MAJOR 0
-#define REDLOCK_VERSION_MINOR 1
+#define REDLOCK_VERSION_MINOR 2
 #define REDLOCK_VERSION_PATCH 0
-#define REDLOCK_VERSION "0.1.0"
+#define REDLOCK_VERSION "0.2.0"
 #define REDLOCK_VERSION_NUMBER \
     (REDLOCK_VERSION_MAJOR * 10000 + REDLOCK_VERSION_MINOR * 100 + REDLOCK_VERSION_PATCH)
 
@@ -961,11 +961,11 @@ static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
 static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
     switch (phase) {
     case REDLOCK__PH_ACQUIRE: return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
-    case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 0) : REDLOCK__ST_EXT_SHA;
-    case REDLOCK__PH_RELEASE: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : REDLOCK__ST_REL_SHA;
+    case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 0) : (uint8_t)REDLOCK__ST_EXT_SHA;
+    case REDLOCK__PH_RELEASE: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : (uint8_t)REDLOCK__ST_REL_SHA;
     /* undo and cleanup send the script itself: one command per node, so
        nothing is left to send if the lock is deinitialised meanwhile */
-    default: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : REDLOCK__ST_REL_EVAL;
+    default: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : (uint8_t)REDLOCK__ST_REL_EVAL;
     }
 }
 

@@ -5,8 +5,8 @@
    -D_POSIX_C_SOURCE=200809L. Link -lhiredis -lpthread. Works with hiredis 0.14 (Debian 12)
    and 1.x. Every function is `static inline`.
 
-       redlock_hiredis_opts o;
-       redlock_hiredis_opts_init(&o);
+       redlock_hiredis_config o;
+       redlock_hiredis_config_init(&o);
        o.node_count = 3;
        o.node[0].host = "127.0.0.1"; o.node[0].port = 7001;  ... 
        redlock_hiredis c;
@@ -15,13 +15,13 @@
        redlock_lock_opts lo = {0};
        lo.key = "job"; lo.ttl_ms = 5000;
        redlock_hiredis_lock lk;
-       redlock_hiredis_lock_init(&lk, &c, &lo);
-       if (redlock_hiredis_acquire(&lk, NULL) == REDLOCK_OK) {
+       redlock_hiredis_lock_init(&c, &lk, &lo);
+       if (redlock_hiredis_acquire(&lk) == REDLOCK_OK) {
            ...                                    // work, within the validity
-           redlock_hiredis_release(&lk, NULL);
+           redlock_hiredis_release(&lk);
        }
        redlock_hiredis_lock_deinit(&lk);
-       redlock_hiredis_free(&c);
+       redlock_hiredis_deinit(&c);
 
    HOW IT TALKS
    One hiredis redisContext per node. Commands the core emits for a round
@@ -78,12 +78,12 @@
    thread and wait for the result, so they may be called from any number of
    threads (one operation per lock at a time). Without the thread, the core
    runs inside the blocking calls, and renewals happen only while one of
-   them or redlock_hiredis_poll() runs.
+   them or redlock_hiredis_run() runs.
 
    CALLBACKS
    on_result (per lock) and on_event are called on the thread that drives
    the core, with the client's mutex held: they may call the redlock_* core
-   functions on the lock (e.g. redlock_release(&lk->core)); the blocking
+   functions on the lock (e.g. redlock_release(&lk->lock)); the blocking
    redlock_hiredis_* calls of the same client return REDLOCK_ERR_BUSY there
    (redlock_hiredis_poll returns at once) instead of waiting on themselves.
 
@@ -129,22 +129,22 @@
 
 /* redlock_hiredis_node: see redlock_hiredis_common.h (both adapters). */
 
-typedef struct redlock_hiredis_opts {
+typedef struct redlock_hiredis_config {
     int node_count;
     redlock_hiredis_node node[REDLOCK_MAX_NODES];
     const char *username, *password; /* defaults for every node */
     int db;
-    int connect_timeout_ms;  /* default 200 */
-    int command_timeout_ms;  /* default 500 */
-    int reconnect_delay_ms;  /* default 100 */
+    int connect_timeout_ms;  /* 0: 1000 */
+    int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
+    int reconnect_delay_ms;  /* 0: 100 */
     int watchdog_thread;     /* nonzero: a background thread drives the core */
     redlock_config core;     /* core settings; node_count is taken from above.
                                 Zero fields: defaults (see redlock.h) */
     void (*on_event)(void *user, const redlock_event *ev); /* optional */
     void *user;
-} redlock_hiredis_opts;
+} redlock_hiredis_config;
 
-typedef struct redlock_hiredis__conn {
+typedef struct redlock__hiredis_conn {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
     redlock__hiredis_ring q; /* requests awaiting replies (a node owing more is dropped) */
@@ -157,50 +157,52 @@ typedef struct redlock_hiredis__conn {
     int status;            /* last failure, 0 if none */
     char errstr[128];
     redlock__hiredis_endpoint ep; /* where, and how to log in */
-} redlock_hiredis__conn;
+} redlock__hiredis_conn;
 
+/* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_hiredis {
-    redlock_client core;
-    int n;
-    redlock_hiredis__conn conn[REDLOCK_MAX_NODES];
-    int connect_timeout_ms, command_timeout_ms, reconnect_delay_ms;
-    int64_t deadline;      /* from the core's set_timer */
-    int64_t linger_us;     /* node timeout: how long to finish stragglers */
-    void (*on_event)(void *user, const redlock_event *ev);
-    void *user;
-    int threaded, stopping;
-    int depth;             /* inside a user callback (on_result, on_event) */
-    pthread_t thread;
-    pthread_t driver;      /* the thread allowed to do I/O */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int wake[2];
+    redlock_client _client;
+    int _n;
+    redlock__hiredis_conn _conn[REDLOCK_MAX_NODES];
+    int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
+    int64_t _deadline;     /* from the core's set_timer */
+    int64_t _linger_us;    /* node timeout: how long to finish stragglers */
+    void (*_on_event)(void *user, const redlock_event *ev);
+    void *_user;
+    int _threaded, _stopping;
+    int _depth;            /* inside a user callback (on_result, on_event) */
+    pthread_t _thread;     /* the watchdog thread, which then does all I/O */
+    pthread_mutex_t _mu;
+    pthread_cond_t _cv;
+    int _wake[2];
     int _magic;
 } redlock_hiredis;
 
 /* A blocking call's wait, on the caller's stack: the result is delivered
    here, so a waiter never reads the lock (which another thread may
    deinitialise and free meanwhile). */
-typedef struct redlock_hiredis__waiter {
+typedef struct redlock__hiredis_waiter {
     int op;
     int done;
     redlock_result result;
-} redlock_hiredis__waiter;
+} redlock__hiredis_waiter;
 
+/* A core lock plus what the blocking calls need. Use &lk->lock with the
+   core API (redlock_lock_state(&lk->lock) ...). */
 typedef struct redlock_hiredis_lock {
-    redlock_lock core;         /* the core's lock: redlock_lock_state(&lk->core) ... */
-    redlock_hiredis *client;
-    redlock_result result;     /* last result */
-    redlock_hiredis__waiter *waiter; /* the blocking call waiting on this lock, or NULL */
-    redlock_result_fn on_result;
-    void *user;
+    redlock_lock lock;
+    redlock_hiredis *_client;
+    redlock_result _last;      /* the last blocking call's result */
+    redlock__hiredis_waiter *_waiter; /* the blocking call waiting on this lock, or NULL */
+    redlock_result_fn _fn;
+    void *_user;
 } redlock_hiredis_lock;
 
-#define REDLOCK_HIREDIS__MAGIC 0x68697264
+#define REDLOCK__HIREDIS_MAGIC 0x68697264
 
 /* ---- connections ---- */
 
-static inline void redlock_hiredis__set_error(redlock_hiredis__conn *cn, int status, const char *msg)
+static inline void redlock__hiredis_set_error(redlock__hiredis_conn *cn, int status, const char *msg)
 {
     cn->status = status;
     redlock__hiredis_set_text(cn->errstr, sizeof cn->errstr, msg);
@@ -208,9 +210,9 @@ static inline void redlock_hiredis__set_error(redlock_hiredis__conn *cn, int sta
 
 /* Drops node i's connection; every request it owed fails with `status`
    (the core ignores the ones it no longer waits for). */
-static inline void redlock_hiredis__drop(redlock_hiredis *c, int i, int status, const char *why)
+static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
 {
-    redlock_hiredis__conn *cn = &c->conn[i];
+    redlock__hiredis_conn *cn = &c->_conn[i];
     redlock_tag owed[REDLOCK_HIREDIS_QUEUE];
     int n = 0, k;
     if (cn->ctx) {
@@ -222,8 +224,8 @@ static inline void redlock_hiredis__drop(redlock_hiredis *c, int i, int status, 
     cn->unsent = 0;
     cn->connecting = 0;
     cn->auth_failed = 0;
-    redlock_hiredis__set_error(cn, status, why);
-    cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->reconnect_delay_ms * 1000;
+    redlock__hiredis_set_error(cn, status, why);
+    cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
     {
         redlock_tag tag;
         int kind;
@@ -231,10 +233,10 @@ static inline void redlock_hiredis__drop(redlock_hiredis *c, int i, int status, 
             if (kind == REDLOCK__HIREDIS_CORE) owed[n++] = tag;
     }
     cn->q.head = 0;
-    for (k = 0; k < n; k++) redlock_on_error(&c->core, owed[k], status);
+    for (k = 0; k < n; k++) redlock_on_error(&c->_client, owed[k], status);
 }
 
-static inline int redlock_hiredis__push(redlock_hiredis__conn *cn, int kind, redlock_tag tag)
+static inline int redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
 {
     if (redlock__hiredis_push(&cn->q, kind, tag) != 0) return -1;
     cn->unsent++;
@@ -245,12 +247,12 @@ static inline int redlock_hiredis__push(redlock_hiredis__conn *cn, int kind, red
    connect_timeout_ms). Returns the context, or NULL with *status. Host
    names are resolved here, by getaddrinfo(): that may block, addresses
    never do. */
-static inline redisContext *redlock_hiredis__open(const redlock_hiredis__conn *cn, int *status,
+static inline redisContext *redlock__hiredis_open(const redlock__hiredis_conn *cn, int *status,
                                                   char *err, size_t errsz)
 {
     redisContext *ctx;
-    if (cn->ep.host && cn->ep.host[0] == '/')
-        ctx = redisConnectUnixNonBlock(cn->ep.host);
+    if (cn->ep.unix_path)
+        ctx = redisConnectUnixNonBlock(cn->ep.unix_path);
     else
         ctx = redisConnectNonBlock(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
     if (!ctx || ctx->err) {
@@ -265,20 +267,20 @@ static inline redisContext *redlock_hiredis__open(const redlock_hiredis__conn *c
         if (ctx) redisFree(ctx);
         return NULL;
     }
-    redisEnableKeepAlive(ctx);
+    if (!cn->ep.unix_path) redisEnableKeepAlive(ctx); /* TCP only: on a Unix socket it fails the context */
     return ctx;
 }
 
 /* Installs a freshly opened context and queues the handshake. */
-static inline int redlock_hiredis__install(redlock_hiredis *c, int i, redisContext *ctx)
+static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisContext *ctx)
 {
-    redlock_hiredis__conn *cn = &c->conn[i];
+    redlock__hiredis_conn *cn = &c->_conn[i];
     cn->ctx = ctx;
     cn->fd = ctx->fd;
     cn->auth_failed = 0;
     cn->q.head = cn->q.count = cn->unsent = 0;
     cn->connecting = 1;
-    cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->connect_timeout_ms * 1000;
+    cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
     {
         const char *argv[3];
         size_t len[3];
@@ -286,62 +288,62 @@ static inline int redlock_hiredis__install(redlock_hiredis *c, int i, redisConte
         int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
         if (k) {
             if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
-            redlock_hiredis__push(cn, REDLOCK__HIREDIS_AUTH, 0);
+            redlock__hiredis_queue(cn, REDLOCK__HIREDIS_AUTH, 0);
             cn->need_flush = 1;
         }
         k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
         if (k) {
             if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
-            redlock_hiredis__push(cn, REDLOCK__HIREDIS_SELECT, 0);
+            redlock__hiredis_queue(cn, REDLOCK__HIREDIS_SELECT, 0);
             cn->need_flush = 1;
         }
     }
     return 0;
 }
 
-static inline int redlock_hiredis__on_driver(const redlock_hiredis *c)
+static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)
 {
-    return !c->threaded || pthread_equal(pthread_self(), c->thread);
+    return !c->_threaded || pthread_equal(pthread_self(), c->_thread);
 }
 
 /* Starts connecting node i if it is down and its reconnect delay has
    passed. Never blocks on the network. Only on the thread that does I/O. */
-static inline void redlock_hiredis__ensure(redlock_hiredis *c, int i)
+static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
 {
-    redlock_hiredis__conn *cn = &c->conn[i];
+    redlock__hiredis_conn *cn = &c->_conn[i];
     redisContext *ctx;
     int status = 0;
     char err[128];
     if (cn->ctx || redlock__hiredis_now_us() < cn->retry_at) return;
     err[0] = 0;
-    ctx = redlock_hiredis__open(cn, &status, err, sizeof err);
+    ctx = redlock__hiredis_open(cn, &status, err, sizeof err);
     if (!ctx) {
-        redlock_hiredis__set_error(cn, status, err);
-        cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->reconnect_delay_ms * 1000;
+        redlock__hiredis_set_error(cn, status, err);
+        cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
         return;
     }
-    if (redlock_hiredis__install(c, i, ctx) != 0)
-        redlock_hiredis__drop(c, i, REDLOCK_ERR_NOMEM, "out of memory");
+    if (redlock__hiredis_install(c, i, ctx) != 0)
+        redlock__hiredis_drop(c, i, REDLOCK_ERR_NOMEM, "out of memory");
 }
 
 /* Node i's socket became writable (or failed) while connecting. */
-static inline void redlock_hiredis__connect_done(redlock_hiredis *c, int i)
+static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
 {
-    redlock_hiredis__conn *cn = &c->conn[i];
+    redlock__hiredis_conn *cn = &c->_conn[i];
     int err = 0;
     socklen_t len = (socklen_t)sizeof err;
     if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err) {
-        redlock_hiredis__drop(c, i, REDLOCK_ERR_CONNECT, strerror(err));
+        redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, strerror(err));
         return;
     }
     cn->connecting = 0;
 }
 
 /* Writes out node i's buffered commands. */
-static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
+static inline void redlock__hiredis_flush(redlock_hiredis *c, int i)
 {
-    redlock_hiredis__conn *cn = &c->conn[i];
+    redlock__hiredis_conn *cn = &c->_conn[i];
     sigset_t pipe_set, old;
     int done = 0, rc = REDIS_OK, was_pending = 0;
     if (!cn->ctx || !cn->need_flush || cn->connecting) return;
@@ -362,7 +364,7 @@ static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != REDIS_OK) {
-        redlock_hiredis__drop(c, i, REDLOCK_ERR_TRANSPORT, cn->ctx->errstr);
+        redlock__hiredis_drop(c, i, REDLOCK_ERR_TRANSPORT, cn->ctx->errstr);
         return;
     }
     if (!done) return;
@@ -377,29 +379,29 @@ static inline void redlock_hiredis__flush(redlock_hiredis *c, int i)
 }
 
 /* Hands every complete reply node i has buffered to the core. */
-static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
+static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
 {
-    redlock_hiredis__conn *cn = &c->conn[i];
+    redlock__hiredis_conn *cn = &c->_conn[i];
     while (cn->ctx) {
         void *rv = NULL;
         redisReply *r;
         redlock_tag tag;
         int kind;
         if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
-            redlock_hiredis__drop(c, i, REDLOCK_ERR_PROTOCOL, cn->ctx->errstr);
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->ctx->errstr);
             return;
         }
         if (!rv) return;
         r = (redisReply *)rv;
         if (!redlock__hiredis_pop(&cn->q, &tag, &kind)) { /* a reply nobody asked for */
             freeReplyObject(r);
-            redlock_hiredis__drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
         }
         if (kind != REDLOCK__HIREDIS_CORE) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
-                redlock_hiredis__set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
+                redlock__hiredis_set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
                                            r->str);
             } else if (!cn->auth_failed) {
                 cn->status = 0; /* the new connection answers */
@@ -409,25 +411,25 @@ static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
         }
         if (cn->auth_failed) {
             freeReplyObject(r);
-            redlock_on_error(&c->core, tag, cn->status);
+            redlock_on_error(&c->_client, tag, cn->status);
             if (cn->q.count == 0 && cn->ctx) {
                 char why[128];
                 memcpy(why, cn->errstr, sizeof why);
-                redlock_hiredis__drop(c, i, cn->status, why); /* retry after the delay */
+                redlock__hiredis_drop(c, i, cn->status, why); /* retry after the delay */
             }
             continue;
         }
         if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
-            redlock_hiredis__set_error(cn, REDLOCK_ERR_AUTH, r->str);
+            redlock__hiredis_set_error(cn, REDLOCK_ERR_AUTH, r->str);
             freeReplyObject(r);
-            redlock_on_error(&c->core, tag, REDLOCK_ERR_AUTH);
+            redlock_on_error(&c->_client, tag, REDLOCK_ERR_AUTH);
             continue;
         }
         {
             redlock__hiredis_reply buf;
             const redlock_reply *rr = redlock__hiredis_translate(r, &buf);
             cn->status = 0;
-            redlock_on_reply(&c->core, tag, rr);
+            redlock_on_reply(&c->_client, tag, rr);
         }
         freeReplyObject(r);
     }
@@ -435,75 +437,75 @@ static inline void redlock_hiredis__deliver(redlock_hiredis *c, int i)
 
 /* ---- core callbacks ---- */
 
-static inline int redlock_hiredis__send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
+static inline int redlock__hiredis_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
-    redlock_hiredis__conn *cn;
-    if (node < 0 || node >= c->n) return REDLOCK_ERR_INVALID;
-    cn = &c->conn[node];
-    if (redlock_hiredis__on_driver(c)) {
+    redlock__hiredis_conn *cn;
+    if (node < 0 || node >= c->_n) return REDLOCK_ERR_INVALID;
+    cn = &c->_conn[node];
+    if (redlock__hiredis_on_driver(c)) {
         /* a connection the node closed while idle (a restart) is
            replaced before this command is written to it */
         if (cn->ctx && !cn->connecting && cn->q.count == 0 && redlock__hiredis_idle_broken(cn->fd)) {
-            redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
+            redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
             cn->retry_at = 0; /* reconnect for this command */
         }
-        if (!cn->ctx) redlock_hiredis__ensure(c, node);
+        if (!cn->ctx) redlock__hiredis_ensure(c, node);
     }
     if (!cn->ctx) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
     if (cn->q.count >= REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_TRANSPORT;
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
         return REDLOCK_ERR_NOMEM;
-    redlock_hiredis__push(cn, REDLOCK__HIREDIS_CORE, tag);
+    redlock__hiredis_queue(cn, REDLOCK__HIREDIS_CORE, tag);
     cn->need_flush = 1;
     return 0;
 }
 
-static inline void redlock_hiredis__wake(redlock_hiredis *c)
+static inline void redlock__hiredis_wake(redlock_hiredis *c)
 {
-    if (c->threaded && !pthread_equal(pthread_self(), c->thread)) {
+    if (c->_threaded && !pthread_equal(pthread_self(), c->_thread)) {
         char b = 1;
-        ssize_t w = write(c->wake[1], &b, 1);
+        ssize_t w = write(c->_wake[1], &b, 1);
         (void)w;
     }
 }
 
-static inline void redlock_hiredis__set_timer(void *user, int64_t deadline_us)
+static inline void redlock__hiredis_set_timer(void *user, int64_t deadline_us)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
-    c->deadline = deadline_us;
-    redlock_hiredis__wake(c);
+    c->_deadline = deadline_us;
+    redlock__hiredis_wake(c);
 }
 
-static inline void redlock_hiredis__on_event(void *user, const redlock_event *ev)
+static inline void redlock__hiredis_on_event(void *user, const redlock_event *ev)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
-    if (c->on_event) {
-        c->depth++;
-        c->on_event(c->user, ev);
-        c->depth--;
+    if (c->_on_event) {
+        c->_depth++;
+        c->_on_event(c->_user, ev);
+        c->_depth--;
     }
 }
 
-static inline void redlock_hiredis__on_result(redlock_lock *lock, const redlock_result *r)
+static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_result *r)
 {
     redlock_hiredis_lock *lk = (redlock_hiredis_lock *)r->user;
     redlock_result copy = *r;
     (void)lock;
-    copy.user = lk->user;
-    if (lk->waiter && (int)r->op == lk->waiter->op) {
-        lk->result = copy;
-        lk->waiter->result = copy;
-        lk->waiter->done = 1;
-        lk->waiter = NULL;
-        if (lk->client->threaded) pthread_cond_broadcast(&lk->client->cv);
+    copy.user = lk->_user;
+    if (lk->_waiter && (int)r->op == lk->_waiter->op) {
+        lk->_last = copy;
+        lk->_waiter->result = copy;
+        lk->_waiter->done = 1;
+        lk->_waiter = NULL;
+        if (lk->_client->_threaded) pthread_cond_broadcast(&lk->_client->_cv);
     } else if (r->op == REDLOCK_OP_LOST || r->op == REDLOCK_OP_ACQUIRE) {
-        lk->result = copy;
+        lk->_last = copy;
     }
-    if (lk->on_result) {
-        lk->client->depth++;
-        lk->on_result(&lk->core, &copy);
-        lk->client->depth--;
+    if (lk->_fn) {
+        lk->_client->_depth++;
+        lk->_fn(&lk->lock, &copy);
+        lk->_client->_depth--;
     }
 }
 
@@ -515,24 +517,24 @@ static inline void redlock_hiredis__on_result(redlock_lock *lock, const redlock_
    for longer than connect_timeout_ms, or buffer too much), fire the timer.
    Nothing in here blocks past the nearest of those deadlines. With the
    thread, called with the mutex held; it is released while waiting. */
-static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us)
+static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us)
 {
     struct pollfd pfd[REDLOCK_MAX_NODES + 1];
     int who[REDLOCK_MAX_NODES + 1];
     int np = 0, i, rc, ms;
     int64_t now, until, wait_us;
-    const int64_t cmd_us = (int64_t)c->command_timeout_ms * 1000;
+    const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
 
-    if (c->threaded) /* keep connections up for the renewals */
-        for (i = 0; i < c->n; i++)
-            if (!c->conn[i].ctx) redlock_hiredis__ensure(c, i);
-    for (i = 0; i < c->n; i++) redlock_hiredis__flush(c, i);
+    if (c->_threaded) /* keep connections up for the renewals */
+        for (i = 0; i < c->_n; i++)
+            if (!c->_conn[i].ctx) redlock__hiredis_ensure(c, i);
+    for (i = 0; i < c->_n; i++) redlock__hiredis_flush(c, i);
 
     now = redlock__hiredis_now_us();
-    until = c->deadline;
+    until = c->_deadline;
     if (max_wait_us >= 0 && max_wait_us < until - now) until = now + max_wait_us;
-    for (i = 0; i < c->n; i++) {
-        redlock_hiredis__conn *cn = &c->conn[i];
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_conn *cn = &c->_conn[i];
         short ev = 0;
         if (cn->ctx && cn->connecting) {
             ev = POLLOUT;
@@ -541,7 +543,7 @@ static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us
             /* idle connections too: a close or a stray reply shows at once */
             ev = (short)(POLLIN | (cn->need_flush ? POLLOUT : 0));
             if (cn->q.count > 0 && cn->q.sent_us[cn->q.head] + cmd_us < until) until = cn->q.sent_us[cn->q.head] + cmd_us;
-        } else if (c->threaded && cn->retry_at < until) {
+        } else if (c->_threaded && cn->retry_at < until) {
             until = cn->retry_at;
         }
         if (!ev) continue;
@@ -550,8 +552,8 @@ static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us
         pfd[np].revents = 0;
         who[np++] = i;
     }
-    if (c->threaded) {
-        pfd[np].fd = c->wake[0];
+    if (c->_threaded) {
+        pfd[np].fd = c->_wake[0];
         pfd[np].events = POLLIN;
         pfd[np].revents = 0;
         who[np++] = -1;
@@ -560,58 +562,58 @@ static inline void redlock_hiredis__turn(redlock_hiredis *c, int64_t max_wait_us
     if (wait_us < 0) wait_us = 0;
     if (wait_us > 1000000000) wait_us = 1000000000;
     ms = (int)((wait_us + 999) / 1000);
-    if (c->threaded) pthread_mutex_unlock(&c->mu);
+    if (c->_threaded) pthread_mutex_unlock(&c->_mu);
     rc = poll(pfd, (nfds_t)np, ms);
-    if (c->threaded) pthread_mutex_lock(&c->mu);
+    if (c->_threaded) pthread_mutex_lock(&c->_mu);
     for (i = 0; rc > 0 && i < np; i++) {
         int node = who[i];
-        redlock_hiredis__conn *cn;
+        redlock__hiredis_conn *cn;
         if (!pfd[i].revents) continue;
         if (node < 0) {
             char b[64];
-            while (read(c->wake[0], b, sizeof b) > 0) {}
+            while (read(c->_wake[0], b, sizeof b) > 0) {}
             continue;
         }
-        cn = &c->conn[node];
+        cn = &c->_conn[node];
         if (!cn->ctx || cn->fd != pfd[i].fd) continue; /* dropped meanwhile */
         if (cn->connecting) {
-            redlock_hiredis__connect_done(c, node);
-            redlock_hiredis__flush(c, node);
+            redlock__hiredis_connect_done(c, node);
+            redlock__hiredis_flush(c, node);
             continue;
         }
-        if (pfd[i].revents & POLLOUT) redlock_hiredis__flush(c, node);
+        if (pfd[i].revents & POLLOUT) redlock__hiredis_flush(c, node);
         if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         if (redisBufferRead(cn->ctx) != REDIS_OK) {
             /* deliver what arrived before the error, then drop */
             char why[128];
             snprintf(why, sizeof why, "%s", cn->ctx->errstr);
-            redlock_hiredis__deliver(c, node);
+            redlock__hiredis_deliver(c, node);
             if (cn->ctx)
-                redlock_hiredis__drop(c, node, REDLOCK_ERR_TRANSPORT, why[0] ? why : "connection closed");
+                redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, why[0] ? why : "connection closed");
             continue;
         }
-        redlock_hiredis__deliver(c, node);
+        redlock__hiredis_deliver(c, node);
         if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
-            redlock_hiredis__drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
+            redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
     }
     /* deadlines, whether or not bytes arrived (a trickle must not hold a node) */
     now = redlock__hiredis_now_us();
-    for (i = 0; i < c->n; i++) {
-        redlock_hiredis__conn *cn = &c->conn[i];
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
-            redlock_hiredis__drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
         else if (cn->ctx && cn->q.count > 0 && now - cn->q.sent_us[cn->q.head] >= cmd_us)
-            redlock_hiredis__drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
-    if (redlock__hiredis_now_us() >= c->deadline) redlock_on_timer(&c->core);
+    if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
 }
 
-static inline void *redlock_hiredis__thread_main(void *arg)
+static inline void *redlock__hiredis_thread_main(void *arg)
 {
     redlock_hiredis *c = (redlock_hiredis *)arg;
-    pthread_mutex_lock(&c->mu);
-    while (!c->stopping) redlock_hiredis__turn(c, 1000000);
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_lock(&c->_mu);
+    while (!c->_stopping) redlock__hiredis_turn(c, 1000000);
+    pthread_mutex_unlock(&c->_mu);
     return NULL;
 }
 
@@ -619,50 +621,50 @@ static inline void *redlock_hiredis__thread_main(void *arg)
    release) goes out now, and replies still owed are read for up to one node
    timeout, so that follow-up steps for slower nodes (the no-script release
    is GET, then DEL) are not left undone when the blocking call returns. */
-static inline void redlock_hiredis__linger(redlock_hiredis *c)
+static inline void redlock__hiredis_linger(redlock_hiredis *c)
 {
-    int64_t until = redlock__hiredis_now_us() + c->linger_us;
+    int64_t until = redlock__hiredis_now_us() + c->_linger_us;
     for (;;) {
         int i, inflight = 0;
         int64_t left;
-        for (i = 0; i < c->n; i++) redlock_hiredis__flush(c, i);
-        for (i = 0; i < c->n; i++) inflight += c->conn[i].ctx ? c->conn[i].q.count : 0;
+        for (i = 0; i < c->_n; i++) redlock__hiredis_flush(c, i);
+        for (i = 0; i < c->_n; i++) inflight += c->_conn[i].ctx ? c->_conn[i].q.count : 0;
         left = until - redlock__hiredis_now_us();
         if (!inflight || left <= 0) break;
-        redlock_hiredis__turn(c, left);
+        redlock__hiredis_turn(c, left);
     }
 }
 
 /* Runs the loop until the awaited operation has finished (w->done). */
-static inline void redlock_hiredis__wait(redlock_hiredis *c, redlock_hiredis__waiter *w)
+static inline void redlock__hiredis_wait(redlock_hiredis *c, redlock__hiredis_waiter *w)
 {
-    if (c->threaded) {
-        redlock_hiredis__wake(c);
-        while (!w->done && !c->stopping) pthread_cond_wait(&c->cv, &c->mu);
+    if (c->_threaded) {
+        redlock__hiredis_wake(c);
+        while (!w->done && !c->_stopping) pthread_cond_wait(&c->_cv, &c->_mu);
         return;
     }
     while (!w->done) {
         int i, inflight = 0;
-        for (i = 0; i < c->n; i++) inflight += c->conn[i].q.count;
-        if (c->deadline == REDLOCK_NO_DEADLINE && !inflight &&
-            redlock_next_deadline(&c->core) == REDLOCK_NO_DEADLINE) {
+        for (i = 0; i < c->_n; i++) inflight += c->_conn[i].q.count;
+        if (c->_deadline == REDLOCK_NO_DEADLINE && !inflight &&
+            redlock_next_deadline(&c->_client) == REDLOCK_NO_DEADLINE) {
             /* nothing can move any more: should not happen */
             w->result.status = REDLOCK_ERR_INVALID;
             w->done = 1;
             break;
         }
-        redlock_hiredis__turn(c, -1);
+        redlock__hiredis_turn(c, -1);
     }
 }
 
 /* ---- public API ---- */
 
-/* Defaults: no nodes, timeouts 200 / 500 / 100 ms, core defaults. */
-static inline void redlock_hiredis_opts_init(redlock_hiredis_opts *o)
+/* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. */
+static inline void redlock_hiredis_config_init(redlock_hiredis_config *o)
 {
     memset(o, 0, sizeof *o);
-    o->connect_timeout_ms = 200;
-    o->command_timeout_ms = 500;
+    o->connect_timeout_ms = 1000;
+    o->command_timeout_ms = 1000;
     o->reconnect_delay_ms = 100;
     redlock_config_init(&o->core);
 }
@@ -670,7 +672,7 @@ static inline void redlock_hiredis_opts_init(redlock_hiredis_opts *o)
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
    thread if asked. Errors: INVALID, NODES, NOMEM, or the core's. */
-static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_opts *o)
+static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o)
 {
     redlock_config cfg;
     redlock_callbacks cb;
@@ -678,146 +680,146 @@ static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis
     if (!c || !o) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
     if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
-    c->n = o->node_count;
-    c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 200;
-    c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
-    c->reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
-    c->on_event = o->on_event;
-    c->user = o->user;
-    c->deadline = REDLOCK_NO_DEADLINE;
-    c->linger_us = (o->core.node_timeout_ms > 0 ? o->core.node_timeout_ms : 50) * 1000;
-    c->wake[0] = c->wake[1] = -1;
-    for (i = 0; i < c->n; i++) {
-        redlock_hiredis__conn *cn = &c->conn[i];
+    c->_n = o->node_count;
+    c->_connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 1000;
+    c->_command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 1000;
+    c->_reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
+    c->_on_event = o->on_event;
+    c->_user = o->user;
+    c->_deadline = REDLOCK_NO_DEADLINE;
+    c->_linger_us = (o->core.node_timeout_ms > 0 ? o->core.node_timeout_ms : 50) * 1000;
+    c->_wake[0] = c->_wake[1] = -1;
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_conn *cn = &c->_conn[i];
         cn->fd = -1;
         if (redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db) != 0) goto nomem;
     }
     cfg = o->core;
-    cfg.node_count = c->n;
+    cfg.node_count = c->_n;
     memset(&cb, 0, sizeof cb);
-    cb.send = redlock_hiredis__send;
-    cb.set_timer = redlock_hiredis__set_timer;
+    cb.send = redlock__hiredis_send;
+    cb.set_timer = redlock__hiredis_set_timer;
     cb.now_us = redlock__hiredis_clock; /* the loop's clock: deadlines compare with it */
-    cb.on_event = redlock_hiredis__on_event;
-    rc = redlock_client_init(&c->core, &cfg, &cb, c);
+    cb.on_event = redlock__hiredis_on_event;
+    rc = redlock_client_init(&c->_client, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
-    for (i = 0; i < c->n; i++) redlock_hiredis__ensure(c, i);
-    c->_magic = REDLOCK_HIREDIS__MAGIC;
+    for (i = 0; i < c->_n; i++) redlock__hiredis_ensure(c, i);
+    c->_magic = REDLOCK__HIREDIS_MAGIC;
     if (o->watchdog_thread) {
         int fl;
-        if (pipe(c->wake) != 0) { rc = REDLOCK_ERR_NOMEM; goto fail_core; }
+        if (pipe(c->_wake) != 0) { rc = REDLOCK_ERR_NOMEM; goto fail_core; }
         for (i = 0; i < 2; i++) {
-            fl = fcntl(c->wake[i], F_GETFL);
-            fcntl(c->wake[i], F_SETFL, fl | O_NONBLOCK);
-            fcntl(c->wake[i], F_SETFD, FD_CLOEXEC);
+            fl = fcntl(c->_wake[i], F_GETFL);
+            fcntl(c->_wake[i], F_SETFL, fl | O_NONBLOCK);
+            fcntl(c->_wake[i], F_SETFD, FD_CLOEXEC);
         }
         {   /* error-checking: a blocking call from inside a callback is told BUSY */
             pthread_mutexattr_t ma;
             pthread_mutexattr_init(&ma);
             pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
-            pthread_mutex_init(&c->mu, &ma);
+            pthread_mutex_init(&c->_mu, &ma);
             pthread_mutexattr_destroy(&ma);
         }
-        pthread_cond_init(&c->cv, NULL);
-        c->threaded = 1;
-        pthread_mutex_lock(&c->mu);
-        if (pthread_create(&c->thread, NULL, redlock_hiredis__thread_main, c) != 0) {
-            c->threaded = 0;
-            pthread_mutex_unlock(&c->mu);
-            pthread_mutex_destroy(&c->mu);
-            pthread_cond_destroy(&c->cv);
+        pthread_cond_init(&c->_cv, NULL);
+        c->_threaded = 1;
+        pthread_mutex_lock(&c->_mu);
+        if (pthread_create(&c->_thread, NULL, redlock__hiredis_thread_main, c) != 0) {
+            c->_threaded = 0;
+            pthread_mutex_unlock(&c->_mu);
+            pthread_mutex_destroy(&c->_mu);
+            pthread_cond_destroy(&c->_cv);
             rc = REDLOCK_ERR_NOMEM;
             goto fail_core;
         }
-        pthread_mutex_unlock(&c->mu);
+        pthread_mutex_unlock(&c->_mu);
     }
     return REDLOCK_OK;
 nomem:
     rc = REDLOCK_ERR_NOMEM;
     goto fail;
 fail_core:
-    redlock_client_deinit(&c->core);
+    redlock_client_deinit(&c->_client);
 fail:
-    for (i = 0; i < c->n; i++) {
-        redlock_hiredis__conn *cn = &c->conn[i];
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
     }
-    if (c->wake[0] >= 0) { close(c->wake[0]); close(c->wake[1]); }
+    if (c->_wake[0] >= 0) { close(c->_wake[0]); close(c->_wake[1]); }
     memset(c, 0, sizeof *c);
     return rc;
 }
 
 /* Stops the watchdog thread, detaches every lock (without releasing it on
    the servers: release first), closes the connections. */
-static inline void redlock_hiredis_free(redlock_hiredis *c)
+static inline void redlock_hiredis_deinit(redlock_hiredis *c)
 {
     int i;
-    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC) return;
-    if (c->threaded) {
-        pthread_mutex_lock(&c->mu);
-        c->stopping = 1;
-        pthread_cond_broadcast(&c->cv);
-        pthread_mutex_unlock(&c->mu);
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC) return;
+    if (c->_threaded) {
+        pthread_mutex_lock(&c->_mu);
+        c->_stopping = 1;
+        pthread_cond_broadcast(&c->_cv);
+        pthread_mutex_unlock(&c->_mu);
         {
             char b = 1;
-            ssize_t w = write(c->wake[1], &b, 1);
+            ssize_t w = write(c->_wake[1], &b, 1);
             (void)w;
         }
-        pthread_join(c->thread, NULL);
-        c->threaded = 0;
-        pthread_mutex_destroy(&c->mu);
-        pthread_cond_destroy(&c->cv);
-        close(c->wake[0]);
-        close(c->wake[1]);
+        pthread_join(c->_thread, NULL);
+        c->_threaded = 0;
+        pthread_mutex_destroy(&c->_mu);
+        pthread_cond_destroy(&c->_cv);
+        close(c->_wake[0]);
+        close(c->_wake[1]);
     }
-    redlock_client_deinit(&c->core);
-    for (i = 0; i < c->n; i++) {
-        redlock_hiredis__conn *cn = &c->conn[i];
+    redlock_client_deinit(&c->_client);
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
     }
     memset(c, 0, sizeof *c);
 }
 
-static inline void redlock_hiredis__enter(redlock_hiredis *c)
+static inline void redlock__hiredis_enter(redlock_hiredis *c)
 {
-    if (c->threaded) pthread_mutex_lock(&c->mu);
+    if (c->_threaded) pthread_mutex_lock(&c->_mu);
 }
 
-static inline void redlock_hiredis__leave(redlock_hiredis *c)
+static inline void redlock__hiredis_leave(redlock_hiredis *c)
 {
-    if (c->threaded) pthread_mutex_unlock(&c->mu);
+    if (c->_threaded) pthread_mutex_unlock(&c->_mu);
 }
 
 /* enter() for the blocking calls: BUSY instead of waiting on itself when
    called from inside a callback (the mutex, error-checking, is already
    this thread's; without the thread, the callback depth says so). */
-static inline int redlock_hiredis__enter_blocking(redlock_hiredis *c)
+static inline int redlock__hiredis_enter_blocking(redlock_hiredis *c)
 {
-    if (!c->threaded) return c->depth > 0 ? REDLOCK_ERR_BUSY : 0;
-    return pthread_mutex_lock(&c->mu) == EDEADLK ? REDLOCK_ERR_BUSY : 0;
+    if (!c->_threaded) return c->_depth > 0 ? REDLOCK_ERR_BUSY : 0;
+    return pthread_mutex_lock(&c->_mu) == EDEADLK ? REDLOCK_ERR_BUSY : 0;
 }
 
 /* A lock on the client. opts as for redlock_lock_init; opts->on_result and
    opts->user are kept and called / passed on after the adapter's own
    bookkeeping (see CALLBACKS). */
-static inline int redlock_hiredis_lock_init(redlock_hiredis_lock *lk, redlock_hiredis *c,
+static inline int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hiredis_lock *lk,
                                             const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
     int rc;
-    if (!lk || !c || !opts || c->_magic != REDLOCK_HIREDIS__MAGIC) return REDLOCK_ERR_INVALID;
+    if (!lk || !c || !opts || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;
     memset(lk, 0, sizeof *lk);
-    lk->client = c;
-    lk->on_result = opts->on_result;
-    lk->user = opts->user;
+    lk->_client = c;
+    lk->_fn = opts->on_result;
+    lk->_user = opts->user;
     o = *opts;
-    o.on_result = redlock_hiredis__on_result;
+    o.on_result = redlock__hiredis_on_result;
     o.user = lk;
-    redlock_hiredis__enter(c);
-    rc = redlock_lock_init(&lk->core, &c->core, &o);
-    redlock_hiredis__leave(c);
+    redlock__hiredis_enter(c);
+    rc = redlock_lock_init(&lk->lock, &c->_client, &o);
+    redlock__hiredis_leave(c);
     return rc;
 }
 
@@ -827,107 +829,121 @@ static inline int redlock_hiredis_lock_init(redlock_hiredis_lock *lk, redlock_hi
 static inline void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
 {
     redlock_hiredis *c;
-    if (!lk || !lk->client) return;
-    c = lk->client;
-    redlock_hiredis__enter(c);
-    redlock_lock_deinit(&lk->core);
-    if (lk->waiter) {
-        lk->waiter->result.op = (redlock_op)lk->waiter->op;
-        lk->waiter->result.status = REDLOCK_ERR_DETACHED;
-        lk->waiter->result.user = lk->user;
-        lk->waiter->done = 1;
-        lk->waiter = NULL;
-        if (c->threaded) pthread_cond_broadcast(&c->cv);
+    if (!lk || !lk->_client) return;
+    c = lk->_client;
+    redlock__hiredis_enter(c);
+    redlock_lock_deinit(&lk->lock);
+    if (lk->_waiter) {
+        lk->_waiter->result.op = (redlock_op)lk->_waiter->op;
+        lk->_waiter->result.status = REDLOCK_ERR_DETACHED;
+        lk->_waiter->result.user = lk->_user;
+        lk->_waiter->done = 1;
+        lk->_waiter = NULL;
+        if (c->_threaded) pthread_cond_broadcast(&c->_cv);
     }
-    lk->client = NULL;
-    redlock_hiredis__leave(c);
+    lk->_client = NULL;
+    redlock__hiredis_leave(c);
 }
 
-static inline int redlock_hiredis__run(redlock_hiredis_lock *lk, int op, int64_t ttl_ms, redlock_result *out)
+static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t ttl_ms)
 {
     redlock_hiredis *c;
-    redlock_hiredis__waiter w;
+    redlock__hiredis_waiter w;
     int rc;
     if (!lk) return REDLOCK_ERR_DETACHED;
-    c = lk->client;
+    c = lk->_client;
     if (!c) return REDLOCK_ERR_DETACHED;
-    if (redlock_hiredis__enter_blocking(c) != 0) return REDLOCK_ERR_BUSY;
-    if (lk->client != c) { /* deinitialised meanwhile */
-        redlock_hiredis__leave(c);
+    if (redlock__hiredis_enter_blocking(c) != 0) return REDLOCK_ERR_BUSY;
+    if (lk->_client != c) { /* deinitialised meanwhile */
+        redlock__hiredis_leave(c);
         return REDLOCK_ERR_DETACHED;
     }
-    if (lk->waiter) {
-        redlock_hiredis__leave(c);
+    if (lk->_waiter) {
+        redlock__hiredis_leave(c);
         return REDLOCK_ERR_BUSY;
     }
     memset(&w, 0, sizeof w);
     w.op = op;
-    lk->waiter = &w;
-    if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&lk->core);
-    else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&lk->core);
-    else rc = redlock_extend(&lk->core, ttl_ms);
+    lk->_waiter = &w;
+    if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&lk->lock);
+    else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&lk->lock);
+    else rc = redlock_extend(&lk->lock, ttl_ms);
     if (rc != REDLOCK_OK) {
-        if (lk->waiter == &w) lk->waiter = NULL;
-        redlock_hiredis__leave(c);
+        if (lk->_waiter == &w) lk->_waiter = NULL;
+        redlock__hiredis_leave(c);
         return rc;
     }
-    redlock_hiredis__wait(c, &w);
+    redlock__hiredis_wait(c, &w);
     /* from here on the lock may be gone (deinitialised in a callback or by
        another thread): only w and the client are used */
     if (!w.done) { /* client stopping: the lock is still ours to unhook */
-        if (lk->waiter == &w) lk->waiter = NULL;
+        if (lk->_waiter == &w) lk->_waiter = NULL;
         w.result.op = (redlock_op)op;
         w.result.status = REDLOCK_ERR_DETACHED;
     }
-    if (!c->threaded) redlock_hiredis__linger(c);
-    if (out) *out = w.result;
+    if (!c->_threaded) redlock__hiredis_linger(c);
+    if (w.result.status != REDLOCK_ERR_DETACHED) lk->_last = w.result; /* else the lock may be gone */
     rc = w.result.status;
-    redlock_hiredis__leave(c);
+    redlock__hiredis_leave(c);
     return rc;
 }
 
 /* Blocks until acquired or given up (retries and wait_ms as configured).
    Returns REDLOCK_OK or the reason (LOCKED, TIMEOUT, NO_QUORUM, ...), or a
-   caller error (BUSY, ALREADY_HELD, ...). out (optional) gets the result. */
-static inline int redlock_hiredis_acquire(redlock_hiredis_lock *lk, redlock_result *out)
+   caller error (BUSY, ALREADY_HELD, ...); redlock_hiredis_last_result()
+   has the whole result. */
+static inline int redlock_hiredis_acquire(redlock_hiredis_lock *lk)
 {
-    return redlock_hiredis__run(lk, REDLOCK_OP_ACQUIRE, 0, out);
+    return redlock__hiredis_run(lk, REDLOCK_OP_ACQUIRE, 0);
 }
 
 /* Blocks until released on all nodes (or they timed out). OK if a quorum
    deleted the key; EXPIRED / NO_QUORUM otherwise; NOT_HELD if not held. */
-static inline int redlock_hiredis_release(redlock_hiredis_lock *lk, redlock_result *out)
+static inline int redlock_hiredis_release(redlock_hiredis_lock *lk)
 {
-    return redlock_hiredis__run(lk, REDLOCK_OP_RELEASE, 0, out);
+    return redlock__hiredis_run(lk, REDLOCK_OP_RELEASE, 0);
 }
 
 /* Blocks until the lock is extended by ttl_ms (0: its ttl) on a quorum. */
-static inline int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms, redlock_result *out)
+static inline int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms)
 {
-    return redlock_hiredis__run(lk, REDLOCK_OP_EXTEND, ttl_ms, out);
+    return redlock__hiredis_run(lk, REDLOCK_OP_EXTEND, ttl_ms);
 }
 
+/* The last blocking call's full result (votes, validity, elapsed time). */
+static inline const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk)
+{
+    return &lk->_last;
+}
+
+/* The core client, for the core API (redlock_next_deadline ...). */
+static inline redlock_client *redlock_hiredis_client(redlock_hiredis *c) { return &c->_client; }
+
 /* Without the watchdog thread: runs I/O and the core's timers (watchdog
-   renewals, late replies) for up to timeout_ms. With it: returns at once. */
-static inline void redlock_hiredis_poll(redlock_hiredis *c, int timeout_ms)
+   renewals, late replies) for timeout_ms (0: what is ready, no wait).
+   With the thread: returns OK at once; inside a callback: BUSY. */
+static inline int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_ms)
 {
     int64_t until;
-    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || c->threaded || c->depth > 0) return;
-    until = redlock__hiredis_now_us() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000;
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || timeout_ms < 0) return REDLOCK_ERR_INVALID;
+    if (c->_depth > 0) return REDLOCK_ERR_BUSY;
+    if (c->_threaded) return REDLOCK_OK;
+    until = redlock__hiredis_now_us() + timeout_ms * 1000;
     do {
         int64_t left = until - redlock__hiredis_now_us();
-        redlock_hiredis__turn(c, left > 0 ? left : 0);
+        redlock__hiredis_turn(c, left > 0 ? left : 0);
     } while (redlock__hiredis_now_us() < until);
+    return REDLOCK_OK;
 }
 
 /* State of the lock (thread-safe with the watchdog thread). */
 static inline redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
 {
     redlock_state s;
-    if (!lk || !lk->client) return REDLOCK_STATE_IDLE;
-    redlock_hiredis__enter(lk->client);
-    s = redlock_lock_state(&lk->core);
-    redlock_hiredis__leave(lk->client);
+    if (!lk || !lk->_client) return REDLOCK_STATE_IDLE;
+    redlock__hiredis_enter(lk->_client);
+    s = redlock_lock_state(&lk->lock);
+    redlock__hiredis_leave(lk->_client);
     return s;
 }
 
@@ -935,10 +951,10 @@ static inline redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
 static inline int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
 {
     int64_t v;
-    if (!lk || !lk->client) return 0;
-    redlock_hiredis__enter(lk->client);
-    v = redlock_lock_valid_until(&lk->core);
-    redlock_hiredis__leave(lk->client);
+    if (!lk || !lk->_client) return 0;
+    redlock__hiredis_enter(lk->_client);
+    v = redlock_lock_valid_until(&lk->lock);
+    redlock__hiredis_leave(lk->_client);
     return v;
 }
 
@@ -948,11 +964,11 @@ static inline int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
 static inline int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
     int s;
-    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || i < 0 || i >= c->n) return REDLOCK_ERR_INVALID;
-    redlock_hiredis__enter(c);
-    s = c->conn[i].status;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->conn[i].errstr);
-    redlock_hiredis__leave(c);
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
+    redlock__hiredis_enter(c);
+    s = c->_conn[i].status;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
+    redlock__hiredis_leave(c);
     return s;
 }
 
@@ -960,11 +976,17 @@ static inline int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *e
 static inline int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
 {
     int r;
-    if (!c || c->_magic != REDLOCK_HIREDIS__MAGIC || i < 0 || i >= c->n) return 0;
-    redlock_hiredis__enter(c);
-    r = c->conn[i].ctx != NULL;
-    redlock_hiredis__leave(c);
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;
+    redlock__hiredis_enter(c);
+    r = c->_conn[i].ctx != NULL;
+    redlock__hiredis_leave(c);
     return r;
 }
+
+/* Names of 0.1, kept for one release. */
+typedef redlock_hiredis_config redlock_hiredis_opts;                    /* deprecated */
+#define redlock_hiredis_opts_init(cfg) redlock_hiredis_config_init(cfg)     /* deprecated */
+#define redlock_hiredis_free(c) redlock_hiredis_deinit(c)                   /* deprecated */
+#define redlock_hiredis_poll(c, ms) ((void)redlock_hiredis_run((c), (ms)))  /* deprecated */
 
 #endif /* REDLOCK_HIREDIS_H */

@@ -135,8 +135,10 @@ static inline int redlock__hiredis_select_argv(int db, char num[16], const char 
 /* A node of either hiredis adapter (redlock_libev_node is the same type):
    where it is and how to log in, each field defaulting to the options'. */
 typedef struct redlock_hiredis_node {
-    const char *host;     /* IP or host name; a path starting with '/' is a Unix socket */
+    const char *host;     /* IP or host name; NULL: "127.0.0.1" */
     int port;             /* 1..65535; 0: 6379 */
+    const char *unix_path; /* set: connect to this Unix socket instead (a host
+                              starting with '/' is taken as one too) */
     const char *username; /* ACL user (NULL: the opts' default; none: AUTH password) */
     const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
     int db;               /* SELECT db; 0: the opts' default */
@@ -166,7 +168,7 @@ static inline char *redlock__hiredis_strdup(const char *s)
 /* A node as a connection needs it: copied at init (defaults applied), the
    password wiped when freed. */
 typedef struct redlock__hiredis_endpoint {
-    char *host, *user, *pass;
+    char *host, *unix_path, *user, *pass; /* unix_path set: host is NULL */
     int port, db;
 } redlock__hiredis_endpoint;
 
@@ -177,10 +179,12 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
     const char *p = nd->password ? nd->password : pass;
     e->port = nd->port > 0 ? nd->port : 6379;
     e->db = nd->db > 0 ? nd->db : db;
-    e->host = redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
+    const char *path = nd->unix_path ? nd->unix_path : nd->host && nd->host[0] == '/' ? nd->host : NULL;
+    e->host = path ? NULL : redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
+    e->unix_path = redlock__hiredis_strdup(path);
     e->user = redlock__hiredis_strdup(u);
     e->pass = redlock__hiredis_strdup(p);
-    return !e->host || (u && !e->user) || (p && !e->pass) ? REDLOCK_ERR_NOMEM : 0;
+    return (!path && !e->host) || (path && !e->unix_path) || (u && !e->user) || (p && !e->pass) ? REDLOCK_ERR_NOMEM : 0;
 }
 
 static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
@@ -190,9 +194,10 @@ static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
         while (*v) *v++ = 0;
     }
     free(e->host);
+    free(e->unix_path);
     free(e->user);
     free(e->pass);
-    e->host = e->user = e->pass = NULL;
+    e->host = e->unix_path = e->user = e->pass = NULL;
 }
 
 /* A node's error text: msg cut to fit, terminated, replacing what was there. */

@@ -7,8 +7,8 @@
    function is `static inline`.
 
        struct ev_loop *loop = EV_DEFAULT;
-       redlock_libev_opts o;
-       redlock_libev_opts_init(&o);
+       redlock_libev_config o;
+       redlock_libev_config_init(&o);
        o.node_count = 3;
        o.node[0].host = "127.0.0.1"; o.node[0].port = 7001; ...
        redlock_libev c;
@@ -23,7 +23,7 @@
        ev_run(loop, 0);
        ...
        redlock_lock_deinit(&lk);
-       redlock_libev_free(&c);                  // not inside a callback
+       redlock_libev_deinit(&c);                  // not inside a callback
 
    HOW IT TALKS
    One redisAsyncContext per node, attached to the loop with hiredis's own
@@ -129,23 +129,23 @@ void redisProcessCallbacks(redisAsyncContext *ac);
 /* A node: the same type as the hiredis adapter's (redlock_hiredis_common.h). */
 typedef redlock_hiredis_node redlock_libev_node;
 
-typedef struct redlock_libev_opts {
+typedef struct redlock_libev_config {
     int node_count;
     redlock_libev_node node[REDLOCK_MAX_NODES];
     const char *username, *password; /* defaults for every node */
     int db;
-    int command_timeout_ms;  /* default 500 */
-    int reconnect_delay_ms;  /* default 100 */
+    int command_timeout_ms;  /* 0: 1000; a node this late (a connect too) is dropped */
+    int reconnect_delay_ms;  /* 0: 100 */
     redlock_config core;     /* node_count is taken from above; zero fields: defaults */
     void (*on_event)(void *user, const redlock_event *ev); /* optional */
     void *user;
-} redlock_libev_opts;
+} redlock_libev_config;
 
 struct redlock_libev;
 
-enum { REDLOCK_LIBEV__DOWN = 0, REDLOCK_LIBEV__CONNECTING, REDLOCK_LIBEV__UP };
+enum { REDLOCK__LIBEV_DOWN = 0, REDLOCK__LIBEV_CONNECTING, REDLOCK__LIBEV_UP };
 
-typedef struct redlock_libev__conn {
+typedef struct redlock__libev_conn {
     struct redlock_libev *owner;
     int index;
     redisAsyncContext *ac;  /* NULL while down */
@@ -158,58 +158,59 @@ typedef struct redlock_libev__conn {
     char errstr[128];
     ev_timer reconnect;
     redlock__hiredis_endpoint ep; /* where, and how to log in */
-} redlock_libev__conn;
+} redlock__libev_conn;
 
+/* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_libev {
-    redlock_client core;
-    struct ev_loop *loop;
-    ev_timer timer;         /* the core's */
-    ev_timer watch;         /* command timeouts, while anything is in flight */
-    int n;
-    redlock_libev__conn conn[REDLOCK_MAX_NODES];
-    int command_timeout_ms, reconnect_delay_ms;
-    int closing;
-    void (*on_event)(void *user, const redlock_event *ev);
-    void *user;
+    redlock_client _client;
+    struct ev_loop *_loop;
+    ev_timer _timer;        /* the core's */
+    ev_timer _watch;        /* command timeouts, while anything is in flight */
+    int _n;
+    redlock__libev_conn _conn[REDLOCK_MAX_NODES];
+    int _command_timeout_ms, _reconnect_delay_ms;
+    int _closing;
+    void (*_on_event)(void *user, const redlock_event *ev);
+    void *_user;
     int _magic;
 } redlock_libev;
 
-#define REDLOCK_LIBEV__MAGIC 0x6c696265
+#define REDLOCK__LIBEV_MAGIC 0x6c696265
 
-static inline void redlock_libev__set_error(redlock_libev__conn *cn, int status, const char *msg)
+static inline void redlock__libev_set_error(redlock__libev_conn *cn, int status, const char *msg)
 {
     cn->status = status;
     redlock__hiredis_set_text(cn->errstr, sizeof cn->errstr, msg);
 }
 
 
-static inline void redlock_libev__schedule_reconnect(redlock_libev *c, redlock_libev__conn *cn, int ms)
+static inline void redlock__libev_schedule_reconnect(redlock_libev *c, redlock__libev_conn *cn, int ms)
 {
-    if (c->closing) return;
-    ev_timer_stop(c->loop, &cn->reconnect);
+    if (c->_closing) return;
+    ev_timer_stop(c->_loop, &cn->reconnect);
     ev_timer_set(&cn->reconnect, ms / 1000.0, 0.);
-    ev_timer_start(c->loop, &cn->reconnect);
+    ev_timer_start(c->_loop, &cn->reconnect);
 }
 
 /* The node's context is gone (or going): forget it, reconnect later.
    Tags it still owes are failed by hiredis's NULL-reply callbacks. */
-static inline void redlock_libev__lost(redlock_libev__conn *cn, int status, const char *why)
+static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, const char *why)
 {
     redlock_libev *c = cn->owner;
     cn->ac = NULL;
-    cn->state = REDLOCK_LIBEV__DOWN;
+    cn->state = REDLOCK__LIBEV_DOWN;
     if (cn->shadow) {
         redisReaderFree(cn->shadow);
         cn->shadow = NULL;
     }
-    if (status) redlock_libev__set_error(cn, status, why);
-    redlock_libev__schedule_reconnect(c, cn, cn->auth_failed ? 1000 : c->reconnect_delay_ms);
+    if (status) redlock__libev_set_error(cn, status, why);
+    redlock__libev_schedule_reconnect(c, cn, cn->auth_failed ? 1000 : c->_reconnect_delay_ms);
 }
 
 /* Completion callback of every command: privdata is the connection. */
-static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, void *privdata)
+static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
-    redlock_libev__conn *cn = (redlock_libev__conn *)privdata;
+    redlock__libev_conn *cn = (redlock__libev_conn *)privdata;
     redlock_libev *c = cn->owner;
     redisReply *r = (redisReply *)reply;
     redlock_tag tag;
@@ -218,54 +219,54 @@ static inline void redlock_libev__on_reply(redisAsyncContext *ac, void *reply, v
     if (kind != REDLOCK__HIREDIS_CORE) { /* AUTH / SELECT */
         if (r && r->type == REDIS_REPLY_ERROR) {
             cn->auth_failed = 1;
-            redlock_libev__set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
+            redlock__libev_set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
             if (cn->ac == ac) redisAsyncDisconnect(ac); /* after the replies still owed */
         } else if (r && !cn->auth_failed) {
             cn->status = 0; /* the new connection answers */
         }
         return;
     }
-    if (c->closing) return;
+    if (c->_closing) return;
     if (!r) {
-        redlock_on_error(&c->core, tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
+        redlock_on_error(&c->_client, tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
     } else if (cn->auth_failed) {
-        redlock_on_error(&c->core, tag, cn->status ? cn->status : REDLOCK_ERR_AUTH);
+        redlock_on_error(&c->_client, tag, cn->status ? cn->status : REDLOCK_ERR_AUTH);
     } else if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
-        redlock_libev__set_error(cn, REDLOCK_ERR_AUTH, r->str);
-        redlock_on_error(&c->core, tag, REDLOCK_ERR_AUTH);
+        redlock__libev_set_error(cn, REDLOCK_ERR_AUTH, r->str);
+        redlock_on_error(&c->_client, tag, REDLOCK_ERR_AUTH);
     } else {
         redlock__hiredis_reply buf;
         cn->status = 0; /* the connection answers: see redlock_libev_node_status() */
-        redlock_on_reply(&c->core, tag, redlock__hiredis_translate(r, &buf));
+        redlock_on_reply(&c->_client, tag, redlock__hiredis_translate(r, &buf));
     }
 }
 
-static inline void redlock_libev__on_connect(const redisAsyncContext *ac, int status)
+static inline void redlock__libev_on_connect(const redisAsyncContext *ac, int status)
 {
-    redlock_libev__conn *cn = (redlock_libev__conn *)ac->data;
+    redlock__libev_conn *cn = (redlock__libev_conn *)ac->data;
     if (!cn || cn->ac != ac) return;
     if (status != REDIS_OK) { /* hiredis frees the context itself */
         cn->drop_status = REDLOCK_ERR_CONNECT;
-        redlock_libev__lost(cn, REDLOCK_ERR_CONNECT, ac->errstr);
+        redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, ac->errstr);
         return;
     }
-    cn->state = REDLOCK_LIBEV__UP;
+    cn->state = REDLOCK__LIBEV_UP;
 }
 
-static inline void redlock_libev__on_disconnect(const redisAsyncContext *ac, int status)
+static inline void redlock__libev_on_disconnect(const redisAsyncContext *ac, int status)
 {
-    redlock_libev__conn *cn = (redlock_libev__conn *)ac->data;
+    redlock__libev_conn *cn = (redlock__libev_conn *)ac->data;
     if (!cn || cn->ac != ac) return;
-    redlock_libev__lost(cn, status == REDIS_OK ? 0 : REDLOCK_ERR_TRANSPORT,
+    redlock__libev_lost(cn, status == REDIS_OK ? 0 : REDLOCK_ERR_TRANSPORT,
                         status == REDIS_OK ? "" : ac->errstr);
 }
 
 /* Drops node cn now: every tag it owes fails with `status`. */
-static inline void redlock_libev__drop(redlock_libev__conn *cn, int status, const char *why)
+static inline void redlock__libev_drop(redlock__libev_conn *cn, int status, const char *why)
 {
     redisAsyncContext *ac = cn->ac;
     cn->drop_status = status;
-    redlock_libev__lost(cn, status, why);
+    redlock__libev_lost(cn, status, why);
     redisAsyncFree(ac); /* owed tags fail now, through the callbacks */
 }
 
@@ -275,11 +276,11 @@ static inline void redlock_libev__drop(redlock_libev__conn *cn, int status, cons
    (which builds no objects) and bounded, and only then handed to hiredis.
    A node that breaks either rule costs its votes (PROTOCOL), never the
    process or unbounded memory. */
-static inline void redlock_libev__on_readable(struct ev_loop *loop, ev_io *w, int revents)
+static inline void redlock__libev_on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
     redisLibevEvents *e = (redisLibevEvents *)w->data;
     redisAsyncContext *ac = e->context;
-    redlock_libev__conn *cn = (redlock_libev__conn *)ac->data;
+    redlock__libev_conn *cn = (redlock__libev_conn *)ac->data;
     char buf[16384];
     ssize_t n;
     int complete = 0;
@@ -297,74 +298,74 @@ static inline void redlock_libev__on_readable(struct ev_loop *loop, ev_io *w, in
         return;
     }
     if (redisReaderFeed(cn->shadow, buf, (size_t)n) != REDIS_OK) {
-        redlock_libev__drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
         return;
     }
     while (redisReaderGetReply(cn->shadow, &r) == REDIS_OK && r) { complete++; r = NULL; }
     if (cn->shadow->err) {
-        redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
         return;
     }
     if (complete > cn->q.count) {
-        redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
         return;
     }
     if (cn->shadow->len - cn->shadow->pos > REDLOCK_LIBEV_MAX_BUFFERED) {
-        redlock_libev__drop(cn, REDLOCK_ERR_PROTOCOL, "reply too large");
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "reply too large");
         return;
     }
     if (redisReaderFeed(ac->c.reader, buf, (size_t)n) != REDIS_OK) {
-        redlock_libev__drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
         return;
     }
     redisProcessCallbacks(ac);
 }
 
-static inline void redlock_libev__arm_watch(redlock_libev *c)
+static inline void redlock__libev_arm_watch(redlock_libev *c)
 {
-    if (!ev_is_active(&c->watch)) {
-        double every = c->command_timeout_ms / 4000.0;
+    if (!ev_is_active(&c->_watch)) {
+        double every = c->_command_timeout_ms / 4000.0;
         if (every < 0.01) every = 0.01;
-        ev_timer_set(&c->watch, every, every);
-        ev_timer_start(c->loop, &c->watch);
+        ev_timer_set(&c->_watch, every, every);
+        ev_timer_start(c->_loop, &c->_watch);
     }
 }
 
 /* Opens node i's connection and queues AUTH / SELECT. */
-static inline void redlock_libev__connect(redlock_libev *c, int i)
+static inline void redlock__libev_connect(redlock_libev *c, int i)
 {
-    redlock_libev__conn *cn = &c->conn[i];
+    redlock__libev_conn *cn = &c->_conn[i];
     redisAsyncContext *ac;
-    if (cn->ac || c->closing) return;
-    if (cn->ep.host && cn->ep.host[0] == '/') ac = redisAsyncConnectUnix(cn->ep.host);
+    if (cn->ac || c->_closing) return;
+    if (cn->ep.unix_path) ac = redisAsyncConnectUnix(cn->ep.unix_path);
     else ac = redisAsyncConnect(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
     if (!ac) {
-        redlock_libev__set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
-        redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
+        redlock__libev_set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
     if (ac->err) {
-        redlock_libev__set_error(cn, REDLOCK_ERR_CONNECT, ac->errstr);
+        redlock__libev_set_error(cn, REDLOCK_ERR_CONNECT, ac->errstr);
         redisAsyncFree(ac);
-        redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
+        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
     ac->data = cn;
     cn->shadow = redisReaderCreateWithFunctions(NULL); /* counts only: no reply objects */
-    if (!cn->shadow || redisLibevAttach(c->loop, ac) != REDIS_OK) {
-        redlock_libev__set_error(cn, cn->shadow ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM,
+    if (!cn->shadow || redisLibevAttach(c->_loop, ac) != REDIS_OK) {
+        redlock__libev_set_error(cn, cn->shadow ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM,
                                  cn->shadow ? "cannot attach to the loop" : "out of memory");
         if (cn->shadow) redisReaderFree(cn->shadow);
         cn->shadow = NULL;
         redisAsyncFree(ac);
-        redlock_libev__schedule_reconnect(c, cn, c->reconnect_delay_ms);
+        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
-    ev_set_cb(&((redisLibevEvents *)ac->ev.data)->rev, redlock_libev__on_readable);
-    redisAsyncSetConnectCallback(ac, redlock_libev__on_connect);
-    redisAsyncSetDisconnectCallback(ac, redlock_libev__on_disconnect);
+    ev_set_cb(&((redisLibevEvents *)ac->ev.data)->rev, redlock__libev_on_readable);
+    redisAsyncSetConnectCallback(ac, redlock__libev_on_connect);
+    redisAsyncSetDisconnectCallback(ac, redlock__libev_on_disconnect);
     cn->ac = ac;
-    cn->state = REDLOCK_LIBEV__CONNECTING;
+    cn->state = REDLOCK__LIBEV_CONNECTING;
     cn->auth_failed = 0;
     cn->drop_status = 0;
     {
@@ -373,114 +374,114 @@ static inline void redlock_libev__connect(redlock_libev *c, int i)
         char num[16];
         int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
         if (k && redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_AUTH, 0) == 0 &&
-            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, k, argv, len) != REDIS_OK)
+            redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, k, argv, len) != REDIS_OK)
             redlock__hiredis_unpush(&cn->q);
         k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
         if (k && redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_SELECT, 0) == 0 &&
-            redisAsyncCommandArgv(ac, redlock_libev__on_reply, cn, k, argv, len) != REDIS_OK)
+            redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, k, argv, len) != REDIS_OK)
             redlock__hiredis_unpush(&cn->q);
     }
-    if (cn->q.count) redlock_libev__arm_watch(c);
+    if (cn->q.count) redlock__libev_arm_watch(c);
 }
 
-static inline void redlock_libev__on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
+static inline void redlock__libev_on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    redlock_libev__conn *cn = (redlock_libev__conn *)w->data;
+    redlock__libev_conn *cn = (redlock__libev_conn *)w->data;
     (void)loop;
     (void)revents;
-    redlock_libev__connect(cn->owner, cn->index);
+    redlock__libev_connect(cn->owner, cn->index);
 }
 
 /* Drops nodes that owe a reply for longer than command_timeout_ms. */
-static inline void redlock_libev__on_watch(struct ev_loop *loop, ev_timer *w, int revents)
+static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, int revents)
 {
     redlock_libev *c = (redlock_libev *)w->data;
     int64_t now = redlock__hiredis_now_us();
     int i, busy = 0;
     (void)loop;
     (void)revents;
-    for (i = 0; i < c->n; i++) {
-        redlock_libev__conn *cn = &c->conn[i];
+    for (i = 0; i < c->_n; i++) {
+        redlock__libev_conn *cn = &c->_conn[i];
         if (!cn->ac || cn->q.count == 0) continue;
-        if (now - cn->q.sent_us[cn->q.head] >= (int64_t)c->command_timeout_ms * 1000) {
-            redlock_libev__drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
+        if (now - cn->q.sent_us[cn->q.head] >= (int64_t)c->_command_timeout_ms * 1000) {
+            redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
         } else {
             busy = 1;
         }
     }
-    if (!busy) ev_timer_stop(c->loop, &c->watch);
+    if (!busy) ev_timer_stop(c->_loop, &c->_watch);
 }
 
-static inline void redlock_libev__on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+static inline void redlock__libev_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     redlock_libev *c = (redlock_libev *)w->data;
     (void)loop;
     (void)revents;
-    redlock_on_timer(&c->core);
+    redlock_on_timer(&c->_client);
 }
 
 /* ---- core callbacks ---- */
 
-static inline int redlock_libev__send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
+static inline int redlock__libev_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
 {
     redlock_libev *c = (redlock_libev *)user;
-    redlock_libev__conn *cn;
-    if (node < 0 || node >= c->n) return REDLOCK_ERR_INVALID;
-    cn = &c->conn[node];
+    redlock__libev_conn *cn;
+    if (node < 0 || node >= c->_n) return REDLOCK_ERR_INVALID;
+    cn = &c->_conn[node];
     /* a connection the node closed while idle (a restart) is replaced
        before this command is written to it */
-    if (cn->ac && !c->closing && cn->state == REDLOCK_LIBEV__UP && cn->q.count == 0 &&
+    if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0 &&
         redlock__hiredis_idle_broken(cn->ac->c.fd)) {
-        redlock_libev__drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
-        ev_timer_stop(c->loop, &cn->reconnect);
-        redlock_libev__connect(c, node);
+        redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
+        ev_timer_stop(c->_loop, &cn->reconnect);
+        redlock__libev_connect(c, node);
     }
-    if (!cn->ac || c->closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
+    if (!cn->ac || c->_closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
     if (cn->auth_failed) return cn->status ? cn->status : REDLOCK_ERR_AUTH;
     if (redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_CORE, tag) != 0) return REDLOCK_ERR_TRANSPORT;
-    if (redisAsyncCommandArgv(cn->ac, redlock_libev__on_reply, cn, cmd->argc,
+    if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, cmd->argc,
                               (const char **)cmd->argv, cmd->argvlen) != REDIS_OK) {
         /* not queued (context disconnecting): take the entry back */
         redlock__hiredis_unpush(&cn->q);
         return REDLOCK_ERR_TRANSPORT;
     }
-    redlock_libev__arm_watch(c);
+    redlock__libev_arm_watch(c);
     return 0;
 }
 
-static inline void redlock_libev__set_timer(void *user, int64_t deadline_us)
+static inline void redlock__libev_set_timer(void *user, int64_t deadline_us)
 {
     redlock_libev *c = (redlock_libev *)user;
-    ev_timer_stop(c->loop, &c->timer);
-    if (deadline_us != REDLOCK_NO_DEADLINE && !c->closing) {
+    ev_timer_stop(c->_loop, &c->_timer);
+    if (deadline_us != REDLOCK_NO_DEADLINE && !c->_closing) {
         int64_t d = deadline_us - redlock__hiredis_now_us();
         /* libev counts from its cached loop time; early calls are harmless */
-        ev_now_update(c->loop);
-        ev_timer_set(&c->timer, d > 0 ? d / 1e6 : 0., 0.);
-        ev_timer_start(c->loop, &c->timer);
+        ev_now_update(c->_loop);
+        ev_timer_set(&c->_timer, d > 0 ? d / 1e6 : 0., 0.);
+        ev_timer_start(c->_loop, &c->_timer);
     }
 }
 
-static inline void redlock_libev__on_event(void *user, const redlock_event *ev)
+static inline void redlock__libev_on_event(void *user, const redlock_event *ev)
 {
     redlock_libev *c = (redlock_libev *)user;
-    if (c->on_event) c->on_event(c->user, ev);
+    if (c->_on_event) c->_on_event(c->_user, ev);
 }
 
 /* ---- public API ---- */
 
-/* Defaults: no nodes, command timeout 500 ms, reconnect delay 100 ms. */
-static inline void redlock_libev_opts_init(redlock_libev_opts *o)
+/* Defaults: no nodes, command timeout 1000 ms, reconnect delay 100 ms. */
+static inline void redlock_libev_config_init(redlock_libev_config *o)
 {
     memset(o, 0, sizeof *o);
-    o->command_timeout_ms = 500;
+    o->command_timeout_ms = 1000;
     o->reconnect_delay_ms = 100;
     redlock_config_init(&o->core);
 }
 
 /* Sets up the client on `loop` and starts connecting every node. Errors:
    INVALID, NODES, NOMEM, or the core's. */
-static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_opts *o)
+static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o)
 {
     redlock_config cfg;
     redlock_callbacks cb;
@@ -488,21 +489,21 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     if (!c || !loop || !o) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
     if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
-    c->loop = loop;
-    c->n = o->node_count;
-    c->command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 500;
-    c->reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
-    c->on_event = o->on_event;
-    c->user = o->user;
-    ev_timer_init(&c->timer, redlock_libev__on_timer, 0., 0.);
-    c->timer.data = c;
-    ev_timer_init(&c->watch, redlock_libev__on_watch, 0., 0.);
-    c->watch.data = c;
-    for (i = 0; i < c->n; i++) {
-        redlock_libev__conn *cn = &c->conn[i];
+    c->_loop = loop;
+    c->_n = o->node_count;
+    c->_command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 1000;
+    c->_reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
+    c->_on_event = o->on_event;
+    c->_user = o->user;
+    ev_timer_init(&c->_timer, redlock__libev_on_timer, 0., 0.);
+    c->_timer.data = c;
+    ev_timer_init(&c->_watch, redlock__libev_on_watch, 0., 0.);
+    c->_watch.data = c;
+    for (i = 0; i < c->_n; i++) {
+        redlock__libev_conn *cn = &c->_conn[i];
         cn->owner = c;
         cn->index = i;
-        ev_timer_init(&cn->reconnect, redlock_libev__on_reconnect, 0., 0.);
+        ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
         if (redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db) != 0) {
             rc = REDLOCK_ERR_NOMEM;
@@ -510,20 +511,20 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
         }
     }
     cfg = o->core;
-    cfg.node_count = c->n;
+    cfg.node_count = c->_n;
     memset(&cb, 0, sizeof cb);
-    cb.send = redlock_libev__send;
-    cb.set_timer = redlock_libev__set_timer;
+    cb.send = redlock__libev_send;
+    cb.set_timer = redlock__libev_set_timer;
     cb.now_us = redlock__hiredis_clock; /* the clock set_timer's deadlines are compared with */
-    cb.on_event = redlock_libev__on_event;
-    rc = redlock_client_init(&c->core, &cfg, &cb, c);
+    cb.on_event = redlock__libev_on_event;
+    rc = redlock_client_init(&c->_client, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
-    c->_magic = REDLOCK_LIBEV__MAGIC;
-    for (i = 0; i < c->n; i++) redlock_libev__connect(c, i);
+    c->_magic = REDLOCK__LIBEV_MAGIC;
+    for (i = 0; i < c->_n; i++) redlock__libev_connect(c, i);
     return REDLOCK_OK;
 fail:
-    for (i = 0; i < c->n; i++) {
-        redlock__hiredis_endpoint_free(&c->conn[i].ep);
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_endpoint_free(&c->_conn[i].ep);
     }
     memset(c, 0, sizeof *c);
     return rc;
@@ -532,23 +533,23 @@ fail:
 /* Detaches every lock (without releasing it on the servers: release
    first), closes the connections, stops the watchers. Not inside a
    callback of this client. */
-static inline void redlock_libev_free(redlock_libev *c)
+static inline void redlock_libev_deinit(redlock_libev *c)
 {
     int i;
-    if (!c || c->_magic != REDLOCK_LIBEV__MAGIC) return;
-    redlock_client_deinit(&c->core);
-    c->closing = 1;
-    ev_timer_stop(c->loop, &c->timer);
-    ev_timer_stop(c->loop, &c->watch);
-    for (i = 0; i < c->n; i++) {
-        redlock_libev__conn *cn = &c->conn[i];
-        ev_timer_stop(c->loop, &cn->reconnect);
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC) return;
+    redlock_client_deinit(&c->_client);
+    c->_closing = 1;
+    ev_timer_stop(c->_loop, &c->_timer);
+    ev_timer_stop(c->_loop, &c->_watch);
+    for (i = 0; i < c->_n; i++) {
+        redlock__libev_conn *cn = &c->_conn[i];
+        ev_timer_stop(c->_loop, &cn->reconnect);
         if (cn->shadow) redisReaderFree(cn->shadow);
         cn->shadow = NULL;
         if (cn->ac) {
             redisAsyncContext *ac = cn->ac;
             cn->ac = NULL;
-            cn->state = REDLOCK_LIBEV__DOWN;
+            cn->state = REDLOCK__LIBEV_DOWN;
             redisAsyncFree(ac);
         }
         redlock__hiredis_endpoint_free(&cn->ep);
@@ -557,23 +558,28 @@ static inline void redlock_libev_free(redlock_libev *c)
 }
 
 /* The core client, for redlock_lock_init and friends. */
-static inline redlock_client *redlock_libev_client(redlock_libev *c) { return &c->core; }
+static inline redlock_client *redlock_libev_client(redlock_libev *c) { return &c->_client; }
 
 /* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
    if none yet or a new connection has answered since; errbuf (optional)
    gets the text. */
 static inline int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
-    if (!c || c->_magic != REDLOCK_LIBEV__MAGIC || i < 0 || i >= c->n) return REDLOCK_ERR_INVALID;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->conn[i].errstr);
-    return c->conn[i].status;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
+    return c->_conn[i].status;
 }
 
 /* Is node i connected (connect completed, not dropped)? */
 static inline int redlock_libev_node_connected(const redlock_libev *c, int i)
 {
-    if (!c || c->_magic != REDLOCK_LIBEV__MAGIC || i < 0 || i >= c->n) return 0;
-    return c->conn[i].state == REDLOCK_LIBEV__UP;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n) return 0;
+    return c->_conn[i].state == REDLOCK__LIBEV_UP;
 }
+
+/* Names of 0.1, kept for one release. */
+typedef redlock_libev_config redlock_libev_opts;                    /* deprecated */
+#define redlock_libev_opts_init(cfg) redlock_libev_config_init(cfg)     /* deprecated */
+#define redlock_libev_free(c) redlock_libev_deinit(c)                   /* deprecated */
 
 #endif /* REDLOCK_LIBEV_H */

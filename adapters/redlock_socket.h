@@ -202,14 +202,16 @@ typedef struct redlock_socket_node {
     const char *host;      /* name or address; NULL: "127.0.0.1" (copied) */
     int port;              /* 0: 6379 */
     const char *unix_path; /* set: connect to this Unix socket instead (copied) */
-    const char *username;  /* ACL user; needs password (copied) */
-    const char *password;  /* NULL: no AUTH (copied, wiped at deinit) */
-    int db;                /* > 0: SELECT db */
+    const char *username;  /* ACL user; needs password (copied); NULL: the config's */
+    const char *password;  /* NULL: the config's; both NULL: no AUTH (copied, wiped at deinit) */
+    int db;                /* > 0: SELECT db; 0: the config's */
 } redlock_socket_node;
 
 typedef struct redlock_socket_config {
     int node_count;                         /* 1..REDLOCK_MAX_NODES */
     redlock_socket_node node[REDLOCK_MAX_NODES];
+    const char *username, *password;        /* defaults for every node */
+    int db;
     int64_t connect_timeout_ms;             /* 0: 1000 */
     int64_t command_timeout_ms;             /* 0: 1000; a node this late is dropped */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
@@ -299,8 +301,9 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 /* A node's last connection error (CONNECT, AUTH, SERVER, NODE_TIMEOUT,
    TRANSPORT, PROTOCOL; see 2.), kept while the node is down. 0: none yet,
    or a new connection has answered since (a good AUTH / SELECT reply or a
-   command's reply). */
-REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node);
+   command's reply); errbuf (optional) gets its text (this adapter keeps
+   no server words: the status's description). */
+REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
@@ -1490,14 +1493,17 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
 #else
     if (!cfg->on_reply != !cfg->on_error) return REDLOCK_ERR_INVALID;
 #endif
+    if (cfg->db < 0) return REDLOCK_ERR_INVALID;
     for (i = 0; i < cfg->node_count; i++) {
         const redlock_socket_node *c = &cfg->node[i];
-        if (c->port < 0 || c->port > 65535 || c->db < 0 || (c->username && !c->password)) return REDLOCK_ERR_INVALID;
+        const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
+        if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
     }
     s->_cfg = *cfg;
     if (!s->_cfg.connect_timeout_ms) s->_cfg.connect_timeout_ms = 1000;
     if (!s->_cfg.command_timeout_ms) s->_cfg.command_timeout_ms = 1000;
     for (i = 0; i < REDLOCK_MAX_NODES; i++) memset(&s->_cfg.node[i], 0, sizeof s->_cfg.node[i]);
+    s->_cfg.username = s->_cfg.password = NULL; /* copied per node below */
     s->_nodes = (struct redlock__sock_node *)calloc((size_t)cfg->node_count, sizeof *s->_nodes);
     if (!s->_nodes) return REDLOCK_ERR_NOMEM;
     s->_magic = REDLOCK__SOCK_MAGIC;
@@ -1505,15 +1511,16 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     for (i = 0; i < cfg->node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         const redlock_socket_node *c = &cfg->node[i];
+        const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
         int bad = 0;
         nd->index = i;
         nd->fd = nd->rep_fd = -1;
         nd->port = c->port ? c->port : 6379;
-        nd->db = c->db;
+        nd->db = c->db ? c->db : cfg->db;
         if (c->unix_path && c->unix_path[0]) bad |= !(nd->unix_path = redlock__sock_strdup(c->unix_path));
         bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
-        if (c->password) bad |= !(nd->pass = redlock__sock_strdup(c->password));
-        if (c->username && c->username[0]) bad |= !(nd->user = redlock__sock_strdup(c->username));
+        if (pass) bad |= !(nd->pass = redlock__sock_strdup(pass));
+        if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
         redlock_resp_parser_init(&nd->parser);
         if (bad) {
             s->_cfg.node_count = i + 1;
@@ -1570,10 +1577,22 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
     s->_magic = 0;
 }
 
-REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node)
+REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz)
 {
+    int st;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
-    return s->_nodes[node].last_status;
+    st = s->_nodes[node].last_status;
+    if (errbuf && errsz) {
+#ifndef REDLOCK_SOCKET_NO_CORE
+        const char *t = st ? redlock_strerror(st) : "";
+#else
+        const char *t = st ? "node error" : "";
+#endif
+        size_t l = strlen(t) < errsz - 1 ? strlen(t) : errsz - 1;
+        memcpy(errbuf, t, l);
+        errbuf[l] = '\0';
+    }
+    return st;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node)

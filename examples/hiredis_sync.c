@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 /* Parses "host:port,host:port,..." into o->node[]. */
-static int parse_nodes(char *list, redlock_hiredis_opts *o)
+static int parse_nodes(char *list, redlock_hiredis_config *o)
 {
     char *item = strtok(list, ",");
     while (item && o->node_count < REDLOCK_MAX_NODES) {
@@ -34,7 +34,7 @@ static int parse_nodes(char *list, redlock_hiredis_opts *o)
 int main(int argc, char **argv)
 {
     char list[1024];
-    redlock_hiredis_opts o;
+    redlock_hiredis_config o;
     redlock_hiredis client;
     redlock_hiredis_lock lock;
     redlock_lock_opts lo;
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(list, sizeof list, "%s", argc > 1 ? argv[1] : "127.0.0.1:6379");
-    redlock_hiredis_opts_init(&o);     /* defaults: timeouts, core settings */
+    redlock_hiredis_config_init(&o);     /* defaults: timeouts, core settings */
     if (parse_nodes(list, &o) == 0) return 2;
     o.password = getenv("REDIS_PASSWORD"); /* NULL: no AUTH */
     o.core.retry_count = 5;            /* retries after the first attempt */
@@ -62,27 +62,30 @@ int main(int argc, char **argv)
     memset(&lo, 0, sizeof lo);
     lo.key = "example:hiredis-sync";
     lo.ttl_ms = 2000;                  /* the lock expires by itself after 2 s */
-    redlock_hiredis_lock_init(&lock, &client, &lo);
+    redlock_hiredis_lock_init(&client, &lock, &lo);
 
     /* Blocks until a majority of the nodes granted the lock, or gave up. */
-    rc = redlock_hiredis_acquire(&lock, &r);
+    rc = redlock_hiredis_acquire(&lock);
+    r = *redlock_hiredis_last_result(&lock);
     if (rc != REDLOCK_OK) {
         fprintf(stderr, "acquire: %s\n", redlock_strerror(rc));
     } else {
         printf("acquired on %d of %d nodes, valid for %lld ms, token %s\n", r.votes,
-               o.node_count, (long long)(r.validity_us / 1000), redlock_lock_token(&lock.core));
+               o.node_count, (long long)(r.validity_us / 1000), redlock_lock_token(&lock.lock));
 
         /* ... work that must not run twice at once; stay inside the validity ... */
 
         /* Need more time? Extend while still valid. */
-        rc = redlock_hiredis_extend(&lock, 2000, &r);
+        rc = redlock_hiredis_extend(&lock, 2000);
+        r = *redlock_hiredis_last_result(&lock);
         printf("extend: %s\n", redlock_strerror(rc));
 
-        rc = redlock_hiredis_release(&lock, &r);
+        rc = redlock_hiredis_release(&lock);
+        r = *redlock_hiredis_last_result(&lock);
         printf("release: %s (deleted on %d nodes)\n", redlock_strerror(rc), r.votes);
     }
 
     redlock_hiredis_lock_deinit(&lock);
-    redlock_hiredis_free(&client);
+    redlock_hiredis_deinit(&client);
     return rc == REDLOCK_OK ? 0 : 1;
 }

@@ -68,7 +68,7 @@ static void on_work_done(struct ev_loop *l, ev_timer *w, int revents)
 int main(int argc, char **argv)
 {
     char list[1024], *item;
-    redlock_libev_opts o;
+    redlock_libev_config o;
     redlock_libev client;
     redlock_lock_opts lo;
     redlock_lock lock;
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);          /* hiredis writes with write(2) */
     loop = EV_DEFAULT;
-    redlock_libev_opts_init(&o);
+    redlock_libev_config_init(&o);
     snprintf(list, sizeof list, "%s", argc > 1 ? argv[1] : "127.0.0.1:6379");
     for (item = strtok(list, ","); item && o.node_count < REDLOCK_MAX_NODES;
          item = strtok(NULL, ",")) {
@@ -107,6 +107,6 @@ int main(int argc, char **argv)
     ev_run(loop, 0);                   /* until on_result breaks out */
 
     redlock_lock_deinit(&lock);
-    redlock_libev_free(&client);
+    redlock_libev_deinit(&client);
     return exit_code;
 }

@@ -7,10 +7,10 @@
 
 int main(void)
 {
-    redlock_hiredis_opts ho;
-    redlock_libev_opts lo;
-    redlock_hiredis_opts_init(&ho);
-    redlock_libev_opts_init(&lo);
+    redlock_hiredis_config ho;
+    redlock_libev_config lo;
+    redlock_hiredis_config_init(&ho);
+    redlock_libev_config_init(&lo);
     /* no nodes: both refuse, touching nothing */
     if (redlock_hiredis_init(NULL, &ho) != REDLOCK_ERR_INVALID) return 1;
     if (redlock_libev_init(NULL, NULL, &lo) != REDLOCK_ERR_INVALID) return 1;

@@ -31,11 +31,11 @@ static void t_on_result(redlock_lock *lk, const redlock_result *r)
 
 static it_client *t_open(const it_setup *s)
 {
-    redlock_hiredis_opts o;
+    redlock_hiredis_config o;
     int i;
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
-    redlock_hiredis_opts_init(&o);
+    redlock_hiredis_config_init(&o);
     o.node_count = s->n;
     for (i = 0; i < s->n; i++) {
         o.node[i].host = "127.0.0.1";
@@ -58,7 +58,7 @@ static it_client *t_open(const it_setup *s)
 
 static void t_close(it_client *c)
 {
-    redlock_hiredis_free(&c->h);
+    redlock_hiredis_deinit(&c->h);
     free(c);
 }
 
@@ -70,7 +70,7 @@ static it_lock *t_lock(it_client *c, const redlock_lock_opts *o)
     l->c = c;
     lo.on_result = t_on_result;
     lo.user = l;
-    if (redlock_hiredis_lock_init(&l->l, &c->h, &lo) != REDLOCK_OK) {
+    if (redlock_hiredis_lock_init(&c->h, &l->l, &lo) != REDLOCK_OK) {
         free(l);
         return NULL;
     }
@@ -83,16 +83,22 @@ static void t_unlock(it_lock *l)
     free(l);
 }
 
-static int t_acquire(it_lock *l, redlock_result *r) { return redlock_hiredis_acquire(&l->l, r); }
-static int t_release(it_lock *l, redlock_result *r) { return redlock_hiredis_release(&l->l, r); }
-static int t_extend(it_lock *l, int64_t ttl, redlock_result *r) { return redlock_hiredis_extend(&l->l, ttl, r); }
+/* the blocking calls return the status; the whole result is the lock's last */
+static int t_done(it_lock *l, int rc, redlock_result *r)
+{
+    if (r) *r = *redlock_hiredis_last_result(&l->l);
+    return rc;
+}
+static int t_acquire(it_lock *l, redlock_result *r) { return t_done(l, redlock_hiredis_acquire(&l->l), r); }
+static int t_release(it_lock *l, redlock_result *r) { return t_done(l, redlock_hiredis_release(&l->l), r); }
+static int t_extend(it_lock *l, int64_t ttl, redlock_result *r) { return t_done(l, redlock_hiredis_extend(&l->l, ttl), r); }
 static redlock_state t_state(it_lock *l) { return redlock_hiredis_lock_state(&l->l); }
-static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.core); }
+static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
 
 static void t_idle(it_client *c, int ms)
 {
-    if (c->h.threaded) redis_nodes__sleep_ms(ms);
-    else redlock_hiredis_poll(&c->h, ms);
+    if (c->h._threaded) redis_nodes__sleep_ms(ms);
+    else redlock_hiredis_run(&c->h, ms);
 }
 
 static int t_node_status(it_client *c, int i) { return redlock_hiredis_node_status(&c->h, i, NULL, 0); }
@@ -102,18 +108,18 @@ static int t_node_error(it_client *c, int i, char *buf, size_t n) { return redlo
 static int t_mode_switches(it_client *c)
 {
     int n;
-    if (c->h.threaded) pthread_mutex_lock(&c->h.mu);
+    if (c->h._threaded) pthread_mutex_lock(&c->h._mu);
     n = c->switches;
-    if (c->h.threaded) pthread_mutex_unlock(&c->h.mu);
+    if (c->h._threaded) pthread_mutex_unlock(&c->h._mu);
     return n;
 }
 
 static int t_lost(it_lock *l)
 {
     int n;
-    if (l->c->h.threaded) pthread_mutex_lock(&l->c->h.mu);
+    if (l->c->h._threaded) pthread_mutex_lock(&l->c->h._mu);
     n = l->lost;
-    if (l->c->h.threaded) pthread_mutex_unlock(&l->c->h.mu);
+    if (l->c->h._threaded) pthread_mutex_unlock(&l->c->h._mu);
     return n;
 }
 
@@ -136,8 +142,8 @@ static void hl_on_result(redlock_lock *lk, const redlock_result *r)
 
 static int hl_open(redlock_hiredis *c, redis_nodes *rn, int bad_port)
 {
-    redlock_hiredis_opts o;
-    redlock_hiredis_opts_init(&o);
+    redlock_hiredis_config o;
+    redlock_hiredis_config_init(&o);
     o.node_count = bad_port ? 3 : 2;
     o.node[0].host = o.node[1].host = o.node[2].host = "127.0.0.1";
     o.node[0].port = redis_nodes_port(rn, 0);
@@ -167,9 +173,9 @@ static void hiredis_lost_on_time(void)
     o.ttl_ms = 600;
     o.watchdog = 1;
     o.on_result = hl_on_result;
-    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &o), REDLOCK_OK);
     hl.lost_us = 0;
-    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
     redis_nodes__sleep_ms(100);
     redis_node_pause(&rn, 0);
     redis_node_pause(&rn, 1);
@@ -197,7 +203,7 @@ static void hiredis_lost_on_time(void)
     redis_node_resume(&rn, 0);
     redis_node_resume(&rn, 1);
     redlock_hiredis_lock_deinit(&lk);
-    redlock_hiredis_free(&c);
+    redlock_hiredis_deinit(&c);
     it_blackhole_close(&b);
     redis_nodes_stop(&rn);
 }
@@ -210,7 +216,7 @@ typedef struct hl_waiter {
 static void *hl_acquire_thread(void *arg)
 {
     hl_waiter *w = (hl_waiter *)arg;
-    int rc = redlock_hiredis_acquire(w->lk, NULL);
+    int rc = redlock_hiredis_acquire(w->lk);
     pthread_mutex_lock(&hl.mu);
     w->rc = rc;
     w->returned = 1;
@@ -246,12 +252,12 @@ static void hiredis_deinit_wakes_waiter(void)
     memset(&o, 0, sizeof o);
     o.key = "hiredis:deinit-wakes";
     o.ttl_ms = 10000;
-    CHECK_EQ(redlock_hiredis_lock_init(&holder, &c, &o), REDLOCK_OK);
-    CHECK_EQ(redlock_hiredis_acquire(&holder, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &holder, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_acquire(&holder), REDLOCK_OK);
     o.wait_ms = 8000;      /* the waiter keeps retrying for long */
     o.retry_count = 1000;
     o.retry_delay_ms = 20;
-    CHECK_EQ(redlock_hiredis_lock_init(lk, &c, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, lk, &o), REDLOCK_OK);
     w.lk = lk;
     w.rc = 1;
     w.returned = 0;
@@ -265,11 +271,62 @@ static void hiredis_deinit_wakes_waiter(void)
     while (!hl_returned(&w, &rc) && redis_nodes__now_ms() < until) redis_nodes__sleep_ms(5);
     CHECK_EQ(hl_returned(&w, &rc), 1);
     CHECK_EQ(rc, REDLOCK_ERR_DETACHED);
-    CHECK_EQ(redlock_hiredis_release(&holder, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&holder), REDLOCK_OK);
     redlock_hiredis_lock_deinit(&holder);
-    redlock_hiredis_free(&c); /* wakes a waiter that is still stuck (the bug) */
+    redlock_hiredis_deinit(&c); /* wakes a waiter that is still stuck (the bug) */
     pthread_join(t, NULL);
     redis_nodes_stop(&rn);
+}
+
+/* Proves: a node on a Unix socket, given as unix_path (or, the older
+   form, as a host starting with '/'), with the config's db for every node. */
+static void hiredis_unix_path(void)
+{
+    redis_nodes rn;
+    char dir[] = "/tmp/redlock-hsock-XXXXXX", path[128], out[128];
+    const char *args[5];
+    redlock_hiredis_config o;
+    redlock_hiredis c;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts lo;
+    int form;
+    if (!mkdtemp(dir)) { CHECK(0); return; }
+    snprintf(path, sizeof path, "%s/r.sock", dir);
+    args[0] = "--unixsocket";
+    args[1] = path;
+    args[2] = "--unixsocketperm";
+    args[3] = "700";
+    args[4] = NULL;
+    if (redis_nodes_start(&rn, 1, args, NULL) != 0) { CHECK(0); rmdir(dir); return; }
+    for (form = 0; form < 2; form++) {
+        redlock_hiredis_config_init(&o);
+        o.node_count = 1;
+        o.node[0].port = 1; /* not used: the socket path wins */
+        if (form == 0) o.node[0].unix_path = path;
+        else o.node[0].host = path;
+        o.db = 4;
+        CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+        memset(&lo, 0, sizeof lo);
+        lo.key = "hiredis-unix";
+        lo.ttl_ms = 5000;
+        CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
+        {
+            char e[128];
+            int st = redlock_hiredis_node_status(&c, 0, e, sizeof e);
+            if (st) printf("#   node 0: %s (%s)\n", redlock_strerror(st), e);
+        }
+        CHECK_EQ(redlock_hiredis_last_result(&lk)->votes, 1);
+        redis_nodes_cmd(&rn, 0, out, sizeof out, "EVAL", "redis.call('SELECT', 4) return redis.call('GET', KEYS[1])",
+                        "1", "hiredis-unix", (char *)NULL);
+        CHECK_STR(out, redlock_lock_token(&lk.lock));
+        CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
+        redlock_hiredis_lock_deinit(&lk);
+        redlock_hiredis_deinit(&c);
+    }
+    redis_nodes_stop(&rn);
+    unlink(path);
+    rmdir(dir);
 }
 
 /* Proves: a port outside 1..65535 is refused at init (0 means 6379). */
@@ -277,13 +334,13 @@ static void hiredis_port_range(void)
 {
     static const int bad[] = { 70000, 65536, -1 };
     redlock_hiredis c;
-    redlock_hiredis_opts o;
+    redlock_hiredis_config o;
     size_t k;
-    redlock_hiredis_opts_init(&o);
+    redlock_hiredis_config_init(&o);
     /* the documented defaults */
     CHECK_EQ(o.node_count, 0);
-    CHECK_EQ(o.connect_timeout_ms, 200);
-    CHECK_EQ(o.command_timeout_ms, 500);
+    CHECK_EQ(o.connect_timeout_ms, 1000);
+    CHECK_EQ(o.command_timeout_ms, 1000);
     CHECK_EQ(o.reconnect_delay_ms, 100);
     CHECK(o.core.node_count == 1 && o.core.node_timeout_ms > 0); /* redlock_config_init's */
     redlock_hiredis_lock_deinit(NULL); /* harmless */
@@ -308,7 +365,7 @@ static void inner_result(redlock_lock *l, const redlock_result *r)
 {
     (void)l;
     if (r->op == REDLOCK_OP_ACQUIRE && inner_lock) {
-        inner_rc = redlock_hiredis_release(inner_lock, NULL);
+        inner_rc = redlock_hiredis_release(inner_lock);
         inner_lock = NULL;
     }
 }
@@ -316,11 +373,11 @@ static void hiredis_busy_in_callback(void)
 {
     redis_nodes rn;
     redlock_hiredis c;
-    redlock_hiredis_opts o;
+    redlock_hiredis_config o;
     redlock_hiredis_lock lk;
     redlock_lock_opts lo;
     CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
-    redlock_hiredis_opts_init(&o);
+    redlock_hiredis_config_init(&o);
     o.node_count = 1;
     o.node[0].host = "127.0.0.1";
     o.node[0].port = redis_nodes_port(&rn, 0);
@@ -329,13 +386,13 @@ static void hiredis_busy_in_callback(void)
     lo.key = "hiredis:busy";
     lo.ttl_ms = 5000;
     lo.on_result = inner_result;
-    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &lo), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
     inner_lock = &lk;
-    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
     CHECK_EQ(inner_rc, REDLOCK_ERR_BUSY);
-    CHECK_EQ(redlock_hiredis_release(&lk, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
     redlock_hiredis_lock_deinit(&lk);
-    redlock_hiredis_free(&c);
+    redlock_hiredis_deinit(&c);
     redis_nodes_stop(&rn);
 }
 
@@ -345,17 +402,17 @@ static void hiredis_busy_in_callback(void)
 static void hiredis_api_guards(void)
 {
     redlock_hiredis c;
-    redlock_hiredis_opts o;
+    redlock_hiredis_config o;
     redlock_hiredis_lock lk;
     redlock_lock_opts lo;
     char buf[8];
     int port = hostile_closed_port();
-    redlock_hiredis_opts_init(&o);
+    redlock_hiredis_config_init(&o);
     o.node_count = 2;
     o.node[0].host = o.node[1].host = "127.0.0.1";
     o.node[0].port = o.node[1].port = port;
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
-    redlock_hiredis_poll(&c, 50); /* the connects fail */
+    redlock_hiredis_run(&c, 50); /* the connects fail */
     CHECK_EQ(redlock_hiredis_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_node_status(&c, -1, NULL, 0), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_node_status(&c, 2, NULL, 0), REDLOCK_ERR_INVALID);
@@ -370,12 +427,12 @@ static void hiredis_api_guards(void)
     memset(&lo, 0, sizeof lo);
     lo.key = "guards";
     lo.ttl_ms = 1000;
-    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &lo), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
     redlock_hiredis_lock_deinit(&lk);
     CHECK_EQ(redlock_hiredis_lock_valid_until(&lk), 0);
     CHECK_EQ(redlock_hiredis_lock_state(&lk), REDLOCK_STATE_IDLE);
-    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_ERR_DETACHED);
-    redlock_hiredis_free(&c);
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_DETACHED);
+    redlock_hiredis_deinit(&c);
 }
 
 /* Proves: after a blocking call has its result, finishing the stragglers
@@ -386,13 +443,13 @@ static void hiredis_linger_bounded(void)
     redis_nodes rn;
     hostile h;
     redlock_hiredis c;
-    redlock_hiredis_opts o;
+    redlock_hiredis_config o;
     redlock_hiredis_lock lk;
     redlock_lock_opts lo;
     long long t0;
     CHECK_EQ(redis_nodes_start(&rn, 2, NULL, NULL), 0);
     CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
-    redlock_hiredis_opts_init(&o);
+    redlock_hiredis_config_init(&o);
     o.node_count = 3;
     o.node[0].host = o.node[1].host = o.node[2].host = "127.0.0.1";
     o.node[0].port = redis_nodes_port(&rn, 0);
@@ -403,14 +460,14 @@ static void hiredis_linger_bounded(void)
     memset(&lo, 0, sizeof lo);
     lo.key = "hiredis:linger";
     lo.ttl_ms = 10000;
-    CHECK_EQ(redlock_hiredis_lock_init(&lk, &c, &lo), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
     t0 = redis_nodes__now_ms();
-    CHECK_EQ(redlock_hiredis_acquire(&lk, NULL), REDLOCK_OK);
-    CHECK_EQ(redlock_hiredis_release(&lk, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
     if (redis_nodes__now_ms() - t0 > 1500) printf("#   acquire + release took %lld ms\n", redis_nodes__now_ms() - t0);
     CHECK(redis_nodes__now_ms() - t0 <= 1500);
     redlock_hiredis_lock_deinit(&lk);
-    redlock_hiredis_free(&c);
+    redlock_hiredis_deinit(&c);
     hostile_stop(&h);
     redis_nodes_stop(&rn);
 }
@@ -423,6 +480,7 @@ int main(void)
     };
     int rc;
     if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);
+    if (it_selected("hiredis_unix_path")) RUN(hiredis_unix_path);
     if (it_selected("hiredis_busy_in_callback")) RUN(hiredis_busy_in_callback);
     if (it_selected("hiredis_api_guards")) RUN(hiredis_api_guards);
     if (it_selected("hiredis_linger_bounded")) RUN(hiredis_linger_bounded);

@@ -49,7 +49,7 @@ static void t_guard(struct ev_loop *loop, ev_timer *w, int revents)
 static int t_inflight(const it_client *c)
 {
     int i, k = 0;
-    for (i = 0; i < c->c.n; i++) k += c->c.conn[i].ac ? c->c.conn[i].q.count : 0;
+    for (i = 0; i < c->c._n; i++) k += c->c._conn[i].ac ? c->c._conn[i].q.count : 0;
     return k;
 }
 
@@ -83,7 +83,7 @@ static void t_linger(it_client *c)
 
 static it_client *t_open(const it_setup *s)
 {
-    redlock_libev_opts o;
+    redlock_libev_config o;
     int i;
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -92,7 +92,7 @@ static it_client *t_open(const it_setup *s)
         free(c);
         return NULL;
     }
-    redlock_libev_opts_init(&o);
+    redlock_libev_config_init(&o);
     o.node_count = s->n;
     for (i = 0; i < s->n; i++) {
         o.node[i].host = "127.0.0.1";
@@ -125,7 +125,7 @@ static it_client *t_open(const it_setup *s)
 
 static void t_close(it_client *c)
 {
-    redlock_libev_free(&c->c);
+    redlock_libev_deinit(&c->c);
     ev_loop_destroy(c->loop);
     free(c);
 }
@@ -193,9 +193,9 @@ static void libev_port_range(void)
     static const int bad[] = { 70000, 65536, -1 };
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     redlock_libev c;
-    redlock_libev_opts o;
+    redlock_libev_config o;
     size_t k;
-    redlock_libev_opts_init(&o);
+    redlock_libev_config_init(&o);
     o.node_count = 1;
     o.node[0].host = "127.0.0.1";
     for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -217,10 +217,10 @@ static void libev_api_guards(void)
 {
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     redlock_libev c;
-    redlock_libev_opts o;
+    redlock_libev_config o;
     char buf[8];
     int k;
-    redlock_libev_opts_init(&o);
+    redlock_libev_config_init(&o);
     o.node_count = 2;
     o.node[0].host = o.node[1].host = "127.0.0.1";
     o.node[0].port = o.node[1].port = hostile_closed_port();
@@ -236,7 +236,7 @@ static void libev_api_guards(void)
     CHECK_EQ(redlock_libev_node_status(&c, 1, buf, 4), REDLOCK_ERR_CONNECT);
     CHECK_EQ(strlen(buf), 3);
     CHECK_EQ(buf[4], 'z');
-    redlock_libev_free(&c);
+    redlock_libev_deinit(&c);
     ev_loop_destroy(loop);
 }
 

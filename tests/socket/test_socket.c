@@ -117,12 +117,12 @@ static int t_extend(it_lock *l, int64_t ttl, redlock_result *r) { return t_done(
 static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l.lock); }
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
 static void t_idle(it_client *c, int ms) { redlock_socket_run(&c->s, ms); }
-static int t_node_status(it_client *c, int i) { return redlock_socket_node_status(&c->s, i); }
+static int t_node_status(it_client *c, int i) { return redlock_socket_node_status(&c->s, i, NULL, 0); }
 static int t_node_connected(it_client *c, int i) { return redlock_socket_node_connected(&c->s, i); }
 /* this adapter keeps no error text: the status's own words */
 static int t_node_error(it_client *c, int i, char *buf, size_t n)
 {
-    int st = redlock_socket_node_status(&c->s, i);
+    int st = redlock_socket_node_status(&c->s, i, NULL, 0);
     snprintf(buf, n, "%s", st ? redlock_strerror(st) : "");
     return st;
 }
@@ -150,7 +150,13 @@ static void socket_unix_select(void)
     redlock_socket_config_init(&cfg);
     cfg.node_count = 1;
     cfg.node[0].unix_path = path;
-    cfg.node[0].db = 3;
+    cfg.db = -1;                          /* the config's defaults are checked as the nodes' */
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.db = 0;
+    cfg.username = "user";                /* a user needs a password */
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.username = NULL;
+    cfg.db = 3;                           /* every node's db unless it names one */
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
     memset(&o, 0, sizeof o);
@@ -168,7 +174,7 @@ static void socket_unix_select(void)
     CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
-    /* a db the server does not have: SELECT refused -> SELECT */
+    /* a db the server does not have (the node's own, over the config's): SELECT refused -> SELECT */
     cfg.node[0].db = 999;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_SELECT);
@@ -180,7 +186,7 @@ static void socket_unix_select(void)
     cfg.node[0].db = 0;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_CONNECT);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
     redlock_socket_deinit(&s);
 }
 
@@ -297,21 +303,21 @@ static void socket_status_after_restart(void)
     CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
     CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
     CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
     redis_node_stop(&rn, 0);
     /* the old connection fails (closed by the server), or the new one is
        refused: either way an error */
     CHECK(redlock_socket_acquire(&l) != REDLOCK_OK);
-    CHECK(redlock_socket_node_status(&s, 0) != 0);
+    CHECK(redlock_socket_node_status(&s, 0, NULL, 0) != 0);
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_CONNECT);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
     CHECK(redlock_socket_acquire(&l) != REDLOCK_OK);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
     CHECK_EQ(redis_node_restart(&rn, 0), 0);
     CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
     CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
     redis_nodes_stop(&rn);

@@ -142,7 +142,7 @@ static void hostile_case(int mode, const char *reply, int want, int max_ms)
     CHECK_EQ(x.errors, 1);
     CHECK_EQ(x.last_tag, 7);
     CHECK_EQ(x.last_status, want);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), want);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), want);
     CHECK(ms_now() - t0 < max_ms);
     CHECK(redlock_socket_memory(&s) <= (size_t)REDLOCK_RESP_MAX_BUFFER + 512 * 1024);
     CHECK(!redlock_socket_node_connected(&s, 0));
@@ -182,7 +182,7 @@ static void test_auth_refused(void)
     wait_answers(&s, &x, 1, 2000);
     CHECK_EQ(x.errors, 1);
     CHECK_EQ(x.last_status, REDLOCK_ERR_AUTH);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_AUTH);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_AUTH);
     /* redlock_socket_connect reports it too */
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_AUTH);
     redlock_socket_deinit(&s);
@@ -208,7 +208,7 @@ static void test_refused(void)
     if (rc == 0) wait_answers(&s, &x, 1, 2000); /* refused later */
     else CHECK_EQ(rc, REDLOCK_ERR_CONNECT);    /* or at once */
     CHECK(rc != 0 || (x.errors == 1 && x.last_status == REDLOCK_ERR_CONNECT));
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_CONNECT);
     redlock_socket_deinit(&s);
 }
@@ -234,8 +234,8 @@ static void test_unix_missing_and_bad_host(void)
         CHECK_EQ(redlock_socket_send(&s, 2, 1, argv, NULL, 2), REDLOCK_ERR_INVALID);
         CHECK_EQ(redlock_socket_send(&s, 0, 0, argv, NULL, 2), REDLOCK_ERR_INVALID);
     }
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
-    CHECK_EQ(redlock_socket_node_status(&s, 1), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 1, NULL, 0), REDLOCK_ERR_CONNECT);
     CHECK_EQ(x.errors, 0); /* refused at send: no callback */
     redlock_socket_deinit(&s);
 }
@@ -298,7 +298,7 @@ static void test_unsolicited(void)
     redlock_socket_run(&s, 50);
     CHECK_EQ(x.replies, 1);
     CHECK_EQ(x.errors, 0);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_PROTOCOL);
     CHECK(!redlock_socket_node_connected(&s, 0));
     redlock_socket_deinit(&s);
     hostile_stop(&h);
@@ -324,7 +324,7 @@ static void test_inflight_fail_and_reconnect(void)
     x.errors = 0;
     i = ping(&s, 200);
     if (i == 0) wait_answers(&s, &x, 1, 2000);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
     redlock_socket_deinit(&s);
     CHECK_EQ(hostile_start(&h, HOSTILE_GOOD, NULL), 0);
     CHECK_EQ(raw_open(&s, &x, h.port, NULL), REDLOCK_OK);
@@ -403,7 +403,7 @@ static void core_case(int mode, const char *reply, int want, int node_want)
     CHECK_EQ(redlock_socket_last_result(&l)->votes, 2); /* decided without the straggler */
     CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
     redlock_socket_run(&s, 400); /* past the command timeout */
-    if (node_want) CHECK_EQ(redlock_socket_node_status(&s, 2), node_want);
+    if (node_want) CHECK_EQ(redlock_socket_node_status(&s, 2, NULL, 0), node_want);
     CHECK(redlock_socket_memory(&s) <= (size_t)REDLOCK_RESP_MAX_BUFFER + 512 * 1024);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
@@ -449,7 +449,7 @@ static void test_core_refused(void)
     CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
     CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
     CHECK_EQ(v.status[1], REDLOCK_ERR_CONNECT);
-    CHECK_EQ(redlock_socket_node_status(&s, 1), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 1, NULL, 0), REDLOCK_ERR_CONNECT);
     CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
@@ -566,13 +566,13 @@ static void test_foreign_loop(void)
     /* the silent node's commands time out and its connection is dropped */
     {
         long long until = ms_now() + 2000;
-        while (redlock_socket_node_status(&s, 2) == 0 && ms_now() < until) {
+        while (redlock_socket_node_status(&s, 2, NULL, 0) == 0 && ms_now() < until) {
             struct pollfd none;
             (void)poll(&none, 0, 10);
             if (redlock_socket_now_us() >= f.deadline) redlock_socket_on_timer(&s);
         }
     }
-    CHECK_EQ(redlock_socket_node_status(&s, 2), REDLOCK_ERR_NODE_TIMEOUT);
+    CHECK_EQ(redlock_socket_node_status(&s, 2, NULL, 0), REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(f.fd[2], -1);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
@@ -645,7 +645,7 @@ static void test_poll_helpers(void)
             pf[i].revents = POLLIN | POLLOUT;
         }
         redlock_socket_dispatch(&s, pf, n + 5); /* n too large: only what was filled */
-        CHECK_EQ(redlock_socket_node_status(&s, 0), 0);
+        CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
         CHECK_EQ(redlock_socket_node_connected(&s, 0), 1);
     }
     redlock_socket_dispatch(&s, NULL, 3); /* nothing filled: only what is due */
@@ -939,7 +939,7 @@ static void test_foreign_timer_spurious(void)
     CHECK(L.spurious_calls > 101);
     CHECK_EQ(L.spurious_bad, 0);
     for (i = 0; i < 3; i++) {
-        CHECK_EQ(redlock_socket_node_status(&s, i), 0);
+        CHECK_EQ(redlock_socket_node_status(&s, i, NULL, 0), 0);
         CHECK(redlock_socket_node_connected(&s, i));
     }
     redlock_socket_lock_deinit(&l);
@@ -1029,7 +1029,7 @@ static void test_foreign_stray_readiness(void)
     wait_answers(&s, &x, 1, 3000); /* connect_timeout_ms 300 */
     CHECK_EQ(x.errors, 1);
     CHECK_EQ(x.last_status, REDLOCK_ERR_CONNECT);
-    CHECK_EQ(redlock_socket_node_status(&s, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
     redlock_socket_deinit(&s);
     close(filler);
     close(lfd);
