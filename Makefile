@@ -21,7 +21,7 @@ deps:
 	@scripts/deps.sh all
 
 # Every example program (build/), against the headers in this tree.
-examples: examples-socket examples-hiredis
+examples: examples-socket examples-hiredis examples-libev
 
 # Each example: usage, no node up, a live node (tests/shared/examples.sh).
 CHECKS += check-examples

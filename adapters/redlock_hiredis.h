@@ -129,20 +129,8 @@
 
 /* redlock_hiredis_node: see redlock_hiredis_common.h (both adapters). */
 
-typedef struct redlock_hiredis_config {
-    int node_count;
-    redlock_hiredis_node node[REDLOCK_MAX_NODES];
-    const char *username, *password; /* defaults for every node */
-    int db;
-    int connect_timeout_ms;  /* 0: 1000 */
-    int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
-    int reconnect_delay_ms;  /* 0: 100 */
-    int watchdog_thread;     /* nonzero: a background thread drives the core */
-    redlock_config core;     /* core settings; node_count is taken from above.
-                                Zero fields: defaults (see redlock.h) */
-    void (*on_event)(void *user, const redlock_event *ev); /* optional */
-    void *user;
-} redlock_hiredis_config;
+/* redlock_hiredis_config and redlock_hiredis_config_init(): see
+   redlock_hiredis_common.h (both adapters). */
 
 typedef struct redlock__hiredis_conn {
     redisContext *ctx;
@@ -658,16 +646,6 @@ static inline void redlock__hiredis_wait(redlock_hiredis *c, redlock__hiredis_wa
 }
 
 /* ---- public API ---- */
-
-/* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. */
-static inline void redlock_hiredis_config_init(redlock_hiredis_config *o)
-{
-    memset(o, 0, sizeof *o);
-    o->connect_timeout_ms = 1000;
-    o->command_timeout_ms = 1000;
-    o->reconnect_delay_ms = 100;
-    redlock_config_init(&o->core);
-}
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog

@@ -144,6 +144,34 @@ typedef struct redlock_hiredis_node {
     int db;               /* SELECT db; 0: the opts' default */
 } redlock_hiredis_node;
 
+/* The configuration of either hiredis adapter (redlock_libev_config is the
+   same type). */
+typedef struct redlock_hiredis_config {
+    int node_count;
+    redlock_hiredis_node node[REDLOCK_MAX_NODES];
+    const char *username, *password; /* defaults for every node */
+    int db;
+    int connect_timeout_ms;  /* 0: 1000 */
+    int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
+    int reconnect_delay_ms;  /* 0: 100 */
+    int watchdog_thread;     /* redlock_hiredis.h only: a background thread drives
+                                the core (libev: INVALID, the loop is yours) */
+    redlock_config core;     /* core settings; node_count is taken from above.
+                                Zero fields: defaults (see redlock.h) */
+    void (*on_event)(void *user, const redlock_event *ev); /* optional */
+    void *user;
+} redlock_hiredis_config;
+
+/* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. */
+static inline void redlock_hiredis_config_init(redlock_hiredis_config *o)
+{
+    memset(o, 0, sizeof *o);
+    o->connect_timeout_ms = 1000;
+    o->command_timeout_ms = 1000;
+    o->reconnect_delay_ms = 100;
+    redlock_config_init(&o->core);
+}
+
 /* NODES for a count out of range, INVALID for a bad port, else 0. */
 static inline int redlock__hiredis_check_nodes(const redlock_hiredis_node *node, int count)
 {

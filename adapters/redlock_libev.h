@@ -129,17 +129,9 @@ void redisProcessCallbacks(redisAsyncContext *ac);
 /* A node: the same type as the hiredis adapter's (redlock_hiredis_common.h). */
 typedef redlock_hiredis_node redlock_libev_node;
 
-typedef struct redlock_libev_config {
-    int node_count;
-    redlock_libev_node node[REDLOCK_MAX_NODES];
-    const char *username, *password; /* defaults for every node */
-    int db;
-    int command_timeout_ms;  /* 0: 1000; a node this late (a connect too) is dropped */
-    int reconnect_delay_ms;  /* 0: 100 */
-    redlock_config core;     /* node_count is taken from above; zero fields: defaults */
-    void (*on_event)(void *user, const redlock_event *ev); /* optional */
-    void *user;
-} redlock_libev_config;
+/* The configuration: the same type as the hiredis adapter's
+   (redlock_hiredis_common.h); watchdog_thread must be 0 here. */
+typedef redlock_hiredis_config redlock_libev_config;
 
 struct redlock_libev;
 
@@ -151,6 +143,7 @@ typedef struct redlock__libev_conn {
     redisAsyncContext *ac;  /* NULL while down */
     redisReader *shadow;    /* counts the replies read before hiredis sees them */
     int state;
+    int64_t connect_start;  /* when the connect began (state CONNECTING) */
     redlock__hiredis_ring q; /* requests in flight, in send order (full: sends fail) */
     int auth_failed;
     int drop_status;        /* what owed tags are failed with */
@@ -168,7 +161,7 @@ typedef struct redlock_libev {
     ev_timer _watch;        /* command timeouts, while anything is in flight */
     int _n;
     redlock__libev_conn _conn[REDLOCK_MAX_NODES];
-    int _command_timeout_ms, _reconnect_delay_ms;
+    int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int _closing;
     void (*_on_event)(void *user, const redlock_event *ev);
     void *_user;
@@ -324,7 +317,8 @@ static inline void redlock__libev_on_readable(struct ev_loop *loop, ev_io *w, in
 static inline void redlock__libev_arm_watch(redlock_libev *c)
 {
     if (!ev_is_active(&c->_watch)) {
-        double every = c->_command_timeout_ms / 4000.0;
+        int shortest = c->_connect_timeout_ms < c->_command_timeout_ms ? c->_connect_timeout_ms : c->_command_timeout_ms;
+        double every = shortest / 4000.0;
         if (every < 0.01) every = 0.01;
         ev_timer_set(&c->_watch, every, every);
         ev_timer_start(c->_loop, &c->_watch);
@@ -366,6 +360,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     redisAsyncSetDisconnectCallback(ac, redlock__libev_on_disconnect);
     cn->ac = ac;
     cn->state = REDLOCK__LIBEV_CONNECTING;
+    cn->connect_start = redlock__hiredis_now_us();
     cn->auth_failed = 0;
     cn->drop_status = 0;
     {
@@ -381,7 +376,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
             redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, k, argv, len) != REDIS_OK)
             redlock__hiredis_unpush(&cn->q);
     }
-    if (cn->q.count) redlock__libev_arm_watch(c);
+    redlock__libev_arm_watch(c); /* the connect timeout, and AUTH / SELECT owed */
 }
 
 static inline void redlock__libev_on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
@@ -392,7 +387,8 @@ static inline void redlock__libev_on_reconnect(struct ev_loop *loop, ev_timer *w
     redlock__libev_connect(cn->owner, cn->index);
 }
 
-/* Drops nodes that owe a reply for longer than command_timeout_ms. */
+/* Drops nodes whose connect took longer than connect_timeout_ms, or that
+   owe a reply for longer than command_timeout_ms. */
 static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, int revents)
 {
     redlock_libev *c = (redlock_libev *)w->data;
@@ -402,6 +398,13 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
     (void)revents;
     for (i = 0; i < c->_n; i++) {
         redlock__libev_conn *cn = &c->_conn[i];
+        if (cn->ac && cn->state == REDLOCK__LIBEV_CONNECTING) {
+            if (now - cn->connect_start >= (int64_t)c->_connect_timeout_ms * 1000) {
+                redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "connect timed out");
+                continue;
+            }
+            busy = 1;
+        }
         if (!cn->ac || cn->q.count == 0) continue;
         if (now - cn->q.sent_us[cn->q.head] >= (int64_t)c->_command_timeout_ms * 1000) {
             redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
@@ -470,14 +473,8 @@ static inline void redlock__libev_on_event(void *user, const redlock_event *ev)
 
 /* ---- public API ---- */
 
-/* Defaults: no nodes, command timeout 1000 ms, reconnect delay 100 ms. */
-static inline void redlock_libev_config_init(redlock_libev_config *o)
-{
-    memset(o, 0, sizeof *o);
-    o->command_timeout_ms = 1000;
-    o->reconnect_delay_ms = 100;
-    redlock_config_init(&o->core);
-}
+/* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. */
+static inline void redlock_libev_config_init(redlock_libev_config *o) { redlock_hiredis_config_init(o); }
 
 /* Sets up the client on `loop` and starts connecting every node. Errors:
    INVALID, NODES, NOMEM, or the core's. */
@@ -486,11 +483,12 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     redlock_config cfg;
     redlock_callbacks cb;
     int i, rc;
-    if (!c || !loop || !o) return REDLOCK_ERR_INVALID;
+    if (!c || !loop || !o || o->watchdog_thread) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
     if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
     c->_loop = loop;
     c->_n = o->node_count;
+    c->_connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 1000;
     c->_command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 1000;
     c->_reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
     c->_on_event = o->on_event;

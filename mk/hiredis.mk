@@ -1,20 +1,18 @@
-# hiredis sync and hiredis async + libev adapters: compile matrix, and
+# mk/hiredis.mk - the blocking hiredis adapter (adapters/redlock_hiredis.h,
+# with redlock_hiredis_common.h): compile matrix of both hiredis headers,
 # integration tests against real redis-server processes on 1, 3 and 5
-# nodes (tests/shared/redis_nodes.h starts and stops them), plain and under
-# valgrind. IT_ONLY=<substring> runs a subset of the scenarios.
+# nodes (tests/shared/redis_nodes.h starts and stops them), plain, under
+# valgrind and under ThreadSanitizer. IT_ONLY=<substring> runs a subset of
+# the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
                 tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h
 
-CHECKS += check-adapters-compile check-hiredis check-libev check-valgrind-adapters check-tsan-hiredis
+CHECKS += check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis
 
-.PHONY: check-adapters-compile check-hiredis check-libev check-valgrind-adapters \
-        check-tsan-hiredis examples-hiredis
+.PHONY: check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis examples-hiredis
 
 $(BUILD)/test_hiredis: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
-
-$(BUILD)/test_libev: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
 $(BUILD)/test_hiredis_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
@@ -23,10 +21,7 @@ $(BUILD)/test_hiredis_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUI
 $(BUILD)/hiredis_sync: examples/hiredis_sync.c redlock.h adapters/redlock_hiredis.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
 
-$(BUILD)/libev_async: examples/libev_async.c redlock.h adapters/redlock_libev.h | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
-
-examples-hiredis: $(BUILD)/hiredis_sync $(BUILD)/libev_async
+examples-hiredis: $(BUILD)/hiredis_sync
 
 # Both adapter headers in one TU, as C99, C11 and C++11, gcc and clang;
 # the examples build too.
@@ -39,7 +34,7 @@ check-adapters-compile: | $(BUILD)
 	    else echo "not ok adapters compile $$cc $$std"; fi; \
 	  done; \
 	done
-	@if $(MAKE) --no-print-directory -s examples-hiredis; then echo "ok adapters examples build"; \
+	@if $(MAKE) --no-print-directory -s examples-hiredis examples-libev; then echo "ok adapters examples build"; \
 	 else echo "not ok adapters examples build"; fi
 	@for t in hiredis/test_hiredis libev/test_libev; do \
 	  if clang -std=c99 $(WARN) $(INCS) -fsyntax-only tests/$$t.c; \
@@ -50,16 +45,11 @@ check-adapters-compile: | $(BUILD)
 check-hiredis: $(BUILD)/test_hiredis
 	@$(BUILD)/test_hiredis
 
-check-libev: $(BUILD)/test_libev
-	@$(BUILD)/test_libev
-
-# Every scenario of both adapters under memcheck: 0 errors, 0 leaks.
-check-valgrind-adapters: $(BUILD)/test_hiredis $(BUILD)/test_libev
-	@for t in test_hiredis test_libev; do \
-	  if $(VALGRIND) $(BUILD)/$$t > $(BUILD)/$$t.valgrind.log 2>&1; \
-	  then echo "ok valgrind $$t: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/$$t.valgrind.log) scenarios)"; \
-	  else cat $(BUILD)/$$t.valgrind.log; echo "not ok valgrind $$t"; fi; \
-	done
+# Every scenario under memcheck: 0 errors, 0 leaks.
+check-valgrind-hiredis: $(BUILD)/test_hiredis
+	@if $(VALGRIND) $(BUILD)/test_hiredis > $(BUILD)/test_hiredis.valgrind.log 2>&1; \
+	then echo "ok valgrind test_hiredis: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/test_hiredis.valgrind.log) scenarios)"; \
+	else cat $(BUILD)/test_hiredis.valgrind.log; echo "not ok valgrind test_hiredis"; fi
 
 # The watchdog thread under ThreadSanitizer: the scenarios that use it.
 # TSAN_ONLY= (empty) runs them all.

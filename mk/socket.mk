@@ -1,21 +1,14 @@
-# mk/socket.mk - the raw-socket adapter (adapters/redlock_socket.h) and its
-# RESP codec (adapters/redlock_resp.h):
-# parser/encoder tests, fuzz loop, hostile fake server, compile matrix and,
-# once the core is implemented, integration tests on real redis-servers.
+# mk/socket.mk - the raw-socket adapter (adapters/redlock_socket.h): the
+# hostile fake server, out-of-memory runs, the compile matrix and the
+# integration tests on real redis-servers. Its RESP codec: mk/resp.mk.
 SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h redlock.h tests/shared/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
-CHECKS += check-resp check-resp-fuzz check-socket-hostile check-socket-nomem check-socket-compile check-socket
+CHECKS += check-socket-hostile check-socket-nomem check-socket-compile check-socket
 
-.PHONY: check-resp check-resp-fuzz check-socket-hostile check-socket-nomem check-socket-compile check-socket fuzz-resp examples-socket
-
-$(BUILD)/test_resp: tests/resp/test_resp.c $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ tests/resp/test_resp.c
-
-$(BUILD)/fuzz_resp: tests/resp/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ tests/resp/fuzz_resp.c
+.PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket examples-socket
 
 $(BUILD)/test_nomem: tests/socket/test_nomem.c $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_nomem.c
@@ -30,13 +23,6 @@ $(BUILD)/test_socket_hostile: tests/socket/test_socket_hostile.c tests/shared/ho
 
 $(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket.c -lpthread
-
-check-resp: $(BUILD)/test_resp
-	$(VALGRIND) $(BUILD)/test_resp
-
-# deterministic random inputs: no crash, bounded memory (valgrind: no errors)
-check-resp-fuzz: $(BUILD)/fuzz_resp
-	$(VALGRIND) $(BUILD)/fuzz_resp 3000
 
 check-socket-hostile: $(BUILD)/test_socket_hostile
 	$(VALGRIND) $(BUILD)/test_socket_hostile
@@ -66,19 +52,8 @@ check-socket-compile: | $(BUILD)
 	done; \
 	if $(CC) -std=c99 $(WARN) $(INCS) -c -x c adapters/redlock_socket.h -o $(BUILD)/socket_cc.o 2>$(BUILD)/socket_cc.err; \
 	then echo "ok compile declarations only"; else cat $(BUILD)/socket_cc.err; echo "not ok compile declarations only"; fi
-	@for c in "$(CC) -std=c99" "$(CC) -std=c11" "$(CXX) -x c++ -std=c++11"; do \
-	  for d in "" "-DREDLOCK_RESP_STATIC"; do \
-	    if $$c $(WARN) $(INCS) $$d -DREDLOCK_RESP_IMPLEMENTATION -c $$(case "$$c" in *c++*) ;; *) echo -x c;; esac) \
-	         adapters/redlock_resp.h -o $(BUILD)/resp_cc.o 2>$(BUILD)/resp_cc.err; \
-	    then echo "ok compile redlock_resp.h alone: $$c $$d"; else cat $(BUILD)/resp_cc.err; echo "not ok compile redlock_resp.h alone: $$c $$d"; fi; \
-	  done; \
-	done
 	@if $(MAKE) --no-print-directory -s -B examples-socket; then echo "ok socket examples build"; \
 	 else echo "not ok socket examples build"; fi
-
-# libFuzzer target (not part of make test): make fuzz-resp && build/fuzz_resp_lf -max_total_time=60
-fuzz-resp: tests/resp/fuzz_resp.c $(SOCKET_HDRS) | $(BUILD)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -DFUZZ_LIBFUZZER $(INCS) -o $(BUILD)/fuzz_resp_lf tests/resp/fuzz_resp.c
 
 examples-socket: $(BUILD)/example_socket $(BUILD)/example_poll_loop
 $(BUILD)/example_socket: examples/socket.c $(SOCKET_HDRS) | $(BUILD)

@@ -7,6 +7,12 @@
 #include "adapters/redlock_libev.h"
 #include "integration.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
 struct it_client {
     redlock_libev c;
     struct ev_loop *loop;
@@ -210,6 +216,107 @@ static void libev_port_range(void)
     ev_loop_destroy(loop);
 }
 
+/* Proves: a node on a Unix socket (unix_path), with the config's db, and the
+   documented defaults of the config. */
+static void libev_unix_path(void)
+{
+    redis_nodes rn;
+    char dir[] = "/tmp/redlock-esock-XXXXXX", path[128], out[128];
+    const char *args[5];
+    redlock_libev_config o;
+    it_client *c;
+    it_lock l;
+    redlock_lock_opts lo;
+    if (!mkdtemp(dir)) { CHECK(0); return; }
+    snprintf(path, sizeof path, "%s/r.sock", dir);
+    args[0] = "--unixsocket";
+    args[1] = path;
+    args[2] = "--unixsocketperm";
+    args[3] = "700";
+    args[4] = NULL;
+    if (redis_nodes_start(&rn, 1, args, NULL) != 0) { CHECK(0); rmdir(dir); return; }
+    c = (it_client *)calloc(1, sizeof *c);
+    CHECK(c != NULL);
+    c->loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev_config_init(&o);
+    CHECK_EQ(o.command_timeout_ms, 1000);
+    CHECK_EQ(o.reconnect_delay_ms, 100);
+    o.node_count = 1;
+    o.node[0].unix_path = path;
+    o.db = 5;
+    CHECK_EQ(redlock_libev_init(&c->c, c->loop, &o), REDLOCK_OK);
+    memset(&l, 0, sizeof l);
+    l.c = c;
+    memset(&lo, 0, sizeof lo);
+    lo.key = "libev-unix";
+    lo.ttl_ms = 5000;
+    lo.on_result = t_on_result;
+    lo.user = &l;
+    CHECK_EQ(redlock_lock_init(&l.l, redlock_libev_client(&c->c), &lo), REDLOCK_OK);
+    CHECK_EQ(t_acquire(&l, NULL), REDLOCK_OK);
+    redis_nodes_cmd(&rn, 0, out, sizeof out, "EVAL", "redis.call('SELECT', 5) return redis.call('GET', KEYS[1])",
+                    "1", "libev-unix", (char *)NULL);
+    CHECK_STR(out, redlock_lock_token(&l.l));
+    CHECK_EQ(t_release(&l, NULL), REDLOCK_OK);
+    redlock_lock_deinit(&l.l);
+    t_close(c);
+    redis_nodes_stop(&rn);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Proves: a connect that never completes (the listener's accept queue is
+   full) fails as CONNECT "connect timed out" after connect_timeout_ms, and
+   the watchdog thread option is refused (the loop is the caller's). */
+static void libev_connect_timeout(void)
+{
+    struct sockaddr_in sa;
+    socklen_t sl_len = (socklen_t)sizeof sa;
+    struct pollfd pf;
+    redlock_libev_config o;
+    it_client *c;
+    char err[64];
+    long long t0, t1;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), filler = socket(AF_INET, SOCK_STREAM, 0), k;
+    CHECK(lfd >= 0 && filler >= 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    CHECK_EQ(listen(lfd, 0), 0); /* one connection waiting fills it */
+    CHECK_EQ(getsockname(lfd, (struct sockaddr *)&sa, &sl_len), 0);
+    CHECK_EQ(fcntl(filler, F_SETFL, O_NONBLOCK), 0);
+    (void)connect(filler, (struct sockaddr *)&sa, sizeof sa);
+    pf.fd = filler;
+    pf.events = POLLOUT;
+    pf.revents = 0;
+    CHECK_EQ(poll(&pf, 1, 2000), 1); /* queued, never accepted */
+    c = (it_client *)calloc(1, sizeof *c);
+    CHECK(c != NULL);
+    c->loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev_config_init(&o);
+    CHECK_EQ(o.connect_timeout_ms, 1000);
+    o.node_count = 1;
+    o.node[0].host = "127.0.0.1";
+    o.node[0].port = ntohs(sa.sin_port);
+    o.watchdog_thread = 1;
+    CHECK_EQ(redlock_libev_init(&c->c, c->loop, &o), REDLOCK_ERR_INVALID);
+    o.watchdog_thread = 0;
+    o.connect_timeout_ms = 200;
+    o.reconnect_delay_ms = 5000; /* no second connect within the test */
+    t0 = redis_nodes__now_ms();
+    CHECK_EQ(redlock_libev_init(&c->c, c->loop, &o), REDLOCK_OK);
+    for (k = 0; k < 300 && redlock_libev_node_status(&c->c, 0, NULL, 0) == 0; k++) t_run(c, NULL, 10);
+    t1 = redis_nodes__now_ms();
+    CHECK_EQ(redlock_libev_node_status(&c->c, 0, err, sizeof err), REDLOCK_ERR_CONNECT);
+    CHECK_STR(err, "connect timed out");
+    CHECK(t1 - t0 >= 150 && t1 - t0 < 2000);
+    CHECK(!redlock_libev_node_connected(&c->c, 0));
+    t_close(c);
+    close(filler);
+    close(lfd);
+}
+
 /* Proves: the getters refuse what is not theirs (NULL, a node out of
    range) with the documented values, and the error text is cut to the
    buffer and terminated. */
@@ -249,6 +356,8 @@ int main(void)
     int rc;
     if (it_selected("libev_port_range")) RUN(libev_port_range);
     if (it_selected("libev_api_guards")) RUN(libev_api_guards);
+    if (it_selected("libev_unix_path")) RUN(libev_unix_path);
+    if (it_selected("libev_connect_timeout")) RUN(libev_connect_timeout);
     rc = it_main(&ops);
     return rc | CHECK_EXIT();
 }

@@ -1,0 +1,25 @@
+# mk/libev.mk - the hiredis async + libev adapter (adapters/redlock_libev.h):
+# integration tests against real redis-server processes, plain and under
+# valgrind (its compile matrix is check-adapters-compile, mk/hiredis.mk,
+# which builds both hiredis headers in one unit). IT_ONLY=<substring> runs
+# a subset of the scenarios.
+CHECKS += check-libev check-valgrind-libev
+
+.PHONY: check-libev check-valgrind-libev examples-libev
+
+$(BUILD)/test_libev: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+$(BUILD)/libev_async: examples/libev_async.c redlock.h adapters/redlock_libev.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
+
+examples-libev: $(BUILD)/libev_async
+
+check-libev: $(BUILD)/test_libev
+	@$(BUILD)/test_libev
+
+# Every scenario under memcheck: 0 errors, 0 leaks.
+check-valgrind-libev: $(BUILD)/test_libev
+	@if $(VALGRIND) $(BUILD)/test_libev > $(BUILD)/test_libev.valgrind.log 2>&1; \
+	then echo "ok valgrind test_libev: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/test_libev.valgrind.log) scenarios)"; \
+	else cat $(BUILD)/test_libev.valgrind.log; echo "not ok valgrind test_libev"; fi
