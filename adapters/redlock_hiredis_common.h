@@ -172,6 +172,14 @@ static inline void redlock_hiredis_config_init(redlock_hiredis_config *o)
     redlock_config_init(&o->core);
 }
 
+/* A configuration's timeouts, defaults applied (ms). */
+static inline void redlock__hiredis_timeouts(const redlock_hiredis_config *o, int *connect, int *command, int *reconnect)
+{
+    *connect = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 1000;
+    *command = o->command_timeout_ms > 0 ? o->command_timeout_ms : 1000;
+    *reconnect = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
+}
+
 /* NODES for a count out of range, INVALID for a bad port, else 0. */
 static inline int redlock__hiredis_check_nodes(const redlock_hiredis_node *node, int count)
 {

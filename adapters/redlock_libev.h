@@ -488,9 +488,7 @@ static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, con
     if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
     c->_loop = loop;
     c->_n = o->node_count;
-    c->_connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 1000;
-    c->_command_timeout_ms = o->command_timeout_ms > 0 ? o->command_timeout_ms : 1000;
-    c->_reconnect_delay_ms = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
+    redlock__hiredis_timeouts(o, &c->_connect_timeout_ms, &c->_command_timeout_ms, &c->_reconnect_delay_ms);
     c->_on_event = o->on_event;
     c->_user = o->user;
     ev_timer_init(&c->_timer, redlock__libev_on_timer, 0., 0.);
