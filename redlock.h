@@ -591,7 +591,8 @@ struct redlock_lock {
     redlock__node _node[REDLOCK_MAX_NODES];
     /* the hold */
     int64_t _valid_until;  /* held: monotonic deadline of validity */
-    int _validity_unknown; /* adopted without one: none until an extend succeeds */
+    int _validity_unknown; /* adopted without one (_valid_until is then only an upper
+                              bound, or NO_DEADLINE): none until an extend succeeds */
     int64_t _acquired_at;
     int64_t _renew_at;
     int _extensions;
@@ -1543,7 +1544,7 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
     lk->_slack_us = lk->_validity_unknown ? 0 : lk->_valid_until - now;
     bound = redlock__extend_bound(lk);
-    if (bound < lk->_valid_until || lk->_validity_unknown) lk->_valid_until = bound;
+    if (bound < lk->_valid_until) lk->_valid_until = bound;
     for (i = 0; i < lk->_client->_cfg.node_count; i++)
         if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < lk->_node[i].until) lk->_node[i].until = bound;
 }
@@ -1664,10 +1665,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     ev.slack_us = lk->_slack_us;
     if (t.yes >= q) {
         /* the validity was cut to this bound when the round started and has
-           not run out (step() checks that first), so the bound lies ahead;
-           unless there was no validity to check (an adopted token) */
-        if (lk->_validity_unknown && now >= redlock__extend_bound(lk))
-            return redlock__lose(lk, alive, REDLOCK_ERR_EXPIRED, now);
+           not run out (step() checks that first), so the bound lies ahead */
         lk->_validity_unknown = 0;
         lk->_phase = REDLOCK__PH_NONE;
         lk->_valid_until = redlock__extend_bound(lk);
@@ -1691,7 +1689,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
     {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
-        if (again > left / 3 && !lk->_validity_unknown) again = left / 3;
+        if (again > left / 3) again = left / 3;
         lk->_renew_at = now + again;
     }
     ev.type = REDLOCK_EV_RENEW_FAILED;
@@ -1738,7 +1736,7 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         }
     }
     /* validity ran out before a renewal succeeded: the holder must be told */
-    if (lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown && now >= lk->_valid_until)
+    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
         return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
     switch (lk->_phase) {
     case REDLOCK__PH_ACQUIRE:
@@ -1782,7 +1780,7 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     int64_t d = REDLOCK_NO_DEADLINE;
     if (lk->_phase != REDLOCK__PH_NONE) d = lk->_round_deadline;
     if (lk->_state == REDLOCK_STATE_HELD) {
-        if (!lk->_validity_unknown && lk->_valid_until < d) d = lk->_valid_until;
+        if (lk->_valid_until < d) d = lk->_valid_until;
         if (lk->_watchdog && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_renew_at < d) d = lk->_renew_at;
     } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_retry_at < d) {
         d = lk->_retry_at;
@@ -1973,7 +1971,7 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
 
 /* Held, but the validity has run out: the next drive reports it LOST. */
 static int redlock__ran_out(const redlock_lock *lk) {
-    return lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown && redlock__now(lk->_client) >= lk->_valid_until;
+    return lk->_state == REDLOCK_STATE_HELD && redlock__now(lk->_client) >= lk->_valid_until;
 }
 
 /* A lock whose validity ran out with no timer call since is reported LOST
@@ -1982,7 +1980,7 @@ static int redlock__ran_out(const redlock_lock *lk) {
    Returns 0 if the lock is gone (deinitialised in the callback). */
 static int redlock__settle(redlock_lock *lk, int64_t *now) {
     *now = redlock__now(lk->_client);
-    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown && *now >= lk->_valid_until) {
+    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && *now >= lk->_valid_until) {
         redlock__enter(lk->_client);
         redlock__drive(lk);
         redlock__leave(lk->_client);
@@ -2075,7 +2073,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     lk->_token[REDLOCK_TOKEN_LEN] = '\0';
     lk->_state = REDLOCK_STATE_HELD;
     lk->_validity_unknown = valid_ms == 0;
-    lk->_valid_until = now + valid_ms * 1000;
+    lk->_valid_until = valid_ms ? now + valid_ms * 1000 : REDLOCK_NO_DEADLINE; /* nothing to run out yet */
     lk->_acquired_at = lk->_op_start = now;
     lk->_attempt = 0;
     lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;

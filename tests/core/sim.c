@@ -309,8 +309,9 @@ static int64_t drift_us(const client *c, int64_t ttl_ms) {
    lock past its validity as LOST; the checker wants to know whether the
    core has told its holder. */
 static int held_inside(const redlock_lock *lk) { return redlock__usable(lk) && lk->_state == REDLOCK_STATE_HELD; }
-/* ... with a validity (an adopted token may have none yet: nothing runs out) */
-static int held_valid(const redlock_lock *lk) { return held_inside(lk) && !lk->_validity_unknown; }
+/* ... with something that runs out (an adopted token has no validity
+   until an extend starts: that sets an upper bound) */
+static int held_valid(const redlock_lock *lk) { return held_inside(lk) && lk->_valid_until != REDLOCK_NO_DEADLINE; }
 
 /* Too many nodes refuse this client's AUTH or SELECT for a quorum. */
 static int refuses_quorum(const client *c) {
@@ -431,7 +432,7 @@ static void cb_timer(void *u, int64_t deadline) {
     c->timer_gen++;
     if (deadline == REDLOCK_NO_DEADLINE) return;
     for (k = 0; k < c->ns; k++)
-        if (held_valid(&c->s[k].lk) && deadline > redlock_lock_valid_until(&c->s[k].lk))
+        if (held_valid(&c->s[k].lk) && deadline > c->s[k].lk._valid_until)
             violation(W, "timer armed past validity", c->id);
     memset(&e, 0, sizeof e);
     e.kind = E_TIMER;
@@ -818,9 +819,12 @@ static void observe_slot(world *w, client *c, int k) {
     const char *tok;
     if (!s->inited) return;
     if (held_inside(&s->lk) && s->lk._validity_unknown) {
-        /* an adopted token without a validity: held, nothing to act on */
+        /* an adopted token without a validity: held, nothing to act on, and
+           LOST by the clock once past the bound an extend's start set */
+        int out = cb_now(c) >= s->lk._valid_until;
         if (redlock_lock_remaining_us(&s->lk) != 0 || redlock_lock_valid_until(&s->lk) != 0 ||
-            redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD || redlock_lock_lost_reason(&s->lk) != 0)
+            redlock_lock_state(&s->lk) != (out ? REDLOCK_STATE_LOST : REDLOCK_STATE_HELD) ||
+            (redlock_lock_lost_reason(&s->lk) != 0) != out)
             violation(w, "an adopted lock without a validity reads as one with a validity", c->id);
     } else if (held_inside(&s->lk)) {
         /* the state by the clock: past its validity a held lock reads LOST
@@ -1439,7 +1443,7 @@ static void step(world *w, event e) {
         redlock_on_timer(&c->rc);
         observe(w, c);
         for (k = 0; k < c->ns; k++)
-            if (c->s[k].inited && held_valid(&c->s[k].lk) && cb_now(c) >= redlock_lock_valid_until(&c->s[k].lk))
+            if (c->s[k].inited && held_valid(&c->s[k].lk) && cb_now(c) >= c->s[k].lk._valid_until)
                 violation(w, "holder not told: lock past validity still HELD after its timer", c->id);
         return;
     }
@@ -1519,7 +1523,7 @@ static int run_one(world *w, const profile *p, uint64_t seed) {
         client *c = &w->clients[i];
         for (k = 0; k < c->ns; k++)
             if (c->paused_until <= w->now && c->s[k].inited && held_valid(&c->s[k].lk) &&
-                cb_now(c) > redlock_lock_valid_until(&c->s[k].lk))
+                cb_now(c) > c->s[k].lk._valid_until)
                 violation(w, "holder not told at end of run", i);
     }
     if (!w->violations) stop_all(w);
