@@ -1,9 +1,12 @@
 /* redlock_hiredis.h - blocking redlock.h client over hiredis (synchronous).
 
-   It includes redlock.h (whose implementation lives in one .c of yours, as
-   usual); include it before any system header or build with
-   -D_POSIX_C_SOURCE=200809L. Link -lhiredis -lpthread. Works with hiredis 0.14 (Debian 12)
-   and 1.x. Every function is `static inline`.
+   Do this:
+       #define REDLOCK_HIREDIS_IMPLEMENTATION
+   before you include this file in *one* C or C++ file (with
+   REDLOCK_IMPLEMENTATION there or in another one, for redlock.h, which it
+   includes); REDLOCK_HIREDIS_STATIC makes its functions static. Include it
+   before any system header or build with -D_POSIX_C_SOURCE=200809L. Link
+   -lhiredis -lpthread. Works with hiredis 0.14 (Debian 12) and 1.x.
 
        redlock_hiredis_config o;
        redlock_hiredis_config_init(&o);
@@ -187,6 +190,100 @@ typedef struct redlock_hiredis_lock {
 } redlock_hiredis_lock;
 
 #define REDLOCK__HIREDIS_MAGIC 0x68697264
+
+#ifndef REDLOCK_HIREDIS_API
+#ifdef REDLOCK_HIREDIS_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define REDLOCK_HIREDIS_API static __attribute__((unused))
+#else
+#define REDLOCK_HIREDIS_API static
+#endif
+#else
+#define REDLOCK_HIREDIS_API extern
+#endif
+#endif
+
+/* ---- API ---- */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sets up the client and tries to connect every node (a node that is down
+   is retried later; see redlock_hiredis_node_status). Starts the watchdog
+   thread if asked. Errors: INVALID, NODES, NOMEM, or the core's. */
+REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
+
+/* Stops the watchdog thread, detaches every lock (without releasing it on
+   the servers: release first), closes the connections. */
+REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c);
+
+/* A lock on the client. opts as for redlock_lock_init; opts->on_result and
+   opts->user are kept and called / passed on after the adapter's own
+   bookkeeping (see CALLBACKS). */
+REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hiredis_lock *lk,
+                                                  const redlock_lock_opts *opts);
+
+/* Forgets the lock (does not release it on the servers). A blocking call
+   still waiting on it (on another thread) returns REDLOCK_ERR_DETACHED and
+   does not touch the lock again. */
+REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk);
+
+/* Blocks until acquired or given up (retries and wait_ms as configured).
+   Returns REDLOCK_OK or the reason (LOCKED, TIMEOUT, NO_QUORUM, ...), or a
+   caller error (BUSY, ALREADY_HELD, ...); redlock_hiredis_last_result()
+   has the whole result. */
+REDLOCK_HIREDIS_API int redlock_hiredis_acquire(redlock_hiredis_lock *lk);
+
+/* Blocks until released on all nodes (or they timed out). OK if a quorum
+   deleted the key; EXPIRED / NO_QUORUM otherwise; NOT_HELD if not held. */
+REDLOCK_HIREDIS_API int redlock_hiredis_release(redlock_hiredis_lock *lk);
+
+/* Blocks until the lock is extended by ttl_ms (0: its ttl) on a quorum. */
+REDLOCK_HIREDIS_API int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms);
+
+/* The last blocking call's full result (votes, validity, elapsed time). */
+REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk);
+
+/* The core client, for the core API (redlock_next_deadline ...). */
+REDLOCK_HIREDIS_API redlock_client *redlock_hiredis_client(redlock_hiredis *c);
+
+/* Without the watchdog thread: runs I/O and the core's timers (watchdog
+   renewals, late replies) for timeout_ms (0: what is ready, no wait).
+   With the thread: returns OK at once; inside a callback: BUSY. */
+REDLOCK_HIREDIS_API int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_ms);
+
+/* State of the lock (thread-safe with the watchdog thread). */
+REDLOCK_HIREDIS_API redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk);
+
+/* Monotonic (CLOCK_MONOTONIC, microseconds) end of validity while HELD. */
+REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk);
+
+/* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
+   NODE_TIMEOUT, ...), or 0 if none yet or a new connection has answered
+   since; errbuf (optional) gets the text. */
+REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
+
+/* Is node i connected right now? */
+REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Names of 0.1, kept for one release. */
+typedef redlock_hiredis_config redlock_hiredis_opts;                    /* deprecated */
+#define redlock_hiredis_opts_init(cfg) redlock_hiredis_config_init(cfg)     /* deprecated */
+#define redlock_hiredis_free(c) redlock_hiredis_deinit(c)                   /* deprecated */
+#define redlock_hiredis_poll(c, ms) ((void)redlock_hiredis_run((c), (ms)))  /* deprecated */
+
+#endif /* REDLOCK_HIREDIS_H */
+
+/* ======================================================================= */
+/*                              IMPLEMENTATION                              */
+/* ======================================================================= */
+#if defined(REDLOCK_HIREDIS_IMPLEMENTATION) && !defined(REDLOCK__HIREDIS_IMPLEMENTED)
+#define REDLOCK__HIREDIS_IMPLEMENTED
 
 /* ---- connections ---- */
 
@@ -647,10 +744,7 @@ static inline void redlock__hiredis_wait(redlock_hiredis *c, redlock__hiredis_wa
 
 /* ---- public API ---- */
 
-/* Sets up the client and tries to connect every node (a node that is down
-   is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID, NODES, NOMEM, or the core's. */
-static inline int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o)
+REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o)
 {
     redlock_config cfg;
     redlock_callbacks cb;
@@ -726,9 +820,7 @@ fail:
     return rc;
 }
 
-/* Stops the watchdog thread, detaches every lock (without releasing it on
-   the servers: release first), closes the connections. */
-static inline void redlock_hiredis_deinit(redlock_hiredis *c)
+REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
 {
     int i;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC) return;
@@ -777,11 +869,8 @@ static inline int redlock__hiredis_enter_blocking(redlock_hiredis *c)
     return pthread_mutex_lock(&c->_mu) == EDEADLK ? REDLOCK_ERR_BUSY : 0;
 }
 
-/* A lock on the client. opts as for redlock_lock_init; opts->on_result and
-   opts->user are kept and called / passed on after the adapter's own
-   bookkeeping (see CALLBACKS). */
-static inline int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hiredis_lock *lk,
-                                            const redlock_lock_opts *opts)
+REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hiredis_lock *lk,
+                                                  const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
     int rc;
@@ -799,10 +888,7 @@ static inline int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hiredis_
     return rc;
 }
 
-/* Forgets the lock (does not release it on the servers). A blocking call
-   still waiting on it (on another thread) returns REDLOCK_ERR_DETACHED and
-   does not touch the lock again. */
-static inline void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
+REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
 {
     redlock_hiredis *c;
     if (!lk || !lk->_client) return;
@@ -864,41 +950,29 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     return rc;
 }
 
-/* Blocks until acquired or given up (retries and wait_ms as configured).
-   Returns REDLOCK_OK or the reason (LOCKED, TIMEOUT, NO_QUORUM, ...), or a
-   caller error (BUSY, ALREADY_HELD, ...); redlock_hiredis_last_result()
-   has the whole result. */
-static inline int redlock_hiredis_acquire(redlock_hiredis_lock *lk)
+REDLOCK_HIREDIS_API int redlock_hiredis_acquire(redlock_hiredis_lock *lk)
 {
     return redlock__hiredis_run(lk, REDLOCK_OP_ACQUIRE, 0);
 }
 
-/* Blocks until released on all nodes (or they timed out). OK if a quorum
-   deleted the key; EXPIRED / NO_QUORUM otherwise; NOT_HELD if not held. */
-static inline int redlock_hiredis_release(redlock_hiredis_lock *lk)
+REDLOCK_HIREDIS_API int redlock_hiredis_release(redlock_hiredis_lock *lk)
 {
     return redlock__hiredis_run(lk, REDLOCK_OP_RELEASE, 0);
 }
 
-/* Blocks until the lock is extended by ttl_ms (0: its ttl) on a quorum. */
-static inline int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms)
+REDLOCK_HIREDIS_API int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms)
 {
     return redlock__hiredis_run(lk, REDLOCK_OP_EXTEND, ttl_ms);
 }
 
-/* The last blocking call's full result (votes, validity, elapsed time). */
-static inline const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk)
+REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk)
 {
     return &lk->_last;
 }
 
-/* The core client, for the core API (redlock_next_deadline ...). */
-static inline redlock_client *redlock_hiredis_client(redlock_hiredis *c) { return &c->_client; }
+REDLOCK_HIREDIS_API redlock_client *redlock_hiredis_client(redlock_hiredis *c) { return &c->_client; }
 
-/* Without the watchdog thread: runs I/O and the core's timers (watchdog
-   renewals, late replies) for timeout_ms (0: what is ready, no wait).
-   With the thread: returns OK at once; inside a callback: BUSY. */
-static inline int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_ms)
+REDLOCK_HIREDIS_API int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_ms)
 {
     int64_t until;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || timeout_ms < 0) return REDLOCK_ERR_INVALID;
@@ -912,8 +986,7 @@ static inline int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_ms)
     return REDLOCK_OK;
 }
 
-/* State of the lock (thread-safe with the watchdog thread). */
-static inline redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
+REDLOCK_HIREDIS_API redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
 {
     redlock_state s;
     if (!lk || !lk->_client) return REDLOCK_STATE_IDLE;
@@ -923,8 +996,7 @@ static inline redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
     return s;
 }
 
-/* Monotonic (CLOCK_MONOTONIC, microseconds) end of validity while HELD. */
-static inline int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
+REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
 {
     int64_t v;
     if (!lk || !lk->_client) return 0;
@@ -934,10 +1006,7 @@ static inline int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
     return v;
 }
 
-/* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
-   NODE_TIMEOUT, ...), or 0 if none yet or a new connection has answered
-   since; errbuf (optional) gets the text. */
-static inline int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
     int s;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
@@ -948,8 +1017,7 @@ static inline int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *e
     return s;
 }
 
-/* Is node i connected right now? */
-static inline int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
 {
     int r;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;
@@ -959,10 +1027,4 @@ static inline int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
     return r;
 }
 
-/* Names of 0.1, kept for one release. */
-typedef redlock_hiredis_config redlock_hiredis_opts;                    /* deprecated */
-#define redlock_hiredis_opts_init(cfg) redlock_hiredis_config_init(cfg)     /* deprecated */
-#define redlock_hiredis_free(c) redlock_hiredis_deinit(c)                   /* deprecated */
-#define redlock_hiredis_poll(c, ms) ((void)redlock_hiredis_run((c), (ms)))  /* deprecated */
-
-#endif /* REDLOCK_HIREDIS_H */
+#endif /* REDLOCK_HIREDIS_IMPLEMENTATION */

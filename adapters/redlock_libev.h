@@ -1,10 +1,13 @@
 /* redlock_libev.h - redlock.h on hiredis async + libev.
 
-   It includes redlock.h (whose implementation lives in one .c of yours, as
-   usual); include it before any system header or build with
-   -D_POSIX_C_SOURCE=200809L. Link -lhiredis -lev (libev has no
-   pkg-config file). Works with hiredis 0.14 (Debian 12) and 1.x. Every
-   function is `static inline`.
+   Do this:
+       #define REDLOCK_LIBEV_IMPLEMENTATION
+   before you include this file in *one* C or C++ file (with
+   REDLOCK_IMPLEMENTATION there or in another one, for redlock.h, which it
+   includes); REDLOCK_LIBEV_STATIC makes its functions static. Include it
+   before any system header or build with -D_POSIX_C_SOURCE=200809L. Link
+   -lhiredis -lev (libev has no pkg-config file). Works with hiredis 0.14
+   (Debian 12) and 1.x.
 
        struct ev_loop *loop = EV_DEFAULT;
        redlock_libev_config o;
@@ -169,6 +172,61 @@ typedef struct redlock_libev {
 } redlock_libev;
 
 #define REDLOCK__LIBEV_MAGIC 0x6c696265
+
+#ifndef REDLOCK_LIBEV_API
+#ifdef REDLOCK_LIBEV_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define REDLOCK_LIBEV_API static __attribute__((unused))
+#else
+#define REDLOCK_LIBEV_API static
+#endif
+#else
+#define REDLOCK_LIBEV_API extern
+#endif
+#endif
+
+/* ---- API ---- */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sets up the client on `loop` and starts connecting every node. Errors:
+   INVALID, NODES, NOMEM, or the core's. */
+REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
+
+/* Detaches every lock (without releasing it on the servers: release
+   first), closes the connections, stops the watchers. Not inside a
+   callback of this client. */
+REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c);
+
+/* The core client, for redlock_lock_init and friends. */
+REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c);
+
+/* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
+   if none yet or a new connection has answered since; errbuf (optional)
+   gets the text. */
+REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
+
+/* Is node i connected (connect completed, not dropped)? */
+REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Names of 0.1, kept for one release. */
+typedef redlock_libev_config redlock_libev_opts;                    /* deprecated */
+#define redlock_libev_opts_init(cfg) redlock_libev_config_init(cfg)     /* deprecated */
+#define redlock_libev_free(c) redlock_libev_deinit(c)                   /* deprecated */
+
+#endif /* REDLOCK_LIBEV_H */
+
+/* ======================================================================= */
+/*                              IMPLEMENTATION                              */
+/* ======================================================================= */
+#if defined(REDLOCK_LIBEV_IMPLEMENTATION) && !defined(REDLOCK__LIBEV_IMPLEMENTED)
+#define REDLOCK__LIBEV_IMPLEMENTED
 
 static inline void redlock__libev_set_error(redlock__libev_conn *cn, int status, const char *msg)
 {
@@ -476,9 +534,7 @@ static inline void redlock__libev_on_event(void *user, const redlock_event *ev)
 /* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. */
 static inline void redlock_libev_config_init(redlock_libev_config *o) { redlock_hiredis_config_init(o); }
 
-/* Sets up the client on `loop` and starts connecting every node. Errors:
-   INVALID, NODES, NOMEM, or the core's. */
-static inline int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o)
+REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o)
 {
     redlock_config cfg;
     redlock_callbacks cb;
@@ -526,10 +582,7 @@ fail:
     return rc;
 }
 
-/* Detaches every lock (without releasing it on the servers: release
-   first), closes the connections, stops the watchers. Not inside a
-   callback of this client. */
-static inline void redlock_libev_deinit(redlock_libev *c)
+REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
 {
     int i;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC) return;
@@ -553,29 +606,19 @@ static inline void redlock_libev_deinit(redlock_libev *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The core client, for redlock_lock_init and friends. */
-static inline redlock_client *redlock_libev_client(redlock_libev *c) { return &c->_client; }
+REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c) { return &c->_client; }
 
-/* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
-   if none yet or a new connection has answered since; errbuf (optional)
-   gets the text. */
-static inline int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
+REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
     return c->_conn[i].status;
 }
 
-/* Is node i connected (connect completed, not dropped)? */
-static inline int redlock_libev_node_connected(const redlock_libev *c, int i)
+REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i)
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n) return 0;
     return c->_conn[i].state == REDLOCK__LIBEV_UP;
 }
 
-/* Names of 0.1, kept for one release. */
-typedef redlock_libev_config redlock_libev_opts;                    /* deprecated */
-#define redlock_libev_opts_init(cfg) redlock_libev_config_init(cfg)     /* deprecated */
-#define redlock_libev_free(c) redlock_libev_deinit(c)                   /* deprecated */
-
-#endif /* REDLOCK_LIBEV_H */
+#endif /* REDLOCK_LIBEV_IMPLEMENTATION */

@@ -8,6 +8,7 @@
 */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION /* the core's implementation lives in this file */
+#define REDLOCK_HIREDIS_IMPLEMENTATION
 #include "adapters/redlock_hiredis.h"
 
 #include <stdio.h>

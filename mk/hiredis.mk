@@ -34,6 +34,15 @@ check-adapters-compile: | $(BUILD)
 	    else echo "not ok adapters compile $$cc $$std"; fi; \
 	  done; \
 	done
+	@for v in "-DREDLOCK_STATIC -DREDLOCK_HIREDIS_STATIC -DREDLOCK_LIBEV_STATIC"; do \
+	  if gcc -std=c99 $(WARN) -I. $$v tests/hiredis/adapters_compile.c -o $(BUILD)/adapters_compile $(ADAPTER_LIBS) && \
+	     $(BUILD)/adapters_compile >/dev/null; \
+	  then echo "ok adapters compile gcc -std=c99 $$v"; else echo "not ok adapters compile gcc -std=c99 $$v"; fi; \
+	done
+	@for h in redlock_hiredis.h redlock_libev.h; do \
+	  if printf '#include "adapters/%s"\n' $$h | gcc -std=c99 $(WARN) -I. -c -x c - -o $(BUILD)/adapters_decl.o; \
+	  then echo "ok adapters $$h declarations only"; else echo "not ok adapters $$h declarations only"; fi; \
+	done
 	@if $(MAKE) --no-print-directory -s examples-hiredis examples-libev; then echo "ok adapters examples build"; \
 	 else echo "not ok adapters examples build"; fi
 	@for t in hiredis/test_hiredis libev/test_libev; do \

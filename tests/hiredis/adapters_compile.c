@@ -1,6 +1,8 @@
 /* Compile check: both adapter headers in one translation unit, as C and as
    C++ (gcc and clang), with the implementation. Runs a trivial program. */
 #define REDLOCK_IMPLEMENTATION
+#define REDLOCK_HIREDIS_IMPLEMENTATION
+#define REDLOCK_LIBEV_IMPLEMENTATION
 #include "adapters/redlock_hiredis.h"
 #include "adapters/redlock_libev.h"
 #include <stdio.h>

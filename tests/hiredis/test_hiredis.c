@@ -2,6 +2,7 @@
    (1, 3 and 5 nodes). Scenarios: tests/shared/integration.h. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
+#define REDLOCK_HIREDIS_IMPLEMENTATION
 #include "adapters/redlock_hiredis.h"
 #include "integration.h"
 

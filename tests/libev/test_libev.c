@@ -4,6 +4,7 @@
    the result arrives. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
+#define REDLOCK_LIBEV_IMPLEMENTATION
 #include "adapters/redlock_libev.h"
 #include "integration.h"
 

@@ -16,8 +16,8 @@ for h in core socket hiredis libev; do
   case $h in
     core)    impl="#define REDLOCK_IMPLEMENTATION"; inc='#include "redlock.h"'; libs="" ;;
     socket)  impl=$'#define REDLOCK_IMPLEMENTATION\n#define REDLOCK_SOCKET_IMPLEMENTATION'; inc='#include "adapters/redlock_socket.h"'; libs="" ;;
-    hiredis) impl="#define REDLOCK_IMPLEMENTATION"; inc='#include "adapters/redlock_hiredis.h"'; libs="-lhiredis -lpthread" ;;
-    libev)   impl="#define REDLOCK_IMPLEMENTATION"; inc='#include "adapters/redlock_libev.h"'; libs="-lhiredis -lev" ;;
+    hiredis) impl=$'#define REDLOCK_IMPLEMENTATION\n#define REDLOCK_HIREDIS_IMPLEMENTATION'; inc='#include "adapters/redlock_hiredis.h"'; libs="-lhiredis -lpthread" ;;
+    libev)   impl=$'#define REDLOCK_IMPLEMENTATION\n#define REDLOCK_LIBEV_IMPLEMENTATION'; inc='#include "adapters/redlock_libev.h"'; libs="-lhiredis -lev" ;;
   esac
   bad=""; built=0; stopped=0
   for first in stdio.h time.h pthread.h; do

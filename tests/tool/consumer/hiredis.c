@@ -2,6 +2,7 @@
    hiredis adapter (tests/tool/test_install.sh): pkg-config redlock-hiredis
    or CMake redlock::hiredis give it the flags and libraries. */
 #define REDLOCK_IMPLEMENTATION
+#define REDLOCK_HIREDIS_IMPLEMENTATION
 #include <redlock/redlock_hiredis.h>
 #include <stdio.h>
 

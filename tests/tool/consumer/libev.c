@@ -2,6 +2,7 @@
    + libev adapter (tests/tool/test_install.sh): pkg-config redlock-libev or
    CMake redlock::libev give it the flags and libraries. */
 #define REDLOCK_IMPLEMENTATION
+#define REDLOCK_LIBEV_IMPLEMENTATION
 #include <redlock/redlock_libev.h>
 #include <stdio.h>
 
