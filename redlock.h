@@ -662,7 +662,9 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    the validity the caller vouches for, from now (the lock reads LOST when
    it runs out); 0: unknown, then the lock stays HELD but
    redlock_lock_remaining_us() and redlock_lock_valid_until() say 0 until
-   an extend (or a watchdog renewal, which starts at once) succeeds.
+   an extend (or a watchdog renewal, which starts at once) succeeds; as for
+   any lock, from an extend's start the validity is at most its ttl less
+   the drift, and the lock reads LOST (EXPIRED) past that.
    Nodes without scripts read how long the key lives (PTTL, or a legacy
    value's expiry) before they act on it. Legacy nodes: hand a token over
    only once its holder has stopped and nothing of it is in flight; the
@@ -691,7 +693,8 @@ REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lock);
    validity left by the now_us clock, 0 if not held (or run out). */
 REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lock);
 /* Held: monotonic microsecond deadline of validity (it may have passed:
-   see redlock_lock_state); otherwise 0. */
+   see redlock_lock_state); otherwise 0, and 0 while an adopted token has
+   no validity yet (redlock_lock_adopt). */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
 /* Nonzero while a round of commands of this lock is running (an acquire
    attempt, a release, an extend, or the undo / cleanup that follows one;
