@@ -285,20 +285,12 @@ static void hiredis_unix_path(void)
 {
     redis_nodes rn;
     char dir[] = "/tmp/redlock-hsock-XXXXXX", path[128], out[128];
-    const char *args[5];
     redlock_hiredis_config o;
     redlock_hiredis c;
     redlock_hiredis_lock lk;
     redlock_lock_opts lo;
     int form;
-    if (!mkdtemp(dir)) { CHECK(0); return; }
-    snprintf(path, sizeof path, "%s/r.sock", dir);
-    args[0] = "--unixsocket";
-    args[1] = path;
-    args[2] = "--unixsocketperm";
-    args[3] = "700";
-    args[4] = NULL;
-    if (redis_nodes_start(&rn, 1, args, NULL) != 0) { CHECK(0); rmdir(dir); return; }
+    if (redis_nodes_start_unix(&rn, dir, path, sizeof path) != 0) { CHECK(0); return; }
     for (form = 0; form < 2; form++) {
         redlock_hiredis_config_init(&o);
         o.node_count = 1;
@@ -325,9 +317,7 @@ static void hiredis_unix_path(void)
         redlock_hiredis_lock_deinit(&lk);
         redlock_hiredis_deinit(&c);
     }
-    redis_nodes_stop(&rn);
-    unlink(path);
-    rmdir(dir);
+    redis_nodes_stop_unix(&rn, dir, path);
 }
 
 /* Proves: a port outside 1..65535 is refused at init (0 means 6379). */

@@ -8,12 +8,6 @@
 #include "adapters/redlock_libev.h"
 #include "integration.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-
 struct it_client {
     redlock_libev c;
     struct ev_loop *loop;
@@ -223,19 +217,11 @@ static void libev_unix_path(void)
 {
     redis_nodes rn;
     char dir[] = "/tmp/redlock-esock-XXXXXX", path[128], out[128];
-    const char *args[5];
     redlock_libev_config o;
     it_client *c;
     it_lock l;
     redlock_lock_opts lo;
-    if (!mkdtemp(dir)) { CHECK(0); return; }
-    snprintf(path, sizeof path, "%s/r.sock", dir);
-    args[0] = "--unixsocket";
-    args[1] = path;
-    args[2] = "--unixsocketperm";
-    args[3] = "700";
-    args[4] = NULL;
-    if (redis_nodes_start(&rn, 1, args, NULL) != 0) { CHECK(0); rmdir(dir); return; }
+    if (redis_nodes_start_unix(&rn, dir, path, sizeof path) != 0) { CHECK(0); return; }
     c = (it_client *)calloc(1, sizeof *c);
     CHECK(c != NULL);
     c->loop = ev_loop_new(EVFLAG_AUTO);
@@ -261,9 +247,7 @@ static void libev_unix_path(void)
     CHECK_EQ(t_release(&l, NULL), REDLOCK_OK);
     redlock_lock_deinit(&l.l);
     t_close(c);
-    redis_nodes_stop(&rn);
-    unlink(path);
-    rmdir(dir);
+    redis_nodes_stop_unix(&rn, dir, path);
 }
 
 /* Proves: a connect that never completes (the listener's accept queue is
@@ -271,27 +255,12 @@ static void libev_unix_path(void)
    the watchdog thread option is refused (the loop is the caller's). */
 static void libev_connect_timeout(void)
 {
-    struct sockaddr_in sa;
-    socklen_t sl_len = (socklen_t)sizeof sa;
-    struct pollfd pf;
     redlock_libev_config o;
     it_client *c;
     char err[64];
     long long t0, t1;
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), filler = socket(AF_INET, SOCK_STREAM, 0), k;
-    CHECK(lfd >= 0 && filler >= 0);
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    CHECK_EQ(listen(lfd, 0), 0); /* one connection waiting fills it */
-    CHECK_EQ(getsockname(lfd, (struct sockaddr *)&sa, &sl_len), 0);
-    CHECK_EQ(fcntl(filler, F_SETFL, O_NONBLOCK), 0);
-    (void)connect(filler, (struct sockaddr *)&sa, sizeof sa);
-    pf.fd = filler;
-    pf.events = POLLOUT;
-    pf.revents = 0;
-    CHECK_EQ(poll(&pf, 1, 2000), 1); /* queued, never accepted */
+    int lfd, filler, k, port = hostile_full_backlog(&lfd, &filler);
+    CHECK(port > 0);
     c = (it_client *)calloc(1, sizeof *c);
     CHECK(c != NULL);
     c->loop = ev_loop_new(EVFLAG_AUTO);
@@ -299,7 +268,7 @@ static void libev_connect_timeout(void)
     CHECK_EQ(o.connect_timeout_ms, 1000);
     o.node_count = 1;
     o.node[0].host = "127.0.0.1";
-    o.node[0].port = ntohs(sa.sin_port);
+    o.node[0].port = port;
     o.watchdog_thread = 1;
     CHECK_EQ(redlock_libev_init(&c->c, c->loop, &o), REDLOCK_ERR_INVALID);
     o.watchdog_thread = 0;

@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -240,6 +241,31 @@ static inline void hostile_stop(hostile *h)
 }
 
 /* A loopback port with nothing listening (bound, then closed). */
+/* A listener whose accept queue is full (backlog 0, one connection queued
+   and never accepted): a further connect to its port never completes.
+   Returns the port, or -1; close *lfd and *filler when done. */
+static inline int hostile_full_backlog(int *lfd, int *filler)
+{
+    struct sockaddr_in sa;
+    socklen_t len = (socklen_t)sizeof sa;
+    struct pollfd pf;
+    *lfd = socket(AF_INET, SOCK_STREAM, 0);
+    *filler = socket(AF_INET, SOCK_STREAM, 0);
+    if (*lfd < 0 || *filler < 0) return -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(*lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(*lfd, 0) != 0 ||
+        getsockname(*lfd, (struct sockaddr *)&sa, &len) != 0 || fcntl(*filler, F_SETFL, O_NONBLOCK) != 0)
+        return -1;
+    (void)connect(*filler, (struct sockaddr *)&sa, sizeof sa);
+    pf.fd = *filler;
+    pf.events = POLLOUT;
+    pf.revents = 0;
+    if (poll(&pf, 1, 2000) != 1) return -1; /* queued, never accepted */
+    return ntohs(sa.sin_port);
+}
+
 static inline int hostile_closed_port(void)
 {
     struct sockaddr_in sa;

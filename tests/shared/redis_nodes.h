@@ -629,4 +629,31 @@ static inline void redis_nodes_deadline(unsigned seconds)
     alarm(seconds);
 }
 
+/* One node that also listens on a Unix socket, in a fresh directory made
+   from the template dir ("/tmp/...-XXXXXX", rewritten); path gets the
+   socket's name. 0, or -1 with nothing left behind. */
+static inline int redis_nodes_start_unix(redis_nodes *rn, char *dir, char *path, size_t cap)
+{
+    const char *args[5];
+    if (!mkdtemp(dir)) return -1;
+    snprintf(path, cap, "%s/r.sock", dir);
+    args[0] = "--unixsocket";
+    args[1] = path;
+    args[2] = "--unixsocketperm";
+    args[3] = "700";
+    args[4] = NULL;
+    if (redis_nodes_start(rn, 1, args, NULL) != 0) {
+        rmdir(dir);
+        return -1;
+    }
+    return 0;
+}
+
+static inline void redis_nodes_stop_unix(redis_nodes *rn, const char *dir, const char *path)
+{
+    redis_nodes_stop(rn);
+    unlink(path);
+    rmdir(dir);
+}
+
 #endif /* REDIS_NODES_H */

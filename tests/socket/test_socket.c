@@ -134,19 +134,11 @@ static void socket_unix_select(void)
 {
     redis_nodes rn;
     char dir[] = "/tmp/redlock-sock-XXXXXX", path[128], out[128];
-    const char *args[6];
     redlock_socket_config cfg;
     redlock_socket s;
     redlock_socket_lock l;
     redlock_lock_opts o;
-    if (!mkdtemp(dir)) { CHECK(0); return; }
-    snprintf(path, sizeof path, "%s/r.sock", dir);
-    args[0] = "--unixsocket";
-    args[1] = path;
-    args[2] = "--unixsocketperm";
-    args[3] = "700";
-    args[4] = NULL;
-    if (redis_nodes_start(&rn, 1, args, NULL) != 0) { CHECK(0); rmdir(dir); return; }
+    if (redis_nodes_start_unix(&rn, dir, path, sizeof path) != 0) { CHECK(0); return; }
     redlock_socket_config_init(&cfg);
     cfg.node_count = 1;
     cfg.node[0].unix_path = path;
@@ -179,9 +171,7 @@ static void socket_unix_select(void)
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
     CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_SELECT);
     redlock_socket_deinit(&s);
-    redis_nodes_stop(&rn);
-    unlink(path);
-    rmdir(dir);
+    redis_nodes_stop_unix(&rn, dir, path);
     /* the socket file is gone: refused at once (connect fails in the call) */
     cfg.node[0].db = 0;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);

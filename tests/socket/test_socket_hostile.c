@@ -998,26 +998,11 @@ static void test_foreign_fd_reopened(void)
    transport error on a socket taken for connected. */
 static void test_foreign_stray_readiness(void)
 {
-    struct sockaddr_in sa;
-    socklen_t sl_len = (socklen_t)sizeof sa;
-    struct pollfd pf;
     redlock_socket s;
     rec x;
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), filler = socket(AF_INET, SOCK_STREAM, 0), i;
-    CHECK(lfd >= 0 && filler >= 0);
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    CHECK_EQ(listen(lfd, 0), 0); /* one connection waiting fills it */
-    CHECK_EQ(getsockname(lfd, (struct sockaddr *)&sa, &sl_len), 0);
-    CHECK_EQ(fcntl(filler, F_SETFL, O_NONBLOCK), 0);
-    (void)connect(filler, (struct sockaddr *)&sa, sizeof sa);
-    pf.fd = filler;
-    pf.events = POLLOUT;
-    pf.revents = 0;
-    CHECK_EQ(poll(&pf, 1, 2000), 1); /* queued, never accepted */
-    CHECK_EQ(raw_open(&s, &x, ntohs(sa.sin_port), NULL), REDLOCK_OK);
+    int lfd, filler, i, port = hostile_full_backlog(&lfd, &filler);
+    CHECK(port > 0);
+    CHECK_EQ(raw_open(&s, &x, port, NULL), REDLOCK_OK);
     CHECK_EQ(ping(&s, 5), 0);
     for (i = 0; i < 10; i++) {
         redlock_socket_on_writable(&s, 0);
