@@ -8,6 +8,7 @@ make=${MAKE:-make}
 pass=0 fail=0
 for t in "$@"; do
   echo "== $t"
+  start=$SECONDS
   out=$(mktemp)
   $make --no-print-directory -s "$t" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
@@ -18,7 +19,9 @@ for t in "$@"; do
     f=1
   fi
   pass=$((pass + p)); fail=$((fail + f))
+  echo "== $t: $((SECONDS - start)) s"
   rm -f "$out"
 done
+echo "all checks: $SECONDS s"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
