@@ -2,7 +2,8 @@
 # with redlock_hiredis_common.h): compile matrix of both hiredis headers,
 # integration tests against real redis-server processes on 1, 3 and 5
 # nodes (tests/shared/redis_nodes.h starts and stops them), plain, under
-# valgrind and under ThreadSanitizer. IT_ONLY=<substring> runs a subset of
+# valgrind and under ThreadSanitizer, and a 6 MiB command through all three
+# adapters (test_big_command). IT_ONLY=<substring> runs a subset of
 # the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
@@ -13,6 +14,10 @@ CHECKS += check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan
 .PHONY: check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis examples-hiredis
 
 $(BUILD)/test_hiredis: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+# Its own program: built with REDLOCK_MAX_KEY raised for a 6 MiB key.
+$(BUILD)/test_big_command: tests/hiredis/test_big_command.c $(ADAPTER_DEPS) adapters/redlock_socket.h adapters/redlock_resp.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
 $(BUILD)/test_hiredis_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
@@ -51,8 +56,9 @@ check-adapters-compile: | $(BUILD)
 	  else echo "not ok adapters $${t#*/} compiles with clang"; fi; \
 	done
 
-check-hiredis: $(BUILD)/test_hiredis
+check-hiredis: $(BUILD)/test_hiredis $(BUILD)/test_big_command
 	@$(BUILD)/test_hiredis
+	@$(BUILD)/test_big_command
 
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-hiredis: $(BUILD)/test_hiredis

@@ -16,6 +16,10 @@ int main(void)
     /* no nodes: both refuse, touching nothing */
     if (redlock_hiredis_init(NULL, &ho) != REDLOCK_ERR_INVALID) return 1;
     if (redlock_libev_init(NULL, NULL, &lo) != REDLOCK_ERR_INVALID) return 1;
-    puts(ho.connect_timeout_ms == 200 && lo.command_timeout_ms == 500 ? "ok" : "bad");
+    /* the documented defaults */
+    if (ho.connect_timeout_ms != 1000 || ho.command_timeout_ms != 1000 || lo.connect_timeout_ms != 1000 ||
+        lo.command_timeout_ms != 1000)
+        return 1;
+    puts("ok");
     return 0;
 }

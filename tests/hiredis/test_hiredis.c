@@ -363,24 +363,68 @@ static void inner_result(redlock_lock *l, const redlock_result *r)
 static void hiredis_busy_in_callback(void)
 {
     redis_nodes rn;
+    int threaded;
+    CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
+    /* without the watchdog thread the callback depth says so; with it, the
+       error-checking mutex the callback already holds */
+    for (threaded = 0; threaded < 2; threaded++) {
+        redlock_hiredis c;
+        redlock_hiredis_config o;
+        redlock_hiredis_lock lk;
+        redlock_lock_opts lo;
+        redlock_hiredis_config_init(&o);
+        o.node_count = 1;
+        o.node[0].host = "127.0.0.1";
+        o.node[0].port = redis_nodes_port(&rn, 0);
+        o.watchdog_thread = threaded;
+        CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+        memset(&lo, 0, sizeof lo);
+        lo.key = "hiredis:busy";
+        lo.ttl_ms = 5000;
+        lo.on_result = inner_result;
+        CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+        inner_lock = &lk;
+        inner_rc = 12345;
+        CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
+        CHECK_EQ(inner_rc, REDLOCK_ERR_BUSY);
+        CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
+        redlock_hiredis_lock_deinit(&lk);
+        redlock_hiredis_deinit(&c);
+    }
+    redis_nodes_stop(&rn);
+}
+
+/* Proves: a node whose name does not resolve fails at once with CONNECT
+   and a message, costs only its own vote, and the others still decide. */
+static void hiredis_unresolvable(void)
+{
+    redis_nodes rn;
     redlock_hiredis c;
     redlock_hiredis_config o;
     redlock_hiredis_lock lk;
     redlock_lock_opts lo;
-    CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
+    char text[128];
+    long long t0;
+    CHECK_EQ(redis_nodes_start(&rn, 2, NULL, NULL), 0);
     redlock_hiredis_config_init(&o);
-    o.node_count = 1;
-    o.node[0].host = "127.0.0.1";
-    o.node[0].port = redis_nodes_port(&rn, 0);
+    o.node_count = 3;
+    o.node[0].host = "host.invalid";
+    o.node[0].port = 6379;
+    o.node[1].port = redis_nodes_port(&rn, 0);
+    o.node[2].port = redis_nodes_port(&rn, 1);
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
     memset(&lo, 0, sizeof lo);
-    lo.key = "hiredis:busy";
+    lo.key = "hiredis:unresolvable";
     lo.ttl_ms = 5000;
-    lo.on_result = inner_result;
     CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
-    inner_lock = &lk;
+    t0 = redis_nodes__now_ms();
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
-    CHECK_EQ(inner_rc, REDLOCK_ERR_BUSY);
+    CHECK(redis_nodes__now_ms() - t0 < 1000);
+    text[0] = 0;
+    CHECK_EQ(redlock_hiredis_node_status(&c, 0, text, sizeof text), REDLOCK_ERR_CONNECT);
+    CHECK(text[0] != 0);
+    CHECK_EQ(redlock_hiredis_node_connected(&c, 0), 0);
+    CHECK_EQ(redlock_hiredis_node_status(&c, 1, NULL, 0), 0);
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
     redlock_hiredis_lock_deinit(&lk);
     redlock_hiredis_deinit(&c);
@@ -473,6 +517,7 @@ int main(void)
     if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);
     if (it_selected("hiredis_unix_path")) RUN(hiredis_unix_path);
     if (it_selected("hiredis_busy_in_callback")) RUN(hiredis_busy_in_callback);
+    if (it_selected("hiredis_unresolvable")) RUN(hiredis_unresolvable);
     if (it_selected("hiredis_api_guards")) RUN(hiredis_api_guards);
     if (it_selected("hiredis_linger_bounded")) RUN(hiredis_linger_bounded);
     rc = it_main(&ops);

@@ -287,6 +287,38 @@ static void libev_connect_timeout(void)
     close(lfd);
 }
 
+/* Proves: a node whose server goes away while idle reads TRANSPORT (not
+   CONNECT: the connection was up) with hiredis's message, until the next
+   connect attempt. */
+static void libev_disconnect_status(void)
+{
+    redis_nodes rn;
+    redlock_libev_config o;
+    it_client *c;
+    char err[128];
+    int k;
+    CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
+    c = (it_client *)calloc(1, sizeof *c);
+    CHECK(c != NULL);
+    c->loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev_config_init(&o);
+    o.node_count = 1;
+    o.node[0].host = "127.0.0.1";
+    o.node[0].port = redis_nodes_port(&rn, 0);
+    o.reconnect_delay_ms = 5000; /* no second connect within the test */
+    CHECK_EQ(redlock_libev_init(&c->c, c->loop, &o), REDLOCK_OK);
+    for (k = 0; k < 300 && !redlock_libev_node_connected(&c->c, 0); k++) t_run(c, NULL, 10);
+    CHECK(redlock_libev_node_connected(&c->c, 0));
+    redis_node_kill(&rn, 0);
+    for (k = 0; k < 300 && redlock_libev_node_status(&c->c, 0, NULL, 0) == 0; k++) t_run(c, NULL, 10);
+    err[0] = 0;
+    CHECK_EQ(redlock_libev_node_status(&c->c, 0, err, sizeof err), REDLOCK_ERR_TRANSPORT);
+    CHECK(err[0] != 0);
+    CHECK(!redlock_libev_node_connected(&c->c, 0));
+    t_close(c);
+    redis_nodes_stop(&rn);
+}
+
 /* Proves: the getters refuse what is not theirs (NULL, a node out of
    range) with the documented values, and the error text is cut to the
    buffer and terminated. */
@@ -328,6 +360,7 @@ int main(void)
     if (it_selected("libev_api_guards")) RUN(libev_api_guards);
     if (it_selected("libev_unix_path")) RUN(libev_unix_path);
     if (it_selected("libev_connect_timeout")) RUN(libev_connect_timeout);
+    if (it_selected("libev_disconnect_status")) RUN(libev_disconnect_status);
     rc = it_main(&ops);
     return rc | CHECK_EXIT();
 }

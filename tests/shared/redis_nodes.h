@@ -363,8 +363,8 @@ static inline int redis_nodes__spawn(redis_nodes *rn, int i)
     int k = 0, j;
     pid_t pid;
     snprintf(portbuf, sizeof portbuf, "%d", nd->port);
-    snprintf(logbuf, sizeof logbuf, "%s/redis.log", nd->dir);
-    snprintf(confbuf, sizeof confbuf, "%s/redis.conf", nd->dir);
+    snprintf(logbuf, sizeof logbuf, "%.*s/redis.log", REDIS_NODES__DIRLEN - 1, nd->dir);
+    snprintf(confbuf, sizeof confbuf, "%.*s/redis.conf", REDIS_NODES__DIRLEN - 1, nd->dir);
     argv[k++] = REDIS_NODES_SERVER;
     if (rn->has_config) argv[k++] = confbuf;
     argv[k++] = "--port"; argv[k++] = portbuf;

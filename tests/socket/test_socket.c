@@ -313,6 +313,52 @@ static void socket_status_after_restart(void)
     redis_nodes_stop(&rn);
 }
 
+/* An IPv6 literal: the node's server listens on ::1 too, and the adapter
+   connects there (skipped with a message where loopback has no IPv6). */
+static void socket_ipv6(void)
+{
+    static const char *const extra[] = { "--bind", "127.0.0.1", "::1", NULL };
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    int probe = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof a);
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    if (probe < 0 || bind(probe, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (probe >= 0) close(probe);
+        printf("# socket_ipv6: no IPv6 loopback here, not run\n");
+        return;
+    }
+    close(probe);
+    if (redis_nodes_start(&rn, 1, extra, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].host = "::1";
+    cfg.node[0].port = redis_nodes_port(&rn, 0);
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "ipv6";
+    o.ttl_ms = 10000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
+    CHECK_EQ(redlock_socket_node_connected(&s, 0), 1);
+    CHECK_EQ(it_holders(&rn, "ipv6", redlock_lock_token(&l.lock)), 1);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    {
+        char out[32];
+        CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "EXISTS", "ipv6", (char *)NULL), 0);
+        CHECK_STR(out, ":0");
+    }
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -323,6 +369,7 @@ int main(void)
     redis_nodes_deadline(170);
     if (it_selected("socket_unix_select")) RUN(socket_unix_select);
     if (it_selected("socket_status_after_restart")) RUN(socket_status_after_restart);
+    if (it_selected("socket_ipv6")) RUN(socket_ipv6);
     if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
     if (it_selected("socket_detached_while_waiting")) RUN(socket_detached_while_waiting);
     rc = it_main(&ops);

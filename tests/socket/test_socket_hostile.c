@@ -579,6 +579,79 @@ static void test_foreign_loop(void)
     for (i = 0; i < 3; i++) hostile_stop(&h[i]);
 }
 
+/* RESP-only (on_reply set, no core) in a foreign loop: the set_timer hook
+   hears every node's deadlines, the first node's included. Node 0 never
+   answers: the hook is told its command deadline, and on_timer after it
+   fails the command with NODE_TIMEOUT. */
+typedef struct flr {
+    fl f; /* first: the fl_ hooks take the same user pointer */
+    rec x;
+} flr;
+
+static void flr_reply(void *u, int node, redlock_tag tag, const redlock_reply *r)
+{
+    rec_reply(&((flr *)u)->x, node, tag, r);
+}
+
+static void flr_error(void *u, int node, redlock_tag tag, int status)
+{
+    rec_error(&((flr *)u)->x, node, tag, status);
+}
+
+static void test_foreign_resp_deadline(void)
+{
+    hostile h;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    flr u;
+    int64_t t0;
+    long long until;
+    const char *argv[] = {"PING"};
+    int i;
+    memset(&u, 0, sizeof u);
+    u.f.deadline = REDLOCK_NO_DEADLINE;
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) u.f.fd[i] = -1;
+    CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = h.port;
+    cfg.command_timeout_ms = 200;
+    cfg.on_reply = flr_reply;
+    cfg.on_error = flr_error;
+    cfg.watch = fl_watch;
+    cfg.set_timer = fl_timer;
+    cfg.user = &u;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    t0 = redlock_socket_now_us();
+    CHECK_EQ(redlock_socket_send(&s, 0, 1, argv, NULL, 7), REDLOCK_OK);
+    /* connecting, then waiting for the reply: a deadline either way, and
+       never later than the connect or command timeout from now */
+    CHECK(u.f.deadline != REDLOCK_NO_DEADLINE);
+    CHECK(u.f.deadline <= t0 + 1000 * 1000 + 50 * 1000);
+    until = ms_now() + 3000;
+    while (u.x.errors == 0 && ms_now() < until) {
+        struct pollfd p;
+        int ms = 10;
+        p.fd = u.f.fd[0];
+        p.events = (short)(((u.f.interest[0] & REDLOCK_SOCKET_READ) ? POLLIN : 0) |
+                           ((u.f.interest[0] & REDLOCK_SOCKET_WRITE) ? POLLOUT : 0));
+        p.revents = 0;
+        if (u.f.deadline == REDLOCK_NO_DEADLINE) { CHECK(0); break; }
+        if (poll(&p, p.fd >= 0 && p.events ? 1 : 0, ms) > 0) {
+            if (p.revents & POLLOUT) redlock_socket_on_writable(&s, 0);
+            if (p.revents & (POLLIN | POLLHUP | POLLERR)) redlock_socket_on_readable(&s, 0);
+        }
+        if (redlock_socket_now_us() >= u.f.deadline) redlock_socket_on_timer(&s);
+    }
+    CHECK_EQ(u.x.errors, 1);
+    CHECK_EQ(u.x.last_status, REDLOCK_ERR_NODE_TIMEOUT);
+    CHECK_EQ(u.x.last_tag, 7);
+    CHECK(redlock_socket_now_us() - t0 >= 200 * 1000);
+    CHECK_EQ(u.f.deadline, REDLOCK_NO_DEADLINE); /* nothing owed any more */
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
 /* ---- a poll() loop of the caller's, with a descriptor of its own, built
    on redlock_socket_pollfds / poll_ms / dispatch (as the tool's loop) ---- */
 static void test_poll_helpers(void)
@@ -1124,6 +1197,7 @@ int main(void)
     RUN(test_poll_helpers);
     RUN(test_foreign_timer_early);
     RUN(test_foreign_timer_spurious);
+    RUN(test_foreign_resp_deadline);
     RUN(test_blocking_with_hooks);
     RUN(test_foreign_fd_reopened);
     RUN(test_foreign_stray_readiness);

@@ -1,0 +1,187 @@
+/* A command larger than the socket's send buffer goes out whole, over
+   several writes, in each of the three adapters: a lock on a 6 MiB key is
+   acquired (every node holds it) and released (the key is gone). Built with
+   REDLOCK_MAX_KEY and REDLOCK_SOCKET_MAX_OUTPUT raised for it, so it is a
+   program of its own; one redis-server node. */
+#define _POSIX_C_SOURCE 200809L
+#define REDLOCK_MAX_KEY (8L * 1024 * 1024)
+#define REDLOCK_SOCKET_MAX_OUTPUT (16L * 1024 * 1024)
+#define REDLOCK_IMPLEMENTATION
+#define REDLOCK_HIREDIS_IMPLEMENTATION
+#define REDLOCK_LIBEV_IMPLEMENTATION
+#define REDLOCK_SOCKET_IMPLEMENTATION
+#include "adapters/redlock_hiredis.h"
+#include "adapters/redlock_libev.h"
+#include "adapters/redlock_socket.h"
+#include "redis_nodes.h"
+#include "check.h"
+
+#include <stdlib.h>
+
+#define BIG_KEY_LEN (6L * 1024 * 1024)
+/* A round has time for 6 MiB each way: hiredis 0.14 moves its whole output
+   buffer after every partial write, which takes ~100 ms here. */
+#define BIG_ROUND_MS 3000
+
+static redis_nodes *rn; /* main's */
+static char *big_key;
+
+/* What the node holds under the big key: its length (STRLEN of the value,
+   the token) or 0 when the key is gone. */
+static int node_value_len(void)
+{
+    redisContext *rc = redisConnect("127.0.0.1", redis_nodes_port(rn, 0));
+    redisReply *r;
+    int n = -1;
+    if (!rc || rc->err) {
+        if (rc) redisFree(rc);
+        return -1;
+    }
+    r = (redisReply *)redisCommand(rc, "STRLEN %b", big_key, (size_t)BIG_KEY_LEN);
+    if (r && r->type == REDIS_REPLY_INTEGER) n = (int)r->integer;
+    if (r) freeReplyObject(r);
+    redisFree(rc);
+    return n;
+}
+
+static void big_opts(redlock_lock_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->key = big_key;
+    o->key_len = (size_t)BIG_KEY_LEN;
+    o->ttl_ms = 30000;
+    o->retry_count = -1; /* one attempt: it must not need a second command to push the first out */
+}
+
+static void big_hiredis(void)
+{
+    static redlock_hiredis c;
+    static redlock_hiredis_lock lk;
+    redlock_hiredis_config cfg;
+    redlock_lock_opts o;
+    redlock_hiredis_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(rn, 0);
+    cfg.command_timeout_ms = 5000;
+    cfg.core.node_timeout_ms = BIG_ROUND_MS;
+    CHECK_EQ(redlock_hiredis_init(&c, &cfg), REDLOCK_OK);
+    big_opts(&o);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
+    CHECK_EQ(node_value_len(), REDLOCK_TOKEN_LEN);
+    CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
+    CHECK_EQ(node_value_len(), 0);
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_deinit(&c);
+}
+
+static void big_socket(void)
+{
+    static redlock_socket s;
+    static redlock_socket_lock lk;
+    redlock_socket_config cfg;
+    redlock_lock_opts o;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(rn, 0);
+    cfg.command_timeout_ms = 5000;
+    cfg.core.node_timeout_ms = BIG_ROUND_MS;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    big_opts(&o);
+    CHECK_EQ(redlock_socket_lock_init(&s, &lk, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&lk), REDLOCK_OK);
+    CHECK_EQ(node_value_len(), REDLOCK_TOKEN_LEN);
+    CHECK_EQ(redlock_socket_release(&lk), REDLOCK_OK);
+    CHECK_EQ(node_value_len(), 0);
+    redlock_socket_lock_deinit(&lk);
+    redlock_socket_deinit(&s);
+}
+
+typedef struct big_wait {
+    int op, status, done;
+} big_wait;
+
+static void big_on_result(redlock_lock *lk, const redlock_result *r)
+{
+    big_wait *w = (big_wait *)r->user;
+    (void)lk;
+    if ((int)r->op != w->op) return;
+    w->status = r->status;
+    w->done = 1;
+}
+
+static void big_tick(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)t;
+    (void)revents;
+}
+
+/* Runs the loop until the operation w waits for ended (at most 10 s; a
+   10 ms tick bounds each ev_run). */
+static void big_run(struct ev_loop *loop, const big_wait *w)
+{
+    long long until = redis_nodes__now_ms() + 10000;
+    ev_timer tick;
+    ev_timer_init(&tick, big_tick, 0.01, 0.01);
+    ev_timer_start(loop, &tick);
+    while (!w->done && redis_nodes__now_ms() < until) ev_run(loop, EVRUN_ONCE);
+    ev_timer_stop(loop, &tick);
+}
+
+static void big_libev(void)
+{
+    static redlock_libev c;
+    static redlock_lock lk;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev_config cfg;
+    redlock_lock_opts o;
+    big_wait w;
+    memset(&w, 0, sizeof w);
+    redlock_libev_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(rn, 0);
+    cfg.command_timeout_ms = 5000;
+    cfg.core.node_timeout_ms = BIG_ROUND_MS;
+    CHECK_EQ(redlock_libev_init(&c, loop, &cfg), REDLOCK_OK);
+    big_opts(&o);
+    o.on_result = big_on_result;
+    o.user = &w;
+    CHECK_EQ(redlock_lock_init(&lk, redlock_libev_client(&c), &o), REDLOCK_OK);
+    w.op = REDLOCK_OP_ACQUIRE;
+    CHECK_EQ(redlock_acquire(&lk), REDLOCK_OK);
+    big_run(loop, &w);
+    CHECK_EQ(w.done, 1);
+    CHECK_EQ(w.status, REDLOCK_OK);
+    CHECK_EQ(node_value_len(), REDLOCK_TOKEN_LEN);
+    memset(&w, 0, sizeof w);
+    w.op = REDLOCK_OP_RELEASE;
+    CHECK_EQ(redlock_release(&lk), REDLOCK_OK);
+    big_run(loop, &w);
+    CHECK_EQ(w.done, 1);
+    CHECK_EQ(w.status, REDLOCK_OK);
+    CHECK_EQ(node_value_len(), 0);
+    redlock_lock_deinit(&lk);
+    redlock_libev_deinit(&c);
+    ev_loop_destroy(loop);
+}
+
+int main(void)
+{
+    redis_nodes nodes;
+    rn = &nodes;
+    redis_nodes_deadline(120);
+    big_key = (char *)malloc((size_t)BIG_KEY_LEN);
+    if (!big_key || redis_nodes_start(rn, 1, NULL, NULL) != 0) {
+        printf("not ok big command: cannot start\n");
+        return 1;
+    }
+    memset(big_key, 'k', (size_t)BIG_KEY_LEN);
+    memcpy(big_key, "big:", 4);
+    RUN(big_hiredis);
+    RUN(big_socket);
+    RUN(big_libev);
+    redis_nodes_stop(rn);
+    free(big_key);
+    return CHECK_EXIT();
+}
