@@ -1,7 +1,7 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
 SIM_RUNS ?= 20000
 
-MUTATION_RUNS ?= 5000
+MUTATION_RUNS ?= 20000
 
 # An index past a fixed-size array (a loop that overruns the nodes by one)
 # traps at once in the unit tests and the simulator; no runtime library.
@@ -43,13 +43,14 @@ check-unit: $(BUILD)/unit $(BUILD)/platform
 	@$(BUILD)/platform
 
 # At least 20,000 schedules per profile across N = 1, 3, 5, modern and
-# legacy servers, plus the negative controls that must find violations.
+# legacy servers (the profiles side by side, one per CPU), plus the
+# negative controls that must find violations.
 check-sim: $(BUILD)/sim
-	@$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1
-	@$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1
-	@$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1
-	@$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1
-	@$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1
+	@scripts/parallel.sh '$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 
@@ -59,26 +60,32 @@ check-mutations: | $(BUILD)
 	@tests/core/mutations/check.sh $(MUTATION_RUNS) $(BUILD)
 
 check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
-	@if $(VALGRIND) $(BUILD)/unit >/dev/null && $(VALGRIND) $(BUILD)/platform >/dev/null; \
-	 then echo "ok valgrind unit: 0 errors, 0 leaks"; \
-	 else echo "not ok valgrind unit"; fi
-	@if $(VALGRIND) $(BUILD)/sim --profile modern --runs 200 --seed 7 >/dev/null && \
-	    $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null && \
-	    $(VALGRIND) $(BUILD)/sim --profile noscript --runs 100 --seed 7 >/dev/null && \
-	    $(VALGRIND) $(BUILD)/sim --profile legacy-crowd --runs 50 --seed 7 >/dev/null && \
-	    $(VALGRIND) $(BUILD)/sim --profile refusing --runs 100 --seed 7 >/dev/null; \
-	 then echo "ok valgrind sim (550 schedules): 0 errors, 0 leaks"; else echo "not ok valgrind sim"; fi
+	@scripts/parallel.sh \
+	  'if $(VALGRIND) $(BUILD)/unit >/dev/null && $(VALGRIND) $(BUILD)/platform >/dev/null; \
+	   then echo "ok valgrind unit: 0 errors, 0 leaks"; else echo "not ok valgrind unit"; fi' \
+	  'if $(VALGRIND) $(BUILD)/sim --profile modern --runs 200 --seed 7 >/dev/null && \
+	      $(VALGRIND) $(BUILD)/sim --profile noscript --runs 100 --seed 7 >/dev/null; \
+	   then echo "ok valgrind sim modern, noscript (300 schedules): 0 errors, 0 leaks"; \
+	   else echo "not ok valgrind sim modern, noscript"; fi' \
+	  'if $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null && \
+	      $(VALGRIND) $(BUILD)/sim --profile legacy-crowd --runs 50 --seed 7 >/dev/null && \
+	      $(VALGRIND) $(BUILD)/sim --profile refusing --runs 100 --seed 7 >/dev/null; \
+	   then echo "ok valgrind sim legacy, legacy-crowd, refusing (250 schedules): 0 errors, 0 leaks"; \
+	   else echo "not ok valgrind sim legacy, legacy-crowd, refusing"; fi'
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 check-sanitize-core: | $(BUILD)
-	@$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/unit.c -o $(BUILD)/unit-san && \
-	 $(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/sim.c -o $(BUILD)/sim-san && \
-	 if $(BUILD)/unit-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null && \
-	    $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null && \
-	    $(BUILD)/sim-san --profile noscript --runs 500 >/dev/null && \
-	    $(BUILD)/sim-san --profile legacy-crowd --runs 300 >/dev/null && \
-	    $(BUILD)/sim-san --profile refusing --runs 500 >/dev/null; \
-	 then echo "ok ASan+UBSan: unit tests and 3300 schedules clean"; else echo "not ok ASan+UBSan core"; fi
+	@scripts/parallel.sh '$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/unit.c -o $(BUILD)/unit-san' \
+	  '$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/sim.c -o $(BUILD)/sim-san' && \
+	 scripts/parallel.sh \
+	  'if $(BUILD)/unit-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null; \
+	   then echo "ok ASan+UBSan: unit tests and 1000 modern schedules clean"; else echo "not ok ASan+UBSan unit, modern"; fi' \
+	  'if $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null && \
+	      $(BUILD)/sim-san --profile noscript --runs 500 >/dev/null && \
+	      $(BUILD)/sim-san --profile legacy-crowd --runs 300 >/dev/null && \
+	      $(BUILD)/sim-san --profile refusing --runs 500 >/dev/null; \
+	   then echo "ok ASan+UBSan: 2300 legacy, noscript, legacy-crowd, refusing schedules clean"; \
+	   else echo "not ok ASan+UBSan legacy, noscript, legacy-crowd, refusing"; fi'
 
 # make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|legacy-crowd|refusing|ctl-restart|ctl-drift]
 RUNS ?= 1000

@@ -25,7 +25,7 @@
        still holds it for longer than the documented let-it-expire margin,
        unless a fault touched its client meanwhile or the documented limits
        apply (deinit of a busy lock; a legacy takeover race).
-   Usage: sim [--runs N] [--seed S] [--profile NAME] [--expect-violations] [-v] [--trace]
+   Usage: sim [--runs N] [--seed S] [--profile NAME] [--expect-violations [--first]] [-v] [--trace]
    Every failure prints the seed and a one-line replay command. */
 #define REDLOCK_IMPLEMENTATION
 #include "redlock.h"
@@ -1556,7 +1556,7 @@ int main(int argc, char **argv) {
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
     const profile *p;
-    int expect = 0, verbose = 0, i;
+    int expect = 0, first_only = 0, verbose = 0, i;
     static world w;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atol(argv[++i]);
@@ -1564,10 +1564,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--profile") && i + 1 < argc) pname = argv[++i];
         else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
         else if (!strcmp(argv[i], "--expect-violations")) expect = 1;
+        else if (!strcmp(argv[i], "--first")) first_only = 1;
         else if (!strcmp(argv[i], "-v")) verbose = 1;
         else if (!strcmp(argv[i], "--trace")) trace = 1;
         else {
-            fprintf(stderr, "usage: sim [--runs N] [--seed S] [--profile NAME] [--label NAME] [--expect-violations] [-v] [--trace]\n");
+            fprintf(stderr, "usage: sim [--runs N] [--seed S] [--profile NAME] [--label NAME] [--expect-violations [--first]] [-v] [--trace]\n");
             return 2;
         }
     }
@@ -1594,6 +1595,7 @@ int main(int argc, char **argv) {
                 printf("# seed %llu: %s (N=%d clients=%d)\n#   replay: make sim PROFILE=%s SEED=%llu RUNS=1\n",
                        (unsigned long long)s, w.why, w.nn, w.nc, p->name, (unsigned long long)s);
             if (!expect && failing >= 5) break;
+            if (expect && first_only) break; /* a mutation check needs one */
         }
     }
     printf("# profile %s: %ld schedules (N=1: %ld, N=3: %ld, N=5: %ld), %ld events, %ld acquisitions, "
@@ -1602,7 +1604,9 @@ int main(int argc, char **argv) {
            p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, extends, inner, dups, lost,
            adopted, leaks, failing);
     if (expect) {
-        if (failing)
+        if (failing && first_only)
+            printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);
+        else if (failing)
             printf("ok sim-%s finds violations (%ld of %ld schedules, first at schedule %ld)\n", label, failing, runs,
                    first_failing);
         else

@@ -559,6 +559,7 @@ def expand(text, variables, overrides):
 
 
 BUILD_MARK = '@BUILD@'
+PARALLEL = 'scripts/parallel.sh'               # runs its arguments side by side
 SHELL_STOP = re.compile(r'^(;|&&|\|\||\||&|then|do|fi|done|[0-9]*[<>].*)$')
 SHELL_START = {None, ';', '&&', '||', '|', '&', 'then', 'do', 'else', 'if', '!', 'time'}
 
@@ -574,6 +575,12 @@ def commands_of(check, recipe_line, variables, overrides):
     lexer.whitespace_split = True
     words = list(lexer)
     found = []
+    if PARALLEL in words:                       # each argument is a command line of its own
+        for arg in words[words.index(PARALLEL) + 1:]:
+            if SHELL_STOP.match(arg):
+                break
+            found += commands_of(check, arg.replace(BUILD_MARK, '$(BUILD)'), variables, overrides)
+        return found
     for k, word in enumerate(words):
         if not word.startswith(BUILD_MARK + '/') or '$' in word:
             continue                            # not ours, or a shell loop variable

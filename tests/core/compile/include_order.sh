@@ -5,14 +5,21 @@
 # built-in clock runs, or, where the system header already hid POSIX
 # (strict C without a feature macro), the first error says what to define;
 # with -D_POSIX_C_SOURCE=200809L it always compiles and runs.
+# The headers are checked side by side (scripts/parallel.sh).
 # Usage: tests/core/compile/include_order.sh BUILD_DIR
+#        tests/core/compile/include_order.sh --one HEADER BUILD_DIR
 set -u
-build=${1:-build}
-dir="$build/include_order"
+if [ "${1:-}" != --one ]; then
+  exec scripts/parallel.sh "$0 --one core ${1:-build}" "$0 --one socket ${1:-build}" \
+    "$0 --one hiredis ${1:-build}" "$0 --one libev ${1:-build}"
+fi
+h=$2
+build=$3
+dir="$build/include_order/$h"
 mkdir -p "$dir"
 warn="-Wall -Wextra -Wpedantic -Werror"
 status=0
-for h in core socket hiredis libev; do
+{
   case $h in
     core)    impl="#define REDLOCK_IMPLEMENTATION"; inc='#include "redlock.h"'; libs="" ;;
     socket)  impl=$'#define REDLOCK_IMPLEMENTATION\n#define REDLOCK_SOCKET_IMPLEMENTATION'; inc='#include "adapters/redlock_socket.h"'; libs="" ;;
@@ -66,5 +73,5 @@ SRC
   else
     echo "not ok include order $h${bad}"; status=1
   fi
-done
+}
 exit $status
