@@ -318,8 +318,14 @@
 #ifndef REDLOCK_MAX_KEY
 #define REDLOCK_MAX_KEY 512
 #endif
+#ifndef REDLOCK_LOCK_TABLE
+#define REDLOCK_LOCK_TABLE 64
+#endif
 #if REDLOCK_MAX_NODES < 1 || REDLOCK_MAX_NODES > 255
 #error "REDLOCK_MAX_NODES must be in 1..255"
+#endif
+#if REDLOCK_LOCK_TABLE < 1 || REDLOCK_LOCK_TABLE > (1L << 24) || (REDLOCK_LOCK_TABLE & (REDLOCK_LOCK_TABLE - 1))
+#error "REDLOCK_LOCK_TABLE must be a power of two in 1..2^24"
 #endif
 
 #define REDLOCK_MAX_ARGS 8             /* longest command the core sends */
@@ -491,6 +497,15 @@ typedef struct redlock_config {
     int64_t retry_delay_ms;            /* default 200 */
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
+    /* optional, for many locks on one client: where the client files its
+       locks so that a reply finds its lock at once. lock_table_size
+       entries, a power of two up to 2^24; about one per lock held at once
+       (more is fine). The memory is the caller's, untouched before init and
+       in use until redlock_client_deinit. NULL: REDLOCK_LOCK_TABLE entries
+       inside the client (any number of locks still works; finding one then
+       costs about locks / REDLOCK_LOCK_TABLE steps). */
+    struct redlock_lock **lock_table;
+    size_t lock_table_size;
 } redlock_config;
 
 /* Per-lock options; zero fields take the client's setting or the default. */
@@ -531,8 +546,18 @@ typedef struct redlock_client {
     redlock_config _cfg;
     redlock_callbacks _cb;
     void *_user;
-    redlock_lock *_locks;     /* intrusive list of initialised locks */
-    uint32_t _next_id;
+    /* the locks, filed by address: bucket b chains (through _bucket_next)
+       the locks whose address hashes to b; a lock's id carries b, so a tag
+       finds its bucket at once */
+    redlock_lock **_table;    /* _cfg.lock_table or _own_table */
+    uint32_t _table_mask;     /* size - 1 */
+    int _table_bits;
+    uint64_t _next_id;
+    /* deadlines: a pairing heap of the locks that need the timer (root:
+       the earliest); during on_timer, the due locks already driven once
+       wait in _parked */
+    redlock_lock *_heap;
+    redlock_lock *_parked;
     uint32_t _tick;
     int _depth;               /* nesting of API calls; timer updated at 0 */
     int64_t _armed;           /* deadline last given to set_timer */
@@ -542,13 +567,14 @@ typedef struct redlock_client {
     uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer: AUTH or SELECT refused */
     int _magic;
+    redlock_lock *_own_table[REDLOCK_LOCK_TABLE];
 } redlock_client;
 
 struct redlock_lock {
-    /* identity: the client's list, the tags' lock id, the key */
+    /* identity: the client's table, the tags' lock id, the key */
     redlock_client *_client;
-    redlock_lock *_next, *_prev;
-    uint32_t _id;
+    redlock_lock *_bucket_next;
+    uint64_t _id;          /* 40 bits: a per-client count above the bucket's index */
     uint32_t _seq;         /* tag sequence of the last request */
     uint32_t _tick;
     int _magic;
@@ -603,6 +629,9 @@ struct redlock_lock {
     int _busy, _dirty;     /* re-entrancy guard of the drive loop */
     int *_alive;           /* cleared by deinit while a callback runs */
     int64_t _deadline;     /* earliest time this lock needs the timer */
+    redlock_lock *_heap_child, *_heap_next; /* pairing heap: first child, next sibling */
+    redlock_lock *_heap_prev; /* previous sibling, or the parent of a first child */
+    int _heap_where;       /* REDLOCK__IN_HEAP, REDLOCK__PARKED or 0 */
 };
 
 /* ---- API ---- */
@@ -1118,9 +1147,14 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
     cmd->argc = a;
 }
 
+/* A tag: the lock's id (40 bits), the request's sequence number (16 bits),
+   the node (8 bits). */
+#define REDLOCK__SEQ_MASK 0xFFFFu
 static redlock_tag redlock__tag(const redlock_lock *lk, int i) {
-    return ((redlock_tag)lk->_id << 32) | ((redlock_tag)lk->_node[i].seq << 8) | (redlock_tag)i;
+    return ((redlock_tag)lk->_id << 24) | ((redlock_tag)lk->_node[i].seq << 8) | (redlock_tag)i;
 }
+static uint64_t redlock__tag_lock_id(redlock_tag tag) { return tag >> 24; }
+static uint32_t redlock__tag_seq(redlock_tag tag) { return (uint32_t)(tag >> 8) & REDLOCK__SEQ_MASK; }
 
 /* Sends every command that is due. A synchronous transport may answer
    inside send: the answer is recorded and picked up by the drive loop. */
@@ -1138,7 +1172,7 @@ static void redlock__flush(redlock_lock *lk, int64_t now, const int *alive) {
         n->sent_us = now;
         /* every request its own tag: an answer to an earlier step (or one
            delivered twice) can never pass for this step's */
-        lk->_seq = (lk->_seq + 1) & 0xFFFFFF;
+        lk->_seq = (lk->_seq + 1) & REDLOCK__SEQ_MASK;
         if (lk->_seq == 0) lk->_seq = 1;
         seq = n->seq = lk->_seq;
         rc = c->_cb.send(c->_user, i, &cmd, redlock__tag(lk, i));
@@ -1791,6 +1825,130 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     return d;
 }
 
+/* ---- deadlines: a pairing heap through the locks (no allocation) ----
+   Insert is O(1), removing any lock O(log n) amortised, the earliest is the
+   root. */
+#define REDLOCK__IN_HEAP 1
+#define REDLOCK__PARKED 2
+
+/* Joins two heaps (roots a and b); returns the new root. */
+static redlock_lock *redlock__heap_meld(redlock_lock *a, redlock_lock *b) {
+    redlock_lock *t;
+    if (!a) return b;
+    if (!b) return a;
+    if (b->_deadline < a->_deadline) { t = a; a = b; b = t; }
+    b->_heap_prev = a;
+    b->_heap_next = a->_heap_child;
+    if (a->_heap_child) a->_heap_child->_heap_prev = b;
+    a->_heap_child = b;
+    return a;
+}
+
+/* One heap from a list of sibling heaps: meld them in pairs left to
+   right, then the pairs right to left (what keeps the heap shallow). */
+static redlock_lock *redlock__heap_merge_pairs(redlock_lock *first) {
+    redlock_lock *pairs = NULL, *root = NULL;
+    while (first) {
+        redlock_lock *a = first, *b = first->_heap_next, *m;
+        first = b ? b->_heap_next : NULL;
+        a->_heap_next = a->_heap_prev = NULL;
+        if (b) b->_heap_next = b->_heap_prev = NULL;
+        m = redlock__heap_meld(a, b);
+        m->_heap_next = pairs; /* a stack of the pairs, through _heap_next */
+        pairs = m;
+    }
+    while (pairs) {
+        redlock_lock *next = pairs->_heap_next;
+        pairs->_heap_next = NULL;
+        root = redlock__heap_meld(root, pairs);
+        pairs = next;
+    }
+    if (root) root->_heap_prev = NULL;
+    return root;
+}
+
+/* Takes the lock out of the heap or the parked list. */
+static void redlock__unschedule(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    if (lk->_heap_where == REDLOCK__IN_HEAP) {
+        redlock_lock *sub = redlock__heap_merge_pairs(lk->_heap_child);
+        lk->_heap_child = NULL;
+        if (lk == c->_heap) {
+            c->_heap = sub;
+        } else {
+            if (lk->_heap_prev->_heap_child == lk) lk->_heap_prev->_heap_child = lk->_heap_next;
+            else lk->_heap_prev->_heap_next = lk->_heap_next;
+            if (lk->_heap_next) lk->_heap_next->_heap_prev = lk->_heap_prev;
+            c->_heap = redlock__heap_meld(c->_heap, sub);
+        }
+    } else if (lk->_heap_where == REDLOCK__PARKED) {
+        if (lk->_heap_prev) lk->_heap_prev->_heap_next = lk->_heap_next;
+        else c->_parked = lk->_heap_next;
+        if (lk->_heap_next) lk->_heap_next->_heap_prev = lk->_heap_prev;
+    }
+    lk->_heap_next = lk->_heap_prev = NULL;
+    lk->_heap_where = 0;
+}
+
+/* The lock needs the timer at d (NO_DEADLINE: not at all). */
+static void redlock__schedule(redlock_lock *lk, int64_t d) {
+    redlock_client *c = lk->_client;
+    if (lk->_heap_where == REDLOCK__IN_HEAP && lk->_deadline == d) return;
+    redlock__unschedule(lk);
+    lk->_deadline = d;
+    if (d == REDLOCK_NO_DEADLINE) return;
+    lk->_heap_where = REDLOCK__IN_HEAP;
+    c->_heap = redlock__heap_meld(c->_heap, lk);
+}
+
+/* on_timer: a due lock waits here until the tick ends. */
+static void redlock__park(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    redlock__unschedule(lk);
+    lk->_heap_where = REDLOCK__PARKED;
+    lk->_heap_next = c->_parked;
+    if (c->_parked) c->_parked->_heap_prev = lk;
+    c->_parked = lk;
+}
+
+/* ---- the lock table: locks filed by address, found by id ---- */
+static uint32_t redlock__bucket_of(const redlock_client *c, const redlock_lock *lk) {
+    uint64_t h = (uint64_t)(uintptr_t)lk * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing: the high bits */
+    return (uint32_t)(h >> 40) & c->_table_mask;
+}
+
+/* A live lock of this client with this id, or NULL (a stale tag). */
+static redlock_lock *redlock__find(redlock_client *c, uint64_t id) {
+    redlock_lock *lk;
+    for (lk = c->_table[id & c->_table_mask]; lk; lk = lk->_bucket_next)
+        if (lk->_id == id) return lk;
+    return NULL;
+}
+
+/* Is this memory a lock initialised on this client? By address only: the
+   caller's memory may be uninitialised. */
+static int redlock__filed(const redlock_client *c, const redlock_lock *lk) {
+    const redlock_lock *it;
+    for (it = c->_table[redlock__bucket_of(c, lk)]; it; it = it->_bucket_next)
+        if (it == lk) return 1;
+    return 0;
+}
+
+static void redlock__file(redlock_client *c, redlock_lock *lk) {
+    uint32_t b = redlock__bucket_of(c, lk);
+    uint64_t count = c->_next_id++ & ((((uint64_t)1) << (40 - c->_table_bits)) - 1);
+    lk->_id = (count << c->_table_bits) | b;
+    lk->_bucket_next = c->_table[b];
+    c->_table[b] = lk;
+}
+
+static void redlock__unfile(redlock_client *c, redlock_lock *lk) {
+    redlock_lock **at = &c->_table[lk->_id & c->_table_mask];
+    while (*at && *at != lk) at = &(*at)->_bucket_next;
+    if (*at) *at = lk->_bucket_next;
+    lk->_bucket_next = NULL;
+}
+
 /* The drive loop: runs the state machine until nothing changes. Re-entrant
    calls (a reply inside send, an API call inside a callback) only mark the
    lock dirty; the outermost loop picks the work up. */
@@ -1809,7 +1967,7 @@ static void redlock__drive(redlock_lock *lk) {
     } while (lk->_dirty);
     lk->_busy = 0;
     lk->_alive = NULL;
-    lk->_deadline = redlock__lock_deadline(lk);
+    redlock__schedule(lk, redlock__lock_deadline(lk));
 }
 
 static void redlock__enter(redlock_client *c) { c->_depth++; }
@@ -1824,13 +1982,6 @@ static void redlock__leave(redlock_client *c) {
             c->_cb.set_timer(c->_user, d);
         }
     }
-}
-
-static redlock_lock *redlock__find(redlock_client *c, uint32_t id) {
-    redlock_lock *lk;
-    for (lk = c->_locks; lk; lk = lk->_next)
-        if (lk->_id == id) return lk;
-    return NULL;
 }
 
 static int redlock__usable(const redlock_lock *lk) {
@@ -1869,9 +2020,22 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
         return REDLOCK_ERR_INVALID;
     for (i = 0; i < cfg->node_count; i++)
         if ((int)cfg->mode[i] < REDLOCK_MODE_AUTO || (int)cfg->mode[i] > REDLOCK_MODE_LEGACY) return REDLOCK_ERR_INVALID;
+    if (cfg->lock_table && (cfg->lock_table_size < 1 || cfg->lock_table_size > ((size_t)1 << 24) ||
+                            (cfg->lock_table_size & (cfg->lock_table_size - 1))))
+        return REDLOCK_ERR_INVALID;
     redlock_config_init(&d);
     memset(c, 0, sizeof *c);
     c->_cfg = *cfg;
+    if (cfg->lock_table) {
+        c->_table = cfg->lock_table;
+        c->_table_mask = (uint32_t)(cfg->lock_table_size - 1);
+    } else {
+        c->_table = c->_own_table;
+        c->_table_mask = REDLOCK_LOCK_TABLE - 1;
+        c->_cfg.lock_table_size = REDLOCK_LOCK_TABLE;
+    }
+    while (((uint32_t)1 << c->_table_bits) <= c->_table_mask) c->_table_bits++;
+    memset(c->_table, 0, ((size_t)c->_table_mask + 1) * sizeof *c->_table);
     if (!c->_cfg.node_timeout_ms) c->_cfg.node_timeout_ms = d.node_timeout_ms;
     if (c->_cfg.drift_factor == 0.0) c->_cfg.drift_factor = d.drift_factor;
     if (!c->_cfg.clock_drift_ms) c->_cfg.clock_drift_ms = d.clock_drift_ms;
@@ -1901,12 +2065,15 @@ static void redlock__detach(redlock_lock *lk) {
 }
 
 REDLOCK_API void redlock_client_deinit(redlock_client *c) {
+    uint32_t b;
     if (!c || c->_magic != REDLOCK__MAGIC) return;
-    while (c->_locks) {
-        redlock_lock *lk = c->_locks;
-        c->_locks = lk->_next;
-        redlock__detach(lk);
-    }
+    for (b = 0; b <= c->_table_mask; b++)
+        while (c->_table[b]) {
+            redlock_lock *lk = c->_table[b];
+            c->_table[b] = lk->_bucket_next;
+            redlock__detach(lk);
+        }
+    c->_heap = c->_parked = NULL;
     if (c->_armed != REDLOCK_NO_DEADLINE) c->_cb.set_timer(c->_user, REDLOCK_NO_DEADLINE);
     c->_magic = 0;
 }
@@ -1926,16 +2093,10 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
         return REDLOCK_ERR_INVALID;
     /* initialising a lock that is still initialised on this client: forget
-       the old one first (otherwise the list would link the lock to itself).
-       Found by address: the caller's memory may be uninitialised. */
-    {
-        redlock_lock *it;
-        for (it = c->_locks; it; it = it->_next)
-            if (it == lk) { redlock_lock_deinit(lk); break; }
-    }
+       the old one first (otherwise the table would link the lock to itself) */
+    if (redlock__filed(c, lk)) redlock_lock_deinit(lk);
     memset(lk, 0, sizeof *lk);
     lk->_client = c;
-    lk->_id = c->_next_id++;
     lk->_magic = REDLOCK__MAGIC;
     lk->_ttl_ms = o->ttl_ms;
     lk->_ttl_len = (uint8_t)redlock__fmt_u64(lk->_ttl_txt, (uint64_t)o->ttl_ms);
@@ -1954,9 +2115,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     memcpy(lk->_key, o->key, klen);
     lk->_key_len = klen;
     lk->_deadline = REDLOCK_NO_DEADLINE;
-    lk->_next = c->_locks;
-    if (c->_locks) c->_locks->_prev = lk;
-    c->_locks = lk;
+    redlock__file(c, lk);
     return REDLOCK_OK;
 }
 
@@ -1964,9 +2123,8 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     redlock_client *c;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
-    if (lk->_prev) lk->_prev->_next = lk->_next;
-    else c->_locks = lk->_next;
-    if (lk->_next) lk->_next->_prev = lk->_prev;
+    redlock__unfile(c, lk);
+    redlock__unschedule(lk);
     redlock__detach(lk);
     redlock__enter(c);
     redlock__leave(c);
@@ -2095,10 +2253,10 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
 /* r NULL: the node failed with status err */
 static void redlock__input(redlock_client *c, redlock_tag tag, const redlock_reply *r, int err) {
     redlock_lock *lk;
-    uint32_t seq = (uint32_t)(tag >> 8) & 0xFFFFFF;
-    int node = (int)(tag & 0xFF);
+    uint32_t seq = redlock__tag_seq(tag);
+    int node = redlock_tag_node(tag);
     if (!c || c->_magic != REDLOCK__MAGIC || seq == 0 || node >= c->_cfg.node_count) return;
-    lk = redlock__find(c, (uint32_t)(tag >> 32));
+    lk = redlock__find(c, redlock__tag_lock_id(tag));
     if (!lk || lk->_node[node].seq != seq || !(lk->_node[node].flags & REDLOCK__F_WAIT)) return; /* stale */
     redlock__enter(c);
     redlock__answer(lk, node, r, err < 0 ? err : REDLOCK_ERR_TRANSPORT, redlock__now(c));
@@ -2122,25 +2280,24 @@ REDLOCK_API void redlock_on_timer(redlock_client *c) {
     c->_armed = REDLOCK_NO_DEADLINE; /* the timer that called us has fired */
     now = redlock__now(c);
     c->_tick++;
-    /* each due lock once; rescan after each since callbacks may change the list */
-    for (lk = c->_locks; lk;) {
-        if (lk->_tick != c->_tick && lk->_deadline <= now) {
-            lk->_tick = c->_tick;
-            redlock__drive(lk);
-            lk = c->_locks;
-        } else {
-            lk = lk->_next;
-        }
+    /* the due locks, earliest first, each driven once: it waits parked
+       (so that a lock still due after its turn does not come round again)
+       until its drive files it under its next deadline */
+    while ((lk = c->_heap) != NULL && lk->_deadline <= now) {
+        redlock__park(lk);
+        if (lk->_tick == c->_tick) continue;
+        lk->_tick = c->_tick;
+        redlock__drive(lk);
     }
+    while ((lk = c->_parked) != NULL) redlock__schedule(lk, lk->_deadline);
     redlock__leave(c);
 }
 
 REDLOCK_API int64_t redlock_next_deadline(const redlock_client *c) {
-    const redlock_lock *lk;
-    int64_t d = REDLOCK_NO_DEADLINE;
-    if (!c || c->_magic != REDLOCK__MAGIC) return d;
-    for (lk = c->_locks; lk; lk = lk->_next)
-        if (lk->_deadline < d) d = lk->_deadline;
+    int64_t d;
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_NO_DEADLINE;
+    d = c->_heap ? c->_heap->_deadline : REDLOCK_NO_DEADLINE;
+    if (c->_parked && c->_parked->_deadline < d) d = c->_parked->_deadline; /* asked inside on_timer */
     return d;
 }
 

@@ -161,7 +161,7 @@ typedef struct token_rec {
     uint32_t gen;            /* client's fault_gen when the token was born */
     int excused;             /* a documented limit applies */
     int64_t ttl_ms;
-    uint32_t lock_id;        /* from its tags (white box): who may DEL it */
+    uint64_t lock_id;        /* from its tags (white box): who may DEL it */
 } token_rec;
 
 enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK };
@@ -481,7 +481,7 @@ static int is_unanswered(const client *c, int n, const char *tok) {
 static slot *slot_of_tag(client *c, redlock_tag tag) {
     int k;
     for (k = 0; k < c->ns; k++)
-        if (c->s[k].inited && c->s[k].lk._id == (uint32_t)(tag >> 32)) return &c->s[k];
+        if (c->s[k].inited && c->s[k].lk._id == redlock__tag_lock_id(tag)) return &c->s[k];
     return NULL;
 }
 
@@ -489,7 +489,7 @@ static slot *slot_of_tag(client *c, redlock_tag tag) {
    take the answer, not drop it as stale)? */
 static int awaited(client *c, int n, redlock_tag tag) {
     const slot *s = slot_of_tag(c, tag);
-    return s && s->lk._node[n].seq == (uint32_t)((tag >> 8) & 0xFFFFFF) && (s->lk._node[n].flags & 2 /* waiting */);
+    return s && s->lk._node[n].seq == redlock__tag_seq(tag) && (s->lk._node[n].flags & 2 /* waiting */);
 }
 
 /* The check-then-act DEL of a legacy node acts on what GET showed; if the
@@ -649,7 +649,7 @@ static void run_script(world *w, entry *e, msg *m, int which) {
 static void note_writer(world *w, const char *val, size_t len, int c, redlock_tag tag) {
     const char *colon = (const char *)memchr(val, ':', len);
     int t = colon ? token_find(w, colon + 1, len - (size_t)(colon + 1 - val)) : token_find(w, val, len);
-    if (t >= 0 && w->tokens[t].c == c) w->tokens[t].lock_id = (uint32_t)(tag >> 32);
+    if (t >= 0 && w->tokens[t].c == c) w->tokens[t].lock_id = redlock__tag_lock_id(tag);
 }
 
 static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
@@ -697,7 +697,7 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
             size_t len;
             const char *tok = value_token(e, &len);
             int t = token_find(w, tok, len);
-            if (t >= 0 && w->tokens[t].c == c && w->tokens[t].lock_id == (uint32_t)(tag >> 32))
+            if (t >= 0 && w->tokens[t].c == c && w->tokens[t].lock_id == redlock__tag_lock_id(tag))
                 violation(w, "DEL of a value whose GETSET lost a race, by the racer", w->tokens[t].c);
         }
         if (entry_live(w, e)) { e->used = 0; reply_int(m, 1); } else reply_int(m, 0);

@@ -1211,6 +1211,237 @@ static void test_many_locks_one_client(void) {
     teardown();
 }
 
+/* ---- many locks on one client: the lock table and the deadline heap ----
+   A transport of its own: it keeps every tag sent, in a growable array, and
+   the test answers them in any order. */
+typedef struct many {
+    redlock_tag *tag;
+    int *node;
+    size_t n, cap;
+    int64_t now;
+    int64_t timer;
+} many;
+static many M;
+static int64_t m_now(void *u) { (void)u; return M.now; }
+static void m_timer(void *u, int64_t d) { (void)u; M.timer = d; }
+static int m_send(void *u, int node, const redlock_command *cmd, redlock_tag tag) {
+    (void)u;
+    (void)cmd;
+    if (M.n == M.cap) {
+        size_t cap = M.cap ? M.cap * 2 : 1024;
+        redlock_tag *t = (redlock_tag *)realloc(M.tag, cap * sizeof *t);
+        int *nd;
+        if (!t) return REDLOCK_ERR_NOMEM;
+        M.tag = t;
+        nd = (int *)realloc(M.node, cap * sizeof *nd);
+        if (!nd) return REDLOCK_ERR_NOMEM;
+        M.node = nd;
+        M.cap = cap;
+    }
+    M.tag[M.n] = tag;
+    M.node[M.n++] = node;
+    return 0;
+}
+static void m_ok_all(redlock_client *c) {
+    redlock_reply r;
+    size_t k, n = M.n;
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_STATUS;
+    r.str = "OK";
+    r.len = 2;
+    M.n = 0;
+    /* back to front: the reverse of the sending order */
+    for (k = n; k-- > 0;) redlock_on_reply(c, M.tag[k], &r);
+}
+static void m_client(redlock_client *c, redlock_lock **table, size_t size) {
+    redlock_config cfg;
+    redlock_callbacks cb;
+    redlock_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.lock_table = table;
+    cfg.lock_table_size = size;
+    memset(&cb, 0, sizeof cb);
+    cb.send = m_send;
+    cb.set_timer = m_timer;
+    cb.now_us = m_now;
+    cb.wall_ms = t_wall;
+    cb.random = t_random;
+    M.n = 0; /* the arrays stay for the next client: m_free() */
+    M.now = 1000000;
+    M.timer = REDLOCK_NO_DEADLINE;
+    CHECK_EQ(redlock_client_init(c, &cfg, &cb, NULL), REDLOCK_OK);
+}
+static void m_free(void) {
+    free(M.tag);
+    free(M.node);
+    memset(&M, 0, sizeof M);
+}
+/* The earliest deadline of the locks, by looking at each (white box). */
+static int64_t m_brute_deadline(redlock_lock *locks, int n) {
+    int64_t d = REDLOCK_NO_DEADLINE;
+    int i;
+    for (i = 0; i < n; i++)
+        if (locks[i]._magic && locks[i]._deadline < d) d = locks[i]._deadline;
+    return d;
+}
+
+/* Proves: a caller's lock table must be a power of two up to 2^24. */
+static void test_lock_table_config(void) {
+    static redlock_lock *table[1024];
+    redlock_client c;
+    redlock_config cfg;
+    redlock_callbacks cb;
+    size_t bad[] = {0, 3, 1000, ((size_t)1 << 24) + 1, (size_t)1 << 25};
+    size_t i;
+    redlock_config_init(&cfg);
+    cfg.node_count = 1;
+    memset(&cb, 0, sizeof cb);
+    cb.send = m_send;
+    cfg.lock_table = table;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg.lock_table_size = bad[i];
+        CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_ERR_INVALID);
+    }
+    cfg.lock_table_size = 1;
+    CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_OK);
+    redlock_client_deinit(&c);
+    cfg.lock_table_size = 1024;
+    CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_OK);
+    redlock_client_deinit(&c);
+    cfg.lock_table = NULL; /* the size is then ignored */
+    cfg.lock_table_size = 3;
+    CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_OK);
+    redlock_client_deinit(&c);
+}
+
+/* Proves, with the built-in table and with a caller's (larger and smaller
+   than the lock count): 3000 watchdog locks with different ttls are all
+   acquired from replies in reverse order; the timer is always the earliest
+   lock's deadline; each tick renews exactly the locks that are due; tags
+   of deinitialised locks (memory reused by new locks, then freed) are
+   ignored; re-initialising a live lock keeps one entry. */
+static void test_many_locks_table_and_heap(void) {
+    static redlock_lock *table[4096];
+    size_t sizes[] = {0, 4096, 16};
+    size_t z;
+    for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        enum { NL = 3000 };
+        redlock_client c;
+        redlock_lock *locks = (redlock_lock *)calloc(NL, sizeof *locks);
+        redlock_lock_opts o;
+        redlock_tag *old;
+        size_t nold, k;
+        int i, tick, held = 0;
+        char key[32];
+        if (!locks) { CHECK(0); return; }
+        m_client(&c, sizes[z] ? table : NULL, sizes[z]);
+        memset(&o, 0, sizeof o);
+        o.key = key;
+        o.watchdog = 1;
+        for (i = 0; i < NL; i++) {
+            snprintf(key, sizeof key, "many:%d", i);
+            o.ttl_ms = 3000 + (i * 7919) % 5000;
+            CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+            CHECK_EQ(redlock_acquire(&locks[i]), REDLOCK_OK);
+        }
+        CHECK_EQ(M.n, NL);
+        CHECK_EQ(M.timer, m_brute_deadline(locks, NL));
+        m_ok_all(&c);
+        for (i = 0; i < NL; i++) held += redlock_lock_state(&locks[i]) == REDLOCK_STATE_HELD;
+        CHECK_EQ(held, NL);
+        CHECK_EQ(M.timer, m_brute_deadline(locks, NL));
+        CHECK_EQ(redlock_next_deadline(&c), M.timer);
+        /* ticks: each renews the due locks only */
+        for (tick = 0; tick < 40 && M.timer != REDLOCK_NO_DEADLINE; tick++) {
+            int due = 0;
+            int64_t at = M.timer;
+            for (i = 0; i < NL; i++) due += locks[i]._deadline <= at;
+            M.now = at;
+            redlock_on_timer(&c);
+            CHECK_EQ((int)M.n, due);
+            m_ok_all(&c);
+            CHECK_EQ(M.timer, m_brute_deadline(locks, NL));
+        }
+        CHECK(tick == 40);
+        /* stale tags: renewals of the first half are answered only after
+           those locks were deinitialised and their memory re-initialised */
+        M.now = M.timer;
+        redlock_on_timer(&c);
+        old = (redlock_tag *)malloc((M.n + 1) * sizeof *old);
+        if (!old) { CHECK(0); return; }
+        nold = M.n;
+        memcpy(old, M.tag, M.n * sizeof *old);
+        M.n = 0;
+        for (i = 0; i < NL / 2; i++) {
+            redlock_lock_deinit(&locks[i]);
+            snprintf(key, sizeof key, "again:%d", i);
+            o.ttl_ms = 60000;
+            o.watchdog = 0;
+            CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+        }
+        /* re-initialising a live lock: one entry, not two */
+        CHECK_EQ(redlock_lock_init(&locks[0], &c, &o), REDLOCK_OK);
+        {
+            redlock_reply r;
+            memset(&r, 0, sizeof r);
+            r.type = REDLOCK_REPLY_INTEGER;
+            r.integer = 1;
+            for (k = 0; k < nold; k++) redlock_on_reply(&c, old[k], &r);
+        }
+        CHECK_EQ(M.n, 0); /* nothing followed from a stale answer */
+        for (i = 0; i < NL / 2; i++) CHECK_EQ(redlock_lock_state(&locks[i]), REDLOCK_STATE_IDLE);
+        for (i = NL / 2; i < NL; i++) CHECK_EQ(redlock_lock_state(&locks[i]), REDLOCK_STATE_HELD);
+        /* every lock deinitialised: the table and the heap are empty */
+        for (i = 0; i < NL; i++) redlock_lock_deinit(&locks[i]);
+        CHECK_EQ(redlock_next_deadline(&c), REDLOCK_NO_DEADLINE);
+        CHECK_EQ(M.timer, REDLOCK_NO_DEADLINE);
+        {
+            uint32_t b;
+            int left = 0;
+            for (b = 0; b <= c._table_mask; b++) left += c._table[b] != NULL;
+            CHECK_EQ(left, 0);
+        }
+        redlock_client_deinit(&c);
+        free(locks);
+        free(old);
+    }
+    m_free();
+}
+
+/* Proves: a reply for a lock whose memory was freed after deinit is
+   ignored without touching that memory (valgrind and ASan see it). */
+static void test_stale_tag_of_freed_lock(void) {
+    redlock_client c;
+    redlock_lock *lk = (redlock_lock *)malloc(sizeof *lk), keep;
+    redlock_lock_opts o;
+    redlock_reply r;
+    redlock_tag tag;
+    if (!lk) { CHECK(0); return; }
+    m_client(&c, NULL, 0);
+    memset(&o, 0, sizeof o);
+    o.key = "freed";
+    o.ttl_ms = 1000;
+    CHECK_EQ(redlock_lock_init(lk, &c, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_init(&keep, &c, &o), REDLOCK_OK); /* the same bucket or not: another live lock */
+    CHECK_EQ(redlock_acquire(lk), REDLOCK_OK);
+    CHECK_EQ(M.n, 1);
+    tag = M.tag[0];
+    M.n = 0;
+    redlock_lock_deinit(lk);
+    free(lk);
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_STATUS;
+    r.str = "OK";
+    r.len = 2;
+    redlock_on_reply(&c, tag, &r);
+    redlock_on_error(&c, tag, REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(M.n, 0);
+    CHECK_EQ(redlock_lock_state(&keep), REDLOCK_STATE_IDLE);
+    redlock_lock_deinit(&keep);
+    redlock_client_deinit(&c);
+    m_free();
+}
+
 /* ======================================================================= */
 /* Defects fixed by 38cd2dc. Each test below fails against the header      */
 /* before that commit and passes now.                                      */
@@ -4438,6 +4669,9 @@ int main(int argc, char **argv) {
     RUN_T(test_strerror);
     RUN_T(test_builtin_callbacks);
     RUN_T(test_many_locks_one_client);
+    RUN_T(test_lock_table_config);
+    RUN_T(test_many_locks_table_and_heap);
+    RUN_T(test_stale_tag_of_freed_lock);
     RUN_T(test_defect1_shortening_extend);
     RUN_T(test_defect1_shortening_extend_no_quorum);
     RUN_T(test_defect1_watchdog_renewal_after_long_extend);
