@@ -211,6 +211,8 @@
        REDLOCK_API             linkage of the API (default: extern)
        REDLOCK_MAX_NODES       max nodes per client (default 16, <= 255)
        REDLOCK_MAX_KEY         max key length in bytes (default 512)
+       REDLOCK_LOCK_TABLE      entries of the client's built-in lock table
+                               (default 64; a power of two)
        REDLOCK_ASSERT(c)       internal consistency checks (default assert)
        REDLOCK_RANDOM_DEVICE   file the built-in random source reads when
                                getrandom(2) is absent (default "/dev/urandom")
@@ -221,6 +223,19 @@
    Every millisecond setting (config and lock options, extend's ttl) must be
    in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
    TTL for ttls), so that microsecond arithmetic never overflows.
+
+   Many locks on one client: no operation walks the client's locks. A
+   reply finds its lock through the client's lock table (its tag carries
+   the table entry), the next deadline is the root of a heap threaded
+   through the locks, and redlock_on_timer visits only the locks that are
+   due. The built-in table has REDLOCK_LOCK_TABLE entries; for thousands
+   of locks give the client a bigger one of your own (config.lock_table,
+   a power of two, about one entry per lock), for example
+       static redlock_lock *table[1 << 17];   (up to ~100,000 locks)
+       cfg.lock_table = table;
+       cfg.lock_table_size = 1 << 17;
+   Without it any number of locks still works; a reply then costs about
+   locks / REDLOCK_LOCK_TABLE steps to find its lock.
 
    6. ERRORS
    Every function that can fail returns a redlock_status: 0 is success,
