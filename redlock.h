@@ -1966,23 +1966,25 @@ static void redlock__unfile(redlock_client *c, redlock_lock *lk) {
 
 /* The drive loop: runs the state machine until nothing changes. Re-entrant
    calls (a reply inside send, an API call inside a callback) only mark the
-   lock dirty; the outermost loop picks the work up. */
-static void redlock__drive(redlock_lock *lk) {
+   lock dirty; the outermost loop picks the work up. Returns 0 if a callback
+   deinitialised the lock: its memory may be gone, do not touch it. */
+static int redlock__drive(redlock_lock *lk) {
     redlock_client *c = lk->_client;
     int alive = 1;
-    if (lk->_busy) { lk->_dirty = 1; return; }
+    if (lk->_busy) { lk->_dirty = 1; return 1; }
     lk->_busy = 1;
     lk->_alive = &alive;
     do {
         int64_t now = redlock__now(c);
         lk->_dirty = 0;
         redlock__flush(lk, now, &alive);
-        if (!alive) return;
-        if (!redlock__step(lk, &alive, now)) return;
+        if (!alive) return 0;
+        if (!redlock__step(lk, &alive, now)) return 0;
     } while (lk->_dirty);
     lk->_busy = 0;
     lk->_alive = NULL;
     redlock__schedule(lk, redlock__lock_deadline(lk));
+    return 1;
 }
 
 static void redlock__enter(redlock_client *c) { c->_depth++; }
@@ -2153,16 +2155,20 @@ static int redlock__ran_out(const redlock_lock *lk) {
 /* A lock whose validity ran out with no timer call since is reported LOST
    (on_result) before a call acts on it, so that the call sees what
    redlock_lock_state() said. *now: the clock for the call that follows.
-   Returns 0 if the lock is gone (deinitialised in the callback). */
+   Returns 0 if the callback deinitialised the lock and did not initialise
+   it again on this client (its memory may be freed: it is not read). */
 static int redlock__settle(redlock_lock *lk, int64_t *now) {
-    *now = redlock__now(lk->_client);
+    redlock_client *c = lk->_client;
+    *now = redlock__now(c);
     if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && *now >= lk->_valid_until) {
-        redlock__enter(lk->_client);
-        redlock__drive(lk);
-        redlock__leave(lk->_client);
-        *now = redlock__now(lk->_client); /* the callbacks took their time */
+        int alive;
+        redlock__enter(c);
+        alive = redlock__drive(lk);
+        redlock__leave(c);
+        if (!alive && !redlock__filed(c, lk)) return 0; /* filed again: the call acts on the new lock */
+        *now = redlock__now(c); /* the callbacks took their time */
     }
-    return redlock__usable(lk);
+    return 1;
 }
 
 REDLOCK_API int redlock_acquire(redlock_lock *lk) {

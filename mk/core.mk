@@ -1,5 +1,7 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
 SIM_RUNS ?= 20000
+# many-locks: up to 12 handles per client, each schedule about 4x the work
+SIM_MANY_RUNS ?= 5000
 
 MUTATION_RUNS ?= 20000
 
@@ -43,14 +45,15 @@ check-unit: $(BUILD)/unit $(BUILD)/platform
 	@$(BUILD)/platform
 
 # At least 20,000 schedules per profile across N = 1, 3, 5, modern and
-# legacy servers (the profiles side by side, one per CPU), plus the
-# negative controls that must find violations.
+# legacy servers, 5,000 of many locks per client (the profiles side by
+# side, one per CPU), plus the negative controls that must find violations.
 check-sim: $(BUILD)/sim
 	@scripts/parallel.sh '$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 
@@ -69,9 +72,10 @@ check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
 	   else echo "not ok valgrind sim modern, noscript"; fi' \
 	  'if $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null && \
 	      $(VALGRIND) $(BUILD)/sim --profile legacy-crowd --runs 50 --seed 7 >/dev/null && \
-	      $(VALGRIND) $(BUILD)/sim --profile refusing --runs 100 --seed 7 >/dev/null; \
-	   then echo "ok valgrind sim legacy, legacy-crowd, refusing (250 schedules): 0 errors, 0 leaks"; \
-	   else echo "not ok valgrind sim legacy, legacy-crowd, refusing"; fi'
+	      $(VALGRIND) $(BUILD)/sim --profile refusing --runs 100 --seed 7 >/dev/null && \
+	      $(VALGRIND) $(BUILD)/sim --profile many-locks --runs 30 --seed 7 >/dev/null; \
+	   then echo "ok valgrind sim legacy, legacy-crowd, refusing, many-locks (280 schedules): 0 errors, 0 leaks"; \
+	   else echo "not ok valgrind sim legacy, legacy-crowd, refusing, many-locks"; fi'
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 check-sanitize-core: | $(BUILD)
@@ -83,11 +87,12 @@ check-sanitize-core: | $(BUILD)
 	  'if $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null && \
 	      $(BUILD)/sim-san --profile noscript --runs 500 >/dev/null && \
 	      $(BUILD)/sim-san --profile legacy-crowd --runs 300 >/dev/null && \
-	      $(BUILD)/sim-san --profile refusing --runs 500 >/dev/null; \
-	   then echo "ok ASan+UBSan: 2300 legacy, noscript, legacy-crowd, refusing schedules clean"; \
-	   else echo "not ok ASan+UBSan legacy, noscript, legacy-crowd, refusing"; fi'
+	      $(BUILD)/sim-san --profile refusing --runs 500 >/dev/null && \
+	      $(BUILD)/sim-san --profile many-locks --runs 200 >/dev/null; \
+	   then echo "ok ASan+UBSan: 2500 legacy, noscript, legacy-crowd, refusing, many-locks schedules clean"; \
+	   else echo "not ok ASan+UBSan legacy, noscript, legacy-crowd, refusing, many-locks"; fi'
 
-# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|legacy-crowd|refusing|ctl-restart|ctl-drift]
+# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|legacy-crowd|refusing|many-locks|ctl-restart|ctl-drift]
 RUNS ?= 1000
 SEED ?= 1
 PROFILE ?= modern

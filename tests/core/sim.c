@@ -36,14 +36,14 @@
 
 #define MAX_CLIENTS 6
 #define MAX_NODES 5
-#define MAX_SLOTS 3 /* lock handles per client */
-#define MAX_KEYS 2
+#define MAX_SLOTS 12 /* lock handles per client (3 but in many-locks) */
+#define MAX_KEYS 6   /* keys (2 but in many-locks) */
 #define MAX_TOKENS 4096
 #define SHA_RELEASE "b998f9dfb154cdbea8cda65ad5177aadf0e945a2"
 #define SHA_EXTEND "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"
 #define WALL_EPOCH_MS 1700000000000LL
 
-static const char *const key_names[MAX_KEYS] = {"sim-a", "sim-b"};
+static const char *const key_names[MAX_KEYS] = {"sim-a", "sim-b", "sim-c", "sim-d", "sim-e", "sim-f"};
 
 /* ---- deterministic random ---- */
 typedef struct { uint64_t s; } rng_t;
@@ -73,20 +73,25 @@ typedef struct profile {
     int api;               /* clients use the whole API (0: plain acquire/hold/release) */
     int crowd;             /* many clients, three nodes, one key, fast retries */
     int refusing;          /* some clients' AUTH or SELECT is refused by some nodes */
+    int many;              /* many handles per client, in a lock table of 1..4 entries */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0},
     /* misconfigured clients (wrong password, missing database) beside good
        ones; no crashes, so that a refusal is always heard */
-    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1},
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0},
+    /* up to 12 handles per client on 6 keys, filed in a lock table of 1, 2
+       or 4 entries (every bucket a chain); deinitialised handles are
+       scribbled over, as freed memory reused */
+    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1},
     /* negative controls: configurations the algorithm does not protect */
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0},
 };
 
 /* ---- simulated world ---- */
@@ -134,6 +139,7 @@ typedef struct slot {        /* one lock handle of a client */
 
 typedef struct client {
     redlock_client rc;
+    redlock_lock *table[4];  /* many-locks: the client's lock table */
     slot s[MAX_SLOTS];
     int ns;
     double rate;             /* clock rate error */
@@ -294,6 +300,8 @@ static int cb_random(void *u, void *buf, size_t len) {
 static void fault(client *c) { c->fault_gen++; }
 static int token_find(world *w, const char *tok, size_t len);
 static void violation(world *w, const char *what, int c);
+static int p_crowd(const world *w) { return w->p->crowd; }
+static int n_keys(const world *w) { return w->p->many ? MAX_KEYS : 2; }
 
 /* The drift the header documents: ttl * drift_factor + clock_drift_ms, and
    one node timeout more once any node is legacy. */
@@ -861,10 +869,41 @@ static void observe_slot(world *w, client *c, int k) {
         close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
     }
 }
+/* The core's bookkeeping, white box, between calls: every live handle is
+   filed in the lock table under its id (and nothing else is), and the
+   deadline heap's root is the earliest deadline of the handles. */
+static void check_books(world *w, client *c) {
+    int64_t earliest = REDLOCK_NO_DEADLINE;
+    int k, live = 0, filed = 0;
+    uint32_t b;
+    for (k = 0; k < c->ns; k++) {
+        redlock_lock *lk = &c->s[k].lk;
+        if (!c->s[k].inited) continue;
+        live++;
+        if (redlock__find(&c->rc, lk->_id) != lk || !redlock__filed(&c->rc, lk))
+            violation(w, "a live lock is not found from its id", c->id);
+        if ((lk->_deadline != REDLOCK_NO_DEADLINE) != (lk->_heap_where == REDLOCK__IN_HEAP))
+            violation(w, "a lock with a deadline is not in the deadline heap", c->id);
+        if (lk->_deadline < earliest) earliest = lk->_deadline;
+    }
+    for (b = 0; b <= c->rc._table_mask; b++) {
+        const redlock_lock *it;
+        for (it = c->rc._table[b]; it; it = it->_bucket_next) filed++;
+    }
+    if (filed != live) violation(w, "the lock table holds a lock that is gone", c->id);
+    if (redlock_next_deadline(&c->rc) != earliest || c->rc._parked)
+        violation(w, "the deadline heap's root is not the earliest deadline", c->id);
+}
+
 static void observe(world *w, client *c) {
     int k;
     for (k = 0; k < c->ns; k++) observe_slot(w, c, k);
+    check_books(w, c);
 }
+
+/* A deinitialised handle's memory is scribbled over, as freed memory that
+   was reused: whatever the core still receives for it must not read it. */
+static void scribble(slot *s) { memset(&s->lk, 0xA5, sizeof s->lk); }
 
 static int iv_cmp(const void *a, const void *b) {
     const interval *x = (const interval *)a, *y = (const interval *)b;
@@ -1068,6 +1107,7 @@ static void sim_adopt(world *w, client *c, int k) {
     s->round_start = 0;  /* no renewal cadence to hold the first renewal to */
     s->ext_ttl_ms = 0;
     redlock_lock_deinit(&f->lk);
+    scribble(f);
     f->inited = 0;
     schedule_act(w, fc, from, w->now + rng_range(&w->rng, 0, f->ttl_ms * 1000));
     s->release_at = w->now + rng_range(&w->rng, 0, 2 * s->ttl_ms * 1000);
@@ -1089,6 +1129,7 @@ static void random_call(world *w, client *c, int k) {
         close_interval(w, c, k, w->now);
         token_done(w, c, k, 1);
         redlock_lock_deinit(&s->lk);
+        scribble(s);
         s->inited = 0;
         schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000));
         break;
@@ -1249,11 +1290,10 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     w->reset = rng_chance(&w->rng, 0.5) ? 0.0 : 0.01;
     w->spike = rng_chance(&w->rng, 0.5) ? 0.0 : 0.03;
     w->dup = p->api && rng_chance(&w->rng, 0.3) ? 0.05 : 0.0;
-    for (i = 0; i < MAX_KEYS; i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
+    for (i = 0; i < n_keys(w); i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
     for (i = 0; i < w->nn; i++) w->nodes[i].up = 1;
 }
 
-static int p_crowd(const world *w) { return w->p->crowd; }
 
 static void start_clients(world *w) {
     int i, j, k;
@@ -1292,6 +1332,10 @@ static void start_clients(world *w) {
         cb.wall_ms = cb_wall;
         cb.random = cb_random;
         cb.on_event = cb_event;
+        if (w->p->many) {
+            cfg.lock_table = c->table;
+            cfg.lock_table_size = (size_t)1 << rng_range(&w->rng, 0, 2);
+        }
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }
         c->node_timeout_ms = cfg.node_timeout_ms;
         c->drift_factor = cfg.drift_factor;
@@ -1300,9 +1344,10 @@ static void start_clients(world *w) {
         c->retry_jitter_ms = cfg.retry_jitter_ms;
         /* plain profiles: one lock on one key; the API profiles: up to three
            handles, on the same key or on two */
-        c->ns = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 1, MAX_SLOTS) : 1;
+        c->ns = w->p->many ? (int)rng_range(&w->rng, 4, MAX_SLOTS)
+                : w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 1, 3) : 1;
         for (k = 0; k < c->ns; k++) {
-            c->s[k].key = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 0, MAX_KEYS - 1) : 0;
+            c->s[k].key = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 0, n_keys(w) - 1) : 0;
             c->s[k].token = -1;
             init_slot(w, c, k);
             schedule_act(w, c, k, rng_range(&w->rng, 0, c->s[k].ttl_ms * 1000));
@@ -1381,7 +1426,7 @@ static int deliver_to_client(world *w, event *e) {
 
 static void step(world *w, event e) {
     client *c = &w->clients[e.c];
-    node *nd = &w->nodes[e.n];
+    node *nd = e.kind == E_ACT ? NULL : &w->nodes[e.n]; /* E_ACT: e.n is a slot */
     w->events++;
     switch (e.kind) {
     case E_REQ:

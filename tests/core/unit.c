@@ -38,6 +38,7 @@ static struct {
     int evn;
     int deinit_on_result, release_on_acquired;
     int deinit_on_lost;                   /* on_result deinitialises on op LOST */
+    int scribble_on_lost;                 /* ... and then overwrites the lock's memory (freed, reused) */
     int reacquire_on_fail, reacquire_rc;  /* on_result acquires again after a failed acquire */
     int reinit_on_acquire, reinit_rc;     /* on_result re-initialises the lock (reinit_opts) */
     redlock_lock_opts reinit_opts;
@@ -111,8 +112,10 @@ static void t_result(redlock_lock *lk, const redlock_result *r) {
         T.acquire_rc = redlock_acquire(lk);
     }
     if (T.deinit_on_result || (T.deinit_on_lost && r->op == REDLOCK_OP_LOST) ||
-        (T.deinit_on_extend && r->op == REDLOCK_OP_EXTEND))
+        (T.deinit_on_extend && r->op == REDLOCK_OP_EXTEND)) {
         redlock_lock_deinit(lk);
+        if (T.scribble_on_lost && r->op == REDLOCK_OP_LOST) memset(lk, 0xAA, sizeof *lk);
+    }
 }
 
 static redlock_client C;
@@ -1784,6 +1787,35 @@ static void test_defect3_cleanup_sent_before_lost_deinit(void) {
     CHECK_STR(T.q[1].cmd, release_eval(tok));
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     teardown();
+}
+
+/* Proves: a call on a lock whose validity ran out reports LOST first; when
+   on_result then deinitialises the lock and its memory is reused (here:
+   overwritten), the call returns DETACHED and reads nothing of it. */
+static void test_call_after_lost_freed(void) {
+    int call;
+    for (call = 0; call < 4; call++) {
+        int rc = 0;
+        setup_n(1, 0, 1000);
+        T.deinit_on_lost = 1;
+        T.scribble_on_lost = 1;
+        redlock_acquire(&L);
+        ok(0);
+        T.now = redlock_lock_valid_until(&L); /* no timer call: the next call settles it */
+        switch (call) {
+        case 0: rc = redlock_acquire(&L); break;
+        case 1: rc = redlock_release(&L); break;
+        case 2: rc = redlock_extend(&L, 0); break;
+        default: rc = redlock_lock_adopt(&L, "0123456789abcdef0123456789abcdef", 0); break;
+        }
+        CHECK_EQ(rc, REDLOCK_ERR_DETACHED);
+        CHECK_EQ(T.res.n, 2);
+        CHECK_EQ(T.res.r[1].op, REDLOCK_OP_LOST);
+        CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+        T.deinit_on_lost = T.scribble_on_lost = 0;
+        memset(&L, 0, sizeof L);
+        redlock_client_deinit(&C);
+    }
 }
 
 /* ---- defect 4: every request has its own tag ---- */
@@ -4672,6 +4704,7 @@ int main(int argc, char **argv) {
     RUN_T(test_lock_table_config);
     RUN_T(test_many_locks_table_and_heap);
     RUN_T(test_stale_tag_of_freed_lock);
+    RUN_T(test_call_after_lost_freed);
     RUN_T(test_defect1_shortening_extend);
     RUN_T(test_defect1_shortening_extend_no_quorum);
     RUN_T(test_defect1_watchdog_renewal_after_long_extend);
