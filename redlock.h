@@ -101,7 +101,10 @@
      to node `node` (0-based). The argv pointers are valid only during the
      call: serialise or copy them before returning. Return 0 when queued, or
      a negative redlock_status (e.g. REDLOCK_ERR_TRANSPORT); a failed send
-     counts as that node's failed vote and no reply is expected.
+     counts as that node's failed vote and no reply is expected. A
+     transport whose own queue for the node is full returns
+     REDLOCK_ERR_QUEUE_FULL: an operation that then misses its quorum ends
+     with OVERLOADED, not NO_QUORUM (the nodes may be fine).
    * Later (or inside send itself, for synchronous transports) deliver what
      came back: redlock_on_reply(client, tag, reply) or
      redlock_on_error(client, tag, status). Every request has its own tag.
@@ -376,6 +379,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost: max hold time / extensions reached */
     REDLOCK_ERR_CANCELLED = -28,   /* acquire cancelled by release or deinit */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT */
+    REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
     REDLOCK_ERR_TRANSPORT = -40,    /* send failed, connection reset or closed */
     REDLOCK_ERR_NODE_TIMEOUT = -41, /* no answer within node_timeout_ms */
@@ -383,7 +387,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_SERVER = -43,       /* the server answered with an error */
     REDLOCK_ERR_AUTH = -44,         /* authentication refused (adapters) */
     REDLOCK_ERR_CONNECT = -45,      /* connection refused / unreachable (adapters) */
-    REDLOCK_ERR_SELECT = -46        /* SELECT refused: no such database (adapters) */
+    REDLOCK_ERR_SELECT = -46,       /* SELECT refused: no such database (adapters) */
+    REDLOCK_ERR_QUEUE_FULL = -47    /* the transport's queue for the node is full (adapters) */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -684,7 +689,9 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lock);
 REDLOCK_API int redlock_acquire(redlock_lock *lock);
 
 /* Releases on all nodes (op RELEASE result: OK if a quorum deleted the key,
-   EXPIRED if a majority no longer had it, NO_QUORUM if too few answered).
+   EXPIRED if a majority no longer had it, NO_QUORUM if too few answered,
+   OVERLOADED if too few answered because the transport refused commands
+   with QUEUE_FULL).
    Called while acquiring (or during an extend), it cancels that operation
    (its result: CANCELLED) and releases. Returns OK if started, or
    NOT_HELD / BUSY. */
@@ -693,8 +700,9 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
 /* Sets the remaining time of a held lock to ttl_ms (0: the lock's ttl) on a
    quorum: PEXPIRE sets, it does not add. From this call on, the validity is
    at most now + ttl_ms - drift, whatever the outcome (a shorter ttl cuts it
-   at once). Result op EXTEND: OK (validity exactly that); NO_QUORUM (still
-   held, until the possibly shortened validity); CANCELLED (release called
+   at once). Result op EXTEND: OK (validity exactly that); NO_QUORUM or
+   OVERLOADED (still held, until the possibly shortened validity; OVERLOADED:
+   some command was refused with QUEUE_FULL); CANCELLED (release called
    meanwhile); or STOLEN / QUORUM_LOST / EXPIRED, then the lock is LOST and
    a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
    renewal is running) / TTL (ttl_ms out of 0..2^40). */
@@ -1639,6 +1647,16 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
     return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, status, votes, now);
 }
 
+/* Too few answers: OVERLOADED when some node's command never left because
+   the transport's queue was full (the nodes themselves may be fine),
+   NO_QUORUM otherwise. */
+static int redlock__too_few(const redlock_lock *lk) {
+    int i;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++)
+        if (lk->_node[i].status == REDLOCK_ERR_QUEUE_FULL) return REDLOCK_ERR_OVERLOADED;
+    return REDLOCK_ERR_NO_QUORUM;
+}
+
 static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
@@ -1669,7 +1687,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         }
         status = REDLOCK_ERR_VALIDITY;
     } else if (t.yes + t.pending < q) {
-        status = redlock__unusable(c) ? REDLOCK_ERR_CONFIG : t.no > 0 ? REDLOCK_ERR_LOCKED : REDLOCK_ERR_NO_QUORUM;
+        status = redlock__unusable(c) ? REDLOCK_ERR_CONFIG : t.no > 0 ? REDLOCK_ERR_LOCKED : redlock__too_few(lk);
     } else {
         return 1; /* votes still out */
     }
@@ -1736,7 +1754,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
        watchdog tries again, and if it never gets through, the lock ends as
        a transport failure. A user's extend that fails leaves no such mark:
        without renewals the lock simply expires. */
-    status = user ? REDLOCK_ERR_NO_QUORUM : REDLOCK_ERR_TRANSPORT;
+    status = user ? redlock__too_few(lk) : REDLOCK_ERR_TRANSPORT;
     lk->_phase = REDLOCK__PH_NONE;
     if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
     {
@@ -1756,7 +1774,7 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
     int q = redlock__quorum(c), status;
     if (t.yes >= q) status = REDLOCK_OK;
     else if (t.pending > 0 && t.yes + t.pending >= q) return 1;
-    else status = t.yes + t.no + t.missing >= q ? REDLOCK_ERR_EXPIRED : REDLOCK_ERR_NO_QUORUM;
+    else status = t.yes + t.no + t.missing >= q ? REDLOCK_ERR_EXPIRED : redlock__too_few(lk);
     lk->_state = REDLOCK_STATE_IDLE;
     lk->_phase = t.pending ? REDLOCK__PH_CLEANUP : REDLOCK__PH_NONE; /* stragglers finish quietly */
     if (c->_cb.on_event) {
@@ -2387,6 +2405,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_HOLD_LIMIT: return "renewal limit reached";
     case REDLOCK_ERR_CANCELLED: return "cancelled";
     case REDLOCK_ERR_CONFIG: return "too few usable nodes: authentication or SELECT refused";
+    case REDLOCK_ERR_OVERLOADED: return "too few answers: the transport's queues were full";
     case REDLOCK_ERR_TRANSPORT: return "transport error";
     case REDLOCK_ERR_NODE_TIMEOUT: return "node timed out";
     case REDLOCK_ERR_PROTOCOL: return "protocol error: unexpected reply";
@@ -2394,6 +2413,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_AUTH: return "authentication failed";
     case REDLOCK_ERR_CONNECT: return "connection failed";
     case REDLOCK_ERR_SELECT: return "SELECT refused";
+    case REDLOCK_ERR_QUEUE_FULL: return "the transport's queue for the node is full";
     default: return "unknown status";
     }
 }

@@ -145,8 +145,13 @@
                                       go to cfg.on_reply / cfg.on_error (for a
                                       raw client or tests); the lock API is absent
        REDLOCK_RESP_MAX_*             the parser's limits (redlock_resp.h)
-       REDLOCK_SOCKET_MAX_PENDING     commands in flight per node, default 256
-       REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 1 MiB
+       REDLOCK_SOCKET_MAX_PENDING     commands in flight per node, default
+                                      1,048,576 (the queue grows as needed,
+                                      24 bytes a command); beyond it, and
+                                      beyond MAX_OUTPUT, a command is refused
+                                      with REDLOCK_ERR_QUEUE_FULL (the node
+                                      itself is not failed)
+       REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 64 MiB
        REDLOCK_SOCKET_GETADDRINFO     the resolver, default getaddrinfo and
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
@@ -182,10 +187,10 @@
 #endif
 
 #ifndef REDLOCK_SOCKET_MAX_PENDING
-#define REDLOCK_SOCKET_MAX_PENDING 256
+#define REDLOCK_SOCKET_MAX_PENDING (1L << 20)
 #endif
 #ifndef REDLOCK_SOCKET_MAX_OUTPUT
-#define REDLOCK_SOCKET_MAX_OUTPUT (1024L * 1024L)
+#define REDLOCK_SOCKET_MAX_OUTPUT (64L * 1024L * 1024L)
 #endif
 #define REDLOCK_SOCKET_READ 1
 #define REDLOCK_SOCKET_WRITE 2
@@ -294,7 +299,10 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s);
 /* Runs the loop for timeout_ms (0: handle what is ready, do not wait). */
 REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms);
 /* Sends one command to a node (the core's send callback does this). 0 if
-   queued, or CONNECT / TRANSPORT / INVALID; then no answer will come. */
+   queued, or CONNECT / TRANSPORT / INVALID / NOMEM, or QUEUE_FULL (the
+   node's queue holds REDLOCK_SOCKET_MAX_PENDING commands or
+   REDLOCK_SOCKET_MAX_OUTPUT unsent bytes; the connection stays up); then no
+   answer will come. */
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc,
                                            const char *const *argv, const size_t *argvlen,
                                            redlock_tag tag);
@@ -308,7 +316,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
-/* Heap bytes held by the adapter (buffers, parsers). */
+/* Heap bytes held by the adapter (buffers, queues, parsers). */
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
 
 /* A poll() loop of your own that also watches other descriptors (a signal
@@ -426,8 +434,8 @@ struct redlock__sock_node {
     int64_t connect_deadline;
     char *out;
     size_t out_len, out_off, out_cap;
-    redlock__sock_req q[REDLOCK_SOCKET_MAX_PENDING];
-    size_t q_head, q_count;
+    redlock__sock_req *q;   /* ring of q_cap, grown by doubling up to MAX_PENDING */
+    size_t q_head, q_count, q_cap;
     redlock_resp_parser parser;
     int last_status;
     unsigned failures; /* connections lost or refused so far */
@@ -591,17 +599,19 @@ static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd
    (which reconnects) without disturbing this loop. */
 static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd, int status)
 {
-    redlock_tag tags[REDLOCK_SOCKET_MAX_PENDING];
-    size_t n = 0, i;
-    for (i = 0; i < nd->q_count; i++) {
-        const redlock__sock_req *r = &nd->q[(nd->q_head + i) % REDLOCK_SOCKET_MAX_PENDING];
-        if (r->kind == REDLOCK__REQ_USER) tags[n++] = r->tag;
-    }
+    redlock__sock_req *q = nd->q;
+    size_t head = nd->q_head, count = nd->q_count, cap = nd->q_cap, i;
+    nd->q = NULL; /* the callbacks may send: a new queue grows meanwhile */
+    nd->q_cap = 0;
     nd->last_status = status; /* already true when the watch hook hears of the close */
     nd->failures++;
     redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
-    for (i = 0; i < n; i++) redlock__sock_deliver_error(s, nd, tags[i], status);
+    for (i = 0; i < count; i++) {
+        const redlock__sock_req *r = &q[(head + i) % cap];
+        if (r->kind == REDLOCK__REQ_USER) redlock__sock_deliver_error(s, nd, r->tag, status);
+    }
+    free(q);
 }
 
 static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *nd)
@@ -681,9 +691,21 @@ static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd,
 {
     size_t need, slot;
     int64_t now = redlock_socket_now_us();
-    if (nd->q_count >= REDLOCK_SOCKET_MAX_PENDING) return REDLOCK_ERR_TRANSPORT;
+    if (nd->q_count >= (size_t)REDLOCK_SOCKET_MAX_PENDING) return REDLOCK_ERR_QUEUE_FULL;
     need = redlock_resp_encode(NULL, 0, argc, argv, argvlen);
     if (!need) return REDLOCK_ERR_INVALID;
+    if (nd->q_count == nd->q_cap) { /* grow the ring, oldest first at 0 */
+        size_t cap = nd->q_cap ? nd->q_cap * 2 : 64, i;
+        redlock__sock_req *nq;
+        if (cap > (size_t)REDLOCK_SOCKET_MAX_PENDING) cap = (size_t)REDLOCK_SOCKET_MAX_PENDING;
+        nq = (redlock__sock_req *)malloc(cap * sizeof *nq);
+        if (!nq) return REDLOCK_ERR_NOMEM;
+        for (i = 0; i < nd->q_count; i++) nq[i] = nd->q[(nd->q_head + i) % nd->q_cap];
+        free(nd->q);
+        nd->q = nq;
+        nd->q_cap = cap;
+        nd->q_head = 0;
+    }
     if (nd->out_off && nd->out_len + need > nd->out_cap) {
         size_t keep = nd->out_len - nd->out_off;
         memmove(nd->out, nd->out + nd->out_off, keep);
@@ -691,7 +713,7 @@ static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd,
         nd->out_len = keep;
         nd->out_off = 0;
     }
-    if (nd->out_len - nd->out_off + need > (size_t)REDLOCK_SOCKET_MAX_OUTPUT) return REDLOCK_ERR_TRANSPORT;
+    if (nd->out_len - nd->out_off + need > (size_t)REDLOCK_SOCKET_MAX_OUTPUT) return REDLOCK_ERR_QUEUE_FULL;
     if (nd->out_len + need > nd->out_cap) {
         size_t cap = nd->out_cap ? nd->out_cap : 1024;
         char *no;
@@ -708,7 +730,7 @@ static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd,
     }
     redlock_resp_encode(nd->out + nd->out_len, need, argc, argv, argvlen);
     nd->out_len += need;
-    slot = (nd->q_head + nd->q_count) % REDLOCK_SOCKET_MAX_PENDING;
+    slot = (nd->q_head + nd->q_count) % nd->q_cap;
     nd->q[slot].tag = tag;
     nd->q[slot].kind = kind;
     nd->q[slot].deadline = (nd->state == REDLOCK__SOCK_CONNECTING ? nd->connect_deadline : now) +
@@ -811,7 +833,7 @@ static void redlock__sock_rebase(redlock_socket *s, struct redlock__sock_node *n
     int64_t d = redlock_socket_now_us() + s->_cfg.command_timeout_ms * 1000;
     size_t i;
     for (i = 0; i < nd->q_count; i++) {
-        redlock__sock_req *r = &nd->q[(nd->q_head + i) % REDLOCK_SOCKET_MAX_PENDING];
+        redlock__sock_req *r = &nd->q[(nd->q_head + i) % nd->q_cap];
         if (r->deadline > d) r->deadline = d;
     }
 }
@@ -865,7 +887,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             return;
         }
         req = nd->q[nd->q_head];
-        nd->q_head = (nd->q_head + 1) % REDLOCK_SOCKET_MAX_PENDING;
+        nd->q_head = (nd->q_head + 1) % nd->q_cap;
         nd->q_count--;
         if (req.kind == REDLOCK__REQ_AUTH) {
             if (r->type != REDLOCK_REPLY_STATUS) {
@@ -1025,7 +1047,7 @@ static int redlock__sock_handshaking(const struct redlock__sock_node *nd)
     size_t i;
     if (nd->state == REDLOCK__SOCK_CONNECTING) return 1;
     for (i = 0; i < nd->q_count; i++)
-        if (nd->q[(nd->q_head + i) % REDLOCK_SOCKET_MAX_PENDING].kind != REDLOCK__REQ_USER) return 1;
+        if (nd->q[(nd->q_head + i) % nd->q_cap].kind != REDLOCK__REQ_USER) return 1;
     return 0;
 }
 
@@ -1566,6 +1588,8 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
         nd->fd = -1;
         if (nd->out) memset(nd->out, 0, nd->out_cap);
         free(nd->out);
+        free(nd->q);
+        nd->q = NULL;
         redlock_resp_parser_free(&nd->parser);
         free(nd->host);
         free(nd->unix_path);
@@ -1616,7 +1640,8 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
     if (!redlock__sock_valid(s)) return 0;
     m += (size_t)s->_cfg.node_count * sizeof *s->_nodes;
     for (i = 0; i < s->_cfg.node_count; i++)
-        m += s->_nodes[i].out_cap + redlock_resp_memory(&s->_nodes[i].parser);
+        m += s->_nodes[i].out_cap + s->_nodes[i].q_cap * sizeof *s->_nodes[i].q +
+             redlock_resp_memory(&s->_nodes[i].parser);
     return m;
 }
 

@@ -1818,6 +1818,50 @@ static void test_call_after_lost_freed(void) {
     }
 }
 
+/* Proves: a transport that refuses a command with QUEUE_FULL costs that
+   node's vote only; an operation that then misses its quorum ends
+   OVERLOADED (acquire, extend, release), and NO_QUORUM when the missing
+   answers were plain node failures. */
+static void test_queue_full_overloaded(void) {
+    /* acquire on N=3 with node 0's queue full: held by the other two */
+    setup_no_retry(3, 0, 1000);
+    T.fail_send_node = 0;
+    T.fail_send_rc = REDLOCK_ERR_QUEUE_FULL;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_QUEUE_FULL);
+    ok(0);
+    ok(1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    /* extend: node 0 full, node 1 fails, node 2 answers: too few */
+    CHECK_EQ(redlock_extend(&L, 1000), REDLOCK_OK);
+    redlock_on_error(&C, T.q[T.qn - 2].tag, REDLOCK_ERR_TRANSPORT);
+    num(T.qn - 1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_OVERLOADED);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    /* release: the same */
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[T.qn - 2].tag, REDLOCK_ERR_TRANSPORT);
+    num(T.qn - 1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_OVERLOADED);
+    teardown();
+    /* a single node whose queue is full: the acquire ends OVERLOADED */
+    setup_no_retry(1, 0, 1000);
+    T.fail_send_node = 0;
+    T.fail_send_rc = REDLOCK_ERR_QUEUE_FULL;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_OVERLOADED);
+    CHECK(strcmp(redlock_strerror(REDLOCK_ERR_OVERLOADED), "unknown status") != 0);
+    CHECK(strcmp(redlock_strerror(REDLOCK_ERR_QUEUE_FULL), "unknown status") != 0);
+    teardown();
+    /* the control: a plain transport failure is NO_QUORUM */
+    setup_no_retry(1, 0, 1000);
+    T.fail_send_node = 0;
+    T.fail_send_rc = REDLOCK_ERR_TRANSPORT;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+}
+
 /* ---- defect 4: every request has its own tag ---- */
 
 /* Proves: a duplicate of the GET's reply (GET's tag) is not taken for the GETSET's; all tags are distinct; re-deliveries change nothing. */
@@ -4705,6 +4749,7 @@ int main(int argc, char **argv) {
     RUN_T(test_many_locks_table_and_heap);
     RUN_T(test_stale_tag_of_freed_lock);
     RUN_T(test_call_after_lost_freed);
+    RUN_T(test_queue_full_overloaded);
     RUN_T(test_defect1_shortening_extend);
     RUN_T(test_defect1_shortening_extend_no_quorum);
     RUN_T(test_defect1_watchdog_renewal_after_long_extend);

@@ -1,7 +1,8 @@
 /* A command larger than the socket's send buffer goes out whole, over
    several writes, in each of the three adapters: a lock on a 6 MiB key is
    acquired (every node holds it) and released (the key is gone). Built with
-   REDLOCK_MAX_KEY and REDLOCK_SOCKET_MAX_OUTPUT raised for it, so it is a
+   REDLOCK_MAX_KEY and REDLOCK_SOCKET_MAX_OUTPUT set for it (the latter to
+   16 MiB, so that the socket adapter's full queue shows too), so it is a
    program of its own; one redis-server node. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_MAX_KEY (8L * 1024 * 1024)
@@ -16,6 +17,7 @@
 #include "redis_nodes.h"
 #include "check.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #define BIG_KEY_LEN (6L * 1024 * 1024)
@@ -94,6 +96,70 @@ static void big_socket(void)
     CHECK_EQ(redlock_socket_release(&lk), REDLOCK_OK);
     CHECK_EQ(node_value_len(), 0);
     redlock_socket_lock_deinit(&lk);
+    redlock_socket_deinit(&s);
+}
+
+/* With the node stopped (SIGSTOP), three 6 MiB acquires issued at once:
+   the third does not fit the 16 MiB of unsent output this program allows,
+   its send is refused with QUEUE_FULL and it ends OVERLOADED (not
+   NO_QUORUM), the connection stays up, and the two queued ones succeed
+   once the node runs again. */
+static int qf_status[3], qf_done[3];
+static void qf_result(redlock_lock *lk, const redlock_result *r)
+{
+    int i = (int)(intptr_t)r->user;
+    (void)lk;
+    if (r->op != REDLOCK_OP_ACQUIRE) return;
+    qf_status[i] = r->status;
+    qf_done[i] = 1;
+}
+
+static void big_socket_queue_full(void)
+{
+    static redlock_socket s;
+    static redlock_socket_lock lk[3];
+    static char *keys[3];
+    redlock_socket_config cfg;
+    long long until;
+    int i;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(rn, 0);
+    cfg.command_timeout_ms = 10000;
+    cfg.core.node_timeout_ms = 8000;
+    cfg.core.retry_count = -1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
+    redis_node_pause(rn, 0);
+    for (i = 0; i < 3; i++) {
+        redlock_lock_opts o;
+        keys[i] = (char *)malloc((size_t)BIG_KEY_LEN);
+        if (!keys[i]) { CHECK(0); return; }
+        memcpy(keys[i], big_key, (size_t)BIG_KEY_LEN);
+        keys[i][4] = (char)('0' + i);
+        big_opts(&o);
+        o.key = keys[i];
+        o.on_result = qf_result;
+        o.user = (void *)(intptr_t)i;
+        CHECK_EQ(redlock_socket_lock_init(&s, &lk[i], &o), REDLOCK_OK);
+        CHECK_EQ(redlock_acquire(&lk[i].lock), REDLOCK_OK);
+    }
+    CHECK_EQ(qf_done[2], 1); /* refused at once */
+    CHECK_EQ(qf_status[2], REDLOCK_ERR_OVERLOADED);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
+    CHECK_EQ(redlock_socket_node_connected(&s, 0), 1);
+    redis_node_resume(rn, 0);
+    until = redis_nodes__now_ms() + 10000;
+    while (!(qf_done[0] && qf_done[1]) && redis_nodes__now_ms() < until) redlock_socket_run(&s, 20);
+    for (i = 0; i < 2; i++) {
+        CHECK_EQ(qf_done[i], 1);
+        CHECK_EQ(qf_status[i], REDLOCK_OK);
+        CHECK_EQ(redlock_socket_release(&lk[i]), REDLOCK_OK);
+    }
+    for (i = 0; i < 3; i++) {
+        redlock_socket_lock_deinit(&lk[i]);
+        free(keys[i]);
+    }
     redlock_socket_deinit(&s);
 }
 
@@ -180,6 +246,7 @@ int main(void)
     memcpy(big_key, "big:", 4);
     RUN(big_hiredis);
     RUN(big_socket);
+    RUN(big_socket_queue_full);
     RUN(big_libev);
     redis_nodes_stop(rn);
     free(big_key);
