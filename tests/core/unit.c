@@ -1157,10 +1157,10 @@ static void test_sha_constants(void) {
 
 static void test_strerror(void) {
     int s;
-    for (s = 0; s >= -47; s--) {
+    for (s = 0; s >= -48; s--) {
         const char *m = redlock_strerror(s);
         CHECK(m != NULL);
-        if ((s <= -12 && s >= -19) || (s <= -30 && s >= -39) || s == -47) CHECK_STR(m, "unknown status");
+        if ((s <= -12 && s >= -19) || (s <= -31 && s >= -39) || s == -48) CHECK_STR(m, "unknown status");
         else CHECK(strcmp(m, "unknown status") != 0);
     }
     CHECK_STR(redlock_strerror(12345), "unknown status");
