@@ -46,6 +46,11 @@
      REDLOCK_HIREDIS_MAX_BUFFERED (1 MiB) of unparsed reply bytes (a huge
      or endless reply) is dropped with REDLOCK_ERR_PROTOCOL, as is one that
      sends a reply nobody asked for.
+   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
+     (default 1,048,576; the queue grows as needed, 24 bytes a request).
+     Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
+     connection stays up, and an operation that misses its quorum for it
+     ends REDLOCK_ERR_OVERLOADED.
    * A node whose connection broke is reconnected on its next command, at
      most every reconnect_delay_ms; until then its votes fail at once with
      REDLOCK_ERR_CONNECT.
@@ -298,8 +303,9 @@ static inline void redlock__hiredis_set_error(redlock__hiredis_conn *cn, int sta
 static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
-    redlock_tag owed[REDLOCK_HIREDIS_QUEUE];
-    int n = 0, k;
+    redlock__hiredis_ring owed = cn->q; /* detached: the callbacks may send again */
+    int k;
+    memset(&cn->q, 0, sizeof cn->q);
     if (cn->ctx) {
         redisFree(cn->ctx);
         cn->ctx = NULL;
@@ -311,19 +317,17 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     cn->auth_failed = 0;
     redlock__hiredis_set_error(cn, status, why);
     cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
-    {
-        redlock_tag tag;
-        int kind;
-        while (redlock__hiredis_pop(&cn->q, &tag, &kind))
-            if (kind == REDLOCK__HIREDIS_CORE) owed[n++] = tag;
+    for (k = 0; k < owed.count; k++) {
+        const redlock__hiredis_request *r = redlock__hiredis_at(&owed, k);
+        if (r->kind == REDLOCK__HIREDIS_CORE) redlock_on_error(&c->_client, r->tag, status);
     }
-    cn->q.head = 0;
-    for (k = 0; k < n; k++) redlock_on_error(&c->_client, owed[k], status);
+    redlock__hiredis_ring_free(&owed);
 }
 
 static inline int redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
 {
-    if (redlock__hiredis_push(&cn->q, kind, tag) != 0) return -1;
+    int rc = redlock__hiredis_push(&cn->q, kind, tag);
+    if (rc != 0) return rc;
     cn->unsent++;
     return 0;
 }
@@ -372,13 +376,17 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
         char num[16];
         int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
         if (k) {
-            if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
+            if (redlock__hiredis_reserve(&cn->q) != 0 ||
+                redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK)
+                return -1;
             redlock__hiredis_queue(cn, REDLOCK__HIREDIS_AUTH, 0);
             cn->need_flush = 1;
         }
         k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
         if (k) {
-            if (redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK) return -1;
+            if (redlock__hiredis_reserve(&cn->q) != 0 ||
+                redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK)
+                return -1;
             redlock__hiredis_queue(cn, REDLOCK__HIREDIS_SELECT, 0);
             cn->need_flush = 1;
         }
@@ -458,7 +466,7 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, int i)
         int64_t now = redlock__hiredis_now_us();
         int k;
         for (k = cn->q.count - cn->unsent; k < cn->q.count; k++)
-            cn->q.sent_us[(cn->q.head + k) % REDLOCK_HIREDIS_QUEUE] = now;
+            redlock__hiredis_at(&cn->q, k)->sent_us = now;
         cn->unsent = 0;
     }
 }
@@ -538,10 +546,13 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
         if (!cn->ctx) redlock__hiredis_ensure(c, node);
     }
     if (!cn->ctx) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
-    if (cn->q.count >= REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_TRANSPORT;
+    {   /* room first: once appended, the command must have its entry */
+        int rc = redlock__hiredis_reserve(&cn->q);
+        if (rc != 0) return rc;
+    }
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
         return REDLOCK_ERR_NOMEM;
-    redlock__hiredis_queue(cn, REDLOCK__HIREDIS_CORE, tag);
+    redlock__hiredis_queue(cn, REDLOCK__HIREDIS_CORE, tag); /* cannot fail: reserved */
     cn->need_flush = 1;
     return 0;
 }
@@ -627,7 +638,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         } else if (cn->ctx) {
             /* idle connections too: a close or a stray reply shows at once */
             ev = (short)(POLLIN | (cn->need_flush ? POLLOUT : 0));
-            if (cn->q.count > 0 && cn->q.sent_us[cn->q.head] + cmd_us < until) until = cn->q.sent_us[cn->q.head] + cmd_us;
+            if (cn->q.count > 0 && cn->q.e[cn->q.head].sent_us + cmd_us < until) until = cn->q.e[cn->q.head].sent_us + cmd_us;
         } else if (c->_threaded && cn->retry_at < until) {
             until = cn->retry_at;
         }
@@ -687,7 +698,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
-        else if (cn->ctx && cn->q.count > 0 && now - cn->q.sent_us[cn->q.head] >= cmd_us)
+        else if (cn->ctx && cn->q.count > 0 && now - cn->q.e[cn->q.head].sent_us >= cmd_us)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
     if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
@@ -814,6 +825,7 @@ fail:
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
+        redlock__hiredis_ring_free(&cn->q);
     }
     if (c->_wake[0] >= 0) { close(c->_wake[0]); close(c->_wake[1]); }
     memset(c, 0, sizeof *c);
@@ -846,6 +858,7 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
+        redlock__hiredis_ring_free(&cn->q);
     }
     memset(c, 0, sizeof *c);
 }

@@ -68,31 +68,61 @@ static inline const redlock_reply *redlock__hiredis_translate(const redisReply *
 #ifdef REDLOCK_LIBEV_QUEUE
 #define REDLOCK_HIREDIS_QUEUE REDLOCK_LIBEV_QUEUE /* its older name */
 #else
-#define REDLOCK_HIREDIS_QUEUE 64 /* replies a node may owe (both hiredis adapters) */
+#define REDLOCK_HIREDIS_QUEUE (1L << 20) /* replies a node may owe (both hiredis adapters) */
 #endif
 #endif
 
 /* The requests a connection owes replies for, in send order: the core's
-   tags (kind 0) and the adapter's own AUTH (1) and SELECT (2). */
+   tags (kind 0) and the adapter's own AUTH (1) and SELECT (2). A ring that
+   grows by doubling (24 bytes a request) up to REDLOCK_HIREDIS_QUEUE. */
 enum { REDLOCK__HIREDIS_CORE = 0, REDLOCK__HIREDIS_AUTH = 1, REDLOCK__HIREDIS_SELECT = 2 };
+typedef struct redlock__hiredis_request {
+    redlock_tag tag;
+    int64_t sent_us;
+    unsigned char kind;
+} redlock__hiredis_request;
 typedef struct redlock__hiredis_ring {
-    int head, count;
-    redlock_tag tag[REDLOCK_HIREDIS_QUEUE];
-    unsigned char kind[REDLOCK_HIREDIS_QUEUE];
-    int64_t sent_us[REDLOCK_HIREDIS_QUEUE];
+    int head, count, cap;
+    redlock__hiredis_request *e;
 } redlock__hiredis_ring;
 
 static inline int64_t redlock__hiredis_now_us(void);
 
-/* Appends a request; -1 when the ring is full. */
+/* The k-th oldest request (k < count). */
+static inline redlock__hiredis_request *redlock__hiredis_at(const redlock__hiredis_ring *q, int k)
+{
+    return &q->e[(q->head + k) % q->cap];
+}
+
+/* Room for one more request: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
+static inline int redlock__hiredis_reserve(redlock__hiredis_ring *q)
+{
+    redlock__hiredis_request *ne;
+    int cap, k;
+    if (q->count < q->cap) return 0;
+    if (q->count >= (long)REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_QUEUE_FULL;
+    cap = q->cap ? q->cap * 2 : 16;
+    if (cap > (long)REDLOCK_HIREDIS_QUEUE) cap = (int)REDLOCK_HIREDIS_QUEUE;
+    ne = (redlock__hiredis_request *)malloc((size_t)cap * sizeof *ne);
+    if (!ne) return REDLOCK_ERR_NOMEM;
+    for (k = 0; k < q->count; k++) ne[k] = *redlock__hiredis_at(q, k);
+    free(q->e);
+    q->e = ne;
+    q->cap = cap;
+    q->head = 0;
+    return 0;
+}
+
+/* Appends a request: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
 static inline int redlock__hiredis_push(redlock__hiredis_ring *q, int kind, redlock_tag tag)
 {
-    int at;
-    if (q->count >= REDLOCK_HIREDIS_QUEUE) return -1;
-    at = (q->head + q->count) % REDLOCK_HIREDIS_QUEUE;
-    q->tag[at] = tag;
-    q->kind[at] = (unsigned char)kind;
-    q->sent_us[at] = redlock__hiredis_now_us();
+    redlock__hiredis_request *r;
+    int rc = redlock__hiredis_reserve(q);
+    if (rc != 0) return rc;
+    r = &q->e[(q->head + q->count) % q->cap];
+    r->tag = tag;
+    r->kind = (unsigned char)kind;
+    r->sent_us = redlock__hiredis_now_us();
     q->count++;
     return 0;
 }
@@ -104,11 +134,18 @@ static inline void redlock__hiredis_unpush(redlock__hiredis_ring *q) { q->count-
 static inline int redlock__hiredis_pop(redlock__hiredis_ring *q, redlock_tag *tag, int *kind)
 {
     if (q->count == 0) return 0;
-    *tag = q->tag[q->head];
-    *kind = q->kind[q->head];
-    q->head = (q->head + 1) % REDLOCK_HIREDIS_QUEUE;
+    *tag = q->e[q->head].tag;
+    *kind = q->e[q->head].kind;
+    q->head = (q->head + 1) % q->cap;
     q->count--;
     return 1;
+}
+
+/* Forgets every request and the ring's memory. */
+static inline void redlock__hiredis_ring_free(redlock__hiredis_ring *q)
+{
+    free(q->e);
+    memset(q, 0, sizeof *q);
 }
 
 /* What a new connection says first: AUTH (password, or ACL user and

@@ -63,6 +63,11 @@
      size. A node that sends such a reply, or leaves more than
      REDLOCK_LIBEV_MAX_BUFFERED (1 MiB) of unparsed bytes, is dropped: its
      votes fail with REDLOCK_ERR_PROTOCOL; memory per node stays bounded.
+   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
+     (default 1,048,576; the queue grows as needed, 24 bytes a request).
+     Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
+     connection stays up, and an operation that misses its quorum for it
+     ends REDLOCK_ERR_OVERLOADED.
    * Nothing blocks: connects, reads and writes are non-blocking and driven
      by the loop (host names are resolved with getaddrinfo(), which may
      block: give addresses where that matters).
@@ -464,7 +469,7 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
             busy = 1;
         }
         if (!cn->ac || cn->q.count == 0) continue;
-        if (now - cn->q.sent_us[cn->q.head] >= (int64_t)c->_command_timeout_ms * 1000) {
+        if (now - cn->q.e[cn->q.head].sent_us >= (int64_t)c->_command_timeout_ms * 1000) {
             redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
         } else {
             busy = 1;
@@ -499,7 +504,10 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
     }
     if (!cn->ac || c->_closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
     if (cn->auth_failed) return cn->status ? cn->status : REDLOCK_ERR_AUTH;
-    if (redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_CORE, tag) != 0) return REDLOCK_ERR_TRANSPORT;
+    {
+        int rc = redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_CORE, tag);
+        if (rc != 0) return rc; /* QUEUE_FULL or NOMEM */
+    }
     if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, cmd->argc,
                               (const char **)cmd->argv, cmd->argvlen) != REDIS_OK) {
         /* not queued (context disconnecting): take the entry back */
@@ -602,6 +610,7 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
             redisAsyncFree(ac);
         }
         redlock__hiredis_endpoint_free(&cn->ep);
+        redlock__hiredis_ring_free(&cn->q);
     }
     memset(c, 0, sizeof *c);
 }

@@ -3,7 +3,7 @@
 # integration tests against real redis-server processes on 1, 3 and 5
 # nodes (tests/shared/redis_nodes.h starts and stops them), plain, under
 # valgrind and under ThreadSanitizer, and a 6 MiB command through all three
-# adapters (test_big_command). IT_ONLY=<substring> runs a subset of
+# adapters (test_limits). IT_ONLY=<substring> runs a subset of
 # the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
@@ -17,7 +17,7 @@ $(BUILD)/test_hiredis: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
 # Its own program: built with REDLOCK_MAX_KEY raised for a 6 MiB key.
-$(BUILD)/test_big_command: tests/hiredis/test_big_command.c $(ADAPTER_DEPS) adapters/redlock_socket.h adapters/redlock_resp.h | $(BUILD)
+$(BUILD)/test_limits: tests/hiredis/test_limits.c $(ADAPTER_DEPS) adapters/redlock_socket.h adapters/redlock_resp.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
 $(BUILD)/test_hiredis_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
@@ -56,9 +56,9 @@ check-adapters-compile: | $(BUILD)
 	  else echo "not ok adapters $${t#*/} compiles with clang"; fi; \
 	done
 
-check-hiredis: $(BUILD)/test_hiredis $(BUILD)/test_big_command
+check-hiredis: $(BUILD)/test_hiredis $(BUILD)/test_limits
 	@$(BUILD)/test_hiredis
-	@$(BUILD)/test_big_command
+	@$(BUILD)/test_limits
 
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-hiredis: $(BUILD)/test_hiredis

@@ -1,12 +1,16 @@
-/* A command larger than the socket's send buffer goes out whole, over
-   several writes, in each of the three adapters: a lock on a 6 MiB key is
-   acquired (every node holds it) and released (the key is gone). Built with
-   REDLOCK_MAX_KEY and REDLOCK_SOCKET_MAX_OUTPUT set for it (the latter to
-   16 MiB, so that the socket adapter's full queue shows too), so it is a
-   program of its own; one redis-server node. */
+/* The adapters at their compile-time limits, against one redis-server.
+   - A command larger than the socket's send buffer goes out whole, over
+     several writes, in each of the three adapters: a lock on a 6 MiB key
+     is acquired (the node holds it) and released (the key is gone).
+   - A full queue: a command past the adapter's limit (16 MiB unsent for
+     the socket adapter, 2 replies owed per node for the hiredis ones) is
+     refused with QUEUE_FULL, its operation ends OVERLOADED (not
+     NO_QUORUM), the connection stays up and what was queued succeeds.
+   The limits are set here, so this is a program of its own. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_MAX_KEY (8L * 1024 * 1024)
 #define REDLOCK_SOCKET_MAX_OUTPUT (16L * 1024 * 1024)
+#define REDLOCK_HIREDIS_QUEUE 2
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_HIREDIS_IMPLEMENTATION
 #define REDLOCK_LIBEV_IMPLEMENTATION
@@ -163,6 +167,106 @@ static void big_socket_queue_full(void)
     redlock_socket_deinit(&s);
 }
 
+/* Options for lock i of three on short keys (a hiredis adapter's queue of
+   2 per node: two acquires fill it, the third is refused). */
+static void qf_small_key(redlock_lock_opts *o, int i)
+{
+    static char keys[3][16];
+    memset(o, 0, sizeof *o);
+    snprintf(keys[i], sizeof keys[i], "qf:%d", i);
+    o->key = keys[i];
+    o->ttl_ms = 30000;
+    o->retry_count = -1;
+    o->on_result = qf_result;
+    o->user = (void *)(intptr_t)i;
+}
+
+/* After three acquires on a queue of 2: the third was refused at once
+   (OVERLOADED), the connection is up, the first two succeed and release. */
+static void qf_check(redlock_lock *const lk[3], void (*run)(void *, int), void *ctx, int connected)
+{
+    long long until = redis_nodes__now_ms() + 5000;
+    int i;
+    CHECK_EQ(qf_done[2], 1);
+    CHECK_EQ(qf_status[2], REDLOCK_ERR_OVERLOADED);
+    CHECK(connected);
+    while (!(qf_done[0] && qf_done[1]) && redis_nodes__now_ms() < until) run(ctx, 20);
+    for (i = 0; i < 2; i++) {
+        CHECK_EQ(qf_done[i], 1);
+        CHECK_EQ(qf_status[i], REDLOCK_OK);
+        CHECK_EQ(redlock_release(lk[i]), REDLOCK_OK);
+    }
+    until = redis_nodes__now_ms() + 5000;
+    while (redlock_lock_pending(lk[0]) + redlock_lock_pending(lk[1]) > 0 && redis_nodes__now_ms() < until)
+        run(ctx, 20);
+    CHECK_EQ(redlock_lock_pending(lk[0]) + redlock_lock_pending(lk[1]), 0);
+}
+
+static void qf_run_hiredis(void *ctx, int ms) { (void)redlock_hiredis_run((redlock_hiredis *)ctx, ms); }
+
+static void hiredis_queue_full(void)
+{
+    static redlock_hiredis c;
+    static redlock_hiredis_lock lk[3];
+    redlock_lock *core[3];
+    redlock_hiredis_config cfg;
+    int i;
+    memset(qf_done, 0, sizeof qf_done);
+    redlock_hiredis_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(rn, 0);
+    cfg.core.node_timeout_ms = 2000;
+    CHECK_EQ(redlock_hiredis_init(&c, &cfg), REDLOCK_OK);
+    redlock_hiredis_run(&c, 100); /* connected */
+    for (i = 0; i < 3; i++) {
+        redlock_lock_opts o;
+        qf_small_key(&o, i);
+        CHECK_EQ(redlock_hiredis_lock_init(&c, &lk[i], &o), REDLOCK_OK);
+        core[i] = &lk[i].lock;
+        CHECK_EQ(redlock_acquire(core[i]), REDLOCK_OK); /* the core's non-blocking call */
+    }
+    qf_check(core, qf_run_hiredis, &c, redlock_hiredis_node_connected(&c, 0));
+    for (i = 0; i < 3; i++) redlock_hiredis_lock_deinit(&lk[i]);
+    redlock_hiredis_deinit(&c);
+}
+
+static void qf_run_libev(void *ctx, int ms)
+{
+    struct ev_loop *loop = (struct ev_loop *)ctx;
+    long long until = redis_nodes__now_ms() + ms;
+    while (redis_nodes__now_ms() < until) ev_run(loop, EVRUN_NOWAIT);
+}
+
+static void libev_queue_full(void)
+{
+    static redlock_libev c;
+    static redlock_lock lk[3];
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev_config cfg;
+    int i;
+    memset(qf_done, 0, sizeof qf_done);
+    redlock_libev_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(rn, 0);
+    cfg.core.node_timeout_ms = 2000;
+    CHECK_EQ(redlock_libev_init(&c, loop, &cfg), REDLOCK_OK);
+    for (i = 0; i < 50 && !redlock_libev_node_connected(&c, 0); i++) qf_run_libev(loop, 10);
+    for (i = 0; i < 3; i++) {
+        redlock_lock_opts o;
+        qf_small_key(&o, i);
+        CHECK_EQ(redlock_lock_init(&lk[i], redlock_libev_client(&c), &o), REDLOCK_OK);
+        CHECK_EQ(redlock_acquire(&lk[i]), REDLOCK_OK);
+    }
+    {
+        redlock_lock *core[3];
+        for (i = 0; i < 3; i++) core[i] = &lk[i];
+        qf_check(core, qf_run_libev, loop, redlock_libev_node_connected(&c, 0));
+    }
+    for (i = 0; i < 3; i++) redlock_lock_deinit(&lk[i]);
+    redlock_libev_deinit(&c);
+    ev_loop_destroy(loop);
+}
+
 typedef struct big_wait {
     int op, status, done;
 } big_wait;
@@ -247,6 +351,8 @@ int main(void)
     RUN(big_hiredis);
     RUN(big_socket);
     RUN(big_socket_queue_full);
+    RUN(hiredis_queue_full);
+    RUN(libev_queue_full);
     RUN(big_libev);
     redis_nodes_stop(rn);
     free(big_key);
