@@ -107,5 +107,19 @@ $(BUILD)/bench_core: bench/bench_core.c redlock.h | $(BUILD)
 bench-core: $(BUILD)/bench_core
 	@bench/core.sh $(BUILD)/bench_core
 
+$(BUILD)/bench_scale: bench/bench_scale.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
+                      tests/shared/redis_nodes.h | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+
+# Many locks on one client against a real node: 1 to 100,000 locks, the
+# server on CPU 0 and the client on the last CPU. SCALE_ARGS: e.g.
+# "--locks 100000 --hold 120 --ttl 30000" for a two-minute hold.
+SCALE_ARGS ?= --locks 1,1000,10000,100000 --hold 10 --ttl 6000
+.PHONY: bench-scale
+bench-scale: $(BUILD)/bench_scale
+	@cpu=$$(( $$(nproc) - 1 )); \
+	 echo "layout: server on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
+	 taskset -c $$cpu $(BUILD)/bench_scale --server-cpu 0 $(SCALE_ARGS)
+
 .PHONY: bench
-bench: bench-core
+bench: bench-core bench-scale

@@ -1,0 +1,185 @@
+/* bench_scale.c - many locks on one client, against a real redis-server
+   that this program starts on loopback (tests/shared/redis_nodes.h) and
+   stops at the end. One raw-socket client (adapters/redlock_socket.h) with
+   a lock table; for each lock count: every acquire issued at once on
+   distinct keys (the acquisition rate), then every lock held with the
+   watchdog for a while (renewals, the client's CPU per renewal, locks
+   lost), then every lock released. Also the bytes per lock.
+   Usage: bench_scale [--locks N[,N...]] [--hold S] [--ttl MS] [--server-cpu C]
+   Defaults: --locks 1,1000,10000,100000 --hold 10 --ttl 6000. The client
+   runs where it is started (pin it with taskset); the server is pinned to
+   --server-cpu when given. */
+#define _POSIX_C_SOURCE 200809L
+#define REDLOCK_IMPLEMENTATION
+#define REDLOCK_SOCKET_IMPLEMENTATION
+#include "adapters/redlock_socket.h"
+#include "redis_nodes.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static long acquired, failed, renewed, lost, released;
+
+static void on_result(redlock_lock *lk, const redlock_result *r)
+{
+    (void)lk;
+    switch (r->op) {
+    case REDLOCK_OP_ACQUIRE: if (r->status == REDLOCK_OK) acquired++; else failed++; break;
+    case REDLOCK_OP_LOST: lost++; break;
+    case REDLOCK_OP_RELEASE: released++; break;
+    default: break;
+    }
+}
+
+static void on_event(void *u, const redlock_event *ev)
+{
+    (void)u;
+    renewed += ev->type == REDLOCK_EV_RENEWED;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+static double now_s(void) { return (double)redlock_socket_now_us() / 1e6; }
+
+/* One turn of the adapter's loop: wait (at most until until_us) for the
+   sockets or the next deadline, then handle what is ready. */
+static void turn(redlock_socket *s, int64_t until_us)
+{
+    struct pollfd pfd[REDLOCK_MAX_NODES];
+    int n = redlock_socket_pollfds(s, pfd);
+    if (poll(pfd, (nfds_t)n, redlock_socket_poll_ms(s, until_us)) >= 0) redlock_socket_dispatch(s, pfd, n);
+}
+
+/* Runs the adapter's loop until *count reaches want or max_s passed. */
+static void run_until(redlock_socket *s, const long *count, long want, double max_s)
+{
+    int64_t until = redlock_socket_now_us() + (int64_t)(max_s * 1e6);
+    while (*count < want && redlock_socket_now_us() < until) turn(s, until);
+}
+
+static int one_count(int port, long n, double hold_s, long ttl_ms)
+{
+    redlock_socket s;
+    redlock_socket_config cfg;
+    redlock_socket_lock *locks = (redlock_socket_lock *)calloc((size_t)n, sizeof *locks);
+    redlock_lock **table;
+    size_t size = 1;
+    long i;
+    double t0, t_acq, c0, c_hold, t_hold;
+    long renewed0;
+    while (size <= (size_t)n) size *= 2;
+    table = (redlock_lock **)calloc(size, sizeof *table);
+    if (!locks || !table) return 1;
+    acquired = failed = renewed = lost = released = 0;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = port;
+    cfg.command_timeout_ms = 10000;
+    cfg.core.node_timeout_ms = 5000; /* a burst of 100,000 waits its turn at the server */
+    cfg.core.retry_count = -1;
+    cfg.core.lock_table = table;
+    cfg.core.lock_table_size = size;
+    cfg.on_event = on_event;
+    if (redlock_socket_init(&s, &cfg) != REDLOCK_OK || redlock_socket_connect(&s) != REDLOCK_OK) return 1;
+    for (i = 0; i < n; i++) {
+        redlock_lock_opts o;
+        char key[48];
+        memset(&o, 0, sizeof o);
+        snprintf(key, sizeof key, "bench:scale:%ld:%ld", n, i);
+        o.key = key;
+        o.ttl_ms = ttl_ms;
+        o.watchdog = 1;
+        o.on_result = on_result;
+        if (redlock_socket_lock_init(&s, &locks[i], &o) != REDLOCK_OK) return 1;
+    }
+    /* every acquire at once */
+    t0 = now_s();
+    for (i = 0; i < n; i++)
+        if (redlock_acquire(&locks[i].lock) != REDLOCK_OK) failed++;
+    run_until(&s, &acquired, n - failed, 60);
+    t_acq = now_s() - t0;
+    /* hold */
+    renewed0 = renewed;
+    c0 = cpu_s();
+    t0 = now_s();
+    {
+        int64_t until = redlock_socket_now_us() + (int64_t)(hold_s * 1e6);
+        while (redlock_socket_now_us() < until) turn(&s, until);
+    }
+    t_hold = now_s() - t0;
+    c_hold = cpu_s() - c0;
+    printf("%7ld locks  acquired %7ld (failed %ld) in %7.3f s = %9.0f/s   held %4.0f s: %7ld renewals, "
+           "%6.2f%% of a core, %5.2f us CPU/renewal, lost %ld   %5zu bytes/lock\n",
+           n, acquired, failed, t_acq, t_acq > 0 ? (double)acquired / t_acq : 0.0, t_hold, renewed - renewed0,
+           100.0 * c_hold / t_hold, renewed > renewed0 ? 1e6 * c_hold / (double)(renewed - renewed0) : 0.0, lost,
+           sizeof(redlock_socket_lock) + (redlock_socket_memory(&s) + size * sizeof *table) / (size_t)n);
+    fflush(stdout);
+    /* release everything (the keys must not outlive the run) */
+    {
+        long want = 0;
+        for (i = 0; i < n; i++)
+            if (redlock_lock_state(&locks[i].lock) == REDLOCK_STATE_HELD && redlock_release(&locks[i].lock) == REDLOCK_OK)
+                want++;
+        run_until(&s, &released, want, 60);
+    }
+    for (i = 0; i < n; i++) redlock_socket_lock_deinit(&locks[i]);
+    redlock_socket_deinit(&s);
+    free(locks);
+    free(table);
+    return acquired == n && lost == 0 ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *counts = "1,1000,10000,100000";
+    double hold = 10;
+    long ttl = 6000;
+    int server_cpu = -1, i, rc = 0;
+    redis_nodes rn;
+    char *list, *tok;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--locks") && i + 1 < argc) counts = argv[++i];
+        else if (!strcmp(argv[i], "--hold") && i + 1 < argc) hold = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--ttl") && i + 1 < argc) ttl = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_scale [--locks N[,N...]] [--hold S] [--ttl MS] [--server-cpu C]\n");
+            return 2;
+        }
+    }
+    if (hold <= 0 || hold > 600 || ttl < 100 || ttl > 600000) {
+        fprintf(stderr, "bench_scale: --hold 0..600 s, --ttl 100..600000 ms\n");
+        return 2;
+    }
+    redis_nodes_deadline((int)(hold * 8 + 300));
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) {
+        fprintf(stderr, "bench_scale: cannot start redis-server\n");
+        return 1;
+    }
+    if (server_cpu >= 0) {
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "taskset -pc %d %d >/dev/null", server_cpu, (int)rn.node[0].pid);
+        if (system(cmd) != 0) fprintf(stderr, "bench_scale: could not pin the server\n");
+    }
+    printf("scale: one raw-socket client, one node, watchdog locks (ttl %ld ms) on distinct keys, "
+           "all acquires issued at once, then held %.0f s\n", ttl, hold);
+    list = strdup(counts);
+    for (tok = strtok(list, ","); tok && rc == 0; tok = strtok(NULL, ",")) {
+        long n = atol(tok);
+        if (n < 1 || n > 1000000) { fprintf(stderr, "bench_scale: lock count %s out of 1..1000000\n", tok); rc = 2; break; }
+        rc = one_count(redis_nodes_port(&rn, 0), n, hold, ttl);
+        if (rc == 1) fprintf(stderr, "bench_scale: setup failed at %ld locks\n", n);
+    }
+    free(list);
+    redis_nodes_stop(&rn);
+    return rc == 2 ? 0 : rc; /* failures and losses are printed: they are the measurement */
+}
