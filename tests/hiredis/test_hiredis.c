@@ -446,6 +446,8 @@ static void hiredis_api_guards(void)
     o.node_count = 2;
     o.node[0].host = o.node[1].host = "127.0.0.1";
     o.node[0].port = o.node[1].port = port;
+    CHECK_EQ(redlock_hiredis_init(NULL, &o), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_init(&c, NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
     redlock_hiredis_run(&c, 50); /* the connects fail */
     CHECK_EQ(redlock_hiredis_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);

@@ -333,6 +333,9 @@ static void libev_api_guards(void)
     o.node_count = 2;
     o.node[0].host = o.node[1].host = "127.0.0.1";
     o.node[0].port = o.node[1].port = hostile_closed_port();
+    CHECK_EQ(redlock_libev_init(NULL, loop, &o), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_libev_init(&c, NULL, &o), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_libev_init(&c, loop, NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK);
     for (k = 0; k < 100 && redlock_libev_node_status(&c, 1, NULL, 0) == 0; k++) ev_run(loop, EVRUN_ONCE);
     CHECK_EQ(redlock_libev_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);

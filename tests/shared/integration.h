@@ -1022,6 +1022,8 @@ static inline void it_hostile(int kind, int threaded)
         }
         /* every cycle took its lock on the healthy two, quickly */
         CHECK_EQ(ok, 8);
+        /* a reply nobody asked for, or one too large: the node reads PROTOCOL */
+        if (kind == IT_STRAY || kind == IT_HUGE) CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
         if (worst > 600) printf("#   %s: slowest acquire+release %lld ms\n", names[kind], worst);
         CHECK(worst <= 600);
         /* reconnects to the bad node do not pile up descriptors */
