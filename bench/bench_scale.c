@@ -5,14 +5,20 @@
    distinct keys (the acquisition rate), then every lock held with the
    watchdog for a while (renewals, the client's CPU per renewal, locks
    lost), then every lock released. Also the bytes per lock.
+   --transport hiredis: the blocking hiredis adapter with its watchdog
+   thread instead (acquires one after another: it blocks; the thread
+   renews while the program sleeps).
    Usage: bench_scale [--locks N[,N...]] [--hold S] [--ttl MS] [--server-cpu C]
+                      [--transport socket|hiredis]
    Defaults: --locks 1,1000,10000,100000 --hold 10 --ttl 6000. The client
    runs where it is started (pin it with taskset); the server is pinned to
    --server-cpu when given. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
+#define REDLOCK_HIREDIS_IMPLEMENTATION
 #include "adapters/redlock_socket.h"
+#include "adapters/redlock_hiredis.h"
 #include "redis_nodes.h"
 
 #include <poll.h>
@@ -138,12 +144,82 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
     return acquired == n && lost == 0 ? 0 : 2;
 }
 
+/* The same with the hiredis adapter and its watchdog thread. The counters
+   are written on that thread, under the adapter's mutex, and read here
+   after the thread had time to finish (a benchmark's approximation). */
+static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
+{
+    static redlock_hiredis c;
+    redlock_hiredis_config cfg;
+    redlock_hiredis_lock *locks = (redlock_hiredis_lock *)calloc((size_t)n, sizeof *locks);
+    redlock_lock **table;
+    size_t size = 1;
+    long i, renewed0, want = 0;
+    double t0, t_acq, c0, c_hold;
+    while (size <= (size_t)n) size *= 2;
+    table = (redlock_lock **)calloc(size, sizeof *table);
+    if (!locks || !table) return 1;
+    acquired = failed = renewed = lost = released = 0;
+    redlock_hiredis_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = port;
+    cfg.command_timeout_ms = 10000;
+    cfg.watchdog_thread = 1;
+    cfg.core.retry_count = -1;
+    cfg.core.lock_table = table;
+    cfg.core.lock_table_size = size;
+    cfg.on_event = on_event;
+    if (redlock_hiredis_init(&c, &cfg) != REDLOCK_OK) return 1;
+    for (i = 0; i < n; i++) {
+        redlock_lock_opts o;
+        char key[48];
+        memset(&o, 0, sizeof o);
+        snprintf(key, sizeof key, "bench:scale-hiredis:%ld:%ld", n, i);
+        o.key = key;
+        o.ttl_ms = ttl_ms;
+        o.watchdog = 1;
+        o.on_result = on_result;
+        if (redlock_hiredis_lock_init(&c, &locks[i], &o) != REDLOCK_OK) return 1;
+    }
+    t0 = now_s();
+    for (i = 0; i < n; i++)
+        if (redlock_hiredis_acquire(&locks[i]) != REDLOCK_OK) failed++;
+    t_acq = now_s() - t0;
+    renewed0 = renewed;
+    c0 = cpu_s();
+    t0 = now_s();
+    {
+        struct timespec ts;
+        ts.tv_sec = (time_t)hold_s;
+        ts.tv_nsec = (long)((hold_s - (double)ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
+    }
+    c_hold = cpu_s() - c0;
+    hold_s = now_s() - t0;
+    printf("%7ld locks  acquired %7ld (failed %ld) in %7.3f s = %9.0f/s   held %4.0f s: %7ld renewals, "
+           "%6.2f%% of a core, %5.2f us CPU/renewal, lost %ld   %5zu bytes/lock  (hiredis, watchdog thread)\n",
+           n, acquired, failed, t_acq, t_acq > 0 ? (double)acquired / t_acq : 0.0, hold_s, renewed - renewed0,
+           100.0 * c_hold / hold_s, renewed > renewed0 ? 1e6 * c_hold / (double)(renewed - renewed0) : 0.0, lost,
+           sizeof(redlock_hiredis_lock) + size * sizeof *table / (size_t)n);
+    fflush(stdout);
+    for (i = 0; i < n; i++)
+        if (redlock_lock_state(&locks[i].lock) == REDLOCK_STATE_HELD) {
+            want++;
+            (void)redlock_hiredis_release(&locks[i]);
+        }
+    for (i = 0; i < n; i++) redlock_hiredis_lock_deinit(&locks[i]);
+    redlock_hiredis_deinit(&c);
+    free(locks);
+    free(table);
+    return acquired == n && lost == 0 && released == want ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
     const char *counts = "1,1000,10000,100000";
     double hold = 10;
     long ttl = 6000;
-    int server_cpu = -1, i, rc = 0;
+    int server_cpu = -1, i, rc = 0, hiredis = 0;
     redis_nodes rn;
     char *list, *tok;
     for (i = 1; i < argc; i++) {
@@ -151,8 +227,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--hold") && i + 1 < argc) hold = atof(argv[++i]);
         else if (!strcmp(argv[i], "--ttl") && i + 1 < argc) ttl = atol(argv[++i]);
         else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--transport") && i + 1 < argc && !strcmp(argv[i + 1], "hiredis")) hiredis = 1, i++;
+        else if (!strcmp(argv[i], "--transport") && i + 1 < argc && !strcmp(argv[i + 1], "socket")) hiredis = 0, i++;
         else {
-            fprintf(stderr, "usage: bench_scale [--locks N[,N...]] [--hold S] [--ttl MS] [--server-cpu C]\n");
+            fprintf(stderr, "usage: bench_scale [--locks N[,N...]] [--hold S] [--ttl MS] [--server-cpu C] "
+                            "[--transport socket|hiredis]\n");
             return 2;
         }
     }
@@ -170,13 +249,18 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof cmd, "taskset -pc %d %d >/dev/null", server_cpu, (int)rn.node[0].pid);
         if (system(cmd) != 0) fprintf(stderr, "bench_scale: could not pin the server\n");
     }
-    printf("scale: one raw-socket client, one node, watchdog locks (ttl %ld ms) on distinct keys, "
-           "all acquires issued at once, then held %.0f s\n", ttl, hold);
+    if (hiredis)
+        printf("scale: one hiredis client with its watchdog thread, one node, watchdog locks (ttl %ld ms) on "
+               "distinct keys, acquired one after another, then held %.0f s\n", ttl, hold);
+    else
+        printf("scale: one raw-socket client, one node, watchdog locks (ttl %ld ms) on distinct keys, "
+               "all acquires issued at once, then held %.0f s\n", ttl, hold);
     list = strdup(counts);
     for (tok = strtok(list, ","); tok && rc == 0; tok = strtok(NULL, ",")) {
         long n = atol(tok);
         if (n < 1 || n > 1000000) { fprintf(stderr, "bench_scale: lock count %s out of 1..1000000\n", tok); rc = 2; break; }
-        rc = one_count(redis_nodes_port(&rn, 0), n, hold, ttl);
+        rc = hiredis ? one_count_hiredis(redis_nodes_port(&rn, 0), n, hold, ttl)
+                     : one_count(redis_nodes_port(&rn, 0), n, hold, ttl);
         if (rc == 1) fprintf(stderr, "bench_scale: setup failed at %ld locks\n", n);
     }
     free(list);

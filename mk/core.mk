@@ -107,9 +107,9 @@ $(BUILD)/bench_core: bench/bench_core.c redlock.h | $(BUILD)
 bench-core: $(BUILD)/bench_core
 	@bench/core.sh $(BUILD)/bench_core
 
-$(BUILD)/bench_scale: bench/bench_scale.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
+$(BUILD)/bench_scale: bench/bench_scale.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_hiredis.h \
                       tests/shared/redis_nodes.h | $(BUILD)
-	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lhiredis -lpthread
 
 # Many locks on one client against a real node: 1 to 100,000 locks, the
 # server on CPU 0 and the client on the last CPU. SCALE_ARGS: e.g.
