@@ -892,7 +892,8 @@ static int it_selected(const char *name)
    cycle after cycle, without crashing, leaking descriptors or buffering
    without bound. */
 
-enum { IT_STRAY = 1, IT_HUGE, IT_SILENT, IT_RESET, IT_CLOSED, IT_BLACKHOLE, IT_TRICKLE, IT_GREET, IT_HALF_RESET };
+enum { IT_STRAY = 1, IT_HUGE, IT_SILENT, IT_RESET, IT_CLOSED, IT_BLACKHOLE, IT_TRICKLE, IT_GREET, IT_HALF_RESET,
+       IT_GARBAGE };
 
 /* A listener whose accept queue is full: connects to it neither complete
    nor fail (the SYNs are dropped), as with a host that vanished. */
@@ -969,7 +970,7 @@ static inline long it_peak_kib(void)
 static inline void it_hostile(int kind, int threaded)
 {
     static const char *const names[] = {"", "stray", "huge", "silent", "reset", "closed", "blackhole",
-                                        "trickle", "greet", "half-reset"};
+                                        "trickle", "greet", "half-reset", "garbage"};
     redis_nodes *rn = &it_plain[3];
     int ports[REDIS_NODES_MAX];
     it_setup s;
@@ -994,6 +995,7 @@ static inline void it_hostile(int kind, int threaded)
     case IT_TRICKLE: CHECK_EQ(hostile_start(&h, HOSTILE_TRICKLE, NULL), 0); break;
     case IT_GREET: CHECK_EQ(hostile_start(&h, HOSTILE_GREET, "+OK\r\n"), 0); break;
     case IT_HALF_RESET: CHECK_EQ(hostile_start(&h, HOSTILE_HALF_RESET, ":1\r\n"), 0); break;
+    case IT_GARBAGE: CHECK_EQ(hostile_start(&h, HOSTILE_CANNED, "?garbage\r\n"), 0); break;
     default: break;
     }
     if (kind == IT_BLACKHOLE) CHECK_EQ(it_blackhole_open(&b), 0);
@@ -1022,8 +1024,9 @@ static inline void it_hostile(int kind, int threaded)
         }
         /* every cycle took its lock on the healthy two, quickly */
         CHECK_EQ(ok, 8);
-        /* a reply nobody asked for, or one too large: the node reads PROTOCOL */
-        if (kind == IT_STRAY || kind == IT_HUGE) CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
+        /* a reply nobody asked for, one too large, or not RESP: the node reads PROTOCOL */
+        if (kind == IT_STRAY || kind == IT_HUGE || kind == IT_GARBAGE)
+            CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
         if (worst > 600) printf("#   %s: slowest acquire+release %lld ms\n", names[kind], worst);
         CHECK(worst <= 600);
         /* reconnects to the bad node do not pile up descriptors */
@@ -1084,6 +1087,7 @@ static void it_hostile_blackhole(void) { it_hostile(IT_BLACKHOLE, 0); }
 static void it_hostile_trickle(void) { it_hostile(IT_TRICKLE, 0); }
 static void it_hostile_greet(void) { it_hostile(IT_GREET, 0); }
 static void it_hostile_half_reset(void) { it_hostile(IT_HALF_RESET, 0); }
+static void it_hostile_garbage(void) { it_hostile(IT_GARBAGE, 0); }
 static void it_hostile_stray_bg(void) { it_hostile(IT_STRAY, 1); }
 static void it_hostile_huge_bg(void) { it_hostile(IT_HUGE, 1); }
 static void it_hostile_blackhole_bg(void) { it_hostile(IT_BLACKHOLE, 1); }
@@ -1146,6 +1150,7 @@ static int it_main(const it_ops *ops)
     IT_RUN(it_hostile_trickle, 3);
     IT_RUN(it_hostile_greet, 3);
     IT_RUN(it_hostile_half_reset, 3);
+    IT_RUN(it_hostile_garbage, 3);
     IT_RUN(it_hostile_stray_bg, 3);
     IT_RUN(it_hostile_huge_bg, 3);
     IT_RUN(it_hostile_blackhole_bg, 3);
