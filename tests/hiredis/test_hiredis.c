@@ -459,6 +459,19 @@ static void hiredis_api_guards(void)
     CHECK_EQ(redlock_hiredis_node_status(&c, 1, buf, 4), REDLOCK_ERR_CONNECT);
     CHECK_EQ(strlen(buf), 3);
     CHECK_EQ(buf[4], 'z');
+    {   /* a buffer exactly the text's length: one character less, terminated */
+        char full[128], exact[128];
+        size_t len;
+        CHECK_EQ(redlock_hiredis_node_status(&c, 1, full, sizeof full), REDLOCK_ERR_CONNECT);
+        len = strlen(full);
+        CHECK(len > 1 && len < sizeof exact);
+        memset(exact, 'z', sizeof exact);
+        CHECK_EQ(redlock_hiredis_node_status(&c, 1, exact, len), REDLOCK_ERR_CONNECT);
+        CHECK_EQ(strlen(exact), len - 1);
+        CHECK_EQ(exact[len], 'z');
+    }
+    CHECK_EQ(redlock_hiredis_run(NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_run(&c, -1), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_lock_valid_until(NULL), 0);
     CHECK_EQ(redlock_hiredis_lock_state(NULL), REDLOCK_STATE_IDLE);
     memset(&lo, 0, sizeof lo);

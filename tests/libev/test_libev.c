@@ -348,6 +348,17 @@ static void libev_api_guards(void)
     CHECK_EQ(redlock_libev_node_status(&c, 1, buf, 4), REDLOCK_ERR_CONNECT);
     CHECK_EQ(strlen(buf), 3);
     CHECK_EQ(buf[4], 'z');
+    {   /* a buffer exactly the text's length: one character less, terminated */
+        char full[128], exact[128];
+        size_t len;
+        CHECK_EQ(redlock_libev_node_status(&c, 1, full, sizeof full), REDLOCK_ERR_CONNECT);
+        len = strlen(full);
+        CHECK(len > 1 && len < sizeof exact);
+        memset(exact, 'z', sizeof exact);
+        CHECK_EQ(redlock_libev_node_status(&c, 1, exact, len), REDLOCK_ERR_CONNECT);
+        CHECK_EQ(strlen(exact), len - 1);
+        CHECK_EQ(exact[len], 'z');
+    }
     redlock_libev_deinit(&c);
     ev_loop_destroy(loop);
 }
