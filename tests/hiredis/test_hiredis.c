@@ -477,6 +477,9 @@ static void hiredis_api_guards(void)
     memset(&lo, 0, sizeof lo);
     lo.key = "guards";
     lo.ttl_ms = 1000;
+    CHECK_EQ(redlock_hiredis_lock_init(NULL, &lk, &lo), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, NULL, &lo), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
     redlock_hiredis_lock_deinit(&lk);
     CHECK_EQ(redlock_hiredis_lock_valid_until(&lk), 0);
