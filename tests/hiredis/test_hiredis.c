@@ -352,11 +352,13 @@ static void hiredis_port_range(void)
    (here: from its own on_result) says BUSY instead of waiting on itself. */
 static redlock_hiredis_lock *inner_lock;
 static int inner_rc = 1;
+static int inner_run_rc = 1;
 static void inner_result(redlock_lock *l, const redlock_result *r)
 {
     (void)l;
     if (r->op == REDLOCK_OP_ACQUIRE && inner_lock) {
         inner_rc = redlock_hiredis_release(inner_lock);
+        inner_run_rc = redlock_hiredis_run(inner_lock->_client, 0);
         inner_lock = NULL;
     }
 }
@@ -384,9 +386,10 @@ static void hiredis_busy_in_callback(void)
         lo.on_result = inner_result;
         CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
         inner_lock = &lk;
-        inner_rc = 12345;
+        inner_rc = inner_run_rc = 12345;
         CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
         CHECK_EQ(inner_rc, REDLOCK_ERR_BUSY);
+        if (!threaded) CHECK_EQ(inner_run_rc, REDLOCK_ERR_BUSY); /* with the thread, run() has nothing to do */
         CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
         redlock_hiredis_lock_deinit(&lk);
         redlock_hiredis_deinit(&c);
