@@ -397,6 +397,43 @@ static void hiredis_busy_in_callback(void)
     redis_nodes_stop(&rn);
 }
 
+/* Proves: a connect that never completes (a listener whose accept queue is
+   full) is given up after connect_timeout_ms with CONNECT and its message;
+   the acquire meanwhile ends without that node's vote. */
+static void hiredis_connect_timeout(void)
+{
+    redlock_hiredis c;
+    redlock_hiredis_config o;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts lo;
+    char err[64];
+    long long t0, t1;
+    int lfd, filler, port = hostile_full_backlog(&lfd, &filler);
+    CHECK(port > 0);
+    redlock_hiredis_config_init(&o);
+    o.node_count = 1;
+    o.node[0].port = port;
+    o.connect_timeout_ms = 200;
+    o.command_timeout_ms = 5000;
+    o.core.node_timeout_ms = 2000;
+    o.core.retry_count = -1;
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+    memset(&lo, 0, sizeof lo);
+    lo.key = "hiredis:connect-timeout";
+    lo.ttl_ms = 5000;
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    t0 = redis_nodes__now_ms();
+    CHECK(redlock_hiredis_acquire(&lk) != REDLOCK_OK);
+    t1 = redis_nodes__now_ms();
+    CHECK(t1 - t0 >= 150 && t1 - t0 < 1500); /* the connect timeout, not the round's 2 s */
+    CHECK_EQ(redlock_hiredis_node_status(&c, 0, err, sizeof err), REDLOCK_ERR_CONNECT);
+    CHECK_STR(err, "connect timeout");
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_deinit(&c);
+    close(filler);
+    close(lfd);
+}
+
 /* Proves: a node whose name does not resolve fails at once with CONNECT
    and a message, costs only its own vote, and the others still decide. */
 static void hiredis_unresolvable(void)
@@ -539,6 +576,7 @@ int main(void)
     if (it_selected("hiredis_unix_path")) RUN(hiredis_unix_path);
     if (it_selected("hiredis_busy_in_callback")) RUN(hiredis_busy_in_callback);
     if (it_selected("hiredis_unresolvable")) RUN(hiredis_unresolvable);
+    if (it_selected("hiredis_connect_timeout")) RUN(hiredis_connect_timeout);
     if (it_selected("hiredis_api_guards")) RUN(hiredis_api_guards);
     if (it_selected("hiredis_linger_bounded")) RUN(hiredis_linger_bounded);
     rc = it_main(&ops);

@@ -683,6 +683,10 @@ static void test_poll_helpers(void)
     CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
     CHECK_EQ(redlock_socket_poll_ms(&s, redlock_socket_now_us() - 1), 0);   /* until passed: do not wait */
     CHECK(redlock_socket_poll_ms(&s, REDLOCK_NO_DEADLINE) <= 1000);
+    {   /* nothing of its own to wait for: until, rounded up to whole ms */
+        int ms = redlock_socket_poll_ms(&s, redlock_socket_now_us() + 5500);
+        CHECK(ms >= 5 && ms <= 6);
+    }
     CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK);
     CHECK(write(p[1], "x", 1) == 1);   /* the caller's own descriptor is ready too */
     for (until = ms_now() + 3000; f.done != REDLOCK_OP_RELEASE && ms_now() < until;) {
@@ -1110,6 +1114,7 @@ static void test_api_guards(void)
     redlock_socket_lock l;
     redlock_lock_opts o;
     hostile h;
+    CHECK_EQ(redlock_socket_memory(NULL), 0);
     redlock_socket_config_init(&cfg);
     cfg.node_count = 0;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_NODES);
