@@ -1137,6 +1137,9 @@ static void test_api_guards(void)
     CHECK_EQ(redlock_socket_node_connected(&s, -1), 0);
     CHECK_EQ(redlock_socket_node_connected(&s, 1), 0);
     CHECK_EQ(redlock_socket_node_connected(NULL, 0), 0);
+    CHECK_EQ(redlock_socket_node_status(&s, -1, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_node_status(&s, 1, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_acquire(NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_release(NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_extend(NULL, 0), REDLOCK_ERR_INVALID);
