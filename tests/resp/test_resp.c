@@ -621,6 +621,7 @@ static void test_reset_buffer_reuse(void)
     static char chunk[70000];
     redlock_resp_parser p;
     const char *hdr = "$1000000\r\n";
+    CHECK_EQ(redlock_resp_memory(NULL), 0);
     redlock_resp_parser_init(&p);
     memset(chunk, 'x', sizeof chunk);
     CHECK_EQ(redlock_resp_feed(&p, hdr, strlen(hdr)), 0);
