@@ -304,7 +304,9 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
     redlock__hiredis_ring owed = cn->q; /* detached: the callbacks may send again */
+    char text[128];
     int k;
+    snprintf(text, sizeof text, "%s", why ? why : ""); /* why may be the context's errstr, freed below */
     memset(&cn->q, 0, sizeof cn->q);
     if (cn->ctx) {
         redisFree(cn->ctx);
@@ -315,7 +317,7 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     cn->unsent = 0;
     cn->connecting = 0;
     cn->auth_failed = 0;
-    redlock__hiredis_set_error(cn, status, why);
+    redlock__hiredis_set_error(cn, status, text);
     cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
     for (k = 0; k < owed.count; k++) {
         const redlock__hiredis_request *r = redlock__hiredis_at(&owed, k);
