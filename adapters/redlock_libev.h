@@ -253,13 +253,13 @@ static inline void redlock__libev_schedule_reconnect(redlock_libev *c, redlock__
 static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, const char *why)
 {
     redlock_libev *c = cn->owner;
+    if (status) redlock__libev_set_error(cn, status, why); /* first: why may be the shadow reader's errstr */
     cn->ac = NULL;
     cn->state = REDLOCK__LIBEV_DOWN;
     if (cn->shadow) {
         redisReaderFree(cn->shadow);
         cn->shadow = NULL;
     }
-    if (status) redlock__libev_set_error(cn, status, why);
     redlock__libev_schedule_reconnect(c, cn, cn->auth_failed ? 1000 : c->_reconnect_delay_ms);
 }
 
