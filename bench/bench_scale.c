@@ -72,6 +72,17 @@ static void run_until(redlock_socket *s, const long *count, long want, double ma
     while (*count < want && redlock_socket_now_us() < until) turn(s, until);
 }
 
+/* One line of the table: n locks, acquired in t_acq s, held t_hold s with
+   `renewals` renewals and c_hold s of CPU. */
+static void report(long n, double t_acq, double t_hold, long renewals, double c_hold, size_t bytes, const char *what)
+{
+    printf("%7ld locks  acquired %7ld (failed %ld) in %7.3f s = %9.0f/s   held %4.0f s: %7ld renewals, "
+           "%6.2f%% of a core, %5.2f us CPU/renewal, lost %ld   %5zu bytes/lock%s\n",
+           n, acquired, failed, t_acq, t_acq > 0 ? (double)acquired / t_acq : 0.0, t_hold, renewals,
+           100.0 * c_hold / t_hold, renewals > 0 ? 1e6 * c_hold / (double)renewals : 0.0, lost, bytes, what);
+    fflush(stdout);
+}
+
 static int one_count(int port, long n, double hold_s, long ttl_ms)
 {
     redlock_socket s;
@@ -123,12 +134,8 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
     }
     t_hold = now_s() - t0;
     c_hold = cpu_s() - c0;
-    printf("%7ld locks  acquired %7ld (failed %ld) in %7.3f s = %9.0f/s   held %4.0f s: %7ld renewals, "
-           "%6.2f%% of a core, %5.2f us CPU/renewal, lost %ld   %5zu bytes/lock\n",
-           n, acquired, failed, t_acq, t_acq > 0 ? (double)acquired / t_acq : 0.0, t_hold, renewed - renewed0,
-           100.0 * c_hold / t_hold, renewed > renewed0 ? 1e6 * c_hold / (double)(renewed - renewed0) : 0.0, lost,
-           sizeof(redlock_socket_lock) + (redlock_socket_memory(&s) + size * sizeof *table) / (size_t)n);
-    fflush(stdout);
+    report(n, t_acq, t_hold, renewed - renewed0, c_hold,
+           sizeof(redlock_socket_lock) + (redlock_socket_memory(&s) + size * sizeof *table) / (size_t)n, "");
     /* release everything (the keys must not outlive the run) */
     {
         long want = 0;
@@ -196,12 +203,8 @@ static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
     }
     c_hold = cpu_s() - c0;
     hold_s = now_s() - t0;
-    printf("%7ld locks  acquired %7ld (failed %ld) in %7.3f s = %9.0f/s   held %4.0f s: %7ld renewals, "
-           "%6.2f%% of a core, %5.2f us CPU/renewal, lost %ld   %5zu bytes/lock  (hiredis, watchdog thread)\n",
-           n, acquired, failed, t_acq, t_acq > 0 ? (double)acquired / t_acq : 0.0, hold_s, renewed - renewed0,
-           100.0 * c_hold / hold_s, renewed > renewed0 ? 1e6 * c_hold / (double)(renewed - renewed0) : 0.0, lost,
-           sizeof(redlock_hiredis_lock) + size * sizeof *table / (size_t)n);
-    fflush(stdout);
+    report(n, t_acq, hold_s, renewed - renewed0, c_hold, sizeof(redlock_hiredis_lock) + size * sizeof *table / (size_t)n,
+           "  (hiredis, watchdog thread)");
     for (i = 0; i < n; i++)
         if (redlock_lock_state(&locks[i].lock) == REDLOCK_STATE_HELD) {
             want++;
