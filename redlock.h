@@ -99,8 +99,10 @@
    -------------------------
    * send(user, node, cmd, tag): transmit `cmd` (argv/argvlen, binary safe)
      to node `node` (0-based). The argv pointers are valid only during the
-     call: serialise or copy them before returning. Return 0 when queued, or
-     a negative redlock_status (e.g. REDLOCK_ERR_TRANSPORT); a failed send
+     call (and only until the lock is deinitialised, should a reply
+     delivered inside send lead to that): serialise or copy them first.
+     Return 0 when queued, or a negative redlock_status (e.g.
+     REDLOCK_ERR_TRANSPORT; below -128: TRANSPORT); a failed send
      counts as that node's failed vote and no reply is expected. A
      transport whose own queue for the node is full returns
      REDLOCK_ERR_QUEUE_FULL: an operation that then misses its quorum ends
@@ -109,7 +111,7 @@
      came back: redlock_on_reply(client, tag, reply) or
      redlock_on_error(client, tag, status). Every request has its own tag.
      A NULL reply counts as a malformed one (PROTOCOL); an on_error status
-     that is not negative counts as TRANSPORT.
+     that is not negative, or below -128, counts as TRANSPORT.
      Answers to tags the core no longer waits for (already answered, an
      earlier step or attempt, a lock since deinitialised) are recognised
      and ignored, so a transport may deliver late, twice, or never.
@@ -217,6 +219,9 @@
        REDLOCK_LOCK_TABLE      entries of the client's built-in lock table
                                (default 64; a power of two)
        REDLOCK_ASSERT(c)       internal consistency checks (default assert)
+       REDLOCK_MALLOC(size), REDLOCK_FREE(p)  where a lock's key is kept
+                               (default malloc and free; define both):
+                               one block per redlock_lock_init
        REDLOCK_RANDOM_DEVICE   file the built-in random source reads when
                                getrandom(2) is absent (default "/dev/urandom")
        REDLOCK_NO_BUILTIN_CLOCKS  no built-in clocks: now_us and wall_ms
@@ -239,6 +244,17 @@
        cfg.lock_table_size = 1 << 17;
    Without it any number of locks still works; a reply then costs about
    locks / REDLOCK_LOCK_TABLE steps to find its lock.
+
+   Memory: clients and lock handles are yours to place (static, stack,
+   arrays, inside your own structs). On 64-bit Linux at the default limits
+   a redlock_client is 840 bytes and a redlock_lock 504 (about 250 plus 16
+   per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
+   into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
+   bytes: the key, the token and the next token's bytes), freed by
+   redlock_lock_deinit, by initialising the handle again on the same
+   client, or by redlock_client_deinit; refused, lock_init says NOMEM.
+   Nothing else is allocated, and no operation allocates. A handle that is
+   dropped without either deinit keeps its block.
 
    6. ERRORS
    Every function that can fail returns a redlock_status: 0 is success,
@@ -290,7 +306,8 @@
                 AUTO, old-server error: INFO server, then (below 2.6.12)
                 the legacy chain SETNX "expiry:token"; if taken, GET; if
                 that value has expired, GETSET (ours only if GETSET returns
-                exactly the value read)
+                the value read, compared by a 32-bit hash, and it is still
+                expired)
        release  EVALSHA compare-and-delete; EVAL after NOSCRIPT;
        (undo,   without scripts: GET, compare, then DEL
         cleanup)
@@ -339,6 +356,9 @@
 #ifndef REDLOCK_LOCK_TABLE
 #define REDLOCK_LOCK_TABLE 64
 #endif
+#if REDLOCK_MAX_KEY < 1 || REDLOCK_MAX_KEY > 0x7fffffff
+#error "REDLOCK_MAX_KEY must be in 1..2^31-1"
+#endif
 #if REDLOCK_MAX_NODES < 1 || REDLOCK_MAX_NODES > 255
 #error "REDLOCK_MAX_NODES must be in 1..255"
 #endif
@@ -348,6 +368,9 @@
 
 #define REDLOCK_MAX_ARGS 8             /* longest command the core sends */
 #define REDLOCK_TOKEN_LEN 32           /* hex characters of a token (128 bits) */
+/* bytes of the block redlock_lock_init allocates for a key of key_len bytes:
+   the key, the token and the next token's bytes */
+#define REDLOCK_KEY_BLOCK_SIZE(key_len) ((key_len) + REDLOCK_TOKEN_LEN + 1 + REDLOCK_TOKEN_LEN / 2)
 #define REDLOCK_NO_DEADLINE INT64_MAX  /* set_timer: nothing to wait for */
 
 #ifdef __cplusplus
@@ -366,7 +389,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_NOT_HELD = -7,     /* release/extend of a lock that is not held */
     REDLOCK_ERR_ALREADY_HELD = -8, /* acquire of a lock already held */
     REDLOCK_ERR_RANDOM = -9,       /* the random source failed */
-    REDLOCK_ERR_NOMEM = -10,       /* out of memory (adapters only) */
+    REDLOCK_ERR_NOMEM = -10,       /* out of memory */
     REDLOCK_ERR_DETACHED = -11,    /* lock not initialised or its client is gone */
     /* outcomes, in redlock_result.status */
     REDLOCK_ERR_LOCKED = -20,      /* held by someone else; retries exhausted */
@@ -530,7 +553,7 @@ typedef struct redlock_config {
 
 /* Per-lock options; zero fields take the client's setting or the default. */
 typedef struct redlock_lock_opts {
-    const char *key;          /* required, copied */
+    const char *key;          /* required, copied (section 5, Memory) */
     size_t key_len;           /* 0: strlen(key) */
     int64_t ttl_ms;           /* required, 1 .. 2^40 */
     int watchdog;             /* nonzero: renew while held */
@@ -549,17 +572,20 @@ typedef struct redlock_lock_opts {
 
 /* ---- internal state: treat as opaque, fields may change ---- */
 #define REDLOCK__VALUE_MAX 64
+/* One node's part of the current round: only what a round needs. */
 typedef struct redlock__node {
-    uint32_t seq;      /* tag sequence of the request awaited; 0 = none */
+    uint16_t seq;      /* tag sequence of the request awaited; 0 = none */
     uint8_t step;      /* what the node is doing */
-    uint8_t flags;     /* need-send, in-flight, done, clobbered */
+    uint8_t flags;     /* need-send, in-flight, done, clobbered, life unknown, seen */
     int8_t outcome;    /* result of this round on this node */
+    int8_t status;     /* node error of this round */
     uint8_t loops;     /* SETNX/GET repeats */
-    int status;        /* node error of this round */
-    int64_t sent_us;   /* for round-trip times */
-    int64_t until;     /* our key here is safe to act on until then (monotonic) */
-    size_t seen_len;   /* legacy: value read by GET */
-    char seen[REDLOCK__VALUE_MAX];
+    uint8_t spare;
+    int32_t until;     /* our key here is safe to act on until then: after the
+                          round's start, in µs, or in ms if F_COARSE (see
+                          redlock__until); while F_SEEN is set, the hash of
+                          the value a takeover's GET read */
+    uint32_t sent_us;  /* when the request awaited went out, after the round's start */
 } redlock__node;
 
 typedef struct redlock_client {
@@ -595,63 +621,56 @@ struct redlock_lock {
     redlock_client *_client;
     redlock_lock *_bucket_next;
     uint64_t _id;          /* 40 bits: a per-client count above the bucket's index */
-    uint32_t _seq;         /* tag sequence of the last request */
     uint32_t _tick;
+    uint16_t _seq;         /* tag sequence of the last request */
+    uint8_t _watchdog;     /* renew while held */
+    uint8_t _heap_where;   /* REDLOCK__IN_HEAP, REDLOCK__PARKED or 0 */
     int _magic;
-    size_t _key_len;
-    char _key[REDLOCK_MAX_KEY];
+    uint32_t _key_len;
+    char *_key;            /* one block from REDLOCK_MALLOC (redlock__strings): the key,
+                              the token and the next token's bytes */
     /* settings from the options, fixed until the next lock_init; every
-       duration in microseconds but the ttls, which go to Redis in ms */
+       duration in microseconds but the ttl, which goes to Redis in ms */
     int64_t _ttl_ms;
     int64_t _renew_every_us, _max_hold_us, _retry_delay_us, _retry_jitter_us, _wait_us;
-    int _max_extensions, _retry_count, _watchdog;
+    int _max_extensions, _retry_count;
     redlock_result_fn _on_result;
     void *_user;
-    char _ttl_txt[24];     /* the ttl as text, made once */
-    uint8_t _ttl_len;
     /* the operation the user called, and its retries */
-    redlock_state _state;
-    int _phase_op;         /* user operation the round belongs to */
-    int _cancel_op;        /* release() overtook this operation: report it CANCELLED */
-    int64_t _op_start;     /* when the user operation was called */
     int _attempt;
     int _retries;          /* retries left */
-    int _last_try;         /* the wait deadline is near: no retry after the current one */
-    int _give_up;          /* nothing left to try: TIMEOUT is reported at _retry_at (the deadline) */
-    int _fail_votes;       /* votes and elapsed time of the last failed attempt */
-    int64_t _fail_elapsed_us;
-    int64_t _retry_at, _wait_deadline;
-    char _token[REDLOCK_TOKEN_LEN + 1];
-    unsigned char _fresh[REDLOCK_TOKEN_LEN / 2]; /* next token's bytes, used by the first attempt */
+    uint8_t _state;        /* redlock_state */
+    uint8_t _phase_op;     /* user operation the round belongs to */
+    uint8_t _cancel_op;    /* release() overtook this operation: report it CANCELLED */
+    uint8_t _last_try;     /* the wait deadline is near: no retry after the current one */
+    uint8_t _give_up;      /* nothing left to try: TIMEOUT is reported at the wait deadline */
+    uint8_t _fail_votes;   /* votes and elapsed time of the last failed attempt */
+    uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
+    uint8_t _user_extend;  /* the last extend round was requested by the user (read in PH_EXTEND only) */
+    int64_t _op_start;     /* when the user operation was called */
+    int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
+    int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
+                              extending: the validity left when the round started */
     /* the current round of commands, one step chain per node */
-    int _phase;            /* round in progress: acquire, rollback, release, extend, cleanup */
     int64_t _round_start;  /* when the current round's commands went out */
-    int64_t _round_deadline;
-    int _user_extend;      /* the last extend round was requested by the user (read in PH_EXTEND only) */
     int64_t _extend_ttl_ms;
-    int64_t _slack_us;     /* validity left when the extend round started */
-    char _ext_txt[24];     /* the extend ttl as text */
-    uint8_t _ext_len;
-    char _value[REDLOCK__VALUE_MAX]; /* legacy value for the command being sent */
     /* not the last member: bounds checkers treat a trailing array as open-ended */
     redlock__node _node[REDLOCK_MAX_NODES];
     /* the hold */
     int64_t _valid_until;  /* held: monotonic deadline of validity */
-    int _validity_unknown; /* adopted without one (_valid_until is then only an upper
-                              bound, or NO_DEADLINE): none until an extend succeeds */
     int64_t _acquired_at;
-    int64_t _renew_at;
     int _extensions;
-    int _capped;           /* renewal cap reached */
-    int _renew_status;     /* last failed renewal's reason */
-    int _lost_status;
+    uint8_t _validity_unknown; /* adopted without one (_valid_until is then only an upper
+                                  bound, or NO_DEADLINE): none until an extend succeeds */
+    uint8_t _capped;       /* renewal cap reached */
+    int8_t _renew_status;  /* last failed renewal's reason */
+    int8_t _lost_status;
     /* the drive loop */
-    int _busy, _dirty;     /* re-entrancy guard of the drive loop */
+    uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
     int *_alive;           /* cleared by deinit while a callback runs */
     int64_t _deadline;     /* earliest time this lock needs the timer */
     redlock_lock *_heap_child, *_heap_next; /* pairing heap: first child, next sibling */
     redlock_lock *_heap_prev; /* previous sibling, or the parent of a first child */
-    int _heap_where;       /* REDLOCK__IN_HEAP, REDLOCK__PARKED or 0 */
 };
 
 /* ---- API ---- */
@@ -669,10 +688,13 @@ REDLOCK_API int redlock_client_init(redlock_client *client, const redlock_config
    cancels the timer. Not allowed inside a callback. */
 REDLOCK_API void redlock_client_deinit(redlock_client *client);
 
-/* Initialises a lock handle on a client. A handle still initialised on this
-   client is deinitialised first (its pending replies are then ignored).
+/* Initialises a lock handle on a client, with a copy of the key (one
+   allocation: section 5, Memory). A handle still initialised on
+   this client is deinitialised first (its pending replies are then
+   ignored); one initialised on another client must be deinitialised there.
    Errors: INVALID (also a *_ms option out of 0..2^40), KEY, KEY_TOO_LONG,
-   TTL, DETACHED (client not initialised). */
+   TTL, DETACHED (client not initialised), NOMEM (the handle is then not
+   initialised). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
 
@@ -799,6 +821,15 @@ REDLOCK_API const char *redlock_extend_script(void);
 #define REDLOCK_ASSERT(c) assert(c)
 #endif
 
+#if defined(REDLOCK_MALLOC) != defined(REDLOCK_FREE)
+#error "redlock.h: define both REDLOCK_MALLOC and REDLOCK_FREE, or neither"
+#endif
+#ifndef REDLOCK_MALLOC
+#include <stdlib.h>
+#define REDLOCK_MALLOC(size) malloc(size)
+#define REDLOCK_FREE(p) free(p)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -834,9 +865,12 @@ enum {
 };
 
 /* LIFE: how long our key lives on the node is unknown (an adopted token):
-   read it before a check-then-act step acts. CLOBBERED and LIFE outlive rounds. */
+   read it before a check-then-act step acts. CLOBBERED and LIFE outlive rounds;
+   SEEN ends with its round (redlock__rebase) or when until is set. */
 enum { REDLOCK__F_SEND = 1, REDLOCK__F_WAIT = 2, REDLOCK__F_DONE = 4, REDLOCK__F_CLOBBERED = 8, REDLOCK__F_LIFE = 16,
-       REDLOCK__F_KEEP = REDLOCK__F_CLOBBERED | REDLOCK__F_LIFE };
+       REDLOCK__F_SEEN = 32,   /* until holds the hash of what a takeover's GET read */
+       REDLOCK__F_COARSE = 64, /* until is in ms: further than half an hour from the round's start */
+       REDLOCK__F_KEEP = REDLOCK__F_CLOBBERED | REDLOCK__F_LIFE | REDLOCK__F_SEEN | REDLOCK__F_COARSE };
 /* A node's answer in the current round. */
 enum { REDLOCK__OUT_NONE, REDLOCK__OUT_YES, REDLOCK__OUT_NO /* another holder */,
        REDLOCK__OUT_MISSING /* not (or no longer) ours */, REDLOCK__OUT_ERR };
@@ -933,6 +967,18 @@ static int redlock__starts(const char *s, size_t len, const char *prefix) {
 
 /* Legacy value "expiry_ms:token". Returns 1 and fills the parts if it has
    that shape. */
+/* 32 bits of FNV-1a, mixed: two different values of one key collide about
+   once in 4 billion. */
+static uint32_t redlock__hash32(const char *s, size_t len) {
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    return h;
+}
+
 static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
                                  const char **tok, size_t *toklen) {
     size_t i = 0;
@@ -966,6 +1012,22 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
     int64_t d = (int64_t)((double)ttl_ms * 1000.0 * c->_cfg.drift_factor) + c->_cfg.clock_drift_ms * 1000;
     return c->_any_legacy ? d + c->_cfg.node_timeout_ms * 1000 : d;
 }
+
+/* ---- what a lock keeps outside its handle, and times derived from it ---- */
+
+/* One block per lock_init, from REDLOCK_MALLOC: the key, the token (hex,
+   NUL-terminated) and the bytes of the next token. */
+static size_t redlock__strings_size(size_t key_len) { return REDLOCK_KEY_BLOCK_SIZE(key_len); }
+static char *redlock__token(const redlock_lock *lk) { return lk->_key + lk->_key_len; }
+static unsigned char *redlock__fresh(const redlock_lock *lk) {
+    return (unsigned char *)lk->_key + lk->_key_len + REDLOCK_TOKEN_LEN + 1;
+}
+
+static int64_t redlock__round_deadline(const redlock_lock *lk) {
+    return lk->_round_start + lk->_client->_cfg.node_timeout_ms * 1000;
+}
+/* acquiring with a wait: the time by which the outcome is reported */
+static int64_t redlock__wait_deadline(const redlock_lock *lk) { return lk->_op_start + lk->_wait_us; }
 
 static void redlock__emit(redlock_lock *lk, redlock_event *ev) {
     redlock_client *c = lk->_client;
@@ -1025,20 +1087,56 @@ static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
     }
 }
 
+/* A node's `until` (monotonic; 0: not ours to act on) is kept relative to
+   the round's start, in µs; past half an hour, in ms rounded down (never
+   later than the truth). Each new round moves it to its own start. */
+#define REDLOCK__UNTIL_NONE INT32_MIN
+#define REDLOCK__UNTIL_FOREVER INT32_MAX
+
+static int64_t redlock__until(const redlock_lock *lk, int i) {
+    const redlock__node *n = &lk->_node[i];
+    if ((n->flags & REDLOCK__F_SEEN) || n->until == REDLOCK__UNTIL_NONE) return 0;
+    if (n->until == REDLOCK__UNTIL_FOREVER) return REDLOCK_NO_DEADLINE;
+    return lk->_round_start + (int64_t)n->until * (n->flags & REDLOCK__F_COARSE ? 1000 : 1);
+}
+
+/* Stores until relative to base. */
+static void redlock__store_until(redlock__node *n, int64_t until, int64_t base) {
+    int64_t d = until - base;
+    n->flags = (uint8_t)(n->flags & ~(REDLOCK__F_SEEN | REDLOCK__F_COARSE));
+    if (until == 0) { n->until = REDLOCK__UNTIL_NONE; return; }
+    if (until == REDLOCK_NO_DEADLINE) { n->until = REDLOCK__UNTIL_FOREVER; return; }
+    if (d > REDLOCK__UNTIL_NONE && d < REDLOCK__UNTIL_FOREVER) { n->until = (int32_t)d; return; }
+    n->flags |= REDLOCK__F_COARSE;
+    d = d >= 0 ? d / 1000 : -((999 - d) / 1000);
+    if (d <= REDLOCK__UNTIL_NONE) d = REDLOCK__UNTIL_NONE + 1;
+    n->until = d >= REDLOCK__UNTIL_FOREVER ? REDLOCK__UNTIL_FOREVER - 1 : (int32_t)d;
+}
+
+static void redlock__set_until(redlock_lock *lk, int i, int64_t until) {
+    redlock__store_until(&lk->_node[i], until, lk->_round_start);
+}
+
+/* A new round starts at `start`: every node's until moves to that base. */
+static void redlock__rebase(redlock_lock *lk, int64_t start) {
+    int i;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) redlock__store_until(&lk->_node[i], redlock__until(lk, i), start);
+    lk->_round_start = start;
+}
+
 /* Starts a round: every node gets the phase's first command (sent by the
    drive loop). Replies to earlier requests are stale from now on. */
 static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
     redlock_client *c = lk->_client;
     int i;
     lk->_phase = phase;
-    lk->_round_start = now;
-    lk->_round_deadline = now + c->_cfg.node_timeout_ms * 1000;
+    redlock__rebase(lk, now);
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
         if (phase == REDLOCK__PH_ACQUIRE) {
             /* what an earlier attempt learned about a node's key says
                nothing now; with a new token, nothing is clobbered yet */
-            n->until = 0;
+            redlock__set_until(lk, i, 0);
             if (lk->_attempt == 1) n->flags = 0;
         }
         n->seq = 0;
@@ -1058,9 +1156,10 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
 
 static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status, int64_t now) {
     redlock__node *n = &lk->_node[i];
+    if (status < -128) status = REDLOCK_ERR_TRANSPORT; /* not a status of ours */
     n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
     n->outcome = (int8_t)outcome;
-    n->status = status;
+    n->status = (int8_t)status;
     /* a node that refuses the client's credentials or database refuses
        every lock until it is reconfigured: remembered until it answers */
     if (outcome != REDLOCK__OUT_ERR || status == REDLOCK_ERR_AUTH || status == REDLOCK_ERR_SELECT)
@@ -1069,7 +1168,7 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
         redlock_event ev = redlock__event_of(REDLOCK_EV_VOTE, lk->_phase_op, i, status, lk->_attempt);
         ev.vote = outcome == REDLOCK__OUT_YES;
         ev.held_by_other = outcome == REDLOCK__OUT_NO;
-        ev.rtt_us = now - n->sent_us;
+        ev.rtt_us = now - (lk->_round_start + n->sent_us);
         ev.elapsed_us = now - lk->_round_start;
         redlock__emit(lk, &ev);
     }
@@ -1086,23 +1185,31 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
     /* a check-then-act step acts on what was just read; after the round's
        deadline (e.g. the process was paused) that reading is stale: the
        node stays unanswered, and the deadline counts it as timed out */
-    if (now >= lk->_round_deadline) return;
+    if (now >= redlock__round_deadline(lk)) return;
     n->step = step;
     n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
     /* the PEXPIRE about to go out sets the key's remaining time; a GETSET
        may even replace another holder's value (a takeover racing ours):
        until its answer says otherwise, the node is not ours to act on */
-    if (step == REDLOCK__ST_EXT_PEXPIRE && redlock__extend_bound(lk) < n->until) n->until = redlock__extend_bound(lk);
-    if (step == REDLOCK__ST_EXT_GETSET) n->until = 0;
+    if (step == REDLOCK__ST_EXT_PEXPIRE && redlock__extend_bound(lk) < redlock__until(lk, i))
+        redlock__set_until(lk, i, redlock__extend_bound(lk));
+    if (step == REDLOCK__ST_EXT_GETSET) redlock__set_until(lk, i, 0);
     /* sent by the drive loop that runs after every answer */
 }
 
+/* Text made for one command: a ttl, a legacy value. */
+typedef struct redlock__scratch {
+    char ttl[24];
+    char value[REDLOCK__VALUE_MAX];
+} redlock__scratch;
+
 /* Builds the command for node i's current step. Argument text lives in the
-   lock (key, token, scratch) and stays valid during send. */
-static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
+   lock's strings (key, token) or in the caller's scratch, and stays valid
+   during send. */
+static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redlock__scratch *sc) {
     const redlock__node *n = &lk->_node[i];
-    char *val = lk->_value;
-    size_t vallen = 0;
+    char *val = sc->value;
+    size_t vallen = 0, ttllen = 0;
     int a = 0;
 #define REDLOCK__ARG(s, l) (cmd->argv[a] = (s), cmd->argvlen[a] = (l), a++)
 #define REDLOCK__LIT(s) REDLOCK__ARG(s, sizeof(s) - 1)
@@ -1114,16 +1221,24 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
         vallen = redlock__fmt_u64(val, (uint64_t)(lk->_client->_cb.wall_ms(lk->_client->_user) +
                                            (n->step == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms) + 1));
         val[vallen++] = ':';
-        memcpy(val + vallen, lk->_token, REDLOCK_TOKEN_LEN);
+        memcpy(val + vallen, redlock__token(lk), REDLOCK_TOKEN_LEN);
         vallen += REDLOCK_TOKEN_LEN;
+        break;
+    case REDLOCK__ST_SET:
+        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_ttl_ms);
+        break;
+    case REDLOCK__ST_EXT_SHA:
+    case REDLOCK__ST_EXT_EVAL:
+    case REDLOCK__ST_EXT_PEXPIRE:
+        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
         break;
     default: break;
     }
     switch (n->step) {
     case REDLOCK__ST_SET:
         REDLOCK__LIT("SET"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
-        REDLOCK__ARG(lk->_ttl_txt, lk->_ttl_len);
+        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
+        REDLOCK__ARG(sc->ttl, ttllen);
         break;
     case REDLOCK__ST_SETNX:
         REDLOCK__LIT("SETNX"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
@@ -1148,7 +1263,7 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
     case REDLOCK__ST_REL_EVAL:
         if (n->step == REDLOCK__ST_REL_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__release_sha); }
         else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__release_lua); }
-        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN);
+        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
         break;
     case REDLOCK__ST_REL_DEL:
         REDLOCK__LIT("DEL"); REDLOCK__ARG(lk->_key, lk->_key_len);
@@ -1157,11 +1272,11 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd) {
     case REDLOCK__ST_EXT_EVAL:
         if (n->step == REDLOCK__ST_EXT_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__extend_sha); }
         else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__extend_lua); }
-        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(lk->_token, REDLOCK_TOKEN_LEN);
-        REDLOCK__ARG(lk->_ext_txt, lk->_ext_len);
+        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
+        REDLOCK__ARG(sc->ttl, ttllen);
         break;
     case REDLOCK__ST_EXT_PEXPIRE:
-        REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(lk->_ext_txt, lk->_ext_len);
+        REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(sc->ttl, ttllen);
         break;
     default: break;
     }
@@ -1187,15 +1302,18 @@ static void redlock__flush(redlock_lock *lk, int64_t now, const int *alive) {
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
         redlock_command cmd;
-        uint32_t seq;
+        redlock__scratch scratch;
+        uint16_t seq;
         int rc;
         if (!(n->flags & REDLOCK__F_SEND)) continue;
-        redlock__build(lk, i, &cmd);
+        redlock__build(lk, i, &cmd, &scratch);
         n->flags = (uint8_t)((n->flags & ~REDLOCK__F_SEND) | REDLOCK__F_WAIT);
-        n->sent_us = now;
+        /* a step sent over an hour into its round counts as sent then: its
+           bounds only come out shorter */
+        n->sent_us = now - lk->_round_start < (int64_t)UINT32_MAX ? (uint32_t)(now - lk->_round_start) : UINT32_MAX;
         /* every request its own tag: an answer to an earlier step (or one
            delivered twice) can never pass for this step's */
-        lk->_seq = (lk->_seq + 1) & REDLOCK__SEQ_MASK;
+        lk->_seq = (uint16_t)((lk->_seq + 1) & REDLOCK__SEQ_MASK);
         if (lk->_seq == 0) lk->_seq = 1;
         seq = n->seq = lk->_seq;
         rc = c->_cb.send(c->_user, i, &cmd, redlock__tag(lk, i));
@@ -1249,16 +1367,16 @@ static int redlock__is_ours(const redlock_lock *lk, int i, const redlock_reply *
         const char *tok;
         size_t toklen;
         return redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) &&
-               toklen == REDLOCK_TOKEN_LEN && memcmp(tok, lk->_token, REDLOCK_TOKEN_LEN) == 0;
+               toklen == REDLOCK_TOKEN_LEN && memcmp(tok, redlock__token(lk), REDLOCK_TOKEN_LEN) == 0;
     }
-    return r->len == REDLOCK_TOKEN_LEN && memcmp(r->str, lk->_token, REDLOCK_TOKEN_LEN) == 0;
+    return r->len == REDLOCK_TOKEN_LEN && memcmp(r->str, redlock__token(lk), REDLOCK_TOKEN_LEN) == 0;
 }
 
 /* Check-then-act steps (GET then DEL / PEXPIRE / GETSET) only act while our
    key there has comfortably longer to live than the second round trip. */
 static int redlock__safe_to_act(const redlock_lock *lk, int i, int64_t now) {
     const redlock_client *c = lk->_client;
-    return lk->_node[i].until - now >
+    return redlock__until(lk, i) - now >
            c->_cfg.node_timeout_ms * 1000 + redlock__drift_us(c, lk->_ttl_ms);
 }
 
@@ -1307,7 +1425,7 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     /* PTTL refused (an old server, an ACL): GET anyway; a legacy value says
        how long it lives, a modern one is then not acted on */
     if ((st == REDLOCK__ST_REL_PTTL || st == REDLOCK__ST_EXT_PTTL) && !redlock__starts(r->str, r->len, "NOAUTH")) {
-        lk->_node[i].until = 0;
+        redlock__set_until(lk, i, 0);
         redlock__next_step(lk, i, st == REDLOCK__ST_REL_PTTL ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
         return REDLOCK__A_STEP;
     }
@@ -1355,17 +1473,31 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
         if (!redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) || r->len > REDLOCK__VALUE_MAX ||
             expiry >= c->_cb.wall_ms(c->_user))
             return REDLOCK__A_NO;
-        memcpy(n->seen, r->str, r->len);
-        n->seen_len = r->len;
+        {   /* remembered by its hash: the GETSET must give back exactly this */
+            uint32_t h = redlock__hash32(r->str, r->len);
+            memcpy(&n->until, &h, sizeof h);
+            n->flags |= REDLOCK__F_SEEN;
+        }
         redlock__next_step(lk, i, REDLOCK__ST_ACQ_GETSET, now);
         return REDLOCK__A_STEP;
     }
-    case REDLOCK__ST_ACQ_GETSET:
+    case REDLOCK__ST_ACQ_GETSET: {
+        int64_t expiry;
+        const char *tok;
+        size_t toklen;
+        uint32_t seen;
         if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_ACQUIRED;
         if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
-        if (r->len == n->seen_len && memcmp(r->str, n->seen, r->len) == 0) return REDLOCK__A_ACQUIRED;
+        /* what GET read, expired still: a value written by another takeover
+           meanwhile has a fresh expiry, whatever its hash */
+        memcpy(&seen, &n->until, sizeof seen);
+        if ((n->flags & REDLOCK__F_SEEN) && redlock__hash32(r->str, r->len) == seen &&
+            redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && expiry < c->_cb.wall_ms(c->_user))
+            return REDLOCK__A_ACQUIRED;
+        redlock__set_until(lk, i, 0);
         n->flags |= REDLOCK__F_CLOBBERED;    /* another client won the takeover */
         return REDLOCK__A_NO;
+    }
     default:
         return REDLOCK__A_STEP;
     }
@@ -1373,7 +1505,7 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
 
 /* Our key's remaining life on node i is known from now on: until then. */
 static void redlock__life_known(redlock_lock *lk, int i, int64_t until) {
-    lk->_node[i].until = until;
+    redlock__set_until(lk, i, until);
     lk->_node[i].flags = (uint8_t)(lk->_node[i].flags & ~REDLOCK__F_LIFE);
 }
 
@@ -1386,8 +1518,8 @@ static int redlock__answer_pttl(redlock_lock *lk, int i, const redlock_reply *r,
     if (r->type != REDLOCK_REPLY_INTEGER || ms < -2) return REDLOCK__A_PROTOCOL;
     if (ms == -2) return REDLOCK__A_MISSING;
     if (ms >= 0 && ms <= REDLOCK__MAX_MS)
-        until = lk->_node[i].sent_us + ms * 1000 - redlock__drift_us(lk->_client, ms);
-    lk->_node[i].until = until;
+        until = lk->_round_start + lk->_node[i].sent_us + ms * 1000 - redlock__drift_us(lk->_client, ms);
+    redlock__set_until(lk, i, until);
     redlock__next_step(lk, i, get_step, now);
     return REDLOCK__A_STEP;
 }
@@ -1402,7 +1534,7 @@ static void redlock__adopted_get(redlock_lock *lk, int i, const redlock_reply *r
     size_t toklen;
     if (!redlock__node_legacy(lk, i) && c->_cfg.mode[i] == REDLOCK_MODE_AUTO &&
         redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && toklen == REDLOCK_TOKEN_LEN &&
-        memcmp(tok, lk->_token, REDLOCK_TOKEN_LEN) == 0)
+        memcmp(tok, redlock__token(lk), REDLOCK_TOKEN_LEN) == 0)
         redlock__switch(lk, i, 1);
 }
 
@@ -1414,7 +1546,7 @@ static void redlock__adopted_life(redlock_lock *lk, int i, const redlock_reply *
     const char *tok;
     size_t toklen;
     if (!redlock__node_legacy(lk, i)) {
-        redlock__life_known(lk, i, lk->_node[i].until);
+        redlock__life_known(lk, i, redlock__until(lk, i));
         return;
     }
     redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen);
@@ -1577,8 +1709,8 @@ static void redlock__take_token(redlock_lock *lk) {
     static const char hex[] = "0123456789abcdef";
     int i;
     for (i = 0; i < REDLOCK_TOKEN_LEN / 2; i++) {
-        lk->_token[2 * i] = hex[lk->_fresh[i] >> 4];
-        lk->_token[2 * i + 1] = hex[lk->_fresh[i] & 15];
+        redlock__token(lk)[2 * i] = hex[redlock__fresh(lk)[i] >> 4];
+        redlock__token(lk)[2 * i + 1] = hex[redlock__fresh(lk)[i] & 15];
     }
 }
 
@@ -1599,19 +1731,19 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     int i;
     lk->_user_extend = user;
     lk->_extend_ttl_ms = ttl_ms;
-    lk->_ext_len = (uint8_t)redlock__fmt_u64(lk->_ext_txt, (uint64_t)ttl_ms);
     lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
-    lk->_slack_us = lk->_validity_unknown ? 0 : lk->_valid_until - now;
+    lk->_saved_us = lk->_validity_unknown ? 0 : lk->_valid_until - now;
     bound = redlock__extend_bound(lk);
     if (bound < lk->_valid_until) lk->_valid_until = bound;
     for (i = 0; i < lk->_client->_cfg.node_count; i++)
-        if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < lk->_node[i].until) lk->_node[i].until = bound;
+        if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < redlock__until(lk, i)) redlock__set_until(lk, i, bound);
 }
 
 /* Why a held lock whose validity ran out is lost. */
 static int redlock__expiry_reason(const redlock_lock *lk) {
-    return lk->_capped ? REDLOCK_ERR_HOLD_LIMIT : lk->_renew_status ? lk->_renew_status : REDLOCK_ERR_EXPIRED;
+    if (lk->_capped) return REDLOCK_ERR_HOLD_LIMIT;
+    return lk->_renew_status ? lk->_renew_status : (int)REDLOCK_ERR_EXPIRED;
 }
 
 /* The lock ended without the holder's release. A user extend still waiting
@@ -1674,7 +1806,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
             lk->_extensions = 0;
             lk->_capped = 0;
             lk->_renew_status = 0;
-            lk->_renew_at = lk->_round_start + lk->_renew_every_us;
+            lk->_next_at = lk->_round_start + lk->_renew_every_us;
             if (c->_cb.on_event) {
                 ev = redlock__event_of(REDLOCK_EV_ACQUIRED, REDLOCK_OP_ACQUIRE, -1, 0, lk->_attempt);
                 ev.votes = t.yes;
@@ -1697,21 +1829,21 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     ev.elapsed_us = now - lk->_round_start;  /* the attempt's, before the undo round starts */
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
     lk->_fail_votes = t.yes;
-    lk->_fail_elapsed_us = ev.elapsed_us;
+    lk->_saved_us = ev.elapsed_us;
     if (status == REDLOCK_ERR_CONFIG) return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
     if (lk->_retries > 0 && !lk->_last_try) {
         int64_t delay = redlock__jitter_delay(lk);
         /* a wait deadline is kept, not cut short: when the next retry would
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */
-        int64_t latest = lk->_wait_deadline - c->_cfg.node_timeout_ms * 1000;
+        int64_t latest = redlock__wait_deadline(lk) - c->_cfg.node_timeout_ms * 1000;
         if (lk->_wait_us > 0 && now + delay > latest) {
             lk->_last_try = 1;
             delay = latest - now;
         }
         if (delay >= 0) {
             lk->_retries--;
-            lk->_retry_at = now + delay;
+            lk->_next_at = now + delay;
             ev.delay_us = delay;
             redlock__emit(lk, &ev);
             return 1;
@@ -1719,7 +1851,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     }
     if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
         lk->_give_up = 1;
-        lk->_retry_at = lk->_wait_deadline;
+        lk->_next_at = redlock__wait_deadline(lk);
         return 1;
     }
     return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
@@ -1732,7 +1864,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     redlock_event ev = redlock__event_of(REDLOCK_EV_RENEWED, REDLOCK_OP_EXTEND, -1, 0, 0);
     ev.votes = t.yes;
     ev.elapsed_us = now - lk->_round_start;
-    ev.slack_us = lk->_slack_us;
+    ev.slack_us = lk->_saved_us;
     if (t.yes >= q) {
         /* the validity was cut to this bound when the round started and has
            not run out (step() checks that first), so the bound lies ahead */
@@ -1741,7 +1873,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
-        lk->_renew_at = lk->_round_start + lk->_renew_every_us;
+        lk->_next_at = lk->_round_start + lk->_renew_every_us;
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
@@ -1760,7 +1892,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
         if (again > left / 3) again = left / 3;
-        lk->_renew_at = now + again;
+        lk->_next_at = now + again;
     }
     ev.type = REDLOCK_EV_RENEW_FAILED;
     ev.status = status;
@@ -1797,7 +1929,7 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
     }
     /* the round's deadline: whoever has not answered failed */
-    if (lk->_phase != REDLOCK__PH_NONE && now >= lk->_round_deadline) {
+    if (lk->_phase != REDLOCK__PH_NONE && now >= redlock__round_deadline(lk)) {
         for (i = 0; i < c->_cfg.node_count; i++) {
             redlock__node *n = &lk->_node[i];
             if (n->flags & REDLOCK__F_DONE) continue;
@@ -1829,13 +1961,13 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         redlock__unusable(lk->_client)) {
         /* refusals that came after the attempt was decided (its undo was
            refused too): no retry can win */
-        return redlock__give_up(lk, alive, REDLOCK_ERR_CONFIG, lk->_fail_votes, lk->_fail_elapsed_us, now);
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_retry_at) {
+        return redlock__give_up(lk, alive, REDLOCK_ERR_CONFIG, lk->_fail_votes, lk->_saved_us, now);
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_next_at) {
         if (lk->_give_up)
-            return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_fail_elapsed_us, now);
+            return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
-               !lk->_capped && now >= lk->_renew_at) {
+               !lk->_capped && now >= lk->_next_at) {
         if ((lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
             (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us)) {
             lk->_capped = 1;  /* renewal stops; the lock runs out and is reported lost */
@@ -1848,12 +1980,12 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
 
 static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     int64_t d = REDLOCK_NO_DEADLINE;
-    if (lk->_phase != REDLOCK__PH_NONE) d = lk->_round_deadline;
+    if (lk->_phase != REDLOCK__PH_NONE) d = redlock__round_deadline(lk);
     if (lk->_state == REDLOCK_STATE_HELD) {
         if (lk->_valid_until < d) d = lk->_valid_until;
-        if (lk->_watchdog && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_renew_at < d) d = lk->_renew_at;
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_retry_at < d) {
-        d = lk->_retry_at;
+        if (lk->_watchdog && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d) d = lk->_next_at;
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_next_at < d) {
+        d = lk->_next_at;
     }
     return d;
 }
@@ -2097,6 +2229,9 @@ static void redlock__detach(redlock_lock *lk) {
     if (lk->_alive) *lk->_alive = 0;
     lk->_alive = NULL;
     lk->_magic = 0;
+    REDLOCK_FREE(lk->_key);
+    lk->_key = NULL;
+    lk->_key_len = 0;
 }
 
 REDLOCK_API void redlock_client_deinit(redlock_client *c) {
@@ -2115,6 +2250,7 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
 
 REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
     size_t klen;
+    char *strings;
     int64_t jitter_ms;
     if (!lk || !o) return REDLOCK_ERR_INVALID;
     if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
@@ -2130,11 +2266,16 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     /* initialising a lock that is still initialised on this client: forget
        the old one first (otherwise the table would link the lock to itself) */
     if (redlock__filed(c, lk)) redlock_lock_deinit(lk);
+    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen));
+    if (!strings) return REDLOCK_ERR_NOMEM;
     memset(lk, 0, sizeof *lk);
+    memcpy(strings, o->key, klen);
+    memset(strings + klen, 0, redlock__strings_size(klen) - klen); /* no token yet */
+    lk->_key = strings;
+    lk->_key_len = (uint32_t)klen;
     lk->_client = c;
     lk->_magic = REDLOCK__MAGIC;
     lk->_ttl_ms = o->ttl_ms;
-    lk->_ttl_len = (uint8_t)redlock__fmt_u64(lk->_ttl_txt, (uint64_t)o->ttl_ms);
     lk->_watchdog = o->watchdog != 0;
     lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;
     lk->_max_hold_us = o->max_hold_ms * 1000;
@@ -2147,8 +2288,6 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_wait_us = (o->wait_ms ? o->wait_ms : c->_cfg.wait_ms) * 1000;
     lk->_on_result = o->on_result;
     lk->_user = o->user;
-    memcpy(lk->_key, o->key, klen);
-    lk->_key_len = klen;
     lk->_deadline = REDLOCK_NO_DEADLINE;
     redlock__file(c, lk);
     return REDLOCK_OK;
@@ -2197,15 +2336,14 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     c = lk->_client;
-    if (c->_cb.random(c->_user, lk->_fresh, sizeof lk->_fresh) != 0) return REDLOCK_ERR_RANDOM;
+    if (c->_cb.random(c->_user, redlock__fresh(lk), REDLOCK_TOKEN_LEN / 2) != 0) return REDLOCK_ERR_RANDOM;
     lk->_state = REDLOCK_STATE_ACQUIRING;
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
     lk->_last_try = lk->_give_up = 0;
     lk->_op_start = now;
-    lk->_retry_at = now;  /* the first attempt: now, or when a running undo is done */
-    lk->_wait_deadline = now + lk->_wait_us;
+    lk->_next_at = now;  /* the first attempt: now, or when a running undo is done */
     redlock__enter(c);
     if (lk->_phase == REDLOCK__PH_NONE) redlock__start_attempt(lk, now);
     redlock__drive(lk);
@@ -2269,18 +2407,18 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING || lk->_phase != REDLOCK__PH_NONE)
         return REDLOCK_ERR_BUSY;
     c = lk->_client;
-    memcpy(lk->_token, token, REDLOCK_TOKEN_LEN);
-    lk->_token[REDLOCK_TOKEN_LEN] = '\0';
+    memcpy(redlock__token(lk), token, REDLOCK_TOKEN_LEN);
+    redlock__token(lk)[REDLOCK_TOKEN_LEN] = '\0';
     lk->_state = REDLOCK_STATE_HELD;
     lk->_validity_unknown = valid_ms == 0;
     lk->_valid_until = valid_ms ? now + valid_ms * 1000 : REDLOCK_NO_DEADLINE; /* nothing to run out yet */
     lk->_acquired_at = lk->_op_start = now;
     lk->_attempt = 0;
     lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;
-    lk->_renew_at = now; /* the watchdog renews at once: the key's time left is not ours to know */
+    lk->_next_at = now; /* the watchdog renews at once: the key's time left is not ours to know */
     for (i = 0; i < c->_cfg.node_count; i++) {
         lk->_node[i].seq = 0;
-        lk->_node[i].until = 0;
+        redlock__set_until(lk, i, 0);
         lk->_node[i].flags = REDLOCK__F_LIFE; /* and nothing clobbered: a new token */
     }
     redlock__enter(c);
@@ -2342,7 +2480,7 @@ REDLOCK_API int64_t redlock_next_deadline(const redlock_client *c) {
 
 REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lk) {
     if (!redlock__usable(lk)) return REDLOCK_STATE_IDLE;
-    return redlock__ran_out(lk) ? REDLOCK_STATE_LOST : lk->_state;
+    return redlock__ran_out(lk) ? REDLOCK_STATE_LOST : (redlock_state)lk->_state;
 }
 
 REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lk) {
@@ -2367,7 +2505,7 @@ REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {
 }
 
 REDLOCK_API const char *redlock_lock_token(const redlock_lock *lk) {
-    return lk && lk->_magic == REDLOCK__MAGIC ? lk->_token : "";
+    return lk && lk->_magic == REDLOCK__MAGIC ? redlock__token(lk) : "";
 }
 
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {

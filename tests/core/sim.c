@@ -1032,9 +1032,9 @@ static int clobbered_somewhere(const redlock_lock *lk, int key) {
         if (lk->_node[n].flags & 8 /* clobbered */) return 1;
         /* a GETSET whose answer came too late for its round: the lock does
            not act there (its bound is 0), the taker would */
-        if (!entry_live(W, e) || lk->_node[n].until != 0) continue;
+        if (!entry_live(W, e) || redlock__until(lk, n) != 0) continue;
         tok = value_token(e, &len);
-        if (len == REDLOCK_TOKEN_LEN && memcmp(tok, lk->_token, len) == 0) return 1;
+        if (len == REDLOCK_TOKEN_LEN && memcmp(tok, redlock_lock_token(lk), len) == 0) return 1;
     }
     return 0;
 }

@@ -1,5 +1,11 @@
 /* unit.c - the core driven by a scripted transport: every state transition,
    replies delivered later and inside send, AUTO switching, bad input. */
+/* The core's key blocks come through here: counted, and refused on demand. */
+#include <stddef.h>
+static void *unit_malloc(size_t n);
+static void unit_free(void *p);
+#define REDLOCK_MALLOC(n) unit_malloc(n)
+#define REDLOCK_FREE(p) unit_free(p)
 #define REDLOCK_IMPLEMENTATION
 #include "redlock.h"
 #include "check.h"
@@ -7,6 +13,18 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+static long key_blocks;     /* live */
+static int refuse_malloc;
+static void *unit_malloc(size_t n) {
+    if (refuse_malloc) return NULL;
+    key_blocks++;
+    return malloc(n);
+}
+static void unit_free(void *p) {
+    if (p) key_blocks--;
+    free(p);
+}
 
 #ifdef REDLOCK__MAX_TTL_MS
 /* Only the header before 38cd2dc defines this; it had no redlock_lock_pending.
@@ -1286,6 +1304,64 @@ static int64_t m_brute_deadline(redlock_lock *locks, int n) {
     for (i = 0; i < n; i++)
         if (locks[i]._magic && locks[i]._deadline < d) d = locks[i]._deadline;
     return d;
+}
+
+/* Proves: at the default limits a lock handle is at most 512 bytes (16
+   bytes per node). */
+static void test_handle_size(void) {
+    printf("# sizeof(redlock_lock) %u, sizeof(redlock_client) %u, per node %u\n", (unsigned)sizeof(redlock_lock),
+           (unsigned)sizeof(redlock_client), (unsigned)sizeof(redlock__node));
+#if REDLOCK_MAX_NODES == 16 && REDLOCK_MAX_KEY == 512
+    CHECK(sizeof(redlock_lock) <= 512);
+#endif
+    CHECK(sizeof(redlock__node) <= 16);
+}
+
+/* Proves: lock_init copies the key into one block, freed by lock_deinit, by
+   initialising the handle again and by client_deinit (once: a later
+   lock_deinit frees nothing); a refused allocation is NOMEM, leaves the
+   handle detached (also one that was initialised), and a later init works;
+   the key used is the one given at init, not the caller's buffer later. */
+static void test_key_block(void) {
+    redlock_lock extra[3];
+    redlock_lock_opts o;
+    char key[16];
+    int i;
+    long before = key_blocks;
+    setup_n(1, 0, 1000);
+    CHECK_EQ(key_blocks, before + 1);
+    base_opts(&o, 1000, 0);
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK); /* again: the old block goes */
+    CHECK_EQ(key_blocks, before + 1);
+    redlock_lock_deinit(&L);
+    CHECK_EQ(key_blocks, before);
+    redlock_lock_deinit(&L);                        /* twice: nothing more */
+    CHECK_EQ(key_blocks, before);
+    /* the caller's buffer changes after init: the lock keeps its key */
+    snprintf(key, sizeof key, "k:%d", 1);
+    o.key = key;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    snprintf(key, sizeof key, "x:%d", 2);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(strncmp(T.q[T.qn - 1].cmd, "SET k:1 ", 8), 0);
+    ok(T.qn - 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    /* refused: NOMEM, and the handle that was initialised is detached */
+    refuse_malloc = 1;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NOMEM);
+    refuse_malloc = 0;
+    CHECK_EQ(key_blocks, before);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_ERR_DETACHED);
+    CHECK_STR(redlock_lock_token(&L), "");
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK_EQ(redlock_lock_init(&extra[i], &C, &o), REDLOCK_OK);
+    CHECK_EQ(key_blocks, before + 4);
+    redlock_client_deinit(&C);                      /* frees every block */
+    CHECK_EQ(key_blocks, before);
+    for (i = 0; i < 3; i++) redlock_lock_deinit(&extra[i]);
+    redlock_lock_deinit(&L);
+    CHECK_EQ(key_blocks, before);
 }
 
 /* Proves: a caller's lock table must be a power of two up to 2^24. */
@@ -4831,5 +4907,7 @@ int main(int argc, char **argv) {
     RUN_T(test_adopt_pttl_counts_from_send);
     RUN_T(test_adopt_legacy);
     RUN_T(test_adopt_auto_legacy_value);
+    RUN_T(test_handle_size);
+    RUN_T(test_key_block);
     return CHECK_EXIT();
 }
