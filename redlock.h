@@ -163,7 +163,9 @@
    exactly that. A watchdog renewal sends the lock's own ttl, so it brings
    a longer extend of yours back to the lock's ttl.
    Watchdog (opts.watchdog): renews every renew_every_ms (default ttl/3)
-   while held. When the lock ends other than by your release, on_result is
+   while held; each lock of a client but the first renews a fixed share of
+   up to 1/16 of that period earlier, so that locks taken together do not
+   all renew in the same instant. When the lock ends other than by your release, on_result is
    called with op REDLOCK_OP_LOST no later than the validity runs out, and
    r->status says why: REDLOCK_ERR_EXPIRED (the validity ran out: no
    watchdog, a shortening extend, or a renewal that came too late),
@@ -558,7 +560,10 @@ typedef struct redlock_lock_opts {
     int64_t ttl_ms;           /* required, 1 .. 2^40 */
     int watchdog;             /* nonzero: renew while held */
     int64_t renew_every_ms;   /* default ttl/3; must leave room before the validity
-                                 (ttl - drift) ends, or the lock runs out first */
+                                 (ttl - drift) ends, or the lock runs out first.
+                                 Each lock renews up to 1/16 of it earlier (a
+                                 fixed share per lock), so that locks taken
+                                 together do not all renew together */
     int64_t max_hold_ms;      /* stop renewing after this long held; 0 = no cap */
     int max_extensions;       /* stop renewing after this many successful extends
                                  (yours count too); 0 = no cap */
@@ -1122,6 +1127,17 @@ static void redlock__rebase(redlock_lock *lk, int64_t start) {
     int i;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) redlock__store_until(&lk->_node[i], redlock__until(lk, i), start);
     lk->_round_start = start;
+}
+
+/* When the watchdog renews after the round that just succeeded: every
+   renew_every, less a share of up to 1/16 of it that is fixed per lock, so
+   that locks taken in one burst spread their renewals. The share comes
+   from the lock's number on its client (0 for the first: no share), by
+   the golden ratio, which spreads consecutive numbers evenly. */
+static int64_t redlock__renewal_due(const redlock_lock *lk) {
+    uint64_t number = lk->_id >> lk->_client->_table_bits;
+    uint64_t share = (number * UINT64_C(0x9E3779B97F4A7C15)) >> 48; /* 0 .. 65535 */
+    return lk->_round_start + lk->_renew_every_us - (int64_t)((uint64_t)(lk->_renew_every_us / 16) * share / 65536);
 }
 
 /* Starts a round: every node gets the phase's first command (sent by the
@@ -1806,7 +1822,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
             lk->_extensions = 0;
             lk->_capped = 0;
             lk->_renew_status = 0;
-            lk->_next_at = lk->_round_start + lk->_renew_every_us;
+            lk->_next_at = redlock__renewal_due(lk);
             if (c->_cb.on_event) {
                 ev = redlock__event_of(REDLOCK_EV_ACQUIRED, REDLOCK_OP_ACQUIRE, -1, 0, lk->_attempt);
                 ev.votes = t.yes;
@@ -1873,7 +1889,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
-        lk->_next_at = lk->_round_start + lk->_renew_every_us;
+        lk->_next_at = redlock__renewal_due(lk);
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;

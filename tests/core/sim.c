@@ -353,9 +353,11 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
             violation(W, what, c->id);
         }
         if (!s->ext_ttl_ms && s->round_start) {
-            /* a watchdog renewal: never early, and on time unless a fault,
-               a failed round or a user's extend came between */
-            if (!s->renew_retry && start < s->round_start + s->renew_every_us) violation(W, "renewal before its time", c->id);
+            /* a watchdog renewal: never earlier than its share of the
+               spread (up to 1/16 of the cadence), and on time unless a
+               fault, a failed round or a user's extend came between */
+            if (!s->renew_retry && start < s->round_start + s->renew_every_us - s->renew_every_us / 16)
+                violation(W, "renewal before its time", c->id);
             int64_t due = s->round_start + s->renew_every_us;
             if (due < s->round_done) due = s->round_done; /* the last round outlasted the cadence */
             if (s->cadence_gen == c->fault_gen && start > due + 5) {

@@ -1364,6 +1364,74 @@ static void test_key_block(void) {
     CHECK_EQ(key_blocks, before);
 }
 
+/* Answers every queued command with integer 1 (an extend that worked). */
+static void m_extended_all(redlock_client *c) {
+    redlock_reply r;
+    size_t k, n = M.n;
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_INTEGER;
+    r.integer = 1;
+    M.n = 0;
+    for (k = 0; k < n; k++) redlock_on_reply(c, M.tag[k], &r);
+}
+
+/* Proves: 256 watchdog locks taken at one instant spread their renewals:
+   the client's first lock renews exactly every renew_every, each other
+   within its last 1/16 (never later), at 200 or more different times; and
+   each lock keeps its own period from one renewal to the next. */
+static void test_renewals_spread(void) {
+    enum { NL = 256 };
+    const int64_t every = 3000000; /* ttl 9 s */
+    redlock_client c;
+    redlock_lock *locks = (redlock_lock *)calloc(NL, sizeof *locks);
+    int64_t first[NL], second[NL], t0;
+    redlock_lock_opts o;
+    char key[32];
+    int i, j, distinct = 0, ticks = 0;
+    if (!locks) { CHECK(0); return; }
+    m_client(&c, NULL, 0);
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.ttl_ms = 9000;
+    o.watchdog = 1;
+    for (i = 0; i < NL; i++) {
+        snprintf(key, sizeof key, "spread:%d", i);
+        CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+        CHECK_EQ(redlock_acquire(&locks[i]), REDLOCK_OK);
+        first[i] = second[i] = -1;
+    }
+    t0 = M.now;
+    m_ok_all(&c);
+    for (i = 0; i < NL; i++) CHECK_EQ(redlock_lock_state(&locks[i]), REDLOCK_STATE_HELD);
+    while (M.timer != REDLOCK_NO_DEADLINE && M.timer <= t0 + 2 * every && ticks++ < 4 * NL) {
+        size_t k;
+        M.now = M.timer;
+        redlock_on_timer(&c);
+        for (k = 0; k < M.n; k++)
+            for (i = 0; i < NL; i++)
+                if (redlock__tag_lock_id(M.tag[k]) == locks[i]._id) {
+                    if (first[i] < 0) first[i] = M.now;
+                    else if (second[i] < 0) second[i] = M.now;
+                }
+        m_extended_all(&c);
+    }
+    CHECK_EQ(first[0], t0 + every);
+    CHECK_EQ(second[0], t0 + 2 * every);
+    for (i = 0; i < NL; i++) {
+        int seen = 0;
+        CHECK(first[i] > t0 + every - every / 16 && first[i] <= t0 + every);
+        CHECK_EQ(second[i] - first[i], first[i] - t0);
+        for (j = 0; j < i; j++) seen |= first[j] == first[i];
+        distinct += !seen;
+    }
+    printf("# %d locks renewed at %d different times\n", NL, distinct);
+    CHECK(distinct >= 200);
+    for (i = 0; i < NL; i++) redlock_lock_deinit(&locks[i]);
+    redlock_client_deinit(&c);
+    free(locks);
+    m_free();
+}
+
 /* Proves: a caller's lock table must be a power of two up to 2^24. */
 static void test_lock_table_config(void) {
     static redlock_lock *table[1024];
@@ -4909,5 +4977,6 @@ int main(int argc, char **argv) {
     RUN_T(test_adopt_auto_legacy_value);
     RUN_T(test_handle_size);
     RUN_T(test_key_block);
+    RUN_T(test_renewals_spread);
     return CHECK_EXIT();
 }
