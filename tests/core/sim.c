@@ -135,6 +135,9 @@ typedef struct slot {        /* one lock handle of a client */
     uint32_t acquire_gen;    /* client's fault_gen when the current token's first attempt began */
     int retry_planned;       /* the current acquire announced a retry (EV_RETRY) */
     int64_t poll_due;
+    int queue_full;          /* send said QUEUE_FULL for this lock since its last result:
+                                OVERLOADED allowed */
+    int release_queue_full;  /* ... since the last release call: NO_QUORUM not allowed */
 } slot;
 
 typedef struct client {
@@ -209,6 +212,7 @@ typedef struct world {
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
     double drop, reset, spike, dup;
+    double queue_full;       /* send refuses: the transport's queue for the node is full */
     int64_t key_ttl_ms[MAX_KEYS];
     int verbose;
     char why[256];
@@ -487,6 +491,15 @@ static int is_unanswered(const client *c, int n, const char *tok) {
     return 0;
 }
 
+/* A release call: what the transport refuses from now on belongs to it. */
+static int sim_release(slot *s) {
+    int before = s->release_queue_full, rc;
+    s->release_queue_full = 0;
+    rc = redlock_release(&s->lk);
+    if (rc != REDLOCK_OK) s->release_queue_full |= before; /* refused: the running release keeps it */
+    return rc;
+}
+
 /* White box: the lock of c whose id a tag carries, or NULL. */
 static slot *slot_of_tag(client *c, redlock_tag tag) {
     int k;
@@ -569,6 +582,12 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
         return REDLOCK_ERR_TRANSPORT;
     }
     if (faults_on(w) && rng_chance(&w->rng, w->drop)) { fault(c); return 0; } /* lost: the core times out */
+    if (faults_on(w) && rng_chance(&w->rng, w->queue_full)) {  /* not sent: the queue is full */
+        slot *s = slot_of_tag(c, tag);
+        if (s) s->queue_full = s->release_queue_full = 1;
+        fault(c);
+        return REDLOCK_ERR_QUEUE_FULL;
+    }
     m = (msg *)calloc(1, sizeof *m);
     m->argc = cmd->argc;
     for (i = 0; i < cmd->argc; i++) {
@@ -1123,7 +1142,7 @@ static void random_call(world *w, client *c, int k) {
     slot *s = &c->s[k];
     switch (rng_range(&w->rng, 0, 6)) {
     case 6: sim_adopt(w, c, k); break;
-    case 0: redlock_release(&s->lk); break;
+    case 0: sim_release(s); break;
     case 1: sim_extend(w, c, s, pick_extend_ttl(w, s)); break;
     case 2: redlock_acquire(&s->lk); break;
     case 3:
@@ -1142,13 +1161,16 @@ static void random_call(world *w, client *c, int k) {
     }
 }
 
-/* Each operation ends with a status from its documented set. */
+/* Each operation ends with a status from its documented set; OVERLOADED
+   only after the transport refused one of the lock's commands. */
 static void check_result(world *w, client *c, slot *s, const redlock_result *r) {
     int st = r->status, ok;
+    int overloaded = st == REDLOCK_ERR_OVERLOADED && (r->op == REDLOCK_OP_RELEASE ? s->release_queue_full : s->queue_full);
+    s->queue_full = 0;
     switch (r->op) {
     case REDLOCK_OP_ACQUIRE: {
         int refusing = refuses_quorum(c);
-        ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM ||
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || overloaded ||
              st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) ||
              (st == REDLOCK_ERR_CONFIG && refusing);
         if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
@@ -1163,10 +1185,14 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         break;
     }
     case REDLOCK_OP_RELEASE:
-        ok = st == REDLOCK_OK || st == REDLOCK_ERR_EXPIRED || st == REDLOCK_ERR_NO_QUORUM;
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_EXPIRED || st == REDLOCK_ERR_NO_QUORUM || overloaded;
+        if (st == REDLOCK_ERR_NO_QUORUM && s->release_queue_full) {
+            violation(w, "a release the transport refused ended NO_QUORUM, not OVERLOADED", c->id);
+            return;
+        }
         break;
     case REDLOCK_OP_EXTEND:
-        ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || st == REDLOCK_ERR_CANCELLED ||
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || overloaded || st == REDLOCK_ERR_CANCELLED ||
              st == REDLOCK_ERR_STOLEN || st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED ||
              st == REDLOCK_ERR_TRANSPORT || (st == REDLOCK_ERR_HOLD_LIMIT && s->capped);
         s->ext_ttl_ms = 0;
@@ -1259,7 +1285,7 @@ static void act(world *w, client *c, int k) {
         /* sometimes give up while acquiring: release() cancels */
         if (rng_chance(&w->rng, 0.05)) schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, 3000 * c->node_timeout_ms));
     } else if (st == REDLOCK_STATE_ACQUIRING) {
-        if (redlock_release(&s->lk) != REDLOCK_OK) violation(w, "cancel refused", c->id);
+        if (sim_release(s) != REDLOCK_OK) violation(w, "cancel refused", c->id);
     } else if (st == REDLOCK_STATE_HELD && s->release_at >= 0 && w->now >= s->release_at) {
         /* sometimes extend by hand (any ttl, also during a renewal) and hold on */
         if (rng_chance(&w->rng, w->p->api ? 0.4 : (s->watchdog ? 0.0 : 0.3))) {
@@ -1273,7 +1299,7 @@ static void act(world *w, client *c, int k) {
             violation(w, "extend refused", c->id);
         }
         s->release_at = -1;
-        if (redlock_release(&s->lk) != REDLOCK_OK) violation(w, "release refused", c->id);
+        if (sim_release(s) != REDLOCK_OK) violation(w, "release refused", c->id);
     }
 }
 
@@ -1292,6 +1318,7 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     w->reset = rng_chance(&w->rng, 0.5) ? 0.0 : 0.01;
     w->spike = rng_chance(&w->rng, 0.5) ? 0.0 : 0.03;
     w->dup = p->api && rng_chance(&w->rng, 0.3) ? 0.05 : 0.0;
+    w->queue_full = rng_chance(&w->rng, 0.7) ? 0.0 : 0.02;
     for (i = 0; i < n_keys(w); i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
     for (i = 0; i < w->nn; i++) w->nodes[i].up = 1;
 }
@@ -1536,7 +1563,7 @@ static void stop_all(world *w) {
             redlock_state st;
             if (!c->s[k].inited) continue;
             st = redlock_lock_state(&c->s[k].lk);
-            if (st == REDLOCK_STATE_HELD || st == REDLOCK_STATE_ACQUIRING) redlock_release(&c->s[k].lk);
+            if (st == REDLOCK_STATE_HELD || st == REDLOCK_STATE_ACQUIRING) sim_release(&c->s[k]);
         }
         observe(w, c);
     }
