@@ -83,13 +83,20 @@ static void report(long n, double t_acq, double t_hold, long renewals, double c_
     fflush(stdout);
 }
 
+/* What malloc takes for a lock's key block (glibc: an 8-byte header, 16-byte
+   chunks). */
+static size_t key_block_bytes(const char *key)
+{
+    return (REDLOCK_KEY_BLOCK_SIZE(strlen(key)) + 8 + 15) & ~(size_t)15;
+}
+
 static int one_count(int port, long n, double hold_s, long ttl_ms)
 {
     redlock_socket s;
     redlock_socket_config cfg;
     redlock_socket_lock *locks = (redlock_socket_lock *)calloc((size_t)n, sizeof *locks);
     redlock_lock **table;
-    size_t size = 1;
+    size_t size = 1, key_bytes = 0;
     long i;
     double t0, t_acq, c0, c_hold, t_hold;
     long renewed0;
@@ -112,6 +119,7 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
         char key[48];
         memset(&o, 0, sizeof o);
         snprintf(key, sizeof key, "bench:scale:%ld:%ld", n, i);
+        key_bytes += key_block_bytes(key);
         o.key = key;
         o.ttl_ms = ttl_ms;
         o.watchdog = 1;
@@ -135,7 +143,7 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
     t_hold = now_s() - t0;
     c_hold = cpu_s() - c0;
     report(n, t_acq, t_hold, renewed - renewed0, c_hold,
-           sizeof(redlock_socket_lock) + (redlock_socket_memory(&s) + size * sizeof *table) / (size_t)n, "");
+           sizeof(redlock_socket_lock) + (key_bytes + redlock_socket_memory(&s) + size * sizeof *table) / (size_t)n, "");
     /* release everything (the keys must not outlive the run) */
     {
         long want = 0;
@@ -160,7 +168,7 @@ static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
     redlock_hiredis_config cfg;
     redlock_hiredis_lock *locks = (redlock_hiredis_lock *)calloc((size_t)n, sizeof *locks);
     redlock_lock **table;
-    size_t size = 1;
+    size_t size = 1, key_bytes = 0;
     long i, renewed0, want = 0;
     double t0, t_acq, c0, c_hold;
     while (size <= (size_t)n) size *= 2;
@@ -182,6 +190,7 @@ static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
         char key[48];
         memset(&o, 0, sizeof o);
         snprintf(key, sizeof key, "bench:scale-hiredis:%ld:%ld", n, i);
+        key_bytes += key_block_bytes(key);
         o.key = key;
         o.ttl_ms = ttl_ms;
         o.watchdog = 1;
@@ -203,7 +212,7 @@ static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
     }
     c_hold = cpu_s() - c0;
     hold_s = now_s() - t0;
-    report(n, t_acq, hold_s, renewed - renewed0, c_hold, sizeof(redlock_hiredis_lock) + size * sizeof *table / (size_t)n,
+    report(n, t_acq, hold_s, renewed - renewed0, c_hold, sizeof(redlock_hiredis_lock) + (key_bytes + size * sizeof *table) / (size_t)n,
            "  (hiredis, watchdog thread)");
     for (i = 0; i < n; i++)
         if (redlock_lock_state(&locks[i].lock) == REDLOCK_STATE_HELD) {
