@@ -64,8 +64,9 @@ TARGETS = {
 # simulator's negative controls, are skipped). `files` narrows the mutants
 # to what the checks compile (default: all the target's files): a mutant in
 # a file no test includes would survive for nothing. New suite: add a line.
-SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-socket-hostile', 'check-socket-nomem', 'check-socket']
-HIREDIS_CHECKS = ['check-hiredis', 'check-libev']
+SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-socket-hostile', 'check-socket-nomem', 'check-socket',
+                 'check-sanitize-adapters']
+HIREDIS_CHECKS = ['check-hiredis', 'check-libev', 'check-tsan-hiredis']
 SUITES = {
     'core': {
         'all': {'checks': ['check-unit', 'check-sim']},
@@ -84,11 +85,13 @@ SUITES = {
 # servers). Parallel mutants would race for the same ports, and a restarted
 # node's port could be taken by another mutant's server, so each of these
 # runs in its own network namespace (or, without unshare, one at a time).
-NETWORK_CHECKS = {'check-socket-hostile', 'check-socket', 'check-hiredis', 'check-libev'}
+NETWORK_CHECKS = {'check-socket-hostile', 'check-socket', 'check-hiredis', 'check-libev', 'check-sanitize-adapters',
+                  'check-tsan-hiredis'}
 
 # Make variables replaced for mutant builds and runs. No -g: faster builds,
 # nobody debugs a mutant. No valgrind: it would multiply the run time (a
-# mutant that corrupts memory without crashing the test then survives).
+# mutant that corrupts memory without crashing the test would survive, but
+# the suites include ASan/UBSan and TSan builds for that).
 MAKE_OVERRIDES = {'OPT': '-O2', 'VALGRIND': ''}
 
 # Operators, in the order their mutants are generated: when two produce the
