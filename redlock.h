@@ -163,9 +163,10 @@
    exactly that. A watchdog renewal sends the lock's own ttl, so it brings
    a longer extend of yours back to the lock's ttl.
    Watchdog (opts.watchdog): renews every renew_every_ms (default ttl/3)
-   while held; each lock of a client but the first renews a fixed share of
-   up to 1/16 of that period earlier, so that locks taken together do not
-   all renew in the same instant. When the lock ends other than by your release, on_result is
+   while held; each lock of a client but the first renews the first time
+   a fixed share of up to 1/16 of that period earlier (and keeps that
+   phase), so that locks taken together do not all renew in the same
+   instant. When the lock ends other than by your release, on_result is
    called with op REDLOCK_OP_LOST no later than the validity runs out, and
    r->status says why: REDLOCK_ERR_EXPIRED (the validity ran out: no
    watchdog, a shortening extend, or a renewal that came too late),
@@ -561,9 +562,9 @@ typedef struct redlock_lock_opts {
     int watchdog;             /* nonzero: renew while held */
     int64_t renew_every_ms;   /* default ttl/3; must leave room before the validity
                                  (ttl - drift) ends, or the lock runs out first.
-                                 Each lock renews up to 1/16 of it earlier (a
-                                 fixed share per lock), so that locks taken
-                                 together do not all renew together */
+                                 A lock's first renewal comes up to 1/16 of
+                                 it earlier (a fixed share per lock), so that
+                                 locks taken together do not renew together */
     int64_t max_hold_ms;      /* stop renewing after this long held; 0 = no cap */
     int max_extensions;       /* stop renewing after this many successful extends
                                  (yours count too); 0 = no cap */
@@ -1129,11 +1130,13 @@ static void redlock__rebase(redlock_lock *lk, int64_t start) {
     lk->_round_start = start;
 }
 
-/* When the watchdog renews after the round that just succeeded: every
-   renew_every, less a share of up to 1/16 of it that is fixed per lock, so
-   that locks taken in one burst spread their renewals. The share comes
-   from the lock's number on its client (0 for the first: no share), by
-   the golden ratio, which spreads consecutive numbers evenly. */
+/* When the watchdog first renews after an acquire: renew_every less a
+   share of up to 1/16 of it that is fixed per lock, so that locks taken in
+   one burst spread their renewals; later renewals keep that phase (every
+   renew_every after the last), so those of one tick stay together and go
+   out in few writes. The share comes from the lock's number on its client
+   (0 for the first: no share), by the golden ratio, which spreads
+   consecutive numbers evenly. */
 static int64_t redlock__renewal_due(const redlock_lock *lk) {
     uint64_t number = lk->_id >> lk->_client->_table_bits;
     uint64_t share = (number * UINT64_C(0x9E3779B97F4A7C15)) >> 48; /* 0 .. 65535 */
@@ -1889,7 +1892,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
-        lk->_next_at = redlock__renewal_due(lk);
+        lk->_next_at = lk->_round_start + lk->_renew_every_us;
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;

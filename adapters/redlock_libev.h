@@ -389,6 +389,17 @@ static inline void redlock__libev_arm_watch(redlock_libev *c)
 }
 
 /* Opens node i's connection and queues AUTH / SELECT. */
+/* Queues a new connection's AUTH or SELECT; 0 if it could not be (out of
+   memory). */
+static inline int redlock__libev_handshake(redlock__libev_conn *cn, redisAsyncContext *ac, int kind, int argc,
+                                           const char **argv, const size_t *len)
+{
+    if (redlock__hiredis_push(&cn->q, kind, 0) != 0) return 0;
+    if (redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 1;
+    redlock__hiredis_unpush(&cn->q);
+    return 0;
+}
+
 static inline void redlock__libev_connect(redlock_libev *c, int i)
 {
     redlock__libev_conn *cn = &c->_conn[i];
@@ -430,14 +441,14 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
         const char *argv[3];
         size_t len[3];
         char num[16];
-        int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
-        if (k && redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_AUTH, 0) == 0 &&
-            redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, k, argv, len) != REDIS_OK)
-            redlock__hiredis_unpush(&cn->q);
+        int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len), queued = 1;
+        if (k) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_AUTH, k, argv, len);
         k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
-        if (k && redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_SELECT, 0) == 0 &&
-            redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, k, argv, len) != REDIS_OK)
-            redlock__hiredis_unpush(&cn->q);
+        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_SELECT, k, argv, len);
+        if (!queued) { /* a connection without its AUTH or SELECT is not used */
+            redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
+            return;
+        }
     }
     redlock__libev_arm_watch(c); /* the connect timeout, and AUTH / SELECT owed */
 }

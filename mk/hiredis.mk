@@ -56,9 +56,10 @@ check-adapters-compile: | $(BUILD)
 	  else echo "not ok adapters $${t#*/} compiles with clang"; fi; \
 	done
 
-check-hiredis: $(BUILD)/test_hiredis $(BUILD)/test_limits
+check-hiredis: $(BUILD)/test_hiredis $(BUILD)/test_limits $(BUILD)/test_hiredis_nomem
 	@$(BUILD)/test_hiredis
 	@$(BUILD)/test_limits
+	@$(BUILD)/test_hiredis_nomem
 
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-hiredis: $(BUILD)/test_hiredis
@@ -71,3 +72,9 @@ check-valgrind-hiredis: $(BUILD)/test_hiredis
 TSAN_ONLY ?= watchdog,killed_n3,paused_n3,bg_n3,lost_on_time,deinit_wakes
 check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
 	@IT_ONLY=$(TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_hiredis_tsan
+
+# Every allocation of init, lock_init, a blocking acquire and deinit (both
+# adapters, the watchdog thread too) fails in turn: OK or NOMEM, no crash,
+# no block left (malloc and free interposed and counted).
+$(BUILD)/test_hiredis_nomem: tests/hiredis/test_nomem.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)

@@ -130,6 +130,7 @@ typedef struct slot {        /* one lock handle of a client */
     int64_t round_start;     /* local start of the last successful acquire/renewal */
     int64_t round_done;      /* and when it succeeded */
     int renew_retry;         /* a renewal failed since: the next one may come early */
+    int first_renewal;       /* the next renewal is the first after an acquire */
     uint32_t cadence_gen;    /* client's fault_gen then; -1: cadence not checkable */
     int no_callback;         /* on_result NULL: the sim polls the lock */
     uint32_t acquire_gen;    /* client's fault_gen when the current token's first attempt began */
@@ -346,6 +347,7 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
         s->cadence_gen = c->fault_gen;
         s->ext_ttl_ms = 0;
         s->renew_retry = 0;
+        s->first_renewal = 1;
         break;
     case REDLOCK_EV_RENEWED: {
         int64_t ttl = s->ext_ttl_ms ? s->ext_ttl_ms : s->ttl_ms;
@@ -357,10 +359,12 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
             violation(W, what, c->id);
         }
         if (!s->ext_ttl_ms && s->round_start) {
-            /* a watchdog renewal: never earlier than its share of the
-               spread (up to 1/16 of the cadence), and on time unless a
-               fault, a failed round or a user's extend came between */
-            if (!s->renew_retry && start < s->round_start + s->renew_every_us - s->renew_every_us / 16)
+            /* a watchdog renewal: never early (the first after an acquire
+               by its share of the spread, up to 1/16 of the cadence), and
+               on time unless a fault, a failed round or a user's extend
+               came between */
+            int64_t early = s->first_renewal ? s->renew_every_us / 16 : 0;
+            if (!s->renew_retry && start < s->round_start + s->renew_every_us - early)
                 violation(W, "renewal before its time", c->id);
             int64_t due = s->round_start + s->renew_every_us;
             if (due < s->round_done) due = s->round_done; /* the last round outlasted the cadence */
@@ -376,6 +380,7 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
         s->cadence_gen = s->ext_ttl_ms ? c->fault_gen - 1 : c->fault_gen;
         s->ext_ttl_ms = 0; /* the user's extend, if any, is over */
         s->renew_retry = 0;
+        s->first_renewal = 0;
         break;
     }
     case REDLOCK_EV_RENEW_FAILED:
