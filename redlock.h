@@ -746,9 +746,11 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    any lock, from an extend's start the validity is at most its ttl less
    the drift, and the lock reads LOST (EXPIRED) past that.
    Nodes without scripts read how long the key lives (PTTL, or a legacy
-   value's expiry) before they act on it. Legacy nodes: hand a token over
-   only once its holder has stopped and nothing of it is in flight; the
-   holder may know that its value on a node replaced another's (a lost
+   value's expiry) before they act on it. Hand a token over only once its
+   holder has stopped and nothing of it is in flight: an extend of the
+   holder's still on its way (its round ended without its answer) may land
+   after the taker's and set a shorter time to live; and on legacy nodes
+   the holder may know that its value on a node replaced another's (a lost
    takeover race) and leaves that node alone, which the taker cannot know.
    No result callback. Returns OK,
    or INVALID (token malformed, valid_ms out of 0..2^40) / DETACHED /

@@ -172,6 +172,7 @@ typedef struct token_rec {
     int excused;             /* a documented limit applies */
     int64_t ttl_ms;
     uint64_t lock_id;        /* from its tags (white box): who may DEL it */
+    int extends_out;         /* extend commands of it on their way to a node */
 } token_rec;
 
 enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK };
@@ -182,6 +183,7 @@ typedef struct msg {
     size_t argvlen[REDLOCK_MAX_ARGS];
     redlock_reply reply;
     char *rstr;
+    int extend_of;           /* an extend of this token record on its way; -1 none */
 } msg;
 
 typedef struct event {
@@ -496,6 +498,14 @@ static int is_unanswered(const client *c, int n, const char *tok) {
     return 0;
 }
 
+/* An extend command: the extend script (EVALSHA / EVAL with a ttl), or
+   PEXPIRE or a GETSET (nodes without scripts, legacy). */
+static int is_extend(const redlock_command *cmd) {
+    return (cmd->argc == 6 && cmd->argvlen[0] >= 4 && memcmp(cmd->argv[0], "EVAL", 4) == 0) ||
+           (cmd->argvlen[0] == 7 && memcmp(cmd->argv[0], "PEXPIRE", 7) == 0) ||
+           (cmd->argvlen[0] == 6 && memcmp(cmd->argv[0], "GETSET", 6) == 0);
+}
+
 /* A release call: what the transport refuses from now on belongs to it. */
 static int sim_release(slot *s) {
     int before = s->release_queue_full, rc;
@@ -594,6 +604,11 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
         return REDLOCK_ERR_QUEUE_FULL;
     }
     m = (msg *)calloc(1, sizeof *m);
+    m->extend_of = -1;
+    if (is_extend(cmd)) {  /* followed until it lands or is lost: see sim_adopt */
+        slot *s = slot_of_tag(c, tag);
+        if (s && s->token >= 0) w->tokens[m->extend_of = s->token].extends_out++;
+    }
     m->argc = cmd->argc;
     for (i = 0; i < cmd->argc; i++) {
         m->argv[i] = (char *)malloc(cmd->argvlen[i] + 1);
@@ -1084,10 +1099,11 @@ static void sim_adopt(world *w, client *c, int k) {
             if ((o == c && j == k) || !x->inited || x->key != s->key || x->token < 0) continue;
             /* not while a command of the giver is out: a legacy GETSET in
                flight may be replacing another holder's value, and only its
-               answer says (documented at redlock_lock_adopt) */
+               answer says; an extend on its way may land after the taker's
+               and set a shorter ttl (documented at redlock_lock_adopt) */
             if (redlock_lock_state(&x->lk) != REDLOCK_STATE_HELD || redlock_lock_pending(&x->lk) ||
                 redlock_lock_valid_until(&x->lk) == 0 || getset_unanswered(o, redlock_lock_token(&x->lk)) ||
-                clobbered_somewhere(&x->lk, x->key))
+                w->tokens[x->token].extends_out > 0 || clobbered_somewhere(&x->lk, x->key))
                 continue;
             fc = o; f = x; from = j;
         }
@@ -1464,6 +1480,8 @@ static void step(world *w, event e) {
     w->events++;
     switch (e.kind) {
     case E_REQ:
+        if (e.m->extend_of >= 0) w->tokens[e.m->extend_of].extends_out--; /* lands, or never will */
+        e.m->extend_of = -1;
         if (e.epoch != c->conn_epoch[e.n] || !nd->up) {  /* connection died on the way */
             if (e.epoch == c->conn_epoch[e.n]) fail_inflight(w, &e);
             free_msg(e.m);
