@@ -157,7 +157,8 @@ static int hl_open(redlock_hiredis *c, redis_nodes *rn, int bad_port)
 
 /* Proves: with one node unreachable (its connects hang) and the other two
    then frozen, LOST is reported when the validity ends, not after the
-   thread is done connecting; and the lock never reads HELD past it. */
+   thread is done connecting; and the lock never reads HELD past it. The
+   node status calls in between leave the thread free to run. */
 static void hiredis_lost_on_time(void)
 {
     redis_nodes rn;
@@ -177,7 +178,17 @@ static void hiredis_lost_on_time(void)
     CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &o), REDLOCK_OK);
     hl.lost_us = 0;
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
-    redis_nodes__sleep_ms(100);
+    {   /* each status call takes the thread's lock and gives it back: with
+           no call after it, the thread renews on its own (every 200 ms) */
+        int64_t before = redlock_hiredis_lock_valid_until(&lk), after;
+        CHECK_EQ(redlock_hiredis_node_status(&c, 0, NULL, 0), 0);
+        redis_nodes__sleep_ms(300);
+        after = redlock_hiredis_lock_valid_until(&lk);
+        CHECK(after > before);
+        CHECK_EQ(redlock_hiredis_node_connected(&c, 0), 1);
+        redis_nodes__sleep_ms(300);
+        CHECK(redlock_hiredis_lock_valid_until(&lk) > after);
+    }
     redis_node_pause(&rn, 0);
     redis_node_pause(&rn, 1);
     t_end = redis_nodes__now_ms() + 3000;
