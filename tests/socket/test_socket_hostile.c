@@ -736,7 +736,17 @@ static void test_poll_helpers(void)
     redlock_socket_dispatch(&s, NULL, 3); /* nothing filled: only what is due */
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
+    /* a deinitialised adapter is refused everywhere, never read */
     CHECK_EQ(redlock_socket_pollfds(&s, NULL), 0);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_node_connected(&s, 0), 0);
+    CHECK_EQ(redlock_socket_memory(&s), 0);
+    CHECK_EQ(redlock_socket_fd(&s, 0), -1);
+    CHECK_EQ(redlock_socket_interest(&s, 0), 0);
+    CHECK_EQ(redlock_socket_pending(&s), 0);
+    CHECK_EQ(redlock_socket_next_deadline(&s), REDLOCK_NO_DEADLINE);
+    CHECK(redlock_socket_client(&s) == NULL);
+    redlock_socket_deinit(&s); /* twice: nothing */
     close(p[0]);
     close(p[1]);
     for (i = 0; i < 3; i++) hostile_stop(&h[i]);
