@@ -409,8 +409,9 @@ static void hiredis_busy_in_callback(void)
 }
 
 /* Proves: a connect that never completes (a listener whose accept queue is
-   full) is given up after connect_timeout_ms with CONNECT and its message;
-   the acquire meanwhile ends without that node's vote. */
+   full) is given up after connect_timeout_ms with CONNECT and its message
+   (0: after the default 1000 ms); the acquire meanwhile ends without that
+   node's vote. */
 static void hiredis_connect_timeout(void)
 {
     redlock_hiredis c;
@@ -439,6 +440,16 @@ static void hiredis_connect_timeout(void)
     CHECK(t1 - t0 >= 150 && t1 - t0 < 1500); /* the connect timeout, not the round's 2 s */
     CHECK_EQ(redlock_hiredis_node_status(&c, 0, err, sizeof err), REDLOCK_ERR_CONNECT);
     CHECK_STR(err, "connect timeout");
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_deinit(&c);
+    /* connect_timeout_ms 0: the default, 1000 ms */
+    o.connect_timeout_ms = 0;
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    t0 = redis_nodes__now_ms();
+    CHECK(redlock_hiredis_acquire(&lk) != REDLOCK_OK);
+    t1 = redis_nodes__now_ms();
+    CHECK(t1 - t0 >= 900 && t1 - t0 < 1900);
     redlock_hiredis_lock_deinit(&lk);
     redlock_hiredis_deinit(&c);
     close(filler);
@@ -498,6 +509,9 @@ static void hiredis_api_guards(void)
     o.node[0].host = o.node[1].host = "127.0.0.1";
     o.node[0].port = o.node[1].port = port;
     CHECK_EQ(redlock_hiredis_init(NULL, &o), REDLOCK_ERR_INVALID);
+    CHECK(redlock_hiredis_acquire(NULL) < 0);   /* no lock: an error, never OK */
+    CHECK(redlock_hiredis_release(NULL) < 0);
+    CHECK(redlock_hiredis_extend(NULL, 1000) < 0);
     CHECK_EQ(redlock_hiredis_init(&c, NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
     redlock_hiredis_run(&c, 50); /* the connects fail */
