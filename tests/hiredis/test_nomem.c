@@ -89,6 +89,29 @@ static redlock_lock_opts lock_opts(void)
     return lo;
 }
 
+/* A call refused: it must say NOMEM. */
+static void refused(int rc)
+{
+    CHECK_EQ(rc, REDLOCK_ERR_NOMEM);
+    nomem_seen = 1;
+}
+
+/* The end of a round with allocation k failing (k < 0: none), `calls`
+   allocations made: a failed allocation is never silent, and (if
+   count_blocks) no block is left. Returns 1 while k was within the round. */
+static int round_end(long k, long calls, long before, int count_blocks)
+{
+    if (k >= 0 && k < calls && !nomem_seen) {
+        printf("#   allocation %ld failed and nothing said NOMEM\n", k);
+        CHECK(0);
+    }
+    if (count_blocks && k >= 0 && live_blocks != before) {
+        printf("#   allocation %ld failing: %ld blocks left\n", k, live_blocks - before);
+        CHECK_EQ(live_blocks, before);
+    }
+    return k < calls;
+}
+
 /* One round of the blocking adapter with allocation k failing: init, a
    lock, a blocking acquire (the nodes refuse: a failed vote each), deinit.
    Returns 1 while k was within the round's allocations. */
@@ -115,26 +138,15 @@ static int hiredis_round(long k, int threaded)
             if (arc == REDLOCK_OK) CHECK(0);     /* nobody listens: no quorum */
             redlock_hiredis_lock_deinit(&lk);
         } else {
-            CHECK_EQ(lrc, REDLOCK_ERR_NOMEM);
-            nomem_seen = 1;
+            refused(lrc);
         }
         redlock_hiredis_deinit(&c);
     } else {
-        CHECK_EQ(rc, REDLOCK_ERR_NOMEM);
-        nomem_seen = 1;
+        refused(rc);
     }
     calls = nomem_disarm();
-    /* a failed allocation is never silent */
-    if (k >= 0 && k < calls && !nomem_seen) {
-        printf("#   allocation %ld failed and nothing said NOMEM\n", k);
-        CHECK(0);
-    }
     /* a thread's start-up blocks are glibc's to keep: counted without one */
-    if (!threaded && k >= 0 && live_blocks != before) {
-        printf("#   allocation %ld failing: %ld blocks left\n", k, live_blocks - before);
-        CHECK_EQ(live_blocks, before);
-    }
-    return k < calls;
+    return round_end(k, calls, before, !threaded);
 }
 
 /* The same with the libev adapter: init, a lock, an acquire run on the loop
@@ -173,25 +185,15 @@ static int libev_round(long k)
             CHECK(done);
             redlock_lock_deinit(&lk);
         } else {
-            CHECK_EQ(lrc, REDLOCK_ERR_NOMEM);
-            nomem_seen = 1;
+            refused(lrc);
         }
         redlock_libev_deinit(&c);
     } else {
-        CHECK_EQ(rc, REDLOCK_ERR_NOMEM);
-        nomem_seen = 1;
+        refused(rc);
     }
     calls = nomem_disarm();
-    if (k < calls && !nomem_seen) {
-        printf("#   allocation %ld failed and nothing said NOMEM\n", k);
-        CHECK(0);
-    }
     ev_loop_destroy(loop);
-    if (live_blocks != before) {
-        printf("#   allocation %ld failing: %ld blocks left\n", k, live_blocks - before);
-        CHECK_EQ(live_blocks, before);
-    }
-    return k < calls;
+    return round_end(k, calls, before, 1);
 }
 
 /* Proves: the blocking adapter, without and with its watchdog thread, and
