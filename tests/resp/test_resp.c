@@ -598,6 +598,11 @@ static void test_node_lists(void)
         redlock_socket_scrub_nodes(l2);
         CHECK_STR(l2, "redis://xxxxxxxx@h");
     }
+    {   /* no colon in the userinfo: the port's colon after '@' is not its end */
+        char l3[] = "redis://onlyuser@h:6379,redis://u:pw@h2:1";
+        redlock_socket_scrub_nodes(l3);
+        CHECK_STR(l3, "redis://xxxxxxxx@h:6379,redis://u:xx@h2:1");
+    }
     redlock_socket_scrub_nodes(NULL);
     /* format: cut to fit, the needed length returned */
     {

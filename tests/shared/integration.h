@@ -169,6 +169,49 @@ static void it_basic(void)
     it->close(c);
 }
 
+/* Connections are kept: after the first cycle, ten more acquire+release
+   cycles open no new connection to any node (CLIENT ID grows by one per
+   connection a server accepts; the query itself is one). */
+static void it_reuse(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX], i, k;
+    long long before[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *c;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96], out[64];
+    it_defaults(&s, rn, ports);
+    c = it->open(&s);
+    CHECK(c != NULL);
+    if (!c) return;
+    it_key(key, sizeof key, "reuse");
+    it_lock_opts(&o, key, 2000);
+    l = it->lock(c, &o);
+    CHECK(l != NULL);
+    if (!l) { it->close(c); return; }
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    it->idle(c, 20); /* stragglers of the release answered */
+    for (i = 0; i < it_n; i++) {
+        CHECK_EQ(redis_nodes_cmd(rn, i, out, sizeof out, "CLIENT", "ID", (char *)NULL), 0);
+        before[i] = atoll(out + 1);
+    }
+    for (k = 0; k < 10; k++) {
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    }
+    it->idle(c, 20);
+    for (i = 0; i < it_n; i++) {
+        CHECK_EQ(redis_nodes_cmd(rn, i, out, sizeof out, "CLIENT", "ID", (char *)NULL), 0);
+        CHECK_EQ(atoll(out + 1), before[i] + 1);
+        CHECK(it->node_connected(c, i));
+    }
+    it->unlock(l);
+    it->close(c);
+}
+
 /* two clients: the second is refused while the first holds the lock */
 static void it_contend(void)
 {
@@ -1125,6 +1168,7 @@ static int it_main(const it_ops *ops)
     for (k = 0; k < 3; k++) {
         int n = sizes[k];
         IT_RUN(it_basic, n);
+        IT_RUN(it_reuse, n);
         IT_RUN(it_contend, n);
         IT_RUN(it_contend_threads, n);
         IT_RUN(it_expiry, n);
