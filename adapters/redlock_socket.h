@@ -42,6 +42,7 @@
        REDLOCK_ERR_TRANSPORT     reset, closed, send/recv failed, queue full
        REDLOCK_ERR_PROTOCOL      malformed, oversized, RESP3, truncated or
                                  unsolicited reply
+       REDLOCK_ERR_NOMEM         no memory for a command or a reply
    and then every command in flight on it gets redlock_on_error() with that
    status; the next command reconnects. redlock_socket_node_status() keeps
    the last one until a new connection has answered (AUTH, SELECT or a
@@ -767,7 +768,7 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     }
     if (rc != 0) {
         redlock__sock_close(s, nd);
-        nd->last_status = rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_TRANSPORT : REDLOCK_ERR_CONNECT;
+        nd->last_status = rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_CONNECT;
         nd->failures++;
         return nd->last_status;
     }
@@ -802,7 +803,7 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
         return rc;
     }
     rc = redlock__sock_queue(s, nd, argc, argv, argvlen, tag, REDLOCK__REQ_USER);
-    if (rc == REDLOCK_ERR_NOMEM) rc = REDLOCK_ERR_TRANSPORT;
+    if (rc == REDLOCK_ERR_NOMEM) nd->last_status = REDLOCK_ERR_NOMEM;
     redlock__sock_report(s, nd);
     redlock__sock_timer_report(s);
     return rc;
@@ -883,7 +884,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         int rc = redlock_resp_next(&nd->parser, &r);
         if (rc == 0) return;
         if (rc < 0 || nd->q_count == 0) { /* broken, or a reply nobody asked for */
-            redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
+            redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL);
             return;
         }
         req = nd->q[nd->q_head];
@@ -918,8 +919,9 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
     for (round = 0; round < 8 && nd->gen == gen && nd->state == REDLOCK__SOCK_UP; round++) {
         ssize_t r = recv(nd->fd, buf, sizeof buf, 0);
         if (r > 0) {
-            if (redlock_resp_feed(&nd->parser, buf, (size_t)r) != 0) {
-                redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
+            int rc = redlock_resp_feed(&nd->parser, buf, (size_t)r);
+            if (rc != 0) {
+                redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL);
                 return;
             }
             redlock__sock_drain(s, nd);

@@ -76,5 +76,5 @@ check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
 # Every allocation of init, lock_init, a blocking acquire and deinit (both
 # adapters, the watchdog thread too) fails in turn: OK or NOMEM, no crash,
 # no block left (malloc and free interposed and counted).
-$(BUILD)/test_hiredis_nomem: tests/hiredis/test_nomem.c $(ADAPTER_DEPS) | $(BUILD)
+$(BUILD)/test_hiredis_nomem: tests/hiredis/test_nomem.c tests/shared/nomem.h tests/shared/hostile_server.h $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)

@@ -20,43 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifdef __GLIBC__
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
+#define NOMEM_OWN_CALLS
+#define NOMEM_COUNT_BLOCKS
+#include "nomem.h"
 
-static long nomem_at = -1; /* the allocation (0-based) that fails; -1: none */
-static long nomem_calls;
-static long live_blocks;   /* allocated through these and not freed */
-
-/* this program's code (the adapters and the core are compiled into it) */
-extern char __executable_start, etext;
-static int ours(const void *ret) { return (const char *)ret >= &__executable_start && (const char *)ret < &etext; }
-
-static int nomem_now(const void *ret) { return nomem_at >= 0 && ours(ret) && nomem_calls++ == nomem_at; }
-static void *counted(void *p) { if (p) live_blocks++; return p; }
-void *malloc(size_t n) { return nomem_now(__builtin_return_address(0)) ? NULL : counted(__libc_malloc(n)); }
-void *calloc(size_t n, size_t size)
-{
-    return nomem_now(__builtin_return_address(0)) ? NULL : counted(__libc_calloc(n, size));
-}
-void *realloc(void *p, size_t n)
-{
-    if (nomem_now(__builtin_return_address(0))) return NULL;
-    return p ? __libc_realloc(p, n) : counted(__libc_realloc(p, n));
-}
-void free(void *p)
-{
-    if (p) live_blocks--;
-    __libc_free(p);
-}
-
-static void nomem_arm(long k) { nomem_at = k; nomem_calls = 0; }
-static long nomem_disarm(void) { long n = nomem_calls; nomem_at = -1; return n; }
-
-static int closed_port;
-static int nomem_seen; /* an event, a node status or a return said NOMEM */
+#ifdef NOMEM_AVAILABLE
+static int node_ports[3]; /* a closed port, or servers that grant everything */
+static int granting;      /* node_ports are the granting servers */
+static int armed;         /* an allocation is set to fail */
+static int nomem_seen;    /* an event, a node status or a return said NOMEM */
 
 static void on_event(void *user, const redlock_event *ev)
 {
@@ -69,7 +41,7 @@ static void config(redlock_hiredis_config *o)
     int i;
     redlock_hiredis_config_init(o);
     o->node_count = 3;
-    for (i = 0; i < 3; i++) o->node[i].port = closed_port;
+    for (i = 0; i < 3; i++) o->node[i].port = node_ports[i];
     o->node[1].host = "localhost";           /* a name to copy */
     o->username = "user";                    /* and credentials */
     o->password = "secret";
@@ -96,6 +68,23 @@ static void refused(int rc)
     nomem_seen = 1;
 }
 
+/* An operation's end on granting nodes: OK, NOMEM, or (a vote lost to a
+   failed allocation) NO_QUORUM. Returns rc == OK. */
+static int op_told(int rc)
+{
+    if (rc == REDLOCK_ERR_NOMEM) nomem_seen = 1;
+    else if (rc != REDLOCK_ERR_NO_QUORUM || !armed) CHECK_EQ(rc, REDLOCK_OK);
+    return rc == REDLOCK_OK;
+}
+
+/* The nodes' statuses after a call: NOMEM there is told too. */
+static void hiredis_statuses(redlock_hiredis *c)
+{
+    int i;
+    for (i = 0; i < 3; i++)
+        if (redlock_hiredis_node_status(c, i, NULL, 0) == REDLOCK_ERR_NOMEM) nomem_seen = 1;
+}
+
 /* The end of a round with allocation k failing (k < 0: none), `calls`
    allocations made: a failed allocation is never silent, and (if
    count_blocks) no block is left. Returns 1 while k was within the round. */
@@ -105,9 +94,9 @@ static int round_end(long k, long calls, long before, int count_blocks)
         printf("#   allocation %ld failed and nothing said NOMEM\n", k);
         CHECK(0);
     }
-    if (count_blocks && k >= 0 && live_blocks != before) {
-        printf("#   allocation %ld failing: %ld blocks left\n", k, live_blocks - before);
-        CHECK_EQ(live_blocks, before);
+    if (count_blocks && k >= 0 && nomem_live() != before) {
+        printf("#   allocation %ld failing: %ld blocks left\n", k, nomem_live() - before);
+        CHECK_EQ(nomem_live(), before);
     }
     return k < calls;
 }
@@ -121,11 +110,12 @@ static int hiredis_round(long k, int threaded)
     redlock_hiredis_config o;
     redlock_hiredis_lock lk;
     redlock_lock_opts lo = lock_opts();
-    long before = live_blocks, calls;
+    long before = nomem_live(), calls;
     int rc;
     config(&o);
     o.watchdog_thread = threaded;
     nomem_seen = 0;
+    armed = k >= 0;
     nomem_arm(k);
     rc = redlock_hiredis_init(&c, &o);
     if (rc == REDLOCK_OK) {
@@ -135,7 +125,15 @@ static int hiredis_round(long k, int threaded)
         lrc = redlock_hiredis_lock_init(&c, &lk, &lo);
         if (lrc == REDLOCK_OK) {
             int arc = redlock_hiredis_acquire(&lk);
-            if (arc == REDLOCK_OK) CHECK(0);     /* nobody listens: no quorum */
+            hiredis_statuses(&c);
+            if (!granting) {
+                CHECK(arc != REDLOCK_OK); /* nobody listens: no quorum */
+            } else if (op_told(arc)) {
+                op_told(redlock_hiredis_extend(&lk, 2000));
+                hiredis_statuses(&c);
+                op_told(redlock_hiredis_release(&lk));
+                hiredis_statuses(&c);
+            }
             redlock_hiredis_lock_deinit(&lk);
         } else {
             refused(lrc);
@@ -150,11 +148,33 @@ static int hiredis_round(long k, int threaded)
 }
 
 /* The same with the libev adapter: init, a lock, an acquire run on the loop
-   until it is decided, deinit. */
+   until it is decided (on granting nodes, then a release), deinit. */
+typedef struct libev_wait { int done, status; } libev_wait;
+
 static void on_result(redlock_lock *lock, const redlock_result *r)
 {
+    libev_wait *w = (libev_wait *)r->user;
     (void)lock;
-    *(int *)r->user = 1;
+    w->done = 1;
+    w->status = r->status;
+}
+
+/* Starts an operation (rc of the call) and runs the loop until its result;
+   returns what the operation ended with. */
+static int libev_finish(struct ev_loop *loop, libev_wait *w, int rc)
+{
+    int spins = 0;
+    if (rc != REDLOCK_OK) return rc;
+    while (!w->done && spins++ < 2000) ev_run(loop, EVRUN_ONCE);
+    CHECK(w->done);
+    return w->status;
+}
+
+static void libev_statuses(redlock_libev *c)
+{
+    int i;
+    for (i = 0; i < 3; i++)
+        if (redlock_libev_node_status(c, i, NULL, 0) == REDLOCK_ERR_NOMEM) nomem_seen = 1;
 }
 
 static int libev_round(long k)
@@ -163,26 +183,32 @@ static int libev_round(long k)
     redlock_libev_config o;
     redlock_lock lk;
     redlock_lock_opts lo = lock_opts();
-    long before = live_blocks, calls;
+    long before = nomem_live(), calls;
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
-    int rc, done = 0;
+    libev_wait w = { 0, 0 };
+    int rc;
     if (!loop) { CHECK(0); return 0; }
     config(&o);
     lo.on_result = on_result;
-    lo.user = &done;
+    lo.user = &w;
     nomem_seen = 0;
+    armed = k >= 0;
     nomem_arm(k);
     rc = redlock_libev_init(&c, loop, &o);
     if (rc == REDLOCK_OK) {
-        int lrc, i;
-        for (i = 0; i < o.node_count; i++)
-            if (redlock_libev_node_status(&c, i, NULL, 0) == REDLOCK_ERR_NOMEM) nomem_seen = 1;
+        int lrc;
+        libev_statuses(&c);
         lrc = redlock_lock_init(&lk, redlock_libev_client(&c), &lo);
         if (lrc == REDLOCK_OK) {
-            int spins = 0;
-            if (redlock_acquire(&lk) == REDLOCK_OK)
-                while (!done && spins++ < 2000) ev_run(loop, EVRUN_ONCE);
-            CHECK(done);
+            int arc = libev_finish(loop, &w, redlock_acquire(&lk));
+            libev_statuses(&c);
+            if (!granting) {
+                CHECK(arc != REDLOCK_OK);
+            } else if (op_told(arc)) {
+                w.done = 0;
+                op_told(libev_finish(loop, &w, redlock_release(&lk)));
+                libev_statuses(&c);
+            }
             redlock_lock_deinit(&lk);
         } else {
             refused(lrc);
@@ -196,29 +222,49 @@ static int libev_round(long k)
     return round_end(k, calls, before, 1);
 }
 
-/* Proves: the blocking adapter, without and with its watchdog thread, and
-   the libev adapter survive every allocation failing in turn, and each
-   failure is told (a return, a node's status or an event says NOMEM). */
-static void test_each_allocation_fails(void)
+/* Every round with allocation 0, 1, 2, ... failing, until one ends with
+   all its allocations made. */
+static void each_allocation(const char *what, int (*round)(long, int), int arg)
 {
     long k;
-    int threaded;
+    for (k = 0; k < 400 && round(k, arg); k++) {}
+    printf("# %s%s: %ld allocations failed in turn\n", what, granting ? " (granting nodes)" : "", k);
+    CHECK(k > 3 && k < 400);
+}
+
+static int libev_round_of(long k, int unused) { (void)unused; return libev_round(k); }
+
+/* Proves: the blocking adapter, without and with its watchdog thread, and
+   the libev adapter survive every allocation failing in turn, and each
+   failure is told (a return, a node's status or an event says NOMEM):
+   against a port nobody listens on (connecting fails fast), and against
+   three servers that grant everything (a lock's whole life: connect,
+   AUTH, commands, replies, release). */
+static void test_each_allocation_fails(void)
+{
+    hostile h[3];
+    int i;
+    for (i = 0; i < 3; i++) node_ports[i] = hostile_closed_port();
     /* a round without failures first: glibc keeps what the first name
        lookup allocates (its resolver's state), for the rest of the run */
     hiredis_round(-1, 0);
-    for (threaded = 0; threaded < 2; threaded++) {
-        for (k = 0; k < 400 && hiredis_round(k, threaded); k++) {}
-        printf("# hiredis%s: %ld allocations failed in turn\n", threaded ? " (watchdog thread)" : "", k);
-        CHECK(k > 3 && k < 400);
+    each_allocation("hiredis", hiredis_round, 0);
+    each_allocation("hiredis (watchdog thread)", hiredis_round, 1);
+    each_allocation("libev", libev_round_of, 0);
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ(hostile_start(&h[i], HOSTILE_GOOD, NULL), 0);
+        node_ports[i] = h[i].port;
     }
-    for (k = 0; k < 400 && libev_round(k); k++) {}
-    printf("# libev: %ld allocations failed in turn\n", k);
-    CHECK(k > 3 && k < 400);
+    granting = 1;
+    hiredis_round(-1, 0);
+    each_allocation("hiredis", hiredis_round, 0);
+    each_allocation("hiredis (watchdog thread)", hiredis_round, 1);
+    each_allocation("libev", libev_round_of, 0);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
 }
 
 int main(void)
 {
-    closed_port = hostile_closed_port();
     RUN(test_each_allocation_fails);
     return CHECK_EXIT();
 }

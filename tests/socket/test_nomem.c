@@ -11,50 +11,16 @@
 #define REDLOCK_SOCKET_IMPLEMENTATION
 #include "adapters/redlock_socket.h"
 #include "check.h"
+#include "hostile_server.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifdef __GLIBC__
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
+#define NOMEM_OWN_CALLS /* the C library's own blocks (the resolver's) are not ours to fail */
+#include "nomem.h"
 
-static long nomem_at = -1; /* the allocation (0-based) that fails; -1: none */
-static long nomem_calls;
-
-static int nomem_now(void) { return nomem_at >= 0 && nomem_calls++ == nomem_at; }
-#ifdef NOMEM_COUNT_BLOCKS
-extern void __libc_free(void *p);
-static long live_blocks; /* allocated through these and not freed */
-static void *counted(void *p) { if (p) live_blocks++; return p; }
-void *malloc(size_t n) { return nomem_now() ? NULL : counted(__libc_malloc(n)); }
-void *calloc(size_t n, size_t size) { return nomem_now() ? NULL : counted(__libc_calloc(n, size)); }
-void *realloc(void *p, size_t n) { return nomem_now() ? NULL : p ? __libc_realloc(p, n) : counted(__libc_realloc(p, n)); }
-void free(void *p)
-{
-    if (p) live_blocks--;
-    __libc_free(p);
-}
-#else
-void *malloc(size_t n) { return nomem_now() ? NULL : __libc_malloc(n); }
-void *calloc(size_t n, size_t size) { return nomem_now() ? NULL : __libc_calloc(n, size); }
-void *realloc(void *p, size_t n) { return nomem_now() ? NULL : __libc_realloc(p, n); }
-#endif
-
-/* The blocks alive (0 without NOMEM_COUNT_BLOCKS: frees are not seen). */
-static long in_use(void)
-{
-#ifdef NOMEM_COUNT_BLOCKS
-    return live_blocks;
-#else
-    return 0;
-#endif
-}
-
-/* Arms the failure of allocation k; returns how many allocations ran. */
-static void nomem_arm(long k) { nomem_at = k; nomem_calls = 0; }
-static long nomem_disarm(void) { long n = nomem_calls; nomem_at = -1; return n; }
+#ifdef NOMEM_AVAILABLE
+static long in_use(void) { return nomem_live(); }
 
 /* init with three nodes (names, a user, a password to copy) */
 static void test_init_nomem(void)
@@ -165,11 +131,112 @@ static void test_resp_nomem(void)
     CHECK(k < 100);
 }
 
+/* ---- a whole lock's life on three nodes that grant everything ---- */
+
+static int op_nomem_seen; /* an event, a node status or a return said NOMEM */
+static int op_armed;      /* an allocation is set to fail */
+
+static void op_on_event(void *user, const redlock_event *ev)
+{
+    (void)user;
+    if (ev->status == REDLOCK_ERR_NOMEM) op_nomem_seen = 1;
+}
+
+/* A call's return: OK, NOMEM, or (a vote lost to NOMEM) NO_QUORUM.
+   Returns rc == OK. */
+static int op_told(int rc)
+{
+    if (rc == REDLOCK_ERR_NOMEM) op_nomem_seen = 1;
+    else if (rc != REDLOCK_ERR_NO_QUORUM || !op_armed) CHECK_EQ(rc, REDLOCK_OK);
+    return rc == REDLOCK_OK;
+}
+
+/* The nodes' statuses after a call: NOMEM there is told too. */
+static int op_status(const redlock_socket *s)
+{
+    int i;
+    for (i = 0; i < 3; i++)
+        if (redlock_socket_node_status(s, i, NULL, 0) == REDLOCK_ERR_NOMEM) op_nomem_seen = 1;
+    return 0;
+}
+
+/* init, a lock (with a password to send), acquire, extend, release,
+   deinit, with allocation k failing. A failed allocation must be told (a
+   return, a node's status or an event says NOMEM), and every block must
+   be back after deinit. Returns 1 while k was within the round. */
+static int op_round(long k, const int *ports)
+{
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    long before = in_use(), calls;
+    int i;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 3;
+    for (i = 0; i < 3; i++) cfg.node[i].port = ports[i];
+    cfg.node[1].password = "secret"; /* AUTH queued ahead of the first command */
+    cfg.node[2].db = 2;              /* and SELECT */
+    cfg.connect_timeout_ms = 500;
+    cfg.command_timeout_ms = 500;
+    cfg.core.node_timeout_ms = 200;
+    cfg.core.retry_count = -1;
+    cfg.on_event = op_on_event;
+    memset(&o, 0, sizeof o);
+    o.key = "nomem:op";
+    o.ttl_ms = 5000;
+    op_nomem_seen = 0;
+    op_armed = k >= 0;
+    nomem_arm(k);
+    if (op_told(redlock_socket_init(&s, &cfg))) {
+        if (op_told(redlock_socket_lock_init(&s, &l, &o))) {
+            if (op_told(redlock_socket_acquire(&l)) | op_status(&s)) {
+                op_told(redlock_socket_extend(&l, 6000));
+                op_status(&s);
+                op_told(redlock_socket_release(&l));
+                op_status(&s);
+            }
+            redlock_socket_lock_deinit(&l);
+        }
+        redlock_socket_deinit(&s);
+    }
+    calls = nomem_disarm();
+    if (k >= 0 && k < calls && !op_nomem_seen) {
+        printf("#   allocation %ld failed and nothing said NOMEM\n", k);
+        CHECK(0);
+    }
+    if (in_use() != before) {
+        printf("#   allocation %ld failing: %ld blocks left\n", k, in_use() - before);
+        CHECK_EQ(in_use(), before);
+    }
+    return k < calls;
+}
+
+/* Proves: every allocation of a lock's life (connections, queues, the
+   key's block, replies) can fail, and the failure is told, never silent,
+   with nothing leaked. */
+static void test_operation_nomem(void)
+{
+    hostile h[3];
+    int ports[3], i;
+    long k;
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ(hostile_start(&h[i], HOSTILE_GOOD, NULL), 0);
+        ports[i] = h[i].port;
+    }
+    op_round(-1, ports); /* the resolver's first-use blocks are glibc's to keep */
+    for (k = 0; k < 200 && op_round(k, ports); k++) {}
+    printf("# %ld allocations failed in turn\n", k);
+    CHECK(k > 5 && k < 200);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+}
+
 int main(void)
 {
     RUN(test_init_nomem);
     RUN(test_parse_nodes_nomem);
     RUN(test_resp_nomem);
+    RUN(test_operation_nomem);
     return CHECK_EXIT();
 }
 #else
