@@ -1067,9 +1067,24 @@ static inline void it_hostile(int kind, int threaded)
         }
         /* every cycle took its lock on the healthy two, quickly */
         CHECK_EQ(ok, 8);
-        /* a reply nobody asked for, one too large, or not RESP: the node reads PROTOCOL */
-        if (kind == IT_STRAY || kind == IT_HUGE || kind == IT_GARBAGE)
+        /* the bad node's status names what went wrong: a reply nobody
+           asked for, one too large, or not RESP is PROTOCOL; no answer (or
+           one too slow) NODE_TIMEOUT; a reset TRANSPORT; a closed port
+           CONNECT; a black hole CONNECT, or NODE_TIMEOUT where the kernel
+           let the connect complete */
+        switch (kind) {
+        case IT_STRAY: case IT_HUGE: case IT_GARBAGE: case IT_GREET:
             CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
+            break;
+        case IT_SILENT: case IT_TRICKLE: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_NODE_TIMEOUT); break;
+        case IT_RESET: case IT_HALF_RESET: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_TRANSPORT); break;
+        case IT_CLOSED: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_CONNECT); break;
+        case IT_BLACKHOLE:
+            CHECK(it->node_status(a, 2) == REDLOCK_ERR_CONNECT || it->node_status(a, 2) == REDLOCK_ERR_NODE_TIMEOUT);
+            break;
+        default: break;
+        }
+        CHECK(!it->node_connected(a, 2) || kind == IT_SILENT || kind == IT_TRICKLE || kind == IT_BLACKHOLE);
         if (worst > 600) printf("#   %s: slowest acquire+release %lld ms\n", names[kind], worst);
         CHECK(worst <= 600);
         /* reconnects to the bad node do not pile up descriptors */
