@@ -236,8 +236,9 @@ REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk);
 
 /* Blocks until acquired or given up (retries and wait_ms as configured).
    Returns REDLOCK_OK or the reason (LOCKED, TIMEOUT, NO_QUORUM, ...), or a
-   caller error (BUSY, ALREADY_HELD, ...); redlock_hiredis_last_result()
-   has the whole result. */
+   caller error (BUSY, ALREADY_HELD, ...; INVALID for a NULL lock,
+   DETACHED for one deinitialised); redlock_hiredis_last_result() has the
+   whole result. The same caller errors hold for release and extend. */
 REDLOCK_HIREDIS_API int redlock_hiredis_acquire(redlock_hiredis_lock *lk);
 
 /* Blocks until released on all nodes (or they timed out). OK if a quorum
@@ -927,7 +928,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     redlock_hiredis *c;
     redlock__hiredis_waiter w;
     int rc;
-    if (!lk) return REDLOCK_ERR_DETACHED;
+    if (!lk) return REDLOCK_ERR_INVALID;
     c = lk->_client;
     if (!c) return REDLOCK_ERR_DETACHED;
     if (redlock__hiredis_enter_blocking(c) != 0) return REDLOCK_ERR_BUSY;

@@ -509,9 +509,9 @@ static void hiredis_api_guards(void)
     o.node[0].host = o.node[1].host = "127.0.0.1";
     o.node[0].port = o.node[1].port = port;
     CHECK_EQ(redlock_hiredis_init(NULL, &o), REDLOCK_ERR_INVALID);
-    CHECK(redlock_hiredis_acquire(NULL) < 0);   /* no lock: an error, never OK */
-    CHECK(redlock_hiredis_release(NULL) < 0);
-    CHECK(redlock_hiredis_extend(NULL, 1000) < 0);
+    CHECK_EQ(redlock_hiredis_acquire(NULL), REDLOCK_ERR_INVALID); /* no lock */
+    CHECK_EQ(redlock_hiredis_release(NULL), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_hiredis_extend(NULL, 1000), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_init(&c, NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
     redlock_hiredis_run(&c, 50); /* the connects fail */
@@ -550,6 +550,8 @@ static void hiredis_api_guards(void)
     CHECK_EQ(redlock_hiredis_lock_valid_until(&lk), 0);
     CHECK_EQ(redlock_hiredis_lock_state(&lk), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_hiredis_extend(&lk, 1000), REDLOCK_ERR_DETACHED);
     redlock_hiredis_deinit(&c);
 }
 
