@@ -592,6 +592,71 @@ static void hiredis_linger_bounded(void)
     redis_nodes_stop(&rn);
 }
 
+/* Proves: the follow-up steps still owed when a blocking call has its
+   result are done before it returns. On nodes without scripts, taking a
+   key back is GET, then DEL. Nodes 1 and 2 hold the key for someone else
+   and answer 30 ms late (paused); node 0 grants it at once. The acquire is
+   LOCKED when 1 and 2 say no, and the core takes node 0's key back: GET,
+   then DEL, sent and answered before acquire returns, so node 0 is clean
+   at once, with no further call. */
+typedef struct linger_resumer { redis_nodes *rn; } linger_resumer;
+
+static void *linger_resume_main(void *arg)
+{
+    linger_resumer *r = (linger_resumer *)arg;
+    redis_nodes__sleep_ms(30);
+    redis_node_resume(r->rn, 1);
+    redis_node_resume(r->rn, 2);
+    return NULL;
+}
+
+static void hiredis_linger_finishes(void)
+{
+    redis_nodes rn;
+    redlock_hiredis c;
+    redlock_hiredis_config o;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts lo;
+    linger_resumer res;
+    pthread_t t;
+    char out[64];
+    int i;
+    CHECK_EQ(redis_nodes_start(&rn, 3, NULL, "user u on >pw ~* &* +@all -@scripting\n"), 0);
+    redlock_hiredis_config_init(&o);
+    o.node_count = 3;
+    for (i = 0; i < 3; i++) {
+        o.node[i].host = "127.0.0.1";
+        o.node[i].port = redis_nodes_port(&rn, i);
+    }
+    o.username = "u";
+    o.password = "pw";
+    o.core.node_timeout_ms = 400; /* well past the 30 ms pause */
+    o.core.retry_count = -1;
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+    memset(&lo, 0, sizeof lo);
+    lo.key = "hiredis:linger-finishes";
+    lo.ttl_ms = 10000;
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK); /* every node found without scripts */
+    CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
+    rn.auth_user = "u";
+    rn.auth_pass = "pw";
+    for (i = 1; i < 3; i++)
+        CHECK_EQ(redis_nodes_cmd(&rn, i, out, sizeof out, "SET", lo.key, "someone-else", "PX", "10000", (char *)NULL), 0);
+    redis_node_pause(&rn, 1);
+    redis_node_pause(&rn, 2);
+    res.rn = &rn;
+    CHECK_EQ(pthread_create(&t, NULL, linger_resume_main, &res), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_LOCKED);
+    pthread_join(t, NULL);
+    CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "EXISTS", lo.key, (char *)NULL), 0);
+    CHECK_STR(out, ":0");
+    rn.auth_user = rn.auth_pass = NULL;
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_deinit(&c);
+    redis_nodes_stop(&rn);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -606,6 +671,7 @@ int main(void)
     if (it_selected("hiredis_connect_timeout")) RUN(hiredis_connect_timeout);
     if (it_selected("hiredis_api_guards")) RUN(hiredis_api_guards);
     if (it_selected("hiredis_linger_bounded")) RUN(hiredis_linger_bounded);
+    if (it_selected("hiredis_linger_finishes")) RUN(hiredis_linger_finishes);
     rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);
