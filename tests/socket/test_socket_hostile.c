@@ -1158,6 +1158,29 @@ static void test_api_guards(void)
     CHECK_EQ(redlock_socket_node_status(&s, -1, NULL, 0), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_node_status(&s, 1, NULL, 0), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);
+    /* the foreign-loop calls: a node out of range is nothing to watch,
+       and an event for it is ignored */
+    CHECK(redlock_socket_fd(&s, 0) >= 0);
+    CHECK_EQ(redlock_socket_fd(&s, -1), -1);
+    CHECK_EQ(redlock_socket_fd(&s, 1), -1);
+    CHECK_EQ(redlock_socket_interest(&s, -1), 0);
+    CHECK_EQ(redlock_socket_interest(&s, 1), 0);
+    CHECK_EQ(redlock_socket_interest(NULL, 0), 0);
+    redlock_socket_on_readable(&s, -1);
+    redlock_socket_on_readable(&s, 1);
+    redlock_socket_on_writable(&s, -1);
+    redlock_socket_on_writable(&s, 1);
+    redlock_socket_on_readable(NULL, 0);
+    redlock_socket_on_writable(NULL, 0);
+    redlock_socket_on_timer(NULL);
+    CHECK(redlock_socket_node_connected(&s, 0)); /* untouched by all that */
+    {
+        const char *argv[] = { "PING" };
+        CHECK_EQ(redlock_socket_send(&s, -1, 1, argv, NULL, 1), REDLOCK_ERR_INVALID);
+        CHECK_EQ(redlock_socket_send(&s, 1, 1, argv, NULL, 1), REDLOCK_ERR_INVALID);
+        CHECK_EQ(redlock_socket_send(&s, 0, 0, argv, NULL, 1), REDLOCK_ERR_INVALID);
+        CHECK_EQ(redlock_socket_send(NULL, 0, 1, argv, NULL, 1), REDLOCK_ERR_INVALID);
+    }
     CHECK_EQ(redlock_socket_acquire(NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_release(NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_extend(NULL, 0), REDLOCK_ERR_INVALID);
