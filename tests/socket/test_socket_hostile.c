@@ -1125,6 +1125,51 @@ static void nested_result(redlock_lock *lk, const redlock_result *r)
     nested_rc = redlock_socket_run(nested_s, 10);
 }
 
+/* Proves: a blocking call whose lock is deinitialised inside a callback
+   before its result (here: at the first vote) returns DETACHED, at once,
+   instead of waiting for a result that cannot come. */
+static redlock_socket_lock *detach_me;
+static void detach_on_vote(void *u, const redlock_event *ev)
+{
+    (void)u;
+    if (ev->type == REDLOCK_EV_VOTE && detach_me) {
+        redlock_socket_lock_deinit(detach_me);
+        detach_me = NULL;
+    }
+}
+
+static void test_deinit_inside_blocking_call(void)
+{
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    hostile h[3];
+    long long t0;
+    int i;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 3;
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ(hostile_start(&h[i], HOSTILE_GOOD, NULL), 0);
+        cfg.node[i].port = h[i].port;
+    }
+    cfg.core.node_timeout_ms = 2000;
+    cfg.on_event = detach_on_vote;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "detach";
+    o.ttl_ms = 5000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    detach_me = &l;
+    t0 = ms_now();
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_ERR_DETACHED);
+    CHECK(detach_me == NULL);
+    CHECK(ms_now() - t0 < 1000);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_ERR_INVALID); /* deinitialised */
+    redlock_socket_deinit(&s);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+}
+
 static void test_api_guards(void)
 {
     redlock_socket_config cfg;
@@ -1251,5 +1296,6 @@ int main(void)
     RUN(test_foreign_fd_reopened);
     RUN(test_foreign_stray_readiness);
     RUN(test_api_guards);
+    RUN(test_deinit_inside_blocking_call);
     return CHECK_EXIT();
 }
