@@ -1187,6 +1187,27 @@ static void test_api_guards(void)
     cfg.node[0].username = "u"; /* user without password */
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
     cfg.node[0].username = NULL;
+    cfg.node[0].port = -1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.node[0].port = 6379;
+    cfg.node[0].db = -1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.node[0].db = 0;
+    cfg.db = -1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.db = 0;
+    cfg.connect_timeout_ms = -1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.connect_timeout_ms = 0;
+    cfg.command_timeout_ms = -1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.command_timeout_ms = 0;
+    cfg.on_reply = rec_reply; /* raw mode needs both, or neither */
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.on_reply = NULL;
+    cfg.on_error = rec_error;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.on_error = NULL;
     cfg.node[0].port = 70000;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_init(NULL, &cfg), REDLOCK_ERR_INVALID);
