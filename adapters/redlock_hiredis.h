@@ -776,7 +776,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
         cn->fd = -1;
-        if (redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db) != 0) goto nomem;
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db)) != 0)
+            goto fail;
     }
     cfg = o->core;
     cfg.node_count = c->_n;
@@ -818,9 +819,6 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
         pthread_mutex_unlock(&c->_mu);
     }
     return REDLOCK_OK;
-nomem:
-    rc = REDLOCK_ERR_NOMEM;
-    goto fail;
 fail_core:
     redlock_client_deinit(&c->_client);
 fail:

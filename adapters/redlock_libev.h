@@ -576,10 +576,8 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         cn->index = i;
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
-        if (redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db) != 0) {
-            rc = REDLOCK_ERR_NOMEM;
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db)) != 0)
             goto fail;
-        }
     }
     cfg = o->core;
     cfg.node_count = c->_n;
