@@ -1747,8 +1747,16 @@ static int redlock__sock_wait(redlock_socket_lock *l, int op, int rc)
         int i, idle = 1;
         redlock__sock_step(s, REDLOCK_NO_DEADLINE);
         if (l->_done) break;
+        /* the core lock was deinitialised inside a callback (the core's
+           redlock_lock_deinit; ours says DETACHED itself): it reads IDLE
+           with nothing running, and its result cannot come any more, while
+           other locks' timers may run on for long */
+        if (redlock_lock_state(&l->lock) == REDLOCK_STATE_IDLE && !redlock_lock_pending(&l->lock)) {
+            l->_want = 0;
+            return REDLOCK_ERR_DETACHED;
+        }
         /* nothing in flight and nothing scheduled: the result cannot come
-           any more (the lock was deinitialised inside a callback) */
+           any more */
         for (i = 0; i < s->_cfg.node_count; i++)
             if (s->_nodes[i].q_count || s->_nodes[i].state == REDLOCK__SOCK_CONNECTING) idle = 0;
         if (idle && redlock__sock_deadline(s) == REDLOCK_NO_DEADLINE) {

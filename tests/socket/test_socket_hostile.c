@@ -1126,23 +1126,29 @@ static void nested_result(redlock_lock *lk, const redlock_result *r)
 }
 
 /* Proves: a blocking call whose lock is deinitialised inside a callback
-   before its result (here: at the first vote) returns DETACHED, at once,
-   instead of waiting for a result that cannot come. */
+   before its result returns DETACHED, at once, instead of waiting for a
+   result that cannot come. Lock A's acquire goes out first; while B's
+   blocking acquire runs the loop, A's result arrives and its on_result
+   deinitialises B: by the adapter's redlock_socket_lock_deinit, or by the
+   core's redlock_lock_deinit on the embedded lock (the adapter then finds
+   nothing left in flight). */
 static redlock_socket_lock *detach_me;
-static void detach_on_vote(void *u, const redlock_event *ev)
+static int detach_core; /* deinit the embedded core lock, not the wrapper */
+static void detach_on_result(redlock_lock *lk, const redlock_result *r)
 {
-    (void)u;
-    if (ev->type == REDLOCK_EV_VOTE && detach_me) {
-        redlock_socket_lock_deinit(detach_me);
-        detach_me = NULL;
-    }
+    (void)lk;
+    (void)r;
+    if (!detach_me) return;
+    if (detach_core) redlock_lock_deinit(&detach_me->lock);
+    else redlock_socket_lock_deinit(detach_me);
+    detach_me = NULL;
 }
 
 static void test_deinit_inside_blocking_call(void)
 {
     redlock_socket_config cfg;
     redlock_socket s;
-    redlock_socket_lock l;
+    redlock_socket_lock a, b;
     redlock_lock_opts o;
     hostile h[3];
     long long t0;
@@ -1154,18 +1160,27 @@ static void test_deinit_inside_blocking_call(void)
         cfg.node[i].port = h[i].port;
     }
     cfg.core.node_timeout_ms = 2000;
-    cfg.on_event = detach_on_vote;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
     memset(&o, 0, sizeof o);
-    o.key = "detach";
     o.ttl_ms = 5000;
-    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
-    detach_me = &l;
-    t0 = ms_now();
-    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_ERR_DETACHED);
-    CHECK(detach_me == NULL);
-    CHECK(ms_now() - t0 < 1000);
-    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_ERR_INVALID); /* deinitialised */
+    for (detach_core = 0; detach_core < 2; detach_core++) {
+        o.key = "detach-a";
+        o.on_result = detach_on_result;
+        CHECK_EQ(redlock_socket_lock_init(&s, &a, &o), REDLOCK_OK);
+        o.key = "detach-b";
+        o.on_result = NULL;
+        CHECK_EQ(redlock_socket_lock_init(&s, &b, &o), REDLOCK_OK);
+        detach_me = &b;
+        CHECK_EQ(redlock_acquire(&a.lock), REDLOCK_OK); /* its result comes later */
+        t0 = ms_now();
+        CHECK_EQ(redlock_socket_acquire(&b), REDLOCK_ERR_DETACHED);
+        CHECK(detach_me == NULL);
+        CHECK(ms_now() - t0 < 1000);
+        if (!detach_core) CHECK_EQ(redlock_socket_acquire(&b), REDLOCK_ERR_INVALID); /* deinitialised */
+        redlock_socket_lock_deinit(&b);
+        redlock_socket_lock_deinit(&a);
+    }
     redlock_socket_deinit(&s);
     for (i = 0; i < 3; i++) hostile_stop(&h[i]);
 }
