@@ -120,6 +120,9 @@ static int t_lost(it_lock *l)
     int n;
     if (l->c->h._threaded) pthread_mutex_lock(&l->c->h._mu);
     n = l->lost;
+    /* a loss reported outside a blocking call is the lock's last result
+       (the scenarios ask right after it, before another call on the lock) */
+    if (n > 0) CHECK_EQ((int)redlock_hiredis_last_result(&l->l)->op, (int)REDLOCK_OP_LOST);
     if (l->c->h._threaded) pthread_mutex_unlock(&l->c->h._mu);
     return n;
 }
