@@ -248,7 +248,9 @@ REDLOCK_HIREDIS_API int redlock_hiredis_release(redlock_hiredis_lock *lk);
 /* Blocks until the lock is extended by ttl_ms (0: its ttl) on a quorum. */
 REDLOCK_HIREDIS_API int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms);
 
-/* The last blocking call's full result (votes, validity, elapsed time). */
+/* The last blocking call's full result (votes, validity, elapsed time),
+   or a later one that came without a call: a loss the watchdog found (op
+   LOST), an acquire begun with the core's redlock_acquire. */
 REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk);
 
 /* The core client, for the core API (redlock_next_deadline ...). */

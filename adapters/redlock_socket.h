@@ -354,7 +354,9 @@ REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l);
 REDLOCK_SOCKET_API int redlock_socket_acquire(redlock_socket_lock *l);
 REDLOCK_SOCKET_API int redlock_socket_release(redlock_socket_lock *l);
 REDLOCK_SOCKET_API int redlock_socket_extend(redlock_socket_lock *l, int64_t ttl_ms);
-/* The last blocking call's full result. */
+/* The last blocking call's full result, or a later one that came without
+   a call: a loss the watchdog found (op LOST), an acquire begun with the
+   core's redlock_acquire. */
 REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redlock_socket_lock *l);
 #endif
 
@@ -1703,6 +1705,8 @@ static void redlock__sock_on_result(redlock_lock *lock, const redlock_result *r)
         l->_last = copy;
         l->_done = 1;
         l->_want = 0;
+    } else if (r->op == REDLOCK_OP_LOST || r->op == REDLOCK_OP_ACQUIRE) {
+        l->_last = copy; /* the watchdog's loss, or an acquire begun with the core's call */
     }
     if (l->_fn) l->_fn(lock, &copy);
 }
