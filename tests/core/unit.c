@@ -1322,6 +1322,61 @@ static void test_handle_size(void) {
    lock_deinit frees nothing); a refused allocation is NOMEM, leaves the
    handle detached (also one that was initialised), and a later init works;
    the key used is the one given at init, not the caller's buffer later. */
+/* Proves: redlock_client_deinit detaches every lock of the client, in
+   every bucket of its table (200 locks: each bucket holds some), freeing
+   each key block; each lock then says DETACHED. */
+static void test_client_deinit_every_lock(void) {
+    static redlock_lock many[200];
+    redlock_lock_opts o;
+    char key[16];
+    int i;
+    long before = key_blocks;
+    setup_n(1, 0, 1000);
+    redlock_lock_deinit(&L);
+    base_opts(&o, 1000, 0);
+    o.key = key;
+    for (i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "k:%d", i);
+        CHECK_EQ(redlock_lock_init(&many[i], &C, &o), REDLOCK_OK);
+    }
+    CHECK_EQ(key_blocks, before + 200);
+    redlock_client_deinit(&C);
+    CHECK_EQ(key_blocks, before);
+    for (i = 0; i < 200; i++) CHECK_EQ(redlock_acquire(&many[i]), REDLOCK_ERR_DETACHED);
+    for (i = 0; i < 200; i++) redlock_lock_deinit(&many[i]);
+    CHECK_EQ(key_blocks, before);
+}
+
+/* Proves: a transport status the core does not know (below -128, or not
+   negative) counts as TRANSPORT, from on_error and from send alike. */
+static void test_foreign_status_is_transport(void) {
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[0].tag, -500);
+    redlock_on_error(&C, T.q[1].tag, 7);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
+    teardown();
+}
+
+/* Proves: an extend script's 0 ("the key is not ours") is a node's no,
+   with status 0, not a malformed reply. */
+static void test_extend_zero_is_a_no(void) {
+    int k;
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    for (k = 0; k < 3; k++) ok(k);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
+    CHECK_EQ(T.qn, 6);
+    num(3, 1);
+    num(4, 0);
+    CHECK_EQ(vote_status(4 - 3), 0);
+    CHECK_EQ(last_ev(REDLOCK_EV_VOTE)->vote, 0);
+    CHECK_EQ(last_ev(REDLOCK_EV_VOTE)->held_by_other, 0);
+    teardown();
+}
+
 static void test_key_block(void) {
     redlock_lock extra[3];
     redlock_lock_opts o;
@@ -4977,6 +5032,9 @@ int main(int argc, char **argv) {
     RUN_T(test_adopt_auto_legacy_value);
     RUN_T(test_handle_size);
     RUN_T(test_key_block);
+    RUN_T(test_client_deinit_every_lock);
+    RUN_T(test_foreign_status_is_transport);
+    RUN_T(test_extend_zero_is_a_no);
     RUN_T(test_renewals_spread);
     return CHECK_EXIT();
 }
