@@ -158,6 +158,18 @@ static int hl_open(redlock_hiredis *c, redis_nodes *rn, int bad_port)
     return redlock_hiredis_init(c, &o);
 }
 
+/* A configuration with every node of rn (127.0.0.1), defaults otherwise. */
+static void hl_config(redlock_hiredis_config *o, redis_nodes *rn)
+{
+    int i;
+    redlock_hiredis_config_init(o);
+    o->node_count = rn->n;
+    for (i = 0; i < rn->n; i++) {
+        o->node[i].host = "127.0.0.1";
+        o->node[i].port = redis_nodes_port(rn, i);
+    }
+}
+
 /* Proves: with one node unreachable (its connects hang) and the other two
    then frozen, LOST is reported when the validity ends, not after the
    thread is done connecting; and the lock never reads HELD past it. The
@@ -602,14 +614,12 @@ static void hiredis_linger_bounded(void)
    LOCKED when 1 and 2 say no, and the core takes node 0's key back: GET,
    then DEL, sent and answered before acquire returns, so node 0 is clean
    at once, with no further call. */
-typedef struct linger_resumer { redis_nodes *rn; } linger_resumer;
-
 static void *linger_resume_main(void *arg)
 {
-    linger_resumer *r = (linger_resumer *)arg;
+    redis_nodes *rn = (redis_nodes *)arg;
     redis_nodes__sleep_ms(30);
-    redis_node_resume(r->rn, 1);
-    redis_node_resume(r->rn, 2);
+    redis_node_resume(rn, 1);
+    redis_node_resume(rn, 2);
     return NULL;
 }
 
@@ -620,17 +630,11 @@ static void hiredis_linger_finishes(void)
     redlock_hiredis_config o;
     redlock_hiredis_lock lk;
     redlock_lock_opts lo;
-    linger_resumer res;
     pthread_t t;
     char out[64];
     int i;
     CHECK_EQ(redis_nodes_start(&rn, 3, NULL, "user u on >pw ~* &* +@all -@scripting\n"), 0);
-    redlock_hiredis_config_init(&o);
-    o.node_count = 3;
-    for (i = 0; i < 3; i++) {
-        o.node[i].host = "127.0.0.1";
-        o.node[i].port = redis_nodes_port(&rn, i);
-    }
+    hl_config(&o, &rn);
     o.username = "u";
     o.password = "pw";
     o.core.node_timeout_ms = 400; /* well past the 30 ms pause */
@@ -648,8 +652,7 @@ static void hiredis_linger_finishes(void)
         CHECK_EQ(redis_nodes_cmd(&rn, i, out, sizeof out, "SET", lo.key, "someone-else", "PX", "10000", (char *)NULL), 0);
     redis_node_pause(&rn, 1);
     redis_node_pause(&rn, 2);
-    res.rn = &rn;
-    CHECK_EQ(pthread_create(&t, NULL, linger_resume_main, &res), 0);
+    CHECK_EQ(pthread_create(&t, NULL, linger_resume_main, &rn), 0);
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_LOCKED);
     pthread_join(t, NULL);
     CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "EXISTS", lo.key, (char *)NULL), 0);
@@ -673,10 +676,7 @@ static void hiredis_no_needless_linger(void)
     long long t0, took;
     int k;
     CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
-    redlock_hiredis_config_init(&o);
-    o.node_count = 1;
-    o.node[0].host = "127.0.0.1";
-    o.node[0].port = redis_nodes_port(&rn, 0);
+    hl_config(&o, &rn);
     o.core.node_timeout_ms = 2000;
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
     memset(&lo, 0, sizeof lo);
