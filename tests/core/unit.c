@@ -65,6 +65,7 @@ static struct {
     int scribble_on_send;                 /* ... and then overwrites L's memory with 0xAA */
     int deinit_on_extend;                 /* on_result deinitialises on op EXTEND */
     int acquire_on_extend, acquire_rc;    /* on_result acquires again on a failed op EXTEND */
+    int acquire_on_lost;                  /* ... and on LOST (its rc in acquire_rc) */
 } T;
 
 static redlock_lock L;   /* the tests' lock (defined below) */
@@ -127,6 +128,10 @@ static void t_result(redlock_lock *lk, const redlock_result *r) {
     }
     if (T.acquire_on_extend && r->op == REDLOCK_OP_EXTEND && r->status != REDLOCK_OK) {
         T.acquire_on_extend = 0;
+        T.acquire_rc = redlock_acquire(lk);
+    }
+    if (T.acquire_on_lost && r->op == REDLOCK_OP_LOST) {
+        T.acquire_on_lost = 0;
         T.acquire_rc = redlock_acquire(lk);
     }
     if (T.deinit_on_result || (T.deinit_on_lost && r->op == REDLOCK_OP_LOST) ||
@@ -4907,6 +4912,179 @@ static void test_adopt_auto_legacy_value(void) {
     teardown();
 }
 
+/* ---- bounds kept per node, far from the round's start ---- */
+
+/* Answers an extend's EVALSHA (command k) with NOPERM: that node turns to
+   GET-then-act. Returns the index of the GET. */
+static int noscript_get(int k) {
+    rep(k, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command");
+    CHECK(starts(T.qn - 1, "GET res"));
+    return T.qn - 1;
+}
+
+/* Proves: on a node without scripts, an extend's PEXPIRE answering 0 (the
+   key expired between GET and PEXPIRE) is a plain no, like the script's 0,
+   not a malformed reply. */
+static void test_noscript_pexpire_zero(void) {
+    int g;
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0); ok(1); ok(2);
+    CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
+    g = noscript_get(3);
+    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK(starts(T.qn - 1, "PEXPIRE res 2000") && T.q[T.qn - 1].node == 0);
+    num(T.qn - 1, 0);
+    CHECK_EQ(vote_status(0), 0);
+    CHECK_EQ(last_ev(REDLOCK_EV_VOTE)->vote, 0);
+    num(4, 1); num(5, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: a key whose life is more than half an hour (kept in ms) is still
+   known to last that long: the release's check-then-act deletes it. */
+static void test_noscript_long_ttl_release(void) {
+    int g;
+    setup_n(1, 0, 7200000);                       /* two hours */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0);
+    T.now += 600000000;                           /* ten minutes later */
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    g = noscript_get(1);
+    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK(starts(T.qn - 1, "DEL res"));
+    num(T.qn - 1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: a node whose key died more than half an hour ago (an hour here:
+   its extends failed while the others renewed) stays dead: when its GET
+   later shows our token (a stale reading), nothing is acted on there. */
+static void test_noscript_long_dead_node(void) {
+    const int64_t ttl = 3600000, minute = 60000000;
+    int64_t t0;
+    int round, g, k;
+    setup_n(3, 0, ttl);                           /* one hour */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0); ok(1); ok(2);
+    t0 = T.now;
+    for (round = 1; round <= 5; round++) {
+        int first = T.qn;
+        T.now = t0 + 20 * (round < 5 ? round : 6) * minute;
+        CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
+        for (k = first; k < first + 3; k++) {
+            if (T.q[k].node != 0) { num(k, 1); continue; }
+            if (round == 1) g = noscript_get(k);
+            else { g = k; CHECK(starts(k, "GET res")); }
+            if (round < 5) { rep(g, REDLOCK_REPLY_ERROR, 0, "ERR busy"); continue; }
+            rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+            CHECK(!starts(T.qn - 1, "PEXPIRE"));
+        }
+        CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    }
+    teardown();
+}
+
+/* Proves: at the maximum node count, with clock values whose bits would
+   pass for node flags, starting an extend round leaves the validity alone. */
+static void test_max_nodes_round_keeps_validity(void) {
+    int k;
+    int64_t v;
+    setup_n(REDLOCK_MAX_NODES, 0, 1000);
+    T.now = 0x60000000;                           /* the validity's 4th byte: 0x60 */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    for (k = 0; k < REDLOCK_MAX_NODES; k++) ok(k);
+    v = redlock_lock_valid_until(&L);
+    CHECK_EQ(v, T.now + 1000000 - drift_us(1000, 0));
+    T.now += 1;
+    CHECK_EQ(redlock_extend(&L, 1000), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), v);
+    for (k = REDLOCK_MAX_NODES; k < 2 * REDLOCK_MAX_NODES; k++) num(k, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), T.now + 1000000 - drift_us(1000, 0));
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    for (k = 2 * REDLOCK_MAX_NODES; k < 3 * REDLOCK_MAX_NODES; k++) num(k, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: lock numbers wrap within the tag's 40 bits: a lock initialised
+   after 2^40 others (per bucket) still gets its replies. */
+static void test_lock_numbers_wrap(void) {
+    redlock_lock_opts o;
+    setup_n(1, 0, 1000);
+    redlock_lock_deinit(&L);
+    C._next_id = (uint64_t)1 << (40 - C._table_bits);
+    base_opts(&o, 1000, 0);
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: the built-in monotonic clock reads exactly the system's, in µs
+   (each reading lies between two of clock_gettime's, truncated alike). */
+static void test_builtin_mono_exact(void) {
+    int k;
+    for (k = 0; k < 200; k++) {
+        int64_t before, d, after;
+        setup_builtin_clocks(REDLOCK_MODE_AUTO, 5000);
+        before = sys_mono_us();
+        CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+        after = sys_mono_us();
+        d = redlock_next_deadline(&C) - 50000;   /* the round's deadline: the node timeout after now */
+        teardown();
+        if (d < before || d > after) {
+            printf("#   reading %d: clock %lld outside [%lld, %lld]\n", k, (long long)d, (long long)before, (long long)after);
+            CHECK(0);
+            break;
+        }
+    }
+}
+
+/* Proves: a lock whose validity ran out unnoticed is reported LOST when the
+   next call comes, after its leftover keys are deleted; if the transport
+   deinitialises the lock while sending that clean-up, the call returns
+   DETACHED, reports nothing and sends nothing more. */
+static void test_settle_deinit_in_cleanup_send(void) {
+    int q0;
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0); ok(1); ok(2);
+    q0 = T.qn;
+    T.now = redlock_lock_valid_until(&L) + 1;
+    T.deinit_on_send = "EVAL ";
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(T.qn, q0 + 1);                       /* the first clean-up command only */
+    CHECK(starts(q0, "EVAL "));
+    CHECK_EQ(T.res.n, 1);                         /* deinitialised: no LOST after that */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    redlock_client_deinit(&C);
+    /* the same with a synchronous transport: the clean-up is over before
+       LOST is reported, LOST's callback acquires again, and the send of
+       that acquire's SET deinitialises the lock */
+    setup_n(1, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0);
+    q0 = T.qn;
+    T.now = redlock_lock_valid_until(&L) + 1;
+    T.sync = sync_ok;
+    T.acquire_on_lost = 1;
+    T.deinit_on_send = "SET ";
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(T.acquire_rc, REDLOCK_OK);
+    CHECK_EQ(T.qn, q0 + 2);                       /* the clean-up, then the SET */
+    CHECK(starts(q0, "EVAL ") && starts(q0 + 1, "SET "));
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(T.res.n, 2);
+    redlock_client_deinit(&C);
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
@@ -5036,5 +5214,12 @@ int main(int argc, char **argv) {
     RUN_T(test_foreign_status_is_transport);
     RUN_T(test_extend_zero_is_a_no);
     RUN_T(test_renewals_spread);
+    RUN_T(test_noscript_pexpire_zero);
+    RUN_T(test_noscript_long_ttl_release);
+    RUN_T(test_noscript_long_dead_node);
+    RUN_T(test_max_nodes_round_keeps_validity);
+    RUN_T(test_lock_numbers_wrap);
+    RUN_T(test_builtin_mono_exact);
+    RUN_T(test_settle_deinit_in_cleanup_send);
     return CHECK_EXIT();
 }
