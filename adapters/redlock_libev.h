@@ -420,9 +420,9 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     }
     ac->data = cn;
     cn->shadow = redisReaderCreateWithFunctions(NULL); /* counts only: no reply objects */
+    /* attaching a fresh context fails only when an allocation does */
     if (!cn->shadow || redisLibevAttach(c->_loop, ac) != REDIS_OK) {
-        redlock__libev_set_error(cn, cn->shadow ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM,
-                                 cn->shadow ? "cannot attach to the loop" : "out of memory");
+        redlock__libev_set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
         if (cn->shadow) redisReaderFree(cn->shadow);
         cn->shadow = NULL;
         redisAsyncFree(ac);

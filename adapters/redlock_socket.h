@@ -817,9 +817,9 @@ static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd
         ssize_t w = send(nd->fd, nd->out + nd->out_off, nd->out_len - nd->out_off, REDLOCK__SOCK_NOSIGNAL);
         if (w > 0) {
             nd->out_off += (size_t)w;
-        } else if (w < 0 && errno == EINTR) {
+        } else if (errno == EINTR) { /* w is -1: never 0 for a non-empty stream send */
             continue;
-        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
             break;
         } else {
             redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT);
@@ -1187,8 +1187,9 @@ static int redlock__sock_userinfo(const char *s, size_t len, size_t *ui, size_t 
 }
 
 /* The spec s[0..len) for a message: the password (the whole userinfo when
-   it has no ':') as "***", cut to REDLOCK__SOCK_SHOWN characters. */
-static void redlock__sock_redact(const char *s, size_t len, char *out, size_t cap)
+   it has no ':') as "***", cut to REDLOCK__SOCK_SHOWN characters. At most
+   3 characters longer than what is shown of s, so out always fits. */
+static void redlock__sock_redact(const char *s, size_t len, char out[REDLOCK__SOCK_SHOWN + 4])
 {
     size_t ui, at, o = 0, i, from = len, to = len;
     if (redlock__sock_userinfo(s, len, &ui, &at)) {
@@ -1197,10 +1198,12 @@ static void redlock__sock_redact(const char *s, size_t len, char *out, size_t ca
         to = at;
     }
     if (len > REDLOCK__SOCK_SHOWN) len = REDLOCK__SOCK_SHOWN;
-    for (i = 0; i < len && i < from && o + 1 < cap; i++) out[o++] = s[i];
-    if (from < len)
-        for (i = 0; i < 3 && o + 1 < cap; i++) out[o++] = '*';
-    for (i = to; i < len && o + 1 < cap; i++) out[o++] = s[i];
+    for (i = 0; i < len && i < from; i++) out[o++] = s[i];
+    if (from < len) {
+        memcpy(out + o, "***", 3);
+        o += 3;
+    }
+    for (i = to; i < len; i++) out[o++] = s[i];
     out[o] = 0;
 }
 
@@ -1365,7 +1368,7 @@ REDLOCK_SOCKET_API int redlock_socket_parse_nodes(redlock_socket_config *cfg, co
 {
     redlock_socket_node tmp[REDLOCK_MAX_NODES];
     redlock__sock_nodes_mem *m;
-    char shown[REDLOCK__SOCK_SHOWN + 8];
+    char shown[REDLOCK__SOCK_SHOWN + 4];
     size_t len, off = 0;
     int have, n = 0, i;
     if (err && errlen) err[0] = 0;
@@ -1400,7 +1403,7 @@ REDLOCK_SOCKET_API int redlock_socket_parse_nodes(redlock_socket_config *cfg, co
             redlock__sock_say(err, errlen, "%s", "too many nodes (at most " REDLOCK__SOCK_STR(REDLOCK_MAX_NODES) ")", NULL);
             return REDLOCK_ERR_NODES;
         }
-        redlock__sock_redact(list + off, one, shown, sizeof shown);
+        redlock__sock_redact(list + off, one, shown);
         why = redlock__sock_np_one(m, list + off, one, &tmp[n]);
         if (!why && tmp[n].unix_path && strlen(tmp[n].unix_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
             why = "unix socket path too long";

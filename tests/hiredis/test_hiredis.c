@@ -87,6 +87,8 @@ static void t_unlock(it_lock *l)
 /* the blocking calls return the status; the whole result is the lock's last */
 static int t_done(it_lock *l, int rc, redlock_result *r)
 {
+    /* a result carries the user pointer given at lock_init */
+    if (redlock_hiredis_last_result(&l->l)->op) CHECK(redlock_hiredis_last_result(&l->l)->user == l);
     if (r) *r = *redlock_hiredis_last_result(&l->l);
     return rc;
 }
@@ -696,6 +698,51 @@ static void hiredis_no_needless_linger(void)
     redis_nodes_stop(&rn);
 }
 
+/* Proves: a node whose connect failed is not tried again before
+   reconnect_delay_ms, whether the connect failed at once (a Unix socket
+   nobody listens on) or later (TCP); once the delay is over, it is. */
+static void hiredis_reconnect_delay(void)
+{
+    int form;
+    for (form = 0; form < 2; form++) {
+        redis_nodes rn;
+        char dir[] = "/tmp/redlock-hdelay-XXXXXX", path[128];
+        redlock_hiredis c;
+        redlock_hiredis_config o;
+        redlock_hiredis_lock lk;
+        redlock_lock_opts lo;
+        long long start;
+        if (form == 0 ? redis_nodes_start_unix(&rn, dir, path, sizeof path) : redis_nodes_start(&rn, 1, NULL, NULL)) {
+            CHECK(0);
+            return;
+        }
+        redis_node_kill(&rn, 0);
+        hl_config(&o, &rn);
+        if (form == 0) o.node[0].unix_path = path;
+        o.reconnect_delay_ms = 1500;
+        o.core.retry_count = -1;
+        start = redis_nodes__now_ms();
+        CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+        memset(&lo, 0, sizeof lo);
+        lo.key = "hiredis:reconnect-delay";
+        lo.ttl_ms = 10000;
+        CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_NO_QUORUM); /* the first connect fails */
+        CHECK_EQ(redis_node_restart(&rn, 0), 0);
+        if (redis_nodes__now_ms() - start < 1000) {
+            CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_NO_QUORUM); /* not tried again yet */
+            CHECK_EQ(redlock_hiredis_node_status(&c, 0, NULL, 0), REDLOCK_ERR_CONNECT);
+        }
+        redis_nodes__sleep_ms(1600 - (long)(redis_nodes__now_ms() - start));
+        CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
+        redlock_hiredis_lock_deinit(&lk);
+        redlock_hiredis_deinit(&c);
+        if (form == 0) redis_nodes_stop_unix(&rn, dir, path);
+        else redis_nodes_stop(&rn);
+    }
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -712,6 +759,7 @@ int main(void)
     if (it_selected("hiredis_linger_bounded")) RUN(hiredis_linger_bounded);
     if (it_selected("hiredis_linger_finishes")) RUN(hiredis_linger_finishes);
     if (it_selected("hiredis_no_needless_linger")) RUN(hiredis_no_needless_linger);
+    if (it_selected("hiredis_reconnect_delay")) RUN(hiredis_reconnect_delay);
     rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);

@@ -104,6 +104,8 @@ static void t_linger(it_client *c)
 static int t_done(it_lock *l, int rc, redlock_result *r)
 {
     t_linger(l->c);
+    /* a result carries the user pointer given at lock_init */
+    if (redlock_socket_last_result(&l->l)->op) CHECK(redlock_socket_last_result(&l->l)->user == l);
     if (r) {
         if (rc == REDLOCK_OK || redlock_socket_last_result(&l->l)->op) *r = *redlock_socket_last_result(&l->l);
         else memset(r, 0, sizeof *r);

@@ -766,6 +766,7 @@ typedef struct sl {
     int ep;                /* epoll set, or -1: poll() over fd[] */
     int ctl_errors;        /* epoll_ctl ADD / MOD refused */
     int log_fd[SL_LOG], log_interest[SL_LOG], nlog; /* watch calls for node 0 */
+    int unchanged;         /* watch calls that changed neither fd nor interest */
     int armed, timer_calls;
     int64_t deadline;
     int early;             /* fire this many times well before the deadline */
@@ -784,6 +785,7 @@ static void sl_watch(void *u, int node, int fd, int interest)
         L->log_interest[L->nlog] = interest;
         L->nlog++;
     }
+    if (L->fd[node] == fd && L->interest[node] == interest) L->unchanged++;
 #ifdef __linux__
     if (L->ep >= 0) {
         struct epoll_event ev;
@@ -866,6 +868,7 @@ static int sl_open(redlock_socket *s, sl *L, const char *host, const int *ports,
 
 static void sl_close(redlock_socket *s, sl *L)
 {
+    CHECK_EQ(L->unchanged, 0); /* watch is called when the fd or the interest changes */
     redlock_socket_deinit(s);
     if (L->ep >= 0) close(L->ep);
     L->ep = -1;
@@ -966,6 +969,37 @@ static void test_foreign_timer_early(void)
     CHECK_EQ(L.done, REDLOCK_OP_ACQUIRE);
     CHECK_EQ(L.status, REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(redlock_lock_state(&l.lock), REDLOCK_STATE_IDLE);
+    redlock_socket_lock_deinit(&l);
+    sl_close(&s, &L);
+    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+}
+
+/* A node that resets every connection: the loop hears of each socket
+   once and of its close once (fd -1), never twice of the same thing, and
+   the other two nodes carry the lock. */
+static void test_foreign_node_resets(void)
+{
+    hostile h[3];
+    int ports[3], i;
+    redlock_socket s;
+    redlock_socket_lock l;
+    sl L;
+    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
+    CHECK_EQ(hostile_start(&h[1], HOSTILE_RESET, NULL), 0);
+    CHECK_EQ(hostile_start(&h[2], HOSTILE_GOOD, NULL), 0);
+    for (i = 0; i < 3; i++) ports[i] = h[i].port;
+    CHECK_EQ(sl_open(&s, &L, NULL, ports, 3), REDLOCK_OK);
+    CHECK_EQ(sl_lock(&s, &L, &l, "resets"), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK);
+    sl_run(&s, &L, 3, REDLOCK_OP_ACQUIRE, 5000);
+    CHECK_EQ(L.done, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(L.status, REDLOCK_OK);
+    CHECK_EQ(redlock_socket_node_status(&s, 1, NULL, 0), REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(L.fd[1], -1);
+    CHECK_EQ(redlock_release(&l.lock), REDLOCK_OK);
+    sl_run(&s, &L, 3, REDLOCK_OP_RELEASE, 5000);
+    CHECK_EQ(L.done, REDLOCK_OP_RELEASE);
+    CHECK_EQ(L.status, REDLOCK_OK);
     redlock_socket_lock_deinit(&l);
     sl_close(&s, &L);
     for (i = 0; i < 3; i++) hostile_stop(&h[i]);
@@ -1326,6 +1360,7 @@ int main(void)
     RUN(test_foreign_loop);
     RUN(test_poll_helpers);
     RUN(test_foreign_timer_early);
+    RUN(test_foreign_node_resets);
     RUN(test_foreign_timer_spurious);
     RUN(test_foreign_resp_deadline);
     RUN(test_blocking_with_hooks);
