@@ -188,7 +188,7 @@ typedef struct redlock_hiredis_config {
     redlock_hiredis_node node[REDLOCK_MAX_NODES];
     const char *username, *password; /* defaults for every node */
     int db;
-    int connect_timeout_ms;  /* 0: 1000 */
+    int connect_timeout_ms;  /* 0: 1000 (negative: INVALID, as below) */
     int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
     int reconnect_delay_ms;  /* 0: 100 */
     int watchdog_thread;     /* redlock_hiredis.h only: a background thread drives
@@ -209,12 +209,14 @@ static inline void redlock_hiredis_config_init(redlock_hiredis_config *o)
     redlock_config_init(&o->core);
 }
 
-/* A configuration's timeouts, defaults applied (ms). */
-static inline void redlock__hiredis_timeouts(const redlock_hiredis_config *o, int *connect, int *command, int *reconnect)
+/* A configuration's timeouts, defaults applied (ms); INVALID for a negative one. */
+static inline int redlock__hiredis_timeouts(const redlock_hiredis_config *o, int *connect, int *command, int *reconnect)
 {
-    *connect = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 1000;
-    *command = o->command_timeout_ms > 0 ? o->command_timeout_ms : 1000;
-    *reconnect = o->reconnect_delay_ms > 0 ? o->reconnect_delay_ms : 100;
+    if (o->connect_timeout_ms < 0 || o->command_timeout_ms < 0 || o->reconnect_delay_ms < 0) return REDLOCK_ERR_INVALID;
+    *connect = o->connect_timeout_ms ? o->connect_timeout_ms : 1000;
+    *command = o->command_timeout_ms ? o->command_timeout_ms : 1000;
+    *reconnect = o->reconnect_delay_ms ? o->reconnect_delay_ms : 100;
+    return 0;
 }
 
 /* NODES for a count out of range, INVALID for a bad port, else 0. */

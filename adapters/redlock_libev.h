@@ -563,7 +563,8 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
     if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
     c->_loop = loop;
     c->_n = o->node_count;
-    redlock__hiredis_timeouts(o, &c->_connect_timeout_ms, &c->_command_timeout_ms, &c->_reconnect_delay_ms);
+    if ((rc = redlock__hiredis_timeouts(o, &c->_connect_timeout_ms, &c->_command_timeout_ms, &c->_reconnect_delay_ms)) != 0)
+        return rc;
     c->_on_event = o->on_event;
     c->_user = o->user;
     ev_timer_init(&c->_timer, redlock__libev_on_timer, 0., 0.);

@@ -530,6 +530,16 @@ static void hiredis_api_guards(void)
     CHECK_EQ(redlock_hiredis_release(NULL), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_extend(NULL, 1000), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_init(&c, NULL), REDLOCK_ERR_INVALID);
+    {   /* a negative timeout or delay */
+        int k;
+        for (k = 0; k < 3; k++) {
+            redlock_hiredis_config bad = o;
+            if (k == 0) bad.connect_timeout_ms = -1;
+            if (k == 1) bad.command_timeout_ms = -1;
+            if (k == 2) bad.reconnect_delay_ms = -1;
+            CHECK_EQ(redlock_hiredis_init(&c, &bad), REDLOCK_ERR_INVALID);
+        }
+    }
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
     redlock_hiredis_run(&c, 50); /* the connects fail */
     CHECK_EQ(redlock_hiredis_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);

@@ -336,6 +336,13 @@ static void libev_api_guards(void)
     CHECK_EQ(redlock_libev_init(NULL, loop, &o), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_libev_init(&c, NULL, &o), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_libev_init(&c, loop, NULL), REDLOCK_ERR_INVALID);
+    for (k = 0; k < 3; k++) { /* a negative timeout or delay */
+        redlock_libev_config bad = o;
+        if (k == 0) bad.connect_timeout_ms = -1;
+        if (k == 1) bad.command_timeout_ms = -1;
+        if (k == 2) bad.reconnect_delay_ms = -1;
+        CHECK_EQ(redlock_libev_init(&c, loop, &bad), REDLOCK_ERR_INVALID);
+    }
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK);
     for (k = 0; k < 100 && redlock_libev_node_status(&c, 1, NULL, 0) == 0; k++) ev_run(loop, EVRUN_ONCE);
     CHECK_EQ(redlock_libev_node_status(NULL, 0, NULL, 0), REDLOCK_ERR_INVALID);

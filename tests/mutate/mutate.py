@@ -735,26 +735,41 @@ class Runner:
         tmp = mutdir / 'tmp'                    # redis node dirs: removed with the mutant
         tmp.mkdir(exist_ok=True)
         start, times = time.monotonic(), []
+        unrepeated = 0
         for cmd, limit in zip(self.suite.commands, self.limits):
             if STOPPING.is_set():
                 return Result('cancelled', time.monotonic() - start)
             env = dict(os.environ, TMPDIR=str(tmp), **cmd.env)
             argv = [str(bindir / cmd.binary)] + cmd.args
             left = min(limit, self.budget - (time.monotonic() - start))
-            if cmd.network and self.netns:
-                rc, took = run_logged(self.netns + argv, log, left, env)
-            elif cmd.network:
-                with self.network_lock:
-                    rc, took = run_logged(argv, log, left, env)
-            else:
-                rc, took = run_logged(argv, log, left, env)
+            rc, took = self.execute(cmd, argv, log, left, env)
+            if rc not in (None, 0) and cmd.network:
+                # real servers and sockets on a loaded machine: a kill
+                # counts only if the failure repeats
+                with open(log, 'a') as f:
+                    f.write('# failed on real sockets: run again, a kill must repeat\n')
+                again, took2 = self.execute(cmd, argv, log, max(1.0, left - took), env)
+                took += took2
+                if again == 0:
+                    unrepeated += 1
+                    rc = 0
             times.append(took)
             if rc is None:
                 return Result('timeout', time.monotonic() - start, cmd.label())
             if rc != 0:
                 how = f'signal {-rc}' if rc < 0 else f'exit {rc}'
                 return Result('killed', time.monotonic() - start, f'{cmd.label()}: {how}')
-        return Result('survived', time.monotonic() - start, times=times)
+        return Result('survived', time.monotonic() - start,
+                      f'{unrepeated} failure(s) that did not repeat' if unrepeated else '', times)
+
+    def execute(self, cmd, argv, log, limit, env):
+        """Runs one command: (exit status or None on timeout, seconds)."""
+        if cmd.network and self.netns:
+            return run_logged(self.netns + argv, log, limit, env)
+        if cmd.network:
+            with self.network_lock:
+                return run_logged(argv, log, limit, env)
+        return run_logged(argv, log, limit, env)
 
 
 def write_tree(mutdir, snapshot, changed=None):
