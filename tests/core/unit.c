@@ -5085,6 +5085,36 @@ static void test_settle_deinit_in_cleanup_send(void) {
     redlock_client_deinit(&C);
 }
 
+/* Proves: the bound an acquire leaves on a node is ttl less the drift: a
+   no-script release coming within node timeout + drift of it does not act
+   on that node (its key may be gone and another client's there). */
+static void test_noscript_acquire_bound(void) {
+    int g;
+    int64_t t0;
+    setup_n(1, 0, 1000);
+    t0 = T.now;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0);
+    T.now = t0 + 1000000 - 50000 - drift_us(1000, 0); /* the bound less the node timeout: too close */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    g = noscript_get(1);
+    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK_EQ(T.qn, g + 1);                        /* no DEL */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    teardown();
+    setup_n(1, 0, 1000);                          /* earlier than the bound less timeout and drift: it deletes */
+    t0 = T.now;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0);
+    T.now = t0 + 1000000 - 50000 - 2 * drift_us(1000, 0) - 1;
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    g = noscript_get(1);
+    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK(starts(T.qn - 1, "DEL res"));
+    teardown();
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
@@ -5221,5 +5251,6 @@ int main(int argc, char **argv) {
     RUN_T(test_lock_numbers_wrap);
     RUN_T(test_builtin_mono_exact);
     RUN_T(test_settle_deinit_in_cleanup_send);
+    RUN_T(test_noscript_acquire_bound);
     return CHECK_EXIT();
 }
