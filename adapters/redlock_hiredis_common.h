@@ -278,10 +278,7 @@ static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
 /* A node's error text: msg cut to fit, terminated, replacing what was there. */
 static inline void redlock__hiredis_set_text(char *dst, size_t cap, const char *msg)
 {
-    size_t l = msg ? strlen(msg) : 0;
-    if (l >= cap) l = cap - 1;
-    if (l) memcpy(dst, msg, l);
-    dst[l] = 0;
+    snprintf(dst, cap, "%s", msg ? msg : "");
 }
 
 /* -NOAUTH / -WRONGPASS: the node wants (other) credentials. */

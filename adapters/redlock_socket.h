@@ -768,9 +768,9 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
         argv[1] = num;
         rc = redlock__sock_queue(s, nd, 2, argv, len, 0, REDLOCK__REQ_SELECT);
     }
-    if (rc != 0) {
+    if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
         redlock__sock_close(s, nd);
-        nd->last_status = rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_CONNECT;
+        nd->last_status = rc;
         nd->failures++;
         return nd->last_status;
     }
@@ -1046,13 +1046,12 @@ REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms)
     return REDLOCK_OK;
 }
 
+/* Connecting, or AUTH / SELECT still owed (they are queued first, so
+   while one is owed it is at the head). */
 static int redlock__sock_handshaking(const struct redlock__sock_node *nd)
 {
-    size_t i;
     if (nd->state == REDLOCK__SOCK_CONNECTING) return 1;
-    for (i = 0; i < nd->q_count; i++)
-        if (nd->q[(nd->q_head + i) % nd->q_cap].kind != REDLOCK__REQ_USER) return 1;
-    return 0;
+    return nd->q_count > 0 && nd->q[nd->q_head].kind != REDLOCK__REQ_USER;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
@@ -1618,9 +1617,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 #else
         const char *t = st ? "node error" : "";
 #endif
-        size_t l = strlen(t) < errsz - 1 ? strlen(t) : errsz - 1;
-        memcpy(errbuf, t, l);
-        errbuf[l] = '\0';
+        redlock__sock_say(errbuf, errsz, "%s", t, NULL); /* cut to the buffer, terminated */
     }
     return st;
 }

@@ -377,7 +377,8 @@ static void hiredis_port_range(void)
 }
 
 /* Proves: a blocking call on a lock whose blocking call is still waiting
-   (here: from its own on_result) says BUSY instead of waiting on itself. */
+   (here: from its own on_result, or from on_event) says BUSY instead of
+   waiting on itself. */
 static redlock_hiredis_lock *inner_lock;
 static int inner_rc = 1;
 static int inner_run_rc = 1;
@@ -388,6 +389,18 @@ static void inner_result(redlock_lock *l, const redlock_result *r)
         inner_rc = redlock_hiredis_release(inner_lock);
         inner_run_rc = redlock_hiredis_run(inner_lock->_client, 0);
         inner_lock = NULL;
+    }
+}
+/* ... and from on_event (the first event of the acquire) the same. */
+static redlock_hiredis_lock *event_lock;
+static int event_rc = 1;
+static void inner_event(void *user, const redlock_event *ev)
+{
+    (void)user;
+    (void)ev;
+    if (event_lock) {
+        event_rc = redlock_hiredis_extend(event_lock, 0);
+        event_lock = NULL;
     }
 }
 static void hiredis_busy_in_callback(void)
@@ -407,16 +420,18 @@ static void hiredis_busy_in_callback(void)
         o.node[0].host = "127.0.0.1";
         o.node[0].port = redis_nodes_port(&rn, 0);
         o.watchdog_thread = threaded;
+        o.on_event = inner_event;
         CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
         memset(&lo, 0, sizeof lo);
         lo.key = "hiredis:busy";
         lo.ttl_ms = 5000;
         lo.on_result = inner_result;
         CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
-        inner_lock = &lk;
-        inner_rc = inner_run_rc = 12345;
+        inner_lock = event_lock = &lk;
+        inner_rc = inner_run_rc = event_rc = 12345;
         CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
         CHECK_EQ(inner_rc, REDLOCK_ERR_BUSY);
+        CHECK_EQ(event_rc, REDLOCK_ERR_BUSY);
         if (!threaded) CHECK_EQ(inner_run_rc, REDLOCK_ERR_BUSY); /* with the thread, run() has nothing to do */
         CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
         redlock_hiredis_lock_deinit(&lk);

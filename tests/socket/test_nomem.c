@@ -6,7 +6,10 @@
    everything it took. Built with NOMEM_COUNT_BLOCKS, the interposer also
    counts the blocks alive (free too), and the count must be the same after
    each call; without it, make test runs it under valgrind, which finds the
-   leaks itself (and does not mix with an interposed free). */
+   leaks itself (and does not mix with an interposed free). Also the other
+   limit on what a node may hold: its queue of commands in flight, made
+   small here. */
+#define REDLOCK_SOCKET_MAX_PENDING 64
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
 #include "adapters/redlock_socket.h"
@@ -231,8 +234,39 @@ static void test_operation_nomem(void)
     for (i = 0; i < 3; i++) hostile_stop(&h[i]);
 }
 
+/* A node owing REDLOCK_SOCKET_MAX_PENDING replies refuses the next command
+   with QUEUE_FULL (no callback, the node stays up). */
+static int q_errors;
+static void q_reply(void *u, int node, redlock_tag tag, const redlock_reply *r) { (void)u; (void)node; (void)tag; (void)r; }
+static void q_error(void *u, int node, redlock_tag tag, int status) { (void)u; (void)node; (void)tag; (void)status; q_errors++; }
+static void test_queue_limit(void)
+{
+    hostile h;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    const char *argv[] = {"PING"};
+    int k;
+    CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = h.port;
+    cfg.on_reply = q_reply;
+    cfg.on_error = q_error;
+    cfg.command_timeout_ms = 60000;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    for (k = 0; k < REDLOCK_SOCKET_MAX_PENDING; k++)
+        CHECK_EQ(redlock_socket_send(&s, 0, 1, argv, NULL, (redlock_tag)k + 1), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_send(&s, 0, 1, argv, NULL, 999), REDLOCK_ERR_QUEUE_FULL);
+    CHECK_EQ(redlock_socket_run(&s, 20), REDLOCK_OK);
+    CHECK_EQ(q_errors, 0);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+}
+
 int main(void)
 {
+    RUN(test_queue_limit);
     RUN(test_init_nomem);
     RUN(test_parse_nodes_nomem);
     RUN(test_resp_nomem);

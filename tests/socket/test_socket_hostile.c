@@ -198,6 +198,30 @@ static void test_auth_refused(void)
     hostile_stop(&h);
 }
 
+/* An AUTH or a SELECT the node accepts leaves the node healthy: status 0
+   once redlock_socket_connect() is through the handshake. */
+static void test_handshake_accepted(void)
+{
+    int k;
+    for (k = 0; k < 2; k++) {
+        hostile h;
+        redlock_socket s;
+        redlock_socket_config cfg;
+        CHECK_EQ(hostile_start(&h, HOSTILE_GOOD, NULL), 0);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.node_count = 1;
+        cfg.node[0].port = h.port;
+        if (k == 0) cfg.node[0].password = "pw";
+        else cfg.node[0].db = 3;
+        CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+        CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
+        CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
+        CHECK_EQ(redlock_socket_node_connected(&s, 0), 1);
+        redlock_socket_deinit(&s);
+        hostile_stop(&h);
+    }
+}
+
 static void test_refused(void)
 {
     redlock_socket s;
@@ -218,11 +242,16 @@ static void test_unix_missing_and_bad_host(void)
     redlock_socket s;
     redlock_socket_config cfg;
     rec x;
+    char long_path[200];
     memset(&cfg, 0, sizeof cfg);
     memset(&x, 0, sizeof x);
-    cfg.node_count = 2;
+    memset(long_path, 'p', sizeof long_path - 1); /* longer than any sun_path */
+    long_path[0] = '/';
+    long_path[sizeof long_path - 1] = 0;
+    cfg.node_count = 3;
     cfg.node[0].unix_path = "/nonexistent/redlock-test.sock";
     cfg.node[1].host = "host.invalid";
+    cfg.node[2].unix_path = long_path;
     cfg.on_reply = rec_reply;
     cfg.on_error = rec_error;
     cfg.user = &x;
@@ -231,11 +260,13 @@ static void test_unix_missing_and_bad_host(void)
         const char *argv[] = {"PING"};
         CHECK_EQ(redlock_socket_send(&s, 0, 1, argv, NULL, 1), REDLOCK_ERR_CONNECT);
         CHECK_EQ(redlock_socket_send(&s, 1, 1, argv, NULL, 2), REDLOCK_ERR_CONNECT);
-        CHECK_EQ(redlock_socket_send(&s, 2, 1, argv, NULL, 2), REDLOCK_ERR_INVALID);
+        CHECK_EQ(redlock_socket_send(&s, 2, 1, argv, NULL, 3), REDLOCK_ERR_CONNECT);
+        CHECK_EQ(redlock_socket_send(&s, 3, 1, argv, NULL, 2), REDLOCK_ERR_INVALID);
         CHECK_EQ(redlock_socket_send(&s, 0, 0, argv, NULL, 2), REDLOCK_ERR_INVALID);
     }
     CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), REDLOCK_ERR_CONNECT);
     CHECK_EQ(redlock_socket_node_status(&s, 1, NULL, 0), REDLOCK_ERR_CONNECT);
+    CHECK_EQ(redlock_socket_node_status(&s, 2, NULL, 0), REDLOCK_ERR_CONNECT);
     CHECK_EQ(x.errors, 0); /* refused at send: no callback */
     redlock_socket_deinit(&s);
 }
@@ -1344,6 +1375,7 @@ int main(void)
     RUN(test_flood_line);
     RUN(test_flood_buffer);
     RUN(test_auth_refused);
+    RUN(test_handshake_accepted);
     RUN(test_refused);
     RUN(test_unix_missing_and_bad_host);
     RUN(test_hostname);
