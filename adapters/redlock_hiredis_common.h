@@ -188,7 +188,7 @@ typedef struct redlock_hiredis_config {
     redlock_hiredis_node node[REDLOCK_MAX_NODES];
     const char *username, *password; /* defaults for every node */
     int db;
-    int connect_timeout_ms;  /* 0: 1000 (negative: INVALID, as below) */
+    int connect_timeout_ms;  /* 0: 1000 (negative, here or in the two below: INVALID) */
     int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
     int reconnect_delay_ms;  /* 0: 100 */
     int watchdog_thread;     /* redlock_hiredis.h only: a background thread drives

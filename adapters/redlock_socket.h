@@ -218,7 +218,7 @@ typedef struct redlock_socket_config {
     redlock_socket_node node[REDLOCK_MAX_NODES];
     const char *username, *password;        /* defaults for every node */
     int db;
-    int64_t connect_timeout_ms;             /* 0: 1000 (negative: INVALID, as below) */
+    int64_t connect_timeout_ms;             /* 0: 1000 (negative, here or below: INVALID) */
     int64_t command_timeout_ms;             /* 0: 1000; a node this late is dropped */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
     void (*on_event)(void *user, const redlock_event *ev);  /* optional, core events */
