@@ -975,34 +975,52 @@ static void sl_run(redlock_socket *s, sl *L, int n, int op, int max_ms)
     }
 }
 
+/* Three hostile nodes (modes m0..m2), a client on the strict loop, and
+   one lock on key: the setup of the foreign-loop tests below. */
+typedef struct sl3 {
+    hostile h[3];
+    redlock_socket s;
+    redlock_socket_lock l;
+    sl L;
+} sl3;
+
+static void sl3_open(sl3 *t, int m0, int m1, int m2, const char *key)
+{
+    const int modes[3] = {m0, m1, m2};
+    int ports[3], i;
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ(hostile_start(&t->h[i], modes[i], NULL), 0);
+        ports[i] = t->h[i].port;
+    }
+    CHECK_EQ(sl_open(&t->s, &t->L, NULL, ports, 3), REDLOCK_OK);
+    CHECK_EQ(sl_lock(&t->s, &t->L, &t->l, key), REDLOCK_OK);
+}
+
+static void sl3_close(sl3 *t)
+{
+    int i;
+    redlock_socket_lock_deinit(&t->l);
+    sl_close(&t->s, &t->L);
+    for (i = 0; i < 3; i++) hostile_stop(&t->h[i]);
+}
+
 /* The timer is one-shot. Fired before its deadline, it must be armed
    again: against nodes that accept and never answer nothing else happens,
    and the acquire would never end. Fires 20 ms late are fine too. */
 static void test_foreign_timer_early(void)
 {
-    hostile h[3];
-    int ports[3], i;
-    redlock_socket s;
-    redlock_socket_lock l;
-    sl L;
-    for (i = 0; i < 3; i++) {
-        CHECK_EQ(hostile_start(&h[i], HOSTILE_SILENT, NULL), 0);
-        ports[i] = h[i].port;
-    }
-    CHECK_EQ(sl_open(&s, &L, NULL, ports, 3), REDLOCK_OK);
-    CHECK_EQ(sl_lock(&s, &L, &l, "early"), REDLOCK_OK);
-    L.early = 3;
-    L.late_us = 20000;
-    CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK);
-    CHECK(L.armed);
-    sl_run(&s, &L, 3, REDLOCK_OP_ACQUIRE, 8000);
-    CHECK(L.early_fired >= 1);
-    CHECK_EQ(L.done, REDLOCK_OP_ACQUIRE);
-    CHECK_EQ(L.status, REDLOCK_ERR_NO_QUORUM);
-    CHECK_EQ(redlock_lock_state(&l.lock), REDLOCK_STATE_IDLE);
-    redlock_socket_lock_deinit(&l);
-    sl_close(&s, &L);
-    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+    sl3 t;
+    sl3_open(&t, HOSTILE_SILENT, HOSTILE_SILENT, HOSTILE_SILENT, "early");
+    t.L.early = 3;
+    t.L.late_us = 20000;
+    CHECK_EQ(redlock_acquire(&t.l.lock), REDLOCK_OK);
+    CHECK(t.L.armed);
+    sl_run(&t.s, &t.L, 3, REDLOCK_OP_ACQUIRE, 8000);
+    CHECK(t.L.early_fired >= 1);
+    CHECK_EQ(t.L.done, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(t.L.status, REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(redlock_lock_state(&t.l.lock), REDLOCK_STATE_IDLE);
+    sl3_close(&t);
 }
 
 /* A node that resets every connection: the loop hears of each socket
@@ -1010,34 +1028,23 @@ static void test_foreign_timer_early(void)
    the other two nodes carry the lock. */
 static void test_foreign_node_resets(void)
 {
-    hostile h[3];
-    int ports[3], i;
-    redlock_socket s;
-    redlock_socket_lock l;
-    sl L;
-    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
-    CHECK_EQ(hostile_start(&h[1], HOSTILE_RESET, NULL), 0);
-    CHECK_EQ(hostile_start(&h[2], HOSTILE_GOOD, NULL), 0);
-    for (i = 0; i < 3; i++) ports[i] = h[i].port;
-    CHECK_EQ(sl_open(&s, &L, NULL, ports, 3), REDLOCK_OK);
-    CHECK_EQ(sl_lock(&s, &L, &l, "resets"), REDLOCK_OK);
-    CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK);
-    sl_run(&s, &L, 3, REDLOCK_OP_ACQUIRE, 5000);
-    CHECK_EQ(L.done, REDLOCK_OP_ACQUIRE);
-    CHECK_EQ(L.status, REDLOCK_OK);
+    sl3 t;
+    sl3_open(&t, HOSTILE_GOOD, HOSTILE_RESET, HOSTILE_GOOD, "resets");
+    CHECK_EQ(redlock_acquire(&t.l.lock), REDLOCK_OK);
+    sl_run(&t.s, &t.L, 3, REDLOCK_OP_ACQUIRE, 5000);
+    CHECK_EQ(t.L.done, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(t.L.status, REDLOCK_OK);
     {   /* the two others may have granted before the reset arrived */
         long long until = ms_now() + 2000;
-        while (redlock_socket_node_status(&s, 1, NULL, 0) == 0 && ms_now() < until) redlock_socket_run(&s, 10);
+        while (redlock_socket_node_status(&t.s, 1, NULL, 0) == 0 && ms_now() < until) redlock_socket_run(&t.s, 10);
     }
-    CHECK_EQ(redlock_socket_node_status(&s, 1, NULL, 0), REDLOCK_ERR_TRANSPORT);
-    CHECK_EQ(L.fd[1], -1);
-    CHECK_EQ(redlock_release(&l.lock), REDLOCK_OK);
-    sl_run(&s, &L, 3, REDLOCK_OP_RELEASE, 5000);
-    CHECK_EQ(L.done, REDLOCK_OP_RELEASE);
-    CHECK_EQ(L.status, REDLOCK_OK);
-    redlock_socket_lock_deinit(&l);
-    sl_close(&s, &L);
-    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+    CHECK_EQ(redlock_socket_node_status(&t.s, 1, NULL, 0), REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(t.L.fd[1], -1);
+    CHECK_EQ(redlock_release(&t.l.lock), REDLOCK_OK);
+    sl_run(&t.s, &t.L, 3, REDLOCK_OP_RELEASE, 5000);
+    CHECK_EQ(t.L.done, REDLOCK_OP_RELEASE);
+    CHECK_EQ(t.L.status, REDLOCK_OK);
+    sl3_close(&t);
 }
 
 /* The blocking calls with the hooks set (a program that uses both): when a
@@ -1045,28 +1052,18 @@ static void test_foreign_node_resets(void)
    deadline that remains, also one the adapter's own timeouts moved. */
 static void test_blocking_with_hooks(void)
 {
-    hostile h[3];
-    int ports[3], i;
-    redlock_socket s;
-    redlock_socket_lock l;
-    sl L;
-    CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
-    CHECK_EQ(hostile_start(&h[1], HOSTILE_GOOD, NULL), 0);
-    CHECK_EQ(hostile_start(&h[2], HOSTILE_SILENT, NULL), 0);
-    for (i = 0; i < 3; i++) ports[i] = h[i].port;
-    CHECK_EQ(sl_open(&s, &L, NULL, ports, 3), REDLOCK_OK);
-    CHECK_EQ(sl_lock(&s, &L, &l, "hooks"), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
-    CHECK_EQ(L.deadline, redlock_socket_next_deadline(&s));
+    sl3 t;
+    int i;
+    sl3_open(&t, HOSTILE_GOOD, HOSTILE_GOOD, HOSTILE_SILENT, "hooks");
+    CHECK_EQ(redlock_socket_acquire(&t.l), REDLOCK_OK);
+    CHECK_EQ(t.L.deadline, redlock_socket_next_deadline(&t.s));
     for (i = 0; i < 30; i++) { /* the silent node's command times out meanwhile */
-        CHECK_EQ(redlock_socket_run(&s, 40), REDLOCK_OK);
-        CHECK_EQ(L.deadline, redlock_socket_next_deadline(&s));
+        CHECK_EQ(redlock_socket_run(&t.s, 40), REDLOCK_OK);
+        CHECK_EQ(t.L.deadline, redlock_socket_next_deadline(&t.s));
     }
-    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
-    CHECK_EQ(L.deadline, redlock_socket_next_deadline(&s));
-    redlock_socket_lock_deinit(&l);
-    sl_close(&s, &L);
-    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+    CHECK_EQ(redlock_socket_release(&t.l), REDLOCK_OK);
+    CHECK_EQ(t.L.deadline, redlock_socket_next_deadline(&t.s));
+    sl3_close(&t);
 }
 
 /* on_timer on every round of the loop, and before and after anything is
@@ -1074,41 +1071,31 @@ static void test_blocking_with_hooks(void)
    deadline that remains (REDLOCK_NO_DEADLINE: none). */
 static void test_foreign_timer_spurious(void)
 {
-    hostile h[3];
-    int ports[3], i;
-    redlock_socket s;
-    redlock_socket_lock l;
-    sl L;
+    sl3 t;
+    int i;
+    sl3_open(&t, HOSTILE_GOOD, HOSTILE_GOOD, HOSTILE_GOOD, "spurious");
+    sl_spurious(&t.s, &t.L); /* nothing pending at all */
+    CHECK_EQ(t.L.timer_calls, 1);
+    CHECK_EQ(t.L.deadline, REDLOCK_NO_DEADLINE);
+    CHECK_EQ(redlock_acquire(&t.l.lock), REDLOCK_OK);
+    for (i = 0; i < 100; i++) sl_spurious(&t.s, &t.L); /* a burst, before any reply */
+    t.L.spurious = 1;
+    sl_run(&t.s, &t.L, 3, REDLOCK_OP_ACQUIRE, 5000);
+    CHECK_EQ(t.L.done, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(t.L.status, REDLOCK_OK);
+    CHECK_EQ(redlock_lock_state(&t.l.lock), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_release(&t.l.lock), REDLOCK_OK);
+    sl_run(&t.s, &t.L, 3, REDLOCK_OP_RELEASE, 5000);
+    CHECK_EQ(t.L.done, REDLOCK_OP_RELEASE);
+    CHECK_EQ(t.L.status, REDLOCK_OK);
+    sl_spurious(&t.s, &t.L);
+    CHECK(t.L.spurious_calls > 101);
+    CHECK_EQ(t.L.spurious_bad, 0);
     for (i = 0; i < 3; i++) {
-        CHECK_EQ(hostile_start(&h[i], HOSTILE_GOOD, NULL), 0);
-        ports[i] = h[i].port;
+        CHECK_EQ(redlock_socket_node_status(&t.s, i, NULL, 0), 0);
+        CHECK(redlock_socket_node_connected(&t.s, i));
     }
-    CHECK_EQ(sl_open(&s, &L, NULL, ports, 3), REDLOCK_OK);
-    CHECK_EQ(sl_lock(&s, &L, &l, "spurious"), REDLOCK_OK);
-    sl_spurious(&s, &L); /* nothing pending at all */
-    CHECK_EQ(L.timer_calls, 1);
-    CHECK_EQ(L.deadline, REDLOCK_NO_DEADLINE);
-    CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK);
-    for (i = 0; i < 100; i++) sl_spurious(&s, &L); /* a burst, before any reply */
-    L.spurious = 1;
-    sl_run(&s, &L, 3, REDLOCK_OP_ACQUIRE, 5000);
-    CHECK_EQ(L.done, REDLOCK_OP_ACQUIRE);
-    CHECK_EQ(L.status, REDLOCK_OK);
-    CHECK_EQ(redlock_lock_state(&l.lock), REDLOCK_STATE_HELD);
-    CHECK_EQ(redlock_release(&l.lock), REDLOCK_OK);
-    sl_run(&s, &L, 3, REDLOCK_OP_RELEASE, 5000);
-    CHECK_EQ(L.done, REDLOCK_OP_RELEASE);
-    CHECK_EQ(L.status, REDLOCK_OK);
-    sl_spurious(&s, &L);
-    CHECK(L.spurious_calls > 101);
-    CHECK_EQ(L.spurious_bad, 0);
-    for (i = 0; i < 3; i++) {
-        CHECK_EQ(redlock_socket_node_status(&s, i, NULL, 0), 0);
-        CHECK(redlock_socket_node_connected(&s, i));
-    }
-    redlock_socket_lock_deinit(&l);
-    sl_close(&s, &L);
-    for (i = 0; i < 3; i++) hostile_stop(&h[i]);
+    sl3_close(&t);
 }
 
 /* A node whose name gives two addresses: the first refuses (after the
