@@ -46,7 +46,9 @@ enum hostile_mode {
     HOSTILE_FLOOD,      /* answer with `reply` then an endless stream of 'a' */
     HOSTILE_TRICKLE,    /* answer like GOOD, one byte every 40 ms (slow-loris) */
     HOSTILE_GREET,      /* send `reply` unasked right after accept, then GOOD */
-    HOSTILE_HALF_RESET  /* send the first byte of `reply`, then reset (RST) */
+    HOSTILE_HALF_RESET, /* send the first byte of `reply`, then reset (RST) */
+    HOSTILE_STRAY       /* answer like GOOD, then `reply` unasked, for every chunk
+                           (however many commands one read brings) */
 };
 
 typedef struct hostile {
@@ -184,6 +186,10 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
                 continue;
             case HOSTILE_GREET: /* the greeting went out at accept */
             case HOSTILE_GOOD: hostile__good(pf[i].fd, buf, (size_t)r); break;
+            case HOSTILE_STRAY:
+                hostile__good(pf[i].fd, buf, (size_t)r);
+                hostile__write_all(pf[i].fd, reply, rlen);
+                break;
             case HOSTILE_FLOOD: {
                 int k;
                 hostile__write_all(pf[i].fd, reply, rlen);

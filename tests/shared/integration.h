@@ -1031,7 +1031,7 @@ static inline void it_hostile(int kind, int threaded)
     it_defaults(&s, rn, ports);
     s.watchdog_thread = threaded;
     switch (kind) {
-    case IT_STRAY: CHECK_EQ(hostile_start(&h, HOSTILE_CANNED, "+OK\r\n+OK\r\n"), 0); break;
+    case IT_STRAY: CHECK_EQ(hostile_start(&h, HOSTILE_STRAY, "+OK\r\n"), 0); break;
     case IT_HUGE: CHECK_EQ(hostile_start(&h, HOSTILE_FLOOD, "$2000000000\r\n"), 0); break;
     case IT_SILENT: CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0); break;
     case IT_RESET: CHECK_EQ(hostile_start(&h, HOSTILE_RESET, NULL), 0); break;
