@@ -40,12 +40,14 @@
    dropped the node for owing a reply longer than command_timeout_ms).
    * Timeouts: hiredis 0.14 has none for async contexts (and 1.x's is an
      inactivity timer, not a deadline); the core's node_timeout_ms decides
-     each round, and command_timeout_ms (default 500) is the adapter's own
+     each round, and command_timeout_ms (default 1000) is the adapter's own
      deadline after which a silent node's connection is freed and reopened.
    * Reconnect: a node that dropped (or refused the connection) is
      reconnected from a timer after reconnect_delay_ms (default 100; 1000
      after an AUTH refusal), again and again while it stays down; until then
-     its votes fail at once with REDLOCK_ERR_CONNECT.
+     its votes fail at once with its last status (REDLOCK_ERR_CONNECT if
+     none). A command sent once the delay has passed opens the connection
+     itself, whether or not the loop has run the timer yet.
    * AUTH (password, or ACL user + password) and SELECT are queued right
      after the connect; a refusal makes that node's answers
      REDLOCK_ERR_AUTH (REDLOCK_ERR_SELECT for SELECT; too few usable nodes
@@ -158,6 +160,7 @@ typedef struct redlock__libev_conn {
     int status;             /* last failure, 0 if none */
     char errstr[128];
     ev_timer reconnect;
+    int64_t reconnect_at;   /* when the reconnect timer is due (adapter clock, us) */
     redlock__hiredis_endpoint ep; /* where, and how to log in */
 } redlock__libev_conn;
 
@@ -244,6 +247,7 @@ static inline void redlock__libev_schedule_reconnect(redlock_libev *c, redlock__
 {
     if (c->_closing) return;
     ev_timer_stop(c->_loop, &cn->reconnect);
+    cn->reconnect_at = redlock__hiredis_now_us() + (int64_t)ms * 1000;
     ev_timer_set(&cn->reconnect, ms / 1000.0, 0.);
     ev_timer_start(c->_loop, &cn->reconnect);
 }
@@ -510,6 +514,13 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
     if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0 &&
         redlock__hiredis_idle_broken(cn->ac->c.fd)) {
         redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
+        ev_timer_stop(c->_loop, &cn->reconnect);
+        redlock__libev_connect(c, node);
+    }
+    /* a node down past its reconnect delay is reconnected by the command
+       itself: the loop may not have run the timer yet (the program was
+       busy), and the vote (or a release's delete) would be lost for nothing */
+    if (!cn->ac && !c->_closing && ev_is_active(&cn->reconnect) && redlock__hiredis_now_us() >= cn->reconnect_at) {
         ev_timer_stop(c->_loop, &cn->reconnect);
         redlock__libev_connect(c, node);
     }

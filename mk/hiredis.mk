@@ -7,7 +7,8 @@
 # the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
-                tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h
+                tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h \
+                tests/shared/tcp_proxy.h
 
 CHECKS += check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis
 

@@ -13,6 +13,7 @@
 
 #include "redis_nodes.h"
 #include "hostile_server.h"
+#include "tcp_proxy.h"
 #include "check.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -1079,7 +1080,13 @@ static inline void it_hostile(int kind, int threaded)
         case IT_GREET: /* a greeting that came before the command reads as its reply */
             CHECK(it->node_status(a, 2) == REDLOCK_ERR_PROTOCOL || it->node_status(a, 2) == 0);
             break;
-        case IT_SILENT: case IT_TRICKLE: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_NODE_TIMEOUT); break;
+        case IT_SILENT: case IT_TRICKLE:
+            /* a trickled reply may complete in time (the node answered:
+               status 0); the release's, queued behind it, cannot: past the
+               command timeout (300 ms) the node is dropped as too slow */
+            it->idle(a, 400);
+            CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_NODE_TIMEOUT);
+            break;
         case IT_RESET: case IT_HALF_RESET: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_TRANSPORT); break;
         case IT_CLOSED: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_CONNECT); break;
         case IT_BLACKHOLE:
@@ -1140,6 +1147,132 @@ static void it_restart_idle(void)
     it->unlock(l);
     it->close(a);
 }
+
+/* ---- a real node behind the test proxy (tests/shared/tcp_proxy.h) ----
+   Node 2 of three is reached through the proxy; one fault on its route,
+   then the lock must still work on the healthy two, and what reached
+   node 2 must be cleaned up or counted again once the fault is gone. */
+
+enum { IT_PX_CUT = 1, IT_PX_LATENCY, IT_PX_PARTITION, IT_PX_RESET };
+
+/* Waits (up to ms) until `want` nodes hold token; returns the count. */
+static inline int it_holders_within(redis_nodes *rn, const char *key, const char *token, int want, long ms)
+{
+    long long until = redis_nodes__now_ms() + ms;
+    int k;
+    while ((k = it_holders(rn, key, token)) != want && redis_nodes__now_ms() < until) redis_nodes__sleep_ms(5);
+    return k;
+}
+
+static inline void it_proxy(int kind)
+{
+    static const char *const names[] = { "", "cut", "latency", "partition", "reset" };
+    redis_nodes *rn = &it_plain[3];
+    int ports[REDIS_NODES_MAX], upstream, k, all = 0;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    tcp_proxy px;
+    char key[96], tok[64];
+    long long t0;
+    it_defaults(&s, rn, ports);
+    upstream = ports[2];
+    if (tcp_proxy_start(&px, 1, &upstream) != 0) {
+        CHECK(!"the proxy did not start");
+        return;
+    }
+    ports[2] = px.port[0];
+    a = it->open(&s);
+    CHECK(a != NULL);
+    snprintf(key, sizeof key, "it:%s:proxy-%s", it->name, names[kind]);
+    it_lock_opts(&o, key, 3000);
+    l = a ? it->lock(a, &o) : NULL;
+    CHECK(l != NULL);
+    if (!l) goto out;
+    /* no fault yet: the proxy relays, all three hold */
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(l), 3), 3);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it_holders_settle(rn, key, it->token(l), 0), 0);
+    switch (kind) {
+    case IT_PX_CUT:
+        /* the SET lands on node 2 but its reply stops half-way: the vote is
+           lost, the key is not, and the release must still delete it */
+        tcp_proxy_cut_reply(&px, 0);
+        memset(&r, 0, sizeof r);
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+        CHECK_EQ(r.attempts, 1);
+        snprintf(tok, sizeof tok, "%s", it->token(l));
+        CHECK_EQ(it_holders_settle(rn, key, tok, 3), 3);
+        it->idle(a, 20);
+        CHECK_EQ(px.route[0].cut, 1);
+        k = it->node_status(a, 2);
+        if (k != REDLOCK_ERR_PROTOCOL && k != REDLOCK_ERR_TRANSPORT) printf("#   node 2 status %d\n", k);
+        CHECK(k == REDLOCK_ERR_PROTOCOL || k == REDLOCK_ERR_TRANSPORT);
+        redis_nodes__sleep_ms(150); /* past any reconnect delay */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(it_holders_within(rn, key, tok, 0, 1000), 0);
+        break;
+    case IT_PX_LATENCY:
+        /* node 2 answers 300 ms late: the lock is decided without it, and
+           its late SET is followed by the release, in order */
+        tcp_proxy_latency(&px, 0, 300);
+        t0 = it_now_ms();
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+        if (it_now_ms() - t0 >= 250) printf("#   acquire took %lld ms\n", it_now_ms() - t0);
+        CHECK(it_now_ms() - t0 < 250);
+        snprintf(tok, sizeof tok, "%s", it->token(l));
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(it_holders_within(rn, key, tok, 0, 1500), 0);
+        tcp_proxy_latency(&px, 0, 0);
+        CHECK_EQ(it->node_status(a, 2), 0);
+        break;
+    case IT_PX_PARTITION:
+        /* node 2 cut off: the two others grant; once healed, node 2 votes again */
+        tcp_proxy_blackhole(&px, 0, 1);
+        memset(&r, 0, sizeof r);
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+        CHECK_EQ(r.attempts, 1);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->idle(a, 100);
+        tcp_proxy_blackhole(&px, 0, 0);
+        for (k = 0; k < 40 && all != 3; k++) {
+            it->idle(a, 100);
+            if (it->acquire(l, NULL) != REDLOCK_OK) continue;
+            all = it_holders_settle(rn, key, it->token(l), 3);
+            CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        }
+        if (all != 3) printf("#   node 2 never voted again after the partition\n");
+        CHECK_EQ(all, 3);
+        break;
+    case IT_PX_RESET:
+        /* idle connections reset: noticed before the next command, which
+           goes to a new connection and keeps its vote */
+        it->idle(a, 20);
+        tcp_proxy_reset(&px, 0);
+        for (k = 0; k < 100 && px.route[0].reset == 0; k++) redis_nodes__sleep_ms(2);
+        CHECK(px.route[0].reset > 0);
+        redis_nodes__sleep_ms(20);
+        memset(&r, 0, sizeof r);
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+        CHECK_EQ(r.attempts, 1);
+        CHECK_EQ(it_holders_settle(rn, key, it->token(l), 3), 3);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        break;
+    default: break;
+    }
+    it->unlock(l);
+out:
+    if (a) it->close(a);
+    tcp_proxy_stop(&px);
+}
+
+static void it_proxy_cut(void) { it_proxy(IT_PX_CUT); }
+static void it_proxy_latency(void) { it_proxy(IT_PX_LATENCY); }
+static void it_proxy_partition(void) { it_proxy(IT_PX_PARTITION); }
+static void it_proxy_reset(void) { it_proxy(IT_PX_RESET); }
 
 static void it_hostile_stray(void) { it_hostile(IT_STRAY, 0); }
 static void it_hostile_huge(void) { it_hostile(IT_HUGE, 0); }
@@ -1218,6 +1351,10 @@ static int it_main(const it_ops *ops)
     IT_RUN(it_hostile_stray_bg, 3);
     IT_RUN(it_hostile_huge_bg, 3);
     IT_RUN(it_hostile_blackhole_bg, 3);
+    IT_RUN(it_proxy_cut, 3);
+    IT_RUN(it_proxy_latency, 3);
+    IT_RUN(it_proxy_partition, 3);
+    IT_RUN(it_proxy_reset, 3);
     for (k = 0; k < 3; k++) {
         int n = sizes[k];
         redis_nodes_stop(&it_plain[n]);

@@ -32,7 +32,6 @@
 #define TCP_PROXY_H
 
 #if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
-#define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include <errno.h>
@@ -51,10 +50,6 @@
 #include <sys/wait.h>
 #ifdef __linux__
 #include <sys/prctl.h>
-#endif
-
-#ifndef MAP_ANONYMOUS
-#error "tcp_proxy.h needs MAP_ANONYMOUS: define _DEFAULT_SOURCE before any system header"
 #endif
 
 #ifndef TCP_PROXY_MAX_ROUTES
@@ -339,11 +334,17 @@ static inline int tcp_proxy_start(tcp_proxy *p, int n, const int *upstream)
     int lfd[TCP_PROXY_MAX_ROUTES], i;
     memset(p, 0, sizeof *p);
     if (n < 1 || n > TCP_PROXY_MAX_ROUTES) return -1;
-    p->route = (tcp_proxy_route *)mmap(NULL, sizeof(tcp_proxy_route) * TCP_PROXY_MAX_ROUTES,
-                                       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p->route == (tcp_proxy_route *)MAP_FAILED) {
-        p->route = NULL;
-        return -1;
+    {   /* shared with the relay after fork: /dev/zero mapped shared is
+           anonymous memory, without needing MAP_ANONYMOUS (not POSIX) */
+        int z = open("/dev/zero", O_RDWR);
+        if (z < 0) return -1;
+        p->route = (tcp_proxy_route *)mmap(NULL, sizeof(tcp_proxy_route) * TCP_PROXY_MAX_ROUTES,
+                                           PROT_READ | PROT_WRITE, MAP_SHARED, z, 0);
+        close(z);
+        if (p->route == (tcp_proxy_route *)MAP_FAILED) {
+            p->route = NULL;
+            return -1;
+        }
     }
     memset((void *)p->route, 0, sizeof(tcp_proxy_route) * TCP_PROXY_MAX_ROUTES);
     p->n = n;
