@@ -179,7 +179,11 @@
    Clocks: safety assumes each client's monotonic clock runs within
    drift_factor of real time and servers keep keys for their TTL. A server
    that restarts without persistence forgets keys: keep it down for the max
-   TTL before it rejoins (or enable AOF with fsync always).
+   TTL before it rejoins (or enable AOF with fsync always). A server whose
+   clock jumps forward (beyond the drift allowance) expires keys early, as
+   if it had lost them; as a holder may have only a bare majority, N nodes
+   (quorum q) survive that on fewer than 2q - N of them: one node when N
+   is even, none when N is odd.
    Legacy mode (servers without SET NX PX or without scripting): per node,
    mode AUTO (default) switches a node for the client's life:
    * to full legacy when SET ... NX PX is answered with "unknown command",

@@ -45,17 +45,22 @@ check-unit: $(BUILD)/unit $(BUILD)/platform
 	@$(BUILD)/platform
 
 # At least 20,000 schedules per profile across N = 1, 3, 5, modern and
-# legacy servers, 5,000 of many locks per client (the profiles side by
-# side, one per CPU), plus the negative controls that must find violations.
+# legacy servers, 5,000 of many locks per client, a server clock jumping on
+# one node of four (the profiles side by side, one per CPU), plus the
+# negative controls that must find violations.
 check-sim: $(BUILD)/sim
 	@scripts/parallel.sh '$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-jump-one-of-five --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-jump-two-of-four --runs 500 --seed 1 --expect-violations
 
 # Known bugs re-introduced into copies of the header (tests/core/mutations/*.patch)
 # must each be found by the simulator.

@@ -2,8 +2,8 @@
 
    Virtual time, a seeded scheduler, and faults: message delay, loss and
    duplication, connection resets, node crashes and restarts (with and
-   without persistence, with and without a restart delay), client pauses
-   and client clock drift.
+   without persistence, with and without a restart delay), client pauses,
+   client clock drift and server clock jumps.
 
    The clients use the whole API, at random: several lock handles per
    client on the same and on different keys; acquire, release (also to
@@ -74,24 +74,34 @@ typedef struct profile {
     int crowd;             /* many clients, three nodes, one key, fast retries */
     int refusing;          /* some clients' AUTH or SELECT is refused by some nodes */
     int many;              /* many handles per client, in a lock table of 1..4 entries */
+    int jumps;             /* server clocks jump forward (keys expire early), far beyond
+                              the drift allowance: 1 on one node of four (fewer than
+                              2q - N nodes: safe); the controls: 2 on a majority,
+                              3 on one node of five (2q - N = 1), 4 on two of four */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0},
     /* misconfigured clients (wrong password, missing database) beside good
        ones; no crashes, so that a refusal is always heard */
-    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0},
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0},
     /* up to 12 handles per client on 6 keys, filed in a lock table of 1, 2
        or 4 entries (every bucket a chain); deinitialised handles are
        scribbled over, as freed memory reused */
-    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1},
+    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0},
     /* negative controls: configurations the algorithm does not protect */
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0},
+    /* one server of four whose clock jumps: the holder keeps at least two
+       of the three others, so no one else finds three free nodes */
+    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2},
+    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3},
+    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4},
 };
 
 /* ---- simulated world ---- */
@@ -175,7 +185,7 @@ typedef struct token_rec {
     int extends_out;         /* extend commands of it on their way to a node */
 } token_rec;
 
-enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK };
+enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP };
 
 typedef struct msg {
     int argc;
@@ -1333,6 +1343,9 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     w->seed = seed;
     w->rng.s = seed * 0x2545F4914F6CDD1Dull + 1;
     w->nn = p->crashes == 2 || p->crowd ? 3 : node_counts[rng_range(&w->rng, 0, 2)];
+    if (p->jumps == 1 || p->jumps == 4) w->nn = 4;
+    if (p->jumps == 2) w->nn = rng_chance(&w->rng, 0.5) ? 3 : 5;
+    if (p->jumps == 3) w->nn = 5;
     w->nc = p->crowd ? 5 : (int)rng_range(&w->rng, 2, p->crashes == 2 ? 3 : 4);
     w->end = 120 * 1000 * (p->crashes == 2 ? 40 : 12);
     w->drop = rng_chance(&w->rng, 0.5) ? 0.0 : 0.02;
@@ -1417,6 +1430,18 @@ static void plan_faults(world *w) {
             e.kind = E_CRASH;
             e.n = (int)rng_range(&w->rng, 0, w->nn - 1);
             e.t = rng_range(&w->rng, ttl, w->end - ttl);
+            push(w, e);
+        }
+    }
+    if (p->jumps) { /* on nodes 0 .. jumpy-1, by up to twice the longest ttl */
+        int jumpy = p->jumps == 2 ? w->nn / 2 + 1 : p->jumps == 4 ? 2 : 1;
+        count = (int)rng_range(&w->rng, 10, 40);
+        for (k = 0; k < count; k++) {
+            memset(&e, 0, sizeof e);
+            e.kind = E_JUMP;
+            e.n = (int)rng_range(&w->rng, 0, jumpy - 1);
+            e.t = rng_range(&w->rng, ttl, w->end - ttl);
+            e.status = (int)rng_range(&w->rng, ttl / 4, 2 * ttl); /* how far, us */
             push(w, e);
         }
     }
@@ -1571,6 +1596,13 @@ static void step(world *w, event e) {
     case E_LEAK:
         leak_check(w, e.status);
         return;
+    case E_JUMP: { /* the node's clock leaps ahead: its keys expire that much sooner */
+        int k;
+        if (w->stopping) return;
+        for (k = 0; k < MAX_KEYS; k++)
+            if (nd->e[k].used && nd->e[k].expire_at >= 0) nd->e[k].expire_at -= e.status;
+        return;
+    }
     }
 }
 
@@ -1695,10 +1727,10 @@ int main(int argc, char **argv) {
             if (expect && first_only) break; /* a mutation check needs one */
         }
     }
-    printf("# profile %s: %ld schedules (N=1: %ld, N=3: %ld, N=5: %ld), %ld events, %ld acquisitions, "
+    printf("# profile %s: %ld schedules (N=1: %ld, N=3: %ld, N=4: %ld, N=5: %ld), %ld events, %ld acquisitions, "
            "%ld extends ok, %ld calls inside on_result, %ld duplicated replies, %ld lost reported, "
            "%ld tokens adopted, %ld key checks, %ld schedules with violations\n",
-           p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[5], events, acquired, extends, inner, dups, lost,
+           p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[4], by_n[5], events, acquired, extends, inner, dups, lost,
            adopted, leaks, failing);
     if (expect) {
         if (failing && first_only)
