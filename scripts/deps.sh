@@ -11,7 +11,7 @@ have make || need+=(make)
 have valgrind || need+=(valgrind)
 have patch || need+=(patch)
 if [ "$want" = all ]; then
-  have clang || need+=(clang)
+  have clang || need+=(clang libclang-rt-dev) # the runtime: libFuzzer for make fuzz
   have g++ || need+=(g++)
   have redis-server || need+=(redis-server)
   have redis-cli || need+=(redis-tools)
@@ -21,6 +21,11 @@ if [ "$want" = all ]; then
   have cmake || need+=(cmake)
   have groff || need+=(groff-base)
   have python3 || need+=(python3) # free ports in tests/shared/examples.sh, JSON checks of the tool
+fi
+# libFuzzer comes with clang's runtime package, which clang only recommends
+if [ "$want" = all ] && have clang && [ "$(uname -m)" = x86_64 ] &&
+   [ ! -e "$(clang -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]; then
+  need+=(libclang-rt-dev)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "deps: installing ${need[*]}" >&2
