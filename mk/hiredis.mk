@@ -57,8 +57,12 @@ check-adapters-compile: | $(BUILD)
 	  else echo "not ok adapters $${t#*/} compiles with clang"; fi; \
 	done
 
-check-hiredis: $(BUILD)/test_hiredis $(BUILD)/test_limits $(BUILD)/test_hiredis_nomem
-	@$(BUILD)/test_hiredis
+# The scenarios built with ASan + UBSan (valgrind runs the plain build below).
+$(BUILD)/test_hiredis_san: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+check-hiredis: $(BUILD)/test_hiredis_san $(BUILD)/test_limits $(BUILD)/test_hiredis_nomem
+	@$(BUILD)/test_hiredis_san
 	@$(BUILD)/test_limits
 	@$(BUILD)/test_hiredis_nomem
 

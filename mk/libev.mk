@@ -1,6 +1,6 @@
 # mk/libev.mk - the hiredis async + libev adapter (adapters/redlock_libev.h):
-# integration tests against real redis-server processes, plain and under
-# valgrind (its compile matrix is check-adapters-compile, mk/hiredis.mk,
+# integration tests against real redis-server processes, under ASan + UBSan
+# and under valgrind (its compile matrix is check-adapters-compile, mk/hiredis.mk,
 # which builds both hiredis headers in one unit). IT_ONLY=<substring> runs
 # a subset of the scenarios.
 CHECKS += check-libev check-valgrind-libev
@@ -15,8 +15,12 @@ $(BUILD)/libev_async: examples/libev_async.c redlock.h adapters/redlock_libev.h 
 
 examples-libev: $(BUILD)/libev_async
 
-check-libev: $(BUILD)/test_libev
-	@$(BUILD)/test_libev
+# The scenarios built with ASan + UBSan (valgrind runs the plain build).
+$(BUILD)/test_libev_san: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+check-libev: $(BUILD)/test_libev_san
+	@$(BUILD)/test_libev_san
 
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-libev: $(BUILD)/test_libev

@@ -67,11 +67,15 @@ $(BUILD)/example_socket: examples/socket.c $(SOCKET_HDRS) | $(BUILD)
 $(BUILD)/example_poll_loop: examples/poll_loop.c $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ examples/poll_loop.c
 
-# The hostile fake server's scenarios and the RESP codec again, built with
+# The integration scenarios, the hostile fake server's and the RESP codec again, built with
 # ASan and UBSan: a read or write past a buffer, or undefined arithmetic,
 # fails at once (the mutation suite has no valgrind; this is its eye).
 $(BUILD)/test_socket_hostile_san: tests/socket/test_socket_hostile.c tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket_hostile.c
+
+$(BUILD)/test_socket_san: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h \
+                          tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket.c
 
 $(BUILD)/test_resp_san: tests/resp/test_resp.c $(RESP_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/resp/test_resp.c
@@ -81,7 +85,7 @@ $(BUILD)/fuzz_resp_san: tests/resp/fuzz_resp.c $(RESP_HDRS) | $(BUILD)
 
 CHECKS += check-sanitize-adapters
 .PHONY: check-sanitize-adapters
-check-sanitize-adapters: $(BUILD)/test_resp_san $(BUILD)/fuzz_resp_san $(BUILD)/test_socket_hostile_san
-	$(BUILD)/test_resp_san
-	$(BUILD)/fuzz_resp_san 3000
-	$(BUILD)/test_socket_hostile_san
+check-sanitize-adapters: $(BUILD)/test_resp_san $(BUILD)/fuzz_resp_san $(BUILD)/test_socket_hostile_san \
+                         $(BUILD)/test_socket_san
+	@scripts/parallel.sh '$(BUILD)/test_resp_san && $(BUILD)/fuzz_resp_san 3000 && $(BUILD)/test_socket_hostile_san' \
+	  '$(BUILD)/test_socket_san'
