@@ -97,7 +97,7 @@ check-sanitize-core: | $(BUILD)
 	   then echo "ok ASan+UBSan: 2500 legacy, noscript, legacy-crowd, refusing, many-locks schedules clean"; \
 	   else echo "not ok ASan+UBSan legacy, noscript, legacy-crowd, refusing, many-locks"; fi'
 
-# make sim [RUNS=N] [SEED=S] [PROFILE=modern|legacy|noscript|legacy-crowd|refusing|many-locks|ctl-restart|ctl-drift]
+# make sim [RUNS=N] [SEED=S] [PROFILE=<a profile of tests/core/sim.c: modern, legacy, ..., ctl-jump-two-of-four>]
 RUNS ?= 1000
 SEED ?= 1
 PROFILE ?= modern
