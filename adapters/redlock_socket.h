@@ -325,7 +325,8 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
    fills pfd[0..] with the sockets that want events (at most
    REDLOCK_MAX_NODES entries), returning how many; redlock_socket_poll_ms()
    is the timeout for poll() (the adapter's next deadline, or until_us if
-   that comes first; at most 1 s); after poll(), redlock_socket_dispatch()
+   that comes first, rounded up to the millisecond so that poll() does not
+   return before it; at most 1 s); after poll(), redlock_socket_dispatch()
    handles those entries' revents (skipping a socket replaced meanwhile) and
    whatever is due. One fill / dispatch pair at a time per adapter. */
 struct pollfd;

@@ -566,6 +566,10 @@ static void test_node_lists(void)
     CHECK_EQ(redlock_socket_parse_nodes(&cfg, "c:1,a:1", &mem, err, sizeof err), REDLOCK_ERR_INVALID);
     CHECK_STR(err, "node 'a:1' is listed twice");
     CHECK_EQ(cfg.node_count, 4);
+    /* a duplicate within what is appended, with nodes already there */
+    CHECK_EQ(redlock_socket_parse_nodes(&cfg, "d:1,e:1,d:1", &mem, err, sizeof err), REDLOCK_ERR_INVALID);
+    CHECK_STR(err, "node 'd:1' is listed twice");
+    CHECK_EQ(cfg.node_count, 4);
     redlock_socket_free_nodes(mem);
     /* REDLOCK_NODES when the list is NULL */
     setenv("REDLOCK_NODES", "e1:7001,e2:7002", 1);
@@ -659,6 +663,24 @@ static void test_reset_buffer_reuse(void)
     redlock_resp_parser_free(&p);
 }
 
+/* redlock_resp_memory counts what the parser holds: after a 1000-element
+   array, at least a parsed value and a reply per element */
+static void test_memory_counts_values(void)
+{
+    static char in[8 + 4 * 1000];
+    redlock_resp_parser p;
+    const redlock_reply *r = NULL;
+    size_t n = (size_t)snprintf(in, sizeof in, "*1000\r\n"), i;
+    for (i = 0; i < 1000; i++) memcpy(in + n + 4 * i, ":1\r\n", 4);
+    redlock_resp_parser_init(&p);
+    CHECK_EQ(redlock_resp_feed(&p, in, n + 4000), 0);
+    CHECK_EQ(redlock_resp_next(&p, &r), 1);
+    CHECK(r && r->type == REDLOCK_REPLY_ARRAY && r->elements == 1000);
+    CHECK(redlock_resp_memory(&p) >= 1000 * (sizeof(redlock__resp_val) + sizeof(redlock_reply)));
+    redlock_resp_parser_free(&p);
+    CHECK_EQ(redlock_resp_memory(&p), 0);
+}
+
 int main(void)
 {
     RUN(test_simple_types);
@@ -673,6 +695,7 @@ int main(void)
     RUN(test_buffer_cap);
     RUN(test_sticky_error_and_reset);
     RUN(test_reset_buffer_reuse);
+    RUN(test_memory_counts_values);
     RUN(test_encode);
     RUN(test_node_specs);
     RUN(test_node_errors);

@@ -120,9 +120,15 @@ static inline int it_quorum(void) { return it_n / 2 + 1; }
 
 /* The adapters' on_event in the tests: counts mode switches, and prints
    every event when IT_DEBUG is set. */
+/* The status of each node's last failed vote in an acquire ([0]) and in
+   any other operation ([1]), as the core was told it. */
+static int it_vote_status[2][REDLOCK_MAX_NODES];
+
 static inline void it_note_event(int *switches, const void *who, const redlock_event *ev)
 {
     if (ev->type == REDLOCK_EV_MODE_SWITCH) (*switches)++;
+    if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES)
+        it_vote_status[ev->op != REDLOCK_OP_ACQUIRE][ev->node] = ev->status;
     if (getenv("IT_DEBUG"))
         printf("#   [%p] %s op=%d node=%d status=%s vote=%d votes=%d attempt=%d\n", who,
                redlock_event_name(ev->type), (int)ev->op, ev->node, redlock_strerror(ev->status),
@@ -1057,6 +1063,7 @@ static inline void it_hostile(int kind, int threaded)
     if (kind == IT_BLACKHOLE) CHECK_EQ(it_blackhole_open(&b), 0);
     ports[2] = kind == IT_CLOSED ? hostile_closed_port() : kind == IT_BLACKHOLE ? b.port : h.port;
     fds0 = it_fd_count();
+    memset(it_vote_status, 0, sizeof it_vote_status);
     it_peak_reset();
     peak0 = it_peak_kib();
     a = it->open(&s);
@@ -1100,7 +1107,11 @@ static inline void it_hostile(int kind, int threaded)
             CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_NODE_TIMEOUT);
             break;
         case IT_RESET: case IT_HALF_RESET: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_TRANSPORT); break;
-        case IT_CLOSED: CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_CONNECT); break;
+        case IT_CLOSED: /* the node's status, and the votes it failed, say CONNECT */
+            CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_CONNECT);
+            CHECK_EQ(it_vote_status[0][2], REDLOCK_ERR_CONNECT);
+            CHECK_EQ(it_vote_status[1][2], REDLOCK_ERR_CONNECT);
+            break;
         case IT_BLACKHOLE:
             CHECK(it->node_status(a, 2) == REDLOCK_ERR_CONNECT || it->node_status(a, 2) == REDLOCK_ERR_NODE_TIMEOUT);
             break;

@@ -1173,12 +1173,14 @@ static void test_foreign_stray_readiness(void)
 
 /* The blocking calls refuse to nest inside callbacks; bad arguments. */
 static int nested_rc = 1;
+static int nested_connect_rc = 1;
 static redlock_socket *nested_s;
 static void nested_result(redlock_lock *lk, const redlock_result *r)
 {
     (void)lk;
     (void)r;
     nested_rc = redlock_socket_run(nested_s, 10);
+    nested_connect_rc = redlock_socket_connect(nested_s);
 }
 
 /* Proves: a blocking call whose lock is deinitialised inside a callback
@@ -1326,6 +1328,13 @@ static void test_api_guards(void)
         CHECK_EQ(redlock_socket_format_node(NULL, out, sizeof out), 0);
     }
     CHECK_EQ(redlock_socket_run(&s, -1), REDLOCK_ERR_INVALID);
+    {   /* poll_ms rounds up: a poll() given it does not end before the deadline */
+        int64_t until = redlock_socket_now_us() + 999000, d = redlock_socket_next_deadline(&s);
+        int64_t wake = d < until ? d : until;
+        int ms = redlock_socket_poll_ms(&s, until);
+        CHECK((int64_t)ms * 1000 >= wake - redlock_socket_now_us());
+        CHECK(ms >= 0 && ms <= 1000);
+    }
     nested_s = &s;
     memset(&o, 0, sizeof o);
     o.key = "guard";
@@ -1334,6 +1343,7 @@ static void test_api_guards(void)
     CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
     CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
     CHECK_EQ(nested_rc, REDLOCK_ERR_BUSY);
+    CHECK_EQ(nested_connect_rc, REDLOCK_ERR_BUSY); /* connect blocks too */
     CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_ERR_ALREADY_HELD);
     CHECK_EQ(redlock_socket_extend(&l, 2000), REDLOCK_OK);
     CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
