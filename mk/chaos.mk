@@ -14,8 +14,8 @@ $(BUILD)/chaos: $(CHAOS_SRC) $(CHAOS_HDRS) | $(BUILD)
 	$(CC) -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS) -o $@ $(CHAOS_SRC)
 
 check-chaos: $(BUILD)/chaos
-	@$(BUILD)/chaos --seconds 20 --seed $(CHAOS_SEED)
-	@$(BUILD)/chaos --control --seconds 8 --min-faults 0 --seed $(CHAOS_SEED)
+	@$(BUILD)/chaos --seconds 15 --seed $(CHAOS_SEED)
+	@$(BUILD)/chaos --control --seconds 6 --min-faults 0 --seed $(CHAOS_SEED)
 
 chaos: $(BUILD)/chaos
 	@$(BUILD)/chaos --seconds $(CHAOS_SECONDS) --seed $(CHAOS_SEED) --min-faults $$(( $(CHAOS_SECONDS) * 5 ))

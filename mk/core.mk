@@ -2,6 +2,9 @@
 SIM_RUNS ?= 20000
 # many-locks: up to 12 handles per client, each schedule about 4x the work
 SIM_MANY_RUNS ?= 5000
+# jump-one-of-four: one configuration (N = 4, one jumping node), each schedule
+# with 10-40 jumps
+SIM_JUMP_RUNS ?= 5000
 
 MUTATION_RUNS ?= 20000
 
@@ -45,8 +48,8 @@ check-unit: $(BUILD)/unit $(BUILD)/platform
 	@$(BUILD)/platform
 
 # At least 20,000 schedules per profile across N = 1, 3, 5, modern and
-# legacy servers, 5,000 of many locks per client, a server clock jumping on
-# one node of four (the profiles side by side, one per CPU), plus the
+# legacy servers, 5,000 of many locks per client and 5,000 of a server clock
+# jumping on one node of four (the profiles side by side, one per CPU), plus the
 # negative controls that must find violations.
 check-sim: $(BUILD)/sim
 	@scripts/parallel.sh '$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1' \
@@ -55,7 +58,7 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations
