@@ -114,14 +114,15 @@ static int pick_healthy_node(world *w)
     return n ? cand[rnd(w) % (uint64_t)n] : -1;
 }
 
-/* A running client: a holder when one exists (a pause then matters). */
+/* A running client: a holder when one exists (a pause then matters), three
+   times in four (always in the negative control, so that it fires). */
 static int pick_client(world *w)
 {
     int cand[CHAOS_MAX_CLIENTS], n = 0, i, holders = 0;
     for (i = 0; i < w->opt->clients; i++)
         if (!w->client_paused_until[i] && w->sh->holding[i]) cand[n++] = i;
     holders = n;
-    if (!holders || rnd(w) % 4 == 0)
+    if (!holders || (!w->opt->control && rnd(w) % 4 == 0))
         for (n = 0, i = 0; i < w->opt->clients; i++)
             if (!w->client_paused_until[i]) cand[n++] = i;
     return n ? cand[rnd(w) % (uint64_t)n] : -1;
