@@ -669,8 +669,16 @@ static void test_foreign_resp_deadline(void)
         p.revents = 0;
         if (u.f.deadline == REDLOCK_NO_DEADLINE) { CHECK(0); break; }
         if (poll(&p, p.fd >= 0 && p.events ? 1 : 0, ms) > 0) {
-            if (p.revents & POLLOUT) redlock_socket_on_writable(&s, 0);
-            if (p.revents & (POLLIN | POLLHUP | POLLERR)) redlock_socket_on_readable(&s, 0);
+            /* each readiness call leaves the hook told the next deadline
+               (once written, the command's, not the connect's) */
+            if (p.revents & POLLOUT) {
+                redlock_socket_on_writable(&s, 0);
+                CHECK_EQ(u.f.deadline, redlock_socket_next_deadline(&s));
+            }
+            if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+                redlock_socket_on_readable(&s, 0);
+                CHECK_EQ(u.f.deadline, redlock_socket_next_deadline(&s));
+            }
         }
         if (redlock_socket_now_us() >= u.f.deadline) redlock_socket_on_timer(&s);
     }
@@ -678,6 +686,7 @@ static void test_foreign_resp_deadline(void)
     CHECK_EQ(u.x.last_status, REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(u.x.last_tag, 7);
     CHECK(redlock_socket_now_us() - t0 >= 200 * 1000);
+    CHECK(redlock_socket_now_us() - t0 < 800 * 1000); /* at the command timeout, not the connect's */
     CHECK_EQ(u.f.deadline, REDLOCK_NO_DEADLINE); /* nothing owed any more */
     redlock_socket_deinit(&s);
     hostile_stop(&h);
@@ -798,6 +807,8 @@ typedef struct sl {
     int ctl_errors;        /* epoll_ctl ADD / MOD refused */
     int log_fd[SL_LOG], log_interest[SL_LOG], nlog; /* watch calls for node 0 */
     int unchanged;         /* watch calls that changed neither fd nor interest */
+    int untold;            /* readiness calls after which the timer hook's deadline
+                              was not the adapter's next deadline */
     int armed, timer_calls;
     int64_t deadline;
     int early;             /* fire this many times well before the deadline */
@@ -871,7 +882,7 @@ static int sl_open(redlock_socket *s, sl *L, const char *host, const int *ports,
     redlock_socket_config cfg;
     int i;
     memset(L, 0, sizeof *L);
-    L->deadline = REDLOCK_NO_DEADLINE;
+    L->deadline = REDLOCK_NO_DEADLINE; /* no set_timer call yet: nothing armed */
     for (i = 0; i < REDLOCK_MAX_NODES; i++) L->fd[i] = -1;
 #ifdef __linux__
     L->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -900,6 +911,7 @@ static int sl_open(redlock_socket *s, sl *L, const char *host, const int *ports,
 static void sl_close(redlock_socket *s, sl *L)
 {
     CHECK_EQ(L->unchanged, 0); /* watch is called when the fd or the interest changes */
+    CHECK_EQ(L->untold, 0);    /* set_timer is called when the deadline changes */
     redlock_socket_deinit(s);
     if (L->ep >= 0) close(L->ep);
     L->ep = -1;
@@ -916,6 +928,19 @@ static int sl_lock(redlock_socket *s, sl *L, redlock_socket_lock *l, const char 
     return redlock_socket_lock_init(s, l, &o);
 }
 
+/* A readiness call: afterwards the timer hook knows the next deadline. */
+static void sl_ready(redlock_socket *s, sl *L, int node, int writable, int readable)
+{
+    if (writable) {
+        redlock_socket_on_writable(s, node);
+        if (L->deadline != redlock_socket_next_deadline(s)) L->untold++;
+    }
+    if (readable) {
+        redlock_socket_on_readable(s, node);
+        if (L->deadline != redlock_socket_next_deadline(s)) L->untold++;
+    }
+}
+
 /* Waits up to ms for what the registrations say, and hands it on. */
 static void sl_wait(redlock_socket *s, sl *L, int n, int ms)
 {
@@ -926,8 +951,7 @@ static void sl_wait(redlock_socket *s, sl *L, int n, int ms)
         int got = epoll_wait(L->ep, ev, REDLOCK_MAX_NODES, ms);
         for (i = 0; i < got; i++) {
             int node = (int)ev[i].data.u32;
-            if (ev[i].events & EPOLLOUT) redlock_socket_on_writable(s, node);
-            if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) redlock_socket_on_readable(s, node);
+            sl_ready(s, L, node, (ev[i].events & EPOLLOUT) != 0, (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0);
         }
         return;
     }
@@ -944,10 +968,8 @@ static void sl_wait(redlock_socket *s, sl *L, int n, int ms)
             map[k++] = i;
         }
         if (poll(pf, (nfds_t)k, ms) > 0) {
-            for (i = 0; i < k; i++) {
-                if (pf[i].revents & POLLOUT) redlock_socket_on_writable(s, map[i]);
-                if (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) redlock_socket_on_readable(s, map[i]);
-            }
+            for (i = 0; i < k; i++)
+                sl_ready(s, L, map[i], (pf[i].revents & POLLOUT) != 0, (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0);
         }
     }
 }
