@@ -367,6 +367,31 @@ static void socket_ipv6(void)
     redis_nodes_stop(&rn);
 }
 
+/* Descriptor 0 is a descriptor like any other: with stdin closed the
+   node's socket gets it, and deinit closes it. */
+static void socket_fd_zero(void)
+{
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    int saved;
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(&rn, 0);
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    saved = dup(0);
+    CHECK(saved > 0);
+    close(0);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_fd(&s, 0), 0);
+    redlock_socket_deinit(&s);
+    CHECK(fcntl(0, F_GETFD) == -1); /* closed */
+    dup2(saved, 0);
+    close(saved);
+    redis_nodes_stop(&rn);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -380,6 +405,7 @@ int main(void)
     if (it_selected("socket_ipv6")) RUN(socket_ipv6);
     if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
     if (it_selected("socket_detached_while_waiting")) RUN(socket_detached_while_waiting);
+    if (it_selected("socket_fd_zero")) RUN(socket_fd_zero);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
