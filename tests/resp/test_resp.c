@@ -513,6 +513,8 @@ static void test_node_errors(void)
     expect_bad("redis://:@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': empty password");
     expect_bad("redis://:%zz@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");
     expect_bad("redis://:a%00b@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");
+    expect_bad("redis://:p%4zw@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");
+    expect_bad("redis://:p%z4w@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");
     expect_bad("redis://%g:p@h", REDLOCK_ERR_INVALID, "bad node 'redis://%g:***@h': bad %-escape in the user name");
     expect_bad("unix://r.sock", REDLOCK_ERR_INVALID, "bad node 'unix://r.sock': unix:// needs an absolute path");
     expect_bad("unix:///r.sock?x=1", REDLOCK_ERR_INVALID, "bad node 'unix:///r.sock?x=1': only ?db=N is supported");
