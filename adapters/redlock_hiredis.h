@@ -443,7 +443,7 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, int i)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
     sigset_t pipe_set, old;
-    int done = 0, rc = REDIS_OK, was_pending = 0;
+    int done, rc, was_pending;
     if (!cn->ctx || !cn->need_flush || cn->connecting) return;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -524,10 +524,10 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             continue;
         }
         {
-            redlock__hiredis_reply buf;
-            const redlock_reply *rr = redlock__hiredis_translate(r, &buf);
+            redlock_reply rr;
+            redlock__hiredis_translate(r, &rr);
             cn->status = 0;
-            redlock_on_reply(&c->_client, tag, rr);
+            redlock_on_reply(&c->_client, tag, &rr);
         }
         freeReplyObject(r);
     }

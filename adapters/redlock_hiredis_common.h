@@ -12,20 +12,12 @@
 
 #ifndef REDLOCK__HIREDIS_REPLY_DEFINED
 #define REDLOCK__HIREDIS_REPLY_DEFINED
-#define REDLOCK__HIREDIS_MAX_ELEMS 16
-/* A translated reply: top level plus one level of array elements (deeper
-   arrays, and arrays longer than REDLOCK__HIREDIS_MAX_ELEMS, are OTHER:
-   the core never needs them). Points into the redisReply. */
-typedef struct redlock__hiredis_reply {
-    redlock_reply top;
-    redlock_reply elem[REDLOCK__HIREDIS_MAX_ELEMS];
-} redlock__hiredis_reply;
-
-static inline void redlock__hiredis_one(const redisReply *r, redlock_reply *out)
+/* Translates a redisReply into the core's redlock_reply, pointing into it.
+   An array keeps its type but not its elements (elements 0): the core
+   reads none, and treats any array as an unexpected reply. */
+static inline void redlock__hiredis_translate(const redisReply *r, redlock_reply *out)
 {
     memset(out, 0, sizeof *out);
-    out->type = REDLOCK_REPLY_OTHER;
-    if (!r) return;
     switch (r->type) {
     case REDIS_REPLY_STATUS:  out->type = REDLOCK_REPLY_STATUS; break;
     case REDIS_REPLY_ERROR:   out->type = REDLOCK_REPLY_ERROR; break;
@@ -42,26 +34,6 @@ static inline void redlock__hiredis_one(const redisReply *r, redlock_reply *out)
     } else if (out->type == REDLOCK_REPLY_INTEGER) {
         out->integer = r->integer;
     }
-}
-
-static inline const redlock_reply *redlock__hiredis_translate(const redisReply *r,
-                                                              redlock__hiredis_reply *buf)
-{
-    redlock__hiredis_one(r, &buf->top);
-    if (buf->top.type == REDLOCK_REPLY_ARRAY) {
-        size_t i;
-        if (r->elements > REDLOCK__HIREDIS_MAX_ELEMS) {
-            buf->top.type = REDLOCK_REPLY_OTHER;
-        } else {
-            for (i = 0; i < r->elements; i++) {
-                redlock__hiredis_one(r->element[i], &buf->elem[i]);
-                if (buf->elem[i].type == REDLOCK_REPLY_ARRAY) buf->elem[i].type = REDLOCK_REPLY_OTHER;
-            }
-            buf->top.element = buf->elem;
-            buf->top.elements = r->elements;
-        }
-    }
-    return &buf->top;
 }
 
 #ifndef REDLOCK_HIREDIS_QUEUE

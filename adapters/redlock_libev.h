@@ -295,9 +295,10 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
         redlock__libev_set_error(cn, REDLOCK_ERR_AUTH, r->str);
         redlock_on_error(&c->_client, tag, REDLOCK_ERR_AUTH);
     } else {
-        redlock__hiredis_reply buf;
+        redlock_reply rr;
+        redlock__hiredis_translate(r, &rr);
         cn->status = 0; /* the connection answers: see redlock_libev_node_status() */
-        redlock_on_reply(&c->_client, tag, redlock__hiredis_translate(r, &buf));
+        redlock_on_reply(&c->_client, tag, &rr);
     }
 }
 

@@ -246,8 +246,7 @@ REDLOCK_RESP_API void redlock_resp_parser_reset(redlock_resp_parser *p)
     p->_len = p->_pos = p->_scan = p->_consumed = 0;
     p->_returned = 0;
     p->_err = 0;
-    p->_bulk = 0;
-    p->_bulk_len = p->_bulk_val = 0;
+    p->_bulk = 0; /* _bulk_len and _bulk_val are read only while it is set */
     p->_sp = 0;
     p->_nvals = 0;
     if (p->_cap > 65536) { /* give back what a big reply took */

@@ -6,11 +6,14 @@
      the socket adapter, 2 replies owed per node for the hiredis ones) is
      refused with QUEUE_FULL, its operation ends OVERLOADED (not
      NO_QUORUM), the connection stays up and what was queued succeeds.
+   - The libev adapter's bound on unparsed reply bytes (1 KiB here) does
+     not count replies already parsed.
    The limits are set here, so this is a program of its own. */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_MAX_KEY (8L * 1024 * 1024)
 #define REDLOCK_SOCKET_MAX_OUTPUT (16L * 1024 * 1024)
 #define REDLOCK_HIREDIS_QUEUE 2
+#define REDLOCK_LIBEV_MAX_BUFFERED 1024
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_HIREDIS_IMPLEMENTATION
 #define REDLOCK_LIBEV_IMPLEMENTATION
@@ -336,6 +339,51 @@ static void big_libev(void)
     ev_loop_destroy(loop);
 }
 
+/* The libev adapter's bound on unparsed reply bytes counts only what is
+   not parsed yet: hiredis keeps up to 1 KiB of parsed replies in front of
+   them. 300 cycles of 9 reply bytes each pass that point many times over,
+   on one connection that is never dropped. */
+static void libev_buffer_bound(void)
+{
+    static redlock_libev c;
+    static redlock_lock lk;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    redlock_libev_config cfg;
+    redlock_lock_opts o;
+    big_wait w;
+    int i, ok = 0;
+    redlock_libev_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(rn, 0);
+    CHECK_EQ(redlock_libev_init(&c, loop, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "limits:buffered";
+    o.ttl_ms = 10000;
+    o.retry_count = -1;
+    o.on_result = big_on_result;
+    o.user = &w;
+    CHECK_EQ(redlock_lock_init(&lk, redlock_libev_client(&c), &o), REDLOCK_OK);
+    for (i = 0; i < 300; i++) {
+        memset(&w, 0, sizeof w);
+        w.op = REDLOCK_OP_ACQUIRE;
+        if (redlock_acquire(&lk) != REDLOCK_OK) break;
+        big_run(loop, &w);
+        if (!w.done || w.status != REDLOCK_OK) break;
+        memset(&w, 0, sizeof w);
+        w.op = REDLOCK_OP_RELEASE;
+        if (redlock_release(&lk) != REDLOCK_OK) break;
+        big_run(loop, &w);
+        if (!w.done || w.status != REDLOCK_OK) break;
+        ok++;
+    }
+    if (ok != 300) printf("#   cycle %d: status %d\n", ok, w.status);
+    CHECK_EQ(ok, 300);
+    CHECK_EQ(redlock_libev_node_status(&c, 0, NULL, 0), 0);
+    redlock_lock_deinit(&lk);
+    redlock_libev_deinit(&c);
+    ev_loop_destroy(loop);
+}
+
 int main(void)
 {
     redis_nodes nodes;
@@ -354,6 +402,7 @@ int main(void)
     RUN(hiredis_queue_full);
     RUN(libev_queue_full);
     RUN(big_libev);
+    RUN(libev_buffer_bound);
     redis_nodes_stop(rn);
     free(big_key);
     return CHECK_EXIT();
