@@ -418,7 +418,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_AUTH = -44,         /* authentication refused (adapters) */
     REDLOCK_ERR_CONNECT = -45,      /* connection refused / unreachable (adapters) */
     REDLOCK_ERR_SELECT = -46,       /* SELECT refused: no such database (adapters) */
-    REDLOCK_ERR_QUEUE_FULL = -47    /* the transport's queue for the node is full (adapters) */
+    REDLOCK_ERR_QUEUE_FULL = -47,   /* the transport's queue for the node is full (adapters) */
+    REDLOCK_ERR_TLS = -48           /* TLS handshake failed or certificate refused (adapters) */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -2577,6 +2578,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_CONNECT: return "connection failed";
     case REDLOCK_ERR_SELECT: return "SELECT refused";
     case REDLOCK_ERR_QUEUE_FULL: return "the transport's queue for the node is full";
+    case REDLOCK_ERR_TLS: return "TLS handshake failed or certificate refused";
     default: return "unknown status";
     }
 }

@@ -204,6 +204,15 @@ extern "C" {
 
 /* ---- 2.-4. connections and loops ---- */
 
+/* TLS for a node (see 2.). Needs REDLOCK_SOCKET_TLS at build time. */
+typedef struct redlock_socket_tls {
+    int enable;              /* 1: TLS (rediss://) */
+    const char *ca;          /* CA file or directory (PEM); NULL: the system's store (copied) */
+    const char *cert, *key;  /* client certificate and its key, PEM files; both or neither (copied) */
+    const char *server_name; /* SNI and the name the certificate must hold; NULL: the host (copied) */
+    int insecure_skip_verify; /* 1: accept any certificate for any name: testing only */
+} redlock_socket_tls;
+
 typedef struct redlock_socket_node {
     const char *host;      /* name or address; NULL: "127.0.0.1" (copied) */
     int port;              /* 0: 6379 */
@@ -211,6 +220,7 @@ typedef struct redlock_socket_node {
     const char *username;  /* ACL user; needs password (copied); NULL: the config's */
     const char *password;  /* NULL: the config's; both NULL: no AUTH (copied, wiped at deinit) */
     int db;                /* > 0: SELECT db; 0: the config's */
+    redlock_socket_tls tls; /* enable set: TLS, NULL fields from the config's tls */
 } redlock_socket_node;
 
 typedef struct redlock_socket_config {
@@ -218,6 +228,7 @@ typedef struct redlock_socket_config {
     redlock_socket_node node[REDLOCK_MAX_NODES];
     const char *username, *password;        /* defaults for every node */
     int db;
+    redlock_socket_tls tls;                 /* enable set: TLS on every node */
     int64_t connect_timeout_ms;             /* 0: 1000 (negative, here or below: INVALID) */
     int64_t command_timeout_ms;             /* 0: 1000; a node this late is dropped */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
@@ -248,6 +259,7 @@ typedef struct redlock_socket {
     int _poll_node[REDLOCK_MAX_NODES];
     unsigned _poll_gen[REDLOCK_MAX_NODES];
     int _poll_n;
+    void *_bio_method; /* REDLOCK_SOCKET_TLS: the socket BIO of TLS nodes */
 } redlock_socket;
 
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -388,10 +400,19 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdio.h>
+#ifdef REDLOCK_SOCKET_TLS
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#endif
 
 #ifndef CLOCK_MONOTONIC
 #error "clock_gettime() is not declared: include redlock_socket.h before any system header where REDLOCK_SOCKET_IMPLEMENTATION is defined, or build with -D_POSIX_C_SOURCE=200809L"
@@ -417,7 +438,8 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 
 /* ---- connections ---- */
 
-enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_UP };
+/* CONNECTING: TCP connect in progress; HANDSHAKE: TLS handshake in progress */
+enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_HANDSHAKE, REDLOCK__SOCK_UP };
 enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT };
 #define REDLOCK__SOCK_MAX_ADDR 4
 
@@ -444,7 +466,20 @@ struct redlock__sock_node {
     int last_status;
     unsigned failures; /* connections lost or refused so far */
     int rep_fd, rep_interest;
+    /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
+       this connection, what OpenSSL waits for (REDLOCK_SOCKET_READ /
+       WRITE: during the handshake, or a read that must write / a write
+       that must read), and the last TLS failure's words */
+    void *tls_ctx, *ssl;
+    char *tls_name;
+    int tls_verify, tls_want;
+    char tls_err[120];
 };
+
+static int redlock__sock_opening(const struct redlock__sock_node *nd)
+{
+    return nd->state == REDLOCK__SOCK_CONNECTING || nd->state == REDLOCK__SOCK_HANDSHAKE;
+}
 
 REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void)
 {
@@ -482,8 +517,11 @@ static int redlock__sock_valid(const redlock_socket *s)
 static int redlock__sock_interest_of(const struct redlock__sock_node *nd)
 {
     if (nd->state == REDLOCK__SOCK_CONNECTING) return REDLOCK_SOCKET_WRITE;
+    if (nd->state == REDLOCK__SOCK_HANDSHAKE) return nd->tls_want;
     if (nd->state == REDLOCK__SOCK_UP)
-        return REDLOCK_SOCKET_READ | (nd->out_off < nd->out_len ? REDLOCK_SOCKET_WRITE : 0);
+        return REDLOCK_SOCKET_READ |
+               ((nd->out_off < nd->out_len && nd->tls_want != REDLOCK_SOCKET_READ) || nd->tls_want == REDLOCK_SOCKET_WRITE
+                    ? REDLOCK_SOCKET_WRITE : 0);
     return 0;
 }
 
@@ -509,7 +547,7 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
 #endif
     for (i = 0; i < s->_cfg.node_count; i++) {
         const struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->state == REDLOCK__SOCK_CONNECTING && nd->connect_deadline < d) d = nd->connect_deadline;
+        if (redlock__sock_opening(nd) && nd->connect_deadline < d) d = nd->connect_deadline;
         if (nd->q_count && nd->q[nd->q_head].deadline < d) d = nd->q[nd->q_head].deadline;
     }
     return d;
@@ -589,6 +627,11 @@ static void redlock__sock_drop_fd(redlock_socket *s, struct redlock__sock_node *
 static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int fd = nd->fd;
+#ifdef REDLOCK_SOCKET_TLS
+    SSL_free((SSL *)nd->ssl); /* no close_notify: the socket closes anyway */
+#endif
+    nd->ssl = NULL;
+    nd->tls_want = 0;
     nd->fd = -1;
     nd->state = REDLOCK__SOCK_DOWN;
     nd->gen++;
@@ -618,6 +661,190 @@ static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd,
     free(q);
 }
 
+/* ---- the byte stream: plain or TLS ----
+   redlock__sock_recv / redlock__sock_send move bytes over the node's
+   connection: > 0 bytes moved; 0 the peer closed (recv only); -1 would
+   block; -2 the connection failed; -3 TLS failed (nd->tls_err says why). */
+
+#ifdef REDLOCK_SOCKET_TLS
+/* OpenSSL reads and writes the socket through this BIO: send() with
+   MSG_NOSIGNAL, so a peer that is gone costs EPIPE, not SIGPIPE. */
+static int redlock__sock_bio_write(BIO *b, const char *p, int n)
+{
+    ssize_t w;
+    BIO_clear_retry_flags(b);
+    do w = send((int)(intptr_t)BIO_get_data(b), p, (size_t)n, REDLOCK__SOCK_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_write(b);
+    return (int)w;
+}
+
+static int redlock__sock_bio_read(BIO *b, char *p, int n)
+{
+    ssize_t r;
+    BIO_clear_retry_flags(b);
+    do r = recv((int)(intptr_t)BIO_get_data(b), p, (size_t)n, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_read(b);
+    return (int)r;
+}
+
+static long redlock__sock_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b;
+    (void)num;
+    (void)ptr;
+    return cmd == BIO_CTRL_FLUSH;
+}
+
+/* The words of the last TLS failure on this node (e: SSL_get_error's). */
+static void redlock__sock_tls_words(struct redlock__sock_node *nd, int e, const char *during)
+{
+    long v = nd->ssl && nd->tls_verify ? SSL_get_verify_result((SSL *)nd->ssl) : X509_V_OK;
+    unsigned long q = ERR_peek_last_error();
+    const char *w = NULL;
+    if (v != X509_V_OK) {
+        snprintf(nd->tls_err, sizeof nd->tls_err, "TLS %s: certificate refused: %s", during,
+                 X509_verify_cert_error_string(v));
+        return;
+    }
+    if (q) w = ERR_reason_error_string(q);
+    if (!w) w = e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN ? "the server closed the connection" : "failed";
+    snprintf(nd->tls_err, sizeof nd->tls_err, "TLS %s: %s", during, w);
+}
+
+/* The node's TLS context, made once at init: what to trust, what to show. */
+static int redlock__sock_tls_setup(redlock_socket *s, struct redlock__sock_node *nd, const redlock_socket_tls *t)
+{
+    SSL_CTX *ctx;
+    struct stat st;
+    if (!s->_bio_method) {
+        BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "redlock socket");
+        if (!m) return REDLOCK_ERR_NOMEM;
+        BIO_meth_set_write(m, redlock__sock_bio_write);
+        BIO_meth_set_read(m, redlock__sock_bio_read);
+        BIO_meth_set_ctrl(m, redlock__sock_bio_ctrl);
+        s->_bio_method = m;
+    }
+    if (!(nd->tls_name = redlock__sock_strdup(t->server_name ? t->server_name : nd->host))) return REDLOCK_ERR_NOMEM;
+    ERR_clear_error();
+    if (!(ctx = SSL_CTX_new(TLS_client_method()))) return REDLOCK_ERR_NOMEM;
+    nd->tls_ctx = ctx; /* freed at deinit, also when the rest fails */
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    /* a write that could not finish is retried from the output buffer,
+       which may have moved and grown meanwhile */
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF); /* a close is a close, as over plain TCP */
+#endif
+    nd->tls_verify = !t->insecure_skip_verify;
+    if (nd->tls_verify) {
+        int ok;
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        if (!t->ca) ok = SSL_CTX_set_default_verify_paths(ctx);
+        else if (stat(t->ca, &st) == 0 && S_ISDIR(st.st_mode)) ok = SSL_CTX_load_verify_locations(ctx, NULL, t->ca);
+        else ok = SSL_CTX_load_verify_locations(ctx, t->ca, NULL);
+        if (ok != 1) return REDLOCK_ERR_TLS;
+    }
+    if (t->cert && (SSL_CTX_use_certificate_chain_file(ctx, t->cert) != 1 ||
+                    SSL_CTX_use_PrivateKey_file(ctx, t->key, SSL_FILETYPE_PEM) != 1 ||
+                    SSL_CTX_check_private_key(ctx) != 1))
+        return REDLOCK_ERR_TLS;
+    ERR_clear_error();
+    return 0;
+}
+
+static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_node *nd);
+
+/* TCP is up: start the TLS handshake. The name is checked against the
+   certificate (as an address when it is one) and sent as SNI (unless it
+   is an address: SNI carries names only). */
+static void redlock__sock_tls_start(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    unsigned char bin[16];
+    int is_addr = inet_pton(AF_INET, nd->tls_name, bin) == 1 || inet_pton(AF_INET6, nd->tls_name, bin) == 1;
+    SSL *ssl;
+    BIO *bio = NULL;
+    ERR_clear_error();
+    ssl = SSL_new((SSL_CTX *)nd->tls_ctx);
+    if (ssl) bio = BIO_new((BIO_METHOD *)s->_bio_method);
+    if (!bio || (!is_addr && SSL_set_tlsext_host_name(ssl, nd->tls_name) != 1) ||
+        (nd->tls_verify && (is_addr ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), nd->tls_name)
+                                    : SSL_set1_host(ssl, nd->tls_name)) != 1)) {
+        if (bio) BIO_free(bio);
+        if (ssl) SSL_free(ssl);
+        snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS setup: out of memory");
+        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
+        return;
+    }
+    BIO_set_data(bio, (void *)(intptr_t)nd->fd);
+    BIO_set_init(bio, 1);
+    SSL_set_bio(ssl, bio, bio);
+    nd->ssl = ssl;
+    nd->state = REDLOCK__SOCK_HANDSHAKE;
+    redlock__sock_tls_handshake(s, nd);
+}
+#endif
+
+static ssize_t redlock__sock_recv(struct redlock__sock_node *nd, char *p, size_t n)
+{
+#ifdef REDLOCK_SOCKET_TLS
+    if (nd->ssl) {
+        int r, e;
+        ERR_clear_error();
+        r = SSL_read((SSL *)nd->ssl, p, n > INT_MAX ? INT_MAX : (int)n);
+        if (r > 0) {
+            if (nd->tls_want == REDLOCK_SOCKET_WRITE) nd->tls_want = 0;
+            return r;
+        }
+        e = SSL_get_error((SSL *)nd->ssl, r);
+        if (e == SSL_ERROR_WANT_READ) return -1;
+        if (e == SSL_ERROR_WANT_WRITE) { /* TLS must write before this read can go on */
+            nd->tls_want = REDLOCK_SOCKET_WRITE;
+            return -1;
+        }
+        if (e == SSL_ERROR_ZERO_RETURN) return 0;
+        if (e == SSL_ERROR_SYSCALL && !ERR_peek_error()) return errno ? -2 : 0;
+        redlock__sock_tls_words(nd, e, "read");
+        return -3;
+    }
+#endif
+    for (;;) {
+        ssize_t r = recv(nd->fd, p, n, 0);
+        if (r >= 0) return r;
+        if (errno != EINTR) return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
+    }
+}
+
+static ssize_t redlock__sock_send(struct redlock__sock_node *nd, const char *p, size_t n)
+{
+#ifdef REDLOCK_SOCKET_TLS
+    if (nd->ssl) {
+        int w, e;
+        ERR_clear_error();
+        w = SSL_write((SSL *)nd->ssl, p, n > INT_MAX ? INT_MAX : (int)n);
+        if (w > 0) {
+            if (nd->tls_want == REDLOCK_SOCKET_READ) nd->tls_want = 0;
+            return w;
+        }
+        e = SSL_get_error((SSL *)nd->ssl, w);
+        if (e == SSL_ERROR_WANT_WRITE) return -1;
+        if (e == SSL_ERROR_WANT_READ) { /* TLS must read before this write can go on */
+            nd->tls_want = REDLOCK_SOCKET_READ;
+            return -1;
+        }
+        if (e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN) return -2;
+        redlock__sock_tls_words(nd, e, "write");
+        return -3;
+    }
+#endif
+    for (;;) {
+        ssize_t w = send(nd->fd, p, n, REDLOCK__SOCK_NOSIGNAL);
+        if (w >= 0) return w; /* never 0 for a non-empty stream send */
+        if (errno != EINTR) return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
+    }
+}
+
 static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *nd)
 {
     (void)s;
@@ -640,8 +867,8 @@ static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *
         (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
 #endif
         if (connect(fd, sa, nd->addrlen[nd->cur]) == 0) {
-            nd->fd = fd;
-            nd->state = REDLOCK__SOCK_UP;
+            nd->fd = fd; /* a TLS node starts its handshake once writable */
+            nd->state = nd->tls_ctx ? REDLOCK__SOCK_CONNECTING : REDLOCK__SOCK_UP;
             return 0;
         }
         if (errno == EINPROGRESS || errno == EINTR) {
@@ -737,7 +964,7 @@ static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd,
     slot = (nd->q_head + nd->q_count) % nd->q_cap;
     nd->q[slot].tag = tag;
     nd->q[slot].kind = kind;
-    nd->q[slot].deadline = (nd->state == REDLOCK__SOCK_CONNECTING ? nd->connect_deadline : now) +
+    nd->q[slot].deadline = (redlock__sock_opening(nd) ? nd->connect_deadline : now) +
                            s->_cfg.command_timeout_ms * 1000;
     nd->q_count++;
     return 0;
@@ -788,7 +1015,17 @@ static int redlock__sock_idle_broken(const struct redlock__sock_node *nd)
     pf.fd = nd->fd;
     pf.events = POLLIN;
     pf.revents = 0;
-    return poll(&pf, 1, 0) > 0;
+    if (poll(&pf, 1, 0) <= 0) return 0;
+#ifdef REDLOCK_SOCKET_TLS
+    if (nd->ssl) { /* TLS records for TLS itself (session tickets) are no reply */
+        char c;
+        int r;
+        ERR_clear_error();
+        r = SSL_peek((SSL *)nd->ssl, &c, 1);
+        return r > 0 || SSL_get_error((SSL *)nd->ssl, r) != SSL_ERROR_WANT_READ;
+    }
+#endif
+    return 1;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
@@ -815,15 +1052,18 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd)
 {
     while (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) {
-        ssize_t w = send(nd->fd, nd->out + nd->out_off, nd->out_len - nd->out_off, REDLOCK__SOCK_NOSIGNAL);
+        ssize_t w = redlock__sock_send(nd, nd->out + nd->out_off, nd->out_len - nd->out_off);
         if (w > 0) {
             nd->out_off += (size_t)w;
-        } else if (errno == EINTR) { /* w is -1: never 0 for a non-empty stream send */
-            continue;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        } else if (w == -1) {
             break;
         } else {
-            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT);
+            /* a TLS server that refused us (TLS 1.3 judges a client
+               certificate after the handshake) sent an alert before it
+               closed: read it, it says why */
+            char alert[256];
+            if (w == -2 && nd->ssl && redlock__sock_recv(nd, alert, sizeof alert) == -3) w = -3;
+            redlock__sock_fail(s, nd, w == -3 ? REDLOCK_ERR_TLS : REDLOCK_ERR_TRANSPORT);
             return;
         }
     }
@@ -857,6 +1097,12 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
     if (poll(&pf, 1, 0) <= 0) return;
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err == 0) {
+#ifdef REDLOCK_SOCKET_TLS
+        if (nd->tls_ctx) {
+            redlock__sock_tls_start(s, nd);
+            return;
+        }
+#endif
         nd->state = REDLOCK__SOCK_UP;
         redlock__sock_rebase(s, nd);
         redlock__sock_flush(s, nd);
@@ -877,6 +1123,32 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
         redlock__sock_report(s, nd);
     }
 }
+
+#ifdef REDLOCK_SOCKET_TLS
+/* One step of the TLS handshake; it goes on when the socket is ready for
+   what OpenSSL waits for (nd->tls_want), within connect_timeout_ms. */
+static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    int r, e;
+    ERR_clear_error();
+    r = SSL_connect((SSL *)nd->ssl);
+    if (r == 1) {
+        nd->tls_want = 0;
+        nd->state = REDLOCK__SOCK_UP;
+        redlock__sock_rebase(s, nd);
+        redlock__sock_flush(s, nd);
+        return;
+    }
+    e = SSL_get_error((SSL *)nd->ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        nd->tls_want = e == SSL_ERROR_WANT_READ ? REDLOCK_SOCKET_READ : REDLOCK_SOCKET_WRITE;
+        redlock__sock_report(s, nd);
+        return;
+    }
+    redlock__sock_tls_words(nd, e, "handshake");
+    redlock__sock_fail(s, nd, REDLOCK_ERR_TLS);
+}
+#endif
 
 static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
 {
@@ -920,7 +1192,7 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
     unsigned gen = nd->gen;
     int round;
     for (round = 0; round < 8 && nd->gen == gen && nd->state == REDLOCK__SOCK_UP; round++) {
-        ssize_t r = recv(nd->fd, buf, sizeof buf, 0);
+        ssize_t r = redlock__sock_recv(nd, buf, sizeof buf);
         if (r > 0) {
             int rc = redlock_resp_feed(&nd->parser, buf, (size_t)r);
             if (rc != 0) {
@@ -933,12 +1205,10 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
             /* closed: mid-reply is a truncated (malformed) reply */
             redlock__sock_fail(s, nd, redlock_resp_buffered(&nd->parser) ? REDLOCK_ERR_PROTOCOL : REDLOCK_ERR_TRANSPORT);
             return;
-        } else if (errno == EINTR) {
-            continue;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        } else if (r == -1) {
             break;
         } else {
-            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT);
+            redlock__sock_fail(s, nd, r == -3 ? REDLOCK_ERR_TLS : REDLOCK_ERR_TRANSPORT);
             return;
         }
     }
@@ -952,6 +1222,9 @@ static void redlock__sock_timeouts(redlock_socket *s)
         struct redlock__sock_node *nd = &s->_nodes[i];
         if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
+        } else if (nd->state == REDLOCK__SOCK_HANDSHAKE && now >= nd->connect_deadline) {
+            snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS handshake: no answer within the connect timeout");
+            redlock__sock_fail(s, nd, REDLOCK_ERR_TLS);
         } else if (nd->q_count && now >= nd->q[nd->q_head].deadline) {
             /* the answer may be waiting unread (the loop did not run for
                a while): read before declaring the node dead */
@@ -975,9 +1248,17 @@ static void redlock__sock_event(redlock_socket *s, struct redlock__sock_node *nd
         if (readable || writable) redlock__sock_connected(s, nd);
         return;
     }
+#ifdef REDLOCK_SOCKET_TLS
+    if (nd->state == REDLOCK__SOCK_HANDSHAKE) {
+        if (readable || writable) redlock__sock_tls_handshake(s, nd);
+        return;
+    }
+#endif
     if (nd->state != REDLOCK__SOCK_UP) return;
     if (writable) redlock__sock_flush(s, nd);
-    if (readable && nd->state == REDLOCK__SOCK_UP) redlock__sock_read(s, nd);
+    /* a TLS read may wait for the socket to take a write */
+    if ((readable || (writable && nd->tls_want == REDLOCK_SOCKET_WRITE)) && nd->state == REDLOCK__SOCK_UP)
+        redlock__sock_read(s, nd);
     if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
 }
 
@@ -1051,7 +1332,7 @@ REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms)
    while one is owed it is at the head). */
 static int redlock__sock_handshaking(const struct redlock__sock_node *nd)
 {
-    if (nd->state == REDLOCK__SOCK_CONNECTING) return 1;
+    if (redlock__sock_opening(nd)) return 1;
     return nd->q_count > 0 && nd->q[nd->q_head].kind != REDLOCK__REQ_USER;
 }
 
@@ -1308,8 +1589,12 @@ static const char *redlock__sock_np_one(redlock__sock_nodes_mem *m, const char *
         }
         return redlock__sock_np_hostport(m, s, len, nd);
     }
-    if (sep == 5 && memcmp(s, "redis", 5) == 0) {
-        const char *hp = s + 8, *end = s + len, *p;
+    if ((sep == 5 && memcmp(s, "redis", 5) == 0) || (sep == 6 && memcmp(s, "rediss", 6) == 0)) {
+        const char *hp = s + sep + 3, *end = s + len, *p;
+#ifndef REDLOCK_SOCKET_TLS
+        if (sep == 6) return "TLS (rediss://) needs redlock_socket.h built with REDLOCK_SOCKET_TLS";
+#endif
+        nd->tls.enable = sep == 6;
         if (redlock__sock_userinfo(s, len, &ui, &at)) {
             if ((why = redlock__sock_np_userinfo(m, s + ui, at - ui, nd))) return why;
             hp = s + at + 1;
@@ -1335,8 +1620,7 @@ static const char *redlock__sock_np_one(redlock__sock_nodes_mem *m, const char *
         nd->unix_path = redlock__sock_np_put(m, path, (size_t)((q ? q : end) - path), 0);
         return NULL;
     }
-    if (sep == 6 && memcmp(s, "rediss", 6) == 0) return "TLS (rediss://) is not supported";
-    return "unknown URL scheme (use redis:// or unix://)";
+    return "unknown URL scheme (use redis://, rediss:// or unix://)";
 }
 
 /* The same node twice would vote twice. */
@@ -1446,11 +1730,11 @@ REDLOCK_SOCKET_API int redlock_socket_format_node(const redlock_socket_node *n, 
     const char *host = n && n->host && n->host[0] ? n->host : "127.0.0.1";
     if (!n) return 0;
     if (n->password || n->username) { /* a URL: the password shown as *** */
-        redlock__sock_cat(out, cap, &o, n->unix_path ? "unix://" : "redis://");
+        redlock__sock_cat(out, cap, &o, n->unix_path ? "unix://" : n->tls.enable ? "rediss://" : "redis://");
         if (n->username) redlock__sock_cat(out, cap, &o, n->username);
         redlock__sock_cat(out, cap, &o, ":***@");
-    } else if (n->db > 0 && !n->unix_path) {
-        redlock__sock_cat(out, cap, &o, "redis://");
+    } else if ((n->db > 0 || n->tls.enable) && !n->unix_path) {
+        redlock__sock_cat(out, cap, &o, n->tls.enable ? "rediss://" : "redis://");
     } else if (n->db > 0) {
         redlock__sock_cat(out, cap, &o, "unix://");
     }
@@ -1509,6 +1793,23 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg)
 #endif
 }
 
+/* Node i's TLS settings (the node's, NULL fields from the config's), or
+   NULL: plain TCP. */
+static const redlock_socket_tls *redlock__sock_node_tls(const redlock_socket_config *cfg, int i, redlock_socket_tls *t)
+{
+    const redlock_socket_tls *n = &cfg->node[i].tls, *d = &cfg->tls;
+    if (!n->enable && !d->enable) return NULL;
+    *t = n->enable ? *n : *d;
+    if (!t->ca) t->ca = d->ca;
+    if (!t->cert && !t->key) {
+        t->cert = d->cert;
+        t->key = d->key;
+    }
+    if (!t->server_name) t->server_name = d->server_name;
+    t->insecure_skip_verify |= d->insecure_skip_verify;
+    return t;
+}
+
 REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
 {
     int i;
@@ -1525,7 +1826,13 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     for (i = 0; i < cfg->node_count; i++) {
         const redlock_socket_node *c = &cfg->node[i];
         const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
+        redlock_socket_tls t;
+        const redlock_socket_tls *tls = redlock__sock_node_tls(cfg, i, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
+        if (tls && ((c->unix_path && c->unix_path[0]) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
+#ifndef REDLOCK_SOCKET_TLS
+        if (tls) return REDLOCK_ERR_TLS; /* built without REDLOCK_SOCKET_TLS */
+#endif
     }
     s->_cfg = *cfg;
     if (!s->_cfg.connect_timeout_ms) s->_cfg.connect_timeout_ms = 1000;
@@ -1550,10 +1857,18 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         if (pass) bad |= !(nd->pass = redlock__sock_strdup(pass));
         if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
         redlock_resp_parser_init(&nd->parser);
+        bad = bad ? REDLOCK_ERR_NOMEM : 0;
+#ifdef REDLOCK_SOCKET_TLS
+        {
+            redlock_socket_tls t;
+            const redlock_socket_tls *tls = redlock__sock_node_tls(cfg, i, &t);
+            if (!bad && tls) bad = redlock__sock_tls_setup(s, nd, tls);
+        }
+#endif
         if (bad) {
             s->_cfg.node_count = i + 1;
             redlock_socket_deinit(s);
-            return REDLOCK_ERR_NOMEM;
+            return bad;
         }
     }
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -1590,6 +1905,11 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         /* not through redlock__sock_close: the watch hook is not called here */
+#ifdef REDLOCK_SOCKET_TLS
+        SSL_free((SSL *)nd->ssl);
+        SSL_CTX_free((SSL_CTX *)nd->tls_ctx);
+#endif
+        free(nd->tls_name);
         if (nd->fd >= 0) close(nd->fd);
         nd->fd = -1;
         if (nd->out) memset(nd->out, 0, nd->out_cap);
@@ -1604,6 +1924,10 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
     }
     free(s->_nodes);
     s->_nodes = NULL;
+#ifdef REDLOCK_SOCKET_TLS
+    BIO_meth_free((BIO_METHOD *)s->_bio_method);
+#endif
+    s->_bio_method = NULL;
     s->_magic = 0;
 }
 
@@ -1618,6 +1942,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 #else
         const char *t = st ? "node error" : "";
 #endif
+        if (st == REDLOCK_ERR_TLS && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err;
         redlock__sock_say(errbuf, errsz, "%s", t, NULL); /* cut to the buffer, terminated */
     }
     return st;
@@ -1763,7 +2088,7 @@ static int redlock__sock_wait(redlock_socket_lock *l, int op, int rc)
         /* nothing in flight and nothing scheduled: the result cannot come
            any more */
         for (i = 0; i < s->_cfg.node_count; i++)
-            if (s->_nodes[i].q_count || s->_nodes[i].state == REDLOCK__SOCK_CONNECTING) idle = 0;
+            if (s->_nodes[i].q_count || redlock__sock_opening(&s->_nodes[i])) idle = 0;
         if (idle && redlock__sock_deadline(s) == REDLOCK_NO_DEADLINE) {
             l->_want = 0;
             return REDLOCK_ERR_DETACHED;

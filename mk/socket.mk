@@ -6,9 +6,9 @@ SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
-CHECKS += check-socket-hostile check-socket-nomem check-socket-compile check-socket
+CHECKS += check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls
 
-.PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket examples-socket
+.PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls examples-socket
 
 $(BUILD)/test_nomem: tests/socket/test_nomem.c tests/shared/nomem.h tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_nomem.c
@@ -24,7 +24,7 @@ check-socket-nomem: $(BUILD)/test_nomem $(BUILD)/test_nomem_count
 	@$(BUILD)/test_nomem_count
 	$(VALGRIND) --soname-synonyms=somalloc=nouserintercepts $(BUILD)/test_nomem
 
-$(BUILD)/test_socket_hostile: tests/socket/test_socket_hostile.c tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
+$(BUILD)/test_socket_hostile: tests/socket/test_socket_hostile.c tests/socket/strict_loop.h tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket_hostile.c
 
 $(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
@@ -37,11 +37,29 @@ check-socket-hostile: $(BUILD)/test_socket_hostile
 check-socket: $(BUILD)/test_socket
 	$(VALGRIND) $(BUILD)/test_socket
 
+# TLS (REDLOCK_SOCKET_TLS, OpenSSL): the scenarios over TLS on 1 and 3
+# nodes and the TLS cases (integration.h, it_main_tls), the foreign loop
+# and a 16 MiB command over TLS; under ASan + UBSan, then under memcheck
+# the ones whose timing valgrind's slowness does not disturb.
+TLS_LIBS := -lssl -lcrypto -lpthread
+TLS_DEPS := tests/socket/test_socket.c tests/socket/strict_loop.h tests/shared/tls_certs.sh tests/shared/tcp_proxy.h \
+            tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS)
+TLS_VALGRIND_ONLY := basic,reuse,contend,auth,acl_noscript,select_db,socket_tls
+$(BUILD)/test_socket_tls: $(TLS_DEPS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -DREDLOCK_SOCKET_TLS -DIT_TLS -o $@ tests/socket/test_socket.c $(TLS_LIBS)
+$(BUILD)/test_socket_tls_san: $(TLS_DEPS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -DREDLOCK_SOCKET_TLS -DIT_TLS -o $@ tests/socket/test_socket.c $(TLS_LIBS)
+check-socket-tls: $(BUILD)/test_socket_tls $(BUILD)/test_socket_tls_san
+	@$(BUILD)/test_socket_tls_san
+	@if IT_ONLY=$(TLS_VALGRIND_ONLY) $(VALGRIND) $(BUILD)/test_socket_tls > $(BUILD)/test_socket_tls.valgrind.log 2>&1; \
+	then echo "ok valgrind test_socket_tls: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/test_socket_tls.valgrind.log) scenarios)"; \
+	else cat $(BUILD)/test_socket_tls.valgrind.log; echo "not ok valgrind test_socket_tls"; fi
+
 # The adapter as C99 and C++11 with gcc and clang, transport-only and
 # (with the core) complete, plus REDLOCK_SOCKET_STATIC.
 SOCKET_CC_LIST  := $(CC) $(SOCKET_CLANG)
 SOCKET_CXX_LIST := $(CXX) $(SOCKET_CLANGXX)
-SOCKET_VARIANTS := -DREDLOCK_SOCKET_NO_CORE -DREDLOCK_IMPLEMENTATION \
+SOCKET_VARIANTS := -DREDLOCK_SOCKET_NO_CORE -DREDLOCK_IMPLEMENTATION -DREDLOCK_IMPLEMENTATION__-DREDLOCK_SOCKET_TLS \
                    -DREDLOCK_IMPLEMENTATION__-DREDLOCK_STATIC__-DREDLOCK_SOCKET_STATIC
 check-socket-compile: | $(BUILD)
 	@for v in $(SOCKET_VARIANTS); do d=$$(echo $$v | sed 's/__/ /g'); \
@@ -70,7 +88,7 @@ $(BUILD)/example_poll_loop: examples/poll_loop.c $(SOCKET_HDRS) | $(BUILD)
 # The integration scenarios, the hostile fake server's and the RESP codec again, built with
 # ASan and UBSan: a read or write past a buffer, or undefined arithmetic,
 # fails at once (the mutation suite has no valgrind; this is its eye).
-$(BUILD)/test_socket_hostile_san: tests/socket/test_socket_hostile.c tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
+$(BUILD)/test_socket_hostile_san: tests/socket/test_socket_hostile.c tests/socket/strict_loop.h tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket_hostile.c
 
 $(BUILD)/test_socket_san: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h \

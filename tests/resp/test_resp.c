@@ -507,8 +507,8 @@ static void test_node_errors(void)
     expect_bad("a b:1", REDLOCK_ERR_INVALID, "bad node 'a b:1': bad host name");
     expect_bad("redis://h/zero", REDLOCK_ERR_INVALID, "bad node 'redis://h/zero': database must be a number");
     expect_bad("redis://h?timeout=1", REDLOCK_ERR_INVALID, "bad node 'redis://h?timeout=1': URL options are not supported");
-    expect_bad("rediss://h", REDLOCK_ERR_INVALID, "bad node 'rediss://h': TLS (rediss://) is not supported");
-    expect_bad("http://h", REDLOCK_ERR_INVALID, "bad node 'http://h': unknown URL scheme (use redis:// or unix://)");
+    expect_bad("rediss://h", REDLOCK_ERR_INVALID, "bad node 'rediss://h': TLS (rediss://) needs redlock_socket.h built with REDLOCK_SOCKET_TLS");
+    expect_bad("http://h", REDLOCK_ERR_INVALID, "bad node 'http://h': unknown URL scheme (use redis://, rediss:// or unix://)");
     expect_bad("redis://alice@h", REDLOCK_ERR_INVALID, "bad node 'redis://***@h': give a password as user:pass@ or :pass@");
     expect_bad("redis://:@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': empty password");
     expect_bad("redis://:%zz@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");

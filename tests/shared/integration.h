@@ -39,6 +39,11 @@ typedef struct it_setup {
     int db;               /* SELECT this db (0: default) */
     int watchdog_thread;  /* a background thread (or loop) keeps renewing */
     redlock_config core;  /* zero fields: test defaults below */
+    /* TLS (it_main_tls): on, what to trust, the client certificate, the
+       name to verify (NULL: the host), accept anything */
+    int tls;
+    const char *tls_ca, *tls_cert, *tls_key, *tls_name;
+    int tls_insecure;
 } it_setup;
 
 typedef struct it_client it_client;
@@ -67,19 +72,49 @@ static const it_ops *it;
 static int it_n;                 /* nodes of the running scenario */
 static redis_nodes it_plain[6], it_authed[6], it_acled[6];
 static char it_name[128];
+/* it_main_tls: the nodes listen with TLS too and the scenarios use it;
+   the certificates (tests/shared/tls_certs.sh) live in it_tls_dir */
+static char it_tls_dir[64];
 
 static inline long long it_now_ms(void) { return redis_nodes__now_ms(); }
+
+/* The path of a file of the test certificates ("ca.crt" ...), made once
+   per name and kept; "" without TLS. */
+static inline const char *it_tls_file(const char *name)
+{
+    static char path[16][128];
+    static int used;
+    char want[128];
+    int i;
+    if (!it_tls_dir[0]) return "";
+    snprintf(want, sizeof want, "%s/%s", it_tls_dir, name);
+    for (i = 0; i < used; i++)
+        if (strcmp(path[i], want) == 0) return path[i];
+    if (used == 16) return "";
+    memcpy(path[used], want, sizeof want);
+    return path[used++];
+}
+
+/* The port the adapters connect to: the TLS one under it_main_tls. */
+static inline int it_port(const redis_nodes *rn, int i)
+{
+    return it_tls_dir[0] ? redis_nodes_tls_port(rn, i) : redis_nodes_port(rn, i);
+}
 
 static inline void it_defaults(it_setup *s, redis_nodes *rn, int ports[REDIS_NODES_MAX])
 {
     int i;
     memset(s, 0, sizeof *s);
-    for (i = 0; i < rn->n; i++) ports[i] = redis_nodes_port(rn, i);
+    for (i = 0; i < rn->n; i++) ports[i] = it_port(rn, i);
+    if (it_tls_dir[0]) {
+        s->tls = 1;
+        s->tls_ca = it_tls_file("ca.crt");
+    }
     s->n = rn->n;
     s->ports = ports;
     redlock_config_init(&s->core);
     s->core.node_count = rn->n;
-    s->core.node_timeout_ms = 50;
+    s->core.node_timeout_ms = it_tls_dir[0] ? 250 : 50; /* TLS: room for a handshake, under valgrind too */
     s->core.retry_count = 2;
     s->core.retry_delay_ms = 30;
     s->core.retry_jitter_ms = 10;
@@ -678,7 +713,7 @@ static void it_config_refused(void)
     /* a minority of password-protected nodes among open ones, no password:
        held by the others; then a majority of them: CONFIG */
     for (i = 0; i < it_n; i++)
-        mixed[i] = i < it_quorum() ? redis_nodes_port(&it_plain[it_n], i) : redis_nodes_port(&it_authed[it_n], i);
+        mixed[i] = i < it_quorum() ? it_port(&it_plain[it_n], i) : it_port(&it_authed[it_n], i);
     it_defaults(&s, &it_plain[it_n], ports);
     s.ports = mixed;
     {
@@ -701,7 +736,7 @@ static void it_config_refused(void)
         }
     }
     for (i = 0; i < it_n; i++)
-        mixed[i] = i < it_quorum() - 1 ? redis_nodes_port(&it_plain[it_n], i) : redis_nodes_port(&it_authed[it_n], i);
+        mixed[i] = i < it_quorum() - 1 ? it_port(&it_plain[it_n], i) : it_port(&it_authed[it_n], i);
     it_config_refused_one(&s, "cfg-majority", REDLOCK_ERR_AUTH);
 }
 
@@ -1315,8 +1350,8 @@ static void it_hostile_blackhole_bg(void) { it_hostile(IT_BLACKHOLE, 1); }
 
 #define IT_RUN(fn, nodes) do { \
     it_n = (nodes); \
-    snprintf(it_name, sizeof it_name, "%s%s_%s_n%d", getenv("IT_TAG") ? getenv("IT_TAG") : "", \
-             it->name, &(#fn)[3], it_n); \
+    snprintf(it_name, sizeof it_name, "%s%s%s_%s_n%d", getenv("IT_TAG") ? getenv("IT_TAG") : "", \
+             it_tls_dir[0] ? "tls_" : "", it->name, &(#fn)[3], it_n); \
     if (it_selected(it_name)) { \
         long long it__t0 = it_now_ms(); \
         check__fails = 0; \
@@ -1386,6 +1421,237 @@ static int it_main(const it_ops *ops)
         redis_nodes_stop(&it_authed[n]);
         redis_nodes_stop(&it_acled[n]);
     }
+    return CHECK_EXIT();
+}
+
+/* ---- TLS: it_main_tls runs the scenarios above over TLS, and these ----
+   A node the client must refuse, or that refuses the client, fails its
+   vote with REDLOCK_ERR_TLS and words that say why, in bounded time (the
+   adapters' connect timeout is at most 300 ms here): */
+enum {
+    IT_TLS_WRONG_CA = 1,  /* the client trusts another CA only */
+    IT_TLS_WRONG_NAME,    /* the certificate is not for the name asked */
+    IT_TLS_NO_CLIENT_CERT, /* the node requires a client certificate */
+    IT_TLS_MID_HANDSHAKE, /* the server sends half a record, then closes */
+    IT_TLS_PLAIN_SERVER,  /* a plain-text redis-server behind a TLS client */
+    IT_TLS_SILENT         /* accepts and never answers the handshake */
+};
+static redis_nodes it_tls_required; /* one node with --tls-auth-clients yes */
+
+static void it_tls_refused(int kind)
+{
+    static const char *const names[] = { "", "wrong-ca", "wrong-name", "no-client-cert", "mid-handshake",
+                                         "plain-server", "silent" };
+    static const char *const words[] = { "", "certificate", "certificate", "", "", "", "" };
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    hostile h;
+    it_client *c;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96], text[256];
+    long long t0;
+    int st;
+    h.pid = 0;
+    it_defaults(&s, &it_plain[1], ports);
+    switch (kind) {
+    case IT_TLS_WRONG_CA: s.tls_ca = it_tls_file("other-ca.crt"); break;
+    case IT_TLS_WRONG_NAME: s.tls_name = "wrong.example"; break;
+    case IT_TLS_NO_CLIENT_CERT: ports[0] = redis_nodes_tls_port(&it_tls_required, 0); break;
+    case IT_TLS_MID_HANDSHAKE: /* a handshake record header announcing 64 bytes, and 1 of them */
+        CHECK_EQ(hostile_start(&h, HOSTILE_CLOSE, "\x16\x03\x03\x00\x40\x02"), 0);
+        ports[0] = h.port;
+        break;
+    case IT_TLS_PLAIN_SERVER: ports[0] = redis_nodes_port(&it_plain[1], 0); break;
+    case IT_TLS_SILENT:
+        CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
+        ports[0] = h.port;
+        break;
+    }
+    c = it->open(&s);
+    CHECK(c != NULL);
+    if (c) {
+        snprintf(key, sizeof key, "it:%s:tls-%s", it->name, names[kind]);
+        it_lock_opts(&o, key, 1000);
+        l = it->lock(c, &o);
+        CHECK(l != NULL);
+        t0 = it_now_ms();
+        if (l) CHECK(it->acquire(l, NULL) != REDLOCK_OK);
+        it->idle(c, 400); /* past the connect timeout */
+        st = it->node_error(c, 0, text, sizeof text);
+        printf("#   %s: status %d (%s) after %lld ms\n", names[kind], st, text, it_now_ms() - t0);
+        if (kind == IT_TLS_NO_CLIENT_CERT && st == REDLOCK_ERR_TRANSPORT) {
+            /* TLS 1.3: the server judges the client after the handshake,
+               then alerts and closes; a reset can overtake the alert */
+        } else {
+            CHECK_EQ(st, REDLOCK_ERR_TLS);
+            CHECK(strstr(text, words[kind]) != NULL);
+        }
+        CHECK(strcmp(text, redlock_strerror(st)) != 0 || st != REDLOCK_ERR_TLS); /* the adapter's words: why */
+        CHECK(it_now_ms() - t0 < 3000);
+        CHECK_EQ(it->node_connected(c, 0), 0);
+        if (l) it->unlock(l);
+        it->close(c);
+    }
+    if (h.pid) hostile_stop(&h);
+}
+
+static void it_tls_wrong_ca(void) { it_tls_refused(IT_TLS_WRONG_CA); }
+static void it_tls_wrong_name(void) { it_tls_refused(IT_TLS_WRONG_NAME); }
+static void it_tls_no_client_cert(void) { it_tls_refused(IT_TLS_NO_CLIENT_CERT); }
+static void it_tls_mid_handshake(void) { it_tls_refused(IT_TLS_MID_HANDSHAKE); }
+static void it_tls_plain_server(void) { it_tls_refused(IT_TLS_PLAIN_SERVER); }
+static void it_tls_silent(void) { it_tls_refused(IT_TLS_SILENT); }
+
+/* What the client may present or trust instead: a client certificate
+   where one is required, a hashed CA directory, the name in the
+   certificate given explicitly, and no verification at all (an unknown
+   CA then passes). Each takes and releases a lock. */
+static void it_tls_accepted(void)
+{
+    static const char *const names[] = { "client-cert", "ca-dir", "server-name", "insecure" };
+    int k;
+    for (k = 0; k < 4; k++) {
+        int ports[REDIS_NODES_MAX];
+        redis_nodes *rn = k == 0 ? &it_tls_required : &it_plain[1];
+        it_setup s;
+        it_client *c;
+        it_lock *l;
+        redlock_lock_opts o;
+        redlock_result r;
+        char key[96];
+        it_defaults(&s, rn, ports);
+        if (k == 0) {
+            s.tls_cert = it_tls_file("client.crt");
+            s.tls_key = it_tls_file("client.key");
+        } else if (k == 1) {
+            s.tls_ca = it_tls_file("cadir");
+        } else if (k == 2) {
+            s.tls_name = "localhost";
+        } else {
+            s.tls_ca = it_tls_file("other-ca.crt");
+            s.tls_insecure = 1;
+        }
+        c = it->open(&s);
+        CHECK(c != NULL);
+        if (!c) continue;
+        snprintf(key, sizeof key, "it:%s:tls-%s", it->name, names[k]);
+        it_lock_opts(&o, key, 1000);
+        l = it->lock(c, &o);
+        CHECK(l != NULL);
+        if (l) {
+            int rc = it->acquire(l, &r);
+            if (rc != REDLOCK_OK) {
+                char text[256];
+                it->node_error(c, 0, text, sizeof text);
+                printf("#   %s: acquire %d, node: %s\n", names[k], rc, text);
+            }
+            CHECK_EQ(rc, REDLOCK_OK);
+            CHECK_EQ(it_holders(rn, key, it->token(l)), 1);
+            CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+            CHECK_EQ(it_holders(rn, key, it->token(l)), 0);
+            it->unlock(l);
+        }
+        it->close(c);
+    }
+}
+
+/* Makes the certificates in a fresh temp dir; 0 or -1. */
+static int it_tls_make(void)
+{
+    char cmd[256];
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !tmp[0] || strlen(tmp) > 32) tmp = "/tmp";
+    snprintf(it_tls_dir, sizeof it_tls_dir, "%s/redlock-tls-XXXXXX", tmp);
+    if (!mkdtemp(it_tls_dir)) {
+        it_tls_dir[0] = 0;
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd, "tests/shared/tls_certs.sh '%s'", it_tls_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void it_tls_remove(void)
+{
+    char cmd[128];
+    if (!strstr(it_tls_dir, "/redlock-tls-")) return; /* only the dir made above */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", it_tls_dir);
+    if (system(cmd) != 0) printf("#   could not remove %s\n", it_tls_dir);
+}
+
+/* The scenarios over TLS on 1 and 3 nodes (each node listens with TLS,
+   its plain port kept for the test's own checks), then the TLS cases,
+   then the adapter's own (more, optional) while the nodes still run. */
+static int it_main_tls(const it_ops *ops, void (*more)(void))
+{
+    static const int sizes[] = { 1, 3 };
+    const char *tls_args[16], *auth_args[16], *required_args[16];
+    const char *acl_conf = "user u on >pw ~* &* +@all -@scripting\n";
+    int k, a = 0;
+    it = ops;
+    redis_nodes_deadline(170);
+    if (it_tls_make() != 0) {
+        printf("not ok %s_tls_certificates (tests/shared/tls_certs.sh: is openssl installed?)\n", ops->name);
+        it_tls_remove();
+        return 1;
+    }
+    tls_args[a++] = "--tls-cert-file"; tls_args[a++] = it_tls_file("server.crt");
+    tls_args[a++] = "--tls-key-file"; tls_args[a++] = it_tls_file("server.key");
+    tls_args[a++] = "--tls-ca-cert-file"; tls_args[a++] = it_tls_file("ca.crt");
+    tls_args[a++] = "--tls-auth-clients"; tls_args[a++] = "no";
+    memcpy(auth_args, tls_args, sizeof tls_args);
+    memcpy(required_args, tls_args, sizeof tls_args);
+    tls_args[a] = NULL;
+    auth_args[a] = "--requirepass"; auth_args[a + 1] = "s3cret"; auth_args[a + 2] = NULL;
+    required_args[a] = "--tls-auth-clients"; required_args[a + 1] = "yes"; required_args[a + 2] = NULL;
+    for (k = 0; k < 2; k++) {
+        int n = sizes[k];
+        if (redis_nodes_start_tls(&it_plain[n], n, tls_args, NULL) != 0 ||
+            redis_nodes_start_tls(&it_authed[n], n, auth_args, NULL) != 0 ||
+            redis_nodes_start_tls(&it_acled[n], n, tls_args, acl_conf) != 0) {
+            printf("not ok %s_tls_start_redis_n%d (does redis-server have TLS?)\n", ops->name, n);
+            it_tls_remove();
+            return 1;
+        }
+    }
+    if (redis_nodes_start_tls(&it_tls_required, 1, required_args, NULL) != 0) {
+        printf("not ok %s_tls_start_redis_required\n", ops->name);
+        it_tls_remove();
+        return 1;
+    }
+    for (k = 0; k < 2; k++) {
+        int n = sizes[k];
+        IT_RUN(it_basic, n);
+        IT_RUN(it_reuse, n);
+        IT_RUN(it_contend, n);
+        IT_RUN(it_expiry, n);
+        IT_RUN(it_watchdog, n);
+        IT_RUN(it_watchdog_stolen, n);
+        IT_RUN(it_node_killed, n);
+        IT_RUN(it_node_paused, n);
+        IT_RUN(it_auth, n);
+        IT_RUN(it_config_refused, n);
+        IT_RUN(it_acl_noscript, n);
+        IT_RUN(it_select_db, n);
+        IT_RUN(it_inflight_drop, n);
+        IT_RUN(it_restart_idle, n);
+    }
+    IT_RUN(it_tls_accepted, 1);
+    IT_RUN(it_tls_wrong_ca, 1);
+    IT_RUN(it_tls_wrong_name, 1);
+    IT_RUN(it_tls_no_client_cert, 1);
+    IT_RUN(it_tls_mid_handshake, 1);
+    IT_RUN(it_tls_plain_server, 1);
+    IT_RUN(it_tls_silent, 1);
+    if (more) more();
+    for (k = 0; k < 2; k++) {
+        int n = sizes[k];
+        redis_nodes_stop(&it_plain[n]);
+        redis_nodes_stop(&it_authed[n]);
+        redis_nodes_stop(&it_acled[n]);
+    }
+    redis_nodes_stop(&it_tls_required);
+    it_tls_remove();
     return CHECK_EXIT();
 }
 

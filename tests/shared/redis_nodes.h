@@ -84,6 +84,7 @@
 
 typedef struct redis_node {
     int port;
+    int tls_port;                     /* redis_nodes_start_tls(): its --tls-port */
     pid_t pid;                        /* 0: not running */
     int paused;
     char dir[REDIS_NODES__DIRLEN];    /* "" once removed */
@@ -95,6 +96,7 @@ typedef struct redis_nodes {
     int nargs;
     char *args[REDIS_NODES_MAX_ARGS]; /* copies of the extra arguments */
     int has_config;
+    int tls;                          /* each node also listens with TLS */
     const char *auth_user;            /* optional, for redis_nodes_query */
     const char *auth_pass;
 } redis_nodes;
@@ -358,7 +360,7 @@ static inline int redis_nodes_ping(int port, int timeout_ms)
 static inline int redis_nodes__spawn(redis_nodes *rn, int i)
 {
     redis_node *nd = &rn->node[i];
-    char portbuf[16], logbuf[REDIS_NODES__DIRLEN + 16], confbuf[REDIS_NODES__DIRLEN + 16];
+    char portbuf[16], tlsbuf[16], logbuf[REDIS_NODES__DIRLEN + 16], confbuf[REDIS_NODES__DIRLEN + 16];
     const char *argv[REDIS_NODES_MAX_ARGS + 24];
     int k = 0, j;
     pid_t pid;
@@ -368,6 +370,10 @@ static inline int redis_nodes__spawn(redis_nodes *rn, int i)
     argv[k++] = REDIS_NODES_SERVER;
     if (rn->has_config) argv[k++] = confbuf;
     argv[k++] = "--port"; argv[k++] = portbuf;
+    if (rn->tls) {
+        snprintf(tlsbuf, sizeof tlsbuf, "%d", nd->tls_port);
+        argv[k++] = "--tls-port"; argv[k++] = tlsbuf;
+    }
     argv[k++] = "--bind"; argv[k++] = "127.0.0.1";
     argv[k++] = "--dir"; argv[k++] = nd->dir;
     argv[k++] = "--logfile"; argv[k++] = logbuf;
@@ -543,15 +549,13 @@ static inline void redis_nodes_stop(redis_nodes *rn)
     rn->n = 0;
 }
 
-/* Starts n nodes. extra: NULL-terminated extra arguments (or NULL);
-   config: text for DIR/redis.conf (or NULL). 0 when all answer PING;
-   otherwise -1 with nothing left running. */
-static inline int redis_nodes_start(redis_nodes *rn, int n, const char *const *extra,
-                                    const char *config)
+static inline int redis_nodes__start(redis_nodes *rn, int n, const char *const *extra,
+                                     const char *config, int tls)
 {
     int i;
     if (!rn || n < 1 || n > REDIS_NODES_MAX) return -1;
     memset(rn, 0, sizeof *rn);
+    rn->tls = tls;
     redis_nodes__install();
     if (extra)
         for (i = 0; extra[i]; i++) {
@@ -587,6 +591,7 @@ static inline int redis_nodes_start(redis_nodes *rn, int n, const char *const *e
             if (tries == 8) goto fail;
             nd->port = redis_nodes_free_port();
             if (nd->port <= 0) continue;
+            if (tls && (nd->tls_port = redis_nodes_free_port()) <= 0) continue;
             if (redis_nodes__spawn(rn, i) != 0) goto fail;
             if (redis_nodes__wait_ready(rn, i) == 0) break;
         }
@@ -595,6 +600,30 @@ static inline int redis_nodes_start(redis_nodes *rn, int n, const char *const *e
 fail:
     redis_nodes_stop(rn);
     return -1;
+}
+
+/* Starts n nodes. extra: NULL-terminated extra arguments (or NULL);
+   config: text for DIR/redis.conf (or NULL). 0 when all answer PING;
+   otherwise -1 with nothing left running. */
+static inline int redis_nodes_start(redis_nodes *rn, int n, const char *const *extra,
+                                    const char *config)
+{
+    return redis_nodes__start(rn, n, extra, config, 0);
+}
+
+/* The same, and each node also listens with TLS on its own free port
+   (redis_nodes_tls_port()); extra must name the certificate files
+   (--tls-cert-file, --tls-key-file, --tls-ca-cert-file ...). The plain
+   port stays open for readiness checks and test assertions. */
+static inline int redis_nodes_start_tls(redis_nodes *rn, int n, const char *const *extra,
+                                        const char *config)
+{
+    return redis_nodes__start(rn, n, extra, config, 1);
+}
+
+static inline int redis_nodes_tls_port(const redis_nodes *rn, int i)
+{
+    return rn && i >= 0 && i < rn->n ? rn->node[i].tls_port : -1;
 }
 
 /* One command to node i (argv NULL-terminated), with rn->auth_user /
