@@ -13,9 +13,10 @@
 
    CONTENTS
        1. RESP2 encoder and incremental parser: redlock_resp.h, included
-       2. Connections: TCP (names via getaddrinfo) or Unix sockets, one per
-          node, non-blocking, AUTH (password or ACL user + password), SELECT;
-          node lists ("host:port,redis://...", $REDLOCK_NODES) parsed for you
+       2. Connections: TCP (names via getaddrinfo), TLS over TCP (OpenSSL,
+          optional) or Unix sockets, one per node, non-blocking, AUTH
+          (password or ACL user + password), SELECT; node lists
+          ("host:port,redis://...", $REDLOCK_NODES) parsed for you
        3. Blocking API driven by poll(): acquire / release / extend / run
        4. Foreign event loop API: fd, interest, on_readable, on_writable,
           next deadline, on_timer (plus optional watch / timer hooks); or,
@@ -43,6 +44,9 @@
        REDLOCK_ERR_PROTOCOL      malformed, oversized, RESP3, truncated or
                                  unsolicited reply
        REDLOCK_ERR_NOMEM         no memory for a command or a reply
+       REDLOCK_ERR_TLS           TLS handshake failed (certificate refused,
+                                 not TLS, closed or silent within
+                                 connect_timeout_ms) or a TLS record failed
    and then every command in flight on it gets redlock_on_error() with that
    status; the next command reconnects. redlock_socket_node_status() keeps
    the last one until a new connection has answered (AUTH, SELECT or a
@@ -54,6 +58,30 @@
    exist) is only known after the command pipelined behind it ran in db 0:
    check the db number.
 
+   TLS. Build with REDLOCK_SOCKET_TLS defined (where the implementation
+   is) and link -lssl -lcrypto (OpenSSL 1.1.1 or 3.x, Debian's libssl-dev);
+   without it the default build has no dependency, and init refuses a node
+   that asks for TLS with REDLOCK_ERR_TLS. cfg.tls applies to every node;
+   a node's own tls (enable set, e.g. from a rediss:// URL) overrides it,
+   its NULL fields taken from cfg.tls:
+       cfg.tls.enable = 1;
+       cfg.tls.ca = "/etc/redis/ca.crt";      // file or hashed directory; NULL: system store
+       cfg.tls.cert = "client.crt"; cfg.tls.key = "client.key";  // if the server asks
+       cfg.tls.server_name = "redis.internal";  // NULL: the node's host
+   The certificate is verified by default: its chain against the CA, its
+   name against server_name (an IP address is checked as an address and
+   not sent as SNI). cfg.tls.insecure_skip_verify = 1 turns both off, for
+   tests only. The handshake runs in the same non-blocking loop, within
+   connect_timeout_ms; during it the foreign-loop interest is what TLS
+   waits for (read or write), and a TLS read or write that needs the other
+   direction shows in the interest too. A failure is REDLOCK_ERR_TLS, and
+   redlock_socket_node_status()'s text says why ("TLS handshake:
+   certificate refused: hostname mismatch", "... no answer within the
+   connect timeout" for a plain-text server). A CA, certificate or key
+   that cannot be loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
+   TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
+   MSG_NOSIGNAL, so no SIGPIPE.
+
    NODE LISTS. redlock_socket_parse_nodes() fills cfg->node[] from the
    text users write, the same as the `redlock` tool reads (tools/README.md):
    a comma-separated list (NULL: the environment variable REDLOCK_NODES)
@@ -62,6 +90,7 @@
        [ipv6]:port                      brackets required for IPv6
        /path/to/redis.sock              anything with a '/' and no "://"
        redis://[user:pass@]host[:port][/db]
+       rediss://[user:pass@]host[:port][/db]   TLS (needs REDLOCK_SOCKET_TLS)
        unix://[user:pass@]/path/to/redis.sock[?db=N]
    with %XX escapes in user and password (%2C for ',', %25 for '%'; a
    password may hold '@' and '/': the last '@' ends it). A node listed
@@ -142,6 +171,7 @@
    5. OPTIONS (define before including)
        REDLOCK_SOCKET_IMPLEMENTATION  emit the implementation here
        REDLOCK_SOCKET_STATIC          make every function static
+       REDLOCK_SOCKET_TLS             TLS through OpenSSL (link -lssl -lcrypto)
        REDLOCK_SOCKET_NO_CORE         transport only: no redlock_client, replies
                                       go to cfg.on_reply / cfg.on_error (for a
                                       raw client or tests); the lock API is absent
@@ -301,7 +331,9 @@ REDLOCK_SOCKET_API int redlock_socket_format_node(const redlock_socket_node *n, 
    (the user name too when there is no ':'), finding them as the parser
    does. */
 REDLOCK_SOCKET_API void redlock_socket_scrub_nodes(char *list);
-/* INVALID, NODES, NOMEM, or a redlock_client_init error. Connects lazily. */
+/* INVALID, NODES, NOMEM, TLS (asked for without REDLOCK_SOCKET_TLS, or a
+   CA / certificate / key that cannot be loaded), or a redlock_client_init
+   error. Connects lazily. */
 REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg);
 /* Closes every connection; pending commands are dropped silently. */
 REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s);
@@ -320,10 +352,11 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
                                            const char *const *argv, const size_t *argvlen,
                                            redlock_tag tag);
 /* A node's last connection error (CONNECT, AUTH, SERVER, NODE_TIMEOUT,
-   TRANSPORT, PROTOCOL; see 2.), kept while the node is down. 0: none yet,
-   or a new connection has answered since (a good AUTH / SELECT reply or a
-   command's reply); errbuf (optional) gets its text (this adapter keeps
-   no server words: the status's description). */
+   TRANSPORT, PROTOCOL, TLS; see 2.), kept while the node is down. 0: none
+   yet, or a new connection has answered since (a good AUTH / SELECT reply
+   or a command's reply); errbuf (optional) gets its text (this adapter
+   keeps no server words: the status's description, or for TLS what
+   OpenSSL said). */
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);

@@ -42,11 +42,15 @@ CHECKS += check-tool check-install
 all: $(BUILD)/redlock
 tool: $(BUILD)/redlock
 
+# with TLS (rediss://, --tls-*): OpenSSL
+TOOL_TLS := -DREDLOCK_SOCKET_TLS
+TOOL_LIBS := -lssl -lcrypto
+
 $(BUILD)/redlock: $(TOOL_DEPS) | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $(TOOL_SRC) -o $@
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(TOOL_TLS) -I. $(TOOL_SRC) -o $@ $(TOOL_LIBS)
 
 $(BUILD)/redlock-clang: $(TOOL_DEPS) | $(BUILD)
-	clang -std=c99 $(OPT) $(WARN) -I. $(TOOL_SRC) -o $@
+	clang -std=c99 $(OPT) $(WARN) $(TOOL_TLS) -I. $(TOOL_SRC) -o $@ $(TOOL_LIBS)
 
 $(BUILD)/tool_fake_server: tests/tool/fake_server.c | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $< -o $@

@@ -4,11 +4,13 @@
 
 #include "args.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void say(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -95,7 +97,8 @@ static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
    long options work as getopt_long users expect. opterr is 0: messages
    are ours, one line. */
 
-enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON };
+enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
+       O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -110,6 +113,12 @@ static const struct option long_opts[] = {
     { "kill-after", required_argument, NULL, O_KILL_AFTER },
     { "foreground", no_argument, NULL, O_FOREGROUND },
     { "json", no_argument, NULL, O_JSON },
+    { "tls", no_argument, NULL, O_TLS },
+    { "tls-ca", required_argument, NULL, O_TLS_CA },
+    { "tls-cert", required_argument, NULL, O_TLS_CERT },
+    { "tls-key", required_argument, NULL, O_TLS_KEY },
+    { "tls-server-name", required_argument, NULL, O_TLS_SERVER_NAME },
+    { "tls-insecure-skip-verify", no_argument, NULL, O_TLS_INSECURE },
     { "quiet", no_argument, NULL, 'q' },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
@@ -189,6 +198,40 @@ static void bad_option(const char *arg, int optopt_, char *err, size_t errlen)
     say(err, errlen, "%s option '--%.*s'", matches > 1 ? "ambiguous" : "unknown", (int)(ln > 40 ? 40 : ln), arg + 2);
 }
 
+/* The TLS options against the nodes: they need a TLS node (rediss:// or
+   --tls), a certificate goes with its key, the files must be readable,
+   and TLS is for TCP nodes. */
+static int check_tls(const tool_opts *o, char *err, size_t errlen)
+{
+    const redlock_socket_tls *t = &o->net.tls;
+    const char *const files[3] = { t->ca, t->cert, t->key };
+    const char *const names[3] = { "--tls-ca", "--tls-cert", "--tls-key" };
+    int i, any = t->enable;
+    for (i = 0; i < o->node_count; i++) {
+        const redlock_socket_node *n = &o->net.node[i];
+        if (!n->tls.enable && !t->enable) continue;
+        any = 1;
+        if (n->unix_path) {
+            say(err, errlen, "TLS is for TCP nodes, not the unix socket '%s'", o->shown[i]);
+            return -1;
+        }
+    }
+    if (!any && (t->ca || t->cert || t->key || t->server_name || t->insecure_skip_verify)) {
+        say(err, errlen, "TLS options given, but no node uses TLS (use rediss:// URLs or --tls)");
+        return -1;
+    }
+    if (!t->cert != !t->key) {
+        say(err, errlen, "--tls-cert and --tls-key go together");
+        return -1;
+    }
+    for (i = 0; i < 3; i++)
+        if (files[i] && access(files[i], R_OK) != 0) {
+            say(err, errlen, "cannot read %s '%.100s': %s", names[i], files[i], strerror(errno));
+            return -1;
+        }
+    return 0;
+}
+
 static int command_of(const char *w)
 {
     if (strcmp(w, "run") == 0) return TOOL_CMD_RUN;
@@ -206,7 +249,7 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
     const char *pos[4];
     int npos = 0, i, dashdash = -1, have_nodes = 0, want_help = 0, want_version = 0;
     char *nodes_arg[8];
-    int nnodes_arg = 0, given[16], ngiven = 0;
+    int nnodes_arg = 0, given[40], ngiven = 0;
     char nb[32];
 
     memset(o, 0, sizeof *o);
@@ -279,6 +322,12 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
             break;
         case O_FOREGROUND: o->foreground = 1; break;
         case O_JSON: o->json = 1; break;
+        case O_TLS: o->net.tls.enable = 1; break;
+        case O_TLS_CA: o->net.tls.ca = val; break;
+        case O_TLS_CERT: o->net.tls.cert = val; break;
+        case O_TLS_KEY: o->net.tls.key = val; break;
+        case O_TLS_SERVER_NAME: o->net.tls.server_name = val; break;
+        case O_TLS_INSECURE: o->net.tls.insecure_skip_verify = 1; break;
         case 'q': o->verbose = -1; break;
         case 'v': o->verbose = 1; break;
         case 'h': want_help = 1; break;
@@ -346,6 +395,7 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         if (!env || !env[0]) { say(err, errlen, "no nodes: use -n host:port,... or set REDLOCK_NODES"); goto usage; }
         if (add_nodes(o, NULL, err, errlen) != 0) goto usage; /* NULL: REDLOCK_NODES */
     }
+    if (check_tls(o, err, errlen) != 0) goto usage;
     if (o->cmd == TOOL_CMD_RUN && o->ttl_ms < 3 * TOOL_MIN_TTL_MS) {
         say(err, errlen, "run: --ttl must be at least %dms (it is renewed every ttl/3)", 3 * TOOL_MIN_TTL_MS);
         goto usage;

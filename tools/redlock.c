@@ -167,7 +167,8 @@ typedef struct rnode {
 /* A node's failure, for messages: the status, what the tool saw (a
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
-enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY };
+enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
+       WHY_TLS };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
@@ -545,7 +546,7 @@ static void probe(app *a, int i)
         else set_why(f, WHY_CONNECT, "cannot connect: %s", strerror(err));
         return;
     }
-    probe_talk(t, f, fd, until);
+    if (!t->tls.enable && !a->o->net.tls.enable) probe_talk(t, f, fd, until); /* plain text only */
     close(fd);
 }
 
@@ -572,6 +573,13 @@ static const char *why_node(app *a, int i)
         set_why(f, WHY_CONNECT, "cannot connect");
         probe(a, i);
         break;
+    case REDLOCK_ERR_TLS: { /* the adapter's words: what OpenSSL said */
+        char text[160];
+        if (a->s_up) redlock_socket_node_status(&a->s, i, text, sizeof text);
+        else snprintf(text, sizeof text, "%s", redlock_strerror(f->status));
+        set_why(f, WHY_TLS, "%s", text);
+        break;
+    }
     case REDLOCK_ERR_AUTH:
         set_why(f, WHY_AUTH, "authentication refused");
         probe(a, i);
@@ -594,7 +602,7 @@ static const char *why_node(app *a, int i)
 }
 
 /* Exit code for a set of failed nodes: 78 if one refuses the configuration
-   (AUTH, a password required, SELECT), else 76 for protocol errors and
+   (AUTH, a password required, SELECT, TLS), else 76 for protocol errors and
    error replies, else 69. */
 static int code_for(app *a, const int *failed)
 {
@@ -602,7 +610,7 @@ static int code_for(app *a, const int *failed)
     for (i = 0; i < a->n; i++) {
         if (!failed[i]) continue;
         why_node(a, i);
-        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT) conf = 1;
+        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS) conf = 1;
         if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
     }
     return conf ? TOOL_EXIT_AUTH : proto ? TOOL_EXIT_PROTOCOL : TOOL_EXIT_UNREACHABLE;
@@ -886,6 +894,7 @@ static int open_socket(app *a, int raw)
         cfg.node[i] = a->o->net.node[i]; /* parsed by redlock_socket_parse_nodes() */
         a->last_fd[i] = -1;
     }
+    cfg.tls = a->o->net.tls; /* --tls-*: every TLS node's defaults */
     cfg.connect_timeout_ms = TOOL_CONNECT_TIMEOUT_MS;
     cfg.command_timeout_ms = a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000;
     a->words_timeout_ms = raw ? cfg.command_timeout_ms : a->o->node_timeout_ms;
@@ -908,6 +917,11 @@ static int open_socket(app *a, int raw)
         cfg.core.retry_jitter_ms = a->o->retry_delay_ms / 2 ? a->o->retry_delay_ms / 2 : -1;
     }
     rc = redlock_socket_init(&a->s, &cfg);
+    if (rc == REDLOCK_ERR_TLS) {
+        ERR("cannot load the TLS files: a CA (--tls-ca), certificate (--tls-cert) or key (--tls-key) "
+            "is not valid PEM, or the key does not match the certificate");
+        return TOOL_EXIT_AUTH;
+    }
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the nodes: %s", redlock_strerror(rc));
         return rc == REDLOCK_ERR_NOMEM ? TOOL_EXIT_INTERNAL : TOOL_EXIT_USAGE;
@@ -1660,7 +1674,14 @@ static const help_line help_opts[] = {
     { H_ALL | H_TOP, "  -n, --nodes LIST      comma-separated nodes (default: $REDLOCK_NODES):\n"
              "                        host[:port]  [ipv6]:port  /path/to/redis.sock\n"
              "                        redis://[user:pass@]host[:port][/db]\n"
-             "                        unix://[user:pass@]/path/to/redis.sock[?db=N]\n" },
+             "                        rediss://[user:pass@]host[:port][/db]   (TLS)\n"
+             "                        unix://[user:pass@]/path/to/redis.sock[?db=N]\n"
+             "      --tls             TLS on every node (as if each were rediss://)\n"
+             "      --tls-ca FILE|DIR CA certificates to trust (default: the system's)\n"
+             "      --tls-cert FILE   client certificate (PEM), with --tls-key FILE\n"
+             "      --tls-server-name NAME  the name the certificates must hold\n"
+             "                        (default: each node's host)\n"
+             "      --tls-insecure-skip-verify  accept any certificate (testing only)\n" },
     { H_RUN | H_ACQ, "  -t, --ttl DURATION    lock time to live (default 30s)\n" },
     { H_EXT, "  -t, --ttl DURATION    the lock's new time to live, from now (default 30s)\n" },
     { H_TOP, "  -t, --ttl DURATION    lock time to live (default 30s); extend: the new one\n" },
@@ -1710,7 +1731,8 @@ static const help_line help_exit[] = {
                      "         or with an error reply\n" },
     { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },
     { H_ALL | H_TOP, "  78     a node refused the configuration: AUTH (wrong or missing password,\n"
-                     "         unknown ACL user) or SELECT (no such database)\n" },
+                     "         unknown ACL user), SELECT (no such database) or TLS (certificate\n"
+                     "         refused, name mismatch, client certificate required)\n" },
     { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"
                      "  127    run: COMMAND not found\n"
                      "  128+N  run: COMMAND was killed by signal N; also redlock itself when a\n"

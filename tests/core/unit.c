@@ -1180,10 +1180,10 @@ static void test_sha_constants(void) {
 
 static void test_strerror(void) {
     int s;
-    for (s = 0; s >= -48; s--) {
+    for (s = 0; s >= -49; s--) {
         const char *m = redlock_strerror(s);
         CHECK(m != NULL);
-        if ((s <= -12 && s >= -19) || (s <= -31 && s >= -39) || s == -48) CHECK_STR(m, "unknown status");
+        if ((s <= -12 && s >= -19) || (s <= -31 && s >= -39) || s == -49) CHECK_STR(m, "unknown status");
         else CHECK(strcmp(m, "unknown status") != 0);
     }
     CHECK_STR(redlock_strerror(12345), "unknown status");
@@ -2056,6 +2056,14 @@ static void test_queue_full_overloaded(void) {
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_OVERLOADED);
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_OVERLOADED), "unknown status") != 0);
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_QUEUE_FULL), "unknown status") != 0);
+    teardown();
+    /* a node error of the adapters' (TLS) is the vote's status, as given */
+    setup_no_retry(1, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[T.qn - 1].tag, REDLOCK_ERR_TLS);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_TLS);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
+    CHECK(strcmp(redlock_strerror(REDLOCK_ERR_TLS), "unknown status") != 0);
     teardown();
     /* the control: a plain transport failure is NO_QUORUM */
     setup_no_retry(1, 0, 1000);

@@ -21,7 +21,7 @@ cleanup() {
   [ -n "$WATCHDOG" ] && { kill -TERM "$WATCHDOG"; wait "$WATCHDOG"; } 2>/dev/null
   # only jobs still running: their PIDs cannot have been reused
   for p in $(jobs -p); do { kill -KILL "$p"; wait "$p"; } 2>/dev/null; done
-  for d in "$T/nodes" "$T/auth" "$T/dead"; do
+  for d in "$T/nodes" "$T/auth" "$T/dead" "$T/tlsnodes" "$T/tlsreq"; do
     [ -f "$d/pids" ] && "$NODES_SH" stop "$d" >/dev/null 2>&1
   done
   rm -rf "$T"
@@ -87,7 +87,10 @@ usage "option without value" -n 127.0.0.1:6379 acquire x --ttl
 usage "bad port" -n 127.0.0.1:99999 acquire x
 usage "bad URL port" -n redis://127.0.0.1:0/0 acquire x
 usage "bad URL db" -n redis://127.0.0.1:6379/zero acquire x
-usage "TLS URL" -n rediss://127.0.0.1:6379 acquire x
+usage "TLS options without a TLS node" -n 127.0.0.1:6379 --tls-ca /etc/hostname acquire x
+usage "TLS certificate without its key" -n rediss://127.0.0.1:6379 --tls-cert /etc/hostname acquire x
+usage "TLS CA file that cannot be read" -n rediss://127.0.0.1:6379 --tls-ca /nonexistent/ca.crt acquire x
+usage "TLS on a unix socket" -n /tmp/r.sock --tls acquire x
 usage "unknown URL scheme" -n http://127.0.0.1 acquire x
 usage "user without password" -n redis://alice@127.0.0.1 acquire x
 usage "IPv6 without brackets" -n ::1:6379 acquire x
@@ -617,6 +620,63 @@ v=$(timeout 5 redis-cli -p "$APORT" -a s3cr3t -n 3 --no-auth-warning EXISTS ns)
 timeout 5 redis-cli -p "$APORT" -a s3cr3t --no-auth-warning CONFIG SET requirepass '' >/dev/null
 expect "unix socket path as a node" 0 -n "$SOCK" run u -- true
 "$NODES_SH" stop "$T/auth"
+
+# TLS: a node with a TLS port (and one that requires client certificates),
+# certificates made for the test (tests/shared/tls_certs.sh)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+mkdir -p "$T/tls" "$T/tlsnodes" "$T/tlsreq"
+TLS_OK=0
+if "$ROOT/tests/shared/tls_certs.sh" "$T/tls"; then
+  TLSARGS=(--tls-cert-file "$T/tls/server.crt" --tls-key-file "$T/tls/server.key" --tls-ca-cert-file "$T/tls/ca.crt")
+  TP=$(free_port); TQ=$(free_port)
+  "$NODES_SH" start 1 "$T/tlsnodes" --tls-port "$TP" "${TLSARGS[@]}" --tls-auth-clients no >/dev/null &&
+    "$NODES_SH" start 1 "$T/tlsreq" --tls-port "$TQ" "${TLSARGS[@]}" --tls-auth-clients yes >/dev/null && TLS_OK=1
+fi
+if [ "$TLS_OK" = 1 ]; then
+  PLAINP=$(cat "$T/tlsnodes/ports")
+  CA=$T/tls/ca.crt
+  rl -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" run -t 2s tl -- sh -c 'echo inside'
+  [ "$RC" -eq 0 ] && [ "$(cat "$T/out")" = inside ] && ok "tls: run over rediss:// with --tls-ca" || nok "tls: run over rediss://" "status $RC"
+  rl -n "127.0.0.1:$TP" --tls --tls-ca "$CA" acquire -t 10s tl; TOKEN=$(cat "$T/out")
+  v=$(timeout 5 redis-cli -p "$PLAINP" GET tl)
+  [ "$RC" -eq 0 ] && [ "$v" = "$TOKEN" ] && ok "tls: --tls on a host:port node acquires (the node holds the token)" ||
+    nok "tls: --tls acquire" "status $RC, value '$v'"
+  REDLOCK_NODES="rediss://127.0.0.1:$TP" rl --tls-ca "$T/tls/cadir" inspect tl
+  [ "$RC" -eq 0 ] && grep -q "held    ${TOKEN:0:8}" "$T/out" && grep -q "rediss://127.0.0.1:$TP" "$T/out" &&
+    ok "tls: REDLOCK_NODES with rediss://, --tls-ca a hashed directory" || nok "tls: REDLOCK_NODES rediss://" "status $RC"
+  expect "tls: release by token" 0 -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-server-name localhost release tl "$TOKEN"
+  rl -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" --no-wait acquire tl
+  [ "$RC" -eq 78 ] && grep -q "^redlock: node rediss://127.0.0.1:$TP: TLS handshake: certificate refused: " "$T/err" &&
+    ok "tls: an unknown CA gives 78 and says the certificate was refused" || nok "tls: unknown CA" "status $RC"
+  rl -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-server-name redis.example -w 1s acquire tl
+  [ "$RC" -eq 78 ] && grep -q "certificate refused: hostname mismatch" "$T/err" &&
+    ok "tls: a wrong --tls-server-name gives 78, 'hostname mismatch'" || nok "tls: wrong server name" "status $RC"
+  expect "tls: --tls-insecure-skip-verify accepts an unknown CA" 0 -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" \
+    --tls-insecure-skip-verify run tl -- true
+  rl -n "rediss://127.0.0.1:$TQ" --tls-ca "$CA" --no-wait acquire tl
+  if { [ "$RC" -eq 78 ] && grep -q "TLS read: .*certificate required" "$T/err"; } ||
+     { [ "$RC" -eq 69 ] && grep -q "connection lost" "$T/err"; }; then
+    ok "tls: no client certificate where one is required: refused ($RC)"
+  else nok "tls: no client certificate" "status $RC"; fi
+  expect "tls: --tls-cert / --tls-key where required" 0 -n "rediss://127.0.0.1:$TQ" --tls-ca "$CA" \
+    --tls-cert "$T/tls/client.crt" --tls-key "$T/tls/client.key" run tl -- true
+  rl -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-cert "$T/tls/client.crt" --tls-key "$T/tls/server.key" acquire tl
+  [ "$RC" -eq 78 ] && grep -q "cannot load the TLS files" "$T/err" &&
+    ok "tls: a key that does not match the certificate: 78, says so" || nok "tls: mismatched key" "status $RC"
+  t0=$(now_ms); rl -n "rediss://127.0.0.1:$PLAINP" --tls-ca "$CA" --no-wait acquire tl; t1=$(now_ms)
+  [ "$RC" -eq 69 ] && [ $((t1 - t0)) -lt 5000 ] && ok "tls: a plain-text port behind rediss:// fails in bounded time ($((t1 - t0)) ms)" ||
+    nok "tls: plain-text port" "status $RC after $((t1 - t0)) ms"
+  if [ -n "$VALGRIND" ]; then
+    timeout -k 2 60 $VALGRIND "$BIN" -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" run -t 1s tlv -- true >"$T/out" 2>"$T/err"; a=$?
+    timeout -k 2 60 $VALGRIND "$BIN" -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" --no-wait acquire tlv >"$T/out" 2>"$T/err"; b=$?
+    [ "$a$b" = "078" ] && ok "valgrind: run over TLS, a refused certificate: 0 errors, 0 leaks" ||
+      nok "valgrind over TLS" "statuses $a $b (99 = valgrind error)"
+  fi
+  "$NODES_SH" stop "$T/tlsnodes"
+  "$NODES_SH" stop "$T/tlsreq"
+else
+  nok "tls: certificates and TLS nodes (openssl, redis-server with TLS)"
+fi
 
 # valgrind: acquire, inspect, extend, release, run (0 errors, 0 leaks)
 if [ -n "$VALGRIND" ]; then
