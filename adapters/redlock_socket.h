@@ -204,6 +204,7 @@
 #define REDLOCK_RESP_STATIC
 #endif
 #include "redlock_resp.h"
+#include "redlock_tls.h"
 
 #ifndef REDLOCK_SOCKET_API
 #ifdef REDLOCK_SOCKET_STATIC
@@ -234,15 +235,6 @@ extern "C" {
 
 /* ---- 2.-4. connections and loops ---- */
 
-/* TLS for a node (see 2.). Needs REDLOCK_SOCKET_TLS at build time. */
-typedef struct redlock_socket_tls {
-    int enable;              /* 1: TLS (rediss://) */
-    const char *ca;          /* CA file or directory (PEM); NULL: the system's store (copied) */
-    const char *cert, *key;  /* client certificate and its key, PEM files; both or neither (copied) */
-    const char *server_name; /* SNI and the name the certificate must hold; NULL: the host (copied) */
-    int insecure_skip_verify; /* 1: accept any certificate for any name: testing only */
-} redlock_socket_tls;
-
 typedef struct redlock_socket_node {
     const char *host;      /* name or address; NULL: "127.0.0.1" (copied) */
     int port;              /* 0: 6379 */
@@ -250,7 +242,7 @@ typedef struct redlock_socket_node {
     const char *username;  /* ACL user; needs password (copied); NULL: the config's */
     const char *password;  /* NULL: the config's; both NULL: no AUTH (copied, wiped at deinit) */
     int db;                /* > 0: SELECT db; 0: the config's */
-    redlock_socket_tls tls; /* enable set: TLS, NULL fields from the config's tls */
+    redlock_tls tls;       /* TLS (see 2.; redlock_tls.h): enable set: on, NULL fields the config's */
 } redlock_socket_node;
 
 typedef struct redlock_socket_config {
@@ -258,7 +250,7 @@ typedef struct redlock_socket_config {
     redlock_socket_node node[REDLOCK_MAX_NODES];
     const char *username, *password;        /* defaults for every node */
     int db;
-    redlock_socket_tls tls;                 /* enable set: TLS on every node */
+    redlock_tls tls;                        /* enable set: TLS on every node (see 2.) */
     int64_t connect_timeout_ms;             /* 0: 1000 (negative, here or below: INVALID) */
     int64_t command_timeout_ms;             /* 0: 1000; a node this late is dropped */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
@@ -433,18 +425,15 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #ifdef REDLOCK_SOCKET_TLS
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#define REDLOCK__TLS_OPENSSL
+#include "redlock_tls.h"
 #endif
 
 #ifndef CLOCK_MONOTONIC
@@ -733,24 +722,14 @@ static long redlock__sock_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 /* The words of the last TLS failure on this node (e: SSL_get_error's). */
 static void redlock__sock_tls_words(struct redlock__sock_node *nd, int e, const char *during)
 {
-    long v = nd->ssl && nd->tls_verify ? SSL_get_verify_result((SSL *)nd->ssl) : X509_V_OK;
-    unsigned long q = ERR_peek_last_error();
-    const char *w = NULL;
-    if (v != X509_V_OK) {
-        snprintf(nd->tls_err, sizeof nd->tls_err, "TLS %s: certificate refused: %s", during,
-                 X509_verify_cert_error_string(v));
-        return;
-    }
-    if (q) w = ERR_reason_error_string(q);
-    if (!w) w = e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN ? "the server closed the connection" : "failed";
-    snprintf(nd->tls_err, sizeof nd->tls_err, "TLS %s: %s", during, w);
+    redlock__tls_words((const SSL *)nd->ssl, nd->tls_verify, e, during, nd->tls_err, sizeof nd->tls_err);
 }
 
 /* The node's TLS context, made once at init: what to trust, what to show. */
-static int redlock__sock_tls_setup(redlock_socket *s, struct redlock__sock_node *nd, const redlock_socket_tls *t)
+static int redlock__sock_tls_setup(redlock_socket *s, struct redlock__sock_node *nd, const redlock_tls *t)
 {
-    SSL_CTX *ctx;
-    struct stat st;
+    SSL_CTX *ctx = NULL;
+    int rc;
     if (!s->_bio_method) {
         BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "redlock socket");
         if (!m) return REDLOCK_ERR_NOMEM;
@@ -760,51 +739,21 @@ static int redlock__sock_tls_setup(redlock_socket *s, struct redlock__sock_node 
         s->_bio_method = m;
     }
     if (!(nd->tls_name = redlock__sock_strdup(t->server_name ? t->server_name : nd->host))) return REDLOCK_ERR_NOMEM;
-    ERR_clear_error();
-    if (!(ctx = SSL_CTX_new(TLS_client_method()))) return REDLOCK_ERR_NOMEM;
-    nd->tls_ctx = ctx; /* freed at deinit, also when the rest fails */
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    /* a write that could not finish is retried from the output buffer,
-       which may have moved and grown meanwhile */
-    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
-    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF); /* a close is a close, as over plain TCP */
-#endif
     nd->tls_verify = !t->insecure_skip_verify;
-    if (nd->tls_verify) {
-        int ok;
-        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-        if (!t->ca) ok = SSL_CTX_set_default_verify_paths(ctx);
-        else if (stat(t->ca, &st) == 0 && S_ISDIR(st.st_mode)) ok = SSL_CTX_load_verify_locations(ctx, NULL, t->ca);
-        else ok = SSL_CTX_load_verify_locations(ctx, t->ca, NULL);
-        if (ok != 1) return REDLOCK_ERR_TLS;
-    }
-    if (t->cert && (SSL_CTX_use_certificate_chain_file(ctx, t->cert) != 1 ||
-                    SSL_CTX_use_PrivateKey_file(ctx, t->key, SSL_FILETYPE_PEM) != 1 ||
-                    SSL_CTX_check_private_key(ctx) != 1))
-        return REDLOCK_ERR_TLS;
-    ERR_clear_error();
-    return 0;
+    rc = redlock__tls_context(t, &ctx);
+    nd->tls_ctx = ctx; /* freed at deinit, also when rc says it is not usable */
+    return rc;
 }
 
 static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_node *nd);
 
-/* TCP is up: start the TLS handshake. The name is checked against the
-   certificate (as an address when it is one) and sent as SNI (unless it
-   is an address: SNI carries names only). */
+/* TCP is up: start the TLS handshake (redlock__tls_session: the name
+   checked and sent). */
 static void redlock__sock_tls_start(redlock_socket *s, struct redlock__sock_node *nd)
 {
-    unsigned char bin[16];
-    int is_addr = inet_pton(AF_INET, nd->tls_name, bin) == 1 || inet_pton(AF_INET6, nd->tls_name, bin) == 1;
-    SSL *ssl;
-    BIO *bio = NULL;
-    ERR_clear_error();
-    ssl = SSL_new((SSL_CTX *)nd->tls_ctx);
-    if (ssl) bio = BIO_new((BIO_METHOD *)s->_bio_method);
-    if (!bio || (!is_addr && SSL_set_tlsext_host_name(ssl, nd->tls_name) != 1) ||
-        (nd->tls_verify && (is_addr ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), nd->tls_name)
-                                    : SSL_set1_host(ssl, nd->tls_name)) != 1)) {
-        if (bio) BIO_free(bio);
+    SSL *ssl = redlock__tls_session((SSL_CTX *)nd->tls_ctx, nd->tls_name, nd->tls_verify);
+    BIO *bio = ssl ? BIO_new((BIO_METHOD *)s->_bio_method) : NULL;
+    if (!bio) {
         if (ssl) SSL_free(ssl);
         snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS setup: out of memory");
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
@@ -1826,23 +1775,6 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg)
 #endif
 }
 
-/* Node i's TLS settings (the node's, NULL fields from the config's), or
-   NULL: plain TCP. */
-static const redlock_socket_tls *redlock__sock_node_tls(const redlock_socket_config *cfg, int i, redlock_socket_tls *t)
-{
-    const redlock_socket_tls *n = &cfg->node[i].tls, *d = &cfg->tls;
-    if (!n->enable && !d->enable) return NULL;
-    *t = n->enable ? *n : *d;
-    if (!t->ca) t->ca = d->ca;
-    if (!t->cert && !t->key) {
-        t->cert = d->cert;
-        t->key = d->key;
-    }
-    if (!t->server_name) t->server_name = d->server_name;
-    t->insecure_skip_verify |= d->insecure_skip_verify;
-    return t;
-}
-
 REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
 {
     int i;
@@ -1859,8 +1791,8 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     for (i = 0; i < cfg->node_count; i++) {
         const redlock_socket_node *c = &cfg->node[i];
         const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
-        redlock_socket_tls t;
-        const redlock_socket_tls *tls = redlock__sock_node_tls(cfg, i, &t);
+        redlock_tls t;
+        const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
         if (tls && ((c->unix_path && c->unix_path[0]) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
@@ -1893,8 +1825,8 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         bad = bad ? REDLOCK_ERR_NOMEM : 0;
 #ifdef REDLOCK_SOCKET_TLS
         {
-            redlock_socket_tls t;
-            const redlock_socket_tls *tls = redlock__sock_node_tls(cfg, i, &t);
+            redlock_tls t;
+            const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
             if (!bad && tls) bad = redlock__sock_tls_setup(s, nd, tls);
         }
 #endif

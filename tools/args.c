@@ -203,7 +203,7 @@ static void bad_option(const char *arg, int optopt_, char *err, size_t errlen)
    and TLS is for TCP nodes. */
 static int check_tls(const tool_opts *o, char *err, size_t errlen)
 {
-    const redlock_socket_tls *t = &o->net.tls;
+    const redlock_tls *t = &o->net.tls;
     const char *const files[3] = { t->ca, t->cert, t->key };
     const char *const names[3] = { "--tls-ca", "--tls-cert", "--tls-key" };
     int i, any = t->enable;

@@ -52,7 +52,7 @@ TARGETS = {
     },
     'adapters': {
         'files': ['adapters/redlock_socket.h', 'adapters/redlock_resp.h', 'adapters/redlock_hiredis.h',
-                  'adapters/redlock_libev.h', 'adapters/redlock_hiredis_common.h'],
+                  'adapters/redlock_libev.h', 'adapters/redlock_hiredis_common.h', 'adapters/redlock_tls.h'],
         'copy': ['redlock.h', 'adapters'],
         'scope': 'functions',        # function bodies only
     },
@@ -75,7 +75,8 @@ SUITES = {
     },
     'adapters': {
         'all': {'checks': SOCKET_CHECKS + HIREDIS_CHECKS},
-        'socket': {'checks': SOCKET_CHECKS, 'files': ['adapters/redlock_socket.h', 'adapters/redlock_resp.h']},
+        'socket': {'checks': SOCKET_CHECKS, 'files': ['adapters/redlock_socket.h', 'adapters/redlock_resp.h',
+                                                      'adapters/redlock_tls.h']},
         'hiredis': {'checks': HIREDIS_CHECKS, 'files': ['adapters/redlock_hiredis.h', 'adapters/redlock_libev.h',
                                                         'adapters/redlock_hiredis_common.h']},
     },
