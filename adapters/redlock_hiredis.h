@@ -6,7 +6,8 @@
    REDLOCK_IMPLEMENTATION there or in another one, for redlock.h, which it
    includes); REDLOCK_HIREDIS_STATIC makes its functions static. Include it
    before any system header or build with -D_POSIX_C_SOURCE=200809L. Link
-   -lhiredis -lpthread. Works with hiredis 0.14 (Debian 12) and 1.x.
+   -lhiredis -lpthread. Works with hiredis 0.14 (Debian 12) and 1.x (TLS:
+   1.x only, see HOW IT TALKS).
 
        redlock_hiredis_config o;
        redlock_hiredis_config_init(&o);
@@ -68,6 +69,19 @@
      connection, and the vote is not lost.
    * SIGPIPE is blocked around writes: a node that vanished is a transport
      error, never a signal.
+   * TLS (hiredis 1.x only): build with REDLOCK_HIREDIS_TLS and link
+     -lhiredis_ssl -lssl -lcrypto. cfg.tls (every node) or a node's own
+     tls (redlock_tls.h: enable, ca file or hashed dir, cert + key,
+     server_name, insecure_skip_verify) turns it on; the certificate is
+     verified against the CA (default: the system's store) and the name
+     (default: the host; an address is checked as an address). The
+     handshake runs in the same non-blocking loop, within
+     connect_timeout_ms of its own once TCP is up. A refusal is
+     REDLOCK_ERR_TLS, and redlock_hiredis_node_status()'s text says why
+     ("TLS handshake: certificate refused: hostname mismatch"). On hiredis
+     0.14, or without REDLOCK_HIREDIS_TLS, a configuration that asks for
+     TLS is refused by init with REDLOCK_ERR_TLS (as is a CA, certificate
+     or key that cannot be loaded).
    * When a blocking call has its result, the commands the core sent last
      (the undo of a failed attempt, a release) are written out and replies
      still owed are read for up to one node timeout, so follow-up steps on
@@ -147,7 +161,8 @@ typedef struct redlock__hiredis_conn {
     int need_flush;
     int unsent;            /* requests at the ring's tail not written yet */
     int connecting;        /* non-blocking connect in progress */
-    int64_t connect_deadline;
+    void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
+    int64_t connect_deadline; /* the TCP connect and the TLS handshake */
     int auth_failed;
     int64_t retry_at;      /* no reconnect before this */
     int status;            /* last failure, 0 if none */
@@ -216,7 +231,7 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID, NODES, NOMEM, or the core's. */
+   thread if asked. Errors: INVALID, NODES, NOMEM, TLS (see HOW IT TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
 /* Stops the watchdog thread, detaches every lock (without releasing it on
@@ -316,6 +331,7 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
         cn->ctx = NULL;
     }
     cn->fd = -1;
+    cn->ssl = NULL; /* freed with the context */
     cn->need_flush = 0;
     cn->unsent = 0;
     cn->connecting = 0;
@@ -435,6 +451,15 @@ static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
         redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, strerror(err));
         return;
     }
+    if (cn->ep.tls_ctx) { /* the handshake goes on in the reads and writes, within its own connect timeout */
+        char why[128];
+        int rc = redlock__hiredis_tls_start(&cn->ep, cn->ctx, &cn->ssl, why, sizeof why);
+        cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
+        if (rc != 0) {
+            redlock__hiredis_drop(c, i, rc, why);
+            return;
+        }
+    }
     cn->connecting = 0;
 }
 
@@ -453,6 +478,7 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, int i)
         sigpending(&pend);
         was_pending = sigismember(&pend, SIGPIPE);
     }
+    redlock__hiredis_tls_clear(cn->ssl);
     rc = redisBufferWrite(cn->ctx, &done); /* non-blocking: the rest when writable again */
     if (rc != REDIS_OK && !was_pending) {
         struct timespec zero = { 0, 0 };
@@ -462,7 +488,11 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, int i)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != REDIS_OK) {
-        redlock__hiredis_drop(c, i, REDLOCK_ERR_TRANSPORT, cn->ctx->errstr);
+        char why[128];
+        int st;
+        snprintf(why, sizeof why, "%s", cn->ctx->errstr);
+        st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
+        redlock__hiredis_drop(c, i, st, why);
         return;
     }
     if (!done) return;
@@ -544,7 +574,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     if (redlock__hiredis_on_driver(c)) {
         /* a connection the node closed while idle (a restart) is
            replaced before this command is written to it */
-        if (cn->ctx && !cn->connecting && cn->q.count == 0 && redlock__hiredis_idle_broken(cn->fd)) {
+        if (cn->ctx && !cn->connecting && cn->q.count == 0 && redlock__hiredis_idle_broken(cn->fd, cn->ssl)) {
             redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
             cn->retry_at = 0; /* reconnect for this command */
         }
@@ -641,9 +671,14 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
             ev = POLLOUT;
             if (cn->connect_deadline < until) until = cn->connect_deadline;
         } else if (cn->ctx) {
-            /* idle connections too: a close or a stray reply shows at once */
-            ev = (short)(POLLIN | (cn->need_flush ? POLLOUT : 0));
-            if (cn->q.count > 0 && cn->q.e[cn->q.head].sent_us + cmd_us < until) until = cn->q.e[cn->q.head].sent_us + cmd_us;
+            /* idle connections too: a close or a stray reply shows at once;
+               a TLS write that waits for the server waits for readable */
+            ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
+            if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
+                if (cn->connect_deadline < until) until = cn->connect_deadline;
+            } else if (cn->q.count > 0 && cn->q.e[cn->q.head].sent_us + cmd_us < until) {
+                until = cn->q.e[cn->q.head].sent_us + cmd_us;
+            }
         } else if (c->_threaded && cn->retry_at < until) {
             until = cn->retry_at;
         }
@@ -682,15 +717,18 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
             redlock__hiredis_flush(c, node);
             continue;
         }
-        if (pfd[i].revents & POLLOUT) redlock__hiredis_flush(c, node);
+        if ((pfd[i].revents & POLLOUT) || (cn->ssl && cn->need_flush && (pfd[i].revents & POLLIN)))
+            redlock__hiredis_flush(c, node);
         if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        redlock__hiredis_tls_clear(cn->ssl);
         if (redisBufferRead(cn->ctx) != REDIS_OK) {
             /* deliver what arrived before the error, then drop */
             char why[128];
-            snprintf(why, sizeof why, "%s", cn->ctx->errstr);
+            int st;
+            snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
+            st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
             redlock__hiredis_deliver(c, node);
-            if (cn->ctx)
-                redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, why[0] ? why : "connection closed");
+            if (cn->ctx) redlock__hiredis_drop(c, node, st, why);
             continue;
         }
         redlock__hiredis_deliver(c, node);
@@ -703,7 +741,10 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
-        else if (cn->ctx && cn->q.count > 0 && now - cn->q.e[cn->q.head].sent_us >= cmd_us)
+        else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_TLS, "TLS handshake: no answer within the connect timeout");
+        else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
+                 now - cn->q.e[cn->q.head].sent_us >= cmd_us)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
     if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
@@ -779,7 +820,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
         cn->fd = -1;
-        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
     }
     cfg = o->core;
@@ -1039,7 +1080,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i
     int r;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;
     redlock__hiredis_enter(c);
-    r = c->_conn[i].ctx != NULL;
+    r = c->_conn[i].ctx != NULL && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
     redlock__hiredis_leave(c);
     return r;
 }

@@ -9,6 +9,19 @@
 #include <poll.h>
 #include <hiredis/hiredis.h>
 #include "redlock.h"
+#include "redlock_tls.h"
+
+/* TLS: built in with REDLOCK_HIREDIS_TLS on hiredis 1.x (which has
+   hiredis_ssl; link -lhiredis_ssl -lssl -lcrypto). Otherwise a node that
+   asks for TLS is refused at init with REDLOCK_ERR_TLS. */
+#if defined(REDLOCK_HIREDIS_TLS) && defined(HIREDIS_MAJOR) && HIREDIS_MAJOR >= 1
+#define REDLOCK__HIREDIS_HAS_TLS 1
+#define REDLOCK__TLS_OPENSSL
+#include "redlock_tls.h"
+#include <hiredis/hiredis_ssl.h>
+#else
+#define REDLOCK__HIREDIS_HAS_TLS 0
+#endif
 
 #ifndef REDLOCK__HIREDIS_REPLY_DEFINED
 #define REDLOCK__HIREDIS_REPLY_DEFINED
@@ -151,6 +164,7 @@ typedef struct redlock_hiredis_node {
     const char *username; /* ACL user (NULL: the opts' default; none: AUTH password) */
     const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
     int db;               /* SELECT db; 0: the opts' default */
+    redlock_tls tls;      /* TLS (redlock_tls.h): enable set: on, NULL fields the config's */
 } redlock_hiredis_node;
 
 /* The configuration of either hiredis adapter (redlock_libev_config is the
@@ -160,6 +174,8 @@ typedef struct redlock_hiredis_config {
     redlock_hiredis_node node[REDLOCK_MAX_NODES];
     const char *username, *password; /* defaults for every node */
     int db;
+    redlock_tls tls;         /* enable set: TLS on every node (needs REDLOCK_HIREDIS_TLS
+                                and hiredis 1.x, else init says REDLOCK_ERR_TLS) */
     int connect_timeout_ms;  /* 0: 1000 (negative, here or in the two below: INVALID) */
     int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
     int reconnect_delay_ms;  /* 0: 100 */
@@ -213,25 +229,50 @@ static inline char *redlock__hiredis_strdup(const char *s)
 }
 
 /* A node as a connection needs it: copied at init (defaults applied), the
-   password wiped when freed. */
+   password wiped when freed; for TLS the context made from its settings,
+   the name to check and whether to. */
 typedef struct redlock__hiredis_endpoint {
     char *host, *unix_path, *user, *pass; /* unix_path set: host is NULL */
     int port, db;
+    void *tls_ctx;       /* SSL_CTX, or NULL: plain text */
+    char *tls_name;
+    int tls_verify;
 } redlock__hiredis_endpoint;
 
+/* 0, NOMEM, INVALID (TLS on a Unix socket, a certificate without its
+   key), or TLS (not built in, or a CA / certificate / key that cannot be
+   loaded); what was made is freed by redlock__hiredis_endpoint_free. */
 static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
-                                                 const char *user, const char *pass, int db)
+                                                 const redlock_hiredis_config *o)
 {
-    const char *u = nd->username ? nd->username : user;
-    const char *p = nd->password ? nd->password : pass;
-    e->port = nd->port > 0 ? nd->port : 6379;
-    e->db = nd->db > 0 ? nd->db : db;
+    const char *u = nd->username ? nd->username : o->username;
+    const char *p = nd->password ? nd->password : o->password;
     const char *path = nd->unix_path ? nd->unix_path : nd->host && nd->host[0] == '/' ? nd->host : NULL;
+    redlock_tls t;
+    const redlock_tls *tls = redlock__tls_settings(&nd->tls, &o->tls, &t);
+    e->port = nd->port > 0 ? nd->port : 6379;
+    e->db = nd->db > 0 ? nd->db : o->db;
     e->host = path ? NULL : redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
     e->unix_path = redlock__hiredis_strdup(path);
     e->user = redlock__hiredis_strdup(u);
     e->pass = redlock__hiredis_strdup(p);
-    return (!path && !e->host) || (path && !e->unix_path) || (u && !e->user) || (p && !e->pass) ? REDLOCK_ERR_NOMEM : 0;
+    if ((!path && !e->host) || (path && !e->unix_path) || (u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
+    if (!tls) return 0;
+    if (path || !tls->cert != !tls->key) return REDLOCK_ERR_INVALID;
+#if REDLOCK__HIREDIS_HAS_TLS
+    {
+        SSL_CTX *ctx = NULL;
+        int rc;
+        if (!(e->tls_name = redlock__hiredis_strdup(tls->server_name ? tls->server_name : e->host)))
+            return REDLOCK_ERR_NOMEM;
+        e->tls_verify = !tls->insecure_skip_verify;
+        rc = redlock__tls_context(tls, &ctx);
+        e->tls_ctx = ctx;
+        return rc;
+    }
+#else
+    return REDLOCK_ERR_TLS; /* not built in: REDLOCK_HIREDIS_TLS with hiredis 1.x */
+#endif
 }
 
 static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
@@ -244,7 +285,109 @@ static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
     free(e->unix_path);
     free(e->user);
     free(e->pass);
-    e->host = e->unix_path = e->user = e->pass = NULL;
+    free(e->tls_name);
+#if REDLOCK__HIREDIS_HAS_TLS
+    SSL_CTX_free((SSL_CTX *)e->tls_ctx);
+#endif
+    e->host = e->unix_path = e->user = e->pass = e->tls_name = NULL;
+    e->tls_ctx = NULL;
+}
+
+/* TCP is up on ctx: start TLS on it. hiredis owns the session from then
+   on (freed with the context); *ssl borrows it, for the words of a
+   failure. 0, or a status with why filled. */
+static inline int redlock__hiredis_tls_start(const redlock__hiredis_endpoint *e, redisContext *ctx, void **ssl,
+                                             char *why, size_t cap)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    SSL *s = redlock__tls_session((SSL_CTX *)e->tls_ctx, e->tls_name, e->tls_verify);
+    if (!s) {
+        snprintf(why, cap, "%s", "TLS setup: out of memory");
+        return REDLOCK_ERR_NOMEM;
+    }
+    ERR_clear_error();
+    if (redisInitiateSSL(ctx, s) != REDIS_OK) {
+        redlock__tls_words(s, e->tls_verify, 0, "handshake", why, cap);
+        SSL_free(s); /* not taken over on failure */
+        return REDLOCK_ERR_TLS;
+    }
+    *ssl = s;
+    return 0;
+#else
+    (void)e; (void)ctx; (void)ssl;
+    snprintf(why, cap, "%s", "TLS not built in");
+    return REDLOCK_ERR_TLS;
+#endif
+}
+
+/* A TLS connection failed reading or writing: TLS (with the words) when
+   the handshake had not finished or OpenSSL says why, else `status`. */
+static inline int redlock__hiredis_tls_failure(const redlock__hiredis_endpoint *e, void *ssl, int status,
+                                               char *why, size_t cap)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    if (ssl && (!SSL_is_init_finished((SSL *)ssl) || ERR_peek_error())) {
+        redlock__tls_words((SSL *)ssl, e->tls_verify, 0, SSL_is_init_finished((SSL *)ssl) ? "read" : "handshake", why, cap);
+        return REDLOCK_ERR_TLS;
+    }
+#else
+    (void)e; (void)ssl; (void)why; (void)cap;
+#endif
+    return status;
+}
+
+/* Is the TLS handshake of this connection still running? */
+static inline int redlock__hiredis_tls_handshaking(void *ssl)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    return ssl && !SSL_is_init_finished((SSL *)ssl);
+#else
+    (void)ssl;
+    return 0;
+#endif
+}
+
+/* Does the TLS session wait for the socket to be readable before it can
+   write (during the handshake, mostly)? */
+static inline int redlock__hiredis_tls_wants_read(void *ssl)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    return ssl && SSL_want_read((SSL *)ssl);
+#else
+    (void)ssl;
+    return 0;
+#endif
+}
+
+/* Reads decrypted bytes of a TLS connection past its handshake: > 0
+   bytes, 0 closed, -1 nothing yet (or TLS must write first: hiredis's
+   write handler does when the socket lets it), -2 failed. */
+static inline long redlock__hiredis_tls_read(void *ssl, char *buf, int n)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    int r, e;
+    ERR_clear_error();
+    r = SSL_read((SSL *)ssl, buf, n);
+    if (r > 0) return r;
+    e = SSL_get_error((SSL *)ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return -1;
+    if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && !ERR_peek_error() && errno == 0)) return 0;
+    return -2;
+#else
+    (void)ssl; (void)buf; (void)n;
+    return -2;
+#endif
+}
+
+/* Before hiredis reads or writes a TLS connection: OpenSSL's error queue
+   then tells about this call only. */
+static inline void redlock__hiredis_tls_clear(void *ssl)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    if (ssl) ERR_clear_error();
+#else
+    (void)ssl;
+#endif
 }
 
 /* A node's error text: msg cut to fit, terminated, replacing what was there. */
@@ -279,14 +422,27 @@ static inline int64_t redlock__hiredis_clock(void *user)
     return redlock__hiredis_now_us();
 }
 /* An idle connection (no reply owed) that is readable was closed by the
-   node (a restart) or got bytes nobody asked for: either way it is done. */
-static inline int redlock__hiredis_idle_broken(int fd)
+   node (a restart) or got bytes nobody asked for: either way it is done.
+   Over TLS, records for TLS itself (session tickets) are no reply. */
+static inline int redlock__hiredis_idle_broken(int fd, void *ssl)
 {
     struct pollfd pf;
     pf.fd = fd;
     pf.events = POLLIN;
     pf.revents = 0;
-    return poll(&pf, 1, 0) > 0;
+    if (poll(&pf, 1, 0) <= 0) return 0;
+#if REDLOCK__HIREDIS_HAS_TLS
+    if (ssl) {
+        char c;
+        int r;
+        ERR_clear_error();
+        r = SSL_peek((SSL *)ssl, &c, 1);
+        return r > 0 || SSL_get_error((SSL *)ssl, r) != SSL_ERROR_WANT_READ;
+    }
+#else
+    (void)ssl;
+#endif
+    return 1;
 }
 
 /* strdup is POSIX, not C99 */

@@ -75,6 +75,13 @@
      block: give addresses where that matters).
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
+   * TLS (hiredis 1.x only): as in redlock_hiredis.h (build with
+     REDLOCK_HIREDIS_TLS, link -lhiredis_ssl -lssl -lcrypto; cfg.tls or a
+     node's tls; REDLOCK_ERR_TLS with the reason in
+     redlock_libev_node_status(); refused at init on 0.14). hiredis runs
+     the handshake, within connect_timeout_ms of its own once TCP is up;
+     then the adapter reads the decrypted bytes itself, with the same
+     checks as above.
 
    GUARANTEES: the same for every adapter, listed in adapters/README.md
    and tested by tests/shared/integration.h.
@@ -153,7 +160,8 @@ typedef struct redlock__libev_conn {
     redisAsyncContext *ac;  /* NULL while down */
     redisReader *shadow;    /* counts the replies read before hiredis sees them */
     int state;
-    int64_t connect_start;  /* when the connect began (state CONNECTING) */
+    int64_t connect_start;  /* when the connect began (the TLS handshake ends within the same timeout) */
+    void *ssl;              /* TLS: the session (hiredis owns it), or NULL */
     redlock__hiredis_ring q; /* requests in flight, in send order (full: sends fail) */
     int auth_failed;
     int drop_status;        /* what owed tags are failed with */
@@ -200,7 +208,7 @@ extern "C" {
 #endif
 
 /* Sets up the client on `loop` and starts connecting every node. Errors:
-   INVALID, NODES, NOMEM, or the core's. */
+   INVALID, NODES, NOMEM, TLS (see TLS above), or the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
 /* Detaches every lock (without releasing it on the servers: release
@@ -259,6 +267,7 @@ static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, cons
     redlock_libev *c = cn->owner;
     if (status) redlock__libev_set_error(cn, status, why); /* first: why may be the shadow reader's errstr */
     cn->ac = NULL;
+    cn->ssl = NULL; /* freed with the context */
     cn->state = REDLOCK__LIBEV_DOWN;
     if (cn->shadow) {
         redisReaderFree(cn->shadow);
@@ -312,14 +321,21 @@ static inline void redlock__libev_on_connect(const redisAsyncContext *ac, int st
         return;
     }
     cn->state = REDLOCK__LIBEV_UP;
+    if (cn->ssl) cn->connect_start = redlock__hiredis_now_us(); /* the TLS handshake: its own connect timeout */
 }
 
 static inline void redlock__libev_on_disconnect(const redisAsyncContext *ac, int status)
 {
     redlock__libev_conn *cn = (redlock__libev_conn *)ac->data;
+    char why[128];
+    int st = 0;
     if (!cn || cn->ac != ac) return;
-    redlock__libev_lost(cn, status == REDIS_OK ? 0 : REDLOCK_ERR_TRANSPORT,
-                        status == REDIS_OK ? "" : ac->errstr);
+    if (status != REDIS_OK) { /* over TLS, what OpenSSL says (the session lives until we return) */
+        snprintf(why, sizeof why, "%s", ac->errstr);
+        st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
+        if (st == REDLOCK_ERR_TLS) cn->drop_status = st; /* the tags still owed fail with it */
+    }
+    redlock__libev_lost(cn, st, status == REDIS_OK ? "" : why);
 }
 
 /* Drops node cn now: every tag it owes fails with `status`. */
@@ -329,6 +345,59 @@ static inline void redlock__libev_drop(redlock__libev_conn *cn, int status, cons
     cn->drop_status = status;
     redlock__libev_lost(cn, status, why);
     redisAsyncFree(ac); /* owed tags fail now, through the callbacks */
+}
+
+/* Counts and bounds n bytes read from node cn, then hands them to hiredis.
+   0 when the node was dropped for them. */
+static inline int redlock__libev_feed(redlock__libev_conn *cn, redisAsyncContext *ac, const char *buf, size_t n)
+{
+    int complete = 0;
+    void *r = NULL;
+    if (redisReaderFeed(cn->shadow, buf, n) != REDIS_OK) {
+        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    while (redisReaderGetReply(cn->shadow, &r) == REDIS_OK && r) { complete++; r = NULL; }
+    if (cn->shadow->err) {
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
+        return 0;
+    }
+    if (complete > cn->q.count) {
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+        return 0;
+    }
+    if (cn->shadow->len - cn->shadow->pos > REDLOCK_LIBEV_MAX_BUFFERED) {
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "reply too large");
+        return 0;
+    }
+    if (redisReaderFeed(ac->c.reader, buf, n) != REDIS_OK) {
+        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    return 1;
+}
+
+/* The same over TLS: the handshake is hiredis's (a write may wait on its
+   reads), then the decrypted bytes go the plain path's way. */
+static inline void redlock__libev_on_readable_tls(redlock__libev_conn *cn, redisAsyncContext *ac)
+{
+    char buf[16384];
+    long n;
+    if (redlock__hiredis_tls_handshaking(cn->ssl)) {
+        redisAsyncHandleRead(ac);
+        return;
+    }
+    n = redlock__hiredis_tls_read(cn->ssl, buf, (int)sizeof buf);
+    if (n == -1) return;
+    if (n <= 0) {
+        char why[128];
+        int st = REDLOCK_ERR_TRANSPORT;
+        snprintf(why, sizeof why, "%s", "connection closed");
+        if (n == -2) st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
+        redlock__libev_drop(cn, st, why);
+        return;
+    }
+    if (redlock__libev_feed(cn, ac, buf, (size_t)n)) redisProcessCallbacks(ac);
 }
 
 /* Replaces hiredis's read handler. hiredis aborts the process on a reply
@@ -344,12 +413,14 @@ static inline void redlock__libev_on_readable(struct ev_loop *loop, ev_io *w, in
     redlock__libev_conn *cn = (redlock__libev_conn *)ac->data;
     char buf[16384];
     ssize_t n;
-    int complete = 0;
-    void *r = NULL;
     (void)loop;
     (void)revents;
     if (!cn || cn->ac != ac || !cn->shadow || !(ac->c.flags & REDIS_CONNECTED)) {
         redisAsyncHandleRead(ac);
+        return;
+    }
+    if (cn->ssl) {
+        redlock__libev_on_readable_tls(cn, ac);
         return;
     }
     n = read(ac->c.fd, buf, sizeof buf);
@@ -358,28 +429,7 @@ static inline void redlock__libev_on_readable(struct ev_loop *loop, ev_io *w, in
         redisAsyncHandleRead(ac);
         return;
     }
-    if (redisReaderFeed(cn->shadow, buf, (size_t)n) != REDIS_OK) {
-        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
-        return;
-    }
-    while (redisReaderGetReply(cn->shadow, &r) == REDIS_OK && r) { complete++; r = NULL; }
-    if (cn->shadow->err) {
-        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
-        return;
-    }
-    if (complete > cn->q.count) {
-        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
-        return;
-    }
-    if (cn->shadow->len - cn->shadow->pos > REDLOCK_LIBEV_MAX_BUFFERED) {
-        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "reply too large");
-        return;
-    }
-    if (redisReaderFeed(ac->c.reader, buf, (size_t)n) != REDIS_OK) {
-        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
-        return;
-    }
-    redisProcessCallbacks(ac);
+    if (redlock__libev_feed(cn, ac, buf, (size_t)n)) redisProcessCallbacks(ac);
 }
 
 static inline void redlock__libev_arm_watch(redlock_libev *c)
@@ -423,6 +473,16 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
         redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
+    if (cn->ep.tls_ctx) { /* hiredis runs the handshake once the connect is done */
+        char why[128];
+        int rc = redlock__hiredis_tls_start(&cn->ep, &ac->c, &cn->ssl, why, sizeof why);
+        if (rc != 0) {
+            redlock__libev_set_error(cn, rc, why);
+            redisAsyncFree(ac);
+            redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
+            return;
+        }
+    }
     ac->data = cn;
     cn->shadow = redisReaderCreateWithFunctions(NULL); /* counts only: no reply objects */
     /* attaching a fresh context fails only when an allocation does */
@@ -430,6 +490,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
         redlock__libev_set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
         if (cn->shadow) redisReaderFree(cn->shadow);
         cn->shadow = NULL;
+        cn->ssl = NULL;
         redisAsyncFree(ac);
         redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
@@ -484,7 +545,14 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
             }
             busy = 1;
         }
-        if (!cn->ac || cn->q.count == 0) continue;
+        if (cn->ac && redlock__hiredis_tls_handshaking(cn->ssl)) {
+            if (now - cn->connect_start >= (int64_t)c->_connect_timeout_ms * 1000) {
+                redlock__libev_drop(cn, REDLOCK_ERR_TLS, "TLS handshake: no answer within the connect timeout");
+                continue;
+            }
+            busy = 1;
+        }
+        if (!cn->ac || cn->q.count == 0 || redlock__hiredis_tls_handshaking(cn->ssl)) continue;
         if (now - cn->q.e[cn->q.head].sent_us >= (int64_t)c->_command_timeout_ms * 1000) {
             redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
         } else {
@@ -513,7 +581,7 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
     /* a connection the node closed while idle (a restart) is replaced
        before this command is written to it */
     if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0 &&
-        redlock__hiredis_idle_broken(cn->ac->c.fd)) {
+        redlock__hiredis_idle_broken(cn->ac->c.fd, cn->ssl)) {
         redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
         ev_timer_stop(c->_loop, &cn->reconnect);
         redlock__libev_connect(c, node);
@@ -589,7 +657,7 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         cn->index = i;
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
-        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o->username, o->password, o->db)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
     }
     cfg = o->core;
@@ -649,7 +717,7 @@ REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, c
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i)
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n) return 0;
-    return c->_conn[i].state == REDLOCK__LIBEV_UP;
+    return c->_conn[i].state == REDLOCK__LIBEV_UP && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
 }
 
 #endif /* REDLOCK_LIBEV_IMPLEMENTATION */

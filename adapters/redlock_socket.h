@@ -72,7 +72,7 @@
    name against server_name (an IP address is checked as an address and
    not sent as SNI). cfg.tls.insecure_skip_verify = 1 turns both off, for
    tests only. The handshake runs in the same non-blocking loop, within
-   connect_timeout_ms; during it the foreign-loop interest is what TLS
+   connect_timeout_ms of its own once TCP is up; during it the foreign-loop interest is what TLS
    waits for (read or write), and a TLS read or write that needs the other
    direction shows in the interest too. A failure is REDLOCK_ERR_TLS, and
    redlock_socket_node_status()'s text says why ("TLS handshake:
@@ -764,6 +764,7 @@ static void redlock__sock_tls_start(redlock_socket *s, struct redlock__sock_node
     SSL_set_bio(ssl, bio, bio);
     nd->ssl = ssl;
     nd->state = REDLOCK__SOCK_HANDSHAKE;
+    nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000; /* its own timeout */
     redlock__sock_tls_handshake(s, nd);
 }
 #endif

@@ -6,7 +6,7 @@
 # adapters (test_limits). IT_ONLY=<substring> runs a subset of
 # the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
-ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
+ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_tls.h \
                 tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h \
                 tests/shared/tcp_proxy.h
 
@@ -40,7 +40,7 @@ check-adapters-compile: | $(BUILD)
 	    else echo "not ok adapters compile $$cc $$std"; fi; \
 	  done; \
 	done
-	@for v in "-DREDLOCK_STATIC -DREDLOCK_HIREDIS_STATIC -DREDLOCK_LIBEV_STATIC"; do \
+	@for v in "-DREDLOCK_STATIC -DREDLOCK_HIREDIS_STATIC -DREDLOCK_LIBEV_STATIC" "-DREDLOCK_HIREDIS_TLS"; do \
 	  if gcc -std=c99 $(WARN) -I. $$v tests/hiredis/adapters_compile.c -o $(BUILD)/adapters_compile $(ADAPTER_LIBS) && \
 	     $(BUILD)/adapters_compile >/dev/null; \
 	  then echo "ok adapters compile gcc -std=c99 $$v"; else echo "not ok adapters compile gcc -std=c99 $$v"; fi; \

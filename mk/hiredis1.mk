@@ -2,7 +2,10 @@
 # system's 0.14: scripts/hiredis1.sh unpacks Debian trixie's hiredis 1.2
 # into $(BUILD)/hiredis-1/ (nothing installed), the integration scenarios
 # and the limits program are built against it (-I, -L) and run with
-# LD_LIBRARY_PATH, their names prefixed "hiredis1_". When the packages
+# LD_LIBRARY_PATH, their names prefixed "hiredis1_"; then built with TLS
+# (REDLOCK_HIREDIS_TLS, hiredis_ssl) the scenarios over TLS on 1 and 3
+# nodes and the TLS cases (integration.h, it_main_tls), plain and a subset
+# under valgrind. When the packages
 # cannot be fetched the check prints "skip ..." with the reason: nothing
 # is counted as passed.
 H1_ROOT := $(BUILD)/hiredis-1/usr
@@ -26,10 +29,20 @@ $(BUILD)/h1/test_libev: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)/h1/.
 $(BUILD)/h1/test_limits: tests/hiredis/test_limits.c $(ADAPTER_DEPS) adapters/redlock_socket.h adapters/redlock_resp.h | $(BUILD)/h1/.dir
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(H1_FLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
+H1_TLS := -DREDLOCK_HIREDIS_TLS -DIT_TLS
+H1_TLS_LIBS := -lhiredis -lhiredis_ssl -lssl -lcrypto -lev -lpthread
+$(BUILD)/h1/test_hiredis_tls: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) adapters/redlock_tls.h tests/shared/tls_certs.sh | $(BUILD)/h1/.dir
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(H1_TLS) $(H1_FLAGS) $(INCS) $< -o $@ $(H1_TLS_LIBS)
+
+$(BUILD)/h1/test_libev_tls: tests/libev/test_libev.c $(ADAPTER_DEPS) adapters/redlock_tls.h tests/shared/tls_certs.sh | $(BUILD)/h1/.dir
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(H1_TLS) $(H1_FLAGS) $(INCS) $< -o $@ $(H1_TLS_LIBS)
+
 $(BUILD)/h1/.dir:
 	@mkdir -p $(BUILD)/h1 && touch $@
 
-H1_BINS := $(BUILD)/h1/test_hiredis $(BUILD)/h1/test_libev $(BUILD)/h1/test_limits
+H1_BINS := $(BUILD)/h1/test_hiredis $(BUILD)/h1/test_libev $(BUILD)/h1/test_limits \
+           $(BUILD)/h1/test_hiredis_tls $(BUILD)/h1/test_libev_tls
+H1_VALGRIND_ONLY := basic_n1,contend_n1,tls_accepted,wrong_ca,no_client_cert,mid_handshake
 
 # The binaries are built only once the tree is there (make is re-entered).
 check-hiredis1: | $(BUILD)
@@ -37,9 +50,16 @@ check-hiredis1: | $(BUILD)
 	  echo "skip hiredis 1.x checks: $$(tail -1 $(BUILD)/hiredis1.log)"; exit 0; fi; \
 	$(MAKE) --no-print-directory -s $(H1_BINS) || { echo "not ok hiredis1 build"; exit 1; }; \
 	echo "# hiredis $$(sed -n 's/^Version: //p' $(H1_LIB)/pkgconfig/hiredis.pc) from $(H1_LIB)"; \
-	rc=0; \
-	$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis || rc=1; \
-	$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_libev || rc=1; \
-	$(H1_RUN) $(BUILD)/h1/test_limits > $(BUILD)/h1/test_limits.log 2>&1 || rc=1; \
-	sed 's/^\(not \)\{0,1\}ok /&hiredis1_/' $(BUILD)/h1/test_limits.log; \
-	exit $$rc
+	JOBS=2 scripts/parallel.sh \
+	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis' \
+	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_libev' \
+	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis_tls' \
+	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_libev_tls' \
+	  'set -o pipefail; $(H1_RUN) $(BUILD)/h1/test_limits 2>&1 | sed "s/^\(not \)\{0,1\}ok /&hiredis1_/"' \
+	  '$(call h1_valgrind,hiredis)' '$(call h1_valgrind,libev)'
+
+# $(call h1_valgrind,hiredis|libev): the TLS build's subset under memcheck
+h1_valgrind = if $(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_VALGRIND_ONLY) $(VALGRIND) $(BUILD)/h1/test_$(1)_tls \
+  > $(BUILD)/h1/test_$(1)_tls.valgrind.log 2>&1; \
+  then echo "ok valgrind hiredis1 test_$(1)_tls: 0 errors, 0 leaks ($$(grep -c "^ok" $(BUILD)/h1/test_$(1)_tls.valgrind.log) scenarios)"; \
+  else cat $(BUILD)/h1/test_$(1)_tls.valgrind.log; echo "not ok valgrind hiredis1 test_$(1)_tls"; false; fi

@@ -45,6 +45,14 @@ static it_client *t_open(const it_setup *s)
     o.username = s->user;
     o.password = s->pass;
     o.db = s->db;
+    if (s->tls) {
+        o.tls.enable = 1;
+        o.tls.ca = s->tls_ca;
+        o.tls.cert = s->tls_cert;
+        o.tls.key = s->tls_key;
+        o.tls.server_name = s->tls_name;
+        o.tls.insecure_skip_verify = s->tls_insecure;
+    }
     o.core = s->core;
     o.command_timeout_ms = 300;
     o.watchdog_thread = s->watchdog_thread;
@@ -768,6 +776,26 @@ static void hiredis_reconnect_delay(void)
     }
 }
 
+/* Without TLS built in (REDLOCK_HIREDIS_TLS on hiredis 1.x), a node
+   that asks for TLS, or a configuration that does, is refused at init
+   with REDLOCK_ERR_TLS: never spoken to in plain text. */
+static void hiredis_tls_not_built(void)
+{
+    redlock_hiredis_config o;
+    static redlock_hiredis c;
+    int k;
+    for (k = 0; k < 2; k++) {
+        redlock_hiredis_config_init(&o);
+        o.node_count = 2;
+        o.node[0].port = 6379;
+        o.node[1].port = 6380;
+        if (k == 0) o.tls.enable = 1;
+        else o.node[1].tls.enable = 1;
+        CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_TLS);
+        if (REDLOCK__HIREDIS_HAS_TLS) redlock_hiredis_deinit(&c);
+    }
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -775,7 +803,12 @@ int main(void)
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error
     };
     int rc;
+#ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
+    rc = it_main_tls(&ops, NULL);
+    return rc | CHECK_EXIT();
+#endif
     if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);
+    if (it_selected("hiredis_tls_not_built")) RUN(hiredis_tls_not_built);
     if (it_selected("hiredis_unix_path")) RUN(hiredis_unix_path);
     if (it_selected("hiredis_busy_in_callback")) RUN(hiredis_busy_in_callback);
     if (it_selected("hiredis_unresolvable")) RUN(hiredis_unresolvable);

@@ -102,6 +102,14 @@ static it_client *t_open(const it_setup *s)
     o.username = s->user;
     o.password = s->pass;
     o.db = s->db;
+    if (s->tls) {
+        o.tls.enable = 1;
+        o.tls.ca = s->tls_ca;
+        o.tls.cert = s->tls_cert;
+        o.tls.key = s->tls_key;
+        o.tls.server_name = s->tls_name;
+        o.tls.insecure_skip_verify = s->tls_insecure;
+    }
     o.core = s->core;
     o.command_timeout_ms = 300;
     o.on_event = t_on_event;
@@ -370,6 +378,28 @@ static void libev_api_guards(void)
     ev_loop_destroy(loop);
 }
 
+/* Without TLS built in (REDLOCK_HIREDIS_TLS on hiredis 1.x), a node
+   that asks for TLS, or a configuration that does, is refused at init
+   with REDLOCK_ERR_TLS: never spoken to in plain text. */
+static void libev_tls_not_built(void)
+{
+    redlock_libev_config o;
+    static redlock_libev c;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    int k;
+    for (k = 0; k < 2; k++) {
+        redlock_libev_config_init(&o);
+        o.node_count = 2;
+        o.node[0].port = 6379;
+        o.node[1].port = 6380;
+        if (k == 0) o.tls.enable = 1;
+        else o.node[1].tls.enable = 1;
+        CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_TLS);
+        if (REDLOCK__HIREDIS_HAS_TLS) redlock_libev_deinit(&c);
+    }
+    ev_loop_destroy(loop);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -377,7 +407,12 @@ int main(void)
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error
     };
     int rc;
+#ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
+    rc = it_main_tls(&ops, NULL);
+    return rc | CHECK_EXIT();
+#endif
     if (it_selected("libev_port_range")) RUN(libev_port_range);
+    if (it_selected("libev_tls_not_built")) RUN(libev_tls_not_built);
     if (it_selected("libev_api_guards")) RUN(libev_api_guards);
     if (it_selected("libev_unix_path")) RUN(libev_unix_path);
     if (it_selected("libev_connect_timeout")) RUN(libev_connect_timeout);
