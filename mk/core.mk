@@ -129,5 +129,17 @@ bench-scale: $(BUILD)/bench_scale
 	 echo "layout: server on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_scale --server-cpu 0 $(SCALE_ARGS)
 
+# TLS against plain TCP per lock cycle, on one node (bench/bench_tls.c),
+# the server on CPU 0 and the client on the last CPU.
+$(BUILD)/bench_tls: bench/bench_tls.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h \
+                    tests/shared/redis_nodes.h | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lssl -lcrypto
+TLS_ARGS ?= --cycles 2000 --blocks 7
+.PHONY: bench-tls
+bench-tls: $(BUILD)/bench_tls
+	@cpu=$$(( $$(nproc) - 1 )); \
+	 echo "layout: server on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
+	 taskset -c $$cpu $(BUILD)/bench_tls --server-cpu 0 $(TLS_ARGS)
+
 .PHONY: bench
-bench: bench-core bench-scale
+bench: bench-core bench-scale bench-tls

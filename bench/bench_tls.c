@@ -1,0 +1,195 @@
+/* bench/bench_tls.c - what TLS costs per lock cycle, against plain TCP, on
+   the same redis-server node in the same run.
+
+   One node listens on a plain port and a TLS port (throwaway certificates
+   from tests/shared/tls_certs.sh). The raw-socket adapter does sequential
+   acquire + release cycles on a fresh key each, alternating blocks of
+   plain and TLS so that drift on a shared machine hits both alike; then
+   it measures connection setup (connect + AUTH-less handshake) both ways.
+   Prints the median block per transport: cycles/s, µs per cycle, CPU µs
+   per cycle (user + sys of this process), and the TLS / plain ratios.
+
+   Usage: bench_tls [--cycles N] [--blocks B] [--server-cpu C]
+   Run from the repository root (it needs tests/shared/tls_certs.sh);
+   pin it with taskset (make bench-tls does). */
+#define _POSIX_C_SOURCE 200809L
+#define REDLOCK_IMPLEMENTATION
+#define REDLOCK_SOCKET_IMPLEMENTATION
+#define REDLOCK_SOCKET_TLS
+#include "adapters/redlock_socket.h"
+#include "redis_nodes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define MAX_BLOCKS 64
+
+static double now_s(void) { return (double)redlock_socket_now_us() / 1e6; }
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int open_client(redlock_socket *s, int port, const char *ca)
+{
+    redlock_socket_config cfg;
+    redlock_socket_config_init(&cfg);
+    cfg.node[0].port = port;
+    if (ca) {
+        cfg.tls.enable = 1;
+        cfg.tls.ca = ca;
+    }
+    cfg.core.retry_count = -1;
+    if (redlock_socket_init(s, &cfg) != REDLOCK_OK) return -1;
+    return redlock_socket_connect(s) == REDLOCK_OK ? 0 : -1;
+}
+
+/* n sequential acquire + release cycles, each on a key of its own: wall
+   and CPU seconds in *wall / *cpu. 0, or -1 if a cycle failed. */
+static int cycles(redlock_socket *s, int n, int block, double *wall, double *cpu)
+{
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    char key[64];
+    double w0, c0;
+    int i;
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.ttl_ms = 10000;
+    w0 = now_s();
+    c0 = cpu_s();
+    for (i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "bench:tls:%d:%d", block, i);
+        if (redlock_socket_lock_init(s, &l, &o) != REDLOCK_OK) return -1;
+        if (redlock_socket_acquire(&l) != REDLOCK_OK || redlock_socket_release(&l) != REDLOCK_OK) {
+            redlock_socket_lock_deinit(&l);
+            return -1;
+        }
+        redlock_socket_lock_deinit(&l);
+    }
+    *wall = now_s() - w0;
+    *cpu = cpu_s() - c0;
+    return 0;
+}
+
+/* n connects (TCP, and the TLS handshake when ca is set): seconds each. */
+static double setup_s(int port, const char *ca, int n)
+{
+    double t0 = now_s();
+    int i;
+    for (i = 0; i < n; i++) {
+        redlock_socket s;
+        if (open_client(&s, port, ca) != 0) return -1;
+        redlock_socket_deinit(&s);
+    }
+    return (now_s() - t0) / n;
+}
+
+int main(int argc, char **argv)
+{
+    int n = 2000, blocks = 7, server_cpu = -1, i, b;
+    char dir[64], cmd[256], ca[128], crt[128], key[128];
+    const char *args[9];
+    double wall[2][MAX_BLOCKS], cpu[2][MAX_BLOCKS], rate[2], us[2], cpu_us[2], setup[2];
+    redis_nodes rn;
+    redlock_socket s[2];
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--cycles") && i + 1 < argc) n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--blocks") && i + 1 < argc) blocks = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_tls [--cycles N] [--blocks B] [--server-cpu C]\n");
+            return 64;
+        }
+    }
+    if (n < 1 || blocks < 1 || blocks > MAX_BLOCKS) {
+        fprintf(stderr, "bench_tls: --cycles >= 1, --blocks 1..%d\n", MAX_BLOCKS);
+        return 64;
+    }
+    snprintf(dir, sizeof dir, "/tmp/redlock-bench-tls-XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    snprintf(cmd, sizeof cmd, "tests/shared/tls_certs.sh '%s'", dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench_tls: cannot make certificates (openssl; run from the repository root)\n");
+        return 1;
+    }
+    snprintf(ca, sizeof ca, "%s/ca.crt", dir);
+    snprintf(crt, sizeof crt, "%s/server.crt", dir);
+    snprintf(key, sizeof key, "%s/server.key", dir);
+    args[0] = "--tls-cert-file"; args[1] = crt;
+    args[2] = "--tls-key-file"; args[3] = key;
+    args[4] = "--tls-ca-cert-file"; args[5] = ca;
+    args[6] = "--tls-auth-clients"; args[7] = "no";
+    args[8] = NULL;
+    redis_nodes_deadline(600);
+    if (redis_nodes_start_tls(&rn, 1, args, NULL) != 0) {
+        fprintf(stderr, "bench_tls: cannot start a TLS redis-server\n");
+        return 1;
+    }
+    if (server_cpu >= 0) {
+        snprintf(cmd, sizeof cmd, "taskset -pc %d %d >/dev/null", server_cpu, (int)rn.node[0].pid);
+        if (system(cmd) != 0) fprintf(stderr, "bench_tls: could not pin the server\n");
+    }
+    if (open_client(&s[0], redis_nodes_port(&rn, 0), NULL) != 0 ||
+        open_client(&s[1], redis_nodes_tls_port(&rn, 0), ca) != 0) {
+        fprintf(stderr, "bench_tls: cannot connect\n");
+        redis_nodes_stop(&rn);
+        return 1;
+    }
+    /* warm up both, then alternate blocks */
+    if (cycles(&s[0], n / 4 + 1, -1, &wall[0][0], &cpu[0][0]) || cycles(&s[1], n / 4 + 1, -2, &wall[1][0], &cpu[1][0])) {
+        fprintf(stderr, "bench_tls: a cycle failed\n");
+        redis_nodes_stop(&rn);
+        return 1;
+    }
+    for (b = 0; b < blocks; b++)
+        for (i = 0; i < 2; i++)
+            if (cycles(&s[(b + i) % 2], n, b * 2 + i, &wall[(b + i) % 2][b], &cpu[(b + i) % 2][b]) != 0) {
+                fprintf(stderr, "bench_tls: a cycle failed\n");
+                redis_nodes_stop(&rn);
+                return 1;
+            }
+    for (i = 0; i < 2; i++) {
+        double r[MAX_BLOCKS], c[MAX_BLOCKS];
+        for (b = 0; b < blocks; b++) {
+            r[b] = n / wall[i][b];
+            c[b] = cpu[i][b] / n * 1e6;
+        }
+        rate[i] = median(r, blocks);
+        us[i] = 1e6 / rate[i];
+        cpu_us[i] = median(c, blocks);
+        redlock_socket_deinit(&s[i]);
+    }
+    setup[0] = setup_s(redis_nodes_port(&rn, 0), NULL, 200);
+    setup[1] = setup_s(redis_nodes_tls_port(&rn, 0), ca, 200);
+    redis_nodes_stop(&rn);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "bench_tls: could not remove %s\n", dir);
+
+    printf("raw-socket adapter, 1 node, sequential acquire+release on a fresh key,\n"
+           "median of %d blocks of %d cycles each, plain and TLS alternating:\n\n", blocks, n);
+    printf("%-10s %12s %12s %14s %16s\n", "transport", "cycles/s", "us/cycle", "CPU us/cycle", "connect+setup us");
+    printf("%-10s %12.0f %12.1f %14.1f %16.1f\n", "plain", rate[0], us[0], cpu_us[0], setup[0] * 1e6);
+    printf("%-10s %12.0f %12.1f %14.1f %16.1f\n", "TLS", rate[1], us[1], cpu_us[1], setup[1] * 1e6);
+    printf("\nTLS / plain: %.2fx time per cycle (+%.1f us), %.2fx CPU per cycle, %.1fx connection setup\n",
+           us[1] / us[0], us[1] - us[0], cpu_us[1] / cpu_us[0], setup[1] / setup[0]);
+    return 0;
+}
