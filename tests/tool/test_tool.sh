@@ -21,7 +21,7 @@ cleanup() {
   [ -n "$WATCHDOG" ] && { kill -TERM "$WATCHDOG"; wait "$WATCHDOG"; } 2>/dev/null
   # only jobs still running: their PIDs cannot have been reused
   for p in $(jobs -p); do { kill -KILL "$p"; wait "$p"; } 2>/dev/null; done
-  for d in "$T/nodes" "$T/auth" "$T/dead" "$T/tlsnodes" "$T/tlsreq"; do
+  for d in "$T/nodes" "$T/auth" "$T/dead" "$T/tlsnodes" "$T/tlsreq" "$T/tls2" "$T/tls3"; do
     [ -f "$d/pids" ] && "$NODES_SH" stop "$d" >/dev/null 2>&1
   done
   rm -rf "$T"
@@ -624,13 +624,15 @@ expect "unix socket path as a node" 0 -n "$SOCK" run u -- true
 # TLS: a node with a TLS port (and one that requires client certificates),
 # certificates made for the test (tests/shared/tls_certs.sh)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-mkdir -p "$T/tls" "$T/tlsnodes" "$T/tlsreq"
+mkdir -p "$T/tls" "$T/tlsnodes" "$T/tlsreq" "$T/tls2" "$T/tls3"
 TLS_OK=0
 if "$ROOT/tests/shared/tls_certs.sh" "$T/tls"; then
   TLSARGS=(--tls-cert-file "$T/tls/server.crt" --tls-key-file "$T/tls/server.key" --tls-ca-cert-file "$T/tls/ca.crt")
-  TP=$(free_port); TQ=$(free_port)
+  TP=$(free_port); TQ=$(free_port); T2=$(free_port); T3=$(free_port)
   "$NODES_SH" start 1 "$T/tlsnodes" --tls-port "$TP" "${TLSARGS[@]}" --tls-auth-clients no >/dev/null &&
-    "$NODES_SH" start 1 "$T/tlsreq" --tls-port "$TQ" "${TLSARGS[@]}" --tls-auth-clients yes >/dev/null && TLS_OK=1
+    "$NODES_SH" start 1 "$T/tlsreq" --tls-port "$TQ" "${TLSARGS[@]}" --tls-auth-clients yes >/dev/null &&
+    "$NODES_SH" start 1 "$T/tls2" --tls-port "$T2" "${TLSARGS[@]}" --tls-auth-clients no >/dev/null &&
+    "$NODES_SH" start 1 "$T/tls3" --tls-port "$T3" "${TLSARGS[@]}" --tls-auth-clients no >/dev/null && TLS_OK=1
 fi
 if [ "$TLS_OK" = 1 ]; then
   PLAINP=$(cat "$T/tlsnodes/ports")
@@ -645,6 +647,16 @@ if [ "$TLS_OK" = 1 ]; then
   [ "$RC" -eq 0 ] && grep -q "held    ${TOKEN:0:8}" "$T/out" && grep -q "rediss://127.0.0.1:$TP" "$T/out" &&
     ok "tls: REDLOCK_NODES with rediss://, --tls-ca a hashed directory" || nok "tls: REDLOCK_NODES rediss://" "status $RC"
   expect "tls: release by token" 0 -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-server-name localhost release tl "$TOKEN"
+  TLS3="rediss://127.0.0.1:$TP,rediss://127.0.0.1:$T2,rediss://127.0.0.1:$T3"
+  rl -n "$TLS3" --tls-ca "$CA" run -t 300ms tl3 -- sh -c 'sleep 0.5; echo done'
+  [ "$RC" -eq 0 ] && [ "$(cat "$T/out")" = done ] && ok "tls: run on 3 TLS nodes, renewed past the ttl" ||
+    nok "tls: run on 3 TLS nodes" "status $RC"
+  rl -n "$TLS3" --tls-ca "$CA" acquire -t 10s tl3; TOKEN=$(cat "$T/out")
+  held=0; for f in tlsnodes tls2 tls3; do
+    [ "$(timeout 5 redis-cli -p "$(cat "$T/$f/ports")" GET tl3)" = "$TOKEN" ] && held=$((held + 1)); done
+  expect "tls: 3 TLS nodes: contended while held" 75 -n "$TLS3" --tls-ca "$CA" --no-wait acquire tl3
+  [ "$held" -eq 3 ] && ok "tls: acquire on 3 TLS nodes: all 3 hold the token" || nok "tls: acquire on 3 TLS nodes" "held on $held"
+  expect "tls: release on 3 TLS nodes" 0 -n "$TLS3" --tls-ca "$CA" release tl3 "$TOKEN"
   rl -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" --no-wait acquire tl
   [ "$RC" -eq 78 ] && grep -q "^redlock: node rediss://127.0.0.1:$TP: TLS handshake: certificate refused: " "$T/err" &&
     ok "tls: an unknown CA gives 78 and says the certificate was refused" || nok "tls: unknown CA" "status $RC"
@@ -672,8 +684,7 @@ if [ "$TLS_OK" = 1 ]; then
     [ "$a$b" = "078" ] && ok "valgrind: run over TLS, a refused certificate: 0 errors, 0 leaks" ||
       nok "valgrind over TLS" "statuses $a $b (99 = valgrind error)"
   fi
-  "$NODES_SH" stop "$T/tlsnodes"
-  "$NODES_SH" stop "$T/tlsreq"
+  for f in tlsnodes tlsreq tls2 tls3; do "$NODES_SH" stop "$T/$f"; done
 else
   nok "tls: certificates and TLS nodes (openssl, redis-server with TLS)"
 fi
