@@ -13,5 +13,6 @@ MUTATE_FLAGS ?=
 .PHONY: mutate
 mutate:
 	@scripts/deps.sh $(if $(filter core,$(TARGET)),core,all)
+	@$(if $(filter core,$(TARGET)),true,scripts/hiredis1.sh build) # hiredis 1.2 for check-hiredis1-run
 	python3 tests/mutate/mutate.py --target $(TARGET) --suite $(SUITE) --count $(MUTANTS) \
 	  --seed $(MSEED) --jobs $(JOBS) $(MUTATE_FLAGS)

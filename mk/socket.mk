@@ -50,10 +50,10 @@ $(BUILD)/test_socket_tls: $(TLS_DEPS) | $(BUILD)
 $(BUILD)/test_socket_tls_san: $(TLS_DEPS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -DREDLOCK_SOCKET_TLS -DIT_TLS -o $@ tests/socket/test_socket.c $(TLS_LIBS)
 check-socket-tls: $(BUILD)/test_socket_tls $(BUILD)/test_socket_tls_san
-	@$(BUILD)/test_socket_tls_san
-	@if IT_ONLY=$(TLS_VALGRIND_ONLY) $(VALGRIND) $(BUILD)/test_socket_tls > $(BUILD)/test_socket_tls.valgrind.log 2>&1; \
-	then echo "ok valgrind test_socket_tls: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/test_socket_tls.valgrind.log) scenarios)"; \
-	else cat $(BUILD)/test_socket_tls.valgrind.log; echo "not ok valgrind test_socket_tls"; fi
+	@JOBS=2 scripts/parallel.sh '$(BUILD)/test_socket_tls_san' \
+	  'if IT_ONLY=$(TLS_VALGRIND_ONLY) $(VALGRIND) $(BUILD)/test_socket_tls > $(BUILD)/test_socket_tls.valgrind.log 2>&1; \
+	   then echo "ok valgrind test_socket_tls: 0 errors, 0 leaks ($$(grep -c "^ok" $(BUILD)/test_socket_tls.valgrind.log) scenarios)"; \
+	   else cat $(BUILD)/test_socket_tls.valgrind.log; echo "not ok valgrind test_socket_tls"; false; fi'
 
 # The adapter as C99 and C++11 with gcc and clang, transport-only and
 # (with the core) complete, plus REDLOCK_SOCKET_STATIC.

@@ -4,7 +4,7 @@
 # private apt configuration (its own sources list, lists and cache under
 # build/apt-trixie/), `apt-get download`, then `dpkg -x`. Nothing is
 # installed. The adapters' 1.x checks build with -I/-L into that tree and
-# run with LD_LIBRARY_PATH (mk/hiredis1.mk).
+# run with LD_LIBRARY_PATH=build/hiredis-1/lib (mk/hiredis1.mk).
 # Usage: scripts/hiredis1.sh [BUILD_DIR]   (default build)
 # Exit 0 when build/hiredis-1/ is ready; otherwise 1, with the reason on
 # the last line of stderr.
@@ -15,7 +15,7 @@ apt="$build/apt-trixie"
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 lib="$root/usr/lib/$multiarch"
 
-if [ -e "$root/usr/include/hiredis/hiredis_ssl.h" ] && [ -e "$lib/libhiredis.so" ] && [ -e "$lib/libhiredis_ssl.so" ]; then
+if [ -e "$root/usr/include/hiredis/hiredis_ssl.h" ] && [ -e "$root/lib/libhiredis.so" ] && [ -e "$lib/libhiredis_ssl.so" ]; then
   exit 0
 fi
 fail() { echo "hiredis1: $*" >&2; exit 1; }
@@ -43,4 +43,5 @@ for deb in "$apt_abs"/debs/*.deb; do
 done
 [ -e "$root/usr/include/hiredis/hiredis_ssl.h" ] && [ -e "$lib/libhiredis_ssl.so" ] ||
   fail "the packages have no hiredis_ssl ($(ls "$apt_abs"/debs))"
+ln -sfn "usr/lib/$multiarch" "$root/lib" # one path for the makefiles, whatever the architecture
 echo "hiredis1: $(ls "$apt_abs"/debs | tr '\n' ' ')unpacked into $root" >&2

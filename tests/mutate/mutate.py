@@ -66,7 +66,7 @@ TARGETS = {
 # a file no test includes would survive for nothing. New suite: add a line.
 SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-socket-hostile', 'check-socket-nomem', 'check-socket',
                  'check-socket-tls', 'check-sanitize-adapters']
-HIREDIS_CHECKS = ['check-hiredis', 'check-libev', 'check-tsan-hiredis']
+HIREDIS_CHECKS = ['check-hiredis', 'check-libev', 'check-tsan-hiredis', 'check-hiredis1-run']
 SUITES = {
     'core': {
         'all': {'checks': ['check-unit', 'check-sim']},
@@ -86,7 +86,7 @@ SUITES = {
 # servers). Parallel mutants would race for the same ports, and a restarted
 # node's port could be taken by another mutant's server, so each of these
 # runs in its own network namespace (or, without unshare, one at a time).
-NETWORK_CHECKS = {'check-socket-hostile', 'check-socket', 'check-socket-tls', 'check-hiredis', 'check-libev', 'check-sanitize-adapters',
+NETWORK_CHECKS = {'check-socket-hostile', 'check-socket', 'check-socket-tls', 'check-hiredis', 'check-hiredis1-run', 'check-libev', 'check-sanitize-adapters',
                   'check-tsan-hiredis'}
 
 # Make variables replaced for mutant builds and runs. No -g: faster builds,
