@@ -98,7 +98,7 @@
    3. THE TRANSPORT CONTRACT
    -------------------------
    * send(user, node, cmd, tag): transmit `cmd` (argv/argvlen, binary safe)
-     to node `node` (0-based). The argv pointers are valid only during the
+     to node `node` (0-based, always below node_count). The argv pointers are valid only during the
      call (and only until the lock is deinitialised, should a reply
      delivered inside send lead to that): serialise or copy them first.
      Return 0 when queued, or a negative redlock_status (e.g.

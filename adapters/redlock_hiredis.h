@@ -345,12 +345,11 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     redlock__hiredis_ring_free(&owed);
 }
 
-static inline int redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
+/* Files a request whose room redlock__hiredis_reserve() made. */
+static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
 {
-    int rc = redlock__hiredis_push(&cn->q, kind, tag);
-    if (rc != 0) return rc;
+    (void)redlock__hiredis_push(&cn->q, kind, tag); /* cannot fail: reserved */
     cn->unsent++;
-    return 0;
 }
 
 /* Starts a non-blocking connect (the poll loop finishes it, bounded by
@@ -366,13 +365,7 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_conn *c
     else
         ctx = redisConnectNonBlock(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
     if (!ctx || ctx->err) {
-        if (err && errsz) {
-            const char *m = !ctx ? "out of memory" : ctx->errstr[0] ? ctx->errstr : "cannot connect";
-            size_t l = strlen(m);
-            if (l >= errsz) l = errsz - 1;
-            memcpy(err, m, l);
-            err[l] = 0;
-        }
+        snprintf(err, errsz, "%s", !ctx ? "out of memory" : ctx->errstr[0] ? ctx->errstr : "cannot connect");
         *status = ctx ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM;
         if (ctx) redisFree(ctx);
         return NULL;
@@ -568,9 +561,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
 static inline int redlock__hiredis_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
-    redlock__hiredis_conn *cn;
-    if (node < 0 || node >= c->_n) return REDLOCK_ERR_INVALID;
-    cn = &c->_conn[node];
+    redlock__hiredis_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     if (redlock__hiredis_on_driver(c)) {
         /* a connection the node closed while idle (a restart) is
            replaced before this command is written to it */
@@ -587,7 +578,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     }
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
         return REDLOCK_ERR_NOMEM;
-    redlock__hiredis_queue(cn, REDLOCK__HIREDIS_CORE, tag); /* cannot fail: reserved */
+    redlock__hiredis_queue(cn, REDLOCK__HIREDIS_CORE, tag);
     cn->need_flush = 1;
     return 0;
 }

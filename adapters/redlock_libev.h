@@ -575,9 +575,7 @@ static inline void redlock__libev_on_timer(struct ev_loop *loop, ev_timer *w, in
 static inline int redlock__libev_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
 {
     redlock_libev *c = (redlock_libev *)user;
-    redlock__libev_conn *cn;
-    if (node < 0 || node >= c->_n) return REDLOCK_ERR_INVALID;
-    cn = &c->_conn[node];
+    redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     /* a connection the node closed while idle (a restart) is replaced
        before this command is written to it */
     if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0 &&

@@ -569,6 +569,18 @@ static void hiredis_api_guards(void)
     CHECK_EQ(redlock_hiredis_node_status(&c, -1, NULL, 0), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_node_status(&c, 2, NULL, 0), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_hiredis_node_connected(&c, 2), 0);
+    {   /* at the maximum node count, the first index past it is refused too
+           (the ASan build sees any read past the node array) */
+        static redlock_hiredis c16;
+        redlock_hiredis_config o16 = o;
+        int j;
+        o16.node_count = REDLOCK_MAX_NODES;
+        for (j = 0; j < REDLOCK_MAX_NODES; j++) o16.node[j] = o.node[0];
+        CHECK_EQ(redlock_hiredis_init(&c16, &o16), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_node_connected(&c16, REDLOCK_MAX_NODES), 0);
+        CHECK_EQ(redlock_hiredis_node_status(&c16, REDLOCK_MAX_NODES, NULL, 0), REDLOCK_ERR_INVALID);
+        redlock_hiredis_deinit(&c16);
+    }
     CHECK_EQ(redlock_hiredis_node_connected(NULL, 0), 0);
     memset(buf, 'z', sizeof buf);
     CHECK_EQ(redlock_hiredis_node_status(&c, 1, buf, 4), REDLOCK_ERR_CONNECT);
