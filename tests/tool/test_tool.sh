@@ -675,6 +675,12 @@ if [ "$TLS_OK" = 1 ]; then
   rl -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-cert "$T/tls/client.crt" --tls-key "$T/tls/server.key" acquire tl
   [ "$RC" -eq 78 ] && grep -q "cannot load the TLS files" "$T/err" &&
     ok "tls: a key that does not match the certificate: 78, says so" || nok "tls: mismatched key" "status $RC"
+  "$FAKE" 20 "$T/fake-tls.port" &
+  wait_file "$T/fake-tls.port"; FT=$(cat "$T/fake-tls.port")
+  t0=$(now_ms); rl -n "rediss://127.0.0.1:$FT" --tls-ca "$CA" --no-wait acquire tl; t1=$(now_ms)
+  [ "$RC" -eq 78 ] && grep -q "^redlock: node rediss://127.0.0.1:$FT: TLS handshake: " "$T/err" && [ $((t1 - t0)) -lt 5000 ] &&
+    ok "tls: a server that answers the handshake in plain text: 78, the TLS words ($((t1 - t0)) ms)" ||
+    nok "tls: server breaking the handshake" "status $RC after $((t1 - t0)) ms"
   t0=$(now_ms); rl -n "rediss://127.0.0.1:$PLAINP" --tls-ca "$CA" --no-wait acquire tl; t1=$(now_ms)
   [ "$RC" -eq 69 ] && [ $((t1 - t0)) -lt 5000 ] && ok "tls: a plain-text port behind rediss:// fails in bounded time ($((t1 - t0)) ms)" ||
     nok "tls: plain-text port" "status $RC after $((t1 - t0)) ms"
