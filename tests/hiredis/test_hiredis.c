@@ -45,14 +45,7 @@ static it_client *t_open(const it_setup *s)
     o.username = s->user;
     o.password = s->pass;
     o.db = s->db;
-    if (s->tls) {
-        o.tls.enable = 1;
-        o.tls.ca = s->tls_ca;
-        o.tls.cert = s->tls_cert;
-        o.tls.key = s->tls_key;
-        o.tls.server_name = s->tls_name;
-        o.tls.insecure_skip_verify = s->tls_insecure;
-    }
+    it_tls_config(s, &o.tls);
     o.core = s->core;
     o.command_timeout_ms = 300;
     o.watchdog_thread = s->watchdog_thread;

@@ -95,6 +95,19 @@ static inline const char *it_tls_file(const char *name)
     return path[used++];
 }
 
+/* The TLS settings of a setup, as every adapter's configuration takes
+   them (adapters/redlock_tls.h); off when the setup is plain. */
+static inline void it_tls_config(const it_setup *s, redlock_tls *t)
+{
+    memset(t, 0, sizeof *t);
+    t->enable = s->tls;
+    t->ca = s->tls_ca;
+    t->cert = s->tls_cert;
+    t->key = s->tls_key;
+    t->server_name = s->tls_name;
+    t->insecure_skip_verify = s->tls_insecure;
+}
+
 /* The port the adapters connect to: the TLS one under it_main_tls. */
 static inline int it_port(const redis_nodes *rn, int i)
 {

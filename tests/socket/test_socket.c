@@ -52,14 +52,7 @@ static it_client *t_open(const it_setup *st)
         cfg.node[i].password = st->pass;
         cfg.node[i].db = st->db;
     }
-    if (st->tls) {
-        cfg.tls.enable = 1;
-        cfg.tls.ca = st->tls_ca;
-        cfg.tls.cert = st->tls_cert;
-        cfg.tls.key = st->tls_key;
-        cfg.tls.server_name = st->tls_name;
-        cfg.tls.insecure_skip_verify = st->tls_insecure;
-    }
+    it_tls_config(st, &cfg.tls);
     cfg.core = st->core;
     cfg.connect_timeout_ms = 300;
     cfg.command_timeout_ms = 300;
