@@ -958,6 +958,10 @@ static void release_and_wait(app *a, int warn)
 {
     int64_t until = redlock_socket_now_us() + (a->o->node_timeout_ms + 2000) * 1000;
     int rc;
+    /* a command that ended at once: the acquire round's last votes (one
+       node timeout at most) and its summary come first */
+    while (summary_at(a) != REDLOCK_NO_DEADLINE && redlock_socket_now_us() < summary_at(a)) step(a, summary_at(a));
+    if (summary_at(a) != REDLOCK_NO_DEADLINE) summary_now(a);
     a->rel_done = 0;
     while ((rc = redlock_release(&a->lock)) == REDLOCK_ERR_BUSY && redlock_socket_now_us() < until)
         step(a, redlock_socket_now_us() + 10000); /* a renewal is running: let it finish */
