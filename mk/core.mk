@@ -141,5 +141,20 @@ bench-tls: $(BUILD)/bench_tls
 	 echo "layout: server on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_tls --server-cpu 0 $(TLS_ARGS)
 
+# Every transport side by side with redis-benchmark on the same nodes
+# (bench/bench_transport.c): 1, 3 and 5 nodes, servers on CPU 0, the client
+# on the last CPU; the rows also in bench/out/transport.csv.
+$(BUILD)/bench_transport: bench/bench_transport.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
+                          adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
+                          adapters/redlock_tls.h tests/shared/redis_nodes.h | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lhiredis -lev -lpthread
+TRANSPORT_ARGS ?= --cycles 5000
+.PHONY: bench-transport
+bench-transport: $(BUILD)/bench_transport
+	@mkdir -p bench/out
+	@cpu=$$(( $$(nproc) - 1 )); \
+	 echo "layout: servers on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
+	 taskset -c $$cpu $(BUILD)/bench_transport --server-cpu 0 --csv bench/out/transport.csv $(TRANSPORT_ARGS)
+
 .PHONY: bench
-bench: bench-core bench-scale bench-tls
+bench: bench-core bench-scale bench-tls bench-transport
