@@ -154,6 +154,64 @@ static int client_release(client *c)
     return libev_wait(c, redlock_release(&c->lock));
 }
 
+/* ---- many locks in flight over one connection per node ---- */
+
+#define DEPTH 64
+static int inflight_results, inflight_failed;
+
+static void on_inflight(redlock_lock *lk, const redlock_result *r)
+{
+    (void)lk;
+    inflight_results++;
+    inflight_failed += r->status != REDLOCK_OK;
+}
+
+static redlock_client *client_core(client *c)
+{
+    return c->t == T_SOCKET ? redlock_socket_client(&c->s) : c->t == T_HIREDIS ? redlock_hiredis_client(&c->h)
+                                                                             : redlock_libev_client(&c->e);
+}
+
+/* One turn of the client's loop. */
+static void client_turn(client *c)
+{
+    if (c->t == T_SOCKET) redlock_socket_run(&c->s, 0); /* what is ready, no wait: a run(ms) lasts ms */
+    else if (c->t == T_HIREDIS) redlock_hiredis_run(&c->h, 0);
+    else ev_run(c->loop, EVRUN_ONCE);
+}
+
+/* DEPTH locks acquired at once with the core's non-blocking calls, then
+   released at once, `rounds` times: cycles/s, or -1 if one failed. */
+static double inflight(client *c, int nodes, int rounds)
+{
+    static redlock_lock locks[DEPTH];
+    static char keys[DEPTH][48];
+    redlock_lock_opts o;
+    int64_t t0;
+    int i, r, op, ok = 1;
+    memset(&o, 0, sizeof o);
+    o.ttl_ms = 10000;
+    o.on_result = on_inflight;
+    for (i = 0; i < DEPTH; i++) {
+        snprintf(keys[i], sizeof keys[i], "bench:inflight:%d:%d:%d", nodes, c->t, i);
+        o.key = keys[i];
+        if (redlock_lock_init(&locks[i], client_core(c), &o) != REDLOCK_OK) return -1;
+    }
+    t0 = now_us();
+    for (r = 0; r < rounds && ok; r++)
+        for (op = 0; op < 2 && ok; op++) {
+            int64_t until = now_us() + 10000000;
+            inflight_results = inflight_failed = 0;
+            for (i = 0; i < DEPTH; i++)
+                if ((op ? redlock_release(&locks[i]) : redlock_acquire(&locks[i])) != REDLOCK_OK) ok = 0;
+            while (ok && inflight_results < DEPTH && now_us() < until) client_turn(c);
+            ok = ok && inflight_results == DEPTH && inflight_failed == 0;
+        }
+    t0 = now_us() - t0;
+    for (i = 0; i < DEPTH; i++) redlock_lock_deinit(&locks[i]);
+    return ok ? (double)DEPTH * rounds / (t0 / 1e6) : -1;
+}
+
 /* ---- the limit: redis-benchmark on node 0 ---- */
 
 /* requests/s of redis-benchmark -c 1 -P 1 for SET key value NX PX on a
@@ -214,12 +272,13 @@ int main(int argc, char **argv)
     }
     if (csv)
         fprintf(csv, "transport,nodes,cycles_per_s,acquire_p50_us,acquire_p99_us,acquire_p999_us,"
-                     "release_p50_us,release_p99_us,release_p999_us,cpu_us_per_cycle,limit_cycles_per_s,ratio\n");
+                     "release_p50_us,release_p99_us,release_p999_us,cpu_us_per_cycle,limit_cycles_per_s,ratio,"
+                     "inflight64_cycles_per_s\n");
     redis_nodes_deadline(900);
     printf("sequential acquire + release on a fresh key, %d cycles per row; limit: redis-benchmark\n"
            "-c 1 -P 1 SET key v NX PX on node 0, halved (a cycle is two round trips)\n\n", cycles);
-    printf("%-14s %5s %9s %24s %24s %8s %9s %6s\n", "transport", "nodes", "cycles/s", "acquire p50/p99/p99.9 us",
-           "release p50/p99/p99.9 us", "CPU us", "limit", "ratio");
+    printf("%-14s %5s %9s %24s %24s %8s %9s %6s %10s\n", "transport", "nodes", "cycles/s", "acquire p50/p99/p99.9 us",
+           "release p50/p99/p99.9 us", "CPU us", "limit", "ratio", "64 in fl.");
     for (k = 0; k < nn; k++) {
         redis_nodes rn;
         double limit;
@@ -261,6 +320,11 @@ int main(int argc, char **argv)
             }
             wall = (now_us() - start) / 1e6;
             c0 = cpu_s() - c0;
+            {
+                double fl = ok ? inflight(&c, nodes[k], cycles / DEPTH + 1) : -1;
+                if (fl < 0) ok = 0;
+                c.status = (int)fl; /* carried to the row below */
+            }
             client_close(&c);
             if (!ok) {
                 fprintf(stderr, "bench_transport: %s on %d nodes: a cycle failed\n", t_name[t], nodes[k]);
@@ -276,14 +340,14 @@ int main(int argc, char **argv)
                          (long long)quantile(acq, cycles, 0.99), (long long)quantile(acq, cycles, 0.999));
                 snprintf(r, sizeof r, "%lld/%lld/%lld", (long long)quantile(rel, cycles, 0.5),
                          (long long)quantile(rel, cycles, 0.99), (long long)quantile(rel, cycles, 0.999));
-                printf("%-14s %5d %9.0f %24s %24s %8.1f %9.0f %5.0f%%\n", t_name[t], nodes[k], rate, a, r, cpu, limit,
-                       limit > 0 ? 100 * rate / limit : 0);
+                printf("%-14s %5d %9.0f %24s %24s %8.1f %9.0f %5.0f%% %10d\n", t_name[t], nodes[k], rate, a, r, cpu, limit,
+                       limit > 0 ? 100 * rate / limit : 0, c.status);
                 if (csv)
-                    fprintf(csv, "%s,%d,%.0f,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.0f,%.3f\n", t_name[t], nodes[k], rate,
+                    fprintf(csv, "%s,%d,%.0f,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.0f,%.3f,%d\n", t_name[t], nodes[k], rate,
                             (long long)quantile(acq, cycles, 0.5), (long long)quantile(acq, cycles, 0.99),
                             (long long)quantile(acq, cycles, 0.999), (long long)quantile(rel, cycles, 0.5),
                             (long long)quantile(rel, cycles, 0.99), (long long)quantile(rel, cycles, 0.999), cpu, limit,
-                            limit > 0 ? rate / limit : 0);
+                            limit > 0 ? rate / limit : 0, c.status);
             }
         }
         redis_nodes_stop(&rn);
