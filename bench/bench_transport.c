@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <pthread.h>
+#include <time.h>
 
 enum { T_HIREDIS, T_LIBEV, T_SOCKET, T_COUNT };
 static const char *const t_name[T_COUNT] = { "hiredis sync", "hiredis libev", "raw socket" };
@@ -75,7 +77,9 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
     c->status = r->status;
 }
 
-static int client_open(client *c, int t, const redis_nodes *rn)
+/* retry: contenders retry every 2 ms (+0..2 ms) for up to 10 s; otherwise
+   one attempt. */
+static int client_open(client *c, int t, const redis_nodes *rn, int retry)
 {
     int i, n = rn->n;
     memset(c, 0, sizeof *c);
@@ -85,14 +89,20 @@ static int client_open(client *c, int t, const redis_nodes *rn)
         redlock_socket_config_init(&cfg);
         cfg.node_count = n;
         for (i = 0; i < n; i++) cfg.node[i].port = redis_nodes_port(rn, i);
-        cfg.core.retry_count = -1;
+        cfg.core.retry_count = retry ? 1000000 : -1;
+        cfg.core.retry_delay_ms = 2;
+        cfg.core.retry_jitter_ms = 2;
+        cfg.core.wait_ms = 10000;
         return redlock_socket_init(&c->s, &cfg) == REDLOCK_OK && redlock_socket_connect(&c->s) == REDLOCK_OK ? 0 : -1;
     } else {
         redlock_hiredis_config cfg;
         redlock_hiredis_config_init(&cfg);
         cfg.node_count = n;
         for (i = 0; i < n; i++) cfg.node[i].port = redis_nodes_port(rn, i);
-        cfg.core.retry_count = -1;
+        cfg.core.retry_count = retry ? 1000000 : -1;
+        cfg.core.retry_delay_ms = 2;
+        cfg.core.retry_jitter_ms = 2;
+        cfg.core.wait_ms = 10000;
         if (t == T_HIREDIS) return redlock_hiredis_init(&c->h, &cfg) == REDLOCK_OK ? 0 : -1;
         c->loop = ev_loop_new(EVFLAG_AUTO);
         return c->loop && redlock_libev_init(&c->e, c->loop, &cfg) == REDLOCK_OK ? 0 : -1;
@@ -212,6 +222,90 @@ static double inflight(client *c, int nodes, int rounds)
     return ok ? (double)DEPTH * rounds / (t0 / 1e6) : -1;
 }
 
+/* ---- contention: 16 clients, one key, each holding about 1 ms ---- */
+
+#define CONTENDERS 16
+typedef struct contender {
+    client c;
+    const redis_nodes *rn;
+    int t, wins, failed;
+    pthread_t th;
+} contender;
+
+static pthread_mutex_t handoff_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t handoff_release_us, handoff_until_us;
+static int64_t *handoff;
+static int handoffs, handoff_cap;
+
+static void *contend_main(void *arg)
+{
+    contender *x = (contender *)arg;
+    struct timespec hold = { 0, 1000000 };
+    if (client_lock(&x->c, "bench:contended") != REDLOCK_OK) {
+        x->failed++;
+        return NULL;
+    }
+    while (now_us() < handoff_until_us) {
+        int64_t at;
+        if (client_acquire(&x->c) != REDLOCK_OK) {
+            x->failed++;
+            continue;
+        }
+        at = now_us();
+        pthread_mutex_lock(&handoff_mu);
+        if (handoff_release_us && handoffs < handoff_cap) handoff[handoffs++] = at - handoff_release_us;
+        pthread_mutex_unlock(&handoff_mu);
+        x->wins++;
+        nanosleep(&hold, NULL);
+        if (client_release(&x->c) != REDLOCK_OK) x->failed++;
+        pthread_mutex_lock(&handoff_mu);
+        handoff_release_us = now_us();
+        pthread_mutex_unlock(&handoff_mu);
+    }
+    client_unlock(&x->c);
+    return NULL;
+}
+
+/* CONTENDERS clients of transport t, each with its connections, take
+   turns on one key for `seconds`: acquisitions/s, hand-off latency
+   (release done -> next holder's acquire done) p50 / p99 in *p50 / *p99,
+   min and max acquisitions per client. -1 if a client failed. */
+static double contend(int t, const redis_nodes *rn, double seconds, int64_t *p50, int64_t *p99, int *lo, int *hi)
+{
+    static contender x[CONTENDERS];
+    int i, total = 0, bad = 0;
+    int64_t t0;
+    handoff_cap = 1000000;
+    handoff = (int64_t *)malloc((size_t)handoff_cap * sizeof *handoff);
+    if (!handoff) return -1;
+    handoffs = 0;
+    handoff_release_us = 0;
+    for (i = 0; i < CONTENDERS; i++) {
+        memset(&x[i], 0, sizeof x[i]);
+        x[i].t = t;
+        x[i].rn = rn;
+        if (client_open(&x[i].c, t, rn, 1) != 0) return -1;
+    }
+    t0 = now_us();
+    handoff_until_us = t0 + (int64_t)(seconds * 1e6);
+    for (i = 0; i < CONTENDERS; i++) pthread_create(&x[i].th, NULL, contend_main, &x[i]);
+    for (i = 0; i < CONTENDERS; i++) pthread_join(x[i].th, NULL);
+    t0 = now_us() - t0;
+    *lo = *hi = x[0].wins;
+    for (i = 0; i < CONTENDERS; i++) {
+        total += x[i].wins;
+        bad += x[i].failed;
+        if (x[i].wins < *lo) *lo = x[i].wins;
+        if (x[i].wins > *hi) *hi = x[i].wins;
+        client_close(&x[i].c);
+    }
+    qsort(handoff, (size_t)handoffs, sizeof *handoff, cmp_i64);
+    *p50 = handoffs ? quantile(handoff, handoffs, 0.5) : -1;
+    *p99 = handoffs ? quantile(handoff, handoffs, 0.99) : -1;
+    free(handoff);
+    return bad ? -1 : total / (t0 / 1e6);
+}
+
 /* ---- the limit: redis-benchmark on node 0 ---- */
 
 /* requests/s of redis-benchmark -c 1 -P 1 for SET key value NX PX on a
@@ -239,10 +333,13 @@ int main(int argc, char **argv)
     const char *csv_path = NULL;
     FILE *csv = NULL;
     int64_t *acq, *rel;
+    double seconds = 1.0;
+    struct { double rate; int64_t p50, p99; int lo, hi; } ct[8][T_COUNT];
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cycles") && i + 1 < argc) cycles = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+        else if (!strcmp(argv[i], "--contend") && i + 1 < argc) seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
             char *p = argv[++i];
             for (nn = 0; nn < 8 && *p; nn++) {
@@ -250,7 +347,7 @@ int main(int argc, char **argv)
                 if (*p == ',') p++;
             }
         } else {
-            fprintf(stderr, "usage: bench_transport [--cycles N] [--nodes 1,3,5] [--server-cpu C] [--csv FILE]\n");
+            fprintf(stderr, "usage: bench_transport [--cycles N] [--nodes 1,3,5] [--contend SECONDS] [--server-cpu C] [--csv FILE]\n");
             return 64;
         }
     }
@@ -273,7 +370,7 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "transport,nodes,cycles_per_s,acquire_p50_us,acquire_p99_us,acquire_p999_us,"
                      "release_p50_us,release_p99_us,release_p999_us,cpu_us_per_cycle,limit_cycles_per_s,ratio,"
-                     "inflight64_cycles_per_s\n");
+                     "inflight64_cycles_per_s,contended_per_s,handoff_p50_us,handoff_p99_us,min_per_client,max_per_client\n");
     redis_nodes_deadline(900);
     printf("sequential acquire + release on a fresh key, %d cycles per row; limit: redis-benchmark\n"
            "-c 1 -P 1 SET key v NX PX on node 0, halved (a cycle is two round trips)\n\n", cycles);
@@ -296,10 +393,10 @@ int main(int argc, char **argv)
         for (t = 0; t < T_COUNT; t++) {
             client c;
             char key[64];
-            double c0, wall;
-            int64_t t0, start;
+            double c0 = cpu_s(), wall;
+            int64_t t0, start = now_us();
             int ok = 1;
-            if (client_open(&c, t, &rn) != 0) {
+            if (client_open(&c, t, &rn, 0) != 0) {
                 fprintf(stderr, "bench_transport: %s cannot connect\n", t_name[t]);
                 return 1;
             }
@@ -331,6 +428,12 @@ int main(int argc, char **argv)
                 redis_nodes_stop(&rn);
                 return 1;
             }
+            ct[k][t].rate = contend(t, &rn, seconds, &ct[k][t].p50, &ct[k][t].p99, &ct[k][t].lo, &ct[k][t].hi);
+            if (ct[k][t].rate < 0) {
+                fprintf(stderr, "bench_transport: %s on %d nodes: a contender failed\n", t_name[t], nodes[k]);
+                redis_nodes_stop(&rn);
+                return 1;
+            }
             qsort(acq, (size_t)cycles, sizeof *acq, cmp_i64);
             qsort(rel, (size_t)cycles, sizeof *rel, cmp_i64);
             {
@@ -343,15 +446,26 @@ int main(int argc, char **argv)
                 printf("%-14s %5d %9.0f %24s %24s %8.1f %9.0f %5.0f%% %10d\n", t_name[t], nodes[k], rate, a, r, cpu, limit,
                        limit > 0 ? 100 * rate / limit : 0, c.status);
                 if (csv)
-                    fprintf(csv, "%s,%d,%.0f,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.0f,%.3f,%d\n", t_name[t], nodes[k], rate,
+                    fprintf(csv, "%s,%d,%.0f,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.0f,%.3f,%d,%.0f,%lld,%lld,%d,%d\n", t_name[t], nodes[k], rate,
                             (long long)quantile(acq, cycles, 0.5), (long long)quantile(acq, cycles, 0.99),
                             (long long)quantile(acq, cycles, 0.999), (long long)quantile(rel, cycles, 0.5),
                             (long long)quantile(rel, cycles, 0.99), (long long)quantile(rel, cycles, 0.999), cpu, limit,
-                            limit > 0 ? rate / limit : 0, c.status);
+                            limit > 0 ? rate / limit : 0, c.status, ct[k][t].rate, (long long)ct[k][t].p50,
+                            (long long)ct[k][t].p99, ct[k][t].lo, ct[k][t].hi);
             }
         }
         redis_nodes_stop(&rn);
     }
+    printf("\ncontention: %d clients of one transport (threads, connections of their own) take turns on one\n"
+           "key for %.1f s, each holding it about 1 ms, retrying every 2 ms (+0..2 ms)\n\n", CONTENDERS, seconds);
+    printf("%-14s %5s %13s %24s %18s\n", "transport", "nodes", "acquisitions/s", "hand-off p50/p99 us", "per client min/max");
+    for (k = 0; k < nn; k++)
+        for (t = 0; t < T_COUNT; t++) {
+            char h[40], f[40];
+            snprintf(h, sizeof h, "%lld/%lld", (long long)ct[k][t].p50, (long long)ct[k][t].p99);
+            snprintf(f, sizeof f, "%d/%d", ct[k][t].lo, ct[k][t].hi);
+            printf("%-14s %5d %13.0f %24s %18s\n", t_name[t], nodes[k], ct[k][t].rate, h, f);
+        }
     if (csv) fclose(csv);
     free(acq);
     free(rel);
