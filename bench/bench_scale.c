@@ -20,12 +20,12 @@
 #include "adapters/redlock_socket.h"
 #include "adapters/redlock_hiredis.h"
 #include "redis_nodes.h"
+#include "bench_util.h"
 
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 static long acquired, failed, renewed, lost, released;
 
@@ -46,15 +46,6 @@ static void on_event(void *u, const redlock_event *ev)
     renewed += ev->type == REDLOCK_EV_RENEWED;
 }
 
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec / 1e6;
-}
-
-static double now_s(void) { return (double)redlock_socket_now_us() / 1e6; }
 
 /* One turn of the adapter's loop: wait (at most until until_us) for the
    sockets or the next deadline, then handle what is ready. */
@@ -127,21 +118,21 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
         if (redlock_socket_lock_init(&s, &locks[i], &o) != REDLOCK_OK) return 1;
     }
     /* every acquire at once */
-    t0 = now_s();
+    t0 = bench_now_s();
     for (i = 0; i < n; i++)
         if (redlock_acquire(&locks[i].lock) != REDLOCK_OK) failed++;
     run_until(&s, &acquired, n - failed, 60);
-    t_acq = now_s() - t0;
+    t_acq = bench_now_s() - t0;
     /* hold */
     renewed0 = renewed;
-    c0 = cpu_s();
-    t0 = now_s();
+    c0 = bench_cpu_s();
+    t0 = bench_now_s();
     {
         int64_t until = redlock_socket_now_us() + (int64_t)(hold_s * 1e6);
         while (redlock_socket_now_us() < until) turn(&s, until);
     }
-    t_hold = now_s() - t0;
-    c_hold = cpu_s() - c0;
+    t_hold = bench_now_s() - t0;
+    c_hold = bench_cpu_s() - c0;
     report(n, t_acq, t_hold, renewed - renewed0, c_hold,
            sizeof(redlock_socket_lock) + (key_bytes + redlock_socket_memory(&s) + size * sizeof *table) / (size_t)n, "");
     /* release everything (the keys must not outlive the run) */
@@ -197,21 +188,21 @@ static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
         o.on_result = on_result;
         if (redlock_hiredis_lock_init(&c, &locks[i], &o) != REDLOCK_OK) return 1;
     }
-    t0 = now_s();
+    t0 = bench_now_s();
     for (i = 0; i < n; i++)
         if (redlock_hiredis_acquire(&locks[i]) != REDLOCK_OK) failed++;
-    t_acq = now_s() - t0;
+    t_acq = bench_now_s() - t0;
     renewed0 = renewed;
-    c0 = cpu_s();
-    t0 = now_s();
+    c0 = bench_cpu_s();
+    t0 = bench_now_s();
     {
         struct timespec ts;
         ts.tv_sec = (time_t)hold_s;
         ts.tv_nsec = (long)((hold_s - (double)ts.tv_sec) * 1e9);
         nanosleep(&ts, NULL);
     }
-    c_hold = cpu_s() - c0;
-    hold_s = now_s() - t0;
+    c_hold = bench_cpu_s() - c0;
+    hold_s = bench_now_s() - t0;
     report(n, t_acq, hold_s, renewed - renewed0, c_hold, sizeof(redlock_hiredis_lock) + (key_bytes + size * sizeof *table) / (size_t)n,
            "  (hiredis, watchdog thread)");
     for (i = 0; i < n; i++)

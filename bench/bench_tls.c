@@ -18,23 +18,14 @@
 #define REDLOCK_SOCKET_TLS
 #include "adapters/redlock_socket.h"
 #include "redis_nodes.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #define MAX_BLOCKS 64
 
-static double now_s(void) { return (double)redlock_socket_now_us() / 1e6; }
-
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -74,8 +65,8 @@ static int cycles(redlock_socket *s, int n, int block, double *wall, double *cpu
     memset(&o, 0, sizeof o);
     o.key = key;
     o.ttl_ms = 10000;
-    w0 = now_s();
-    c0 = cpu_s();
+    w0 = bench_now_s();
+    c0 = bench_cpu_s();
     for (i = 0; i < n; i++) {
         snprintf(key, sizeof key, "bench:tls:%d:%d", block, i);
         if (redlock_socket_lock_init(s, &l, &o) != REDLOCK_OK) return -1;
@@ -85,22 +76,22 @@ static int cycles(redlock_socket *s, int n, int block, double *wall, double *cpu
         }
         redlock_socket_lock_deinit(&l);
     }
-    *wall = now_s() - w0;
-    *cpu = cpu_s() - c0;
+    *wall = bench_now_s() - w0;
+    *cpu = bench_cpu_s() - c0;
     return 0;
 }
 
 /* n connects (TCP, and the TLS handshake when ca is set): seconds each. */
 static double setup_s(int port, const char *ca, int n)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     int i;
     for (i = 0; i < n; i++) {
         redlock_socket s;
         if (open_client(&s, port, ca) != 0) return -1;
         redlock_socket_deinit(&s);
     }
-    return (now_s() - t0) / n;
+    return (bench_now_s() - t0) / n;
 }
 
 int main(int argc, char **argv)

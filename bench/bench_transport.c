@@ -21,11 +21,11 @@
 #include "adapters/redlock_hiredis.h"
 #include "adapters/redlock_libev.h"
 #include "redis_nodes.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -34,13 +34,6 @@ static const char *const t_name[T_COUNT] = { "hiredis sync", "hiredis libev", "r
 
 static int64_t now_us(void) { return redlock_socket_now_us(); }
 
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec / 1e6;
-}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -79,6 +72,14 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
 
 /* retry: contenders retry every 2 ms (+0..2 ms) for up to 10 s; otherwise
    one attempt. */
+static void core_retry(redlock_config *core, int retry)
+{
+    core->retry_count = retry ? 1000000 : -1;
+    core->retry_delay_ms = 2;
+    core->retry_jitter_ms = 2;
+    core->wait_ms = 10000;
+}
+
 static int client_open(client *c, int t, const redis_nodes *rn, int retry)
 {
     int i, n = rn->n;
@@ -89,20 +90,14 @@ static int client_open(client *c, int t, const redis_nodes *rn, int retry)
         redlock_socket_config_init(&cfg);
         cfg.node_count = n;
         for (i = 0; i < n; i++) cfg.node[i].port = redis_nodes_port(rn, i);
-        cfg.core.retry_count = retry ? 1000000 : -1;
-        cfg.core.retry_delay_ms = 2;
-        cfg.core.retry_jitter_ms = 2;
-        cfg.core.wait_ms = 10000;
+        core_retry(&cfg.core, retry);
         return redlock_socket_init(&c->s, &cfg) == REDLOCK_OK && redlock_socket_connect(&c->s) == REDLOCK_OK ? 0 : -1;
     } else {
         redlock_hiredis_config cfg;
         redlock_hiredis_config_init(&cfg);
         cfg.node_count = n;
         for (i = 0; i < n; i++) cfg.node[i].port = redis_nodes_port(rn, i);
-        cfg.core.retry_count = retry ? 1000000 : -1;
-        cfg.core.retry_delay_ms = 2;
-        cfg.core.retry_jitter_ms = 2;
-        cfg.core.wait_ms = 10000;
+        core_retry(&cfg.core, retry);
         if (t == T_HIREDIS) return redlock_hiredis_init(&c->h, &cfg) == REDLOCK_OK ? 0 : -1;
         c->loop = ev_loop_new(EVFLAG_AUTO);
         return c->loop && redlock_libev_init(&c->e, c->loop, &cfg) == REDLOCK_OK ? 0 : -1;
@@ -393,7 +388,7 @@ int main(int argc, char **argv)
         for (t = 0; t < T_COUNT; t++) {
             client c;
             char key[64];
-            double c0 = cpu_s(), wall;
+            double c0 = bench_cpu_s(), wall;
             int64_t t0, start = now_us();
             int ok = 1;
             if (client_open(&c, t, &rn, 0) != 0) {
@@ -404,7 +399,7 @@ int main(int argc, char **argv)
                 snprintf(key, sizeof key, "bench:transport:%d:%d:%d", nodes[k], t, i);
                 ok = client_lock(&c, key) == REDLOCK_OK;
                 if (i == 0) {
-                    c0 = cpu_s();
+                    c0 = bench_cpu_s();
                     start = now_us();
                 }
                 t0 = now_us();
@@ -416,7 +411,7 @@ int main(int argc, char **argv)
                 client_unlock(&c);
             }
             wall = (now_us() - start) / 1e6;
-            c0 = cpu_s() - c0;
+            c0 = bench_cpu_s() - c0;
             {
                 double fl = ok ? inflight(&c, nodes[k], cycles / DEPTH + 1) : -1;
                 if (fl < 0) ok = 0;

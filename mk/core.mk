@@ -115,7 +115,7 @@ $(BUILD)/bench_core: bench/bench_core.c redlock.h | $(BUILD)
 bench-core: $(BUILD)/bench_core
 	@bench/core.sh $(BUILD)/bench_core
 
-$(BUILD)/bench_scale: bench/bench_scale.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_hiredis.h \
+$(BUILD)/bench_scale: bench/bench_scale.c bench/bench_util.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_hiredis.h \
                       tests/shared/redis_nodes.h | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lhiredis -lpthread
 
@@ -131,7 +131,7 @@ bench-scale: $(BUILD)/bench_scale
 
 # TLS against plain TCP per lock cycle, on one node (bench/bench_tls.c),
 # the server on CPU 0 and the client on the last CPU.
-$(BUILD)/bench_tls: bench/bench_tls.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h \
+$(BUILD)/bench_tls: bench/bench_tls.c bench/bench_util.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h \
                     tests/shared/redis_nodes.h | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lssl -lcrypto
 TLS_ARGS ?= --cycles 2000 --blocks 7
@@ -144,7 +144,7 @@ bench-tls: $(BUILD)/bench_tls
 # Every transport side by side with redis-benchmark on the same nodes
 # (bench/bench_transport.c): 1, 3 and 5 nodes, servers on CPU 0, the client
 # on the last CPU; the rows also in bench/out/transport.csv.
-$(BUILD)/bench_transport: bench/bench_transport.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
+$(BUILD)/bench_transport: bench/bench_transport.c bench/bench_util.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
                           adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
                           adapters/redlock_tls.h tests/shared/redis_nodes.h | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lhiredis -lev -lpthread

@@ -565,9 +565,9 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
     e.c = c->id;
     e.n = n;
     e.tag = tag;
-    if (!w->nodes[n].up) {  /* connection refused */
+    if (!w->nodes[n].up) {  /* connection refused (every other connection: a TLS refusal, to the core the same) */
         e.kind = E_ERR;
-        e.status = REDLOCK_ERR_CONNECT;
+        e.status = c->conn_epoch[n] & 1 ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONNECT;
         e.t = w->now + rng_range(&w->rng, 10, 200);
         e.epoch = c->conn_epoch[n];
         fault(c);

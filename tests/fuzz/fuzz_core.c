@@ -354,11 +354,12 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         case 4:
             if ((k = oldest_of_some_node()) >= 0) {
                 static const int st[] = { REDLOCK_ERR_TRANSPORT, REDLOCK_ERR_NODE_TIMEOUT, REDLOCK_ERR_CONNECT,
-                                          REDLOCK_ERR_AUTH, REDLOCK_ERR_SELECT, REDLOCK_ERR_PROTOCOL, 5, -1000, 0 };
+                                          REDLOCK_ERR_AUTH, REDLOCK_ERR_SELECT, REDLOCK_ERR_PROTOCOL, REDLOCK_ERR_TLS,
+                                          5, -1000, 0 };
                 redlock_tag tag = F.q[k].tag;
                 remove_req(k);
                 F.depth++;
-                redlock_on_error(&F.client, tag, st[byte0() % 9]);
+                redlock_on_error(&F.client, tag, st[byte0() % (sizeof st / sizeof st[0])]);
                 F.depth--;
                 remember_answered(tag);
             }

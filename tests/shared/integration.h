@@ -1378,23 +1378,45 @@ static void it_hostile_blackhole_bg(void) { it_hostile(IT_BLACKHOLE, 1); }
         fflush(stdout); \
     } } while (0)
 
+/* The three node sets of every size: open, with a password, with an ACL
+   user that may not script; `args` for each node (NULL: none), `auth` the
+   same plus the password; tls: each also listens with TLS. 0, or -1 with
+   a "not ok" line printed. */
+static int it_start_sets(const int *sizes, int count, const char *const *args, const char *const *auth, int tls)
+{
+    const char *acl_conf = "user u on >pw ~* &* +@all -@scripting\n";
+    int (*start)(redis_nodes *, int, const char *const *, const char *) = tls ? redis_nodes_start_tls : redis_nodes_start;
+    int k;
+    for (k = 0; k < count; k++) {
+        int n = sizes[k];
+        if (start(&it_plain[n], n, args, NULL) != 0 || start(&it_authed[n], n, auth, NULL) != 0 ||
+            start(&it_acled[n], n, args, acl_conf) != 0) {
+            printf("not ok %s_%sstart_redis_n%d (is redis-server installed%s?)\n", it->name, tls ? "tls_" : "", n,
+                   tls ? ", with TLS" : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void it_stop_sets(const int *sizes, int count)
+{
+    int k;
+    for (k = 0; k < count; k++) {
+        redis_nodes_stop(&it_plain[sizes[k]]);
+        redis_nodes_stop(&it_authed[sizes[k]]);
+        redis_nodes_stop(&it_acled[sizes[k]]);
+    }
+}
+
 static int it_main(const it_ops *ops)
 {
     static const int sizes[] = { 1, 3, 5 };
     const char *auth_args[] = { "--requirepass", "s3cret", NULL };
-    const char *acl_conf = "user u on >pw ~* &* +@all -@scripting\n";
     size_t k;
     it = ops;
     redis_nodes_deadline(170);
-    for (k = 0; k < 3; k++) {
-        int n = sizes[k];
-        if (redis_nodes_start(&it_plain[n], n, NULL, NULL) != 0 ||
-            redis_nodes_start(&it_authed[n], n, auth_args, NULL) != 0 ||
-            redis_nodes_start(&it_acled[n], n, NULL, acl_conf) != 0) {
-            printf("not ok %s_start_redis_n%d (is redis-server installed?)\n", ops->name, n);
-            return 1;
-        }
-    }
+    if (it_start_sets(sizes, 3, NULL, auth_args, 0) != 0) return 1;
     for (k = 0; k < 3; k++) {
         int n = sizes[k];
         IT_RUN(it_basic, n);
@@ -1432,12 +1454,7 @@ static int it_main(const it_ops *ops)
     IT_RUN(it_proxy_latency, 3);
     IT_RUN(it_proxy_partition, 3);
     IT_RUN(it_proxy_reset, 3);
-    for (k = 0; k < 3; k++) {
-        int n = sizes[k];
-        redis_nodes_stop(&it_plain[n]);
-        redis_nodes_stop(&it_authed[n]);
-        redis_nodes_stop(&it_acled[n]);
-    }
+    it_stop_sets(sizes, 3);
     return CHECK_EXIT();
 }
 
@@ -1604,7 +1621,6 @@ static inline int it_main_tls(const it_ops *ops, void (*more)(void))
 {
     static const int sizes[] = { 1, 3 };
     const char *tls_args[16], *auth_args[16], *required_args[16];
-    const char *acl_conf = "user u on >pw ~* &* +@all -@scripting\n";
     int k, a = 0;
     it = ops;
     redis_nodes_deadline(170);
@@ -1622,15 +1638,9 @@ static inline int it_main_tls(const it_ops *ops, void (*more)(void))
     tls_args[a] = NULL;
     auth_args[a] = "--requirepass"; auth_args[a + 1] = "s3cret"; auth_args[a + 2] = NULL;
     required_args[a] = "--tls-auth-clients"; required_args[a + 1] = "yes"; required_args[a + 2] = NULL;
-    for (k = 0; k < 2; k++) {
-        int n = sizes[k];
-        if (redis_nodes_start_tls(&it_plain[n], n, tls_args, NULL) != 0 ||
-            redis_nodes_start_tls(&it_authed[n], n, auth_args, NULL) != 0 ||
-            redis_nodes_start_tls(&it_acled[n], n, tls_args, acl_conf) != 0) {
-            printf("not ok %s_tls_start_redis_n%d (does redis-server have TLS?)\n", ops->name, n);
-            it_tls_remove();
-            return 1;
-        }
+    if (it_start_sets(sizes, 2, tls_args, auth_args, 1) != 0) {
+        it_tls_remove();
+        return 1;
     }
     if (redis_nodes_start_tls(&it_tls_required, 1, required_args, NULL) != 0) {
         printf("not ok %s_tls_start_redis_required\n", ops->name);
@@ -1662,12 +1672,7 @@ static inline int it_main_tls(const it_ops *ops, void (*more)(void))
     IT_RUN(it_tls_plain_server, 1);
     IT_RUN(it_tls_silent, 1);
     if (more) more();
-    for (k = 0; k < 2; k++) {
-        int n = sizes[k];
-        redis_nodes_stop(&it_plain[n]);
-        redis_nodes_stop(&it_authed[n]);
-        redis_nodes_stop(&it_acled[n]);
-    }
+    it_stop_sets(sizes, 2);
     redis_nodes_stop(&it_tls_required);
     it_tls_remove();
     return CHECK_EXIT();
