@@ -623,6 +623,7 @@ typedef struct redlock_client {
     uint8_t _any_legacy;                    /* some _legacy[] is set */
     uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer: AUTH or SELECT refused */
+    uint8_t _scripted[REDLOCK_MAX_NODES];   /* redlock__script_bit: ran here since the last NOSCRIPT */
     int _magic;
     redlock_lock *_own_table[REDLOCK_LOCK_TABLE];
 } redlock_client;
@@ -789,6 +790,17 @@ REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
    between two acquire attempts). Deinitialising the lock while nonzero
    drops the steps not yet sent (see 7. THREADS AND CALLBACKS). */
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
+/* Nonzero while a node still owes this lock an answer that the core will
+   follow with another command: a step of a check-then-act chain (nodes
+   without scripts, legacy nodes), or a node's first script (NOSCRIPT is
+   answered with EVAL). Zero when every command still owed completes its
+   node's part as sent. An adapter
+   that runs only inside blocking calls waits for this to clear before
+   returning, and need not wait for the other stragglers: their replies can
+   be read at the next call. An answer that calls for a step the core could
+   not foresee (NOSCRIPT after the server lost its scripts) waits for the
+   next call too. */
+REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
 /* LOST (also by the clock): why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT,
    HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
@@ -1439,6 +1451,7 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     }
     if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
     if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
+        c->_scripted[i] = 0; /* the server lost its scripts */
         redlock__next_step(lk, i, st == REDLOCK__ST_REL_SHA ? REDLOCK__ST_REL_EVAL : REDLOCK__ST_EXT_EVAL, now);
         return REDLOCK__A_STEP;
     }
@@ -1647,6 +1660,12 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
     }
 }
 
+/* The script a step runs, as a bit of redlock_client._scripted (a server
+   caches each script on its own); 0 for the other steps. */
+static int redlock__script_bit(int st) {
+    return st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL ? 1 : st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL ? 2 : 0;
+}
+
 /* One reply (or error, when r is NULL) for node i: finish the node's round
    or move it to its next step. */
 static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
@@ -1665,6 +1684,8 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         a = redlock__answer_release(lk, i, r, now);
     else
         a = redlock__answer_extend(lk, i, r, now);
+    if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
+        lk->_client->_scripted[i] |= (uint8_t)redlock__script_bit(st);
     switch (a) {
     case REDLOCK__A_ACQUIRED:
         redlock__life_known(lk, i, lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
@@ -2522,6 +2543,20 @@ REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lk) {
 
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {
     return redlock__usable(lk) && lk->_phase != REDLOCK__PH_NONE;
+}
+
+REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
+    int i;
+    if (!redlock_lock_pending(lk)) return 0;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
+        int st = lk->_node[i].step;
+        if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
+        if (redlock__script_bit(st) ? !(lk->_client->_scripted[i] & redlock__script_bit(st))
+                                     : st != REDLOCK__ST_SET && st != REDLOCK__ST_REL_DEL &&
+                                           st != REDLOCK__ST_EXT_PEXPIRE && st != REDLOCK__ST_EXT_GETSET)
+            return 1; /* NOSCRIPT may come; or PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
+    }
+    return 0;
 }
 
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {

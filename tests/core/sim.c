@@ -117,6 +117,7 @@ typedef struct node {
     int up;
     entry e[MAX_KEYS];       /* the keys the clients contend for */
     int sha_release, sha_extend; /* script cache */
+    int lost_release, lost_extend; /* the script was cached before a crash, not since */
 } node;
 
 typedef struct slot {        /* one lock handle of a client */
@@ -777,7 +778,13 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         } else {
             which = is(m, 1, redlock_release_script()) ? 0 : is(m, 1, redlock_extend_script()) ? 1 : -1;
             if (which < 0) { reply_error(m, "ERR unknown script"); return; }
-            if (which) nd->sha_extend = 1; else nd->sha_release = 1;
+            if (which) {
+                nd->sha_extend = 1;
+                nd->lost_extend = 0;
+            } else {
+                nd->sha_release = 1;
+                nd->lost_release = 0;
+            }
         }
         run_script(w, e, m, which);
     } else {
@@ -852,9 +859,24 @@ static void leak_check(world *w, int t) {
     }
 }
 
+/* A node owes the lock a script that its server had and lost (a restart
+   that kept the keys): NOSCRIPT, then EVAL, a step the core cannot foresee. */
+static int script_lost(world *w, const redlock_lock *lk) {
+    int i;
+    for (i = 0; i < w->nn; i++) {
+        int st = lk->_node[i].step;
+        if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
+        if ((st == REDLOCK__ST_REL_SHA && w->nodes[i].lost_release) || (st == REDLOCK__ST_EXT_SHA && w->nodes[i].lost_extend))
+            return 1;
+    }
+    return 0;
+}
+
 /* The slot's token is done with. deinit of a lock with a round running
-   drops the steps not yet sent (documented), so then only single-command
-   undo rounds of modern nodes are still held to the check. */
+   drops the steps not yet sent (documented): excused only while
+   redlock_lock_followup() says a step is still to come, or a server lost
+   the script owed; every other round running is held to the check (its
+   commands complete as sent). */
 static void token_done(world *w, client *c, int k, int deinit) {
     slot *s = &c->s[k];
     token_rec *r;
@@ -864,7 +886,7 @@ static void token_done(world *w, client *c, int k, int deinit) {
         redlock_state st = redlock_lock_state(&s->lk);
         int pending = redlock_lock_pending(&s->lk);
         if (st == REDLOCK_STATE_HELD || st == REDLOCK_STATE_ACQUIRING || st == REDLOCK_STATE_RELEASING ||
-            (pending && (w->p->legacy || w->p->noscript || s->last_op == REDLOCK_OP_RELEASE)))
+            (pending && (redlock_lock_followup(&s->lk) || script_lost(w, &s->lk))))
             r->excused = 1;
     }
     schedule_leak_check(w, s->token);
@@ -1465,6 +1487,8 @@ static void crash(world *w, int n, int persist, int64_t down_for) {
     nd->up = 0;
     if (!persist)
         for (i = 0; i < MAX_KEYS; i++) nd->e[i].used = 0;
+    nd->lost_release |= nd->sha_release;
+    nd->lost_extend |= nd->sha_extend;
     nd->sha_release = nd->sha_extend = 0;
     /* every client's connection to this node breaks */
     for (i = 0; i < w->nc; i++) { w->clients[i].conn_epoch[n]++; fault(&w->clients[i]); }

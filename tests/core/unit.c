@@ -5123,11 +5123,117 @@ static void test_noscript_acquire_bound(void) {
     teardown();
 }
 
+/* Proves: redlock_lock_followup() says whether an answer still owed will be
+   followed by another command: a node's first SET (AUTO) and first script,
+   NOSCRIPT, a chain of a node without scripts, the legacy chain; and not
+   for a command the node has understood before, nor with MODERN set. */
+static void test_followup(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int k;
+    CHECK_EQ(redlock_lock_followup(NULL), 0);
+    setup_no_retry(3, 0, 10000);
+    CHECK_EQ(redlock_lock_followup(&L), 0);            /* nothing running */
+    redlock_acquire(&L);
+    ok(0);
+    ok(1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_pending(&L), 0);             /* a won acquire leaves no round running */
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    ok(2);
+    redlock_release(&L);                               /* EVALSHA 3, 4, 5 */
+    num(3, 1);
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);             /* node 2's first script: NOSCRIPT means EVAL next */
+    num(5, 1);
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    redlock_acquire(&L);                               /* SET 6, 7, 8 */
+    ok(6);
+    ok(7);
+    ok(8);
+    redlock_release(&L);                               /* EVALSHA 9, 10, 11 */
+    num(9, 1);
+    num(10, 1);
+    CHECK(redlock_lock_pending(&L) != 0);
+    CHECK_EQ(redlock_lock_followup(&L), 0);            /* node 2 ran a script before */
+    rep(11, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(12, "EVAL "));
+    CHECK(redlock_lock_followup(&L) != 0);             /* its scripts are gone: not known again until answered */
+    num(12, 1);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    /* a chain on a node without scripts: GET owed, then DEL owed */
+    redlock_acquire(&L);                               /* SET 13, 14, 15 */
+    ok(13);
+    ok(14);
+    ok(15);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);       /* EVALSHA 16, 17, 18: node 0 has no scripts */
+    rep(16, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    CHECK_STR(T.q[19].cmd, "GET res");
+    rep(19, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK(starts(20, "PEXPIRE res "));
+    num(20, 1);
+    num(17, 1);
+    num(18, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    redlock_release(&L);                               /* GET 21, EVALSHA 22, 23 */
+    CHECK_STR(T.q[21].cmd, "GET res");
+    num(22, 1);
+    num(23, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);             /* GET: DEL follows */
+    rep(21, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK_STR(T.q[24].cmd, "DEL res");
+    CHECK(redlock_lock_pending(&L) != 0);
+    CHECK_EQ(redlock_lock_followup(&L), 0);            /* DEL ends the chain */
+    num(24, 1);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    teardown();
+    /* MODERN configured: a first script still may be answered NOSCRIPT,
+       and the extend script having run says nothing of the release's */
+    base_config(&cfg, 3);
+    cfg.retry_count = -1;
+    for (k = 0; k < 3; k++) cfg.mode[k] = REDLOCK_MODE_MODERN;
+    base_opts(&o, 10000, 0);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    ok(0);
+    ok(1);
+    ok(2);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);       /* 3, 4, 5 */
+    num(3, 1);
+    num(4, 1);
+    num(5, 1);
+    redlock_release(&L);                               /* 6, 7, 8 */
+    num(6, 1);
+    num(7, 1);
+    CHECK(redlock_lock_followup(&L) != 0);
+    num(8, 1);
+    teardown();
+    /* legacy: a release is GET, then DEL */
+    setup_legacy(3, -1, 10000);
+    redlock_acquire(&L);
+    num(0, 1);
+    num(1, 1);
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    redlock_release(&L);                               /* GET 3, 4, 5 */
+    for (k = 3; k < 5; k++) rep(k, REDLOCK_REPLY_STRING, 0, T.q[0].cmd + strlen("SETNX res "));
+    CHECK_STR(T.q[6].cmd, "DEL res");
+    num(6, 1);
+    num(7, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);             /* node 2's GET */
+    teardown();
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
     RUN_T(test_lock_init_errors);
     RUN_T(test_api_misuse);
+    RUN_T(test_followup);
     RUN_T(test_acquire_single);
     RUN_T(test_token_unique);
     RUN_T(test_quorum_early);
