@@ -791,15 +791,17 @@ REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
    drops the steps not yet sent (see 7. THREADS AND CALLBACKS). */
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
 /* Nonzero while a node still owes this lock an answer that the core will
-   follow with another command: a step of a check-then-act chain (nodes
-   without scripts, legacy nodes), or a node's first script (NOSCRIPT is
-   answered with EVAL). Zero when every command still owed completes its
-   node's part as sent. An adapter
-   that runs only inside blocking calls waits for this to clear before
-   returning, and need not wait for the other stragglers: their replies can
-   be read at the next call. An answer that calls for a step the core could
-   not foresee (NOSCRIPT after the server lost its scripts) waits for the
-   next call too. */
+   follow with another command, or that a later release needs: a step of a
+   check-then-act chain (nodes without scripts, legacy nodes), a node's
+   first script (NOSCRIPT is answered with EVAL), a won acquire's late SET
+   on a node where no release script has run yet (without scripts, a
+   release deletes only a key whose remaining life it was told). Zero when
+   every command still owed completes its node's part as sent. An adapter
+   that runs only inside blocking calls reads replies until this clears
+   before returning, and need not wait for the other stragglers: their
+   replies can be read at the next call. An answer that calls for a step
+   the core could not foresee (NOSCRIPT after the server lost its scripts)
+   waits for the next call too. */
 REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
 /* LOST (also by the clock): why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT,
    HOLD_LIMIT); else 0. */
@@ -2547,13 +2549,16 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {
 
 REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
     int i;
-    if (!redlock_lock_pending(lk)) return 0;
+    if (!redlock__usable(lk)) return 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
-        int st = lk->_node[i].step;
-        if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
-        if (redlock__script_bit(st) ? !(lk->_client->_scripted[i] & redlock__script_bit(st))
-                                     : st != REDLOCK__ST_SET && st != REDLOCK__ST_REL_DEL &&
-                                           st != REDLOCK__ST_EXT_PEXPIRE && st != REDLOCK__ST_EXT_GETSET)
+        int st = lk->_node[i].step, scripted = lk->_client->_scripted[i], flags = lk->_node[i].flags;
+        if (flags & REDLOCK__F_DONE) continue;
+        if ((flags & REDLOCK__F_SEND) && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
+        if (!(flags & REDLOCK__F_WAIT)) continue;
+        if (st == REDLOCK__ST_SET ? !(scripted & 1) /* no release script seen: GET then DEL may need it */
+                                  : redlock__script_bit(st) ? !(scripted & redlock__script_bit(st))
+                                                            : st != REDLOCK__ST_REL_DEL && st != REDLOCK__ST_EXT_PEXPIRE &&
+                                                                  st != REDLOCK__ST_EXT_GETSET)
             return 1; /* NOSCRIPT may come; or PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
     }
     return 0;

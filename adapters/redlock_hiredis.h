@@ -83,10 +83,13 @@
      TLS is refused by init with REDLOCK_ERR_TLS (as is a CA, certificate
      or key that cannot be loaded).
    * When a blocking call has its result, the commands the core sent last
-     (the undo of a failed attempt, a release) are written out and replies
-     still owed are read for up to one node timeout, so follow-up steps on
-     slower nodes are not left undone (the core decides as soon as the
-     votes allow and does not wait for stragglers).
+     (the undo of a failed attempt, a release) are written out. If a slower
+     node still owes an answer that the core follows with another command
+     (redlock_lock_followup: a chain on nodes without scripts, a node's
+     first script), replies are read for up to one node timeout before the
+     call returns, so that step is not left undone. Other stragglers'
+     replies are read by the next call: the core decides as soon as the
+     votes allow, and so does the call.
 
    GUARANTEES: the same for every adapter, listed in adapters/README.md
    and tested by tests/shared/integration.h.
@@ -195,6 +198,7 @@ typedef struct redlock_hiredis {
 typedef struct redlock__hiredis_waiter {
     int op;
     int done;
+    int followup; /* redlock_lock_followup() when the result came */
     redlock_result result;
 } redlock__hiredis_waiter;
 
@@ -618,6 +622,7 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
     if (lk->_waiter && (int)r->op == lk->_waiter->op) {
         lk->_last = copy;
         lk->_waiter->result = copy;
+        lk->_waiter->followup = redlock_lock_followup(lock);
         lk->_waiter->done = 1;
         lk->_waiter = NULL;
         if (lk->_client->_threaded) pthread_cond_broadcast(&lk->_client->_cv);
@@ -751,17 +756,19 @@ static inline void *redlock__hiredis_thread_main(void *arg)
 }
 
 /* After an operation ended: what the core sent last (a rollback, a
-   release) goes out now, and replies still owed are read for up to one node
-   timeout, so that follow-up steps for slower nodes (the no-script release
-   is GET, then DEL) are not left undone when the blocking call returns. */
-static inline void redlock__hiredis_linger(redlock_hiredis *c)
+   release) goes out now. If a slower node still owes an answer that the
+   core follows with another command (redlock_lock_followup: the no-script
+   release is GET, then DEL), replies are read for up to one node timeout,
+   so that step is not left undone when the blocking call returns; the
+   other stragglers' replies are read by the next call. */
+static inline void redlock__hiredis_linger(redlock_hiredis *c, int followup)
 {
     int64_t until = redlock__hiredis_now_us() + c->_linger_us;
     for (;;) {
         int i, inflight = 0;
         int64_t left;
         for (i = 0; i < c->_n; i++) redlock__hiredis_flush(c, i);
-        for (i = 0; i < c->_n; i++) inflight += c->_conn[i].ctx ? c->_conn[i].q.count : 0;
+        for (i = 0; followup && i < c->_n; i++) inflight += c->_conn[i].ctx ? c->_conn[i].q.count : 0;
         left = until - redlock__hiredis_now_us();
         if (!inflight || left <= 0) break;
         redlock__hiredis_turn(c, left);
@@ -992,7 +999,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
         w.result.op = (redlock_op)op;
         w.result.status = REDLOCK_ERR_DETACHED;
     }
-    if (!c->_threaded) redlock__hiredis_linger(c);
+    if (!c->_threaded) redlock__hiredis_linger(c, w.followup);
     if (w.result.status != REDLOCK_ERR_DETACHED) lk->_last = w.result; /* else the lock may be gone */
     rc = w.result.status;
     redlock__hiredis_leave(c);
