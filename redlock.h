@@ -35,7 +35,7 @@
                   redlock_next_deadline, redlock_tag_node
        queries    redlock_lock_state, redlock_lock_remaining_us,
                   redlock_lock_valid_until, redlock_lock_pending,
-                  redlock_lock_lost_reason, redlock_lock_token,
+                  redlock_lock_followup, redlock_lock_lost_reason, redlock_lock_token,
                   redlock_node_mode
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script
@@ -283,7 +283,8 @@
    the key behind on nodes with scripts. Steps that need an answer first
    (GET then DEL on nodes without scripting; EVAL after NOSCRIPT in a
    release) are dropped by deinit: redlock_lock_pending() says whether a
-   round is still running.
+   round is still running, redlock_lock_followup() whether a step of that
+   kind may still come.
 
    8. STATES
    A lock is in one of five states (redlock_lock_state()):
