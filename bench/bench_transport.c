@@ -2,15 +2,29 @@
    limit, on the same redis-server nodes in one run.
 
    For 1, 3 and 5 nodes (started here on loopback, pinned to --server-cpu)
-   and each transport (hiredis sync, hiredis async on libev, raw socket),
-   one client does sequential acquire + release cycles, each on a fresh
-   key: cycles/s, acquire and release latency (p50, p99, p99.9) and the
-   client's CPU per cycle (user + sys). The limit is redis-benchmark on
-   node 0 for the same command (SET key value NX PX, -c 1 -P 1): a cycle
-   is two round trips, so the sequential limit is half its rate; each row
-   prints its ratio to that. Rows also go to a CSV file (--csv).
+   and each transport (hiredis sync, hiredis async on libev, the raw-socket
+   adapter's blocking calls, and the raw-socket adapter driven by a poll()
+   loop of the caller's through its foreign-loop API), one client does
+   sequential acquire + release cycles, each on a fresh key: cycles/s,
+   acquire and release latency (p50, p99, p99.9), the client's CPU per
+   cycle (user + sys) and heap allocations per cycle (the whole process:
+   adapter, library and core). Then 64 locks in flight over the same
+   connections. The limit is redis-benchmark on the same nodes, one process
+   per node, all at once, for the same commands (SET key v NX PX, EVALSHA of
+   the release script) at -c 1 -P 1 and at -c 1 -P 64: a cycle is one SET
+   round and one EVALSHA round, so its limit is 1 / (1/set + 1/evalsha)
+   (half the -P 1 rate when the two cost the same). Each figure is measured
+   twice, the transports in opposite orders, and both are printed.
 
-   Usage: bench_transport [--cycles N] [--nodes 1,3,5] [--server-cpu C] [--csv FILE]
+   Then contention: 16 clients of one transport take turns on one key, each
+   holding it about 1 ms and pausing 1 ms before asking again, with the
+   library's default retry settings and with settings tuned for 1 ms holds.
+
+   Files (--out DIR): transport.csv, contention.csv, latency.dat (the
+   latency distributions), latency.gp and, when gnuplot is installed,
+   latency.png.
+
+   Usage: bench_transport [--cycles N] [--nodes 1,3,5] [--contend S] [--server-cpu C] [--out DIR]
    Pin the client with taskset (make bench-transport does). */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
@@ -23,17 +37,42 @@
 #include "redis_nodes.h"
 #include "bench_util.h"
 
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <time.h>
 
-enum { T_HIREDIS, T_LIBEV, T_SOCKET, T_COUNT };
-static const char *const t_name[T_COUNT] = { "hiredis sync", "hiredis libev", "raw socket" };
+enum { T_HIREDIS, T_LIBEV, T_SOCKET, T_FOREIGN, T_COUNT };
+static const char *const t_name[T_COUNT] = { "hiredis sync", "hiredis libev", "socket", "socket foreign" };
+enum { R_NONE, R_DEFAULT, R_TUNED }; /* retry settings */
+#define RUNS 2                        /* each figure twice, interleaved */
+#define MAX_K 8                       /* node counts in one run */
 
 static int64_t now_us(void) { return redlock_socket_now_us(); }
 
+/* ---- heap allocations, counted while a cycle's calls run ---- */
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+static long allocations;
+void *malloc(size_t n)
+{
+    __atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    __atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    __atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
+    return __libc_realloc(p, n);
+}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -45,7 +84,7 @@ static int cmp_i64(const void *a, const void *b)
 static int64_t quantile(const int64_t *v, int n, double q)
 {
     int k = (int)(q * (n - 1) + 0.5);
-    return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+    return n <= 0 ? -1 : v[k < 0 ? 0 : k >= n ? n - 1 : k];
 }
 
 /* ---- one client per transport, driven the same way: acquire, release ---- */
@@ -56,10 +95,10 @@ typedef struct client {
     redlock_hiredis h;
     redlock_libev e;
     struct ev_loop *loop;
-    redlock_lock lock;           /* libev: the core lock */
+    redlock_lock lock;           /* libev, foreign loop: the core lock */
     redlock_socket_lock slock;
     redlock_hiredis_lock hlock;
-    int done, status;            /* libev: the result of the operation in flight */
+    int done, status;            /* libev, foreign loop: the result of the operation in flight */
 } client;
 
 static void on_result(redlock_lock *lk, const redlock_result *r)
@@ -70,13 +109,16 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
     c->status = r->status;
 }
 
-/* retry: contenders retry every 2 ms (+0..2 ms) for up to 10 s; otherwise
-   one attempt. */
+/* R_NONE: one attempt. R_DEFAULT: the library's defaults (3 retries,
+   200 +- 100 ms apart). R_TUNED, for 1 ms holds: retry every 1 ms
+   (+-1 ms) for up to 10 s. */
 static void core_retry(redlock_config *core, int retry)
 {
-    core->retry_count = retry ? 1000000 : -1;
-    core->retry_delay_ms = 2;
-    core->retry_jitter_ms = 2;
+    if (retry == R_NONE) core->retry_count = -1;
+    if (retry != R_TUNED) return;
+    core->retry_count = 1000000;
+    core->retry_delay_ms = 1;
+    core->retry_jitter_ms = 1;
     core->wait_ms = 10000;
 }
 
@@ -85,7 +127,7 @@ static int client_open(client *c, int t, const redis_nodes *rn, int retry)
     int i, n = rn->n;
     memset(c, 0, sizeof *c);
     c->t = t;
-    if (t == T_SOCKET) {
+    if (t == T_SOCKET || t == T_FOREIGN) {
         redlock_socket_config cfg;
         redlock_socket_config_init(&cfg);
         cfg.node_count = n;
@@ -106,12 +148,19 @@ static int client_open(client *c, int t, const redis_nodes *rn, int retry)
 
 static void client_close(client *c)
 {
-    if (c->t == T_SOCKET) redlock_socket_deinit(&c->s);
+    if (c->t == T_SOCKET || c->t == T_FOREIGN) redlock_socket_deinit(&c->s);
     else if (c->t == T_HIREDIS) redlock_hiredis_deinit(&c->h);
     else {
         redlock_libev_deinit(&c->e);
         ev_loop_destroy(c->loop);
     }
+}
+
+static redlock_client *client_core(client *c)
+{
+    return c->t == T_HIREDIS ? redlock_hiredis_client(&c->h)
+         : c->t == T_LIBEV   ? redlock_libev_client(&c->e)
+                             : redlock_socket_client(&c->s);
 }
 
 static int client_lock(client *c, const char *key)
@@ -124,7 +173,7 @@ static int client_lock(client *c, const char *key)
     if (c->t == T_HIREDIS) return redlock_hiredis_lock_init(&c->h, &c->hlock, &o);
     o.on_result = on_result;
     o.user = c;
-    return redlock_lock_init(&c->lock, redlock_libev_client(&c->e), &o);
+    return redlock_lock_init(&c->lock, client_core(c), &o);
 }
 
 static void client_unlock(client *c)
@@ -134,12 +183,27 @@ static void client_unlock(client *c)
     else redlock_lock_deinit(&c->lock);
 }
 
-/* The libev loop until the operation's result (at most 10 s). */
-static int libev_wait(client *c, int rc)
+/* One turn of the client's loop, waiting at most until `until_us` where
+   the transport lets the caller wait (libev, the foreign poll() loop); the
+   adapters' own loops are turned without waiting: their run(ms) lasts ms. */
+static void client_turn(client *c, int64_t until_us)
 {
-    int64_t until = now_us() + 10000000;
+    if (c->t == T_SOCKET) redlock_socket_run(&c->s, 0);
+    else if (c->t == T_HIREDIS) redlock_hiredis_run(&c->h, 0);
+    else if (c->t == T_LIBEV) ev_run(c->loop, EVRUN_ONCE);
+    else {
+        struct pollfd pfd[REDLOCK_MAX_NODES];
+        int n = redlock_socket_pollfds(&c->s, pfd);
+        if (poll(pfd, (nfds_t)n, redlock_socket_poll_ms(&c->s, until_us)) >= 0) redlock_socket_dispatch(&c->s, pfd, n);
+    }
+}
+
+/* The loop until the core lock's operation has its result (at most 20 s). */
+static int loop_wait(client *c, int rc)
+{
+    int64_t until = now_us() + 20000000;
     if (rc != REDLOCK_OK) return rc;
-    while (!c->done && now_us() < until) ev_run(c->loop, EVRUN_ONCE);
+    while (!c->done && now_us() < until) client_turn(c, until);
     return c->done ? c->status : REDLOCK_ERR_TIMEOUT;
 }
 
@@ -148,7 +212,7 @@ static int client_acquire(client *c)
     if (c->t == T_SOCKET) return redlock_socket_acquire(&c->slock);
     if (c->t == T_HIREDIS) return redlock_hiredis_acquire(&c->hlock);
     c->done = 0;
-    return libev_wait(c, redlock_acquire(&c->lock));
+    return loop_wait(c, redlock_acquire(&c->lock));
 }
 
 static int client_release(client *c)
@@ -156,7 +220,50 @@ static int client_release(client *c)
     if (c->t == T_SOCKET) return redlock_socket_release(&c->slock);
     if (c->t == T_HIREDIS) return redlock_hiredis_release(&c->hlock);
     c->done = 0;
-    return libev_wait(c, redlock_release(&c->lock));
+    return loop_wait(c, redlock_release(&c->lock));
+}
+
+/* ---- sequential cycles ---- */
+
+typedef struct row {
+    double rate, cpu_us, allocs, inflight;
+    int64_t acq[3], rel[3]; /* p50, p99, p99.9 */
+} row;
+
+/* `cycles` acquire + release cycles on fresh keys (a tenth more first, to
+   warm up); the latencies go to acq[] / rel[] (unsorted). 0, or -1 if one
+   failed. */
+static int sequential(client *c, int nodes, int run, int cycles, int64_t *acq, int64_t *rel, row *r)
+{
+    char key[64];
+    double c0 = bench_cpu_s();
+    int64_t t0, start = now_us();
+    long a0 = 0, allocs = 0;
+    int i, ok = 1;
+    for (i = -cycles / 10; i < cycles && ok; i++) {
+        snprintf(key, sizeof key, "bench:transport:%d:%d:%d:%d", nodes, c->t, run, i);
+        ok = client_lock(c, key) == REDLOCK_OK;
+        if (i == 0) {
+            c0 = bench_cpu_s();
+            start = now_us();
+        }
+        a0 = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
+        t0 = now_us();
+        ok = ok && client_acquire(c) == REDLOCK_OK;
+        if (i >= 0) acq[i] = now_us() - t0;
+        t0 = now_us();
+        ok = ok && client_release(c) == REDLOCK_OK;
+        if (i >= 0) {
+            rel[i] = now_us() - t0;
+            allocs += __atomic_load_n(&allocations, __ATOMIC_RELAXED) - a0;
+        }
+        client_unlock(c);
+    }
+    if (!ok) return -1;
+    r->rate = cycles / ((now_us() - start) / 1e6);
+    r->cpu_us = (bench_cpu_s() - c0) / cycles * 1e6;
+    r->allocs = (double)allocs / cycles;
+    return 0;
 }
 
 /* ---- many locks in flight over one connection per node ---- */
@@ -171,26 +278,12 @@ static void on_inflight(redlock_lock *lk, const redlock_result *r)
     inflight_failed += r->status != REDLOCK_OK;
 }
 
-static redlock_client *client_core(client *c)
-{
-    return c->t == T_SOCKET ? redlock_socket_client(&c->s) : c->t == T_HIREDIS ? redlock_hiredis_client(&c->h)
-                                                                             : redlock_libev_client(&c->e);
-}
-
-/* One turn of the client's loop. */
-static void client_turn(client *c)
-{
-    if (c->t == T_SOCKET) redlock_socket_run(&c->s, 0); /* what is ready, no wait: a run(ms) lasts ms */
-    else if (c->t == T_HIREDIS) redlock_hiredis_run(&c->h, 0);
-    else ev_run(c->loop, EVRUN_ONCE);
-}
-
 /* DEPTH locks acquired at once with the core's non-blocking calls, then
    released at once, `rounds` times: cycles/s, or -1 if one failed. */
-static double inflight(client *c, int nodes, int rounds)
+static double inflight(client *c, int nodes, int run, int rounds)
 {
     static redlock_lock locks[DEPTH];
-    static char keys[DEPTH][48];
+    static char keys[DEPTH][64];
     redlock_lock_opts o;
     int64_t t0;
     int i, r, op, ok = 1;
@@ -198,7 +291,7 @@ static double inflight(client *c, int nodes, int rounds)
     o.ttl_ms = 10000;
     o.on_result = on_inflight;
     for (i = 0; i < DEPTH; i++) {
-        snprintf(keys[i], sizeof keys[i], "bench:inflight:%d:%d:%d", nodes, c->t, i);
+        snprintf(keys[i], sizeof keys[i], "bench:inflight:%d:%d:%d:%d", nodes, c->t, run, i);
         o.key = keys[i];
         if (redlock_lock_init(&locks[i], client_core(c), &o) != REDLOCK_OK) return -1;
     }
@@ -209,7 +302,7 @@ static double inflight(client *c, int nodes, int rounds)
             inflight_results = inflight_failed = 0;
             for (i = 0; i < DEPTH; i++)
                 if ((op ? redlock_release(&locks[i]) : redlock_acquire(&locks[i])) != REDLOCK_OK) ok = 0;
-            while (ok && inflight_results < DEPTH && now_us() < until) client_turn(c);
+            while (ok && inflight_results < DEPTH && now_us() < until) client_turn(c, until);
             ok = ok && inflight_results == DEPTH && inflight_failed == 0;
         }
     t0 = now_us() - t0;
@@ -222,10 +315,15 @@ static double inflight(client *c, int nodes, int rounds)
 #define CONTENDERS 16
 typedef struct contender {
     client c;
-    const redis_nodes *rn;
-    int t, wins, failed;
+    int wins, gave_up, failed;
     pthread_t th;
 } contender;
+
+typedef struct crow {
+    double rate;
+    int64_t p50, p99; /* hand-off */
+    int lo, hi, total, gave_up; /* acquisitions per client: fewest, most, all */
+} crow;
 
 static pthread_mutex_t handoff_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t handoff_release_us, handoff_until_us;
@@ -235,37 +333,44 @@ static int handoffs, handoff_cap;
 static void *contend_main(void *arg)
 {
     contender *x = (contender *)arg;
-    struct timespec hold = { 0, 1000000 };
+    struct timespec ms1 = { 0, 1000000 };
     if (client_lock(&x->c, "bench:contended") != REDLOCK_OK) {
         x->failed++;
         return NULL;
     }
     while (now_us() < handoff_until_us) {
         int64_t at;
-        if (client_acquire(&x->c) != REDLOCK_OK) {
+        int rc = client_acquire(&x->c);
+        if (rc == REDLOCK_ERR_LOCKED || rc == REDLOCK_ERR_TIMEOUT) { /* retries used up: ask again */
+            x->gave_up++;
+            continue;
+        }
+        if (rc != REDLOCK_OK) {
             x->failed++;
             continue;
         }
         at = now_us();
         pthread_mutex_lock(&handoff_mu);
-        if (handoff_release_us && handoffs < handoff_cap) handoff[handoffs++] = at - handoff_release_us;
+        if (handoff_release_us && handoffs < handoff_cap)
+            handoff[handoffs++] = at > handoff_release_us ? at - handoff_release_us : 0;
+        handoff_release_us = 0; /* one hand-off per release */
         pthread_mutex_unlock(&handoff_mu);
         x->wins++;
-        nanosleep(&hold, NULL);
+        nanosleep(&ms1, NULL); /* hold */
         if (client_release(&x->c) != REDLOCK_OK) x->failed++;
         pthread_mutex_lock(&handoff_mu);
         handoff_release_us = now_us();
         pthread_mutex_unlock(&handoff_mu);
+        nanosleep(&ms1, NULL); /* other work before asking again */
     }
     client_unlock(&x->c);
     return NULL;
 }
 
-/* CONTENDERS clients of transport t, each with its connections, take
-   turns on one key for `seconds`: acquisitions/s, hand-off latency
-   (release done -> next holder's acquire done) p50 / p99 in *p50 / *p99,
-   min and max acquisitions per client. -1 if a client failed. */
-static double contend(int t, const redis_nodes *rn, double seconds, int64_t *p50, int64_t *p99, int *lo, int *hi)
+/* CONTENDERS clients of transport t with the given retry settings, each
+   with its connections, take turns on one key for `seconds`. 0, or -1 if a
+   client failed. */
+static int contend(int t, const redis_nodes *rn, double seconds, int retry, crow *out)
 {
     static contender x[CONTENDERS];
     int i, total = 0, bad = 0;
@@ -277,72 +382,198 @@ static double contend(int t, const redis_nodes *rn, double seconds, int64_t *p50
     handoff_release_us = 0;
     for (i = 0; i < CONTENDERS; i++) {
         memset(&x[i], 0, sizeof x[i]);
-        x[i].t = t;
-        x[i].rn = rn;
-        if (client_open(&x[i].c, t, rn, 1) != 0) return -1;
+        if (client_open(&x[i].c, t, rn, retry) != 0) {
+            while (i-- > 0) client_close(&x[i].c);
+            free(handoff);
+            return -1;
+        }
     }
     t0 = now_us();
     handoff_until_us = t0 + (int64_t)(seconds * 1e6);
     for (i = 0; i < CONTENDERS; i++) pthread_create(&x[i].th, NULL, contend_main, &x[i]);
     for (i = 0; i < CONTENDERS; i++) pthread_join(x[i].th, NULL);
     t0 = now_us() - t0;
-    *lo = *hi = x[0].wins;
+    memset(out, 0, sizeof *out);
+    out->lo = out->hi = x[0].wins;
     for (i = 0; i < CONTENDERS; i++) {
         total += x[i].wins;
+        out->total += x[i].wins;
         bad += x[i].failed;
-        if (x[i].wins < *lo) *lo = x[i].wins;
-        if (x[i].wins > *hi) *hi = x[i].wins;
+        out->gave_up += x[i].gave_up;
+        if (x[i].wins < out->lo) out->lo = x[i].wins;
+        if (x[i].wins > out->hi) out->hi = x[i].wins;
         client_close(&x[i].c);
     }
     qsort(handoff, (size_t)handoffs, sizeof *handoff, cmp_i64);
-    *p50 = handoffs ? quantile(handoff, handoffs, 0.5) : -1;
-    *p99 = handoffs ? quantile(handoff, handoffs, 0.99) : -1;
+    out->p50 = quantile(handoff, handoffs, 0.5);
+    out->p99 = quantile(handoff, handoffs, 0.99);
+    out->rate = total / (t0 / 1e6);
     free(handoff);
-    return bad ? -1 : total / (t0 / 1e6);
+    return bad ? -1 : 0;
 }
 
-/* ---- the limit: redis-benchmark on node 0 ---- */
+/* ---- the limit: redis-benchmark on every node at once ---- */
 
-/* requests/s of redis-benchmark -c 1 -P 1 for SET key value NX PX on a
-   random key, or 0 if it cannot run. */
-static double redis_limit(int port, int n)
+typedef struct limits {
+    double set1, eval1, set64, eval64; /* requests/s per node, all nodes at once */
+} limits;
+
+/* Mean requests/s per node of redis-benchmark -c 1 -P `pipeline` running
+   `args` on every node at once (one process per node, pinned like this
+   one), or 0 if it cannot run. */
+static double node_rate(const redis_nodes *rn, int pipeline, int requests, const char *args)
 {
-    char cmd[256], line[256];
-    double rps = 0;
-    FILE *f;
-    snprintf(cmd, sizeof cmd,
-             "redis-benchmark -p %d -c 1 -P 1 -n %d -r 1000000 --csv SET 'bench:limit:__rand_int__' v NX PX 10000 2>/dev/null",
-             port, n);
-    if (!(f = popen(cmd, "r"))) return 0;
-    while (fgets(line, sizeof line, f)) {
-        const char *p = strstr(line, "\",\"");
-        if (strncmp(line, "\"SET", 4) == 0 && p) rps = atof(p + 3);
+    FILE *f[REDIS_NODES_MAX];
+    double sum = 0;
+    int i, got = 0;
+    for (i = 0; i < rn->n; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "redis-benchmark -p %d -c 1 -P %d -n %d -r 1000000 --csv %s 2>/dev/null",
+                 redis_nodes_port(rn, i), pipeline, requests, args);
+        f[i] = popen(cmd, "r");
     }
-    pclose(f);
-    return rps;
+    for (i = 0; i < rn->n; i++) {
+        char line[512];
+        if (!f[i]) continue;
+        while (fgets(line, sizeof line, f[i])) {
+            const char *p = strstr(line, "\",\"");
+            if (strncmp(line, "\"test\"", 6) != 0 && p && atof(p + 3) > 0) {
+                sum += atof(p + 3);
+                got++;
+            }
+        }
+        pclose(f[i]);
+    }
+    return got == rn->n ? sum / got : 0;
+}
+
+static double cycle_limit(double set, double eval) { return set > 0 && eval > 0 ? 1 / (1 / set + 1 / eval) : 0; }
+
+static void measure_limits(const redis_nodes *rn, const char *sha, int requests, limits *l)
+{
+    char eval[256];
+    const char *set = "SET 'bench:limit:__rand_int__' v NX PX 10000";
+    snprintf(eval, sizeof eval, "EVALSHA %s 1 'bench:limit:__rand_int__' v", sha);
+    l->set1 = node_rate(rn, 1, requests, set);
+    l->eval1 = node_rate(rn, 1, requests, eval);
+    l->set64 = node_rate(rn, DEPTH, requests * 16, set);
+    l->eval64 = node_rate(rn, DEPTH, requests * 16, eval);
+}
+
+/* ---- the plot ---- */
+
+/* The latency distribution (percentile against microseconds) of one
+   transport, node count and operation, as one gnuplot data block. */
+static void write_distribution(FILE *f, const char *title, int64_t *v, int n)
+{
+    int i;
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    fprintf(f, "# %s\n", title);
+    for (i = 0; i <= 1000; i++) fprintf(f, "%lld %.1f\n", (long long)quantile(v, n, i / 1000.0), i / 10.0);
+    fprintf(f, "\n\n");
+}
+
+static int write_plot(const char *dir, const int *nodes, int nn)
+{
+    char path[512];
+    FILE *f;
+    int k, op, t;
+    snprintf(path, sizeof path, "%s/latency.gp", dir);
+    if (!(f = fopen(path, "w"))) return -1;
+    fprintf(f, "# gnuplot %s/latency.gp: latency.dat as latency.png (written by bench_transport)\n"
+               "set terminal pngcairo size 1600,900\nset output '%s/latency.png'\n"
+               "set multiplot layout 2,%d title 'sequential acquire + release, one client: latency distribution'\n"
+               "set logscale x\nset xlabel 'microseconds'\nset ylabel 'percentile'\nset key bottom right\n"
+               "set grid\nset yrange [0:100]\n",
+            dir, dir, nn);
+    for (op = 0; op < 2; op++)
+        for (k = 0; k < nn; k++) {
+            fprintf(f, "set title '%s, %d node%s'\nplot ", op ? "release" : "acquire", nodes[k], nodes[k] > 1 ? "s" : "");
+            for (t = 0; t < T_COUNT; t++)
+                fprintf(f, "%s'%s/latency.dat' index %d using 1:2 with lines lw 2 title '%s'", t ? ", " : "", dir,
+                        (k * 2 + op) * T_COUNT + t, t_name[t]);
+            fprintf(f, "\n");
+        }
+    fprintf(f, "unset multiplot\n");
+    fclose(f);
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        printf("\nplot: gnuplot not found, %s/latency.png not written (apt-get install gnuplot-nox)\n", dir);
+        return 0;
+    }
+    snprintf(path, sizeof path, "gnuplot '%s/latency.gp'", dir);
+    if (system(path) != 0) {
+        printf("\nplot: gnuplot failed\n");
+        return -1;
+    }
+    printf("\nplot: %s/latency.png (data %s/latency.dat)\n", dir, dir);
+    return 0;
+}
+
+/* ---- the tables ---- */
+
+static void print_row(FILE *csv, int t, int nodes, int run, const row *r, const limits *l)
+{
+    char a[40], re[40];
+    double lim = cycle_limit(l->set1, l->eval1), lim64 = cycle_limit(l->set64, l->eval64);
+    snprintf(a, sizeof a, "%lld/%lld/%lld", (long long)r->acq[0], (long long)r->acq[1], (long long)r->acq[2]);
+    snprintf(re, sizeof re, "%lld/%lld/%lld", (long long)r->rel[0], (long long)r->rel[1], (long long)r->rel[2]);
+    printf("%-14s %5d %3d %8.0f %17s %17s %6.1f %6.1f %7.0f %5.0f%% %8.0f %7.0f %5.0f%%\n", t_name[t], nodes, run + 1,
+           r->rate, a, re, r->cpu_us, r->allocs, lim, lim > 0 ? 100 * r->rate / lim : 0, r->inflight, lim64,
+           lim64 > 0 ? 100 * r->inflight / lim64 : 0);
+    if (csv)
+        fprintf(csv, "%s,%d,%d,%.0f,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.2f,%.0f,%.0f,%.0f,%.3f,%.0f,%.0f,%.0f,%.0f,%.3f\n",
+                t_name[t], nodes, run + 1, r->rate, (long long)r->acq[0], (long long)r->acq[1], (long long)r->acq[2],
+                (long long)r->rel[0], (long long)r->rel[1], (long long)r->rel[2], r->cpu_us, r->allocs, l->set1,
+                l->eval1, lim, lim > 0 ? r->rate / lim : 0, r->inflight, l->set64, l->eval64, lim64,
+                lim64 > 0 ? r->inflight / lim64 : 0);
+}
+
+static void print_crow(FILE *csv, int t, int nodes, int retry, int run, const crow *r)
+{
+    char h[40], fair[40];
+    double mean = (double)r->total / CONTENDERS, least = mean > 0 ? 100 * r->lo / mean : 0;
+    snprintf(h, sizeof h, "%lld/%lld", (long long)r->p50, (long long)r->p99);
+    snprintf(fair, sizeof fair, "%d/%d", r->lo, r->hi);
+    printf("%-14s %5d %-8s %3d %8.0f %15s %11s %8.0f%% %8d\n", t_name[t], nodes, retry == R_TUNED ? "tuned" : "default",
+           run + 1, r->rate, h, fair, least, r->gave_up);
+    if (csv)
+        fprintf(csv, "%s,%d,%s,%d,%.0f,%lld,%lld,%d,%d,%.3f,%d\n", t_name[t], nodes, retry == R_TUNED ? "tuned" : "default",
+                run + 1, r->rate, (long long)r->p50, (long long)r->p99, r->lo, r->hi, least / 100, r->gave_up);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_transport [--cycles N] [--nodes 1,3,5] [--contend SECONDS] [--server-cpu C] [--out DIR]\n");
 }
 
 int main(int argc, char **argv)
 {
-    int cycles = 2000, server_cpu = -1, nodes[8] = { 1, 3, 5 }, nn = 3, k, t, i;
-    const char *csv_path = NULL;
-    FILE *csv = NULL;
-    int64_t *acq, *rel;
+    int cycles = 2000, server_cpu = -1, nodes[MAX_K] = { 1, 3, 5 }, nn = 3, k, t, i, run, retry;
+    const char *out = NULL;
+    FILE *csv = NULL, *ccsv = NULL, *dat = NULL;
+    int64_t *acq, *rel, *dist[MAX_K][T_COUNT][2];
     double seconds = 1.0;
-    struct { double rate; int64_t p50, p99; int lo, hi; } ct[8][T_COUNT];
+    static row rows[MAX_K][RUNS][T_COUNT];
+    static limits lim[MAX_K][RUNS];
+    static crow crows[MAX_K][2][RUNS][T_COUNT];
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cycles") && i + 1 < argc) cycles = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--contend") && i + 1 < argc) seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
             char *p = argv[++i];
-            for (nn = 0; nn < 8 && *p; nn++) {
+            for (nn = 0; nn < MAX_K && *p; nn++) {
                 nodes[nn] = (int)strtol(p, &p, 10);
                 if (*p == ',') p++;
+                else if (*p) break;
+            }
+            if (*p) {
+                usage();
+                return 64;
             }
         } else {
-            fprintf(stderr, "usage: bench_transport [--cycles N] [--nodes 1,3,5] [--contend SECONDS] [--server-cpu C] [--csv FILE]\n");
+            usage();
             return 64;
         }
     }
@@ -351,117 +582,146 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_transport: node counts are 1..16\n");
             return 64;
         }
-    if (cycles < 10) {
-        fprintf(stderr, "bench_transport: --cycles must be at least 10\n");
+    if (cycles < 100 || cycles > 10000000) {
+        fprintf(stderr, "bench_transport: --cycles must be 100..10000000\n");
+        return 64;
+    }
+    if (!(seconds > 0 && seconds <= 600)) {
+        fprintf(stderr, "bench_transport: --contend must be in (0, 600] seconds\n");
         return 64;
     }
     acq = (int64_t *)malloc((size_t)cycles * sizeof *acq);
     rel = (int64_t *)malloc((size_t)cycles * sizeof *rel);
     if (!acq || !rel) return 70;
-    if (csv_path && !(csv = fopen(csv_path, "w"))) {
-        fprintf(stderr, "bench_transport: cannot write %s\n", csv_path);
-        return 73;
+    for (k = 0; k < nn; k++)
+        for (t = 0; t < T_COUNT; t++)
+            for (i = 0; i < 2; i++)
+                if (!(dist[k][t][i] = (int64_t *)malloc((size_t)cycles * RUNS * sizeof(int64_t)))) return 70;
+    if (out) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/transport.csv", out);
+        csv = fopen(path, "w");
+        snprintf(path, sizeof path, "%s/contention.csv", out);
+        ccsv = fopen(path, "w");
+        snprintf(path, sizeof path, "%s/latency.dat", out);
+        dat = fopen(path, "w");
+        if (!csv || !ccsv || !dat) {
+            fprintf(stderr, "bench_transport: cannot write in %s\n", out);
+            return 73;
+        }
+        fprintf(csv, "transport,nodes,run,cycles_per_s,acquire_p50_us,acquire_p99_us,acquire_p999_us,release_p50_us,"
+                     "release_p99_us,release_p999_us,cpu_us_per_cycle,allocs_per_cycle,set_rps_c1,evalsha_rps_c1,"
+                     "limit_cycles_per_s,ratio,inflight64_cycles_per_s,set_rps_p64,evalsha_rps_p64,"
+                     "limit64_cycles_per_s,ratio64\n");
+        fprintf(ccsv, "transport,nodes,retry,run,acquisitions_per_s,handoff_p50_us,handoff_p99_us,min_per_client,"
+                      "max_per_client,min_over_mean,gave_up\n");
     }
-    if (csv)
-        fprintf(csv, "transport,nodes,cycles_per_s,acquire_p50_us,acquire_p99_us,acquire_p999_us,"
-                     "release_p50_us,release_p99_us,release_p999_us,cpu_us_per_cycle,limit_cycles_per_s,ratio,"
-                     "inflight64_cycles_per_s,contended_per_s,handoff_p50_us,handoff_p99_us,min_per_client,max_per_client\n");
     redis_nodes_deadline(900);
-    printf("sequential acquire + release on a fresh key, %d cycles per row; limit: redis-benchmark\n"
-           "-c 1 -P 1 SET key v NX PX on node 0, halved (a cycle is two round trips)\n\n", cycles);
-    printf("%-14s %5s %9s %24s %24s %8s %9s %6s %10s\n", "transport", "nodes", "cycles/s", "acquire p50/p99/p99.9 us",
-           "release p50/p99/p99.9 us", "CPU us", "limit", "ratio", "64 in fl.");
     for (k = 0; k < nn; k++) {
         redis_nodes rn;
-        double limit;
+        char sha[128];
+        fprintf(stderr, "bench_transport: %d node%s ...\n", nodes[k], nodes[k] > 1 ? "s" : "");
         if (redis_nodes_start(&rn, nodes[k], NULL, NULL) != 0) {
             fprintf(stderr, "bench_transport: cannot start %d redis-servers\n", nodes[k]);
             return 1;
         }
-        if (server_cpu >= 0)
-            for (i = 0; i < rn.n; i++) {
-                char cmd[64];
+        for (i = 0; i < rn.n; i++) {
+            char cmd[64];
+            if (server_cpu >= 0) {
                 snprintf(cmd, sizeof cmd, "taskset -pc %d %d >/dev/null", server_cpu, (int)rn.node[i].pid);
                 if (system(cmd) != 0) fprintf(stderr, "bench_transport: could not pin a server\n");
             }
-        limit = redis_limit(redis_nodes_port(&rn, 0), cycles * 4) / 2;
-        for (t = 0; t < T_COUNT; t++) {
-            client c;
-            char key[64];
-            double c0 = bench_cpu_s(), wall;
-            int64_t t0, start = now_us();
-            int ok = 1;
-            if (client_open(&c, t, &rn, 0) != 0) {
-                fprintf(stderr, "bench_transport: %s cannot connect\n", t_name[t]);
-                return 1;
-            }
-            for (i = -cycles / 10; i < cycles && ok; i++) { /* the first tenth warms up */
-                snprintf(key, sizeof key, "bench:transport:%d:%d:%d", nodes[k], t, i);
-                ok = client_lock(&c, key) == REDLOCK_OK;
-                if (i == 0) {
-                    c0 = bench_cpu_s();
-                    start = now_us();
+            redis_nodes_cmd(&rn, i, sha, sizeof sha, "SCRIPT", "LOAD", redlock_release_script(), (char *)NULL);
+        }
+        for (run = 0; run < RUNS; run++) {
+            measure_limits(&rn, sha, cycles, &lim[k][run]);
+            for (i = 0; i < T_COUNT; i++) {
+                client c;
+                row *r;
+                t = run % 2 ? T_COUNT - 1 - i : i; /* the second run in the opposite order */
+                r = &rows[k][run][t];
+                if (client_open(&c, t, &rn, R_NONE) != 0 || sequential(&c, nodes[k], run, cycles, acq, rel, r) != 0 ||
+                    (r->inflight = inflight(&c, nodes[k], run, cycles / DEPTH + 1)) < 0) {
+                    fprintf(stderr, "bench_transport: %s on %d nodes: a cycle failed\n", t_name[t], nodes[k]);
+                    redis_nodes_stop(&rn);
+                    return 1;
                 }
-                t0 = now_us();
-                ok = ok && client_acquire(&c) == REDLOCK_OK;
-                if (i >= 0) acq[i] = now_us() - t0;
-                t0 = now_us();
-                ok = ok && client_release(&c) == REDLOCK_OK;
-                if (i >= 0) rel[i] = now_us() - t0;
-                client_unlock(&c);
-            }
-            wall = (now_us() - start) / 1e6;
-            c0 = bench_cpu_s() - c0;
-            {
-                double fl = ok ? inflight(&c, nodes[k], cycles / DEPTH + 1) : -1;
-                if (fl < 0) ok = 0;
-                c.status = (int)fl; /* carried to the row below */
-            }
-            client_close(&c);
-            if (!ok) {
-                fprintf(stderr, "bench_transport: %s on %d nodes: a cycle failed\n", t_name[t], nodes[k]);
-                redis_nodes_stop(&rn);
-                return 1;
-            }
-            ct[k][t].rate = contend(t, &rn, seconds, &ct[k][t].p50, &ct[k][t].p99, &ct[k][t].lo, &ct[k][t].hi);
-            if (ct[k][t].rate < 0) {
-                fprintf(stderr, "bench_transport: %s on %d nodes: a contender failed\n", t_name[t], nodes[k]);
-                redis_nodes_stop(&rn);
-                return 1;
-            }
-            qsort(acq, (size_t)cycles, sizeof *acq, cmp_i64);
-            qsort(rel, (size_t)cycles, sizeof *rel, cmp_i64);
-            {
-                char a[40], r[40];
-                double rate = cycles / wall, cpu = c0 / cycles * 1e6;
-                snprintf(a, sizeof a, "%lld/%lld/%lld", (long long)quantile(acq, cycles, 0.5),
-                         (long long)quantile(acq, cycles, 0.99), (long long)quantile(acq, cycles, 0.999));
-                snprintf(r, sizeof r, "%lld/%lld/%lld", (long long)quantile(rel, cycles, 0.5),
-                         (long long)quantile(rel, cycles, 0.99), (long long)quantile(rel, cycles, 0.999));
-                printf("%-14s %5d %9.0f %24s %24s %8.1f %9.0f %5.0f%% %10d\n", t_name[t], nodes[k], rate, a, r, cpu, limit,
-                       limit > 0 ? 100 * rate / limit : 0, c.status);
-                if (csv)
-                    fprintf(csv, "%s,%d,%.0f,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.0f,%.3f,%d,%.0f,%lld,%lld,%d,%d\n", t_name[t], nodes[k], rate,
-                            (long long)quantile(acq, cycles, 0.5), (long long)quantile(acq, cycles, 0.99),
-                            (long long)quantile(acq, cycles, 0.999), (long long)quantile(rel, cycles, 0.5),
-                            (long long)quantile(rel, cycles, 0.99), (long long)quantile(rel, cycles, 0.999), cpu, limit,
-                            limit > 0 ? rate / limit : 0, c.status, ct[k][t].rate, (long long)ct[k][t].p50,
-                            (long long)ct[k][t].p99, ct[k][t].lo, ct[k][t].hi);
+                client_close(&c);
+                memcpy(dist[k][t][0] + (size_t)run * cycles, acq, (size_t)cycles * sizeof *acq);
+                memcpy(dist[k][t][1] + (size_t)run * cycles, rel, (size_t)cycles * sizeof *rel);
+                qsort(acq, (size_t)cycles, sizeof *acq, cmp_i64);
+                qsort(rel, (size_t)cycles, sizeof *rel, cmp_i64);
+                r->acq[0] = quantile(acq, cycles, 0.5);
+                r->acq[1] = quantile(acq, cycles, 0.99);
+                r->acq[2] = quantile(acq, cycles, 0.999);
+                r->rel[0] = quantile(rel, cycles, 0.5);
+                r->rel[1] = quantile(rel, cycles, 0.99);
+                r->rel[2] = quantile(rel, cycles, 0.999);
             }
         }
+        for (retry = 0; retry < 2; retry++)
+            for (run = 0; run < RUNS; run++)
+                for (i = 0; i < T_COUNT; i++) {
+                    t = run % 2 ? T_COUNT - 1 - i : i;
+                    if (contend(t, &rn, seconds, retry ? R_TUNED : R_DEFAULT, &crows[k][retry][run][t]) != 0) {
+                        fprintf(stderr, "bench_transport: %s on %d nodes: a contender failed\n", t_name[t], nodes[k]);
+                        redis_nodes_stop(&rn);
+                        return 1;
+                    }
+                }
         redis_nodes_stop(&rn);
     }
-    printf("\ncontention: %d clients of one transport (threads, connections of their own) take turns on one\n"
-           "key for %.1f s, each holding it about 1 ms, retrying every 2 ms (+0..2 ms)\n\n", CONTENDERS, seconds);
-    printf("%-14s %5s %13s %24s %18s\n", "transport", "nodes", "acquisitions/s", "hand-off p50/p99 us", "per client min/max");
+
+    printf("sequential acquire + release on a fresh key, %d cycles per row, one client; then %d locks in flight\n"
+           "limit: redis-benchmark -c 1 on every node at once (one process per node, pinned like the client),\n"
+           "SET NX PX and EVALSHA of the release script: 1 / (1/set + 1/evalsha), at -P 1 and at -P %d\n\n",
+           cycles, DEPTH, DEPTH);
+    printf("%-14s %5s %3s %8s %17s %17s %6s %6s %7s %6s %8s %7s %6s\n", "transport", "nodes", "run", "cycles/s",
+           "acquire p50/99/99.9", "release p50/99/99.9", "CPU us", "allocs", "limit", "ratio", "64 in fl.", "limit",
+           "ratio");
+    for (k = 0; k < nn; k++) {
+        printf("%-14s %5d %3s  limit: SET %.0f/s, EVALSHA %.0f/s per node (run 1); %.0f/s, %.0f/s (run 2); -P %d: "
+               "%.0f/s, %.0f/s; %.0f/s, %.0f/s\n",
+               "", nodes[k], "", lim[k][0].set1, lim[k][0].eval1, lim[k][1].set1, lim[k][1].eval1, DEPTH,
+               lim[k][0].set64, lim[k][0].eval64, lim[k][1].set64, lim[k][1].eval64);
+        for (t = 0; t < T_COUNT; t++)
+            for (run = 0; run < RUNS; run++) print_row(csv, t, nodes[k], run, &rows[k][run][t], &lim[k][run]);
+    }
+
+    printf("\ncontention: %d clients of one transport (threads, connections of their own) take turns on one key\n"
+           "for %.1f s, each holding it about 1 ms and pausing 1 ms before asking again. default: the library's\n"
+           "retry settings (3 retries, 200 +- 100 ms apart; an acquire that used them up asks again: gave up);\n"
+           "tuned: retry every 1 ms +- 1 ms, wait up to 10 s\n\n",
+           CONTENDERS, seconds);
+    printf("%-14s %5s %-8s %3s %8s %15s %11s %9s %8s\n", "transport", "nodes", "retry", "run", "acq./s",
+           "hand-off p50/99", "min/max", "min/mean", "gave up");
+    for (k = 0; k < nn; k++)
+        for (retry = 0; retry < 2; retry++)
+            for (t = 0; t < T_COUNT; t++)
+                for (run = 0; run < RUNS; run++)
+                    print_crow(ccsv, t, nodes[k], retry ? R_TUNED : R_DEFAULT, run, &crows[k][retry][run][t]);
+
+    if (dat) {
+        for (k = 0; k < nn; k++)
+            for (i = 0; i < 2; i++)
+                for (t = 0; t < T_COUNT; t++) {
+                    char title[96];
+                    snprintf(title, sizeof title, "%s, %d nodes, %s", t_name[t], nodes[k], i ? "release" : "acquire");
+                    write_distribution(dat, title, dist[k][t][i], cycles * RUNS);
+                }
+        fclose(dat);
+    }
+    if (csv) fclose(csv);
+    if (ccsv) fclose(ccsv);
+    if (out) {
+        printf("\nfiles: %s/transport.csv, %s/contention.csv\n", out, out);
+        if (write_plot(out, nodes, nn) != 0) return 1;
+    }
     for (k = 0; k < nn; k++)
         for (t = 0; t < T_COUNT; t++) {
-            char h[40], f[40];
-            snprintf(h, sizeof h, "%lld/%lld", (long long)ct[k][t].p50, (long long)ct[k][t].p99);
-            snprintf(f, sizeof f, "%d/%d", ct[k][t].lo, ct[k][t].hi);
-            printf("%-14s %5d %13.0f %24s %18s\n", t_name[t], nodes[k], ct[k][t].rate, h, f);
+            free(dist[k][t][0]);
+            free(dist[k][t][1]);
         }
-    if (csv) fclose(csv);
     free(acq);
     free(rel);
     return 0;

@@ -143,18 +143,21 @@ bench-tls: $(BUILD)/bench_tls
 
 # Every transport side by side with redis-benchmark on the same nodes
 # (bench/bench_transport.c): 1, 3 and 5 nodes, servers on CPU 0, the client
-# on the last CPU; the rows also in bench/out/transport.csv.
+# on the last CPU; CSV files and the latency plot in bench/out/.
 $(BUILD)/bench_transport: bench/bench_transport.c bench/bench_util.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
                           adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
                           adapters/redlock_tls.h tests/shared/redis_nodes.h | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lhiredis -lev -lpthread
-TRANSPORT_ARGS ?= --cycles 5000
-.PHONY: bench-transport
-bench-transport: $(BUILD)/bench_transport
+TRANSPORT_ARGS ?= --cycles 3000 --contend 1
+.PHONY: bench-transport bench-deps
+bench-deps:
+	@scripts/deps.sh bench
+bench-transport: bench-deps $(BUILD)/bench_transport
 	@mkdir -p bench/out
 	@cpu=$$(( $$(nproc) - 1 )); \
 	 echo "layout: servers on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
-	 taskset -c $$cpu $(BUILD)/bench_transport --server-cpu 0 --csv bench/out/transport.csv $(TRANSPORT_ARGS)
+	 taskset -c $$cpu $(BUILD)/bench_transport --server-cpu 0 --out bench/out $(TRANSPORT_ARGS)
 
 .PHONY: bench
-bench: bench-core bench-scale bench-tls bench-transport
+bench: bench-deps
+	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, when it is missing (Debian).
-# Usage: scripts/deps.sh [core|all]   (default all)
+# Usage: scripts/deps.sh [core|all|bench]   (default all; bench: all + gnuplot)
 set -u
 want=${1:-all}
 need=()
@@ -10,6 +10,10 @@ have cc || need+=(gcc)
 have make || need+=(make)
 have valgrind || need+=(valgrind)
 have patch || need+=(patch)
+if [ "$want" = bench ]; then
+  have gnuplot || need+=(gnuplot-nox) # make bench-transport's plot
+  want=all
+fi
 if [ "$want" = all ]; then
   have clang || need+=(clang libclang-rt-dev) # the runtime: libFuzzer for make fuzz
   have g++ || need+=(g++)
