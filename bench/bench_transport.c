@@ -9,12 +9,14 @@
    acquire and release latency (p50, p99, p99.9), the client's CPU per
    cycle (user + sys) and heap allocations per cycle (the whole process:
    adapter, library and core). Then 64 locks in flight over the same
-   connections. The limit is redis-benchmark on the same nodes, one process
-   per node, all at once, for the same commands (SET key v NX PX, EVALSHA of
-   the release script) at -c 1 -P 1 and at -c 1 -P 64: a cycle is one SET
-   round and one EVALSHA round, so its limit is 1 / (1/set + 1/evalsha)
-   (half the -P 1 rate when the two cost the same). Each figure is measured
-   twice, the transports in opposite orders, and both are printed.
+   connections. The limit is redis-benchmark, in the same run, for the same
+   commands (SET key v NX PX, EVALSHA of the release script) with as many
+   connections as nodes, at -P 1 and at -P 64, against node 0: per
+   connection, that is the rate of one node's part of a round when every
+   server shares one CPU. A cycle is one SET round and one EVALSHA round,
+   so its limit is 1 / (1/set + 1/evalsha) (half the -P 1 rate when the two
+   cost the same). Each figure is measured twice, the transports in
+   opposite orders, and both are printed.
 
    Then contention: 16 clients of one transport take turns on one key, each
    holding it about 1 ms and pausing 1 ms before asking again, with the
@@ -412,39 +414,30 @@ static int contend(int t, const redis_nodes *rn, double seconds, int retry, crow
     return bad ? -1 : 0;
 }
 
-/* ---- the limit: redis-benchmark on every node at once ---- */
+/* ---- the limit: redis-benchmark, one process, as many connections as nodes ---- */
 
 typedef struct limits {
-    double set1, eval1, set64, eval64; /* requests/s per node, all nodes at once */
+    double set1, eval1, set64, eval64; /* requests/s per connection */
 } limits;
 
-/* Mean requests/s per node of redis-benchmark -c 1 -P `pipeline` running
-   `args` on every node at once (one process per node, pinned like this
-   one), or 0 if it cannot run. */
+/* Requests/s per connection of redis-benchmark -c N -P `pipeline` running
+   `args` on node 0 (N = the node count): N requests (or N x pipeline) in
+   flight from one client process, served by one CPU, as a round of the
+   N-node cycle is; the other nodes idle meanwhile. 0 if it cannot run. */
 static double node_rate(const redis_nodes *rn, int pipeline, int requests, const char *args)
 {
-    FILE *f[REDIS_NODES_MAX];
-    double sum = 0;
-    int i, got = 0;
-    for (i = 0; i < rn->n; i++) {
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, "redis-benchmark -p %d -c 1 -P %d -n %d -r 1000000 --csv %s 2>/dev/null",
-                 redis_nodes_port(rn, i), pipeline, requests, args);
-        f[i] = popen(cmd, "r");
+    char cmd[512], line[512];
+    double rps = 0;
+    FILE *f;
+    snprintf(cmd, sizeof cmd, "redis-benchmark -p %d -c %d -P %d -n %d -r 1000000 --csv %s 2>/dev/null",
+             redis_nodes_port(rn, 0), rn->n, pipeline, requests * rn->n, args);
+    if (!(f = popen(cmd, "r"))) return 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "\",\"");
+        if (strncmp(line, "\"test\"", 6) != 0 && p && atof(p + 3) > 0) rps = atof(p + 3);
     }
-    for (i = 0; i < rn->n; i++) {
-        char line[512];
-        if (!f[i]) continue;
-        while (fgets(line, sizeof line, f[i])) {
-            const char *p = strstr(line, "\",\"");
-            if (strncmp(line, "\"test\"", 6) != 0 && p && atof(p + 3) > 0) {
-                sum += atof(p + 3);
-                got++;
-            }
-        }
-        pclose(f[i]);
-    }
-    return got == rn->n ? sum / got : 0;
+    pclose(f);
+    return rps / rn->n;
 }
 
 static double cycle_limit(double set, double eval) { return set > 0 && eval > 0 ? 1 / (1 / set + 1 / eval) : 0; }
@@ -456,8 +449,8 @@ static void measure_limits(const redis_nodes *rn, const char *sha, int requests,
     snprintf(eval, sizeof eval, "EVALSHA %s 1 'bench:limit:__rand_int__' v", sha);
     l->set1 = node_rate(rn, 1, requests, set);
     l->eval1 = node_rate(rn, 1, requests, eval);
-    l->set64 = node_rate(rn, DEPTH, requests * 16, set);
-    l->eval64 = node_rate(rn, DEPTH, requests * 16, eval);
+    l->set64 = node_rate(rn, DEPTH, requests * 8, set);
+    l->eval64 = node_rate(rn, DEPTH, requests * 8, eval);
 }
 
 /* ---- the plot ---- */
@@ -641,7 +634,7 @@ int main(int argc, char **argv)
                 t = run % 2 ? T_COUNT - 1 - i : i; /* the second run in the opposite order */
                 r = &rows[k][run][t];
                 if (client_open(&c, t, &rn, R_NONE) != 0 || sequential(&c, nodes[k], run, cycles, acq, rel, r) != 0 ||
-                    (r->inflight = inflight(&c, nodes[k], run, cycles / DEPTH + 1)) < 0) {
+                    (r->inflight = inflight(&c, nodes[k], run, cycles * 4 / DEPTH + 1)) < 0) {
                     fprintf(stderr, "bench_transport: %s on %d nodes: a cycle failed\n", t_name[t], nodes[k]);
                     redis_nodes_stop(&rn);
                     return 1;
@@ -673,14 +666,14 @@ int main(int argc, char **argv)
     }
 
     printf("sequential acquire + release on a fresh key, %d cycles per row, one client; then %d locks in flight\n"
-           "limit: redis-benchmark -c 1 on every node at once (one process per node, pinned like the client),\n"
+           "limit: redis-benchmark -c <nodes> on node 0 (one process, pinned like the client), per connection,\n"
            "SET NX PX and EVALSHA of the release script: 1 / (1/set + 1/evalsha), at -P 1 and at -P %d\n\n",
            cycles, DEPTH, DEPTH);
     printf("%-14s %5s %3s %8s %17s %17s %6s %6s %7s %6s %8s %7s %6s\n", "transport", "nodes", "run", "cycles/s",
            "acquire p50/99/99.9", "release p50/99/99.9", "CPU us", "allocs", "limit", "ratio", "64 in fl.", "limit",
            "ratio");
     for (k = 0; k < nn; k++) {
-        printf("%-14s %5d %3s  limit: SET %.0f/s, EVALSHA %.0f/s per node (run 1); %.0f/s, %.0f/s (run 2); -P %d: "
+        printf("%-14s %5d %3s  limit: SET %.0f/s, EVALSHA %.0f/s per connection (run 1); %.0f/s, %.0f/s (run 2); -P %d: "
                "%.0f/s, %.0f/s; %.0f/s, %.0f/s\n",
                "", nodes[k], "", lim[k][0].set1, lim[k][0].eval1, lim[k][1].set1, lim[k][1].eval1, DEPTH,
                lim[k][0].set64, lim[k][0].eval64, lim[k][1].set64, lim[k][1].eval64);
