@@ -1665,8 +1665,10 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
 
 /* The script a step runs, as a bit of redlock_client._scripted (a server
    caches each script on its own); 0 for the other steps. */
+enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2 };
 static int redlock__script_bit(int st) {
-    return st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL ? 1 : st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL ? 2 : 0;
+    if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL) return REDLOCK__SCRIPT_RELEASE;
+    return st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL ? REDLOCK__SCRIPT_EXTEND : 0;
 }
 
 /* One reply (or error, when r is NULL) for node i: finish the node's round
@@ -2548,19 +2550,35 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {
     return redlock__usable(lk) && lk->_phase != REDLOCK__PH_NONE;
 }
 
+/* Whether node i's answer, still owed, makes the core act again (see
+   redlock_lock_followup). */
+static int redlock__owed_answer_matters(const redlock_lock *lk, int i) {
+    int st = lk->_node[i].step, scripted = lk->_client->_scripted[i];
+    switch (st) {
+    case REDLOCK__ST_SET: /* no release script seen there yet: a GET + DEL release needs the key's life from it */
+        return !(scripted & REDLOCK__SCRIPT_RELEASE);
+    case REDLOCK__ST_REL_SHA:
+    case REDLOCK__ST_REL_EVAL:
+    case REDLOCK__ST_EXT_SHA:
+    case REDLOCK__ST_EXT_EVAL: /* NOSCRIPT, or no scripting at all, may come */
+        return !(scripted & redlock__script_bit(st));
+    case REDLOCK__ST_REL_DEL:
+    case REDLOCK__ST_EXT_PEXPIRE:
+    case REDLOCK__ST_EXT_GETSET: /* a chain's last step */
+        return 0;
+    default: /* PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
+        return 1;
+    }
+}
+
 REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
     int i;
     if (!redlock__usable(lk)) return 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
-        int st = lk->_node[i].step, scripted = lk->_client->_scripted[i], flags = lk->_node[i].flags;
+        int flags = lk->_node[i].flags;
         if (flags & REDLOCK__F_DONE) continue;
         if ((flags & REDLOCK__F_SEND) && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
-        if (!(flags & REDLOCK__F_WAIT)) continue;
-        if (st == REDLOCK__ST_SET ? !(scripted & 1) /* no release script seen: GET then DEL may need it */
-                                  : redlock__script_bit(st) ? !(scripted & redlock__script_bit(st))
-                                                            : st != REDLOCK__ST_REL_DEL && st != REDLOCK__ST_EXT_PEXPIRE &&
-                                                                  st != REDLOCK__ST_EXT_GETSET)
-            return 1; /* NOSCRIPT may come; or PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
+        if ((flags & REDLOCK__F_WAIT) && redlock__owed_answer_matters(lk, i)) return 1;
     }
     return 0;
 }

@@ -83,7 +83,8 @@
      TLS is refused by init with REDLOCK_ERR_TLS (as is a CA, certificate
      or key that cannot be loaded).
    * When a blocking call has its result, the commands the core sent last
-     (the undo of a failed attempt, a release) are written out. If a slower
+     (the undo of a failed attempt, a release) are written out, also to a
+     node that is reconnecting (within its connect timeout). If a slower
      node still owes an answer that the core follows with another command
      (redlock_lock_followup: a chain on nodes without scripts, a node's
      first script), replies are read for up to one node timeout before the
@@ -460,39 +461,24 @@ static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
     cn->connecting = 0;
 }
 
-/* Writes out node i's buffered commands. */
-static inline void redlock__hiredis_flush(redlock_hiredis *c, int i)
+static inline int redlock__hiredis_wants_flush(const redlock__hiredis_conn *cn)
+{
+    return cn->ctx && cn->need_flush && !cn->connecting;
+}
+
+/* Writes out node i's buffered commands; SIGPIPE is blocked by the caller.
+   Returns 0, or the node's status if the write failed (why says why; the
+   caller drops the node once SIGPIPE is unblocked again). */
+static inline int redlock__hiredis_write(redlock_hiredis *c, int i, char *why, size_t whysz)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
-    sigset_t pipe_set, old;
-    int done, rc, was_pending;
-    if (!cn->ctx || !cn->need_flush || cn->connecting) return;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    {
-        sigset_t pend;
-        sigpending(&pend);
-        was_pending = sigismember(&pend, SIGPIPE);
-    }
+    int done;
     redlock__hiredis_tls_clear(cn->ssl);
-    rc = redisBufferWrite(cn->ctx, &done); /* non-blocking: the rest when writable again */
-    if (rc != REDIS_OK && !was_pending) {
-        struct timespec zero = { 0, 0 };
-        sigset_t pend;
-        sigpending(&pend);
-        if (sigismember(&pend, SIGPIPE)) sigtimedwait(&pipe_set, NULL, &zero);
+    if (redisBufferWrite(cn->ctx, &done) != REDIS_OK) { /* non-blocking: the rest when writable again */
+        snprintf(why, whysz, "%s", cn->ctx->errstr);
+        return redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, whysz);
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != REDIS_OK) {
-        char why[128];
-        int st;
-        snprintf(why, sizeof why, "%s", cn->ctx->errstr);
-        st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
-        redlock__hiredis_drop(c, i, st, why);
-        return;
-    }
-    if (!done) return;
+    if (!done) return 0;
     cn->need_flush = 0;
     { /* command timeouts count from the write */
         int64_t now = redlock__hiredis_now_us();
@@ -501,7 +487,43 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, int i)
             redlock__hiredis_at(&cn->q, k)->sent_us = now;
         cn->unsent = 0;
     }
+    return 0;
 }
+
+/* Writes out the buffered commands of node `only`, or of every node (-1),
+   with SIGPIPE blocked once around all the writes (hiredis writes with
+   write(2): a node that vanished must be an error, not a signal). A
+   SIGPIPE that a failed write raised is taken back, unless one was
+   already pending before; the nodes whose write failed are dropped after
+   that, with the caller's signal mask back. */
+static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
+{
+    sigset_t pipe_set, old, pend;
+    int i, was_pending, nfailed = 0, any = 0, failed[REDLOCK_MAX_NODES], status[REDLOCK_MAX_NODES];
+    char why[REDLOCK_MAX_NODES][128];
+    for (i = 0; i < c->_n && !any; i++)
+        any = (only < 0 || i == only) && redlock__hiredis_wants_flush(&c->_conn[i]);
+    if (!any) return;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    sigpending(&pend);
+    was_pending = sigismember(&pend, SIGPIPE);
+    for (i = 0; i < c->_n; i++)
+        if ((only < 0 || i == only) && redlock__hiredis_wants_flush(&c->_conn[i]) &&
+            (status[nfailed] = redlock__hiredis_write(c, i, why[nfailed], sizeof why[nfailed])) != 0)
+            failed[nfailed++] = i;
+    if (nfailed && !was_pending) {
+        struct timespec zero = { 0, 0 };
+        sigpending(&pend);
+        if (sigismember(&pend, SIGPIPE)) sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    for (i = 0; i < nfailed; i++)
+        if (c->_conn[failed[i]].ctx) redlock__hiredis_drop(c, failed[i], status[i], why[i]);
+}
+
+static inline void redlock__hiredis_flush(redlock_hiredis *c, int i) { redlock__hiredis_flush_nodes(c, i); }
 
 /* Hands every complete reply node i has buffered to the core. */
 static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
@@ -572,6 +594,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
         if (cn->ctx && !cn->connecting && cn->q.count == 0 && redlock__hiredis_idle_broken(cn->fd, cn->ssl)) {
             redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
             cn->retry_at = 0; /* reconnect for this command */
+            redlock__hiredis_set_error(cn, 0, ""); /* nothing was lost: not the node failing */
         }
         if (!cn->ctx) redlock__hiredis_ensure(c, node);
     }
@@ -655,7 +678,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
     if (c->_threaded) /* keep connections up for the renewals */
         for (i = 0; i < c->_n; i++)
             if (!c->_conn[i].ctx) redlock__hiredis_ensure(c, i);
-    for (i = 0; i < c->_n; i++) redlock__hiredis_flush(c, i);
+    redlock__hiredis_flush_nodes(c, -1);
 
     now = redlock__hiredis_now_us();
     until = c->_deadline;
@@ -716,20 +739,24 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         if ((pfd[i].revents & POLLOUT) || (cn->ssl && cn->need_flush && (pfd[i].revents & POLLIN)))
             redlock__hiredis_flush(c, node);
         if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        redlock__hiredis_tls_clear(cn->ssl);
-        if (redisBufferRead(cn->ctx) != REDIS_OK) {
-            /* deliver what arrived before the error, then drop */
-            char why[128];
-            int st;
-            snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
-            st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
+        do { /* again while TLS holds decrypted bytes: no readiness will show them */
+            const void *ctx = cn->ctx;
+            redlock__hiredis_tls_clear(cn->ssl);
+            if (redisBufferRead(cn->ctx) != REDIS_OK) {
+                /* deliver what arrived before the error, then drop */
+                char why[128];
+                int st;
+                snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
+                st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
+                redlock__hiredis_deliver(c, node);
+                if (cn->ctx) redlock__hiredis_drop(c, node, st, why);
+                break;
+            }
             redlock__hiredis_deliver(c, node);
-            if (cn->ctx) redlock__hiredis_drop(c, node, st, why);
-            continue;
-        }
-        redlock__hiredis_deliver(c, node);
-        if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
-            redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
+            if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
+                redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
+            if (cn->ctx != ctx) break; /* dropped, or replaced by a callback */
+        } while (redlock__hiredis_tls_pending(cn->ssl));
     }
     /* deadlines, whether or not bytes arrived (a trickle must not hold a node) */
     now = redlock__hiredis_now_us();
@@ -756,21 +783,25 @@ static inline void *redlock__hiredis_thread_main(void *arg)
 }
 
 /* After an operation ended: what the core sent last (a rollback, a
-   release) goes out now. If a slower node still owes an answer that the
-   core follows with another command (redlock_lock_followup: the no-script
-   release is GET, then DEL), replies are read for up to one node timeout,
-   so that step is not left undone when the blocking call returns; the
-   other stragglers' replies are read by the next call. */
+   release) is written out, also to a node still connecting (within its
+   connect timeout). If a slower node still owes an answer that the core
+   follows with another command (redlock_lock_followup: the no-script
+   release is GET, then DEL), replies are read too, so that step is not
+   left undone when the blocking call returns; the other stragglers'
+   replies are read by the next call. At most one node timeout. */
 static inline void redlock__hiredis_linger(redlock_hiredis *c, int followup)
 {
     int64_t until = redlock__hiredis_now_us() + c->_linger_us;
     for (;;) {
-        int i, inflight = 0;
+        int i, waiting = 0;
         int64_t left;
-        for (i = 0; i < c->_n; i++) redlock__hiredis_flush(c, i);
-        for (i = 0; followup && i < c->_n; i++) inflight += c->_conn[i].ctx ? c->_conn[i].q.count : 0;
+        redlock__hiredis_flush_nodes(c, -1);
+        for (i = 0; i < c->_n; i++) {
+            const redlock__hiredis_conn *cn = &c->_conn[i];
+            if (cn->ctx) waiting += followup ? cn->q.count : cn->unsent;
+        }
         left = until - redlock__hiredis_now_us();
-        if (!inflight || left <= 0) break;
+        if (!waiting || left <= 0) break;
         redlock__hiredis_turn(c, left);
     }
 }

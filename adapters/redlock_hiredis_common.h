@@ -379,6 +379,18 @@ static inline long redlock__hiredis_tls_read(void *ssl, char *buf, int n)
 #endif
 }
 
+/* Decrypted bytes that OpenSSL holds after a read (it returns one record
+   per read): poll() cannot tell, so the reader reads again. */
+static inline int redlock__hiredis_tls_pending(void *ssl)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    return ssl ? SSL_pending((SSL *)ssl) > 0 : 0;
+#else
+    (void)ssl;
+    return 0;
+#endif
+}
+
 /* Before hiredis reads or writes a TLS connection: OpenSSL's error queue
    then tells about this call only. */
 static inline void redlock__hiredis_tls_clear(void *ssl)
