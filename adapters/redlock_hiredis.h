@@ -375,7 +375,10 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_conn *c
         if (ctx) redisFree(ctx);
         return NULL;
     }
-    if (!cn->ep.unix_path) redisEnableKeepAlive(ctx); /* TCP only: on a Unix socket it fails the context */
+    if (!cn->ep.unix_path) { /* TCP only: on a Unix socket keep-alive fails the context */
+        redisEnableKeepAlive(ctx);
+        redlock__hiredis_nodelay(ctx->fd);
+    }
     return ctx;
 }
 
@@ -671,7 +674,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
 {
     struct pollfd pfd[REDLOCK_MAX_NODES + 1];
     int who[REDLOCK_MAX_NODES + 1];
-    int np = 0, i, rc, ms;
+    int np = 0, i, rc, ms, reads;
     int64_t now, until, wait_us;
     const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
 
@@ -739,7 +742,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         if ((pfd[i].revents & POLLOUT) || (cn->ssl && cn->need_flush && (pfd[i].revents & POLLIN)))
             redlock__hiredis_flush(c, node);
         if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        do { /* again while TLS holds decrypted bytes: no readiness will show them */
+        for (reads = 0; reads < 64; reads++) { /* TLS: a record per read; the rest now too */
             const void *ctx = cn->ctx;
             redlock__hiredis_tls_clear(cn->ssl);
             if (redisBufferRead(cn->ctx) != REDIS_OK) {
@@ -747,16 +750,26 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
                 char why[128];
                 int st;
                 snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
+                int clean = cn->q.count == 0 && cn->ctx->reader->len == cn->ctx->reader->pos; /* no byte came */
                 st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
                 redlock__hiredis_deliver(c, node);
-                if (cn->ctx) redlock__hiredis_drop(c, node, st, why);
+                if (cn->ctx && clean && st == REDLOCK_ERR_TRANSPORT && !c->_threaded) {
+                    /* closed while idle (a restart): as in send, replaced
+                       for the next command at once, and nothing was lost
+                       (the thread reconnects by itself: after the delay) */
+                    redlock__hiredis_drop(c, node, st, why);
+                    cn->retry_at = 0;
+                    redlock__hiredis_set_error(cn, 0, "");
+                } else if (cn->ctx) {
+                    redlock__hiredis_drop(c, node, st, why);
+                }
                 break;
             }
             redlock__hiredis_deliver(c, node);
             if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
                 redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
-            if (cn->ctx != ctx) break; /* dropped, or replaced by a callback */
-        } while (redlock__hiredis_tls_pending(cn->ssl));
+            if (cn->ctx != ctx || !redlock__hiredis_tls_more(cn->fd, cn->ssl)) break; /* dropped, replaced, or all read */
+        }
     }
     /* deadlines, whether or not bytes arrived (a trickle must not hold a node) */
     now = redlock__hiredis_now_us();

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <hiredis/hiredis.h>
 #include "redlock.h"
 #include "redlock_tls.h"
@@ -379,16 +382,35 @@ static inline long redlock__hiredis_tls_read(void *ssl, char *buf, int n)
 #endif
 }
 
-/* Decrypted bytes that OpenSSL holds after a read (it returns one record
-   per read): poll() cannot tell, so the reader reads again. */
-static inline int redlock__hiredis_tls_pending(void *ssl)
+/* More to read on a TLS connection after a read: OpenSSL returns one
+   record per read, so what a turn reads at once (replies owed since the
+   last call, read by this one) can span records still in OpenSSL or in
+   the socket. Plain connections: hiredis read everything there was. */
+static inline int redlock__hiredis_tls_more(int fd, void *ssl)
 {
 #if REDLOCK__HIREDIS_HAS_TLS
-    return ssl ? SSL_pending((SSL *)ssl) > 0 : 0;
+    struct pollfd pf;
+    if (!ssl) return 0;
+    if (SSL_has_pending((SSL *)ssl)) return 1;
+    pf.fd = fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    return poll(&pf, 1, 0) > 0;
 #else
+    (void)fd;
     (void)ssl;
     return 0;
 #endif
+}
+
+/* A TCP connection sends each command as it is written: hiredis leaves
+   Nagle's algorithm on for a non-blocking connect, which holds a command
+   back while an earlier one is unacknowledged (tens of milliseconds when
+   the peer delays its ACK). */
+static inline void redlock__hiredis_nodelay(int fd)
+{
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 /* Before hiredis reads or writes a TLS connection: OpenSSL's error queue

@@ -473,6 +473,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
         redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
+    if (!cn->ep.unix_path) redlock__hiredis_nodelay(ac->c.fd);
     if (cn->ep.tls_ctx) { /* hiredis runs the handshake once the connect is done */
         char why[128];
         int rc = redlock__hiredis_tls_start(&cn->ep, &ac->c, &cn->ssl, why, sizeof why);
