@@ -592,12 +592,19 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     redlock_hiredis *c = (redlock_hiredis *)user;
     redlock__hiredis_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     if (redlock__hiredis_on_driver(c)) {
-        /* a connection the node closed while idle (a restart) is
-           replaced before this command is written to it */
-        if (cn->ctx && !cn->connecting && cn->q.count == 0 && redlock__hiredis_idle_broken(cn->fd, cn->ssl)) {
-            redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
-            cn->retry_at = 0; /* reconnect for this command */
-            redlock__hiredis_set_error(cn, 0, ""); /* nothing was lost: not the node failing */
+        if (cn->ctx && !cn->connecting && cn->q.count == 0) {
+            /* bytes buffered with no reply owed count as unasked too */
+            int idle = cn->ctx->reader->len > cn->ctx->reader->pos ? REDLOCK__IDLE_UNASKED
+                                                                   : redlock__hiredis_idle_state(cn->fd, cn->ssl);
+            if (idle == REDLOCK__IDLE_CLOSED) {
+                /* closed while idle (a restart): replaced for this command */
+                redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
+                cn->retry_at = 0;
+                redlock__hiredis_set_error(cn, 0, ""); /* nothing was lost: not the node failing */
+            } else if (idle == REDLOCK__IDLE_UNASKED) {
+                /* retried after the reconnect delay, as any protocol failure */
+                redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+            }
         }
         if (!cn->ctx) redlock__hiredis_ensure(c, node);
     }

@@ -2,6 +2,7 @@
    share: translating hiredis's redisReply into the core's redlock_reply,
    spotting authentication errors, the monotonic clock. Internal: include
    one of those two adapters instead. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,28 +456,37 @@ static inline int64_t redlock__hiredis_clock(void *user)
     (void)user;
     return redlock__hiredis_now_us();
 }
-/* An idle connection (no reply owed) that is readable was closed by the
-   node (a restart) or got bytes nobody asked for: either way it is done.
-   Over TLS, records for TLS itself (session tickets) are no reply. */
-static inline int redlock__hiredis_idle_broken(int fd, void *ssl)
+/* What an idle connection (no reply owed) shows before a command is
+   written to it. CLOSED: the node closed or reset it (a restart): nothing
+   was lost, it is replaced for the command. UNASKED: bytes came that no
+   command asked for: the node misbehaves (PROTOCOL), and whatever comes
+   next could be taken for the next command's reply. Over TLS, records for
+   TLS itself (session tickets) are no reply. */
+enum { REDLOCK__IDLE_OK = 0, REDLOCK__IDLE_CLOSED, REDLOCK__IDLE_UNASKED };
+static inline int redlock__hiredis_idle_state(int fd, void *ssl)
 {
     struct pollfd pf;
+    char c;
+    ssize_t n;
     pf.fd = fd;
     pf.events = POLLIN;
     pf.revents = 0;
-    if (poll(&pf, 1, 0) <= 0) return 0;
+    if (poll(&pf, 1, 0) <= 0) return REDLOCK__IDLE_OK;
 #if REDLOCK__HIREDIS_HAS_TLS
     if (ssl) {
-        char c;
         int r;
         ERR_clear_error();
         r = SSL_peek((SSL *)ssl, &c, 1);
-        return r > 0 || SSL_get_error((SSL *)ssl, r) != SSL_ERROR_WANT_READ;
+        if (r > 0) return REDLOCK__IDLE_UNASKED;
+        return SSL_get_error((SSL *)ssl, r) == SSL_ERROR_WANT_READ ? REDLOCK__IDLE_OK : REDLOCK__IDLE_CLOSED;
     }
 #else
     (void)ssl;
 #endif
-    return 1;
+    n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return REDLOCK__IDLE_UNASKED;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return REDLOCK__IDLE_OK;
+    return REDLOCK__IDLE_CLOSED;
 }
 
 /* strdup is POSIX, not C99 */

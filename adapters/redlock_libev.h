@@ -577,13 +577,19 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
 {
     redlock_libev *c = (redlock_libev *)user;
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
-    /* a connection the node closed while idle (a restart) is replaced
-       before this command is written to it */
-    if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0 &&
-        redlock__hiredis_idle_broken(cn->ac->c.fd, cn->ssl)) {
-        redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
-        ev_timer_stop(c->_loop, &cn->reconnect);
-        redlock__libev_connect(c, node);
+    if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0) {
+        /* bytes buffered with no reply owed count as unasked too */
+        int idle = cn->shadow && cn->shadow->len > cn->shadow->pos ? REDLOCK__IDLE_UNASKED
+                                                                   : redlock__hiredis_idle_state(cn->ac->c.fd, cn->ssl);
+        if (idle == REDLOCK__IDLE_CLOSED) {
+            /* closed while idle (a restart): replaced for this command */
+            redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
+            ev_timer_stop(c->_loop, &cn->reconnect);
+            redlock__libev_connect(c, node);
+        } else if (idle == REDLOCK__IDLE_UNASKED) {
+            /* retried after the reconnect delay, as any protocol failure */
+            redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+        }
     }
     /* a node down past its reconnect delay is reconnected by the command
        itself: the loop may not have run the timer yet (the program was

@@ -54,7 +54,9 @@
    (this file logs nothing) and the output buffer is wiped once written.
    A connection the node closed while idle (a restart) is noticed before
    the next command is written to it: the command goes to a new connection
-   and its vote is not lost. A SELECT that is refused (a db that does not
+   and its vote is not lost. Bytes an idle connection got unasked are
+   noticed there too: that command fails with REDLOCK_ERR_PROTOCOL (they
+   could have passed for its reply) and the next one reconnects. A SELECT that is refused (a db that does not
    exist) is only known after the command pipelined behind it ran in db 0:
    check the db number.
 
@@ -988,27 +990,37 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     return 0;
 }
 
-/* An idle connection (no reply owed) that is readable was closed by the
-   node (a restart) or got bytes nobody asked for: it is replaced before a
-   command is written to it, so that command's vote is not lost. (A loop
+/* What an idle connection (no reply owed) shows before a command is
+   written to it. CLOSED: the node closed or reset it (a restart): it is
+   replaced for the command, whose vote is not lost. UNASKED: bytes came
+   (or wait in the parser) that no command asked for: the node misbehaves
+   (PROTOCOL), and they could be taken for the command's reply. (A loop
    that watches the fd all along sees the same at once.) */
-static int redlock__sock_idle_broken(const struct redlock__sock_node *nd)
+enum { REDLOCK__SOCK_IDLE_OK = 0, REDLOCK__SOCK_IDLE_CLOSED, REDLOCK__SOCK_IDLE_UNASKED };
+static int redlock__sock_idle_state(struct redlock__sock_node *nd)
 {
     struct pollfd pf;
+    char c;
+    ssize_t n;
+    if (redlock_resp_buffered(&nd->parser)) return REDLOCK__SOCK_IDLE_UNASKED;
     pf.fd = nd->fd;
     pf.events = POLLIN;
     pf.revents = 0;
-    if (poll(&pf, 1, 0) <= 0) return 0;
+    if (poll(&pf, 1, 0) <= 0) return REDLOCK__SOCK_IDLE_OK;
 #ifdef REDLOCK_SOCKET_TLS
     if (nd->ssl) { /* TLS records for TLS itself (session tickets) are no reply */
-        char c;
         int r;
         ERR_clear_error();
         r = SSL_peek((SSL *)nd->ssl, &c, 1);
-        return r > 0 || SSL_get_error((SSL *)nd->ssl, r) != SSL_ERROR_WANT_READ;
+        if (r > 0) return REDLOCK__SOCK_IDLE_UNASKED;
+        return SSL_get_error((SSL *)nd->ssl, r) == SSL_ERROR_WANT_READ ? REDLOCK__SOCK_IDLE_OK
+                                                                       : REDLOCK__SOCK_IDLE_CLOSED;
     }
 #endif
-    return 1;
+    n = recv(nd->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return REDLOCK__SOCK_IDLE_UNASKED;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return REDLOCK__SOCK_IDLE_OK;
+    return REDLOCK__SOCK_IDLE_CLOSED;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
@@ -1019,8 +1031,18 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
     nd = &s->_nodes[node];
-    if (nd->state == REDLOCK__SOCK_UP && nd->q_count == 0 && redlock__sock_idle_broken(nd))
-        redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT); /* reopened below, for this command */
+    if (nd->state == REDLOCK__SOCK_UP && nd->q_count == 0) {
+        int idle = redlock__sock_idle_state(nd);
+        if (idle == REDLOCK__SOCK_IDLE_CLOSED) {
+            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT); /* reopened below, for this command */
+        } else if (idle == REDLOCK__SOCK_IDLE_UNASKED) {
+            /* a node that misbehaves is not trusted with this command;
+               the next one reconnects */
+            redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
+            redlock__sock_timer_report(s);
+            return REDLOCK_ERR_PROTOCOL;
+        }
+    }
     if (nd->state == REDLOCK__SOCK_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
         redlock__sock_report(s, nd);
         return rc;

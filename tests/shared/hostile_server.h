@@ -47,8 +47,10 @@ enum hostile_mode {
     HOSTILE_TRICKLE,    /* answer like GOOD, one byte every 40 ms (slow-loris) */
     HOSTILE_GREET,      /* send `reply` unasked right after accept, then GOOD */
     HOSTILE_HALF_RESET, /* send the first byte of `reply`, then reset (RST) */
-    HOSTILE_STRAY       /* answer like GOOD, then `reply` unasked, for every chunk
+    HOSTILE_STRAY,      /* answer like GOOD, then `reply` unasked, for every chunk
                            (however many commands one read brings) */
+    HOSTILE_STRAY_LATE  /* as STRAY, with `reply` 10 ms after the answer: the
+                           client has its answer and is idle when it comes */
 };
 
 typedef struct hostile {
@@ -187,7 +189,12 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
             case HOSTILE_GREET: /* the greeting went out at accept */
             case HOSTILE_GOOD: hostile__good(pf[i].fd, buf, (size_t)r); break;
             case HOSTILE_STRAY:
+            case HOSTILE_STRAY_LATE:
                 hostile__good(pf[i].fd, buf, (size_t)r);
+                if (mode == HOSTILE_STRAY_LATE) {
+                    struct timespec ts = { 0, 10 * 1000000L };
+                    nanosleep(&ts, NULL);
+                }
                 hostile__write_all(pf[i].fd, reply, rlen);
                 break;
             case HOSTILE_FLOOD: {

@@ -1007,7 +1007,7 @@ static int it_selected(const char *name)
    without bound. */
 
 enum { IT_STRAY = 1, IT_HUGE, IT_SILENT, IT_RESET, IT_CLOSED, IT_BLACKHOLE, IT_TRICKLE, IT_GREET, IT_HALF_RESET,
-       IT_GARBAGE };
+       IT_GARBAGE, IT_STRAY_IDLE };
 
 /* A listener whose accept queue is full: connects to it neither complete
    nor fail (the SYNs are dropped), as with a host that vanished. */
@@ -1084,7 +1084,7 @@ static inline long it_peak_kib(void)
 static inline void it_hostile(int kind, int threaded)
 {
     static const char *const names[] = {"", "stray", "huge", "silent", "reset", "closed", "blackhole",
-                                        "trickle", "greet", "half-reset", "garbage"};
+                                        "trickle", "greet", "half-reset", "garbage", "stray-idle"};
     redis_nodes *rn = &it_plain[3];
     int ports[REDIS_NODES_MAX];
     it_setup s;
@@ -1103,6 +1103,7 @@ static inline void it_hostile(int kind, int threaded)
     s.watchdog_thread = threaded;
     switch (kind) {
     case IT_STRAY: CHECK_EQ(hostile_start(&h, HOSTILE_STRAY, "+OK\r\n"), 0); break;
+    case IT_STRAY_IDLE: CHECK_EQ(hostile_start(&h, HOSTILE_STRAY_LATE, "+OK\r\n"), 0); break;
     case IT_HUGE: CHECK_EQ(hostile_start(&h, HOSTILE_FLOOD, "$2000000000\r\n"), 0); break;
     case IT_SILENT: CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0); break;
     case IT_RESET: CHECK_EQ(hostile_start(&h, HOSTILE_RESET, NULL), 0); break;
@@ -1132,6 +1133,10 @@ static inline void it_hostile(int kind, int threaded)
                 ok += r.attempts == 1; /* the bad node never cost an attempt */
                 if (r.attempts != 1) printf("#   cycle %d: %d attempts\n", cycle, r.attempts);
                 CHECK_EQ(it_holders(rn, key, it->token(l)), 2);
+                /* the loop not running, the unasked reply waits on the
+                   idle connection: the release must not take it for its
+                   answer, nor the connection for one merely closed */
+                if (kind == IT_STRAY_IDLE) redis_nodes__sleep_ms(30);
                 CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
             }
             if (it_now_ms() - t0 > worst) worst = it_now_ms() - t0;
@@ -1145,7 +1150,7 @@ static inline void it_hostile(int kind, int threaded)
            CONNECT; a black hole CONNECT, or NODE_TIMEOUT where the kernel
            let the connect complete */
         switch (kind) {
-        case IT_STRAY: case IT_HUGE: case IT_GARBAGE:
+        case IT_STRAY: case IT_HUGE: case IT_GARBAGE: case IT_STRAY_IDLE:
             CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
             break;
         case IT_GREET: /* a greeting that came before the command reads as its reply */
@@ -1362,6 +1367,7 @@ static void it_hostile_trickle(void) { it_hostile(IT_TRICKLE, 0); }
 static void it_hostile_greet(void) { it_hostile(IT_GREET, 0); }
 static void it_hostile_half_reset(void) { it_hostile(IT_HALF_RESET, 0); }
 static void it_hostile_garbage(void) { it_hostile(IT_GARBAGE, 0); }
+static void it_hostile_stray_idle(void) { it_hostile(IT_STRAY_IDLE, 0); }
 static void it_hostile_stray_bg(void) { it_hostile(IT_STRAY, 1); }
 static void it_hostile_huge_bg(void) { it_hostile(IT_HUGE, 1); }
 static void it_hostile_blackhole_bg(void) { it_hostile(IT_BLACKHOLE, 1); }
@@ -1439,6 +1445,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_restart_idle, n);
     }
     IT_RUN(it_hostile_stray, 3);
+    IT_RUN(it_hostile_stray_idle, 3);
     IT_RUN(it_hostile_huge, 3);
     IT_RUN(it_hostile_silent, 3);
     IT_RUN(it_hostile_reset, 3);
