@@ -376,6 +376,7 @@
 
 #define REDLOCK_MAX_ARGS 8             /* longest command the core sends */
 #define REDLOCK_TOKEN_LEN 32           /* hex characters of a token (128 bits) */
+#define REDLOCK_MAX_OWNER 64           /* bytes of a reentrant lock's owner id */
 /* bytes of the block redlock_lock_init allocates for a key of key_len bytes:
    the key, the token and the next token's bytes */
 #define REDLOCK_KEY_BLOCK_SIZE(key_len) ((key_len) + REDLOCK_TOKEN_LEN + 1 + REDLOCK_TOKEN_LEN / 2)
@@ -420,7 +421,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_CONNECT = -45,      /* connection refused / unreachable (adapters) */
     REDLOCK_ERR_SELECT = -46,       /* SELECT refused: no such database (adapters) */
     REDLOCK_ERR_QUEUE_FULL = -47,   /* the transport's queue for the node is full (adapters) */
-    REDLOCK_ERR_TLS = -48           /* TLS handshake failed or certificate refused (adapters) */
+    REDLOCK_ERR_TLS = -48,          /* TLS handshake failed or certificate refused (adapters) */
+    REDLOCK_ERR_NO_SCRIPTING = -49  /* the node refuses scripts, which a reentrant lock needs */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -580,6 +582,12 @@ typedef struct redlock_lock_opts {
     int64_t wait_ms;          /* 0: client's */
     redlock_result_fn on_result; /* optional */
     void *user;
+    int reentrant;            /* nonzero: one owner may hold the lock several times
+                                 at once, from any handle or process (section 9) */
+    const char *owner;        /* reentrant: the owner id, copied (1..REDLOCK_MAX_OWNER
+                                 printable bytes, no space); NULL: the client's id and
+                                 the id of the thread that calls acquire */
+    size_t owner_len;         /* 0: strlen(owner) */
 } redlock_lock_opts;
 
 /* ---- internal state: treat as opaque, fields may change ---- */
@@ -625,6 +633,7 @@ typedef struct redlock_client {
     uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer: AUTH or SELECT refused */
     uint8_t _scripted[REDLOCK_MAX_NODES];   /* redlock__script_bit: ran here since the last NOSCRIPT */
+    char _owner_id[17];                     /* reentrant locks' default owner: the client's part */
     int _magic;
     redlock_lock *_own_table[REDLOCK_LOCK_TABLE];
 } redlock_client;
@@ -660,6 +669,9 @@ struct redlock_lock {
     uint8_t _fail_votes;   /* votes and elapsed time of the last failed attempt */
     uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
     uint8_t _user_extend;  /* the last extend round was requested by the user (read in PH_EXTEND only) */
+    uint8_t _reentrant;    /* the key is a hash {owner: count, owner:token: 1} */
+    uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
+    uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
@@ -809,6 +821,9 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
 /* The current token (hex, NUL-terminated), "" before the first acquire. */
 REDLOCK_API const char *redlock_lock_token(const redlock_lock *lock);
+/* A reentrant lock's owner id (NUL-terminated), "" before its first acquire
+   or adopt and for a lock that is not reentrant. */
+REDLOCK_API const char *redlock_lock_owner(const redlock_lock *lock);
 /* The node's learned mode: REDLOCK_MODE_LEGACY or MODERN/AUTO as configured. */
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *client, int node);
 /* Tag helpers for transports that multiplex: which node a tag is for. */
@@ -822,6 +837,10 @@ REDLOCK_API const char *redlock_event_name(redlock_event_type type);
    for tests). */
 REDLOCK_API const char *redlock_release_script(void);
 REDLOCK_API const char *redlock_extend_script(void);
+/* The reentrant lock's scripts (section 9). */
+REDLOCK_API const char *redlock_reentrant_acquire_script(void);
+REDLOCK_API const char *redlock_reentrant_release_script(void);
+REDLOCK_API const char *redlock_reentrant_extend_script(void);
 
 #ifdef __cplusplus
 }
@@ -842,6 +861,15 @@ REDLOCK_API const char *redlock_extend_script(void);
     (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
 #include <sys/random.h>
 #define REDLOCK__HAVE_GETRANDOM 1
+#endif
+
+/* the default owner of a reentrant lock names the calling thread */
+#if !defined(REDLOCK_THREAD_ID) && (defined(__unix__) || defined(__APPLE__))
+#include <unistd.h>
+#if defined(_POSIX_THREADS) && _POSIX_THREADS > 0
+#include <pthread.h>
+#define REDLOCK__HAVE_PTHREAD 1
+#endif
 #endif
 
 #ifndef REDLOCK_ASSERT
@@ -879,6 +907,8 @@ enum {
     REDLOCK__ST_SETNX,      /* legacy: SETNX key expiry:token */
     REDLOCK__ST_ACQ_GET,    /* legacy: GET, is the holder's value expired? */
     REDLOCK__ST_ACQ_GETSET, /* legacy: GETSET, did we replace exactly what we read? */
+    REDLOCK__ST_RACQ_SHA,   /* reentrant: EVALSHA acquire */
+    REDLOCK__ST_RACQ_EVAL,  /* reentrant: EVAL acquire after NOSCRIPT */
     REDLOCK__ST_REL_SHA,    /* EVALSHA release */
     REDLOCK__ST_REL_EVAL,   /* EVAL release after NOSCRIPT */
     REDLOCK__ST_REL_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
@@ -910,6 +940,30 @@ static const char redlock__extend_lua[] =
     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) "
     "elseif v then return -1 else return 0 end";
 static const char redlock__extend_sha[] = "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394";
+/* Reentrant locks (section 9): the key is a hash; field `owner` counts the
+   owner's entries, one field `owner:token` per acquisition. Adding and
+   removing an entry by its token is idempotent: a retry adds nothing
+   twice, an undo takes back exactly what its attempt added, landed or not.
+   The key's life is only ever lengthened: every entry of the owner lives on it. */
+static const char redlock__racquire_lua[] =
+    "local k,o=KEYS[1],ARGV[1] local f=o..':'..ARGV[2] local t=redis.call('type',k).ok if t=='none' "
+    "then redis.call('hset',k,o,1) redis.call('hset',k,f,1) redis.call('pexpire',k,ARGV[3]) return 1 "
+    "end if t~='hash' then return 0 end local c=tonumber(redis.call('hget',k,o) or 0) if c==0 or "
+    "redis.call('hlen',k)~=c+1 then return 0 end if redis.call('hsetnx',k,f,1)==1 then "
+    "c=redis.call('hincrby',k,o,1) end if redis.call('pttl',k)<tonumber(ARGV[3]) then "
+    "redis.call('pexpire',k,ARGV[3]) end return c";
+static const char redlock__racquire_sha[] = "df90cc2b078b48a681fce60c682aeebd77a509f3";
+static const char redlock__rrelease_lua[] =
+    "local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' or "
+    "redis.call('hdel',k,o..':'..ARGV[2])==0 then return 0 end if redis.call('hincrby',k,o,-1)<=0 "
+    "then redis.call('hdel',k,o) end return 1";
+static const char redlock__rrelease_sha[] = "397a5754fd0bc040de5180447cf6c99a8c298c4c";
+static const char redlock__rextend_lua[] =
+    "local k,o=KEYS[1],ARGV[1] local t=redis.call('type',k).ok if t=='none' then return 0 end if "
+    "t=='hash' and redis.call('hexists',k,o..':'..ARGV[2])==1 then if "
+    "redis.call('pttl',k)<tonumber(ARGV[3]) then redis.call('pexpire',k,ARGV[3]) end return 1 end if "
+    "t=='hash' and redis.call('hexists',k,o)==1 then return 0 end return -1";
+static const char redlock__rextend_sha[] = "8713768fb046a3ec2f3a21545b1de720ccbd516d";
 
 /* ---- built-in clocks and randomness (used only when callbacks are NULL) ---- */
 
@@ -1044,11 +1098,18 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
 /* ---- what a lock keeps outside its handle, and times derived from it ---- */
 
 /* One block per lock_init, from REDLOCK_MALLOC: the key, the token (hex,
-   NUL-terminated) and the bytes of the next token. */
-static size_t redlock__strings_size(size_t key_len) { return REDLOCK_KEY_BLOCK_SIZE(key_len); }
+   NUL-terminated), the bytes of the next token and, for a reentrant lock,
+   the owner id (NUL-terminated) and the thread part of the next default
+   owner. */
+static size_t redlock__strings_size(size_t key_len, int reentrant) {
+    return REDLOCK_KEY_BLOCK_SIZE(key_len) + (reentrant ? REDLOCK_MAX_OWNER + 1 + sizeof(uint64_t) : 0);
+}
 static char *redlock__token(const redlock_lock *lk) { return lk->_key + lk->_key_len; }
 static unsigned char *redlock__fresh(const redlock_lock *lk) {
     return (unsigned char *)lk->_key + lk->_key_len + REDLOCK_TOKEN_LEN + 1;
+}
+static char *redlock__owner(const redlock_lock *lk) {
+    return lk->_key + REDLOCK_KEY_BLOCK_SIZE(lk->_key_len);
 }
 
 static int64_t redlock__round_deadline(const redlock_lock *lk) {
@@ -1105,6 +1166,14 @@ static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
 }
 
 static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
+    if (lk->_reentrant) { /* scripts only, on every node */
+        switch (phase) {
+        case REDLOCK__PH_ACQUIRE: return REDLOCK__ST_RACQ_SHA;
+        case REDLOCK__PH_EXTEND: return REDLOCK__ST_EXT_SHA;
+        case REDLOCK__PH_RELEASE: return REDLOCK__ST_REL_SHA;
+        default: return REDLOCK__ST_REL_EVAL;
+        }
+    }
     switch (phase) {
     case REDLOCK__PH_ACQUIRE: return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
     case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 0) : (uint8_t)REDLOCK__ST_EXT_SHA;
@@ -1266,6 +1335,8 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
         vallen += REDLOCK_TOKEN_LEN;
         break;
     case REDLOCK__ST_SET:
+    case REDLOCK__ST_RACQ_SHA:
+    case REDLOCK__ST_RACQ_EVAL:
         ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_ttl_ms);
         break;
     case REDLOCK__ST_EXT_SHA:
@@ -1300,21 +1371,41 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
     case REDLOCK__ST_EXT_GETSET:
         REDLOCK__LIT("GETSET"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
         break;
+    case REDLOCK__ST_RACQ_SHA:
+    case REDLOCK__ST_RACQ_EVAL:
+        if (n->step == REDLOCK__ST_RACQ_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__racquire_sha); }
+        else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__racquire_lua); }
+        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
+        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN); REDLOCK__ARG(sc->ttl, ttllen);
+        break;
     case REDLOCK__ST_REL_SHA:
     case REDLOCK__ST_REL_EVAL:
-        if (n->step == REDLOCK__ST_REL_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__release_sha); }
-        else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__release_lua); }
-        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
+        if (n->step == REDLOCK__ST_REL_SHA) {
+            REDLOCK__LIT("EVALSHA");
+            if (lk->_reentrant) REDLOCK__LIT(redlock__rrelease_sha); else REDLOCK__LIT(redlock__release_sha);
+        } else {
+            REDLOCK__LIT("EVAL");
+            if (lk->_reentrant) REDLOCK__LIT(redlock__rrelease_lua); else REDLOCK__LIT(redlock__release_lua);
+        }
+        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        if (lk->_reentrant) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
+        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
         break;
     case REDLOCK__ST_REL_DEL:
         REDLOCK__LIT("DEL"); REDLOCK__ARG(lk->_key, lk->_key_len);
         break;
     case REDLOCK__ST_EXT_SHA:
     case REDLOCK__ST_EXT_EVAL:
-        if (n->step == REDLOCK__ST_EXT_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__extend_sha); }
-        else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__extend_lua); }
-        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
-        REDLOCK__ARG(sc->ttl, ttllen);
+        if (n->step == REDLOCK__ST_EXT_SHA) {
+            REDLOCK__LIT("EVALSHA");
+            if (lk->_reentrant) REDLOCK__LIT(redlock__rextend_sha); else REDLOCK__LIT(redlock__extend_sha);
+        } else {
+            REDLOCK__LIT("EVAL");
+            if (lk->_reentrant) REDLOCK__LIT(redlock__rextend_lua); else REDLOCK__LIT(redlock__extend_lua);
+        }
+        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        if (lk->_reentrant) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
+        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN); REDLOCK__ARG(sc->ttl, ttllen);
         break;
     case REDLOCK__ST_EXT_PEXPIRE:
         REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(sc->ttl, ttllen);
@@ -1442,6 +1533,19 @@ enum {
     REDLOCK__A_PROTOCOL  /* an answer this step cannot have */
 };
 
+/* The script a step runs, as a bit of redlock_client._scripted (a server
+   caches each script on its own); 0 for the other steps. */
+enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
+       REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16 };
+static int redlock__script_bit(const redlock_lock *lk, int st) {
+    if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
+    if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
+        return lk->_reentrant ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
+    if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
+        return lk->_reentrant ? REDLOCK__SCRIPT_REXTEND : REDLOCK__SCRIPT_EXTEND;
+    return 0;
+}
+
 /* An error reply: the AUTO switches, NOSCRIPT, else the node's vote fails. */
 static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock_client *c = lk->_client;
@@ -1453,9 +1557,15 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         return REDLOCK__A_STEP;
     }
     if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
-    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
+    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_RACQ_SHA) &&
+        redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
-        redlock__next_step(lk, i, st == REDLOCK__ST_REL_SHA ? REDLOCK__ST_REL_EVAL : REDLOCK__ST_EXT_EVAL, now);
+        redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
+        return REDLOCK__A_STEP;
+    }
+    if (lk->_reentrant && redlock__script_bit(lk, st) && redlock__no_script_error(r)) {
+        /* no fallback without scripts: the node cannot take part */
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NO_SCRIPTING, now);
         return REDLOCK__A_STEP;
     }
     if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL || st == REDLOCK__ST_EXT_SHA ||
@@ -1497,6 +1607,10 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
     case REDLOCK__ST_SET:
         if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) return REDLOCK__A_ACQUIRED;
         return t == REDLOCK_REPLY_NIL ? REDLOCK__A_NO : REDLOCK__A_PROTOCOL;
+    case REDLOCK__ST_RACQ_SHA: /* the owner's count with this entry; 0: another owner holds it */
+    case REDLOCK__ST_RACQ_EVAL:
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
+        return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_SETNX:
         if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
         if (r->integer == 1) return REDLOCK__A_ACQUIRED;
@@ -1663,13 +1777,6 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
     }
 }
 
-/* The script a step runs, as a bit of redlock_client._scripted (a server
-   caches each script on its own); 0 for the other steps. */
-enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2 };
-static int redlock__script_bit(int st) {
-    if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL) return REDLOCK__SCRIPT_RELEASE;
-    return st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL ? REDLOCK__SCRIPT_EXTEND : 0;
-}
 
 /* One reply (or error, when r is NULL) for node i: finish the node's round
    or move it to its next step. */
@@ -1683,14 +1790,14 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         a = REDLOCK__A_PROTOCOL;
     else if (r->type == REDLOCK_REPLY_ERROR)
         a = redlock__answer_error(lk, i, r, now);
-    else if (st >= REDLOCK__ST_SET && st <= REDLOCK__ST_ACQ_GETSET)
+    else if (st >= REDLOCK__ST_SET && st <= REDLOCK__ST_RACQ_EVAL)
         a = redlock__answer_acquire(lk, i, r, now);
     else if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL)
         a = redlock__answer_release(lk, i, r, now);
     else
         a = redlock__answer_extend(lk, i, r, now);
     if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
-        lk->_client->_scripted[i] |= (uint8_t)redlock__script_bit(st);
+        lk->_client->_scripted[i] |= (uint8_t)redlock__script_bit(lk, st);
     switch (a) {
     case REDLOCK__A_ACQUIRED:
         redlock__life_known(lk, i, lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
@@ -1755,6 +1862,63 @@ static int64_t redlock__jitter_delay(redlock_lock *lk) {
     return base < 0 ? 0 : base;
 }
 
+/* The default owner of a reentrant lock: the client's id (16 hex digits,
+   drawn once) and the acquiring thread's (16 hex digits of a hash of its
+   pthread_t; 0 where the header knows no thread API, or define
+   REDLOCK_THREAD_ID() to an expression of type uint64_t). */
+#ifndef REDLOCK_THREAD_ID
+#if defined(REDLOCK__HAVE_PTHREAD)
+static uint64_t redlock__thread_id(void) {
+    pthread_t self = pthread_self();
+    unsigned char b[sizeof self];
+    uint64_t h = UINT64_C(1469598103934665603);
+    size_t i;
+    memcpy(b, &self, sizeof self);
+    for (i = 0; i < sizeof b; i++) h = (h ^ b[i]) * UINT64_C(1099511628211);
+    return h;
+}
+#define REDLOCK_THREAD_ID() redlock__thread_id()
+#else
+#define REDLOCK_THREAD_ID() ((uint64_t)0)
+#endif
+#endif
+
+static void redlock__hex64(char *out, uint64_t v) {
+    static const char hex[] = "0123456789abcdef";
+    int i;
+    for (i = 15; i >= 0; i--, v >>= 4) out[i] = hex[v & 15];
+}
+
+/* Called by acquire and adopt: the client's id is drawn once (0 if the
+   random source failed), the calling thread is remembered. */
+static int redlock__default_owner_ready(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    if (!c->_owner_id[0]) {
+        uint64_t id;
+        if (c->_cb.random(c->_user, &id, sizeof id) != 0) return 0;
+        redlock__hex64(c->_owner_id, id);
+        c->_owner_id[16] = '\0';
+    }
+    {
+        uint64_t thread = REDLOCK_THREAD_ID();
+        memcpy(redlock__owner(lk) + REDLOCK_MAX_OWNER + 1, &thread, sizeof thread);
+    }
+    return 1;
+}
+
+/* "client id:thread id", taken with the token (the owner of the running
+   undo or cleanup stays until then) */
+static void redlock__take_default_owner(redlock_lock *lk) {
+    char *o = redlock__owner(lk);
+    uint64_t thread;
+    memcpy(&thread, o + REDLOCK_MAX_OWNER + 1, sizeof thread);
+    memcpy(o, lk->_client->_owner_id, 16);
+    o[16] = ':';
+    redlock__hex64(o + 17, thread);
+    o[33] = '\0';
+    lk->_owner_len = 33;
+}
+
 /* The first attempt of an acquire takes the token drawn by redlock_acquire:
    only now, because an undo or cleanup of the old token may have run until now. */
 static void redlock__take_token(redlock_lock *lk) {
@@ -1764,6 +1928,7 @@ static void redlock__take_token(redlock_lock *lk) {
         redlock__token(lk)[2 * i] = hex[redlock__fresh(lk)[i] >> 4];
         redlock__token(lk)[2 * i + 1] = hex[redlock__fresh(lk)[i] & 15];
     }
+    if (lk->_owner_default) redlock__take_default_owner(lk);
 }
 
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
@@ -1833,18 +1998,28 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
 
 /* Too few answers: OVERLOADED when some node's command never left because
    the transport's queue was full (the nodes themselves may be fine),
+   NO_SCRIPTING when some node refused the scripts of a reentrant lock,
    NO_QUORUM otherwise. */
 static int redlock__too_few(const redlock_lock *lk) {
-    int i;
-    for (i = 0; i < lk->_client->_cfg.node_count; i++)
+    int i, scriptless = 0;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         if (lk->_node[i].status == REDLOCK_ERR_QUEUE_FULL) return REDLOCK_ERR_OVERLOADED;
-    return REDLOCK_ERR_NO_QUORUM;
+        scriptless |= lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING;
+    }
+    return scriptless ? REDLOCK_ERR_NO_SCRIPTING : REDLOCK_ERR_NO_QUORUM;
+}
+
+/* A reentrant lock can never win while too many nodes refuse scripts. */
+static int redlock__scriptless_quorum(const redlock_lock *lk) {
+    int i, refused = 0, n = lk->_client->_cfg.node_count;
+    for (i = 0; i < n; i++) refused += lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING;
+    return n - refused < redlock__quorum(lk->_client);
 }
 
 static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
-    int q = redlock__quorum(c), status;
+    int q = redlock__quorum(c), status, hopeless;
     redlock_event ev;
     if (t.yes >= q) {
         int64_t drift = redlock__drift_us(c, lk->_ttl_ms);
@@ -1879,10 +2054,12 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     ev = redlock__event_of(REDLOCK_EV_RETRY, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
     ev.votes = t.yes;
     ev.elapsed_us = now - lk->_round_start;  /* the attempt's, before the undo round starts */
+    hopeless = status == REDLOCK_ERR_CONFIG || (status == REDLOCK_ERR_NO_SCRIPTING && redlock__scriptless_quorum(lk));
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
     lk->_fail_votes = t.yes;
     lk->_saved_us = ev.elapsed_us;
-    if (status == REDLOCK_ERR_CONFIG) return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
+    if (hopeless) /* no retry can win */
+        return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
     if (lk->_retries > 0 && !lk->_last_try) {
         int64_t delay = redlock__jitter_delay(lk);
         /* a wait deadline is kept, not cut short: when the next retry would
@@ -2301,7 +2478,7 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
 }
 
 REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
-    size_t klen;
+    size_t klen, olen = 0;
     char *strings;
     int64_t jitter_ms;
     if (!lk || !o) return REDLOCK_ERR_INVALID;
@@ -2315,16 +2492,34 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
         return REDLOCK_ERR_INVALID;
+    if (o->reentrant) {
+        size_t j;
+        int legacy = 0;
+        olen = o->owner ? (o->owner_len ? o->owner_len : strlen(o->owner)) : 0;
+        if (o->owner && (olen == 0 || olen > REDLOCK_MAX_OWNER)) return REDLOCK_ERR_INVALID;
+        for (j = 0; j < olen; j++) /* printable, no space: it travels in environments and hash fields */
+            if ((unsigned char)o->owner[j] <= ' ' || (unsigned char)o->owner[j] >= 127) return REDLOCK_ERR_INVALID;
+        for (j = 0; j < (size_t)c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
+        if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
+    }
     /* initialising a lock that is still initialised on this client: forget
        the old one first (otherwise the table would link the lock to itself) */
     if (redlock__filed(c, lk)) redlock_lock_deinit(lk);
-    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen));
+    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, o->reentrant != 0));
     if (!strings) return REDLOCK_ERR_NOMEM;
     memset(lk, 0, sizeof *lk);
     memcpy(strings, o->key, klen);
-    memset(strings + klen, 0, redlock__strings_size(klen) - klen); /* no token yet */
+    memset(strings + klen, 0, redlock__strings_size(klen, o->reentrant != 0) - klen); /* no token yet */
     lk->_key = strings;
     lk->_key_len = (uint32_t)klen;
+    if (o->reentrant) {
+        lk->_reentrant = 1;
+        lk->_owner_default = !o->owner;
+        if (o->owner) { /* otherwise made by each acquire */
+            memcpy(redlock__owner(lk), o->owner, olen);
+            lk->_owner_len = (uint8_t)olen;
+        }
+    }
     lk->_client = c;
     lk->_magic = REDLOCK__MAGIC;
     lk->_ttl_ms = o->ttl_ms;
@@ -2389,6 +2584,7 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     c = lk->_client;
     if (c->_cb.random(c->_user, redlock__fresh(lk), REDLOCK_TOKEN_LEN / 2) != 0) return REDLOCK_ERR_RANDOM;
+    if (lk->_owner_default && !redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
     lk->_state = REDLOCK_STATE_ACQUIRING;
     lk->_lost_status = 0;
     lk->_attempt = 0;
@@ -2459,6 +2655,10 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING || lk->_phase != REDLOCK__PH_NONE)
         return REDLOCK_ERR_BUSY;
     c = lk->_client;
+    if (lk->_owner_default) {
+        if (!redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
+        redlock__take_default_owner(lk);
+    }
     memcpy(redlock__token(lk), token, REDLOCK_TOKEN_LEN);
     redlock__token(lk)[REDLOCK_TOKEN_LEN] = '\0';
     lk->_state = REDLOCK_STATE_HELD;
@@ -2557,11 +2757,13 @@ static int redlock__owed_answer_matters(const redlock_lock *lk, int i) {
     switch (st) {
     case REDLOCK__ST_SET: /* no release script seen there yet: a GET + DEL release needs the key's life from it */
         return !(scripted & REDLOCK__SCRIPT_RELEASE);
+    case REDLOCK__ST_RACQ_SHA:
+    case REDLOCK__ST_RACQ_EVAL:
     case REDLOCK__ST_REL_SHA:
     case REDLOCK__ST_REL_EVAL:
     case REDLOCK__ST_EXT_SHA:
     case REDLOCK__ST_EXT_EVAL: /* NOSCRIPT, or no scripting at all, may come */
-        return !(scripted & redlock__script_bit(st));
+        return !(scripted & redlock__script_bit(lk, st));
     case REDLOCK__ST_REL_DEL:
     case REDLOCK__ST_EXT_PEXPIRE:
     case REDLOCK__ST_EXT_GETSET: /* a chain's last step */
@@ -2593,6 +2795,10 @@ REDLOCK_API const char *redlock_lock_token(const redlock_lock *lk) {
     return lk && lk->_magic == REDLOCK__MAGIC ? redlock__token(lk) : "";
 }
 
+REDLOCK_API const char *redlock_lock_owner(const redlock_lock *lk) {
+    return lk && lk->_magic == REDLOCK__MAGIC && lk->_reentrant ? redlock__owner(lk) : "";
+}
+
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {
     if (!c || c->_magic != REDLOCK__MAGIC || node < 0 || node >= c->_cfg.node_count) return REDLOCK_MODE_AUTO;
     if (c->_legacy[node]) return REDLOCK_MODE_LEGACY;
@@ -2603,6 +2809,9 @@ REDLOCK_API int redlock_tag_node(redlock_tag tag) { return (int)(tag & 0xFF); }
 
 REDLOCK_API const char *redlock_release_script(void) { return redlock__release_lua; }
 REDLOCK_API const char *redlock_extend_script(void) { return redlock__extend_lua; }
+REDLOCK_API const char *redlock_reentrant_acquire_script(void) { return redlock__racquire_lua; }
+REDLOCK_API const char *redlock_reentrant_release_script(void) { return redlock__rrelease_lua; }
+REDLOCK_API const char *redlock_reentrant_extend_script(void) { return redlock__rextend_lua; }
 
 REDLOCK_API const char *redlock_strerror(int status) {
     switch (status) {
@@ -2638,6 +2847,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_SELECT: return "SELECT refused";
     case REDLOCK_ERR_QUEUE_FULL: return "the transport's queue for the node is full";
     case REDLOCK_ERR_TLS: return "TLS handshake failed or certificate refused";
+    case REDLOCK_ERR_NO_SCRIPTING: return "the node refuses scripts, which a reentrant lock needs";
     default: return "unknown status";
     }
 }

@@ -15,7 +15,7 @@ BOUNDS := -fsanitize=bounds -fsanitize-undefined-trap-on-error
 CHECKS += check-compile check-include-order check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 
 $(BUILD)/unit: tests/core/unit.c redlock.h tests/shared/check.h | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@
+	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@ -pthread
 
 # Strict C99 on purpose: no POSIX clocks (see the file's top comment).
 $(BUILD)/platform: tests/core/platform.c redlock.h tests/shared/check.h | $(BUILD)

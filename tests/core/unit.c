@@ -35,7 +35,7 @@ static int redlock_lock_pending(const redlock_lock *lk) { (void)lk; return 0; }
 
 /* ---- the scripted transport ---- */
 #define MAXQ 256
-typedef struct sent { int node; redlock_tag tag; char cmd[400]; } sent;
+typedef struct sent { int node; redlock_tag tag; char cmd[1024]; } sent;
 typedef struct results {
     int n;
     redlock_result r[32];
@@ -1160,13 +1160,18 @@ static void test_unknown_tags(void) {
 
 static void test_sha_constants(void) {
     /* the hard-coded SHA1s must be those of the script texts */
-    char cmd[512], out[64];
-    const char *scripts[2];
-    const char *shas[2] = {"b998f9dfb154cdbea8cda65ad5177aadf0e945a2", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"};
+    char cmd[1024], out[64];
+    const char *scripts[5];
+    const char *shas[5] = {"b998f9dfb154cdbea8cda65ad5177aadf0e945a2", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
+                           "df90cc2b078b48a681fce60c682aeebd77a509f3", "397a5754fd0bc040de5180447cf6c99a8c298c4c",
+                           "8713768fb046a3ec2f3a21545b1de720ccbd516d"};
     int k;
     scripts[0] = redlock_release_script();
     scripts[1] = redlock_extend_script();
-    for (k = 0; k < 2; k++) {
+    scripts[2] = redlock_reentrant_acquire_script();
+    scripts[3] = redlock_reentrant_release_script();
+    scripts[4] = redlock_reentrant_extend_script();
+    for (k = 0; k < 5; k++) {
         FILE *f;
         snprintf(cmd, sizeof cmd, "printf '%%s' \"%s\" | sha1sum", scripts[k]);
         f = popen(cmd, "r");
@@ -1180,10 +1185,10 @@ static void test_sha_constants(void) {
 
 static void test_strerror(void) {
     int s;
-    for (s = 0; s >= -49; s--) {
+    for (s = 0; s >= -50; s--) {
         const char *m = redlock_strerror(s);
         CHECK(m != NULL);
-        if ((s <= -12 && s >= -19) || (s <= -31 && s >= -39) || s == -49) CHECK_STR(m, "unknown status");
+        if ((s <= -12 && s >= -19) || (s <= -31 && s >= -39) || s == -50) CHECK_STR(m, "unknown status");
         else CHECK(strcmp(m, "unknown status") != 0);
     }
     CHECK_STR(redlock_strerror(12345), "unknown status");
@@ -5230,12 +5235,386 @@ static void test_followup(void) {
     teardown();
 }
 
+/* ---- reentrant locks ---- */
+#include <pthread.h>
+
+static const char RACQ_SHA[] = "EVALSHA df90cc2b078b48a681fce60c682aeebd77a509f3 1 res ";
+static const char RREL_SHA[] = "EVALSHA 397a5754fd0bc040de5180447cf6c99a8c298c4c 1 res ";
+static const char REXT_SHA[] = "EVALSHA 8713768fb046a3ec2f3a21545b1de720ccbd516d 1 res ";
+
+static void reentrant_opts(redlock_lock_opts *o, const char *owner) {
+    base_opts(o, 1000, 0);
+    o->reentrant = 1;
+    o->owner = owner;
+}
+static void setup_reentrant(int nodes, const char *owner) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    reentrant_opts(&o, owner);
+    setup_with(&cfg, &o);
+}
+/* command k is `prefix` followed by the owner and the lock's token (and `tail`) */
+static int sent_is(int k, const char *prefix, const char *owner, const char *tail) {
+    char expect[400];
+    snprintf(expect, sizeof expect, "%s%s %s%s", prefix, owner, redlock_lock_token(&L), tail);
+    if (k < T.qn && strcmp(T.q[k].cmd, expect) == 0) return 1;
+    printf("#   command %d: \"%s\", expected \"%s\"\n", k, k < T.qn ? T.q[k].cmd : "(none)", expect);
+    return 0;
+}
+
+/* Proves: a reentrant acquire is one script per node with the owner, the
+   token and the ttl; any count >= 1 is a vote for (the owner's count on
+   that node), 0 is another owner; the validity is the plain lock's; the
+   release sends the owner and the token; redlock_lock_owner says the id. */
+static void test_reentrant_acquire_release(void) {
+    int64_t start;
+    setup_reentrant(3, "svc-a");
+    CHECK_STR(redlock_lock_owner(&L), "svc-a");
+    start = T.now;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 3);
+    CHECK(sent_is(0, RACQ_SHA, "svc-a", " 1000"));
+    CHECK(sent_is(2, RACQ_SHA, "svc-a", " 1000"));
+    num(0, 1);
+    num(1, 3);                            /* the owner holds it twice more there */
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), start + 1000000 - 12000);
+    num(2, 0);                            /* another owner there: changes nothing now */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK(sent_is(3, RREL_SHA, "svc-a", ""));
+    num(3, 1); num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    num(5, 0);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    teardown();
+}
+
+/* Proves: another owner holding the key on a majority is LOCKED, after the
+   retries; each failed attempt is undone by the reentrant release script
+   (EVAL, with owner and token) on every node; retries keep the token, so a
+   retry adds nothing twice where an earlier attempt's entry landed. */
+static void test_reentrant_other_owner_refused(void) {
+    char token[REDLOCK_TOKEN_LEN + 1];
+    int k;
+    setup_reentrant(3, "svc-b");
+    redlock_acquire(&L);
+    strcpy(token, redlock_lock_token(&L));
+    num(0, 0); num(1, 0);
+    CHECK_EQ(T.qn, 6);
+    for (k = 3; k < 6; k++) {
+        char expect[64];
+        CHECK(starts(k, "EVAL local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash'"));
+        snprintf(expect, sizeof expect, " 1 res svc-b %s", token);
+        CHECK(strstr(T.q[k].cmd, expect) != NULL);
+    }
+    num(3, 0); num(4, 0); num(5, 0);
+    run_until_sent(6);
+    CHECK(sent_is(6, RACQ_SHA, "svc-b", " 1000"));
+    CHECK_STR(redlock_lock_token(&L), token);
+    num(6, 0); num(7, 0);
+    run_until_sent(12);
+    num(12, 0); num(13, 0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
+    teardown();
+}
+
+/* Proves: NOSCRIPT moves each reentrant script to EVAL of its text. */
+static void test_reentrant_noscript(void) {
+    setup_reentrant(1, "svc-c");
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(1, "EVAL local k,o=KEYS[1],ARGV[1] local f=o..':'..ARGV[2]"));
+    CHECK_EQ(redlock_lock_followup(&L), 1);  /* its answer may be NOSCRIPT-free only now */
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    redlock_extend(&L, 0);
+    CHECK(sent_is(2, REXT_SHA, "svc-c", " 1000"));
+    rep(2, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    CHECK(starts(3, "EVAL local k,o=KEYS[1],ARGV[1] local t=redis.call('type',k).ok if t=='none' then return 0"));
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    redlock_release(&L);
+    rep(4, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    CHECK(starts(5, "EVAL local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash'"));
+    num(5, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: a node without scripting (an ACL's NOPERM, an old server's
+   unknown command) fails with NO_SCRIPTING, and is not switched to the
+   legacy commands (no INFO probe, no SETNX); too many such nodes end the
+   acquire at once with NO_SCRIPTING, without retries; fewer, and the others
+   still decide. lock_init refuses the mode when too few nodes may script
+   by configuration (MODE_LEGACY). */
+static void test_reentrant_no_scripting(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    setup_reentrant(3, "svc-d");
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_node_mode(&C, 1), REDLOCK_MODE_AUTO);
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+    CHECK(!starts(3, "INFO") && !starts(3, "SETNX"));
+    teardown();
+    /* one of three: the other two decide */
+    setup_reentrant(3, "svc-d");
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    num(1, 1); num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+    /* one of three and one other owner: NO_SCRIPTING said, retried */
+    setup_reentrant(3, "svc-d");
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts");
+    num(1, 1);
+    advance_to(T.now + 50000);
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_NO_SCRIPTING);
+    teardown();
+    /* configured legacy on a majority: refused at init; on one node: fine */
+    base_config(&cfg, 3);
+    cfg.mode[0] = cfg.mode[1] = REDLOCK_MODE_LEGACY;
+    reentrant_opts(&o, "svc-d");
+    memset(&T, 0, sizeof T);
+    {
+        redlock_callbacks cb;
+        base_callbacks(&cb);
+        CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+        cfg.mode[1] = REDLOCK_MODE_AUTO;
+        redlock_client_deinit(&C);
+        CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        teardown();
+    }
+    CHECK_STR(redlock_strerror(REDLOCK_ERR_NO_SCRIPTING), "the node refuses scripts, which a reentrant lock needs");
+}
+
+/* Proves: extend sends the owner, the token and the ttl; 1 extends, 0
+   (our entry gone) counts as missing, -1 (another owner) as stolen; replies
+   a script cannot give are PROTOCOL. */
+static void test_reentrant_extend(void) {
+    int64_t t0;
+    setup_reentrant(3, "svc-e");
+    redlock_acquire(&L);
+    num(0, 1); num(1, 2);
+    T.now += 300000;
+    t0 = T.now;
+    CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
+    CHECK(sent_is(3, REXT_SHA, "svc-e", " 2000"));
+    num(3, 1); num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), t0 + 2000000 - 22000);
+    redlock_extend(&L, 0);
+    num(6, 0); num(7, 0);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
+    teardown();
+    setup_reentrant(3, "svc-e");
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1);
+    redlock_extend(&L, 0);
+    num(3, -1); num(4, -1);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_STOLEN);
+    teardown();
+    /* malformed answers */
+    setup_reentrant(1, "svc-e");
+    redlock_acquire(&L);
+    num(0, -1);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    teardown();
+    setup_reentrant(1, "svc-e");
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    teardown();
+}
+
+/* Proves: two handles of one owner on one key both hold it (each its own
+   token, the same owner in every command); releasing one leaves the other
+   held; a handle of another owner sends its own id. */
+static void test_reentrant_two_handles(void) {
+    redlock_lock second, other;
+    redlock_lock_opts o;
+    char t1[REDLOCK_TOKEN_LEN + 1];
+    setup_reentrant(1, "svc-f");
+    reentrant_opts(&o, "svc-f");
+    CHECK_EQ(redlock_lock_init(&second, &C, &o), REDLOCK_OK);
+    o.owner = "svc-g";
+    CHECK_EQ(redlock_lock_init(&other, &C, &o), REDLOCK_OK);
+    redlock_acquire(&L);
+    num(0, 1);
+    strcpy(t1, redlock_lock_token(&L));
+    redlock_acquire(&second);
+    CHECK(strstr(T.q[1].cmd, " res svc-f ") != NULL);
+    CHECK(strstr(T.q[1].cmd, t1) == NULL);   /* a token of its own */
+    num(1, 2);
+    CHECK_EQ(redlock_lock_state(&second), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    redlock_acquire(&other);
+    CHECK(strstr(T.q[2].cmd, " res svc-g ") != NULL);
+    num(2, 0);
+    CHECK(strstr(T.q[3].cmd, " res svc-g ") != NULL); /* its undo */
+    num(3, 0);
+    redlock_release(&second);
+    CHECK(strstr(T.q[4].cmd, " res svc-f ") != NULL);
+    num(4, 1);
+    CHECK_EQ(redlock_lock_state(&second), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    redlock_lock_deinit(&second);
+    redlock_lock_deinit(&other);
+    teardown();
+}
+
+static void *other_thread_owner(void *arg) {
+    redlock_lock *lk = (redlock_lock *)arg;
+    redlock_acquire(lk);
+    return NULL;
+}
+
+/* Proves: with no owner given, the owner is "<client id>:<thread id>", 16
+   hex digits each: the same for two handles acquired by one thread on one
+   client, another for another client (its own id) and for another thread;
+   it is taken at the acquire (an undo running meanwhile keeps the old
+   one); a random source that fails refuses the acquire. Owner ids are
+   checked at init: 1..REDLOCK_MAX_OWNER printable bytes, no space. */
+static void test_reentrant_default_owner(void) {
+    redlock_lock second;
+    redlock_client c2;
+    redlock_lock_opts o;
+    redlock_config cfg;
+    redlock_callbacks cb;
+    char first[REDLOCK_MAX_OWNER + 1], id[17];
+    pthread_t th;
+    size_t i;
+    setup_reentrant(1, NULL);
+    CHECK_STR(redlock_lock_owner(&L), "");
+    redlock_acquire(&L);
+    strcpy(first, redlock_lock_owner(&L));
+    CHECK_EQ(strlen(first), 33);
+    CHECK(first[16] == ':');
+    for (i = 0; i < 33; i++) CHECK(i == 16 || strchr("0123456789abcdef", first[i]) != NULL);
+    CHECK(strstr(T.q[0].cmd, first) != NULL);
+    num(0, 1);
+    reentrant_opts(&o, NULL);
+    CHECK_EQ(redlock_lock_init(&second, &C, &o), REDLOCK_OK);
+    redlock_acquire(&second);
+    CHECK_STR(redlock_lock_owner(&second), first);
+    num(1, 2);
+    redlock_release(&second);
+    num(2, 1);
+    /* another thread: the same client part, another thread part */
+    CHECK_EQ(pthread_create(&th, NULL, other_thread_owner, &second), 0);
+    pthread_join(th, NULL);
+    CHECK(strncmp(redlock_lock_owner(&second), first, 17) == 0);
+    CHECK(strcmp(redlock_lock_owner(&second) + 17, first + 17) != 0);
+    num(3, 0);
+    redlock_lock_deinit(&second);
+    /* another client: another client part */
+    memcpy(id, first, 16);
+    id[16] = 0;
+    base_config(&cfg, 1);
+    base_callbacks(&cb);
+    CHECK_EQ(redlock_client_init(&c2, &cfg, &cb, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_init(&second, &c2, &o), REDLOCK_OK);
+    redlock_acquire(&second);
+    CHECK(strncmp(redlock_lock_owner(&second), id, 16) != 0);
+    redlock_lock_deinit(&second);
+    redlock_client_deinit(&c2);
+    /* the random source fails before the client's id was drawn */
+    CHECK_EQ(redlock_client_init(&c2, &cfg, &cb, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_init(&second, &c2, &o), REDLOCK_OK);
+    T.fail_random = 1;
+    CHECK_EQ(redlock_acquire(&second), REDLOCK_ERR_RANDOM);
+    CHECK_EQ(redlock_lock_state(&second), REDLOCK_STATE_IDLE);
+    T.fail_random = 0;
+    redlock_lock_deinit(&second);
+    redlock_client_deinit(&c2);
+    teardown();
+}
+
+/* Proves: owner ids are checked at init, and a reentrant lock's block is
+   freed like any other. */
+static void test_reentrant_init_errors(void) {
+    redlock_lock_opts o;
+    char longest[REDLOCK_MAX_OWNER + 2];
+    long before;
+    setup_n(1, 0, 1000);
+    redlock_lock_deinit(&L);
+    before = key_blocks;
+    reentrant_opts(&o, "");
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = "has space";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = "tab\there";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    memset(longest, 'x', sizeof longest - 1);
+    longest[sizeof longest - 1] = 0;
+    o.owner = longest;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner_len = REDLOCK_MAX_OWNER; /* the first 64 bytes */
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(strlen(redlock_lock_owner(&L)), REDLOCK_MAX_OWNER);
+    CHECK_EQ(key_blocks, before + 1);
+    o.owner = "a";
+    o.owner_len = 0;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK); /* again: the old block freed */
+    CHECK_EQ(key_blocks, before + 1);
+    CHECK_STR(redlock_lock_owner(&L), "a");
+    redlock_lock_deinit(&L);
+    CHECK_EQ(key_blocks, before);
+    redlock_client_deinit(&C);
+}
+
+/* Proves: an adopted token on a reentrant lock extends and releases with
+   the lock's owner (the entry another process made for that owner). */
+static void test_reentrant_adopt(void) {
+    static const char tok[] = "00112233445566778899aabbccddeeff";
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, 1);
+    reentrant_opts(&o, "svc-h");
+    o.watchdog = 1;
+    setup_with(&cfg, &o);
+    CHECK_EQ(redlock_lock_adopt(&L, tok, 0), REDLOCK_OK);
+    CHECK(starts(0, REXT_SHA));
+    CHECK(strstr(T.q[0].cmd, " res svc-h 00112233445566778899aabbccddeeff 1000") != NULL);
+    num(0, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    redlock_release(&L);
+    CHECK(starts(1, RREL_SHA));
+    CHECK(strstr(T.q[1].cmd, " res svc-h 00112233445566778899aabbccddeeff") != NULL);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
     RUN_T(test_lock_init_errors);
     RUN_T(test_api_misuse);
     RUN_T(test_followup);
+    RUN_T(test_reentrant_acquire_release);
+    RUN_T(test_reentrant_other_owner_refused);
+    RUN_T(test_reentrant_noscript);
+    RUN_T(test_reentrant_no_scripting);
+    RUN_T(test_reentrant_extend);
+    RUN_T(test_reentrant_two_handles);
+    RUN_T(test_reentrant_default_owner);
+    RUN_T(test_reentrant_init_errors);
+    RUN_T(test_reentrant_adopt);
     RUN_T(test_acquire_single);
     RUN_T(test_token_unique);
     RUN_T(test_quorum_early);
