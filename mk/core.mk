@@ -5,6 +5,8 @@ SIM_MANY_RUNS ?= 5000
 # jump-one-of-four: one configuration (N = 4, one jumping node), each schedule
 # with 10-40 jumps
 SIM_JUMP_RUNS ?= 5000
+# reentrant: 2-4 handles per client, nested acquisitions of shared owners
+SIM_REENTRANT_RUNS ?= 10000
 
 MUTATION_RUNS ?= 20000
 
@@ -48,9 +50,10 @@ check-unit: $(BUILD)/unit $(BUILD)/platform
 	@$(BUILD)/platform
 
 # At least 20,000 schedules per profile across N = 1, 3, 5, modern and
-# legacy servers, 5,000 of many locks per client and 5,000 of a server clock
-# jumping on one node of four (the profiles side by side, one per CPU), plus the
-# negative controls that must find violations.
+# legacy servers, 5,000 of many locks per client, 5,000 of a server clock
+# jumping on one node of four, 10,000 of reentrant locks (the profiles side
+# by side, one per CPU), plus the negative controls that must find
+# violations.
 check-sim: $(BUILD)/sim
 	@scripts/parallel.sh '$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1' \
@@ -58,7 +61,8 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile reentrant --runs $(SIM_REENTRANT_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations

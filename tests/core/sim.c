@@ -11,12 +11,18 @@
    longer, during a watchdog renewal), deinit and re-init; and any of these
    inside on_result, on the lock being reported or on another one.
    Configurations reach their limits (no retries, huge wait, large drift
-   factor, short renewals, hold caps).
+   factor, short renewals, hold caps). The reentrant profile gives most
+   handles a reentrant lock: a few owner ids shared by handles of several
+   clients (processes sharing an owner on purpose), the default owner of
+   each client, and some plain locks on the same keys; the simulated
+   servers keep the hash {owner: count, owner:token: 1}.
 
    The checker asserts:
      - mutual exclusion: per key, no two lock handles inside their validity
        windows at the same true instant (two handles of one client count
-       as two holders);
+       as two holders), unless both are reentrant locks of one owner;
+     - reentrant counts: on every node the owner's count equals its
+       entries, never below zero, and an empty hash does not stay;
      - a holder is told: a lock still HELD at or after its validity end when
        the client's timer fires, or a timer armed past a held validity, is a
        violation;
@@ -41,6 +47,10 @@
 #define MAX_TOKENS 4096
 #define SHA_RELEASE "b998f9dfb154cdbea8cda65ad5177aadf0e945a2"
 #define SHA_EXTEND "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"
+#define SHA_RACQUIRE "df90cc2b078b48a681fce60c682aeebd77a509f3"
+#define SHA_RRELEASE "397a5754fd0bc040de5180447cf6c99a8c298c4c"
+#define SHA_REXTEND "8713768fb046a3ec2f3a21545b1de720ccbd516d"
+#define MAX_ENTRIES 64 /* entries of one owner in a reentrant hash */
 #define WALL_EPOCH_MS 1700000000000LL
 
 static const char *const key_names[MAX_KEYS] = {"sim-a", "sim-b", "sim-c", "sim-d", "sim-e", "sim-f"};
@@ -78,30 +88,33 @@ typedef struct profile {
                               the drift allowance: 1 on one node of four (fewer than
                               2q - N nodes: safe); the controls: 2 on a majority,
                               3 on one node of five (2q - N = 1), 4 on two of four */
+    int reentrant;         /* most handles reentrant, owners shared across clients */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0},
     /* misconfigured clients (wrong password, missing database) beside good
        ones; no crashes, so that a refusal is always heard */
-    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0},
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0},
     /* up to 12 handles per client on 6 keys, filed in a lock table of 1, 2
        or 4 entries (every bucket a chain); deinitialised handles are
        scribbled over, as freed memory reused */
-    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0},
+    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0},
+    /* reentrant locks beside plain ones, every fault class */
+    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
-    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1},
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2},
-    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3},
-    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4},
+    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0},
+    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0},
+    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0},
 };
 
 /* ---- simulated world ---- */
@@ -111,6 +124,12 @@ typedef struct entry {
     size_t vlen;
     int64_t expire_at;
     int raced;               /* written by a GETSET over another holder's live value */
+    /* a reentrant lock's hash: field owner = count, one field owner:token per entry */
+    int hash;
+    char owner[REDLOCK_MAX_OWNER + 1];
+    long count;
+    char toks[MAX_ENTRIES][REDLOCK_TOKEN_LEN + 1];
+    int ntoks;
 } entry;
 
 typedef struct node {
@@ -118,6 +137,7 @@ typedef struct node {
     entry e[MAX_KEYS];       /* the keys the clients contend for */
     int sha_release, sha_extend; /* script cache */
     int lost_release, lost_extend; /* the script was cached before a crash, not since */
+    unsigned rsha, rlost;    /* the same for the reentrant scripts: 1 acquire, 2 release, 4 extend */
 } node;
 
 typedef struct slot {        /* one lock handle of a client */
@@ -128,6 +148,7 @@ typedef struct slot {        /* one lock handle of a client */
     int watchdog;
     int64_t release_at;      /* true time to act on a held lock, -1 = hold until lost */
     int open;                /* checker: inside a hold interval */
+    int owner;               /* reentrant: who owns it (shared ids: 0, 1; default: 10 + client); -1 plain */
     int64_t open_start, open_bound;
     int token;               /* index of the current token record, -1 none */
     int last_op;             /* op of the last result */
@@ -207,7 +228,7 @@ typedef struct event {
     msg *m;
 } event;
 
-typedef struct interval { int64_t s, e; int holder, key; } interval;
+typedef struct interval { int64_t s, e; int holder, key, owner; } interval;
 
 typedef struct world {
     const profile *p;
@@ -225,6 +246,8 @@ typedef struct world {
     token_rec tokens[MAX_TOKENS];
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
+    long nested;             /* reentrant acquisitions while another handle of the owner held the key */
+    int calm;                /* no faults at all in this schedule */
     double drop, reset, spike, dup;
     double queue_full;       /* send refuses: the transport's queue for the node is full */
     int64_t key_ttl_ms[MAX_KEYS];
@@ -509,12 +532,14 @@ static int is_unanswered(const client *c, int n, const char *tok) {
     return 0;
 }
 
-/* An extend command: the extend script (EVALSHA / EVAL with a ttl), or
-   PEXPIRE or a GETSET (nodes without scripts, legacy). */
+/* An extend command: an extend script (EVALSHA / EVAL, plain or
+   reentrant), or PEXPIRE or a GETSET (nodes without scripts, legacy). */
+static int arg_is(const redlock_command *cmd, int i, const char *s) {
+    return i < cmd->argc && cmd->argvlen[i] == strlen(s) && memcmp(cmd->argv[i], s, cmd->argvlen[i]) == 0;
+}
 static int is_extend(const redlock_command *cmd) {
-    return (cmd->argc == 6 && cmd->argvlen[0] >= 4 && memcmp(cmd->argv[0], "EVAL", 4) == 0) ||
-           (cmd->argvlen[0] == 7 && memcmp(cmd->argv[0], "PEXPIRE", 7) == 0) ||
-           (cmd->argvlen[0] == 6 && memcmp(cmd->argv[0], "GETSET", 6) == 0);
+    return arg_is(cmd, 1, SHA_EXTEND) || arg_is(cmd, 1, SHA_REXTEND) || arg_is(cmd, 1, redlock_extend_script()) ||
+           arg_is(cmd, 1, redlock_reentrant_extend_script()) || arg_is(cmd, 0, "PEXPIRE") || arg_is(cmd, 0, "GETSET");
 }
 
 /* A release call: what the transport refuses from now on belongs to it. */
@@ -684,6 +709,7 @@ static void reply_str(msg *m, const char *s, size_t len) {
     m->reply.len = len;
 }
 static void set_val(entry *e, const char *v, size_t len, int64_t expire_at) {
+    e->hash = 0;
     if (len > sizeof e->val) len = sizeof e->val;
     memcpy(e->val, v, len);
     e->vlen = len;
@@ -696,12 +722,68 @@ static int is(const msg *m, int i, const char *s) { return i < m->argc && strcmp
 static void run_script(world *w, entry *e, msg *m, int which) {
     /* argv: EVAL(SHA) x 1 key token [ttl] */
     int live = entry_live(w, e);
+    if (live && e->hash) { reply_error(m, "WRONGTYPE Operation against a key holding the wrong kind of value"); return; }
     int ours = live && e->vlen == m->argvlen[4] && memcmp(e->val, m->argv[4], e->vlen) == 0;
     if (which == 0) {
         if (ours) { e->used = 0; reply_int(m, 1); } else reply_int(m, 0);
     } else {
         if (ours) { e->expire_at = w->now + atoll(m->argv[5]) * 1000; reply_int(m, 1); }
         else reply_int(m, live ? -1 : 0);
+    }
+}
+
+/* The reentrant scripts, as redlock.h's Lua does them. argv: EVAL(SHA) x 1
+   key owner token [ttl]; which: 2 acquire, 3 release, 4 extend. */
+static int hash_find(const entry *e, const char *tok) {
+    int i;
+    for (i = 0; i < e->ntoks; i++)
+        if (strcmp(e->toks[i], tok) == 0) return i;
+    return -1;
+}
+static void hash_count_check(world *w, const entry *e, int c) {
+    if (e->count < 0) violation(w, "a reentrant count went below zero", c);
+    else if (e->count != e->ntoks) violation(w, "a reentrant count differs from the owner's entries", c);
+}
+static void run_rscript(world *w, entry *e, msg *m, int which, int c) {
+    int live = entry_live(w, e), i;
+    const char *owner = m->argv[4], *tok = m->argv[5];
+    int64_t ttl_us = which != 3 ? atoll(m->argv[6]) * 1000 : 0;
+    if (strlen(tok) != REDLOCK_TOKEN_LEN || strlen(owner) > REDLOCK_MAX_OWNER) { reply_error(m, "ERR bad arguments"); return; }
+    if (which == 2) {
+        if (!live) {
+            memset(e, 0, sizeof *e);
+            e->used = e->hash = 1;
+            snprintf(e->owner, sizeof e->owner, "%s", owner);
+            e->count = e->ntoks = 1;
+            memcpy(e->toks[0], tok, REDLOCK_TOKEN_LEN + 1);
+            e->expire_at = w->now + ttl_us;
+            reply_int(m, 1);
+            return;
+        }
+        if (!e->hash || strcmp(e->owner, owner) != 0) { reply_int(m, 0); return; }
+        if (hash_find(e, tok) < 0) {
+            if (e->ntoks == MAX_ENTRIES) { reply_error(m, "ERR sim: too many entries"); return; }
+            memcpy(e->toks[e->ntoks++], tok, REDLOCK_TOKEN_LEN + 1);
+            e->count++;
+        }
+        if (e->expire_at - w->now < ttl_us) e->expire_at = w->now + ttl_us;
+        hash_count_check(w, e, c);
+        reply_int(m, e->count);
+    } else if (which == 3) {
+        if (!live || !e->hash || strcmp(e->owner, owner) != 0 || (i = hash_find(e, tok)) < 0) { reply_int(m, 0); return; }
+        memcpy(e->toks[i], e->toks[--e->ntoks], REDLOCK_TOKEN_LEN + 1);
+        e->count--;
+        hash_count_check(w, e, c);
+        if (e->count <= 0 && e->ntoks == 0) e->used = 0; /* the last field gone: no key */
+        reply_int(m, 1);
+    } else {
+        if (!live) { reply_int(m, 0); return; }
+        if (e->hash && strcmp(e->owner, owner) == 0 && hash_find(e, tok) >= 0) {
+            if (e->expire_at - w->now < ttl_us) e->expire_at = w->now + ttl_us;
+            reply_int(m, 1);
+        } else {
+            reply_int(m, e->hash && strcmp(e->owner, owner) == 0 ? 0 : -1);
+        }
     }
 }
 
@@ -732,7 +814,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         set_val(e, m->argv[2], m->argvlen[2], -1);
         reply_int(m, 1);
     } else if (is(m, 0, "GET")) {
-        if (entry_live(w, e)) reply_str(m, e->val, e->vlen);
+        if (entry_live(w, e) && e->hash) reply_error(m, "WRONGTYPE Operation against a key holding the wrong kind of value");
+        else if (entry_live(w, e)) reply_str(m, e->val, e->vlen);
         else m->reply.type = REDLOCK_REPLY_NIL;
     } else if (is(m, 0, "GETSET")) {
         int raced = 0;
@@ -773,12 +856,22 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         if (w->p->legacy) { reply_error(m, sha ? "ERR unknown command 'EVALSHA'" : "ERR unknown command 'EVAL'"); return; }
         if (w->p->noscript) { reply_error(m, "NOPERM this user has no permissions to run the 'evalsha' command"); return; }
         if (sha) {
-            which = is(m, 1, SHA_RELEASE) ? 0 : is(m, 1, SHA_EXTEND) ? 1 : -1;
-            if (which < 0 || !(which ? nd->sha_extend : nd->sha_release)) { reply_error(m, "NOSCRIPT No matching script."); return; }
+            which = is(m, 1, SHA_RELEASE) ? 0 : is(m, 1, SHA_EXTEND) ? 1 : is(m, 1, SHA_RACQUIRE) ? 2
+                    : is(m, 1, SHA_RRELEASE) ? 3 : is(m, 1, SHA_REXTEND) ? 4 : -1;
+            if (which < 0 || (which < 2 && !(which ? nd->sha_extend : nd->sha_release)) ||
+                (which >= 2 && !(nd->rsha & (1u << (which - 2))))) {
+                reply_error(m, "NOSCRIPT No matching script.");
+                return;
+            }
         } else {
-            which = is(m, 1, redlock_release_script()) ? 0 : is(m, 1, redlock_extend_script()) ? 1 : -1;
+            which = is(m, 1, redlock_release_script()) ? 0 : is(m, 1, redlock_extend_script()) ? 1
+                    : is(m, 1, redlock_reentrant_acquire_script()) ? 2 : is(m, 1, redlock_reentrant_release_script()) ? 3
+                    : is(m, 1, redlock_reentrant_extend_script()) ? 4 : -1;
             if (which < 0) { reply_error(m, "ERR unknown script"); return; }
-            if (which) {
+            if (which >= 2) {
+                nd->rsha |= 1u << (which - 2);
+                nd->rlost &= ~(1u << (which - 2));
+            } else if (which) {
                 nd->sha_extend = 1;
                 nd->lost_extend = 0;
             } else {
@@ -786,7 +879,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                 nd->lost_release = 0;
             }
         }
-        run_script(w, e, m, which);
+        if (which >= 2) run_rscript(w, e, m, which, c);
+        else run_script(w, e, m, which);
     } else {
         reply_error(m, "ERR unknown command");
     }
@@ -807,6 +901,7 @@ static void close_interval(world *w, client *c, int k, int64_t end) {
         w->iv[w->ivn].e = end;
         w->iv[w->ivn].holder = c->id * MAX_SLOTS + k;
         w->iv[w->ivn].key = s->key;
+        w->iv[w->ivn].owner = s->owner;
         w->ivn++;
     }
 }
@@ -846,8 +941,12 @@ static void leak_check(world *w, int t) {
             const char *tok;
             int64_t left;
             if (!entry_live(w, e)) continue;
-            tok = value_token(e, &len);
-            if (len != REDLOCK_TOKEN_LEN || memcmp(tok, r->tok, len) != 0) continue;
+            if (e->hash) {
+                if (hash_find(e, r->tok) < 0) continue;
+            } else {
+                tok = value_token(e, &len);
+                if (len != REDLOCK_TOKEN_LEN || memcmp(tok, r->tok, len) != 0) continue;
+            }
             left = value_expiry(e) >= 0 ? (value_expiry(e) - node_wall_ms(w)) * 1000 : e->expire_at - w->now;
             if (left > leak_margin_us(w, c, r->ttl_ms)) {
                 char what[160];
@@ -866,8 +965,13 @@ static int script_lost(world *w, const redlock_lock *lk) {
     for (i = 0; i < w->nn; i++) {
         int st = lk->_node[i].step;
         if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
-        if ((st == REDLOCK__ST_REL_SHA && w->nodes[i].lost_release) || (st == REDLOCK__ST_EXT_SHA && w->nodes[i].lost_extend))
+        if (lk->_reentrant) {
+            unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 1u : st == REDLOCK__ST_REL_SHA ? 2u : st == REDLOCK__ST_EXT_SHA ? 4u : 0u;
+            if (w->nodes[i].rlost & bit) return 1;
+        } else if ((st == REDLOCK__ST_REL_SHA && w->nodes[i].lost_release) ||
+                   (st == REDLOCK__ST_EXT_SHA && w->nodes[i].lost_extend)) {
             return 1;
+        }
     }
     return 0;
 }
@@ -988,7 +1092,8 @@ static void check_exclusion(world *w) {
     if (w->ivn) qsort(w->iv, w->ivn, sizeof(interval), iv_cmp);
     for (i = 0; i < w->ivn; i++)
         for (j = i + 1; j < w->ivn && w->iv[j].s < w->iv[i].e; j++)
-            if (w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder) {
+            if (w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder &&
+                (w->iv[i].owner < 0 || w->iv[j].owner != w->iv[i].owner)) {
                 if (!w->violations)
                     snprintf(w->why, sizeof w->why,
                              "mutual exclusion on %s: lock %d.%d [%lld,%lld) overlaps lock %d.%d [%lld,%lld)",
@@ -1035,6 +1140,15 @@ static void init_slot(world *w, client *c, int k) {
     s->no_callback = w->p->api && rng_chance(&w->rng, 0.1);
     o.on_result = s->no_callback ? NULL : on_result;
     o.user = c;
+    s->owner = -1;
+    if (w->p->reentrant && rng_chance(&w->rng, 0.85)) {
+        /* two owner ids shared by every client, or the client's default */
+        static const char *const shared[2] = {"owner-a", "owner-b"};
+        int pick = (int)rng_range(&w->rng, 0, 2);
+        o.reentrant = 1;
+        o.owner = pick < 2 ? shared[pick] : NULL;
+        s->owner = pick < 2 ? pick : 10 + c->id;
+    }
     if (redlock_lock_init(&s->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
     s->inited = 1;
     s->renew_every_us = (o.renew_every_ms ? o.renew_every_ms : (ttl / 3 > 0 ? ttl / 3 : 1)) * 1000;
@@ -1129,6 +1243,9 @@ static void sim_adopt(world *w, client *c, int k) {
         for (j = 0; j < o->ns && !f; j++) {
             slot *x = &o->s[j];
             if ((o == c && j == k) || !x->inited || x->key != s->key || x->token < 0) continue;
+            /* a reentrant entry is the owner's: only a handle of that owner
+               (or a plain lock's token, a plain handle) takes it over */
+            if (x->owner != s->owner) continue;
             /* not while a command of the giver is out: a legacy GETSET in
                flight may be replacing another holder's value, and only its
                answer says; an extend on its way may land after the taker's
@@ -1260,6 +1377,18 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
     if (!ok) violation(w, "result status outside the documented set", c->id);
 }
 
+/* Another handle of slot k's owner holds its key now. */
+static int owner_holds_elsewhere(world *w, const client *c, int k) {
+    int i, j;
+    for (i = 0; i < w->nc; i++)
+        for (j = 0; j < w->clients[i].ns; j++) {
+            const slot *x = &w->clients[i].s[j];
+            if ((i == c->id && j == k) || !x->inited || x->owner != c->s[k].owner || x->key != c->s[k].key) continue;
+            if (redlock_lock_state(&x->lk) == REDLOCK_STATE_HELD) return 1;
+        }
+    return 0;
+}
+
 static void on_result(redlock_lock *lk, const redlock_result *r) {
     client *c = (client *)r->user;
     world *w = W;
@@ -1278,6 +1407,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         if (r->status == REDLOCK_OK) {
             int64_t roll = rng_range(&w->rng, 0, 99);
             w->acquired++;
+            if (s->owner >= 0) w->nested += owner_holds_elsewhere(w, c, k);
             if (roll < 50) s->release_at = w->now + rng_range(&w->rng, 0, ttl / 2);
             else if (roll < 80) s->release_at = w->now + rng_range(&w->rng, ttl / 2, 4 * ttl);
             else s->release_at = -1;
@@ -1296,6 +1426,9 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         s->release_at = -1;
         schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, ttl));
     } else if (r->op == REDLOCK_OP_RELEASE) {
+        /* reentrant: a released entry is gone from every node at once (the
+           hash outlives it while the owner's other entries re-arm it) */
+        if (w->p->reentrant && s->token >= 0) schedule_leak_check(w, s->token);
         schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, ttl));
     } else if (r->op == REDLOCK_OP_EXTEND) {
         w->extends += r->status == REDLOCK_OK;
@@ -1375,6 +1508,10 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     w->spike = rng_chance(&w->rng, 0.5) ? 0.0 : 0.03;
     w->dup = p->api && rng_chance(&w->rng, 0.3) ? 0.05 : 0.0;
     w->queue_full = rng_chance(&w->rng, 0.7) ? 0.0 : 0.02;
+    /* reentrant: a quarter of the schedules without any fault, where every
+       released entry must be gone at once (the key checks excuse faults) */
+    w->calm = p->reentrant && rng_chance(&w->rng, 0.25);
+    if (w->calm) w->drop = w->reset = w->spike = w->queue_full = 0.0;
     for (i = 0; i < n_keys(w); i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
     for (i = 0; i < w->nn; i++) w->nodes[i].up = 1;
 }
@@ -1430,6 +1567,7 @@ static void start_clients(world *w) {
         /* plain profiles: one lock on one key; the API profiles: up to three
            handles, on the same key or on two */
         c->ns = w->p->many ? (int)rng_range(&w->rng, 4, MAX_SLOTS)
+                : w->p->reentrant ? (int)rng_range(&w->rng, 2, 4)
                 : w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 1, 3) : 1;
         for (k = 0; k < c->ns; k++) {
             c->s[k].key = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 0, n_keys(w) - 1) : 0;
@@ -1445,6 +1583,7 @@ static void plan_faults(world *w) {
     int64_t ttl = 120 * 1000;
     event e;
     int k, count;
+    if (w->calm) return;
     if (p->crashes) {
         count = p->crashes == 2 ? 8 : (int)rng_range(&w->rng, 0, 2);
         for (k = 0; k < count; k++) {
@@ -1490,6 +1629,8 @@ static void crash(world *w, int n, int persist, int64_t down_for) {
     nd->lost_release |= nd->sha_release;
     nd->lost_extend |= nd->sha_extend;
     nd->sha_release = nd->sha_extend = 0;
+    nd->rlost |= nd->rsha;
+    nd->rsha = 0;
     /* every client's connection to this node breaks */
     for (i = 0; i < w->nc; i++) { w->clients[i].conn_epoch[n]++; fault(&w->clients[i]); }
     {
@@ -1537,6 +1678,12 @@ static void step(world *w, event e) {
             return;
         }
         execute(w, nd, e.m, e.c, e.tag);
+        {   /* a reentrant lock's scripts check the key's type: never a plain command on its hash */
+            slot *sl = slot_of_tag(c, e.tag);
+            if (sl && sl->owner >= 0 && e.m->reply.type == REDLOCK_REPLY_ERROR && e.m->rstr &&
+                strncmp(e.m->rstr, "WRONGTYPE", 9) == 0)
+                violation(w, "a reentrant lock sent a command its hash refuses (WRONGTYPE)", c->id);
+        }
         if (w->verbose) {
             int a;
             printf("%10lld n%d <- c%d #%llx:", (long long)w->now, e.n, e.c, (unsigned long long)(e.tag >> 8));
@@ -1705,6 +1852,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
+         nested = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
@@ -1740,6 +1888,7 @@ int main(int argc, char **argv) {
         leaks += w.leak_checks;
         dups += w.dups;
         adopted += w.adopted;
+        nested += w.nested;
         live += w.acquired_events > 0;
         if (bad) {
             failing++;
@@ -1756,6 +1905,7 @@ int main(int argc, char **argv) {
            "%ld tokens adopted, %ld key checks, %ld schedules with violations\n",
            p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[4], by_n[5], events, acquired, extends, inner, dups, lost,
            adopted, leaks, failing);
+    if (p->reentrant) printf("# profile %s: %ld nested acquisitions (another handle of the owner held the key)\n", p->name, nested);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);
