@@ -799,6 +799,146 @@ static void it_error_text_replaced(void)
 }
 
 /* ACL user without scripting: AUTO falls back to GET + compare + DEL/PEXPIRE */
+/* Nodes of rn where the reentrant hash `key` counts `count` entries of
+   owner ("" count: the key does not exist), waiting up to 300 ms for
+   `want` of them. */
+static inline int it_owner_count_settle(redis_nodes *rn, const char *key, const char *owner, const char *count, int want)
+{
+    long long until = redis_nodes__now_ms() + 300;
+    int i, k;
+    for (;;) {
+        for (i = k = 0; i < rn->n; i++) {
+            char out[128];
+            if (count[0]) k += redis_nodes_cmd(rn, i, out, sizeof out, "HGET", key, owner, (char *)NULL) == 0 &&
+                               strcmp(out, count) == 0;
+            else k += redis_nodes_cmd(rn, i, out, sizeof out, "EXISTS", key, (char *)NULL) == 0 &&
+                      strcmp(out, ":0") == 0;
+        }
+        if (k == want || redis_nodes__now_ms() >= until) return k;
+        redis_nodes__sleep_ms(5);
+    }
+}
+
+/* Reentrant locks: handles of one owner on two clients (two processes
+   sharing an owner id on purpose) hold the key at once, counted on every
+   node; another owner and a plain lock are refused and their undo spares
+   the count; extend never shortens the key; the key is gone when the
+   owner's last entry goes. Default owners: two handles of one client and
+   thread share one, another client has its own. */
+static void it_reentrant(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *l1 = NULL, *l2 = NULL, *l3 = NULL, *l4 = NULL, *l5 = NULL, *l6 = NULL, *l7 = NULL;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], out[64];
+    it_defaults(&s, rn, ports);
+    a = it->open(&s);
+    b = it->open(&s);
+    CHECK(a && b);
+    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    it_key(key, sizeof key, "reentrant");
+    it_lock_opts(&o, key, 2000);
+    o.reentrant = 1;
+    o.owner = "it-owner-1";
+    l1 = it->lock(a, &o);
+    l2 = it->lock(b, &o);
+    o.owner = "it-owner-2";
+    o.retry_count = -1;
+    l3 = it->lock(a, &o);
+    o.reentrant = 0;
+    o.owner = NULL;
+    l4 = it->lock(b, &o);
+    CHECK(l1 && l2 && l3 && l4);
+    if (!l1 || !l2 || !l3 || !l4) goto out;
+    CHECK_EQ(it->acquire(l1, &r), REDLOCK_OK);
+    CHECK(r.validity_us > 0 && r.validity_us <= 2000000);
+    CHECK_EQ(it_owner_count_settle(rn, key, "it-owner-1", "1", it_n), it_n);
+    CHECK_EQ(it->acquire(l2, NULL), REDLOCK_OK); /* the same owner, another client */
+    CHECK_EQ(it_owner_count_settle(rn, key, "it-owner-1", "2", it_n), it_n);
+    CHECK_EQ(it->acquire(l3, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->acquire(l4, &r), REDLOCK_ERR_LOCKED);
+    redis_nodes__sleep_ms(20); /* their undo has run: the count is whole */
+    CHECK_EQ(it_owner_count_settle(rn, key, "it-owner-1", "2", it_n), it_n);
+    CHECK_EQ(it->extend(l2, 5000, &r), REDLOCK_OK);
+    CHECK_EQ(it->extend(l1, 1000, &r), REDLOCK_OK); /* shorter: the key keeps its 5 s */
+    redis_nodes_cmd(rn, 0, out, sizeof out, "PTTL", key, (char *)NULL);
+    CHECK(atoi(out + 1) > 4000);
+    CHECK_EQ(it->release(l1, &r), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "it-owner-1", "1", it_n), it_n);
+    CHECK_EQ(it->state(l2), REDLOCK_STATE_HELD);
+    CHECK_EQ(it->acquire(l3, NULL), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->release(l2, &r), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n); /* no key left */
+    CHECK_EQ(it->acquire(l3, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(l1, NULL), REDLOCK_ERR_LOCKED); /* now owner 1 waits for owner 2 */
+    CHECK_EQ(it->release(l3, NULL), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n);
+    /* default owners */
+    it_lock_opts(&o, key, 2000);
+    o.reentrant = 1;
+    o.retry_count = -1;
+    l5 = it->lock(a, &o);
+    l6 = it->lock(a, &o);
+    l7 = it->lock(b, &o);
+    CHECK(l5 && l6 && l7);
+    if (!l5 || !l6 || !l7) goto out;
+    CHECK_EQ(it->acquire(l5, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(l6, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(l7, NULL), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->release(l5, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(l6, NULL), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n);
+out:
+    if (l1) it->unlock(l1);
+    if (l2) it->unlock(l2);
+    if (l3) it->unlock(l3);
+    if (l4) it->unlock(l4);
+    if (l5) it->unlock(l5);
+    if (l6) it->unlock(l6);
+    if (l7) it->unlock(l7);
+    it->close(a);
+    it->close(b);
+}
+
+/* A user that may not script: a reentrant lock is refused with
+   NO_SCRIPTING at once (no legacy fallback), and nothing is written. */
+static void it_reentrant_noscript(void)
+{
+    redis_nodes *rn = &it_acled[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    s.user = "u";
+    s.pass = "pw";
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "reentrant-noscript");
+    it_lock_opts(&o, key, 1000);
+    o.reentrant = 1;
+    o.owner = "it-owner";
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        memset(&r, 0, sizeof r);
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_NO_SCRIPTING);
+        CHECK_EQ(r.attempts, 1);
+        CHECK_EQ(it->mode_switches(a), 0);
+        CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n);
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
 static void it_acl_noscript(void)
 {
     redis_nodes *rn = &it_acled[it_n];
@@ -1443,6 +1583,8 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_select_db, n);
         IT_RUN(it_inflight_drop, n);
         IT_RUN(it_restart_idle, n);
+        IT_RUN(it_reentrant, n);
+        IT_RUN(it_reentrant_noscript, n);
     }
     IT_RUN(it_hostile_stray, 3);
     IT_RUN(it_hostile_stray_idle, 3);
