@@ -26,7 +26,7 @@ examples: examples-socket examples-hiredis examples-libev
 # Each example: usage, no node up, a live node (tests/shared/examples.sh).
 CHECKS += check-examples
 .PHONY: check-examples
-check-examples: examples
+check-examples: examples $(BUILD)/redlock
 	@tests/shared/examples.sh $(BUILD)
 
 test: deps

@@ -90,6 +90,17 @@ static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
 
 /* ---- the command line ---- */
 
+/* An owner id as redlock_lock_init takes it: 1..REDLOCK_MAX_OWNER
+   printable characters, no space. */
+static int tool_owner_ok(const char *s)
+{
+    size_t i, n = strlen(s);
+    if (n == 0 || n > REDLOCK_MAX_OWNER) return 0;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127) return 0;
+    return 1;
+}
+
 /* getopt_long in REQUIRE_ORDER mode ("+"): it stops at each positional
    argument, which is taken and skipped, and at "--", so that NAME,
    TOKEN and COMMAND are seen where they are (no permutation). Combined
@@ -98,7 +109,7 @@ static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
    are ours, one line. */
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
-       O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE };
+       O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -112,6 +123,8 @@ static const struct option long_opts[] = {
     { "on-lost", required_argument, NULL, O_ON_LOST },
     { "kill-after", required_argument, NULL, O_KILL_AFTER },
     { "foreground", no_argument, NULL, O_FOREGROUND },
+    { "reentrant", no_argument, NULL, O_REENTRANT },
+    { "owner", required_argument, NULL, O_OWNER },
     { "json", no_argument, NULL, O_JSON },
     { "tls", no_argument, NULL, O_TLS },
     { "tls-ca", required_argument, NULL, O_TLS_CA },
@@ -136,7 +149,7 @@ static unsigned applies_to(int id)
     switch (id) {
     case 't': return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
     case 'w': case O_NO_WAIT: case O_RETRY: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
-    case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: return C_(TOOL_CMD_RUN);
+    case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: return C_(TOOL_CMD_RUN);
     case O_JSON: return C_(TOOL_CMD_INSPECT);
     default: return C_ALL;
     }
@@ -321,6 +334,14 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
             else { say(err, errlen, "bad --on-lost '%.40s' (term, kill or ignore)", val); goto usage; }
             break;
         case O_FOREGROUND: o->foreground = 1; break;
+        case O_REENTRANT: o->reentrant = 1; break;
+        case O_OWNER:
+            if (!tool_owner_ok(val)) {
+                say(err, errlen, "bad --owner '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_OWNER);
+                goto usage;
+            }
+            o->owner = val;
+            break;
         case O_JSON: o->json = 1; break;
         case O_TLS: o->net.tls.enable = 1; break;
         case O_TLS_CA: o->net.tls.ca = val; break;
@@ -399,6 +420,22 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
     if (o->cmd == TOOL_CMD_RUN && o->ttl_ms < 3 * TOOL_MIN_TTL_MS) {
         say(err, errlen, "run: --ttl must be at least %dms (it is renewed every ttl/3)", 3 * TOOL_MIN_TTL_MS);
         goto usage;
+    }
+    if (o->owner && !o->reentrant) { say(err, errlen, "run: --owner needs --reentrant"); goto usage; }
+    if (o->reentrant && o->mode == REDLOCK_MODE_LEGACY) {
+        say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
+        goto usage;
+    }
+    if (o->reentrant && !o->owner) { /* inside an outer `redlock run --reentrant`: its owner */
+        const char *env = getenv("REDLOCK_OWNER");
+        if (env && env[0]) {
+            if (!tool_owner_ok(env)) {
+                say(err, errlen, "bad REDLOCK_OWNER '%.40s' (1 to %d printable characters, no space)", env,
+                    REDLOCK_MAX_OWNER);
+                goto usage;
+            }
+            o->owner = env;
+        }
     }
     return 0;
 usage:

@@ -49,6 +49,8 @@ typedef struct tool_opts {
     redlock_mode mode;       /* --mode / --legacy */
     int on_lost;             /* --on-lost */
     int foreground;          /* run --foreground: COMMAND stays in redlock's process group */
+    int reentrant;           /* run --reentrant: the owner may hold NAME again inside COMMAND */
+    const char *owner;       /* run: --owner, else REDLOCK_OWNER; NULL: the lock's default */
     int json;                /* inspect --json */
     int help_for;            /* TOOL_CMD_HELP: the subcommand whose help (TOOL_CMD_NONE: all) */
     int verbose;             /* -1 quiet (-q), 0 default, 1 verbose (-v) */

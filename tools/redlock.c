@@ -149,7 +149,7 @@ static void signals_teardown(void)
 /* ---- the application state ---- */
 
 enum { RN_NONE, RN_YES, RN_ERR };
-enum { T_GET = 1, T_PTTL };
+enum { T_GET = 1, T_PTTL, T_HGETALL };
 
 typedef struct rnode {
     int waiting;      /* replies outstanding */
@@ -162,6 +162,9 @@ typedef struct rnode {
     int val_long;     /* value did not fit: not a lock value */
     int have_pttl;
     long long pttl;
+    /* a reentrant lock's hash (GET said WRONGTYPE, HGETALL followed) */
+    char owner[REDLOCK_MAX_OWNER + 1];
+    long long count;  /* the owner's entries; 0: not a reentrant lock's hash */
 } rnode;
 
 /* A node's failure, for messages: the status, what the tool saw (a
@@ -823,6 +826,44 @@ static int parse_value(const char *v, size_t len, const char **tok, int64_t *exp
     return 1;
 }
 
+/* A reentrant lock's hash: one field `owner` with the count of entries,
+   the others `owner:token` (32 hex digits). Anything else is no lock. */
+static int entry_field(const redlock_reply *f, const char *owner, size_t olen)
+{
+    size_t i;
+    if (f->type != REDLOCK_REPLY_STRING || f->len != olen + 1 + REDLOCK_TOKEN_LEN || memcmp(f->str, owner, olen) != 0 ||
+        f->str[olen] != ':')
+        return 0;
+    for (i = olen + 1; i < f->len; i++)
+        if (!strchr("0123456789abcdefABCDEF", f->str[i])) return 0;
+    return 1;
+}
+
+static void reentrant_hash(rnode *x, const redlock_reply *r)
+{
+    size_t i, j, entries = 0;
+    const redlock_reply *owner = NULL, *count = NULL;
+    long long n = 0;
+    if (r->elements < 4 || r->elements % 2) return;
+    for (i = 0; i < r->elements && !owner; i += 2) { /* the field no other field extends */
+        const redlock_reply *f = &r->element[i];
+        if (f->type != REDLOCK_REPLY_STRING || f->len == 0 || f->len > REDLOCK_MAX_OWNER) continue;
+        for (j = 0; j < r->elements; j += 2)
+            if (j != i && !entry_field(&r->element[j], f->str, f->len)) break;
+        if (j >= r->elements) { owner = f; count = &r->element[i + 1]; }
+    }
+    if (!owner || count->type != REDLOCK_REPLY_STRING || count->len == 0 || count->len > 9) return;
+    for (i = 0; i < count->len; i++) {
+        if (count->str[i] < '0' || count->str[i] > '9') return;
+        n = n * 10 + (count->str[i] - '0');
+    }
+    entries = r->elements / 2 - 1;
+    if (n <= 0 || (size_t)n != entries) return;
+    memcpy(x->owner, owner->str, owner->len);
+    x->owner[owner->len] = '\0';
+    x->count = n;
+}
+
 static void raw_send(app *a, int node, int tag, const char *cmd)
 {
     const char *argv[2];
@@ -856,13 +897,28 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
         } else if (r->type == REDLOCK_REPLY_NIL) {
             x->val_type = REDLOCK_REPLY_NIL;
         } else if (r->type == REDLOCK_REPLY_ERROR && starts(r, "WRONGTYPE")) {
-            x->val_type = REDLOCK_REPLY_ERROR; /* another kind of key */
+            x->val_type = REDLOCK_REPLY_ERROR; /* another kind of key: a reentrant lock's hash? */
+            x->waiting++;
+            raw_send(a, node, T_HGETALL, "HGETALL");
+            if (x->done) return;
         } else if (r->type == REDLOCK_REPLY_ERROR) {
             rn_server_error(a, node, r);
             return;
         } else {
             rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
             return;
+        }
+    } else if (tag == T_HGETALL) {
+        if (r->type == REDLOCK_REPLY_ERROR && starts(r, "WRONGTYPE")) {
+            /* neither a string nor a hash: not a lock */
+        } else if (r->type == REDLOCK_REPLY_ERROR) {
+            rn_server_error(a, node, r);
+            return;
+        } else if (r->type != REDLOCK_REPLY_ARRAY) {
+            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
+            return;
+        } else {
+            reentrant_hash(x, r);
         }
     } else if (tag == T_PTTL) {
         if (r->type == REDLOCK_REPLY_ERROR) { rn_server_error(a, node, r); return; }
@@ -988,6 +1044,8 @@ static int acquire_lock(app *a, int watchdog)
     lo.watchdog = watchdog;
     lo.on_result = on_result;
     lo.user = a;
+    lo.reentrant = a->o->reentrant;
+    lo.owner = a->o->owner;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the lock: %s", redlock_strerror(rc));
@@ -1212,6 +1270,11 @@ static int start_command(app *a)
     int ep[2], cm[2] = { 0, 0 }; /* what failed in the child: 0 exec, 1 setup; errno */
     pid_t pid, parent = getpid();
     a->pgrp = 0;
+    /* a `redlock run --reentrant` on the same NAME inside COMMAND re-enters */
+    if (a->o->reentrant && setenv("REDLOCK_OWNER", redlock_lock_owner(&a->lock), 1) != 0) {
+        ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
+        return TOOL_EXIT_INTERNAL;
+    }
     if (!a->o->foreground && start_watcher(a, 0) < 0) {
         ERR("cannot start '%s': no watcher process: %s", a->o->child_argv[0], strerror(errno));
         return TOOL_EXIT_INTERNAL;
@@ -1530,6 +1593,7 @@ static int cmd_inspect(app *a)
     int st[REDLOCK_MAX_NODES];
     int64_t ttl[REDLOCK_MAX_NODES]; /* ms; -1: no expiry; -2: none to show */
     const char *tok[REDLOCK_MAX_NODES];
+    const char *own[REDLOCK_MAX_NODES]; /* a reentrant lock's owner */
     int legacy[REDLOCK_MAX_NODES];
     raw_round(a);
     if (a->abort_sig) return 128 + a->abort_sig;
@@ -1537,7 +1601,7 @@ static int cmd_inspect(app *a)
     for (i = 0; i < a->n; i++) {
         const rnode *x = &a->rn[i];
         int64_t expiry;
-        tok[i] = NULL;
+        tok[i] = own[i] = NULL;
         ttl[i] = -2;
         legacy[i] = 0;
         if (x->outcome == RN_ERR) { st[i] = S_ERROR; continue; }
@@ -1550,6 +1614,10 @@ static int cmd_inspect(app *a)
             legacy[i] = expiry >= 0;
             if (expiry >= 0) ttl[i] = expiry - now_wall < 0 ? 0 : expiry - now_wall;
             else if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
+        } else if (x->val_type == REDLOCK_REPLY_ERROR && x->count > 0) {
+            st[i] = S_HELD;
+            own[i] = x->owner;
+            if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
         } else {
             st[i] = S_OTHER;
         }
@@ -1557,11 +1625,13 @@ static int cmd_inspect(app *a)
     for (i = 0; i < a->n; i++) { /* the token held on the most nodes */
         int j, same = 0;
         if (st[i] != S_HELD) continue;
-        for (j = 0; j < a->n; j++) same += st[j] == S_HELD && memcmp(tok[j], tok[i], REDLOCK_TOKEN_LEN) == 0;
+        for (j = 0; j < a->n; j++)
+            same += st[j] == S_HELD && (tok[i] ? tok[j] && memcmp(tok[j], tok[i], REDLOCK_TOKEN_LEN) == 0
+                                               : own[j] && strcmp(own[j], own[i]) == 0);
         if (same > best) { best = same; best_i = i; }
     }
     nf = raw_failed_count(a, failed);
-    if (best_i >= 0) memcpy(holder, tok[best_i], 8), holder[8] = 0;
+    if (best_i >= 0 && tok[best_i]) memcpy(holder, tok[best_i], 8), holder[8] = 0;
     if (best >= a->quorum) {
         state = "held";
     } else if (best + nf < a->quorum) {
@@ -1580,8 +1650,10 @@ static int cmd_inspect(app *a)
         fputs("{\"key\":", f);
         json_cstr(f, a->o->name);
         fprintf(f, ",\"state\":\"%s\",\"holder\":", state);
-        if (best >= a->quorum) json_cstr(f, holder);
+        if (best >= a->quorum && tok[best_i]) json_cstr(f, holder);
         else fputs("null", f);
+        fputs(",\"owner\":", f);
+        json_cstr(f, best >= a->quorum ? own[best_i] : NULL);
         fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"nodes\":[", best, a->quorum, a->n, answered);
         for (i = 0; i < a->n; i++) {
             static const char *const names[] = { "error", "free", "held", "other" };
@@ -1592,6 +1664,11 @@ static int cmd_inspect(app *a)
             else fputs("null", f);
             fputs(",\"ttl_ms\":", f);
             if (ttl[i] >= -1) fprintf(f, "%lld", (long long)ttl[i]);
+            else fputs("null", f);
+            fputs(",\"owner\":", f);
+            json_cstr(f, own[i]);
+            fputs(",\"count\":", f);
+            if (own[i]) fprintf(f, "%lld", a->rn[i].count);
             else fputs("null", f);
             fprintf(f, ",\"legacy\":%s,\"error\":", legacy[i] ? "true" : "false");
             json_cstr(f, st[i] == S_ERROR ? a->nf[i].why : NULL);
@@ -1611,12 +1688,19 @@ static int cmd_inspect(app *a)
         } else if (st[i] == S_HELD) {
             if (ttl[i] >= 0) tool_format_ms(b1, sizeof b1, ttl[i]);
             else snprintf(b1, sizeof b1, ttl[i] == -1 ? "none" : "-");
-            printf("%-32s %-7s %.8s  %s%s\n", d, "held", tok[i], b1, legacy[i] ? " (legacy value, wall clock)" : "");
+            if (own[i])
+                printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries)\n", d, "held", "-", b1, own[i],
+                       a->rn[i].count);
+            else
+                printf("%-32s %-7s %.8s  %s%s\n", d, "held", tok[i], b1, legacy[i] ? " (legacy value, wall clock)" : "");
         } else {
             printf("%-32s %-7s %-9s %s\n", d, "other", "-", "the key is not a lock");
         }
     }
-    if (best >= a->quorum)
+    if (best >= a->quorum && own[best_i])
+        printf("'%s' is held by owner %s (reentrant) on %d/%d nodes (quorum %d)\n", a->o->name, own[best_i], best, a->n,
+               a->quorum);
+    else if (best >= a->quorum)
         printf("'%s' is held by %s on %d/%d nodes (quorum %d)\n", a->o->name, holder, best, a->n, a->quorum);
     else if (free_n == a->n)
         printf("'%s' is free on all %d nodes\n", a->o->name, a->n);
@@ -1704,11 +1788,20 @@ static const help_line help_opts[] = {
              "                        (default 5s)\n"
              "      --foreground      COMMAND stays in redlock's process group and may use the\n"
              "                        terminal; then only COMMAND itself is signalled, and only\n"
-             "                        on Linux does it die with redlock\n" },
+             "                        on Linux does it die with redlock\n"
+             "      --reentrant       a reentrant lock: COMMAND gets its owner id in\n"
+             "                        $REDLOCK_OWNER, and a `redlock run --reentrant NAME` of\n"
+             "                        that owner inside COMMAND enters at once instead of\n"
+             "                        waiting (needs scripting on the nodes)\n"
+             "      --owner ID        the owner id (default: $REDLOCK_OWNER, else a new one;\n"
+             "                        1-64 printable characters, no space)\n" },
     { H_TOP, "      --on-lost ACTION  run: when the lock is lost, SIGTERM (term, default),\n"
              "                        SIGKILL (kill) or nothing (ignore) to COMMAND's group\n"
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
-             "      --foreground      run: COMMAND stays in redlock's process group (terminal)\n" },
+             "      --foreground      run: COMMAND stays in redlock's process group (terminal)\n"
+             "      --reentrant       run: the owner ($REDLOCK_OWNER inside COMMAND) may run\n"
+             "                        NAME again inside COMMAND without waiting\n"
+             "      --owner ID        run --reentrant: the owner id (default: $REDLOCK_OWNER)\n" },
     { H_INS, "      --json            one JSON object on stdout instead of the table\n" },
     { H_TOP, "      --json            inspect: one JSON object on stdout instead of the table\n" },
     { H_ALL | H_TOP, "  -q, --quiet           no messages on stderr, not even warnings\n"

@@ -3,7 +3,8 @@
 # exits non-zero when asked for help, exits non-zero (within seconds) when
 # no node can be reached (127.0.0.1:1 refuses connections), and exits 0
 # after taking and releasing its lock on a redis-server started here (a
-# free loopback port, a temp dir, no persistence; stopped by PID).
+# free loopback port, a temp dir, no persistence; stopped by PID). The shell
+# example nested_run.sh runs there too, with the redlock tool.
 # Usage: tests/shared/examples.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -31,6 +32,15 @@ for ex in example_socket example_poll_loop hiredis_sync libev_async; do
   fi
   echo "ok example $ex: usage (status $rc), no node up (status $down), a live node (status 0)"
 done
+
+# The shell example of a reentrant lock: the nested run enters, no key left.
+out=$(REDLOCK_NODES="127.0.0.1:$port" timeout 30 examples/nested_run.sh "$build/redlock" 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "^migrate: entered 'deploy'" &&
+   printf '%s\n' "$out" | grep -q "^deploy: migration done" && [ "$(redis-cli -p "$port" EXISTS deploy)" = 0 ]; then
+  echo "ok example nested_run.sh: the nested redlock run --reentrant enters at once, no key left"
+else
+  echo "not ok example nested_run.sh: status $rc, $(printf '%s' "$out" | tail -c 300)"; status=1
+fi
 
 # The README's quick start is a whole program: it must build as shown.
 awk '/^## Quick start$/ {q = 1} q && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' README.md >"$build/quickstart.c"

@@ -239,6 +239,29 @@ rl inspect tok
 rl acquire -t 300ms short; TOKEN=$(cat "$T/out"); sleep 0.45
 expect "release after the TTL ran out: 1" 1 release short "$TOKEN"
 
+# reentrant runs: COMMAND gets the owner in REDLOCK_OWNER; a `run --reentrant`
+# of that owner inside re-enters (the count is 2 on every node), a plain run
+# or another owner waits; the key is gone afterwards
+rl run --reentrant re -- sh -c "echo \"\$REDLOCK_OWNER\"; $BIN run --reentrant --no-wait re -- sh -c 'echo \"inner \$REDLOCK_OWNER\"; redis-cli -p $PORT0 HGET re \"\$REDLOCK_OWNER\"'"
+owner=$(sed -n 1p "$T/out")
+if [ "$RC" -eq 0 ] && [ -n "$owner" ] && [ "$(sed -n 2p "$T/out")" = "inner $owner" ] && [ "$(sed -n 3p "$T/out")" = 2 ]; then
+  ok "reentrant: a nested run of the owner re-enters (count 2)"
+else nok "reentrant: a nested run of the owner re-enters" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
+expect "reentrant: a plain run inside waits (75)" 75 run --reentrant re -- "$BIN" run --no-wait re -- true
+expect "reentrant: another owner inside waits (75)" 75 run --reentrant re -- "$BIN" run --reentrant --owner other --no-wait re -- true
+expect "reentrant: --owner given outside, the same owner inside re-enters" 0 run --reentrant --owner job-7 re -- \
+  "$BIN" run --reentrant --owner job-7 --no-wait re -- true
+rl run --reentrant --owner ins-1 re -- "$BIN" inspect re
+[ "$RC" -eq 0 ] && grep -q "is held by owner ins-1 (reentrant) on 3/3 nodes" "$T/out" &&
+  [ "$(grep -c "reentrant: owner ins-1, 1 entries" "$T/out")" -eq 3 ] &&
+  ok "reentrant: inspect names the owner and its entries" || nok "reentrant: inspect names the owner" "$(cat "$T/out")"
+[ "$(rcli EXISTS re)" = 0 ] && ok "reentrant: no key left after the runs" || nok "reentrant: no key left after the runs"
+usage "--owner without --reentrant" run --owner x re -- true
+usage "--owner with a space" run --reentrant --owner 'a b' re -- true
+usage "--reentrant with --legacy" run --reentrant --legacy re -- true
+usage "--reentrant does not apply to acquire" acquire --reentrant re
+REDLOCK_OWNER='a b' usage "a bad REDLOCK_OWNER" run --reentrant re -- true
+
 # legacy mode (SETNX/GETSET values "expiry:token")
 rl --legacy acquire -t 10s leg; TOKEN=$(cat "$T/out")
 v=$(rcli GET leg)
@@ -495,7 +518,7 @@ rl -n "$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1" inspect --json js
 if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 1 ] &&
    json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN:0:8}' and d['held_on']==2 and d['quorum']==2
             and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
-            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'legacy':False,'error':'connection refused'}
+            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'legacy':False,'error':'connection refused'}
             and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN:0:8}' and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
             and d['nodes'][1]['error'] is None"; then
   ok "inspect --json: held (0), holder prefix, per-node state, TTL in ms and errors"
