@@ -23,6 +23,7 @@
        6. Errors
        7. Threads and callbacks
        8. States: what moves a lock, and the commands of each operation
+       9. Reentrant locks: one owner, many holds
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
@@ -36,9 +37,11 @@
        queries    redlock_lock_state, redlock_lock_remaining_us,
                   redlock_lock_valid_until, redlock_lock_pending,
                   redlock_lock_followup, redlock_lock_lost_reason, redlock_lock_token,
-                  redlock_node_mode
+                  redlock_lock_owner, redlock_node_mode
        names      redlock_strerror, redlock_state_name, redlock_event_name,
-                  redlock_release_script, redlock_extend_script
+                  redlock_release_script, redlock_extend_script,
+                  redlock_reentrant_acquire_script, redlock_reentrant_release_script,
+                  redlock_reentrant_extend_script
 
    1. WHAT IT IS
    ------------
@@ -235,6 +238,9 @@
                                are required (strict C without POSIX; on a
                                POSIX system without clock_gettime declared
                                the build stops and says what to define)
+       REDLOCK_THREAD_ID()     the calling thread's id, a uint64_t, for the
+                               default owner of reentrant locks (default: a
+                               hash of pthread_self() on POSIX, else 0)
    Every millisecond setting (config and lock options, extend's ttl) must be
    in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
    TTL for ttls), so that microsecond arithmetic never overflows.
@@ -254,10 +260,11 @@
 
    Memory: clients and lock handles are yours to place (static, stack,
    arrays, inside your own structs). On 64-bit Linux at the default limits
-   a redlock_client is 840 bytes and a redlock_lock 504 (about 250 plus 16
+   a redlock_client is 872 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
-   bytes: the key, the token and the next token's bytes), freed by
+   bytes: the key, the token and the next token's bytes; a reentrant lock
+   REDLOCK_MAX_OWNER + 9 more for its owner id), freed by
    redlock_lock_deinit, by initialising the handle again on the same
    client, or by redlock_client_deinit; refused, lock_init says NOMEM.
    Nothing else is allocated, and no operation allocates. A handle that is
@@ -325,6 +332,56 @@
        adopted  release and extend of an adopted token, without scripts:
                 PTTL before the GET (modern value; a legacy value carries
                 its expiry), so the act is safe without knowing the acquire
+       reentrant (section 9) acquire, release and extend: one script each,
+                EVALSHA, EVAL after NOSCRIPT; undo and cleanup: EVAL
+
+   9. REENTRANT LOCKS
+   A lock initialised with opts.reentrant may be held by one owner many
+   times at once, from any handle, client or process: code that holds it
+   can call code that takes it again without waiting for itself. The key
+   is then a Redis hash: field `owner` counts the owner's entries, and each
+   acquisition adds one field `owner:token` (its own random token):
+       HGETALL job  ->  svc-a 2   svc-a:3fa2...c0 1   svc-a:91b4...07 1
+   The owner id is opts.owner (1..REDLOCK_MAX_OWNER printable bytes, no
+   space; copied at init), or by default "client id:thread id" (16 hex
+   digits each: a random id the client draws once, and the thread that
+   calls redlock_acquire, see REDLOCK_THREAD_ID), so handles of one client
+   used from one thread share an owner. redlock_lock_owner() tells it.
+   Pass an id across handles, clients or processes to share the lock on
+   purpose: every holder with that id is then one owner, and nothing tells
+   them apart (the tool's `run --reentrant` hands its id to COMMAND).
+     acquire  an entry is added when the key is absent or held by this
+              owner alone (a vote for; the count is the reply), refused
+              while another owner or a plain lock holds it (against). The
+              key's time to live becomes at least ttl: it is never
+              shortened, as the owner's other entries live on it. Quorum,
+              validity (ttl - elapsed - drift), retries and the undo of a
+              failed attempt on every node are the plain lock's.
+     release  removes this acquisition's entry and decrements the count;
+              the key is deleted with the owner's last entry.
+     extend   (and the watchdog) while this entry is there: the time to
+              live becomes at least the new ttl, never less (the validity
+              counts the new ttl, as for a plain lock). 0: the entry is
+              gone (QUORUM_LOST on a majority); -1: another owner holds
+              the key (STOLEN).
+   Counts never drift: entries are added and removed by token, so a
+   retry adds nothing twice where an earlier attempt's entry landed, and
+   an undo takes back exactly that attempt's entry whether or not its
+   reply was lost. An entry whose release never reached a node (the node
+   was down) stays until the key expires; the owner's later acquisitions
+   keep the key alive meanwhile, so other owners may wait that long. The
+   count is not a reentrancy depth of one handle: one handle holds one
+   entry at a time (acquire while HELD is ALREADY_HELD); nest with more
+   handles.
+   Cost: one round trip per operation, as the plain lock (a script of a
+   few hash commands per node). A plain lock and a reentrant one on the
+   same key exclude each other; the plain lock's release script fails on
+   the hash (a node error for that node, SERVER). Needs scripting: a node
+   that refuses scripts (ACL NOPERM, a server without EVAL) fails its vote
+   with REDLOCK_ERR_NO_SCRIPTING, there is no legacy fallback, and an
+   acquire that can no longer reach a quorum ends with NO_SCRIPTING at
+   once; lock_init refuses the mode (NO_SCRIPTING) when too few nodes are
+   configured REDLOCK_MODE_LEGACY to leave a quorum.
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
