@@ -1021,6 +1021,12 @@ static void observe_slot(world *w, client *c, int k) {
             (left <= 0 && redlock_lock_lost_reason(&s->lk) == 0))
             violation(w, "a held lock past its validity does not read LOST (or reads it too soon)", c->id);
     }
+    if (s->owner >= 0) { /* the owner the handle acts for: its own id, or the client's default */
+        const char *own = redlock_lock_owner(&s->lk);
+        int good = s->owner < 2 ? strcmp(own, s->owner ? "owner-b" : "owner-a") == 0
+                                : !own[0] || (strlen(own) == 33 && strncmp(own, c->rc._owner_id, 16) == 0 && own[16] == ':');
+        if (!good) violation(w, "a reentrant lock acts for another owner", c->id);
+    }
     tok = redlock_lock_token(&s->lk);
     if (tok[0] && (s->token < 0 || strcmp(tok, w->tokens[s->token].tok) != 0)) {
         token_done(w, c, k, 0);

@@ -269,6 +269,8 @@ static void init_lock(int i)
     b = byte0();
     o.retry_count = b % 4 - 1;
     o.wait_ms = (b >> 2) % 4 * 100;
+    o.reentrant = (b >> 4) & 1;                       /* a reentrant lock, its owner given or the default */
+    if (o.reentrant && (b & 0x20)) o.owner = "fz-owner";
     o.on_result = on_result;
     if (redlock_lock_init(&F.lock[i], &F.client, &o) == REDLOCK_OK) {
         F.inited[i] = 1;
