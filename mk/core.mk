@@ -79,9 +79,10 @@ check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
 	  'if $(VALGRIND) $(BUILD)/unit >/dev/null && $(VALGRIND) $(BUILD)/platform >/dev/null; \
 	   then echo "ok valgrind unit: 0 errors, 0 leaks"; else echo "not ok valgrind unit"; fi' \
 	  'if $(VALGRIND) $(BUILD)/sim --profile modern --runs 200 --seed 7 >/dev/null && \
-	      $(VALGRIND) $(BUILD)/sim --profile noscript --runs 100 --seed 7 >/dev/null; \
-	   then echo "ok valgrind sim modern, noscript (300 schedules): 0 errors, 0 leaks"; \
-	   else echo "not ok valgrind sim modern, noscript"; fi' \
+	      $(VALGRIND) $(BUILD)/sim --profile noscript --runs 100 --seed 7 >/dev/null && \
+	      $(VALGRIND) $(BUILD)/sim --profile reentrant --runs 60 --seed 7 >/dev/null; \
+	   then echo "ok valgrind sim modern, noscript, reentrant (360 schedules): 0 errors, 0 leaks"; \
+	   else echo "not ok valgrind sim modern, noscript, reentrant"; fi' \
 	  'if $(VALGRIND) $(BUILD)/sim --profile legacy --runs 100 --seed 7 >/dev/null && \
 	      $(VALGRIND) $(BUILD)/sim --profile legacy-crowd --runs 50 --seed 7 >/dev/null && \
 	      $(VALGRIND) $(BUILD)/sim --profile refusing --runs 100 --seed 7 >/dev/null && \
