@@ -24,6 +24,7 @@
        7. Threads and callbacks
        8. States: what moves a lock, and the commands of each operation
        9. Reentrant locks: one owner, many holds
+      10. Release notifications: waiting less
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
@@ -31,13 +32,13 @@
        setup      redlock_config_init, redlock_client_init,
                   redlock_client_deinit, redlock_lock_init, redlock_lock_deinit
        operations redlock_acquire, redlock_release, redlock_extend,
-                  redlock_lock_adopt
+                  redlock_lock_adopt, redlock_lock_wake
        transport  redlock_on_reply, redlock_on_error, redlock_on_timer,
                   redlock_next_deadline, redlock_tag_node
        queries    redlock_lock_state, redlock_lock_remaining_us,
                   redlock_lock_valid_until, redlock_lock_pending,
-                  redlock_lock_followup, redlock_lock_lost_reason, redlock_lock_token,
-                  redlock_lock_owner, redlock_node_mode
+                  redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
+                  redlock_lock_token, redlock_lock_owner, redlock_node_mode
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script,
                   redlock_reentrant_acquire_script, redlock_reentrant_release_script,
@@ -323,7 +324,8 @@
                 that value has expired, GETSET (ours only if GETSET returns
                 the value read, compared by a 32-bit hash, and it is still
                 expired)
-       release  EVALSHA compare-and-delete; EVAL after NOSCRIPT;
+       release  EVALSHA compare-and-delete (and PUBLISH, section 10); EVAL
+                after NOSCRIPT;
        (undo,   without scripts: GET, compare, then DEL
         cleanup)
        extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
@@ -382,6 +384,22 @@
    acquire that can no longer reach a quorum ends with NO_SCRIPTING at
    once; lock_init refuses the mode (NO_SCRIPTING) when too few nodes are
    configured REDLOCK_MODE_LEGACY to leave a quorum.
+
+   10. RELEASE NOTIFICATIONS
+   Whenever a release script deletes a key (a release, the undo of a
+   failed attempt, the cleanup after LOST; a reentrant lock's last entry)
+   it also runs PUBLISH REDLOCK_CHANNEL_PREFIX+key "released" on that node
+   (under pcall: a user the ACL denies PUBLISH still releases). With no
+   subscriber a PUBLISH costs the server a lookup. Nodes without scripting
+   (GET, then DEL) and keys that expire publish nothing.
+   A transport that subscribes to that channel while a lock waits
+   (redlock_lock_waiting()) passes each message on with redlock_lock_wake():
+   the waiting acquire starts its next attempt at once instead of sleeping
+   out its retry delay, and one whose attempt is running retries without
+   the delay if that attempt fails. Notifications only move attempts: a
+   lost, late, repeated or spurious one costs at most a retry delay or an
+   early attempt, never safety, and the attempts still count against
+   retry_count and wait_ms.
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -434,6 +452,9 @@
 #define REDLOCK_MAX_ARGS 8             /* longest command the core sends */
 #define REDLOCK_TOKEN_LEN 32           /* hex characters of a token (128 bits) */
 #define REDLOCK_MAX_OWNER 64           /* bytes of a reentrant lock's owner id */
+/* The release scripts PUBLISH "released" on this prefix + the key when they
+   delete it (section 10). */
+#define REDLOCK_CHANNEL_PREFIX "redlock:"
 /* bytes of the block redlock_lock_init allocates for a key of key_len bytes:
    the key, the token and the next token's bytes */
 #define REDLOCK_KEY_BLOCK_SIZE(key_len) ((key_len) + REDLOCK_TOKEN_LEN + 1 + REDLOCK_TOKEN_LEN / 2)
@@ -729,6 +750,7 @@ struct redlock_lock {
     uint8_t _reentrant;    /* the key is a hash {owner: count, owner:token: 1} */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
+    uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
@@ -836,6 +858,13 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lock, const char *token, int64_
 
 /* Transport input. Unknown or stale tags are ignored. */
 REDLOCK_API void redlock_on_reply(redlock_client *client, redlock_tag tag, const redlock_reply *reply);
+/* A notification that the lock's key was released (section 10): an
+   acquire waiting for its next attempt starts it now; one whose attempt
+   (or its undo) is running starts the next without the retry delay. No
+   effect in other states, and never on safety: a late, lost, repeated or
+   spurious call only moves an attempt. Returns OK, INVALID (NULL) or
+   DETACHED. */
+REDLOCK_API int redlock_lock_wake(redlock_lock *lock);
 REDLOCK_API void redlock_on_error(redlock_client *client, redlock_tag tag, int status);
 REDLOCK_API void redlock_on_timer(redlock_client *client);
 
@@ -873,6 +902,9 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
    the core could not foresee (NOSCRIPT after the server lost its scripts)
    waits for the next call too. */
 REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
+/* Nonzero while an acquire waits for its next attempt (its retry delay):
+   when a release notification would help it (section 10). */
+REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk);
 /* LOST (also by the clock): why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT,
    HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
@@ -991,8 +1023,9 @@ enum { REDLOCK__OUT_NONE, REDLOCK__OUT_YES, REDLOCK__OUT_NO /* another holder */
        REDLOCK__OUT_MISSING /* not (or no longer) ours */, REDLOCK__OUT_ERR };
 
 static const char redlock__release_lua[] =
-    "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end";
-static const char redlock__release_sha[] = "b998f9dfb154cdbea8cda65ad5177aadf0e945a2";
+    "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) "
+    "pcall(redis.call,'publish','redlock:'..KEYS[1],'released') return 1 else return 0 end";
+static const char redlock__release_sha[] = "db37f0610e6bf2336da8429118b86614e83117e2";
 static const char redlock__extend_lua[] =
     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) "
     "elseif v then return -1 else return 0 end";
@@ -1013,8 +1046,8 @@ static const char redlock__racquire_sha[] = "df90cc2b078b48a681fce60c682aeebd77a
 static const char redlock__rrelease_lua[] =
     "local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' or "
     "redis.call('hdel',k,o..':'..ARGV[2])==0 then return 0 end if redis.call('hincrby',k,o,-1)<=0 "
-    "then redis.call('hdel',k,o) end return 1";
-static const char redlock__rrelease_sha[] = "397a5754fd0bc040de5180447cf6c99a8c298c4c";
+    "then redis.call('hdel',k,o) pcall(redis.call,'publish','redlock:'..k,'released') end return 1";
+static const char redlock__rrelease_sha[] = "b480d5c3fa6cc932b4719172ba180d444a812f06";
 static const char redlock__rextend_lua[] =
     "local k,o=KEYS[1],ARGV[1] local t=redis.call('type',k).ok if t=='none' then return 0 end if "
     "t=='hash' and redis.call('hexists',k,o..':'..ARGV[2])==1 then if "
@@ -1990,6 +2023,7 @@ static void redlock__take_token(redlock_lock *lk) {
 
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
     if (lk->_attempt == 0) redlock__take_token(lk);
+    lk->_woken = 0; /* a release notified before this attempt: it is this attempt */
     lk->_attempt++;
     lk->_phase_op = REDLOCK_OP_ACQUIRE;
     redlock__round(lk, REDLOCK__PH_ACQUIRE, now);
@@ -2118,7 +2152,8 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     if (hopeless) /* no retry can win */
         return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
     if (lk->_retries > 0 && !lk->_last_try) {
-        int64_t delay = redlock__jitter_delay(lk);
+        int64_t delay = lk->_woken ? 0 : redlock__jitter_delay(lk); /* freed meanwhile: at once */
+        lk->_woken = 0;
         /* a wait deadline is kept, not cut short: when the next retry would
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */
@@ -2754,6 +2789,23 @@ REDLOCK_API void redlock_on_reply(redlock_client *c, redlock_tag tag, const redl
     redlock__input(c, tag, reply, REDLOCK_ERR_PROTOCOL); /* no reply at all: a malformed one */
 }
 
+REDLOCK_API int redlock_lock_wake(redlock_lock *lk) {
+    redlock_client *c;
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
+    if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up) return REDLOCK_OK;
+    if (lk->_phase == REDLOCK__PH_ACQUIRE) { /* the attempt may lose to the holder that just left */
+        lk->_woken = 1;
+        return REDLOCK_OK;
+    }
+    c = lk->_client;
+    redlock__enter(c);
+    if (lk->_next_at > redlock__now(c)) lk->_next_at = redlock__now(c); /* after the undo, if one runs */
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
 REDLOCK_API void redlock_on_error(redlock_client *c, redlock_tag tag, int status) {
     redlock__input(c, tag, NULL, status);
 }
@@ -2840,6 +2892,11 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
         if ((flags & REDLOCK__F_WAIT) && redlock__owed_answer_matters(lk, i)) return 1;
     }
     return 0;
+}
+
+REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk) {
+    return redlock__usable(lk) && lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE &&
+           !lk->_give_up;
 }
 
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {

@@ -45,10 +45,10 @@
 #define MAX_SLOTS 12 /* lock handles per client (3 but in many-locks) */
 #define MAX_KEYS 6   /* keys (2 but in many-locks) */
 #define MAX_TOKENS 4096
-#define SHA_RELEASE "b998f9dfb154cdbea8cda65ad5177aadf0e945a2"
+#define SHA_RELEASE "db37f0610e6bf2336da8429118b86614e83117e2"
 #define SHA_EXTEND "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"
 #define SHA_RACQUIRE "df90cc2b078b48a681fce60c682aeebd77a509f3"
-#define SHA_RRELEASE "397a5754fd0bc040de5180447cf6c99a8c298c4c"
+#define SHA_RRELEASE "b480d5c3fa6cc932b4719172ba180d444a812f06"
 #define SHA_REXTEND "8713768fb046a3ec2f3a21545b1de720ccbd516d"
 #define MAX_ENTRIES 64 /* entries of one owner in a reentrant hash */
 #define WALL_EPOCH_MS 1700000000000LL
@@ -162,6 +162,7 @@ typedef struct slot {        /* one lock handle of a client */
     int64_t round_start;     /* local start of the last successful acquire/renewal */
     int64_t round_done;      /* and when it succeeded */
     int renew_retry;         /* a renewal failed since: the next one may come early */
+    int woken;               /* a release notification reached it since its last attempt began */
     int first_renewal;       /* the next renewal is the first after an acquire */
     uint32_t cadence_gen;    /* client's fault_gen then; -1: cadence not checkable */
     int no_callback;         /* on_result NULL: the sim polls the lock */
@@ -194,6 +195,7 @@ typedef struct client {
        replaced another holder's value) is unknown to the core until then */
     char unanswered[MAX_NODES][8][REDLOCK_TOKEN_LEN];
     int id;
+    int listens;             /* subscribed to release notifications (as an adapter would be) */
 } client;
 
 /* A token the checker follows from its first attempt until it is done. */
@@ -207,7 +209,7 @@ typedef struct token_rec {
     int extends_out;         /* extend commands of it on their way to a node */
 } token_rec;
 
-enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP };
+enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP, E_WAKE };
 
 typedef struct msg {
     int argc;
@@ -247,6 +249,7 @@ typedef struct world {
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
     long nested;             /* reentrant acquisitions while another handle of the owner held the key */
+    long wakes, wakes_waiting; /* release notifications handed to handles; of those, to one waiting */
     int calm;                /* no faults at all in this schedule */
     double drop, reset, spike, dup;
     double queue_full;       /* send refuses: the transport's queue for the node is full */
@@ -427,7 +430,12 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
     case REDLOCK_EV_RETRY: {
         int64_t base = c->retry_delay_ms * 1000, jit = c->retry_jitter_ms > 0 ? c->retry_jitter_ms * 1000 : 0;
         if (s->last_try) violation(W, "a retry after the last try before the wait deadline", c->id);
-        if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit) {
+        /* woken during the attempt: the release came, the retry is immediate */
+        if (s->woken == 2 && ev->delay_us != 0 && !s->waits)
+            violation(W, "a retry after a release notification waits out its delay", c->id);
+        if (s->woken && ev->delay_us == 0) {
+            /* at once, as a notification asks */
+        } else if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit) {
             /* only the last try before a wait deadline comes sooner */
             if (!s->waits || ev->delay_us < 0 || ev->delay_us > base + jit)
                 violation(W, "retry delay outside retry_delay +- jitter", c->id);
@@ -438,7 +446,9 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
         break;
     }
     case REDLOCK_EV_ATTEMPT:
-        if (ev->attempt > 1 && s->retry_at && now < s->retry_at) violation(W, "attempt before its retry delay", c->id);
+        if (ev->attempt > 1 && s->retry_at && now < s->retry_at && !s->woken)
+            violation(W, "attempt before its retry delay", c->id);
+        s->woken = 0;
         if (ev->attempt == 1) {
             s->last_try = 0;
             s->acquire_gen = c->fault_gen;
@@ -719,13 +729,36 @@ static void set_val(entry *e, const char *v, size_t len, int64_t expire_at) {
 }
 static int is(const msg *m, int i, const char *s) { return i < m->argc && strcmp(m->argv[i], s) == 0; }
 
-static void run_script(world *w, entry *e, msg *m, int which) {
+/* A release script deleted key k on node nd and PUBLISHed: every listening
+   client hears it, each after its own delay, maybe late, twice or never
+   (and maybe before the releaser's own reply). */
+static void publish(world *w, const node *nd, const entry *e) {
+    int i, k = (int)(e - nd->e);
+    for (i = 0; i < w->nc; i++) {
+        client *c = &w->clients[i];
+        event ev;
+        if (!c->listens) continue;
+        if (faults_on(w) && rng_chance(&w->rng, w->drop)) continue; /* lost: the delay covers it */
+        memset(&ev, 0, sizeof ev);
+        ev.kind = E_WAKE;
+        ev.c = i;
+        ev.n = k;
+        ev.t = w->now + net_delay(w, c);
+        push(w, ev);
+        if (faults_on(w) && rng_chance(&w->rng, w->dup)) {
+            ev.t += rng_range(&w->rng, 0, 3000);
+            push(w, ev);
+        }
+    }
+}
+
+static void run_script(world *w, const node *nd, entry *e, msg *m, int which) {
     /* argv: EVAL(SHA) x 1 key token [ttl] */
     int live = entry_live(w, e);
     if (live && e->hash) { reply_error(m, "WRONGTYPE Operation against a key holding the wrong kind of value"); return; }
     int ours = live && e->vlen == m->argvlen[4] && memcmp(e->val, m->argv[4], e->vlen) == 0;
     if (which == 0) {
-        if (ours) { e->used = 0; reply_int(m, 1); } else reply_int(m, 0);
+        if (ours) { e->used = 0; reply_int(m, 1); publish(w, nd, e); } else reply_int(m, 0);
     } else {
         if (ours) { e->expire_at = w->now + atoll(m->argv[5]) * 1000; reply_int(m, 1); }
         else reply_int(m, live ? -1 : 0);
@@ -744,7 +777,7 @@ static void hash_count_check(world *w, const entry *e, int c) {
     if (e->count < 0) violation(w, "a reentrant count went below zero", c);
     else if (e->count != e->ntoks) violation(w, "a reentrant count differs from the owner's entries", c);
 }
-static void run_rscript(world *w, entry *e, msg *m, int which, int c) {
+static void run_rscript(world *w, const node *nd, entry *e, msg *m, int which, int c) {
     int live = entry_live(w, e), i;
     const char *owner = m->argv[4], *tok = m->argv[5];
     int64_t ttl_us = which != 3 ? atoll(m->argv[6]) * 1000 : 0;
@@ -774,7 +807,7 @@ static void run_rscript(world *w, entry *e, msg *m, int which, int c) {
         memcpy(e->toks[i], e->toks[--e->ntoks], REDLOCK_TOKEN_LEN + 1);
         e->count--;
         hash_count_check(w, e, c);
-        if (e->count <= 0 && e->ntoks == 0) e->used = 0; /* the last field gone: no key */
+        if (e->count <= 0 && e->ntoks == 0) { e->used = 0; publish(w, nd, e); } /* the last field gone: no key */
         reply_int(m, 1);
     } else {
         if (!live) { reply_int(m, 0); return; }
@@ -879,8 +912,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                 nd->lost_release = 0;
             }
         }
-        if (which >= 2) run_rscript(w, e, m, which, c);
-        else run_script(w, e, m, which);
+        if (which >= 2) run_rscript(w, nd, e, m, which, c);
+        else run_script(w, nd, e, m, which);
     } else {
         reply_error(m, "ERR unknown command");
     }
@@ -1312,11 +1345,14 @@ static void sim_adopt(world *w, client *c, int k) {
     w->adopted++;
 }
 
+static void wake_key(world *w, client *c, int k);
+
 /* Any call on slot k, whatever its state: the core must refuse what does
    not apply and stay correct for what does. */
 static void random_call(world *w, client *c, int k) {
     slot *s = &c->s[k];
-    switch (rng_range(&w->rng, 0, 6)) {
+    switch (rng_range(&w->rng, 0, 7)) {
+    case 7: wake_key(w, c, s->key); break; /* a notification for nothing: spurious */
     case 6: sim_adopt(w, c, k); break;
     case 0: sim_release(s); break;
     case 1: sim_extend(w, c, s, pick_extend_ttl(w, s)); break;
@@ -1536,6 +1572,7 @@ static void start_clients(world *w) {
         c->offset = rng_range(&w->rng, 0, 1000000000LL);
         c->wall_offset_ms = w->p->legacy ? rng_range(&w->rng, 0, 1) : 0;
         c->paused_until = -1;
+        c->listens = rng_chance(&w->rng, 0.8);
         for (j = 0; j < MAX_NODES; j++) { c->last_req[j] = c->last_rep[j] = 0; }
         c->refused_mask = 0;
         c->refusal = REDLOCK_ERR_AUTH;
@@ -1670,9 +1707,30 @@ static int deliver_to_client(world *w, event *e) {
     return 1;
 }
 
+/* A release notification for key k reaches client c: every handle on k
+   hears it, whatever its state. One that waited out its retry delay with
+   nothing running must start its next attempt at once. */
+static void wake_key(world *w, client *c, int k) {
+    int j;
+    for (j = 0; j < c->ns; j++) {
+        slot *s = &c->s[j];
+        int idle_wait, rc;
+        if (!s->inited || s->key != k) continue;
+        idle_wait = redlock_lock_waiting(&s->lk) && s->lk._phase == REDLOCK__PH_NONE;
+        w->wakes++;
+        w->wakes_waiting += redlock_lock_waiting(&s->lk);
+        if (redlock_lock_state(&s->lk) == REDLOCK_STATE_ACQUIRING)
+            s->woken = s->lk._phase == REDLOCK__PH_ACQUIRE ? 2 : s->woken ? s->woken : 1;
+        rc = redlock_lock_wake(&s->lk);
+        if (rc != REDLOCK_OK) violation(w, "wake refused", c->id);
+        if (idle_wait && s->inited && redlock_lock_waiting(&s->lk) && s->lk._phase == REDLOCK__PH_NONE)
+            violation(w, "a wake did not start the waiting attempt", c->id);
+    }
+}
+
 static void step(world *w, event e) {
     client *c = &w->clients[e.c];
-    node *nd = e.kind == E_ACT ? NULL : &w->nodes[e.n]; /* E_ACT: e.n is a slot */
+    node *nd = e.kind == E_ACT || e.kind == E_WAKE ? NULL : &w->nodes[e.n]; /* E_ACT: e.n is a slot; E_WAKE: a key */
     w->events++;
     switch (e.kind) {
     case E_REQ:
@@ -1773,6 +1831,11 @@ static void step(world *w, event e) {
     case E_LEAK:
         leak_check(w, e.status);
         return;
+    case E_WAKE:
+        if (!deliver_to_client(w, &e)) return;
+        wake_key(w, c, e.n);
+        observe(w, c);
+        return;
     case E_JUMP: { /* the node's clock leaps ahead: its keys expire that much sooner */
         int k;
         if (w->stopping) return;
@@ -1858,7 +1921,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
-         nested = 0,
+         nested = 0, wakes = 0, wakes_waiting = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
@@ -1895,6 +1958,8 @@ int main(int argc, char **argv) {
         dups += w.dups;
         adopted += w.adopted;
         nested += w.nested;
+        wakes += w.wakes;
+        wakes_waiting += w.wakes_waiting;
         live += w.acquired_events > 0;
         if (bad) {
             failing++;
@@ -1912,6 +1977,8 @@ int main(int argc, char **argv) {
            p->name, k < runs ? k + 1 : runs, by_n[1], by_n[3], by_n[4], by_n[5], events, acquired, extends, inner, dups, lost,
            adopted, leaks, failing);
     if (p->reentrant) printf("# profile %s: %ld nested acquisitions (another handle of the owner held the key)\n", p->name, nested);
+    printf("# profile %s: %ld release notifications handed to handles, %ld of them to one waiting to retry\n", p->name,
+           wakes, wakes_waiting);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);

@@ -404,7 +404,7 @@ static void test_fail_rollback_retry(void) {
     nil(1);                               /* quorum impossible: decided now */
     CHECK_EQ(T.res.n, 0);                 /* retries left: no result yet */
     CHECK_EQ(T.qn, 6);                    /* rollback to all nodes */
-    for (k = 3; k < 6; k++) CHECK(starts(k, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del'"));
+    for (k = 3; k < 6; k++) CHECK(starts(k, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) pcall(redis.call,'publish'"));
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(T.timer, T.now + 50000);     /* first the rollback's deadline */
     ok(2);                                /* stale reply of attempt 1: ignored */
@@ -1162,8 +1162,8 @@ static void test_sha_constants(void) {
     /* the hard-coded SHA1s must be those of the script texts */
     char cmd[1024], out[64];
     const char *scripts[5];
-    const char *shas[5] = {"b998f9dfb154cdbea8cda65ad5177aadf0e945a2", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
-                           "df90cc2b078b48a681fce60c682aeebd77a509f3", "397a5754fd0bc040de5180447cf6c99a8c298c4c",
+    const char *shas[5] = {"db37f0610e6bf2336da8429118b86614e83117e2", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
+                           "df90cc2b078b48a681fce60c682aeebd77a509f3", "b480d5c3fa6cc932b4719172ba180d444a812f06",
                            "8713768fb046a3ec2f3a21545b1de720ccbd516d"};
     int k;
     scripts[0] = redlock_release_script();
@@ -2502,7 +2502,7 @@ static void test_auto_no_switch_info_error(void) {
 /* ======================================================================= */
 
 static const char EXTEND_SHA[] = "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res ";
-static const char RELEASE_SHA[] = "EVALSHA b998f9dfb154cdbea8cda65ad5177aadf0e945a2 1 res ";
+static const char RELEASE_SHA[] = "EVALSHA db37f0610e6bf2336da8429118b86614e83117e2 1 res ";
 
 /* A reply held in a malloc'd buffer of exactly len bytes (no NUL after it),
    so that a read past its end shows under ASan / valgrind. */
@@ -4707,7 +4707,7 @@ static void test_adopt_unknown_validity(void) {
     }
     /* release by the adopted token */
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    CHECK_STR(T.q[3].cmd, "EVALSHA b998f9dfb154cdbea8cda65ad5177aadf0e945a2 1 res 00112233445566778899aabbccddeeff");
+    CHECK_STR(T.q[3].cmd, "EVALSHA db37f0610e6bf2336da8429118b86614e83117e2 1 res 00112233445566778899aabbccddeeff");
     num(3, 1); num(4, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
@@ -5239,7 +5239,7 @@ static void test_followup(void) {
 #include <pthread.h>
 
 static const char RACQ_SHA[] = "EVALSHA df90cc2b078b48a681fce60c682aeebd77a509f3 1 res ";
-static const char RREL_SHA[] = "EVALSHA 397a5754fd0bc040de5180447cf6c99a8c298c4c 1 res ";
+static const char RREL_SHA[] = "EVALSHA b480d5c3fa6cc932b4719172ba180d444a812f06 1 res ";
 static const char REXT_SHA[] = "EVALSHA 8713768fb046a3ec2f3a21545b1de720ccbd516d 1 res ";
 
 static void reentrant_opts(redlock_lock_opts *o, const char *owner) {
@@ -5600,6 +5600,115 @@ static void test_reentrant_adopt(void) {
     teardown();
 }
 
+/* ---- release notifications: redlock_lock_wake ---- */
+
+/* Proves: a wake while the acquire waits out its retry delay starts the
+   next attempt at once; one during the undo starts it as soon as the undo
+   is done; one during an attempt makes the retry that follows a failure
+   immediate (EV_RETRY delay 0); redlock_lock_waiting() says when a wake
+   helps. */
+static void test_wake_retries_now(void) {
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_lock_waiting(&L), 0);
+    redlock_acquire(&L);
+    CHECK_EQ(redlock_lock_waiting(&L), 0);  /* the attempt runs */
+    nil(0); nil(1);                         /* lost: undo on 3..5, retry in 100 ms */
+    CHECK_EQ(T.qn, 6);
+    CHECK_EQ(redlock_lock_waiting(&L), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* during the undo */
+    CHECK_EQ(T.qn, 6);
+    num(3, 0); num(4, 0);
+    CHECK_EQ(T.qn, 6);                      /* the undo still runs on node 2 */
+    num(5, 0);
+    CHECK_EQ(T.qn, 9);                      /* attempt 2 at once, not 100 ms later */
+    CHECK(starts(6, "SET res"));
+    CHECK_EQ(count_ev(REDLOCK_EV_ATTEMPT), 2);
+    /* woken during the attempt: the retry after its failure is immediate */
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
+    nil(6); nil(7);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 0);
+    num(9, 0); num(10, 0); num(11, 0);
+    CHECK_EQ(T.qn, 15);                     /* attempt 3 right after its undo */
+    ok(12); ok(13);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+    /* waiting out the delay with no undo left: the wake starts it now */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    nil(0);
+    num(1, 0);                              /* undo done */
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(T.timer, T.now + 100000);
+    CHECK_EQ(redlock_lock_waiting(&L), 1);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 3);
+    CHECK(starts(2, "SET res"));
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* again, during the attempt: nothing sent */
+    CHECK_EQ(T.qn, 3);
+    ok(2);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: a wake changes nothing outside an acquire: IDLE, HELD,
+   RELEASING, after the acquire gave up; bad handles are refused. A wake
+   before the attempt that it would help is consumed by that attempt. */
+static void test_wake_elsewhere(void) {
+    redlock_lock_opts o;
+    redlock_config cfg;
+    CHECK_EQ(redlock_lock_wake(NULL), REDLOCK_ERR_INVALID);
+    setup_n(1, 0, 1000);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 0);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_waiting(&L), 0);
+    redlock_release(&L);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 2);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    redlock_lock_deinit(&L);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_ERR_DETACHED);
+    redlock_client_deinit(&C);
+    /* no retries: the failed acquire ends; a wake then starts nothing */
+    base_config(&cfg, 1);
+    cfg.retry_count = -1;
+    base_opts(&o, 1000, 0);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* woken during its only attempt */
+    nil(0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(redlock_lock_waiting(&L), 0);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 2);                      /* the SET and its undo only */
+    teardown();
+    /* woken, then an attempt starts by its delay: the wake is used up */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    nil(0);
+    redlock_lock_wake(&L);                  /* during the undo */
+    num(1, 0);                              /* attempt 2 at once */
+    nil(2);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000); /* the wake was attempt 2's, not 3's */
+    teardown();
+}
+
+/* Proves: the release script deletes and publishes "released" on
+   REDLOCK_CHANNEL_PREFIX + key (text checked; the server side runs in the
+   integration tests), and so do the undo and the cleanup (the same script). */
+static void test_release_publishes(void) {
+    CHECK(strstr(redlock_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..KEYS[1],'released')") != NULL);
+    CHECK(strstr(redlock_reentrant_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..k,'released')") != NULL);
+    CHECK(strstr(redlock_extend_script(), "publish") == NULL);
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
@@ -5615,6 +5724,9 @@ int main(int argc, char **argv) {
     RUN_T(test_reentrant_default_owner);
     RUN_T(test_reentrant_init_errors);
     RUN_T(test_reentrant_adopt);
+    RUN_T(test_wake_retries_now);
+    RUN_T(test_wake_elsewhere);
+    RUN_T(test_release_publishes);
     RUN_T(test_acquire_single);
     RUN_T(test_token_unique);
     RUN_T(test_quorum_early);

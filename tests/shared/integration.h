@@ -904,6 +904,91 @@ out:
     it->close(b);
 }
 
+/* A subscriber connection to node i of rn on `channel` (plain TCP): its
+   fd once the server confirmed, or -1. */
+static inline int it_subscribe(redis_nodes *rn, int i, const char *channel)
+{
+    char cmd[256], line[256];
+    int fd = redis_nodes__connect(redis_nodes_port(rn, i), 1000), k;
+    if (fd < 0) return -1;
+    snprintf(cmd, sizeof cmd, "*2\r\n$9\r\nSUBSCRIBE\r\n$%zu\r\n%s\r\n", strlen(channel), channel);
+    if (redis_nodes__write_all(fd, cmd, strlen(cmd)) != 0) { close(fd); return -1; }
+    for (k = 0; k < 6; k++) /* *3 $9 subscribe $n channel :1 */
+        if (redis_nodes__read_line(fd, line, sizeof line) != 0) { close(fd); return -1; }
+    return fd;
+}
+
+/* "released" messages that arrive on subscriber fd within ms (stopping at
+   `enough` of them, when > 0). */
+static inline int it_released(int fd, int ms, int enough)
+{
+    struct timeval tv;
+    char line[256];
+    int n = 0;
+    tv.tv_sec = 0;
+    tv.tv_usec = ms * 1000;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while ((enough <= 0 || n < enough) && redis_nodes__read_line(fd, line, sizeof line) == 0)
+        n += strcmp(line, "released") == 0;
+    return n;
+}
+
+/* Every node PUBLISHes "released" on REDLOCK_CHANNEL_PREFIX + key when a
+   release deletes the key there: once per release, not for a failed
+   contender's undo on a key it does not hold, not for an extend, and for
+   a reentrant lock only with the owner's last entry. */
+static void it_release_publishes(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX], sub[REDIS_NODES_MAX], i;
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL, *r1 = NULL, *r2 = NULL;
+    redlock_lock_opts o;
+    char key[96], channel[128];
+    it_defaults(&s, rn, ports);
+    a = it->open(&s);
+    b = it->open(&s);
+    CHECK(a && b);
+    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    it_key(key, sizeof key, "publish");
+    snprintf(channel, sizeof channel, "%s%s", REDLOCK_CHANNEL_PREFIX, key);
+    for (i = 0; i < it_n; i++) {
+        sub[i] = it_subscribe(rn, i, channel);
+        CHECK(sub[i] >= 0);
+    }
+    it_lock_opts(&o, key, 2000);
+    o.retry_count = -1;
+    la = it->lock(a, &o);
+    lb = it->lock(b, &o);
+    o.reentrant = 1;
+    o.owner = "it-pub";
+    r1 = it->lock(a, &o);
+    r2 = it->lock(b, &o);
+    CHECK(la && lb && r1 && r2);
+    if (!la || !lb || !r1 || !r2) goto out;
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(lb, NULL), REDLOCK_ERR_LOCKED); /* its undo deletes nothing */
+    CHECK_EQ(it->extend(la, 3000, NULL), REDLOCK_OK);
+    for (i = 0; i < it_n; i++) if (sub[i] >= 0) CHECK_EQ(it_released(sub[i], 30, 0), 0);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    for (i = 0; i < it_n; i++) if (sub[i] >= 0) CHECK_EQ(it_released(sub[i], 500, 1), 1);
+    CHECK_EQ(it->acquire(r1, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(r2, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(r1, NULL), REDLOCK_OK); /* the owner still holds it */
+    for (i = 0; i < it_n; i++) if (sub[i] >= 0) CHECK_EQ(it_released(sub[i], 30, 0), 0);
+    CHECK_EQ(it->release(r2, NULL), REDLOCK_OK);
+    for (i = 0; i < it_n; i++) if (sub[i] >= 0) CHECK_EQ(it_released(sub[i], 500, 1), 1);
+out:
+    for (i = 0; i < it_n; i++) if (sub[i] >= 0) close(sub[i]);
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    if (r1) it->unlock(r1);
+    if (r2) it->unlock(r2);
+    it->close(a);
+    it->close(b);
+}
+
 /* A user that may not script: a reentrant lock is refused with
    NO_SCRIPTING at once (no legacy fallback), and nothing is written. */
 static void it_reentrant_noscript(void)
@@ -1585,6 +1670,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_restart_idle, n);
         IT_RUN(it_reentrant, n);
         IT_RUN(it_reentrant_noscript, n);
+        IT_RUN(it_release_publishes, n);
     }
     IT_RUN(it_hostile_stray, 3);
     IT_RUN(it_hostile_stray_idle, 3);
