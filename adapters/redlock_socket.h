@@ -56,9 +56,9 @@
    the next command is written to it: the command goes to a new connection
    and its vote is not lost. Bytes an idle connection got unasked are
    noticed there too: that command fails with REDLOCK_ERR_PROTOCOL (they
-   could have passed for its reply) and the next one reconnects. A SELECT that is refused (a db that does not
-   exist) is only known after the command pipelined behind it ran in db 0:
-   check the db number.
+   could have passed for its reply) and the next one reconnects. A SELECT
+   that is refused (a db that does not exist) is only known after the
+   command pipelined behind it ran in db 0: check the db number.
 
    TLS. Build with REDLOCK_SOCKET_TLS defined (where the implementation
    is) and link -lssl -lcrypto (OpenSSL 1.1.1 or 3.x, Debian's libssl-dev);
