@@ -183,6 +183,31 @@ static void hl_config(redlock_hiredis_config *o, redis_nodes *rn)
     }
 }
 
+/* The linger tests' lock on c: key, a 10 s ttl, no callback. */
+static void hl_lock(redlock_hiredis *c, redlock_hiredis_lock *lk, const char *key)
+{
+    redlock_lock_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.key = key;
+    lo.ttl_ms = 10000;
+    CHECK_EQ(redlock_hiredis_lock_init(c, lk, &lo), REDLOCK_OK);
+}
+
+/* A thread that resumes nodes first..last of rn after a delay. */
+typedef struct hl_resume {
+    redis_nodes *rn;
+    int first, last, after_ms;
+} hl_resume;
+
+static void *hl_resume_main(void *arg)
+{
+    hl_resume *r = (hl_resume *)arg;
+    int i;
+    redis_nodes__sleep_ms(r->after_ms);
+    for (i = r->first; i <= r->last; i++) redis_node_resume(r->rn, i);
+    return NULL;
+}
+
 /* Proves: with one node unreachable (its connects hang) and the other two
    then frozen, LOST is reported when the validity ends, not after the
    thread is done connecting; and the lock never reads HELD past it. The
@@ -630,7 +655,6 @@ static void hiredis_linger_bounded(void)
     redlock_hiredis c;
     redlock_hiredis_config o;
     redlock_hiredis_lock lk;
-    redlock_lock_opts lo;
     long long t0;
     CHECK_EQ(redis_nodes_start(&rn, 2, NULL, NULL), 0);
     CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
@@ -642,10 +666,7 @@ static void hiredis_linger_bounded(void)
     o.node[2].port = h.port;
     o.command_timeout_ms = 5000;
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
-    memset(&lo, 0, sizeof lo);
-    lo.key = "hiredis:linger";
-    lo.ttl_ms = 10000;
-    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    hl_lock(&c, &lk, "hiredis:linger");
     t0 = redis_nodes__now_ms();
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
@@ -664,22 +685,14 @@ static void hiredis_linger_bounded(void)
    LOCKED when 1 and 2 say no, and the core takes node 0's key back: GET,
    then DEL, sent and answered before acquire returns, so node 0 is clean
    at once, with no further call. */
-static void *linger_resume_main(void *arg)
-{
-    redis_nodes *rn = (redis_nodes *)arg;
-    redis_nodes__sleep_ms(30);
-    redis_node_resume(rn, 1);
-    redis_node_resume(rn, 2);
-    return NULL;
-}
-
 static void hiredis_linger_finishes(void)
 {
+    static const char key[] = "hiredis:linger-finishes";
     redis_nodes rn;
     redlock_hiredis c;
     redlock_hiredis_config o;
     redlock_hiredis_lock lk;
-    redlock_lock_opts lo;
+    hl_resume resume;
     pthread_t t;
     char out[64];
     int i;
@@ -690,22 +703,23 @@ static void hiredis_linger_finishes(void)
     o.core.node_timeout_ms = 400; /* well past the 30 ms pause */
     o.core.retry_count = -1;
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
-    memset(&lo, 0, sizeof lo);
-    lo.key = "hiredis:linger-finishes";
-    lo.ttl_ms = 10000;
-    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    hl_lock(&c, &lk, key);
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK); /* every node found without scripts */
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
     rn.auth_user = "u";
     rn.auth_pass = "pw";
     for (i = 1; i < 3; i++)
-        CHECK_EQ(redis_nodes_cmd(&rn, i, out, sizeof out, "SET", lo.key, "someone-else", "PX", "10000", (char *)NULL), 0);
+        CHECK_EQ(redis_nodes_cmd(&rn, i, out, sizeof out, "SET", key, "someone-else", "PX", "10000", (char *)NULL), 0);
     redis_node_pause(&rn, 1);
     redis_node_pause(&rn, 2);
-    CHECK_EQ(pthread_create(&t, NULL, linger_resume_main, &rn), 0);
+    resume.rn = &rn;
+    resume.first = 1;
+    resume.last = 2;
+    resume.after_ms = 30;
+    CHECK_EQ(pthread_create(&t, NULL, hl_resume_main, &resume), 0);
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_LOCKED);
     pthread_join(t, NULL);
-    CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "EXISTS", lo.key, (char *)NULL), 0);
+    CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "EXISTS", key, (char *)NULL), 0);
     CHECK_STR(out, ":0");
     rn.auth_user = rn.auth_pass = NULL;
     redlock_hiredis_lock_deinit(&lk);
@@ -722,17 +736,13 @@ static void hiredis_no_needless_linger(void)
     redlock_hiredis c;
     redlock_hiredis_config o;
     redlock_hiredis_lock lk;
-    redlock_lock_opts lo;
     long long t0, took;
     int k;
     CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
     hl_config(&o, &rn);
     o.core.node_timeout_ms = 2000;
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
-    memset(&lo, 0, sizeof lo);
-    lo.key = "hiredis:no-linger";
-    lo.ttl_ms = 10000;
-    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    hl_lock(&c, &lk, "hiredis:no-linger");
     t0 = redis_nodes__now_ms();
     for (k = 0; k < 5; k++) {
         CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
@@ -755,21 +765,14 @@ static void hiredis_no_needless_linger(void)
    is gone (the release's EVALSHA ran there after the SET). Before that,
    one cycle with every node up, so that the release script has run on
    each (until then a late SET is waited for: see redlock_lock_followup). */
-static void *straggler_resume_main(void *arg)
-{
-    redis_nodes *rn = (redis_nodes *)arg;
-    redis_nodes__sleep_ms(600);
-    redis_node_resume(rn, 2);
-    return NULL;
-}
-
 static void hiredis_no_wait_for_stragglers(void)
 {
+    static const char key[] = "hiredis:stragglers";
     redis_nodes rn;
     redlock_hiredis c;
     redlock_hiredis_config o;
     redlock_hiredis_lock lk;
-    redlock_lock_opts lo;
+    hl_resume resume;
     pthread_t t;
     char out[64];
     long long t0, took;
@@ -779,14 +782,14 @@ static void hiredis_no_wait_for_stragglers(void)
     o.command_timeout_ms = 5000;
     o.core.retry_count = -1;
     CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
-    memset(&lo, 0, sizeof lo);
-    lo.key = "hiredis:stragglers";
-    lo.ttl_ms = 10000;
-    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    hl_lock(&c, &lk, key);
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
     redis_node_pause(&rn, 2);
-    CHECK_EQ(pthread_create(&t, NULL, straggler_resume_main, &rn), 0);
+    resume.rn = &rn;
+    resume.first = resume.last = 2;
+    resume.after_ms = 600;
+    CHECK_EQ(pthread_create(&t, NULL, hl_resume_main, &resume), 0);
     t0 = redis_nodes__now_ms();
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
@@ -797,7 +800,7 @@ static void hiredis_no_wait_for_stragglers(void)
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK); /* reads node 2's late replies first */
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
     redis_nodes__sleep_ms(50);
-    CHECK_EQ(redis_nodes_cmd(&rn, 2, out, sizeof out, "EXISTS", lo.key, (char *)NULL), 0);
+    CHECK_EQ(redis_nodes_cmd(&rn, 2, out, sizeof out, "EXISTS", key, (char *)NULL), 0);
     CHECK_STR(out, ":0");
     redlock_hiredis_lock_deinit(&lk);
     redlock_hiredis_deinit(&c);
@@ -816,7 +819,6 @@ static void hiredis_reconnect_delay(void)
         redlock_hiredis c;
         redlock_hiredis_config o;
         redlock_hiredis_lock lk;
-        redlock_lock_opts lo;
         long long start;
         if (form == 0 ? redis_nodes_start_unix(&rn, dir, path, sizeof path) : redis_nodes_start(&rn, 1, NULL, NULL)) {
             CHECK(0);
@@ -829,10 +831,7 @@ static void hiredis_reconnect_delay(void)
         o.core.retry_count = -1;
         start = redis_nodes__now_ms();
         CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
-        memset(&lo, 0, sizeof lo);
-        lo.key = "hiredis:reconnect-delay";
-        lo.ttl_ms = 10000;
-        CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+        hl_lock(&c, &lk, "hiredis:reconnect-delay");
         CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_NO_QUORUM); /* the first connect fails */
         CHECK_EQ(redis_node_restart(&rn, 0), 0);
         if (redis_nodes__now_ms() - start < 1000) {
