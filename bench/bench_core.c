@@ -18,14 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Count heap allocations made anywhere in the process (glibc). */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static volatile long allocations;
-void *malloc(size_t n) { allocations++; return __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { allocations++; return __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { allocations++; return __libc_realloc(p, n); }
+#include "bench_alloc.h" /* counts heap allocations made anywhere in the process */
 
 static redlock_client client;
 static redlock_lock lock;
@@ -175,11 +168,11 @@ int main(int argc, char **argv) {
         run_cycles(1000); /* warm up */
         for (rep = 0; rep < 5; rep++) {
             double t0 = now_ns(), t;
-            long a0 = allocations;
+            long a0 = bench_allocations();
             results_ok = 0;
             run_cycles(cycles);
             t = (now_ns() - t0) / (double)cycles;
-            allocs = allocations - a0;
+            allocs = bench_allocations() - a0;
             if (results_ok != 2 * cycles) { printf("error: %ld of %ld operations ok\n", results_ok, 2 * cycles); return 1; }
             if (t < best) best = t;
             total_allocs += allocs;

@@ -55,26 +55,7 @@ enum { R_NONE, R_DEFAULT, R_TUNED }; /* retry settings */
 static int64_t now_us(void) { return redlock_socket_now_us(); }
 
 /* ---- heap allocations, counted while a cycle's calls run ---- */
-
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static long allocations;
-void *malloc(size_t n)
-{
-    __atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-    __atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-    __atomic_fetch_add(&allocations, 1, __ATOMIC_RELAXED);
-    return __libc_realloc(p, n);
-}
+#include "bench_alloc.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -249,7 +230,7 @@ static int sequential(client *c, int nodes, int run, int cycles, int64_t *acq, i
             c0 = bench_cpu_s();
             start = now_us();
         }
-        a0 = __atomic_load_n(&allocations, __ATOMIC_RELAXED);
+        a0 = bench_allocations();
         t0 = now_us();
         ok = ok && client_acquire(c) == REDLOCK_OK;
         if (i >= 0) acq[i] = now_us() - t0;
@@ -257,7 +238,7 @@ static int sequential(client *c, int nodes, int run, int cycles, int64_t *acq, i
         ok = ok && client_release(c) == REDLOCK_OK;
         if (i >= 0) {
             rel[i] = now_us() - t0;
-            allocs += __atomic_load_n(&allocations, __ATOMIC_RELAXED) - a0;
+            allocs += bench_allocations() - a0;
         }
         client_unlock(c);
     }

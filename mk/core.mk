@@ -113,7 +113,7 @@ PROFILE ?= modern
 sim: $(BUILD)/sim
 	$(BUILD)/sim --profile $(PROFILE) --runs $(RUNS) --seed $(SEED)
 
-$(BUILD)/bench_core: bench/bench_core.c redlock.h | $(BUILD)
+$(BUILD)/bench_core: bench/bench_core.c bench/bench_alloc.h redlock.h | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
 
 .PHONY: bench-core
@@ -149,7 +149,7 @@ bench-tls: $(BUILD)/bench_tls
 # Every transport side by side with redis-benchmark on the same nodes
 # (bench/bench_transport.c): 1, 3 and 5 nodes, servers on CPU 0, the client
 # on the last CPU; CSV files and the latency plot in bench/out/.
-$(BUILD)/bench_transport: bench/bench_transport.c bench/bench_util.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
+$(BUILD)/bench_transport: bench/bench_transport.c bench/bench_util.h bench/bench_alloc.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
                           adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h \
                           adapters/redlock_tls.h tests/shared/redis_nodes.h | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lhiredis -lev -lpthread
