@@ -526,7 +526,15 @@ static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
         if (c->_conn[failed[i]].ctx) redlock__hiredis_drop(c, failed[i], status[i], why[i]);
 }
 
-static inline void redlock__hiredis_flush(redlock_hiredis *c, int i) { redlock__hiredis_flush_nodes(c, i); }
+/* Node i closed its connection while nothing was owed (a restart): the
+   connection is replaced at the next command, without the reconnect delay,
+   and the node gets no failure status (nothing was lost). */
+static inline void redlock__hiredis_closed_idle(redlock_hiredis *c, int i, const char *why)
+{
+    redlock__hiredis_drop(c, i, REDLOCK_ERR_TRANSPORT, why);
+    c->_conn[i].retry_at = 0;
+    redlock__hiredis_set_error(&c->_conn[i], 0, "");
+}
 
 /* Hands every complete reply node i has buffered to the core. */
 static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
@@ -598,9 +606,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
                                                                    : redlock__hiredis_idle_state(cn->fd, cn->ssl);
             if (idle == REDLOCK__IDLE_CLOSED) {
                 /* closed while idle (a restart): replaced for this command */
-                redlock__hiredis_drop(c, node, REDLOCK_ERR_TRANSPORT, "connection closed");
-                cn->retry_at = 0;
-                redlock__hiredis_set_error(cn, 0, ""); /* nothing was lost: not the node failing */
+                redlock__hiredis_closed_idle(c, node, "connection closed");
             } else if (idle == REDLOCK__IDLE_UNASKED) {
                 /* retried after the reconnect delay, as any protocol failure */
                 redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "unexpected reply");
@@ -743,11 +749,11 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         if (!cn->ctx || cn->fd != pfd[i].fd) continue; /* dropped meanwhile */
         if (cn->connecting) {
             redlock__hiredis_connect_done(c, node);
-            redlock__hiredis_flush(c, node);
+            redlock__hiredis_flush_nodes(c, node);
             continue;
         }
         if ((pfd[i].revents & POLLOUT) || (cn->ssl && cn->need_flush && (pfd[i].revents & POLLIN)))
-            redlock__hiredis_flush(c, node);
+            redlock__hiredis_flush_nodes(c, node);
         if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         for (reads = 0; reads < 64; reads++) { /* TLS: a record per read; the rest now too */
             const void *ctx = cn->ctx;
@@ -764,9 +770,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
                     /* closed while idle (a restart): as in send, replaced
                        for the next command at once, and nothing was lost
                        (the thread reconnects by itself: after the delay) */
-                    redlock__hiredis_drop(c, node, st, why);
-                    cn->retry_at = 0;
-                    redlock__hiredis_set_error(cn, 0, "");
+                    redlock__hiredis_closed_idle(c, node, why);
                 } else if (cn->ctx) {
                     redlock__hiredis_drop(c, node, st, why);
                 }
