@@ -382,8 +382,10 @@
    that refuses scripts (ACL NOPERM, a server without EVAL) fails its vote
    with REDLOCK_ERR_NO_SCRIPTING, there is no legacy fallback, and an
    acquire that can no longer reach a quorum ends with NO_SCRIPTING at
-   once; lock_init refuses the mode (NO_SCRIPTING) when too few nodes are
-   configured REDLOCK_MODE_LEGACY to leave a quorum.
+   once; a node configured REDLOCK_MODE_LEGACY (or found without
+   scripting before) gets no command, its vote failing the same way, and
+   lock_init refuses the mode (NO_SCRIPTING) when too few nodes are left
+   for a quorum.
 
    10. RELEASE NOTIFICATIONS
    Whenever a release script deletes a key (a release, the undo of a
@@ -1344,6 +1346,14 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         n->status = 0;
         n->loops = 0;
         n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
+        /* a reentrant lock sends nothing to a node known to refuse scripts
+           (configured LEGACY, or found so): its vote fails at once */
+        if (lk->_reentrant && redlock__node_noscript(lk, i)) {
+            n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+            n->outcome = REDLOCK__OUT_ERR;
+            n->status = REDLOCK_ERR_NO_SCRIPTING;
+            continue;
+        }
         /* a node where we overwrote another holder's value is left alone */
         if ((n->flags & REDLOCK__F_CLOBBERED) && phase != REDLOCK__PH_ACQUIRE) {
             n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);

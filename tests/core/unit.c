@@ -5395,8 +5395,21 @@ static void test_reentrant_no_scripting(void) {
         CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
         cfg.mode[1] = REDLOCK_MODE_AUTO;
         redlock_client_deinit(&C);
+        T.fail_send_node = -1;
+        T.client = &C;
         CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
         CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        /* nothing goes to the LEGACY node: its vote fails at once */
+        redlock_acquire(&L);
+        CHECK_EQ(T.qn, 2);
+        CHECK_EQ(T.q[0].node, 1);
+        CHECK_EQ(T.q[1].node, 2);
+        num(0, 1); num(1, 1);
+        CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+        redlock_release(&L);
+        CHECK_EQ(T.qn, 4);
+        num(2, 1); num(3, 1);
+        CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
         teardown();
     }
     CHECK_STR(redlock_strerror(REDLOCK_ERR_NO_SCRIPTING), "the node refuses scripts, which a reentrant lock needs");
