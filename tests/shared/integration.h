@@ -1899,6 +1899,7 @@ static inline int it_main_tls(const it_ops *ops, void (*more)(void))
         IT_RUN(it_select_db, n);
         IT_RUN(it_inflight_drop, n);
         IT_RUN(it_restart_idle, n);
+        IT_RUN(it_reentrant, n);
     }
     IT_RUN(it_tls_accepted, 1);
     IT_RUN(it_tls_wrong_ca, 1);
