@@ -1463,6 +1463,17 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
     ttl = s->ttl_ms * 1000;
     s->last_op = r->op;
     check_result(w, c, s, r);
+    /* the header: the undo of a failed acquire and the cleanup after LOST
+       are sent before on_result (which may deinitialise the lock) */
+    if ((r->op == REDLOCK_OP_LOST || (r->op == REDLOCK_OP_ACQUIRE && r->status != REDLOCK_OK)) &&
+        lk->_phase != REDLOCK__PH_NONE) {
+        int i;
+        for (i = 0; i < w->nn; i++)
+            if (lk->_node[i].flags & REDLOCK__F_SEND) {
+                violation(w, "on_result before the undo or cleanup was sent", c->id);
+                break;
+            }
+    }
     if (w->verbose)
         printf("%10lld c%d.%d result op %d status %s votes %d valid_until(true) %lld\n", (long long)w->now, c->id, k,
                r->op, redlock_strerror(r->status), r->votes, (long long)true_of(c, redlock_lock_valid_until(lk)));
