@@ -377,8 +377,8 @@
    handles.
    Cost: one round trip per operation, as the plain lock (a script of a
    few hash commands per node). A plain lock and a reentrant one on the
-   same key exclude each other; the plain lock's release script fails on
-   the hash (a node error for that node, SERVER). Needs scripting: a node
+   same key exclude each other (a WRONGTYPE answer reads as "held by
+   another", or "not ours" to a release). Needs scripting: a node
    that refuses scripts (ACL NOPERM, a server without EVAL) fails its vote
    with REDLOCK_ERR_NO_SCRIPTING, there is no legacy fallback, and an
    acquire that can no longer reach a quorum ends with NO_SCRIPTING at
@@ -1680,6 +1680,12 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         redlock__set_until(lk, i, 0);
         redlock__next_step(lk, i, st == REDLOCK__ST_REL_PTTL ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET, now);
         return REDLOCK__A_STEP;
+    }
+    /* the key holds another kind of value (a reentrant lock's hash, or
+       anything else): not ours, and held by someone else */
+    if (redlock__has(r->str, r->len, "WRONGTYPE")) {
+        if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL) return REDLOCK__A_MISSING;
+        return REDLOCK__A_NO;
     }
     /* a connection that never authenticated: as the adapters say it */
     redlock__node_done(lk, i, REDLOCK__OUT_ERR,

@@ -2,9 +2,10 @@
 # nested_run.sh - a reentrant lock from the shell: a deploy holds the lock
 # `deploy` and calls a migration that takes `deploy` too (so that it is
 # safe when run alone). `redlock run --reentrant` hands its owner id to
-# COMMAND in REDLOCK_OWNER; the inner `redlock run --reentrant` of that
-# owner enters at once instead of waiting for itself. Anyone else (another
-# deploy, a plain `redlock run deploy`) waits for the whole deploy.
+# COMMAND in REDLOCK_OWNER; the inner `redlock run` (reentrant by itself
+# with REDLOCK_OWNER set) enters at once instead of waiting for itself.
+# Anyone else (another deploy, a plain `redlock run deploy` elsewhere)
+# waits for the whole deploy.
 #
 # Usage: REDLOCK_NODES=host:port,... examples/nested_run.sh [REDLOCK]
 #        (REDLOCK: the redlock tool, default `redlock` from PATH)
@@ -18,7 +19,7 @@ deploy) # the whole deploy, under the lock
 deploying)
     echo "deploy: holding 'deploy' as owner $REDLOCK_OWNER"
     # the migration script: on its own it would take the lock itself
-    NESTED_RUN_STAGE=migrating "$redlock" run --reentrant --no-wait deploy -- "$0" "$redlock"
+    NESTED_RUN_STAGE=migrating "$redlock" run --no-wait deploy -- "$0" "$redlock"
     echo "deploy: migration done, still holding 'deploy'"
     ;;
 migrating)

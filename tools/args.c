@@ -426,15 +426,19 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
         goto usage;
     }
-    if (o->reentrant && !o->owner) { /* inside an outer `redlock run --reentrant`: its owner */
+    if (o->cmd == TOOL_CMD_RUN && !o->owner) {
+        /* inside an outer `redlock run --reentrant`: its owner, and a run
+           there is reentrant by itself (a script calling another that takes
+           the same lock enters), unless it asks for legacy values */
         const char *env = getenv("REDLOCK_OWNER");
-        if (env && env[0]) {
+        if (env && env[0] && (o->reentrant || o->mode != REDLOCK_MODE_LEGACY)) {
             if (!tool_owner_ok(env)) {
                 say(err, errlen, "bad REDLOCK_OWNER '%.40s' (1 to %d printable characters, no space)", env,
                     REDLOCK_MAX_OWNER);
                 goto usage;
             }
             o->owner = env;
+            o->reentrant = 1;
         }
     }
     return 0;

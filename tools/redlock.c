@@ -1270,7 +1270,7 @@ static int start_command(app *a)
     int ep[2], cm[2] = { 0, 0 }; /* what failed in the child: 0 exec, 1 setup; errno */
     pid_t pid, parent = getpid();
     a->pgrp = 0;
-    /* a `redlock run --reentrant` on the same NAME inside COMMAND re-enters */
+    /* a `redlock run` on the same NAME inside COMMAND re-enters */
     if (a->o->reentrant && setenv("REDLOCK_OWNER", redlock_lock_owner(&a->lock), 1) != 0) {
         ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
         return TOOL_EXIT_INTERNAL;
@@ -1790,8 +1790,8 @@ static const help_line help_opts[] = {
              "                        terminal; then only COMMAND itself is signalled, and only\n"
              "                        on Linux does it die with redlock\n"
              "      --reentrant       a reentrant lock: COMMAND gets its owner id in\n"
-             "                        $REDLOCK_OWNER, and a `redlock run --reentrant NAME` of\n"
-             "                        that owner inside COMMAND enters at once instead of\n"
+             "                        $REDLOCK_OWNER, and a `redlock run NAME` inside COMMAND\n"
+             "                        (reentrant by itself there) enters at once instead of\n"
              "                        waiting (needs scripting on the nodes)\n"
              "      --owner ID        the owner id (default: $REDLOCK_OWNER, else a new one;\n"
              "                        1-64 printable characters, no space)\n" },

@@ -5722,6 +5722,46 @@ static void test_release_publishes(void) {
     CHECK(strstr(redlock_extend_script(), "publish") == NULL);
 }
 
+/* Proves: a WRONGTYPE answer (the key holds a reentrant lock's hash, or
+   any other kind of value) is another holder, not a node failure: a
+   legacy GET votes against (LOCKED), an extend script against (STOLEN), a
+   release script "not ours"; also as Redis 6 words a script's error. */
+static void test_wrongtype_is_another_holder(void) {
+    static const char wt[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
+    static const char wt6[] = "ERR Error running script (call to f_x): @user_script:1: WRONGTYPE Operation against a key";
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, 1);
+    cfg.mode[0] = REDLOCK_MODE_LEGACY;
+    cfg.retry_count = -1;
+    base_opts(&o, 1000, 0);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 0);                              /* SETNX: taken */
+    CHECK(starts(1, "GET res"));
+    rep(1, REDLOCK_REPLY_ERROR, 0, wt);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(vote_status(0), 0);
+    teardown();
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1);
+    redlock_extend(&L, 0);
+    rep(3, REDLOCK_REPLY_ERROR, 0, wt);
+    rep(4, REDLOCK_REPLY_ERROR, 0, wt6);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_STOLEN);
+    teardown();
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1);
+    redlock_release(&L);
+    rep(3, REDLOCK_REPLY_ERROR, 0, wt);
+    rep(4, REDLOCK_REPLY_ERROR, 0, wt6);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED); /* not ours on a majority */
+    CHECK_EQ(vote_status(0), 0);
+    teardown();
+}
+
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     RUN_T(test_client_init_errors);
@@ -5740,6 +5780,7 @@ int main(int argc, char **argv) {
     RUN_T(test_wake_retries_now);
     RUN_T(test_wake_elsewhere);
     RUN_T(test_release_publishes);
+    RUN_T(test_wrongtype_is_another_holder);
     RUN_T(test_acquire_single);
     RUN_T(test_token_unique);
     RUN_T(test_quorum_early);

@@ -239,15 +239,21 @@ rl inspect tok
 rl acquire -t 300ms short; TOKEN=$(cat "$T/out"); sleep 0.45
 expect "release after the TTL ran out: 1" 1 release short "$TOKEN"
 
-# reentrant runs: COMMAND gets the owner in REDLOCK_OWNER; a `run --reentrant`
-# of that owner inside re-enters (the count is 2 on every node), a plain run
-# or another owner waits; the key is gone afterwards
+# reentrant runs: COMMAND gets the owner in REDLOCK_OWNER; a run inside (with
+# --reentrant or without: it inherits the owner) re-enters (the count is 2 on
+# every node); another owner, or a run with REDLOCK_OWNER unset, waits; the
+# key is gone afterwards
 rl run --reentrant re -- sh -c "echo \"\$REDLOCK_OWNER\"; $BIN run --reentrant --no-wait re -- sh -c 'echo \"inner \$REDLOCK_OWNER\"; redis-cli -p $PORT0 HGET re \"\$REDLOCK_OWNER\"'"
 owner=$(sed -n 1p "$T/out")
 if [ "$RC" -eq 0 ] && [ -n "$owner" ] && [ "$(sed -n 2p "$T/out")" = "inner $owner" ] && [ "$(sed -n 3p "$T/out")" = 2 ]; then
   ok "reentrant: a nested run of the owner re-enters (count 2)"
 else nok "reentrant: a nested run of the owner re-enters" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
-expect "reentrant: a plain run inside waits (75)" 75 run --reentrant re -- "$BIN" run --no-wait re -- true
+expect "reentrant: a run inside without --reentrant inherits the owner and enters" 0 run --reentrant re -- \
+  "$BIN" run --no-wait re -- sh -c "redis-cli -p $PORT0 HGET re \"\$REDLOCK_OWNER\" | grep -qx 2"
+expect "reentrant: a run inside with REDLOCK_OWNER unset waits (75)" 75 run --reentrant re -- \
+  env -u REDLOCK_OWNER "$BIN" run --no-wait re -- true
+expect "reentrant: a --legacy run inside does not inherit: it waits (75)" 75 run --reentrant re -- \
+  "$BIN" run --legacy --no-wait re -- true
 expect "reentrant: another owner inside waits (75)" 75 run --reentrant re -- "$BIN" run --reentrant --owner other --no-wait re -- true
 expect "reentrant: --owner given outside, the same owner inside re-enters" 0 run --reentrant --owner job-7 re -- \
   "$BIN" run --reentrant --owner job-7 --no-wait re -- true
