@@ -1407,6 +1407,32 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
     /* sent by the drive loop that runs after every answer */
 }
 
+/* The script a step runs, as a bit of redlock_client._scripted (a server
+   caches each script on its own); 0 for the other steps. */
+enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
+       REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16 };
+static int redlock__script_bit(const redlock_lock *lk, int st) {
+    if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
+    if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
+        return lk->_reentrant ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
+    if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
+        return lk->_reentrant ? REDLOCK__SCRIPT_REXTEND : REDLOCK__SCRIPT_EXTEND;
+    return 0;
+}
+
+/* A script step's script: its text and SHA1, in the order of the bits. */
+typedef struct redlock__script { const char *lua; size_t len; const char *sha; } redlock__script;
+static const redlock__script *redlock__script_of(const redlock_lock *lk, int st) {
+#define REDLOCK__SCRIPT(name) { redlock__##name##_lua, sizeof redlock__##name##_lua - 1, redlock__##name##_sha }
+    static const redlock__script scripts[] = { REDLOCK__SCRIPT(release), REDLOCK__SCRIPT(extend),
+                                               REDLOCK__SCRIPT(racquire), REDLOCK__SCRIPT(rrelease),
+                                               REDLOCK__SCRIPT(rextend) };
+#undef REDLOCK__SCRIPT
+    int bit = redlock__script_bit(lk, st), k = 0;
+    while (bit > 1) { bit >>= 1; k++; }
+    return &scripts[k];
+}
+
 /* Text made for one command: a ttl, a legacy value. */
 typedef struct redlock__scratch {
     char ttl[24];
@@ -1473,39 +1499,25 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
         break;
     case REDLOCK__ST_RACQ_SHA:
     case REDLOCK__ST_RACQ_EVAL:
-        if (n->step == REDLOCK__ST_RACQ_SHA) { REDLOCK__LIT("EVALSHA"); REDLOCK__LIT(redlock__racquire_sha); }
-        else { REDLOCK__LIT("EVAL"); REDLOCK__LIT(redlock__racquire_lua); }
-        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
-        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN); REDLOCK__ARG(sc->ttl, ttllen);
-        break;
     case REDLOCK__ST_REL_SHA:
     case REDLOCK__ST_REL_EVAL:
-        if (n->step == REDLOCK__ST_REL_SHA) {
-            REDLOCK__LIT("EVALSHA");
-            if (lk->_reentrant) REDLOCK__LIT(redlock__rrelease_sha); else REDLOCK__LIT(redlock__release_sha);
+    case REDLOCK__ST_EXT_SHA:
+    case REDLOCK__ST_EXT_EVAL: {
+        /* KEYS[1] key, ARGV: [owner,] token [, ttl] (release: no ttl) */
+        const redlock__script *script = redlock__script_of(lk, n->step);
+        if (n->step == REDLOCK__ST_RACQ_SHA || n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_EXT_SHA) {
+            REDLOCK__LIT("EVALSHA"); REDLOCK__ARG(script->sha, 40);
         } else {
-            REDLOCK__LIT("EVAL");
-            if (lk->_reentrant) REDLOCK__LIT(redlock__rrelease_lua); else REDLOCK__LIT(redlock__release_lua);
+            REDLOCK__LIT("EVAL"); REDLOCK__ARG(script->lua, script->len);
         }
         REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
         if (lk->_reentrant) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
         REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
+        if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
         break;
+    }
     case REDLOCK__ST_REL_DEL:
         REDLOCK__LIT("DEL"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        break;
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-        if (n->step == REDLOCK__ST_EXT_SHA) {
-            REDLOCK__LIT("EVALSHA");
-            if (lk->_reentrant) REDLOCK__LIT(redlock__rextend_sha); else REDLOCK__LIT(redlock__extend_sha);
-        } else {
-            REDLOCK__LIT("EVAL");
-            if (lk->_reentrant) REDLOCK__LIT(redlock__rextend_lua); else REDLOCK__LIT(redlock__extend_lua);
-        }
-        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        if (lk->_reentrant) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
-        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN); REDLOCK__ARG(sc->ttl, ttllen);
         break;
     case REDLOCK__ST_EXT_PEXPIRE:
         REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(sc->ttl, ttllen);
@@ -1632,19 +1644,6 @@ enum {
     REDLOCK__A_MISSING,  /* not (or no longer) ours */
     REDLOCK__A_PROTOCOL  /* an answer this step cannot have */
 };
-
-/* The script a step runs, as a bit of redlock_client._scripted (a server
-   caches each script on its own); 0 for the other steps. */
-enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
-       REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16 };
-static int redlock__script_bit(const redlock_lock *lk, int st) {
-    if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
-    if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
-        return lk->_reentrant ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
-    if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
-        return lk->_reentrant ? REDLOCK__SCRIPT_REXTEND : REDLOCK__SCRIPT_EXTEND;
-    return 0;
-}
 
 /* An error reply: the AUTO switches, NOSCRIPT, else the node's vote fails. */
 static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
