@@ -601,9 +601,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     redlock__hiredis_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     if (redlock__hiredis_on_driver(c)) {
         if (cn->ctx && !cn->connecting && cn->q.count == 0) {
-            /* bytes buffered with no reply owed count as unasked too */
-            int idle = cn->ctx->reader->len > cn->ctx->reader->pos ? REDLOCK__IDLE_UNASKED
-                                                                   : redlock__hiredis_idle_state(cn->fd, cn->ssl);
+            int idle = redlock__hiredis_idle_state(cn->fd, cn->ssl, cn->ctx->reader->len - cn->ctx->reader->pos);
             if (idle == REDLOCK__IDLE_CLOSED) {
                 /* closed while idle (a restart): replaced for this command */
                 redlock__hiredis_closed_idle(c, node, "connection closed");

@@ -460,14 +460,16 @@ static inline int64_t redlock__hiredis_clock(void *user)
    written to it. CLOSED: the node closed or reset it (a restart): nothing
    was lost, it is replaced for the command. UNASKED: bytes came that no
    command asked for: the node misbehaves (PROTOCOL), and whatever comes
-   next could be taken for the next command's reply. Over TLS, records for
-   TLS itself (session tickets) are no reply. */
+   next could be taken for the next command's reply; so are bytes already
+   read into the reader (`buffered`). Over TLS, records for TLS itself
+   (session tickets) are no reply. */
 enum { REDLOCK__IDLE_OK = 0, REDLOCK__IDLE_CLOSED, REDLOCK__IDLE_UNASKED };
-static inline int redlock__hiredis_idle_state(int fd, void *ssl)
+static inline int redlock__hiredis_idle_state(int fd, void *ssl, size_t buffered)
 {
     struct pollfd pf;
     char c;
     ssize_t n;
+    if (buffered) return REDLOCK__IDLE_UNASKED;
     pf.fd = fd;
     pf.events = POLLIN;
     pf.revents = 0;

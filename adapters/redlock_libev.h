@@ -578,9 +578,7 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
     redlock_libev *c = (redlock_libev *)user;
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0) {
-        /* bytes buffered with no reply owed count as unasked too */
-        int idle = cn->shadow && cn->shadow->len > cn->shadow->pos ? REDLOCK__IDLE_UNASKED
-                                                                   : redlock__hiredis_idle_state(cn->ac->c.fd, cn->ssl);
+        int idle = redlock__hiredis_idle_state(cn->ac->c.fd, cn->ssl, cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
         if (idle == REDLOCK__IDLE_CLOSED) {
             /* closed while idle (a restart): replaced for this command */
             redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
