@@ -188,6 +188,19 @@ static inline void it_key(char *buf, size_t sz, const char *what)
     snprintf(buf, sz, "it:%s:%s:n%d", it->name, what, it_n);
 }
 
+/* Two clients (two processes, as far as the nodes can tell) with setup s:
+   0, or -1 (checked failed, whichever opened closed again). */
+static inline int it_open_pair(const it_setup *s, it_client **a, it_client **b)
+{
+    *a = it->open(s);
+    *b = it->open(s);
+    CHECK(*a && *b);
+    if (*a && *b) return 0;
+    if (*a) it->close(*a);
+    if (*b) it->close(*b);
+    return -1;
+}
+
 /* ---- scenarios ---- */
 
 /* acquire / extend / release on healthy nodes; the key is where it should be */
@@ -292,10 +305,7 @@ static void it_contend(void)
     char key[96];
     long long t0;
     it_defaults(&s, rn, ports);
-    a = it->open(&s);
-    b = it->open(&s);
-    CHECK(a && b);
-    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    if (it_open_pair(&s, &a, &b) != 0) return;
     it_key(key, sizeof key, "contend");
     it_lock_opts(&o, key, 1000);
     la = it->lock(a, &o);
@@ -398,10 +408,7 @@ static void it_expiry(void)
     char key[96];
     int rc;
     it_defaults(&s, rn, ports);
-    a = it->open(&s);
-    b = it->open(&s);
-    CHECK(a && b);
-    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    if (it_open_pair(&s, &a, &b) != 0) return;
     it_key(key, sizeof key, "expiry");
     it_lock_opts(&o, key, 200);
     la = it->lock(a, &o);
@@ -836,10 +843,7 @@ static void it_reentrant(void)
     redlock_result r;
     char key[96], out[64];
     it_defaults(&s, rn, ports);
-    a = it->open(&s);
-    b = it->open(&s);
-    CHECK(a && b);
-    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    if (it_open_pair(&s, &a, &b) != 0) return;
     it_key(key, sizeof key, "reentrant");
     it_lock_opts(&o, key, 2000);
     o.reentrant = 1;
@@ -947,10 +951,7 @@ static void it_release_publishes(void)
     redlock_lock_opts o;
     char key[96], channel[128];
     it_defaults(&s, rn, ports);
-    a = it->open(&s);
-    b = it->open(&s);
-    CHECK(a && b);
-    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    if (it_open_pair(&s, &a, &b) != 0) return;
     it_key(key, sizeof key, "publish");
     snprintf(channel, sizeof channel, "%s%s", REDLOCK_CHANNEL_PREFIX, key);
     for (i = 0; i < it_n; i++) {
@@ -1037,10 +1038,7 @@ static void it_acl_noscript(void)
     it_defaults(&s, rn, ports);
     s.user = "u";
     s.pass = "pw";
-    a = it->open(&s);
-    b = it->open(&s);
-    CHECK(a && b);
-    if (!a || !b) { if (a) it->close(a); if (b) it->close(b); return; }
+    if (it_open_pair(&s, &a, &b) != 0) return;
     it_key(key, sizeof key, "acl");
     it_lock_opts(&o, key, 1000);
     la = it->lock(a, &o);
