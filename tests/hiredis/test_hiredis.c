@@ -208,6 +208,19 @@ static void *hl_resume_main(void *arg)
     return NULL;
 }
 
+/* Pauses nodes first..last of rn now and starts the thread that resumes
+   them after_ms later (join *t). */
+static void hl_pause_for(pthread_t *t, hl_resume *r, redis_nodes *rn, int first, int last, int after_ms)
+{
+    int i;
+    for (i = first; i <= last; i++) redis_node_pause(rn, i);
+    r->rn = rn;
+    r->first = first;
+    r->last = last;
+    r->after_ms = after_ms;
+    CHECK_EQ(pthread_create(t, NULL, hl_resume_main, r), 0);
+}
+
 /* Proves: with one node unreachable (its connects hang) and the other two
    then frozen, LOST is reported when the validity ends, not after the
    thread is done connecting; and the lock never reads HELD past it. The
@@ -710,13 +723,7 @@ static void hiredis_linger_finishes(void)
     rn.auth_pass = "pw";
     for (i = 1; i < 3; i++)
         CHECK_EQ(redis_nodes_cmd(&rn, i, out, sizeof out, "SET", key, "someone-else", "PX", "10000", (char *)NULL), 0);
-    redis_node_pause(&rn, 1);
-    redis_node_pause(&rn, 2);
-    resume.rn = &rn;
-    resume.first = 1;
-    resume.last = 2;
-    resume.after_ms = 30;
-    CHECK_EQ(pthread_create(&t, NULL, hl_resume_main, &resume), 0);
+    hl_pause_for(&t, &resume, &rn, 1, 2, 30);
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_ERR_LOCKED);
     pthread_join(t, NULL);
     CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "EXISTS", key, (char *)NULL), 0);
@@ -785,11 +792,7 @@ static void hiredis_no_wait_for_stragglers(void)
     hl_lock(&c, &lk, key);
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
-    redis_node_pause(&rn, 2);
-    resume.rn = &rn;
-    resume.first = resume.last = 2;
-    resume.after_ms = 600;
-    CHECK_EQ(pthread_create(&t, NULL, hl_resume_main, &resume), 0);
+    hl_pause_for(&t, &resume, &rn, 2, 2, 600);
     t0 = redis_nodes__now_ms();
     CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
     CHECK_EQ(redlock_hiredis_release(&lk), REDLOCK_OK);
