@@ -1373,7 +1373,15 @@ static inline void it_hostile(int kind, int threaded)
            CONNECT; a black hole CONNECT, or NODE_TIMEOUT where the kernel
            let the connect complete */
         switch (kind) {
-        case IT_STRAY: case IT_HUGE: case IT_GARBAGE: case IT_STRAY_IDLE:
+        case IT_STRAY:
+            /* a stray that lands after the next command went out reads as
+               that command's reply (a malformed one); the command's own
+               reply then comes unasked: a blocking client sees it once it
+               runs its loop again */
+            it->idle(a, 50);
+            CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
+            break;
+        case IT_HUGE: case IT_GARBAGE: case IT_STRAY_IDLE:
             CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
             break;
         case IT_GREET: /* a greeting that came before the command reads as its reply */
