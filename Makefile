@@ -8,8 +8,11 @@ CFLAGS  ?=
 INCS    := -I. -Itests/shared
 VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all --error-exitcode=99
 
-# Each mk/*.mk adds its check targets to CHECKS (run by `make test`, each
-# printing "ok ..." / "not ok ..." lines) and its own build rules.
+# Each mk/*.mk adds its check targets (run by `make test`, each printing
+# "ok ..." / "not ok ..." lines) and its own build rules: to CPU_CHECKS
+# those that need only the CPU, to CHECKS those that start redis-server
+# nodes. `make test` runs the two lists side by side (scripts/run-tests.sh).
+CPU_CHECKS :=
 CHECKS  :=
 
 .PHONY: all test deps clean examples
@@ -30,7 +33,7 @@ check-examples: examples $(BUILD)/redlock
 	@tests/shared/examples.sh $(BUILD)
 
 test: deps
-	@scripts/run-tests.sh $(CHECKS)
+	@scripts/run-tests.sh $(CPU_CHECKS) -- $(CHECKS)
 
 $(BUILD):
 	@mkdir -p $(BUILD)

@@ -14,7 +14,7 @@ MUTATION_RUNS ?= 20000
 # traps at once in the unit tests and the simulator; no runtime library.
 BOUNDS := -fsanitize=bounds -fsanitize-undefined-trap-on-error
 
-CHECKS += check-compile check-include-order check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
+CPU_CHECKS += check-compile check-include-order check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 
 $(BUILD)/unit: tests/core/unit.c redlock.h tests/shared/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@ -pthread

@@ -12,7 +12,7 @@ fuzz_src_core := tests/fuzz/fuzz_core.c
 fuzz_src_resp := tests/resp/fuzz_resp.c
 FUZZ_DEPS    := redlock.h adapters/redlock_resp.h tests/fuzz/replay.c
 
-CHECKS += check-fuzz
+CPU_CHECKS += check-fuzz
 .PHONY: check-fuzz fuzz fuzz-merge
 
 $(BUILD)/replay_core: tests/fuzz/fuzz_core.c $(FUZZ_DEPS) | $(BUILD)

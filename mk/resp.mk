@@ -3,7 +3,7 @@
 RESP_HDRS := adapters/redlock_resp.h adapters/redlock_socket.h redlock.h tests/shared/check.h
 RESP_STD  := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 
-CHECKS += check-resp check-resp-fuzz check-resp-compile
+CPU_CHECKS += check-resp check-resp-fuzz check-resp-compile
 
 .PHONY: check-resp check-resp-fuzz check-resp-compile fuzz-resp
 

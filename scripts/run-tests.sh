@@ -1,26 +1,55 @@
 #!/usr/bin/env bash
-# Runs each check target given on the command line through make, shows its
-# output, and counts TAP-style "ok" / "not ok" lines across all of them.
-# A check that exits non-zero without reporting a failure counts as one.
-# Ends with the single line "N passed, N failed".
+# Runs each check target given on the command line through make and counts
+# TAP-style "ok" / "not ok" lines across all of them. A check that exits
+# non-zero without reporting a failure counts as one. Ends with the single
+# line "N passed, N failed".
+#
+#   scripts/run-tests.sh A B -- C D
+# runs two lanes side by side: A then B, and C then D. The checks before
+# "--" need only the CPU (compilers, the simulator, memcheck of the core);
+# those after it start redis-server nodes and mostly wait on them, so the
+# two lanes share the machine's cores well. Each check's output is shown
+# whole when it ends. Without "--", one lane.
 set -u
 make=${MAKE:-make}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+lane1=() lane2=() in2=0
+for a in "$@"; do
+  if [ "$a" = "--" ]; then in2=1
+  elif [ "$in2" -eq 1 ]; then lane2+=("$a")
+  else lane1+=("$a"); fi
+done
+
+# run_lane NAME CHECK...: each check's output to $tmp/<check>.out, its
+# make status to $tmp/<check>.rc; the whole report (output and timing)
+# printed at once so that the two lanes do not interleave mid-check.
+run_lane() {
+  local t start rc
+  for t in "$@"; do
+    start=$SECONDS
+    $make --no-print-directory -s "$t" > "$tmp/$t.out" 2>&1
+    rc=$?
+    echo "$rc" > "$tmp/$t.rc"
+    { echo "== $t"; cat "$tmp/$t.out"; echo "== $t: $((SECONDS - start)) s"; } > "$tmp/$t.report"
+    flock "$tmp" cat "$tmp/$t.report"
+  done
+}
+
+run_lane "${lane1[@]}" &
+if [ "${#lane2[@]}" -gt 0 ]; then run_lane "${lane2[@]}" & fi
+wait
+
 pass=0 fail=0
-for t in "$@"; do
-  echo "== $t"
-  start=$SECONDS
-  out=$(mktemp)
-  $make --no-print-directory -s "$t" 2>&1 | tee "$out"
-  rc=${PIPESTATUS[0]}
-  p=$(grep -c '^ok ' "$out")
-  f=$(grep -c '^not ok ' "$out")
+for t in "${lane1[@]}" ${lane2[@]+"${lane2[@]}"}; do
+  p=$(grep -c '^ok ' "$tmp/$t.out")
+  f=$(grep -c '^not ok ' "$tmp/$t.out")
+  rc=$(cat "$tmp/$t.rc" 2>/dev/null || echo 1)
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     echo "not ok $t exited with status $rc"
     f=1
   fi
   pass=$((pass + p)); fail=$((fail + f))
-  echo "== $t: $((SECONDS - start)) s"
-  rm -f "$out"
 done
 echo "all checks: $SECONDS s"
 echo "$pass passed, $fail failed"
