@@ -38,6 +38,7 @@
        queries    redlock_lock_state, redlock_lock_remaining_us,
                   redlock_lock_valid_until, redlock_lock_pending,
                   redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
+                  redlock_lock_key,
                   redlock_lock_token, redlock_lock_owner, redlock_node_mode
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script,
@@ -915,6 +916,10 @@ REDLOCK_API const char *redlock_lock_token(const redlock_lock *lock);
 /* A reentrant lock's owner id (NUL-terminated), "" before its first acquire
    or adopt and for a lock that is not reentrant. */
 REDLOCK_API const char *redlock_lock_owner(const redlock_lock *lock);
+/* The lock's key: the lock's own copy, *len bytes, not NUL-terminated
+   (what a release notification's channel names after
+   REDLOCK_CHANNEL_PREFIX); "" and 0 for a lock not initialised. */
+REDLOCK_API const char *redlock_lock_key(const redlock_lock *lock, size_t *len);
 /* The node's learned mode: REDLOCK_MODE_LEGACY or MODERN/AUTO as configured. */
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *client, int node);
 /* Tag helpers for transports that multiplex: which node a tag is for. */
@@ -2926,6 +2931,12 @@ REDLOCK_API const char *redlock_lock_token(const redlock_lock *lk) {
 
 REDLOCK_API const char *redlock_lock_owner(const redlock_lock *lk) {
     return lk && lk->_magic == REDLOCK__MAGIC && lk->_reentrant ? redlock__owner(lk) : "";
+}
+
+REDLOCK_API const char *redlock_lock_key(const redlock_lock *lk, size_t *len) {
+    int ok = lk && lk->_magic == REDLOCK__MAGIC;
+    if (len) *len = ok ? lk->_key_len : 0;
+    return ok ? lk->_key : "";
 }
 
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {

@@ -183,6 +183,10 @@ typedef struct redlock_hiredis_config {
     int connect_timeout_ms;  /* 0: 1000 (negative, here or in the two below: INVALID) */
     int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
     int reconnect_delay_ms;  /* 0: 100 */
+    int notify_off;          /* 1: no release notifications (redlock.h section 10):
+                                a waiting acquire sleeps out its retry delays */
+    int notify_idle_ms;      /* 0: 1000; a subscriber connection with no lock
+                                waiting is closed after this long */
     int watchdog_thread;     /* redlock_hiredis.h only: a background thread drives
                                 the core (libev: INVALID, the loop is yours) */
     redlock_config core;     /* core settings; node_count is taken from above.

@@ -18,9 +18,10 @@
    cost the same). Each figure is measured twice, the transports in
    opposite orders, and both are printed.
 
-   Then contention: 16 clients of one transport take turns on one key, each
+   Then contention: 20 clients of one transport take turns on one key, each
    holding it about 1 ms and pausing 1 ms before asking again, with the
-   library's default retry settings and with settings tuned for 1 ms holds.
+   library's defaults (release notifications on), the same without
+   notifications, and without them but with retries tuned for 1 ms holds.
 
    Files (--out DIR): transport.csv, contention.csv, latency.dat (the
    latency distributions), latency.gp and, when gnuplot is installed,
@@ -48,7 +49,9 @@
 
 enum { T_HIREDIS, T_LIBEV, T_SOCKET, T_FOREIGN, T_COUNT };
 static const char *const t_name[T_COUNT] = { "hiredis sync", "hiredis libev", "socket", "socket foreign" };
-enum { R_NONE, R_DEFAULT, R_TUNED }; /* retry settings */
+enum { R_NONE, R_DEFAULT, R_QUIET, R_TUNED }; /* retry settings */
+#define SETTINGS 3                    /* contention: R_DEFAULT, R_QUIET, R_TUNED */
+static const char *const setting_name[] = { "one try", "default", "no notif", "tuned" };
 #define RUNS 2                        /* each figure twice, interleaved */
 #define MAX_K 8                       /* node counts in one run */
 
@@ -93,7 +96,9 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
 }
 
 /* R_NONE: one attempt. R_DEFAULT: the library's defaults (3 retries,
-   200 +- 100 ms apart). R_TUNED, for 1 ms holds: retry every 1 ms
+   200 +- 100 ms apart, release notifications on). R_QUIET: the same
+   without release notifications. R_TUNED, for 1 ms holds, without
+   notifications: retry every 1 ms
    (+-1 ms) for up to 10 s. */
 static void core_retry(redlock_config *core, int retry)
 {
@@ -123,6 +128,7 @@ static int client_open(client *c, int t, const redis_nodes *rn, int retry)
         cfg.node_count = n;
         for (i = 0; i < n; i++) cfg.node[i].port = redis_nodes_port(rn, i);
         core_retry(&cfg.core, retry);
+        cfg.notify_off = retry == R_QUIET || retry == R_TUNED;
         if (t == T_HIREDIS) return redlock_hiredis_init(&c->h, &cfg) == REDLOCK_OK ? 0 : -1;
         c->loop = ev_loop_new(EVFLAG_AUTO);
         return c->loop && redlock_libev_init(&c->e, c->loop, &cfg) == REDLOCK_OK ? 0 : -1;
@@ -293,9 +299,9 @@ static double inflight(client *c, int nodes, int run, int rounds)
     return ok ? (double)DEPTH * rounds / (t0 / 1e6) : -1;
 }
 
-/* ---- contention: 16 clients, one key, each holding about 1 ms ---- */
+/* ---- contention: 20 clients, one key, each holding about 1 ms ---- */
 
-#define CONTENDERS 16
+#define CONTENDERS 20
 typedef struct contender {
     client c;
     int wins, gave_up, failed;
@@ -508,10 +514,10 @@ static void print_crow(FILE *csv, int t, int nodes, int retry, int run, const cr
     double mean = (double)r->total / CONTENDERS, least = mean > 0 ? 100 * r->lo / mean : 0;
     snprintf(h, sizeof h, "%lld/%lld", (long long)r->p50, (long long)r->p99);
     snprintf(fair, sizeof fair, "%d/%d", r->lo, r->hi);
-    printf("%-14s %5d %-8s %3d %8.0f %15s %11s %8.0f%% %8d\n", t_name[t], nodes, retry == R_TUNED ? "tuned" : "default",
+    printf("%-14s %5d %-8s %3d %8.0f %15s %11s %8.0f%% %8d\n", t_name[t], nodes, setting_name[retry],
            run + 1, r->rate, h, fair, least, r->gave_up);
     if (csv)
-        fprintf(csv, "%s,%d,%s,%d,%.0f,%lld,%lld,%d,%d,%.3f,%d\n", t_name[t], nodes, retry == R_TUNED ? "tuned" : "default",
+        fprintf(csv, "%s,%d,%s,%d,%.0f,%lld,%lld,%d,%d,%.3f,%d\n", t_name[t], nodes, setting_name[retry],
                 run + 1, r->rate, (long long)r->p50, (long long)r->p99, r->lo, r->hi, least / 100, r->gave_up);
 }
 
@@ -529,7 +535,7 @@ int main(int argc, char **argv)
     double seconds = 1.0;
     static row rows[MAX_K][RUNS][T_COUNT];
     static limits lim[MAX_K][RUNS];
-    static crow crows[MAX_K][2][RUNS][T_COUNT];
+    static crow crows[MAX_K][SETTINGS][RUNS][T_COUNT];
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cycles") && i + 1 < argc) cycles = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
@@ -633,11 +639,11 @@ int main(int argc, char **argv)
                 r->rel[2] = quantile(rel, cycles, 0.999);
             }
         }
-        for (retry = 0; retry < 2; retry++)
+        for (retry = 0; retry < SETTINGS; retry++)
             for (run = 0; run < RUNS; run++)
                 for (i = 0; i < T_COUNT; i++) {
                     t = run % 2 ? T_COUNT - 1 - i : i;
-                    if (contend(t, &rn, seconds, retry ? R_TUNED : R_DEFAULT, &crows[k][retry][run][t]) != 0) {
+                    if (contend(t, &rn, seconds, R_DEFAULT + retry, &crows[k][retry][run][t]) != 0) {
                         fprintf(stderr, "bench_transport: %s on %d nodes: a contender failed\n", t_name[t], nodes[k]);
                         redis_nodes_stop(&rn);
                         return 1;
@@ -664,16 +670,17 @@ int main(int argc, char **argv)
 
     printf("\ncontention: %d clients of one transport (threads, connections of their own) take turns on one key\n"
            "for %.1f s, each holding it about 1 ms and pausing 1 ms before asking again. default: the library's\n"
-           "retry settings (3 retries, 200 +- 100 ms apart; an acquire that used them up asks again: gave up);\n"
-           "tuned: retry every 1 ms +- 1 ms, wait up to 10 s\n\n",
+           "settings (3 retries, 200 +- 100 ms apart, release notifications on; an acquire that used its retries\n"
+           "up asks again: gave up); no notif: the same without notifications; tuned: no notifications, retry\n"
+           "every 1 ms +- 1 ms, wait up to 10 s\n\n",
            CONTENDERS, seconds);
     printf("%-14s %5s %-8s %3s %8s %15s %11s %9s %8s\n", "transport", "nodes", "retry", "run", "acq./s",
            "hand-off p50/99", "min/max", "min/mean", "gave up");
     for (k = 0; k < nn; k++)
-        for (retry = 0; retry < 2; retry++)
+        for (retry = 0; retry < SETTINGS; retry++)
             for (t = 0; t < T_COUNT; t++)
                 for (run = 0; run < RUNS; run++)
-                    print_crow(ccsv, t, nodes[k], retry ? R_TUNED : R_DEFAULT, run, &crows[k][retry][run][t]);
+                    print_crow(ccsv, t, nodes[k], R_DEFAULT + retry, run, &crows[k][retry][run][t]);
 
     if (dat) {
         for (k = 0; k < nn; k++)

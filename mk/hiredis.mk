@@ -6,7 +6,7 @@
 # adapters (test_limits). IT_ONLY=<substring> runs a subset of
 # the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
-ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_tls.h \
+ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_notify.h adapters/redlock_tls.h \
                 tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h \
                 tests/shared/tcp_proxy.h
 

@@ -8,6 +8,7 @@ static void unit_free(void *p);
 #define REDLOCK_FREE(p) unit_free(p)
 #define REDLOCK_IMPLEMENTATION
 #include "redlock.h"
+#include "adapters/redlock_notify.h"
 #include "check.h"
 
 #include <signal.h>
@@ -5716,6 +5717,76 @@ static void test_wake_elsewhere(void) {
 /* Proves: the release script deletes and publishes "released" on
    REDLOCK_CHANNEL_PREFIX + key (text checked; the server side runs in the
    integration tests), and so do the undo and the cleanup (the same script). */
+/* redlock_lock_key, and the adapters' notification table: a key is
+   subscribed when its first lock comes in and unsubscribed when its last
+   goes; a message wakes only that key's waiting locks, each once. */
+static void test_notify_table(void) {
+    redlock__notify n;
+    redlock_lock other, third;
+    redlock_lock_opts o;
+    const char *key;
+    size_t len;
+    int i;
+    memset(&n, 0, sizeof n);
+    CHECK_STR(redlock_lock_key(NULL, &len), "");
+    CHECK_EQ(len, 0);
+    setup_n(1, 0, 1000);
+    key = redlock_lock_key(&L, &len);
+    CHECK_EQ(len, 3);
+    CHECK(memcmp(key, "res", 3) == 0);
+    base_opts(&o, 1000, 0);
+    CHECK_EQ(redlock_lock_init(&other, &C, &o), REDLOCK_OK); /* the same key */
+    o.key = "elsewhere";
+    CHECK_EQ(redlock_lock_init(&third, &C, &o), REDLOCK_OK);
+    CHECK_EQ(redlock__notify_add(&n, &L), 1);      /* a new key: subscribe */
+    CHECK_EQ(redlock__notify_add(&n, &L), 0);      /* in already */
+    CHECK_EQ(redlock__notify_add(&n, &other), 0);  /* the key is listened to */
+    CHECK_EQ(redlock__notify_add(&n, &third), 1);
+    CHECK_EQ((int)n.count, 3);
+    /* L waits (its attempt failed, undo done); `other` and `third` are idle */
+    redlock_acquire(&L);
+    nil(0);
+    num(1, 0);
+    CHECK_EQ(redlock_lock_waiting(&L), 1);
+    redlock__notify_message(&n, "elsewhere", 9);   /* another key: nothing */
+    CHECK_EQ(T.qn, 2);
+    redlock__notify_message(&n, "res", 3);         /* L's next attempt now */
+    CHECK_EQ(T.qn, 3);
+    CHECK(starts(2, "SET res"));
+    redlock__notify_message(&n, "res", 3);         /* a copy from another node: the attempt runs */
+    CHECK_EQ(T.qn, 3);
+    CHECK_EQ(redlock__notify_remove(&n, &other, &key, &len), 0); /* L still listens */
+    CHECK_EQ(redlock__notify_remove(&n, &L, &key, &len), 1);     /* the key's last */
+    CHECK_EQ(len, 3);
+    CHECK_EQ(redlock__notify_remove(&n, &L, &key, &len), 0);     /* gone already */
+    /* the table grows past its first buckets and finds every lock again */
+    {
+        static redlock_lock many[40];
+        static char names[40][8];
+        int subscribed = 0;
+        for (i = 0; i < 40; i++) {
+            snprintf(names[i], sizeof names[i], "k%d", i % 20);
+            o.key = names[i];
+            CHECK_EQ(redlock_lock_init(&many[i], &C, &o), REDLOCK_OK);
+            subscribed += redlock__notify_add(&n, &many[i]);
+        }
+        CHECK_EQ(subscribed, 20);                      /* one per key */
+        CHECK_EQ((int)n.count, 41);
+        for (i = 0; i < 40; i++) {
+            int last = redlock__notify_remove(&n, &many[i], &key, &len);
+            CHECK_EQ(last, i >= 20);                   /* k0..k19 each twice */
+            redlock_lock_deinit(&many[i]);
+        }
+    }
+    CHECK_EQ((int)n.count, 1);
+    redlock__notify_free(&n);
+    CHECK_EQ((int)n.count, 0);
+    ok(2);
+    redlock_lock_deinit(&other);
+    redlock_lock_deinit(&third);
+    teardown();
+}
+
 static void test_release_publishes(void) {
     CHECK(strstr(redlock_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..KEYS[1],'released')") != NULL);
     CHECK(strstr(redlock_reentrant_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..k,'released')") != NULL);
@@ -5780,6 +5851,7 @@ int main(int argc, char **argv) {
     RUN_T(test_wake_retries_now);
     RUN_T(test_wake_elsewhere);
     RUN_T(test_release_publishes);
+    RUN_T(test_notify_table);
     RUN_T(test_wrongtype_is_another_holder);
     RUN_T(test_acquire_single);
     RUN_T(test_token_unique);

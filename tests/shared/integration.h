@@ -44,6 +44,7 @@ typedef struct it_setup {
     int tls;
     const char *tls_ca, *tls_cert, *tls_key, *tls_name;
     int tls_insecure;
+    int notify_off;       /* no release notifications (adapters that have them) */
 } it_setup;
 
 typedef struct it_client it_client;
@@ -66,6 +67,7 @@ typedef struct it_ops {
     int (*lost)(it_lock *l);            /* OP_LOST results seen */
     int (*node_connected)(it_client *c, int i);
     int (*node_error)(it_client *c, int i, char *buf, size_t size); /* status, and its text */
+    int notify; /* the adapter subscribes to release notifications while a lock waits */
 } it_ops;
 
 static const it_ops *it;
@@ -990,6 +992,178 @@ out:
     it->close(b);
 }
 
+/* ---- release notifications: a waiting acquire wakes at the release ---- */
+
+typedef struct it_waiter {
+    it_lock *l;
+    int rc;
+    long long done_ms;
+    redlock_result r;
+    pthread_t th;
+} it_waiter;
+
+static void *it_waiter_main(void *arg)
+{
+    it_waiter *w = (it_waiter *)arg;
+    w->rc = it->acquire(w->l, &w->r);
+    w->done_ms = it_now_ms();
+    return NULL;
+}
+
+/* Subscribers of key's channel on node i (PUBSUB NUMSUB), or -1. */
+static inline int it_numsub(redis_nodes *rn, int i, const char *key)
+{
+    char channel[160], out[256];
+    snprintf(channel, sizeof channel, "%s%s", REDLOCK_CHANNEL_PREFIX, key);
+    if (redis_nodes_cmd(rn, i, out, sizeof out, "EVAL", "return redis.call('PUBSUB','NUMSUB',KEYS[1])[2]", "1",
+                        channel, (char *)NULL) != 0 || out[0] != ':')
+        return -1;
+    return atoi(out + 1);
+}
+
+/* Every node has `want` subscribers of key's channel within ms. */
+static inline int it_numsub_is(redis_nodes *rn, const char *key, int want, int ms)
+{
+    long long until = it_now_ms() + ms;
+    for (;;) {
+        int i, ok = 1;
+        for (i = 0; i < rn->n; i++) ok &= it_numsub(rn, i, key) == want;
+        if (ok || it_now_ms() > until) return ok;
+        redis_nodes__sleep_ms(5);
+    }
+}
+
+/* Kills the subscriber connections (CLIENT KILL TYPE pubsub) of every node. */
+static inline void it_kill_subscribers(redis_nodes *rn)
+{
+    char out[64];
+    int i;
+    for (i = 0; i < rn->n; i++)
+        redis_nodes_cmd(rn, i, out, sizeof out, "CLIENT", "KILL", "TYPE", "pubsub", (char *)NULL);
+}
+
+/* b waits for a's lock with a 2 s retry delay: it is subscribed while it
+   waits, and the release hands it the lock long before its next attempt
+   was due. Then with b's subscriber connections killed mid-wait: the
+   acquire still succeeds, the subscription comes back after the
+   reconnect delay and wakes the next wait. */
+static void it_wake_on_release(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL;
+    it_waiter w;
+    redlock_lock_opts o;
+    char key[96];
+    long long released;
+    it_defaults(&s, rn, ports);
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_key(key, sizeof key, "wake");
+    it_lock_opts(&o, key, 5000);
+    la = it->lock(a, &o);
+    o.retry_count = 5;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 1;
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    if (!la || !lb) goto out;
+    CHECK_EQ(it_numsub_is(rn, key, 0, 0), 1);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    memset(&w, 0, sizeof w);
+    w.l = lb;
+    pthread_create(&w.th, NULL, it_waiter_main, &w);
+    CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1); /* b failed its first attempt and listens */
+    released = it_now_ms();
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    pthread_join(w.th, NULL);
+    CHECK_EQ(w.rc, REDLOCK_OK);
+    CHECK_EQ(w.r.attempts, 2);
+    CHECK(w.done_ms - released < 1000); /* the next attempt was due 2 s after the first */
+    CHECK_EQ(it_numsub_is(rn, key, 0, 500), 1); /* the acquire ended: unsubscribed */
+
+    /* b's subscribers killed while it waits: they come back after the
+       reconnect delay (100 ms), and the release still wakes b */
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    memset(&w, 0, sizeof w);
+    w.l = lb;
+    pthread_create(&w.th, NULL, it_waiter_main, &w);
+    CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1);
+    it_kill_subscribers(rn);
+    CHECK_EQ(it_numsub_is(rn, key, 1, 1000), 1); /* subscribed again */
+    released = it_now_ms();
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    pthread_join(w.th, NULL);
+    CHECK_EQ(w.rc, REDLOCK_OK);
+    CHECK(w.done_ms - released < 1000);
+
+    /* killed right before the release: no message reaches b, which then
+       takes the lock at its next attempt, after the delay */
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    memset(&w, 0, sizeof w);
+    w.l = lb;
+    pthread_create(&w.th, NULL, it_waiter_main, &w);
+    CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1);
+    it_kill_subscribers(rn);
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    pthread_join(w.th, NULL);
+    CHECK_EQ(w.rc, REDLOCK_OK);
+    CHECK_EQ(w.r.attempts, 2);
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+out:
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* With notifications off nothing subscribes: the waiter sleeps out its delay. */
+static void it_wake_off(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL;
+    it_waiter w;
+    redlock_lock_opts o;
+    char key[96];
+    long long released;
+    it_defaults(&s, rn, ports);
+    s.notify_off = 1;
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_key(key, sizeof key, "wake-off");
+    it_lock_opts(&o, key, 5000);
+    la = it->lock(a, &o);
+    o.retry_count = 2;
+    o.retry_delay_ms = 600;
+    o.retry_jitter_ms = 1;
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    if (!la || !lb) goto out;
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    memset(&w, 0, sizeof w);
+    w.l = lb;
+    pthread_create(&w.th, NULL, it_waiter_main, &w);
+    redis_nodes__sleep_ms(200);
+    CHECK_EQ(it_numsub_is(rn, key, 0, 0), 1);
+    released = it_now_ms();
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    pthread_join(w.th, NULL);
+    CHECK_EQ(w.rc, REDLOCK_OK);
+    CHECK_EQ(w.r.attempts, 2);
+    CHECK(w.done_ms - released >= 250); /* the attempt came when due (600 ms after the first) */
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+out:
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
 /* A user that may not script: a reentrant lock is refused with
    NO_SCRIPTING at once (no legacy fallback), and nothing is written. */
 static void it_reentrant_noscript(void)
@@ -1677,6 +1851,10 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_reentrant, n);
         IT_RUN(it_reentrant_noscript, n);
         IT_RUN(it_release_publishes, n);
+        if (it->notify) {
+            IT_RUN(it_wake_on_release, n);
+            IT_RUN(it_wake_off, n);
+        }
     }
     IT_RUN(it_hostile_stray, 3);
     IT_RUN(it_hostile_stray_idle, 3);
