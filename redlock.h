@@ -618,6 +618,14 @@ typedef struct redlock_callbacks {
     int64_t (*wall_ms)(void *user);                     /* NULL: CLOCK_REALTIME */
     int (*random)(void *user, void *buf, size_t len);   /* NULL: OS CSPRNG */
     void (*on_event)(void *user, const redlock_event *ev); /* optional */
+    /* optional: release notifications (section 10). on = 1: the lock's
+       acquire failed an attempt and will try again, a message on its key's
+       channel would help it (redlock_lock_wake); on = 0: not any more (the
+       acquire ended, was cancelled or gave up, or the lock is being
+       deinitialised: the last call the transport gets about it, while
+       redlock_lock_key() still reads). Calls come in on / off pairs. Like
+       send, it must not call the library. */
+    void (*listen)(void *user, redlock_lock *lock, int on);
 } redlock_callbacks;
 
 /* Client configuration. Zero fields mean "default", so `= {0}` plus a node
@@ -754,6 +762,7 @@ struct redlock_lock {
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
+    uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
@@ -2091,10 +2100,20 @@ static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t
     return redlock__report(lk, alive, REDLOCK_OP_LOST, reason, 0, now);
 }
 
+/* Tells the transport whether this lock's acquire wants release
+   notifications (callbacks.listen), once per change. */
+static void redlock__listen(redlock_lock *lk, int on) {
+    redlock_client *c = lk->_client;
+    if (lk->_listening == on) return;
+    lk->_listening = (uint8_t)on;
+    c->_cb.listen(c->_user, lk, on);
+}
+
 /* The acquire ends without the lock. */
 static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int votes, int64_t elapsed_us,
                             int64_t now) {
     lk->_state = REDLOCK_STATE_IDLE;
+    redlock__listen(lk, 0);
     if (lk->_client->_cb.on_event) {
         redlock_event ev = redlock__event_of(REDLOCK_EV_FAILED, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
         ev.votes = votes;
@@ -2137,6 +2156,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         int64_t until = lk->_round_start + lk->_ttl_ms * 1000 - drift;
         if (until > now) {
             lk->_state = REDLOCK_STATE_HELD;
+            redlock__listen(lk, 0);
             lk->_phase = REDLOCK__PH_NONE;
             lk->_valid_until = until;
             lk->_validity_unknown = 0;
@@ -2186,12 +2206,14 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
             lk->_retries--;
             lk->_next_at = now + delay;
             ev.delay_us = delay;
+            if (c->_cb.listen) redlock__listen(lk, 1);
             redlock__emit(lk, &ev);
             return 1;
         }
     }
     if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
         lk->_give_up = 1;
+        redlock__listen(lk, 0);
         lk->_next_at = redlock__wait_deadline(lk);
         return 1;
     }
@@ -2656,6 +2678,7 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     redlock_client *c;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
+    redlock__listen(lk, 0); /* while the key still reads */
     redlock__unfile(c, lk);
     redlock__unschedule(lk);
     redlock__detach(lk);
@@ -2719,8 +2742,10 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     if (lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
     if (lk->_state != REDLOCK_STATE_HELD && lk->_state != REDLOCK_STATE_ACQUIRING) return REDLOCK_ERR_NOT_HELD;
     c = lk->_client;
-    if (lk->_state == REDLOCK_STATE_ACQUIRING) lk->_cancel_op = REDLOCK_OP_ACQUIRE;
-    else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
+    if (lk->_state == REDLOCK_STATE_ACQUIRING) {
+        lk->_cancel_op = REDLOCK_OP_ACQUIRE;
+        redlock__listen(lk, 0);
+    } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
     lk->_state = REDLOCK_STATE_RELEASING;
     lk->_op_start = now;
     lk->_phase_op = REDLOCK_OP_RELEASE;

@@ -791,30 +791,6 @@ static inline void redlock__hiredis_sub_read(redlock_hiredis *c, int i)
     }
 }
 
-/* A lock of ours failed an attempt and will wait: listen for its key. */
-static inline void redlock__hiredis_listen(redlock_hiredis *c, redlock_lock *lk)
-{
-    int i;
-    if (redlock__notify_add(&c->_notify, lk) != 1) return;
-    c->_notify_idle_since = 0;
-    for (i = 0; i < c->_n; i++) {
-        size_t len;
-        const char *key = redlock_lock_key(lk, &len);
-        redlock__hiredis_sub_cmd(c, i, "SUBSCRIBE", key, len);
-    }
-}
-
-/* Its acquire ended (or it goes away): stop listening for it. */
-static inline void redlock__hiredis_unlisten(redlock_hiredis *c, const redlock_lock *lk)
-{
-    const char *key;
-    size_t len;
-    int i;
-    if (!redlock__notify_remove(&c->_notify, lk, &key, &len)) return;
-    for (i = 0; i < c->_n; i++) redlock__hiredis_sub_cmd(c, i, "UNSUBSCRIBE", key, len);
-    if (!c->_notify.count) c->_notify_idle_since = redlock__hiredis_now_us();
-}
-
 /* Before each wait: subscribers up while locks wait, closed once idle. */
 static inline void redlock__hiredis_sub_tend(redlock_hiredis *c, int64_t now)
 {
@@ -870,6 +846,27 @@ static inline void redlock__hiredis_wake(redlock_hiredis *c)
     }
 }
 
+/* The core's listen callback: a lock failed an attempt and will try again
+   (on), or not any more (off). The subscribers follow the table's keys. */
+static inline void redlock__hiredis_listen(void *user, redlock_lock *lk, int on)
+{
+    redlock_hiredis *c = (redlock_hiredis *)user;
+    const char *key;
+    size_t len;
+    int i;
+    if (on) {
+        if (redlock__notify_add(&c->_notify, lk) != 1) return;
+        key = redlock_lock_key(lk, &len);
+        for (i = 0; i < c->_n; i++) redlock__hiredis_sub_cmd(c, i, "SUBSCRIBE", key, len);
+        c->_notify_idle_since = 0;
+        redlock__hiredis_wake(c); /* the thread, if another thread called: subscribe now */
+        return;
+    }
+    if (!redlock__notify_remove(&c->_notify, lk, &key, &len)) return;
+    for (i = 0; i < c->_n; i++) redlock__hiredis_sub_cmd(c, i, "UNSUBSCRIBE", key, len);
+    if (!c->_notify.count) c->_notify_idle_since = redlock__hiredis_now_us();
+}
+
 static inline void redlock__hiredis_set_timer(void *user, int64_t deadline_us)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
@@ -877,13 +874,9 @@ static inline void redlock__hiredis_set_timer(void *user, int64_t deadline_us)
     redlock__hiredis_wake(c);
 }
 
-static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_result *r);
-
 static inline void redlock__hiredis_on_event(void *user, const redlock_event *ev)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
-    if (ev->type == REDLOCK_EV_RETRY && !c->_notify_off && ev->lock->_on_result == redlock__hiredis_on_result)
-        redlock__hiredis_listen(c, (redlock_lock *)ev->lock); /* one of ours: its wrapper's deinit unlistens */
     if (c->_on_event) {
         c->_depth++;
         c->_on_event(c->_user, ev);
@@ -895,8 +888,8 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
 {
     redlock_hiredis_lock *lk = (redlock_hiredis_lock *)r->user;
     redlock_result copy = *r;
+    (void)lock;
     copy.user = lk->_user;
-    if (r->op == REDLOCK_OP_ACQUIRE) redlock__hiredis_unlisten(lk->_client, lock);
     if (lk->_waiter && (int)r->op == lk->_waiter->op) {
         lk->_last = copy;
         lk->_waiter->result = copy;
@@ -1160,6 +1153,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     cb.set_timer = redlock__hiredis_set_timer;
     cb.now_us = redlock__hiredis_clock; /* the loop's clock: deadlines compare with it */
     cb.on_event = redlock__hiredis_on_event;
+    if (!c->_notify_off) cb.listen = redlock__hiredis_listen;
     rc = redlock_client_init(&c->_client, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
     for (i = 0; i < c->_n; i++) redlock__hiredis_ensure(c, i);
@@ -1284,7 +1278,6 @@ REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
     if (!lk || !lk->_client) return;
     c = lk->_client;
     redlock__hiredis_enter(c);
-    redlock__hiredis_unlisten(c, &lk->lock);
     redlock_lock_deinit(&lk->lock);
     if (lk->_waiter) {
         lk->_waiter->result.op = (redlock_op)lk->_waiter->op;

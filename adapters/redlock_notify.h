@@ -6,12 +6,13 @@
    UNSUBSCRIBEs each it stops listening to, and passes every message it
    receives to redlock__notify_message().
 
-   A lock is in the table from its first failed attempt (REDLOCK_EV_RETRY)
-   until its acquire ends (or the lock is deinitialised): for the rest of
-   that acquire the subscription is already there when the key is freed.
-   A message wakes only locks that are waiting (redlock_lock_waiting):
-   over N nodes one release arrives N times, and the copies that come
-   while the woken attempt runs must not cost it a retry. */
+   A lock is in the table between the core's listen(on) (its first failed
+   attempt with a retry to come) and listen(off) (its acquire ended, or
+   the lock is being deinitialised): for the rest of that acquire the
+   subscription is already there when the key is freed. A message wakes
+   only locks that are waiting (redlock_lock_waiting): over N nodes one
+   release arrives N times, and the copies that come while the woken
+   attempt runs must not cost it a retry. */
 #ifndef REDLOCK_NOTIFY_H
 #define REDLOCK_NOTIFY_H
 

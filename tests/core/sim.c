@@ -163,6 +163,7 @@ typedef struct slot {        /* one lock handle of a client */
     int64_t round_done;      /* and when it succeeded */
     int renew_retry;         /* a renewal failed since: the next one may come early */
     int woken;               /* a release notification reached it since its last attempt began */
+    int listening;           /* the core said listen(on) for it, and not yet (off) */
     int first_renewal;       /* the next renewal is the first after an acquire */
     uint32_t cadence_gen;    /* client's fault_gen then; -1: cadence not checkable */
     int no_callback;         /* on_result NULL: the sim polls the lock */
@@ -195,7 +196,8 @@ typedef struct client {
        replaced another holder's value) is unknown to the core until then */
     char unanswered[MAX_NODES][8][REDLOCK_TOKEN_LEN];
     int id;
-    int listens;             /* subscribed to release notifications (as an adapter would be) */
+    int listens;             /* has a listen callback: subscribes to release notifications
+                                while the core says (as an adapter would) */
     int table_changed;       /* a lock was initialised or deinitialised since the last check_books */
 } client;
 
@@ -478,6 +480,26 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
 }
 
 static int slot_of(client *c, const redlock_lock *lk);
+
+/* The core's listen callback: calls come in on / off pairs, on only for an
+   acquire that waits for its next attempt. */
+static void cb_listen(void *u, redlock_lock *lk, int on) {
+    client *c = (client *)u;
+    int k = slot_of(c, lk);
+    if (k < 0) { violation(W, "listen for a lock that is not the client's", c->id); return; }
+    if (c->s[k].listening == on) violation(W, on ? "listen(on) twice" : "listen(off) without listen(on)", c->id);
+    if (on && !redlock_lock_waiting(lk)) violation(W, "listen(on) for a lock that does not wait", c->id);
+    c->s[k].listening = on;
+}
+
+/* Is some lock of c listening to key k? */
+static int listens_to(const client *c, int k) {
+    int j;
+    for (j = 0; j < c->ns; j++)
+        if (c->s[j].inited && c->s[j].key == k && c->s[j].listening) return 1;
+    return 0;
+}
+
 static void cb_event(void *u, const redlock_event *ev) {
     client *c = (client *)u;
     int k = slot_of(c, ev->lock);
@@ -750,7 +772,9 @@ static void publish(world *w, const node *nd, const entry *e) {
     for (i = 0; i < w->nc; i++) {
         client *c = &w->clients[i];
         event ev;
-        if (!c->listens) continue;
+        /* to the clients that listen to k; a few others hear it too (a
+           subscription kept a little longer, a key shared with another lock) */
+        if (!c->listens || (!listens_to(c, k) && !rng_chance(&w->rng, 0.2))) continue;
         if (faults_on(w) && rng_chance(&w->rng, w->drop)) continue; /* lost: the delay covers it */
         memset(&ev, 0, sizeof ev);
         ev.kind = E_WAKE;
@@ -1049,6 +1073,12 @@ static void observe_slot(world *w, client *c, int k) {
     slot *s = &c->s[k];
     const char *tok;
     if (!s->inited) return;
+    /* a transport that listens hears of the release an acquire waits for,
+       and only an acquire that may still try again keeps it listening */
+    if (c->listens && redlock_lock_waiting(&s->lk) && s->lk._attempt > 0 && !s->listening)
+        violation(w, "an acquire waits for its next attempt without listening", c->id);
+    if (s->listening && (redlock_lock_state(&s->lk) != REDLOCK_STATE_ACQUIRING || s->lk._give_up))
+        violation(w, "a lock listens with no attempt to come", c->id);
     if (held_inside(&s->lk) && s->lk._validity_unknown) {
         /* an adopted token without a validity: held, nothing to act on, and
            LOST by the clock once past the bound an extend's start set */
@@ -1357,6 +1387,7 @@ static void sim_adopt(world *w, client *c, int k) {
     s->ext_ttl_ms = 0;
     fc->table_changed = 1;
     redlock_lock_deinit(&f->lk);
+    if (f->listening) violation(w, "deinit left the lock listening", fc->id);
     scribble(f);
     f->inited = 0;
     schedule_act(w, fc, from, w->now + rng_range(&w->rng, 0, f->ttl_ms * 1000));
@@ -1383,6 +1414,7 @@ static void random_call(world *w, client *c, int k) {
         token_done(w, c, k, 1);
         c->table_changed = 1;
         redlock_lock_deinit(&s->lk);
+        if (s->listening) violation(w, "deinit left the lock listening", c->id);
         scribble(s);
         s->inited = 0;
         schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000));
@@ -1632,6 +1664,7 @@ static void start_clients(world *w) {
         cb.wall_ms = cb_wall;
         cb.random = cb_random;
         cb.on_event = cb_event;
+        if (c->listens) cb.listen = cb_listen;
         if (w->p->many) {
             cfg.lock_table = c->table;
             cfg.lock_table_size = (size_t)1 << rng_range(&w->rng, 0, 2);

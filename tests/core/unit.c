@@ -5787,6 +5787,86 @@ static void test_notify_table(void) {
     teardown();
 }
 
+/* callbacks.listen: on when a failed attempt will be retried, off when the
+   acquire ends (won, given up, cancelled by release) or the lock goes; the
+   key still reads inside the last call. */
+static int listen_log[16], listen_n;
+static size_t listen_key_len;
+static void t_listen(void *user, redlock_lock *lk, int on) {
+    (void)user;
+    if (listen_n < 16) listen_log[listen_n++] = on;
+    redlock_lock_key(lk, &listen_key_len);
+}
+static void setup_listening(int retries) {
+    redlock_config cfg;
+    redlock_callbacks cb;
+    redlock_lock_opts o;
+    memset(&T, 0, sizeof T);
+    T.now = 1000000;
+    T.wall = 1700000000000LL;
+    T.fail_send_node = -1;
+    T.client = &C;
+    base_config(&cfg, 1);
+    cfg.retry_count = retries;
+    base_callbacks(&cb);
+    cb.listen = t_listen;
+    base_opts(&o, 1000, 0);
+    CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    listen_n = 0;
+}
+static void test_listen_callback(void) {
+    /* won at the second attempt */
+    setup_listening(2);
+    redlock_acquire(&L);
+    CHECK_EQ(listen_n, 0);
+    nil(0);                                 /* lost: undo, then retry */
+    CHECK_EQ(listen_n, 1);
+    CHECK_EQ(listen_log[0], 1);
+    num(1, 0);
+    redlock_lock_wake(&L);
+    ok(2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(listen_n, 2);
+    CHECK_EQ(listen_log[1], 0);
+    redlock_release(&L);
+    num(3, 1);
+    CHECK_EQ(listen_n, 2);                  /* nothing for a release */
+    /* cancelled by release while it waits */
+    redlock_acquire(&L);
+    nil(4);
+    CHECK_EQ(listen_n, 3);
+    redlock_release(&L);
+    CHECK_EQ(listen_n, 4);
+    CHECK_EQ(listen_log[3], 0);
+    teardown();
+    CHECK_EQ(listen_n, 4);                  /* already off */
+    /* deinitialised while it waits: off, with the key still there */
+    setup_listening(2);
+    redlock_acquire(&L);
+    nil(0);
+    CHECK_EQ(listen_n, 1);
+    listen_key_len = 0;
+    redlock_lock_deinit(&L);
+    CHECK_EQ(listen_n, 2);
+    CHECK_EQ(listen_log[1], 0);
+    CHECK_EQ(listen_key_len, 3);
+    redlock_client_deinit(&C);
+    /* retries used up: off when it gives up, once */
+    setup_listening(1);
+    redlock_acquire(&L);
+    nil(0);
+    num(1, 0);
+    run_until_sent(2);
+    nil(2);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(listen_n, 2);
+    CHECK_EQ(listen_log[0], 1);
+    CHECK_EQ(listen_log[1], 0);
+    teardown();
+    CHECK_EQ(listen_n, 2);
+}
+
 static void test_release_publishes(void) {
     CHECK(strstr(redlock_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..KEYS[1],'released')") != NULL);
     CHECK(strstr(redlock_reentrant_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..k,'released')") != NULL);
@@ -5852,6 +5932,7 @@ int main(int argc, char **argv) {
     RUN_T(test_wake_elsewhere);
     RUN_T(test_release_publishes);
     RUN_T(test_notify_table);
+    RUN_T(test_listen_callback);
     RUN_T(test_wrongtype_is_another_holder);
     RUN_T(test_acquire_single);
     RUN_T(test_token_unique);
