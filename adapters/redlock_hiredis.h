@@ -150,7 +150,6 @@
 
 /* ---- reply translation, shared with redlock_libev.h ---- */
 #include "redlock_hiredis_common.h"
-#include "redlock_notify.h"
 
 /* ---- public types ---- */
 
@@ -175,27 +174,12 @@ typedef struct redlock__hiredis_conn {
     redlock__hiredis_endpoint ep; /* where, and how to log in */
 } redlock__hiredis_conn;
 
-/* Node i's subscriber connection (release notifications), up while a lock
-   of the client waits and notify_idle_ms after. */
-typedef struct redlock__hiredis_sub {
-    redisContext *ctx;
-    int fd;                /* ctx's socket, or -1 */
-    int connecting;
-    int need_flush;
-    void *ssl;
-    int64_t connect_deadline;
-    int64_t retry_at;      /* no reconnect before this */
-} redlock__hiredis_sub;
-
 /* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_hiredis {
     redlock_client _client;
     int _n;
     redlock__hiredis_conn _conn[REDLOCK_MAX_NODES];
-    redlock__hiredis_sub _sub[REDLOCK_MAX_NODES];
-    redlock__notify _notify; /* the keys the subscribers listen to, and who waits on them */
-    int _notify_off;
-    int64_t _notify_idle_us, _notify_idle_since; /* subscribers closed after idling this long */
+    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
     int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int64_t _deadline;     /* from the core's set_timer */
     int64_t _linger_us;    /* node timeout: how long to finish stragglers */
@@ -374,31 +358,6 @@ static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, r
     cn->unsent++;
 }
 
-/* Starts a non-blocking connect (the poll loop finishes it, bounded by
-   connect_timeout_ms). Returns the context, or NULL with *status. Host
-   names are resolved here, by getaddrinfo(): that may block, addresses
-   never do. */
-static inline redisContext *redlock__hiredis_open(const redlock__hiredis_conn *cn, int *status,
-                                                  char *err, size_t errsz)
-{
-    redisContext *ctx;
-    if (cn->ep.unix_path)
-        ctx = redisConnectUnixNonBlock(cn->ep.unix_path);
-    else
-        ctx = redisConnectNonBlock(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
-    if (!ctx || ctx->err) {
-        snprintf(err, errsz, "%s", !ctx ? "out of memory" : ctx->errstr[0] ? ctx->errstr : "cannot connect");
-        *status = ctx ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM;
-        if (ctx) redisFree(ctx);
-        return NULL;
-    }
-    if (!cn->ep.unix_path) { /* TCP only: on a Unix socket keep-alive fails the context */
-        redisEnableKeepAlive(ctx);
-        redlock__hiredis_nodelay(ctx->fd);
-    }
-    return ctx;
-}
-
 /* Installs a freshly opened context and queues the handshake. */
 static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisContext *ctx)
 {
@@ -448,7 +407,7 @@ static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
     char err[128];
     if (cn->ctx || redlock__hiredis_now_us() < cn->retry_at) return;
     err[0] = 0;
-    ctx = redlock__hiredis_open(cn, &status, err, sizeof err);
+    ctx = redlock__hiredis_open(&cn->ep, &status, err, sizeof err);
     if (!ctx) {
         redlock__hiredis_set_error(cn, status, err);
         cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
@@ -484,25 +443,6 @@ static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
 static inline int redlock__hiredis_wants_flush(const redlock__hiredis_conn *cn)
 {
     return cn->ctx && cn->need_flush && !cn->connecting;
-}
-
-static inline int redlock__hiredis_sub_wants_flush(const redlock__hiredis_sub *sb)
-{
-    return sb->ctx && sb->need_flush && !sb->connecting;
-}
-
-/* Node i's subscriber goes (failed: reconnected after the reconnect
-   delay; the node's waiters meanwhile sleep out their retry delays). */
-static inline void redlock__hiredis_sub_close(redlock_hiredis *c, int i, int failed)
-{
-    redlock__hiredis_sub *sb = &c->_sub[i];
-    if (sb->ctx) redisFree(sb->ctx);
-    sb->ctx = NULL;
-    sb->fd = -1;
-    sb->ssl = NULL; /* freed with the context */
-    sb->connecting = 0;
-    sb->need_flush = 0;
-    sb->retry_at = failed ? redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000 : 0;
 }
 
 /* Writes out node i's buffered commands; SIGPIPE is blocked by the caller.
@@ -544,7 +484,7 @@ static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
     char why[REDLOCK_MAX_NODES][128];
     for (i = 0; i < c->_n && !any; i++)
         any = ((only < 0 || i == only) && redlock__hiredis_wants_flush(&c->_conn[i])) ||
-              ((only < 0 || REDLOCK_MAX_NODES + i == only) && redlock__hiredis_sub_wants_flush(&c->_sub[i]));
+              ((only < 0 || REDLOCK_MAX_NODES + i == only) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]));
     if (!any) return;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -552,18 +492,12 @@ static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
     sigpending(&pend);
     was_pending = sigismember(&pend, SIGPIPE);
     for (i = 0; i < c->_n; i++) {
-        redlock__hiredis_sub *sb = &c->_sub[i];
         if ((only < 0 || i == only) && redlock__hiredis_wants_flush(&c->_conn[i]) &&
             (status[nfailed] = redlock__hiredis_write(c, i, why[nfailed], sizeof why[nfailed])) != 0)
             failed[nfailed++] = i;
-        if ((only < 0 || REDLOCK_MAX_NODES + i == only) && redlock__hiredis_sub_wants_flush(sb)) {
-            int done;
-            redlock__hiredis_tls_clear(sb->ssl);
-            if (redisBufferWrite(sb->ctx, &done) != REDIS_OK)
-                subfailed[nsubfailed++] = i;
-            else if (done)
-                sb->need_flush = 0;
-        }
+        if ((only < 0 || REDLOCK_MAX_NODES + i == only) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) &&
+            redlock__hiredis_sub_write(&c->_subs, i) != 0)
+            subfailed[nsubfailed++] = i;
     }
     if ((nfailed || nsubfailed) && !was_pending) {
         struct timespec zero = { 0, 0 };
@@ -573,7 +507,7 @@ static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     for (i = 0; i < nfailed; i++)
         if (c->_conn[failed[i]].ctx) redlock__hiredis_drop(c, failed[i], status[i], why[i]);
-    for (i = 0; i < nsubfailed; i++) redlock__hiredis_sub_close(c, subfailed[i], 1);
+    for (i = 0; i < nsubfailed; i++) redlock__hiredis_sub_close(&c->_subs, subfailed[i], 1);
 }
 
 /* Node i closed its connection while nothing was owed (a restart): the
@@ -644,168 +578,6 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
 }
 
 
-/* ---- release notifications: a subscriber connection per node ---- */
-
-/* Appends `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel to node i's subscriber. */
-static inline void redlock__hiredis_sub_cmd(redlock_hiredis *c, int i, const char *verb, const char *key, size_t len)
-{
-    redlock__hiredis_sub *sb = &c->_sub[i];
-    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
-    char stack[256], *ch = stack;
-    const char *argv[2];
-    size_t argl[2];
-    if (!sb->ctx) return;
-    if (plen + len > sizeof stack && !(ch = (char *)malloc(plen + len))) {
-        redlock__hiredis_sub_close(c, i, 1);
-        return;
-    }
-    memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
-    memcpy(ch + plen, key, len);
-    argv[0] = verb;
-    argl[0] = strlen(verb);
-    argv[1] = ch;
-    argl[1] = plen + len;
-    if (redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK)
-        sb->need_flush = 1;
-    else
-        redlock__hiredis_sub_close(c, i, 1);
-    if (ch != stack) free(ch);
-}
-
-typedef struct redlock__hiredis_sub_at {
-    redlock_hiredis *c;
-    int i;
-} redlock__hiredis_sub_at;
-
-static inline void redlock__hiredis_sub_key(void *at, const char *key, size_t len)
-{
-    const redlock__hiredis_sub_at *a = (const redlock__hiredis_sub_at *)at;
-    redlock__hiredis_sub_cmd(a->c, a->i, "SUBSCRIBE", key, len);
-}
-
-/* Opens node i's subscriber if it is down and its delay has passed: AUTH
-   first (a refusal closes it again), then every key the table listens to.
-   The connect and a TLS handshake run in the loop, as the node's own. */
-static inline void redlock__hiredis_sub_open(redlock_hiredis *c, int i)
-{
-    redlock__hiredis_sub *sb = &c->_sub[i];
-    const redlock__hiredis_conn *cn = &c->_conn[i];
-    int64_t now = redlock__hiredis_now_us();
-    const char *argv[3];
-    size_t len[3];
-    int status = 0, k;
-    char err[128];
-    redlock__hiredis_sub_at at;
-    if (sb->ctx || now < sb->retry_at) return;
-    sb->ctx = redlock__hiredis_open(cn, &status, err, sizeof err);
-    if (!sb->ctx) {
-        sb->retry_at = now + (int64_t)c->_reconnect_delay_ms * 1000;
-        return;
-    }
-    sb->fd = sb->ctx->fd;
-    sb->connecting = 1;
-    sb->connect_deadline = now + (int64_t)c->_connect_timeout_ms * 1000;
-    k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
-    if (k && redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK) {
-        redlock__hiredis_sub_close(c, i, 1);
-        return;
-    }
-    sb->need_flush = 1;
-    at.c = c;
-    at.i = i;
-    redlock__notify_each_key(&c->_notify, redlock__hiredis_sub_key, &at);
-}
-
-/* Node i's subscriber socket became writable (or failed) while connecting. */
-static inline void redlock__hiredis_sub_connected(redlock_hiredis *c, int i)
-{
-    redlock__hiredis_sub *sb = &c->_sub[i];
-    int err = 0;
-    socklen_t len = (socklen_t)sizeof err;
-    if (getsockopt(sb->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-    if (err) {
-        redlock__hiredis_sub_close(c, i, 1);
-        return;
-    }
-    if (c->_conn[i].ep.tls_ctx) {
-        char why[128];
-        sb->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
-        if (redlock__hiredis_tls_start(&c->_conn[i].ep, sb->ctx, &sb->ssl, why, sizeof why) != 0) {
-            redlock__hiredis_sub_close(c, i, 1);
-            return;
-        }
-    }
-    sb->connecting = 0;
-}
-
-/* Every message node i's subscriber has buffered: a release of a key the
-   table listens to wakes its waiting locks. An error reply (AUTH refused,
-   SUBSCRIBE denied by an ACL) closes the subscriber until its delay. */
-static inline void redlock__hiredis_sub_deliver(redlock_hiredis *c, int i)
-{
-    redlock__hiredis_sub *sb = &c->_sub[i];
-    while (sb->ctx) {
-        void *rv = NULL;
-        redisReply *r;
-        if (redisGetReplyFromReader(sb->ctx, &rv) != REDIS_OK) {
-            redlock__hiredis_sub_close(c, i, 1);
-            return;
-        }
-        if (!rv) return;
-        r = (redisReply *)rv;
-        if (r->type == REDIS_REPLY_ERROR) {
-            freeReplyObject(r);
-            redlock__hiredis_sub_close(c, i, 1);
-            return;
-        }
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
-            r->element[0]->len == 7 && memcmp(r->element[0]->str, "message", 7) == 0 &&
-            r->element[1]->type == REDIS_REPLY_STRING) {
-            size_t klen;
-            const char *key = redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
-            if (key) redlock__notify_message(&c->_notify, key, klen);
-        }
-        freeReplyObject(r);
-    }
-}
-
-static inline void redlock__hiredis_sub_read(redlock_hiredis *c, int i)
-{
-    redlock__hiredis_sub *sb = &c->_sub[i];
-    int reads;
-    for (reads = 0; reads < 64 && sb->ctx; reads++) { /* TLS: a record per read */
-        const void *ctx = sb->ctx;
-        redlock__hiredis_tls_clear(sb->ssl);
-        if (redisBufferRead(sb->ctx) != REDIS_OK) {
-            redlock__hiredis_sub_deliver(c, i); /* what came before the close */
-            if (sb->ctx == ctx) redlock__hiredis_sub_close(c, i, 1);
-            return;
-        }
-        redlock__hiredis_sub_deliver(c, i);
-        if (sb->ctx != ctx) return;
-        if (sb->ctx->reader->len - sb->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED) {
-            redlock__hiredis_sub_close(c, i, 1);
-            return;
-        }
-        if (!redlock__hiredis_tls_more(sb->fd, sb->ssl)) return;
-    }
-}
-
-/* Before each wait: subscribers up while locks wait, closed once idle. */
-static inline void redlock__hiredis_sub_tend(redlock_hiredis *c, int64_t now)
-{
-    int i;
-    if (c->_notify.count) {
-        for (i = 0; i < c->_n; i++)
-            if (!c->_sub[i].ctx) redlock__hiredis_sub_open(c, i);
-        return;
-    }
-    if (c->_notify_idle_since && now - c->_notify_idle_since >= c->_notify_idle_us) {
-        for (i = 0; i < c->_n; i++) redlock__hiredis_sub_close(c, i, 0);
-        c->_notify_idle_since = 0;
-    }
-}
-
 /* ---- core callbacks ---- */
 
 static inline int redlock__hiredis_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
@@ -846,25 +618,12 @@ static inline void redlock__hiredis_wake(redlock_hiredis *c)
     }
 }
 
-/* The core's listen callback: a lock failed an attempt and will try again
-   (on), or not any more (off). The subscribers follow the table's keys. */
+/* The core's listen callback (release notifications). */
 static inline void redlock__hiredis_listen(void *user, redlock_lock *lk, int on)
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
-    const char *key;
-    size_t len;
-    int i;
-    if (on) {
-        if (redlock__notify_add(&c->_notify, lk) != 1) return;
-        key = redlock_lock_key(lk, &len);
-        for (i = 0; i < c->_n; i++) redlock__hiredis_sub_cmd(c, i, "SUBSCRIBE", key, len);
-        c->_notify_idle_since = 0;
-        redlock__hiredis_wake(c); /* the thread, if another thread called: subscribe now */
-        return;
-    }
-    if (!redlock__notify_remove(&c->_notify, lk, &key, &len)) return;
-    for (i = 0; i < c->_n; i++) redlock__hiredis_sub_cmd(c, i, "UNSUBSCRIBE", key, len);
-    if (!c->_notify.count) c->_notify_idle_since = redlock__hiredis_now_us();
+    redlock__hiredis_subs_listen(&c->_subs, lk, on);
+    if (on) redlock__hiredis_wake(c); /* the thread, if another thread called: subscribe now */
 }
 
 static inline void redlock__hiredis_set_timer(void *user, int64_t deadline_us)
@@ -926,7 +685,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
     if (c->_threaded) /* keep connections up for the renewals */
         for (i = 0; i < c->_n; i++)
             if (!c->_conn[i].ctx) redlock__hiredis_ensure(c, i);
-    redlock__hiredis_sub_tend(c, redlock__hiredis_now_us());
+    redlock__hiredis_subs_tend(&c->_subs);
     redlock__hiredis_flush_nodes(c, -1);
 
     now = redlock__hiredis_now_us();
@@ -957,21 +716,14 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         who[np++] = i;
     }
     for (i = 0; i < c->_n; i++) { /* the subscribers: a message ends the wait */
-        const redlock__hiredis_sub *sb = &c->_sub[i];
-        if (!sb->ctx) {
-            if (c->_notify.count && sb->retry_at < until) until = sb->retry_at;
-            continue;
-        }
-        if (sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl))
-            if (sb->connect_deadline < until) until = sb->connect_deadline;
+        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
+        if (!redlock__hiredis_sub_events(sb)) continue;
         pfd[np].fd = sb->fd;
-        pfd[np].events = (short)(sb->connecting ? POLLOUT
-                                 : POLLIN | (sb->need_flush && !redlock__hiredis_tls_wants_read(sb->ssl) ? POLLOUT : 0));
+        pfd[np].events = redlock__hiredis_sub_events(sb);
         pfd[np].revents = 0;
         who[np++] = REDLOCK_MAX_NODES + i;
     }
-    if (!c->_notify.count && c->_notify_idle_since && c->_notify_idle_since + c->_notify_idle_us < until)
-        until = c->_notify_idle_since + c->_notify_idle_us;
+    if (redlock__hiredis_subs_due(&c->_subs) < until) until = redlock__hiredis_subs_due(&c->_subs);
     if (c->_threaded) {
         pfd[np].fd = c->_wake[0];
         pfd[np].events = POLLIN;
@@ -995,17 +747,18 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
             continue;
         }
         if (node >= REDLOCK_MAX_NODES) {
-            redlock__hiredis_sub *sb = &c->_sub[node - REDLOCK_MAX_NODES];
+            int k = node - REDLOCK_MAX_NODES;
+            redlock__hiredis_sub *sb = &c->_subs.sub[k];
             if (!sb->ctx || sb->fd != pfd[i].fd) continue; /* closed meanwhile */
             if (sb->connecting) {
-                redlock__hiredis_sub_connected(c, node - REDLOCK_MAX_NODES);
+                redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
                 redlock__hiredis_flush_nodes(c, node);
                 continue;
             }
             if ((pfd[i].revents & POLLOUT) || (sb->ssl && sb->need_flush && (pfd[i].revents & POLLIN)))
                 redlock__hiredis_flush_nodes(c, node);
-            if (sb->ctx && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                redlock__hiredis_sub_read(c, node - REDLOCK_MAX_NODES);
+            redlock__hiredis_sub_ready(&c->_subs, k, (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0,
+                                       REDLOCK_HIREDIS_MAX_BUFFERED);
             continue;
         }
         cn = &c->_conn[node];
@@ -1056,9 +809,6 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
                  now - cn->q.e[cn->q.head].sent_us >= cmd_us)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
-        if (c->_sub[i].ctx && (c->_sub[i].connecting || redlock__hiredis_tls_handshaking(c->_sub[i].ssl)) &&
-            now >= c->_sub[i].connect_deadline)
-            redlock__hiredis_sub_close(c, i, 1);
     }
     if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
 }
@@ -1131,9 +881,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     c->_n = o->node_count;
     if ((rc = redlock__hiredis_timeouts(o, &c->_connect_timeout_ms, &c->_command_timeout_ms, &c->_reconnect_delay_ms)) != 0)
         return rc;
-    if (o->notify_idle_ms < 0) return REDLOCK_ERR_INVALID;
-    c->_notify_off = o->notify_off;
-    c->_notify_idle_us = (int64_t)(o->notify_idle_ms ? o->notify_idle_ms : 1000) * 1000;
+    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
+                               o->notify_idle_ms ? o->notify_idle_ms : 1000);
     c->_on_event = o->on_event;
     c->_user = o->user;
     c->_deadline = REDLOCK_NO_DEADLINE;
@@ -1142,7 +891,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
         cn->fd = -1;
-        c->_sub[i].fd = -1;
+        c->_subs.ep[i] = &cn->ep;
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
     }
@@ -1153,7 +902,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     cb.set_timer = redlock__hiredis_set_timer;
     cb.now_us = redlock__hiredis_clock; /* the loop's clock: deadlines compare with it */
     cb.on_event = redlock__hiredis_on_event;
-    if (!c->_notify_off) cb.listen = redlock__hiredis_listen;
+    if (!o->notify_off) cb.listen = redlock__hiredis_listen;
     rc = redlock_client_init(&c->_client, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
     for (i = 0; i < c->_n; i++) redlock__hiredis_ensure(c, i);
@@ -1225,12 +974,11 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
     redlock_client_deinit(&c->_client);
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
-        if (c->_sub[i].ctx) redisFree(c->_sub[i].ctx);
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
         redlock__hiredis_ring_free(&cn->q);
     }
-    redlock__notify_free(&c->_notify);
+    redlock__hiredis_subs_free(&c->_subs);
     memset(c, 0, sizeof *c);
 }
 

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdint.h>
 #include <hiredis/hiredis.h>
 #include "redlock.h"
 #include "redlock_tls.h"
@@ -180,7 +181,8 @@ typedef struct redlock_hiredis_config {
     int db;
     redlock_tls tls;         /* enable set: TLS on every node (needs REDLOCK_HIREDIS_TLS
                                 and hiredis 1.x, else init says REDLOCK_ERR_TLS) */
-    int connect_timeout_ms;  /* 0: 1000 (negative, here or in the two below: INVALID) */
+    int connect_timeout_ms;  /* 0: 1000 (negative, here or in command_timeout_ms,
+                                reconnect_delay_ms, notify_idle_ms: INVALID) */
     int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
     int reconnect_delay_ms;  /* 0: 100 */
     int notify_off;          /* 1: no release notifications (redlock.h section 10):
@@ -208,7 +210,8 @@ static inline void redlock_hiredis_config_init(redlock_hiredis_config *o)
 /* A configuration's timeouts, defaults applied (ms); INVALID for a negative one. */
 static inline int redlock__hiredis_timeouts(const redlock_hiredis_config *o, int *connect, int *command, int *reconnect)
 {
-    if (o->connect_timeout_ms < 0 || o->command_timeout_ms < 0 || o->reconnect_delay_ms < 0) return REDLOCK_ERR_INVALID;
+    if (o->connect_timeout_ms < 0 || o->command_timeout_ms < 0 || o->reconnect_delay_ms < 0 || o->notify_idle_ms < 0)
+        return REDLOCK_ERR_INVALID;
     *connect = o->connect_timeout_ms ? o->connect_timeout_ms : 1000;
     *command = o->command_timeout_ms ? o->command_timeout_ms : 1000;
     *reconnect = o->reconnect_delay_ms ? o->reconnect_delay_ms : 100;
@@ -496,4 +499,336 @@ static inline int redlock__hiredis_idle_state(int fd, void *ssl, size_t buffered
 }
 
 /* strdup is POSIX, not C99 */
+/* Starts a non-blocking connect to ep (the adapter's loop finishes it,
+   bounded by connect_timeout_ms). Returns the context, or NULL with *status. Host
+   names are resolved here, by getaddrinfo(): that may block, addresses
+   never do. */
+static inline redisContext *redlock__hiredis_open(const redlock__hiredis_endpoint *ep, int *status, char *err,
+                                                  size_t errsz)
+{
+    redisContext *ctx;
+    if (ep->unix_path)
+        ctx = redisConnectUnixNonBlock(ep->unix_path);
+    else
+        ctx = redisConnectNonBlock(ep->host ? ep->host : "127.0.0.1", ep->port);
+    if (!ctx || ctx->err) {
+        snprintf(err, errsz, "%s", !ctx ? "out of memory" : ctx->errstr[0] ? ctx->errstr : "cannot connect");
+        *status = ctx ? REDLOCK_ERR_CONNECT : REDLOCK_ERR_NOMEM;
+        if (ctx) redisFree(ctx);
+        return NULL;
+    }
+    if (!ep->unix_path) { /* TCP only: on a Unix socket keep-alive fails the context */
+        redisEnableKeepAlive(ctx);
+        redlock__hiredis_nodelay(ctx->fd);
+    }
+    return ctx;
+}
+
+/* ---- release notifications: a subscriber connection per node ---- */
+
+#include "redlock_notify.h"
+
+/* Node i's subscriber (redlock.h section 10): up while a lock of the
+   client waits for its next attempt, and idle_ms after. */
+typedef struct redlock__hiredis_sub {
+    redisContext *ctx;
+    int fd;                /* ctx's socket, or -1 */
+    int connecting;
+    int need_flush;
+    void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
+    int64_t connect_deadline; /* the TCP connect, then the TLS handshake */
+    int64_t retry_at;      /* no reconnect before this */
+} redlock__hiredis_sub;
+
+/* A client's subscribers, and the table of what they listen to. The
+   adapter drives them: polls each fd (redlock__hiredis_sub_events), calls
+   redlock__hiredis_sub_ready when it is ready, redlock__hiredis_subs_tend
+   before it waits (the next deadline: redlock__hiredis_subs_due). */
+typedef struct redlock__hiredis_subs {
+    redlock__notify table;
+    redlock__hiredis_sub sub[REDLOCK_MAX_NODES];
+    const redlock__hiredis_endpoint *ep[REDLOCK_MAX_NODES];
+    int n;
+    int connect_timeout_ms, reconnect_delay_ms;
+    int64_t idle_us, idle_since; /* no lock listening since (0: one is) */
+    void (*closing)(void *arg, int i); /* optional: subscriber i's socket is about to close */
+    void *closing_arg;
+} redlock__hiredis_subs;
+
+static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, int connect_timeout_ms,
+                                              int reconnect_delay_ms, int idle_ms)
+{
+    int i;
+    memset(ss, 0, sizeof *ss);
+    ss->n = n;
+    ss->connect_timeout_ms = connect_timeout_ms;
+    ss->reconnect_delay_ms = reconnect_delay_ms;
+    ss->idle_us = (int64_t)idle_ms * 1000;
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) ss->sub[i].fd = -1;
+}
+
+/* Subscriber i goes (failed: reconnected after the reconnect delay; the
+   node's waiters meanwhile sleep out their retry delays). */
+static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, int failed)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    if (sb->ctx && ss->closing) ss->closing(ss->closing_arg, i);
+    if (sb->ctx) redisFree(sb->ctx);
+    sb->ctx = NULL;
+    sb->fd = -1;
+    sb->ssl = NULL; /* freed with the context */
+    sb->connecting = 0;
+    sb->need_flush = 0;
+    sb->retry_at = failed ? redlock__hiredis_now_us() + (int64_t)ss->reconnect_delay_ms * 1000 : 0;
+}
+
+static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
+{
+    int i;
+    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_close(ss, i, 0);
+    redlock__notify_free(&ss->table);
+}
+
+/* Appends `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel to subscriber i. */
+static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, const char *verb, const char *key,
+                                            size_t len)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
+    char stack[256], *ch = stack;
+    const char *argv[2];
+    size_t argl[2];
+    if (!sb->ctx) return;
+    if (plen + len > sizeof stack && !(ch = (char *)malloc(plen + len))) {
+        redlock__hiredis_sub_close(ss, i, 1);
+        return;
+    }
+    memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
+    memcpy(ch + plen, key, len);
+    argv[0] = verb;
+    argl[0] = strlen(verb);
+    argv[1] = ch;
+    argl[1] = plen + len;
+    if (redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK)
+        sb->need_flush = 1;
+    else
+        redlock__hiredis_sub_close(ss, i, 1);
+    if (ch != stack) free(ch);
+}
+
+typedef struct redlock__hiredis_sub_at {
+    redlock__hiredis_subs *ss;
+    int i;
+} redlock__hiredis_sub_at;
+
+static inline void redlock__hiredis_sub_key(void *at, const char *key, size_t len)
+{
+    const redlock__hiredis_sub_at *a = (const redlock__hiredis_sub_at *)at;
+    redlock__hiredis_sub_cmd(a->ss, a->i, "SUBSCRIBE", key, len);
+}
+
+/* Opens subscriber i if it is down and its delay has passed: AUTH first
+   (a refusal closes it again), then every key the table listens to. The
+   connect and a TLS handshake run in the adapter's loop. */
+static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    const redlock__hiredis_endpoint *ep = ss->ep[i];
+    int64_t now = redlock__hiredis_now_us();
+    const char *argv[3];
+    size_t len[3];
+    int status = 0, k;
+    char err[128];
+    redlock__hiredis_sub_at at;
+    if (sb->ctx || now < sb->retry_at) return;
+    sb->ctx = redlock__hiredis_open(ep, &status, err, sizeof err);
+    if (!sb->ctx) {
+        sb->retry_at = now + (int64_t)ss->reconnect_delay_ms * 1000;
+        return;
+    }
+    sb->fd = sb->ctx->fd;
+    sb->connecting = 1;
+    sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
+    k = redlock__hiredis_auth_argv(ep->user, ep->pass, argv, len);
+    if (k && redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK) {
+        redlock__hiredis_sub_close(ss, i, 1);
+        return;
+    }
+    sb->need_flush = 1;
+    at.ss = ss;
+    at.i = i;
+    redlock__notify_each_key(&ss->table, redlock__hiredis_sub_key, &at);
+}
+
+/* Subscriber i's socket became writable (or failed) while connecting. */
+static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int i)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    int err = 0;
+    socklen_t len = (socklen_t)sizeof err;
+    if (getsockopt(sb->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err) {
+        redlock__hiredis_sub_close(ss, i, 1);
+        return;
+    }
+    if (ss->ep[i]->tls_ctx) {
+        char why[128];
+        sb->connect_deadline = redlock__hiredis_now_us() + (int64_t)ss->connect_timeout_ms * 1000;
+        if (redlock__hiredis_tls_start(ss->ep[i], sb->ctx, &sb->ssl, why, sizeof why) != 0) {
+            redlock__hiredis_sub_close(ss, i, 1);
+            return;
+        }
+    }
+    sb->connecting = 0;
+}
+
+static inline int redlock__hiredis_sub_wants_flush(const redlock__hiredis_sub *sb)
+{
+    return sb->ctx && sb->need_flush && !sb->connecting;
+}
+
+/* Writes subscriber i's buffered commands; -1 if the write failed (the
+   caller, which has SIGPIPE blocked or ignored, then closes it). */
+static inline int redlock__hiredis_sub_write(redlock__hiredis_subs *ss, int i)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    int done;
+    redlock__hiredis_tls_clear(sb->ssl);
+    if (redisBufferWrite(sb->ctx, &done) != REDIS_OK) return -1;
+    if (done) sb->need_flush = 0;
+    return 0;
+}
+
+/* Every message subscriber i has buffered: a release of a key the table
+   listens to wakes its waiting locks. An error reply (AUTH refused,
+   SUBSCRIBE denied by an ACL) closes the subscriber until its delay. */
+static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    while (sb->ctx) {
+        void *rv = NULL;
+        redisReply *r;
+        if (redisGetReplyFromReader(sb->ctx, &rv) != REDIS_OK) {
+            redlock__hiredis_sub_close(ss, i, 1);
+            return;
+        }
+        if (!rv) return;
+        r = (redisReply *)rv;
+        if (r->type == REDIS_REPLY_ERROR) {
+            freeReplyObject(r);
+            redlock__hiredis_sub_close(ss, i, 1);
+            return;
+        }
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
+            r->element[0]->len == 7 && memcmp(r->element[0]->str, "message", 7) == 0 &&
+            r->element[1]->type == REDIS_REPLY_STRING) {
+            size_t klen;
+            const char *key = redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
+            if (key) redlock__notify_message(&ss->table, key, klen);
+        }
+        freeReplyObject(r);
+    }
+}
+
+static inline void redlock__hiredis_sub_read(redlock__hiredis_subs *ss, int i, size_t max_buffered)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    int reads;
+    for (reads = 0; reads < 64 && sb->ctx; reads++) { /* TLS: a record per read */
+        const void *ctx = sb->ctx;
+        redlock__hiredis_tls_clear(sb->ssl);
+        if (redisBufferRead(sb->ctx) != REDIS_OK) {
+            redlock__hiredis_sub_deliver(ss, i); /* what came before the close */
+            if (sb->ctx == ctx) redlock__hiredis_sub_close(ss, i, 1);
+            return;
+        }
+        redlock__hiredis_sub_deliver(ss, i);
+        if (sb->ctx != ctx) return;
+        if (sb->ctx->reader->len - sb->ctx->reader->pos > max_buffered) {
+            redlock__hiredis_sub_close(ss, i, 1);
+            return;
+        }
+        if (!redlock__hiredis_tls_more(sb->fd, sb->ssl)) return;
+    }
+}
+
+/* The poll events subscriber i waits for (0: none, it is down). */
+static inline short redlock__hiredis_sub_events(const redlock__hiredis_sub *sb)
+{
+    if (!sb->ctx) return 0;
+    if (sb->connecting) return POLLOUT;
+    return (short)(POLLIN | (sb->need_flush && !redlock__hiredis_tls_wants_read(sb->ssl) ? POLLOUT : 0));
+}
+
+/* The core's listen callback, for the adapter's own: the table follows
+   the core, the subscribers follow the table's keys. */
+static inline void redlock__hiredis_subs_listen(redlock__hiredis_subs *ss, redlock_lock *lk, int on)
+{
+    const char *key;
+    size_t len;
+    int i;
+    if (on) {
+        if (redlock__notify_add(&ss->table, lk) != 1) return;
+        key = redlock_lock_key(lk, &len);
+        for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, "SUBSCRIBE", key, len);
+        ss->idle_since = 0;
+        return;
+    }
+    if (!redlock__notify_remove(&ss->table, lk, &key, &len)) return;
+    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, "UNSUBSCRIBE", key, len);
+    if (!ss->table.count) ss->idle_since = redlock__hiredis_now_us();
+}
+
+/* Before a wait: subscribers up while locks listen, closed once idle for
+   idle_ms, dropped when a connect or handshake outlasts its timeout. */
+static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
+{
+    int64_t now = redlock__hiredis_now_us();
+    int i;
+    for (i = 0; i < ss->n; i++) {
+        redlock__hiredis_sub *sb = &ss->sub[i];
+        if (sb->ctx && (sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline)
+            redlock__hiredis_sub_close(ss, i, 1);
+    }
+    if (ss->table.count) {
+        for (i = 0; i < ss->n; i++)
+            if (!ss->sub[i].ctx) redlock__hiredis_sub_open(ss, i);
+    } else if (ss->idle_since && now - ss->idle_since >= ss->idle_us) {
+        for (i = 0; i < ss->n; i++) redlock__hiredis_sub_close(ss, i, 0);
+        ss->idle_since = 0;
+    }
+}
+
+/* When redlock__hiredis_subs_tend has something to do next (a reconnect,
+   a connect timeout, the idle close), or INT64_MAX. */
+static inline int64_t redlock__hiredis_subs_due(const redlock__hiredis_subs *ss)
+{
+    int64_t due = INT64_MAX;
+    int i;
+    for (i = 0; i < ss->n; i++) {
+        const redlock__hiredis_sub *sb = &ss->sub[i];
+        if (!sb->ctx) {
+            if (ss->table.count && sb->retry_at < due) due = sb->retry_at;
+        } else if ((sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && sb->connect_deadline < due) {
+            due = sb->connect_deadline;
+        }
+    }
+    if (!ss->table.count && ss->idle_since && ss->idle_since + ss->idle_us < due) due = ss->idle_since + ss->idle_us;
+    return due;
+}
+
+/* Subscriber i's fd is ready (poll's revents, or libev's): finishes its
+   connect, or reads. Writes are the adapter's (redlock__hiredis_sub_write,
+   with SIGPIPE kept away). */
+static inline void redlock__hiredis_sub_ready(redlock__hiredis_subs *ss, int i, int readable, size_t max_buffered)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    if (!sb->ctx) return;
+    if (sb->connecting) {
+        redlock__hiredis_sub_connected(ss, i);
+        return;
+    }
+    if (readable) redlock__hiredis_sub_read(ss, i, max_buffered);
+}
+
 #endif /* REDLOCK__HIREDIS_REPLY_DEFINED */

@@ -180,6 +180,9 @@ typedef struct redlock_libev {
     ev_timer _watch;        /* command timeouts, while anything is in flight */
     int _n;
     redlock__libev_conn _conn[REDLOCK_MAX_NODES];
+    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
+    ev_io _sub_io[REDLOCK_MAX_NODES];
+    ev_timer _sub_timer;    /* the subscribers' reconnects, connect timeouts, idle close */
     int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int _closing;
     void (*_on_event)(void *user, const redlock_event *ev);
@@ -631,6 +634,84 @@ static inline void redlock__libev_on_event(void *user, const redlock_event *ev)
     if (c->_on_event) c->_on_event(c->_user, ev);
 }
 
+
+/* ---- release notifications: the subscribers on the loop ---- */
+
+static inline void redlock__libev_subs_tend(redlock_libev *c);
+
+/* A subscriber's socket is about to close: its watcher stops first. */
+static inline void redlock__libev_sub_closing(void *arg, int i)
+{
+    redlock_libev *c = (redlock_libev *)arg;
+    ev_io_stop(c->_loop, &c->_sub_io[i]);
+}
+
+static inline void redlock__libev_sub_flush(redlock_libev *c, int i)
+{
+    if (redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) && redlock__hiredis_sub_write(&c->_subs, i) != 0)
+        redlock__hiredis_sub_close(&c->_subs, i, 1);
+}
+
+static inline void redlock__libev_on_sub_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+    redlock_libev *c = (redlock_libev *)w->data;
+    int i = (int)(w - c->_sub_io);
+    redlock__hiredis_sub *sb = &c->_subs.sub[i];
+    (void)loop;
+    if (sb->connecting) {
+        redlock__hiredis_sub_ready(&c->_subs, i, 0, REDLOCK_LIBEV_MAX_BUFFERED);
+        redlock__libev_sub_flush(c, i);
+    } else {
+        if ((revents & EV_WRITE) || (sb->ssl && sb->need_flush && (revents & EV_READ))) redlock__libev_sub_flush(c, i);
+        if (revents & EV_READ) redlock__hiredis_sub_ready(&c->_subs, i, 1, REDLOCK_LIBEV_MAX_BUFFERED);
+    }
+    if (!c->_closing) redlock__libev_subs_tend(c);
+}
+
+static inline void redlock__libev_on_sub_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_libev *c = (redlock_libev *)w->data;
+    (void)loop;
+    (void)revents;
+    redlock__libev_subs_tend(c);
+}
+
+/* Opens, closes and times out the subscribers as the table says, then
+   points each one's watcher at its socket and the timer at what is due. */
+static inline void redlock__libev_subs_tend(redlock_libev *c)
+{
+    int64_t due;
+    int i;
+    redlock__hiredis_subs_tend(&c->_subs);
+    for (i = 0; i < c->_n; i++) {
+        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
+        short pev = redlock__hiredis_sub_events(sb);
+        int want = (pev & POLLIN ? EV_READ : 0) | (pev & POLLOUT ? EV_WRITE : 0);
+        ev_io *w = &c->_sub_io[i];
+        if (ev_is_active(w) && w->fd == sb->fd && (w->events & (EV_READ | EV_WRITE)) == want) continue;
+        ev_io_stop(c->_loop, w);
+        if (!want) continue;
+        ev_io_set(w, sb->fd, want);
+        ev_io_start(c->_loop, w);
+    }
+    ev_timer_stop(c->_loop, &c->_sub_timer);
+    due = redlock__hiredis_subs_due(&c->_subs);
+    if (due != INT64_MAX) {
+        int64_t d = due - redlock__hiredis_now_us();
+        ev_now_update(c->_loop);
+        ev_timer_set(&c->_sub_timer, d > 0 ? d / 1e6 : 0., 0.);
+        ev_timer_start(c->_loop, &c->_sub_timer);
+    }
+}
+
+/* The core's listen callback: the commands go out when the loop runs. */
+static inline void redlock__libev_listen(void *user, redlock_lock *lk, int on)
+{
+    redlock_libev *c = (redlock_libev *)user;
+    redlock__hiredis_subs_listen(&c->_subs, lk, on);
+    if (!c->_closing) redlock__libev_subs_tend(c);
+}
+
 /* ---- public API ---- */
 
 /* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. */
@@ -650,6 +731,12 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         return rc;
     c->_on_event = o->on_event;
     c->_user = o->user;
+    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
+                               o->notify_idle_ms ? o->notify_idle_ms : 1000);
+    c->_subs.closing = redlock__libev_sub_closing;
+    c->_subs.closing_arg = c;
+    ev_timer_init(&c->_sub_timer, redlock__libev_on_sub_timer, 0., 0.);
+    c->_sub_timer.data = c;
     ev_timer_init(&c->_timer, redlock__libev_on_timer, 0., 0.);
     c->_timer.data = c;
     ev_timer_init(&c->_watch, redlock__libev_on_watch, 0., 0.);
@@ -658,6 +745,9 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         redlock__libev_conn *cn = &c->_conn[i];
         cn->owner = c;
         cn->index = i;
+        c->_subs.ep[i] = &cn->ep;
+        ev_io_init(&c->_sub_io[i], redlock__libev_on_sub_io, -1, EV_READ);
+        c->_sub_io[i].data = c;
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
@@ -670,6 +760,7 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
     cb.set_timer = redlock__libev_set_timer;
     cb.now_us = redlock__hiredis_clock; /* the clock set_timer's deadlines are compared with */
     cb.on_event = redlock__libev_on_event;
+    if (!o->notify_off) cb.listen = redlock__libev_listen;
     rc = redlock_client_init(&c->_client, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
     c->_magic = REDLOCK__LIBEV_MAGIC;
@@ -691,6 +782,8 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
     c->_closing = 1;
     ev_timer_stop(c->_loop, &c->_timer);
     ev_timer_stop(c->_loop, &c->_watch);
+    ev_timer_stop(c->_loop, &c->_sub_timer);
+    redlock__hiredis_subs_free(&c->_subs); /* stops the watchers as it closes */
     for (i = 0; i < c->_n; i++) {
         redlock__libev_conn *cn = &c->_conn[i];
         ev_timer_stop(c->_loop, &cn->reconnect);
@@ -712,14 +805,14 @@ REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c) { retur
 
 REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
-    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
     return c->_conn[i].status;
 }
 
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i)
 {
-    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n) return 0;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return 0;
     return c->_conn[i].state == REDLOCK__LIBEV_UP && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
 }
 

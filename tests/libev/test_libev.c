@@ -104,6 +104,7 @@ static it_client *t_open(const it_setup *s)
     o.db = s->db;
     it_tls_config(s, &o.tls);
     o.core = s->core;
+    o.notify_off = s->notify_off;
     o.command_timeout_ms = 300;
     o.on_event = t_on_event;
     o.user = c;
@@ -409,7 +410,7 @@ int main(void)
 {
     static const it_ops ops = {
         "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 0
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1
     };
     int rc;
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */

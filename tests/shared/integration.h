@@ -1081,6 +1081,7 @@ static void it_wake_on_release(void)
     CHECK_EQ(w.rc, REDLOCK_OK);
     CHECK_EQ(w.r.attempts, 2);
     CHECK(w.done_ms - released < 1000); /* the next attempt was due 2 s after the first */
+    it->idle(b, 30); /* an event loop writes the UNSUBSCRIBE when it runs */
     CHECK_EQ(it_numsub_is(rn, key, 0, 500), 1); /* the acquire ended: unsubscribed */
 
     /* b's subscribers killed while it waits: they come back after the
