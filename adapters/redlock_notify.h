@@ -16,7 +16,7 @@
 #ifndef REDLOCK_NOTIFY_H
 #define REDLOCK_NOTIFY_H
 
-#include "redlock.h"
+#include "../redlock.h"
 
 #include <stdlib.h>
 #include <string.h>

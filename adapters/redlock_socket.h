@@ -207,6 +207,7 @@
 #endif
 #include "redlock_resp.h"
 #include "redlock_tls.h"
+#include "redlock_notify.h"
 
 #ifndef REDLOCK_SOCKET_API
 #ifdef REDLOCK_SOCKET_STATIC
@@ -228,6 +229,9 @@
 #endif
 #define REDLOCK_SOCKET_READ 1
 #define REDLOCK_SOCKET_WRITE 2
+/* Sockets one adapter may have: a command connection and a subscriber
+   (release notifications) per node. */
+#define REDLOCK_SOCKET_MAX_FDS (2 * REDLOCK_MAX_NODES)
 
 #ifdef __cplusplus
 extern "C" {
@@ -255,6 +259,10 @@ typedef struct redlock_socket_config {
     redlock_tls tls;                        /* enable set: TLS on every node (see 2.) */
     int64_t connect_timeout_ms;             /* 0: 1000 (negative, here or below: INVALID) */
     int64_t command_timeout_ms;             /* 0: 1000; a node this late is dropped */
+    int notify_off;                         /* 1: no release notifications (redlock.h
+                                               section 10; see 2.): no subscriber connections */
+    int64_t notify_idle_ms;                 /* 0: 1000; a subscriber with no lock waiting
+                                               closes after this long (negative: INVALID) */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
     void (*on_event)(void *user, const redlock_event *ev);  /* optional, core events */
     /* foreign loop hooks, optional (see 4.): fd -1 means "about to be
@@ -279,9 +287,14 @@ typedef struct redlock_socket {
     int _in_cb;
     int _core;     /* the core client is initialised */
     int _magic;
+    /* release notifications: _nsub subscriber connections (_nodes[node_count
+       + i] listens on node i), the keys they listen to and who waits */
+    int _nsub;
+    redlock__notify _notify;
+    int64_t _notify_idle_since;
     /* the last redlock_socket_pollfds(): node and connection of each entry */
-    int _poll_node[REDLOCK_MAX_NODES];
-    unsigned _poll_gen[REDLOCK_MAX_NODES];
+    int _poll_node[REDLOCK_SOCKET_MAX_FDS];
+    unsigned _poll_gen[REDLOCK_SOCKET_MAX_FDS];
     int _poll_n;
     void *_bio_method; /* REDLOCK_SOCKET_TLS: the socket BIO of TLS nodes */
 } redlock_socket;
@@ -362,7 +375,7 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
 /* A poll() loop of your own that also watches other descriptors (a signal
    pipe, a child): redlock_socket_pollfds() writes out what is queued and
    fills pfd[0..] with the sockets that want events (at most
-   REDLOCK_MAX_NODES entries), returning how many; redlock_socket_poll_ms()
+   REDLOCK_SOCKET_MAX_FDS entries), returning how many; redlock_socket_poll_ms()
    is the timeout for poll() (the adapter's next deadline, or until_us if
    that comes first, rounded up to the millisecond so that poll() does not
    return before it; at most 1 s); after poll(), redlock_socket_dispatch()
@@ -374,6 +387,7 @@ REDLOCK_SOCKET_API int redlock_socket_poll_ms(const redlock_socket *s, int64_t u
 REDLOCK_SOCKET_API void redlock_socket_dispatch(redlock_socket *s, const struct pollfd *pfd, int n);
 
 /* Foreign loop, one call per event. */
+REDLOCK_SOCKET_API int redlock_socket_fd_count(const redlock_socket *s);
 REDLOCK_SOCKET_API int redlock_socket_fd(const redlock_socket *s, int node);
 REDLOCK_SOCKET_API int redlock_socket_interest(const redlock_socket *s, int node);
 REDLOCK_SOCKET_API void redlock_socket_on_readable(redlock_socket *s, int node);
@@ -464,7 +478,8 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 
 /* CONNECTING: TCP connect in progress; HANDSHAKE: TLS handshake in progress */
 enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_HANDSHAKE, REDLOCK__SOCK_UP };
-enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT };
+enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT, REDLOCK__REQ_SUB /* (UN)SUBSCRIBE */ };
+#define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
 typedef struct redlock__sock_req {
@@ -489,6 +504,8 @@ struct redlock__sock_node {
     redlock_resp_parser parser;
     int last_status;
     unsigned failures; /* connections lost or refused so far */
+    int sub;           /* a subscriber (release notifications), not a node's command connection */
+    int64_t retry_at;  /* subscriber: not reopened before this */
     int rep_fd, rep_interest;
     /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
        this connection, what OpenSSL waits for (REDLOCK_SOCKET_READ /
@@ -538,6 +555,9 @@ static int redlock__sock_valid(const redlock_socket *s)
     return s && s->_magic == REDLOCK__SOCK_MAGIC && s->_nodes;
 }
 
+/* Connections: the nodes' command connections, then the subscribers. */
+static int redlock__sock_slots(const redlock_socket *s) { return s->_cfg.node_count + s->_nsub; }
+
 static int redlock__sock_interest_of(const struct redlock__sock_node *nd)
 {
     if (nd->state == REDLOCK__SOCK_CONNECTING) return REDLOCK_SOCKET_WRITE;
@@ -569,11 +589,15 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (!s->_cfg.on_reply) d = redlock_next_deadline(&s->_client);
 #endif
-    for (i = 0; i < s->_cfg.node_count; i++) {
+    for (i = 0; i < redlock__sock_slots(s); i++) {
         const struct redlock__sock_node *nd = &s->_nodes[i];
         if (redlock__sock_opening(nd) && nd->connect_deadline < d) d = nd->connect_deadline;
         if (nd->q_count && nd->q[nd->q_head].deadline < d) d = nd->q[nd->q_head].deadline;
+        if (nd->sub && nd->state == REDLOCK__SOCK_DOWN && s->_notify.count && nd->retry_at < d) d = nd->retry_at;
     }
+    if (s->_nsub && !s->_notify.count && s->_notify_idle_since &&
+        s->_notify_idle_since + s->_cfg.notify_idle_ms * 1000 < d)
+        d = s->_notify_idle_since + s->_cfg.notify_idle_ms * 1000;
     return d;
 }
 
@@ -676,6 +700,7 @@ static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd,
     nd->q_cap = 0;
     nd->last_status = status; /* already true when the watch hook hears of the close */
     nd->failures++;
+    if (nd->sub) nd->retry_at = redlock_socket_now_us() + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
     redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
     for (i = 0; i < count; i++) {
@@ -1155,6 +1180,26 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
 }
 #endif
 
+/* A subscriber's reply: a message ["message", channel, payload] wakes
+   the waiting locks of the channel's key (1); anything else is the answer
+   to a queued command (0). */
+static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
+{
+    const char *key;
+    size_t klen;
+    if (r->type != REDLOCK_REPLY_ARRAY || r->elements != 3 || r->element[0].type != REDLOCK_REPLY_STRING ||
+        r->element[0].len != 7 || memcmp(r->element[0].str, "message", 7) != 0 ||
+        r->element[1].type != REDLOCK_REPLY_STRING)
+        return 0;
+    key = redlock__notify_key_of(r->element[1].str, r->element[1].len, &klen);
+    if (key) {
+        s->_in_cb++;
+        redlock__notify_message(&s->_notify, key, klen);
+        s->_in_cb--;
+    }
+    return 1;
+}
+
 static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
 {
     unsigned gen = nd->gen;
@@ -1163,6 +1208,10 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         redlock__sock_req req;
         int rc = redlock_resp_next(&nd->parser, &r);
         if (rc == 0) return;
+        if (rc > 0 && nd->sub && redlock__sock_message(s, r)) {
+            if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
+            continue;
+        }
         if (rc < 0 || nd->q_count == 0) { /* broken, or a reply nobody asked for */
             redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL);
             return;
@@ -1176,6 +1225,13 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
                 return;
             }
             nd->last_status = 0;
+            continue;
+        }
+        if (req.kind == REDLOCK__REQ_SUB) { /* confirmed; refused (an ACL): closed until its retry */
+            if (r->type == REDLOCK_REPLY_ERROR) {
+                redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
+                return;
+            }
             continue;
         }
         if (req.kind == REDLOCK__REQ_SELECT) {
@@ -1219,11 +1275,83 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
     }
 }
 
+/* ---- release notifications: the subscribers ---- */
+
+/* Queues `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel on subscriber
+   nd, if it is open or opening (one that is down subscribes every key
+   when it opens). */
+static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *nd, const char *verb, const char *key,
+                                  size_t len)
+{
+    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
+    char stack[256], *ch = stack;
+    const char *argv[2];
+    size_t argl[2];
+    if (nd->state == REDLOCK__SOCK_DOWN) return;
+    if (plen + len > sizeof stack && !(ch = (char *)malloc(plen + len))) {
+        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
+        return;
+    }
+    memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
+    memcpy(ch + plen, key, len);
+    argv[0] = verb;
+    argl[0] = strlen(verb);
+    argv[1] = ch;
+    argl[1] = plen + len;
+    if (redlock__sock_queue(s, nd, 2, argv, argl, 0, REDLOCK__REQ_SUB) != 0)
+        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
+    else
+        redlock__sock_report(s, nd);
+    if (ch != stack) free(ch);
+}
+
+typedef struct redlock__sock_sub_at {
+    redlock_socket *s;
+    struct redlock__sock_node *nd;
+} redlock__sock_sub_at;
+
+static void redlock__sock_sub_key(void *at, const char *key, size_t len)
+{
+    const redlock__sock_sub_at *a = (const redlock__sock_sub_at *)at;
+    redlock__sock_sub_cmd(a->s, a->nd, "SUBSCRIBE", key, len);
+}
+
+/* Subscribers open (AUTH, then every key) while a lock listens, after a
+   failure not before their retry time; all closed once none has
+   listened for notify_idle_ms. */
+static void redlock__sock_subs_tend(redlock_socket *s)
+{
+    int64_t now;
+    int i;
+    if (!s->_nsub) return;
+    now = redlock_socket_now_us();
+    for (i = 0; i < s->_nsub; i++) {
+        struct redlock__sock_node *nd = &s->_nodes[s->_cfg.node_count + i];
+        if (s->_notify.count) {
+            redlock__sock_sub_at at;
+            if (nd->state != REDLOCK__SOCK_DOWN || now < nd->retry_at) continue;
+            if (redlock__sock_open(s, nd) != 0) {
+                nd->retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
+                continue;
+            }
+            at.s = s;
+            at.nd = nd;
+            redlock__notify_each_key(&s->_notify, redlock__sock_sub_key, &at);
+            redlock__sock_report(s, nd);
+        } else if (s->_notify_idle_since && now - s->_notify_idle_since >= s->_cfg.notify_idle_ms * 1000 &&
+                   nd->state != REDLOCK__SOCK_DOWN) {
+            redlock__sock_close(s, nd);
+        }
+    }
+    if (!s->_notify.count && s->_notify_idle_since && now - s->_notify_idle_since >= s->_cfg.notify_idle_ms * 1000)
+        s->_notify_idle_since = 0;
+}
+
 static void redlock__sock_timeouts(redlock_socket *s)
 {
     int64_t now = redlock_socket_now_us();
     int i;
-    for (i = 0; i < s->_cfg.node_count; i++) {
+    for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
@@ -1238,6 +1366,7 @@ static void redlock__sock_timeouts(redlock_socket *s)
                 redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
         }
     }
+    redlock__sock_subs_tend(s);
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (!s->_cfg.on_reply && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
         s->_in_cb++;
@@ -1271,7 +1400,7 @@ REDLOCK_SOCKET_API int redlock_socket_pollfds(redlock_socket *s, struct pollfd *
 {
     int i, n = 0;
     if (!redlock__sock_valid(s) || !pfd) return 0;
-    for (i = 0; i < s->_cfg.node_count; i++) {
+    for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         int in;
         if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
@@ -1315,7 +1444,7 @@ REDLOCK_SOCKET_API void redlock_socket_dispatch(redlock_socket *s, const struct 
 /* One round of the poll() loop: waits at most until `until`. */
 static void redlock__sock_step(redlock_socket *s, int64_t until)
 {
-    struct pollfd pf[REDLOCK_MAX_NODES];
+    struct pollfd pf[REDLOCK_SOCKET_MAX_FDS];
     int n = redlock_socket_pollfds(s, pf);
     if (poll(n ? pf : NULL, (nfds_t)n, redlock_socket_poll_ms(s, until)) <= 0) n = 0;
     redlock_socket_dispatch(s, pf, n);
@@ -1377,6 +1506,29 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
 }
 
 #ifndef REDLOCK_SOCKET_NO_CORE
+/* The core's listen callback: the table follows the core, the subscribers
+   the table's keys. */
+static void redlock__sock_listen(void *user, redlock_lock *lk, int on)
+{
+    redlock_socket *s = (redlock_socket *)user;
+    const char *key;
+    size_t len;
+    int i;
+    if (on) {
+        if (redlock__notify_add(&s->_notify, lk) != 1) return;
+        s->_notify_idle_since = 0;
+        key = redlock_lock_key(lk, &len);
+        for (i = 0; i < s->_nsub; i++)
+            redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], "SUBSCRIBE", key, len);
+        redlock__sock_subs_tend(s); /* opens the ones that are down */
+        return;
+    }
+    if (!redlock__notify_remove(&s->_notify, lk, &key, &len)) return;
+    for (i = 0; i < s->_nsub; i++)
+        redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], "UNSUBSCRIBE", key, len);
+    if (!s->_notify.count) s->_notify_idle_since = redlock_socket_now_us();
+}
+
 static int redlock__sock_core_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
 {
     /* the core's commands are well formed; send checks them all the same */
@@ -1804,7 +1956,7 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     if (!s || !cfg) return REDLOCK_ERR_INVALID;
     memset(s, 0, sizeof *s);
     if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
-    if (cfg->connect_timeout_ms < 0 || cfg->command_timeout_ms < 0) return REDLOCK_ERR_INVALID;
+    if (cfg->connect_timeout_ms < 0 || cfg->command_timeout_ms < 0 || cfg->notify_idle_ms < 0) return REDLOCK_ERR_INVALID;
 #ifdef REDLOCK_SOCKET_NO_CORE
     if (!cfg->on_reply || !cfg->on_error) return REDLOCK_ERR_INVALID;
 #else
@@ -1825,21 +1977,26 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     s->_cfg = *cfg;
     if (!s->_cfg.connect_timeout_ms) s->_cfg.connect_timeout_ms = 1000;
     if (!s->_cfg.command_timeout_ms) s->_cfg.command_timeout_ms = 1000;
+    if (!s->_cfg.notify_idle_ms) s->_cfg.notify_idle_ms = 1000;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (!cfg->on_reply && !cfg->notify_off) s->_nsub = cfg->node_count; /* notifications are for the core's locks */
+#endif
     for (i = 0; i < REDLOCK_MAX_NODES; i++) memset(&s->_cfg.node[i], 0, sizeof s->_cfg.node[i]);
     s->_cfg.username = s->_cfg.password = NULL; /* copied per node below */
-    s->_nodes = (struct redlock__sock_node *)calloc((size_t)cfg->node_count, sizeof *s->_nodes);
+    s->_nodes = (struct redlock__sock_node *)calloc((size_t)(cfg->node_count + s->_nsub), sizeof *s->_nodes);
     if (!s->_nodes) return REDLOCK_ERR_NOMEM;
     s->_magic = REDLOCK__SOCK_MAGIC;
     s->_timer_reported = REDLOCK_NO_DEADLINE;
-    for (i = 0; i < cfg->node_count; i++) {
+    for (i = 0; i < cfg->node_count + s->_nsub; i++) { /* node i % node_count: command connection, then subscriber */
         struct redlock__sock_node *nd = &s->_nodes[i];
-        const redlock_socket_node *c = &cfg->node[i];
+        const redlock_socket_node *c = &cfg->node[i % cfg->node_count];
         const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
         int bad = 0;
         nd->index = i;
         nd->fd = nd->rep_fd = -1;
         nd->port = c->port ? c->port : 6379;
-        nd->db = c->db ? c->db : cfg->db;
+        nd->sub = i >= cfg->node_count;
+        nd->db = nd->sub ? 0 : c->db ? c->db : cfg->db; /* channels are server-wide: no SELECT */
         if (c->unix_path && c->unix_path[0]) bad |= !(nd->unix_path = redlock__sock_strdup(c->unix_path));
         bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
         if (pass) bad |= !(nd->pass = redlock__sock_strdup(pass));
@@ -1854,7 +2011,8 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         }
 #endif
         if (bad) {
-            s->_cfg.node_count = i + 1;
+            if (i >= cfg->node_count) s->_nsub = i - cfg->node_count + 1;
+            else s->_cfg.node_count = i + 1, s->_nsub = 0;
             redlock_socket_deinit(s);
             return bad;
         }
@@ -1869,6 +2027,7 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         cb.set_timer = redlock__sock_core_timer;
         cb.now_us = redlock__sock_core_now;
         cb.on_event = redlock__sock_core_event;
+        if (s->_nsub) cb.listen = redlock__sock_listen;
         core.node_count = cfg->node_count;
         rc = redlock_client_init(&s->_client, &core, &cb, s);
         if (rc != REDLOCK_OK) {
@@ -1890,7 +2049,7 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
     if (s->_core) redlock_client_deinit(&s->_client);
     s->_core = 0;
 #endif
-    for (i = 0; i < s->_cfg.node_count; i++) {
+    for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         /* not through redlock__sock_close: the watch hook is not called here */
 #ifdef REDLOCK_SOCKET_TLS
@@ -1912,6 +2071,7 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
     }
     free(s->_nodes);
     s->_nodes = NULL;
+    redlock__notify_free(&s->_notify);
 #ifdef REDLOCK_SOCKET_TLS
     BIO_meth_free((BIO_METHOD *)s->_bio_method);
 #endif
@@ -1955,35 +2115,40 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
     size_t m = 0;
     int i;
     if (!redlock__sock_valid(s)) return 0;
-    m += (size_t)s->_cfg.node_count * sizeof *s->_nodes;
-    for (i = 0; i < s->_cfg.node_count; i++)
+    m += (size_t)redlock__sock_slots(s) * sizeof *s->_nodes;
+    for (i = 0; i < redlock__sock_slots(s); i++)
         m += s->_nodes[i].out_cap + s->_nodes[i].q_cap * sizeof *s->_nodes[i].q +
              redlock_resp_memory(&s->_nodes[i].parser);
     return m;
 }
 
+REDLOCK_SOCKET_API int redlock_socket_fd_count(const redlock_socket *s)
+{
+    return redlock__sock_valid(s) ? redlock__sock_slots(s) : 0;
+}
+
 REDLOCK_SOCKET_API int redlock_socket_fd(const redlock_socket *s, int node)
 {
-    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return -1;
+    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return -1;
     return s->_nodes[node].fd;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_interest(const redlock_socket *s, int node)
 {
-    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
+    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return 0;
     return redlock__sock_interest_of(&s->_nodes[node]);
 }
 
 REDLOCK_SOCKET_API void redlock_socket_on_readable(redlock_socket *s, int node)
 {
-    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return;
+    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return;
     redlock__sock_event(s, &s->_nodes[node], 1, 0);
     redlock__sock_timer_report(s);
 }
 
 REDLOCK_SOCKET_API void redlock_socket_on_writable(redlock_socket *s, int node)
 {
-    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return;
+    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return;
     redlock__sock_event(s, &s->_nodes[node], 0, 1);
     redlock__sock_timer_report(s);
 }

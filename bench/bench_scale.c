@@ -51,7 +51,7 @@ static void on_event(void *u, const redlock_event *ev)
    sockets or the next deadline, then handle what is ready. */
 static void turn(redlock_socket *s, int64_t until_us)
 {
-    struct pollfd pfd[REDLOCK_MAX_NODES];
+    struct pollfd pfd[REDLOCK_SOCKET_MAX_FDS];
     int n = redlock_socket_pollfds(s, pfd);
     if (poll(pfd, (nfds_t)n, redlock_socket_poll_ms(s, until_us)) >= 0) redlock_socket_dispatch(s, pfd, n);
 }

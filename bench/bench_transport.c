@@ -181,7 +181,7 @@ static void client_turn(client *c, int64_t until_us)
     else if (c->t == T_HIREDIS) redlock_hiredis_run(&c->h, 0);
     else if (c->t == T_LIBEV) ev_run(c->loop, EVRUN_ONCE);
     else {
-        struct pollfd pfd[REDLOCK_MAX_NODES];
+        struct pollfd pfd[REDLOCK_SOCKET_MAX_FDS];
         int n = redlock_socket_pollfds(&c->s, pfd);
         if (poll(pfd, (nfds_t)n, redlock_socket_poll_ms(&c->s, until_us)) >= 0) redlock_socket_dispatch(&c->s, pfd, n);
     }

@@ -1,7 +1,7 @@
 # mk/socket.mk - the raw-socket adapter (adapters/redlock_socket.h): the
 # hostile fake server, out-of-memory runs, the compile matrix and the
 # integration tests on real redis-servers. Its RESP codec: mk/resp.mk.
-SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h redlock.h tests/shared/check.h
+SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h adapters/redlock_notify.h redlock.h tests/shared/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)

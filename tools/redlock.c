@@ -188,7 +188,7 @@ typedef struct app {
     int n, quorum;
     redlock_socket s;
     int s_up;
-    int last_fd[REDLOCK_MAX_NODES];
+    int last_fd[REDLOCK_SOCKET_MAX_FDS];
     /* core lock (run, acquire) */
     redlock_lock lock;
     int lock_up;
@@ -298,7 +298,7 @@ static void drain_signals(app *a)
    signal, the adapter's next deadline or `until` (all monotonic, us). */
 static void step(app *a, int64_t until)
 {
-    struct pollfd pf[REDLOCK_MAX_NODES + 1];
+    struct pollfd pf[REDLOCK_SOCKET_MAX_FDS + 1];
     int n;
     pf[0].fd = g_sig[0];
     pf[0].events = POLLIN;
@@ -1181,7 +1181,7 @@ static pid_t start_watcher(app *a, pid_t group)
         close(dp[1]);
         close(g_sig[0]);
         close(g_sig[1]);
-        for (i = 0; i < a->n; i++)
+        for (i = 0; i < redlock_socket_fd_count(&a->s); i++)
             if (redlock_socket_fd(&a->s, i) >= 0) close(redlock_socket_fd(&a->s, i));
         nul = open("/dev/null", O_RDWR);
         if (nul >= 0) {

@@ -191,7 +191,7 @@ static inline void sl_wait(redlock_socket *s, sl *L, int n, int ms)
     }
 #endif
     {
-        struct pollfd pf[REDLOCK_MAX_NODES];
+        struct pollfd pf[REDLOCK_SOCKET_MAX_FDS];
         int map[REDLOCK_MAX_NODES], k = 0;
         for (i = 0; i < n; i++) {
             if (L->fd[i] < 0 || !L->interest[i]) continue;

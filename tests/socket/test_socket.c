@@ -54,6 +54,7 @@ static it_client *t_open(const it_setup *st)
     }
     it_tls_config(st, &cfg.tls);
     cfg.core = st->core;
+    cfg.notify_off = st->notify_off;
     cfg.connect_timeout_ms = 300;
     cfg.command_timeout_ms = 300;
     cfg.on_event = t_on_event;
@@ -509,7 +510,7 @@ int main(void)
 {
     static const it_ops ops = {
         "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 0
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1
     };
     int rc;
 #ifdef IT_TLS

@@ -491,7 +491,7 @@ static void test_core_refused(void)
 /* ---- the foreign-loop API, driven by a hand-written poll() loop ---- */
 
 typedef struct fl {
-    int fd[REDLOCK_MAX_NODES], interest[REDLOCK_MAX_NODES];
+    int fd[REDLOCK_SOCKET_MAX_FDS], interest[REDLOCK_SOCKET_MAX_FDS];
     int watch_calls, timer_calls;
     int64_t deadline;
     int done, status;
@@ -520,16 +520,16 @@ static void fl_result(redlock_lock *lk, const redlock_result *r)
     f->status = r->status;
 }
 
-static void fl_run_until(redlock_socket *s, fl *f, int n, int op)
+static void fl_run_until(redlock_socket *s, fl *f, int op)
 {
     long long until = ms_now() + 3000;
     f->done = 0;
     while (f->done != op && ms_now() < until) {
-        struct pollfd pf[REDLOCK_MAX_NODES];
-        int map[REDLOCK_MAX_NODES], k = 0, i, ms = 100;
+        struct pollfd pf[REDLOCK_SOCKET_MAX_FDS];
+        int map[REDLOCK_SOCKET_MAX_FDS], k = 0, i, ms = 100;
         int64_t now = redlock_socket_now_us();
-        /* the hooks and the getters agree */
-        for (i = 0; i < n; i++) {
+        /* the hooks and the getters agree (the subscribers' too) */
+        for (i = 0; i < redlock_socket_fd_count(s); i++) {
             CHECK_EQ(f->fd[i], redlock_socket_fd(s, i));
             CHECK_EQ(f->interest[i], redlock_socket_interest(s, i));
             if (f->fd[i] < 0 || !f->interest[i]) continue;
@@ -564,7 +564,7 @@ static void test_foreign_loop(void)
     int i;
     memset(&f, 0, sizeof f);
     f.deadline = REDLOCK_NO_DEADLINE;
-    for (i = 0; i < REDLOCK_MAX_NODES; i++) f.fd[i] = -1;
+    for (i = 0; i < REDLOCK_SOCKET_MAX_FDS; i++) f.fd[i] = -1;
     redlock_socket_config_init(&cfg);
     cfg.node_count = 3;
     CHECK_EQ(hostile_start(&h[0], HOSTILE_GOOD, NULL), 0);
@@ -586,12 +586,12 @@ static void test_foreign_loop(void)
     CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK); /* non-blocking: the core API */
     CHECK(f.watch_calls >= 3);
     CHECK(f.deadline != REDLOCK_NO_DEADLINE);
-    fl_run_until(&s, &f, 3, REDLOCK_OP_ACQUIRE);
+    fl_run_until(&s, &f, REDLOCK_OP_ACQUIRE);
     CHECK_EQ(f.done, REDLOCK_OP_ACQUIRE);
     CHECK_EQ(f.status, REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&l.lock), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_release(&l.lock), REDLOCK_OK);
-    fl_run_until(&s, &f, 3, REDLOCK_OP_RELEASE);
+    fl_run_until(&s, &f, REDLOCK_OP_RELEASE);
     CHECK_EQ(f.done, REDLOCK_OP_RELEASE);
     CHECK_EQ(f.status, REDLOCK_OK);
     /* the silent node's commands time out and its connection is dropped */
@@ -641,7 +641,7 @@ static void test_foreign_resp_deadline(void)
     int i;
     memset(&u, 0, sizeof u);
     u.f.deadline = REDLOCK_NO_DEADLINE;
-    for (i = 0; i < REDLOCK_MAX_NODES; i++) u.f.fd[i] = -1;
+    for (i = 0; i < REDLOCK_SOCKET_MAX_FDS; i++) u.f.fd[i] = -1;
     CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
     redlock_socket_config_init(&cfg);
     cfg.node_count = 1;
@@ -730,7 +730,7 @@ static void test_poll_helpers(void)
     CHECK_EQ(redlock_acquire(&l.lock), REDLOCK_OK);
     CHECK(write(p[1], "x", 1) == 1);   /* the caller's own descriptor is ready too */
     for (until = ms_now() + 3000; f.done != REDLOCK_OP_RELEASE && ms_now() < until;) {
-        struct pollfd pf[REDLOCK_MAX_NODES + 1];
+        struct pollfd pf[REDLOCK_SOCKET_MAX_FDS + 1];
         int n;
         pf[0].fd = p[0];
         pf[0].events = POLLIN;
@@ -755,7 +755,7 @@ static void test_poll_helpers(void)
     CHECK_EQ(f.status, REDLOCK_OK);
     /* an entry whose descriptor is not the node's any more is skipped */
     {
-        struct pollfd all[REDLOCK_MAX_NODES], *pf;
+        struct pollfd all[REDLOCK_SOCKET_MAX_FDS], *pf;
         int n = redlock_socket_pollfds(&s, all);
         /* exactly n entries on the heap: reading one more is an error
            that valgrind and ASan report */
