@@ -389,20 +389,36 @@
    for a quorum.
 
    10. RELEASE NOTIFICATIONS
-   Whenever a release script deletes a key (a release, the undo of a
-   failed attempt, the cleanup after LOST; a reentrant lock's last entry)
-   it also runs PUBLISH REDLOCK_CHANNEL_PREFIX+key "released" on that node
-   (under pcall: a user the ACL denies PUBLISH still releases). With no
+   Whenever a release script deletes a key (a release, the undo of a failed
+   attempt, the cleanup after LOST; a reentrant lock's last entry) it also
+   runs PUBLISH REDLOCK_CHANNEL_PREFIX+key "released" on that node (under
+   pcall: a user the ACL denies PUBLISH still releases). With no
    subscriber a PUBLISH costs the server a lookup. Nodes without scripting
    (GET, then DEL) and keys that expire publish nothing.
-   A transport that subscribes to that channel while a lock waits
-   (redlock_lock_waiting()) passes each message on with redlock_lock_wake():
-   the waiting acquire starts its next attempt at once instead of sleeping
-   out its retry delay, and one whose attempt is running retries without
-   the delay if that attempt fails. Notifications only move attempts: a
-   lost, late, repeated or spurious one costs at most a retry delay or an
-   early attempt, never safety, and the attempts still count against
-   retry_count and wait_ms.
+   The core tells the transport when a notification would help: the
+   optional callbacks.listen(user, lock, 1) comes when an acquire attempt
+   failed and another will follow, listen(user, lock, 0) when that acquire
+   ends (won, given up, cancelled by release) or the lock is deinitialised
+   (the last word about it; redlock_lock_key() still reads then). In
+   between, a transport subscribes to the key's channel (every adapter
+   here does, on a second connection per node) and passes each message on
+   with redlock_lock_wake(): a waiting acquire starts its next attempt at
+   once instead of sleeping out its retry delay, and one whose attempt is
+   running retries without the delay if that attempt fails (the adapters
+   wake only waiting locks: over N nodes one release arrives N times).
+   Notifications only move attempts: a lost, late, repeated or spurious
+   one costs at most a retry delay or an early attempt, never safety, and
+   the attempts still count against retry_count and wait_ms.
+   What it costs: while any lock of a client waits, one more connection
+   per node (opened at the first wait, closed when none has waited for a
+   second: the adapters' notify_idle_ms), a SUBSCRIBE and an UNSUBSCRIBE
+   per waiting acquire, and a message to every waiter at each release.
+   Every waiter wakes and tries (no queue): under heavy contention that is
+   N waiters' commands per hand-off, and the winner is whoever is fastest,
+   which is fair enough for clients alike. Turn it off (the adapters'
+   notify_off) where connections are scarce (a server's maxclients), where
+   the ACL denies SUBSCRIBE, or where retry delays are already about as
+   short as the holds.
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H

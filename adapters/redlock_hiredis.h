@@ -82,6 +82,16 @@
      0.14, or without REDLOCK_HIREDIS_TLS, a configuration that asks for
      TLS is refused by init with REDLOCK_ERR_TLS (as is a CA, certificate
      or key that cannot be loaded).
+   * Release notifications (redlock.h section 10): while a lock waits for
+     its next attempt, a second connection per node (AUTH as configured,
+     TLS too) SUBSCRIBEs to the key's channel, and a release wakes the
+     waiting acquire at once: the blocking calls wait on those sockets
+     with the rest of the retry delay as their timeout. The subscribers
+     close notify_idle_ms (default 1000) after the last lock stopped
+     waiting; one that fails (closed, refused, silent) is reopened after
+     the reconnect delay, and meanwhile its node's releases are simply not
+     heard: the waiter sleeps out its delay, as with cfg.notify_off = 1
+     (no subscriber connections at all).
    * When a blocking call has its result, the commands the core sent last
      (the undo of a failed attempt, a release) are written out, also to a
      node that is reconnecting (within its connect timeout). If a slower

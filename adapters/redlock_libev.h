@@ -73,6 +73,14 @@
    * Nothing blocks: connects, reads and writes are non-blocking and driven
      by the loop (host names are resolved with getaddrinfo(), which may
      block: give addresses where that matters).
+   * Release notifications (redlock.h section 10): while a lock waits for
+     its next attempt, a second connection per node (its own ev_io, AUTH
+     and TLS as configured) SUBSCRIBEs to the key's channel, and a release
+     wakes the waiting acquire from the loop at once. The subscribers
+     close notify_idle_ms (default 1000) after the last lock stopped
+     waiting; one that fails is reopened after the reconnect delay, and
+     meanwhile that node's releases are not heard (the waiter sleeps out
+     its delay, as with cfg.notify_off = 1: no subscribers at all).
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
    * TLS (hiredis 1.x only): as in redlock_hiredis.h (build with

@@ -84,6 +84,16 @@
    TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
    MSG_NOSIGNAL, so no SIGPIPE.
 
+   RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
+   client waits for its next attempt, a subscriber connection per node
+   (AUTH and TLS as the node's, no SELECT) SUBSCRIBEs to the key's channel,
+   and a release wakes the waiting acquire at once; the blocking calls
+   wait on those sockets too. They close cfg.notify_idle_ms (default 1000)
+   after the last lock stopped waiting; one that fails is reopened 100 ms
+   later, and meanwhile its node's releases are not heard (the waiter
+   sleeps out its delay). cfg.notify_off = 1: no subscribers. In the
+   foreign-loop API (4.) node i's subscriber is slot node_count + i.
+
    NODE LISTS. redlock_socket_parse_nodes() fills cfg->node[] from the
    text users write, the same as the `redlock` tool reads (tools/README.md):
    a comma-separated list (NULL: the environment variable REDLOCK_NODES)
@@ -148,14 +158,17 @@
 
    4. FOREIGN EVENT LOOP
    ---------------------
-   For each node, watch redlock_socket_fd() for redlock_socket_interest()
+   For each slot i below redlock_socket_fd_count() (the nodes' connections
+   0 .. node_count-1, then, unless notify_off, the subscribers of release
+   notifications: at most REDLOCK_SOCKET_MAX_FDS), watch
+   redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
    redlock_socket_on_timer() once redlock_socket_now_us() reaches
    redlock_socket_next_deadline(). Or let the optional hooks tell you, so
    a loop need not poll the getters:
-     * cfg.watch(user, node, fd, interest) whenever a node's fd or interest
-       changes. fd -1 (interest 0): the node's socket is about to be
+     * cfg.watch(user, slot, fd, interest) whenever a slot's fd or
+       interest changes. fd -1 (interest 0): the node's socket is about to be
        closed; stop watching the fd you had for it. A new socket always
        follows such a -1, even when it gets the same fd number (an epoll
        set forgets a closed fd: register it again). redlock_socket_deinit()

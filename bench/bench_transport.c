@@ -165,8 +165,16 @@ static int client_lock(client *c, const char *key)
     return redlock_lock_init(&c->lock, client_core(c), &o);
 }
 
+static void client_turn(client *c, int64_t until_us);
+
+/* Before a lock goes: the undo or cleanup of its last operation is sent
+   and answered (at most 1 s), or a contender that gave up last would
+   leave a late SET's key for the next run to wait out. */
 static void client_unlock(client *c)
 {
+    redlock_lock *lk = c->t == T_SOCKET ? &c->slock.lock : c->t == T_HIREDIS ? &c->hlock.lock : &c->lock;
+    int64_t until = now_us() + 1000000;
+    while (redlock_lock_pending(lk) && now_us() < until) client_turn(c, until);
     if (c->t == T_SOCKET) redlock_socket_lock_deinit(&c->slock);
     else if (c->t == T_HIREDIS) redlock_hiredis_lock_deinit(&c->hlock);
     else redlock_lock_deinit(&c->lock);

@@ -1042,22 +1042,49 @@ static inline void it_kill_subscribers(redis_nodes *rn)
         redis_nodes_cmd(rn, i, out, sizeof out, "CLIENT", "KILL", "TYPE", "pubsub", (char *)NULL);
 }
 
-/* b waits for a's lock with a 2 s retry delay: it is subscribed while it
-   waits, and the release hands it the lock long before its next attempt
-   was due. Then with b's subscriber connections killed mid-wait: the
-   acquire still succeeds, the subscription comes back after the
-   reconnect delay and wakes the next wait. */
+/* a holds key; b's acquire (on a thread) waits, listening; the release
+   wakes it long before its next attempt (due 2 s after the first). With
+   `kill`, b's subscribers are killed mid-wait first: they must come back
+   (reconnect delay 100 ms) and still wake it. */
+static void it_wake_cycle(redis_nodes *rn, it_client *b, it_lock *la, it_lock *lb, const char *key, int kill)
+{
+    it_waiter w;
+    long long released;
+    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    memset(&w, 0, sizeof w);
+    w.l = lb;
+    pthread_create(&w.th, NULL, it_waiter_main, &w);
+    CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1); /* b failed its first attempt and listens */
+    if (kill) {
+        it_kill_subscribers(rn);
+        CHECK_EQ(it_numsub_is(rn, key, 1, 1000), 1); /* subscribed again */
+    }
+    released = it_now_ms();
+    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    pthread_join(w.th, NULL);
+    CHECK_EQ(w.rc, REDLOCK_OK);
+    CHECK(w.r.attempts >= 2); /* (a stale message of the last release may cost one early) */
+    CHECK(w.done_ms - released < 1000);
+    it->idle(b, 30); /* an event loop writes the UNSUBSCRIBE when it runs */
+    CHECK_EQ(it_numsub_is(rn, key, 0, 500), 1); /* the acquire ended: unsubscribed */
+    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+}
+
+/* b waits for a's lock with a 2 s retry delay: it is subscribed only
+   while it waits, and the release hands it the lock at once; again with
+   its subscriber connections killed mid-wait; and killed right before
+   the release, when no message can reach it: the waiter then takes the
+   lock at its next attempt (a shorter delay here), after the delay. */
 static void it_wake_on_release(void)
 {
     redis_nodes *rn = &it_plain[it_n];
     int ports[REDIS_NODES_MAX];
     it_setup s;
     it_client *a, *b;
-    it_lock *la = NULL, *lb = NULL;
+    it_lock *la = NULL, *lb = NULL, *lc = NULL;
     it_waiter w;
     redlock_lock_opts o;
     char key[96];
-    long long released;
     it_defaults(&s, rn, ports);
     if (it_open_pair(&s, &a, &b) != 0) return;
     it_key(key, sizeof key, "wake");
@@ -1067,54 +1094,56 @@ static void it_wake_on_release(void)
     o.retry_delay_ms = 2000;
     o.retry_jitter_ms = 1;
     lb = it->lock(b, &o);
-    CHECK(la && lb);
-    if (!la || !lb) goto out;
+    o.retry_delay_ms = 300;
+    lc = it->lock(b, &o);
+    CHECK(la && lb && lc);
+    if (!la || !lb || !lc) goto out;
     CHECK_EQ(it_numsub_is(rn, key, 0, 0), 1);
+    it_wake_cycle(rn, b, la, lb, key, 0);
+    it_wake_cycle(rn, b, la, lb, key, 1);
     CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
     memset(&w, 0, sizeof w);
-    w.l = lb;
-    pthread_create(&w.th, NULL, it_waiter_main, &w);
-    CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1); /* b failed its first attempt and listens */
-    released = it_now_ms();
-    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
-    pthread_join(w.th, NULL);
-    CHECK_EQ(w.rc, REDLOCK_OK);
-    CHECK_EQ(w.r.attempts, 2);
-    CHECK(w.done_ms - released < 1000); /* the next attempt was due 2 s after the first */
-    it->idle(b, 30); /* an event loop writes the UNSUBSCRIBE when it runs */
-    CHECK_EQ(it_numsub_is(rn, key, 0, 500), 1); /* the acquire ended: unsubscribed */
-
-    /* b's subscribers killed while it waits: they come back after the
-       reconnect delay (100 ms), and the release still wakes b */
-    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
-    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
-    memset(&w, 0, sizeof w);
-    w.l = lb;
-    pthread_create(&w.th, NULL, it_waiter_main, &w);
-    CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1);
-    it_kill_subscribers(rn);
-    CHECK_EQ(it_numsub_is(rn, key, 1, 1000), 1); /* subscribed again */
-    released = it_now_ms();
-    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
-    pthread_join(w.th, NULL);
-    CHECK_EQ(w.rc, REDLOCK_OK);
-    CHECK(w.done_ms - released < 1000);
-
-    /* killed right before the release: no message reaches b, which then
-       takes the lock at its next attempt, after the delay */
-    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
-    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
-    memset(&w, 0, sizeof w);
-    w.l = lb;
+    w.l = lc;
     pthread_create(&w.th, NULL, it_waiter_main, &w);
     CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1);
     it_kill_subscribers(rn);
     CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
     pthread_join(w.th, NULL);
     CHECK_EQ(w.rc, REDLOCK_OK);
-    CHECK_EQ(w.r.attempts, 2);
-    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    CHECK(w.r.attempts >= 2);
+    CHECK_EQ(it->release(lc, NULL), REDLOCK_OK);
 out:
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    if (lc) it->unlock(lc);
+    it->close(a);
+    it->close(b);
+}
+
+/* The subscribers log in as the node's connections do (AUTH). */
+static void it_wake_auth(void)
+{
+    redis_nodes *rn = &it_authed[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL;
+    redlock_lock_opts o;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    s.pass = "s3cret";
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_key(key, sizeof key, "wake-auth");
+    it_lock_opts(&o, key, 5000);
+    la = it->lock(a, &o);
+    o.retry_count = 5;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 1;
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    rn->auth_pass = "s3cret"; /* for the test's own PUBSUB NUMSUB */
+    if (la && lb) it_wake_cycle(rn, b, la, lb, key, 0);
+    rn->auth_pass = NULL;
     if (la) it->unlock(la);
     if (lb) it->unlock(lb);
     it->close(a);
@@ -1858,6 +1887,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_release_publishes, n);
         if (it->notify) {
             IT_RUN(it_wake_on_release, n);
+            IT_RUN(it_wake_auth, n);
             IT_RUN(it_wake_off, n);
         }
     }
@@ -2089,6 +2119,7 @@ static inline int it_main_tls(const it_ops *ops, void (*more)(void))
         IT_RUN(it_inflight_drop, n);
         IT_RUN(it_restart_idle, n);
         IT_RUN(it_reentrant, n);
+        if (it->notify) IT_RUN(it_wake_on_release, n);
     }
     IT_RUN(it_tls_accepted, 1);
     IT_RUN(it_tls_wrong_ca, 1);
