@@ -121,6 +121,7 @@ static int client_open(client *c, int t, const redis_nodes *rn, int retry)
         cfg.node_count = n;
         for (i = 0; i < n; i++) cfg.node[i].port = redis_nodes_port(rn, i);
         core_retry(&cfg.core, retry);
+        cfg.notify_off = retry == R_QUIET || retry == R_TUNED;
         return redlock_socket_init(&c->s, &cfg) == REDLOCK_OK && redlock_socket_connect(&c->s) == REDLOCK_OK ? 0 : -1;
     } else {
         redlock_hiredis_config cfg;
