@@ -389,10 +389,13 @@
    for a quorum.
 
    10. RELEASE NOTIFICATIONS
-   Whenever a release script deletes a key (a release, the undo of a failed
-   attempt, the cleanup after LOST; a reentrant lock's last entry) it also
-   runs PUBLISH REDLOCK_CHANNEL_PREFIX+key "released" on that node (under
-   pcall: a user the ACL denies PUBLISH still releases). With no
+   Whenever the release script deletes a key that was held (a release, the
+   cleanup after LOST; a reentrant lock's last entry) it also runs PUBLISH
+   REDLOCK_CHANNEL_PREFIX+key "released" on that node (under pcall: a user
+   the ACL denies PUBLISH still releases). The undo of a failed attempt
+   publishes nothing: the lock it took back on a minority of nodes was never
+   held, and its own waiter (or the others) woken by it would only try again
+   against the holder, using up their retries. With no
    subscriber a PUBLISH costs the server a lookup. Nodes without scripting
    (GET, then DEL) and keys that expire publish nothing.
    The core tells the transport when a notification would help: the
@@ -1054,10 +1057,13 @@ enum { REDLOCK__F_SEND = 1, REDLOCK__F_WAIT = 2, REDLOCK__F_DONE = 4, REDLOCK__F
 enum { REDLOCK__OUT_NONE, REDLOCK__OUT_YES, REDLOCK__OUT_NO /* another holder */,
        REDLOCK__OUT_MISSING /* not (or no longer) ours */, REDLOCK__OUT_ERR };
 
+/* ARGV[2] (release scripts: the argument after the token) present: the
+   key was held, PUBLISH its release (section 10); the undo of a failed
+   attempt leaves it out. */
 static const char redlock__release_lua[] =
     "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) "
-    "pcall(redis.call,'publish','redlock:'..KEYS[1],'released') return 1 else return 0 end";
-static const char redlock__release_sha[] = "db37f0610e6bf2336da8429118b86614e83117e2";
+    "if ARGV[2] then pcall(redis.call,'publish','redlock:'..KEYS[1],'released') end return 1 else return 0 end";
+static const char redlock__release_sha[] = "5936c7a91d6097fc50292f9e90ec2ed3e513e629";
 static const char redlock__extend_lua[] =
     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) "
     "elseif v then return -1 else return 0 end";
@@ -1078,8 +1084,9 @@ static const char redlock__racquire_sha[] = "df90cc2b078b48a681fce60c682aeebd77a
 static const char redlock__rrelease_lua[] =
     "local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' or "
     "redis.call('hdel',k,o..':'..ARGV[2])==0 then return 0 end if redis.call('hincrby',k,o,-1)<=0 "
-    "then redis.call('hdel',k,o) pcall(redis.call,'publish','redlock:'..k,'released') end return 1";
-static const char redlock__rrelease_sha[] = "b480d5c3fa6cc932b4719172ba180d444a812f06";
+    "then redis.call('hdel',k,o) if ARGV[3] then pcall(redis.call,'publish','redlock:'..k,'released') end "
+    "end return 1";
+static const char redlock__rrelease_sha[] = "c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af";
 static const char redlock__rextend_lua[] =
     "local k,o=KEYS[1],ARGV[1] local t=redis.call('type',k).ok if t=='none' then return 0 end if "
     "t=='hash' and redis.call('hexists',k,o..':'..ARGV[2])==1 then if "
@@ -1533,7 +1540,8 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
     case REDLOCK__ST_REL_EVAL:
     case REDLOCK__ST_EXT_SHA:
     case REDLOCK__ST_EXT_EVAL: {
-        /* KEYS[1] key, ARGV: [owner,] token [, ttl] (release: no ttl) */
+        /* KEYS[1] key, ARGV: [owner,] token [, ttl] (release: a flag instead,
+           to publish, except for the undo of a failed attempt) */
         const redlock__script *script = redlock__script_of(lk, n->step);
         if (n->step == REDLOCK__ST_RACQ_SHA || n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_EXT_SHA) {
             REDLOCK__LIT("EVALSHA"); REDLOCK__ARG(script->sha, 40);
@@ -1544,6 +1552,8 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
         if (lk->_reentrant) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
         REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
         if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
+        if ((n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_REL_EVAL) && lk->_phase != REDLOCK__PH_ROLLBACK)
+            REDLOCK__LIT("1");
         break;
     }
     case REDLOCK__ST_REL_DEL:

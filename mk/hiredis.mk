@@ -10,7 +10,8 @@ ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h ad
                 tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h \
                 tests/shared/tcp_proxy.h
 
-CHECKS += check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis
+CPU_CHECKS += check-adapters-compile
+CHECKS += check-hiredis check-valgrind-hiredis check-tsan-hiredis
 
 .PHONY: check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis examples-hiredis
 

@@ -6,7 +6,9 @@ SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
-CHECKS += check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls
+# (scripted servers of its own and compiles: the CPU lane)
+CPU_CHECKS += check-socket-hostile check-socket-nomem check-socket-compile
+CHECKS += check-socket check-socket-tls
 
 .PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls examples-socket
 

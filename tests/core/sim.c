@@ -45,10 +45,10 @@
 #define MAX_SLOTS 12 /* lock handles per client (3 but in many-locks) */
 #define MAX_KEYS 6   /* keys (2 but in many-locks) */
 #define MAX_TOKENS 4096
-#define SHA_RELEASE "db37f0610e6bf2336da8429118b86614e83117e2"
+#define SHA_RELEASE "5936c7a91d6097fc50292f9e90ec2ed3e513e629"
 #define SHA_EXTEND "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"
 #define SHA_RACQUIRE "df90cc2b078b48a681fce60c682aeebd77a509f3"
-#define SHA_RRELEASE "b480d5c3fa6cc932b4719172ba180d444a812f06"
+#define SHA_RRELEASE "c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af"
 #define SHA_REXTEND "8713768fb046a3ec2f3a21545b1de720ccbd516d"
 #define MAX_ENTRIES 64 /* entries of one owner in a reentrant hash */
 #define WALL_EPOCH_MS 1700000000000LL
@@ -210,6 +210,7 @@ typedef struct token_rec {
     int64_t ttl_ms;
     uint64_t lock_id;        /* from its tags (white box): who may DEL it */
     int extends_out;         /* extend commands of it on their way to a node */
+    int noscript;            /* a node answered NOSCRIPT to one of its scripts (lost them) */
 } token_rec;
 
 enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP, E_WAKE };
@@ -790,12 +791,18 @@ static void publish(world *w, const node *nd, const entry *e) {
 }
 
 static void run_script(world *w, const node *nd, entry *e, msg *m, int which) {
-    /* argv: EVAL(SHA) x 1 key token [ttl] */
+    /* argv: EVAL(SHA) x 1 key token [ttl | publish flag] */
     int live = entry_live(w, e);
     if (live && e->hash) { reply_error(m, "WRONGTYPE Operation against a key holding the wrong kind of value"); return; }
     int ours = live && e->vlen == m->argvlen[4] && memcmp(e->val, m->argv[4], e->vlen) == 0;
     if (which == 0) {
-        if (ours) { e->used = 0; reply_int(m, 1); publish(w, nd, e); } else reply_int(m, 0);
+        if (ours) {
+            e->used = 0;
+            reply_int(m, 1);
+            if (m->argc > 5) publish(w, nd, e); /* a release, not an undo */
+        } else {
+            reply_int(m, 0);
+        }
     } else {
         if (ours) { e->expire_at = w->now + atoll(m->argv[5]) * 1000; reply_int(m, 1); }
         else reply_int(m, live ? -1 : 0);
@@ -844,7 +851,10 @@ static void run_rscript(world *w, const node *nd, entry *e, msg *m, int which, i
         memcpy(e->toks[i], e->toks[--e->ntoks], REDLOCK_TOKEN_LEN + 1);
         e->count--;
         hash_count_check(w, e, c);
-        if (e->count <= 0 && e->ntoks == 0) { e->used = 0; publish(w, nd, e); } /* the last field gone: no key */
+        if (e->count <= 0 && e->ntoks == 0) { /* the last field gone: no key */
+            e->used = 0;
+            if (m->argc > 6) publish(w, nd, e); /* a release, not an undo */
+        }
         reply_int(m, 1);
     } else {
         if (!live) { reply_int(m, 0); return; }
@@ -930,6 +940,14 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                     : is(m, 1, SHA_RRELEASE) ? 3 : is(m, 1, SHA_REXTEND) ? 4 : -1;
             if (which < 0 || (which < 2 && !(which ? nd->sha_extend : nd->sha_release)) ||
                 (which >= 2 && !(nd->rsha & (1u << (which - 2))))) {
+                {   /* the script it needed is gone: a step the core cannot foresee
+                       (even once another client has loaded it again) */
+                    int a;
+                    for (a = 3; a < m->argc; a++) {
+                        int t = token_find(w, m->argv[a], m->argvlen[a]);
+                        if (t >= 0) w->tokens[t].noscript = 1;
+                    }
+                }
                 reply_error(m, "NOSCRIPT No matching script.");
                 return;
             }
@@ -1060,7 +1078,7 @@ static void token_done(world *w, client *c, int k, int deinit) {
         redlock_state st = redlock_lock_state(&s->lk);
         int pending = redlock_lock_pending(&s->lk);
         if (st == REDLOCK_STATE_HELD || st == REDLOCK_STATE_ACQUIRING || st == REDLOCK_STATE_RELEASING ||
-            (pending && (redlock_lock_followup(&s->lk) || script_lost(w, &s->lk))))
+            (pending && (redlock_lock_followup(&s->lk) || script_lost(w, &s->lk) || r->noscript)))
             r->excused = 1;
     }
     schedule_leak_check(w, s->token, 2000); /* a one-way delay is at most 800 us without faults */
@@ -1115,6 +1133,7 @@ static void observe_slot(world *w, client *c, int k) {
                commands went out before this observation) */
             r->gen = s->acquire_gen;
             r->excused = 0;
+            r->noscript = 0;
             r->ttl_ms = s->ttl_ms;
             s->token = w->ntokens++;
         }
