@@ -1205,11 +1205,16 @@ static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
         r->element[1].type != REDLOCK_REPLY_STRING)
         return 0;
     key = redlock__notify_key_of(r->element[1].str, r->element[1].len, &klen);
+#ifndef REDLOCK_SOCKET_NO_CORE
     if (key) {
         s->_in_cb++;
         redlock__notify_message(&s->_notify, key, klen);
         s->_in_cb--;
     }
+#else
+    (void)s; /* no core, no subscribers */
+    (void)key;
+#endif
     return 1;
 }
 
