@@ -538,8 +538,10 @@ static void cb_timer(void *u, int64_t deadline) {
 
 static int faults_on(const world *w) { return w->p->faults && !w->stopping; }
 
+/* The longest one-way delay without faults (us). */
+#define MAX_CALM_DELAY 800
 static int64_t net_delay(world *w, client *c) {
-    int64_t d = rng_range(&w->rng, 30, 800);
+    int64_t d = rng_range(&w->rng, 30, MAX_CALM_DELAY);
     if (faults_on(w) && rng_chance(&w->rng, w->spike)) {
         d += rng_range(&w->rng, 1000, c->node_timeout_ms * 1500);
         fault(c);
@@ -700,7 +702,10 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
     e.m = m;
     e.epoch = c->conn_epoch[n];
     e.t = w->now + net_delay(w, c);
-    if (e.t <= c->last_req[n]) e.t = c->last_req[n] + 1;
+    if (e.t <= c->last_req[n]) {
+        e.t = c->last_req[n] + 1;
+        if (e.t - w->now > MAX_CALM_DELAY) fault(c); /* held back behind a delayed one: late by a fault too */
+    }
     c->last_req[n] = e.t;
     push(w, e);
     return 0;
@@ -1846,7 +1851,10 @@ static void step(world *w, event e) {
         }
         e.kind = E_REP;
         e.t = w->now + net_delay(w, c);
-        if (e.t <= c->last_rep[e.n]) e.t = c->last_rep[e.n] + 1;
+        if (e.t <= c->last_rep[e.n]) {
+            e.t = c->last_rep[e.n] + 1;
+            if (e.t - w->now > MAX_CALM_DELAY) fault(c);
+        }
         c->last_rep[e.n] = e.t;
         if (faults_on(w) && rng_chance(&w->rng, w->drop)) { fault(c); free_msg(e.m); return; }
         if (faults_on(w) && rng_chance(&w->rng, w->dup)) {
