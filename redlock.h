@@ -407,8 +407,11 @@
    here does, on a second connection per node) and passes each message on
    with redlock_lock_wake(): a waiting acquire starts its next attempt at
    once instead of sleeping out its retry delay, and one whose attempt is
-   running retries without the delay if that attempt fails (the adapters
-   wake only waiting locks: over N nodes one release arrives N times).
+   running retries without the delay if that attempt fails. The adapters
+   wake only waiting locks: over N nodes one release arrives N times, and
+   the copies that come during the woken attempt would otherwise cost every
+   loser of the race one more attempt; so an attempt that reached a node
+   before the release did there (rare) sleeps out its delay.
    Notifications only move attempts: a lost, late, repeated or spurious
    one costs at most a retry delay or an early attempt, never safety, and
    the attempts still count against retry_count and wait_ms.

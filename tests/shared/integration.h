@@ -1045,8 +1045,12 @@ static inline void it_kill_subscribers(redis_nodes *rn)
 /* a holds key; b's acquire (on a thread) waits, listening; the release
    wakes it long before its next attempt (due 2 s after the first). With
    `kill`, b's subscribers are killed mid-wait first: they must come back
-   (reconnect delay 100 ms) and still wake it. */
-static void it_wake_cycle(redis_nodes *rn, it_client *b, it_lock *la, it_lock *lb, const char *key, int kill)
+   (reconnect delay 100 ms) and still wake it. Returns whether the wake
+   came in time. Over N nodes it may not, rarely and by design: b's woken
+   attempt can reach a node before the release does there, and the copies
+   of that release which arrive during the attempt do not start another
+   (they would after every lost race). */
+static int it_wake_cycle(redis_nodes *rn, it_client *b, it_lock *la, it_lock *lb, const char *key, int kill)
 {
     it_waiter w;
     long long released;
@@ -1064,10 +1068,22 @@ static void it_wake_cycle(redis_nodes *rn, it_client *b, it_lock *la, it_lock *l
     pthread_join(w.th, NULL);
     CHECK_EQ(w.rc, REDLOCK_OK);
     CHECK(w.r.attempts >= 2); /* (a stale message of the last release may cost one early) */
-    CHECK(w.done_ms - released < 1000);
     it->idle(b, 30); /* an event loop writes the UNSUBSCRIBE when it runs */
     CHECK_EQ(it_numsub_is(rn, key, 0, 500), 1); /* the acquire ended: unsubscribed */
     CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    return w.done_ms - released < 1000;
+}
+
+/* The cycle woke b in time: on one node at once, over N nodes at the
+   second try at the latest (see it_wake_cycle). */
+static void it_wake_checked(redis_nodes *rn, it_client *b, it_lock *la, it_lock *lb, const char *key, int kill)
+{
+    int fast = it_wake_cycle(rn, b, la, lb, key, kill);
+    if (!fast && rn->n > 1) {
+        printf("#   %s: woken late once (a release raced on the nodes); again\n", it_name);
+        fast = it_wake_cycle(rn, b, la, lb, key, kill);
+    }
+    CHECK(fast);
 }
 
 /* b waits for a's lock with a 2 s retry delay: it is subscribed only
@@ -1099,8 +1115,8 @@ static void it_wake_on_release(void)
     CHECK(la && lb && lc);
     if (!la || !lb || !lc) goto out;
     CHECK_EQ(it_numsub_is(rn, key, 0, 0), 1);
-    it_wake_cycle(rn, b, la, lb, key, 0);
-    it_wake_cycle(rn, b, la, lb, key, 1);
+    it_wake_checked(rn, b, la, lb, key, 0);
+    it_wake_checked(rn, b, la, lb, key, 1);
     CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
     memset(&w, 0, sizeof w);
     w.l = lc;
@@ -1142,7 +1158,7 @@ static void it_wake_auth(void)
     lb = it->lock(b, &o);
     CHECK(la && lb);
     rn->auth_pass = "s3cret"; /* for the test's own PUBSUB NUMSUB */
-    if (la && lb) it_wake_cycle(rn, b, la, lb, key, 0);
+    if (la && lb) it_wake_checked(rn, b, la, lb, key, 0);
     rn->auth_pass = NULL;
     if (la) it->unlock(la);
     if (lb) it->unlock(lb);
