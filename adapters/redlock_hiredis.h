@@ -733,7 +733,10 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         pfd[np].revents = 0;
         who[np++] = REDLOCK_MAX_NODES + i;
     }
-    if (redlock__hiredis_subs_due(&c->_subs) < until) until = redlock__hiredis_subs_due(&c->_subs);
+    {
+        int64_t due = redlock__hiredis_subs_due(&c->_subs);
+        if (due < until) until = due;
+    }
     if (c->_threaded) {
         pfd[np].fd = c->_wake[0];
         pfd[np].events = POLLIN;

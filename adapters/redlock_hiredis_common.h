@@ -594,21 +594,14 @@ static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, co
                                             size_t len)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
-    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
-    char stack[256], *ch = stack;
+    char stack[256], *ch;
     const char *argv[2];
     size_t argl[2];
     if (!sb->ctx) return;
-    if (plen + len > sizeof stack && !(ch = (char *)malloc(plen + len))) {
+    if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) {
         redlock__hiredis_sub_close(ss, i, 1);
         return;
     }
-    memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
-    memcpy(ch + plen, key, len);
-    argv[0] = verb;
-    argl[0] = strlen(verb);
-    argv[1] = ch;
-    argl[1] = plen + len;
     if (redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK)
         sb->need_flush = 1;
     else

@@ -180,6 +180,25 @@ static inline void redlock__notify_free(redlock__notify *n)
     memset(n, 0, sizeof *n);
 }
 
+/* A subscriber's command `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel
+   as argv[2] / argl[2]: the channel is built in buf (cap bytes), or when
+   longer in a block the caller frees (the return value, when not buf).
+   NULL: out of memory. */
+static inline char *redlock__notify_command(const char *verb, const char *key, size_t len, char *buf, size_t cap,
+                                            const char *argv[2], size_t argl[2])
+{
+    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
+    char *ch = plen + len > cap ? (char *)malloc(plen + len) : buf;
+    if (!ch) return NULL;
+    memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
+    memcpy(ch + plen, key, len);
+    argv[0] = verb;
+    argl[0] = strlen(verb);
+    argv[1] = ch;
+    argl[1] = plen + len;
+    return ch;
+}
+
 /* A channel name from a message, as the key: NULL if it is not one of ours. */
 static inline const char *redlock__notify_key_of(const char *channel, size_t len, size_t *key_len)
 {

@@ -1301,21 +1301,14 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
 static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *nd, const char *verb, const char *key,
                                   size_t len)
 {
-    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
-    char stack[256], *ch = stack;
+    char stack[256], *ch;
     const char *argv[2];
     size_t argl[2];
     if (nd->state == REDLOCK__SOCK_DOWN) return;
-    if (plen + len > sizeof stack && !(ch = (char *)malloc(plen + len))) {
+    if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
         return;
     }
-    memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
-    memcpy(ch + plen, key, len);
-    argv[0] = verb;
-    argl[0] = strlen(verb);
-    argv[1] = ch;
-    argl[1] = plen + len;
     if (redlock__sock_queue(s, nd, 2, argv, argl, 0, REDLOCK__REQ_SUB) != 0)
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
     else

@@ -490,6 +490,12 @@ static void cb_listen(void *u, redlock_lock *lk, int on) {
     if (k < 0) { violation(W, "listen for a lock that is not the client's", c->id); return; }
     if (c->s[k].listening == on) violation(W, on ? "listen(on) twice" : "listen(off) without listen(on)", c->id);
     if (on && !redlock_lock_waiting(lk)) violation(W, "listen(on) for a lock that does not wait", c->id);
+    {   /* the channel a transport subscribes to names the lock's own key */
+        size_t len;
+        const char *key = redlock_lock_key(lk, &len);
+        if (len != strlen(key_names[c->s[k].key]) || memcmp(key, key_names[c->s[k].key], len) != 0)
+            violation(W, "redlock_lock_key names another key", c->id);
+    }
     c->s[k].listening = on;
 }
 

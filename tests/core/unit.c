@@ -169,20 +169,24 @@ static void base_opts(redlock_lock_opts *o, int64_t ttl, int watchdog) {
     o->watchdog = watchdog;
     o->on_result = t_result;
 }
-/* Fresh transport state, client C with cfg, lock L with o. */
-/* The same with another random source (NULL: the scripted one). */
-static void setup_random(const redlock_config *cfg, const redlock_lock_opts *o,
-                         int (*rnd)(void *, void *, size_t)) {
-    redlock_callbacks cb;
+/* Fresh transport state, client C with cfg and callbacks cb, lock L with o. */
+static void setup_callbacks(const redlock_config *cfg, const redlock_lock_opts *o, const redlock_callbacks *cb) {
     memset(&T, 0, sizeof T);
     T.now = 1000000;
     T.wall = 1700000000000LL;
     T.fail_send_node = -1;
     T.client = &C;
+    CHECK_EQ(redlock_client_init(&C, cfg, cb, NULL), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_init(&L, &C, o), REDLOCK_OK);
+}
+/* The same with the scripted callbacks and another random source (NULL:
+   the scripted one). */
+static void setup_random(const redlock_config *cfg, const redlock_lock_opts *o,
+                         int (*rnd)(void *, void *, size_t)) {
+    redlock_callbacks cb;
     base_callbacks(&cb);
     if (rnd) cb.random = rnd;
-    CHECK_EQ(redlock_client_init(&C, cfg, &cb, NULL), REDLOCK_OK);
-    CHECK_EQ(redlock_lock_init(&L, &C, o), REDLOCK_OK);
+    setup_callbacks(cfg, o, &cb);
 }
 static void setup_with(const redlock_config *cfg, const redlock_lock_opts *o) { setup_random(cfg, o, NULL); }
 static void setup_n(int nodes, int watchdog, int64_t ttl) {
@@ -5808,18 +5812,12 @@ static void setup_listening(int retries) {
     redlock_config cfg;
     redlock_callbacks cb;
     redlock_lock_opts o;
-    memset(&T, 0, sizeof T);
-    T.now = 1000000;
-    T.wall = 1700000000000LL;
-    T.fail_send_node = -1;
-    T.client = &C;
     base_config(&cfg, 1);
     cfg.retry_count = retries;
     base_callbacks(&cb);
     cb.listen = t_listen;
     base_opts(&o, 1000, 0);
-    CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
-    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    setup_callbacks(&cfg, &o, &cb);
     listen_n = 0;
 }
 static void test_listen_callback(void) {

@@ -1086,6 +1086,41 @@ static void it_wake_checked(redis_nodes *rn, it_client *b, it_lock *la, it_lock 
     CHECK(fast);
 }
 
+/* Two clients on s and a key: a holds `la`; b's `lb` waits with `retries`
+   retries `delay_ms` apart (jitter 1 ms), as the wake scenarios need. */
+typedef struct it_wake_pair {
+    it_client *a, *b;
+    it_lock *la, *lb;
+    char key[96];
+} it_wake_pair;
+
+static int it_wake_pair_open(it_wake_pair *p, const it_setup *s, const char *name, int retries, int delay_ms)
+{
+    redlock_lock_opts o;
+    memset(p, 0, sizeof *p);
+    if (it_open_pair(s, &p->a, &p->b) != 0) {
+        p->a = p->b = NULL; /* closed already */
+        return -1;
+    }
+    it_key(p->key, sizeof p->key, name);
+    it_lock_opts(&o, p->key, 5000);
+    p->la = it->lock(p->a, &o);
+    o.retry_count = retries;
+    o.retry_delay_ms = delay_ms;
+    o.retry_jitter_ms = 1;
+    p->lb = it->lock(p->b, &o);
+    CHECK(p->la && p->lb);
+    return p->la && p->lb ? 0 : -1;
+}
+
+static void it_wake_pair_close(it_wake_pair *p)
+{
+    if (p->la) it->unlock(p->la);
+    if (p->lb) it->unlock(p->lb);
+    it->close(p->a);
+    it->close(p->b);
+}
+
 /* b waits for a's lock with a 2 s retry delay: it is subscribed only
    while it waits, and the release hands it the lock at once; again with
    its subscriber connections killed mid-wait; and killed right before
@@ -1096,44 +1131,36 @@ static void it_wake_on_release(void)
     redis_nodes *rn = &it_plain[it_n];
     int ports[REDIS_NODES_MAX];
     it_setup s;
-    it_client *a, *b;
-    it_lock *la = NULL, *lb = NULL, *lc = NULL;
+    it_wake_pair p;
+    it_lock *lc = NULL;
     it_waiter w;
     redlock_lock_opts o;
-    char key[96];
     it_defaults(&s, rn, ports);
-    if (it_open_pair(&s, &a, &b) != 0) return;
-    it_key(key, sizeof key, "wake");
-    it_lock_opts(&o, key, 5000);
-    la = it->lock(a, &o);
+    if (it_wake_pair_open(&p, &s, "wake", 5, 2000) != 0) goto out;
+    it_lock_opts(&o, p.key, 5000);
     o.retry_count = 5;
-    o.retry_delay_ms = 2000;
-    o.retry_jitter_ms = 1;
-    lb = it->lock(b, &o);
     o.retry_delay_ms = 300;
-    lc = it->lock(b, &o);
-    CHECK(la && lb && lc);
-    if (!la || !lb || !lc) goto out;
-    CHECK_EQ(it_numsub_is(rn, key, 0, 0), 1);
-    it_wake_checked(rn, b, la, lb, key, 0);
-    it_wake_checked(rn, b, la, lb, key, 1);
-    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    o.retry_jitter_ms = 1;
+    lc = it->lock(p.b, &o);
+    CHECK(lc != NULL);
+    if (!lc) goto out;
+    CHECK_EQ(it_numsub_is(rn, p.key, 0, 0), 1);
+    it_wake_checked(rn, p.b, p.la, p.lb, p.key, 0);
+    it_wake_checked(rn, p.b, p.la, p.lb, p.key, 1);
+    CHECK_EQ(it->acquire(p.la, NULL), REDLOCK_OK);
     memset(&w, 0, sizeof w);
     w.l = lc;
     pthread_create(&w.th, NULL, it_waiter_main, &w);
-    CHECK_EQ(it_numsub_is(rn, key, 1, 1500), 1);
+    CHECK_EQ(it_numsub_is(rn, p.key, 1, 1500), 1);
     it_kill_subscribers(rn);
-    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(p.la, NULL), REDLOCK_OK);
     pthread_join(w.th, NULL);
     CHECK_EQ(w.rc, REDLOCK_OK);
     CHECK(w.r.attempts >= 2);
     CHECK_EQ(it->release(lc, NULL), REDLOCK_OK);
 out:
-    if (la) it->unlock(la);
-    if (lb) it->unlock(lb);
     if (lc) it->unlock(lc);
-    it->close(a);
-    it->close(b);
+    if (p.a) it_wake_pair_close(&p);
 }
 
 /* The subscribers log in as the node's connections do (AUTH). */
@@ -1142,28 +1169,15 @@ static void it_wake_auth(void)
     redis_nodes *rn = &it_authed[it_n];
     int ports[REDIS_NODES_MAX];
     it_setup s;
-    it_client *a, *b;
-    it_lock *la = NULL, *lb = NULL;
-    redlock_lock_opts o;
-    char key[96];
+    it_wake_pair p;
     it_defaults(&s, rn, ports);
     s.pass = "s3cret";
-    if (it_open_pair(&s, &a, &b) != 0) return;
-    it_key(key, sizeof key, "wake-auth");
-    it_lock_opts(&o, key, 5000);
-    la = it->lock(a, &o);
-    o.retry_count = 5;
-    o.retry_delay_ms = 2000;
-    o.retry_jitter_ms = 1;
-    lb = it->lock(b, &o);
-    CHECK(la && lb);
-    rn->auth_pass = "s3cret"; /* for the test's own PUBSUB NUMSUB */
-    if (la && lb) it_wake_checked(rn, b, la, lb, key, 0);
-    rn->auth_pass = NULL;
-    if (la) it->unlock(la);
-    if (lb) it->unlock(lb);
-    it->close(a);
-    it->close(b);
+    if (it_wake_pair_open(&p, &s, "wake-auth", 5, 2000) == 0) {
+        rn->auth_pass = "s3cret"; /* for the test's own PUBSUB NUMSUB */
+        it_wake_checked(rn, p.b, p.la, p.lb, p.key, 0);
+        rn->auth_pass = NULL;
+    }
+    if (p.a) it_wake_pair_close(&p);
 }
 
 /* With notifications off nothing subscribes: the waiter sleeps out its delay. */
@@ -1172,42 +1186,27 @@ static void it_wake_off(void)
     redis_nodes *rn = &it_plain[it_n];
     int ports[REDIS_NODES_MAX];
     it_setup s;
-    it_client *a, *b;
-    it_lock *la = NULL, *lb = NULL;
+    it_wake_pair p;
     it_waiter w;
-    redlock_lock_opts o;
-    char key[96];
     long long released;
     it_defaults(&s, rn, ports);
     s.notify_off = 1;
-    if (it_open_pair(&s, &a, &b) != 0) return;
-    it_key(key, sizeof key, "wake-off");
-    it_lock_opts(&o, key, 5000);
-    la = it->lock(a, &o);
-    o.retry_count = 2;
-    o.retry_delay_ms = 600;
-    o.retry_jitter_ms = 1;
-    lb = it->lock(b, &o);
-    CHECK(la && lb);
-    if (!la || !lb) goto out;
-    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
-    memset(&w, 0, sizeof w);
-    w.l = lb;
-    pthread_create(&w.th, NULL, it_waiter_main, &w);
-    redis_nodes__sleep_ms(200);
-    CHECK_EQ(it_numsub_is(rn, key, 0, 0), 1);
-    released = it_now_ms();
-    CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
-    pthread_join(w.th, NULL);
-    CHECK_EQ(w.rc, REDLOCK_OK);
-    CHECK_EQ(w.r.attempts, 2);
-    CHECK(w.done_ms - released >= 250); /* the attempt came when due (600 ms after the first) */
-    CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
-out:
-    if (la) it->unlock(la);
-    if (lb) it->unlock(lb);
-    it->close(a);
-    it->close(b);
+    if (it_wake_pair_open(&p, &s, "wake-off", 2, 600) == 0) {
+        CHECK_EQ(it->acquire(p.la, NULL), REDLOCK_OK);
+        memset(&w, 0, sizeof w);
+        w.l = p.lb;
+        pthread_create(&w.th, NULL, it_waiter_main, &w);
+        redis_nodes__sleep_ms(200);
+        CHECK_EQ(it_numsub_is(rn, p.key, 0, 0), 1);
+        released = it_now_ms();
+        CHECK_EQ(it->release(p.la, NULL), REDLOCK_OK);
+        pthread_join(w.th, NULL);
+        CHECK_EQ(w.rc, REDLOCK_OK);
+        CHECK_EQ(w.r.attempts, 2);
+        CHECK(w.done_ms - released >= 250); /* the attempt came when due (600 ms after the first) */
+        CHECK_EQ(it->release(p.lb, NULL), REDLOCK_OK);
+    }
+    if (p.a) it_wake_pair_close(&p);
 }
 
 /* A user that may not script: a reentrant lock is refused with
