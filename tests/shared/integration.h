@@ -1955,7 +1955,7 @@ static void it_tls_refused(int kind)
     redlock_lock_opts o;
     char key[96], text[256];
     long long t0;
-    int st;
+    int st, k;
     h.pid = 0;
     it_defaults(&s, &it_plain[1], ports);
     switch (kind) {
@@ -1994,6 +1994,10 @@ static void it_tls_refused(int kind)
         }
         CHECK(strcmp(text, redlock_strerror(st)) != 0 || st != REDLOCK_ERR_TLS); /* the adapter's words: why */
         CHECK(it_now_ms() - t0 < 3000);
+        /* TLS 1.3 without the client certificate: a client that reconnects
+           by itself (libev) sees each new connection up until the server's
+           alert comes: it is dropped again, which the loop sees at once */
+        for (k = 0; kind == IT_TLS_NO_CLIENT_CERT && k < 50 && it->node_connected(c, 0); k++) it->idle(c, 20);
         CHECK_EQ(it->node_connected(c, 0), 0);
         if (l) it->unlock(l);
         it->close(c);
