@@ -22,6 +22,9 @@
    holding it about 1 ms and pausing 1 ms before asking again, with the
    library's defaults (release notifications on), the same without
    notifications, and without them but with retries tuned for 1 ms holds.
+   On one node also the ceiling of any waking scheme: the same threads
+   handing the key round a ring by a script that sets it for the next and
+   publishes to it, and how long a 1 ms nanosleep lasts.
 
    Files (--out DIR): transport.csv, contention.csv, latency.dat (the
    latency distributions), latency.gp and, when gnuplot is installed,
@@ -410,6 +413,123 @@ static int contend(int t, const redis_nodes *rn, double seconds, int retry, crow
     return bad ? -1 : 0;
 }
 
+/* ---- the ceiling: a hand-off with nothing left to save ---- */
+
+/* What no waking scheme can beat on this machine: the same 20 threads, but
+   each holder's release is a script that sets the key for the next thread
+   of a ring and publishes to that thread's channel, which it waits on (hiredis,
+   blocking). No race, no retry, no undo, one wake per hand-off: only the
+   1 ms hold, the script and the wake-up of the next thread remain. */
+typedef struct ring_member {
+    int i, port;
+    pthread_t th;
+    long handoffs;
+} ring_member;
+
+static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
+static int ring_ready, ring_stop;
+
+static int ring_stopping(void)
+{
+    int stop;
+    pthread_mutex_lock(&ring_mu);
+    stop = ring_stop;
+    pthread_mutex_unlock(&ring_mu);
+    return stop;
+}
+
+static void *ring_main(void *arg)
+{
+    ring_member *m = (ring_member *)arg;
+    struct timespec ms1 = { 0, 1000000 };
+    struct timeval two_s = { 2, 0 };
+    char mine[32], next[32];
+    redisContext *c = redisConnect("127.0.0.1", m->port), *sub = redisConnect("127.0.0.1", m->port);
+    redisReply *r = NULL;
+    snprintf(mine, sizeof mine, "bench:ring:%d", m->i);
+    snprintf(next, sizeof next, "bench:ring:%d", (m->i + 1) % CONTENDERS);
+    if (c && !c->err && sub && !sub->err && redisSetTimeout(sub, two_s) == REDIS_OK)
+        r = (redisReply *)redisCommand(sub, "SUBSCRIBE %s", mine);
+    if (r) freeReplyObject(r);
+    pthread_mutex_lock(&ring_mu);
+    ring_ready++; /* counted even on failure: the caller then sees too few hand-offs, not a hang */
+    pthread_mutex_unlock(&ring_mu);
+    while (r) {
+        void *msg;
+        if (redisGetReply(sub, &msg) != REDIS_OK) break; /* nothing for 2 s: the ring broke */
+        freeReplyObject(msg);
+        if (ring_stopping()) break;
+        m->handoffs++;
+        nanosleep(&ms1, NULL); /* hold */
+        r = (redisReply *)redisCommand(c, "EVAL %s 1 bench:ring %s %s",
+                                       "redis.call('SET', KEYS[1], ARGV[1], 'PX', 10000) "
+                                       "return redis.call('PUBLISH', ARGV[2], ARGV[1])",
+                                       next, next);
+        if (r) freeReplyObject(r);
+        nanosleep(&ms1, NULL); /* other work */
+    }
+    if (c && !c->err) { /* wake the next one, which then sees the stop */
+        r = (redisReply *)redisCommand(c, "PUBLISH %s stop", next);
+        if (r) freeReplyObject(r);
+    }
+    if (c) redisFree(c);
+    if (sub) redisFree(sub);
+    return NULL;
+}
+
+/* Hand-offs per second of the ring on `port` for `seconds`; -1 on failure. */
+static double ring(int port, double seconds)
+{
+    static ring_member m[CONTENDERS];
+    redisContext *c;
+    redisReply *r;
+    int i, ready;
+    long total = 0;
+    int64_t t0;
+    ring_ready = ring_stop = 0;
+    for (i = 0; i < CONTENDERS; i++) {
+        memset(&m[i], 0, sizeof m[i]);
+        m[i].i = i;
+        m[i].port = port;
+        pthread_create(&m[i].th, NULL, ring_main, &m[i]);
+    }
+    do {
+        struct timespec ms1 = { 0, 1000000 };
+        nanosleep(&ms1, NULL);
+        pthread_mutex_lock(&ring_mu);
+        ready = ring_ready;
+        pthread_mutex_unlock(&ring_mu);
+    } while (ready < CONTENDERS);
+    c = redisConnect("127.0.0.1", port);
+    t0 = now_us();
+    r = c && !c->err ? (redisReply *)redisCommand(c, "PUBLISH bench:ring:0 go") : NULL;
+    if (r) freeReplyObject(r);
+    while (now_us() - t0 < (int64_t)(seconds * 1e6)) {
+        struct timespec ms10 = { 0, 10000000 };
+        nanosleep(&ms10, NULL);
+    }
+    pthread_mutex_lock(&ring_mu);
+    ring_stop = 1;
+    pthread_mutex_unlock(&ring_mu);
+    t0 = now_us() - t0;
+    for (i = 0; i < CONTENDERS; i++) {
+        pthread_join(m[i].th, NULL);
+        total += m[i].handoffs;
+    }
+    if (c) redisFree(c);
+    return r && total > 0 ? total / (t0 / 1e6) : -1;
+}
+
+/* Mean length in us of a 1 ms nanosleep here, over `n` of them. */
+static double sleep_1ms_us(int n)
+{
+    struct timespec ms1 = { 0, 1000000 };
+    int64_t t0 = now_us();
+    int i;
+    for (i = 0; i < n; i++) nanosleep(&ms1, NULL);
+    return (double)(now_us() - t0) / n;
+}
+
 /* ---- the limit: redis-benchmark, one process, as many connections as nodes ---- */
 
 typedef struct limits {
@@ -545,6 +665,7 @@ int main(int argc, char **argv)
     static row rows[MAX_K][RUNS][T_COUNT];
     static limits lim[MAX_K][RUNS];
     static crow crows[MAX_K][SETTINGS][RUNS][T_COUNT];
+    double ceiling[MAX_K][RUNS], hold_us = 0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cycles") && i + 1 < argc) cycles = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
@@ -658,6 +779,12 @@ int main(int argc, char **argv)
                         return 1;
                     }
                 }
+        for (run = 0; run < RUNS; run++)
+            if (nodes[k] == 1 && (ceiling[k][run] = ring(redis_nodes_port(&rn, 0), seconds)) < 0) {
+                fprintf(stderr, "bench_transport: the ring of the ceiling broke\n");
+                redis_nodes_stop(&rn);
+                return 1;
+            }
         redis_nodes_stop(&rn);
     }
 
@@ -690,6 +817,16 @@ int main(int argc, char **argv)
             for (t = 0; t < T_COUNT; t++)
                 for (run = 0; run < RUNS; run++)
                     print_crow(ccsv, t, nodes[k], R_DEFAULT + retry, run, &crows[k][retry][run][t]);
+    hold_us = sleep_1ms_us(500);
+    for (k = 0; k < nn; k++)
+        if (nodes[k] == 1) {
+            printf("\nceiling on 1 node: the same %d threads hand the key round a ring, each holder's release a script\n"
+                   "that sets it for the next and publishes to it (no race, no retry, one wake per hand-off):\n"
+                   "%.0f / %.0f hand-offs/s; a 1 ms nanosleep lasts %.0f us here, so holds alone allow %.0f/s\n",
+                   CONTENDERS, ceiling[k][0], ceiling[k][1], hold_us, 1e6 / hold_us);
+            for (run = 0; run < RUNS && ccsv; run++)
+                fprintf(ccsv, "ceiling,1,ring,%d,%.0f,,,,,,\n", run + 1, ceiling[k][run]);
+        }
 
     if (dat) {
         for (k = 0; k < nn; k++)
