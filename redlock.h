@@ -480,6 +480,9 @@
 /* The release scripts PUBLISH "released" on this prefix + the key when they
    delete it (section 10). */
 #define REDLOCK_CHANNEL_PREFIX "redlock:"
+/* A fenced lock's counter is this prefix + the key, a key that never
+   expires (section 11). Lock keys may not start with it. */
+#define REDLOCK_FENCE_PREFIX "redlock:fence:"
 /* bytes of the block redlock_lock_init allocates for a key of key_len bytes:
    the key, the token and the next token's bytes */
 #define REDLOCK_KEY_BLOCK_SIZE(key_len) ((key_len) + REDLOCK_TOKEN_LEN + 1 + REDLOCK_TOKEN_LEN / 2)
@@ -628,6 +631,7 @@ typedef struct redlock_result {
     int64_t validity_us; /* acquire/extend: validity left now */
     int64_t elapsed_us;  /* since the operation was called */
     void *user;          /* redlock_lock_opts.user */
+    int64_t fence;       /* acquire of a fenced lock, OK: its fencing token (section 11); else 0 */
 } redlock_result;
 
 typedef struct redlock_lock redlock_lock;
@@ -699,6 +703,8 @@ typedef struct redlock_lock_opts {
                                  printable bytes, no space); NULL: the client's id and
                                  the id of the thread that calls acquire */
     size_t owner_len;         /* 0: strlen(owner) */
+    int fence;                /* nonzero: every acquire hands out a fencing token, higher than
+                                 any earlier holder's (section 11); not with reentrant */
 } redlock_lock_opts;
 
 /* ---- internal state: treat as opaque, fields may change ---- */
@@ -785,6 +791,8 @@ struct redlock_lock {
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
+    uint8_t _fenced;       /* acquires hand out fencing tokens (section 11) */
+    uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
@@ -797,6 +805,8 @@ struct redlock_lock {
     /* the hold */
     int64_t _valid_until;  /* held: monotonic deadline of validity */
     int64_t _acquired_at;
+    int64_t _fence;        /* fenced: the hold's fencing token (kept after it ends); while an
+                              attempt runs, the highest count its nodes gave */
     int _extensions;
     uint8_t _validity_unknown; /* adopted without one (_valid_until is then only an upper
                                   bound, or NO_DEADLINE): none until an extend succeeds */
@@ -804,7 +814,6 @@ struct redlock_lock {
     int8_t _renew_status;  /* last failed renewal's reason */
     int8_t _lost_status;
     /* the drive loop */
-    uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
     int *_alive;           /* cleared by deinit while a callback runs */
     int64_t _deadline;     /* earliest time this lock needs the timer */
     redlock_lock *_heap_child, *_heap_next; /* pairing heap: first child, next sibling */
@@ -951,6 +960,11 @@ REDLOCK_API const char *redlock_lock_owner(const redlock_lock *lock);
    (what a release notification's channel names after
    REDLOCK_CHANNEL_PREFIX); "" and 0 for a lock not initialised. */
 REDLOCK_API const char *redlock_lock_key(const redlock_lock *lock, size_t *len);
+/* A fenced lock's fencing token: that of its current hold (kept by extends
+   and renewals, and after the hold ends until the next acquire); 0 when
+   there is none (no hold yet, an acquire running or failed, a lock without
+   the fence option, an adopted token) (section 11). */
+REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lock);
 /* The node's learned mode: REDLOCK_MODE_LEGACY or MODERN/AUTO as configured. */
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *client, int node);
 /* Tag helpers for transports that multiplex: which node a tag is for. */
@@ -968,6 +982,13 @@ REDLOCK_API const char *redlock_extend_script(void);
 REDLOCK_API const char *redlock_reentrant_acquire_script(void);
 REDLOCK_API const char *redlock_reentrant_release_script(void);
 REDLOCK_API const char *redlock_reentrant_extend_script(void);
+REDLOCK_API const char *redlock_fence_acquire_script(void);
+REDLOCK_API const char *redlock_fence_write_back_script(void);
+/* The guarded write for the storage (section 11): EVAL it with KEYS[1] the
+   data, KEYS[2] where the highest fence seen for it is kept, ARGV[1] the
+   writer's fence, ARGV[2] the value. Sets both and returns 1 when the fence
+   is at least the highest seen; returns 0 (and writes nothing) otherwise. */
+REDLOCK_API const char *redlock_fenced_set_script(void);
 
 #ifdef __cplusplus
 }
@@ -1023,7 +1044,8 @@ extern "C" {
 
 /* What a round is for. */
 enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_RELEASE,
-       REDLOCK__PH_EXTEND, REDLOCK__PH_CLEANUP };
+       REDLOCK__PH_EXTEND, REDLOCK__PH_CLEANUP,
+       REDLOCK__PH_FENCE /* a fenced acquire's quorum won: write its fence back before it counts */ };
 
 /* What one node is doing within a round. Each operation's steps are
    contiguous: redlock__answer dispatches on the ranges. */
@@ -1036,6 +1058,8 @@ enum {
     REDLOCK__ST_ACQ_GETSET, /* legacy: GETSET, did we replace exactly what we read? */
     REDLOCK__ST_RACQ_SHA,   /* reentrant: EVALSHA acquire */
     REDLOCK__ST_RACQ_EVAL,  /* reentrant: EVAL acquire after NOSCRIPT */
+    REDLOCK__ST_FACQ_SHA,   /* fenced: EVALSHA acquire (SET NX PX, then INCR the counter) */
+    REDLOCK__ST_FACQ_EVAL,  /* fenced: EVAL acquire after NOSCRIPT */
     REDLOCK__ST_REL_SHA,    /* EVALSHA release */
     REDLOCK__ST_REL_EVAL,   /* EVAL release after NOSCRIPT */
     REDLOCK__ST_REL_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
@@ -1046,7 +1070,9 @@ enum {
     REDLOCK__ST_EXT_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
     REDLOCK__ST_EXT_GET,    /* no scripts: GET, compare */
     REDLOCK__ST_EXT_PEXPIRE,/*             then PEXPIRE (modern value) */
-    REDLOCK__ST_EXT_GETSET  /*             or GETSET (legacy value) */
+    REDLOCK__ST_EXT_GETSET, /*             or GETSET (legacy value) */
+    REDLOCK__ST_FENCE_SHA,  /* fenced: EVALSHA write-back, counter = max(counter, fence) where the key is ours */
+    REDLOCK__ST_FENCE_EVAL  /* fenced: EVAL write-back after NOSCRIPT */
 };
 
 /* LIFE: how long our key lives on the node is unknown (an adopted token):
@@ -1096,6 +1122,21 @@ static const char redlock__rextend_lua[] =
     "redis.call('pttl',k)<tonumber(ARGV[3]) then redis.call('pexpire',k,ARGV[3]) end return 1 end if "
     "t=='hash' and redis.call('hexists',k,o)==1 then return 0 end return -1";
 static const char redlock__rextend_sha[] = "8713768fb046a3ec2f3a21545b1de720ccbd516d";
+/* Fenced locks (section 11): KEYS[2] is the key's counter, which never
+   expires. The acquire counts every SET it wins; the write-back raises the
+   counter to the holder's fence, only where the key is still the holder's. */
+static const char redlock__facquire_lua[] =
+    "if redis.call('set',KEYS[1],ARGV[1],'nx','px',ARGV[2]) then return redis.call('incr',KEYS[2]) end return 0";
+static const char redlock__facquire_sha[] = "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888";
+static const char redlock__fence_lua[] =
+    "if redis.call('get',KEYS[1])==ARGV[1] then local c=tonumber(redis.call('get',KEYS[2])) if not c or "
+    "c<tonumber(ARGV[2]) then redis.call('set',KEYS[2],ARGV[2]) end return 1 end return 0";
+static const char redlock__fence_sha[] = "48e95165afb854dba74eb9d2c02d43ed7c87f94a";
+/* For the storage a holder writes to, not sent by the core (section 11). */
+static const char redlock__fenced_set_lua[] =
+    "local f=tonumber(ARGV[1]) if not f then return redis.error_reply('ERR fence is not a number') end "
+    "local h=tonumber(redis.call('get',KEYS[2])) if h and f<h then return 0 end redis.call('set',KEYS[2],ARGV[1]) "
+    "redis.call('set',KEYS[1],ARGV[2]) return 1";
 
 /* ---- built-in clocks and randomness (used only when callbacks are NULL) ---- */
 
@@ -1298,6 +1339,8 @@ static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
 }
 
 static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
+    if (phase == REDLOCK__PH_FENCE) return REDLOCK__ST_FENCE_SHA;
+    if (phase == REDLOCK__PH_ACQUIRE && lk->_fenced) return REDLOCK__ST_FACQ_SHA;
     if (lk->_reentrant) { /* scripts only, on every node */
         switch (phase) {
         case REDLOCK__PH_ACQUIRE: return REDLOCK__ST_RACQ_SHA;
@@ -1375,6 +1418,14 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
     redlock__rebase(lk, now);
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
+        /* the write-back goes only where the attempt won */
+        if (phase == REDLOCK__PH_FENCE && !((n->flags & REDLOCK__F_DONE) && n->outcome == REDLOCK__OUT_YES)) {
+            n->seq = 0;
+            n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+            n->outcome = REDLOCK__OUT_MISSING;
+            n->status = 0;
+            continue;
+        }
         if (phase == REDLOCK__PH_ACQUIRE) {
             /* what an earlier attempt learned about a node's key says
                nothing now; with a new token, nothing is clobbered yet */
@@ -1386,9 +1437,10 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         n->status = 0;
         n->loops = 0;
         n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
-        /* a reentrant lock sends nothing to a node known to refuse scripts
-           (configured LEGACY, or found so): its vote fails at once */
-        if (lk->_reentrant && redlock__node_noscript(lk, i)) {
+        /* a reentrant lock, or a fenced lock's acquire, sends nothing to a
+           node known to refuse scripts (configured LEGACY, or found so): its
+           vote fails at once */
+        if ((lk->_reentrant || (lk->_fenced && phase == REDLOCK__PH_ACQUIRE)) && redlock__node_noscript(lk, i)) {
             n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
             n->outcome = REDLOCK__OUT_ERR;
             n->status = REDLOCK_ERR_NO_SCRIPTING;
@@ -1450,9 +1502,12 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
 /* The script a step runs, as a bit of redlock_client._scripted (a server
    caches each script on its own); 0 for the other steps. */
 enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
-       REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16 };
+       REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16, REDLOCK__SCRIPT_FACQUIRE = 32,
+       REDLOCK__SCRIPT_FENCE = 64 };
 static int redlock__script_bit(const redlock_lock *lk, int st) {
     if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
+    if (st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL) return REDLOCK__SCRIPT_FACQUIRE;
+    if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL) return REDLOCK__SCRIPT_FENCE;
     if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
         return lk->_reentrant ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
     if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
@@ -1466,7 +1521,8 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
 #define REDLOCK__SCRIPT(name) { redlock__##name##_lua, sizeof redlock__##name##_lua - 1, redlock__##name##_sha }
     static const redlock__script scripts[] = { REDLOCK__SCRIPT(release), REDLOCK__SCRIPT(extend),
                                                REDLOCK__SCRIPT(racquire), REDLOCK__SCRIPT(rrelease),
-                                               REDLOCK__SCRIPT(rextend) };
+                                               REDLOCK__SCRIPT(rextend), REDLOCK__SCRIPT(facquire),
+                                               REDLOCK__SCRIPT(fence) };
 #undef REDLOCK__SCRIPT
     int bit = redlock__script_bit(lk, st), k = 0;
     while (bit > 1) { bit >>= 1; k++; }
@@ -1475,8 +1531,9 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
 
 /* Text made for one command: a ttl, a legacy value. */
 typedef struct redlock__scratch {
-    char ttl[24];
+    char ttl[24];            /* or a fence */
     char value[REDLOCK__VALUE_MAX];
+    char fence_key[sizeof REDLOCK_FENCE_PREFIX - 1 + REDLOCK_MAX_KEY];
 } redlock__scratch;
 
 /* Builds the command for node i's current step. Argument text lives in the
@@ -1503,7 +1560,13 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
     case REDLOCK__ST_SET:
     case REDLOCK__ST_RACQ_SHA:
     case REDLOCK__ST_RACQ_EVAL:
+    case REDLOCK__ST_FACQ_SHA:
+    case REDLOCK__ST_FACQ_EVAL:
         ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_ttl_ms);
+        break;
+    case REDLOCK__ST_FENCE_SHA:
+    case REDLOCK__ST_FENCE_EVAL:
+        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_fence);
         break;
     case REDLOCK__ST_EXT_SHA:
     case REDLOCK__ST_EXT_EVAL:
@@ -1539,19 +1602,33 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
         break;
     case REDLOCK__ST_RACQ_SHA:
     case REDLOCK__ST_RACQ_EVAL:
+    case REDLOCK__ST_FACQ_SHA:
+    case REDLOCK__ST_FACQ_EVAL:
     case REDLOCK__ST_REL_SHA:
     case REDLOCK__ST_REL_EVAL:
     case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL: {
-        /* KEYS[1] key, ARGV: [owner,] token [, ttl] (release: a flag instead,
-           to publish, except for the undo of a failed attempt) */
+    case REDLOCK__ST_EXT_EVAL:
+    case REDLOCK__ST_FENCE_SHA:
+    case REDLOCK__ST_FENCE_EVAL: {
+        /* KEYS[1] key [, KEYS[2] its fence counter], ARGV: [owner,] token
+           [, ttl or fence] (release: a flag instead, to publish, except for
+           the undo of a failed attempt) */
         const redlock__script *script = redlock__script_of(lk, n->step);
-        if (n->step == REDLOCK__ST_RACQ_SHA || n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_EXT_SHA) {
+        int counter = n->step >= REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_FACQ_EVAL;
+        if (n->step == REDLOCK__ST_RACQ_SHA || n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_REL_SHA ||
+            n->step == REDLOCK__ST_EXT_SHA || n->step == REDLOCK__ST_FENCE_SHA) {
             REDLOCK__LIT("EVALSHA"); REDLOCK__ARG(script->sha, 40);
         } else {
             REDLOCK__LIT("EVAL"); REDLOCK__ARG(script->lua, script->len);
         }
-        REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        if (counter) {
+            memcpy(sc->fence_key, REDLOCK_FENCE_PREFIX, sizeof REDLOCK_FENCE_PREFIX - 1);
+            memcpy(sc->fence_key + sizeof REDLOCK_FENCE_PREFIX - 1, lk->_key, lk->_key_len);
+            REDLOCK__LIT("2"); REDLOCK__ARG(lk->_key, lk->_key_len);
+            REDLOCK__ARG(sc->fence_key, sizeof REDLOCK_FENCE_PREFIX - 1 + lk->_key_len);
+        } else {
+            REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
+        }
         if (lk->_reentrant) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
         REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
         if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
@@ -1699,13 +1776,15 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         return REDLOCK__A_STEP;
     }
     if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
-    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_RACQ_SHA) &&
+    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_RACQ_SHA ||
+         st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FENCE_SHA) &&
         redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
         redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
         return REDLOCK__A_STEP;
     }
-    if (lk->_reentrant && redlock__script_bit(lk, st) && redlock__no_script_error(r)) {
+    if ((lk->_reentrant || st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL || st == REDLOCK__ST_FENCE_SHA ||
+         st == REDLOCK__ST_FENCE_EVAL) && redlock__script_bit(lk, st) && redlock__no_script_error(r)) {
         /* no fallback without scripts: the node cannot take part */
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NO_SCRIPTING, now);
         return REDLOCK__A_STEP;
@@ -1725,10 +1804,12 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     }
     /* the key holds another kind of value (a reentrant lock's hash, or
        anything else): not ours, and held by someone else */
-    if (redlock__has(r->str, r->len, "WRONGTYPE")) {
-        if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL) return REDLOCK__A_MISSING;
+    if (redlock__has(r->str, r->len, "WRONGTYPE") && st != REDLOCK__ST_FACQ_SHA && st != REDLOCK__ST_FACQ_EVAL) {
+        if ((st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL) || st >= REDLOCK__ST_FENCE_SHA) return REDLOCK__A_MISSING;
         return REDLOCK__A_NO;
     }
+    /* (a fenced acquire's WRONGTYPE is about its counter, which is not a
+       number: the server's error, for the user to mend) */
     /* a connection that never authenticated: as the adapters say it */
     redlock__node_done(lk, i, REDLOCK__OUT_ERR,
                        redlock__starts(r->str, r->len, "NOAUTH") ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, now);
@@ -1758,6 +1839,11 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
     case REDLOCK__ST_RACQ_SHA: /* the owner's count with this entry; 0: another owner holds it */
     case REDLOCK__ST_RACQ_EVAL:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
+        return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
+    case REDLOCK__ST_FACQ_SHA: /* the counter after our SET; 0: held */
+    case REDLOCK__ST_FACQ_EVAL:
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
+        if (r->integer > lk->_fence) lk->_fence = r->integer;
         return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_SETNX:
         if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
@@ -1938,11 +2024,15 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         a = REDLOCK__A_PROTOCOL;
     else if (r->type == REDLOCK_REPLY_ERROR)
         a = redlock__answer_error(lk, i, r, now);
-    else if (st >= REDLOCK__ST_SET && st <= REDLOCK__ST_RACQ_EVAL)
+    else if (st >= REDLOCK__ST_SET && st <= REDLOCK__ST_FACQ_EVAL)
         a = redlock__answer_acquire(lk, i, r, now);
     else if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL)
         a = redlock__answer_release(lk, i, r, now);
-    else
+    else if (st >= REDLOCK__ST_FENCE_SHA) { /* 1: written back where the key is ours; 0: not ours */
+        a = r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1) ? REDLOCK__A_PROTOCOL
+            : r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
+        if (a == REDLOCK__A_MISSING) redlock__set_until(lk, i, 0);
+    } else
         a = redlock__answer_extend(lk, i, r, now);
     if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
         lk->_client->_scripted[i] |= (uint8_t)redlock__script_bit(lk, st);
@@ -1998,6 +2088,7 @@ static int redlock__report(redlock_lock *lk, const int *alive, redlock_op op, in
     res.validity_us = lk->_state == REDLOCK_STATE_HELD && !lk->_validity_unknown ? lk->_valid_until - now : 0;
     res.elapsed_us = now - lk->_op_start;
     res.user = lk->_user;
+    if (op == REDLOCK_OP_ACQUIRE && status == REDLOCK_OK) res.fence = lk->_fence;
     lk->_on_result(lk, &res);
     return *alive;
 }
@@ -2082,6 +2173,7 @@ static void redlock__take_token(redlock_lock *lk) {
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
     if (lk->_attempt == 0) redlock__take_token(lk);
     lk->_woken = 0; /* a release notified before this attempt: it is this attempt */
+    lk->_fence = 0;
     lk->_attempt++;
     lk->_phase_op = REDLOCK_OP_ACQUIRE;
     redlock__round(lk, REDLOCK__PH_ACQUIRE, now);
@@ -2175,51 +2267,84 @@ static int redlock__scriptless_quorum(const redlock_lock *lk) {
     return n - refused < redlock__quorum(lk->_client);
 }
 
+/* The attempt that started at `start` won: held until `until`. */
+static int redlock__won(redlock_lock *lk, const int *alive, int votes, int64_t start, int64_t until, int64_t now) {
+    redlock_client *c = lk->_client;
+    lk->_state = REDLOCK_STATE_HELD;
+    redlock__listen(lk, 0);
+    lk->_phase = REDLOCK__PH_NONE;
+    lk->_valid_until = until;
+    lk->_validity_unknown = 0;
+    lk->_acquired_at = now;
+    lk->_extensions = 0;
+    lk->_capped = 0;
+    lk->_renew_status = 0;
+    lk->_next_at = redlock__renewal_due(lk) + (start - lk->_round_start); /* from the attempt's start */
+    if (c->_cb.on_event) {
+        redlock_event ev = redlock__event_of(REDLOCK_EV_ACQUIRED, REDLOCK_OP_ACQUIRE, -1, 0, lk->_attempt);
+        ev.votes = votes;
+        ev.elapsed_us = now - start;
+        ev.validity_us = until - now;
+        ev.ttl_share_permille = (int)(((now - start) + redlock__drift_us(c, lk->_ttl_ms)) * 1000 / (lk->_ttl_ms * 1000));
+        redlock__emit(lk, &ev);
+    }
+    return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, REDLOCK_OK, votes, now);
+}
+
+static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int status, int votes, int64_t start, int64_t now);
+
 static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
-    int q = redlock__quorum(c), status, hopeless;
-    redlock_event ev;
+    int q = redlock__quorum(c), status;
     if (t.yes >= q) {
-        int64_t drift = redlock__drift_us(c, lk->_ttl_ms);
-        int64_t until = lk->_round_start + lk->_ttl_ms * 1000 - drift;
-        if (until > now) {
-            lk->_state = REDLOCK_STATE_HELD;
-            redlock__listen(lk, 0);
-            lk->_phase = REDLOCK__PH_NONE;
+        int64_t until = lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(c, lk->_ttl_ms);
+        if (until > now && lk->_fenced) {
+            /* not yet: the fence must first be written back to a quorum
+               (section 11); the validity still counts from this round */
             lk->_valid_until = until;
-            lk->_validity_unknown = 0;
-            lk->_acquired_at = now;
-            lk->_extensions = 0;
-            lk->_capped = 0;
-            lk->_renew_status = 0;
-            lk->_next_at = redlock__renewal_due(lk);
-            if (c->_cb.on_event) {
-                ev = redlock__event_of(REDLOCK_EV_ACQUIRED, REDLOCK_OP_ACQUIRE, -1, 0, lk->_attempt);
-                ev.votes = t.yes;
-                ev.elapsed_us = now - lk->_round_start;
-                ev.validity_us = until - now;
-                ev.ttl_share_permille = (int)(((now - lk->_round_start) + drift) * 1000 / (lk->_ttl_ms * 1000));
-                redlock__emit(lk, &ev);
-            }
-            return redlock__report(lk, alive, REDLOCK_OP_ACQUIRE, REDLOCK_OK, t.yes, now);
+            redlock__round(lk, REDLOCK__PH_FENCE, now);
+            return 1;
         }
+        if (until > now) return redlock__won(lk, alive, t.yes, lk->_round_start, until, now);
         status = REDLOCK_ERR_VALIDITY;
     } else if (t.yes + t.pending < q) {
         status = redlock__unusable(c) ? REDLOCK_ERR_CONFIG : t.no > 0 ? REDLOCK_ERR_LOCKED : redlock__too_few(lk);
     } else {
         return 1; /* votes still out */
     }
-    /* failed attempt: undo it everywhere (a late OK may land), then retry or give up */
-    ev = redlock__event_of(REDLOCK_EV_RETRY, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
-    ev.votes = t.yes;
-    ev.elapsed_us = now - lk->_round_start;  /* the attempt's, before the undo round starts */
+    return redlock__attempt_failed(lk, alive, status, t.yes, lk->_round_start, now);
+}
+
+/* A fenced acquire's write-back round: the fence counts once a quorum of
+   nodes where the key is still ours has it. */
+static int redlock__decide_fence(redlock_lock *lk, const int *alive, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__tally t = redlock__count(lk);
+    int q = redlock__quorum(c), status;
+    int64_t until = lk->_valid_until, start = until - (lk->_ttl_ms * 1000 - redlock__drift_us(c, lk->_ttl_ms));
+    if (t.yes >= q && until > now) return redlock__won(lk, alive, t.yes, start, until, now);
+    if (t.yes >= q) status = REDLOCK_ERR_VALIDITY;
+    else if (t.yes + t.pending >= q) return 1; /* votes still out */
+    else status = redlock__unusable(c) ? REDLOCK_ERR_CONFIG : t.missing > 0 ? REDLOCK_ERR_VALIDITY : redlock__too_few(lk);
+    return redlock__attempt_failed(lk, alive, status, t.yes, start, now);
+}
+
+/* The attempt that started at `start` failed with `status`: undo it
+   everywhere (a late OK may land), then retry or give up. */
+static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int status, int votes, int64_t start, int64_t now) {
+    redlock_client *c = lk->_client;
+    int hopeless;
+    redlock_event ev = redlock__event_of(REDLOCK_EV_RETRY, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
+    ev.votes = votes;
+    ev.elapsed_us = now - start;  /* the attempt's, before the undo round starts */
+    lk->_fence = 0;
     hopeless = status == REDLOCK_ERR_CONFIG || (status == REDLOCK_ERR_NO_SCRIPTING && redlock__scriptless_quorum(lk));
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
-    lk->_fail_votes = t.yes;
+    lk->_fail_votes = votes;
     lk->_saved_us = ev.elapsed_us;
     if (hopeless) /* no retry can win */
-        return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
+        return redlock__give_up(lk, alive, status, votes, ev.elapsed_us, now);
     if (lk->_retries > 0 && !lk->_last_try) {
         int64_t delay = lk->_woken ? 0 : redlock__jitter_delay(lk); /* freed meanwhile: at once */
         lk->_woken = 0;
@@ -2246,7 +2371,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         lk->_next_at = redlock__wait_deadline(lk);
         return 1;
     }
-    return redlock__give_up(lk, alive, status, t.yes, ev.elapsed_us, now);
+    return redlock__give_up(lk, alive, status, votes, ev.elapsed_us, now);
 }
 
 static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t now) {
@@ -2335,6 +2460,8 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     switch (lk->_phase) {
     case REDLOCK__PH_ACQUIRE:
         return redlock__decide_acquire(lk, alive, now);
+    case REDLOCK__PH_FENCE:
+        return redlock__decide_fence(lk, alive, now);
     case REDLOCK__PH_EXTEND:
         return redlock__decide_extend(lk, alive, now);
     case REDLOCK__PH_RELEASE:
@@ -2650,11 +2777,20 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     klen = o->key_len ? o->key_len : strlen(o->key);
     if (klen == 0) return REDLOCK_ERR_KEY;
     if (klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
+    /* no lock may stand on a fenced lock's counter */
+    if (klen >= sizeof REDLOCK_FENCE_PREFIX - 1 && memcmp(o->key, REDLOCK_FENCE_PREFIX, sizeof REDLOCK_FENCE_PREFIX - 1) == 0)
+        return REDLOCK_ERR_KEY;
     if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
+    if (o->fence && o->reentrant) return REDLOCK_ERR_INVALID;
     if (!redlock__ms_ok(o->renew_every_ms) || !redlock__ms_ok(o->max_hold_ms) || o->max_extensions < 0 ||
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
         return REDLOCK_ERR_INVALID;
+    if (o->fence) { /* scripts only, as a reentrant lock */
+        int j, legacy = 0;
+        for (j = 0; j < c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
+        if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
+    }
     if (o->reentrant) {
         size_t j;
         int legacy = 0;
@@ -2685,6 +2821,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     }
     lk->_client = c;
     lk->_magic = REDLOCK__MAGIC;
+    lk->_fenced = o->fence != 0;
     lk->_ttl_ms = o->ttl_ms;
     lk->_watchdog = o->watchdog != 0;
     lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;
@@ -2773,6 +2910,7 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     c = lk->_client;
     if (lk->_state == REDLOCK_STATE_ACQUIRING) {
         lk->_cancel_op = REDLOCK_OP_ACQUIRE;
+        lk->_fence = 0; /* an attempt's count, not a fence */
         redlock__listen(lk, 0);
     } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
     lk->_state = REDLOCK_STATE_RELEASING;
@@ -2833,6 +2971,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     lk->_acquired_at = lk->_op_start = now;
     lk->_attempt = 0;
     lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;
+    lk->_fence = 0; /* the holder that took it knows it; this handle does not */
     lk->_next_at = now; /* the watchdog renews at once: the key's time left is not ours to know */
     for (i = 0; i < c->_cfg.node_count; i++) {
         lk->_node[i].seq = 0;
@@ -2868,7 +3007,7 @@ REDLOCK_API int redlock_lock_wake(redlock_lock *lk) {
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
     if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up) return REDLOCK_OK;
-    if (lk->_phase == REDLOCK__PH_ACQUIRE) { /* the attempt may lose to the holder that just left */
+    if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) { /* the attempt may lose to the holder that just left */
         lk->_woken = 1;
         return REDLOCK_OK;
     }
@@ -2942,10 +3081,14 @@ static int redlock__owed_answer_matters(const redlock_lock *lk, int i) {
         return !(scripted & REDLOCK__SCRIPT_RELEASE);
     case REDLOCK__ST_RACQ_SHA:
     case REDLOCK__ST_RACQ_EVAL:
+    case REDLOCK__ST_FACQ_SHA:
+    case REDLOCK__ST_FACQ_EVAL:
     case REDLOCK__ST_REL_SHA:
     case REDLOCK__ST_REL_EVAL:
     case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL: /* NOSCRIPT, or no scripting at all, may come */
+    case REDLOCK__ST_EXT_EVAL:
+    case REDLOCK__ST_FENCE_SHA:
+    case REDLOCK__ST_FENCE_EVAL: /* NOSCRIPT, or no scripting at all, may come */
         return !(scripted & redlock__script_bit(lk, st));
     case REDLOCK__ST_REL_DEL:
     case REDLOCK__ST_EXT_PEXPIRE:
@@ -2970,7 +3113,7 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
 
 REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk) {
     return redlock__usable(lk) && lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE &&
-           !lk->_give_up;
+           lk->_phase != REDLOCK__PH_FENCE && !lk->_give_up;
 }
 
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {
@@ -2993,6 +3136,10 @@ REDLOCK_API const char *redlock_lock_key(const redlock_lock *lk, size_t *len) {
     return ok ? lk->_key : "";
 }
 
+REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lk) {
+    return lk && lk->_magic == REDLOCK__MAGIC && lk->_state != REDLOCK_STATE_ACQUIRING ? lk->_fence : 0;
+}
+
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {
     if (!c || c->_magic != REDLOCK__MAGIC || node < 0 || node >= c->_cfg.node_count) return REDLOCK_MODE_AUTO;
     if (c->_legacy[node]) return REDLOCK_MODE_LEGACY;
@@ -3006,6 +3153,9 @@ REDLOCK_API const char *redlock_extend_script(void) { return redlock__extend_lua
 REDLOCK_API const char *redlock_reentrant_acquire_script(void) { return redlock__racquire_lua; }
 REDLOCK_API const char *redlock_reentrant_release_script(void) { return redlock__rrelease_lua; }
 REDLOCK_API const char *redlock_reentrant_extend_script(void) { return redlock__rextend_lua; }
+REDLOCK_API const char *redlock_fence_acquire_script(void) { return redlock__facquire_lua; }
+REDLOCK_API const char *redlock_fence_write_back_script(void) { return redlock__fence_lua; }
+REDLOCK_API const char *redlock_fenced_set_script(void) { return redlock__fenced_set_lua; }
 
 REDLOCK_API const char *redlock_strerror(int status) {
     switch (status) {

@@ -1166,17 +1166,21 @@ static void test_unknown_tags(void) {
 static void test_sha_constants(void) {
     /* the hard-coded SHA1s must be those of the script texts */
     char cmd[1024], out[64];
-    const char *scripts[5];
-    const char *shas[5] = {"5936c7a91d6097fc50292f9e90ec2ed3e513e629", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
+    const char *scripts[8];
+    const char *shas[8] = {"5936c7a91d6097fc50292f9e90ec2ed3e513e629", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
                            "df90cc2b078b48a681fce60c682aeebd77a509f3", "c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af",
-                           "8713768fb046a3ec2f3a21545b1de720ccbd516d"};
+                           "8713768fb046a3ec2f3a21545b1de720ccbd516d", "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888",
+                           "48e95165afb854dba74eb9d2c02d43ed7c87f94a", "65d74805f790707d154a364cfbd39c5a901e9c59"};
     int k;
     scripts[0] = redlock_release_script();
     scripts[1] = redlock_extend_script();
     scripts[2] = redlock_reentrant_acquire_script();
     scripts[3] = redlock_reentrant_release_script();
     scripts[4] = redlock_reentrant_extend_script();
-    for (k = 0; k < 5; k++) {
+    scripts[5] = redlock_fence_acquire_script();
+    scripts[6] = redlock_fence_write_back_script();
+    scripts[7] = redlock_fenced_set_script();
+    for (k = 0; k < 8; k++) {
         FILE *f;
         snprintf(cmd, sizeof cmd, "printf '%%s' \"%s\" | sha1sum", scripts[k]);
         f = popen(cmd, "r");
