@@ -1418,11 +1418,12 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
     redlock__rebase(lk, now);
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
-        /* the write-back goes only where the attempt won */
+        /* the write-back goes only where the attempt won: the others count
+           as no answer */
         if (phase == REDLOCK__PH_FENCE && !((n->flags & REDLOCK__F_DONE) && n->outcome == REDLOCK__OUT_YES)) {
             n->seq = 0;
             n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
-            n->outcome = REDLOCK__OUT_MISSING;
+            n->outcome = REDLOCK__OUT_ERR;
             n->status = 0;
             continue;
         }

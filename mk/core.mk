@@ -7,6 +7,8 @@ SIM_MANY_RUNS ?= 5000
 SIM_JUMP_RUNS ?= 5000
 # reentrant: 2-4 handles per client, nested acquisitions of shared owners
 SIM_REENTRANT_RUNS ?= 10000
+# fencing: most handles fenced, every fault class (the fence checker)
+SIM_FENCING_RUNS ?= 10000
 
 MUTATION_RUNS ?= 20000
 
@@ -62,7 +64,8 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile reentrant --runs $(SIM_REENTRANT_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile reentrant --runs $(SIM_REENTRANT_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile fencing --runs $(SIM_FENCING_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations

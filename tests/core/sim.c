@@ -50,6 +50,8 @@
 #define SHA_RACQUIRE "df90cc2b078b48a681fce60c682aeebd77a509f3"
 #define SHA_RRELEASE "c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af"
 #define SHA_REXTEND "8713768fb046a3ec2f3a21545b1de720ccbd516d"
+#define SHA_FACQUIRE "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888"
+#define SHA_FENCE "48e95165afb854dba74eb9d2c02d43ed7c87f94a"
 #define MAX_ENTRIES 64 /* entries of one owner in a reentrant hash */
 #define WALL_EPOCH_MS 1700000000000LL
 
@@ -89,32 +91,36 @@ typedef struct profile {
                               2q - N nodes: safe); the controls: 2 on a majority,
                               3 on one node of five (2q - N = 1), 4 on two of four */
     int reentrant;         /* most handles reentrant, owners shared across clients */
+    double fenced;         /* share of plain handles with the fence option */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.2},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0, 0},
     /* misconfigured clients (wrong password, missing database) beside good
        ones; no crashes, so that a refusal is always heard */
-    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0},
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0, 0},
     /* up to 12 handles per client on 6 keys, filed in a lock table of 1, 2
        or 4 entries (every bucket a chain); deinitialised handles are
        scribbled over, as freed memory reused */
-    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0},
+    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2},
+    /* fenced locks (most handles) beside plain ones, every fault class,
+       crashes with and without persistence */
+    {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8},
     /* reentrant locks beside plain ones, every fault class */
-    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1},
+    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
-    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0},
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0},
-    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0},
-    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0},
+    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0},
+    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0},
+    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0},
 };
 
 /* ---- simulated world ---- */
@@ -137,7 +143,9 @@ typedef struct node {
     entry e[MAX_KEYS];       /* the keys the clients contend for */
     int sha_release, sha_extend; /* script cache */
     int lost_release, lost_extend; /* the script was cached before a crash, not since */
-    unsigned rsha, rlost;    /* the same for the reentrant scripts: 1 acquire, 2 release, 4 extend */
+    unsigned rsha, rlost;    /* the same for the reentrant scripts: 1 acquire, 2 release, 4 extend,
+                                and the fenced lock's: 8 acquire, 16 write-back */
+    long long counter[MAX_KEYS]; /* fenced locks' counters (REDLOCK_FENCE_PREFIX + key) */
 } node;
 
 typedef struct slot {        /* one lock handle of a client */
@@ -173,6 +181,8 @@ typedef struct slot {        /* one lock handle of a client */
     int queue_full;          /* send said QUEUE_FULL for this lock since its last result:
                                 OVERLOADED allowed */
     int release_queue_full;  /* ... since the last release call: NO_QUORUM not allowed */
+    int fenced;              /* the fence option */
+    int fence_token;         /* token record whose hold the fence checker has, -1 none */
 } slot;
 
 typedef struct client {
@@ -236,6 +246,9 @@ typedef struct event {
 } event;
 
 typedef struct interval { int64_t s, e; int holder, key, owner; } interval;
+/* A fenced lock's hold: the acquire was called at `start`, reported
+   success at `done` (true times). */
+typedef struct fence_hold { int64_t start, done, fence; int key, holder; } fence_hold;
 
 typedef struct world {
     const profile *p;
@@ -250,6 +263,11 @@ typedef struct world {
     uint64_t seq;
     interval *iv;
     size_t ivn, ivcap;
+    fence_hold *fh;
+    size_t fhn, fhcap;
+    int64_t counter_lost[8]; /* when a crash without persistence wiped counters (the first 8) */
+    int ncounter_lost;
+    long fence_pairs;        /* pairs of holds the fence checker compared */
     token_rec tokens[MAX_TOKENS];
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
@@ -875,6 +893,32 @@ static void run_rscript(world *w, const node *nd, entry *e, msg *m, int which, i
     }
 }
 
+/* A fenced lock's scripts: EVAL(SHA) script 2 key counter token ttl|fence.
+   5: SET NX PX, then INCR the counter; 6: the write-back, counter =
+   max(counter, fence) where the key holds the token. */
+static void run_fscript(world *w, node *nd, entry *e, msg *m, int which) {
+    long long *counter = &nd->counter[e - nd->e];
+    char want[REDLOCK_MAX_KEY + 32];
+    snprintf(want, sizeof want, "%s%s", REDLOCK_FENCE_PREFIX, m->argv[3]);
+    if (m->argc != 7 || !is(m, 2, "2") || strcmp(m->argv[4], want) != 0 || m->argvlen[5] != REDLOCK_TOKEN_LEN) {
+        reply_error(m, "ERR unexpected fenced script form");
+        return;
+    }
+    if (which == 5) {
+        if (entry_live(w, e)) { reply_int(m, 0); return; }
+        set_val(e, m->argv[5], m->argvlen[5], w->now + atoll(m->argv[6]) * 1000);
+        reply_int(m, ++*counter);
+        return;
+    }
+    if (entry_live(w, e) && e->hash) { reply_error(m, "WRONGTYPE Operation against a key holding the wrong kind of value"); return; }
+    if (entry_live(w, e) && e->vlen == REDLOCK_TOKEN_LEN && memcmp(e->val, m->argv[5], REDLOCK_TOKEN_LEN) == 0) {
+        if (*counter < atoll(m->argv[6])) *counter = atoll(m->argv[6]);
+        reply_int(m, 1);
+        return;
+    }
+    reply_int(m, 0);
+}
+
 /* The lock (tag's high half, white box) that wrote a value with token tok. */
 static void note_writer(world *w, const char *val, size_t len, int c, redlock_tag tag) {
     const char *colon = (const char *)memchr(val, ':', len);
@@ -945,7 +989,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         if (w->p->noscript) { reply_error(m, "NOPERM this user has no permissions to run the 'evalsha' command"); return; }
         if (sha) {
             which = is(m, 1, SHA_RELEASE) ? 0 : is(m, 1, SHA_EXTEND) ? 1 : is(m, 1, SHA_RACQUIRE) ? 2
-                    : is(m, 1, SHA_RRELEASE) ? 3 : is(m, 1, SHA_REXTEND) ? 4 : -1;
+                    : is(m, 1, SHA_RRELEASE) ? 3 : is(m, 1, SHA_REXTEND) ? 4 : is(m, 1, SHA_FACQUIRE) ? 5
+                    : is(m, 1, SHA_FENCE) ? 6 : -1;
             if (which < 0 || (which < 2 && !(which ? nd->sha_extend : nd->sha_release)) ||
                 (which >= 2 && !(nd->rsha & (1u << (which - 2))))) {
                 /* a script the server had and lost (a restart): a step the core
@@ -965,7 +1010,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         } else {
             which = is(m, 1, redlock_release_script()) ? 0 : is(m, 1, redlock_extend_script()) ? 1
                     : is(m, 1, redlock_reentrant_acquire_script()) ? 2 : is(m, 1, redlock_reentrant_release_script()) ? 3
-                    : is(m, 1, redlock_reentrant_extend_script()) ? 4 : -1;
+                    : is(m, 1, redlock_reentrant_extend_script()) ? 4 : is(m, 1, redlock_fence_acquire_script()) ? 5
+                    : is(m, 1, redlock_fence_write_back_script()) ? 6 : -1;
             if (which < 0) { reply_error(m, "ERR unknown script"); return; }
             if (which >= 2) {
                 nd->rsha |= 1u << (which - 2);
@@ -978,7 +1024,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                 nd->lost_release = 0;
             }
         }
-        if (which >= 2) run_rscript(w, nd, e, m, which, c);
+        if (which >= 5) run_fscript(w, nd, e, m, which);
+        else if (which >= 2) run_rscript(w, nd, e, m, which, c);
         else run_script(w, nd, e, m, which);
     } else {
         reply_error(m, "ERR unknown command");
@@ -1092,7 +1139,9 @@ static int script_lost(world *w, const redlock_lock *lk) {
             unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 1u : st == REDLOCK__ST_REL_SHA ? 2u : st == REDLOCK__ST_EXT_SHA ? 4u : 0u;
             if (w->nodes[i].rlost & bit) return 1;
         } else if ((st == REDLOCK__ST_REL_SHA && w->nodes[i].lost_release) ||
-                   (st == REDLOCK__ST_EXT_SHA && w->nodes[i].lost_extend)) {
+                   (st == REDLOCK__ST_EXT_SHA && w->nodes[i].lost_extend) ||
+                   (st == REDLOCK__ST_FACQ_SHA && (w->nodes[i].rlost & 8u)) ||
+                   (st == REDLOCK__ST_FENCE_SHA && (w->nodes[i].rlost & 16u))) {
             return 1;
         }
     }
@@ -1122,6 +1171,45 @@ static void token_done(world *w, client *c, int k, int deinit) {
 
 /* After every event a client processes: track, per lock handle, the window
    in which it believes it holds the lock (in true time) and its token. */
+/* The fence checker (section 11): a fenced hold of slot k reported success
+   now. For every earlier hold A on the key whose success came before this
+   acquire was called, this fence must be higher than A's, unless a crash
+   without persistence wiped counters after A's acquire began. */
+static void fence_record(world *w, client *c, int k, int64_t fence) {
+    slot *s = &c->s[k];
+    int64_t start = true_of(c, s->lk._op_start);
+    size_t a;
+    int l;
+    s->fence_token = s->token;
+    if (fence < 1) { violation(w, "a fenced hold without a fence", c->id); return; }
+    for (a = 0; a < w->fhn; a++) {
+        const fence_hold *h = &w->fh[a];
+        int wiped = w->ncounter_lost > 8;
+        if (h->key != s->key || h->done >= start) continue;
+        for (l = 0; l < w->ncounter_lost && l < 8; l++) wiped |= w->counter_lost[l] > h->start;
+        if (wiped) continue;
+        w->fence_pairs++;
+        if (fence <= h->fence) {
+            char what[160];
+            snprintf(what, sizeof what, "fence %lld not above %lld of an earlier holder (c%d.%d) that succeeded before this "
+                     "acquire began", (long long)fence, (long long)h->fence, h->holder / MAX_SLOTS, h->holder % MAX_SLOTS);
+            violation(w, what, c->id);
+            return;
+        }
+    }
+    if (w->fhn == w->fhcap) {
+        w->fhcap = w->fhcap ? w->fhcap * 2 : 64;
+        w->fh = (fence_hold *)realloc(w->fh, w->fhcap * sizeof *w->fh);
+        if (!w->fh) { perror("realloc"); exit(2); }
+    }
+    w->fh[w->fhn].start = start;
+    w->fh[w->fhn].done = w->now;
+    w->fh[w->fhn].fence = fence;
+    w->fh[w->fhn].key = s->key;
+    w->fh[w->fhn].holder = c->id * MAX_SLOTS + k;
+    w->fhn++;
+}
+
 static void observe_slot(world *w, client *c, int k) {
     slot *s = &c->s[k];
     const char *tok;
@@ -1173,6 +1261,10 @@ static void observe_slot(world *w, client *c, int k) {
             s->token = w->ntokens++;
         }
     }
+    /* a polled lock's success is seen here (later than it came: fewer pairs) */
+    if (s->fenced && redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD && s->token >= 0 && s->fence_token != s->token &&
+        s->lk._attempt > 0) /* (an adopted token has no fence) */
+        fence_record(w, c, k, redlock_lock_fence(&s->lk));
     if (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD && redlock_lock_valid_until(&s->lk) != 0) {
         int64_t bound = true_of(c, redlock_lock_valid_until(&s->lk));
         if (s->open && w->now > s->open_bound) close_interval(w, c, k, s->open_bound);
@@ -1290,6 +1382,9 @@ static void init_slot(world *w, client *c, int k) {
         o.owner = pick < 2 ? shared[pick] : NULL;
         s->owner = pick < 2 ? pick : 10 + c->id;
     }
+    s->fenced = !o.reentrant && w->p->fenced > 0 && rng_chance(&w->rng, w->p->fenced);
+    o.fence = s->fenced;
+    s->fence_token = -1;
     c->table_changed = 1;
     if (redlock_lock_init(&s->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
     s->inited = 1;
@@ -1491,8 +1586,17 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         int refusing = refuses_quorum(c);
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || overloaded ||
              st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) ||
-             (st == REDLOCK_ERR_CONFIG && refusing);
+             (st == REDLOCK_ERR_CONFIG && refusing) ||
+             (st == REDLOCK_ERR_NO_SCRIPTING && s->fenced && (w->p->legacy || w->p->noscript));
         if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
+        if (st == REDLOCK_OK && s->fenced && (w->p->legacy || w->p->noscript)) {
+            violation(w, "a fenced lock was acquired without scripts", c->id);
+            return;
+        }
+        if ((st == REDLOCK_OK && s->fenced) ? (r->fence < 1 || r->fence != redlock_lock_fence(&s->lk)) : r->fence != 0) {
+            violation(w, "an acquire's fence is not the documented one", c->id);
+            return;
+        }
         /* an attempt decided before the refusals were heard may end as
            LOCKED or NO_QUORUM when no retry is left; once a retry is
            planned, the undo hears them all and the acquire ends CONFIG */
@@ -1567,6 +1671,10 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         if (r->status == REDLOCK_OK) {
             int64_t roll = rng_range(&w->rng, 0, 99);
             w->acquired++;
+            if (s->fenced && !w->violations) {
+                observe_slot(w, c, k); /* the token record of this hold */
+                if (s->fence_token != s->token || s->token < 0) fence_record(w, c, k, r->fence);
+            }
             if (s->owner >= 0) w->nested += owner_holds_elsewhere(w, c, k);
             if (roll < 50) s->release_at = w->now + rng_range(&w->rng, 0, ttl / 2);
             else if (roll < 80) s->release_at = w->now + rng_range(&w->rng, ttl / 2, 4 * ttl);
@@ -1802,8 +1910,14 @@ static void crash(world *w, int n, int persist, int64_t down_for) {
     int i;
     if (!nd->up) return;
     nd->up = 0;
-    if (!persist)
-        for (i = 0; i < MAX_KEYS; i++) nd->e[i].used = 0;
+    if (!persist) {
+        for (i = 0; i < MAX_KEYS; i++) {
+            nd->e[i].used = 0;
+            nd->counter[i] = 0; /* the one loss fencing does not survive (section 11) */
+        }
+        if (w->ncounter_lost < 8) w->counter_lost[w->ncounter_lost] = w->now;
+        w->ncounter_lost++;
+    }
     nd->lost_release |= nd->sha_release;
     nd->lost_extend |= nd->sha_extend;
     nd->sha_release = nd->sha_extend = 0;
@@ -2047,6 +2161,7 @@ static int run_one(world *w, const profile *p, uint64_t seed) {
     }
     free(w->heap);
     free(w->iv);
+    free(w->fh);
     return w->violations ? 1 : 0;
 }
 
@@ -2059,7 +2174,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
-         nested = 0, wakes = 0, wakes_waiting = 0,
+         nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
@@ -2098,6 +2213,8 @@ int main(int argc, char **argv) {
         nested += w.nested;
         wakes += w.wakes;
         wakes_waiting += w.wakes_waiting;
+        fence_holds += (long)w.fhn;
+        fence_pairs += w.fence_pairs;
         live += w.acquired_events > 0;
         if (bad) {
             failing++;
@@ -2117,6 +2234,9 @@ int main(int argc, char **argv) {
     if (p->reentrant) printf("# profile %s: %ld nested acquisitions (another handle of the owner held the key)\n", p->name, nested);
     printf("# profile %s: %ld release notifications handed to handles, %ld of them to one waiting to retry\n", p->name,
            wakes, wakes_waiting);
+    if (p->fenced > 0)
+        printf("# profile %s: %ld fenced holds, %ld pairs of them checked for increasing fences\n", p->name, fence_holds,
+               fence_pairs);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);

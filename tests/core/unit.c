@@ -5251,6 +5251,190 @@ static void test_followup(void) {
     teardown();
 }
 
+/* ---- fenced locks ---- */
+
+static const char FACQ_SHA[] = "EVALSHA 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888 2 res " REDLOCK_FENCE_PREFIX "res ";
+static const char FENCE_SHA[] = "EVALSHA 48e95165afb854dba74eb9d2c02d43ed7c87f94a 2 res " REDLOCK_FENCE_PREFIX "res ";
+
+static void setup_fenced(int nodes) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    base_opts(&o, 1000, 0);
+    o.fence = 1;
+    setup_with(&cfg, &o);
+}
+/* command k is `prefix` followed by the lock's token and `tail` */
+static int fsent_is(int k, const char *prefix, const char *tail) {
+    char expect[400];
+    snprintf(expect, sizeof expect, "%s%s%s", prefix, redlock_lock_token(&L), tail);
+    if (k < T.qn && strcmp(T.q[k].cmd, expect) == 0) return 1;
+    printf("#   command %d: \"%s\", expected \"%s\"\n", k, k < T.qn ? T.q[k].cmd : "(none)", expect);
+    return 0;
+}
+
+/* Proves: a fenced acquire is one script per node (SET NX PX, then INCR of
+   the key's counter) with the token and the ttl; once a quorum won, the
+   highest count of those nodes goes back to them alone (the write-back,
+   with the token), and only a quorum of write-backs makes the lock held,
+   with that fence and the validity counted from the acquire's start; extend
+   and release keep the fence; a new acquire shows none until it wins. */
+static void test_fence_acquire_write_back(void) {
+    int64_t start;
+    setup_fenced(3);
+    start = T.now;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 3);
+    CHECK(fsent_is(0, FACQ_SHA, " 1000"));
+    CHECK(fsent_is(2, FACQ_SHA, " 1000"));
+    T.now += 3000;
+    num(0, 5);
+    num(2, 9);
+    CHECK_EQ(T.qn, 5);                    /* the write-back, to nodes 0 and 2 only */
+    CHECK(fsent_is(3, FENCE_SHA, " 9"));
+    CHECK(fsent_is(4, FENCE_SHA, " 9"));
+    CHECK_EQ(T.q[3].node, 0);
+    CHECK_EQ(T.q[4].node, 2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    CHECK_EQ(T.res.n, 0);
+    num(1, 12);                           /* late: the attempt is decided */
+    num(3, 1);
+    CHECK_EQ(T.res.n, 0);                 /* one write-back is not a quorum */
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 9);
+    CHECK_EQ(redlock_lock_fence(&L), 9);
+    CHECK_EQ(redlock_lock_valid_until(&L), start + 1000000 - 12000);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
+    CHECK(starts(5, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res "));
+    num(5, 1); num(6, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 0); /* only an acquire's result carries it */
+    CHECK_EQ(redlock_lock_fence(&L), 9);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    num(8, 1); num(9, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 9);  /* still readable after the hold */
+    num(10, 1);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    num(11, 10); num(12, 0); num(13, 11);
+    CHECK(fsent_is(14, FENCE_SHA, " 11"));
+    CHECK(fsent_is(15, FENCE_SHA, " 11"));
+    CHECK_EQ(T.qn, 16);
+    num(14, 1); num(15, 1);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 11);
+    CHECK_EQ(redlock_lock_fence(&L), 11);
+    teardown();
+}
+
+/* Proves: a write-back that finds the key gone (0) on too many nodes fails
+   the attempt (VALIDITY: the key ran out), which is undone everywhere and
+   retried without a fence to show; a write-back that cannot reach a quorum
+   in time (node timeout) fails it as NO_QUORUM; the validity is checked
+   again when the write-backs are in. */
+static void test_fence_write_back_fails(void) {
+    setup_fenced(3);
+    redlock_acquire(&L);
+    num(0, 3); num(1, 4);
+    num(3, 0); num(4, 1);
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_VALIDITY);
+    CHECK_EQ(T.qn, 8);                    /* the undo, on every node */
+    CHECK(starts(5, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1])"));
+    CHECK(starts(7, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1])"));
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    num(5, 0); num(6, 1); num(7, 0);
+    run_until_sent(8);
+    CHECK(fsent_is(8, FACQ_SHA, " 1000"));
+    num(8, 5); num(9, 6);
+    advance_to(T.now + 50000);            /* no write-back answers: node timeout */
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 2);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    /* the write-backs come back after the validity ran out */
+    setup_fenced(1);
+    redlock_acquire(&L);
+    num(0, 1);
+    T.now += 990000;
+    num(1, 1);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_VALIDITY);
+    teardown();
+}
+
+/* Proves: NOSCRIPT moves the fenced acquire and the write-back to EVAL of
+   their texts (with both keys); scripts refused (NOPERM, an old server)
+   end the acquire with NO_SCRIPTING, never a legacy fallback; a fenced
+   lock is refused at init when too few nodes may script by configuration,
+   and with the reentrant option; no lock may take a counter's name; a
+   counter that is not a number is the server's error. */
+static void test_fence_scripts_and_refusals(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    setup_fenced(1);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(1, "EVAL if redis.call('set',KEYS[1],ARGV[1],'nx','px',ARGV[2]) then return redis.call('incr',KEYS[2]) end return 0 2 res " REDLOCK_FENCE_PREFIX "res "));
+    num(1, 2);
+    rep(2, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(3, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then local c=tonumber(redis.call('get',KEYS[2]))"));
+    CHECK(strstr(T.q[3].cmd, " 2 res " REDLOCK_FENCE_PREFIX "res ") != NULL);
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 2);
+    teardown();
+    setup_fenced(3);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 1);
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+    teardown();
+    setup_fenced(1);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "WRONGTYPE Operation against a key holding the wrong kind of value");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
+    teardown();
+    base_config(&cfg, 3);
+    cfg.mode[0] = cfg.mode[2] = REDLOCK_MODE_LEGACY;
+    {
+        redlock_callbacks cb;
+        base_callbacks(&cb);
+        CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+        base_opts(&o, 1000, 0);
+        o.fence = 1;
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+        o.fence = 0;
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        redlock_lock_deinit(&L);
+        o.fence = 1;
+        o.reentrant = 1;
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+        o.reentrant = 0;
+        o.fence = 0;
+        o.key = REDLOCK_FENCE_PREFIX "res";
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_KEY);
+        o.key = "redlock:fenc";
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        redlock_lock_deinit(&L);
+        redlock_client_deinit(&C);
+    }
+    CHECK_EQ(redlock_lock_fence(NULL), 0);
+}
+
+/* Proves: an adopted token shows no fence. */
+static void test_fence_adopted(void) {
+    setup_fenced(1);
+    CHECK_EQ(redlock_lock_adopt(&L, "0123456789abcdef0123456789abcdef", 500), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    teardown();
+}
+
 /* ---- reentrant locks ---- */
 #include <pthread.h>
 
@@ -5928,6 +6112,10 @@ int main(int argc, char **argv) {
     RUN_T(test_lock_init_errors);
     RUN_T(test_api_misuse);
     RUN_T(test_followup);
+    RUN_T(test_fence_acquire_write_back);
+    RUN_T(test_fence_write_back_fails);
+    RUN_T(test_fence_scripts_and_refusals);
+    RUN_T(test_fence_adopted);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
