@@ -28,7 +28,10 @@ $(BUILD)/test_hiredis_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUI
 $(BUILD)/hiredis_sync: examples/hiredis_sync.c redlock.h adapters/redlock_hiredis.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
 
-examples-hiredis: $(BUILD)/hiredis_sync
+$(BUILD)/fenced_write: examples/fenced_write.c redlock.h adapters/redlock_hiredis.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
+
+examples-hiredis: $(BUILD)/hiredis_sync $(BUILD)/fenced_write
 
 # Both adapter headers in one TU, as C99, C11 and C++11, gcc and clang;
 # the examples build too.

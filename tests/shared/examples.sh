@@ -15,7 +15,7 @@ redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$d
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 for i in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-for ex in example_socket example_poll_loop hiredis_sync libev_async; do
+for ex in example_socket example_poll_loop hiredis_sync libev_async fenced_write; do
   bin="$build/$ex"
   if [ ! -x "$bin" ]; then echo "not ok example $ex: not built"; status=1; continue; fi
   timeout 10 "$bin" --help >/dev/null 2>"$build/ex.err"; rc=$?
@@ -32,6 +32,20 @@ for ex in example_socket example_poll_loop hiredis_sync libev_async; do
   fi
   echo "ok example $ex: usage (status $rc), no node up (status $down), a live node (status 0)"
 done
+
+# The fenced write: the stopped holder's late write is rejected, the
+# second holder's fence is higher and its write stands.
+out=$(timeout 30 "$build/fenced_write" "127.0.0.1:$port" 2>&1); rc=$?
+fa=$(printf '%s\n' "$out" | sed -n 's/^A: holds the lock, fence \([0-9]*\)$/\1/p')
+fb=$(printf '%s\n' "$out" | sed -n 's/^B: holds the lock, fence \([0-9]*\)$/\1/p')
+if [ "$rc" -eq 0 ] && [ -n "$fa" ] && [ -n "$fb" ] && [ "$fb" -gt "$fa" ] &&
+   printf '%s\n' "$out" | grep -q "^A: late write with fence $fa rejected$" &&
+   printf '%s\n' "$out" | grep -q '^ledger: written by B$' &&
+   [ "$(redis-cli -p "$port" GET example:ledger:fence)" = "$fb" ]; then
+  echo "ok example fenced_write: A (fence $fa) stopped past its validity, B (fence $fb) wrote, A's late write rejected"
+else
+  echo "not ok example fenced_write: status $rc, $(printf '%s' "$out" | tail -c 300)"; status=1
+fi
 
 # The shell example of a reentrant lock: the nested run enters, no key left.
 out=$(REDLOCK_NODES="127.0.0.1:$port" timeout 30 examples/nested_run.sh "$build/redlock" 2>&1); rc=$?
