@@ -910,6 +910,128 @@ out:
     it->close(b);
 }
 
+/* Nodes of rn whose fence counter for key reads `want` ("$-1": none). */
+static inline int it_counter_is(redis_nodes *rn, const char *key, const char *want)
+{
+    char name[160], out[64];
+    int i, k = 0;
+    snprintf(name, sizeof name, "%s%s", REDLOCK_FENCE_PREFIX, key);
+    for (i = 0; i < rn->n; i++)
+        if (redis_nodes_cmd(rn, i, out, sizeof out, "GET", name, (char *)NULL) == 0) k += strcmp(out, want) == 0;
+    return k;
+}
+
+/* The guarded write on node 0 (the storage here): ":1" written, ":0" refused. */
+static inline int it_fenced_set(redis_nodes *rn, const char *data, int64_t fence, const char *value)
+{
+    char f[24], out[64], fkey[160];
+    snprintf(f, sizeof f, "%lld", (long long)fence);
+    snprintf(fkey, sizeof fkey, "%s:fence", data);
+    if (redis_nodes_cmd(rn, 0, out, sizeof out, "EVAL", redlock_fenced_set_script(), "2", data, fkey, f, value,
+                        (char *)NULL) != 0)
+        return -1;
+    return strcmp(out, ":1") == 0 ? 1 : strcmp(out, ":0") == 0 ? 0 : -1;
+}
+
+/* Fenced locks: each holder's fence is higher than the one before it,
+   also when one node's counter runs ahead of the others (it is written
+   back to a quorum); a refused acquire counts nothing; the counter never
+   expires and outlives the lock; the guarded write takes the newer fence
+   and refuses the older one. */
+static void it_fence(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], data[128], want[24], name[160], out[64];
+    int64_t f1, f2, f3;
+    it_defaults(&s, rn, ports);
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_key(key, sizeof key, "fence");
+    snprintf(data, sizeof data, "%s:data", key);
+    it_lock_opts(&o, key, 2000);
+    o.fence = 1;
+    o.retry_count = -1;
+    la = it->lock(a, &o);
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    if (!la || !lb) goto out;
+    memset(&r, 0, sizeof r);
+    CHECK_EQ(it->acquire(la, &r), REDLOCK_OK);
+    f1 = r.fence;
+    CHECK(f1 >= 1);
+    snprintf(want, sizeof want, "%lld", (long long)f1);
+    CHECK(it_counter_is(rn, key, want) >= it_n / 2 + 1); /* written back to a quorum */
+    CHECK_EQ(it->acquire(lb, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(r.fence, 0);
+    CHECK_EQ(it_fenced_set(rn, data, f1, "a1"), 1);
+    CHECK_EQ(it->release(la, &r), REDLOCK_OK);
+    snprintf(name, sizeof name, "%s%s", REDLOCK_FENCE_PREFIX, key);
+    redis_nodes_cmd(rn, 0, out, sizeof out, "PTTL", name, (char *)NULL);
+    CHECK_STR(out, ":-1");                               /* never expires */
+    CHECK_EQ(it->acquire(lb, &r), REDLOCK_OK);
+    f2 = r.fence;
+    CHECK(f2 > f1);
+    CHECK_EQ(it_fenced_set(rn, data, f2, "b1"), 1);
+    CHECK_EQ(it_fenced_set(rn, data, f1, "a2"), 0);     /* the older holder, late */
+    redis_nodes_cmd(rn, 0, out, sizeof out, "GET", data, (char *)NULL);
+    CHECK_STR(out, "b1");
+    CHECK_EQ(it->release(lb, &r), REDLOCK_OK);
+    /* one node's counter far ahead: whatever quorum answers first, the
+       next fence is higher than the last */
+    redis_nodes_cmd(rn, it_n - 1, out, sizeof out, "SET", name, "1000", (char *)NULL);
+    CHECK_EQ(it->acquire(la, &r), REDLOCK_OK);
+    f3 = r.fence;
+    CHECK(f3 > f2);
+    snprintf(want, sizeof want, "%lld", (long long)f3);
+    CHECK(it_counter_is(rn, key, want) >= it_n / 2 + 1);
+    CHECK_EQ(it->release(la, &r), REDLOCK_OK);
+out:
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* A fenced lock on nodes that refuse scripts: NO_SCRIPTING at once, no
+   legacy fallback, nothing written. (The undo's release script, refused
+   too, turns the client's plain locks on those nodes to GET + DEL.) */
+static void it_fence_noscript(void)
+{
+    redis_nodes *rn = &it_acled[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    s.user = "u";
+    s.pass = "pw";
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "fence-noscript");
+    it_lock_opts(&o, key, 1000);
+    o.fence = 1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        memset(&r, 0, sizeof r);
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_NO_SCRIPTING);
+        CHECK_EQ(r.attempts, 1);
+        CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n); /* no key */
+        CHECK_EQ(it_counter_is(rn, key, "$-1"), it_n);               /* no counter */
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
 /* A subscriber connection to node i of rn on `channel` (plain TCP): its
    fd once the server confirmed, or -1. */
 static inline int it_subscribe(redis_nodes *rn, int i, const char *channel)
@@ -1899,6 +2021,8 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_restart_idle, n);
         IT_RUN(it_reentrant, n);
         IT_RUN(it_reentrant_noscript, n);
+        IT_RUN(it_fence, n);
+        IT_RUN(it_fence_noscript, n);
         IT_RUN(it_release_publishes, n);
         if (it->notify) {
             IT_RUN(it_wake_on_release, n);
@@ -2138,6 +2262,7 @@ static inline int it_main_tls(const it_ops *ops, void (*more)(void))
         IT_RUN(it_inflight_drop, n);
         IT_RUN(it_restart_idle, n);
         IT_RUN(it_reentrant, n);
+        IT_RUN(it_fence, n);
         if (it->notify) IT_RUN(it_wake_on_release, n);
     }
     IT_RUN(it_tls_accepted, 1);
