@@ -1418,9 +1418,11 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
     redlock__rebase(lk, now);
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
-        /* the write-back goes only where the attempt won: the others count
-           as no answer */
-        if (phase == REDLOCK__PH_FENCE && !((n->flags & REDLOCK__F_DONE) && n->outcome == REDLOCK__OUT_YES)) {
+        /* the write-back goes where the attempt won; a node whose acquire
+           is still out keeps waiting for it (and gets the write-back if it
+           wins too); the others count as no answer */
+        if (phase == REDLOCK__PH_FENCE && !(n->flags & REDLOCK__F_DONE)) continue;
+        if (phase == REDLOCK__PH_FENCE && n->outcome != REDLOCK__OUT_YES) {
             n->seq = 0;
             n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
             n->outcome = REDLOCK__OUT_ERR;
@@ -1844,7 +1846,8 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
     case REDLOCK__ST_FACQ_SHA: /* the counter after our SET; 0: held */
     case REDLOCK__ST_FACQ_EVAL:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
-        if (r->integer > lk->_fence) lk->_fence = r->integer;
+        /* (once the write-back is out, the fence is fixed) */
+        if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE) lk->_fence = r->integer;
         return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_SETNX:
         if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
@@ -2039,6 +2042,11 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         lk->_client->_scripted[i] |= (uint8_t)redlock__script_bit(lk, st);
     switch (a) {
     case REDLOCK__A_ACQUIRED:
+        if (lk->_phase == REDLOCK__PH_FENCE) { /* a fenced acquire's late win: the write-back follows */
+            redlock__life_known(lk, i, lk->_valid_until);
+            redlock__next_step(lk, i, REDLOCK__ST_FENCE_SHA, now);
+            break;
+        }
         redlock__life_known(lk, i, lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
         n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
         redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);

@@ -109,7 +109,8 @@ static int tool_owner_ok(const char *s)
    are ours, one line. */
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
-       O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER };
+       O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
+       O_FENCE };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -125,6 +126,7 @@ static const struct option long_opts[] = {
     { "foreground", no_argument, NULL, O_FOREGROUND },
     { "reentrant", no_argument, NULL, O_REENTRANT },
     { "owner", required_argument, NULL, O_OWNER },
+    { "fence", no_argument, NULL, O_FENCE },
     { "json", no_argument, NULL, O_JSON },
     { "tls", no_argument, NULL, O_TLS },
     { "tls-ca", required_argument, NULL, O_TLS_CA },
@@ -335,6 +337,7 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
             break;
         case O_FOREGROUND: o->foreground = 1; break;
         case O_REENTRANT: o->reentrant = 1; break;
+        case O_FENCE: o->fence = 1; break;
         case O_OWNER:
             if (!tool_owner_ok(val)) {
                 say(err, errlen, "bad --owner '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_OWNER);
@@ -426,7 +429,13 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
         goto usage;
     }
-    if (o->cmd == TOOL_CMD_RUN && !o->owner) {
+    if (o->fence && o->cmd != TOOL_CMD_RUN) { say(err, errlen, "--fence is an option of run"); goto usage; }
+    if (o->fence && o->reentrant) { say(err, errlen, "run: --fence and --reentrant do not go together"); goto usage; }
+    if (o->fence && o->mode == REDLOCK_MODE_LEGACY) {
+        say(err, errlen, "run: --fence needs scripting, not --legacy or --mode legacy");
+        goto usage;
+    }
+    if (o->cmd == TOOL_CMD_RUN && !o->owner && !o->fence) {
         /* inside an outer `redlock run --reentrant`: its owner, and a run
            there is reentrant by itself (a script calling another that takes
            the same lock enters), unless it asks for legacy values */

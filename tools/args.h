@@ -51,6 +51,7 @@ typedef struct tool_opts {
     int foreground;          /* run --foreground: COMMAND stays in redlock's process group */
     int reentrant;           /* run --reentrant: the owner may hold NAME again inside COMMAND */
     const char *owner;       /* run: --owner, else REDLOCK_OWNER; NULL: the lock's default */
+    int fence;               /* run --fence: a fenced lock, COMMAND gets $REDLOCK_FENCE */
     int json;                /* inspect --json */
     int help_for;            /* TOOL_CMD_HELP: the subcommand whose help (TOOL_CMD_NONE: all) */
     int verbose;             /* -1 quiet (-q), 0 default, 1 verbose (-v) */

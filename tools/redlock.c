@@ -18,7 +18,7 @@
      the way the core does. Nodes that refuse scripts (auto mode) or
      --legacy fall back to GET + compare + DEL / PEXPIRE / GETSET, as the
      core does.
-   * inspect uses raw mode too: GET and PTTL on every node; exit 0 held,
+   * inspect uses raw mode too: GET and PTTL on every node (and GET of the fence counter); exit 0 held,
      1 free, 69/76/78 unknown; --json.
    * run: COMMAND in a process group of its own, led by a watcher that
      kills the group when redlock dies however it dies (see "run" below).
@@ -149,7 +149,7 @@ static void signals_teardown(void)
 /* ---- the application state ---- */
 
 enum { RN_NONE, RN_YES, RN_ERR };
-enum { T_GET = 1, T_PTTL, T_HGETALL };
+enum { T_GET = 1, T_PTTL, T_HGETALL, T_FENCE };
 
 typedef struct rnode {
     int waiting;      /* replies outstanding */
@@ -165,6 +165,8 @@ typedef struct rnode {
     /* a reentrant lock's hash (GET said WRONGTYPE, HGETALL followed) */
     char owner[REDLOCK_MAX_OWNER + 1];
     long long count;  /* the owner's entries; 0: not a reentrant lock's hash */
+    int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
+    long long fence;
 } rnode;
 
 /* A node's failure, for messages: the status, what the tool saw (a
@@ -864,15 +866,21 @@ static void reentrant_hash(rnode *x, const redlock_reply *r)
     x->count = n;
 }
 
+/* CMD NAME; T_FENCE: GET of NAME's fence counter. */
 static void raw_send(app *a, int node, int tag, const char *cmd)
 {
     const char *argv[2];
     size_t len[2];
+    char counter[sizeof REDLOCK_FENCE_PREFIX + REDLOCK_MAX_KEY];
     int rc;
     argv[0] = cmd;
     len[0] = strlen(cmd);
     argv[1] = a->o->name;
     len[1] = strlen(a->o->name);
+    if (tag == T_FENCE) {
+        len[1] = (size_t)snprintf(counter, sizeof counter, "%s%s", REDLOCK_FENCE_PREFIX, a->o->name);
+        argv[1] = counter;
+    }
     rc = redlock_socket_send(&a->s, node, 2, argv, len, (redlock_tag)tag);
     if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
@@ -919,6 +927,16 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
             return;
         } else {
             reentrant_hash(x, r);
+        }
+    } else if (tag == T_FENCE) {
+        /* a number, or nothing to show (no counter, a refusal, another value) */
+        if (r->type == REDLOCK_REPLY_STRING && r->len > 0 && r->len < 20) {
+            char digits[20];
+            char *end;
+            memcpy(digits, r->str, r->len);
+            digits[r->len] = 0;
+            x->fence = strtoll(digits, &end, 10);
+            x->have_fence = *end == 0 && x->fence >= 0;
         }
     } else if (tag == T_PTTL) {
         if (r->type == REDLOCK_REPLY_ERROR) { rn_server_error(a, node, r); return; }
@@ -1046,6 +1064,7 @@ static int acquire_lock(app *a, int watchdog)
     lo.user = a;
     lo.reentrant = a->o->reentrant;
     lo.owner = a->o->owner;
+    lo.fence = a->o->fence;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the lock: %s", redlock_strerror(rc));
@@ -1274,6 +1293,14 @@ static int start_command(app *a)
     if (a->o->reentrant && setenv("REDLOCK_OWNER", redlock_lock_owner(&a->lock), 1) != 0) {
         ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
         return TOOL_EXIT_INTERNAL;
+    }
+    if (a->o->fence) { /* for COMMAND's writes to a storage that checks it */
+        char f[24];
+        snprintf(f, sizeof f, "%lld", (long long)redlock_lock_fence(&a->lock));
+        if (setenv("REDLOCK_FENCE", f, 1) != 0) {
+            ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
+            return TOOL_EXIT_INTERNAL;
+        }
     }
     if (!a->o->foreground && start_watcher(a, 0) < 0) {
         ERR("cannot start '%s': no watcher process: %s", a->o->child_argv[0], strerror(errno));
@@ -1524,9 +1551,10 @@ static void raw_round(app *a)
     int64_t until = redlock_socket_now_us() +
                     (1000 + 3 * (a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000)) * 1000;
     for (i = 0; i < a->n; i++) {
-        a->rn[i].waiting = 2;
+        a->rn[i].waiting = 3;
         raw_send(a, i, T_GET, "GET");
         if (!a->rn[i].done) raw_send(a, i, T_PTTL, "PTTL");
+        if (!a->rn[i].done) raw_send(a, i, T_FENCE, "GET");
     }
     for (;;) {
         int done = 0;
@@ -1585,7 +1613,8 @@ static void json_cstr(FILE *f, const char *s)
    when too few nodes answered to tell. */
 static int cmd_inspect(app *a)
 {
-    int i, answered = 0, free_n = 0, best = 0, best_i = -1, failed[REDLOCK_MAX_NODES], nf, code = 0;
+    int i, answered = 0, free_n = 0, best = 0, best_i = -1, failed[REDLOCK_MAX_NODES], nf, code = 0, fenced = 0;
+    long long fence = 0;
     const char *state;
     char b1[24], holder[REDLOCK_TOKEN_LEN + 1] = "";
     int64_t now_wall;
@@ -1630,6 +1659,11 @@ static int cmd_inspect(app *a)
                                                : own[j] && strcmp(own[j], own[i]) == 0);
         if (same > best) { best = same; best_i = i; }
     }
+    for (i = 0; i < a->n; i++) /* a fenced lock's counter: the highest is the last holder's fence */
+        if (st[i] != S_ERROR && a->rn[i].have_fence) {
+            fenced++;
+            if (a->rn[i].fence > fence) fence = a->rn[i].fence;
+        }
     nf = raw_failed_count(a, failed);
     if (best_i >= 0 && tok[best_i]) memcpy(holder, tok[best_i], 8), holder[8] = 0;
     if (best >= a->quorum) {
@@ -1654,7 +1688,11 @@ static int cmd_inspect(app *a)
         else fputs("null", f);
         fputs(",\"owner\":", f);
         json_cstr(f, best >= a->quorum ? own[best_i] : NULL);
-        fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"nodes\":[", best, a->quorum, a->n, answered);
+        fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"fence\":", best, a->quorum, a->n,
+                answered);
+        if (fenced) fprintf(f, "%lld", fence);
+        else fputs("null", f);
+        fputs(",\"nodes\":[", f);
         for (i = 0; i < a->n; i++) {
             static const char *const names[] = { "error", "free", "held", "other" };
             fputs(i ? ",{\"node\":" : "{\"node\":", f);
@@ -1669,6 +1707,9 @@ static int cmd_inspect(app *a)
             json_cstr(f, own[i]);
             fputs(",\"count\":", f);
             if (own[i]) fprintf(f, "%lld", a->rn[i].count);
+            else fputs("null", f);
+            fputs(",\"fence\":", f);
+            if (st[i] != S_ERROR && a->rn[i].have_fence) fprintf(f, "%lld", a->rn[i].fence);
             else fputs("null", f);
             fprintf(f, ",\"legacy\":%s,\"error\":", legacy[i] ? "true" : "false");
             json_cstr(f, st[i] == S_ERROR ? a->nf[i].why : NULL);
@@ -1708,6 +1749,14 @@ static int cmd_inspect(app *a)
         printf("'%s' is free: not held by a quorum (%d of %d nodes answered, quorum %d)\n", a->o->name, answered, a->n, a->quorum);
     else
         printf("'%s' is unknown: too few nodes answered (%d of %d, quorum %d)\n", a->o->name, answered, a->n, a->quorum);
+    if (fenced) {
+        printf("fence counter: %lld (the highest; per node:", fence);
+        for (i = 0; i < a->n; i++) {
+            if (st[i] != S_ERROR && a->rn[i].have_fence) printf(" %lld", a->rn[i].fence);
+            else printf(" -");
+        }
+        printf(")\n");
+    }
     fflush(stdout);
     return code;
 }
@@ -1794,14 +1843,19 @@ static const help_line help_opts[] = {
              "                        (reentrant by itself there) enters at once instead of\n"
              "                        waiting (needs scripting on the nodes)\n"
              "      --owner ID        the owner id (default: $REDLOCK_OWNER, else a new one;\n"
-             "                        1-64 printable characters, no space)\n" },
+             "                        1-64 printable characters, no space)\n"
+             "      --fence           a fenced lock: COMMAND gets its fencing token in\n"
+             "                        $REDLOCK_FENCE, higher than any earlier holder's, for a\n"
+             "                        storage that refuses older ones (needs scripting; one\n"
+             "                        more round trip; a counter key that never expires)\n" },
     { H_TOP, "      --on-lost ACTION  run: when the lock is lost, SIGTERM (term, default),\n"
              "                        SIGKILL (kill) or nothing (ignore) to COMMAND's group\n"
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
              "      --foreground      run: COMMAND stays in redlock's process group (terminal)\n"
              "      --reentrant       run: the owner ($REDLOCK_OWNER inside COMMAND) may run\n"
              "                        NAME again inside COMMAND without waiting\n"
-             "      --owner ID        run --reentrant: the owner id (default: $REDLOCK_OWNER)\n" },
+             "      --owner ID        run --reentrant: the owner id (default: $REDLOCK_OWNER)\n"
+             "      --fence           run: COMMAND gets a fencing token in $REDLOCK_FENCE\n" },
     { H_INS, "      --json            one JSON object on stdout instead of the table\n" },
     { H_TOP, "      --json            inspect: one JSON object on stdout instead of the table\n" },
     { H_ALL | H_TOP, "  -q, --quiet           no messages on stderr, not even warnings\n"
