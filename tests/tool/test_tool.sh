@@ -268,6 +268,28 @@ usage "--reentrant with --legacy" run --reentrant --legacy re -- true
 usage "--reentrant does not apply to acquire" acquire --reentrant re
 REDLOCK_OWNER='a b' usage "a bad REDLOCK_OWNER" run --reentrant re -- true
 
+# fenced runs: COMMAND gets REDLOCK_FENCE, higher at each run; the counter
+# (redlock:fence:NAME) stays on every node; inspect shows it; a plain run
+# gets none; --fence with --reentrant, --legacy or outside run is refused
+rl run --fence fe -- sh -c 'echo "$REDLOCK_FENCE"'; f1=$(cat "$T/out"); rc1=$RC
+rl run --fence fe -- sh -c 'echo "$REDLOCK_FENCE"'; f2=$(cat "$T/out")
+if [ "$rc1" -eq 0 ] && [ "$RC" -eq 0 ] && [[ "$f1" =~ ^[0-9]+$ ]] && [[ "$f2" =~ ^[0-9]+$ ]] && [ "$f2" -gt "$f1" ] &&
+   [ "$(rcli GET redlock:fence:fe)" = "$f2" ] && [ "$(rcli PTTL redlock:fence:fe)" = -1 ] && [ "$(rcli EXISTS fe)" = 0 ]; then
+  ok "fence: COMMAND gets REDLOCK_FENCE, higher at each run ($f1, $f2), the counter stays"
+else nok "fence: COMMAND gets REDLOCK_FENCE, higher at each run" "status $rc1/$RC, fences '$f1' '$f2'"; fi
+rl inspect fe
+[ "$RC" -eq 1 ] && grep -q "^fence counter: $f2 (the highest; per node: $f2 $f2 $f2)$" "$T/out" &&
+  ok "fence: inspect shows the counter" || nok "fence: inspect shows the counter" "status $RC, $(tr '\n' '|' <"$T/out")"
+rl inspect --json fe
+grep -q "\"fence\":$f2,\"nodes\"" "$T/out" && ok "fence: inspect --json has the counter" ||
+  nok "fence: inspect --json has the counter" "$(cat "$T/out")"
+rl run fe -- sh -c 'echo "[$REDLOCK_FENCE]"'
+[ "$RC" -eq 0 ] && [ "$(cat "$T/out")" = "[]" ] && ok "fence: a plain run gets no REDLOCK_FENCE" ||
+  nok "fence: a plain run gets no REDLOCK_FENCE" "$(cat "$T/out")"
+usage "--fence with --reentrant" run --fence --reentrant fe -- true
+usage "--fence with --legacy" run --fence --legacy fe -- true
+usage "--fence does not apply to acquire" acquire --fence fe
+
 # legacy mode (SETNX/GETSET values "expiry:token")
 rl --legacy acquire -t 10s leg; TOKEN=$(cat "$T/out")
 v=$(rcli GET leg)
@@ -524,7 +546,7 @@ rl -n "$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1" inspect --json js
 if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 1 ] &&
    json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN:0:8}' and d['held_on']==2 and d['quorum']==2
             and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
-            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'legacy':False,'error':'connection refused'}
+            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'legacy':False,'error':'connection refused'}
             and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN:0:8}' and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
             and d['nodes'][1]['error'] is None"; then
   ok "inspect --json: held (0), holder prefix, per-node state, TTL in ms and errors"
