@@ -25,6 +25,7 @@
        8. States: what moves a lock, and the commands of each operation
        9. Reentrant locks: one owner, many holds
       10. Release notifications: waiting less
+      11. Fencing tokens: a paused holder's late write refused
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
@@ -38,12 +39,13 @@
        queries    redlock_lock_state, redlock_lock_remaining_us,
                   redlock_lock_valid_until, redlock_lock_pending,
                   redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
-                  redlock_lock_key,
+                  redlock_lock_key, redlock_lock_fence,
                   redlock_lock_token, redlock_lock_owner, redlock_node_mode
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script,
                   redlock_reentrant_acquire_script, redlock_reentrant_release_script,
-                  redlock_reentrant_extend_script
+                  redlock_reentrant_extend_script, redlock_fence_acquire_script,
+                  redlock_fence_write_back_script, redlock_fenced_set_script
 
    1. WHAT IT IS
    ------------
@@ -337,6 +339,10 @@
                 its expiry), so the act is safe without knowing the acquire
        reentrant (section 9) acquire, release and extend: one script each,
                 EVALSHA, EVAL after NOSCRIPT; undo and cleanup: EVAL
+       fenced   (section 11) acquire: EVALSHA set-and-count, EVAL after
+                NOSCRIPT; once a quorum won, the write-back script (EVALSHA,
+                EVAL after NOSCRIPT) where it won: HELD after a quorum of
+                write-backs. Release and extend: the plain lock's
 
    9. REENTRANT LOCKS
    A lock initialised with opts.reentrant may be held by one owner many
@@ -425,6 +431,58 @@
    notify_off) where connections are scarce (a server's maxclients), where
    the ACL denies SUBSCRIBE, or where retry delays are already about as
    short as the holds.
+
+   11. FENCING TOKENS
+   No lock stops a holder that pauses (GC, swap, a stopped VM) past its
+   validity and then writes. A lock initialised with opts.fence hands each
+   successful acquire a fencing token, redlock_result.fence (and
+   redlock_lock_fence()): a number higher than that of every holder whose
+   acquire succeeded before this acquire was called. The storage keeps the
+   highest token it has seen next to the data and refuses writes that
+   carry a lower one: a paused holder's late write is then rejected.
+   How, over N nodes (the max of per-node counters is not monotonic by
+   itself):
+     acquire     one script per node: SET key token NX PX ttl, and where it
+                 won, INCR REDLOCK_FENCE_PREFIX+key (the key's counter,
+                 which never expires); the reply is the count (0: held).
+     write-back  once a quorum won, f = the highest count among them goes
+                 back to those nodes (and to any that wins later in the
+                 attempt): counter = max(counter, f), only where the key
+                 still holds this token. The lock is held (and reported)
+                 only when a quorum of nodes did so; otherwise the attempt
+                 failed (undone, retried as any other).
+   Why it holds: any later holder B wins a quorum, which meets the
+   write-back quorum on some node; B's SET there came after A reported
+   success, so after the write-back, and B's count there, hence its own f,
+   is higher than A's. It does not depend on clocks, so it holds even where
+   mutual exclusion does not (a server clock jump, a pause): the guarded
+   write then still orders the holders. The cost: one more round trip
+   (the write-back) per acquire, and a counter key per lock name on every
+   node that stays.
+   The validity counts from the acquire's start, as for a plain lock;
+   extends and the watchdog keep the fence; redlock_lock_fence() reads it
+   while held and after, until the next acquire (0 while one runs, after
+   one failed, for an adopted token, for a lock without the option).
+   The guarded write, for the storage (copy it, or EVAL
+   redlock_fenced_set_script() on a Redis that holds the data): KEYS[1] the
+   data, KEYS[2] where its highest fence is kept, ARGV[1] the fence, ARGV[2]
+   the value: writes and returns 1 when the fence is at least the highest
+   seen (a holder may write several times), else writes nothing and
+   returns 0. Any storage can do the same with a compare in its write (a
+   row's column, a conditional put). examples/fenced_write.c stops a
+   holder (SIGSTOP) past its validity, lets another take the lock and
+   write, and shows the first one's late write rejected.
+   Limits: a node that loses its counter (a restart without persistence)
+   can hand out counts again from 1; that is the one fault fencing does not
+   survive. Run the nodes with appendonly yes and appendfsync always for
+   counters that outlive restarts and crashes (everysec, or an RDB
+   snapshot, can lose the last INCRs and write-backs: a count then comes
+   back lower, for good, and a later holder may get a fence that is not
+   higher). Needs scripting, as a
+   reentrant lock (section 9: NO_SCRIPTING, no legacy fallback, refused at
+   lock_init when too few nodes may script), and is not combined with
+   opts.reentrant (INVALID). Lock keys may not start with
+   REDLOCK_FENCE_PREFIX (REDLOCK_ERR_KEY).
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -528,7 +586,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_SELECT = -46,       /* SELECT refused: no such database (adapters) */
     REDLOCK_ERR_QUEUE_FULL = -47,   /* the transport's queue for the node is full (adapters) */
     REDLOCK_ERR_TLS = -48,          /* TLS handshake failed or certificate refused (adapters) */
-    REDLOCK_ERR_NO_SCRIPTING = -49  /* the node refuses scripts, which a reentrant lock needs */
+    REDLOCK_ERR_NO_SCRIPTING = -49  /* the node refuses scripts, which reentrant and fenced locks need */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -3200,7 +3258,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_SELECT: return "SELECT refused";
     case REDLOCK_ERR_QUEUE_FULL: return "the transport's queue for the node is full";
     case REDLOCK_ERR_TLS: return "TLS handshake failed or certificate refused";
-    case REDLOCK_ERR_NO_SCRIPTING: return "the node refuses scripts, which a reentrant lock needs";
+    case REDLOCK_ERR_NO_SCRIPTING: return "the node refuses scripts, which reentrant and fenced locks need";
     default: return "unknown status";
     }
 }

@@ -5618,7 +5618,7 @@ static void test_reentrant_no_scripting(void) {
         CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
         teardown();
     }
-    CHECK_STR(redlock_strerror(REDLOCK_ERR_NO_SCRIPTING), "the node refuses scripts, which a reentrant lock needs");
+    CHECK_STR(redlock_strerror(REDLOCK_ERR_NO_SCRIPTING), "the node refuses scripts, which reentrant and fenced locks need");
 }
 
 /* Proves: extend sends the owner, the token and the ttl; 1 extends, 0
