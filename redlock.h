@@ -45,7 +45,8 @@
                   redlock_release_script, redlock_extend_script,
                   redlock_reentrant_acquire_script, redlock_reentrant_release_script,
                   redlock_reentrant_extend_script, redlock_fence_acquire_script,
-                  redlock_fence_write_back_script, redlock_fenced_set_script
+                  redlock_fence_write_back_script, redlock_reentrant_fence_acquire_script,
+                  redlock_reentrant_fence_write_back_script, redlock_fenced_set_script
 
    1. WHAT IT IS
    ------------
@@ -351,6 +352,7 @@
    is then a Redis hash: field `owner` counts the owner's entries, and each
    acquisition adds one field `owner:token` (its own random token):
        HGETALL job  ->  svc-a 2   svc-a:3fa2...c0 1   svc-a:91b4...07 1
+   (a fenced one also keeps its fence in the field " fence", section 11).
    The owner id is opts.owner (1..REDLOCK_MAX_OWNER printable bytes, no
    space; copied at init), or by default "client id:thread id" (16 hex
    digits each: a random id the client draws once, and the thread that
@@ -472,6 +474,12 @@
    row's column, a conditional put). examples/fenced_write.c stops a
    holder (SIGSTOP) past its validity, lets another take the lock and
    write, and shows the first one's late write rejected.
+   Reentrant and fenced (both options): the first entry of an owner counts
+   as above; the hold's fence is then kept in the hash (field " fence",
+   raised only), and the owner's later entries take it: every holder of
+   the owner has the same fence, higher than any other owner's before it
+   (owners whose first entries race may get two, the later ones the
+   higher). Plain and fenced reentrant locks of one owner may nest.
    Limits: a node that loses its counter (a restart without persistence)
    can hand out counts again from 1; that is the one fault fencing does not
    survive. Run the nodes with appendonly yes and appendfsync always for
@@ -480,8 +488,7 @@
    back lower, for good, and a later holder may get a fence that is not
    higher). Needs scripting, as a
    reentrant lock (section 9: NO_SCRIPTING, no legacy fallback, refused at
-   lock_init when too few nodes may script), and is not combined with
-   opts.reentrant (INVALID). Lock keys may not start with
+   lock_init when too few nodes may script). Lock keys may not start with
    REDLOCK_FENCE_PREFIX (REDLOCK_ERR_KEY).
 */
 #ifndef REDLOCK_H
@@ -762,7 +769,7 @@ typedef struct redlock_lock_opts {
                                  the id of the thread that calls acquire */
     size_t owner_len;         /* 0: strlen(owner) */
     int fence;                /* nonzero: every acquire hands out a fencing token, higher than
-                                 any earlier holder's (section 11); not with reentrant */
+                                 any earlier holder's (section 11) */
 } redlock_lock_opts;
 
 /* ---- internal state: treat as opaque, fields may change ---- */
@@ -807,7 +814,7 @@ typedef struct redlock_client {
     uint8_t _any_legacy;                    /* some _legacy[] is set */
     uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer: AUTH or SELECT refused */
-    uint8_t _scripted[REDLOCK_MAX_NODES];   /* redlock__script_bit: ran here since the last NOSCRIPT */
+    uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
     char _owner_id[17];                     /* reentrant locks' default owner: the client's part */
     int _magic;
     redlock_lock *_own_table[REDLOCK_LOCK_TABLE];
@@ -1042,6 +1049,8 @@ REDLOCK_API const char *redlock_reentrant_release_script(void);
 REDLOCK_API const char *redlock_reentrant_extend_script(void);
 REDLOCK_API const char *redlock_fence_acquire_script(void);
 REDLOCK_API const char *redlock_fence_write_back_script(void);
+REDLOCK_API const char *redlock_reentrant_fence_acquire_script(void);
+REDLOCK_API const char *redlock_reentrant_fence_write_back_script(void);
 /* The guarded write for the storage (section 11): EVAL it with KEYS[1] the
    data, KEYS[2] where the highest fence seen for it is kept, ARGV[1] the
    writer's fence, ARGV[2] the value. Sets both and returns 1 when the fence
@@ -1156,24 +1165,25 @@ static const char redlock__extend_lua[] =
     "elseif v then return -1 else return 0 end";
 static const char redlock__extend_sha[] = "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394";
 /* Reentrant locks (section 9): the key is a hash; field `owner` counts the
-   owner's entries, one field `owner:token` per acquisition. Adding and
-   removing an entry by its token is idempotent: a retry adds nothing
+   owner's entries, one field `owner:token` per acquisition (and a fenced
+   one " fence", section 11; the key goes with the owner's last entry).
+   Adding and removing an entry by its token is idempotent: a retry adds nothing
    twice, an undo takes back exactly what its attempt added, landed or not.
    The key's life is only ever lengthened: every entry of the owner lives on it. */
 static const char redlock__racquire_lua[] =
-    "local k,o=KEYS[1],ARGV[1] local f=o..':'..ARGV[2] local t=redis.call('type',k).ok if t=='none' "
-    "then redis.call('hset',k,o,1) redis.call('hset',k,f,1) redis.call('pexpire',k,ARGV[3]) return 1 "
-    "end if t~='hash' then return 0 end local c=tonumber(redis.call('hget',k,o) or 0) if c==0 or "
-    "redis.call('hlen',k)~=c+1 then return 0 end if redis.call('hsetnx',k,f,1)==1 then "
-    "c=redis.call('hincrby',k,o,1) end if redis.call('pttl',k)<tonumber(ARGV[3]) then "
-    "redis.call('pexpire',k,ARGV[3]) end return c";
-static const char redlock__racquire_sha[] = "df90cc2b078b48a681fce60c682aeebd77a509f3";
+    "local k,o=KEYS[1],ARGV[1] local f=o..':'..ARGV[2] local t=redis.call('type',k).ok if t=='none' then "
+    "redis.call('hset',k,o,1) redis.call('hset',k,f,1) redis.call('pexpire',k,ARGV[3]) return 1 end if "
+    "t~='hash' then return 0 end local c=tonumber(redis.call('hget',k,o) or 0) if c==0 or "
+    "redis.call('hlen',k)~=c+1+redis.call('hexists',k,' fence') then return 0 end if "
+    "redis.call('hsetnx',k,f,1)==1 then c=redis.call('hincrby',k,o,1) end if "
+    "redis.call('pttl',k)<tonumber(ARGV[3]) then redis.call('pexpire',k,ARGV[3]) end return c";
+static const char redlock__racquire_sha[] = "fe1913b107883a8d56dff9985f4ef19d96780450";
 static const char redlock__rrelease_lua[] =
     "local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' or "
-    "redis.call('hdel',k,o..':'..ARGV[2])==0 then return 0 end if redis.call('hincrby',k,o,-1)<=0 "
-    "then redis.call('hdel',k,o) if ARGV[3] then pcall(redis.call,'publish','redlock:'..k,'released') end "
-    "end return 1";
-static const char redlock__rrelease_sha[] = "c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af";
+    "redis.call('hdel',k,o..':'..ARGV[2])==0 then return 0 end if redis.call('hincrby',k,o,-1)<=0 then "
+    "redis.call('del',k) if ARGV[3] then pcall(redis.call,'publish','redlock:'..k,'released') end end "
+    "return 1";
+static const char redlock__rrelease_sha[] = "a1289050cd9364128e095b730eb637347a5922ca";
 static const char redlock__rextend_lua[] =
     "local k,o=KEYS[1],ARGV[1] local t=redis.call('type',k).ok if t=='none' then return 0 end if "
     "t=='hash' and redis.call('hexists',k,o..':'..ARGV[2])==1 then if "
@@ -1190,6 +1200,27 @@ static const char redlock__fence_lua[] =
     "if redis.call('get',KEYS[1])==ARGV[1] then local c=tonumber(redis.call('get',KEYS[2])) if not c or "
     "c<tonumber(ARGV[2]) then redis.call('set',KEYS[2],ARGV[2]) end return 1 end return 0";
 static const char redlock__fence_sha[] = "48e95165afb854dba74eb9d2c02d43ed7c87f94a";
+/* Fenced reentrant locks: the hold's fence is kept in the hash (field
+   " fence": no owner id has a space; only ever raised), so that the
+   owner's later entries take the same one; an entry added where none is
+   kept yet counts anew. */
+static const char redlock__rfacquire_lua[] =
+    "local k,o=KEYS[1],ARGV[1] local f=o..':'..ARGV[2] local t=redis.call('type',k).ok if t=='none' then "
+    "redis.call('hset',k,o,1) redis.call('hset',k,f,1) redis.call('pexpire',k,ARGV[3]) return "
+    "redis.call('incr',KEYS[2]) end if t~='hash' then return 0 end local "
+    "c=tonumber(redis.call('hget',k,o) or 0) if c==0 or "
+    "redis.call('hlen',k)~=c+1+redis.call('hexists',k,' fence') then return 0 end if "
+    "redis.call('hsetnx',k,f,1)==1 then redis.call('hincrby',k,o,1) end if "
+    "redis.call('pttl',k)<tonumber(ARGV[3]) then redis.call('pexpire',k,ARGV[3]) end return "
+    "tonumber(redis.call('hget',k,' fence')) or redis.call('incr',KEYS[2])";
+static const char redlock__rfacquire_sha[] = "9e90d98820f6fd7cf2d8944664d249d42ea91993";
+static const char redlock__rfence_lua[] =
+    "local k=KEYS[1] if redis.call('type',k).ok=='hash' and "
+    "redis.call('hexists',k,ARGV[1]..':'..ARGV[2])==1 then local c=tonumber(redis.call('get',KEYS[2])) if "
+    "not c or c<tonumber(ARGV[3]) then redis.call('set',KEYS[2],ARGV[3]) end "
+    "c=tonumber(redis.call('hget',k,' fence')) if not c or c<tonumber(ARGV[3]) then redis.call('hset',k,' "
+    "fence',ARGV[3]) end return 1 end return 0";
+static const char redlock__rfence_sha[] = "9aed5e9a15c9204fc81f0a524e790f2b5de165d1";
 /* For the storage a holder writes to, not sent by the core (section 11). */
 static const char redlock__fenced_set_lua[] =
     "local f=tonumber(ARGV[1]) if not f then return redis.error_reply('ERR fence is not a number') end "
@@ -1564,11 +1595,13 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
    caches each script on its own); 0 for the other steps. */
 enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
        REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16, REDLOCK__SCRIPT_FACQUIRE = 32,
-       REDLOCK__SCRIPT_FENCE = 64 };
+       REDLOCK__SCRIPT_FENCE = 64, REDLOCK__SCRIPT_RFACQUIRE = 128, REDLOCK__SCRIPT_RFENCE = 256 };
 static int redlock__script_bit(const redlock_lock *lk, int st) {
     if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
-    if (st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL) return REDLOCK__SCRIPT_FACQUIRE;
-    if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL) return REDLOCK__SCRIPT_FENCE;
+    if (st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL)
+        return lk->_reentrant ? REDLOCK__SCRIPT_RFACQUIRE : REDLOCK__SCRIPT_FACQUIRE;
+    if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL)
+        return lk->_reentrant ? REDLOCK__SCRIPT_RFENCE : REDLOCK__SCRIPT_FENCE;
     if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
         return lk->_reentrant ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
     if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
@@ -1583,7 +1616,8 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
     static const redlock__script scripts[] = { REDLOCK__SCRIPT(release), REDLOCK__SCRIPT(extend),
                                                REDLOCK__SCRIPT(racquire), REDLOCK__SCRIPT(rrelease),
                                                REDLOCK__SCRIPT(rextend), REDLOCK__SCRIPT(facquire),
-                                               REDLOCK__SCRIPT(fence) };
+                                               REDLOCK__SCRIPT(fence), REDLOCK__SCRIPT(rfacquire),
+                                               REDLOCK__SCRIPT(rfence) };
 #undef REDLOCK__SCRIPT
     int bit = redlock__script_bit(lk, st), k = 0;
     while (bit > 1) { bit >>= 1; k++; }
@@ -2097,7 +2131,7 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     } else
         a = redlock__answer_extend(lk, i, r, now);
     if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
-        lk->_client->_scripted[i] |= (uint8_t)redlock__script_bit(lk, st);
+        lk->_client->_scripted[i] |= (uint16_t)redlock__script_bit(lk, st);
     switch (a) {
     case REDLOCK__A_ACQUIRED:
         if (lk->_phase == REDLOCK__PH_FENCE) { /* a fenced acquire's late win: the write-back follows */
@@ -2848,7 +2882,6 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     if (klen >= sizeof REDLOCK_FENCE_PREFIX - 1 && memcmp(o->key, REDLOCK_FENCE_PREFIX, sizeof REDLOCK_FENCE_PREFIX - 1) == 0)
         return REDLOCK_ERR_KEY;
     if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
-    if (o->fence && o->reentrant) return REDLOCK_ERR_INVALID;
     if (!redlock__ms_ok(o->renew_every_ms) || !redlock__ms_ok(o->max_hold_ms) || o->max_extensions < 0 ||
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
@@ -3222,6 +3255,8 @@ REDLOCK_API const char *redlock_reentrant_release_script(void) { return redlock_
 REDLOCK_API const char *redlock_reentrant_extend_script(void) { return redlock__rextend_lua; }
 REDLOCK_API const char *redlock_fence_acquire_script(void) { return redlock__facquire_lua; }
 REDLOCK_API const char *redlock_fence_write_back_script(void) { return redlock__fence_lua; }
+REDLOCK_API const char *redlock_reentrant_fence_acquire_script(void) { return redlock__rfacquire_lua; }
+REDLOCK_API const char *redlock_reentrant_fence_write_back_script(void) { return redlock__rfence_lua; }
 REDLOCK_API const char *redlock_fenced_set_script(void) { return redlock__fenced_set_lua; }
 
 REDLOCK_API const char *redlock_strerror(int status) {

@@ -430,12 +430,11 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         goto usage;
     }
     if (o->fence && o->cmd != TOOL_CMD_RUN) { say(err, errlen, "--fence is an option of run"); goto usage; }
-    if (o->fence && o->reentrant) { say(err, errlen, "run: --fence and --reentrant do not go together"); goto usage; }
     if (o->fence && o->mode == REDLOCK_MODE_LEGACY) {
         say(err, errlen, "run: --fence needs scripting, not --legacy or --mode legacy");
         goto usage;
     }
-    if (o->cmd == TOOL_CMD_RUN && !o->owner && !o->fence) {
+    if (o->cmd == TOOL_CMD_RUN && !o->owner) {
         /* inside an outer `redlock run --reentrant`: its owner, and a run
            there is reentrant by itself (a script calling another that takes
            the same lock enters), unless it asks for legacy values */

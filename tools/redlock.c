@@ -841,17 +841,23 @@ static int entry_field(const redlock_reply *f, const char *owner, size_t olen)
     return 1;
 }
 
+/* The field " fence" of a fenced reentrant lock's hash (its hold's fence). */
+static int fence_field(const redlock_reply *f)
+{
+    return f->type == REDLOCK_REPLY_STRING && f->len == 6 && memcmp(f->str, " fence", 6) == 0;
+}
+
 static void reentrant_hash(rnode *x, const redlock_reply *r)
 {
-    size_t i, j, entries = 0;
+    size_t i, j, entries = 0, fields = r->elements / 2;
     const redlock_reply *owner = NULL, *count = NULL;
     long long n = 0;
     if (r->elements < 4 || r->elements % 2) return;
     for (i = 0; i < r->elements && !owner; i += 2) { /* the field no other field extends */
         const redlock_reply *f = &r->element[i];
-        if (f->type != REDLOCK_REPLY_STRING || f->len == 0 || f->len > REDLOCK_MAX_OWNER) continue;
+        if (f->type != REDLOCK_REPLY_STRING || f->len == 0 || f->len > REDLOCK_MAX_OWNER || fence_field(f)) continue;
         for (j = 0; j < r->elements; j += 2)
-            if (j != i && !entry_field(&r->element[j], f->str, f->len)) break;
+            if (j != i && !entry_field(&r->element[j], f->str, f->len) && !fence_field(&r->element[j])) break;
         if (j >= r->elements) { owner = f; count = &r->element[i + 1]; }
     }
     if (!owner || count->type != REDLOCK_REPLY_STRING || count->len == 0 || count->len > 9) return;
@@ -859,7 +865,8 @@ static void reentrant_hash(rnode *x, const redlock_reply *r)
         if (count->str[i] < '0' || count->str[i] > '9') return;
         n = n * 10 + (count->str[i] - '0');
     }
-    entries = r->elements / 2 - 1;
+    for (i = 0; i < r->elements; i += 2) fields -= fence_field(&r->element[i]);
+    entries = fields - 1;
     if (n <= 0 || (size_t)n != entries) return;
     memcpy(x->owner, owner->str, owner->len);
     x->owner[owner->len] = '\0';
@@ -1847,7 +1854,8 @@ static const help_line help_opts[] = {
              "      --fence           a fenced lock: COMMAND gets its fencing token in\n"
              "                        $REDLOCK_FENCE, higher than any earlier holder's, for a\n"
              "                        storage that refuses older ones (needs scripting; one\n"
-             "                        more round trip; a counter key that never expires)\n" },
+             "                        more round trip; a counter key that never expires;\n"
+             "                        with --reentrant, nested fenced runs get the same)\n" },
     { H_TOP, "      --on-lost ACTION  run: when the lock is lost, SIGTERM (term, default),\n"
              "                        SIGKILL (kill) or nothing (ignore) to COMMAND's group\n"
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"

@@ -47,11 +47,13 @@
 #define MAX_TOKENS 4096
 #define SHA_RELEASE "5936c7a91d6097fc50292f9e90ec2ed3e513e629"
 #define SHA_EXTEND "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"
-#define SHA_RACQUIRE "df90cc2b078b48a681fce60c682aeebd77a509f3"
-#define SHA_RRELEASE "c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af"
+#define SHA_RACQUIRE "fe1913b107883a8d56dff9985f4ef19d96780450"
+#define SHA_RRELEASE "a1289050cd9364128e095b730eb637347a5922ca"
 #define SHA_REXTEND "8713768fb046a3ec2f3a21545b1de720ccbd516d"
 #define SHA_FACQUIRE "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888"
 #define SHA_FENCE "48e95165afb854dba74eb9d2c02d43ed7c87f94a"
+#define SHA_RFACQUIRE "9e90d98820f6fd7cf2d8944664d249d42ea91993"
+#define SHA_RFENCE "9aed5e9a15c9204fc81f0a524e790f2b5de165d1"
 #define MAX_ENTRIES 64 /* entries of one owner in a reentrant hash */
 #define WALL_EPOCH_MS 1700000000000LL
 
@@ -111,7 +113,7 @@ static const profile profiles[] = {
        crashes with and without persistence */
     {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8},
     /* reentrant locks beside plain ones, every fault class */
-    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0},
+    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
@@ -136,6 +138,8 @@ typedef struct entry {
     long count;
     char toks[MAX_ENTRIES][REDLOCK_TOKEN_LEN + 1];
     int ntoks;
+    int has_fence;           /* a fenced reentrant lock's hash keeps its hold's fence */
+    long long fence;
 } entry;
 
 typedef struct node {
@@ -144,7 +148,8 @@ typedef struct node {
     int sha_release, sha_extend; /* script cache */
     int lost_release, lost_extend; /* the script was cached before a crash, not since */
     unsigned rsha, rlost;    /* the same for the reentrant scripts: 1 acquire, 2 release, 4 extend,
-                                and the fenced lock's: 8 acquire, 16 write-back */
+                                the fenced lock's: 8 acquire, 16 write-back; the fenced
+                                reentrant lock's: 32 acquire, 64 write-back */
     long long counter[MAX_KEYS]; /* fenced locks' counters (REDLOCK_FENCE_PREFIX + key) */
 } node;
 
@@ -248,7 +253,7 @@ typedef struct event {
 typedef struct interval { int64_t s, e; int holder, key, owner; } interval;
 /* A fenced lock's hold: the acquire was called at `start`, reported
    success at `done` (true times). */
-typedef struct fence_hold { int64_t start, done, fence; int key, holder; } fence_hold;
+typedef struct fence_hold { int64_t start, done, fence; int key, holder, owner; } fence_hold;
 
 typedef struct world {
     const profile *p;
@@ -893,26 +898,59 @@ static void run_rscript(world *w, const node *nd, entry *e, msg *m, int which, i
     }
 }
 
-/* A fenced lock's scripts: EVAL(SHA) script 2 key counter token ttl|fence.
-   5: SET NX PX, then INCR the counter; 6: the write-back, counter =
-   max(counter, fence) where the key holds the token. */
-static void run_fscript(world *w, node *nd, entry *e, msg *m, int which) {
+/* A fenced lock's scripts: EVAL(SHA) script 2 key counter [owner] token
+   ttl|fence. 5: SET NX PX, then INCR the counter; 6: the write-back,
+   counter = max(counter, fence) where the key holds the token; 7 and 8:
+   the same for a reentrant lock's hash, which keeps its hold's fence (an
+   entry added where none is kept counts anew). */
+static void run_fscript(world *w, node *nd, entry *e, msg *m, int which, int c) {
     long long *counter = &nd->counter[e - nd->e];
+    int reentrant = which >= 7, live = entry_live(w, e);
+    const char *owner = reentrant ? m->argv[5] : NULL, *tok = m->argv[reentrant ? 6 : 5];
+    long long arg = atoll(m->argv[reentrant ? 7 : 6]);
     char want[REDLOCK_MAX_KEY + 32];
     snprintf(want, sizeof want, "%s%s", REDLOCK_FENCE_PREFIX, m->argv[3]);
-    if (m->argc != 7 || !is(m, 2, "2") || strcmp(m->argv[4], want) != 0 || m->argvlen[5] != REDLOCK_TOKEN_LEN) {
+    if (m->argc != (reentrant ? 8 : 7) || !is(m, 2, "2") || strcmp(m->argv[4], want) != 0 ||
+        strlen(tok) != REDLOCK_TOKEN_LEN || (owner && strlen(owner) > REDLOCK_MAX_OWNER)) {
         reply_error(m, "ERR unexpected fenced script form");
         return;
     }
     if (which == 5) {
-        if (entry_live(w, e)) { reply_int(m, 0); return; }
-        set_val(e, m->argv[5], m->argvlen[5], w->now + atoll(m->argv[6]) * 1000);
+        if (live) { reply_int(m, 0); return; }
+        set_val(e, tok, REDLOCK_TOKEN_LEN, w->now + arg * 1000);
         reply_int(m, ++*counter);
         return;
     }
-    if (entry_live(w, e) && e->hash) { reply_error(m, "WRONGTYPE Operation against a key holding the wrong kind of value"); return; }
-    if (entry_live(w, e) && e->vlen == REDLOCK_TOKEN_LEN && memcmp(e->val, m->argv[5], REDLOCK_TOKEN_LEN) == 0) {
-        if (*counter < atoll(m->argv[6])) *counter = atoll(m->argv[6]);
+    if (which == 7) {
+        if (!live) {
+            memset(e, 0, sizeof *e);
+            e->used = e->hash = 1;
+            snprintf(e->owner, sizeof e->owner, "%s", owner);
+            e->count = e->ntoks = 1;
+            memcpy(e->toks[0], tok, REDLOCK_TOKEN_LEN + 1);
+            e->expire_at = w->now + arg * 1000;
+            reply_int(m, ++*counter);
+            return;
+        }
+        if (!e->hash || strcmp(e->owner, owner) != 0) { reply_int(m, 0); return; }
+        if (hash_find(e, tok) < 0) {
+            if (e->ntoks == MAX_ENTRIES) { reply_error(m, "ERR sim: too many entries"); return; }
+            memcpy(e->toks[e->ntoks++], tok, REDLOCK_TOKEN_LEN + 1);
+            e->count++;
+        }
+        if (e->expire_at - w->now < arg * 1000) e->expire_at = w->now + arg * 1000;
+        hash_count_check(w, e, c);
+        reply_int(m, e->has_fence ? e->fence : ++*counter);
+        return;
+    }
+    if (which == 6 && live && e->hash) { reply_error(m, "WRONGTYPE Operation against a key holding the wrong kind of value"); return; }
+    if (which == 6 ? live && e->vlen == REDLOCK_TOKEN_LEN && memcmp(e->val, tok, REDLOCK_TOKEN_LEN) == 0
+                   : live && e->hash && strcmp(e->owner, owner) == 0 && hash_find(e, tok) >= 0) {
+        if (*counter < arg) *counter = arg;
+        if (which == 8 && (!e->has_fence || e->fence < arg)) { /* only ever raised */
+            e->has_fence = 1;
+            e->fence = arg;
+        }
         reply_int(m, 1);
         return;
     }
@@ -990,7 +1028,7 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         if (sha) {
             which = is(m, 1, SHA_RELEASE) ? 0 : is(m, 1, SHA_EXTEND) ? 1 : is(m, 1, SHA_RACQUIRE) ? 2
                     : is(m, 1, SHA_RRELEASE) ? 3 : is(m, 1, SHA_REXTEND) ? 4 : is(m, 1, SHA_FACQUIRE) ? 5
-                    : is(m, 1, SHA_FENCE) ? 6 : -1;
+                    : is(m, 1, SHA_FENCE) ? 6 : is(m, 1, SHA_RFACQUIRE) ? 7 : is(m, 1, SHA_RFENCE) ? 8 : -1;
             if (which < 0 || (which < 2 && !(which ? nd->sha_extend : nd->sha_release)) ||
                 (which >= 2 && !(nd->rsha & (1u << (which - 2))))) {
                 /* a script the server had and lost (a restart): a step the core
@@ -1011,7 +1049,9 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
             which = is(m, 1, redlock_release_script()) ? 0 : is(m, 1, redlock_extend_script()) ? 1
                     : is(m, 1, redlock_reentrant_acquire_script()) ? 2 : is(m, 1, redlock_reentrant_release_script()) ? 3
                     : is(m, 1, redlock_reentrant_extend_script()) ? 4 : is(m, 1, redlock_fence_acquire_script()) ? 5
-                    : is(m, 1, redlock_fence_write_back_script()) ? 6 : -1;
+                    : is(m, 1, redlock_fence_write_back_script()) ? 6
+                    : is(m, 1, redlock_reentrant_fence_acquire_script()) ? 7
+                    : is(m, 1, redlock_reentrant_fence_write_back_script()) ? 8 : -1;
             if (which < 0) { reply_error(m, "ERR unknown script"); return; }
             if (which >= 2) {
                 nd->rsha |= 1u << (which - 2);
@@ -1024,7 +1064,7 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                 nd->lost_release = 0;
             }
         }
-        if (which >= 5) run_fscript(w, nd, e, m, which);
+        if (which >= 5) run_fscript(w, nd, e, m, which, c);
         else if (which >= 2) run_rscript(w, nd, e, m, which, c);
         else run_script(w, nd, e, m, which);
     } else {
@@ -1136,7 +1176,8 @@ static int script_lost(world *w, const redlock_lock *lk) {
         int st = lk->_node[i].step;
         if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
         if (lk->_reentrant) {
-            unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 1u : st == REDLOCK__ST_REL_SHA ? 2u : st == REDLOCK__ST_EXT_SHA ? 4u : 0u;
+            unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 1u : st == REDLOCK__ST_REL_SHA ? 2u : st == REDLOCK__ST_EXT_SHA ? 4u
+                         : st == REDLOCK__ST_FACQ_SHA ? 32u : st == REDLOCK__ST_FENCE_SHA ? 64u : 0u;
             if (w->nodes[i].rlost & bit) return 1;
         } else if ((st == REDLOCK__ST_REL_SHA && w->nodes[i].lost_release) ||
                    (st == REDLOCK__ST_EXT_SHA && w->nodes[i].lost_extend) ||
@@ -1173,8 +1214,10 @@ static void token_done(world *w, client *c, int k, int deinit) {
    in which it believes it holds the lock (in true time) and its token. */
 /* The fence checker (section 11): a fenced hold of slot k reported success
    now. For every earlier hold A on the key whose success came before this
-   acquire was called, this fence must be higher than A's, unless a crash
-   without persistence wiped counters after A's acquire began. */
+   acquire was called, this fence must be higher than A's (at least as
+   high for an entry of A's reentrant owner, which keeps the hold's
+   fence), unless a crash without persistence wiped counters after A's
+   acquire began. */
 static void fence_record(world *w, client *c, int k, int64_t fence) {
     slot *s = &c->s[k];
     int64_t start = true_of(c, s->lk._op_start);
@@ -1189,7 +1232,8 @@ static void fence_record(world *w, client *c, int k, int64_t fence) {
         for (l = 0; l < w->ncounter_lost && l < 8; l++) wiped |= w->counter_lost[l] > h->start;
         if (wiped) continue;
         w->fence_pairs++;
-        if (fence <= h->fence) {
+        /* a reentrant owner's later entries keep the hold's fence */
+        if (s->owner >= 0 && h->owner == s->owner ? fence < h->fence : fence <= h->fence) {
             char what[160];
             snprintf(what, sizeof what, "fence %lld not above %lld of an earlier holder (c%d.%d) that succeeded before this "
                      "acquire began", (long long)fence, (long long)h->fence, h->holder / MAX_SLOTS, h->holder % MAX_SLOTS);
@@ -1207,6 +1251,7 @@ static void fence_record(world *w, client *c, int k, int64_t fence) {
     w->fh[w->fhn].fence = fence;
     w->fh[w->fhn].key = s->key;
     w->fh[w->fhn].holder = c->id * MAX_SLOTS + k;
+    w->fh[w->fhn].owner = s->owner;
     w->fhn++;
 }
 
@@ -1382,7 +1427,7 @@ static void init_slot(world *w, client *c, int k) {
         o.owner = pick < 2 ? shared[pick] : NULL;
         s->owner = pick < 2 ? pick : 10 + c->id;
     }
-    s->fenced = !o.reentrant && w->p->fenced > 0 && rng_chance(&w->rng, w->p->fenced);
+    s->fenced = w->p->fenced > 0 && rng_chance(&w->rng, w->p->fenced);
     o.fence = s->fenced;
     s->fence_token = -1;
     c->table_changed = 1;

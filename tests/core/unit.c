@@ -1166,11 +1166,12 @@ static void test_unknown_tags(void) {
 static void test_sha_constants(void) {
     /* the hard-coded SHA1s must be those of the script texts */
     char cmd[1024], out[64];
-    const char *scripts[8];
-    const char *shas[8] = {"5936c7a91d6097fc50292f9e90ec2ed3e513e629", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
-                           "df90cc2b078b48a681fce60c682aeebd77a509f3", "c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af",
+    const char *scripts[10];
+    const char *shas[10] = {"5936c7a91d6097fc50292f9e90ec2ed3e513e629", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
+                           "fe1913b107883a8d56dff9985f4ef19d96780450", "a1289050cd9364128e095b730eb637347a5922ca",
                            "8713768fb046a3ec2f3a21545b1de720ccbd516d", "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888",
-                           "48e95165afb854dba74eb9d2c02d43ed7c87f94a", "65d74805f790707d154a364cfbd39c5a901e9c59"};
+                           "48e95165afb854dba74eb9d2c02d43ed7c87f94a", "65d74805f790707d154a364cfbd39c5a901e9c59",
+                           "9e90d98820f6fd7cf2d8944664d249d42ea91993", "9aed5e9a15c9204fc81f0a524e790f2b5de165d1"};
     int k;
     scripts[0] = redlock_release_script();
     scripts[1] = redlock_extend_script();
@@ -1180,7 +1181,9 @@ static void test_sha_constants(void) {
     scripts[5] = redlock_fence_acquire_script();
     scripts[6] = redlock_fence_write_back_script();
     scripts[7] = redlock_fenced_set_script();
-    for (k = 0; k < 8; k++) {
+    scripts[8] = redlock_reentrant_fence_acquire_script();
+    scripts[9] = redlock_reentrant_fence_write_back_script();
+    for (k = 0; k < 10; k++) {
         FILE *f;
         snprintf(cmd, sizeof cmd, "printf '%%s' \"%s\" | sha1sum", scripts[k]);
         f = popen(cmd, "r");
@@ -5374,8 +5377,8 @@ static void test_fence_write_back_fails(void) {
 /* Proves: NOSCRIPT moves the fenced acquire and the write-back to EVAL of
    their texts (with both keys); scripts refused (NOPERM, an old server)
    end the acquire with NO_SCRIPTING, never a legacy fallback; a fenced
-   lock is refused at init when too few nodes may script by configuration,
-   and with the reentrant option; no lock may take a counter's name; a
+   lock is refused at init when too few nodes may script by configuration
+   (also a reentrant one); no lock may take a counter's name; a
    counter that is not a number is the server's error. */
 static void test_fence_scripts_and_refusals(void) {
     redlock_config cfg;
@@ -5420,7 +5423,7 @@ static void test_fence_scripts_and_refusals(void) {
         redlock_lock_deinit(&L);
         o.fence = 1;
         o.reentrant = 1;
-        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
         o.reentrant = 0;
         o.fence = 0;
         o.key = REDLOCK_FENCE_PREFIX "res";
@@ -5431,6 +5434,43 @@ static void test_fence_scripts_and_refusals(void) {
         redlock_client_deinit(&C);
     }
     CHECK_EQ(redlock_lock_fence(NULL), 0);
+}
+
+static const char RFACQ_SHA[] = "EVALSHA 9e90d98820f6fd7cf2d8944664d249d42ea91993 2 res " REDLOCK_FENCE_PREFIX "res ";
+static const char RFENCE_SHA[] = "EVALSHA 9aed5e9a15c9204fc81f0a524e790f2b5de165d1 2 res " REDLOCK_FENCE_PREFIX "res ";
+
+/* Proves: a fenced reentrant lock sends the reentrant fenced scripts with
+   both keys, the owner and the token; the count it gets back (a new hash:
+   the counter; an entry of the owner: the hold's fence kept in the hash)
+   is written back with the owner and token; release and extend are the
+   reentrant lock's. */
+static void test_fence_reentrant(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    char expect[200];
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.fence = 1;
+    o.reentrant = 1;
+    o.owner = "svc-f";
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "%ssvc-f %s 1000", RFACQ_SHA, redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    num(0, 7);
+    snprintf(expect, sizeof expect, "%ssvc-f %s 7", RFENCE_SHA, redlock_lock_token(&L));
+    CHECK_STR(T.q[1].cmd, expect);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 7);
+    redlock_release(&L);
+    CHECK(starts(2, "EVALSHA a1289050cd9364128e095b730eb637347a5922ca 1 res svc-f "));
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+    CHECK(strstr(redlock_reentrant_fence_acquire_script(), "hget',k,' fence'") != NULL);
+    CHECK(strstr(redlock_reentrant_acquire_script(), "hexists',k,' fence'") != NULL);
+    CHECK(strstr(redlock_reentrant_release_script(), "redis.call('del',k)") != NULL);
 }
 
 /* Proves: an adopted token shows no fence. */
@@ -5444,8 +5484,8 @@ static void test_fence_adopted(void) {
 /* ---- reentrant locks ---- */
 #include <pthread.h>
 
-static const char RACQ_SHA[] = "EVALSHA df90cc2b078b48a681fce60c682aeebd77a509f3 1 res ";
-static const char RREL_SHA[] = "EVALSHA c41ca9a0c8ef21753a88866d3ee5dcc276b6f8af 1 res ";
+static const char RACQ_SHA[] = "EVALSHA fe1913b107883a8d56dff9985f4ef19d96780450 1 res ";
+static const char RREL_SHA[] = "EVALSHA a1289050cd9364128e095b730eb637347a5922ca 1 res ";
 static const char REXT_SHA[] = "EVALSHA 8713768fb046a3ec2f3a21545b1de720ccbd516d 1 res ";
 
 static void reentrant_opts(redlock_lock_opts *o, const char *owner) {
@@ -6122,6 +6162,7 @@ int main(int argc, char **argv) {
     RUN_T(test_fence_write_back_fails);
     RUN_T(test_fence_scripts_and_refusals);
     RUN_T(test_fence_adopted);
+    RUN_T(test_fence_reentrant);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);

@@ -997,6 +997,73 @@ out:
     it->close(b);
 }
 
+/* Fenced reentrant locks: the owner's second hold (another client) takes
+   the first one's fence, which the hash keeps; a plain reentrant entry of
+   the owner nests too; another owner waits, and its fence is higher; no
+   key left. */
+static void it_fence_reentrant(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *l1 = NULL, *l2 = NULL, *l3 = NULL, *l4 = NULL;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], want[24];
+    int64_t f1;
+    it_defaults(&s, rn, ports);
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_key(key, sizeof key, "fence-reentrant");
+    it_lock_opts(&o, key, 2000);
+    o.fence = 1;
+    o.reentrant = 1;
+    o.owner = "it-fence-owner";
+    o.retry_count = -1;
+    l1 = it->lock(a, &o);
+    l2 = it->lock(b, &o);
+    o.fence = 0;
+    l3 = it->lock(b, &o);
+    o.fence = 1;
+    o.owner = "it-other-owner";
+    l4 = it->lock(a, &o);
+    CHECK(l1 && l2 && l3 && l4);
+    if (!l1 || !l2 || !l3 || !l4) goto out;
+    memset(&r, 0, sizeof r);
+    CHECK_EQ(it->acquire(l1, &r), REDLOCK_OK);
+    f1 = r.fence;
+    CHECK(f1 >= 1);
+    CHECK_EQ(it->acquire(l2, &r), REDLOCK_OK);
+    CHECK_EQ(r.fence, f1);
+    CHECK_EQ(it->acquire(l3, &r), REDLOCK_OK);  /* a plain entry of the owner */
+    CHECK_EQ(r.fence, 0);
+    CHECK_EQ(it_owner_count_settle(rn, key, "it-fence-owner", "3", it_n), it_n);
+    snprintf(want, sizeof want, "%lld", (long long)f1);
+    {
+        int i, k = 0;
+        char out[64];
+        for (i = 0; i < rn->n; i++)
+            k += redis_nodes_cmd(rn, i, out, sizeof out, "HGET", key, " fence", (char *)NULL) == 0 && strcmp(out, want) == 0;
+        CHECK(k >= it_n / 2 + 1);
+    }
+    CHECK_EQ(it->acquire(l4, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->release(l1, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(l2, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(l3, NULL), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n); /* no key left */
+    CHECK_EQ(it->acquire(l4, &r), REDLOCK_OK);
+    CHECK(r.fence > f1);
+    CHECK_EQ(it->release(l4, NULL), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n);
+out:
+    if (l1) it->unlock(l1);
+    if (l2) it->unlock(l2);
+    if (l3) it->unlock(l3);
+    if (l4) it->unlock(l4);
+    it->close(a);
+    it->close(b);
+}
+
 /* A fenced lock on nodes that refuse scripts: NO_SCRIPTING at once, no
    legacy fallback, nothing written. (The undo's release script, refused
    too, turns the client's plain locks on those nodes to GET + DEL.) */
@@ -2022,6 +2089,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_reentrant, n);
         IT_RUN(it_reentrant_noscript, n);
         IT_RUN(it_fence, n);
+        IT_RUN(it_fence_reentrant, n);
         IT_RUN(it_fence_noscript, n);
         IT_RUN(it_release_publishes, n);
         if (it->notify) {

@@ -286,7 +286,12 @@ grep -q "\"fence\":$f2,\"nodes\"" "$T/out" && ok "fence: inspect --json has the 
 rl run fe -- sh -c 'echo "[$REDLOCK_FENCE]"'
 [ "$RC" -eq 0 ] && [ "$(cat "$T/out")" = "[]" ] && ok "fence: a plain run gets no REDLOCK_FENCE" ||
   nok "fence: a plain run gets no REDLOCK_FENCE" "$(cat "$T/out")"
-usage "--fence with --reentrant" run --fence --reentrant fe -- true
+rl run --reentrant --fence rf -- sh -c "echo \"\$REDLOCK_FENCE\"; $BIN run --fence --no-wait rf -- sh -c 'echo \"inner \$REDLOCK_FENCE\"'; $BIN run --no-wait rf -- echo plain"
+fo=$(sed -n 1p "$T/out")
+if [ "$RC" -eq 0 ] && [[ "$fo" =~ ^[0-9]+$ ]] && [ "$(sed -n 2p "$T/out")" = "inner $fo" ] && [ "$(sed -n 3p "$T/out")" = plain ] &&
+   [ "$(rcli EXISTS rf)" = 0 ]; then
+  ok "fence: a reentrant fenced run's nested runs enter, the fenced one with the same fence ($fo)"
+else nok "fence: a reentrant fenced run's nested runs enter" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
 usage "--fence with --legacy" run --fence --legacy fe -- true
 usage "--fence does not apply to acquire" acquire --fence fe
 
