@@ -265,11 +265,12 @@
 
    Memory: clients and lock handles are yours to place (static, stack,
    arrays, inside your own structs). On 64-bit Linux at the default limits
-   a redlock_client is 872 bytes and a redlock_lock 512 (about 256 plus 16
+   a redlock_client is 896 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
    bytes: the key, the token and the next token's bytes; a reentrant lock
-   REDLOCK_MAX_OWNER + 9 more for its owner id), freed by
+   REDLOCK_MAX_OWNER + 9 more for its owner id; a fenced lock its
+   counter's name, REDLOCK_FENCE_PREFIX and the key, more), freed by
    redlock_lock_deinit, by initialising the handle again on the same
    client, or by redlock_client_deinit; refused, lock_init says NOMEM.
    Nothing else is allocated, and no operation allocates. A handle that is
@@ -1363,8 +1364,10 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
    NUL-terminated), the bytes of the next token and, for a reentrant lock,
    the owner id (NUL-terminated) and the thread part of the next default
    owner. */
-static size_t redlock__strings_size(size_t key_len, int reentrant) {
-    return REDLOCK_KEY_BLOCK_SIZE(key_len) + (reentrant ? REDLOCK_MAX_OWNER + 1 + sizeof(uint64_t) : 0);
+#define REDLOCK__FENCE_PREFIX_LEN (sizeof REDLOCK_FENCE_PREFIX - 1)
+static size_t redlock__owner_size(int reentrant) { return reentrant ? REDLOCK_MAX_OWNER + 1 + sizeof(uint64_t) : 0; }
+static size_t redlock__strings_size(size_t key_len, int reentrant, int fenced) {
+    return REDLOCK_KEY_BLOCK_SIZE(key_len) + redlock__owner_size(reentrant) + (fenced ? REDLOCK__FENCE_PREFIX_LEN + key_len : 0);
 }
 static char *redlock__token(const redlock_lock *lk) { return lk->_key + lk->_key_len; }
 static unsigned char *redlock__fresh(const redlock_lock *lk) {
@@ -1373,6 +1376,8 @@ static unsigned char *redlock__fresh(const redlock_lock *lk) {
 static char *redlock__owner(const redlock_lock *lk) {
     return lk->_key + REDLOCK_KEY_BLOCK_SIZE(lk->_key_len);
 }
+/* a fenced lock's counter: REDLOCK_FENCE_PREFIX + key, after the owner's room */
+static char *redlock__counter(const redlock_lock *lk) { return redlock__owner(lk) + redlock__owner_size(lk->_reentrant); }
 
 static int64_t redlock__round_deadline(const redlock_lock *lk) {
     return lk->_round_start + lk->_client->_cfg.node_timeout_ms * 1000;
@@ -1628,7 +1633,6 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
 typedef struct redlock__scratch {
     char ttl[24];            /* or a fence */
     char value[REDLOCK__VALUE_MAX];
-    char fence_key[sizeof REDLOCK_FENCE_PREFIX - 1 + REDLOCK_MAX_KEY];
 } redlock__scratch;
 
 /* Builds the command for node i's current step. Argument text lives in the
@@ -1717,10 +1721,8 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
             REDLOCK__LIT("EVAL"); REDLOCK__ARG(script->lua, script->len);
         }
         if (counter) {
-            memcpy(sc->fence_key, REDLOCK_FENCE_PREFIX, sizeof REDLOCK_FENCE_PREFIX - 1);
-            memcpy(sc->fence_key + sizeof REDLOCK_FENCE_PREFIX - 1, lk->_key, lk->_key_len);
             REDLOCK__LIT("2"); REDLOCK__ARG(lk->_key, lk->_key_len);
-            REDLOCK__ARG(sc->fence_key, sizeof REDLOCK_FENCE_PREFIX - 1 + lk->_key_len);
+            REDLOCK__ARG(redlock__counter(lk), REDLOCK__FENCE_PREFIX_LEN + lk->_key_len);
         } else {
             REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
         }
@@ -2879,7 +2881,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     if (klen == 0) return REDLOCK_ERR_KEY;
     if (klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
     /* no lock may stand on a fenced lock's counter */
-    if (klen >= sizeof REDLOCK_FENCE_PREFIX - 1 && memcmp(o->key, REDLOCK_FENCE_PREFIX, sizeof REDLOCK_FENCE_PREFIX - 1) == 0)
+    if (klen >= REDLOCK__FENCE_PREFIX_LEN && memcmp(o->key, REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN) == 0)
         return REDLOCK_ERR_KEY;
     if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
     if (!redlock__ms_ok(o->renew_every_ms) || !redlock__ms_ok(o->max_hold_ms) || o->max_extensions < 0 ||
@@ -2904,11 +2906,11 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     /* initialising a lock that is still initialised on this client: forget
        the old one first (otherwise the table would link the lock to itself) */
     if (redlock__filed(c, lk)) redlock_lock_deinit(lk);
-    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, o->reentrant != 0));
+    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, o->reentrant != 0, o->fence != 0));
     if (!strings) return REDLOCK_ERR_NOMEM;
     memset(lk, 0, sizeof *lk);
     memcpy(strings, o->key, klen);
-    memset(strings + klen, 0, redlock__strings_size(klen, o->reentrant != 0) - klen); /* no token yet */
+    memset(strings + klen, 0, redlock__strings_size(klen, o->reentrant != 0, o->fence != 0) - klen); /* no token yet */
     lk->_key = strings;
     lk->_key_len = (uint32_t)klen;
     if (o->reentrant) {
@@ -2922,6 +2924,10 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_client = c;
     lk->_magic = REDLOCK__MAGIC;
     lk->_fenced = o->fence != 0;
+    if (lk->_fenced) {
+        memcpy(redlock__counter(lk), REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN);
+        memcpy(redlock__counter(lk) + REDLOCK__FENCE_PREFIX_LEN, o->key, klen);
+    }
     lk->_ttl_ms = o->ttl_ms;
     lk->_watchdog = o->watchdog != 0;
     lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;

@@ -417,7 +417,7 @@ static void socket_tls_foreign_loop(void)
     sl_run(&s, &L, 3, REDLOCK_OP_ACQUIRE, 5000);
     CHECK_EQ(L.done, REDLOCK_OP_ACQUIRE);
     CHECK_EQ(L.status, REDLOCK_OK);
-    CHECK_EQ(it_holders(rn, "it:socket:tls-foreign", redlock_lock_token(&l.lock)), 3);
+    CHECK(it_holders(rn, "it:socket:tls-foreign", redlock_lock_token(&l.lock)) >= 2); /* a quorum: the loop stops at the result */
     CHECK_EQ(redlock_release(&l.lock), REDLOCK_OK);
     sl_run(&s, &L, 3, REDLOCK_OP_RELEASE, 5000);
     CHECK_EQ(L.status, REDLOCK_OK);
