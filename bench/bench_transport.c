@@ -18,6 +18,9 @@
    cost the same). Each figure is measured twice, the transports in
    opposite orders, and both are printed.
 
+   Then the fenced lock's cost: the raw-socket transport's sequential cycles
+   with plain and with fenced locks, side by side.
+
    Then contention: 20 clients of one transport take turns on one key, each
    holding it about 1 ms and pausing 1 ms before asking again, with the
    library's defaults (release notifications on), the same without
@@ -156,12 +159,15 @@ static redlock_client *client_core(client *c)
                              : redlock_socket_client(&c->s);
 }
 
+static int bench_fence; /* the locks of the sequential cycles are fenced (section 11) */
+
 static int client_lock(client *c, const char *key)
 {
     redlock_lock_opts o;
     memset(&o, 0, sizeof o);
     o.key = key;
     o.ttl_ms = 10000;
+    o.fence = bench_fence;
     if (c->t == T_SOCKET) return redlock_socket_lock_init(&c->s, &c->slock, &o);
     if (c->t == T_HIREDIS) return redlock_hiredis_lock_init(&c->h, &c->hlock, &o);
     o.on_result = on_result;
@@ -666,6 +672,7 @@ int main(int argc, char **argv)
     static limits lim[MAX_K][RUNS];
     static crow crows[MAX_K][SETTINGS][RUNS][T_COUNT];
     double ceiling[MAX_K][RUNS], hold_us = 0;
+    static row fenced[MAX_K][RUNS][2]; /* socket, sequential: [0] plain, [1] fenced, side by side */
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cycles") && i + 1 < argc) cycles = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
@@ -769,6 +776,23 @@ int main(int argc, char **argv)
                 r->rel[2] = quantile(rel, cycles, 0.999);
             }
         }
+        for (run = 0; run < RUNS; run++) /* the fence's round trip: plain and fenced, interleaved */
+            for (i = 0; i < 2; i++) {
+                client c;
+                int f = run % 2 ? 1 - i : i;
+                row *r = &fenced[k][run][f];
+                bench_fence = f;
+                if (client_open(&c, T_SOCKET, &rn, R_NONE) != 0 || sequential(&c, nodes[k], 10 + run * 2 + f, cycles, acq, rel, r) != 0) {
+                    fprintf(stderr, "bench_transport: a %s cycle failed on %d nodes\n", f ? "fenced" : "plain", nodes[k]);
+                    redis_nodes_stop(&rn);
+                    return 1;
+                }
+                client_close(&c);
+                qsort(acq, (size_t)cycles, sizeof *acq, cmp_i64);
+                r->acq[0] = quantile(acq, cycles, 0.5);
+                r->acq[1] = quantile(acq, cycles, 0.99);
+            }
+        bench_fence = 0;
         for (retry = 0; retry < SETTINGS; retry++)
             for (run = 0; run < RUNS; run++)
                 for (i = 0; i < T_COUNT; i++) {
@@ -803,6 +827,18 @@ int main(int argc, char **argv)
         for (t = 0; t < T_COUNT; t++)
             for (run = 0; run < RUNS; run++) print_row(csv, t, nodes[k], run, &rows[k][run][t], &lim[k][run]);
     }
+
+    printf("\nfenced locks (section 11): the raw-socket transport's sequential cycles (acquire + release on a\n"
+           "fresh key), plain and fenced side by side; the fenced acquire adds the write-back's round trip\n\n");
+    printf("%5s %3s %10s %10s %7s %21s %21s\n", "nodes", "run", "plain/s", "fenced/s", "ratio", "plain acq. p50/99 us",
+           "fenced acq. p50/99 us");
+    for (k = 0; k < nn; k++)
+        for (run = 0; run < RUNS; run++) {
+            const row *pl = &fenced[k][run][0], *fe = &fenced[k][run][1];
+            printf("%5d %3d %10.0f %10.0f %6.0f%% %14lld/%-6lld %14lld/%-6lld\n", nodes[k], run + 1, pl->rate, fe->rate,
+                   pl->rate > 0 ? 100.0 * fe->rate / pl->rate : 0.0, (long long)pl->acq[0], (long long)pl->acq[1],
+                   (long long)fe->acq[0], (long long)fe->acq[1]);
+        }
 
     printf("\ncontention: %d clients of one transport (threads, connections of their own) take turns on one key\n"
            "for %.1f s, each holding it about 1 ms and pausing 1 ms before asking again. default: the library's\n"
