@@ -1203,8 +1203,10 @@ static const char redlock__fence_lua[] =
 static const char redlock__fence_sha[] = "48e95165afb854dba74eb9d2c02d43ed7c87f94a";
 /* Fenced reentrant locks: the hold's fence is kept in the hash (field
    " fence": no owner id has a space; only ever raised), so that the
-   owner's later entries take the same one; an entry added where none is
-   kept yet counts anew. */
+   owner's later entries take the same one; where none is kept yet (a new
+   hash, an entry whose write-back never came) the reply is a new count.
+   The holder takes the highest reply, as for a plain lock: a fence kept
+   by an old entry on a few nodes is never taken over a higher count. */
 static const char redlock__rfacquire_lua[] =
     "local k,o=KEYS[1],ARGV[1] local f=o..':'..ARGV[2] local t=redis.call('type',k).ok if t=='none' then "
     "redis.call('hset',k,o,1) redis.call('hset',k,f,1) redis.call('pexpire',k,ARGV[3]) return "
@@ -1378,6 +1380,7 @@ static char *redlock__owner(const redlock_lock *lk) {
 }
 /* a fenced lock's counter: REDLOCK_FENCE_PREFIX + key, after the owner's room */
 static char *redlock__counter(const redlock_lock *lk) { return redlock__owner(lk) + redlock__owner_size(lk->_reentrant); }
+
 
 static int64_t redlock__round_deadline(const redlock_lock *lk) {
     return lk->_round_start + lk->_client->_cfg.node_timeout_ms * 1000;
@@ -1940,7 +1943,7 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
     case REDLOCK__ST_FACQ_SHA: /* the counter after our SET; 0: held */
     case REDLOCK__ST_FACQ_EVAL:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
-        /* (once the write-back is out, the fence is fixed) */
+        /* the highest; once the write-back is out, the fence is fixed */
         if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE) lk->_fence = r->integer;
         return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_SETNX:
@@ -2136,7 +2139,10 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         lk->_client->_scripted[i] |= (uint16_t)redlock__script_bit(lk, st);
     switch (a) {
     case REDLOCK__A_ACQUIRED:
-        if (lk->_phase == REDLOCK__PH_FENCE) { /* a fenced acquire's late win: the write-back follows */
+        /* a fenced acquire's late win, during the write-back or after the
+           lock was reported held: the write-back follows (the fence kept
+           everywhere the holder's entry is) */
+        if (lk->_phase == REDLOCK__PH_FENCE || (lk->_fenced && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD)) {
             redlock__life_known(lk, i, lk->_valid_until);
             redlock__next_step(lk, i, REDLOCK__ST_FENCE_SHA, now);
             break;

@@ -5468,6 +5468,31 @@ static void test_fence_reentrant(void) {
     num(2, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
+    /* an entry of the owner on three nodes: the highest reply, kept (5) or
+       new (9: an old entry that missed its write-back); a node that wins
+       after the lock was reported held gets the write-back too */
+    base_config(&cfg, 3);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 9);
+    num(1, 5);
+    snprintf(expect, sizeof expect, "%ssvc-f %s 9", RFENCE_SHA, redlock_lock_token(&L));
+    CHECK_STR(T.q[3].cmd, expect);
+    CHECK_STR(T.q[4].cmd, expect);
+    num(3, 1); num(4, 1);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 9);
+    num(2, 11);
+    CHECK_EQ(T.qn, 6);
+    CHECK_STR(T.q[5].cmd, expect);
+    CHECK_EQ(T.q[5].node, 2);
+    num(5, 1);
+    CHECK_EQ(redlock_lock_fence(&L), 9);
+    teardown();
+    setup_fenced(1);
+    redlock_acquire(&L);
+    num(0, -3);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    teardown();
     CHECK(strstr(redlock_reentrant_fence_acquire_script(), "hget',k,' fence'") != NULL);
     CHECK(strstr(redlock_reentrant_acquire_script(), "hexists',k,' fence'") != NULL);
     CHECK(strstr(redlock_reentrant_release_script(), "redis.call('del',k)") != NULL);
