@@ -449,8 +449,9 @@
                  won, INCR REDLOCK_FENCE_PREFIX+key (the key's counter,
                  which never expires); the reply is the count (0: held).
      write-back  once a quorum won, f = the highest count among them goes
-                 back to those nodes (and to any that wins later in the
-                 attempt): counter = max(counter, f), only where the key
+                 back to those nodes (and to any that wins later, also
+                 after the lock was reported held): counter = max(counter,
+                 f), only where the key
                  still holds this token. The lock is held (and reported)
                  only when a quorum of nodes did so; otherwise the attempt
                  failed (undone, retried as any other).
@@ -477,10 +478,12 @@
    write, and shows the first one's late write rejected.
    Reentrant and fenced (both options): the first entry of an owner counts
    as above; the hold's fence is then kept in the hash (field " fence",
-   raised only), and the owner's later entries take it: every holder of
-   the owner has the same fence, higher than any other owner's before it
-   (owners whose first entries race may get two, the later ones the
-   higher). Plain and fenced reentrant locks of one owner may nest.
+   raised only), and the owner's later entries take it: the holders of an
+   owner share one fence, higher than any other owner's before it. Where
+   the hash keeps none (an entry whose write-back never came: its node
+   timed out) a later entry counts anew and its fence comes out higher, as
+   may those of first entries that race; fences never go down. Plain and
+   fenced reentrant locks of one owner may nest.
    Limits: a node that loses its counter (a restart without persistence)
    can hand out counts again from 1; that is the one fault fencing does not
    survive. Run the nodes with appendonly yes and appendfsync always for
