@@ -746,6 +746,15 @@ typedef struct redlock_config {
     size_t lock_table_size;
 } redlock_config;
 
+/* How a lock is held (section 12). DEFAULT: the plain lock (the key is a
+   string). The others share one key, a hash of holders: SHARED holders
+   may hold it together, EXCLUSIVE only alone. */
+typedef enum redlock_access {
+    REDLOCK_ACCESS_DEFAULT = 0,
+    REDLOCK_ACCESS_SHARED,
+    REDLOCK_ACCESS_EXCLUSIVE
+} redlock_access;
+
 /* Per-lock options; zero fields take the client's setting or the default. */
 typedef struct redlock_lock_opts {
     const char *key;          /* required, copied (section 5, Memory) */
@@ -774,6 +783,8 @@ typedef struct redlock_lock_opts {
     size_t owner_len;         /* 0: strlen(owner) */
     int fence;                /* nonzero: every acquire hands out a fencing token, higher than
                                  any earlier holder's (section 11) */
+    redlock_access access;    /* SHARED or EXCLUSIVE: a readers-writer lock (section 12);
+                                 not with reentrant or fence */
 } redlock_lock_opts;
 
 /* ---- internal state: treat as opaque, fields may change ---- */
@@ -855,12 +866,12 @@ struct redlock_lock {
     uint8_t _fail_votes;   /* votes and elapsed time of the last failed attempt */
     uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
     uint8_t _user_extend;  /* the last extend round was requested by the user (read in PH_EXTEND only) */
-    uint8_t _reentrant;    /* the key is a hash {owner: count, owner:token: 1} */
+    uint8_t _kind;         /* REDLOCK__K_*: reentrant (the key is a hash {owner: count,
+                              owner:token: 1}), fenced, the access mode */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
-    uint8_t _fenced;       /* acquires hand out fencing tokens (section 11) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
@@ -1060,6 +1071,9 @@ REDLOCK_API const char *redlock_reentrant_fence_write_back_script(void);
    writer's fence, ARGV[2] the value. Sets both and returns 1 when the fence
    is at least the highest seen; returns 0 (and writes nothing) otherwise. */
 REDLOCK_API const char *redlock_fenced_set_script(void);
+REDLOCK_API const char *redlock_rw_acquire_script(void);
+REDLOCK_API const char *redlock_rw_release_script(void);
+REDLOCK_API const char *redlock_rw_extend_script(void);
 
 #ifdef __cplusplus
 }
@@ -1227,6 +1241,43 @@ static const char redlock__rfence_lua[] =
     "c=tonumber(redis.call('hget',k,' fence')) if not c or c<tonumber(ARGV[3]) then redis.call('hset',k,' "
     "fence',ARGV[3]) end return 1 end return 0";
 static const char redlock__rfence_sha[] = "9aed5e9a15c9204fc81f0a524e790f2b5de165d1";
+/* Readers-writer locks (section 12): the key is a hash of holders, field
+   token = mode letter (s shared, x exclusive) and the holder's expiry in
+   the server's ms, and of waiting writers, field "w:"+token = "w" and its
+   expiry. Each acquire prunes what expired; the key lives as long as its
+   longest entry. A hash with any other field is not ours (0). */
+static const char redlock__rwacquire_lua[] =
+    "if redis.replicate_commands then redis.replicate_commands() end local "
+    "k,tok,m=KEYS[1],ARGV[1],ARGV[3] local ty=redis.call('type',k).ok if ty~='none' and ty~='hash' then "
+    "return 0 end local h=redis.call('hgetall',k) for i=2,#h,2 do local c=string.sub(h[i],1,1) if not "
+    "((c=='s' or c=='x' or c=='u' or c=='w') and tonumber(string.sub(h[i],2))) then return 0 end end "
+    "local t=redis.call('time') local now=tonumber(t[1])*1000+math.floor(tonumber(t[2])/1000) local "
+    "busy,writer,last=false,false,0 for i=1,#h,2 do local f,v=h[i],h[i+1] local "
+    "e=tonumber(string.sub(v,2)) if e<=now then redis.call('hdel',k,f) elseif f~=tok and f~='w:'..tok "
+    "then if string.sub(v,1,1)=='w' then writer=true elseif m=='x' or string.sub(v,1,1)~='s' then "
+    "busy=true end if e>last then last=e end end end if busy or (m=='s' and writer) then if m=='x' then "
+    "local e=now+tonumber(ARGV[4]) redis.call('hset',k,'w:'..tok,'w'..e) if e>last then last=e end end if "
+    "last>now then redis.call('pexpire',k,last-now) end return 0 end local e=now+tonumber(ARGV[2]) "
+    "redis.call('hset',k,tok,m..e) redis.call('hdel',k,'w:'..tok) if e>last then last=e end "
+    "redis.call('pexpire',k,last-now) return 1";
+static const char redlock__rwacquire_sha[] = "b080b4319ae3e1b44bd99a801fec25340fd81bd5";
+static const char redlock__rwrelease_lua[] =
+    "local k,tok=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' then return 0 end if ARGV[2] then "
+    "local w=redis.call('hget',k,'w:'..tok) if w and string.sub(w,1,1)=='w' then "
+    "redis.call('hdel',k,'w:'..tok) end end local v=redis.call('hget',k,tok) local c=v and "
+    "string.sub(v,1,1) local r=0 if c=='s' or c=='x' or c=='u' then redis.call('hdel',k,tok) r=1 end if "
+    "redis.call('hlen',k)==0 then redis.call('del',k) end if r==1 and ARGV[2] then "
+    "pcall(redis.call,'publish','redlock:'..k,'released') end return r";
+static const char redlock__rwrelease_sha[] = "d33a60de87a47a0f41359a2261407b5658450c91";
+static const char redlock__rwextend_lua[] =
+    "if redis.replicate_commands then redis.replicate_commands() end local k,tok=KEYS[1],ARGV[1] local "
+    "ty=redis.call('type',k).ok if ty=='none' then return 0 end if ty~='hash' then return -1 end local "
+    "v=redis.call('hget',k,tok) local c=v and string.sub(v,1,1) if not (c=='s' or c=='x' or c=='u') then "
+    "return 0 end local t=redis.call('time') local "
+    "now=tonumber(t[1])*1000+math.floor(tonumber(t[2])/1000) if (tonumber(string.sub(v,2)) or 0)<=now "
+    "then redis.call('hdel',k,tok) return 0 end redis.call('hset',k,tok,c..(now+tonumber(ARGV[2]))) if "
+    "redis.call('pttl',k)<tonumber(ARGV[2]) then redis.call('pexpire',k,ARGV[2]) end return 1";
+static const char redlock__rwextend_sha[] = "b6378809e1dc6644782d570e3bd798de42952953";
 /* For the storage a holder writes to, not sent by the core (section 11). */
 static const char redlock__fenced_set_lua[] =
     "local f=tonumber(ARGV[1]) if not f then return redis.error_reply('ERR fence is not a number') end "
@@ -1363,6 +1414,14 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
     return c->_any_legacy ? d + c->_cfg.node_timeout_ms * 1000 : d;
 }
 
+/* ---- what kind of lock ---- */
+enum { REDLOCK__K_REENTRANT = 1, REDLOCK__K_FENCED = 2, REDLOCK__K_ACCESS_SHIFT = 2 /* 2 bits */ };
+static int redlock__reentrant(const redlock_lock *lk) { return lk->_kind & REDLOCK__K_REENTRANT; }
+static int redlock__fenced(const redlock_lock *lk) { return (lk->_kind & REDLOCK__K_FENCED) != 0; }
+static redlock_access redlock__access(const redlock_lock *lk) { return (redlock_access)((lk->_kind >> REDLOCK__K_ACCESS_SHIFT) & 3); }
+/* reentrant and readers-writer locks: scripts only, on every node */
+static int redlock__scripts_only(const redlock_lock *lk) { return redlock__reentrant(lk) || redlock__access(lk) != REDLOCK_ACCESS_DEFAULT; }
+
 /* ---- what a lock keeps outside its handle, and times derived from it ---- */
 
 /* One block per lock_init, from REDLOCK_MALLOC: the key, the token (hex,
@@ -1382,7 +1441,7 @@ static char *redlock__owner(const redlock_lock *lk) {
     return lk->_key + REDLOCK_KEY_BLOCK_SIZE(lk->_key_len);
 }
 /* a fenced lock's counter: REDLOCK_FENCE_PREFIX + key, after the owner's room */
-static char *redlock__counter(const redlock_lock *lk) { return redlock__owner(lk) + redlock__owner_size(lk->_reentrant); }
+static char *redlock__counter(const redlock_lock *lk) { return redlock__owner(lk) + redlock__owner_size(redlock__reentrant(lk)); }
 
 
 static int64_t redlock__round_deadline(const redlock_lock *lk) {
@@ -1440,8 +1499,8 @@ static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
 
 static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
     if (phase == REDLOCK__PH_FENCE) return REDLOCK__ST_FENCE_SHA;
-    if (phase == REDLOCK__PH_ACQUIRE && lk->_fenced) return REDLOCK__ST_FACQ_SHA;
-    if (lk->_reentrant) { /* scripts only, on every node */
+    if (phase == REDLOCK__PH_ACQUIRE && redlock__fenced(lk)) return REDLOCK__ST_FACQ_SHA;
+    if (redlock__scripts_only(lk)) {
         switch (phase) {
         case REDLOCK__PH_ACQUIRE: return REDLOCK__ST_RACQ_SHA;
         case REDLOCK__PH_EXTEND: return REDLOCK__ST_EXT_SHA;
@@ -1543,7 +1602,7 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         /* a reentrant lock, or a fenced lock's acquire, sends nothing to a
            node known to refuse scripts (configured LEGACY, or found so): its
            vote fails at once */
-        if ((lk->_reentrant || (lk->_fenced && phase == REDLOCK__PH_ACQUIRE)) && redlock__node_noscript(lk, i)) {
+        if ((redlock__scripts_only(lk) || (redlock__fenced(lk) && phase == REDLOCK__PH_ACQUIRE)) && redlock__node_noscript(lk, i)) {
             n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
             n->outcome = REDLOCK__OUT_ERR;
             n->status = REDLOCK_ERR_NO_SCRIPTING;
@@ -1606,17 +1665,22 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
    caches each script on its own); 0 for the other steps. */
 enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
        REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16, REDLOCK__SCRIPT_FACQUIRE = 32,
-       REDLOCK__SCRIPT_FENCE = 64, REDLOCK__SCRIPT_RFACQUIRE = 128, REDLOCK__SCRIPT_RFENCE = 256 };
+       REDLOCK__SCRIPT_FENCE = 64, REDLOCK__SCRIPT_RFACQUIRE = 128, REDLOCK__SCRIPT_RFENCE = 256,
+       REDLOCK__SCRIPT_RWACQUIRE = 512, REDLOCK__SCRIPT_RWRELEASE = 1024, REDLOCK__SCRIPT_RWEXTEND = 2048 };
 static int redlock__script_bit(const redlock_lock *lk, int st) {
+    int rw = redlock__access(lk) != REDLOCK_ACCESS_DEFAULT;
+    if (rw && (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL)) return REDLOCK__SCRIPT_RWACQUIRE;
+    if (rw && (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)) return REDLOCK__SCRIPT_RWRELEASE;
+    if (rw && (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)) return REDLOCK__SCRIPT_RWEXTEND;
     if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
     if (st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL)
-        return lk->_reentrant ? REDLOCK__SCRIPT_RFACQUIRE : REDLOCK__SCRIPT_FACQUIRE;
+        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RFACQUIRE : REDLOCK__SCRIPT_FACQUIRE;
     if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL)
-        return lk->_reentrant ? REDLOCK__SCRIPT_RFENCE : REDLOCK__SCRIPT_FENCE;
+        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RFENCE : REDLOCK__SCRIPT_FENCE;
     if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
-        return lk->_reentrant ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
+        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
     if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
-        return lk->_reentrant ? REDLOCK__SCRIPT_REXTEND : REDLOCK__SCRIPT_EXTEND;
+        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_REXTEND : REDLOCK__SCRIPT_EXTEND;
     return 0;
 }
 
@@ -1628,7 +1692,8 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
                                                REDLOCK__SCRIPT(racquire), REDLOCK__SCRIPT(rrelease),
                                                REDLOCK__SCRIPT(rextend), REDLOCK__SCRIPT(facquire),
                                                REDLOCK__SCRIPT(fence), REDLOCK__SCRIPT(rfacquire),
-                                               REDLOCK__SCRIPT(rfence) };
+                                               REDLOCK__SCRIPT(rfence), REDLOCK__SCRIPT(rwacquire),
+                                               REDLOCK__SCRIPT(rwrelease), REDLOCK__SCRIPT(rwextend) };
 #undef REDLOCK__SCRIPT
     int bit = redlock__script_bit(lk, st), k = 0;
     while (bit > 1) { bit >>= 1; k++; }
@@ -1639,6 +1704,7 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
 typedef struct redlock__scratch {
     char ttl[24];            /* or a fence */
     char value[REDLOCK__VALUE_MAX];
+    char wait[24];           /* a readers-writer acquire: how long a waiting writer's mark lives */
 } redlock__scratch;
 
 /* Builds the command for node i's current step. Argument text lives in the
@@ -1732,11 +1798,19 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
         } else {
             REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
         }
-        if (lk->_reentrant) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
+        if (redlock__reentrant(lk)) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
         REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
         if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
         if ((n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_REL_EVAL) && lk->_phase != REDLOCK__PH_ROLLBACK)
             REDLOCK__LIT("1");
+        if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWACQUIRE) {
+            /* the mode, and how long a refused writer's mark keeps new
+               readers out: until its next attempt is due, and a little */
+            int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
+            if (redlock__access(lk) == REDLOCK_ACCESS_SHARED) REDLOCK__LIT("s");
+            else REDLOCK__LIT("x");
+            REDLOCK__ARG(sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1)));
+        }
         break;
     }
     case REDLOCK__ST_REL_DEL:
@@ -1886,7 +1960,7 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
         return REDLOCK__A_STEP;
     }
-    if ((lk->_reentrant || st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL || st == REDLOCK__ST_FENCE_SHA ||
+    if ((redlock__scripts_only(lk) || st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL || st == REDLOCK__ST_FENCE_SHA ||
          st == REDLOCK__ST_FENCE_EVAL) && redlock__script_bit(lk, st) && redlock__no_script_error(r)) {
         /* no fallback without scripts: the node cannot take part */
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NO_SCRIPTING, now);
@@ -2145,7 +2219,7 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         /* a fenced acquire's late win, during the write-back or after the
            lock was reported held: the write-back follows (the fence kept
            everywhere the holder's entry is) */
-        if (lk->_phase == REDLOCK__PH_FENCE || (lk->_fenced && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD)) {
+        if (lk->_phase == REDLOCK__PH_FENCE || (redlock__fenced(lk) && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD)) {
             redlock__life_known(lk, i, lk->_valid_until);
             redlock__next_step(lk, i, REDLOCK__ST_FENCE_SHA, now);
             break;
@@ -2411,7 +2485,7 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
     int q = redlock__quorum(c), status;
     if (t.yes >= q) {
         int64_t until = lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(c, lk->_ttl_ms);
-        if (until > now && lk->_fenced) {
+        if (until > now && redlock__fenced(lk)) {
             /* not yet: the fence must first be written back to a quorum
                (section 11); the validity still counts from this round */
             lk->_valid_until = until;
@@ -2897,7 +2971,10 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
         return REDLOCK_ERR_INVALID;
-    if (o->fence) { /* scripts only, as a reentrant lock */
+    if (o->access != REDLOCK_ACCESS_DEFAULT &&
+        ((o->access != REDLOCK_ACCESS_SHARED && o->access != REDLOCK_ACCESS_EXCLUSIVE) || o->reentrant || o->fence))
+        return REDLOCK_ERR_INVALID;
+    if (o->fence || o->access != REDLOCK_ACCESS_DEFAULT) { /* scripts only, as a reentrant lock */
         int j, legacy = 0;
         for (j = 0; j < c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
         if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
@@ -2923,7 +3000,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_key = strings;
     lk->_key_len = (uint32_t)klen;
     if (o->reentrant) {
-        lk->_reentrant = 1;
+        lk->_kind |= REDLOCK__K_REENTRANT;
         lk->_owner_default = !o->owner;
         if (o->owner) { /* otherwise made by each acquire */
             memcpy(redlock__owner(lk), o->owner, olen);
@@ -2932,8 +3009,9 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     }
     lk->_client = c;
     lk->_magic = REDLOCK__MAGIC;
-    lk->_fenced = o->fence != 0;
-    if (lk->_fenced) {
+    if (o->fence) lk->_kind |= REDLOCK__K_FENCED;
+    lk->_kind |= (uint8_t)(o->access << REDLOCK__K_ACCESS_SHIFT);
+    if (redlock__fenced(lk)) {
         memcpy(redlock__counter(lk), REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN);
         memcpy(redlock__counter(lk) + REDLOCK__FENCE_PREFIX_LEN, o->key, klen);
     }
@@ -3242,7 +3320,7 @@ REDLOCK_API const char *redlock_lock_token(const redlock_lock *lk) {
 }
 
 REDLOCK_API const char *redlock_lock_owner(const redlock_lock *lk) {
-    return lk && lk->_magic == REDLOCK__MAGIC && lk->_reentrant ? redlock__owner(lk) : "";
+    return lk && lk->_magic == REDLOCK__MAGIC && redlock__reentrant(lk) ? redlock__owner(lk) : "";
 }
 
 REDLOCK_API const char *redlock_lock_key(const redlock_lock *lk, size_t *len) {
@@ -3273,6 +3351,9 @@ REDLOCK_API const char *redlock_fence_write_back_script(void) { return redlock__
 REDLOCK_API const char *redlock_reentrant_fence_acquire_script(void) { return redlock__rfacquire_lua; }
 REDLOCK_API const char *redlock_reentrant_fence_write_back_script(void) { return redlock__rfence_lua; }
 REDLOCK_API const char *redlock_fenced_set_script(void) { return redlock__fenced_set_lua; }
+REDLOCK_API const char *redlock_rw_acquire_script(void) { return redlock__rwacquire_lua; }
+REDLOCK_API const char *redlock_rw_release_script(void) { return redlock__rwrelease_lua; }
+REDLOCK_API const char *redlock_rw_extend_script(void) { return redlock__rwextend_lua; }
 
 REDLOCK_API const char *redlock_strerror(int status) {
     switch (status) {

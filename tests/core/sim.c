@@ -53,6 +53,10 @@
 #define SHA_FACQUIRE "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888"
 #define SHA_FENCE "48e95165afb854dba74eb9d2c02d43ed7c87f94a"
 #define SHA_RFACQUIRE "9e90d98820f6fd7cf2d8944664d249d42ea91993"
+#define SHA_RWACQUIRE "b080b4319ae3e1b44bd99a801fec25340fd81bd5"
+#define SHA_RWRELEASE "d33a60de87a47a0f41359a2261407b5658450c91"
+#define SHA_RWEXTEND "b6378809e1dc6644782d570e3bd798de42952953"
+#define MAX_RW 24 /* holders and waiting writers in one readers-writer hash */
 #define SHA_RFENCE "9aed5e9a15c9204fc81f0a524e790f2b5de165d1"
 #define MAX_ENTRIES 64 /* entries of one owner in a reentrant hash */
 #define WALL_EPOCH_MS 1700000000000LL
@@ -94,35 +98,42 @@ typedef struct profile {
                               3 on one node of five (2q - N = 1), 4 on two of four */
     int reentrant;         /* most handles reentrant, owners shared across clients */
     double fenced;         /* share of plain handles with the fence option */
+    double rw;             /* share of plain handles that are readers-writer locks (shared or exclusive) */
+    int ctl_rw;            /* negative control: the servers' acquire grants a shared hold beside an
+                              exclusive one */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.2},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.2, 0, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0, 0},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0},
     /* misconfigured clients (wrong password, missing database) beside good
        ones; no crashes, so that a refusal is always heard */
-    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0, 0},
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0},
     /* up to 12 handles per client on 6 keys, filed in a lock table of 1, 2
        or 4 entries (every bucket a chain); deinitialised handles are
        scribbled over, as freed memory reused */
-    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2},
+    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2, 0, 0},
     /* fenced locks (most handles) beside plain ones, every fault class,
        crashes with and without persistence */
-    {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8},
+    {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8, 0, 0},
+    /* readers-writer locks (shared, exclusive) beside plain ones on the same
+       keys, every fault class */
+    {"rw", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.8, 0},
     /* reentrant locks beside plain ones, every fault class */
-    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3},
+    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3, 0, 0},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
-    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0},
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0},
-    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0},
-    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0},
+    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0},
+    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0},
+    {"ctl-rw-shared-beside-exclusive", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 1},
+    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0},
 };
 
 /* ---- simulated world ---- */
@@ -140,6 +151,10 @@ typedef struct entry {
     int ntoks;
     int has_fence;           /* a fenced reentrant lock's hash keeps its hold's fence */
     long long fence;
+    /* hash == 2: a readers-writer lock's hash: holders (mode 's' or 'x') and
+       waiting writers' marks ('w'), each with its expiry (true time) */
+    struct { char tok[REDLOCK_TOKEN_LEN + 1]; char mode; int64_t exp; } rw[MAX_RW];
+    int nrw;
 } entry;
 
 typedef struct node {
@@ -187,6 +202,7 @@ typedef struct slot {        /* one lock handle of a client */
                                 OVERLOADED allowed */
     int release_queue_full;  /* ... since the last release call: NO_QUORUM not allowed */
     int fenced;              /* the fence option */
+    redlock_access access;   /* a readers-writer lock's mode, or DEFAULT */
     int fence_token;         /* token record whose hold the fence checker has, -1 none */
 } slot;
 
@@ -250,7 +266,7 @@ typedef struct event {
     msg *m;
 } event;
 
-typedef struct interval { int64_t s, e; int holder, key, owner; } interval;
+typedef struct interval { int64_t s, e; int holder, key, owner, shared; } interval;
 /* A fenced lock's hold: the acquire was called at `start`, reported
    success at `done` (true times). */
 typedef struct fence_hold { int64_t start, done, fence; int key, holder, owner; } fence_hold;
@@ -273,6 +289,7 @@ typedef struct world {
     int64_t counter_lost[8]; /* when a crash without persistence wiped counters (the first 8) */
     int ncounter_lost;
     long fence_pairs;        /* pairs of holds the fence checker compared */
+    long rw_holds[3];        /* acquisitions by access: default, shared, exclusive */
     token_rec tokens[MAX_TOKENS];
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
@@ -957,6 +974,91 @@ static void run_fscript(world *w, node *nd, entry *e, msg *m, int which, int c) 
     reply_int(m, 0);
 }
 
+/* A readers-writer lock's scripts, as redlock.h's Lua does them: 9
+   acquire (argv: EVAL(SHA) x 1 key token ttl mode wait), 10 release
+   (token [flag]), 11 extend (token ttl). The hash's entries expire on the
+   server's clock (here true time, moved by clock jumps as the keys'). */
+static int rw_find(const entry *e, const char *tok, int mark) {
+    int i;
+    for (i = 0; i < e->nrw; i++)
+        if ((e->rw[i].mode == 'w') == mark && strcmp(e->rw[i].tok, tok) == 0) return i;
+    return -1;
+}
+static void rw_drop(entry *e, int i) { e->rw[i] = e->rw[--e->nrw]; }
+static void rw_put(entry *e, const char *tok, char mode, int64_t exp) {
+    int i = rw_find(e, tok, mode == 'w');
+    if (i < 0 && e->nrw < MAX_RW) i = e->nrw++;
+    if (i < 0) return;
+    memcpy(e->rw[i].tok, tok, REDLOCK_TOKEN_LEN + 1);
+    e->rw[i].mode = mode;
+    e->rw[i].exp = exp;
+}
+static void run_rwscript(world *w, const node *nd, entry *e, msg *m, int which) {
+    int live = entry_live(w, e), i, r = 0;
+    const char *tok = m->argv[4];
+    if (strlen(tok) != REDLOCK_TOKEN_LEN || m->argc != (which == 9 ? 8 : which == 11 ? 6 : m->argc) ||
+        (which == 10 && m->argc != 5 && m->argc != 6)) {
+        reply_error(m, "ERR unexpected readers-writer script form");
+        return;
+    }
+    if (which == 9) {
+        char mode = m->argv[6][0];
+        int busy = 0, writer = 0;
+        int64_t last = 0, exp;
+        if (live && e->hash != 2) { reply_int(m, 0); return; } /* a plain or reentrant lock */
+        if (!live) {
+            memset(e, 0, sizeof *e);
+            e->hash = 2;
+        }
+        for (i = 0; i < e->nrw; i++) {
+            if (e->rw[i].exp <= w->now) { rw_drop(e, i--); continue; }
+            if (strcmp(e->rw[i].tok, tok) == 0) continue;
+            if (e->rw[i].mode == 'w') writer = 1;
+            else if (mode == 'x' || e->rw[i].mode != 's') busy = !(w->p->ctl_rw && mode == 's');
+            if (e->rw[i].exp > last) last = e->rw[i].exp;
+        }
+        if (busy || (mode == 's' && writer)) {
+            if (mode == 'x') {
+                exp = w->now + atoll(m->argv[7]) * 1000;
+                rw_put(e, tok, 'w', exp);
+                if (exp > last) last = exp;
+            }
+            e->used = e->nrw > 0;
+            if (last > w->now) e->expire_at = last;
+            reply_int(m, 0);
+            return;
+        }
+        exp = w->now + atoll(m->argv[5]) * 1000;
+        rw_put(e, tok, mode, exp);
+        if ((i = rw_find(e, tok, 1)) >= 0) rw_drop(e, i);
+        e->used = 1;
+        e->expire_at = exp > last ? exp : last;
+        reply_int(m, 1);
+        return;
+    }
+    if (which == 10) {
+        if (!live || e->hash != 2) { reply_int(m, 0); return; }
+        if (m->argc == 6 && (i = rw_find(e, tok, 1)) >= 0) rw_drop(e, i);
+        if ((i = rw_find(e, tok, 0)) >= 0) { rw_drop(e, i); r = 1; }
+        if (e->nrw == 0) e->used = 0;
+        if (r && m->argc == 6) publish(w, nd, e);
+        reply_int(m, r);
+        return;
+    }
+    if (!live) { reply_int(m, 0); return; }
+    if (!e->hash) { reply_int(m, -1); return; }
+    if (e->hash != 2 || (i = rw_find(e, tok, 0)) < 0) { reply_int(m, 0); return; }
+    if (e->rw[i].exp <= w->now) {
+        rw_drop(e, i);
+        if (e->nrw == 0) e->used = 0;
+        reply_int(m, 0);
+        return;
+    }
+    e->rw[i].exp = w->now + atoll(m->argv[5]) * 1000;
+    if (e->expire_at < e->rw[i].exp) e->expire_at = e->rw[i].exp;
+    reply_int(m, 1);
+}
+
 /* The lock (tag's high half, white box) that wrote a value with token tok. */
 static void note_writer(world *w, const char *val, size_t len, int c, redlock_tag tag) {
     const char *colon = (const char *)memchr(val, ':', len);
@@ -1028,7 +1130,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         if (sha) {
             which = is(m, 1, SHA_RELEASE) ? 0 : is(m, 1, SHA_EXTEND) ? 1 : is(m, 1, SHA_RACQUIRE) ? 2
                     : is(m, 1, SHA_RRELEASE) ? 3 : is(m, 1, SHA_REXTEND) ? 4 : is(m, 1, SHA_FACQUIRE) ? 5
-                    : is(m, 1, SHA_FENCE) ? 6 : is(m, 1, SHA_RFACQUIRE) ? 7 : is(m, 1, SHA_RFENCE) ? 8 : -1;
+                    : is(m, 1, SHA_FENCE) ? 6 : is(m, 1, SHA_RFACQUIRE) ? 7 : is(m, 1, SHA_RFENCE) ? 8
+                    : is(m, 1, SHA_RWACQUIRE) ? 9 : is(m, 1, SHA_RWRELEASE) ? 10 : is(m, 1, SHA_RWEXTEND) ? 11 : -1;
             if (which < 0 || (which < 2 && !(which ? nd->sha_extend : nd->sha_release)) ||
                 (which >= 2 && !(nd->rsha & (1u << (which - 2))))) {
                 /* a script the server had and lost (a restart): a step the core
@@ -1051,7 +1154,9 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                     : is(m, 1, redlock_reentrant_extend_script()) ? 4 : is(m, 1, redlock_fence_acquire_script()) ? 5
                     : is(m, 1, redlock_fence_write_back_script()) ? 6
                     : is(m, 1, redlock_reentrant_fence_acquire_script()) ? 7
-                    : is(m, 1, redlock_reentrant_fence_write_back_script()) ? 8 : -1;
+                    : is(m, 1, redlock_reentrant_fence_write_back_script()) ? 8
+                    : is(m, 1, redlock_rw_acquire_script()) ? 9 : is(m, 1, redlock_rw_release_script()) ? 10
+                    : is(m, 1, redlock_rw_extend_script()) ? 11 : -1;
             if (which < 0) { reply_error(m, "ERR unknown script"); return; }
             if (which >= 2) {
                 nd->rsha |= 1u << (which - 2);
@@ -1064,7 +1169,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                 nd->lost_release = 0;
             }
         }
-        if (which >= 5) run_fscript(w, nd, e, m, which, c);
+        if (which >= 9) run_rwscript(w, nd, e, m, which);
+        else if (which >= 5) run_fscript(w, nd, e, m, which, c);
         else if (which >= 2) run_rscript(w, nd, e, m, which, c);
         else run_script(w, nd, e, m, which);
     } else {
@@ -1088,6 +1194,7 @@ static void close_interval(world *w, client *c, int k, int64_t end) {
         w->iv[w->ivn].holder = c->id * MAX_SLOTS + k;
         w->iv[w->ivn].key = s->key;
         w->iv[w->ivn].owner = s->owner;
+        w->iv[w->ivn].shared = s->access == REDLOCK_ACCESS_SHARED;
         w->ivn++;
     }
 }
@@ -1126,7 +1233,9 @@ static int delete_in_flight(const world *w, const token_rec *r, int n) {
         /* EVAL runs; EVALSHA only where the server has the script (else NOSCRIPT) */
         if (is(e->m, 0, "EVALSHA")) {
             const node *nd = &w->nodes[n];
-            int ok = is(e->m, 1, SHA_RELEASE) ? nd->sha_release : is(e->m, 1, SHA_RRELEASE) ? (int)(nd->rsha & 2u) : 0;
+            int ok = is(e->m, 1, SHA_RELEASE)     ? nd->sha_release
+                     : is(e->m, 1, SHA_RRELEASE)  ? (int)(nd->rsha & 2u)
+                     : is(e->m, 1, SHA_RWRELEASE) ? (int)(nd->rsha & 256u) : 0;
             if (!ok) continue;
         } else if (!is(e->m, 0, "EVAL")) {
             continue;
@@ -1151,7 +1260,9 @@ static void leak_check(world *w, int t) {
             const char *tok;
             int64_t left;
             if (!entry_live(w, e)) continue;
-            if (e->hash) {
+            if (e->hash == 2) {
+                if (rw_find(e, r->tok, 0) < 0) continue;
+            } else if (e->hash) {
                 if (hash_find(e, r->tok) < 0) continue;
             } else {
                 tok = value_token(e, &len);
@@ -1175,7 +1286,10 @@ static int script_lost(world *w, const redlock_lock *lk) {
     for (i = 0; i < w->nn; i++) {
         int st = lk->_node[i].step;
         if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
-        if (lk->_reentrant) {
+        if (redlock__access(lk) != REDLOCK_ACCESS_DEFAULT) {
+            unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 128u : st == REDLOCK__ST_REL_SHA ? 256u : st == REDLOCK__ST_EXT_SHA ? 512u : 0u;
+            if (w->nodes[i].rlost & bit) return 1;
+        } else if (redlock__reentrant(lk)) {
             unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 1u : st == REDLOCK__ST_REL_SHA ? 2u : st == REDLOCK__ST_EXT_SHA ? 4u
                          : st == REDLOCK__ST_FACQ_SHA ? 32u : st == REDLOCK__ST_FENCE_SHA ? 64u : 0u;
             if (w->nodes[i].rlost & bit) return 1;
@@ -1371,7 +1485,7 @@ static void check_exclusion(world *w) {
     for (i = 0; i < w->ivn; i++)
         for (j = i + 1; j < w->ivn && w->iv[j].s < w->iv[i].e; j++)
             if (w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder &&
-                (w->iv[i].owner < 0 || w->iv[j].owner != w->iv[i].owner)) {
+                (w->iv[i].owner < 0 || w->iv[j].owner != w->iv[i].owner) && !(w->iv[i].shared && w->iv[j].shared)) {
                 if (!w->violations)
                     snprintf(w->why, sizeof w->why,
                              "mutual exclusion on %s: lock %d.%d [%lld,%lld) overlaps lock %d.%d [%lld,%lld)",
@@ -1429,6 +1543,10 @@ static void init_slot(world *w, client *c, int k) {
     }
     s->fenced = w->p->fenced > 0 && rng_chance(&w->rng, w->p->fenced);
     o.fence = s->fenced;
+    s->access = REDLOCK_ACCESS_DEFAULT;
+    if (!o.reentrant && !o.fence && w->p->rw > 0 && rng_chance(&w->rng, w->p->rw))
+        s->access = rng_chance(&w->rng, 0.6) ? REDLOCK_ACCESS_SHARED : REDLOCK_ACCESS_EXCLUSIVE;
+    o.access = s->access;
     s->fence_token = -1;
     c->table_changed = 1;
     if (redlock_lock_init(&s->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
@@ -1528,6 +1646,8 @@ static void sim_adopt(world *w, client *c, int k) {
             /* a reentrant entry is the owner's: only a handle of that owner
                (or a plain lock's token, a plain handle) takes it over */
             if (x->owner != s->owner) continue;
+            /* a readers-writer holder's entry has its mode: a handle of that mode */
+            if (x->access != s->access) continue;
             /* not while a command of the giver is out: a legacy GETSET in
                flight may be replacing another holder's value, and only its
                answer says; an extend on its way may land after the taker's
@@ -1716,6 +1836,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         if (r->status == REDLOCK_OK) {
             int64_t roll = rng_range(&w->rng, 0, 99);
             w->acquired++;
+            w->rw_holds[s->access]++;
             if (s->fenced && !w->violations) {
                 observe_slot(w, c, k); /* the token record of this hold */
                 if (s->fence_token != s->token || s->token < 0) fence_record(w, c, k, r->fence);
@@ -2136,8 +2257,11 @@ static void step(world *w, event e) {
     case E_JUMP: { /* the node's clock leaps ahead: its keys expire that much sooner */
         int k;
         if (w->stopping) return;
-        for (k = 0; k < MAX_KEYS; k++)
+        for (k = 0; k < MAX_KEYS; k++) {
+            int i;
             if (nd->e[k].used && nd->e[k].expire_at >= 0) nd->e[k].expire_at -= e.status;
+            for (i = 0; i < nd->e[k].nrw; i++) nd->e[k].rw[i].exp -= e.status;
+        }
         return;
     }
     }
@@ -2219,7 +2343,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
-         nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0,
+         nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0},
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
@@ -2259,6 +2383,9 @@ int main(int argc, char **argv) {
         wakes += w.wakes;
         wakes_waiting += w.wakes_waiting;
         fence_holds += (long)w.fhn;
+        rw_holds[0] += w.rw_holds[0];
+        rw_holds[1] += w.rw_holds[1];
+        rw_holds[2] += w.rw_holds[2];
         fence_pairs += w.fence_pairs;
         live += w.acquired_events > 0;
         if (bad) {
@@ -2279,6 +2406,9 @@ int main(int argc, char **argv) {
     if (p->reentrant) printf("# profile %s: %ld nested acquisitions (another handle of the owner held the key)\n", p->name, nested);
     printf("# profile %s: %ld release notifications handed to handles, %ld of them to one waiting to retry\n", p->name,
            wakes, wakes_waiting);
+    if (p->rw > 0)
+        printf("# profile %s: acquisitions: %ld shared, %ld exclusive, %ld plain (readers-writer checker: shared\n"
+               "# holds may overlap each other only)\n", p->name, rw_holds[1], rw_holds[2], rw_holds[0]);
     if (p->fenced > 0)
         printf("# profile %s: %ld fenced holds, %ld pairs of them checked for increasing fences\n", p->name, fence_holds,
                fence_pairs);

@@ -36,7 +36,7 @@ static int redlock_lock_pending(const redlock_lock *lk) { (void)lk; return 0; }
 
 /* ---- the scripted transport ---- */
 #define MAXQ 256
-typedef struct sent { int node; redlock_tag tag; char cmd[1024]; } sent;
+typedef struct sent { int node; redlock_tag tag; char cmd[2048]; } sent;
 typedef struct results {
     int n;
     redlock_result r[32];
@@ -5498,6 +5498,107 @@ static void test_fence_reentrant(void) {
     CHECK(strstr(redlock_reentrant_release_script(), "redis.call('del',k)") != NULL);
 }
 
+/* ---- readers-writer locks ---- */
+
+static void setup_rw(int nodes, redlock_access access) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    base_opts(&o, 1000, 0);
+    o.access = access;
+    setup_with(&cfg, &o);
+}
+
+/* Proves: a readers-writer lock sends one script per node and operation:
+   the acquire with the token, the ttl, its mode and how long a refused
+   writer's mark lives (retry delay + jitter + 2 node timeouts); 1 is a
+   vote for, 0 against (held in a mode that excludes it, or a writer
+   waits); the release carries the flag that drops the writer's mark, the
+   undo of a failed attempt does not (the mark keeps new readers out until
+   the next attempt); extend: 1, 0 (gone), -1 (another kind of lock). */
+static void test_rw_commands(void) {
+    char expect[1024];
+    setup_rw(1, REDLOCK_ACCESS_SHARED);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA b080b4319ae3e1b44bd99a801fec25340fd81bd5 1 res %s 1000 s 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    num(0, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    redlock_extend(&L, 500);
+    snprintf(expect, sizeof expect, "EVALSHA b6378809e1dc6644782d570e3bd798de42952953 1 res %s 500", redlock_lock_token(&L));
+    CHECK_STR(T.q[1].cmd, expect);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    redlock_release(&L);
+    snprintf(expect, sizeof expect, "EVALSHA d33a60de87a47a0f41359a2261407b5658450c91 1 res %s 1", redlock_lock_token(&L));
+    CHECK_STR(T.q[2].cmd, expect);
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+    /* a writer refused: the undo keeps its mark (no flag), the retry is
+       the same command */
+    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA b080b4319ae3e1b44bd99a801fec25340fd81bd5 1 res %s 1000 x 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    num(0, 0);
+    snprintf(expect, sizeof expect, "EVAL %s 1 res %s", redlock_rw_release_script(), redlock_lock_token(&L));
+    CHECK_STR(T.q[1].cmd, expect);
+    num(1, 0);
+    run_until_sent(2);
+    snprintf(expect, sizeof expect, "EVALSHA b080b4319ae3e1b44bd99a801fec25340fd81bd5 1 res %s 1000 x 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[2].cmd, expect);
+    num(2, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    redlock_extend(&L, 0);
+    num(3, -1);                           /* a plain lock's string there */
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
+    teardown();
+    /* NOSCRIPT: EVAL of the text */
+    setup_rw(1, REDLOCK_ACCESS_SHARED);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    CHECK(starts(1, "EVAL if redis.replicate_commands then redis.replicate_commands() end local k,tok,m=KEYS[1]"));
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: the options a readers-writer lock refuses (INVALID): another
+   mode number, reentrant, fence; a node without scripting votes
+   NO_SCRIPTING; too few nodes that may script by configuration: refused
+   at init. */
+static void test_rw_refusals(void) {
+    redlock_config cfg;
+    redlock_callbacks cb;
+    redlock_lock_opts o;
+    base_config(&cfg, 3);
+    base_callbacks(&cb);
+    CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+    base_opts(&o, 1000, 0);
+    o.access = (redlock_access)7;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.access = REDLOCK_ACCESS_SHARED;
+    o.reentrant = 1;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.reentrant = 0;
+    o.fence = 1;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    redlock_client_deinit(&C);
+    cfg.mode[0] = cfg.mode[1] = REDLOCK_MODE_LEGACY;
+    CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+    o.fence = 0;
+    o.access = REDLOCK_ACCESS_EXCLUSIVE;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+    redlock_client_deinit(&C);
+    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
+    teardown();
+}
+
 /* Proves: an adopted token shows no fence. */
 static void test_fence_adopted(void) {
     setup_fenced(1);
@@ -6188,6 +6289,8 @@ int main(int argc, char **argv) {
     RUN_T(test_fence_scripts_and_refusals);
     RUN_T(test_fence_adopted);
     RUN_T(test_fence_reentrant);
+    RUN_T(test_rw_commands);
+    RUN_T(test_rw_refusals);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
