@@ -1245,7 +1245,10 @@ static const char redlock__rfence_sha[] = "9aed5e9a15c9204fc81f0a524e790f2b5de16
    token = mode letter (s shared, x exclusive) and the holder's expiry in
    the server's ms, and of waiting writers, field "w:"+token = "w" and its
    expiry. Each acquire prunes what expired; the key lives as long as its
-   longest entry. A hash with any other field is not ours (0). */
+   longest entry. A hash with any other field is not ours (0). The
+   release's flag: "1" a release (drops the writer's mark, publishes), "2"
+   the undo of an acquire's last attempt (drops the mark), none the undo
+   of an attempt that will be retried (keeps the mark). */
 static const char redlock__rwacquire_lua[] =
     "if redis.replicate_commands then redis.replicate_commands() end local "
     "k,tok,m=KEYS[1],ARGV[1],ARGV[3] local ty=redis.call('type',k).ok if ty~='none' and ty~='hash' then "
@@ -1266,9 +1269,9 @@ static const char redlock__rwrelease_lua[] =
     "local w=redis.call('hget',k,'w:'..tok) if w and string.sub(w,1,1)=='w' then "
     "redis.call('hdel',k,'w:'..tok) end end local v=redis.call('hget',k,tok) local c=v and "
     "string.sub(v,1,1) local r=0 if c=='s' or c=='x' or c=='u' then redis.call('hdel',k,tok) r=1 end if "
-    "redis.call('hlen',k)==0 then redis.call('del',k) end if r==1 and ARGV[2] then "
+    "redis.call('hlen',k)==0 then redis.call('del',k) end if r==1 and ARGV[2]=='1' then "
     "pcall(redis.call,'publish','redlock:'..k,'released') end return r";
-static const char redlock__rwrelease_sha[] = "d33a60de87a47a0f41359a2261407b5658450c91";
+static const char redlock__rwrelease_sha[] = "7a52dde132918709d3bd90a737169b8408765e20";
 static const char redlock__rwextend_lua[] =
     "if redis.replicate_commands then redis.replicate_commands() end local k,tok=KEYS[1],ARGV[1] local "
     "ty=redis.call('type',k).ok if ty=='none' then return 0 end if ty~='hash' then return -1 end local "
@@ -1803,6 +1806,9 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
         if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
         if ((n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_REL_EVAL) && lk->_phase != REDLOCK__PH_ROLLBACK)
             REDLOCK__LIT("1");
+        else if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWRELEASE &&
+                 (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up))
+            REDLOCK__LIT("2"); /* the undo of an acquire's last attempt: drop the writer's mark, publish nothing */
         if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWACQUIRE) {
             /* the mode, and how long a refused writer's mark keeps new
                readers out: until its next attempt is due, and a little */

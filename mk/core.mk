@@ -9,6 +9,8 @@ SIM_JUMP_RUNS ?= 5000
 SIM_REENTRANT_RUNS ?= 10000
 # fencing: most handles fenced, every fault class (the fence checker)
 SIM_FENCING_RUNS ?= 10000
+# rw: readers-writer locks (shared, exclusive) beside plain ones
+SIM_RW_RUNS ?= 20000
 
 MUTATION_RUNS ?= 20000
 
@@ -65,12 +67,14 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile reentrant --runs $(SIM_REENTRANT_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile fencing --runs $(SIM_FENCING_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile fencing --runs $(SIM_FENCING_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile rw --runs $(SIM_RW_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-one-of-five --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-two-of-four --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-rw-shared-beside-exclusive --runs 500 --seed 1 --expect-violations
 
 # Known bugs re-introduced into copies of the header (tests/core/mutations/*.patch)
 # must each be found by the simulator.

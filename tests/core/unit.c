@@ -1165,13 +1165,15 @@ static void test_unknown_tags(void) {
 
 static void test_sha_constants(void) {
     /* the hard-coded SHA1s must be those of the script texts */
-    char cmd[1024], out[64];
-    const char *scripts[10];
-    const char *shas[10] = {"5936c7a91d6097fc50292f9e90ec2ed3e513e629", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
+    char cmd[2048], out[64];
+    const char *scripts[13];
+    const char *shas[13] = {"5936c7a91d6097fc50292f9e90ec2ed3e513e629", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
                            "fe1913b107883a8d56dff9985f4ef19d96780450", "a1289050cd9364128e095b730eb637347a5922ca",
                            "8713768fb046a3ec2f3a21545b1de720ccbd516d", "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888",
                            "48e95165afb854dba74eb9d2c02d43ed7c87f94a", "65d74805f790707d154a364cfbd39c5a901e9c59",
-                           "9e90d98820f6fd7cf2d8944664d249d42ea91993", "9aed5e9a15c9204fc81f0a524e790f2b5de165d1"};
+                           "9e90d98820f6fd7cf2d8944664d249d42ea91993", "9aed5e9a15c9204fc81f0a524e790f2b5de165d1",
+                           "b080b4319ae3e1b44bd99a801fec25340fd81bd5", "7a52dde132918709d3bd90a737169b8408765e20",
+                           "b6378809e1dc6644782d570e3bd798de42952953"};
     int k;
     scripts[0] = redlock_release_script();
     scripts[1] = redlock_extend_script();
@@ -1183,7 +1185,10 @@ static void test_sha_constants(void) {
     scripts[7] = redlock_fenced_set_script();
     scripts[8] = redlock_reentrant_fence_acquire_script();
     scripts[9] = redlock_reentrant_fence_write_back_script();
-    for (k = 0; k < 10; k++) {
+    scripts[10] = redlock_rw_acquire_script();
+    scripts[11] = redlock_rw_release_script();
+    scripts[12] = redlock_rw_extend_script();
+    for (k = 0; k < 13; k++) {
         FILE *f;
         snprintf(cmd, sizeof cmd, "printf '%%s' \"%s\" | sha1sum", scripts[k]);
         f = popen(cmd, "r");
@@ -5530,7 +5535,7 @@ static void test_rw_commands(void) {
     num(1, 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     redlock_release(&L);
-    snprintf(expect, sizeof expect, "EVALSHA d33a60de87a47a0f41359a2261407b5658450c91 1 res %s 1", redlock_lock_token(&L));
+    snprintf(expect, sizeof expect, "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res %s 1", redlock_lock_token(&L));
     CHECK_STR(T.q[2].cmd, expect);
     num(2, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);

@@ -1064,6 +1064,74 @@ out:
     it->close(b);
 }
 
+/* Readers-writer locks: two readers (two clients) hold the key at once; a
+   writer is refused while they do (and, once it gave up, leaves no mark
+   behind); a waiting writer's mark keeps a new reader out (writer
+   preference); once the readers are gone the writer holds it alone,
+   readers and a plain lock wait; extend works per holder; no key is left. */
+static void it_rw(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *r1 = NULL, *r2 = NULL, *r3 = NULL, *wr = NULL, *pl = NULL;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_key(key, sizeof key, "rw");
+    it_lock_opts(&o, key, 2000);
+    o.retry_count = -1;
+    o.access = REDLOCK_ACCESS_SHARED;
+    r1 = it->lock(a, &o);
+    r2 = it->lock(b, &o);
+    r3 = it->lock(b, &o);
+    o.access = REDLOCK_ACCESS_EXCLUSIVE;
+    wr = it->lock(a, &o);
+    o.access = REDLOCK_ACCESS_DEFAULT;
+    pl = it->lock(b, &o);
+    CHECK(r1 && r2 && r3 && wr && pl);
+    if (!r1 || !r2 || !r3 || !wr || !pl) goto out;
+    CHECK_EQ(it->acquire(r1, &r), REDLOCK_OK);
+    CHECK_EQ(it->acquire(r2, &r), REDLOCK_OK);     /* readers together */
+    CHECK_EQ(it->acquire(pl, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->acquire(wr, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->acquire(r3, &r), REDLOCK_OK);     /* the writer gave up: its mark went with it */
+    CHECK_EQ(it->release(r3, NULL), REDLOCK_OK);
+    {   /* a writer that still waits (its mark on every node): no new reader */
+        int i;
+        char out[64];
+        for (i = 0; i < rn->n; i++)
+            redis_nodes_cmd(rn, i, out, sizeof out, "HSET", key, "w:ffffffffffffffffffffffffffffffff", "w99999999999999",
+                            (char *)NULL);
+        CHECK_EQ(it->acquire(r3, &r), REDLOCK_ERR_LOCKED);
+        for (i = 0; i < rn->n; i++)
+            redis_nodes_cmd(rn, i, out, sizeof out, "HDEL", key, "w:ffffffffffffffffffffffffffffffff", (char *)NULL);
+    }
+    CHECK_EQ(it->extend(r1, 3000, &r), REDLOCK_OK);
+    CHECK_EQ(it->release(r1, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(r2, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(wr, &r), REDLOCK_OK);
+    CHECK(r.validity_us > 0 && r.validity_us <= 2000000);
+    CHECK_EQ(it->acquire(r3, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->acquire(pl, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->extend(wr, 3000, &r), REDLOCK_OK);
+    CHECK_EQ(it->release(wr, NULL), REDLOCK_OK);
+    CHECK_EQ(it->acquire(r3, &r), REDLOCK_OK);
+    CHECK_EQ(it->release(r3, NULL), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n); /* no key left */
+out:
+    if (r1) it->unlock(r1);
+    if (r2) it->unlock(r2);
+    if (r3) it->unlock(r3);
+    if (wr) it->unlock(wr);
+    if (pl) it->unlock(pl);
+    it->close(a);
+    it->close(b);
+}
+
 /* A fenced lock on nodes that refuse scripts: NO_SCRIPTING at once, no
    legacy fallback, nothing written. (The undo's release script, refused
    too, turns the client's plain locks on those nodes to GET + DEL.) */
@@ -2091,6 +2159,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_fence, n);
         IT_RUN(it_fence_reentrant, n);
         IT_RUN(it_fence_noscript, n);
+        IT_RUN(it_rw, n);
         IT_RUN(it_release_publishes, n);
         if (it->notify) {
             IT_RUN(it_wake_on_release, n);
