@@ -618,7 +618,9 @@ typedef enum redlock_op {
     REDLOCK_OP_ACQUIRE = 1,
     REDLOCK_OP_RELEASE,
     REDLOCK_OP_EXTEND,
-    REDLOCK_OP_LOST
+    REDLOCK_OP_LOST,
+    REDLOCK_OP_UPGRADE,     /* redlock_upgrade (section 12) */
+    REDLOCK_OP_DOWNGRADE    /* redlock_downgrade */
 } redlock_op;
 
 /* A reply, as much of it as the core reads. Adapters fill it from their
@@ -748,11 +750,13 @@ typedef struct redlock_config {
 
 /* How a lock is held (section 12). DEFAULT: the plain lock (the key is a
    string). The others share one key, a hash of holders: SHARED holders
-   may hold it together, EXCLUSIVE only alone. */
+   may hold it together, EXCLUSIVE only alone, UPDATE beside SHARED ones
+   but not beside another UPDATE (redlock_upgrade makes it EXCLUSIVE). */
 typedef enum redlock_access {
     REDLOCK_ACCESS_DEFAULT = 0,
     REDLOCK_ACCESS_SHARED,
-    REDLOCK_ACCESS_EXCLUSIVE
+    REDLOCK_ACCESS_EXCLUSIVE,
+    REDLOCK_ACCESS_UPDATE
 } redlock_access;
 
 /* Per-lock options; zero fields take the client's setting or the default. */
@@ -873,6 +877,7 @@ struct redlock_lock {
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
+    uint8_t _upgrading;    /* held: an upgrade waits or runs (its attempts renew the hold) */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
@@ -956,6 +961,18 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
    a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
    renewal is running) / TTL (ttl_ms out of 0..2^40). */
 REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
+/* Readers-writer locks (section 12). Upgrade: an UPDATE lock held becomes
+   EXCLUSIVE once the readers are gone (waiting, retrying and timing out as
+   acquire does; its attempts renew the hold; the lock stays held as UPDATE
+   if it fails); the result comes with op REDLOCK_OP_UPGRADE. Downgrade: an
+   EXCLUSIVE (or UPDATE) lock held is SHARED from the call on; the result
+   (REDLOCK_OP_DOWNGRADE) says whether a quorum of nodes lets readers in.
+   Both: INVALID for another mode, NOT_HELD, BUSY while an extend, an
+   upgrade or a downgrade runs. */
+REDLOCK_API int redlock_upgrade(redlock_lock *lock);
+REDLOCK_API int redlock_downgrade(redlock_lock *lock);
+/* The lock's access mode now (an upgrade or a downgrade changes it). */
+REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lock);
 
 /* Takes over a lock another handle or process acquired: the lock becomes
    HELD with `token` (REDLOCK_TOKEN_LEN hex digits, as redlock_lock_token()
@@ -1074,6 +1091,8 @@ REDLOCK_API const char *redlock_fenced_set_script(void);
 REDLOCK_API const char *redlock_rw_acquire_script(void);
 REDLOCK_API const char *redlock_rw_release_script(void);
 REDLOCK_API const char *redlock_rw_extend_script(void);
+REDLOCK_API const char *redlock_rw_upgrade_script(void);
+REDLOCK_API const char *redlock_rw_set_mode_script(void);
 
 #ifdef __cplusplus
 }
@@ -1130,7 +1149,9 @@ extern "C" {
 /* What a round is for. */
 enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_RELEASE,
        REDLOCK__PH_EXTEND, REDLOCK__PH_CLEANUP,
-       REDLOCK__PH_FENCE /* a fenced acquire's quorum won: write its fence back before it counts */ };
+       REDLOCK__PH_FENCE, /* a fenced acquire's quorum won: write its fence back before it counts */
+       REDLOCK__PH_UPGRADE, REDLOCK__PH_DOWNGRADE,
+       REDLOCK__PH_SETTLE /* a failed upgrade given up: back to update where it got to exclusive */ };
 
 /* What one node is doing within a round. Each operation's steps are
    contiguous: redlock__answer dispatches on the ranges. */
@@ -1157,7 +1178,11 @@ enum {
     REDLOCK__ST_EXT_PEXPIRE,/*             then PEXPIRE (modern value) */
     REDLOCK__ST_EXT_GETSET, /*             or GETSET (legacy value) */
     REDLOCK__ST_FENCE_SHA,  /* fenced: EVALSHA write-back, counter = max(counter, fence) where the key is ours */
-    REDLOCK__ST_FENCE_EVAL  /* fenced: EVAL write-back after NOSCRIPT */
+    REDLOCK__ST_FENCE_EVAL, /* fenced: EVAL write-back after NOSCRIPT */
+    REDLOCK__ST_UPG_SHA,    /* readers-writer: EVALSHA upgrade */
+    REDLOCK__ST_UPG_EVAL,
+    REDLOCK__ST_MODE_SHA,   /* readers-writer: EVALSHA set-mode (downgrade; a failed upgrade's settle) */
+    REDLOCK__ST_MODE_EVAL
 };
 
 /* LIFE: how long our key lives on the node is unknown (an adopted token):
@@ -1257,13 +1282,13 @@ static const char redlock__rwacquire_lua[] =
     "local t=redis.call('time') local now=tonumber(t[1])*1000+math.floor(tonumber(t[2])/1000) local "
     "busy,writer,last=false,false,0 for i=1,#h,2 do local f,v=h[i],h[i+1] local "
     "e=tonumber(string.sub(v,2)) if e<=now then redis.call('hdel',k,f) elseif f~=tok and f~='w:'..tok "
-    "then if string.sub(v,1,1)=='w' then writer=true elseif m=='x' or string.sub(v,1,1)~='s' then "
-    "busy=true end if e>last then last=e end end end if busy or (m=='s' and writer) then if m=='x' then "
-    "local e=now+tonumber(ARGV[4]) redis.call('hset',k,'w:'..tok,'w'..e) if e>last then last=e end end if "
-    "last>now then redis.call('pexpire',k,last-now) end return 0 end local e=now+tonumber(ARGV[2]) "
-    "redis.call('hset',k,tok,m..e) redis.call('hdel',k,'w:'..tok) if e>last then last=e end "
-    "redis.call('pexpire',k,last-now) return 1";
-static const char redlock__rwacquire_sha[] = "b080b4319ae3e1b44bd99a801fec25340fd81bd5";
+    "then local c=string.sub(v,1,1) if c=='w' then writer=true elseif m=='x' or c=='x' or (m=='u' and "
+    "c=='u') then busy=true end if e>last then last=e end end end if busy or (m~='x' and writer) then if "
+    "m=='x' then local e=now+tonumber(ARGV[4]) redis.call('hset',k,'w:'..tok,'w'..e) if e>last then "
+    "last=e end end if last>now then redis.call('pexpire',k,last-now) end return 0 end local "
+    "e=now+tonumber(ARGV[2]) redis.call('hset',k,tok,m..e) redis.call('hdel',k,'w:'..tok) if e>last then "
+    "last=e end redis.call('pexpire',k,last-now) return 1";
+static const char redlock__rwacquire_sha[] = "c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef";
 static const char redlock__rwrelease_lua[] =
     "local k,tok=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' then return 0 end if ARGV[2] then "
     "local w=redis.call('hget',k,'w:'..tok) if w and string.sub(w,1,1)=='w' then "
@@ -1275,12 +1300,34 @@ static const char redlock__rwrelease_sha[] = "7a52dde132918709d3bd90a737169b8408
 static const char redlock__rwextend_lua[] =
     "if redis.replicate_commands then redis.replicate_commands() end local k,tok=KEYS[1],ARGV[1] local "
     "ty=redis.call('type',k).ok if ty=='none' then return 0 end if ty~='hash' then return -1 end local "
-    "v=redis.call('hget',k,tok) local c=v and string.sub(v,1,1) if not (c=='s' or c=='x' or c=='u') then "
-    "return 0 end local t=redis.call('time') local "
+    "v=redis.call('hget',k,tok) local c=v and string.sub(v,1,1) local rank={s=1,u=2,x=3} if not (c and "
+    "rank[c] and rank[c]>=rank[ARGV[3]]) then return 0 end local t=redis.call('time') local "
     "now=tonumber(t[1])*1000+math.floor(tonumber(t[2])/1000) if (tonumber(string.sub(v,2)) or 0)<=now "
     "then redis.call('hdel',k,tok) return 0 end redis.call('hset',k,tok,c..(now+tonumber(ARGV[2]))) if "
     "redis.call('pttl',k)<tonumber(ARGV[2]) then redis.call('pexpire',k,ARGV[2]) end return 1";
-static const char redlock__rwextend_sha[] = "b6378809e1dc6644782d570e3bd798de42952953";
+static const char redlock__rwextend_sha[] = "4fa1c0304cf0189b45ec8ec2c59d15e46e862158";
+/* Upgrade (update -> exclusive): 1 done, 0 other holders are still there
+   (the entry's life renewed, the writer's mark set), -1 the entry is
+   gone. Set-mode: the entry's mode letter, its life kept; drops the mark. */
+static const char redlock__rwupgrade_lua[] =
+    "if redis.replicate_commands then redis.replicate_commands() end local k,tok=KEYS[1],ARGV[1] if "
+    "redis.call('type',k).ok~='hash' then return -1 end local v=redis.call('hget',k,tok) local c=v and "
+    "string.sub(v,1,1) if not (c=='u' or c=='x') then return -1 end local t=redis.call('time') local "
+    "now=tonumber(t[1])*1000+math.floor(tonumber(t[2])/1000) if (tonumber(string.sub(v,2)) or 0)<=now "
+    "then redis.call('hdel',k,tok) return -1 end local h=redis.call('hgetall',k) local busy,last=false,0 "
+    "for i=1,#h,2 do local e=tonumber(string.sub(h[i+1],2)) or 0 if e<=now then redis.call('hdel',k,h[i]) "
+    "elseif h[i]~=tok and h[i]~='w:'..tok then if string.sub(h[i+1],1,1)~='w' then busy=true end if "
+    "e>last then last=e end end end local e=now+tonumber(ARGV[2]) if busy then "
+    "redis.call('hset',k,tok,c..e) local w=now+tonumber(ARGV[3]) redis.call('hset',k,'w:'..tok,'w'..w) if "
+    "w>e then e=w end else redis.call('hset',k,tok,'x'..e) redis.call('hdel',k,'w:'..tok) end if last>e "
+    "then e=last end redis.call('pexpire',k,e-now) if busy then return 0 end return 1";
+static const char redlock__rwupgrade_sha[] = "4d94de4c4c2d54aa9a81ab17767096537623e251";
+static const char redlock__rwsetmode_lua[] =
+    "local k,tok=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' then return 0 end "
+    "redis.call('hdel',k,'w:'..tok) local v=redis.call('hget',k,tok) local c=v and string.sub(v,1,1) if "
+    "not (c=='s' or c=='x' or c=='u') then return 0 end redis.call('hset',k,tok,ARGV[2]..string.sub(v,2)) "
+    "return 1";
+static const char redlock__rwsetmode_sha[] = "b06ef25325497e7d384d8265d29a5597c574e502";
 /* For the storage a holder writes to, not sent by the core (section 11). */
 static const char redlock__fenced_set_lua[] =
     "local f=tonumber(ARGV[1]) if not f then return redis.error_reply('ERR fence is not a number') end "
@@ -1502,6 +1549,9 @@ static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
 
 static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
     if (phase == REDLOCK__PH_FENCE) return REDLOCK__ST_FENCE_SHA;
+    if (phase == REDLOCK__PH_UPGRADE) return REDLOCK__ST_UPG_SHA;
+    if (phase == REDLOCK__PH_DOWNGRADE) return REDLOCK__ST_MODE_SHA;
+    if (phase == REDLOCK__PH_SETTLE) return REDLOCK__ST_MODE_EVAL; /* one command per node, as an undo */
     if (phase == REDLOCK__PH_ACQUIRE && redlock__fenced(lk)) return REDLOCK__ST_FACQ_SHA;
     if (redlock__scripts_only(lk)) {
         switch (phase) {
@@ -1669,9 +1719,12 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
 enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
        REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16, REDLOCK__SCRIPT_FACQUIRE = 32,
        REDLOCK__SCRIPT_FENCE = 64, REDLOCK__SCRIPT_RFACQUIRE = 128, REDLOCK__SCRIPT_RFENCE = 256,
-       REDLOCK__SCRIPT_RWACQUIRE = 512, REDLOCK__SCRIPT_RWRELEASE = 1024, REDLOCK__SCRIPT_RWEXTEND = 2048 };
+       REDLOCK__SCRIPT_RWACQUIRE = 512, REDLOCK__SCRIPT_RWRELEASE = 1024, REDLOCK__SCRIPT_RWEXTEND = 2048,
+       REDLOCK__SCRIPT_RWUPGRADE = 4096, REDLOCK__SCRIPT_RWSETMODE = 8192 };
 static int redlock__script_bit(const redlock_lock *lk, int st) {
     int rw = redlock__access(lk) != REDLOCK_ACCESS_DEFAULT;
+    if (st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_UPG_EVAL) return REDLOCK__SCRIPT_RWUPGRADE;
+    if (st == REDLOCK__ST_MODE_SHA || st == REDLOCK__ST_MODE_EVAL) return REDLOCK__SCRIPT_RWSETMODE;
     if (rw && (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL)) return REDLOCK__SCRIPT_RWACQUIRE;
     if (rw && (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)) return REDLOCK__SCRIPT_RWRELEASE;
     if (rw && (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)) return REDLOCK__SCRIPT_RWEXTEND;
@@ -1696,7 +1749,8 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
                                                REDLOCK__SCRIPT(rextend), REDLOCK__SCRIPT(facquire),
                                                REDLOCK__SCRIPT(fence), REDLOCK__SCRIPT(rfacquire),
                                                REDLOCK__SCRIPT(rfence), REDLOCK__SCRIPT(rwacquire),
-                                               REDLOCK__SCRIPT(rwrelease), REDLOCK__SCRIPT(rwextend) };
+                                               REDLOCK__SCRIPT(rwrelease), REDLOCK__SCRIPT(rwextend),
+                                               REDLOCK__SCRIPT(rwupgrade), REDLOCK__SCRIPT(rwsetmode) };
 #undef REDLOCK__SCRIPT
     int bit = redlock__script_bit(lk, st), k = 0;
     while (bit > 1) { bit >>= 1; k++; }
@@ -1742,6 +1796,10 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
     case REDLOCK__ST_FENCE_EVAL:
         ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_fence);
         break;
+    case REDLOCK__ST_UPG_SHA:
+    case REDLOCK__ST_UPG_EVAL:
+        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
+        break;
     case REDLOCK__ST_EXT_SHA:
     case REDLOCK__ST_EXT_EVAL:
     case REDLOCK__ST_EXT_PEXPIRE:
@@ -1783,14 +1841,20 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
     case REDLOCK__ST_EXT_SHA:
     case REDLOCK__ST_EXT_EVAL:
     case REDLOCK__ST_FENCE_SHA:
-    case REDLOCK__ST_FENCE_EVAL: {
+    case REDLOCK__ST_FENCE_EVAL:
+    case REDLOCK__ST_UPG_SHA:
+    case REDLOCK__ST_UPG_EVAL:
+    case REDLOCK__ST_MODE_SHA:
+    case REDLOCK__ST_MODE_EVAL: {
         /* KEYS[1] key [, KEYS[2] its fence counter], ARGV: [owner,] token
            [, ttl or fence] (release: a flag instead, to publish, except for
            the undo of a failed attempt) */
         const redlock__script *script = redlock__script_of(lk, n->step);
-        int counter = n->step >= REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_FACQ_EVAL;
+        int counter = n->step == REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_FENCE_EVAL ||
+                      n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_FACQ_EVAL;
         if (n->step == REDLOCK__ST_RACQ_SHA || n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_REL_SHA ||
-            n->step == REDLOCK__ST_EXT_SHA || n->step == REDLOCK__ST_FENCE_SHA) {
+            n->step == REDLOCK__ST_EXT_SHA || n->step == REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_UPG_SHA ||
+            n->step == REDLOCK__ST_MODE_SHA) {
             REDLOCK__LIT("EVALSHA"); REDLOCK__ARG(script->sha, 40);
         } else {
             REDLOCK__LIT("EVAL"); REDLOCK__ARG(script->lua, script->len);
@@ -1814,8 +1878,25 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
                readers out: until its next attempt is due, and a little */
             int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
             if (redlock__access(lk) == REDLOCK_ACCESS_SHARED) REDLOCK__LIT("s");
+            else if (redlock__access(lk) == REDLOCK_ACCESS_UPDATE) REDLOCK__LIT("u");
             else REDLOCK__LIT("x");
             REDLOCK__ARG(sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1)));
+        }
+        if (n->step == REDLOCK__ST_UPG_SHA || n->step == REDLOCK__ST_UPG_EVAL) {
+            int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
+            REDLOCK__ARG(sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1)));
+        }
+        if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWEXTEND) {
+            /* an entry renews only where it is at least the holder's mode:
+               an exclusive hold stands on its exclusive entries alone */
+            redlock_access held_as = redlock__access(lk);
+            if (held_as == REDLOCK_ACCESS_SHARED) REDLOCK__LIT("s");
+            else if (held_as == REDLOCK_ACCESS_UPDATE) REDLOCK__LIT("u");
+            else REDLOCK__LIT("x");
+        }
+        if (n->step == REDLOCK__ST_MODE_SHA || n->step == REDLOCK__ST_MODE_EVAL) {
+            if (lk->_phase == REDLOCK__PH_DOWNGRADE) REDLOCK__LIT("s");
+            else REDLOCK__LIT("u");
         }
         break;
     }
@@ -1945,6 +2026,7 @@ enum {
     REDLOCK__A_YES,      /* done as asked */
     REDLOCK__A_NO,       /* another holder */
     REDLOCK__A_MISSING,  /* not (or no longer) ours */
+    REDLOCK__A_WAITS,    /* an upgrade's node: renewed, other holders still there */
     REDLOCK__A_PROTOCOL  /* an answer this step cannot have */
 };
 
@@ -1960,7 +2042,7 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     }
     if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
     if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_RACQ_SHA ||
-         st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FENCE_SHA) &&
+         st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_MODE_SHA) &&
         redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
         redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
@@ -1989,6 +2071,7 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
        anything else): not ours, and held by someone else */
     if (redlock__has(r->str, r->len, "WRONGTYPE") && st != REDLOCK__ST_FACQ_SHA && st != REDLOCK__ST_FACQ_EVAL) {
         if ((st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL) || st >= REDLOCK__ST_FENCE_SHA) return REDLOCK__A_MISSING;
+        /* (upgrade and set-mode: not ours either) */
         return REDLOCK__A_NO;
     }
     /* (a fenced acquire's WRONGTYPE is about its counter, which is not a
@@ -2212,7 +2295,14 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         a = redlock__answer_acquire(lk, i, r, now);
     else if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL)
         a = redlock__answer_release(lk, i, r, now);
-    else if (st >= REDLOCK__ST_FENCE_SHA) { /* 1: written back where the key is ours; 0: not ours */
+    else if (st >= REDLOCK__ST_UPG_SHA && st <= REDLOCK__ST_UPG_EVAL) {
+        /* 1 upgraded, 0 renewed but others hold it still, -1 gone */
+        a = r->type != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1 ? REDLOCK__A_PROTOCOL
+            : r->integer == 1 ? REDLOCK__A_EXTENDED : r->integer == 0 ? REDLOCK__A_WAITS : REDLOCK__A_MISSING;
+    } else if (st >= REDLOCK__ST_MODE_SHA) {
+        a = r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1) ? REDLOCK__A_PROTOCOL
+            : r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
+    } else if (st >= REDLOCK__ST_FENCE_SHA) { /* 1: written back where the key is ours; 0: not ours */
         a = r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1) ? REDLOCK__A_PROTOCOL
             : r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
         if (a == REDLOCK__A_MISSING) redlock__set_until(lk, i, 0);
@@ -2237,6 +2327,10 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     case REDLOCK__A_EXTENDED:
         redlock__life_known(lk, i, redlock__extend_bound(lk));
         redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
+        break;
+    case REDLOCK__A_WAITS: /* an upgrade's node: renewed, not upgraded */
+        redlock__life_known(lk, i, redlock__extend_bound(lk));
+        redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now);
         break;
     case REDLOCK__A_YES: redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now); break;
     case REDLOCK__A_NO: redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now); break;
@@ -2399,7 +2493,8 @@ static int redlock__expiry_reason(const redlock_lock *lk) {
 /* The lock ended without the holder's release. A user extend still waiting
    gets its answer first, then the LOST result. */
 static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
-    int extend_waiting = lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend;
+    int extend_waiting = lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend, upgrading = lk->_upgrading;
+    lk->_upgrading = 0;
     lk->_state = REDLOCK_STATE_LOST;
     lk->_lost_status = reason;
     lk->_phase_op = REDLOCK_OP_LOST;
@@ -2409,6 +2504,7 @@ static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t
     redlock__flush(lk, now, alive);
     if (!*alive) return 0;
     if (extend_waiting && !redlock__report(lk, alive, REDLOCK_OP_EXTEND, reason, 0, now)) return 0;
+    if (upgrading && !redlock__report(lk, alive, REDLOCK_OP_UPGRADE, reason, 0, now)) return 0;
     if (lk->_state != REDLOCK_STATE_LOST) return 1; /* the callback already moved on */
     return redlock__report(lk, alive, REDLOCK_OP_LOST, reason, 0, now);
 }
@@ -2609,6 +2705,83 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, status, t.yes, now) : 1;
 }
 
+static void redlock__set_access(redlock_lock *lk, redlock_access a) {
+    lk->_kind = (uint8_t)((lk->_kind & ~(3 << REDLOCK__K_ACCESS_SHIFT)) | (a << REDLOCK__K_ACCESS_SHIFT));
+}
+
+/* Starts an upgrade attempt: a round that also renews the hold (for the
+   lock's ttl, as a renewal: the validity is cut to it now if shorter). */
+static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
+    int64_t bound;
+    int i;
+    lk->_attempt++;
+    lk->_extend_ttl_ms = lk->_ttl_ms;
+    lk->_phase_op = REDLOCK_OP_UPGRADE;
+    redlock__round(lk, REDLOCK__PH_UPGRADE, now);
+    bound = redlock__extend_bound(lk);
+    if (bound < lk->_valid_until) lk->_valid_until = bound;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++)
+        if (bound < redlock__until(lk, i)) redlock__set_until(lk, i, bound);
+}
+
+/* The upgrade ended: the hold goes on (renewed as usual from now). */
+static int redlock__upgrade_done(redlock_lock *lk, const int *alive, int status, int votes, int64_t now) {
+    lk->_upgrading = 0;
+    lk->_next_at = now + lk->_renew_every_us;
+    if (status != REDLOCK_OK) redlock__round(lk, REDLOCK__PH_SETTLE, now); /* back to update where it got further */
+    else lk->_phase = REDLOCK__PH_NONE;
+    redlock__flush(lk, now, alive); /* out before the callback */
+    if (!*alive) return 0;
+    return redlock__report(lk, alive, REDLOCK_OP_UPGRADE, status, votes, now);
+}
+
+/* An upgrade attempt: upgraded on a quorum, or renewed on one (and tried
+   again), or the hold is gone. */
+static int redlock__decide_upgrade(redlock_lock *lk, const int *alive, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__tally t = redlock__count(lk);
+    int q = redlock__quorum(c), n = c->_cfg.node_count;
+    if (t.yes >= q) {
+        lk->_valid_until = redlock__extend_bound(lk);
+        lk->_validity_unknown = 0;
+        lk->_extensions++;
+        redlock__set_access(lk, REDLOCK_ACCESS_EXCLUSIVE);
+        return redlock__upgrade_done(lk, alive, REDLOCK_OK, t.yes, now);
+    }
+    if (t.pending > 0 && t.yes + t.no + t.pending >= q) return 1; /* votes still out */
+    if (t.yes + t.no >= q) { /* renewed on a quorum, not upgraded */
+        lk->_valid_until = redlock__extend_bound(lk);
+        lk->_validity_unknown = 0;
+    } else if (t.missing > n - q) {
+        return redlock__lose(lk, alive, REDLOCK_ERR_QUORUM_LOST, now);
+    }
+    lk->_phase = REDLOCK__PH_NONE;
+    if (lk->_retries > 0) {
+        int64_t delay = redlock__jitter_delay(lk);
+        if (delay > lk->_renew_every_us) delay = lk->_renew_every_us; /* the attempts renew the hold */
+        if (lk->_wait_us <= 0 || now + delay < redlock__wait_deadline(lk)) {
+            lk->_retries--;
+            lk->_next_at = now + delay;
+            redlock__event(lk, REDLOCK_EV_RETRY, -1, t.no > 0 ? REDLOCK_ERR_LOCKED : redlock__too_few(lk));
+            return 1;
+        }
+        return redlock__upgrade_done(lk, alive, REDLOCK_ERR_TIMEOUT, t.yes, now);
+    }
+    return redlock__upgrade_done(lk, alive, t.no > 0 ? REDLOCK_ERR_LOCKED : redlock__too_few(lk), t.yes, now);
+}
+
+/* A downgrade: the lock is shared from the call on; the result says
+   whether a quorum of nodes says so too. */
+static int redlock__decide_downgrade(redlock_lock *lk, const int *alive, int64_t now) {
+    redlock__tally t = redlock__count(lk);
+    int q = redlock__quorum(lk->_client), status;
+    if (t.yes >= q) status = REDLOCK_OK;
+    else if (t.pending > 0 && t.yes + t.pending >= q) return 1;
+    else status = redlock__too_few(lk);
+    lk->_phase = t.pending ? REDLOCK__PH_CLEANUP : REDLOCK__PH_NONE; /* stragglers finish quietly */
+    return redlock__report(lk, alive, REDLOCK_OP_DOWNGRADE, status, t.yes, now);
+}
+
 static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
@@ -2654,11 +2827,16 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         return redlock__decide_acquire(lk, alive, now);
     case REDLOCK__PH_FENCE:
         return redlock__decide_fence(lk, alive, now);
+    case REDLOCK__PH_UPGRADE:
+        return redlock__decide_upgrade(lk, alive, now);
+    case REDLOCK__PH_DOWNGRADE:
+        return redlock__decide_downgrade(lk, alive, now);
     case REDLOCK__PH_EXTEND:
         return redlock__decide_extend(lk, alive, now);
     case REDLOCK__PH_RELEASE:
         return redlock__decide_release(lk, alive, now);
     case REDLOCK__PH_ROLLBACK:
+    case REDLOCK__PH_SETTLE:
     case REDLOCK__PH_CLEANUP: {
         redlock__tally t = redlock__count(lk);
         if (t.pending == 0) lk->_phase = REDLOCK__PH_NONE;
@@ -2677,6 +2855,8 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         if (lk->_give_up)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
+    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_upgrading && lk->_phase == REDLOCK__PH_NONE) {
+        if (now >= lk->_next_at) redlock__start_upgrade(lk, now); /* its attempts renew the hold meanwhile */
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
                !lk->_capped && now >= lk->_next_at) {
         if ((lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
@@ -2694,7 +2874,8 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     if (lk->_phase != REDLOCK__PH_NONE) d = redlock__round_deadline(lk);
     if (lk->_state == REDLOCK_STATE_HELD) {
         if (lk->_valid_until < d) d = lk->_valid_until;
-        if (lk->_watchdog && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d) d = lk->_next_at;
+        if ((lk->_watchdog || lk->_upgrading) && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d)
+            d = lk->_next_at;
     } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_next_at < d) {
         d = lk->_next_at;
     }
@@ -2978,7 +3159,8 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
         return REDLOCK_ERR_INVALID;
     if (o->access != REDLOCK_ACCESS_DEFAULT &&
-        ((o->access != REDLOCK_ACCESS_SHARED && o->access != REDLOCK_ACCESS_EXCLUSIVE) || o->reentrant || o->fence))
+        ((o->access != REDLOCK_ACCESS_SHARED && o->access != REDLOCK_ACCESS_EXCLUSIVE && o->access != REDLOCK_ACCESS_UPDATE) ||
+         o->reentrant || o->fence))
         return REDLOCK_ERR_INVALID;
     if (o->fence || o->access != REDLOCK_ACCESS_DEFAULT) { /* scripts only, as a reentrant lock */
         int j, legacy = 0;
@@ -3111,6 +3293,9 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
         lk->_cancel_op = REDLOCK_OP_ACQUIRE;
         lk->_fence = 0; /* an attempt's count, not a fence */
         redlock__listen(lk, 0);
+    } else if (lk->_upgrading) {
+        lk->_cancel_op = REDLOCK_OP_UPGRADE;
+        lk->_upgrading = 0;
     } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
     lk->_state = REDLOCK_STATE_RELEASING;
     lk->_op_start = now;
@@ -3129,7 +3314,7 @@ REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
     if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
     if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
-    if (lk->_phase == REDLOCK__PH_EXTEND) return REDLOCK_ERR_BUSY;
+    if (lk->_phase == REDLOCK__PH_EXTEND || lk->_upgrading || lk->_phase == REDLOCK__PH_DOWNGRADE) return REDLOCK_ERR_BUSY;
     c = lk->_client;
     lk->_op_start = now;
     redlock__enter(c);
@@ -3141,6 +3326,48 @@ REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
 
 static int redlock__hex(char ch) {
     return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+REDLOCK_API int redlock_upgrade(redlock_lock *lk) {
+    redlock_client *c;
+    int64_t now;
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
+    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
+    if (redlock__access(lk) != REDLOCK_ACCESS_UPDATE) return REDLOCK_ERR_INVALID;
+    if (lk->_upgrading || lk->_phase == REDLOCK__PH_DOWNGRADE || (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend))
+        return REDLOCK_ERR_BUSY;
+    c = lk->_client;
+    lk->_upgrading = 1;
+    lk->_attempt = 0;
+    lk->_retries = lk->_retry_count;
+    lk->_op_start = now;
+    lk->_next_at = now; /* the first attempt: now, or when a running renewal is done */
+    redlock__enter(c);
+    if (lk->_phase == REDLOCK__PH_NONE) redlock__start_upgrade(lk, now);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int redlock_downgrade(redlock_lock *lk) {
+    redlock_client *c;
+    int64_t now;
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
+    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
+    if (redlock__access(lk) != REDLOCK_ACCESS_EXCLUSIVE && redlock__access(lk) != REDLOCK_ACCESS_UPDATE)
+        return REDLOCK_ERR_INVALID;
+    if (lk->_upgrading || lk->_phase != REDLOCK__PH_NONE) return REDLOCK_ERR_BUSY;
+    c = lk->_client;
+    redlock__set_access(lk, REDLOCK_ACCESS_SHARED); /* a reader from now on, whatever the nodes say */
+    lk->_op_start = now;
+    lk->_phase_op = REDLOCK_OP_DOWNGRADE;
+    redlock__enter(c);
+    redlock__round(lk, REDLOCK__PH_DOWNGRADE, now);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
 }
 
 REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t valid_ms) {
@@ -3335,6 +3562,10 @@ REDLOCK_API const char *redlock_lock_key(const redlock_lock *lk, size_t *len) {
     return ok ? lk->_key : "";
 }
 
+REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lk) {
+    return lk && lk->_magic == REDLOCK__MAGIC ? redlock__access(lk) : REDLOCK_ACCESS_DEFAULT;
+}
+
 REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lk) {
     return lk && lk->_magic == REDLOCK__MAGIC && lk->_state != REDLOCK_STATE_ACQUIRING ? lk->_fence : 0;
 }
@@ -3360,6 +3591,8 @@ REDLOCK_API const char *redlock_fenced_set_script(void) { return redlock__fenced
 REDLOCK_API const char *redlock_rw_acquire_script(void) { return redlock__rwacquire_lua; }
 REDLOCK_API const char *redlock_rw_release_script(void) { return redlock__rwrelease_lua; }
 REDLOCK_API const char *redlock_rw_extend_script(void) { return redlock__rwextend_lua; }
+REDLOCK_API const char *redlock_rw_upgrade_script(void) { return redlock__rwupgrade_lua; }
+REDLOCK_API const char *redlock_rw_set_mode_script(void) { return redlock__rwsetmode_lua; }
 
 REDLOCK_API const char *redlock_strerror(int status) {
     switch (status) {

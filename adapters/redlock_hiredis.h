@@ -278,6 +278,10 @@ REDLOCK_HIREDIS_API int redlock_hiredis_release(redlock_hiredis_lock *lk);
 
 /* Blocks until the lock is extended by ttl_ms (0: its ttl) on a quorum. */
 REDLOCK_HIREDIS_API int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms);
+/* Readers-writer locks (redlock.h section 12): redlock_upgrade and
+   redlock_downgrade, blocking until their result. */
+REDLOCK_HIREDIS_API int redlock_hiredis_upgrade(redlock_hiredis_lock *lk);
+REDLOCK_HIREDIS_API int redlock_hiredis_downgrade(redlock_hiredis_lock *lk);
 
 /* The last blocking call's full result (votes, validity, elapsed time),
    or a later one that came without a call: a loss the watchdog found (op
@@ -1074,6 +1078,8 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     lk->_waiter = &w;
     if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&lk->lock);
     else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&lk->lock);
+    else if (op == REDLOCK_OP_UPGRADE) rc = redlock_upgrade(&lk->lock);
+    else if (op == REDLOCK_OP_DOWNGRADE) rc = redlock_downgrade(&lk->lock);
     else rc = redlock_extend(&lk->lock, ttl_ms);
     if (rc != REDLOCK_OK) {
         if (lk->_waiter == &w) lk->_waiter = NULL;
@@ -1108,6 +1114,16 @@ REDLOCK_HIREDIS_API int redlock_hiredis_release(redlock_hiredis_lock *lk)
 REDLOCK_HIREDIS_API int redlock_hiredis_extend(redlock_hiredis_lock *lk, int64_t ttl_ms)
 {
     return redlock__hiredis_run(lk, REDLOCK_OP_EXTEND, ttl_ms);
+}
+
+REDLOCK_HIREDIS_API int redlock_hiredis_upgrade(redlock_hiredis_lock *lk)
+{
+    return redlock__hiredis_run(lk, REDLOCK_OP_UPGRADE, 0);
+}
+
+REDLOCK_HIREDIS_API int redlock_hiredis_downgrade(redlock_hiredis_lock *lk)
+{
+    return redlock__hiredis_run(lk, REDLOCK_OP_DOWNGRADE, 0);
 }
 
 REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk)

@@ -421,6 +421,10 @@ REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l);
 REDLOCK_SOCKET_API int redlock_socket_acquire(redlock_socket_lock *l);
 REDLOCK_SOCKET_API int redlock_socket_release(redlock_socket_lock *l);
 REDLOCK_SOCKET_API int redlock_socket_extend(redlock_socket_lock *l, int64_t ttl_ms);
+/* Readers-writer locks (redlock.h section 12): redlock_upgrade and
+   redlock_downgrade, blocking until their result. */
+REDLOCK_SOCKET_API int redlock_socket_upgrade(redlock_socket_lock *l);
+REDLOCK_SOCKET_API int redlock_socket_downgrade(redlock_socket_lock *l);
 /* The last blocking call's full result, or a later one that came without
    a call: a loss the watchdog found (op LOST), an acquire begun with the
    core's redlock_acquire. */
@@ -2290,6 +2294,20 @@ REDLOCK_SOCKET_API int redlock_socket_extend(redlock_socket_lock *l, int64_t ttl
     int rc = redlock__sock_begin(l, REDLOCK_OP_EXTEND);
     if (rc) return rc;
     return redlock__sock_wait(l, REDLOCK_OP_EXTEND, redlock_extend(&l->lock, ttl_ms));
+}
+
+REDLOCK_SOCKET_API int redlock_socket_upgrade(redlock_socket_lock *l)
+{
+    int rc = redlock__sock_begin(l, REDLOCK_OP_UPGRADE);
+    if (rc) return rc;
+    return redlock__sock_wait(l, REDLOCK_OP_UPGRADE, redlock_upgrade(&l->lock));
+}
+
+REDLOCK_SOCKET_API int redlock_socket_downgrade(redlock_socket_lock *l)
+{
+    int rc = redlock__sock_begin(l, REDLOCK_OP_DOWNGRADE);
+    if (rc) return rc;
+    return redlock__sock_wait(l, REDLOCK_OP_DOWNGRADE, redlock_downgrade(&l->lock));
 }
 
 REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redlock_socket_lock *l)

@@ -75,6 +75,8 @@ check-sim: $(BUILD)/sim
 	@$(BUILD)/sim --profile ctl-jump-one-of-five --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-two-of-four --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-rw-shared-beside-exclusive --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-rw-update-beside-update --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-rw-upgrade-beside-readers --runs 500 --seed 1 --expect-violations
 
 # Known bugs re-introduced into copies of the header (tests/core/mutations/*.patch)
 # must each be found by the simulator.

@@ -53,9 +53,11 @@
 #define SHA_FACQUIRE "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888"
 #define SHA_FENCE "48e95165afb854dba74eb9d2c02d43ed7c87f94a"
 #define SHA_RFACQUIRE "9e90d98820f6fd7cf2d8944664d249d42ea91993"
-#define SHA_RWACQUIRE "b080b4319ae3e1b44bd99a801fec25340fd81bd5"
+#define SHA_RWACQUIRE "c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef"
 #define SHA_RWRELEASE "7a52dde132918709d3bd90a737169b8408765e20"
-#define SHA_RWEXTEND "b6378809e1dc6644782d570e3bd798de42952953"
+#define SHA_RWEXTEND "4fa1c0304cf0189b45ec8ec2c59d15e46e862158"
+#define SHA_RWUPGRADE "4d94de4c4c2d54aa9a81ab17767096537623e251"
+#define SHA_RWSETMODE "b06ef25325497e7d384d8265d29a5597c574e502"
 #define MAX_RW 24 /* holders and waiting writers in one readers-writer hash */
 #define SHA_RFENCE "9aed5e9a15c9204fc81f0a524e790f2b5de165d1"
 #define MAX_ENTRIES 64 /* entries of one owner in a reentrant hash */
@@ -99,8 +101,8 @@ typedef struct profile {
     int reentrant;         /* most handles reentrant, owners shared across clients */
     double fenced;         /* share of plain handles with the fence option */
     double rw;             /* share of plain handles that are readers-writer locks (shared or exclusive) */
-    int ctl_rw;            /* negative control: the servers' acquire grants a shared hold beside an
-                              exclusive one */
+    int ctl_rw;            /* negative controls, the servers' scripts: 1 grant a shared hold beside
+                              an exclusive one, 2 an update beside an update, 3 upgrade beside readers */
 } profile;
 
 static const profile profiles[] = {
@@ -133,6 +135,8 @@ static const profile profiles[] = {
     {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0},
     {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0},
     {"ctl-rw-shared-beside-exclusive", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 1},
+    {"ctl-rw-update-beside-update", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 2},
+    {"ctl-rw-upgrade-beside-readers", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 3},
     {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0},
 };
 
@@ -266,7 +270,7 @@ typedef struct event {
     msg *m;
 } event;
 
-typedef struct interval { int64_t s, e; int holder, key, owner, shared; } interval;
+typedef struct interval { int64_t s, e; int holder, key, owner; char mode; /* 's' 'u' 'x', 'p' plain */ } interval;
 /* A fenced lock's hold: the acquire was called at `start`, reported
    success at `done` (true times). */
 typedef struct fence_hold { int64_t start, done, fence; int key, holder, owner; } fence_hold;
@@ -290,7 +294,9 @@ typedef struct world {
     int ncounter_lost;
     long fence_pairs;        /* pairs of holds the fence checker compared */
     long rw_holds[3];        /* acquisitions by access: default, shared, exclusive */
+    long update_holds;       /* and update */
     long shared_overlaps;    /* pairs of shared holds whose windows overlapped (allowed) */
+    long upgrades;           /* update holds made exclusive */
     token_rec tokens[MAX_TOKENS];
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
@@ -426,6 +432,9 @@ static int refuses_quorum(const client *c) {
    renewals on their cadence, LOST reasons from the documented set. */
 static void check_event(client *c, slot *s, const redlock_event *ev) {
     int64_t now = local_of(c, W->now), start = now - ev->elapsed_us;
+    /* an upgrade's or a downgrade's rounds (and the settle of a failed
+       upgrade) take or hold back renewals: their cadence is not checkable */
+    if (ev->op == REDLOCK_OP_UPGRADE || ev->op == REDLOCK_OP_DOWNGRADE) s->cadence_gen = c->fault_gen - 1;
     switch (ev->type) {
     case REDLOCK_EV_ACQUIRED:
         if (redlock_lock_valid_until(&s->lk) != start + s->ttl_ms * 1000 - drift_us(c, s->ttl_ms))
@@ -478,6 +487,10 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
         break;
     case REDLOCK_EV_RETRY: {
         int64_t base = c->retry_delay_ms * 1000, jit = c->retry_jitter_ms > 0 ? c->retry_jitter_ms * 1000 : 0;
+        if (ev->op == REDLOCK_OP_UPGRADE) { /* an upgrade's attempts (every min(delay, cadence)) renew the hold */
+            s->cadence_gen = c->fault_gen - 1;
+            break;
+        }
         if (s->last_try) violation(W, "a retry after the last try before the wait deadline", c->id);
         /* woken during the attempt: the release came, the retry is immediate */
         if (s->woken == 2 && ev->delay_us != 0 && !s->waits)
@@ -997,7 +1010,7 @@ static void rw_put(entry *e, const char *tok, char mode, int64_t exp) {
 static void run_rwscript(world *w, const node *nd, entry *e, msg *m, int which) {
     int live = entry_live(w, e), i, r = 0;
     const char *tok = m->argv[4];
-    if (strlen(tok) != REDLOCK_TOKEN_LEN || m->argc != (which == 9 ? 8 : which == 11 ? 6 : m->argc) ||
+    if (strlen(tok) != REDLOCK_TOKEN_LEN || m->argc != (which == 9 ? 8 : which == 13 ? 6 : which == 11 || which == 12 ? 7 : m->argc) ||
         (which == 10 && m->argc != 5 && m->argc != 6)) {
         reply_error(m, "ERR unexpected readers-writer script form");
         return;
@@ -1015,10 +1028,11 @@ static void run_rwscript(world *w, const node *nd, entry *e, msg *m, int which) 
             if (e->rw[i].exp <= w->now) { rw_drop(e, i--); continue; }
             if (strcmp(e->rw[i].tok, tok) == 0) continue;
             if (e->rw[i].mode == 'w') writer = 1;
-            else if (mode == 'x' || e->rw[i].mode != 's') busy = !(w->p->ctl_rw && mode == 's');
+            else if (mode == 'x' || e->rw[i].mode == 'x' || (mode == 'u' && e->rw[i].mode == 'u'))
+                busy = !(w->p->ctl_rw == 1 && mode == 's') && !(w->p->ctl_rw == 2 && mode == 'u' && e->rw[i].mode == 'u');
             if (e->rw[i].exp > last) last = e->rw[i].exp;
         }
-        if (busy || (mode == 's' && writer)) {
+        if (busy || (mode != 'x' && writer)) {
             if (mode == 'x') {
                 exp = w->now + atoll(m->argv[7]) * 1000;
                 rw_put(e, tok, 'w', exp);
@@ -1046,9 +1060,59 @@ static void run_rwscript(world *w, const node *nd, entry *e, msg *m, int which) 
         reply_int(m, r);
         return;
     }
+    if (which == 12) { /* upgrade: 1 done, 0 others still there (renewed, marked), -1 gone */
+        int busy = 0;
+        int64_t last = 0, exp;
+        if (!live || e->hash != 2 || (i = rw_find(e, tok, 0)) < 0 || (e->rw[i].mode != 'u' && e->rw[i].mode != 'x')) {
+            reply_int(m, -1);
+            return;
+        }
+        if (e->rw[i].exp <= w->now) {
+            rw_drop(e, i);
+            if (e->nrw == 0) e->used = 0;
+            reply_int(m, -1);
+            return;
+        }
+        for (i = 0; i < e->nrw; i++) {
+            if (e->rw[i].exp <= w->now) { rw_drop(e, i--); continue; }
+            if (strcmp(e->rw[i].tok, tok) == 0) continue;
+            if (e->rw[i].mode != 'w' && !(w->p->ctl_rw == 3 && e->rw[i].mode == 's')) busy = 1;
+            if (e->rw[i].exp > last) last = e->rw[i].exp;
+        }
+        i = rw_find(e, tok, 0);
+        exp = w->now + atoll(m->argv[5]) * 1000;
+        e->rw[i].exp = exp;
+        if (busy) {
+            int64_t mark = w->now + atoll(m->argv[6]) * 1000;
+            rw_put(e, tok, 'w', mark);
+            if (mark > exp) exp = mark;
+        } else {
+            e->rw[i].mode = 'x';
+            if ((i = rw_find(e, tok, 1)) >= 0) rw_drop(e, i);
+        }
+        e->expire_at = last > exp ? last : exp;
+        reply_int(m, !busy);
+        return;
+    }
+    if (which == 13) { /* set-mode: drops the mark, sets the entry's mode */
+        if (!live || e->hash != 2) { reply_int(m, 0); return; }
+        if ((i = rw_find(e, tok, 1)) >= 0) rw_drop(e, i);
+        if ((i = rw_find(e, tok, 0)) < 0) {
+            if (e->nrw == 0) e->used = 0;
+            reply_int(m, 0);
+            return;
+        }
+        e->rw[i].mode = m->argv[5][0];
+        reply_int(m, 1);
+        return;
+    }
     if (!live) { reply_int(m, 0); return; }
     if (!e->hash) { reply_int(m, -1); return; }
     if (e->hash != 2 || (i = rw_find(e, tok, 0)) < 0) { reply_int(m, 0); return; }
+    { /* renewed only where the entry is at least the holder's mode (s < u < x) */
+        static const char ranks[] = "sux";
+        if (strchr(ranks, e->rw[i].mode) < strchr(ranks, m->argv[6][0])) { reply_int(m, 0); return; }
+    }
     if (e->rw[i].exp <= w->now) {
         rw_drop(e, i);
         if (e->nrw == 0) e->used = 0;
@@ -1132,7 +1196,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
             which = is(m, 1, SHA_RELEASE) ? 0 : is(m, 1, SHA_EXTEND) ? 1 : is(m, 1, SHA_RACQUIRE) ? 2
                     : is(m, 1, SHA_RRELEASE) ? 3 : is(m, 1, SHA_REXTEND) ? 4 : is(m, 1, SHA_FACQUIRE) ? 5
                     : is(m, 1, SHA_FENCE) ? 6 : is(m, 1, SHA_RFACQUIRE) ? 7 : is(m, 1, SHA_RFENCE) ? 8
-                    : is(m, 1, SHA_RWACQUIRE) ? 9 : is(m, 1, SHA_RWRELEASE) ? 10 : is(m, 1, SHA_RWEXTEND) ? 11 : -1;
+                    : is(m, 1, SHA_RWACQUIRE) ? 9 : is(m, 1, SHA_RWRELEASE) ? 10 : is(m, 1, SHA_RWEXTEND) ? 11
+                    : is(m, 1, SHA_RWUPGRADE) ? 12 : is(m, 1, SHA_RWSETMODE) ? 13 : -1;
             if (which < 0 || (which < 2 && !(which ? nd->sha_extend : nd->sha_release)) ||
                 (which >= 2 && !(nd->rsha & (1u << (which - 2))))) {
                 /* a script the server had and lost (a restart): a step the core
@@ -1157,7 +1222,8 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
                     : is(m, 1, redlock_reentrant_fence_acquire_script()) ? 7
                     : is(m, 1, redlock_reentrant_fence_write_back_script()) ? 8
                     : is(m, 1, redlock_rw_acquire_script()) ? 9 : is(m, 1, redlock_rw_release_script()) ? 10
-                    : is(m, 1, redlock_rw_extend_script()) ? 11 : -1;
+                    : is(m, 1, redlock_rw_extend_script()) ? 11 : is(m, 1, redlock_rw_upgrade_script()) ? 12
+                    : is(m, 1, redlock_rw_set_mode_script()) ? 13 : -1;
             if (which < 0) { reply_error(m, "ERR unknown script"); return; }
             if (which >= 2) {
                 nd->rsha |= 1u << (which - 2);
@@ -1195,7 +1261,8 @@ static void close_interval(world *w, client *c, int k, int64_t end) {
         w->iv[w->ivn].holder = c->id * MAX_SLOTS + k;
         w->iv[w->ivn].key = s->key;
         w->iv[w->ivn].owner = s->owner;
-        w->iv[w->ivn].shared = s->access == REDLOCK_ACCESS_SHARED;
+        w->iv[w->ivn].mode = s->access == REDLOCK_ACCESS_SHARED ? 's' : s->access == REDLOCK_ACCESS_UPDATE ? 'u'
+                             : s->access == REDLOCK_ACCESS_EXCLUSIVE ? 'x' : 'p';
         w->ivn++;
     }
 }
@@ -1421,6 +1488,13 @@ static void observe_slot(world *w, client *c, int k) {
             s->token = w->ntokens++;
         }
     }
+    /* a polled lock's upgrade is seen here (later than it came: the window
+       counts as update until now, which checks less, never wrongly) */
+    if (s->access == REDLOCK_ACCESS_UPDATE && redlock_lock_access(&s->lk) == REDLOCK_ACCESS_EXCLUSIVE) {
+        close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
+        s->access = REDLOCK_ACCESS_EXCLUSIVE;
+        s->cadence_gen = c->fault_gen - 1;
+    }
     /* a polled lock's success is seen here (later than it came: fewer pairs) */
     if (s->fenced && redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD && s->token >= 0 && s->fence_token != s->token &&
         s->lk._attempt > 0) /* (an adopted token has no fence) */
@@ -1485,10 +1559,12 @@ static void check_exclusion(world *w) {
     if (w->ivn) qsort(w->iv, w->ivn, sizeof(interval), iv_cmp);
     for (i = 0; i < w->ivn; i++)
         for (j = i + 1; j < w->ivn && w->iv[j].s < w->iv[i].e; j++) {
-            w->shared_overlaps += w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder &&
-                                  w->iv[i].shared && w->iv[j].shared;
+            /* shared holds may overlap each other and one update hold */
+            int compatible = (w->iv[i].mode == 's' && (w->iv[j].mode == 's' || w->iv[j].mode == 'u')) ||
+                             (w->iv[j].mode == 's' && w->iv[i].mode == 'u');
+            w->shared_overlaps += w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder && compatible;
             if (w->iv[j].key == w->iv[i].key && w->iv[j].holder != w->iv[i].holder &&
-                (w->iv[i].owner < 0 || w->iv[j].owner != w->iv[i].owner) && !(w->iv[i].shared && w->iv[j].shared)) {
+                (w->iv[i].owner < 0 || w->iv[j].owner != w->iv[i].owner) && !compatible) {
                 if (!w->violations)
                     snprintf(w->why, sizeof w->why,
                              "mutual exclusion on %s: lock %d.%d [%lld,%lld) overlaps lock %d.%d [%lld,%lld)",
@@ -1549,7 +1625,8 @@ static void init_slot(world *w, client *c, int k) {
     o.fence = s->fenced;
     s->access = REDLOCK_ACCESS_DEFAULT;
     if (!o.reentrant && !o.fence && w->p->rw > 0 && rng_chance(&w->rng, w->p->rw))
-        s->access = rng_chance(&w->rng, 0.6) ? REDLOCK_ACCESS_SHARED : REDLOCK_ACCESS_EXCLUSIVE;
+        s->access = rng_chance(&w->rng, 0.5) ? REDLOCK_ACCESS_SHARED
+                    : rng_chance(&w->rng, 0.5) ? REDLOCK_ACCESS_EXCLUSIVE : REDLOCK_ACCESS_UPDATE;
     o.access = s->access;
     s->fence_token = -1;
     c->table_changed = 1;
@@ -1793,6 +1870,16 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         ok = redlock_lock_state(&s->lk) != REDLOCK_STATE_LOST || redlock_lock_lost_reason(&s->lk) == st;
         s->ext_ttl_ms = 0;
         break;
+    case REDLOCK_OP_UPGRADE: /* or the hold was lost meanwhile (told first) */
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || overloaded ||
+             st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) || st == REDLOCK_ERR_STOLEN ||
+             st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED || st == REDLOCK_ERR_TRANSPORT ||
+             (st == REDLOCK_ERR_HOLD_LIMIT && s->capped);
+        if (st == REDLOCK_OK && redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD) ok = 0;
+        break;
+    case REDLOCK_OP_DOWNGRADE:
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || overloaded;
+        break;
     default:
         ok = 0;
     }
@@ -1840,7 +1927,8 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         if (r->status == REDLOCK_OK) {
             int64_t roll = rng_range(&w->rng, 0, 99);
             w->acquired++;
-            w->rw_holds[s->access]++;
+            if (s->access == REDLOCK_ACCESS_UPDATE) w->update_holds++;
+            else w->rw_holds[s->access]++;
             if (s->fenced && !w->violations) {
                 observe_slot(w, c, k); /* the token record of this hold */
                 if (s->fence_token != s->token || s->token < 0) fence_record(w, c, k, r->fence);
@@ -1886,6 +1974,16 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         }
     } else if (r->op == REDLOCK_OP_EXTEND) {
         w->extends += r->status == REDLOCK_OK;
+    } else if (r->op == REDLOCK_OP_UPGRADE && r->status != REDLOCK_OK) {
+        s->cadence_gen = c->fault_gen - 1;
+    } else if (r->op == REDLOCK_OP_UPGRADE && r->status == REDLOCK_OK) {
+        s->cadence_gen = c->fault_gen - 1;
+        /* an update holder is a writer from the report on */
+        observe_slot(w, c, k);
+        close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
+        s->access = REDLOCK_ACCESS_EXCLUSIVE;
+        w->upgrades++;
+        if (redlock_lock_access(lk) != REDLOCK_ACCESS_EXCLUSIVE) violation(w, "an upgraded lock is not exclusive", c->id);
     }
     /* now and then, call the library from inside the callback: on this lock
        (deinit, re-init, re-acquire ...) or on another lock of the client */
@@ -1927,6 +2025,26 @@ static void act(world *w, client *c, int k) {
     } else if (st == REDLOCK_STATE_ACQUIRING) {
         if (sim_release(s) != REDLOCK_OK) violation(w, "cancel refused", c->id);
     } else if (st == REDLOCK_STATE_HELD && s->release_at >= 0 && w->now >= s->release_at) {
+        /* readers-writer: upgrade an update hold, or downgrade a writer, and hold on */
+        if ((s->access == REDLOCK_ACCESS_UPDATE || s->access == REDLOCK_ACCESS_EXCLUSIVE) && rng_chance(&w->rng, 0.35)) {
+            int rc;
+            if (s->access == REDLOCK_ACCESS_UPDATE && rng_chance(&w->rng, 0.75)) {
+                rc = redlock_upgrade(&s->lk);
+                if (rc != REDLOCK_OK && rc != REDLOCK_ERR_BUSY) violation(w, "upgrade refused", c->id);
+                s->cadence_gen = c->fault_gen - 1; /* its attempts take the renewals' place */
+            } else {
+                /* a writer no more from the call on: its window ends here */
+                observe_slot(w, c, k);
+                close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
+                rc = redlock_downgrade(&s->lk);
+                if (rc == REDLOCK_OK) s->access = REDLOCK_ACCESS_SHARED;
+                if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1; /* its round may hold a renewal back */
+                else if (rc != REDLOCK_ERR_BUSY) violation(w, "downgrade refused", c->id);
+            }
+            s->release_at = w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000);
+            schedule_act(w, c, k, s->release_at);
+            return;
+        }
         /* sometimes extend by hand (any ttl, also during a renewal) and hold on */
         if (rng_chance(&w->rng, w->p->api ? 0.4 : (s->watchdog ? 0.0 : 0.3))) {
             int64_t ext = w->p->api ? pick_extend_ttl(w, s) : 0;
@@ -2347,7 +2465,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
-         nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0,
+         nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
@@ -2391,6 +2509,8 @@ int main(int argc, char **argv) {
         rw_holds[1] += w.rw_holds[1];
         rw_holds[2] += w.rw_holds[2];
         shared_overlaps += w.shared_overlaps;
+        upgrades += w.upgrades;
+        update_holds += w.update_holds;
         fence_pairs += w.fence_pairs;
         live += w.acquired_events > 0;
         if (bad) {
@@ -2412,9 +2532,9 @@ int main(int argc, char **argv) {
     printf("# profile %s: %ld release notifications handed to handles, %ld of them to one waiting to retry\n", p->name,
            wakes, wakes_waiting);
     if (p->rw > 0)
-        printf("# profile %s: acquisitions: %ld shared, %ld exclusive, %ld plain; %ld pairs of shared holds\n"
-               "# overlapped (allowed: shared holds may overlap each other only)\n", p->name, rw_holds[1], rw_holds[2],
-               rw_holds[0], shared_overlaps);
+        printf("# profile %s: acquisitions: %ld shared, %ld exclusive, %ld update (%ld upgraded), %ld plain; %ld pairs\n"
+               "# of holds overlapped as allowed (shared with shared or with one update)\n", p->name, rw_holds[1],
+               rw_holds[2], update_holds, upgrades, rw_holds[0], shared_overlaps);
     if (p->fenced > 0)
         printf("# profile %s: %ld fenced holds, %ld pairs of them checked for increasing fences\n", p->name, fence_holds,
                fence_pairs);

@@ -1172,8 +1172,8 @@ static void test_sha_constants(void) {
                            "8713768fb046a3ec2f3a21545b1de720ccbd516d", "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888",
                            "48e95165afb854dba74eb9d2c02d43ed7c87f94a", "65d74805f790707d154a364cfbd39c5a901e9c59",
                            "9e90d98820f6fd7cf2d8944664d249d42ea91993", "9aed5e9a15c9204fc81f0a524e790f2b5de165d1",
-                           "b080b4319ae3e1b44bd99a801fec25340fd81bd5", "7a52dde132918709d3bd90a737169b8408765e20",
-                           "b6378809e1dc6644782d570e3bd798de42952953"};
+                           "c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef", "7a52dde132918709d3bd90a737169b8408765e20",
+                           "4fa1c0304cf0189b45ec8ec2c59d15e46e862158"};
     int k;
     scripts[0] = redlock_release_script();
     scripts[1] = redlock_extend_script();
@@ -5525,12 +5525,12 @@ static void test_rw_commands(void) {
     char expect[1024];
     setup_rw(1, REDLOCK_ACCESS_SHARED);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA b080b4319ae3e1b44bd99a801fec25340fd81bd5 1 res %s 1000 s 200", redlock_lock_token(&L));
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 s 200", redlock_lock_token(&L));
     CHECK_STR(T.q[0].cmd, expect);
     num(0, 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     redlock_extend(&L, 500);
-    snprintf(expect, sizeof expect, "EVALSHA b6378809e1dc6644782d570e3bd798de42952953 1 res %s 500", redlock_lock_token(&L));
+    snprintf(expect, sizeof expect, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 1 res %s 500 s", redlock_lock_token(&L));
     CHECK_STR(T.q[1].cmd, expect);
     num(1, 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
@@ -5544,14 +5544,14 @@ static void test_rw_commands(void) {
        the same command */
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA b080b4319ae3e1b44bd99a801fec25340fd81bd5 1 res %s 1000 x 200", redlock_lock_token(&L));
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
     CHECK_STR(T.q[0].cmd, expect);
     num(0, 0);
     snprintf(expect, sizeof expect, "EVAL %s 1 res %s", redlock_rw_release_script(), redlock_lock_token(&L));
     CHECK_STR(T.q[1].cmd, expect);
     num(1, 0);
     run_until_sent(2);
-    snprintf(expect, sizeof expect, "EVALSHA b080b4319ae3e1b44bd99a801fec25340fd81bd5 1 res %s 1000 x 200", redlock_lock_token(&L));
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
     CHECK_STR(T.q[2].cmd, expect);
     num(2, 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -5566,6 +5566,87 @@ static void test_rw_commands(void) {
     CHECK(starts(1, "EVAL if redis.replicate_commands then redis.replicate_commands() end local k,tok,m=KEYS[1]"));
     num(1, 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: an update lock asks for "u"; redlock_upgrade runs the upgrade
+   script (token, the lock's ttl, the writer's mark's life) on every node:
+   0 (readers still there: renewed) on a quorum retries after the delay,
+   1 on a quorum makes the lock exclusive (OP_UPGRADE, OK); downgrade makes
+   it shared at the call and sends set-mode "s"; an upgrade that runs out of
+   retries is LOCKED, settles the nodes back to "u" and the lock stays held
+   as update; the calls' refusals. */
+static void test_rw_upgrade_downgrade(void) {
+    char expect[1200];
+    int k;
+    setup_rw(3, REDLOCK_ACCESS_UPDATE);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_NOT_HELD);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 u 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    num(0, 1); num(1, 1); num(2, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    teardown();
+    setup_rw(3, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);
+    snprintf(expect, sizeof expect, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res %s 1000 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[3].cmd, expect);
+    CHECK_STR(T.q[5].cmd, expect);
+    num(3, 0); num(4, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 0);  /* node 5 may still upgrade */
+    num(5, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    run_until_sent(6);
+    CHECK_STR(T.q[6].cmd, expect);
+    num(6, 1); num(7, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    num(8, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);   /* exclusive already */
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
+    snprintf(expect, sizeof expect, "EVALSHA b06ef25325497e7d384d8265d29a5597c574e502 1 res %s s", redlock_lock_token(&L));
+    CHECK_STR(T.q[9].cmd, expect);
+    num(9, 1); num(10, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_INVALID); /* shared already */
+    teardown();
+    /* retries used up: LOCKED, the nodes settle back to update */
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    for (k = 1; k <= 3; k++) {
+        run_until_sent(k);
+        num(k, 0);
+    }
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
+    snprintf(expect, sizeof expect, "EVAL %s 1 res %s u", redlock_rw_set_mode_script(), redlock_lock_token(&L));
+    CHECK_STR(T.q[4].cmd, expect);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    num(4, 1);
+    /* the entry gone: lost, the upgrade told first */
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    num(5, -1);
+    CHECK_EQ(T.res.r[T.res.n - 2].op, REDLOCK_OP_UPGRADE);
+    CHECK_EQ(T.res.r[T.res.n - 2].status, REDLOCK_ERR_QUORUM_LOST);
+    CHECK_EQ(T.res.r[T.res.n - 1].op, REDLOCK_OP_LOST);
+    teardown();
+    /* release cancels a waiting upgrade */
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    num(1, 0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_CANCELLED);
     teardown();
 }
 
@@ -6296,6 +6377,7 @@ int main(int argc, char **argv) {
     RUN_T(test_fence_reentrant);
     RUN_T(test_rw_commands);
     RUN_T(test_rw_refusals);
+    RUN_T(test_rw_upgrade_downgrade);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);

@@ -162,6 +162,8 @@ static int t_op(it_lock *l, int op, int64_t ttl, redlock_result *r)
     memset(&l->result, 0, sizeof l->result);
     if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&l->l);
     else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&l->l);
+    else if (op == REDLOCK_OP_UPGRADE) rc = redlock_upgrade(&l->l);
+    else if (op == REDLOCK_OP_DOWNGRADE) rc = redlock_downgrade(&l->l);
     else rc = redlock_extend(&l->l, ttl);
     if (rc != REDLOCK_OK) {
         l->waiting = 0;
@@ -181,6 +183,7 @@ static int t_op(it_lock *l, int op, int64_t ttl, redlock_result *r)
 static int t_acquire(it_lock *l, redlock_result *r) { return t_op(l, REDLOCK_OP_ACQUIRE, 0, r); }
 static int t_release(it_lock *l, redlock_result *r) { return t_op(l, REDLOCK_OP_RELEASE, 0, r); }
 static int t_extend(it_lock *l, int64_t ttl, redlock_result *r) { return t_op(l, REDLOCK_OP_EXTEND, ttl, r); }
+static int t_rw(it_lock *l, int op, redlock_result *r) { return t_op(l, op, 0, r); }
 static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l); }
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l); }
 static void t_idle(it_client *c, int ms) { t_run(c, NULL, ms); }
@@ -410,7 +413,7 @@ int main(void)
 {
     static const it_ops ops = {
         "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw
     };
     int rc;
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */

@@ -68,6 +68,7 @@ typedef struct it_ops {
     int (*node_connected)(it_client *c, int i);
     int (*node_error)(it_client *c, int i, char *buf, size_t size); /* status, and its text */
     int notify; /* the adapter subscribes to release notifications while a lock waits */
+    int (*rw)(it_lock *l, int op, redlock_result *r); /* REDLOCK_OP_UPGRADE or _DOWNGRADE, blocking */
 } it_ops;
 
 static const it_ops *it;
@@ -1132,6 +1133,82 @@ out:
     it->close(b);
 }
 
+/* Nodes where the readers-writer hash holds lock l's entry in `mode`. */
+static inline int it_rw_mode_on(redis_nodes *rn, const char *key, it_lock *l, char mode)
+{
+    int i, k = 0;
+    for (i = 0; i < rn->n; i++) {
+        char out[64];
+        if (redis_nodes_cmd(rn, i, out, sizeof out, "HGET", key, it->token(l), (char *)NULL) == 0) k += out[0] == mode;
+    }
+    return k;
+}
+
+/* Update, upgrade, downgrade: an update hold beside a reader, a second
+   update refused; an upgrade while the reader holds runs out of retries
+   (LOCKED), the lock stays held as update and readers still come in; once
+   they are gone the upgrade makes it exclusive (a quorum of "x" entries,
+   readers refused); a downgrade makes it shared again (readers come in);
+   no key is left. */
+static void it_rw_upgrade(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *u = NULL, *u2 = NULL, *r1 = NULL, *r2 = NULL;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96];
+    int q = it_n / 2 + 1;
+    it_defaults(&s, rn, ports);
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_key(key, sizeof key, "rw-upgrade");
+    it_lock_opts(&o, key, 3000);
+    o.retry_count = 2;
+    o.retry_delay_ms = 20;
+    o.retry_jitter_ms = -1;
+    o.access = REDLOCK_ACCESS_UPDATE;
+    u = it->lock(a, &o);
+    u2 = it->lock(b, &o);
+    o.access = REDLOCK_ACCESS_SHARED;
+    o.retry_count = -1;
+    r1 = it->lock(b, &o);
+    r2 = it->lock(b, &o);
+    CHECK(u && u2 && r1 && r2);
+    if (!u || !u2 || !r1 || !r2) goto out;
+    CHECK_EQ(it->acquire(r1, &r), REDLOCK_OK);
+    CHECK_EQ(it->acquire(u, &r), REDLOCK_OK);       /* update beside a reader */
+    CHECK_EQ(it->acquire(u2, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it_rw_mode_on(rn, key, u, 'u'), it_n);
+    memset(&r, 0, sizeof r);
+    CHECK_EQ(it->rw(u, REDLOCK_OP_UPGRADE, &r), REDLOCK_ERR_LOCKED); /* the reader stays */
+    CHECK_EQ(r.attempts, 3);
+    CHECK_EQ(it->state(u), REDLOCK_STATE_HELD);
+    redis_nodes__sleep_ms(20);                       /* the settle's stragglers */
+    CHECK_EQ(it_rw_mode_on(rn, key, u, 'u'), it_n);
+    CHECK_EQ(it->acquire(r2, &r), REDLOCK_OK);      /* readers still come in */
+    CHECK_EQ(it->release(r1, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(r2, NULL), REDLOCK_OK);
+    CHECK_EQ(it->rw(u, REDLOCK_OP_UPGRADE, &r), REDLOCK_OK);
+    CHECK(it_rw_mode_on(rn, key, u, 'x') >= q);
+    CHECK_EQ(it->acquire(r2, &r), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->extend(u, 3000, &r), REDLOCK_OK);
+    CHECK_EQ(it->rw(u, REDLOCK_OP_DOWNGRADE, &r), REDLOCK_OK);
+    CHECK(it_rw_mode_on(rn, key, u, 's') >= q);
+    CHECK_EQ(it->acquire(r2, &r), REDLOCK_OK);      /* readers beside the downgraded holder */
+    CHECK_EQ(it->release(r2, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(u, NULL), REDLOCK_OK);
+    CHECK_EQ(it_owner_count_settle(rn, key, "", "", it_n), it_n); /* no key left */
+out:
+    if (u) it->unlock(u);
+    if (u2) it->unlock(u2);
+    if (r1) it->unlock(r1);
+    if (r2) it->unlock(r2);
+    it->close(a);
+    it->close(b);
+}
+
 /* A fenced lock on nodes that refuse scripts: NO_SCRIPTING at once, no
    legacy fallback, nothing written. (The undo's release script, refused
    too, turns the client's plain locks on those nodes to GET + DEL.) */
@@ -2160,6 +2237,7 @@ static int it_main(const it_ops *ops)
         IT_RUN(it_fence_reentrant, n);
         IT_RUN(it_fence_noscript, n);
         IT_RUN(it_rw, n);
+        IT_RUN(it_rw_upgrade, n);
         IT_RUN(it_release_publishes, n);
         if (it->notify) {
             IT_RUN(it_wake_on_release, n);

@@ -118,6 +118,10 @@ static int t_done(it_lock *l, int rc, redlock_result *r)
 static int t_acquire(it_lock *l, redlock_result *r) { return t_done(l, redlock_socket_acquire(&l->l), r); }
 static int t_release(it_lock *l, redlock_result *r) { return t_done(l, redlock_socket_release(&l->l), r); }
 static int t_extend(it_lock *l, int64_t ttl, redlock_result *r) { return t_done(l, redlock_socket_extend(&l->l, ttl), r); }
+static int t_rw(it_lock *l, int op, redlock_result *r)
+{
+    return t_done(l, op == REDLOCK_OP_UPGRADE ? redlock_socket_upgrade(&l->l) : redlock_socket_downgrade(&l->l), r);
+}
 static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l.lock); }
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
 static void t_idle(it_client *c, int ms) { redlock_socket_run(&c->s, ms); }
@@ -510,7 +514,7 @@ int main(void)
 {
     static const it_ops ops = {
         "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw
     };
     int rc;
 #ifdef IT_TLS
