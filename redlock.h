@@ -26,6 +26,7 @@
        9. Reentrant locks: one owner, many holds
       10. Release notifications: waiting less
       11. Fencing tokens: a paused holder's late write refused
+      12. Readers-writer locks: shared, exclusive and update
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
@@ -33,20 +34,24 @@
        setup      redlock_config_init, redlock_client_init,
                   redlock_client_deinit, redlock_lock_init, redlock_lock_deinit
        operations redlock_acquire, redlock_release, redlock_extend,
-                  redlock_lock_adopt, redlock_lock_wake
+                  redlock_lock_adopt, redlock_lock_wake, redlock_upgrade,
+                  redlock_downgrade
        transport  redlock_on_reply, redlock_on_error, redlock_on_timer,
                   redlock_next_deadline, redlock_tag_node
        queries    redlock_lock_state, redlock_lock_remaining_us,
                   redlock_lock_valid_until, redlock_lock_pending,
                   redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
-                  redlock_lock_key, redlock_lock_fence,
+                  redlock_lock_key, redlock_lock_fence, redlock_lock_access,
                   redlock_lock_token, redlock_lock_owner, redlock_node_mode
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script,
                   redlock_reentrant_acquire_script, redlock_reentrant_release_script,
                   redlock_reentrant_extend_script, redlock_fence_acquire_script,
                   redlock_fence_write_back_script, redlock_reentrant_fence_acquire_script,
-                  redlock_reentrant_fence_write_back_script, redlock_fenced_set_script
+                  redlock_reentrant_fence_write_back_script, redlock_fenced_set_script,
+                  redlock_rw_acquire_script, redlock_rw_release_script,
+                  redlock_rw_extend_script, redlock_rw_upgrade_script,
+                  redlock_rw_set_mode_script
 
    1. WHAT IT IS
    ------------
@@ -341,6 +346,8 @@
                 its expiry), so the act is safe without knowing the acquire
        reentrant (section 9) acquire, release and extend: one script each,
                 EVALSHA, EVAL after NOSCRIPT; undo and cleanup: EVAL
+       rw       (section 12) acquire, release, extend, upgrade, set-mode:
+                one script each, EVALSHA, EVAL after NOSCRIPT
        fenced   (section 11) acquire: EVALSHA set-and-count, EVAL after
                 NOSCRIPT; once a quorum won, the write-back script (EVALSHA,
                 EVAL after NOSCRIPT) where it won: HELD after a quorum of
@@ -494,6 +501,51 @@
    reentrant lock (section 9: NO_SCRIPTING, no legacy fallback, refused at
    lock_init when too few nodes may script). Lock keys may not start with
    REDLOCK_FENCE_PREFIX (REDLOCK_ERR_KEY).
+
+   12. READERS-WRITER LOCKS
+   opts.access chooses how a lock holds its key, which is then a hash of
+   holders (each with its own token and expiry) shared by all of them:
+                       held by: shared   update   exclusive   (writer waits)
+       SHARED acquire           yes      yes      no          no
+       UPDATE acquire           yes      no       no          no
+       EXCLUSIVE acquire        no       no       no          yes
+   SHARED: readers, many at once. EXCLUSIVE: one writer, nobody else.
+   UPDATE: one intending writer beside the readers, which redlock_upgrade()
+   turns into EXCLUSIVE once the readers are gone, without ever letting
+   go, so no other writer gets in between. redlock_downgrade() turns an
+   EXCLUSIVE (or UPDATE) hold into SHARED.
+   Writer preference: an EXCLUSIVE acquire refused because the key is held
+   leaves a mark, "w:"+token in the hash, that refuses new SHARED and
+   UPDATE acquires, so a stream of readers cannot starve a writer. The
+   mark lives until the writer's next attempt is due (retry delay + jitter
+   + 2 node timeouts), is renewed by each attempt, and goes when the writer
+   wins, gives up (the undo of its last attempt drops it) or cancels: a
+   writer that died keeps readers out for that long at most. An upgrade
+   waiting for readers leaves the same mark.
+   Every holder has its own token and expiry: a reader that dies frees
+   only itself when its ttl runs out; release, extend and the watchdog work
+   per holder; LOST says why, as for a plain lock. Quorum, validity (ttl -
+   elapsed - drift), retries and the undo of failed attempts on every node
+   are the plain lock's; an entry renews only where it is at least the
+   holder's mode (an exclusive hold stands on its exclusive entries).
+   Upgrade: each attempt converts this holder's entry from update to
+   exclusive on the nodes where no other holder is left, and renews it
+   there and elsewhere (for the lock's ttl: an attempt is also a renewal;
+   attempts come at least every renew_every). A quorum converted: the lock
+   is EXCLUSIVE (op REDLOCK_OP_UPGRADE, OK). Otherwise it retries as an
+   acquire does (retry_count, retry delay, wait_ms: LOCKED or TIMEOUT);
+   when it gives up, the nodes it converted go back to update and the lock
+   stays held as UPDATE. Downgrade: the lock is SHARED from the call on
+   (act as a reader from then); the result says whether a quorum of nodes
+   lets readers in yet (NO_QUORUM: the others do once the hold ends).
+   Entries expire on the servers' clocks (redis TIME in the scripts), as a
+   plain key's TTL does; the safety argument is the plain lock's. Scripts
+   only: NO_SCRIPTING without them (no legacy fallback), refused at
+   lock_init when too few nodes may script; not with opts.reentrant or
+   opts.fence (INVALID). A plain lock and a readers-writer lock on one key
+   exclude each other (a plain holder counts as a writer).
+   Cost: one round trip per operation, as the plain lock; each acquire
+   reads the hash (a few entries while few readers hold it).
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -990,7 +1042,8 @@ REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lock);
    after the taker's and set a shorter time to live; and on legacy nodes
    the holder may know that its value on a node replaced another's (a lost
    takeover race) and leaves that node alone, which the taker cannot know.
-   No result callback. Returns OK,
+   A readers-writer holder's token goes to a handle of the same access
+   mode (its entry on the nodes carries the mode). No result callback. Returns OK,
    or INVALID (token malformed, valid_ms out of 0..2^40) / DETACHED /
    ALREADY_HELD / BUSY (acquiring, releasing, or an undo or cleanup of the
    previous token still running: see redlock_lock_pending). */
