@@ -127,6 +127,8 @@ static const struct option long_opts[] = {
     { "reentrant", no_argument, NULL, O_REENTRANT },
     { "owner", required_argument, NULL, O_OWNER },
     { "fence", no_argument, NULL, O_FENCE },
+    { "shared", no_argument, NULL, 's' },
+    { "exclusive", no_argument, NULL, 'x' },
     { "json", no_argument, NULL, O_JSON },
     { "tls", no_argument, NULL, O_TLS },
     { "tls-ca", required_argument, NULL, O_TLS_CA },
@@ -140,7 +142,7 @@ static const struct option long_opts[] = {
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
 };
-static const char short_opts[] = "+:n:t:w:qvhV";
+static const char short_opts[] = "+:n:t:w:sxqvhV";
 
 #define C_(c) (1u << (c))
 #define C_ALL (C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_RELEASE) | C_(TOOL_CMD_EXTEND) | C_(TOOL_CMD_INSPECT))
@@ -151,7 +153,8 @@ static unsigned applies_to(int id)
     switch (id) {
     case 't': return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
     case 'w': case O_NO_WAIT: case O_RETRY: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
-    case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: return C_(TOOL_CMD_RUN);
+    case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: case O_FENCE: case 's': case 'x':
+        return C_(TOOL_CMD_RUN);
     case O_JSON: return C_(TOOL_CMD_INSPECT);
     default: return C_ALL;
     }
@@ -338,6 +341,8 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         case O_FOREGROUND: o->foreground = 1; break;
         case O_REENTRANT: o->reentrant = 1; break;
         case O_FENCE: o->fence = 1; break;
+        case 's': o->access = REDLOCK_ACCESS_SHARED; break;
+        case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; break;
         case O_OWNER:
             if (!tool_owner_ok(val)) {
                 say(err, errlen, "bad --owner '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_OWNER);
@@ -429,12 +434,15 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
         goto usage;
     }
-    if (o->fence && o->cmd != TOOL_CMD_RUN) { say(err, errlen, "--fence is an option of run"); goto usage; }
+    if (o->access && (o->reentrant || o->fence || o->mode == REDLOCK_MODE_LEGACY)) {
+        say(err, errlen, "run: --shared / --exclusive do not go with --reentrant, --fence or --legacy");
+        goto usage;
+    }
     if (o->fence && o->mode == REDLOCK_MODE_LEGACY) {
         say(err, errlen, "run: --fence needs scripting, not --legacy or --mode legacy");
         goto usage;
     }
-    if (o->cmd == TOOL_CMD_RUN && !o->owner) {
+    if (o->cmd == TOOL_CMD_RUN && !o->owner && !o->access) {
         /* inside an outer `redlock run --reentrant`: its owner, and a run
            there is reentrant by itself (a script calling another that takes
            the same lock enters), unless it asks for legacy values */

@@ -52,6 +52,7 @@ typedef struct tool_opts {
     int reentrant;           /* run --reentrant: the owner may hold NAME again inside COMMAND */
     const char *owner;       /* run: --owner, else REDLOCK_OWNER; NULL: the lock's default */
     int fence;               /* run --fence: a fenced lock, COMMAND gets $REDLOCK_FENCE */
+    redlock_access access;   /* run -s / -x: a readers-writer lock (shared / exclusive) */
     int json;                /* inspect --json */
     int help_for;            /* TOOL_CMD_HELP: the subcommand whose help (TOOL_CMD_NONE: all) */
     int verbose;             /* -1 quiet (-q), 0 default, 1 verbose (-v) */

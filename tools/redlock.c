@@ -165,6 +165,10 @@ typedef struct rnode {
     /* a reentrant lock's hash (GET said WRONGTYPE, HGETALL followed) */
     char owner[REDLOCK_MAX_OWNER + 1];
     long long count;  /* the owner's entries; 0: not a reentrant lock's hash */
+    /* a readers-writer lock's hash: its live holders and waiting writers */
+    int rw;
+    int readers, writers_waiting;
+    char writer[9], update[9]; /* first 8 characters of their tokens, or "" */
     int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
     long long fence;
 } rnode;
@@ -873,6 +877,46 @@ static void reentrant_hash(rnode *x, const redlock_reply *r)
     x->count = n;
 }
 
+/* A readers-writer lock's hash (redlock.h section 12): fields of 32 hex
+   digits = mode letter (s, x, u) and the holder's expiry (the server's ms),
+   fields "w:" + 32 hex = "w" and a waiting writer's expiry. Entries past
+   their expiry (by this machine's clock: for showing only) are left out. */
+static int hex32(const char *s, size_t len)
+{
+    size_t i;
+    if (len != REDLOCK_TOKEN_LEN) return 0;
+    for (i = 0; i < len; i++)
+        if (!strchr("0123456789abcdef", s[i])) return 0;
+    return 1;
+}
+
+static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
+{
+    size_t i, j;
+    if (r->elements < 2 || r->elements % 2) return;
+    for (i = 0; i < r->elements; i += 2) { /* every field must be one of ours */
+        const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
+        int mark = f->type == REDLOCK_REPLY_STRING && f->len == 2 + REDLOCK_TOKEN_LEN && f->str[0] == 'w' && f->str[1] == ':';
+        if (f->type != REDLOCK_REPLY_STRING || v->type != REDLOCK_REPLY_STRING || v->len < 2 || v->len > 20 ||
+            !(mark ? hex32(f->str + 2, f->len - 2) : hex32(f->str, f->len)) ||
+            (mark ? v->str[0] != 'w' : !strchr("sxu", v->str[0])))
+            return;
+        for (j = 1; j < v->len; j++)
+            if (v->str[j] < '0' || v->str[j] > '9') return;
+    }
+    x->rw = 1;
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
+        char digits[21];
+        memcpy(digits, v->str + 1, v->len - 1);
+        digits[v->len - 1] = 0;
+        if (strtoll(digits, NULL, 10) <= now_ms) continue;
+        if (v->str[0] == 'w') x->writers_waiting++;
+        else if (v->str[0] == 's') x->readers++;
+        else memcpy(v->str[0] == 'x' ? x->writer : x->update, f->str, 8);
+    }
+}
+
 /* CMD NAME; T_FENCE: GET of NAME's fence counter. */
 static void raw_send(app *a, int node, int tag, const char *cmd)
 {
@@ -934,6 +978,7 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
             return;
         } else {
             reentrant_hash(x, r);
+            if (!x->count) rw_hash(x, r, wall_ms());
         }
     } else if (tag == T_FENCE) {
         /* a number, or nothing to show (no counter, a refusal, another value) */
@@ -1072,6 +1117,7 @@ static int acquire_lock(app *a, int watchdog)
     lo.reentrant = a->o->reentrant;
     lo.owner = a->o->owner;
     lo.fence = a->o->fence;
+    lo.access = a->o->access;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the lock: %s", redlock_strerror(rc));
@@ -1630,6 +1676,7 @@ static int cmd_inspect(app *a)
     int64_t ttl[REDLOCK_MAX_NODES]; /* ms; -1: no expiry; -2: none to show */
     const char *tok[REDLOCK_MAX_NODES];
     const char *own[REDLOCK_MAX_NODES]; /* a reentrant lock's owner */
+    int rwn[REDLOCK_MAX_NODES];         /* a readers-writer lock's holders there */
     int legacy[REDLOCK_MAX_NODES];
     raw_round(a);
     if (a->abort_sig) return 128 + a->abort_sig;
@@ -1638,6 +1685,7 @@ static int cmd_inspect(app *a)
         const rnode *x = &a->rn[i];
         int64_t expiry;
         tok[i] = own[i] = NULL;
+        rwn[i] = 0;
         ttl[i] = -2;
         legacy[i] = 0;
         if (x->outcome == RN_ERR) { st[i] = S_ERROR; continue; }
@@ -1654,6 +1702,15 @@ static int cmd_inspect(app *a)
             st[i] = S_HELD;
             own[i] = x->owner;
             if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
+        } else if (x->val_type == REDLOCK_REPLY_ERROR && x->rw) {
+            rwn[i] = x->readers + (x->writer[0] != 0) + (x->update[0] != 0);
+            if (rwn[i]) {
+                st[i] = S_HELD;
+                if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
+            } else { /* only writers waiting, or entries past their time */
+                st[i] = S_FREE;
+                free_n++;
+            }
         } else {
             st[i] = S_OTHER;
         }
@@ -1661,9 +1718,10 @@ static int cmd_inspect(app *a)
     for (i = 0; i < a->n; i++) { /* the token held on the most nodes */
         int j, same = 0;
         if (st[i] != S_HELD) continue;
-        for (j = 0; j < a->n; j++)
-            same += st[j] == S_HELD && (tok[i] ? tok[j] && memcmp(tok[j], tok[i], REDLOCK_TOKEN_LEN) == 0
-                                               : own[j] && strcmp(own[j], own[i]) == 0);
+        for (j = 0; j < a->n; j++) /* the same token, owner, or readers-writer holders */
+            same += st[j] == S_HELD && (tok[i]   ? tok[j] && memcmp(tok[j], tok[i], REDLOCK_TOKEN_LEN) == 0
+                                        : own[i] ? own[j] && strcmp(own[j], own[i]) == 0
+                                                 : rwn[j] > 0);
         if (same > best) { best = same; best_i = i; }
     }
     for (i = 0; i < a->n; i++) /* a fenced lock's counter: the highest is the last holder's fence */
@@ -1718,6 +1776,18 @@ static int cmd_inspect(app *a)
             fputs(",\"fence\":", f);
             if (st[i] != S_ERROR && a->rn[i].have_fence) fprintf(f, "%lld", a->rn[i].fence);
             else fputs("null", f);
+            fputs(",\"rw\":", f);
+            if (st[i] != S_ERROR && a->rn[i].rw) {
+                fprintf(f, "{\"readers\":%d,\"writer\":", a->rn[i].readers);
+                if (a->rn[i].writer[0]) json_cstr(f, a->rn[i].writer);
+                else fputs("null", f);
+                fputs(",\"update\":", f);
+                if (a->rn[i].update[0]) json_cstr(f, a->rn[i].update);
+                else fputs("null", f);
+                fprintf(f, ",\"writers_waiting\":%d}", a->rn[i].writers_waiting);
+            } else {
+                fputs("null", f);
+            }
             fprintf(f, ",\"legacy\":%s,\"error\":", legacy[i] ? "true" : "false");
             json_cstr(f, st[i] == S_ERROR ? a->nf[i].why : NULL);
             fputc('}', f);
@@ -1739,13 +1809,19 @@ static int cmd_inspect(app *a)
             if (own[i])
                 printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries)\n", d, "held", "-", b1, own[i],
                        a->rn[i].count);
+            else if (rwn[i])
+                printf("%-32s %-7s %-9s %s (%d readers, writer %s, update %s, %d writers waiting)\n", d, "held", "-", b1,
+                       a->rn[i].readers, a->rn[i].writer[0] ? a->rn[i].writer : "-",
+                       a->rn[i].update[0] ? a->rn[i].update : "-", a->rn[i].writers_waiting);
             else
                 printf("%-32s %-7s %.8s  %s%s\n", d, "held", tok[i], b1, legacy[i] ? " (legacy value, wall clock)" : "");
         } else {
             printf("%-32s %-7s %-9s %s\n", d, "other", "-", "the key is not a lock");
         }
     }
-    if (best >= a->quorum && own[best_i])
+    if (best >= a->quorum && rwn[best_i])
+        printf("'%s' is held (readers-writer) on %d/%d nodes (quorum %d)\n", a->o->name, best, a->n, a->quorum);
+    else if (best >= a->quorum && own[best_i])
         printf("'%s' is held by owner %s (reentrant) on %d/%d nodes (quorum %d)\n", a->o->name, own[best_i], best, a->n,
                a->quorum);
     else if (best >= a->quorum)
@@ -1855,7 +1931,11 @@ static const help_line help_opts[] = {
              "                        $REDLOCK_FENCE, higher than any earlier holder's, for a\n"
              "                        storage that refuses older ones (needs scripting; one\n"
              "                        more round trip; a counter key that never expires;\n"
-             "                        with --reentrant, nested fenced runs get the same)\n" },
+             "                        with --reentrant, nested fenced runs get the same)\n"
+             "  -s, --shared          a readers-writer lock, shared: runs with -s hold NAME\n"
+             "                        together (like flock -s); -x and plain runs wait\n"
+             "  -x, --exclusive       a readers-writer lock, exclusive: alone, and a waiting\n"
+             "                        writer keeps new readers out (needs scripting)\n" },
     { H_TOP, "      --on-lost ACTION  run: when the lock is lost, SIGTERM (term, default),\n"
              "                        SIGKILL (kill) or nothing (ignore) to COMMAND's group\n"
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
@@ -1863,7 +1943,8 @@ static const help_line help_opts[] = {
              "      --reentrant       run: the owner ($REDLOCK_OWNER inside COMMAND) may run\n"
              "                        NAME again inside COMMAND without waiting\n"
              "      --owner ID        run --reentrant: the owner id (default: $REDLOCK_OWNER)\n"
-             "      --fence           run: COMMAND gets a fencing token in $REDLOCK_FENCE\n" },
+             "      --fence           run: COMMAND gets a fencing token in $REDLOCK_FENCE\n"
+             "  -s, --shared          run: readers hold NAME together; -x, --exclusive: a writer\n" },
     { H_INS, "      --json            one JSON object on stdout instead of the table\n" },
     { H_TOP, "      --json            inspect: one JSON object on stdout instead of the table\n" },
     { H_ALL | H_TOP, "  -q, --quiet           no messages on stderr, not even warnings\n"

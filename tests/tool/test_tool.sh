@@ -295,6 +295,23 @@ else nok "fence: a reentrant fenced run's nested runs enter" "status $RC, out $(
 usage "--fence with --legacy" run --fence --legacy fe -- true
 usage "--fence does not apply to acquire" acquire --fence fe
 
+# readers-writer runs: -s readers together (inspect counts them), a writer
+# (-x) or a plain run waits; a writer alone, readers wait; no key left
+rl run -s rwk -- sh -c "$BIN run -s --no-wait rwk -- $BIN inspect rwk; echo s=\$?; $BIN run -x --no-wait rwk -- true; echo x=\$?; $BIN run --no-wait rwk -- true; echo p=\$?"
+if [ "$RC" -eq 0 ] && [ "$(grep -c '(2 readers, writer -, update -, 0 writers waiting)' "$T/out")" -eq 3 ] &&
+   grep -qx 's=0' "$T/out" && grep -qx 'x=75' "$T/out" && grep -qx 'p=75' "$T/out" &&
+   grep -q "'rwk' is held (readers-writer) on 3/3 nodes (quorum 2)" "$T/out"; then
+  ok "rw: -s runs share NAME (inspect counts 2 readers); -x and a plain run wait"
+else nok "rw: -s runs share NAME" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
+rl run -x rwk -- sh -c "$BIN inspect --json rwk; $BIN run -s --no-wait rwk -- true; echo s=\$?"
+if [ "$RC" -eq 0 ] && grep -q '"rw":{"readers":0,"writer":"[0-9a-f]\{8\}","update":null,"writers_waiting":0}' "$T/out" &&
+   grep -qx 's=75' "$T/out" && [ "$(rcli EXISTS rwk)" = 0 ]; then
+  ok "rw: -x holds NAME alone (inspect --json names the writer), a reader waits; no key left"
+else nok "rw: -x holds NAME alone" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
+usage "--shared with --reentrant" run -s --reentrant rwk -- true
+usage "--exclusive with --fence" run -x --fence rwk -- true
+usage "--shared does not apply to acquire" acquire -s rwk
+
 # legacy mode (SETNX/GETSET values "expiry:token")
 rl --legacy acquire -t 10s leg; TOKEN=$(cat "$T/out")
 v=$(rcli GET leg)
@@ -551,7 +568,7 @@ rl -n "$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1" inspect --json js
 if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 1 ] &&
    json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN:0:8}' and d['held_on']==2 and d['quorum']==2
             and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
-            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'legacy':False,'error':'connection refused'}
+            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'rw':None,'legacy':False,'error':'connection refused'}
             and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN:0:8}' and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
             and d['nodes'][1]['error'] is None"; then
   ok "inspect --json: held (0), holder prefix, per-node state, TTL in ms and errors"
