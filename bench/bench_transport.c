@@ -21,6 +21,9 @@
    Then the fenced lock's cost: the raw-socket transport's sequential cycles
    with plain and with fenced locks, side by side.
 
+   Then read-mostly: 16 clients, 95% reads, with readers-writer locks
+   against the plain lock on the same workload.
+
    Then contention: 20 clients of one transport take turns on one key, each
    holding it about 1 ms and pausing 1 ms before asking again, with the
    library's defaults (release notifications on), the same without
@@ -536,6 +539,95 @@ static double sleep_1ms_us(int n)
     return (double)(now_us() - t0) / n;
 }
 
+/* ---- read-mostly: readers-writer locks against the plain lock ---- */
+
+/* READERS threads (raw socket, connections of their own) take one key
+   for `seconds`: each turn a read (95%) or a write, held 1 ms, then 1 ms
+   of other work. rw: reads take a shared hold, writes an exclusive one
+   (section 12); plain: every turn takes the plain lock. Turns done per
+   second, or -1 if a lock failed to set up. */
+#define READERS 16
+typedef struct rm_member {
+    redlock_socket s;
+    redlock_socket_lock shared, exclusive;
+    pthread_t th;
+    uint64_t rng;
+    long reads, writes, refused;
+} rm_member;
+
+static int64_t rm_until;
+
+static void *rm_main(void *arg)
+{
+    rm_member *m = (rm_member *)arg;
+    struct timespec ms1 = { 0, 1000000 };
+    while (now_us() < rm_until) {
+        int write;
+        redlock_socket_lock *l;
+        m->rng = m->rng * 6364136223846793005ull + 1442695040888963407ull;
+        write = (m->rng >> 33) % 100 < 5;
+        l = write ? &m->exclusive : &m->shared;
+        if (redlock_socket_acquire(l) != REDLOCK_OK) {
+            m->refused++;
+            continue;
+        }
+        nanosleep(&ms1, NULL); /* hold */
+        redlock_socket_release(l);
+        if (write) m->writes++;
+        else m->reads++;
+        nanosleep(&ms1, NULL); /* other work */
+    }
+    return NULL;
+}
+
+static double read_mostly(const redis_nodes *rn, int rw, double seconds, double *write_share)
+{
+    static rm_member m[READERS];
+    int i, j, bad = 0;
+    long reads = 0, writes = 0;
+    int64_t t0;
+    for (i = 0; i < READERS; i++) {
+        redlock_socket_config cfg;
+        redlock_lock_opts o;
+        memset(&m[i], 0, sizeof m[i]);
+        m[i].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        redlock_socket_config_init(&cfg);
+        cfg.node_count = rn->n;
+        for (j = 0; j < rn->n; j++) cfg.node[j].port = redis_nodes_port(rn, j);
+        cfg.core.retry_count = 1000000; /* wait as long as it takes (the run bounds it) */
+        cfg.core.retry_delay_ms = 2;
+        cfg.core.retry_jitter_ms = 1;
+        cfg.core.wait_ms = 10000;
+        memset(&o, 0, sizeof o);
+        o.key = "bench:read-mostly";
+        o.ttl_ms = 10000;
+        o.access = rw ? REDLOCK_ACCESS_SHARED : REDLOCK_ACCESS_DEFAULT;
+        if (redlock_socket_init(&m[i].s, &cfg) != REDLOCK_OK || redlock_socket_connect(&m[i].s) != REDLOCK_OK ||
+            redlock_socket_lock_init(&m[i].s, &m[i].shared, &o) != REDLOCK_OK)
+            bad = 1;
+        o.access = rw ? REDLOCK_ACCESS_EXCLUSIVE : REDLOCK_ACCESS_DEFAULT;
+        if (!bad && redlock_socket_lock_init(&m[i].s, &m[i].exclusive, &o) != REDLOCK_OK) bad = 1;
+        if (bad) {
+            while (i-- > 0) redlock_socket_deinit(&m[i].s);
+            return -1;
+        }
+    }
+    t0 = now_us();
+    rm_until = t0 + (int64_t)(seconds * 1e6);
+    for (i = 0; i < READERS; i++) pthread_create(&m[i].th, NULL, rm_main, &m[i]);
+    for (i = 0; i < READERS; i++) pthread_join(m[i].th, NULL);
+    t0 = now_us() - t0;
+    for (i = 0; i < READERS; i++) {
+        reads += m[i].reads;
+        writes += m[i].writes;
+        redlock_socket_lock_deinit(&m[i].shared);
+        redlock_socket_lock_deinit(&m[i].exclusive);
+        redlock_socket_deinit(&m[i].s);
+    }
+    *write_share = reads + writes ? 100.0 * writes / (reads + writes) : 0;
+    return (reads + writes) / (t0 / 1e6);
+}
+
 /* ---- the limit: redis-benchmark, one process, as many connections as nodes ---- */
 
 typedef struct limits {
@@ -673,6 +765,7 @@ int main(int argc, char **argv)
     static crow crows[MAX_K][SETTINGS][RUNS][T_COUNT];
     double ceiling[MAX_K][RUNS], hold_us = 0;
     static row fenced[MAX_K][RUNS][2]; /* socket, sequential: [0] plain, [1] fenced, side by side */
+    double rmost[MAX_K][RUNS][2], rmost_w[MAX_K][RUNS][2]; /* read-mostly: [0] plain, [1] readers-writer */
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--cycles") && i + 1 < argc) cycles = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server-cpu") && i + 1 < argc) server_cpu = atoi(argv[++i]);
@@ -793,6 +886,15 @@ int main(int argc, char **argv)
                 r->acq[1] = quantile(acq, cycles, 0.99);
             }
         bench_fence = 0;
+        for (run = 0; run < RUNS; run++) /* read-mostly: plain and readers-writer, interleaved */
+            for (i = 0; i < 2; i++) {
+                int rw = run % 2 ? 1 - i : i;
+                if ((rmost[k][run][rw] = read_mostly(&rn, rw, seconds, &rmost_w[k][run][rw])) < 0) {
+                    fprintf(stderr, "bench_transport: the read-mostly clients failed on %d nodes\n", nodes[k]);
+                    redis_nodes_stop(&rn);
+                    return 1;
+                }
+            }
         for (retry = 0; retry < SETTINGS; retry++)
             for (run = 0; run < RUNS; run++)
                 for (i = 0; i < T_COUNT; i++) {
@@ -839,6 +941,15 @@ int main(int argc, char **argv)
                    pl->rate > 0 ? 100.0 * fe->rate / pl->rate : 0.0, (long long)pl->acq[0], (long long)pl->acq[1],
                    (long long)fe->acq[0], (long long)fe->acq[1]);
         }
+
+    printf("\nread-mostly: %d clients (raw socket, threads) on one key for %.1f s, each turn a read (95%%) or a\n"
+           "write, held 1 ms, then 1 ms of other work; rw: shared holds for reads, exclusive for writes;\n"
+           "plain: the plain lock for every turn\n\n", READERS, seconds);
+    printf("%5s %3s %12s %12s %7s %10s\n", "nodes", "run", "plain/s", "rw/s", "ratio", "writes");
+    for (k = 0; k < nn; k++)
+        for (run = 0; run < RUNS; run++)
+            printf("%5d %3d %12.0f %12.0f %6.1fx %9.1f%%\n", nodes[k], run + 1, rmost[k][run][0], rmost[k][run][1],
+                   rmost[k][run][0] > 0 ? rmost[k][run][1] / rmost[k][run][0] : 0.0, rmost_w[k][run][1]);
 
     printf("\ncontention: %d clients of one transport (threads, connections of their own) take turns on one key\n"
            "for %.1f s, each holding it about 1 ms and pausing 1 ms before asking again. default: the library's\n"
