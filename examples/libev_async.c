@@ -46,6 +46,8 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
         exit_code = r->status == REDLOCK_OK ? 0 : 1;
         ev_break(loop, EVBREAK_ALL);
         break;
+    default:                           /* upgrade, downgrade: readers-writer locks only */
+        break;
     }
     (void)lk;
 }
