@@ -2156,8 +2156,9 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
         if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) return REDLOCK__A_ACQUIRED;
         return t == REDLOCK_REPLY_NIL ? REDLOCK__A_NO : REDLOCK__A_PROTOCOL;
     case REDLOCK__ST_RACQ_SHA: /* the owner's count with this entry; 0: another owner holds it */
-    case REDLOCK__ST_RACQ_EVAL:
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
+    case REDLOCK__ST_RACQ_EVAL: /* (a readers-writer lock: 1 granted, 0 refused) */
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || (redlock__access(lk) != REDLOCK_ACCESS_DEFAULT && r->integer > 1))
+            return REDLOCK__A_PROTOCOL;
         return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_FACQ_SHA: /* the counter after our SET; 0: held */
     case REDLOCK__ST_FACQ_EVAL:

@@ -5559,6 +5559,21 @@ static void test_rw_commands(void) {
     num(3, -1);                           /* a plain lock's string there */
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
     teardown();
+    /* malformed answers: a node error each */
+    setup_rw(3, REDLOCK_ACCESS_SHARED);
+    redlock_acquire(&L);
+    num(0, 2);
+    rep(1, REDLOCK_REPLY_STRING, 0, "1");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_PROTOCOL);
+    teardown();
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    num(1, 2);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    teardown();
     /* NOSCRIPT: EVAL of the text */
     setup_rw(1, REDLOCK_ACCESS_SHARED);
     redlock_acquire(&L);
