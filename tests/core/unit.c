@@ -5665,6 +5665,64 @@ static void test_rw_upgrade_downgrade(void) {
     teardown();
 }
 
+/* Proves: the writer's mark follows the writer: the undo of an attempt
+   that will be retried keeps it (no flag), the undo of the last attempt
+   drops it (flag 2, no PUBLISH), a release that cancels a waiting acquire
+   drops it too (flag 1); a downgrade a quorum did not confirm says
+   NO_QUORUM and the lock is shared anyway; an upgrade that runs into
+   wait_ms ends TIMEOUT. */
+static void test_rw_marks_and_endings(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    char expect[1200];
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.access = REDLOCK_ACCESS_EXCLUSIVE;
+    o.retry_count = -1;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    snprintf(expect, sizeof expect, "EVAL %s 1 res %s 2", redlock_rw_release_script(), redlock_lock_token(&L));
+    CHECK_STR(T.q[1].cmd, expect);
+    teardown();
+    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 0);
+    num(1, 0);                             /* the undo (kept the mark) */
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CANCELLED);
+    snprintf(expect, sizeof expect, "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res %s 1", redlock_lock_token(&L));
+    CHECK_STR(T.q[2].cmd, expect);
+    teardown();
+    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    num(3, 0); num(4, 0);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    teardown();
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    o.retry_count = 100;
+    o.wait_ms = 250;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    num(1, 0);
+    run_until_sent(2);
+    num(2, 0);
+    run_until_sent(3);
+    num(3, 0);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_TIMEOUT);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    teardown();
+}
+
 /* Proves: the options a readers-writer lock refuses (INVALID): another
    mode number, reentrant, fence; a node without scripting votes
    NO_SCRIPTING; too few nodes that may script by configuration: refused
@@ -6393,6 +6451,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_commands);
     RUN_T(test_rw_refusals);
     RUN_T(test_rw_upgrade_downgrade);
+    RUN_T(test_rw_marks_and_endings);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
