@@ -1801,7 +1801,41 @@ static void random_call(world *w, client *c, int k) {
     case 7: wake_key(w, c, s->key); break; /* a notification for nothing: spurious */
     case 6: sim_adopt(w, c, k); break;
     case 0: sim_release(s); break;
-    case 1: sim_extend(w, c, s, pick_extend_ttl(w, s)); break;
+    case 1:
+        /* a readers-writer handle: an upgrade or a downgrade instead, in
+           whatever state the handle is (the calls refuse what they must) */
+        if (s->access != REDLOCK_ACCESS_DEFAULT && rng_chance(&w->rng, 0.5)) {
+            redlock_state st;
+            int rc;
+            observe_slot(w, c, k); /* a polled lock's upgrade is taken in first */
+            st = redlock_lock_state(&s->lk);
+            if (rng_chance(&w->rng, 0.5)) {
+                rc = redlock_upgrade(&s->lk);
+                if (!s->inited) break; /* deinitialised inside a callback of the call: DETACHED */
+                if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1;
+                if (rc == REDLOCK_OK ? st != REDLOCK_STATE_HELD || s->access != REDLOCK_ACCESS_UPDATE
+                    : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
+                    : rc == REDLOCK_ERR_INVALID ? s->access == REDLOCK_ACCESS_UPDATE || st != REDLOCK_STATE_HELD
+                    : rc != REDLOCK_ERR_BUSY)
+                    violation(w, "upgrade's answer does not fit the lock's state", c->id);
+            } else {
+                if (st == REDLOCK_STATE_HELD) close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
+                rc = redlock_downgrade(&s->lk);
+                if (!s->inited) break;
+                if (rc == REDLOCK_OK) {
+                    s->access = REDLOCK_ACCESS_SHARED;
+                    s->cadence_gen = c->fault_gen - 1;
+                }
+                if (rc == REDLOCK_OK ? st != REDLOCK_STATE_HELD
+                    : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
+                    : rc == REDLOCK_ERR_INVALID ? s->access != REDLOCK_ACCESS_SHARED || st != REDLOCK_STATE_HELD
+                    : rc != REDLOCK_ERR_BUSY)
+                    violation(w, "downgrade's answer does not fit the lock's state", c->id);
+            }
+            break;
+        }
+        sim_extend(w, c, s, pick_extend_ttl(w, s));
+        break;
     case 2: redlock_acquire(&s->lk); break;
     case 3:
         observe_slot(w, c, k);
