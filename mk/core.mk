@@ -11,6 +11,8 @@ SIM_REENTRANT_RUNS ?= 10000
 SIM_FENCING_RUNS ?= 10000
 # rw: readers-writer locks (shared, exclusive) beside plain ones
 SIM_RW_RUNS ?= 20000
+# rw-upgrade: the same with most readers-writer handles in update mode
+SIM_RW_UPGRADE_RUNS ?= 10000
 
 MUTATION_RUNS ?= 20000
 
@@ -68,7 +70,8 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile reentrant --runs $(SIM_REENTRANT_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile fencing --runs $(SIM_FENCING_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile rw --runs $(SIM_RW_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile rw --runs $(SIM_RW_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile rw-upgrade --runs $(SIM_RW_UPGRADE_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations

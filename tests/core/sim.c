@@ -103,41 +103,44 @@ typedef struct profile {
     double rw;             /* share of plain handles that are readers-writer locks (shared or exclusive) */
     int ctl_rw;            /* negative controls, the servers' scripts: 1 grant a shared hold beside
                               an exclusive one, 2 an update beside an update, 3 upgrade beside readers */
+    double rw_update;      /* of the readers-writer handles, the share in update mode (0: a quarter) */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.2, 0, 0},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.2, 0, 0, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0, 0},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
     /* misconfigured clients (wrong password, missing database) beside good
        ones; no crashes, so that a refusal is always heard */
-    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0},
     /* up to 12 handles per client on 6 keys, filed in a lock table of 1, 2
        or 4 entries (every bucket a chain); deinitialised handles are
        scribbled over, as freed memory reused */
-    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2, 0, 0},
+    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2, 0, 0, 0},
     /* fenced locks (most handles) beside plain ones, every fault class,
        crashes with and without persistence */
-    {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8, 0, 0},
+    {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8, 0, 0, 0},
     /* readers-writer locks (shared, exclusive) beside plain ones on the same
        keys, every fault class */
-    {"rw", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.8, 0},
+    {"rw", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.8, 0, 0},
+    /* the same, most readers-writer handles in update mode: many upgrades */
+    {"rw-upgrade", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 0, 0.7},
     /* reentrant locks beside plain ones, every fault class */
-    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3, 0, 0},
+    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3, 0, 0, 0},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
-    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0},
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0},
-    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0},
-    {"ctl-rw-shared-beside-exclusive", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 1},
-    {"ctl-rw-update-beside-update", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 2},
-    {"ctl-rw-upgrade-beside-readers", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 3},
-    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0},
+    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0},
+    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0},
+    {"ctl-rw-shared-beside-exclusive", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 1, 0},
+    {"ctl-rw-update-beside-update", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 2, 0},
+    {"ctl-rw-upgrade-beside-readers", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 3, 0},
+    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0},
 };
 
 /* ---- simulated world ---- */
@@ -1625,7 +1628,9 @@ static void init_slot(world *w, client *c, int k) {
     o.fence = s->fenced;
     s->access = REDLOCK_ACCESS_DEFAULT;
     if (!o.reentrant && !o.fence && w->p->rw > 0 && rng_chance(&w->rng, w->p->rw))
-        s->access = rng_chance(&w->rng, 0.5) ? REDLOCK_ACCESS_SHARED
+        s->access = w->p->rw_update > 0 ? (rng_chance(&w->rng, w->p->rw_update) ? REDLOCK_ACCESS_UPDATE
+                                                : rng_chance(&w->rng, 0.6) ? REDLOCK_ACCESS_SHARED : REDLOCK_ACCESS_EXCLUSIVE)
+                    : rng_chance(&w->rng, 0.5) ? REDLOCK_ACCESS_SHARED
                     : rng_chance(&w->rng, 0.5) ? REDLOCK_ACCESS_EXCLUSIVE : REDLOCK_ACCESS_UPDATE;
     o.access = s->access;
     s->fence_token = -1;
@@ -1806,29 +1811,31 @@ static void random_call(world *w, client *c, int k) {
            whatever state the handle is (the calls refuse what they must) */
         if (s->access != REDLOCK_ACCESS_DEFAULT && rng_chance(&w->rng, 0.5)) {
             redlock_state st;
+            redlock_access acc;
             int rc;
             observe_slot(w, c, k); /* a polled lock's upgrade is taken in first */
             st = redlock_lock_state(&s->lk);
+            /* the core's own view: a downgrade's result may come inside its
+               call (before the caller heard OK), and a call from there sees it */
+            acc = redlock_lock_access(&s->lk);
             if (rng_chance(&w->rng, 0.5)) {
                 rc = redlock_upgrade(&s->lk);
                 if (!s->inited) break; /* deinitialised inside a callback of the call: DETACHED */
                 if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1;
-                if (rc == REDLOCK_OK ? st != REDLOCK_STATE_HELD || s->access != REDLOCK_ACCESS_UPDATE
+                if (rc == REDLOCK_OK ? st != REDLOCK_STATE_HELD || acc != REDLOCK_ACCESS_UPDATE
                     : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
-                    : rc == REDLOCK_ERR_INVALID ? s->access == REDLOCK_ACCESS_UPDATE || st != REDLOCK_STATE_HELD
+                    : rc == REDLOCK_ERR_INVALID ? acc == REDLOCK_ACCESS_UPDATE || st != REDLOCK_STATE_HELD
                     : rc != REDLOCK_ERR_BUSY)
                     violation(w, "upgrade's answer does not fit the lock's state", c->id);
             } else {
                 if (st == REDLOCK_STATE_HELD) close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
                 rc = redlock_downgrade(&s->lk);
                 if (!s->inited) break;
-                if (rc == REDLOCK_OK) {
-                    s->access = REDLOCK_ACCESS_SHARED;
-                    s->cadence_gen = c->fault_gen - 1;
-                }
+                if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1;
+                if (redlock_lock_access(&s->lk) == REDLOCK_ACCESS_SHARED) s->access = REDLOCK_ACCESS_SHARED;
                 if (rc == REDLOCK_OK ? st != REDLOCK_STATE_HELD
                     : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
-                    : rc == REDLOCK_ERR_INVALID ? s->access != REDLOCK_ACCESS_SHARED || st != REDLOCK_STATE_HELD
+                    : rc == REDLOCK_ERR_INVALID ? acc != REDLOCK_ACCESS_SHARED || st != REDLOCK_STATE_HELD
                     : rc != REDLOCK_ERR_BUSY)
                     violation(w, "downgrade's answer does not fit the lock's state", c->id);
             }
@@ -2071,7 +2078,8 @@ static void act(world *w, client *c, int k) {
                 observe_slot(w, c, k);
                 close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
                 rc = redlock_downgrade(&s->lk);
-                if (rc == REDLOCK_OK) s->access = REDLOCK_ACCESS_SHARED;
+                if (!s->inited) return; /* deinitialised inside the call's callback */
+                if (redlock_lock_access(&s->lk) == REDLOCK_ACCESS_SHARED) s->access = REDLOCK_ACCESS_SHARED;
                 if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1; /* its round may hold a renewal back */
                 else if (rc != REDLOCK_ERR_BUSY) violation(w, "downgrade refused", c->id);
             }
