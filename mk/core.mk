@@ -12,7 +12,7 @@ SIM_FENCING_RUNS ?= 10000
 # rw: readers-writer locks (shared, exclusive) beside plain ones
 SIM_RW_RUNS ?= 20000
 # rw-upgrade: the same with most readers-writer handles in update mode
-SIM_RW_UPGRADE_RUNS ?= 10000
+SIM_RW_UPGRADE_RUNS ?= 4000
 
 MUTATION_RUNS ?= 20000
 
