@@ -886,6 +886,27 @@ static void hash_count_check(world *w, const entry *e, int c) {
     if (e->count < 0) violation(w, "a reentrant count went below zero", c);
     else if (e->count != e->ntoks) violation(w, "a reentrant count differs from the owner's entries", c);
 }
+/* A new reentrant hash of owner with one entry, living ttl_us. */
+static void hash_create(world *w, entry *e, const char *owner, const char *tok, int64_t ttl_us) {
+    memset(e, 0, sizeof *e);
+    e->used = e->hash = 1;
+    snprintf(e->owner, sizeof e->owner, "%s", owner);
+    e->count = e->ntoks = 1;
+    memcpy(e->toks[0], tok, REDLOCK_TOKEN_LEN + 1);
+    e->expire_at = w->now + ttl_us;
+}
+/* The owner's entry tok added (once), the key's life at least ttl_us; 0
+   when the hash is full. */
+static int hash_enter(world *w, entry *e, const char *tok, int64_t ttl_us, int c) {
+    if (hash_find(e, tok) < 0) {
+        if (e->ntoks == MAX_ENTRIES) return 0;
+        memcpy(e->toks[e->ntoks++], tok, REDLOCK_TOKEN_LEN + 1);
+        e->count++;
+    }
+    if (e->expire_at - w->now < ttl_us) e->expire_at = w->now + ttl_us;
+    hash_count_check(w, e, c);
+    return 1;
+}
 static void run_rscript(world *w, const node *nd, entry *e, msg *m, int which, int c) {
     int live = entry_live(w, e), i;
     const char *owner = m->argv[4], *tok = m->argv[5];
@@ -893,23 +914,12 @@ static void run_rscript(world *w, const node *nd, entry *e, msg *m, int which, i
     if (strlen(tok) != REDLOCK_TOKEN_LEN || strlen(owner) > REDLOCK_MAX_OWNER) { reply_error(m, "ERR bad arguments"); return; }
     if (which == 2) {
         if (!live) {
-            memset(e, 0, sizeof *e);
-            e->used = e->hash = 1;
-            snprintf(e->owner, sizeof e->owner, "%s", owner);
-            e->count = e->ntoks = 1;
-            memcpy(e->toks[0], tok, REDLOCK_TOKEN_LEN + 1);
-            e->expire_at = w->now + ttl_us;
+            hash_create(w, e, owner, tok, ttl_us);
             reply_int(m, 1);
             return;
         }
         if (!e->hash || strcmp(e->owner, owner) != 0) { reply_int(m, 0); return; }
-        if (hash_find(e, tok) < 0) {
-            if (e->ntoks == MAX_ENTRIES) { reply_error(m, "ERR sim: too many entries"); return; }
-            memcpy(e->toks[e->ntoks++], tok, REDLOCK_TOKEN_LEN + 1);
-            e->count++;
-        }
-        if (e->expire_at - w->now < ttl_us) e->expire_at = w->now + ttl_us;
-        hash_count_check(w, e, c);
+        if (!hash_enter(w, e, tok, ttl_us, c)) { reply_error(m, "ERR sim: too many entries"); return; }
         reply_int(m, e->count);
     } else if (which == 3) {
         if (!live || !e->hash || strcmp(e->owner, owner) != 0 || (i = hash_find(e, tok)) < 0) { reply_int(m, 0); return; }
@@ -957,23 +967,12 @@ static void run_fscript(world *w, node *nd, entry *e, msg *m, int which, int c) 
     }
     if (which == 7) {
         if (!live) {
-            memset(e, 0, sizeof *e);
-            e->used = e->hash = 1;
-            snprintf(e->owner, sizeof e->owner, "%s", owner);
-            e->count = e->ntoks = 1;
-            memcpy(e->toks[0], tok, REDLOCK_TOKEN_LEN + 1);
-            e->expire_at = w->now + arg * 1000;
+            hash_create(w, e, owner, tok, arg * 1000);
             reply_int(m, ++*counter);
             return;
         }
         if (!e->hash || strcmp(e->owner, owner) != 0) { reply_int(m, 0); return; }
-        if (hash_find(e, tok) < 0) {
-            if (e->ntoks == MAX_ENTRIES) { reply_error(m, "ERR sim: too many entries"); return; }
-            memcpy(e->toks[e->ntoks++], tok, REDLOCK_TOKEN_LEN + 1);
-            e->count++;
-        }
-        if (e->expire_at - w->now < arg * 1000) e->expire_at = w->now + arg * 1000;
-        hash_count_check(w, e, c);
+        if (!hash_enter(w, e, tok, arg * 1000, c)) { reply_error(m, "ERR sim: too many entries"); return; }
         reply_int(m, e->has_fence ? e->fence : ++*counter);
         return;
     }
