@@ -42,7 +42,8 @@
                   redlock_lock_valid_until, redlock_lock_pending,
                   redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
                   redlock_lock_key, redlock_lock_fence, redlock_lock_access,
-                  redlock_lock_token, redlock_lock_owner, redlock_node_mode
+                  redlock_lock_token, redlock_lock_owner, redlock_node_mode,
+                  redlock_clock_us
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script,
                   redlock_reentrant_acquire_script, redlock_reentrant_release_script,
@@ -142,7 +143,11 @@
      Each may be NULL: built-ins use CLOCK_BOOTTIME where it exists (it
      keeps counting during system suspend, as the servers' TTLs do; else
      CLOCK_MONOTONIC), CLOCK_REALTIME and the OS CSPRNG (getrandom(2), else
-     /dev/urandom).
+     /dev/urandom). The built-in validity clock is public as
+     redlock_clock_us(): every adapter and the tool use it, for the core and
+     for their own deadlines. A now_us of your own should count suspended
+     time too: a clock that stops while the machine sleeps lets a holder
+     wake up believing in validity the servers already expired.
 
    4. ALGORITHMS AND GUARANTEES
    ----------------------------
@@ -763,7 +768,7 @@ typedef void (*redlock_result_fn)(redlock_lock *lock, const redlock_result *resu
 typedef struct redlock_callbacks {
     int (*send)(void *user, int node, const redlock_command *cmd, redlock_tag tag); /* required */
     void (*set_timer)(void *user, int64_t deadline_us); /* optional: else poll redlock_next_deadline */
-    int64_t (*now_us)(void *user);                      /* NULL: CLOCK_MONOTONIC */
+    int64_t (*now_us)(void *user);                      /* NULL: redlock_clock_us() */
     int64_t (*wall_ms)(void *user);                     /* NULL: CLOCK_REALTIME */
     int (*random)(void *user, void *buf, size_t len);   /* NULL: OS CSPRNG */
     void (*on_event)(void *user, const redlock_event *ev); /* optional */
@@ -1120,6 +1125,13 @@ REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *client, int nod
 /* Tag helpers for transports that multiplex: which node a tag is for. */
 REDLOCK_API int redlock_tag_node(redlock_tag tag);
 
+/* The built-in validity clock, in microseconds: CLOCK_BOOTTIME where it
+   exists (it keeps counting while the system is suspended, as the servers'
+   TTLs do), else CLOCK_MONOTONIC. What now_us = NULL means; the adapters and
+   the tool give it to the core and time their own deadlines with it, so
+   there is one clock. Absent with REDLOCK_NO_BUILTIN_CLOCKS. */
+REDLOCK_API int64_t redlock_clock_us(void);
+
 REDLOCK_API const char *redlock_strerror(int status);
 REDLOCK_API const char *redlock_state_name(redlock_state state);
 REDLOCK_API const char *redlock_event_name(redlock_event_type type);
@@ -1402,11 +1414,15 @@ static const char redlock__fenced_set_lua[] =
 #else
 #define REDLOCK__MONO_CLOCK CLOCK_MONOTONIC
 #endif
-static int64_t redlock__mono_us(void *user) {
+REDLOCK_API int64_t redlock_clock_us(void) {
     struct timespec ts;
-    (void)user;
     clock_gettime(REDLOCK__MONO_CLOCK, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t redlock__mono_us(void *user) {
+    (void)user;
+    return redlock_clock_us();
 }
 
 static int64_t redlock__wall_ms(void *user) {

@@ -299,7 +299,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_
 /* State of the lock (thread-safe with the watchdog thread). */
 REDLOCK_HIREDIS_API redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk);
 
-/* Monotonic (CLOCK_MONOTONIC, microseconds) end of validity while HELD. */
+/* End of validity while HELD, on redlock_clock_us() (microseconds). */
 REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk);
 
 /* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,

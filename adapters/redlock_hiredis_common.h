@@ -445,16 +445,15 @@ static inline int redlock__hiredis_auth_error(const redisReply *r)
            (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
 }
 
-#include <time.h>
-#ifndef CLOCK_MONOTONIC
-#error "clock_gettime() is not declared: include the redlock adapter before any system header, or build with -D_POSIX_C_SOURCE=200809L"
+#ifdef REDLOCK_NO_BUILTIN_CLOCKS
+#error "the hiredis and libev adapters time everything with redlock_clock_us(): do not define REDLOCK_NO_BUILTIN_CLOCKS"
 #endif
 
+/* The core's validity clock (CLOCK_BOOTTIME where it exists): one clock for
+   the core's deadlines and the adapters' own. */
 static inline int64_t redlock__hiredis_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return redlock_clock_us();
 }
 
 /* The clock both adapters give the core: the one their deadlines use. */

@@ -408,6 +408,9 @@ REDLOCK_SOCKET_API void redlock_socket_on_writable(redlock_socket *s, int node);
 REDLOCK_SOCKET_API int64_t redlock_socket_next_deadline(const redlock_socket *s);
 /* Handles what is due (nothing, if called early), then calls set_timer. */
 REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s);
+/* The adapter's clock: redlock_clock_us(), the core's (CLOCK_BOOTTIME where
+   it exists, so a suspended machine's holds do not outlive the servers'
+   TTLs). Deadlines above are on it. */
 REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void);
 
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -471,6 +474,9 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 
 #ifndef CLOCK_MONOTONIC
 #error "clock_gettime() is not declared: include redlock_socket.h before any system header where REDLOCK_SOCKET_IMPLEMENTATION is defined, or build with -D_POSIX_C_SOURCE=200809L"
+#endif
+#ifdef REDLOCK_NO_BUILTIN_CLOCKS
+#error "redlock_socket.h times everything with redlock_clock_us(): do not define REDLOCK_NO_BUILTIN_CLOCKS"
 #endif
 
 #ifdef MSG_NOSIGNAL
@@ -539,11 +545,11 @@ static int redlock__sock_opening(const struct redlock__sock_node *nd)
     return nd->state == REDLOCK__SOCK_CONNECTING || nd->state == REDLOCK__SOCK_HANDSHAKE;
 }
 
+/* The core's validity clock (CLOCK_BOOTTIME where it exists): one clock for
+   the core's deadlines and the adapter's own. */
 REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return redlock_clock_us();
 }
 
 static char *redlock__sock_strdup(const char *s)
