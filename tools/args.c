@@ -418,6 +418,12 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
     o->name = pos[1];
     if (!o->name[0]) { say(err, errlen, "the lock NAME is empty"); goto usage; }
     if (strlen(o->name) > REDLOCK_MAX_KEY) { say(err, errlen, "the lock NAME is longer than %d bytes", REDLOCK_MAX_KEY); goto usage; }
+    /* the fence counters' keys are no locks (the core refuses them too);
+       inspect may still read one */
+    if (o->cmd != TOOL_CMD_INSPECT && strncmp(o->name, REDLOCK_FENCE_PREFIX, strlen(REDLOCK_FENCE_PREFIX)) == 0) {
+        say(err, errlen, "the lock NAME may not start with '%s': that prefix holds the fence counters", REDLOCK_FENCE_PREFIX);
+        goto usage;
+    }
 
     if (!have_nodes) {
         const char *env = getenv("REDLOCK_NODES");

@@ -177,7 +177,7 @@ typedef struct rnode {
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
 enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
-       WHY_TLS };
+       WHY_TLS, WHY_ACL };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
@@ -322,7 +322,7 @@ static void step(app *a, int64_t until)
 static int hard_error(int st)
 {
     return st == REDLOCK_ERR_CONNECT || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT ||
-           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER;
+           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER || st == REDLOCK_ERR_NOPERM;
 }
 
 /* Coarse words from a status alone (verbose lines, before any probe). */
@@ -597,9 +597,16 @@ static const char *why_node(app *a, int i)
         set_why(f, WHY_SELECT, "SELECT refused");
         probe(a, i);
         break;
+    case REDLOCK_ERR_NOPERM: /* which of the two keys, the server does not say */
+        if (a->o->fence)
+            set_why(f, WHY_ACL, "the ACL denies this user the key '%.60s' or its fence counter '%s%.60s'",
+                    a->o->name, REDLOCK_FENCE_PREFIX, a->o->name);
+        else
+            set_why(f, WHY_ACL, "the ACL denies this user the key '%.60s'", a->o->name);
+        break;
     case REDLOCK_ERR_SERVER:
-        if (f->reply[0]) {
-            set_why(f, WHY_REPLY, "error reply: %s", f->reply);
+        if (f->reply[0]) { /* an ACL's refusal is the configuration's */
+            set_why(f, strncmp(f->reply, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply: %s", f->reply);
             break;
         }
         set_why(f, WHY_REPLY, "error reply to the lock command");
@@ -611,15 +618,16 @@ static const char *why_node(app *a, int i)
 }
 
 /* Exit code for a set of failed nodes: 78 if one refuses the configuration
-   (AUTH, a password required, SELECT, TLS), else 76 for protocol errors and
-   error replies, else 69. */
+   (AUTH, a password required, SELECT, TLS, an ACL that denies a key), else
+   76 for protocol errors and error replies, else 69. */
 static int code_for(app *a, const int *failed)
 {
     int i, conf = 0, proto = 0;
     for (i = 0; i < a->n; i++) {
         if (!failed[i]) continue;
         why_node(a, i);
-        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS) conf = 1;
+        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS || a->nf[i].kind == WHY_ACL)
+            conf = 1;
         if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
     }
     return conf ? TOOL_EXIT_AUTH : proto ? TOOL_EXIT_PROTOCOL : TOOL_EXIT_UNREACHABLE;
@@ -1971,8 +1979,9 @@ static const help_line help_exit[] = {
                      "         or with an error reply\n" },
     { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },
     { H_ALL | H_TOP, "  78     a node refused the configuration: AUTH (wrong or missing password,\n"
-                     "         unknown ACL user), SELECT (no such database) or TLS (certificate\n"
-                     "         refused, name mismatch, client certificate required)\n" },
+                     "         unknown ACL user), SELECT (no such database), TLS (certificate\n"
+                     "         refused, name mismatch, client certificate required) or an ACL\n"
+                     "         that denies the user NAME (or redlock:fence:NAME with --fence)\n" },
     { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"
                      "  127    run: COMMAND not found\n"
                      "  128+N  run: COMMAND was killed by signal N; also redlock itself when a\n"

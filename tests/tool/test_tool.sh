@@ -110,6 +110,10 @@ usage "bad --mode" -n 127.0.0.1:6379 --mode fast acquire x
 usage "bad --on-lost" -n 127.0.0.1:6379 --on-lost shrug run x -- true
 usage "ttl too short for run" -n 127.0.0.1:6379 -t 15ms run x -- true
 usage "NAME too long" -n 127.0.0.1:6379 acquire "$(head -c 600 /dev/zero | tr '\0' k)"
+usage "NAME in the fence counters' namespace" -n 127.0.0.1:6379 run redlock:fence:job -- true
+grep -q "may not start with 'redlock:fence:': that prefix holds the fence counters" "$T/err" &&
+  ok "usage: a fence counter's NAME says why" || nok "usage: a fence counter's NAME says why" "$(cat "$T/err")"
+usage "NAME in the fence counters' namespace (acquire)" -n 127.0.0.1:6379 acquire redlock:fence:job
 
 rl -n 'redis://bob:Sup3rSecret@127.0.0.1:99999/0' acquire x
 if [ "$RC" -eq 64 ] && ! grep -q Sup3rSecret "$T/err" && grep -q 'bob:\*\*\*@' "$T/err"; then
@@ -292,6 +296,30 @@ if [ "$RC" -eq 0 ] && [[ "$fo" =~ ^[0-9]+$ ]] && [ "$(sed -n 2p "$T/out")" = "in
    [ "$(rcli EXISTS rf)" = 0 ]; then
   ok "fence: a reentrant fenced run's nested runs enter, the fenced one with the same fence ($fo)"
 else nok "fence: a reentrant fenced run's nested runs enter" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
+# an ACL user confined to its own keys (~app:*) runs scripts, but a fenced
+# run needs its counter too: the ACL's denial of a key is said as such (78
+# at once, naming both keys), not as "refuses scripts"; with
+# ~redlock:fence:app:* it runs; a key outside ~app:* is denied the same way
+APP=
+for p in $(cat "$T/nodes/ports"); do
+  timeout 5 redis-cli -p "$p" ACL SETUSER app on '>apw' '~app:*' '+@all' >/dev/null
+  APP="$APP${APP:+,}redis://app:apw@127.0.0.1:$p"
+done
+t0=$(now_ms); rl -n "$APP" -w 20s run --fence app:job -- true; t1=$(now_ms)
+if [ "$RC" -eq 78 ] && [ $((t1 - t0)) -lt 3000 ] && ! grep -q "refuses scripts" "$T/err" &&
+   grep -q "the ACL denies this user the key 'app:job' or its fence counter 'redlock:fence:app:job'" "$T/err"; then
+  ok "ACL: a fenced run denied its counter key: 78 at once, the key denial named ($((t1 - t0)) ms)"
+else nok "ACL: a fenced run denied its counter key" "status $RC after $((t1 - t0)) ms"; fi
+rl -n "$APP" --no-wait run other -- true
+[ "$RC" -eq 78 ] && grep -q "the ACL denies this user the key 'other'$" "$T/err" &&
+  ok "ACL: a run denied its key: 78, the key named" || nok "ACL: a run denied its key" "status $RC"
+for p in $(cat "$T/nodes/ports"); do
+  timeout 5 redis-cli -p "$p" ACL SETUSER app '~redlock:fence:app:*' >/dev/null
+done
+rl -n "$APP" run --fence app:job -- sh -c 'echo "$REDLOCK_FENCE"'
+[ "$RC" -eq 0 ] && [[ "$(cat "$T/out")" =~ ^[0-9]+$ ]] && ok "ACL: with ~redlock:fence:app:* the fenced run holds (fence $(cat "$T/out"))" ||
+  nok "ACL: with ~redlock:fence:app:* the fenced run holds" "status $RC"
+for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER app >/dev/null; done
 usage "--fence with --legacy" run --fence --legacy fe -- true
 usage "--fence does not apply to acquire" acquire --fence fe
 
