@@ -1350,10 +1350,17 @@ static int start_command(app *a)
     int ep[2], cm[2] = { 0, 0 }; /* what failed in the child: 0 exec, 1 setup; errno */
     pid_t pid, parent = getpid();
     a->pgrp = 0;
-    /* a `redlock run` on the same NAME inside COMMAND re-enters */
-    if (a->o->reentrant && setenv("REDLOCK_OWNER", redlock_lock_owner(&a->lock), 1) != 0) {
-        ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
-        return TOOL_EXIT_INTERNAL;
+    /* a `redlock run` of this NAME on these nodes inside COMMAND re-enters
+       (and only such a run: the scope names the lock with the owner) */
+    if (a->o->reentrant) {
+        const char *owner = redlock_lock_owner(&a->lock);
+        char *scope = tool_owner_scope(a->o, owner); /* reads REDLOCK_OWNER: before it changes */
+        int bad = !scope || setenv("REDLOCK_OWNER_SCOPE", scope, 1) != 0 || setenv("REDLOCK_OWNER", owner, 1) != 0;
+        free(scope);
+        if (bad) {
+            ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
+            return TOOL_EXIT_INTERNAL;
+        }
     }
     if (a->o->fence) { /* for COMMAND's writes to a storage that checks it */
         char f[24];
@@ -1930,11 +1937,13 @@ static const help_line help_opts[] = {
              "                        terminal; then only COMMAND itself is signalled, and only\n"
              "                        on Linux does it die with redlock\n"
              "      --reentrant       a reentrant lock: COMMAND gets its owner id in\n"
-             "                        $REDLOCK_OWNER, and a `redlock run NAME` inside COMMAND\n"
-             "                        (reentrant by itself there) enters at once instead of\n"
-             "                        waiting (needs scripting on the nodes)\n"
-             "      --owner ID        the owner id (default: $REDLOCK_OWNER, else a new one;\n"
-             "                        1-64 printable characters, no space)\n"
+             "                        $REDLOCK_OWNER, and a `redlock run NAME` on the same\n"
+             "                        nodes inside COMMAND (reentrant by itself there) enters\n"
+             "                        at once instead of waiting; runs of other NAMEs inside\n"
+             "                        do not share the owner (needs scripting on the nodes)\n"
+             "      --owner ID        the owner id (default: $REDLOCK_OWNER when not handed\n"
+             "                        down by an enclosing run, else a new one; 1-64\n"
+             "                        printable characters, no space)\n"
              "      --fence           a fenced lock: COMMAND gets its fencing token in\n"
              "                        $REDLOCK_FENCE, higher than any earlier holder's, for a\n"
              "                        storage that refuses older ones (needs scripting; one\n"
@@ -1949,7 +1958,7 @@ static const help_line help_opts[] = {
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
              "      --foreground      run: COMMAND stays in redlock's process group (terminal)\n"
              "      --reentrant       run: the owner ($REDLOCK_OWNER inside COMMAND) may run\n"
-             "                        NAME again inside COMMAND without waiting\n"
+             "                        NAME (only NAME) again inside COMMAND without waiting\n"
              "      --owner ID        run --reentrant: the owner id (default: $REDLOCK_OWNER)\n"
              "      --fence           run: COMMAND gets a fencing token in $REDLOCK_FENCE\n"
              "  -s, --shared          run: readers hold NAME together; -x, --exclusive: a writer\n" },
