@@ -212,9 +212,17 @@
      its vote fails (REDLOCK_ERR_SERVER) and it is not asked again;
    * to no-scripting when EVAL/EVALSHA is answered with NOPERM or "unknown
      command": release and extend become GET + compare + DEL / PEXPIRE.
-     NOPERM can also be an ACL denial for the key itself: the GET that
-     follows is then refused too and the node's vote fails (SERVER); the
-     switch stays, and costs nothing on nodes that do run scripts.
+     An ACL's denial of a key rather than of the command (Redis 6 and 7.0:
+     "NOPERM this user has no permissions to access one of the keys used
+     as arguments"; 7.2: "NOPERM No permissions to access a key"; a
+     script's own call: "... can't access at least one of the keys ...",
+     "... no permissions to access the '...' key") is told apart by its
+     text: no switch, the node's vote fails with REDLOCK_ERR_NOPERM, in
+     every mode and for every kind of lock, and an acquire that can no
+     longer reach a quorum ends with NOPERM at once (as with
+     NO_SCRIPTING). The ACL a user needs: the lock keys (e.g. ~app:*),
+     for fenced locks the counters too (~redlock:fence:*, section 11),
+     and for release notifications the channels (&redlock:*, section 10).
    Full legacy is the SETNX algorithm: the value is "expiry_ms:token" with an
    absolute wall-clock expiry; an expired value is taken over only if GETSET
    returns exactly the value read. Its guarantees are weaker: it needs wall
@@ -445,7 +453,9 @@
    which is fair enough for clients alike. Turn it off (the adapters'
    notify_off) where connections are scarce (a server's maxclients), where
    the ACL denies SUBSCRIBE, or where retry delays are already about as
-   short as the holds.
+   short as the holds. ACL: the channels are REDLOCK_CHANNEL_PREFIX+key,
+   so a user who should publish and hear releases needs &redlock:* (Redis
+   7 gives new users no channels unless acl-pubsub-default allchannels).
 
    11. FENCING TOKENS
    No lock stops a holder that pauses (GC, swap, a stopped VM) past its
@@ -505,7 +515,10 @@
    higher). Needs scripting, as a
    reentrant lock (section 9: NO_SCRIPTING, no legacy fallback, refused at
    lock_init when too few nodes may script). Lock keys may not start with
-   REDLOCK_FENCE_PREFIX (REDLOCK_ERR_KEY).
+   REDLOCK_FENCE_PREFIX (REDLOCK_ERR_KEY). ACL: the acquire script names
+   the counter as a key, so a user confined to its own keys (~app:*) needs
+   ~redlock:fence:* as well; without it the node's vote fails with
+   REDLOCK_ERR_NOPERM (not NO_SCRIPTING: the user may well run scripts).
 
    12. READERS-WRITER LOCKS
    opts.access chooses how a lock holds its key, which is then a hash of
@@ -622,7 +635,7 @@ typedef enum redlock_status {
     REDLOCK_OK = 0,
     /* caller errors: the call did nothing */
     REDLOCK_ERR_INVALID = -1,      /* NULL pointer or argument out of range */
-    REDLOCK_ERR_KEY = -2,          /* key NULL or empty */
+    REDLOCK_ERR_KEY = -2,          /* key NULL, empty, or starting with REDLOCK_FENCE_PREFIX */
     REDLOCK_ERR_KEY_TOO_LONG = -3, /* key longer than REDLOCK_MAX_KEY */
     REDLOCK_ERR_TTL = -4,          /* ttl <= 0 or absurdly large */
     REDLOCK_ERR_NODES = -5,        /* node count outside 1..REDLOCK_MAX_NODES */
@@ -654,7 +667,9 @@ typedef enum redlock_status {
     REDLOCK_ERR_SELECT = -46,       /* SELECT refused: no such database (adapters) */
     REDLOCK_ERR_QUEUE_FULL = -47,   /* the transport's queue for the node is full (adapters) */
     REDLOCK_ERR_TLS = -48,          /* TLS handshake failed or certificate refused (adapters) */
-    REDLOCK_ERR_NO_SCRIPTING = -49  /* the node refuses scripts, which reentrant and fenced locks need */
+    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant and fenced locks need */
+    REDLOCK_ERR_NOPERM = -50        /* the node's ACL denies this user a key of the lock (its key, or its
+                                       fence counter REDLOCK_FENCE_PREFIX+key) */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -2027,9 +2042,19 @@ static int redlock__old_set_error(const redlock_reply *r) {
            redlock__has(r->str, r->len, "unknown command");
 }
 
+/* True when an error reply is an ACL's denial of a key, not of the command
+   (the texts of Redis 6 to 7.2, at the call or inside a script). */
+static int redlock__key_denied(const redlock_reply *r) {
+    return redlock__has(r->str, r->len, "permissions to access one of the keys") ||
+           redlock__has(r->str, r->len, "permissions to access a key") ||
+           redlock__has(r->str, r->len, "access at least one of the keys") ||
+           (redlock__has(r->str, r->len, "permissions to access the '") && redlock__has(r->str, r->len, "' key"));
+}
+
 /* True when an error reply means "no scripting here". */
 static int redlock__no_script_error(const redlock_reply *r) {
-    return redlock__starts(r->str, r->len, "NOPERM") || redlock__has(r->str, r->len, "unknown command");
+    return (redlock__starts(r->str, r->len, "NOPERM") && !redlock__key_denied(r)) ||
+           redlock__has(r->str, r->len, "unknown command");
 }
 
 /* "redis_version:2.4.17" in an INFO reply, as 20417; -1 if absent. */
@@ -2145,9 +2170,11 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     }
     /* (a fenced acquire's WRONGTYPE is about its counter, which is not a
        number: the server's error, for the user to mend) */
-    /* a connection that never authenticated: as the adapters say it */
+    /* a connection that never authenticated: as the adapters say it; an
+       ACL that denies a key: said as such (no retry mends it) */
     redlock__node_done(lk, i, REDLOCK__OUT_ERR,
-                       redlock__starts(r->str, r->len, "NOAUTH") ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, now);
+                       redlock__starts(r->str, r->len, "NOAUTH") ? REDLOCK_ERR_AUTH :
+                       redlock__key_denied(r) ? REDLOCK_ERR_NOPERM : REDLOCK_ERR_SERVER, now);
     return REDLOCK__A_STEP;
 }
 
@@ -2607,21 +2634,24 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
 
 /* Too few answers: OVERLOADED when some node's command never left because
    the transport's queue was full (the nodes themselves may be fine),
-   NO_SCRIPTING when some node refused the scripts of a reentrant lock,
-   NO_QUORUM otherwise. */
+   NOPERM when some node's ACL denied a key of the lock, NO_SCRIPTING when
+   some node refused the scripts of a reentrant lock, NO_QUORUM otherwise. */
 static int redlock__too_few(const redlock_lock *lk) {
-    int i, scriptless = 0;
+    int i, scriptless = 0, denied = 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         if (lk->_node[i].status == REDLOCK_ERR_QUEUE_FULL) return REDLOCK_ERR_OVERLOADED;
         scriptless |= lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING;
+        denied |= lk->_node[i].status == REDLOCK_ERR_NOPERM;
     }
-    return scriptless ? REDLOCK_ERR_NO_SCRIPTING : REDLOCK_ERR_NO_QUORUM;
+    return denied ? REDLOCK_ERR_NOPERM : scriptless ? REDLOCK_ERR_NO_SCRIPTING : REDLOCK_ERR_NO_QUORUM;
 }
 
-/* A reentrant lock can never win while too many nodes refuse scripts. */
+/* A lock can never win while too many nodes refuse its scripts or (their
+   ACL) its keys: no retry changes that. */
 static int redlock__scriptless_quorum(const redlock_lock *lk) {
     int i, refused = 0, n = lk->_client->_cfg.node_count;
-    for (i = 0; i < n; i++) refused += lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING;
+    for (i = 0; i < n; i++)
+        refused += lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING || lk->_node[i].status == REDLOCK_ERR_NOPERM;
     return n - refused < redlock__quorum(lk->_client);
 }
 
@@ -2697,7 +2727,8 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     ev.votes = votes;
     ev.elapsed_us = now - start;  /* the attempt's, before the undo round starts */
     lk->_fence = 0;
-    hopeless = status == REDLOCK_ERR_CONFIG || (status == REDLOCK_ERR_NO_SCRIPTING && redlock__scriptless_quorum(lk));
+    hopeless = status == REDLOCK_ERR_CONFIG ||
+               ((status == REDLOCK_ERR_NO_SCRIPTING || status == REDLOCK_ERR_NOPERM) && redlock__scriptless_quorum(lk));
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
     lk->_fail_votes = votes;
     lk->_saved_us = ev.elapsed_us;
@@ -3668,7 +3699,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     switch (status) {
     case REDLOCK_OK: return "ok";
     case REDLOCK_ERR_INVALID: return "invalid argument";
-    case REDLOCK_ERR_KEY: return "key is NULL or empty";
+    case REDLOCK_ERR_KEY: return "key is NULL, empty, or starts with \"" REDLOCK_FENCE_PREFIX "\" (reserved for fence counters)";
     case REDLOCK_ERR_KEY_TOO_LONG: return "key longer than REDLOCK_MAX_KEY";
     case REDLOCK_ERR_TTL: return "ttl out of range";
     case REDLOCK_ERR_NODES: return "node count out of range";
@@ -3699,6 +3730,8 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_QUEUE_FULL: return "the transport's queue for the node is full";
     case REDLOCK_ERR_TLS: return "TLS handshake failed or certificate refused";
     case REDLOCK_ERR_NO_SCRIPTING: return "the node refuses scripts, which reentrant and fenced locks need";
+    case REDLOCK_ERR_NOPERM:
+        return "the node's ACL denies this user a key of the lock (its key, or " REDLOCK_FENCE_PREFIX "key for a fenced lock)";
     default: return "unknown status";
     }
 }

@@ -2,10 +2,11 @@
 # nested_run.sh - a reentrant lock from the shell: a deploy holds the lock
 # `deploy` and calls a migration that takes `deploy` too (so that it is
 # safe when run alone). `redlock run --reentrant` hands its owner id to
-# COMMAND in REDLOCK_OWNER; the inner `redlock run` (reentrant by itself
-# with REDLOCK_OWNER set) enters at once instead of waiting for itself.
-# Anyone else (another deploy, a plain `redlock run deploy` elsewhere)
-# waits for the whole deploy.
+# COMMAND in REDLOCK_OWNER (and the lock it holds, `deploy` on these
+# nodes, in REDLOCK_OWNER_SCOPE); the inner `redlock run deploy` (reentrant
+# by itself there) enters at once instead of waiting for itself. Anyone
+# else (another deploy, a plain `redlock run deploy` elsewhere) waits for
+# the whole deploy; runs of other lock names inside take their own turns.
 #
 # Usage: REDLOCK_NODES=host:port,... examples/nested_run.sh [REDLOCK]
 #        (REDLOCK: the redlock tool, default `redlock` from PATH)

@@ -101,6 +101,174 @@ static int tool_owner_ok(const char *s)
     return 1;
 }
 
+/* ---- inherited owners (args.h: REDLOCK_OWNER_SCOPE) ---- */
+
+#define SCOPE_VAR "REDLOCK_OWNER_SCOPE"
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    while (n--) {
+        h ^= *b++;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* The node list's identity: each node's address (host and port, or socket
+   path) and database hashed, the hashes sorted (the order of the list does
+   not matter) and hashed again. Users, passwords and TLS do not count: the
+   keys are the same. */
+static void nodes_id(tool_opts *o)
+{
+    uint64_t h[REDLOCK_MAX_NODES], all = 0xcbf29ce484222325ULL, t;
+    int i, j;
+    for (i = 0; i < o->node_count; i++) {
+        const redlock_socket_node *n = &o->net.node[i];
+        const char *where = n->unix_path ? n->unix_path : n->host && n->host[0] ? n->host : "127.0.0.1";
+        char rest[48];
+        snprintf(rest, sizeof rest, "\n%d\n%d", n->unix_path ? -1 : n->port ? n->port : 6379, n->db > 0 ? n->db : o->net.db);
+        h[i] = fnv1a(fnv1a(0xcbf29ce484222325ULL, where, strlen(where)), rest, strlen(rest));
+    }
+    for (i = 1; i < o->node_count; i++)
+        for (j = i; j > 0 && h[j - 1] > h[j]; j--) {
+            t = h[j];
+            h[j] = h[j - 1];
+            h[j - 1] = t;
+        }
+    for (i = 0; i < o->node_count; i++) {
+        unsigned char b[8];
+        for (j = 0; j < 8; j++) b[j] = (unsigned char)(h[i] >> (56 - 8 * j));
+        all = fnv1a(all, b, sizeof b);
+    }
+    snprintf(o->nodes_id, sizeof o->nodes_id, "%016llx", (unsigned long long)all);
+}
+
+/* NAME as an entry holds it (out: 3 * strlen(s) + 1 bytes). */
+static size_t scope_name(const char *s, char *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c <= ' ' || c >= 127 || c == '%') {
+            out[n++] = '%';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    out[n] = 0;
+    return n;
+}
+
+typedef struct scope_entry {
+    const char *id, *name, *owner;
+    size_t idlen, namelen, ownerlen;
+} scope_entry;
+
+static size_t scope_word(const char **p, const char **start)
+{
+    while (**p == ' ') (*p)++;
+    *start = *p;
+    while (**p && **p != ' ') (*p)++;
+    return (size_t)(*p - *start);
+}
+
+/* The next entry at *p: 1, 0 at the end, -1 when malformed. */
+static int scope_next(const char **p, scope_entry *e)
+{
+    size_t i;
+    e->idlen = scope_word(p, &e->id);
+    if (!e->idlen) return 0;
+    e->namelen = scope_word(p, &e->name);
+    e->ownerlen = scope_word(p, &e->owner);
+    if (e->idlen != 16 || !e->namelen || e->namelen > 3 * (size_t)REDLOCK_MAX_KEY || !e->ownerlen ||
+        e->ownerlen > REDLOCK_MAX_OWNER)
+        return -1;
+    for (i = 0; i < e->idlen; i++)
+        if (hexval((unsigned char)e->id[i]) < 0) return -1;
+    for (i = 0; i < e->ownerlen; i++)
+        if ((unsigned char)e->owner[i] <= ' ' || (unsigned char)e->owner[i] >= 127) return -1;
+    return 1;
+}
+
+/* The last entry of `scope` for NAME (encoded) on o's nodes: 1 (in *hit),
+   0 none, -1 when the value is malformed. */
+static int scope_find(const tool_opts *o, const char *scope, const char *name, size_t nlen, scope_entry *hit)
+{
+    scope_entry e;
+    int r, found = 0;
+    while (scope && (r = scope_next(&scope, &e)) != 0) {
+        if (r < 0) return -1;
+        if (memcmp(e.id, o->nodes_id, 16) == 0 && e.namelen == nlen && memcmp(e.name, name, nlen) == 0) {
+            *hit = e;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+/* A run (not readers-writer, not legacy, no --owner): re-enters NAME when
+   an enclosing reentrant run holds it on these nodes, as its owner. Else a
+   --reentrant run takes REDLOCK_OWNER as its owner only when it is the
+   caller's own, not an owner some enclosing run handed down (that one
+   stays with its lock: siblings below must not share other locks). */
+static int inherit_owner(tool_opts *o, char *err, size_t errlen)
+{
+    const char *env = getenv("REDLOCK_OWNER"), *scope = getenv(SCOPE_VAR), *p;
+    char name[3 * REDLOCK_MAX_KEY + 1];
+    size_t nlen, envlen;
+    scope_entry e;
+    int r;
+    if (!env || !env[0]) return 0; /* unset: nothing is inherited */
+    if (!tool_owner_ok(env)) {
+        say(err, errlen, "bad REDLOCK_OWNER '%.40s' (1 to %d printable characters, no space)", env, REDLOCK_MAX_OWNER);
+        return -1;
+    }
+    nlen = scope_name(o->name, name);
+    r = scope_find(o, scope, name, nlen, &e);
+    if (r < 0) {
+        say(err, errlen, "bad " SCOPE_VAR " '%.40s' (entries: NODES NAME OWNER)", scope);
+        return -1;
+    }
+    if (r > 0) {
+        memcpy(o->owner_mem, e.owner, e.ownerlen);
+        o->owner_mem[e.ownerlen] = 0;
+        o->owner = o->owner_mem;
+        o->reentrant = 1;
+        return 0;
+    }
+    if (!o->reentrant) return 0;
+    envlen = strlen(env);
+    for (p = scope; p && scope_next(&p, &e) == 1;)
+        if (e.ownerlen == envlen && memcmp(e.owner, env, envlen) == 0) return 0; /* handed down: a new owner */
+    o->owner = env;
+    return 0;
+}
+
+char *tool_owner_scope(const tool_opts *o, const char *owner)
+{
+    const char *env = getenv("REDLOCK_OWNER"), *old = getenv(SCOPE_VAR);
+    char name[3 * REDLOCK_MAX_KEY + 1];
+    size_t nlen = scope_name(o->name, name), olen = strlen(owner), keep, cap;
+    scope_entry e;
+    char *out;
+    int r = 0, there;
+    /* REDLOCK_OWNER unset (env -u): the enclosing runs' locks are left
+       behind; a malformed value is not ours to mend: begun anew */
+    if (!env || !env[0] || (r = scope_find(o, old, name, nlen, &e)) < 0) old = NULL, r = 0;
+    keep = old ? strlen(old) : 0;
+    there = r > 0 && e.ownerlen == olen && memcmp(e.owner, owner, olen) == 0; /* re-entered */
+    cap = keep + 1 + sizeof o->nodes_id + nlen + 1 + olen + 1;
+    out = (char *)malloc(cap);
+    if (!out) return NULL;
+    if (there) snprintf(out, cap, "%s", old);
+    else snprintf(out, cap, "%s%s%s %s %s", keep ? old : "", keep ? " " : "", o->nodes_id, name, owner);
+    return out;
+}
+
 /* getopt_long in REQUIRE_ORDER mode ("+"): it stops at each positional
    argument, which is taken and skipped, and at "--", so that NAME,
    TOKEN and COMMAND are seen where they are (no permutation). Combined
@@ -418,6 +586,12 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
     o->name = pos[1];
     if (!o->name[0]) { say(err, errlen, "the lock NAME is empty"); goto usage; }
     if (strlen(o->name) > REDLOCK_MAX_KEY) { say(err, errlen, "the lock NAME is longer than %d bytes", REDLOCK_MAX_KEY); goto usage; }
+    /* the fence counters' keys are no locks (the core refuses them too);
+       inspect may still read one */
+    if (o->cmd != TOOL_CMD_INSPECT && strncmp(o->name, REDLOCK_FENCE_PREFIX, strlen(REDLOCK_FENCE_PREFIX)) == 0) {
+        say(err, errlen, "the lock NAME may not start with '%s': that prefix holds the fence counters", REDLOCK_FENCE_PREFIX);
+        goto usage;
+    }
 
     if (!have_nodes) {
         const char *env = getenv("REDLOCK_NODES");
@@ -442,21 +616,13 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         say(err, errlen, "run: --fence needs scripting, not --legacy or --mode legacy");
         goto usage;
     }
-    if (o->cmd == TOOL_CMD_RUN && !o->owner && !o->access) {
-        /* inside an outer `redlock run --reentrant`: its owner, and a run
-           there is reentrant by itself (a script calling another that takes
-           the same lock enters), unless it asks for legacy values */
-        const char *env = getenv("REDLOCK_OWNER");
-        if (env && env[0] && (o->reentrant || o->mode != REDLOCK_MODE_LEGACY)) {
-            if (!tool_owner_ok(env)) {
-                say(err, errlen, "bad REDLOCK_OWNER '%.40s' (1 to %d printable characters, no space)", env,
-                    REDLOCK_MAX_OWNER);
-                goto usage;
-            }
-            o->owner = env;
-            o->reentrant = 1;
-        }
-    }
+    nodes_id(o);
+    /* inside an outer `redlock run --reentrant NAME`: a run of that NAME
+       (a script calling another that takes the same lock) enters, unless
+       it asks for legacy values */
+    if (o->cmd == TOOL_CMD_RUN && !o->owner && !o->access && o->mode != REDLOCK_MODE_LEGACY &&
+        inherit_owner(o, err, errlen) != 0)
+        goto usage;
     return 0;
 usage:
     for (i = 0; i < nnodes_arg; i++) redlock_socket_scrub_nodes(nodes_arg[i]);

@@ -50,7 +50,9 @@ typedef struct tool_opts {
     int on_lost;             /* --on-lost */
     int foreground;          /* run --foreground: COMMAND stays in redlock's process group */
     int reentrant;           /* run --reentrant: the owner may hold NAME again inside COMMAND */
-    const char *owner;       /* run: --owner, else REDLOCK_OWNER; NULL: the lock's default */
+    const char *owner;       /* run: --owner, else inherited (REDLOCK_OWNER_SCOPE, REDLOCK_OWNER); NULL: the lock's default */
+    char owner_mem[REDLOCK_MAX_OWNER + 1]; /* an owner taken from REDLOCK_OWNER_SCOPE */
+    char nodes_id[17];       /* the node list's identity in REDLOCK_OWNER_SCOPE (16 hex digits) */
     int fence;               /* run --fence: a fenced lock, COMMAND gets $REDLOCK_FENCE */
     redlock_access access;   /* run -s / -x: a readers-writer lock (shared / exclusive) */
     int json;                /* inspect --json */
@@ -80,6 +82,17 @@ int tool_parse_duration(const char *s, int64_t *ms);
    or TOOL_EXIT_USAGE with a one-line message in err. Passwords given with
    -n are overwritten in argv afterwards (so `ps` does not show them). */
 int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errlen);
+
+/* Inherited owners: a `run --reentrant` hands COMMAND its owner id in
+   REDLOCK_OWNER and, in REDLOCK_OWNER_SCOPE, which lock that owner holds:
+   entries "NODES NAME OWNER" separated by spaces (NODES: nodes_id; NAME
+   with '%', spaces and bytes outside printable ASCII written %XX). A run
+   below re-enters a lock only when an entry names it on the same nodes
+   (and REDLOCK_OWNER is set); tool_parse_args() does that. This returns
+   the value for COMMAND of a reentrant run of o->name held by `owner`:
+   the enclosing runs' entries (none when REDLOCK_OWNER is unset) and its
+   own. malloc'd; NULL when out of memory. */
+char *tool_owner_scope(const tool_opts *o, const char *owner);
 
 /* Frees the node strings (passwords wiped first). */
 void tool_opts_free(tool_opts *o);

@@ -177,7 +177,7 @@ typedef struct rnode {
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
 enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
-       WHY_TLS };
+       WHY_TLS, WHY_ACL };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
@@ -322,7 +322,7 @@ static void step(app *a, int64_t until)
 static int hard_error(int st)
 {
     return st == REDLOCK_ERR_CONNECT || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT ||
-           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER;
+           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER || st == REDLOCK_ERR_NOPERM;
 }
 
 /* Coarse words from a status alone (verbose lines, before any probe). */
@@ -597,9 +597,16 @@ static const char *why_node(app *a, int i)
         set_why(f, WHY_SELECT, "SELECT refused");
         probe(a, i);
         break;
+    case REDLOCK_ERR_NOPERM: /* which of the two keys, the server does not say */
+        if (a->o->fence)
+            set_why(f, WHY_ACL, "the ACL denies this user the key '%.60s' or its fence counter '%s%.60s'",
+                    a->o->name, REDLOCK_FENCE_PREFIX, a->o->name);
+        else
+            set_why(f, WHY_ACL, "the ACL denies this user the key '%.60s'", a->o->name);
+        break;
     case REDLOCK_ERR_SERVER:
-        if (f->reply[0]) {
-            set_why(f, WHY_REPLY, "error reply: %s", f->reply);
+        if (f->reply[0]) { /* an ACL's refusal is the configuration's */
+            set_why(f, strncmp(f->reply, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply: %s", f->reply);
             break;
         }
         set_why(f, WHY_REPLY, "error reply to the lock command");
@@ -611,15 +618,16 @@ static const char *why_node(app *a, int i)
 }
 
 /* Exit code for a set of failed nodes: 78 if one refuses the configuration
-   (AUTH, a password required, SELECT, TLS), else 76 for protocol errors and
-   error replies, else 69. */
+   (AUTH, a password required, SELECT, TLS, an ACL that denies a key), else
+   76 for protocol errors and error replies, else 69. */
 static int code_for(app *a, const int *failed)
 {
     int i, conf = 0, proto = 0;
     for (i = 0; i < a->n; i++) {
         if (!failed[i]) continue;
         why_node(a, i);
-        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS) conf = 1;
+        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS || a->nf[i].kind == WHY_ACL)
+            conf = 1;
         if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
     }
     return conf ? TOOL_EXIT_AUTH : proto ? TOOL_EXIT_PROTOCOL : TOOL_EXIT_UNREACHABLE;
@@ -1342,10 +1350,17 @@ static int start_command(app *a)
     int ep[2], cm[2] = { 0, 0 }; /* what failed in the child: 0 exec, 1 setup; errno */
     pid_t pid, parent = getpid();
     a->pgrp = 0;
-    /* a `redlock run` on the same NAME inside COMMAND re-enters */
-    if (a->o->reentrant && setenv("REDLOCK_OWNER", redlock_lock_owner(&a->lock), 1) != 0) {
-        ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
-        return TOOL_EXIT_INTERNAL;
+    /* a `redlock run` of this NAME on these nodes inside COMMAND re-enters
+       (and only such a run: the scope names the lock with the owner) */
+    if (a->o->reentrant) {
+        const char *owner = redlock_lock_owner(&a->lock);
+        char *scope = tool_owner_scope(a->o, owner); /* reads REDLOCK_OWNER: before it changes */
+        int bad = !scope || setenv("REDLOCK_OWNER_SCOPE", scope, 1) != 0 || setenv("REDLOCK_OWNER", owner, 1) != 0;
+        free(scope);
+        if (bad) {
+            ERR("cannot start '%s': %s", a->o->child_argv[0], strerror(errno));
+            return TOOL_EXIT_INTERNAL;
+        }
     }
     if (a->o->fence) { /* for COMMAND's writes to a storage that checks it */
         char f[24];
@@ -1922,11 +1937,13 @@ static const help_line help_opts[] = {
              "                        terminal; then only COMMAND itself is signalled, and only\n"
              "                        on Linux does it die with redlock\n"
              "      --reentrant       a reentrant lock: COMMAND gets its owner id in\n"
-             "                        $REDLOCK_OWNER, and a `redlock run NAME` inside COMMAND\n"
-             "                        (reentrant by itself there) enters at once instead of\n"
-             "                        waiting (needs scripting on the nodes)\n"
-             "      --owner ID        the owner id (default: $REDLOCK_OWNER, else a new one;\n"
-             "                        1-64 printable characters, no space)\n"
+             "                        $REDLOCK_OWNER, and a `redlock run NAME` on the same\n"
+             "                        nodes inside COMMAND (reentrant by itself there) enters\n"
+             "                        at once instead of waiting; runs of other NAMEs inside\n"
+             "                        do not share the owner (needs scripting on the nodes)\n"
+             "      --owner ID        the owner id (default: $REDLOCK_OWNER when not handed\n"
+             "                        down by an enclosing run, else a new one; 1-64\n"
+             "                        printable characters, no space)\n"
              "      --fence           a fenced lock: COMMAND gets its fencing token in\n"
              "                        $REDLOCK_FENCE, higher than any earlier holder's, for a\n"
              "                        storage that refuses older ones (needs scripting; one\n"
@@ -1941,7 +1958,7 @@ static const help_line help_opts[] = {
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
              "      --foreground      run: COMMAND stays in redlock's process group (terminal)\n"
              "      --reentrant       run: the owner ($REDLOCK_OWNER inside COMMAND) may run\n"
-             "                        NAME again inside COMMAND without waiting\n"
+             "                        NAME (only NAME) again inside COMMAND without waiting\n"
              "      --owner ID        run --reentrant: the owner id (default: $REDLOCK_OWNER)\n"
              "      --fence           run: COMMAND gets a fencing token in $REDLOCK_FENCE\n"
              "  -s, --shared          run: readers hold NAME together; -x, --exclusive: a writer\n" },
@@ -1971,8 +1988,9 @@ static const help_line help_exit[] = {
                      "         or with an error reply\n" },
     { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },
     { H_ALL | H_TOP, "  78     a node refused the configuration: AUTH (wrong or missing password,\n"
-                     "         unknown ACL user), SELECT (no such database) or TLS (certificate\n"
-                     "         refused, name mismatch, client certificate required)\n" },
+                     "         unknown ACL user), SELECT (no such database), TLS (certificate\n"
+                     "         refused, name mismatch, client certificate required) or an ACL\n"
+                     "         that denies the user NAME (or redlock:fence:NAME with --fence)\n" },
     { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"
                      "  127    run: COMMAND not found\n"
                      "  128+N  run: COMMAND was killed by signal N; also redlock itself when a\n"

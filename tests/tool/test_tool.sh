@@ -110,6 +110,10 @@ usage "bad --mode" -n 127.0.0.1:6379 --mode fast acquire x
 usage "bad --on-lost" -n 127.0.0.1:6379 --on-lost shrug run x -- true
 usage "ttl too short for run" -n 127.0.0.1:6379 -t 15ms run x -- true
 usage "NAME too long" -n 127.0.0.1:6379 acquire "$(head -c 600 /dev/zero | tr '\0' k)"
+usage "NAME in the fence counters' namespace" -n 127.0.0.1:6379 run redlock:fence:job -- true
+grep -q "may not start with 'redlock:fence:': that prefix holds the fence counters" "$T/err" &&
+  ok "usage: a fence counter's NAME says why" || nok "usage: a fence counter's NAME says why" "$(cat "$T/err")"
+usage "NAME in the fence counters' namespace (acquire)" -n 127.0.0.1:6379 acquire redlock:fence:job
 
 rl -n 'redis://bob:Sup3rSecret@127.0.0.1:99999/0' acquire x
 if [ "$RC" -eq 64 ] && ! grep -q Sup3rSecret "$T/err" && grep -q 'bob:\*\*\*@' "$T/err"; then
@@ -268,6 +272,44 @@ usage "--reentrant with --legacy" run --reentrant --legacy re -- true
 usage "--reentrant does not apply to acquire" acquire --reentrant re
 REDLOCK_OWNER='a b' usage "a bad REDLOCK_OWNER" run --reentrant re -- true
 
+# the inherited owner is scoped: a nested run re-enters only a lock an
+# enclosing `run --reentrant` holds (its NAME on its nodes, in
+# REDLOCK_OWNER_SCOPE); sibling runs of another NAME below it take turns
+# (plain, --reentrant, --fence), as without the outer run. Each sibling
+# holds the lock 300 ms and makes a directory while it does: a second one
+# inside at the same time cannot.
+printf '%s\n' "mkdir '$T/in' 2>/dev/null || echo overlap" 'echo "ran ${REDLOCK_FENCE:--}"' 'sleep 0.3' \
+  "rmdir '$T/in' 2>/dev/null" >"$T/sib.sh"
+siblings() { # TEST-NAME OUTER-OPTS SIBLING-OPTS
+  local t0 t1; t0=$(now_ms)
+  rl run $2 sa -- sh -c "$BIN run $3 sb -- sh $T/sib.sh & $BIN run $3 sb -- sh $T/sib.sh & wait"
+  t1=$(now_ms)
+  local fences; fences=$(grep '^ran [0-9]' "$T/out" | sort -u | wc -l) # with --fence: two, and not the same
+  if [ "$RC" -eq 0 ] && [ "$(grep -c '^ran' "$T/out")" -eq 2 ] && ! grep -q overlap "$T/out" && [ $((t1 - t0)) -ge 600 ] &&
+     { [ "$fences" -eq 2 ] || [ "${3#*--fence}" = "$3" ]; }; then
+    ok "scoped owner: $1 ($((t1 - t0)) ms)"
+  else nok "scoped owner: $1" "status $RC after $((t1 - t0)) ms, out $(tr '\n' '|' <"$T/out")"; fi
+}
+siblings "sibling runs of another NAME under run --reentrant take turns" --reentrant ""
+siblings "sibling --reentrant runs of another NAME under it take turns (each its own owner)" --reentrant --reentrant
+siblings "sibling --fence runs of another NAME under run --reentrant --fence take turns, two fences" \
+  "--reentrant --fence" --fence
+expect "scoped owner: a nested run of NAME on other nodes does not re-enter (75)" 75 run --reentrant re -- \
+  "$BIN" -n "127.0.0.1:$PORT0" run --no-wait re -- true
+rl run --reentrant re -- "$BIN" run --reentrant re2 -- sh -c "echo \"\$REDLOCK_OWNER\"; $BIN run --no-wait re -- sh -c 'echo \"\$REDLOCK_OWNER\"'; $BIN run --no-wait re2 -- sh -c 'echo \"\$REDLOCK_OWNER\"'"
+if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 3 ] && [ "$(sed -n 3p "$T/out")" = "$(sed -n 1p "$T/out")" ] &&
+   [ "$(sed -n 2p "$T/out")" != "$(sed -n 1p "$T/out")" ]; then
+  ok "scoped owner: under NAME, a run --reentrant NAME2 has its own owner; runs of both NAMEs inside re-enter as theirs"
+else nok "scoped owner: nested NAMEs re-enter as their owners" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
+expect "scoped owner: a NAME with a space and % re-enters" 0 run --reentrant 'r e%' -- "$BIN" run --no-wait 'r e%' -- true
+expect "scoped owner: REDLOCK_OWNER alone (no scope): a plain run does not re-enter (75)" 75 run --reentrant --owner job-9 re -- \
+  env -u REDLOCK_OWNER_SCOPE REDLOCK_OWNER=job-9 "$BIN" run --no-wait re -- true
+expect "scoped owner: REDLOCK_OWNER alone is the default owner of run --reentrant" 0 run --reentrant --owner job-9 re -- \
+  env -u REDLOCK_OWNER_SCOPE REDLOCK_OWNER=job-9 "$BIN" run --reentrant --no-wait re -- true
+REDLOCK_OWNER=x REDLOCK_OWNER_SCOPE='zz re x' usage "a bad REDLOCK_OWNER_SCOPE" run re -- true
+[ "$(rcli EXISTS re)$(rcli EXISTS re2)$(rcli EXISTS sb)$(rcli EXISTS 'r e%')" = 0000 ] && ok "scoped owner: no key left" ||
+  nok "scoped owner: no key left"
+
 # fenced runs: COMMAND gets REDLOCK_FENCE, higher at each run; the counter
 # (redlock:fence:NAME) stays on every node; inspect shows it; a plain run
 # gets none; --fence with --reentrant, --legacy or outside run is refused
@@ -292,6 +334,30 @@ if [ "$RC" -eq 0 ] && [[ "$fo" =~ ^[0-9]+$ ]] && [ "$(sed -n 2p "$T/out")" = "in
    [ "$(rcli EXISTS rf)" = 0 ]; then
   ok "fence: a reentrant fenced run's nested runs enter, the fenced one with the same fence ($fo)"
 else nok "fence: a reentrant fenced run's nested runs enter" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
+# an ACL user confined to its own keys (~app:*) runs scripts, but a fenced
+# run needs its counter too: the ACL's denial of a key is said as such (78
+# at once, naming both keys), not as "refuses scripts"; with
+# ~redlock:fence:app:* it runs; a key outside ~app:* is denied the same way
+APP=
+for p in $(cat "$T/nodes/ports"); do
+  timeout 5 redis-cli -p "$p" ACL SETUSER app on '>apw' '~app:*' '+@all' >/dev/null
+  APP="$APP${APP:+,}redis://app:apw@127.0.0.1:$p"
+done
+t0=$(now_ms); rl -n "$APP" -w 20s run --fence app:job -- true; t1=$(now_ms)
+if [ "$RC" -eq 78 ] && [ $((t1 - t0)) -lt 3000 ] && ! grep -q "refuses scripts" "$T/err" &&
+   grep -q "the ACL denies this user the key 'app:job' or its fence counter 'redlock:fence:app:job'" "$T/err"; then
+  ok "ACL: a fenced run denied its counter key: 78 at once, the key denial named ($((t1 - t0)) ms)"
+else nok "ACL: a fenced run denied its counter key" "status $RC after $((t1 - t0)) ms"; fi
+rl -n "$APP" --no-wait run other -- true
+[ "$RC" -eq 78 ] && grep -q "the ACL denies this user the key 'other'$" "$T/err" &&
+  ok "ACL: a run denied its key: 78, the key named" || nok "ACL: a run denied its key" "status $RC"
+for p in $(cat "$T/nodes/ports"); do
+  timeout 5 redis-cli -p "$p" ACL SETUSER app '~redlock:fence:app:*' >/dev/null
+done
+rl -n "$APP" run --fence app:job -- sh -c 'echo "$REDLOCK_FENCE"'
+[ "$RC" -eq 0 ] && [[ "$(cat "$T/out")" =~ ^[0-9]+$ ]] && ok "ACL: with ~redlock:fence:app:* the fenced run holds (fence $(cat "$T/out"))" ||
+  nok "ACL: with ~redlock:fence:app:* the fenced run holds" "status $RC"
+for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER app >/dev/null; done
 usage "--fence with --legacy" run --fence --legacy fe -- true
 usage "--fence does not apply to acquire" acquire --fence fe
 
