@@ -363,36 +363,45 @@ static void inflight_op(client *c, int release)
         if (inflight_status[i] == 1) inflight_status[i] = REDLOCK_ERR_TIMEOUT;
 }
 
-/* DEPTH locks acquired at once with the core's non-blocking calls, then
-   those acquired released at once, `rounds` times. A lock's cycle that
-   fails is counted in r->inflight_failed; the rate counts the successful
-   cycles, over the whole time. */
-static void inflight(client *c, int nodes, int run, int rounds, row *r)
+/* Lock i of the locks in flight, on a key of its own (generation g: a
+   fresh key each time the lock is made again after a failed cycle, so
+   that what the failure left on the nodes, until its ttl, refuses
+   nothing). 0, or -1. */
+static int inflight_init(client *c, int nodes, int run, int i, int g)
 {
-    static char keys[DEPTH][64];
+    char key[64];
     redlock_lock_opts o;
-    int64_t t0;
-    int i, n;
     memset(&o, 0, sizeof o);
     o.ttl_ms = 10000;
     o.on_result = on_inflight;
-    r->inflight = 0;
-    r->inflight_ok = 0;
-    r->inflight_failed = (long)DEPTH * rounds;
-    for (i = 0; i < DEPTH; i++) {
-        if (injected(i)) snprintf(keys[i], sizeof keys[i], "%s", INJECTED_KEY);
-        else snprintf(keys[i], sizeof keys[i], "bench:inflight:%d:%d:%d:%d", nodes, c->t, run, i);
-        o.key = keys[i];
-        if (redlock_lock_init(&inflight_locks[i], client_core(c), &o) != REDLOCK_OK) {
-            while (i-- > 0) redlock_lock_deinit(&inflight_locks[i]);
-            return;
-        }
-    }
-    r->inflight_failed = 0;
+    if (injected(i)) snprintf(key, sizeof key, "%s", INJECTED_KEY);
+    else if (g) snprintf(key, sizeof key, "bench:inflight:%d:%d:%d:%d:%d", nodes, c->t, run, i, g);
+    else snprintf(key, sizeof key, "bench:inflight:%d:%d:%d:%d", nodes, c->t, run, i);
+    o.key = key;
+    return redlock_lock_init(&inflight_locks[i], client_core(c), &o) == REDLOCK_OK ? 0 : -1;
+}
+
+/* DEPTH locks acquired at once with the core's non-blocking calls, then
+   those acquired released at once, `rounds` times. A lock's cycle that
+   fails is counted in r->inflight_failed, and the lock is made again
+   before the next round; the rate counts the successful cycles, over the
+   whole time. */
+static void inflight(client *c, int nodes, int run, int rounds, row *r)
+{
+    static int made[DEPTH];
+    int64_t t0;
+    int i, n;
+    r->inflight_ok = r->inflight_failed = 0;
+    for (i = 0; i < DEPTH; i++) made[i] = inflight_init(c, nodes, run, i, 0) == 0;
     t0 = now_us();
     for (n = 0; n < rounds; n++) {
-        for (i = 0; i < DEPTH; i++)
-            inflight_status[i] = redlock_lock_pending(&inflight_locks[i]) ? REDLOCK_ERR_BUSY : REDLOCK_OK;
+        for (i = 0; i < DEPTH; i++) {
+            if (n > 0 && made[i] && inflight_status[i] != REDLOCK_OK) { /* its last cycle failed */
+                redlock_lock_deinit(&inflight_locks[i]);
+                made[i] = inflight_init(c, nodes, run, i, n) == 0;
+            }
+            inflight_status[i] = !made[i] ? REDLOCK_ERR_NOMEM : REDLOCK_OK;
+        }
         inflight_op(c, 0);
         inflight_op(c, 1);
         for (i = 0; i < DEPTH; i++) {
@@ -401,7 +410,8 @@ static void inflight(client *c, int nodes, int run, int rounds, row *r)
         }
     }
     t0 = now_us() - t0;
-    for (i = 0; i < DEPTH; i++) redlock_lock_deinit(&inflight_locks[i]);
+    for (i = 0; i < DEPTH; i++)
+        if (made[i]) redlock_lock_deinit(&inflight_locks[i]);
     r->inflight = r->inflight_ok / (t0 / 1e6);
 }
 
