@@ -1,0 +1,9 @@
+# The benchmarks' failure path (tests/bench/check.sh): with failures
+# injected by --fail-every a run exits 0 and counts them in its rows; with
+# every cycle failing it exits non-zero naming the rows. Tiny sizes on one
+# node. The benchmarks themselves: mk/core.mk (make bench).
+CHECKS += check-bench
+.PHONY: check-bench
+
+check-bench: $(BUILD)/bench_transport $(BUILD)/bench_tls $(BUILD)/bench_scale
+	@tests/bench/check.sh $(BUILD)
