@@ -554,6 +554,9 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
         }
+        /* answered, so written: a long output still being written counts
+           only the requests left in the ring as unsent */
+        if (cn->unsent > cn->q.count) cn->unsent = cn->q.count;
         if (kind != REDLOCK__HIREDIS_CORE) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
