@@ -45,8 +45,12 @@
      may block: give addresses where that matters.
    * Memory per node is bounded: a node that leaves more than
      REDLOCK_HIREDIS_MAX_BUFFERED (1 MiB) of unparsed reply bytes (a huge
-     or endless reply) is dropped with REDLOCK_ERR_PROTOCOL, as is one that
-     sends a reply nobody asked for.
+     or endless reply), or sends a reply whose objects would take more
+     than that (an endless array: hiredis builds each element as it
+     arrives; counted before it is built), is dropped with
+     REDLOCK_ERR_PROTOCOL ("reply too large"), as is one that sends a
+     reply nobody asked for. The subscribers (below) are bounded the same
+     way.
    * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
      (default 1,048,576; the queue grows as needed, 24 bytes a request).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
@@ -182,6 +186,7 @@ typedef struct redlock__hiredis_conn {
     int status;            /* last failure, 0 if none */
     char errstr[128];
     redlock__hiredis_endpoint ep; /* where, and how to log in */
+    redlock__hiredis_bound bound; /* the reader's reply memory */
 } redlock__hiredis_conn;
 
 /* Caller-owned; must not move between init and deinit. */
@@ -378,6 +383,7 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     redlock__hiredis_conn *cn = &c->_conn[i];
     cn->ctx = ctx;
     cn->fd = ctx->fd;
+    redlock__hiredis_bound_install(&cn->bound, ctx->reader, REDLOCK_HIREDIS_MAX_BUFFERED);
     cn->auth_failed = 0;
     cn->q.head = cn->q.count = cn->unsent = 0;
     cn->connecting = 1;
@@ -544,7 +550,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         redlock_tag tag;
         int kind;
         if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->ctx->errstr);
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->ctx->errstr);
             return;
         }
         if (!rv) return;
@@ -902,7 +908,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     if ((rc = redlock__hiredis_timeouts(o, &c->_connect_timeout_ms, &c->_command_timeout_ms, &c->_reconnect_delay_ms)) != 0)
         return rc;
     redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
-                               o->notify_idle_ms ? o->notify_idle_ms : 1000);
+                               o->notify_idle_ms ? o->notify_idle_ms : 1000, REDLOCK_HIREDIS_MAX_BUFFERED);
     c->_on_event = o->on_event;
     c->_user = o->user;
     c->_deadline = REDLOCK_NO_DEADLINE;

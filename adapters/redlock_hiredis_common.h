@@ -138,6 +138,113 @@ static inline void redlock__hiredis_ring_free(redlock__hiredis_ring *q)
     memset(q, 0, sizeof *q);
 }
 
+/* The memory of the reply a reader is building, bounded. hiredis builds a
+   reply's objects as its bytes arrive and keeps them until the reply is
+   complete, so a bound on unparsed bytes alone lets an endless array
+   (`*100000000` then `:1` after `:1`) take memory without end. These
+   hooks take the place of the reader's object functions: each object is
+   counted as hiredis allocates it (a redisReply, a string's bytes, an
+   array's element pointers, made at its header) before it is made, and a
+   reply that would pass `max` makes the reader fail at once, nothing
+   built for it. Every reply the core or a subscriber expects is small.
+   orig: hiredis's own functions, which build the objects; NULL for a
+   reader that only counts (redlock_libev.h checks bytes that way before
+   hiredis sees them). */
+#if defined(HIREDIS_MAJOR) && HIREDIS_MAJOR >= 1
+typedef size_t redlock__hiredis_nelem; /* createArray's element count */
+#define REDLOCK__HIREDIS_RESP3_OBJECTS 1 /* createDouble, createBool */
+#else
+typedef int redlock__hiredis_nelem;
+#define REDLOCK__HIREDIS_RESP3_OBJECTS 0
+#endif
+typedef struct redlock__hiredis_bound {
+    redisReplyObjectFunctions fn;   /* the reader's: these hooks */
+    redisReplyObjectFunctions *orig;
+    size_t cost, max;               /* of the reply being read */
+    int over;                       /* a reply went past max: the reader failed for it */
+} redlock__hiredis_bound;
+
+/* Counts `bytes` more for the reply task t belongs to (a task without a
+   parent starts a reply); NULL when that passes the bound. */
+static inline redlock__hiredis_bound *redlock__hiredis_bound_take(const redisReadTask *t, size_t bytes)
+{
+    redlock__hiredis_bound *b = (redlock__hiredis_bound *)t->privdata;
+    if (!t->parent) b->cost = 0;
+    if (bytes > b->max || b->cost > b->max - bytes) {
+        b->over = 1;
+        return NULL;
+    }
+    b->cost += bytes;
+    return b;
+}
+
+static inline void *redlock__hiredis_bound_string(const redisReadTask *t, char *s, size_t len)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply) + (len + 1));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createString(t, s, len) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_array(const redisReadTask *t, redlock__hiredis_nelem n)
+{
+    redlock__hiredis_bound *b = (redlock__hiredis_bound *)t->privdata;
+    size_t bytes = (size_t)-1; /* a count no bound allows */
+    if ((long long)n >= 0 && (unsigned long long)n <= b->max / sizeof(void *))
+        bytes = sizeof(redisReply) + (size_t)n * sizeof(void *);
+    if (!(b = redlock__hiredis_bound_take(t, bytes))) return NULL;
+    return b->orig ? b->orig->createArray(t, n) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_integer(const redisReadTask *t, long long v)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createInteger(t, v) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_nil(const redisReadTask *t)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createNil(t) : (void *)b;
+}
+
+#if REDLOCK__HIREDIS_RESP3_OBJECTS
+static inline void *redlock__hiredis_bound_double(const redisReadTask *t, double v, char *s, size_t len)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply) + (len + 1));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createDouble(t, v, s, len) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_bool(const redisReadTask *t, int v)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createBool(t, v) : (void *)b;
+}
+#endif
+
+/* Puts the hooks on reader r (a new connection's), bounding each reply to
+   max bytes of objects. b must stay where it is while r lives. */
+static inline void redlock__hiredis_bound_install(redlock__hiredis_bound *b, redisReader *r, size_t max)
+{
+    memset(b, 0, sizeof *b);
+    b->orig = r->fn;
+    b->max = max;
+    b->fn.createString = redlock__hiredis_bound_string;
+    b->fn.createArray = redlock__hiredis_bound_array;
+    b->fn.createInteger = redlock__hiredis_bound_integer;
+    b->fn.createNil = redlock__hiredis_bound_nil;
+#if REDLOCK__HIREDIS_RESP3_OBJECTS
+    b->fn.createDouble = redlock__hiredis_bound_double;
+    b->fn.createBool = redlock__hiredis_bound_bool;
+#endif
+    b->fn.freeObject = b->orig ? b->orig->freeObject : NULL; /* a counting reader built nothing */
+    r->fn = &b->fn;
+    r->privdata = b;
+}
+
 /* What a new connection says first: AUTH (password, or ACL user and
    password) if a password is set, and SELECT db if db > 0. Each fills
    argv/len and returns argc, or 0 when not needed. */
@@ -538,6 +645,7 @@ typedef struct redlock__hiredis_sub {
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect, then the TLS handshake */
     int64_t retry_at;      /* no reconnect before this */
+    redlock__hiredis_bound bound; /* the reader's reply memory */
 } redlock__hiredis_sub;
 
 /* A client's subscribers, and the table of what they listen to. The
@@ -550,19 +658,21 @@ typedef struct redlock__hiredis_subs {
     const redlock__hiredis_endpoint *ep[REDLOCK_MAX_NODES];
     int n;
     int connect_timeout_ms, reconnect_delay_ms;
+    size_t max_buffered;   /* unparsed bytes, and a reply's objects */
     int64_t idle_us, idle_since; /* no lock listening since (0: one is) */
     void (*closing)(void *arg, int i); /* optional: subscriber i's socket is about to close */
     void *closing_arg;
 } redlock__hiredis_subs;
 
 static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, int connect_timeout_ms,
-                                              int reconnect_delay_ms, int idle_ms)
+                                              int reconnect_delay_ms, int idle_ms, size_t max_buffered)
 {
     int i;
     memset(ss, 0, sizeof *ss);
     ss->n = n;
     ss->connect_timeout_ms = connect_timeout_ms;
     ss->reconnect_delay_ms = reconnect_delay_ms;
+    ss->max_buffered = max_buffered;
     ss->idle_us = (int64_t)idle_ms * 1000;
     for (i = 0; i < REDLOCK_MAX_NODES; i++) ss->sub[i].fd = -1;
 }
@@ -642,6 +752,7 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     sb->fd = sb->ctx->fd;
     sb->connecting = 1;
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
+    redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
     k = redlock__hiredis_auth_argv(ep->user, ep->pass, argv, len);
     if (k && redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK) {
         redlock__hiredis_sub_close(ss, i, 1);

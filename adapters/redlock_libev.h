@@ -62,9 +62,13 @@
    * Hostile nodes: the adapter reads each node's socket itself and hands
      the bytes to hiredis only after checking them, because hiredis aborts
      the process on a reply nobody asked for and buffers a reply of any
-     size. A node that sends such a reply, or leaves more than
-     REDLOCK_LIBEV_MAX_BUFFERED (1 MiB) of unparsed bytes, is dropped: its
-     votes fail with REDLOCK_ERR_PROTOCOL; memory per node stays bounded.
+     size. A node that sends such a reply, leaves more than
+     REDLOCK_LIBEV_MAX_BUFFERED (1 MiB) of unparsed bytes, or sends a reply
+     whose objects would take more than that (an endless array: hiredis
+     builds each element as it arrives; counted before hiredis sees the
+     bytes) is dropped: its votes fail with REDLOCK_ERR_PROTOCOL ("reply
+     too large" for the last two); memory per node stays bounded, the
+     subscribers' too.
    * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
      (default 1,048,576; the queue grows as needed, 24 bytes a request).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
@@ -178,6 +182,7 @@ typedef struct redlock__libev_conn {
     ev_timer reconnect;
     int64_t reconnect_at;   /* when the reconnect timer is due (adapter clock, us) */
     redlock__hiredis_endpoint ep; /* where, and how to log in */
+    redlock__hiredis_bound bound; /* the shadow reader's count of a reply's objects */
 } redlock__libev_conn;
 
 /* Caller-owned; must not move between init and deinit. */
@@ -370,7 +375,7 @@ static inline int redlock__libev_feed(redlock__libev_conn *cn, redisAsyncContext
     }
     while (redisReaderGetReply(cn->shadow, &r) == REDIS_OK && r) { complete++; r = NULL; }
     if (cn->shadow->err) {
-        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->shadow->errstr);
         return 0;
     }
     if (complete > cn->q.count) {
@@ -497,6 +502,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     }
     ac->data = cn;
     cn->shadow = redisReaderCreateWithFunctions(NULL); /* counts only: no reply objects */
+    if (cn->shadow) redlock__hiredis_bound_install(&cn->bound, cn->shadow, REDLOCK_LIBEV_MAX_BUFFERED);
     /* attaching a fresh context fails only when an allocation does */
     if (!cn->shadow || redisLibevAttach(c->_loop, ac) != REDIS_OK) {
         redlock__libev_set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
@@ -740,7 +746,7 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
     c->_on_event = o->on_event;
     c->_user = o->user;
     redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
-                               o->notify_idle_ms ? o->notify_idle_ms : 1000);
+                               o->notify_idle_ms ? o->notify_idle_ms : 1000, REDLOCK_LIBEV_MAX_BUFFERED);
     c->_subs.closing = redlock__libev_sub_closing;
     c->_subs.closing_arg = c;
     ev_timer_init(&c->_sub_timer, redlock__libev_on_sub_timer, 0., 0.);
