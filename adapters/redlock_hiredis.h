@@ -92,10 +92,11 @@
      waiting acquire at once: the blocking calls wait on those sockets
      with the rest of the retry delay as their timeout. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
-     waiting; one that fails (closed, refused, silent) is reopened after
-     the reconnect delay, and meanwhile its node's releases are simply not
-     heard: the waiter sleeps out its delay, as with cfg.notify_off = 1
-     (no subscriber connections at all).
+     waiting; one that fails (closed, refused, silent, or owing the answer
+     to a SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node)
+     is reopened after the reconnect delay, and meanwhile its node's
+     releases are simply not heard: the waiter sleeps out its delay, as
+     with cfg.notify_off = 1 (no subscriber connections at all).
    * When a blocking call has its result, the commands the core sent last
      (the undo of a failed attempt, a release) are written out, also to a
      node that is reconnecting (within its connect timeout). If a slower
@@ -907,8 +908,9 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     c->_n = o->node_count;
     if ((rc = redlock__hiredis_timeouts(o, &c->_connect_timeout_ms, &c->_command_timeout_ms, &c->_reconnect_delay_ms)) != 0)
         return rc;
-    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
-                               o->notify_idle_ms ? o->notify_idle_ms : 1000, REDLOCK_HIREDIS_MAX_BUFFERED);
+    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_command_timeout_ms,
+                               c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
+                               REDLOCK_HIREDIS_MAX_BUFFERED);
     c->_on_event = o->on_event;
     c->_user = o->user;
     c->_deadline = REDLOCK_NO_DEADLINE;

@@ -636,7 +636,10 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_endpoin
 #include "redlock_notify.h"
 
 /* Node i's subscriber (redlock.h section 10): up while a lock of the
-   client waits for its next attempt, and idle_ms after. */
+   client waits for its next attempt, and idle_ms after. Every command it
+   sends (AUTH, each SUBSCRIBE and UNSUBSCRIBE) is owed an answer: one
+   owed for the command timeout closes it (a frozen node must not collect
+   commands for as long as locks wait). */
 typedef struct redlock__hiredis_sub {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
@@ -645,6 +648,7 @@ typedef struct redlock__hiredis_sub {
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect, then the TLS handshake */
     int64_t retry_at;      /* no reconnect before this */
+    redlock__hiredis_ring q;  /* the commands owed an answer, oldest first */
     redlock__hiredis_bound bound; /* the reader's reply memory */
 } redlock__hiredis_sub;
 
@@ -658,6 +662,7 @@ typedef struct redlock__hiredis_subs {
     const redlock__hiredis_endpoint *ep[REDLOCK_MAX_NODES];
     int n;
     int connect_timeout_ms, reconnect_delay_ms;
+    int64_t command_us;    /* an answer owed this long closes the subscriber */
     size_t max_buffered;   /* unparsed bytes, and a reply's objects */
     int64_t idle_us, idle_since; /* no lock listening since (0: one is) */
     void (*closing)(void *arg, int i); /* optional: subscriber i's socket is about to close */
@@ -665,12 +670,14 @@ typedef struct redlock__hiredis_subs {
 } redlock__hiredis_subs;
 
 static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, int connect_timeout_ms,
-                                              int reconnect_delay_ms, int idle_ms, size_t max_buffered)
+                                              int command_timeout_ms, int reconnect_delay_ms, int idle_ms,
+                                              size_t max_buffered)
 {
     int i;
     memset(ss, 0, sizeof *ss);
     ss->n = n;
     ss->connect_timeout_ms = connect_timeout_ms;
+    ss->command_us = (int64_t)command_timeout_ms * 1000;
     ss->reconnect_delay_ms = reconnect_delay_ms;
     ss->max_buffered = max_buffered;
     ss->idle_us = (int64_t)idle_ms * 1000;
@@ -689,6 +696,7 @@ static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, 
     sb->ssl = NULL; /* freed with the context */
     sb->connecting = 0;
     sb->need_flush = 0;
+    redlock__hiredis_ring_free(&sb->q);
     sb->retry_at = failed ? redlock__hiredis_now_us() + (int64_t)ss->reconnect_delay_ms * 1000 : 0;
 }
 
@@ -712,10 +720,12 @@ static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, co
         redlock__hiredis_sub_close(ss, i, 1);
         return;
     }
-    if (redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK)
+    if (redlock__hiredis_reserve(&sb->q) == 0 && redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK) {
+        (void)redlock__hiredis_push(&sb->q, REDLOCK__HIREDIS_CORE, 0); /* room reserved */
         sb->need_flush = 1;
-    else
+    } else {
         redlock__hiredis_sub_close(ss, i, 1);
+    }
     if (ch != stack) free(ch);
 }
 
@@ -754,10 +764,12 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
     redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
     k = redlock__hiredis_auth_argv(ep->user, ep->pass, argv, len);
-    if (k && redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK) {
+    if (k && (redlock__hiredis_reserve(&sb->q) != 0 ||
+              redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK)) {
         redlock__hiredis_sub_close(ss, i, 1);
         return;
     }
+    if (k) (void)redlock__hiredis_push(&sb->q, REDLOCK__HIREDIS_AUTH, 0);
     sb->need_flush = 1;
     at.ss = ss;
     at.i = i;
@@ -784,6 +796,11 @@ static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int
         }
     }
     sb->connecting = 0;
+    {   /* what was queued during the connect is owed from now */
+        int64_t now = redlock__hiredis_now_us();
+        int k;
+        for (k = 0; k < sb->q.count; k++) redlock__hiredis_at(&sb->q, k)->sent_us = now;
+    }
 }
 
 static inline int redlock__hiredis_sub_wants_flush(const redlock__hiredis_sub *sb)
@@ -803,32 +820,45 @@ static inline int redlock__hiredis_sub_write(redlock__hiredis_subs *ss, int i)
     return 0;
 }
 
-/* Every message subscriber i has buffered: a release of a key the table
-   listens to wakes its waiting locks. An error reply (AUTH refused,
-   SUBSCRIBE denied by an ACL) closes the subscriber until its delay. */
+/* Is r a pub/sub array whose first element is `word` (3 elements)? */
+static inline int redlock__hiredis_sub_is(const redisReply *r, const char *word)
+{
+    size_t n = strlen(word);
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
+           r->element[0]->len == n && memcmp(r->element[0]->str, word, n) == 0;
+}
+
+/* Every reply subscriber i has buffered: a release of a key the table
+   listens to wakes its waiting locks; anything else answers the oldest
+   command owed. An error answer (AUTH refused, SUBSCRIBE denied by an
+   ACL) closes the subscriber until its delay. */
 static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
     while (sb->ctx) {
         void *rv = NULL;
         redisReply *r;
+        redlock_tag tag;
+        int kind;
         if (redisGetReplyFromReader(sb->ctx, &rv) != REDIS_OK) {
             redlock__hiredis_sub_close(ss, i, 1);
             return;
         }
         if (!rv) return;
         r = (redisReply *)rv;
+        if (redlock__hiredis_sub_is(r, "message")) { /* no answer to a command */
+            size_t klen;
+            const char *key = r->element[1]->type != REDIS_REPLY_STRING ? NULL :
+                              redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
+            if (key) redlock__notify_message(&ss->table, key, klen);
+            freeReplyObject(r);
+            continue;
+        }
+        (void)redlock__hiredis_pop(&sb->q, &tag, &kind);
         if (r->type == REDIS_REPLY_ERROR) {
             freeReplyObject(r);
             redlock__hiredis_sub_close(ss, i, 1);
             return;
-        }
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
-            r->element[0]->len == 7 && memcmp(r->element[0]->str, "message", 7) == 0 &&
-            r->element[1]->type == REDIS_REPLY_STRING) {
-            size_t klen;
-            const char *key = redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
-            if (key) redlock__notify_message(&ss->table, key, klen);
         }
         freeReplyObject(r);
     }
@@ -883,16 +913,42 @@ static inline void redlock__hiredis_subs_listen(redlock__hiredis_subs *ss, redlo
     if (!ss->table.count) ss->idle_since = redlock__hiredis_now_us();
 }
 
+/* When subscriber sb's oldest command is owed for too long (INT64_MAX:
+   none owed, or the connection is still opening). */
+static inline int64_t redlock__hiredis_sub_owed_until(const redlock__hiredis_subs *ss, const redlock__hiredis_sub *sb)
+{
+    if (!sb->ctx || sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl) || !sb->q.count) return INT64_MAX;
+    return redlock__hiredis_at(&sb->q, 0)->sent_us + ss->command_us;
+}
+
+/* Has subscriber sb bytes waiting to be read? An answer owed for too
+   long may be among them (the loop did not run for a while): the read
+   that follows comes first. (Not read here: tend runs inside the core's
+   listen callback, where a message must not wake a lock.) */
+static inline int redlock__hiredis_sub_unread(const redlock__hiredis_sub *sb)
+{
+    struct pollfd pf;
+    if (redlock__hiredis_tls_more(sb->fd, sb->ssl)) return 1;
+    pf.fd = sb->fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    return poll(&pf, 1, 0) > 0;
+}
+
 /* Before a wait: subscribers up while locks listen, closed once idle for
-   idle_ms, dropped when a connect or handshake outlasts its timeout. */
+   idle_ms, dropped when a connect or handshake outlasts its timeout or
+   an answer is owed for longer than the command timeout. */
 static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
 {
     int64_t now = redlock__hiredis_now_us();
     int i;
     for (i = 0; i < ss->n; i++) {
         redlock__hiredis_sub *sb = &ss->sub[i];
-        if (sb->ctx && (sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline)
+        if (sb->ctx && (sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline) {
             redlock__hiredis_sub_close(ss, i, 1);
+        } else if (now >= redlock__hiredis_sub_owed_until(ss, sb) && !redlock__hiredis_sub_unread(sb)) {
+            redlock__hiredis_sub_close(ss, i, 1);
+        }
     }
     if (ss->table.count) {
         for (i = 0; i < ss->n; i++)
@@ -915,6 +971,8 @@ static inline int64_t redlock__hiredis_subs_due(const redlock__hiredis_subs *ss)
             if (ss->table.count && sb->retry_at < due) due = sb->retry_at;
         } else if ((sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && sb->connect_deadline < due) {
             due = sb->connect_deadline;
+        } else if (redlock__hiredis_sub_owed_until(ss, sb) < due) {
+            due = redlock__hiredis_sub_owed_until(ss, sb);
         }
     }
     if (!ss->table.count && ss->idle_since && ss->idle_since + ss->idle_us < due) due = ss->idle_since + ss->idle_us;

@@ -82,9 +82,11 @@
      and TLS as configured) SUBSCRIBEs to the key's channel, and a release
      wakes the waiting acquire from the loop at once. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
-     waiting; one that fails is reopened after the reconnect delay, and
-     meanwhile that node's releases are not heard (the waiter sleeps out
-     its delay, as with cfg.notify_off = 1: no subscribers at all).
+     waiting; one that fails (closed, refused, silent, or owing the answer
+     to a SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node)
+     is reopened after the reconnect delay, and meanwhile that node's
+     releases are not heard (the waiter sleeps out its delay, as with
+     cfg.notify_off = 1: no subscribers at all).
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
    * TLS (hiredis 1.x only): as in redlock_hiredis.h (build with
@@ -745,8 +747,9 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         return rc;
     c->_on_event = o->on_event;
     c->_user = o->user;
-    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
-                               o->notify_idle_ms ? o->notify_idle_ms : 1000, REDLOCK_LIBEV_MAX_BUFFERED);
+    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_command_timeout_ms,
+                               c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
+                               REDLOCK_LIBEV_MAX_BUFFERED);
     c->_subs.closing = redlock__libev_sub_closing;
     c->_subs.closing_arg = c;
     ev_timer_init(&c->_sub_timer, redlock__libev_on_sub_timer, 0., 0.);
