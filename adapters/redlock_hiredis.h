@@ -226,6 +226,7 @@ typedef struct redlock_hiredis_lock {
     redlock_lock lock;
     redlock_hiredis *_client;
     redlock_result _last;      /* the last blocking call's result */
+    redlock_result _shown;     /* _last as redlock_hiredis_last_result() last copied it */
     redlock__hiredis_waiter *_waiter; /* the blocking call waiting on this lock, or NULL */
     redlock_result_fn _fn;
     void *_user;
@@ -291,7 +292,9 @@ REDLOCK_HIREDIS_API int redlock_hiredis_downgrade(redlock_hiredis_lock *lk);
 
 /* The last blocking call's full result (votes, validity, elapsed time),
    or a later one that came without a call: a loss the watchdog found (op
-   LOST), an acquire begun with the core's redlock_acquire. */
+   LOST), an acquire begun with the core's redlock_acquire. A copy, taken
+   under the client's mutex with the watchdog thread: it stays as it is
+   until the next call of this function on the lock. */
 REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk);
 
 /* The core client, for the core API (redlock_next_deadline ...). */
@@ -315,6 +318,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, c
 
 /* Is node i connected right now? */
 REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i);
+
 
 #ifdef __cplusplus
 }
@@ -1010,14 +1014,17 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
     memset(c, 0, sizeof *c);
 }
 
-static inline void redlock__hiredis_enter(redlock_hiredis *c)
+/* Takes the client's mutex (with the watchdog thread); 1 if this call
+   took it, 0 if there is none or this thread holds it already (a
+   callback: the mutex is error-checking), for leave(). */
+static inline int redlock__hiredis_enter(redlock_hiredis *c)
 {
-    if (c->_threaded) pthread_mutex_lock(&c->_mu);
+    return c->_threaded && pthread_mutex_lock(&c->_mu) == 0;
 }
 
-static inline void redlock__hiredis_leave(redlock_hiredis *c)
+static inline void redlock__hiredis_leave(redlock_hiredis *c, int entered)
 {
-    if (c->_threaded) pthread_mutex_unlock(&c->_mu);
+    if (entered) pthread_mutex_unlock(&c->_mu);
 }
 
 /* enter() for the blocking calls: BUSY instead of waiting on itself when
@@ -1033,7 +1040,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hi
                                                   const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
-    int rc;
+    int rc, entered;
     if (!lk || !c || !opts || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;
     memset(lk, 0, sizeof *lk);
     lk->_client = c;
@@ -1042,18 +1049,19 @@ REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hi
     o = *opts;
     o.on_result = redlock__hiredis_on_result;
     o.user = lk;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     rc = redlock_lock_init(&lk->lock, &c->_client, &o);
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
     return rc;
 }
 
 REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
 {
     redlock_hiredis *c;
+    int entered;
     if (!lk || !lk->_client) return;
     c = lk->_client;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     redlock_lock_deinit(&lk->lock);
     if (lk->_waiter) {
         lk->_waiter->result.op = (redlock_op)lk->_waiter->op;
@@ -1064,7 +1072,7 @@ REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
         if (c->_threaded) pthread_cond_broadcast(&c->_cv);
     }
     lk->_client = NULL;
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
 }
 
 static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t ttl_ms)
@@ -1077,11 +1085,11 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     if (!c) return REDLOCK_ERR_DETACHED;
     if (redlock__hiredis_enter_blocking(c) != 0) return REDLOCK_ERR_BUSY;
     if (lk->_client != c) { /* deinitialised meanwhile */
-        redlock__hiredis_leave(c);
+        redlock__hiredis_leave(c, c->_threaded);
         return REDLOCK_ERR_DETACHED;
     }
     if (lk->_waiter) {
-        redlock__hiredis_leave(c);
+        redlock__hiredis_leave(c, c->_threaded);
         return REDLOCK_ERR_BUSY;
     }
     memset(&w, 0, sizeof w);
@@ -1094,7 +1102,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     else rc = redlock_extend(&lk->lock, ttl_ms);
     if (rc != REDLOCK_OK) {
         if (lk->_waiter == &w) lk->_waiter = NULL;
-        redlock__hiredis_leave(c);
+        redlock__hiredis_leave(c, c->_threaded);
         return rc;
     }
     redlock__hiredis_wait(c, &w);
@@ -1108,7 +1116,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     if (!c->_threaded) redlock__hiredis_linger(c, w.followup);
     if (w.result.status != REDLOCK_ERR_DETACHED) lk->_last = w.result; /* else the lock may be gone */
     rc = w.result.status;
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, c->_threaded);
     return rc;
 }
 
@@ -1139,7 +1147,14 @@ REDLOCK_HIREDIS_API int redlock_hiredis_downgrade(redlock_hiredis_lock *lk)
 
 REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk)
 {
-    return &lk->_last;
+    /* the watchdog thread may write _last (a loss) at any time: the caller
+       reads a copy made under the mutex, which only this function writes */
+    redlock_hiredis_lock *l = (redlock_hiredis_lock *)lk;
+    redlock_hiredis *c = lk->_client;
+    int entered = c ? redlock__hiredis_enter(c) : 0;
+    l->_shown = lk->_last;
+    if (c) redlock__hiredis_leave(c, entered);
+    return &lk->_shown;
 }
 
 REDLOCK_HIREDIS_API redlock_client *redlock_hiredis_client(redlock_hiredis *c) { return &c->_client; }
@@ -1148,8 +1163,10 @@ REDLOCK_HIREDIS_API int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_
 {
     int64_t until;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || timeout_ms < 0) return REDLOCK_ERR_INVALID;
+    /* with the thread, _depth is the thread's: only the thread itself (in
+       a callback) may read it, and it is the only caller that must hear BUSY */
+    if (c->_threaded) return pthread_equal(pthread_self(), c->_thread) ? REDLOCK_ERR_BUSY : REDLOCK_OK;
     if (c->_depth > 0) return REDLOCK_ERR_BUSY;
-    if (c->_threaded) return REDLOCK_OK;
     until = redlock__hiredis_now_us() + timeout_ms * 1000;
     do {
         int64_t left = until - redlock__hiredis_now_us();
@@ -1161,41 +1178,43 @@ REDLOCK_HIREDIS_API int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_
 REDLOCK_HIREDIS_API redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
 {
     redlock_state s;
+    int entered;
     if (!lk || !lk->_client) return REDLOCK_STATE_IDLE;
-    redlock__hiredis_enter(lk->_client);
+    entered = redlock__hiredis_enter(lk->_client);
     s = redlock_lock_state(&lk->lock);
-    redlock__hiredis_leave(lk->_client);
+    redlock__hiredis_leave(lk->_client, entered);
     return s;
 }
 
 REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
 {
     int64_t v;
+    int entered;
     if (!lk || !lk->_client) return 0;
-    redlock__hiredis_enter(lk->_client);
+    entered = redlock__hiredis_enter(lk->_client);
     v = redlock_lock_valid_until(&lk->lock);
-    redlock__hiredis_leave(lk->_client);
+    redlock__hiredis_leave(lk->_client, entered);
     return v;
 }
 
 REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
-    int s;
+    int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     s = c->_conn[i].status;
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
     return s;
 }
 
 REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
 {
-    int r;
+    int r, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     r = c->_conn[i].ctx != NULL && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
     return r;
 }
 

@@ -76,8 +76,10 @@ check-valgrind-hiredis: $(BUILD)/test_hiredis
 	then echo "ok valgrind test_hiredis: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/test_hiredis.valgrind.log) scenarios)"; \
 	else cat $(BUILD)/test_hiredis.valgrind.log; echo "not ok valgrind test_hiredis"; fi
 
-# The watchdog thread under ThreadSanitizer: the scenarios that use it.
-# TSAN_ONLY= (empty) runs them all.
+# The watchdog thread under ThreadSanitizer: the scenarios that use it
+# (hiredis_watchdog_getters: the getters documented thread-safe, called
+# while the thread runs callbacks and reports a loss). TSAN_ONLY= (empty)
+# runs them all.
 TSAN_ONLY ?= watchdog,killed_n3,paused_n3,bg_n3,lost_on_time,deinit_wakes
 check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
 	@IT_ONLY=$(TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_hiredis_tsan
