@@ -92,11 +92,17 @@
      waiting acquire at once: the blocking calls wait on those sockets
      with the rest of the retry delay as their timeout. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
-     waiting; one that fails (closed, refused, silent, or owing the answer
-     to a SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node)
-     is reopened after the reconnect delay, and meanwhile its node's
-     releases are simply not heard: the waiter sleeps out its delay, as
-     with cfg.notify_off = 1 (no subscriber connections at all).
+     waiting; one that fails (closed, silent, or owing the answer to a
+     SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node) is
+     reopened after the reconnect delay, and meanwhile its node's releases
+     are simply not heard: the waiter sleeps out its delay, as with
+     cfg.notify_off = 1 (no subscriber connections at all). A node that
+     refuses its subscriber (an error answer: an ACL that denies the
+     channel, as Redis 7's default for new users does, or SUBSCRIBE; a
+     renamed command; a refused AUTH) is asked again only after a backoff
+     (1 s, doubled at each refusal in a row up to 60 s), and
+     redlock_hiredis_notify_status() says why until a SUBSCRIBE is
+     confirmed again.
    * When a blocking call has its result, the commands the core sent last
      (the undo of a failed attempt, a release) are written out, also to a
      node that is reconnecting (within its connect timeout). If a slower
@@ -319,6 +325,13 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, c
 /* Is node i connected right now? */
 REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i);
 
+/* Node i's release notifications (redlock.h section 10): 0 while they
+   work or were never refused; REDLOCK_ERR_SERVER (AUTH for a refused
+   login) once the node refused its subscriber (an ACL without the
+   channel, a renamed SUBSCRIBE): its releases are then not heard, and the
+   subscriber is tried again after a backoff (see HOW IT TALKS). errbuf
+   (optional) gets the node's words. */
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 
 #ifdef __cplusplus
 }
@@ -1204,6 +1217,17 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, c
     entered = redlock__hiredis_enter(c);
     s = c->_conn[i].status;
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
+    redlock__hiredis_leave(c, entered);
+    return s;
+}
+
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+{
+    int s, entered;
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
+    entered = redlock__hiredis_enter(c);
+    s = c->_subs.sub[i].refused;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].refused_text : "");
     redlock__hiredis_leave(c, entered);
     return s;
 }

@@ -639,7 +639,10 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_endpoin
    client waits for its next attempt, and idle_ms after. Every command it
    sends (AUTH, each SUBSCRIBE and UNSUBSCRIBE) is owed an answer: one
    owed for the command timeout closes it (a frozen node must not collect
-   commands for as long as locks wait). */
+   commands for as long as locks wait). A node that refuses (an error
+   answer: an ACL without the channel, a renamed command) is left alone
+   for a backoff that doubles up to REDLOCK__NOTIFY_BACKOFF_MAX_MS: its
+   releases are not heard meanwhile (notify_status says why). */
 typedef struct redlock__hiredis_sub {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
@@ -650,6 +653,9 @@ typedef struct redlock__hiredis_sub {
     int64_t retry_at;      /* no reconnect before this */
     redlock__hiredis_ring q;  /* the commands owed an answer, oldest first */
     redlock__hiredis_bound bound; /* the reader's reply memory */
+    int64_t refused_ms;    /* the backoff after the node refused, 0 if it did not */
+    int refused;           /* 0, or REDLOCK_ERR_SERVER / AUTH: notifications off (notify_status) */
+    char refused_text[128]; /* the node's words */
 } redlock__hiredis_sub;
 
 /* A client's subscribers, and the table of what they listen to. The
@@ -698,6 +704,18 @@ static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, 
     sb->need_flush = 0;
     redlock__hiredis_ring_free(&sb->q);
     sb->retry_at = failed ? redlock__hiredis_now_us() + (int64_t)ss->reconnect_delay_ms * 1000 : 0;
+}
+
+/* Node i refused a subscriber's command (error reply r): closed, and not
+   reopened before the backoff (doubled at each refusal in a row). */
+static inline void redlock__hiredis_sub_refused(redlock__hiredis_subs *ss, int i, const redisReply *r)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    sb->refused_ms = redlock__notify_backoff(sb->refused_ms);
+    sb->refused = redlock__hiredis_auth_error(r) ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER;
+    redlock__hiredis_set_text(sb->refused_text, sizeof sb->refused_text, r->str);
+    redlock__hiredis_sub_close(ss, i, 1);
+    sb->retry_at = redlock__hiredis_now_us() + sb->refused_ms * 1000;
 }
 
 static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
@@ -831,7 +849,8 @@ static inline int redlock__hiredis_sub_is(const redisReply *r, const char *word)
 /* Every reply subscriber i has buffered: a release of a key the table
    listens to wakes its waiting locks; anything else answers the oldest
    command owed. An error answer (AUTH refused, SUBSCRIBE denied by an
-   ACL) closes the subscriber until its delay. */
+   ACL or renamed) turns the node's notifications off for its backoff; a
+   confirmed SUBSCRIBE turns them on again. */
 static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
@@ -856,9 +875,14 @@ static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i
         }
         (void)redlock__hiredis_pop(&sb->q, &tag, &kind);
         if (r->type == REDIS_REPLY_ERROR) {
+            redlock__hiredis_sub_refused(ss, i, r);
             freeReplyObject(r);
-            redlock__hiredis_sub_close(ss, i, 1);
             return;
+        }
+        if (redlock__hiredis_sub_is(r, "subscribe")) {
+            sb->refused_ms = 0;
+            sb->refused = 0;
+            sb->refused_text[0] = 0;
         }
         freeReplyObject(r);
     }

@@ -82,11 +82,16 @@
      and TLS as configured) SUBSCRIBEs to the key's channel, and a release
      wakes the waiting acquire from the loop at once. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
-     waiting; one that fails (closed, refused, silent, or owing the answer
-     to a SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node)
-     is reopened after the reconnect delay, and meanwhile that node's
+     waiting; one that fails (closed, silent, or owing the answer to a
+     SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node) is
+     reopened after the reconnect delay, and meanwhile that node's
      releases are not heard (the waiter sleeps out its delay, as with
-     cfg.notify_off = 1: no subscribers at all).
+     cfg.notify_off = 1: no subscribers at all). A node that refuses its
+     subscriber (an ACL that denies the channel, as Redis 7's default for
+     new users does; a renamed SUBSCRIBE; a refused AUTH) is asked again
+     only after a backoff (1 s, doubled at each refusal in a row up to
+     60 s), and redlock_libev_notify_status() says why until a SUBSCRIBE
+     is confirmed again.
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
    * TLS (hiredis 1.x only): as in redlock_hiredis.h (build with
@@ -244,6 +249,14 @@ REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, c
 
 /* Is node i connected (connect completed, not dropped)? */
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i);
+
+/* Node i's release notifications: 0 while they work or were never
+   refused; REDLOCK_ERR_SERVER (AUTH for a refused login) once the node
+   refused its subscriber (an ACL without the channel, a renamed
+   SUBSCRIBE): its releases are then not heard, and the subscriber is
+   tried again after a backoff (see HOW IT TALKS). errbuf (optional) gets
+   the node's words. */
+REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
 
 #ifdef __cplusplus
 }
@@ -831,6 +844,15 @@ REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return 0;
     return c->_conn[i].state == REDLOCK__LIBEV_UP && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
+}
+
+REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
+{
+    const redlock__hiredis_sub *sb;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
+    sb = &c->_subs.sub[i];
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->refused ? sb->refused_text : "");
+    return sb->refused;
 }
 
 #endif /* REDLOCK_LIBEV_IMPLEMENTATION */
