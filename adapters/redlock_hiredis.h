@@ -45,8 +45,12 @@
      may block: give addresses where that matters.
    * Memory per node is bounded: a node that leaves more than
      REDLOCK_HIREDIS_MAX_BUFFERED (1 MiB) of unparsed reply bytes (a huge
-     or endless reply) is dropped with REDLOCK_ERR_PROTOCOL, as is one that
-     sends a reply nobody asked for.
+     or endless reply), or sends a reply whose objects would take more
+     than that (an endless array: hiredis builds each element as it
+     arrives; counted before it is built), is dropped with
+     REDLOCK_ERR_PROTOCOL ("reply too large"), as is one that sends a
+     reply nobody asked for. The subscribers (below) are bounded the same
+     way.
    * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
      (default 1,048,576; the queue grows as needed, 24 bytes a request).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
@@ -88,10 +92,17 @@
      waiting acquire at once: the blocking calls wait on those sockets
      with the rest of the retry delay as their timeout. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
-     waiting; one that fails (closed, refused, silent) is reopened after
-     the reconnect delay, and meanwhile its node's releases are simply not
-     heard: the waiter sleeps out its delay, as with cfg.notify_off = 1
-     (no subscriber connections at all).
+     waiting; one that fails (closed, silent, or owing the answer to a
+     SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node) is
+     reopened after the reconnect delay, and meanwhile its node's releases
+     are simply not heard: the waiter sleeps out its delay, as with
+     cfg.notify_off = 1 (no subscriber connections at all). A node that
+     refuses its subscriber (an error answer: an ACL that denies the
+     channel, as Redis 7's default for new users does, or SUBSCRIBE; a
+     renamed command; a refused AUTH) is asked again only after a backoff
+     (1 s, doubled at each refusal in a row up to 60 s), and
+     redlock_hiredis_notify_status() says why until a SUBSCRIBE is
+     confirmed again.
    * When a blocking call has its result, the commands the core sent last
      (the undo of a failed attempt, a release) are written out, also to a
      node that is reconnecting (within its connect timeout). If a slower
@@ -182,6 +193,7 @@ typedef struct redlock__hiredis_conn {
     int status;            /* last failure, 0 if none */
     char errstr[128];
     redlock__hiredis_endpoint ep; /* where, and how to log in */
+    redlock__hiredis_bound bound; /* the reader's reply memory */
 } redlock__hiredis_conn;
 
 /* Caller-owned; must not move between init and deinit. */
@@ -220,6 +232,7 @@ typedef struct redlock_hiredis_lock {
     redlock_lock lock;
     redlock_hiredis *_client;
     redlock_result _last;      /* the last blocking call's result */
+    redlock_result _shown;     /* _last as redlock_hiredis_last_result() last copied it */
     redlock__hiredis_waiter *_waiter; /* the blocking call waiting on this lock, or NULL */
     redlock_result_fn _fn;
     void *_user;
@@ -285,7 +298,9 @@ REDLOCK_HIREDIS_API int redlock_hiredis_downgrade(redlock_hiredis_lock *lk);
 
 /* The last blocking call's full result (votes, validity, elapsed time),
    or a later one that came without a call: a loss the watchdog found (op
-   LOST), an acquire begun with the core's redlock_acquire. */
+   LOST), an acquire begun with the core's redlock_acquire. A copy, taken
+   under the client's mutex with the watchdog thread: it stays as it is
+   until the next call of this function on the lock. */
 REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk);
 
 /* The core client, for the core API (redlock_next_deadline ...). */
@@ -309,6 +324,14 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, c
 
 /* Is node i connected right now? */
 REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i);
+
+/* Node i's release notifications (redlock.h section 10): 0 while they
+   work or were never refused; REDLOCK_ERR_SERVER (AUTH for a refused
+   login) once the node refused its subscriber (an ACL without the
+   channel, a renamed SUBSCRIBE): its releases are then not heard, and the
+   subscriber is tried again after a backoff (see HOW IT TALKS). errbuf
+   (optional) gets the node's words. */
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 
 #ifdef __cplusplus
 }
@@ -378,6 +401,7 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     redlock__hiredis_conn *cn = &c->_conn[i];
     cn->ctx = ctx;
     cn->fd = ctx->fd;
+    redlock__hiredis_bound_install(&cn->bound, ctx->reader, REDLOCK_HIREDIS_MAX_BUFFERED);
     cn->auth_failed = 0;
     cn->q.head = cn->q.count = cn->unsent = 0;
     cn->connecting = 1;
@@ -544,7 +568,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         redlock_tag tag;
         int kind;
         if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->ctx->errstr);
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->ctx->errstr);
             return;
         }
         if (!rv) return;
@@ -554,6 +578,9 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
         }
+        /* answered, so written: a long output still being written counts
+           only the requests left in the ring as unsent */
+        if (cn->unsent > cn->q.count) cn->unsent = cn->q.count;
         if (kind != REDLOCK__HIREDIS_CORE) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
@@ -898,8 +925,9 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     c->_n = o->node_count;
     if ((rc = redlock__hiredis_timeouts(o, &c->_connect_timeout_ms, &c->_command_timeout_ms, &c->_reconnect_delay_ms)) != 0)
         return rc;
-    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
-                               o->notify_idle_ms ? o->notify_idle_ms : 1000);
+    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_command_timeout_ms,
+                               c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
+                               REDLOCK_HIREDIS_MAX_BUFFERED);
     c->_on_event = o->on_event;
     c->_user = o->user;
     c->_deadline = REDLOCK_NO_DEADLINE;
@@ -999,14 +1027,17 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
     memset(c, 0, sizeof *c);
 }
 
-static inline void redlock__hiredis_enter(redlock_hiredis *c)
+/* Takes the client's mutex (with the watchdog thread); 1 if this call
+   took it, 0 if there is none or this thread holds it already (a
+   callback: the mutex is error-checking), for leave(). */
+static inline int redlock__hiredis_enter(redlock_hiredis *c)
 {
-    if (c->_threaded) pthread_mutex_lock(&c->_mu);
+    return c->_threaded && pthread_mutex_lock(&c->_mu) == 0;
 }
 
-static inline void redlock__hiredis_leave(redlock_hiredis *c)
+static inline void redlock__hiredis_leave(redlock_hiredis *c, int entered)
 {
-    if (c->_threaded) pthread_mutex_unlock(&c->_mu);
+    if (entered) pthread_mutex_unlock(&c->_mu);
 }
 
 /* enter() for the blocking calls: BUSY instead of waiting on itself when
@@ -1022,7 +1053,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hi
                                                   const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
-    int rc;
+    int rc, entered;
     if (!lk || !c || !opts || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;
     memset(lk, 0, sizeof *lk);
     lk->_client = c;
@@ -1031,18 +1062,19 @@ REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hi
     o = *opts;
     o.on_result = redlock__hiredis_on_result;
     o.user = lk;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     rc = redlock_lock_init(&lk->lock, &c->_client, &o);
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
     return rc;
 }
 
 REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
 {
     redlock_hiredis *c;
+    int entered;
     if (!lk || !lk->_client) return;
     c = lk->_client;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     redlock_lock_deinit(&lk->lock);
     if (lk->_waiter) {
         lk->_waiter->result.op = (redlock_op)lk->_waiter->op;
@@ -1053,7 +1085,7 @@ REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
         if (c->_threaded) pthread_cond_broadcast(&c->_cv);
     }
     lk->_client = NULL;
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
 }
 
 static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t ttl_ms)
@@ -1066,11 +1098,11 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     if (!c) return REDLOCK_ERR_DETACHED;
     if (redlock__hiredis_enter_blocking(c) != 0) return REDLOCK_ERR_BUSY;
     if (lk->_client != c) { /* deinitialised meanwhile */
-        redlock__hiredis_leave(c);
+        redlock__hiredis_leave(c, c->_threaded);
         return REDLOCK_ERR_DETACHED;
     }
     if (lk->_waiter) {
-        redlock__hiredis_leave(c);
+        redlock__hiredis_leave(c, c->_threaded);
         return REDLOCK_ERR_BUSY;
     }
     memset(&w, 0, sizeof w);
@@ -1083,7 +1115,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     else rc = redlock_extend(&lk->lock, ttl_ms);
     if (rc != REDLOCK_OK) {
         if (lk->_waiter == &w) lk->_waiter = NULL;
-        redlock__hiredis_leave(c);
+        redlock__hiredis_leave(c, c->_threaded);
         return rc;
     }
     redlock__hiredis_wait(c, &w);
@@ -1097,7 +1129,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     if (!c->_threaded) redlock__hiredis_linger(c, w.followup);
     if (w.result.status != REDLOCK_ERR_DETACHED) lk->_last = w.result; /* else the lock may be gone */
     rc = w.result.status;
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, c->_threaded);
     return rc;
 }
 
@@ -1128,7 +1160,14 @@ REDLOCK_HIREDIS_API int redlock_hiredis_downgrade(redlock_hiredis_lock *lk)
 
 REDLOCK_HIREDIS_API const redlock_result *redlock_hiredis_last_result(const redlock_hiredis_lock *lk)
 {
-    return &lk->_last;
+    /* the watchdog thread may write _last (a loss) at any time: the caller
+       reads a copy made under the mutex, which only this function writes */
+    redlock_hiredis_lock *l = (redlock_hiredis_lock *)lk;
+    redlock_hiredis *c = lk->_client;
+    int entered = c ? redlock__hiredis_enter(c) : 0;
+    l->_shown = lk->_last;
+    if (c) redlock__hiredis_leave(c, entered);
+    return &lk->_shown;
 }
 
 REDLOCK_HIREDIS_API redlock_client *redlock_hiredis_client(redlock_hiredis *c) { return &c->_client; }
@@ -1137,8 +1176,10 @@ REDLOCK_HIREDIS_API int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_
 {
     int64_t until;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || timeout_ms < 0) return REDLOCK_ERR_INVALID;
+    /* with the thread, _depth is the thread's: only the thread itself (in
+       a callback) may read it, and it is the only caller that must hear BUSY */
+    if (c->_threaded) return pthread_equal(pthread_self(), c->_thread) ? REDLOCK_ERR_BUSY : REDLOCK_OK;
     if (c->_depth > 0) return REDLOCK_ERR_BUSY;
-    if (c->_threaded) return REDLOCK_OK;
     until = redlock__hiredis_now_us() + timeout_ms * 1000;
     do {
         int64_t left = until - redlock__hiredis_now_us();
@@ -1150,41 +1191,54 @@ REDLOCK_HIREDIS_API int redlock_hiredis_run(redlock_hiredis *c, int64_t timeout_
 REDLOCK_HIREDIS_API redlock_state redlock_hiredis_lock_state(redlock_hiredis_lock *lk)
 {
     redlock_state s;
+    int entered;
     if (!lk || !lk->_client) return REDLOCK_STATE_IDLE;
-    redlock__hiredis_enter(lk->_client);
+    entered = redlock__hiredis_enter(lk->_client);
     s = redlock_lock_state(&lk->lock);
-    redlock__hiredis_leave(lk->_client);
+    redlock__hiredis_leave(lk->_client, entered);
     return s;
 }
 
 REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_lock *lk)
 {
     int64_t v;
+    int entered;
     if (!lk || !lk->_client) return 0;
-    redlock__hiredis_enter(lk->_client);
+    entered = redlock__hiredis_enter(lk->_client);
     v = redlock_lock_valid_until(&lk->lock);
-    redlock__hiredis_leave(lk->_client);
+    redlock__hiredis_leave(lk->_client, entered);
     return v;
 }
 
 REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
-    int s;
+    int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     s = c->_conn[i].status;
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
+    return s;
+}
+
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+{
+    int s, entered;
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
+    entered = redlock__hiredis_enter(c);
+    s = c->_subs.sub[i].refused;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].refused_text : "");
+    redlock__hiredis_leave(c, entered);
     return s;
 }
 
 REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
 {
-    int r;
+    int r, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;
-    redlock__hiredis_enter(c);
+    entered = redlock__hiredis_enter(c);
     r = c->_conn[i].ctx != NULL && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
-    redlock__hiredis_leave(c);
+    redlock__hiredis_leave(c, entered);
     return r;
 }
 

@@ -138,6 +138,113 @@ static inline void redlock__hiredis_ring_free(redlock__hiredis_ring *q)
     memset(q, 0, sizeof *q);
 }
 
+/* The memory of the reply a reader is building, bounded. hiredis builds a
+   reply's objects as its bytes arrive and keeps them until the reply is
+   complete, so a bound on unparsed bytes alone lets an endless array
+   (`*100000000` then `:1` after `:1`) take memory without end. These
+   hooks take the place of the reader's object functions: each object is
+   counted as hiredis allocates it (a redisReply, a string's bytes, an
+   array's element pointers, made at its header) before it is made, and a
+   reply that would pass `max` makes the reader fail at once, nothing
+   built for it. Every reply the core or a subscriber expects is small.
+   orig: hiredis's own functions, which build the objects; NULL for a
+   reader that only counts (redlock_libev.h checks bytes that way before
+   hiredis sees them). */
+#if defined(HIREDIS_MAJOR) && HIREDIS_MAJOR >= 1
+typedef size_t redlock__hiredis_nelem; /* createArray's element count */
+#define REDLOCK__HIREDIS_RESP3_OBJECTS 1 /* createDouble, createBool */
+#else
+typedef int redlock__hiredis_nelem;
+#define REDLOCK__HIREDIS_RESP3_OBJECTS 0
+#endif
+typedef struct redlock__hiredis_bound {
+    redisReplyObjectFunctions fn;   /* the reader's: these hooks */
+    redisReplyObjectFunctions *orig;
+    size_t cost, max;               /* of the reply being read */
+    int over;                       /* a reply went past max: the reader failed for it */
+} redlock__hiredis_bound;
+
+/* Counts `bytes` more for the reply task t belongs to (a task without a
+   parent starts a reply); NULL when that passes the bound. */
+static inline redlock__hiredis_bound *redlock__hiredis_bound_take(const redisReadTask *t, size_t bytes)
+{
+    redlock__hiredis_bound *b = (redlock__hiredis_bound *)t->privdata;
+    if (!t->parent) b->cost = 0;
+    if (bytes > b->max || b->cost > b->max - bytes) {
+        b->over = 1;
+        return NULL;
+    }
+    b->cost += bytes;
+    return b;
+}
+
+static inline void *redlock__hiredis_bound_string(const redisReadTask *t, char *s, size_t len)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply) + (len + 1));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createString(t, s, len) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_array(const redisReadTask *t, redlock__hiredis_nelem n)
+{
+    redlock__hiredis_bound *b = (redlock__hiredis_bound *)t->privdata;
+    size_t bytes = (size_t)-1; /* a count no bound allows */
+    if ((long long)n >= 0 && (unsigned long long)n <= b->max / sizeof(void *))
+        bytes = sizeof(redisReply) + (size_t)n * sizeof(void *);
+    if (!(b = redlock__hiredis_bound_take(t, bytes))) return NULL;
+    return b->orig ? b->orig->createArray(t, n) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_integer(const redisReadTask *t, long long v)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createInteger(t, v) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_nil(const redisReadTask *t)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createNil(t) : (void *)b;
+}
+
+#if REDLOCK__HIREDIS_RESP3_OBJECTS
+static inline void *redlock__hiredis_bound_double(const redisReadTask *t, double v, char *s, size_t len)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply) + (len + 1));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createDouble(t, v, s, len) : (void *)b;
+}
+
+static inline void *redlock__hiredis_bound_bool(const redisReadTask *t, int v)
+{
+    redlock__hiredis_bound *b = redlock__hiredis_bound_take(t, sizeof(redisReply));
+    if (!b) return NULL;
+    return b->orig ? b->orig->createBool(t, v) : (void *)b;
+}
+#endif
+
+/* Puts the hooks on reader r (a new connection's), bounding each reply to
+   max bytes of objects. b must stay where it is while r lives. */
+static inline void redlock__hiredis_bound_install(redlock__hiredis_bound *b, redisReader *r, size_t max)
+{
+    memset(b, 0, sizeof *b);
+    b->orig = r->fn;
+    b->max = max;
+    b->fn.createString = redlock__hiredis_bound_string;
+    b->fn.createArray = redlock__hiredis_bound_array;
+    b->fn.createInteger = redlock__hiredis_bound_integer;
+    b->fn.createNil = redlock__hiredis_bound_nil;
+#if REDLOCK__HIREDIS_RESP3_OBJECTS
+    b->fn.createDouble = redlock__hiredis_bound_double;
+    b->fn.createBool = redlock__hiredis_bound_bool;
+#endif
+    b->fn.freeObject = b->orig ? b->orig->freeObject : NULL; /* a counting reader built nothing */
+    r->fn = &b->fn;
+    r->privdata = b;
+}
+
 /* What a new connection says first: AUTH (password, or ACL user and
    password) if a password is set, and SELECT db if db > 0. Each fills
    argv/len and returns argc, or 0 when not needed. */
@@ -528,7 +635,13 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_endpoin
 #include "redlock_notify.h"
 
 /* Node i's subscriber (redlock.h section 10): up while a lock of the
-   client waits for its next attempt, and idle_ms after. */
+   client waits for its next attempt, and idle_ms after. Every command it
+   sends (AUTH, each SUBSCRIBE and UNSUBSCRIBE) is owed an answer: one
+   owed for the command timeout closes it (a frozen node must not collect
+   commands for as long as locks wait). A node that refuses (an error
+   answer: an ACL without the channel, a renamed command) is left alone
+   for a backoff that doubles up to REDLOCK__NOTIFY_BACKOFF_MAX_MS: its
+   releases are not heard meanwhile (notify_status says why). */
 typedef struct redlock__hiredis_sub {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
@@ -537,6 +650,11 @@ typedef struct redlock__hiredis_sub {
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect, then the TLS handshake */
     int64_t retry_at;      /* no reconnect before this */
+    redlock__hiredis_ring q;  /* the commands owed an answer, oldest first */
+    redlock__hiredis_bound bound; /* the reader's reply memory */
+    int64_t refused_ms;    /* the backoff after the node refused, 0 if it did not */
+    int refused;           /* 0, or REDLOCK_ERR_SERVER / AUTH: notifications off (notify_status) */
+    char refused_text[128]; /* the node's words */
 } redlock__hiredis_sub;
 
 /* A client's subscribers, and the table of what they listen to. The
@@ -549,19 +667,24 @@ typedef struct redlock__hiredis_subs {
     const redlock__hiredis_endpoint *ep[REDLOCK_MAX_NODES];
     int n;
     int connect_timeout_ms, reconnect_delay_ms;
+    int64_t command_us;    /* an answer owed this long closes the subscriber */
+    size_t max_buffered;   /* unparsed bytes, and a reply's objects */
     int64_t idle_us, idle_since; /* no lock listening since (0: one is) */
     void (*closing)(void *arg, int i); /* optional: subscriber i's socket is about to close */
     void *closing_arg;
 } redlock__hiredis_subs;
 
 static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, int connect_timeout_ms,
-                                              int reconnect_delay_ms, int idle_ms)
+                                              int command_timeout_ms, int reconnect_delay_ms, int idle_ms,
+                                              size_t max_buffered)
 {
     int i;
     memset(ss, 0, sizeof *ss);
     ss->n = n;
     ss->connect_timeout_ms = connect_timeout_ms;
+    ss->command_us = (int64_t)command_timeout_ms * 1000;
     ss->reconnect_delay_ms = reconnect_delay_ms;
+    ss->max_buffered = max_buffered;
     ss->idle_us = (int64_t)idle_ms * 1000;
     for (i = 0; i < REDLOCK_MAX_NODES; i++) ss->sub[i].fd = -1;
 }
@@ -578,7 +701,20 @@ static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, 
     sb->ssl = NULL; /* freed with the context */
     sb->connecting = 0;
     sb->need_flush = 0;
+    redlock__hiredis_ring_free(&sb->q);
     sb->retry_at = failed ? redlock__hiredis_now_us() + (int64_t)ss->reconnect_delay_ms * 1000 : 0;
+}
+
+/* Node i refused a subscriber's command (error reply r): closed, and not
+   reopened before the backoff (doubled at each refusal in a row). */
+static inline void redlock__hiredis_sub_refused(redlock__hiredis_subs *ss, int i, const redisReply *r)
+{
+    redlock__hiredis_sub *sb = &ss->sub[i];
+    sb->refused_ms = redlock__notify_backoff(sb->refused_ms);
+    sb->refused = redlock__hiredis_auth_error(r) ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER;
+    redlock__hiredis_set_text(sb->refused_text, sizeof sb->refused_text, r->str);
+    redlock__hiredis_sub_close(ss, i, 1);
+    sb->retry_at = redlock__hiredis_now_us() + sb->refused_ms * 1000;
 }
 
 static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
@@ -601,10 +737,12 @@ static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, co
         redlock__hiredis_sub_close(ss, i, 1);
         return;
     }
-    if (redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK)
+    if (redlock__hiredis_reserve(&sb->q) == 0 && redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK) {
+        (void)redlock__hiredis_push(&sb->q, REDLOCK__HIREDIS_CORE, 0); /* room reserved */
         sb->need_flush = 1;
-    else
+    } else {
         redlock__hiredis_sub_close(ss, i, 1);
+    }
     if (ch != stack) free(ch);
 }
 
@@ -641,11 +779,14 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     sb->fd = sb->ctx->fd;
     sb->connecting = 1;
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
+    redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
     k = redlock__hiredis_auth_argv(ep->user, ep->pass, argv, len);
-    if (k && redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK) {
+    if (k && (redlock__hiredis_reserve(&sb->q) != 0 ||
+              redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK)) {
         redlock__hiredis_sub_close(ss, i, 1);
         return;
     }
+    if (k) (void)redlock__hiredis_push(&sb->q, REDLOCK__HIREDIS_AUTH, 0);
     sb->need_flush = 1;
     at.ss = ss;
     at.i = i;
@@ -672,6 +813,11 @@ static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int
         }
     }
     sb->connecting = 0;
+    {   /* what was queued during the connect is owed from now */
+        int64_t now = redlock__hiredis_now_us();
+        int k;
+        for (k = 0; k < sb->q.count; k++) redlock__hiredis_at(&sb->q, k)->sent_us = now;
+    }
 }
 
 static inline int redlock__hiredis_sub_wants_flush(const redlock__hiredis_sub *sb)
@@ -691,32 +837,51 @@ static inline int redlock__hiredis_sub_write(redlock__hiredis_subs *ss, int i)
     return 0;
 }
 
-/* Every message subscriber i has buffered: a release of a key the table
-   listens to wakes its waiting locks. An error reply (AUTH refused,
-   SUBSCRIBE denied by an ACL) closes the subscriber until its delay. */
+/* Is r a pub/sub array whose first element is `word` (3 elements)? */
+static inline int redlock__hiredis_sub_is(const redisReply *r, const char *word)
+{
+    size_t n = strlen(word);
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
+           r->element[0]->len == n && memcmp(r->element[0]->str, word, n) == 0;
+}
+
+/* Every reply subscriber i has buffered: a release of a key the table
+   listens to wakes its waiting locks; anything else answers the oldest
+   command owed. An error answer (AUTH refused, SUBSCRIBE denied by an
+   ACL or renamed) turns the node's notifications off for its backoff; a
+   confirmed SUBSCRIBE turns them on again. */
 static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
     while (sb->ctx) {
         void *rv = NULL;
         redisReply *r;
+        redlock_tag tag;
+        int kind;
         if (redisGetReplyFromReader(sb->ctx, &rv) != REDIS_OK) {
             redlock__hiredis_sub_close(ss, i, 1);
             return;
         }
         if (!rv) return;
         r = (redisReply *)rv;
-        if (r->type == REDIS_REPLY_ERROR) {
+        if (redlock__hiredis_sub_is(r, "message")) { /* no answer to a command */
+            size_t klen;
+            const char *key = r->element[1]->type != REDIS_REPLY_STRING ? NULL :
+                              redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
+            if (key) redlock__notify_message(&ss->table, key, klen);
             freeReplyObject(r);
-            redlock__hiredis_sub_close(ss, i, 1);
+            continue;
+        }
+        (void)redlock__hiredis_pop(&sb->q, &tag, &kind);
+        if (r->type == REDIS_REPLY_ERROR) {
+            redlock__hiredis_sub_refused(ss, i, r);
+            freeReplyObject(r);
             return;
         }
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
-            r->element[0]->len == 7 && memcmp(r->element[0]->str, "message", 7) == 0 &&
-            r->element[1]->type == REDIS_REPLY_STRING) {
-            size_t klen;
-            const char *key = redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
-            if (key) redlock__notify_message(&ss->table, key, klen);
+        if (redlock__hiredis_sub_is(r, "subscribe")) {
+            sb->refused_ms = 0;
+            sb->refused = 0;
+            sb->refused_text[0] = 0;
         }
         freeReplyObject(r);
     }
@@ -771,16 +936,42 @@ static inline void redlock__hiredis_subs_listen(redlock__hiredis_subs *ss, redlo
     if (!ss->table.count) ss->idle_since = redlock__hiredis_now_us();
 }
 
+/* When subscriber sb's oldest command is owed for too long (INT64_MAX:
+   none owed, or the connection is still opening). */
+static inline int64_t redlock__hiredis_sub_owed_until(const redlock__hiredis_subs *ss, const redlock__hiredis_sub *sb)
+{
+    if (!sb->ctx || sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl) || !sb->q.count) return INT64_MAX;
+    return redlock__hiredis_at(&sb->q, 0)->sent_us + ss->command_us;
+}
+
+/* Has subscriber sb bytes waiting to be read? An answer owed for too
+   long may be among them (the loop did not run for a while): the read
+   that follows comes first. (Not read here: tend runs inside the core's
+   listen callback, where a message must not wake a lock.) */
+static inline int redlock__hiredis_sub_unread(const redlock__hiredis_sub *sb)
+{
+    struct pollfd pf;
+    if (redlock__hiredis_tls_more(sb->fd, sb->ssl)) return 1;
+    pf.fd = sb->fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    return poll(&pf, 1, 0) > 0;
+}
+
 /* Before a wait: subscribers up while locks listen, closed once idle for
-   idle_ms, dropped when a connect or handshake outlasts its timeout. */
+   idle_ms, dropped when a connect or handshake outlasts its timeout or
+   an answer is owed for longer than the command timeout. */
 static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
 {
     int64_t now = redlock__hiredis_now_us();
     int i;
     for (i = 0; i < ss->n; i++) {
         redlock__hiredis_sub *sb = &ss->sub[i];
-        if (sb->ctx && (sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline)
+        if (sb->ctx && (sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline) {
             redlock__hiredis_sub_close(ss, i, 1);
+        } else if (now >= redlock__hiredis_sub_owed_until(ss, sb) && !redlock__hiredis_sub_unread(sb)) {
+            redlock__hiredis_sub_close(ss, i, 1);
+        }
     }
     if (ss->table.count) {
         for (i = 0; i < ss->n; i++)
@@ -803,6 +994,8 @@ static inline int64_t redlock__hiredis_subs_due(const redlock__hiredis_subs *ss)
             if (ss->table.count && sb->retry_at < due) due = sb->retry_at;
         } else if ((sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && sb->connect_deadline < due) {
             due = sb->connect_deadline;
+        } else if (redlock__hiredis_sub_owed_until(ss, sb) < due) {
+            due = redlock__hiredis_sub_owed_until(ss, sb);
         }
     }
     if (!ss->table.count && ss->idle_since && ss->idle_since + ss->idle_us < due) due = ss->idle_since + ss->idle_us;

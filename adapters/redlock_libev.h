@@ -62,9 +62,13 @@
    * Hostile nodes: the adapter reads each node's socket itself and hands
      the bytes to hiredis only after checking them, because hiredis aborts
      the process on a reply nobody asked for and buffers a reply of any
-     size. A node that sends such a reply, or leaves more than
-     REDLOCK_LIBEV_MAX_BUFFERED (1 MiB) of unparsed bytes, is dropped: its
-     votes fail with REDLOCK_ERR_PROTOCOL; memory per node stays bounded.
+     size. A node that sends such a reply, leaves more than
+     REDLOCK_LIBEV_MAX_BUFFERED (1 MiB) of unparsed bytes, or sends a reply
+     whose objects would take more than that (an endless array: hiredis
+     builds each element as it arrives; counted before hiredis sees the
+     bytes) is dropped: its votes fail with REDLOCK_ERR_PROTOCOL ("reply
+     too large" for the last two); memory per node stays bounded, the
+     subscribers' too.
    * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
      (default 1,048,576; the queue grows as needed, 24 bytes a request).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
@@ -78,9 +82,16 @@
      and TLS as configured) SUBSCRIBEs to the key's channel, and a release
      wakes the waiting acquire from the loop at once. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
-     waiting; one that fails is reopened after the reconnect delay, and
-     meanwhile that node's releases are not heard (the waiter sleeps out
-     its delay, as with cfg.notify_off = 1: no subscribers at all).
+     waiting; one that fails (closed, silent, or owing the answer to a
+     SUBSCRIBE or UNSUBSCRIBE for command_timeout_ms: a frozen node) is
+     reopened after the reconnect delay, and meanwhile that node's
+     releases are not heard (the waiter sleeps out its delay, as with
+     cfg.notify_off = 1: no subscribers at all). A node that refuses its
+     subscriber (an ACL that denies the channel, as Redis 7's default for
+     new users does; a renamed SUBSCRIBE; a refused AUTH) is asked again
+     only after a backoff (1 s, doubled at each refusal in a row up to
+     60 s), and redlock_libev_notify_status() says why until a SUBSCRIBE
+     is confirmed again.
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
    * TLS (hiredis 1.x only): as in redlock_hiredis.h (build with
@@ -178,6 +189,7 @@ typedef struct redlock__libev_conn {
     ev_timer reconnect;
     int64_t reconnect_at;   /* when the reconnect timer is due (adapter clock, us) */
     redlock__hiredis_endpoint ep; /* where, and how to log in */
+    redlock__hiredis_bound bound; /* the shadow reader's count of a reply's objects */
 } redlock__libev_conn;
 
 /* Caller-owned; must not move between init and deinit. */
@@ -237,6 +249,14 @@ REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, c
 
 /* Is node i connected (connect completed, not dropped)? */
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i);
+
+/* Node i's release notifications: 0 while they work or were never
+   refused; REDLOCK_ERR_SERVER (AUTH for a refused login) once the node
+   refused its subscriber (an ACL without the channel, a renamed
+   SUBSCRIBE): its releases are then not heard, and the subscriber is
+   tried again after a backoff (see HOW IT TALKS). errbuf (optional) gets
+   the node's words. */
+REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
 
 #ifdef __cplusplus
 }
@@ -370,7 +390,7 @@ static inline int redlock__libev_feed(redlock__libev_conn *cn, redisAsyncContext
     }
     while (redisReaderGetReply(cn->shadow, &r) == REDIS_OK && r) { complete++; r = NULL; }
     if (cn->shadow->err) {
-        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, cn->shadow->errstr);
+        redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->shadow->errstr);
         return 0;
     }
     if (complete > cn->q.count) {
@@ -497,6 +517,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     }
     ac->data = cn;
     cn->shadow = redisReaderCreateWithFunctions(NULL); /* counts only: no reply objects */
+    if (cn->shadow) redlock__hiredis_bound_install(&cn->bound, cn->shadow, REDLOCK_LIBEV_MAX_BUFFERED);
     /* attaching a fresh context fails only when an allocation does */
     if (!cn->shadow || redisLibevAttach(c->_loop, ac) != REDIS_OK) {
         redlock__libev_set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
@@ -739,8 +760,9 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         return rc;
     c->_on_event = o->on_event;
     c->_user = o->user;
-    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_reconnect_delay_ms,
-                               o->notify_idle_ms ? o->notify_idle_ms : 1000);
+    redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_command_timeout_ms,
+                               c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
+                               REDLOCK_LIBEV_MAX_BUFFERED);
     c->_subs.closing = redlock__libev_sub_closing;
     c->_subs.closing_arg = c;
     ev_timer_init(&c->_sub_timer, redlock__libev_on_sub_timer, 0., 0.);
@@ -822,6 +844,15 @@ REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return 0;
     return c->_conn[i].state == REDLOCK__LIBEV_UP && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
+}
+
+REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
+{
+    const redlock__hiredis_sub *sb;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
+    sb = &c->_subs.sub[i];
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->refused ? sb->refused_text : "");
+    return sb->refused;
 }
 
 #endif /* REDLOCK_LIBEV_IMPLEMENTATION */

@@ -199,6 +199,22 @@ static inline char *redlock__notify_command(const char *verb, const char *key, s
     return ch;
 }
 
+/* A node that refuses a subscriber's command (an ACL that denies the
+   channel, as Redis 7's default for new users does, or SUBSCRIBE; a
+   renamed command) refuses it again at once: its subscriber is reopened
+   only after a backoff, 1 s after the first refusal, doubled after each
+   one in a row up to a minute, and the node's releases are meanwhile not
+   heard (its waiters sleep out their retry delays). */
+#define REDLOCK__NOTIFY_BACKOFF_MIN_MS 1000
+#define REDLOCK__NOTIFY_BACKOFF_MAX_MS 60000
+
+/* The backoff after a refusal, given the one before (0: none). */
+static inline int64_t redlock__notify_backoff(int64_t prev_ms)
+{
+    if (prev_ms <= 0) return REDLOCK__NOTIFY_BACKOFF_MIN_MS;
+    return prev_ms >= REDLOCK__NOTIFY_BACKOFF_MAX_MS / 2 ? REDLOCK__NOTIFY_BACKOFF_MAX_MS : prev_ms * 2;
+}
+
 /* A channel name from a message, as the key: NULL if it is not one of ours. */
 static inline const char *redlock__notify_key_of(const char *channel, size_t len, size_t *key_len)
 {

@@ -91,7 +91,12 @@
    wait on those sockets too. They close cfg.notify_idle_ms (default 1000)
    after the last lock stopped waiting; one that fails is reopened 100 ms
    later, and meanwhile its node's releases are not heard (the waiter
-   sleeps out its delay). cfg.notify_off = 1: no subscribers. In the
+   sleeps out its delay). A node that refuses its subscriber (an ACL that
+   denies the channel, as Redis 7's default for new users does; a renamed
+   SUBSCRIBE; a refused AUTH) is asked again only after a backoff (1 s,
+   doubled at each refusal in a row up to 60 s), and
+   redlock_socket_notify_status() says so until a SUBSCRIBE is confirmed
+   again. cfg.notify_off = 1: no subscribers. In the
    foreign-loop API (4.) node i's subscriber is slot node_count + i.
 
    NODE LISTS. redlock_socket_parse_nodes() fills cfg->node[] from the
@@ -380,6 +385,12 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
+/* The node's release notifications (see 2.): 0 while they work or were
+   never refused; REDLOCK_ERR_SERVER (AUTH for a refused login) once the
+   node refused its subscriber (an ACL without the channel, a renamed
+   SUBSCRIBE): its releases are then not heard, and the subscriber is
+   tried again after a backoff; errbuf (optional) gets the status's text. */
+REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 /* Heap bytes held by the adapter (buffers, queues, parsers). */
@@ -529,6 +540,8 @@ struct redlock__sock_node {
     unsigned failures; /* connections lost or refused so far */
     int sub;           /* a subscriber (release notifications), not a node's command connection */
     int64_t retry_at;  /* subscriber: not reopened before this */
+    int64_t refused_ms; /* subscriber: the backoff after the node refused it, 0 if it did not */
+    int refused;       /* subscriber: 0, or AUTH / SERVER while refused (notify_status) */
     int rep_fd, rep_interest;
     /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
        this connection, what OpenSSL waits for (REDLOCK_SOCKET_READ /
@@ -1228,6 +1241,16 @@ static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
     return 1;
 }
 
+/* The node refused subscriber nd's AUTH or SUBSCRIBE (status): closed,
+   and not reopened before the backoff (redlock_notify.h). */
+static void redlock__sock_sub_refused(redlock_socket *s, struct redlock__sock_node *nd, int status)
+{
+    nd->refused_ms = redlock__notify_backoff(nd->refused_ms);
+    nd->refused = status;
+    redlock__sock_fail(s, nd, status);
+    nd->retry_at = redlock_socket_now_us() + nd->refused_ms * 1000;
+}
+
 static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
 {
     unsigned gen = nd->gen;
@@ -1248,6 +1271,10 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         nd->q_head = (nd->q_head + 1) % nd->q_cap;
         nd->q_count--;
         if (req.kind == REDLOCK__REQ_AUTH) {
+            if (r->type == REDLOCK_REPLY_ERROR && nd->sub) {
+                redlock__sock_sub_refused(s, nd, REDLOCK_ERR_AUTH);
+                return;
+            }
             if (r->type != REDLOCK_REPLY_STATUS) {
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL);
                 return;
@@ -1255,11 +1282,14 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             nd->last_status = 0;
             continue;
         }
-        if (req.kind == REDLOCK__REQ_SUB) { /* confirmed; refused (an ACL): closed until its retry */
+        if (req.kind == REDLOCK__REQ_SUB) { /* confirmed; refused (an ACL): off for the backoff */
             if (r->type == REDLOCK_REPLY_ERROR) {
-                redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
+                redlock__sock_sub_refused(s, nd, REDLOCK_ERR_SERVER);
                 return;
             }
+            if (r->type == REDLOCK_REPLY_ARRAY && r->elements == 3 && r->element[0].type == REDLOCK_REPLY_STRING &&
+                r->element[0].len == 9 && memcmp(r->element[0].str, "subscribe", 9) == 0)
+                nd->refused_ms = nd->refused = 0; /* notifications work (again) */
             continue;
         }
         if (req.kind == REDLOCK__REQ_SELECT) {
@@ -2113,6 +2143,22 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 #endif
         if (st == REDLOCK_ERR_TLS && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err;
         redlock__sock_say(errbuf, errsz, "%s", t, NULL); /* cut to the buffer, terminated */
+    }
+    return st;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz)
+{
+    int st;
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    st = node < s->_nsub ? s->_nodes[s->_cfg.node_count + node].refused : 0;
+    if (errbuf && errsz) {
+#ifndef REDLOCK_SOCKET_NO_CORE
+        const char *t = st ? redlock_strerror(st) : "";
+#else
+        const char *t = st ? "node error" : "";
+#endif
+        redlock__sock_say(errbuf, errsz, "%s", t, NULL);
     }
     return st;
 }

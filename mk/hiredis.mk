@@ -3,8 +3,10 @@
 # integration tests against real redis-server processes on 1, 3 and 5
 # nodes (tests/shared/redis_nodes.h starts and stops them), plain, under
 # valgrind and under ThreadSanitizer, and a 6 MiB command through all three
-# adapters (test_limits). IT_ONLY=<substring> runs a subset of
-# the scenarios. The libev adapter: mk/libev.mk.
+# adapters (test_limits); their bounds against nodes that push them (an
+# endless reply, a long output over partial writes, a frozen or refusing
+# node's subscriber: test_bounds, under ASan). IT_ONLY=<substring> runs a
+# subset of the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_notify.h adapters/redlock_tls.h \
                 tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h \
@@ -65,10 +67,16 @@ check-adapters-compile: | $(BUILD)
 $(BUILD)/test_hiredis_san: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
-check-hiredis: $(BUILD)/test_hiredis_san $(BUILD)/test_limits $(BUILD)/test_hiredis_nomem
+# Its own program (the socket adapter too), with ASan + UBSan: the request
+# ring's writes outside itself end it.
+$(BUILD)/test_bounds_san: tests/hiredis/test_bounds.c $(ADAPTER_DEPS) adapters/redlock_socket.h adapters/redlock_resp.h | $(BUILD)
+	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
+check-hiredis: $(BUILD)/test_hiredis_san $(BUILD)/test_limits $(BUILD)/test_hiredis_nomem $(BUILD)/test_bounds_san
 	@$(BUILD)/test_hiredis_san
 	@$(BUILD)/test_limits
 	@$(BUILD)/test_hiredis_nomem
+	@$(BUILD)/test_bounds_san
 
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-hiredis: $(BUILD)/test_hiredis
@@ -76,8 +84,10 @@ check-valgrind-hiredis: $(BUILD)/test_hiredis
 	then echo "ok valgrind test_hiredis: 0 errors, 0 leaks ($$(grep -c '^ok' $(BUILD)/test_hiredis.valgrind.log) scenarios)"; \
 	else cat $(BUILD)/test_hiredis.valgrind.log; echo "not ok valgrind test_hiredis"; fi
 
-# The watchdog thread under ThreadSanitizer: the scenarios that use it.
-# TSAN_ONLY= (empty) runs them all.
+# The watchdog thread under ThreadSanitizer: the scenarios that use it
+# (hiredis_watchdog_getters: the getters documented thread-safe, called
+# while the thread runs callbacks and reports a loss). TSAN_ONLY= (empty)
+# runs them all.
 TSAN_ONLY ?= watchdog,killed_n3,paused_n3,bg_n3,lost_on_time,deinit_wakes
 check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
 	@IT_ONLY=$(TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_hiredis_tsan

@@ -1,7 +1,8 @@
 # mk/hiredis1.mk - both hiredis adapters against hiredis 1.x as well as the
 # system's 0.14: scripts/hiredis1.sh unpacks Debian trixie's hiredis 1.2
 # into build/hiredis-1/ (nothing installed), the integration scenarios
-# and the limits program are built against it (-I, -L) and run with
+# and the limits and bounds programs (this one under ASan) are built
+# against it (-I, -L) and run with
 # LD_LIBRARY_PATH, their names prefixed "hiredis1_"; then built with TLS
 # (REDLOCK_HIREDIS_TLS, hiredis_ssl) the scenarios over TLS on 1 and 3
 # nodes and the TLS cases (integration.h, it_main_tls), plain and a subset
@@ -31,6 +32,9 @@ $(BUILD)/h1/test_libev: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)/h1/.
 $(BUILD)/h1/test_limits: tests/hiredis/test_limits.c $(ADAPTER_DEPS) adapters/redlock_socket.h adapters/redlock_resp.h | $(BUILD)/h1/.dir
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(H1_FLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
+$(BUILD)/h1/test_bounds: tests/hiredis/test_bounds.c $(ADAPTER_DEPS) adapters/redlock_socket.h adapters/redlock_resp.h | $(BUILD)/h1/.dir
+	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(H1_FLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
+
 H1_TLS := -DREDLOCK_HIREDIS_TLS -DIT_TLS
 H1_TLS_LIBS := -lhiredis -lhiredis_ssl -lssl -lcrypto -lev -lpthread
 $(BUILD)/h1/test_hiredis_tls: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) adapters/redlock_tls.h tests/shared/tls_certs.sh | $(BUILD)/h1/.dir
@@ -42,7 +46,7 @@ $(BUILD)/h1/test_libev_tls: tests/libev/test_libev.c $(ADAPTER_DEPS) adapters/re
 $(BUILD)/h1/.dir:
 	@mkdir -p $(BUILD)/h1 && touch $@
 
-H1_BINS := $(BUILD)/h1/test_hiredis $(BUILD)/h1/test_libev $(BUILD)/h1/test_limits \
+H1_BINS := $(BUILD)/h1/test_hiredis $(BUILD)/h1/test_libev $(BUILD)/h1/test_limits $(BUILD)/h1/test_bounds \
            $(BUILD)/h1/test_hiredis_tls $(BUILD)/h1/test_libev_tls
 H1_VALGRIND_ONLY := basic_n1,contend_n1,tls_accepted,wrong_ca,no_client_cert,mid_handshake
 
@@ -60,6 +64,7 @@ check-hiredis1-run: $(H1_BINS)
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis_tls' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_libev_tls' \
 	  'set -o pipefail; $(H1_RUN) $(BUILD)/h1/test_limits 2>&1 | sed "s/^\(not \)\{0,1\}ok /&hiredis1_/"' \
+	  'set -o pipefail; $(H1_RUN) $(BUILD)/h1/test_bounds 2>&1 | sed "s/^\(not \)\{0,1\}ok /&hiredis1_/"' \
 	  '$(call h1_valgrind,hiredis)' '$(call h1_valgrind,libev)'
 
 # $(call h1_valgrind,hiredis|libev): the TLS build's subset under memcheck

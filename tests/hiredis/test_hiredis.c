@@ -361,6 +361,98 @@ static void hiredis_deinit_wakes_waiter(void)
     redis_nodes_stop(&rn);
 }
 
+/* Another thread's calls of the functions documented thread-safe that
+   read what the watchdog thread writes: redlock_hiredis_run (the thread's
+   callback depth) and redlock_hiredis_last_result (the result of a loss),
+   reading the result's fields, until told to stop. */
+typedef struct hl_reader {
+    redlock_hiredis *c;
+    redlock_hiredis_lock *lk;
+    int stop;   /* under hl.mu */
+    long seen;  /* LOST results read */
+} hl_reader;
+
+static void *hl_reader_main(void *arg)
+{
+    hl_reader *r = (hl_reader *)arg;
+    for (;;) {
+        const redlock_result *res;
+        int stop;
+        pthread_mutex_lock(&hl.mu);
+        stop = r->stop;
+        pthread_mutex_unlock(&hl.mu);
+        if (stop) break;
+        CHECK_EQ(redlock_hiredis_run(r->c, 0), REDLOCK_OK);
+        res = redlock_hiredis_last_result(r->lk);
+        if (res->op == REDLOCK_OP_LOST && res->status != REDLOCK_OK) r->seen++;
+        redis_nodes__sleep_ms(1);
+    }
+    return NULL;
+}
+
+static void hl_quiet_event(void *user, const redlock_event *ev)
+{
+    (void)user;
+    (void)ev;
+}
+
+/* Proves (under ThreadSanitizer, check-tsan-hiredis): redlock_hiredis_run
+   and redlock_hiredis_last_result called on another thread share nothing
+   unguarded with the watchdog thread, while it renews a lock (its events
+   run callbacks) and then reports the lock's loss (its key deleted on the
+   node) as the lock's last result, which the other thread then reads. */
+static void hiredis_watchdog_getters(void)
+{
+    redis_nodes rn;
+    redlock_hiredis c;
+    redlock_hiredis_config o;
+    redlock_hiredis_lock lk;
+    redlock_lock_opts lo;
+    hl_reader r;
+    pthread_t t;
+    char out[64];
+    long long until;
+    CHECK_EQ(redis_nodes_start(&rn, 1, NULL, NULL), 0);
+    hl_config(&o, &rn);
+    o.watchdog_thread = 1;
+    o.on_event = hl_quiet_event; /* callbacks on the thread: its depth changes */
+    CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK_OK);
+    memset(&lo, 0, sizeof lo);
+    lo.key = "hiredis:getters";
+    lo.ttl_ms = 300;
+    lo.watchdog = 1;
+    lo.on_result = hl_on_result;
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &lk, &lo), REDLOCK_OK);
+    hl.lost_us = 0;
+    CHECK_EQ(redlock_hiredis_acquire(&lk), REDLOCK_OK);
+    memset(&r, 0, sizeof r);
+    r.c = &c;
+    r.lk = &lk;
+    CHECK_EQ(pthread_create(&t, NULL, hl_reader_main, &r), 0);
+    redis_nodes__sleep_ms(250); /* renewals meanwhile */
+    CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "DEL", "hiredis:getters", (char *)NULL), 0);
+    until = redis_nodes__now_ms() + 3000;
+    for (;;) {
+        long long lost;
+        pthread_mutex_lock(&hl.mu);
+        lost = hl.lost_us;
+        pthread_mutex_unlock(&hl.mu);
+        if (lost || redis_nodes__now_ms() > until) break;
+        redis_nodes__sleep_ms(5);
+    }
+    redis_nodes__sleep_ms(50); /* the reader reads the loss */
+    pthread_mutex_lock(&hl.mu);
+    r.stop = 1;
+    pthread_mutex_unlock(&hl.mu);
+    pthread_join(t, NULL);
+    CHECK(hl.lost_us != 0);
+    CHECK(r.seen > 0);
+    CHECK_EQ((int)redlock_hiredis_last_result(&lk)->op, (int)REDLOCK_OP_LOST);
+    redlock_hiredis_lock_deinit(&lk);
+    redlock_hiredis_deinit(&c);
+    redis_nodes_stop(&rn);
+}
+
 /* Proves: a node on a Unix socket, given as unix_path (or, the older
    form, as a host starting with '/'), with the config's db for every node. */
 static void hiredis_unix_path(void)
@@ -902,5 +994,6 @@ int main(void)
     rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);
+    if (it_selected("hiredis_watchdog_getters")) RUN(hiredis_watchdog_getters);
     return rc | CHECK_EXIT();
 }

@@ -49,8 +49,13 @@ enum hostile_mode {
     HOSTILE_HALF_RESET, /* send the first byte of `reply`, then reset (RST) */
     HOSTILE_STRAY,      /* answer like GOOD, then `reply` unasked, for every chunk
                            (however many commands one read brings) */
-    HOSTILE_STRAY_LATE  /* as STRAY, with `reply` 10 ms after the answer: the
+    HOSTILE_STRAY_LATE, /* as STRAY, with `reply` 10 ms after the answer: the
                            client has its answer and is idle when it comes */
+    HOSTILE_ITEMS,      /* answer with `reply` then 16 MiB of ":1\r\n" (after
+                           "*100000000\r\n": an endless array's elements) */
+    HOSTILE_SUB_ITEMS   /* a chunk holding a SUBSCRIBE gets an endless array
+                           ("*100000000\r\n" then 16 MiB of ":1\r\n"), any
+                           other chunk `reply` */
 };
 
 typedef struct hostile {
@@ -105,6 +110,26 @@ static inline void hostile__good(int fd, const char *buf, size_t len)
         }
         i = next ? (size_t)(next - buf) : len;
     }
+}
+
+/* `head`, then 16 MiB of integer replies: the elements of an array that
+   never ends (the client must stop reading it, and close). */
+static inline void hostile__items(int fd, const char *head, size_t hlen)
+{
+    static char items[65536];
+    int k;
+    for (k = 0; k + 4 <= (int)sizeof items; k += 4) memcpy(items + k, ":1\r\n", 4);
+    hostile__write_all(fd, head, hlen);
+    for (k = 0; k < 256; k++) hostile__write_all(fd, items, sizeof items);
+}
+
+/* Does the chunk hold the bytes of s? */
+static inline int hostile__holds(const char *buf, size_t len, const char *s)
+{
+    size_t n = strlen(s), i;
+    for (i = 0; i + n <= len; i++)
+        if (memcmp(buf + i, s, n) == 0) return 1;
+    return 0;
 }
 
 /* GOOD's replies for a chunk, one byte at a time, 40 ms apart. */
@@ -196,6 +221,13 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
                     nanosleep(&ts, NULL);
                 }
                 hostile__write_all(pf[i].fd, reply, rlen);
+                break;
+            case HOSTILE_ITEMS: hostile__items(pf[i].fd, reply, rlen); break;
+            case HOSTILE_SUB_ITEMS:
+                if (hostile__holds(buf, (size_t)r, "SUBSCRIBE"))
+                    hostile__items(pf[i].fd, "*100000000\r\n", 12);
+                else
+                    hostile__write_all(pf[i].fd, reply, rlen);
                 break;
             case HOSTILE_FLOOD: {
                 int k;
