@@ -281,6 +281,65 @@ static void socket_detached_while_waiting(void)
     redis_nodes_stop(&rn);
 }
 
+/* A legacy lock (SETNX with the expiry in the value: no TTL on the
+   server) taken and released with the blocking calls, cycle after cycle,
+   on three nodes. Each call has its result at quorum; an answer still
+   owed by the slowest node is one the core acts on (a SETNX says whether
+   the node holds the key, which the release must know to delete it; a
+   GET is followed by DEL), so the call reads it before returning
+   (redlock_lock_followup) and writes out what follows. After each
+   release, with no further call, no node has the key (a legacy key left
+   behind would never expire); a modern lock on the key then gets every
+   node. */
+static void socket_legacy_cycles_leave_no_key(void)
+{
+    static const char key[] = "legacy-cycles";
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    char out[64], tok[64];
+    int i, k;
+    if (redis_nodes_start(&rn, 3, NULL, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 3;
+    for (i = 0; i < 3; i++) {
+        cfg.node[i].port = redis_nodes_port(&rn, i);
+        cfg.core.mode[i] = REDLOCK_MODE_LEGACY;
+    }
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.ttl_ms = 10000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    for (k = 0; k < 10; k++) {
+        CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+        CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+        for (i = 0; i < 3; i++) {
+            long long until = it_now_ms() + 300;
+            while (redis_nodes_cmd(&rn, i, out, sizeof out, "PTTL", key, (char *)NULL) == 0 && strcmp(out, ":-2") != 0 &&
+                   it_now_ms() < until)
+                redis_nodes__sleep_ms(5);
+            if (strcmp(out, ":-2") != 0) printf("#   cycle %d: node %d PTTL %s\n", k, i, out);
+            CHECK_STR(out, ":-2");
+        }
+        if (check__fails) break; /* once is enough to say */
+    }
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    for (i = 0; i < 3; i++) cfg.core.mode[i] = REDLOCK_MODE_AUTO;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    snprintf(tok, sizeof tok, "%s", redlock_lock_token(&l.lock));
+    CHECK_EQ(it_holders_settle(&rn, key, tok, 3), 3);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+
 /* redlock_socket_node_status(): the last error while the node is down,
    0 again once the restarted node has answered on a new connection. */
 static void socket_status_after_restart(void)
@@ -524,6 +583,7 @@ int main(void)
     (void)socket_blocking_call_in_callback;
     (void)socket_detached_while_waiting;
     (void)socket_fd_zero;
+    (void)socket_legacy_cycles_leave_no_key;
     rc = it_main_tls(&ops, tls_more);
     return rc ? rc : CHECK_EXIT();
 #endif
@@ -534,6 +594,7 @@ int main(void)
     if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
     if (it_selected("socket_detached_while_waiting")) RUN(socket_detached_while_waiting);
     if (it_selected("socket_fd_zero")) RUN(socket_fd_zero);
+    if (it_selected("socket_legacy_cycles_leave_no_key")) RUN(socket_legacy_cycles_leave_no_key);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
