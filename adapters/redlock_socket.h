@@ -306,6 +306,7 @@ typedef struct redlock_socket {
     struct redlock__sock_node *_nodes;
     int64_t _timer_reported;
     int _in_cb;
+    struct redlock_socket_lock *_blocking; /* the lock a blocking call waits on (one at a time) */
     int _core;     /* the core client is initialised */
     int _magic;
     /* release notifications: _nsub subscriber connections (_nodes[node_count
@@ -421,7 +422,10 @@ REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void);
 #ifndef REDLOCK_SOCKET_NO_CORE
 REDLOCK_SOCKET_API redlock_client *redlock_socket_client(redlock_socket *s);
 /* redlock_lock_init on the adapter's client; opts->on_result / user still
-   get every result (including LOST). */
+   get every result (including LOST). As there, a handle still initialised
+   on this adapter is deinitialised first (answers it is still owed are
+   ignored; a blocking call waiting on it, inside a callback, returns
+   DETACHED), and a refused init (INVALID, KEY ...) does nothing. */
 REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socket_lock *l,
                                                 const redlock_lock_opts *opts);
 REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l);
@@ -2217,15 +2221,30 @@ REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socke
                                                 const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
+    int rc, waited;
     if (!redlock__sock_valid(s) || !l || !opts || s->_cfg.on_reply) return REDLOCK_ERR_INVALID;
-    memset(l, 0, sizeof *l);
     o = *opts;
-    l->_s = s;
-    l->_fn = opts->on_result;
-    l->_user = opts->user;
     o.on_result = redlock__sock_on_result;
     o.user = l;
-    return redlock_lock_init(&l->lock, &s->_client, &o);
+    /* l is not read nor cleared first (it may be uninitialised memory): a
+       handle still initialised on this client is the core's to deinitialise
+       (its key block freed, its table entry removed); cleared, it would be
+       filed a second time */
+    rc = redlock_lock_init(&l->lock, &s->_client, &o);
+    if (rc != REDLOCK_OK && rc != REDLOCK_ERR_NOMEM) return rc; /* refused: the call did nothing */
+    /* a blocking call waits on the old lock (we are in a callback): its
+       result cannot come any more */
+    waited = s->_blocking == l && !l->_done;
+    l->_s = rc == REDLOCK_OK ? s : NULL;
+    l->_fn = opts->on_result;
+    l->_user = opts->user;
+    l->_want = l->_done = 0;
+    memset(&l->_last, 0, sizeof l->_last);
+    if (waited) {
+        l->_last.status = REDLOCK_ERR_DETACHED;
+        l->_done = 1;
+    }
+    return rc;
 }
 
 REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l)
@@ -2305,6 +2324,7 @@ static int redlock__sock_call(redlock_socket_lock *l, int op, int64_t ttl_ms)
     l->_want = op;
     l->_done = 0;
     memset(&l->_last, 0, sizeof l->_last);
+    s->_blocking = l;
     if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&l->lock);
     else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&l->lock);
     else if (op == REDLOCK_OP_UPGRADE) rc = redlock_upgrade(&l->lock);
@@ -2316,6 +2336,7 @@ static int redlock__sock_call(redlock_socket_lock *l, int op, int64_t ttl_ms)
         rc = redlock__sock_result(s, l);
         redlock__sock_linger(s, l);
     }
+    s->_blocking = NULL;
     return rc;
 }
 
