@@ -209,6 +209,7 @@ typedef struct redlock_hiredis {
     void *_user;
     int _threaded, _stopping;
     int _depth;            /* inside a user callback (on_result, on_event) */
+    struct redlock__hiredis_waiter *_waiters; /* the blocking calls under way */
     pthread_t _thread;     /* the watchdog thread, which then does all I/O */
     pthread_mutex_t _mu;
     pthread_cond_t _cv;
@@ -224,6 +225,8 @@ typedef struct redlock__hiredis_waiter {
     int done;
     int followup; /* redlock_lock_followup() when the result came */
     redlock_result result;
+    const void *lock; /* the lock waited on: only compared */
+    struct redlock__hiredis_waiter *next;
 } redlock__hiredis_waiter;
 
 /* A core lock plus what the blocking calls need. Use &lk->lock with the
@@ -269,7 +272,10 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c);
 
 /* A lock on the client. opts as for redlock_lock_init; opts->on_result and
    opts->user are kept and called / passed on after the adapter's own
-   bookkeeping (see CALLBACKS). */
+   bookkeeping (see CALLBACKS). As with redlock_lock_init, a handle still
+   initialised on this client is deinitialised first (a blocking call still
+   waiting on it returns REDLOCK_ERR_DETACHED), and a refused init
+   (INVALID, KEY ...) does nothing. */
 REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hiredis_lock *lk,
                                                   const redlock_lock_opts *opts);
 
@@ -1053,17 +1059,35 @@ REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hi
                                                   const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
+    redlock__hiredis_waiter *w;
     int rc, entered;
     if (!lk || !c || !opts || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;
-    memset(lk, 0, sizeof *lk);
-    lk->_client = c;
-    lk->_fn = opts->on_result;
-    lk->_user = opts->user;
     o = *opts;
     o.on_result = redlock__hiredis_on_result;
     o.user = lk;
     entered = redlock__hiredis_enter(c);
+    /* lk is not read nor cleared first (it may be uninitialised memory): a
+       handle still initialised on this client is the core's to
+       deinitialise (its key block freed, its table entry removed);
+       cleared, it would be filed a second time */
     rc = redlock_lock_init(&lk->lock, &c->_client, &o);
+    if (rc != REDLOCK_OK && rc != REDLOCK_ERR_NOMEM) { /* refused: the call did nothing */
+        redlock__hiredis_leave(c, entered);
+        return rc;
+    }
+    for (w = c->_waiters; w; w = w->next)
+        if (w->lock == lk && !w->done) { /* a blocking call on the old lock: its result cannot come now */
+            w->result.op = (redlock_op)w->op;
+            w->result.status = REDLOCK_ERR_DETACHED;
+            w->result.user = lk->_user;
+            w->done = 1;
+            if (c->_threaded) pthread_cond_broadcast(&c->_cv);
+        }
+    lk->_client = rc == REDLOCK_OK ? c : NULL;
+    lk->_waiter = NULL;
+    lk->_fn = opts->on_result;
+    lk->_user = opts->user;
+    memset(&lk->_last, 0, sizeof lk->_last);
     redlock__hiredis_leave(c, entered);
     return rc;
 }
@@ -1088,6 +1112,14 @@ REDLOCK_HIREDIS_API void redlock_hiredis_lock_deinit(redlock_hiredis_lock *lk)
     redlock__hiredis_leave(c, entered);
 }
 
+/* Takes a blocking call's waiter off the client's list. */
+static inline void redlock__hiredis_unwait(redlock_hiredis *c, redlock__hiredis_waiter *w)
+{
+    redlock__hiredis_waiter **at = &c->_waiters;
+    while (*at && *at != w) at = &(*at)->next;
+    if (*at) *at = w->next;
+}
+
 static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t ttl_ms)
 {
     redlock_hiredis *c;
@@ -1107,6 +1139,9 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     }
     memset(&w, 0, sizeof w);
     w.op = op;
+    w.lock = lk;
+    w.next = c->_waiters;
+    c->_waiters = &w;
     lk->_waiter = &w;
     if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&lk->lock);
     else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&lk->lock);
@@ -1115,6 +1150,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     else rc = redlock_extend(&lk->lock, ttl_ms);
     if (rc != REDLOCK_OK) {
         if (lk->_waiter == &w) lk->_waiter = NULL;
+        redlock__hiredis_unwait(c, &w);
         redlock__hiredis_leave(c, c->_threaded);
         return rc;
     }
@@ -1129,6 +1165,7 @@ static inline int redlock__hiredis_run(redlock_hiredis_lock *lk, int op, int64_t
     if (!c->_threaded) redlock__hiredis_linger(c, w.followup);
     if (w.result.status != REDLOCK_ERR_DETACHED) lk->_last = w.result; /* else the lock may be gone */
     rc = w.result.status;
+    redlock__hiredis_unwait(c, &w);
     redlock__hiredis_leave(c, c->_threaded);
     return rc;
 }

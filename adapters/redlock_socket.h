@@ -151,7 +151,15 @@
        redlock_socket_lock_deinit(&l);
        redlock_socket_deinit(&s);
    acquire / release / extend block until the core reports the outcome and
-   return its status (retries and the wait deadline are the core's). The
+   return its status (retries and the wait deadline are the core's). Then
+   the commands the core sent last (the undo of a failed attempt, a
+   release's) are written out, also to a node still connecting, and if a
+   slower node still owes an answer that the core follows with another
+   command (redlock_lock_followup: a legacy or no-script chain, a node's
+   first script), replies are read for up to one node timeout before the
+   call returns, so that step is not left undone (a legacy key has no TTL:
+   left behind, it would stay). Other stragglers' replies are read by the
+   next call. The
    watchdog and everything else only runs while a redlock_socket_* call
    runs (there is no thread): call redlock_socket_run(&s, ms) often enough
    (at least every renew interval), and where the program would sleep,
@@ -303,6 +311,7 @@ typedef struct redlock_socket {
     struct redlock__sock_node *_nodes;
     int64_t _timer_reported;
     int _in_cb;
+    struct redlock_socket_lock *_blocking; /* the lock a blocking call waits on (one at a time) */
     int _core;     /* the core client is initialised */
     int _magic;
     /* release notifications: _nsub subscriber connections (_nodes[node_count
@@ -427,7 +436,10 @@ REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void);
 #ifndef REDLOCK_SOCKET_NO_CORE
 REDLOCK_SOCKET_API redlock_client *redlock_socket_client(redlock_socket *s);
 /* redlock_lock_init on the adapter's client; opts->on_result / user still
-   get every result (including LOST). */
+   get every result (including LOST). As there, a handle still initialised
+   on this adapter is deinitialised first (answers it is still owed are
+   ignored; a blocking call waiting on it, inside a callback, returns
+   DETACHED), and a refused init (INVALID, KEY ...) does nothing. */
 REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socket_lock *l,
                                                 const redlock_lock_opts *opts);
 REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l);
@@ -2261,15 +2273,30 @@ REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socke
                                                 const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
+    int rc, waited;
     if (!redlock__sock_valid(s) || !l || !opts || s->_cfg.on_reply) return REDLOCK_ERR_INVALID;
-    memset(l, 0, sizeof *l);
     o = *opts;
-    l->_s = s;
-    l->_fn = opts->on_result;
-    l->_user = opts->user;
     o.on_result = redlock__sock_on_result;
     o.user = l;
-    return redlock_lock_init(&l->lock, &s->_client, &o);
+    /* l is not read nor cleared first (it may be uninitialised memory): a
+       handle still initialised on this client is the core's to deinitialise
+       (its key block freed, its table entry removed); cleared, it would be
+       filed a second time */
+    rc = redlock_lock_init(&l->lock, &s->_client, &o);
+    if (rc != REDLOCK_OK && rc != REDLOCK_ERR_NOMEM) return rc; /* refused: the call did nothing */
+    /* a blocking call waits on the old lock (we are in a callback): its
+       result cannot come any more */
+    waited = s->_blocking == l && !l->_done;
+    l->_s = rc == REDLOCK_OK ? s : NULL;
+    l->_fn = opts->on_result;
+    l->_user = opts->user;
+    l->_want = l->_done = 0;
+    memset(&l->_last, 0, sizeof l->_last);
+    if (waited) {
+        l->_last.status = REDLOCK_ERR_DETACHED;
+        l->_done = 1;
+    }
+    return rc;
 }
 
 REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l)
@@ -2285,14 +2312,33 @@ REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l)
     }
 }
 
-static int redlock__sock_wait(redlock_socket_lock *l, int op, int rc)
+/* After a blocking call's result: what the core sent last (the undo of a
+   failed attempt, a release's commands to the slower nodes) is written
+   out, also to a node still connecting; while a node owes the lock an
+   answer that the core follows with another command or that a later
+   release needs (redlock_lock_followup: a legacy SETNX or GET, a node's
+   first script), replies are read too, so that step is not left undone
+   when the call returns. Other stragglers are read by the next call. At
+   most one node timeout. */
+static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l)
 {
-    redlock_socket *s = l->_s;
-    if (rc != REDLOCK_OK) {
-        l->_want = 0;
-        return rc;
+    int64_t node_timeout = s->_cfg.core.node_timeout_ms > 0 ? s->_cfg.core.node_timeout_ms : 50;
+    int64_t until = redlock_socket_now_us() + node_timeout * 1000;
+    for (;;) {
+        int i, waiting = redlock_lock_followup(&l->lock);
+        for (i = 0; i < s->_cfg.node_count; i++) {
+            struct redlock__sock_node *nd = &s->_nodes[i];
+            if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+            if ((nd->state == REDLOCK__SOCK_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len) waiting = 1;
+        }
+        if (!waiting || redlock_socket_now_us() >= until) break;
+        redlock__sock_step(s, until);
     }
-    (void)op;
+}
+
+/* Runs the loop until the blocking call's result (or DETACHED). */
+static int redlock__sock_result(redlock_socket *s, redlock_socket_lock *l)
+{
     while (!l->_done) {
         int i, idle = 1;
         redlock__sock_step(s, REDLOCK_NO_DEADLINE);
@@ -2317,49 +2363,58 @@ static int redlock__sock_wait(redlock_socket_lock *l, int op, int rc)
     return l->_last.status;
 }
 
-static int redlock__sock_begin(redlock_socket_lock *l, int op)
+/* A blocking call: starts op, runs the loop until its result, then
+   lingers. s is read before the core runs: a callback may deinitialise
+   the lock. */
+static int redlock__sock_call(redlock_socket_lock *l, int op, int64_t ttl_ms)
 {
+    redlock_socket *s;
+    int rc;
     if (!l || !redlock__sock_valid(l->_s)) return REDLOCK_ERR_INVALID;
-    if (l->_s->_in_cb) return REDLOCK_ERR_BUSY;
+    s = l->_s;
+    if (s->_in_cb) return REDLOCK_ERR_BUSY;
     l->_want = op;
     l->_done = 0;
     memset(&l->_last, 0, sizeof l->_last);
-    return REDLOCK_OK;
+    s->_blocking = l;
+    if (op == REDLOCK_OP_ACQUIRE) rc = redlock_acquire(&l->lock);
+    else if (op == REDLOCK_OP_RELEASE) rc = redlock_release(&l->lock);
+    else if (op == REDLOCK_OP_UPGRADE) rc = redlock_upgrade(&l->lock);
+    else if (op == REDLOCK_OP_DOWNGRADE) rc = redlock_downgrade(&l->lock);
+    else rc = redlock_extend(&l->lock, ttl_ms);
+    if (rc != REDLOCK_OK) {
+        l->_want = 0;
+    } else {
+        rc = redlock__sock_result(s, l);
+        redlock__sock_linger(s, l);
+    }
+    s->_blocking = NULL;
+    return rc;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_acquire(redlock_socket_lock *l)
 {
-    int rc = redlock__sock_begin(l, REDLOCK_OP_ACQUIRE);
-    if (rc) return rc;
-    return redlock__sock_wait(l, REDLOCK_OP_ACQUIRE, redlock_acquire(&l->lock));
+    return redlock__sock_call(l, REDLOCK_OP_ACQUIRE, 0);
 }
 
 REDLOCK_SOCKET_API int redlock_socket_release(redlock_socket_lock *l)
 {
-    int rc = redlock__sock_begin(l, REDLOCK_OP_RELEASE);
-    if (rc) return rc;
-    return redlock__sock_wait(l, REDLOCK_OP_RELEASE, redlock_release(&l->lock));
+    return redlock__sock_call(l, REDLOCK_OP_RELEASE, 0);
 }
 
 REDLOCK_SOCKET_API int redlock_socket_extend(redlock_socket_lock *l, int64_t ttl_ms)
 {
-    int rc = redlock__sock_begin(l, REDLOCK_OP_EXTEND);
-    if (rc) return rc;
-    return redlock__sock_wait(l, REDLOCK_OP_EXTEND, redlock_extend(&l->lock, ttl_ms));
+    return redlock__sock_call(l, REDLOCK_OP_EXTEND, ttl_ms);
 }
 
 REDLOCK_SOCKET_API int redlock_socket_upgrade(redlock_socket_lock *l)
 {
-    int rc = redlock__sock_begin(l, REDLOCK_OP_UPGRADE);
-    if (rc) return rc;
-    return redlock__sock_wait(l, REDLOCK_OP_UPGRADE, redlock_upgrade(&l->lock));
+    return redlock__sock_call(l, REDLOCK_OP_UPGRADE, 0);
 }
 
 REDLOCK_SOCKET_API int redlock_socket_downgrade(redlock_socket_lock *l)
 {
-    int rc = redlock__sock_begin(l, REDLOCK_OP_DOWNGRADE);
-    if (rc) return rc;
-    return redlock__sock_wait(l, REDLOCK_OP_DOWNGRADE, redlock_downgrade(&l->lock));
+    return redlock__sock_call(l, REDLOCK_OP_DOWNGRADE, 0);
 }
 
 REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redlock_socket_lock *l)

@@ -36,6 +36,10 @@ check-socket-hostile: $(BUILD)/test_socket_hostile
 	$(VALGRIND) $(BUILD)/test_socket_hostile
 
 # every integration scenario under memcheck (0 errors, 0 leaks)
+# (tests/core/mutations/socket1-*.patch builds this test against a mutated
+# copy of the adapter and runs one scenario of it; that check stays in
+# check-mutations, in the CPU lane, with the others: the test starts and
+# stops its own nodes, and takes a few seconds)
 check-socket: $(BUILD)/test_socket
 	$(VALGRIND) $(BUILD)/test_socket
 

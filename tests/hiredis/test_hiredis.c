@@ -86,6 +86,15 @@ static void t_unlock(it_lock *l)
     free(l);
 }
 
+static int t_reinit(it_lock *l, const redlock_lock_opts *o)
+{
+    redlock_lock_opts lo = *o;
+    lo.on_result = t_on_result;
+    lo.user = l;
+    l->lost = 0;
+    return redlock_hiredis_lock_init(&l->c->h, &l->l, &lo);
+}
+
 /* the blocking calls return the status; the whole result is the lock's last */
 static int t_done(it_lock *l, int rc, redlock_result *r)
 {
@@ -319,8 +328,10 @@ static int hl_returned(hl_waiter *w, int *rc)
 
 /* Proves: lock_deinit from another thread ends a blocking acquire that
    waits on that lock with DETACHED, and the waiter never touches the lock
-   again (it is freed right after deinit returns). */
-static void hiredis_deinit_wakes_waiter(void)
+   again (it is freed right after deinit returns). With reinit: lock_init
+   on that handle again (another key) ends the wait the same way, and the
+   handle then works on its new key. */
+static void hl_waiter_woken(int reinit)
 {
     redis_nodes rn;
     redlock_hiredis c;
@@ -332,6 +343,7 @@ static void hiredis_deinit_wakes_waiter(void)
     int rc = 1;
     CHECK_EQ(redis_nodes_start(&rn, 2, NULL, NULL), 0);
     CHECK_EQ(hl_open(&c, &rn, 0), REDLOCK_OK);
+    it_guard_start(reinit ? "hiredis_deinit_wakes_waiter_on_reinit" : "hiredis_deinit_wakes_waiter");
     memset(&o, 0, sizeof o);
     o.key = "hiredis:deinit-wakes";
     o.ttl_ms = 10000;
@@ -347,17 +359,31 @@ static void hiredis_deinit_wakes_waiter(void)
     CHECK_EQ(pthread_create(&t, NULL, hl_acquire_thread, &w), 0);
     redis_nodes__sleep_ms(150);
     CHECK_EQ(hl_returned(&w, &rc), 0);
-    redlock_hiredis_lock_deinit(lk);
-    memset(lk, 0xAB, sizeof *lk);
-    free(lk);
+    if (reinit) {
+        o.key = "hiredis:reinit-wakes";
+        CHECK_EQ(redlock_hiredis_lock_init(&c, lk, &o), REDLOCK_OK);
+    } else {
+        redlock_hiredis_lock_deinit(lk);
+        memset(lk, 0xAB, sizeof *lk);
+        free(lk);
+    }
     until = redis_nodes__now_ms() + 2000;
     while (!hl_returned(&w, &rc) && redis_nodes__now_ms() < until) redis_nodes__sleep_ms(5);
     CHECK_EQ(hl_returned(&w, &rc), 1);
     CHECK_EQ(rc, REDLOCK_ERR_DETACHED);
+    it_guard_step("waiter returned");
+    if (reinit && hl_returned(&w, &rc)) {
+        CHECK_EQ(redlock_hiredis_acquire(lk), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_release(lk), REDLOCK_OK);
+        redlock_hiredis_lock_deinit(lk);
+    }
     CHECK_EQ(redlock_hiredis_release(&holder), REDLOCK_OK);
     redlock_hiredis_lock_deinit(&holder);
     redlock_hiredis_deinit(&c); /* wakes a waiter that is still stuck (the bug) */
     pthread_join(t, NULL);
+    it_guard_step("deinit");
+    it_guard_stop();
+    if (reinit) free(lk);
     redis_nodes_stop(&rn);
 }
 
@@ -452,6 +478,8 @@ static void hiredis_watchdog_getters(void)
     redlock_hiredis_deinit(&c);
     redis_nodes_stop(&rn);
 }
+static void hiredis_deinit_wakes_waiter(void) { hl_waiter_woken(0); }
+static void hiredis_deinit_wakes_waiter_on_reinit(void) { hl_waiter_woken(1); }
 
 /* Proves: a node on a Unix socket, given as unix_path (or, the older
    form, as a host starting with '/'), with the config's db for every node. */
@@ -972,7 +1000,7 @@ int main(void)
 {
     static const it_ops ops = {
         "hiredis", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit
     };
     int rc;
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
@@ -995,5 +1023,6 @@ int main(void)
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);
     if (it_selected("hiredis_watchdog_getters")) RUN(hiredis_watchdog_getters);
+    if (it_selected("hiredis_deinit_wakes_waiter_on_reinit")) RUN(hiredis_deinit_wakes_waiter_on_reinit);
     return rc | CHECK_EXIT();
 }

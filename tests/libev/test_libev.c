@@ -154,6 +154,16 @@ static void t_unlock(it_lock *l)
     free(l);
 }
 
+static int t_reinit(it_lock *l, const redlock_lock_opts *o)
+{
+    redlock_lock_opts lo = *o;
+    lo.on_result = t_on_result;
+    lo.user = l;
+    l->lost = 0;
+    l->waiting = l->done = 0;
+    return redlock_lock_init(&l->l, redlock_libev_client(&l->c->c), &lo);
+}
+
 static int t_op(it_lock *l, int op, int64_t ttl, redlock_result *r)
 {
     int rc;
@@ -413,7 +423,7 @@ int main(void)
 {
     static const it_ops ops = {
         "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit
     };
     int rc;
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */

@@ -69,6 +69,7 @@ typedef struct it_ops {
     int (*node_error)(it_client *c, int i, char *buf, size_t size); /* status, and its text */
     int notify; /* the adapter subscribes to release notifications while a lock waits */
     int (*rw)(it_lock *l, int op, redlock_result *r); /* REDLOCK_OP_UPGRADE or _DOWNGRADE, blocking */
+    int (*reinit)(it_lock *l, const redlock_lock_opts *o); /* the adapter's lock_init on the same handle again */
 } it_ops;
 
 static const it_ops *it;
@@ -191,6 +192,65 @@ static inline void it_key(char *buf, size_t sz, const char *what)
     snprintf(buf, sz, "it:%s:%s:n%d", it->name, what, it_n);
 }
 
+/* A guard for scenarios whose failure is a call that never returns (a
+   loop inside the adapter): it_guard_start(test name), it_guard_step("what")
+   after each call that came back, it_guard_stop(). When no step comes
+   within IT_GUARD_MS, a thread prints "not ok" for the test and exits
+   (the nodes are stopped at exit): a few seconds, not the run's alarm. */
+#define IT_GUARD_MS 3000
+static pthread_mutex_t it_guard_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    pthread_t th;
+    int on;
+    long long last;
+    const char *name, *what;
+} it_guard;
+
+static void *it_guard_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        long long idle;
+        pthread_mutex_lock(&it_guard_mu);
+        if (!it_guard.on) break;
+        idle = it_now_ms() - it_guard.last;
+        if (idle > IT_GUARD_MS) {
+            printf("not ok %s (no call returned for %lld ms, the last one to return: %s)\n", it_guard.name, idle,
+                   it_guard.what);
+            fflush(stdout);
+            exit(1);
+        }
+        pthread_mutex_unlock(&it_guard_mu);
+        redis_nodes__sleep_ms(20);
+    }
+    pthread_mutex_unlock(&it_guard_mu);
+    return NULL;
+}
+
+static inline void it_guard_step(const char *what)
+{
+    pthread_mutex_lock(&it_guard_mu);
+    it_guard.last = it_now_ms();
+    it_guard.what = what;
+    pthread_mutex_unlock(&it_guard_mu);
+}
+
+static inline void it_guard_start(const char *name)
+{
+    it_guard.name = name;
+    it_guard.on = 1;
+    it_guard_step("(start)");
+    CHECK_EQ(pthread_create(&it_guard.th, NULL, it_guard_main, NULL), 0);
+}
+
+static inline void it_guard_stop(void)
+{
+    pthread_mutex_lock(&it_guard_mu);
+    it_guard.on = 0;
+    pthread_mutex_unlock(&it_guard_mu);
+    pthread_join(it_guard.th, NULL);
+}
+
 /* Two clients (two processes, as far as the nodes can tell) with setup s:
    0, or -1 (checked failed, whichever opened closed again). */
 static inline int it_open_pair(const it_setup *s, it_client **a, it_client **b)
@@ -293,6 +353,87 @@ static void it_reuse(void)
     }
     it->unlock(l);
     it->close(c);
+}
+
+/* One handle initialised again for each key, as a program that reuses a
+   handle does (lock_init, acquire, release, key after key), on the
+   adapter's own lock_init. Some lives end with answers still owed: the
+   last node is paused (SIGSTOP) through an acquire and a release, and
+   resumed only after the next init, so its answers to the old life come
+   to the new one (they are dropped). Some lives are initialised again
+   while they hold their key (forgotten, not released: the key keeps its
+   TTL). Every life gets its lock; nothing of a released life is left on
+   any node; closing the client ends; no key block is lost (valgrind).
+   Bounded by it_guard. */
+#define IT_REINIT_LIVES 12
+static void it_reinit(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX], k, i, paused = 0;
+    it_setup s;
+    it_client *c;
+    it_lock *l = NULL;
+    redlock_lock_opts o;
+    char key[IT_REINIT_LIVES][96], tok[64], out[64], what[16];
+    it_defaults(&s, rn, ports);
+    c = it->open(&s);
+    CHECK(c != NULL);
+    if (!c) return;
+    it_guard_start(it_name);
+    for (k = 0; k < IT_REINIT_LIVES; k++) {
+        int pause = k % 4 == 1 && it_n > 1, keep = k % 4 == 3;
+        snprintf(what, sizeof what, "reinit%d", k);
+        it_key(key[k], sizeof key[k], what);
+        it_lock_opts(&o, key[k], 2000);
+        if (!l) {
+            l = it->lock(c, &o);
+            CHECK(l != NULL);
+            if (!l) break;
+        } else {
+            CHECK_EQ(it->reinit(l, &o), REDLOCK_OK);
+        }
+        it_guard_step("lock_init");
+        if (paused) { /* the old life's answers now come in */
+            redis_node_resume(rn, it_n - 1);
+            paused = 0;
+            it->idle(c, 30);
+            it_guard_step("idle after resume");
+        }
+        CHECK_EQ(it->state(l), REDLOCK_STATE_IDLE);
+        CHECK_STR(it->token(l), "");
+        if (pause) {
+            redis_node_pause(rn, it_n - 1);
+            paused = 1;
+        }
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+        it_guard_step("acquire");
+        snprintf(tok, sizeof tok, "%s", it->token(l));
+        CHECK_EQ(it_holders_settle(rn, key[k], tok, it_n - paused), it_n - paused);
+        if (keep) continue;
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it_guard_step("release");
+        CHECK_EQ(it->state(l), REDLOCK_STATE_IDLE);
+    }
+    if (paused) redis_node_resume(rn, it_n - 1);
+    it->idle(c, 30);
+    it_guard_step("idle");
+    for (k = 0; k < IT_REINIT_LIVES; k++)
+        for (i = 0; i < it_n; i++) {
+            long long until = it_now_ms() + 300, pttl;
+            for (;;) {
+                redis_nodes_cmd(rn, i, out, sizeof out, "PTTL", key[k], (char *)NULL);
+                pttl = atoll(out + 1);
+                if (k % 4 == 3 || pttl == -2 || it_now_ms() >= until) break;
+                redis_nodes__sleep_ms(5);
+            }
+            if (k % 4 == 3) CHECK(pttl > 0 && pttl <= 2000); /* held when forgotten: it expires */
+            else CHECK_EQ(pttl, -2);                         /* released: gone */
+        }
+    if (l) it->unlock(l);
+    it_guard_step("lock_deinit");
+    it->close(c);
+    it_guard_step("close");
+    it_guard_stop();
 }
 
 /* two clients: the second is refused while the first holds the lock */
@@ -1925,8 +2066,13 @@ static inline void it_hostile(int kind, int threaded)
             break;
         case IT_SILENT: case IT_TRICKLE:
             /* a trickled reply may complete in time (the node answered:
-               status 0); the release's, queued behind it, cannot: past the
-               command timeout (300 ms) the node is dropped as too slow */
+               status 0), and so may the next one queued behind it (a
+               blocking call returns only after up to a node timeout spent
+               reading answers still owed); three more cycles back to back
+               queue more than the node trickles out within the command
+               timeout (300 ms): the node is dropped as too slow */
+            for (k = 0; k < 3 && l; k++)
+                if (it->acquire(l, NULL) == REDLOCK_OK) it->release(l, NULL);
             it->idle(a, 400);
             CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_NODE_TIMEOUT);
             break;
@@ -2224,6 +2370,7 @@ static int it_main(const it_ops *ops)
             IT_RUN(it_wake_off, n);
         }
     }
+    if (it->reinit) IT_RUN(it_reinit, 3);
     IT_RUN(it_hostile_stray, 3);
     IT_RUN(it_hostile_stray_idle, 3);
     IT_RUN(it_hostile_huge, 3);

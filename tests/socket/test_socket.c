@@ -95,6 +95,15 @@ static void t_unlock(it_lock *l)
     free(l);
 }
 
+static int t_reinit(it_lock *l, const redlock_lock_opts *o)
+{
+    redlock_lock_opts lo = *o;
+    lo.on_result = t_on_result;
+    lo.user = l;
+    l->lost = 0;
+    return redlock_socket_lock_init(&l->c->s, &l->l, &lo);
+}
+
 /* Lets replies still owed by slower nodes be handled, as a program whose
    loop keeps running would. */
 static void t_linger(it_client *c)
@@ -277,6 +286,133 @@ static void socket_detached_while_waiting(void)
     CHECK_EQ(redlock_lock_state(&a.lock), REDLOCK_STATE_HELD); /* at once, not after a's deadline */
     CHECK_EQ(redlock_socket_release(&a), REDLOCK_OK);
     redlock_socket_lock_deinit(&a);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+
+/* The same when that on_result initialises b again (another key) and
+   starts its new life's acquire: the blocking call on b's old life
+   returns DETACHED at once (the new life's result is not its result, and
+   the old one cannot come); b is then held on its new key. */
+static redlock_socket *reinit_s;
+static redlock_socket_lock *reinit_target;
+static int reinit_rc = 1;
+static void reinit_on_result(redlock_lock *lk, const redlock_result *r)
+{
+    redlock_lock_opts o;
+    (void)lk;
+    if (r->op == REDLOCK_OP_ACQUIRE && reinit_target) {
+        memset(&o, 0, sizeof o);
+        o.key = "reinit-b2";
+        o.ttl_ms = 10000;
+        reinit_rc = redlock_socket_lock_init(reinit_s, reinit_target, &o);
+        if (reinit_rc == REDLOCK_OK) reinit_rc = redlock_acquire(&reinit_target->lock);
+        reinit_target = NULL;
+    }
+}
+static void socket_reinit_while_waiting(void)
+{
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock a, b;
+    redlock_lock_opts o;
+    long long t0;
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 1;
+    cfg.node[0].port = redis_nodes_port(&rn, 0);
+    cfg.core.node_timeout_ms = 1000; /* a's answer comes first, under valgrind too */
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_connect(&s), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "reinit-a";
+    o.ttl_ms = 10000;
+    o.on_result = reinit_on_result;
+    CHECK_EQ(redlock_socket_lock_init(&s, &a, &o), REDLOCK_OK);
+    o.key = "reinit-b";
+    o.on_result = NULL;
+    CHECK_EQ(redlock_socket_lock_init(&s, &b, &o), REDLOCK_OK);
+    reinit_s = &s;
+    reinit_target = &b;
+    it_guard_start("socket_reinit_while_waiting");
+    CHECK_EQ(redlock_acquire(&a.lock), REDLOCK_OK); /* its answer comes first */
+    t0 = it_now_ms();
+    CHECK_EQ(redlock_socket_acquire(&b), REDLOCK_ERR_DETACHED);
+    it_guard_step("acquire");
+    CHECK(it_now_ms() - t0 < 1000); /* not when the new life's validity ends */
+    CHECK_EQ(reinit_rc, REDLOCK_OK);
+    CHECK(reinit_target == NULL);
+    CHECK_EQ(redlock_socket_run(&s, 20), REDLOCK_OK);
+    it_guard_step("run");
+    CHECK_EQ(redlock_lock_state(&b.lock), REDLOCK_STATE_HELD);
+    CHECK_EQ(it_holders(&rn, "reinit-b2", redlock_lock_token(&b.lock)), 1);
+    CHECK_EQ(redlock_socket_release(&b), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_release(&a), REDLOCK_OK);
+    it_guard_step("release");
+    redlock_socket_lock_deinit(&a);
+    redlock_socket_lock_deinit(&b);
+    redlock_socket_deinit(&s);
+    it_guard_step("deinit");
+    it_guard_stop();
+    redis_nodes_stop(&rn);
+}
+
+/* A legacy lock (SETNX with the expiry in the value: no TTL on the
+   server) taken and released with the blocking calls, cycle after cycle,
+   on three nodes. Each call has its result at quorum; an answer still
+   owed by the slowest node is one the core acts on (a SETNX says whether
+   the node holds the key, which the release must know to delete it; a
+   GET is followed by DEL), so the call reads it before returning
+   (redlock_lock_followup) and writes out what follows. After each
+   release, with no further call, no node has the key (a legacy key left
+   behind would never expire); a modern lock on the key then gets every
+   node. */
+static void socket_legacy_cycles_leave_no_key(void)
+{
+    static const char key[] = "legacy-cycles";
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    char out[64], tok[64];
+    int i, k;
+    if (redis_nodes_start(&rn, 3, NULL, NULL) != 0) { CHECK(0); return; }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 3;
+    for (i = 0; i < 3; i++) {
+        cfg.node[i].port = redis_nodes_port(&rn, i);
+        cfg.core.mode[i] = REDLOCK_MODE_LEGACY;
+    }
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.ttl_ms = 10000;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    for (k = 0; k < 10; k++) {
+        CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+        CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+        for (i = 0; i < 3; i++) {
+            long long until = it_now_ms() + 300;
+            while (redis_nodes_cmd(&rn, i, out, sizeof out, "PTTL", key, (char *)NULL) == 0 && strcmp(out, ":-2") != 0 &&
+                   it_now_ms() < until)
+                redis_nodes__sleep_ms(5);
+            if (strcmp(out, ":-2") != 0) printf("#   cycle %d: node %d PTTL %s\n", k, i, out);
+            CHECK_STR(out, ":-2");
+        }
+        if (check__fails) break; /* once is enough to say */
+    }
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    for (i = 0; i < 3; i++) cfg.core.mode[i] = REDLOCK_MODE_AUTO;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    snprintf(tok, sizeof tok, "%s", redlock_lock_token(&l.lock));
+    CHECK_EQ(it_holders_settle(&rn, key, tok, 3), 3);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
     redis_nodes_stop(&rn);
 }
@@ -514,7 +650,7 @@ int main(void)
 {
     static const it_ops ops = {
         "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit
     };
     int rc;
 #ifdef IT_TLS
@@ -523,7 +659,9 @@ int main(void)
     (void)socket_ipv6;
     (void)socket_blocking_call_in_callback;
     (void)socket_detached_while_waiting;
+    (void)socket_reinit_while_waiting;
     (void)socket_fd_zero;
+    (void)socket_legacy_cycles_leave_no_key;
     rc = it_main_tls(&ops, tls_more);
     return rc ? rc : CHECK_EXIT();
 #endif
@@ -533,7 +671,9 @@ int main(void)
     if (it_selected("socket_ipv6")) RUN(socket_ipv6);
     if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
     if (it_selected("socket_detached_while_waiting")) RUN(socket_detached_while_waiting);
+    if (it_selected("socket_reinit_while_waiting")) RUN(socket_reinit_while_waiting);
     if (it_selected("socket_fd_zero")) RUN(socket_fd_zero);
+    if (it_selected("socket_legacy_cycles_leave_no_key")) RUN(socket_legacy_cycles_leave_no_key);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }

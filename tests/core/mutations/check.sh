@@ -4,6 +4,16 @@
 # against that copy, must report a violation within RUNS schedules of the
 # profile named by the patch's "Profile:" line (it stops at the first). A
 # checker that cannot find a bug we know of proves nothing.
+# A patch may instead name the file it mutates and the test that must catch it:
+#   Target: adapters/redlock_socket.h   the file patched (default redlock.h); the
+#                                       copy sits among copies of redlock.h and
+#                                       adapters/*.h in build/mutations/<name>/
+#   Check: <shell command>              builds and runs the test against the copy
+#                                       ($MUT: that directory, first in -I; $CC);
+#                                       it succeeds only if the test caught the
+#                                       mutation (grep its "not ok" line): a test
+#                                       that could not run catches nothing
+# (a Check that starts redis-server nodes runs here too: the nodes are its own).
 # The patches are checked side by side (scripts/parallel.sh, one per CPU).
 # Usage: tests/core/mutations/check.sh [RUNS] [BUILD_DIR]
 #        tests/core/mutations/check.sh --one PATCH RUNS BUILD_DIR
@@ -24,9 +34,24 @@ cc=${CC:-cc}
 name=$(basename "$patch" .patch)
 dir="$build/mutations/$name"
 profile=$(sed -n 's/^Profile: *//p' "$patch" | head -n 1)
+target=$(sed -n 's/^Target: *//p' "$patch" | head -n 1)
+target=${target:-redlock.h}
+check=$(sed -n 's/^Check: *//p' "$patch" | head -n 1)
 mkdir -p "$dir"
-if ! patch -s -o "$dir/redlock.h" redlock.h < "$patch" >/dev/null 2>&1; then
-  echo "not ok mutation $name: patch no longer applies to redlock.h (update it)"
+if [ "$target" != redlock.h ]; then # the copy's relative includes stay among the copies
+  mkdir -p "$dir/adapters" && cp redlock.h "$dir/" && cp adapters/*.h "$dir/adapters/"
+fi
+if ! patch -s -o "$dir/$target" "$target" < "$patch" >/dev/null 2>&1; then
+  echo "not ok mutation $name: patch no longer applies to $target (update it)"
+  exit 1
+fi
+if [ -n "$check" ]; then
+  if out=$(MUT="$dir" CC="$cc" bash -c "$check" 2>&1); then
+    echo "ok mutation $name caught: $(printf '%s\n' "$out" | tail -n 1)"
+    exit 0
+  fi
+  printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
+  echo "not ok mutation $name not caught"
   exit 1
 fi
 if ! $cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$dir" -I. -Itests/shared tests/core/sim.c -o "$dir/sim"; then
