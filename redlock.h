@@ -513,7 +513,8 @@
    UPDATE: one intending writer beside the readers, which redlock_upgrade()
    turns into EXCLUSIVE once the readers are gone, without ever letting
    go, so no other writer gets in between. redlock_downgrade() turns an
-   EXCLUSIVE (or UPDATE) hold into SHARED.
+   EXCLUSIVE (or UPDATE) hold into SHARED. Both change the hold, not the
+   lock: every acquire (and adopt) holds as opts.access asks.
    Writer preference: an EXCLUSIVE acquire refused because the key is held
    leaves a mark, "w:"+token in the hash, that refuses new SHARED and
    UPDATE acquires, so a stream of readers cannot starve a writer. The
@@ -923,7 +924,8 @@ struct redlock_lock {
     uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
     uint8_t _user_extend;  /* the last extend round was requested by the user (read in PH_EXTEND only) */
     uint8_t _kind;         /* REDLOCK__K_*: reentrant (the key is a hash {owner: count,
-                              owner:token: 1}), fenced, the access mode */
+                              owner:token: 1}), fenced, the hold's access mode and
+                              the options' (each acquire starts from the latter) */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
@@ -1020,10 +1022,13 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    EXCLUSIVE (or UPDATE) lock held is SHARED from the call on; the result
    (REDLOCK_OP_DOWNGRADE) says whether a quorum of nodes lets readers in.
    Both: INVALID for another mode, NOT_HELD, BUSY while an extend, an
-   upgrade or a downgrade runs. */
+   upgrade or a downgrade runs. Both change the current hold only: the
+   next acquire holds as opts.access says. */
 REDLOCK_API int redlock_upgrade(redlock_lock *lock);
 REDLOCK_API int redlock_downgrade(redlock_lock *lock);
-/* The lock's access mode now (an upgrade or a downgrade changes it). */
+/* While redlock_lock_state() says HELD: the hold's access mode (an
+   upgrade or a downgrade changes it); otherwise opts.access (what the next
+   acquire holds as). */
 REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lock);
 
 /* Takes over a lock another handle or process acquired: the lock becomes
@@ -1518,10 +1523,15 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
 }
 
 /* ---- what kind of lock ---- */
-enum { REDLOCK__K_REENTRANT = 1, REDLOCK__K_FENCED = 2, REDLOCK__K_ACCESS_SHIFT = 2 /* 2 bits */ };
+enum { REDLOCK__K_REENTRANT = 1, REDLOCK__K_FENCED = 2, REDLOCK__K_ACCESS_SHIFT = 2 /* 2 bits */,
+       REDLOCK__K_OPTS_ACCESS_SHIFT = 4 /* 2 bits */ };
 static int redlock__reentrant(const redlock_lock *lk) { return lk->_kind & REDLOCK__K_REENTRANT; }
 static int redlock__fenced(const redlock_lock *lk) { return (lk->_kind & REDLOCK__K_FENCED) != 0; }
 static redlock_access redlock__access(const redlock_lock *lk) { return (redlock_access)((lk->_kind >> REDLOCK__K_ACCESS_SHIFT) & 3); }
+/* the mode opts.access asked for: what every hold starts with */
+static redlock_access redlock__opts_access(const redlock_lock *lk) {
+    return (redlock_access)((lk->_kind >> REDLOCK__K_OPTS_ACCESS_SHIFT) & 3);
+}
 /* reentrant and readers-writer locks: scripts only, on every node */
 static int redlock__scripts_only(const redlock_lock *lk) { return redlock__reentrant(lk) || redlock__access(lk) != REDLOCK_ACCESS_DEFAULT; }
 
@@ -3252,7 +3262,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_client = c;
     lk->_magic = REDLOCK__MAGIC;
     if (o->fence) lk->_kind |= REDLOCK__K_FENCED;
-    lk->_kind |= (uint8_t)(o->access << REDLOCK__K_ACCESS_SHIFT);
+    lk->_kind |= (uint8_t)((o->access << REDLOCK__K_ACCESS_SHIFT) | (o->access << REDLOCK__K_OPTS_ACCESS_SHIFT));
     if (redlock__fenced(lk)) {
         memcpy(redlock__counter(lk), REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN);
         memcpy(redlock__counter(lk) + REDLOCK__FENCE_PREFIX_LEN, o->key, klen);
@@ -3322,6 +3332,7 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     if (c->_cb.random(c->_user, redlock__fresh(lk), REDLOCK_TOKEN_LEN / 2) != 0) return REDLOCK_ERR_RANDOM;
     if (lk->_owner_default && !redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
     lk->_state = REDLOCK_STATE_ACQUIRING;
+    redlock__set_access(lk, redlock__opts_access(lk)); /* a downgrade or an upgrade changed the last hold only */
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
@@ -3446,6 +3457,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     memcpy(redlock__token(lk), token, REDLOCK_TOKEN_LEN);
     redlock__token(lk)[REDLOCK_TOKEN_LEN] = '\0';
     lk->_state = REDLOCK_STATE_HELD;
+    redlock__set_access(lk, redlock__opts_access(lk));
     lk->_validity_unknown = valid_ms == 0;
     lk->_valid_until = valid_ms ? now + valid_ms * 1000 : REDLOCK_NO_DEADLINE; /* nothing to run out yet */
     lk->_acquired_at = lk->_op_start = now;
@@ -3617,7 +3629,8 @@ REDLOCK_API const char *redlock_lock_key(const redlock_lock *lk, size_t *len) {
 }
 
 REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lk) {
-    return lk && lk->_magic == REDLOCK__MAGIC ? redlock__access(lk) : REDLOCK_ACCESS_DEFAULT;
+    if (!lk || lk->_magic != REDLOCK__MAGIC) return REDLOCK_ACCESS_DEFAULT;
+    return redlock_lock_state(lk) == REDLOCK_STATE_HELD ? redlock__access(lk) : redlock__opts_access(lk);
 }
 
 REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lk) {

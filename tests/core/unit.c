@@ -5723,6 +5723,79 @@ static void test_rw_marks_and_endings(void) {
     teardown();
 }
 
+/* Proves: a downgrade or an upgrade changes the hold, not the handle: the
+   next acquire asks for the mode of the options again (an exclusive lock
+   that was downgraded asks "x", an update lock that was upgraded "u" and
+   may upgrade again); redlock_lock_access says the hold's mode while held,
+   the options' otherwise. */
+static void test_rw_mode_per_hold(void) {
+    char expect[1200];
+    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    num(1, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
+    redlock_release(&L);
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[3].cmd, expect);
+    num(3, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    teardown();
+    /* a hold that ends LOST after a downgrade: the same */
+    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_downgrade(&L);
+    num(1, 1);
+    advance_to(T.now + 2000000);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    num(T.qn - 1, 0);                      /* the cleanup's answer */
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[T.qn - 1].cmd, expect);
+    teardown();
+    /* update: upgraded once, an update lock again at the next acquire */
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_release(&L);
+    num(2, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 u 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[3].cmd, expect);
+    num(3, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    teardown();
+    /* adopted: the options' mode too */
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    num(1, 1);
+    redlock_release(&L);
+    num(2, 1);
+    CHECK_EQ(redlock_lock_adopt(&L, "0123456789abcdef0123456789abcdef", 500), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    teardown();
+}
+
 /* Proves: the options a readers-writer lock refuses (INVALID): another
    mode number, reentrant, fence; a node without scripting votes
    NO_SCRIPTING; too few nodes that may script by configuration: refused
@@ -6452,6 +6525,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_refusals);
     RUN_T(test_rw_upgrade_downgrade);
     RUN_T(test_rw_marks_and_endings);
+    RUN_T(test_rw_mode_per_hold);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
