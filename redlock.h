@@ -531,14 +531,18 @@
    holder's mode (an exclusive hold stands on its exclusive entries).
    Upgrade: each attempt converts this holder's entry from update to
    exclusive on the nodes where no other holder is left, and renews it
-   there and elsewhere (for the lock's ttl: an attempt is also a renewal;
-   attempts come at least every renew_every). A quorum converted: the lock
-   is EXCLUSIVE (op REDLOCK_OP_UPGRADE, OK). Otherwise it retries as an
-   acquire does (retry_count, retry delay, wait_ms: LOCKED or TIMEOUT);
-   when it gives up, the nodes it converted go back to update and the lock
-   stays held as UPDATE. Downgrade: the lock is SHARED from the call on
-   (act as a reader from then); the result says whether a quorum of nodes
-   lets readers in yet (NO_QUORUM: the others do once the hold ends).
+   there and elsewhere (for the lock's ttl: an attempt is also a renewal,
+   counted against max_extensions and made only within max_hold_ms, as the
+   watchdog's; attempts come at least every renew_every). A quorum
+   converted: the lock is
+   EXCLUSIVE (op REDLOCK_OP_UPGRADE, OK). Otherwise it retries as an
+   acquire does (retry_count, retry delay, wait_ms: LOCKED or TIMEOUT, or
+   HOLD_LIMIT when the next attempt would renew past the cap: the lock
+   then runs out and is LOST with HOLD_LIMIT); when it gives up, the nodes
+   it converted go back to update and the lock stays held as UPDATE.
+   Downgrade: the lock is SHARED from the call on (act as a reader from
+   then); the result says whether a quorum of nodes lets readers in yet
+   (NO_QUORUM: the others do once the hold ends).
    Entries expire on the servers' clocks (redis TIME in the scripts), as a
    plain key's TTL does; the safety argument is the plain lock's. Scripts
    only: NO_SCRIPTING without them (no legacy fallback), refused at
@@ -636,7 +640,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_EXPIRED = -24,     /* lost: validity ran out */
     REDLOCK_ERR_STOLEN = -25,      /* lost: a node holds another token */
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
-    REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost: max hold time / extensions reached */
+    REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
     REDLOCK_ERR_CANCELLED = -28,   /* acquire cancelled by release or deinit */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
@@ -825,7 +829,7 @@ typedef struct redlock_lock_opts {
                                  locks taken together do not renew together */
     int64_t max_hold_ms;      /* stop renewing after this long held; 0 = no cap */
     int max_extensions;       /* stop renewing after this many successful extends
-                                 (yours count too); 0 = no cap */
+                                 (yours and an upgrade's attempts count too); 0 = no cap */
     int retry_count;          /* 0: client's; < 0: none */
     int64_t retry_delay_ms;   /* 0: client's */
     int64_t retry_jitter_ms;  /* 0: client's; < 0: none */
@@ -2773,6 +2777,13 @@ static void redlock__set_access(redlock_lock *lk, redlock_access a) {
     lk->_kind = (uint8_t)((lk->_kind & ~(3 << REDLOCK__K_ACCESS_SHIFT)) | (a << REDLOCK__K_ACCESS_SHIFT));
 }
 
+/* max_extensions or max_hold_ms reached: no more renewals (the watchdog's,
+   an upgrade's attempts) for this hold. */
+static int redlock__cap_reached(const redlock_lock *lk, int64_t now) {
+    return lk->_capped || (lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
+           (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us);
+}
+
 /* Starts an upgrade attempt: a round that also renews the hold (for the
    lock's ttl, as a renewal: the validity is cut to it now if shorter). */
 static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
@@ -2792,7 +2803,8 @@ static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
 static int redlock__upgrade_done(redlock_lock *lk, const int *alive, int status, int votes, int64_t now) {
     lk->_upgrading = 0;
     lk->_next_at = now + lk->_renew_every_us;
-    if (status != REDLOCK_OK) redlock__round(lk, REDLOCK__PH_SETTLE, now); /* back to update where it got further */
+    if (status != REDLOCK_OK && lk->_attempt > 0) /* back to update where it got further */
+        redlock__round(lk, REDLOCK__PH_SETTLE, now);
     else lk->_phase = REDLOCK__PH_NONE;
     redlock__flush(lk, now, alive); /* out before the callback */
     if (!*alive) return 0;
@@ -2816,6 +2828,7 @@ static int redlock__decide_upgrade(redlock_lock *lk, const int *alive, int64_t n
     if (t.yes + t.no >= q) { /* renewed on a quorum, not upgraded */
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_validity_unknown = 0;
+        lk->_extensions++;
     } else if (t.missing > n - q) {
         return redlock__lose(lk, alive, REDLOCK_ERR_QUORUM_LOST, now);
     }
@@ -2920,11 +2933,15 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_upgrading && lk->_phase == REDLOCK__PH_NONE) {
-        if (now >= lk->_next_at) redlock__start_upgrade(lk, now); /* its attempts renew the hold meanwhile */
+        if (now < lk->_next_at) return 1;
+        if (redlock__cap_reached(lk, now)) { /* an attempt would renew the hold past its cap */
+            lk->_capped = 1;
+            return redlock__upgrade_done(lk, alive, REDLOCK_ERR_HOLD_LIMIT, 0, now);
+        }
+        redlock__start_upgrade(lk, now); /* its attempts renew the hold meanwhile */
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
                !lk->_capped && now >= lk->_next_at) {
-        if ((lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
-            (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us)) {
+        if (redlock__cap_reached(lk, now)) {
             lk->_capped = 1;  /* renewal stops; the lock runs out and is reported lost */
         } else {
             redlock__start_extend(lk, lk->_ttl_ms, 0, now);
@@ -3409,8 +3426,7 @@ REDLOCK_API int redlock_upgrade(redlock_lock *lk) {
     lk->_op_start = now;
     lk->_next_at = now; /* the first attempt: now, or when a running renewal is done */
     redlock__enter(c);
-    if (lk->_phase == REDLOCK__PH_NONE) redlock__start_upgrade(lk, now);
-    redlock__drive(lk);
+    redlock__drive(lk);  /* which starts it (or ends it at once: the hold's cap) */
     redlock__leave(c);
     return REDLOCK_OK;
 }

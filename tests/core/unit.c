@@ -5796,6 +5796,66 @@ static void test_rw_mode_per_hold(void) {
     teardown();
 }
 
+/* Answers every command sent since *done: 0 to an upgrade attempt
+   (readers still there: renewed, not upgraded), 1 to anything else. */
+static void answer_upgrade_refused(int *done) {
+    for (; *done < T.qn; (*done)++)
+        num(*done, starts(*done, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251") ? 0 : 1);
+}
+
+/* Proves: an upgrade's attempts renew the hold within max_hold_ms and
+   max_extensions as the watchdog does: with readers that never leave, the
+   upgrade ends HOLD_LIMIT once the cap is reached and the lock runs out
+   (LOST, HOLD_LIMIT) within a ttl of the cap; attempts that renewed count
+   as extensions; an upgrade called past the cap ends at once. */
+static void test_rw_upgrade_hold_cap(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t start;
+    int done = 0, cap;
+    for (cap = 0; cap < 2; cap++) {
+        base_config(&cfg, 1);
+        base_opts(&o, 1000, 1);
+        o.access = REDLOCK_ACCESS_UPDATE;
+        o.retry_count = 1000;
+        if (cap == 0) o.max_hold_ms = 1500;
+        else o.max_extensions = 4;
+        setup_with(&cfg, &o);
+        done = 0;
+        start = T.now;
+        redlock_acquire(&L);
+        answer_upgrade_refused(&done);
+        CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+        answer_upgrade_refused(&done);
+        while (redlock_lock_state(&L) == REDLOCK_STATE_HELD && T.now < start + 6000000 && T.timer != REDLOCK_NO_DEADLINE) {
+            advance_to(T.timer);
+            answer_upgrade_refused(&done);
+        }
+        CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_HOLD_LIMIT);
+        CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_HOLD_LIMIT);
+        if (cap == 0) CHECK(T.now <= start + 2500000);
+        else CHECK(L._extensions == 4);
+        teardown();
+    }
+    /* the cap reached before the call (an extend of the user's counts):
+       ends at once, nothing sent */
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    o.max_extensions = 1;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_extend(&L, 0);
+    num(1, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_HOLD_LIMIT);
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    teardown();
+}
+
 /* Proves: the options a readers-writer lock refuses (INVALID): another
    mode number, reentrant, fence; a node without scripting votes
    NO_SCRIPTING; too few nodes that may script by configuration: refused
@@ -6526,6 +6586,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_upgrade_downgrade);
     RUN_T(test_rw_marks_and_endings);
     RUN_T(test_rw_mode_per_hold);
+    RUN_T(test_rw_upgrade_hold_cap);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
