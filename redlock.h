@@ -533,8 +533,8 @@
    exclusive on the nodes where no other holder is left, and renews it
    there and elsewhere (for the lock's ttl: an attempt is also a renewal,
    counted against max_extensions and made only within max_hold_ms, as the
-   watchdog's; attempts come at least every renew_every). A quorum
-   converted: the lock is
+   watchdog's; attempts come at least every renew_every, the first at the
+   call or when a running renewal ends). A quorum converted: the lock is
    EXCLUSIVE (op REDLOCK_OP_UPGRADE, OK). Otherwise it retries as an
    acquire does (retry_count, retry delay, wait_ms: LOCKED or TIMEOUT, or
    HOLD_LIMIT when the next attempt would renew past the cap: the lock
@@ -2746,7 +2746,8 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
-        lk->_next_at = lk->_round_start + lk->_renew_every_us;
+        /* an upgrade called meanwhile keeps its time: its attempt is due now */
+        if (!lk->_upgrading) lk->_next_at = lk->_round_start + lk->_renew_every_us;
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
@@ -2762,7 +2763,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     status = user ? redlock__too_few(lk) : REDLOCK_ERR_TRANSPORT;
     lk->_phase = REDLOCK__PH_NONE;
     if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
-    {
+    if (!lk->_upgrading) {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
         if (again > left / 3) again = left / 3;
         lk->_next_at = now + again;

@@ -5856,6 +5856,44 @@ static void test_rw_upgrade_hold_cap(void) {
     teardown();
 }
 
+/* Proves: an upgrade called while a watchdog renewal runs makes its first
+   attempt as soon as the renewal's answer is in (its timer is due then,
+   not a renew interval later), and its wait_ms counts from the call. */
+static void test_rw_upgrade_during_renewal(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t called;
+    int k;
+    base_config(&cfg, 1);
+    base_opts(&o, 3000, 1);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    o.retry_count = 100;
+    o.wait_ms = 200;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    advance_to(T.timer);                   /* the watchdog's renewal goes out */
+    CHECK_EQ(T.qn, 2);
+    CHECK(starts(1, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158"));
+    called = T.now + 10000;
+    T.now = called;
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 2);                     /* after the renewal */
+    T.now += 5000;
+    num(1, 1);
+    CHECK(T.timer <= T.now);               /* due at once */
+    advance_to(T.now);
+    CHECK_EQ(T.qn, 3);
+    CHECK(starts(2, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251"));
+    for (k = 2; k < 20 && last_status(REDLOCK_OP_UPGRADE) == 1; k++) {
+        if (k < T.qn) num(k, 0);
+        if (last_status(REDLOCK_OP_UPGRADE) == 1) run_until_sent(k + 1);
+    }
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_TIMEOUT);
+    CHECK(T.now <= called + 200000);
+    teardown();
+}
+
 /* Proves: the options a readers-writer lock refuses (INVALID): another
    mode number, reentrant, fence; a node without scripting votes
    NO_SCRIPTING; too few nodes that may script by configuration: refused
@@ -6587,6 +6625,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_marks_and_endings);
     RUN_T(test_rw_mode_per_hold);
     RUN_T(test_rw_upgrade_hold_cap);
+    RUN_T(test_rw_upgrade_during_renewal);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
