@@ -542,7 +542,8 @@
    it converted go back to update and the lock stays held as UPDATE.
    Downgrade: the lock is SHARED from the call on (act as a reader from
    then); the result says whether a quorum of nodes lets readers in yet
-   (NO_QUORUM: the others do once the hold ends).
+   (NO_QUORUM: the others do once the hold ends; CANCELLED: a release came
+   first).
    Entries expire on the servers' clocks (redis TIME in the scripts), as a
    plain key's TTL does; the safety argument is the plain lock's. Scripts
    only: NO_SCRIPTING without them (no legacy fallback), refused at
@@ -641,7 +642,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_STOLEN = -25,      /* lost: a node holds another token */
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
-    REDLOCK_ERR_CANCELLED = -28,   /* acquire cancelled by release or deinit */
+    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release, or deinit */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
@@ -1004,9 +1005,9 @@ REDLOCK_API int redlock_acquire(redlock_lock *lock);
    EXPIRED if a majority no longer had it, NO_QUORUM if too few answered,
    OVERLOADED if too few answered because the transport refused commands
    with QUEUE_FULL).
-   Called while acquiring (or during an extend), it cancels that operation
-   (its result: CANCELLED) and releases. Returns OK if started, or
-   NOT_HELD / BUSY. */
+   Called while acquiring (or during an extend, an upgrade or a downgrade),
+   it cancels that operation (its result: CANCELLED) and releases. Returns
+   OK if started, or NOT_HELD / BUSY. */
 REDLOCK_API int redlock_release(redlock_lock *lock);
 
 /* Sets the remaining time of a held lock to ttl_ms (0: the lock's ttl) on a
@@ -2883,7 +2884,7 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
 static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     int i;
-    if (lk->_cancel_op) {  /* release() overtook an acquire or extend: answer it */
+    if (lk->_cancel_op) {  /* release() overtook an acquire, extend, upgrade or downgrade: answer it */
         redlock_op op = (redlock_op)lk->_cancel_op;
         lk->_cancel_op = 0;
         if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
@@ -3379,7 +3380,11 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     } else if (lk->_upgrading) {
         lk->_cancel_op = REDLOCK_OP_UPGRADE;
         lk->_upgrading = 0;
-    } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
+    } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) {
+        lk->_cancel_op = REDLOCK_OP_EXTEND;
+    } else if (lk->_phase == REDLOCK__PH_DOWNGRADE) {
+        lk->_cancel_op = REDLOCK_OP_DOWNGRADE;
+    }
     lk->_state = REDLOCK_STATE_RELEASING;
     lk->_op_start = now;
     lk->_phase_op = REDLOCK_OP_RELEASE;

@@ -5894,6 +5894,22 @@ static void test_rw_upgrade_during_renewal(void) {
     teardown();
 }
 
+/* Proves: a release while a downgrade's round runs answers the downgrade
+   (CANCELLED), then the release. */
+static void test_rw_release_cancels_downgrade(void) {
+    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_CANCELLED);
+    num(3, 1); num(4, 1);                   /* the downgrade's answers: stale */
+    num(6, 1); num(7, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 3);
+    teardown();
+}
+
 /* Proves: the options a readers-writer lock refuses (INVALID): another
    mode number, reentrant, fence; a node without scripting votes
    NO_SCRIPTING; too few nodes that may script by configuration: refused
@@ -6626,6 +6642,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_mode_per_hold);
     RUN_T(test_rw_upgrade_hold_cap);
     RUN_T(test_rw_upgrade_during_renewal);
+    RUN_T(test_rw_release_cancels_downgrade);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
