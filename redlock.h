@@ -540,7 +540,7 @@
    HOLD_LIMIT when the next attempt would renew past the cap: the lock
    then runs out and is LOST with HOLD_LIMIT); when it gives up, the nodes
    it converted go back to update and the lock stays held as UPDATE.
-   Downgrade: the lock is SHARED from the call on (act as a reader from
+   Downgrade: the hold is SHARED from the call on (act as a reader from
    then); the result says whether a quorum of nodes lets readers in yet
    (NO_QUORUM: the others do once the hold ends; CANCELLED: a release came
    first).
