@@ -531,7 +531,8 @@
    UPDATE: one intending writer beside the readers, which redlock_upgrade()
    turns into EXCLUSIVE once the readers are gone, without ever letting
    go, so no other writer gets in between. redlock_downgrade() turns an
-   EXCLUSIVE (or UPDATE) hold into SHARED.
+   EXCLUSIVE (or UPDATE) hold into SHARED. Both change the hold, not the
+   lock: every acquire (and adopt) holds as opts.access asks.
    Writer preference: an EXCLUSIVE acquire refused because the key is held
    leaves a mark, "w:"+token in the hash, that refuses new SHARED and
    UPDATE acquires, so a stream of readers cannot starve a writer. The
@@ -548,14 +549,19 @@
    holder's mode (an exclusive hold stands on its exclusive entries).
    Upgrade: each attempt converts this holder's entry from update to
    exclusive on the nodes where no other holder is left, and renews it
-   there and elsewhere (for the lock's ttl: an attempt is also a renewal;
-   attempts come at least every renew_every). A quorum converted: the lock
-   is EXCLUSIVE (op REDLOCK_OP_UPGRADE, OK). Otherwise it retries as an
-   acquire does (retry_count, retry delay, wait_ms: LOCKED or TIMEOUT);
-   when it gives up, the nodes it converted go back to update and the lock
-   stays held as UPDATE. Downgrade: the lock is SHARED from the call on
-   (act as a reader from then); the result says whether a quorum of nodes
-   lets readers in yet (NO_QUORUM: the others do once the hold ends).
+   there and elsewhere (for the lock's ttl: an attempt is also a renewal,
+   counted against max_extensions and made only within max_hold_ms, as the
+   watchdog's; attempts come at least every renew_every, the first at the
+   call or when a running renewal ends). A quorum converted: the lock is
+   EXCLUSIVE (op REDLOCK_OP_UPGRADE, OK). Otherwise it retries as an
+   acquire does (retry_count, retry delay, wait_ms: LOCKED or TIMEOUT, or
+   HOLD_LIMIT when the next attempt would renew past the cap: the lock
+   then runs out and is LOST with HOLD_LIMIT); when it gives up, the nodes
+   it converted go back to update and the lock stays held as UPDATE.
+   Downgrade: the hold is SHARED from the call on (act as a reader from
+   then); the result says whether a quorum of nodes lets readers in yet
+   (NO_QUORUM: the others do once the hold ends; CANCELLED: a release came
+   first).
    Entries expire on the servers' clocks (redis TIME in the scripts), as a
    plain key's TTL does; the safety argument is the plain lock's. Scripts
    only: NO_SCRIPTING without them (no legacy fallback), refused at
@@ -653,8 +659,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_EXPIRED = -24,     /* lost: validity ran out */
     REDLOCK_ERR_STOLEN = -25,      /* lost: a node holds another token */
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
-    REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost: max hold time / extensions reached */
-    REDLOCK_ERR_CANCELLED = -28,   /* acquire cancelled by release or deinit */
+    REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
+    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release, or deinit */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
@@ -844,7 +850,7 @@ typedef struct redlock_lock_opts {
                                  locks taken together do not renew together */
     int64_t max_hold_ms;      /* stop renewing after this long held; 0 = no cap */
     int max_extensions;       /* stop renewing after this many successful extends
-                                 (yours count too); 0 = no cap */
+                                 (yours and an upgrade's attempts count too); 0 = no cap */
     int retry_count;          /* 0: client's; < 0: none */
     int64_t retry_delay_ms;   /* 0: client's */
     int64_t retry_jitter_ms;  /* 0: client's; < 0: none */
@@ -943,7 +949,8 @@ struct redlock_lock {
     uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
     uint8_t _user_extend;  /* the last extend round was requested by the user (read in PH_EXTEND only) */
     uint8_t _kind;         /* REDLOCK__K_*: reentrant (the key is a hash {owner: count,
-                              owner:token: 1}), fenced, the access mode */
+                              owner:token: 1}), fenced, the hold's access mode and
+                              the options' (each acquire starts from the latter) */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
@@ -1018,9 +1025,9 @@ REDLOCK_API int redlock_acquire(redlock_lock *lock);
    EXPIRED if a majority no longer had it, NO_QUORUM if too few answered,
    OVERLOADED if too few answered because the transport refused commands
    with QUEUE_FULL).
-   Called while acquiring (or during an extend), it cancels that operation
-   (its result: CANCELLED) and releases. Returns OK if started, or
-   NOT_HELD / BUSY. */
+   Called while acquiring (or during an extend, an upgrade or a downgrade),
+   it cancels that operation (its result: CANCELLED) and releases. Returns
+   OK if started, or NOT_HELD / BUSY. */
 REDLOCK_API int redlock_release(redlock_lock *lock);
 
 /* Sets the remaining time of a held lock to ttl_ms (0: the lock's ttl) on a
@@ -1040,10 +1047,13 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    EXCLUSIVE (or UPDATE) lock held is SHARED from the call on; the result
    (REDLOCK_OP_DOWNGRADE) says whether a quorum of nodes lets readers in.
    Both: INVALID for another mode, NOT_HELD, BUSY while an extend, an
-   upgrade or a downgrade runs. */
+   upgrade or a downgrade runs. Both change the current hold only: the
+   next acquire holds as opts.access says. */
 REDLOCK_API int redlock_upgrade(redlock_lock *lock);
 REDLOCK_API int redlock_downgrade(redlock_lock *lock);
-/* The lock's access mode now (an upgrade or a downgrade changes it). */
+/* While redlock_lock_state() says HELD: the hold's access mode (an
+   upgrade or a downgrade changes it); otherwise opts.access (what the next
+   acquire holds as). */
 REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lock);
 
 /* Takes over a lock another handle or process acquired: the lock becomes
@@ -1549,10 +1559,15 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
 }
 
 /* ---- what kind of lock ---- */
-enum { REDLOCK__K_REENTRANT = 1, REDLOCK__K_FENCED = 2, REDLOCK__K_ACCESS_SHIFT = 2 /* 2 bits */ };
+enum { REDLOCK__K_REENTRANT = 1, REDLOCK__K_FENCED = 2, REDLOCK__K_ACCESS_SHIFT = 2 /* 2 bits */,
+       REDLOCK__K_OPTS_ACCESS_SHIFT = 4 /* 2 bits */ };
 static int redlock__reentrant(const redlock_lock *lk) { return lk->_kind & REDLOCK__K_REENTRANT; }
 static int redlock__fenced(const redlock_lock *lk) { return (lk->_kind & REDLOCK__K_FENCED) != 0; }
 static redlock_access redlock__access(const redlock_lock *lk) { return (redlock_access)((lk->_kind >> REDLOCK__K_ACCESS_SHIFT) & 3); }
+/* the mode opts.access asked for: what every hold starts with */
+static redlock_access redlock__opts_access(const redlock_lock *lk) {
+    return (redlock_access)((lk->_kind >> REDLOCK__K_OPTS_ACCESS_SHIFT) & 3);
+}
 /* reentrant and readers-writer locks: scripts only, on every node */
 static int redlock__scripts_only(const redlock_lock *lk) { return redlock__reentrant(lk) || redlock__access(lk) != REDLOCK_ACCESS_DEFAULT; }
 
@@ -2779,7 +2794,8 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
-        lk->_next_at = lk->_round_start + lk->_renew_every_us;
+        /* an upgrade called meanwhile keeps its time: its attempt is due now */
+        if (!lk->_upgrading) lk->_next_at = lk->_round_start + lk->_renew_every_us;
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
@@ -2795,7 +2811,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     status = user ? redlock__too_few(lk) : REDLOCK_ERR_TRANSPORT;
     lk->_phase = REDLOCK__PH_NONE;
     if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
-    {
+    if (!lk->_upgrading) {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
         if (again > left / 3) again = left / 3;
         lk->_next_at = now + again;
@@ -2808,6 +2824,13 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
 
 static void redlock__set_access(redlock_lock *lk, redlock_access a) {
     lk->_kind = (uint8_t)((lk->_kind & ~(3 << REDLOCK__K_ACCESS_SHIFT)) | (a << REDLOCK__K_ACCESS_SHIFT));
+}
+
+/* max_extensions or max_hold_ms reached: no more renewals (the watchdog's,
+   an upgrade's attempts) for this hold. */
+static int redlock__cap_reached(const redlock_lock *lk, int64_t now) {
+    return lk->_capped || (lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
+           (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us);
 }
 
 /* Starts an upgrade attempt: a round that also renews the hold (for the
@@ -2829,7 +2852,8 @@ static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
 static int redlock__upgrade_done(redlock_lock *lk, const int *alive, int status, int votes, int64_t now) {
     lk->_upgrading = 0;
     lk->_next_at = now + lk->_renew_every_us;
-    if (status != REDLOCK_OK) redlock__round(lk, REDLOCK__PH_SETTLE, now); /* back to update where it got further */
+    if (status != REDLOCK_OK && lk->_attempt > 0) /* back to update where it got further */
+        redlock__round(lk, REDLOCK__PH_SETTLE, now);
     else lk->_phase = REDLOCK__PH_NONE;
     redlock__flush(lk, now, alive); /* out before the callback */
     if (!*alive) return 0;
@@ -2853,6 +2877,7 @@ static int redlock__decide_upgrade(redlock_lock *lk, const int *alive, int64_t n
     if (t.yes + t.no >= q) { /* renewed on a quorum, not upgraded */
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_validity_unknown = 0;
+        lk->_extensions++;
     } else if (t.missing > n - q) {
         return redlock__lose(lk, alive, REDLOCK_ERR_QUORUM_LOST, now);
     }
@@ -2906,7 +2931,7 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
 static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     int i;
-    if (lk->_cancel_op) {  /* release() overtook an acquire or extend: answer it */
+    if (lk->_cancel_op) {  /* release() overtook an acquire, extend, upgrade or downgrade: answer it */
         redlock_op op = (redlock_op)lk->_cancel_op;
         lk->_cancel_op = 0;
         if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
@@ -2957,11 +2982,15 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_upgrading && lk->_phase == REDLOCK__PH_NONE) {
-        if (now >= lk->_next_at) redlock__start_upgrade(lk, now); /* its attempts renew the hold meanwhile */
+        if (now < lk->_next_at) return 1;
+        if (redlock__cap_reached(lk, now)) { /* an attempt would renew the hold past its cap */
+            lk->_capped = 1;
+            return redlock__upgrade_done(lk, alive, REDLOCK_ERR_HOLD_LIMIT, 0, now);
+        }
+        redlock__start_upgrade(lk, now); /* its attempts renew the hold meanwhile */
     } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
                !lk->_capped && now >= lk->_next_at) {
-        if ((lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
-            (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us)) {
+        if (redlock__cap_reached(lk, now)) {
             lk->_capped = 1;  /* renewal stops; the lock runs out and is reported lost */
         } else {
             redlock__start_extend(lk, lk->_ttl_ms, 0, now);
@@ -3299,7 +3328,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_client = c;
     lk->_magic = REDLOCK__MAGIC;
     if (o->fence) lk->_kind |= REDLOCK__K_FENCED;
-    lk->_kind |= (uint8_t)(o->access << REDLOCK__K_ACCESS_SHIFT);
+    lk->_kind |= (uint8_t)((o->access << REDLOCK__K_ACCESS_SHIFT) | (o->access << REDLOCK__K_OPTS_ACCESS_SHIFT));
     if (redlock__fenced(lk)) {
         memcpy(redlock__counter(lk), REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN);
         memcpy(redlock__counter(lk) + REDLOCK__FENCE_PREFIX_LEN, o->key, klen);
@@ -3369,6 +3398,7 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     if (c->_cb.random(c->_user, redlock__fresh(lk), REDLOCK_TOKEN_LEN / 2) != 0) return REDLOCK_ERR_RANDOM;
     if (lk->_owner_default && !redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
     lk->_state = REDLOCK_STATE_ACQUIRING;
+    redlock__set_access(lk, redlock__opts_access(lk)); /* a downgrade or an upgrade changed the last hold only */
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
@@ -3397,7 +3427,11 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     } else if (lk->_upgrading) {
         lk->_cancel_op = REDLOCK_OP_UPGRADE;
         lk->_upgrading = 0;
-    } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) lk->_cancel_op = REDLOCK_OP_EXTEND;
+    } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) {
+        lk->_cancel_op = REDLOCK_OP_EXTEND;
+    } else if (lk->_phase == REDLOCK__PH_DOWNGRADE) {
+        lk->_cancel_op = REDLOCK_OP_DOWNGRADE;
+    }
     lk->_state = REDLOCK_STATE_RELEASING;
     lk->_op_start = now;
     lk->_phase_op = REDLOCK_OP_RELEASE;
@@ -3445,8 +3479,7 @@ REDLOCK_API int redlock_upgrade(redlock_lock *lk) {
     lk->_op_start = now;
     lk->_next_at = now; /* the first attempt: now, or when a running renewal is done */
     redlock__enter(c);
-    if (lk->_phase == REDLOCK__PH_NONE) redlock__start_upgrade(lk, now);
-    redlock__drive(lk);
+    redlock__drive(lk);  /* which starts it (or ends it at once: the hold's cap) */
     redlock__leave(c);
     return REDLOCK_OK;
 }
@@ -3493,6 +3526,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     memcpy(redlock__token(lk), token, REDLOCK_TOKEN_LEN);
     redlock__token(lk)[REDLOCK_TOKEN_LEN] = '\0';
     lk->_state = REDLOCK_STATE_HELD;
+    redlock__set_access(lk, redlock__opts_access(lk));
     lk->_validity_unknown = valid_ms == 0;
     lk->_valid_until = valid_ms ? now + valid_ms * 1000 : REDLOCK_NO_DEADLINE; /* nothing to run out yet */
     lk->_acquired_at = lk->_op_start = now;
@@ -3664,7 +3698,8 @@ REDLOCK_API const char *redlock_lock_key(const redlock_lock *lk, size_t *len) {
 }
 
 REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lk) {
-    return lk && lk->_magic == REDLOCK__MAGIC ? redlock__access(lk) : REDLOCK_ACCESS_DEFAULT;
+    if (!lk || lk->_magic != REDLOCK__MAGIC) return REDLOCK_ACCESS_DEFAULT;
+    return redlock_lock_state(lk) == REDLOCK_STATE_HELD ? redlock__access(lk) : redlock__opts_access(lk);
 }
 
 REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lk) {

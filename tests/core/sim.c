@@ -20,7 +20,14 @@
    The checker asserts:
      - mutual exclusion: per key, no two lock handles inside their validity
        windows at the same true instant (two handles of one client count
-       as two holders), unless both are reentrant locks of one owner;
+       as two holders), unless both are reentrant locks of one owner or
+       readers-writer holds that may share; a hold's mode is the one its
+       acquire was configured with (the lock's options), then what the
+       caller's downgrade call or reported upgrade made it, never what the
+       handle says (redlock_lock_access must agree with that);
+     - the hold cap: no automatic renewal (the watchdog's, an upgrade's
+       attempts) starts past max_hold_ms or max_extensions, so a hold is
+       never valid beyond max_hold_ms + ttl but by the user's own extends;
      - reentrant counts: on every node the owner's count equals its
        entries, never below zero, and an empty hash does not stay;
      - a holder is told: a lock still HELD at or after its validity end when
@@ -209,7 +216,25 @@ typedef struct slot {        /* one lock handle of a client */
                                 OVERLOADED allowed */
     int release_queue_full;  /* ... since the last release call: NO_QUORUM not allowed */
     int fenced;              /* the fence option */
-    redlock_access access;   /* a readers-writer lock's mode, or DEFAULT */
+    /* a readers-writer lock's modes, from the calls made (never from the
+       handle): what its options ask for, and the current (or last) hold's:
+       the options' at acquire and adopt, then shared from a downgrade call
+       on, exclusive from a reported upgrade on; DEFAULT for other locks */
+    redlock_access opts_access, access;
+    unsigned access_gen;     /* bumps when a new hold takes the options' mode */
+    int upgrade_asked;       /* an upgrade was called on this hold and not yet answered */
+    int remoded;             /* a downgrade or an upgrade changed the current (or last) hold */
+    long upgrade_results;    /* upgrade results reported */
+    /* the hold cap: max_hold_ms (us, 0 none) and max_extensions (0 none)
+       from the options; when the hold began (local time, as the core
+       counts it: the acquire's success, or adopt), the renewals seen since,
+       and the furthest validity the user's own extends (or the adopt's
+       valid_ms) asked for */
+    int64_t max_hold_us;
+    int max_extensions;
+    int64_t held_since;
+    int renewals;
+    int64_t user_bound;
     int fence_token;         /* token record whose hold the fence checker has, -1 none */
 } slot;
 
@@ -300,6 +325,9 @@ typedef struct world {
     long update_holds;       /* and update */
     long shared_overlaps;    /* pairs of shared holds whose windows overlapped (allowed) */
     long upgrades;           /* update holds made exclusive */
+    long remode_acquires;    /* acquisitions by a handle whose last hold a downgrade or upgrade changed */
+    long reinits_in_flight;  /* lock_init on a handle with a round still running */
+    long capped_upgrades;    /* upgrades ended by the hold cap */
     token_rec tokens[MAX_TOKENS];
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
@@ -448,6 +476,9 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
         s->ext_ttl_ms = 0;
         s->renew_retry = 0;
         s->first_renewal = 1;
+        s->held_since = now; /* the core's acquired_at: the cap counts from here */
+        s->renewals = 0;
+        s->user_bound = 0;
         break;
     case REDLOCK_EV_RENEWED: {
         int64_t ttl = s->ext_ttl_ms ? s->ext_ttl_ms : s->ttl_ms;
@@ -458,6 +489,16 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
                      (long long)(ttl * 1000 - drift_us(c, ttl)));
             violation(W, what, c->id);
         }
+        if (!s->ext_ttl_ms) {
+            /* an automatic renewal starts only inside the hold's cap (the
+               core counts renewals the model cannot see, an upgrade's
+               attempts: it has at least as many) */
+            if (s->max_extensions > 0 && s->renewals >= s->max_extensions)
+                violation(W, "a renewal after max_extensions renewals", c->id);
+            if (s->max_hold_us > 0 && start - s->held_since >= s->max_hold_us)
+                violation(W, "a renewal began after max_hold_ms", c->id);
+        }
+        s->renewals++;
         if (!s->ext_ttl_ms && s->round_start) {
             /* a watchdog renewal: never early (the first after an acquire
                by its share of the spread, up to 1/16 of the cadence), and
@@ -1490,12 +1531,40 @@ static void observe_slot(world *w, client *c, int k) {
             s->token = w->ntokens++;
         }
     }
-    /* a polled lock's upgrade is seen here (later than it came: the window
-       counts as update until now, which checks less, never wrongly) */
-    if (s->access == REDLOCK_ACCESS_UPDATE && redlock_lock_access(&s->lk) == REDLOCK_ACCESS_EXCLUSIVE) {
+    /* a polled lock's upgrade (one it asked for) is seen here, as its
+       caller sees it: later than it came, so the window counts as update
+       until now, which checks less, never wrongly */
+    if (s->no_callback && s->upgrade_asked && s->access == REDLOCK_ACCESS_UPDATE &&
+        redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD && redlock_lock_access(&s->lk) == REDLOCK_ACCESS_EXCLUSIVE) {
         close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
         s->access = REDLOCK_ACCESS_EXCLUSIVE;
+        s->upgrade_asked = 0;
+        s->renewals++;
         s->cadence_gen = c->fault_gen - 1;
+    }
+    /* redlock_lock_access: the hold's mode while held, the options' otherwise */
+    if (s->opts_access != REDLOCK_ACCESS_DEFAULT &&
+        redlock_lock_access(&s->lk) !=
+            (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD ? s->access : s->opts_access)) {
+        char what[160];
+        snprintf(what, sizeof what, "redlock_lock_access says %d, the %s mode is %d", (int)redlock_lock_access(&s->lk),
+                 redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD ? "hold's" : "options'",
+                 (int)(redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD ? s->access : s->opts_access));
+        violation(w, what, c->id);
+    }
+    /* the hold cap: automatic renewals (the watchdog's, an upgrade's
+       attempts) start before held_since + max_hold_ms and renew for the
+       ttl; only the user's own extends reach further */
+    if (s->max_hold_us > 0 && held_inside(&s->lk) && redlock_lock_valid_until(&s->lk) != 0) {
+        int64_t bound = s->held_since + s->max_hold_us + s->ttl_ms * 1000;
+        if (s->user_bound > bound) bound = s->user_bound;
+        if (redlock_lock_valid_until(&s->lk) > bound) {
+            char what[160];
+            snprintf(what, sizeof what, "held past max_hold_ms: valid until %lld us after the hold began, cap %lld + ttl %lld",
+                     (long long)(redlock_lock_valid_until(&s->lk) - s->held_since), (long long)s->max_hold_us,
+                     (long long)s->ttl_ms * 1000);
+            violation(w, what, c->id);
+        }
     }
     /* a polled lock's success is seen here (later than it came: fewer pairs) */
     if (s->fenced && redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD && s->token >= 0 && s->fence_token != s->token &&
@@ -1600,7 +1669,12 @@ static void init_slot(world *w, client *c, int k) {
     /* legacy: a late GETSET writes its own client's expiry, so the algorithm
        needs one ttl per key (documented); elsewhere every lock picks its own */
     int64_t ttl = w->p->legacy ? w->key_ttl_ms[s->key] : rng_range(&w->rng, 30, 120);
-    if (s->inited) { observe_slot(w, c, k); close_interval(w, c, k, w->now); token_done(w, c, k, 1); }
+    if (s->inited) {
+        observe_slot(w, c, k);
+        close_interval(w, c, k, w->now);
+        token_done(w, c, k, 1);
+        w->reinits_in_flight += redlock_lock_pending(&s->lk) != 0;
+    }
     memset(&o, 0, sizeof o);
     o.key = key_names[s->key];
     o.ttl_ms = ttl;
@@ -1625,13 +1699,19 @@ static void init_slot(world *w, client *c, int k) {
     }
     s->fenced = w->p->fenced > 0 && rng_chance(&w->rng, w->p->fenced);
     o.fence = s->fenced;
-    s->access = REDLOCK_ACCESS_DEFAULT;
+    s->opts_access = REDLOCK_ACCESS_DEFAULT;
     if (!o.reentrant && !o.fence && w->p->rw > 0 && rng_chance(&w->rng, w->p->rw))
-        s->access = w->p->rw_update > 0 ? (rng_chance(&w->rng, w->p->rw_update) ? REDLOCK_ACCESS_UPDATE
+        s->opts_access = w->p->rw_update > 0 ? (rng_chance(&w->rng, w->p->rw_update) ? REDLOCK_ACCESS_UPDATE
                                                 : rng_chance(&w->rng, 0.6) ? REDLOCK_ACCESS_SHARED : REDLOCK_ACCESS_EXCLUSIVE)
                     : rng_chance(&w->rng, 0.5) ? REDLOCK_ACCESS_SHARED
                     : rng_chance(&w->rng, 0.5) ? REDLOCK_ACCESS_EXCLUSIVE : REDLOCK_ACCESS_UPDATE;
-    o.access = s->access;
+    o.access = s->opts_access;
+    s->access = s->opts_access; /* no hold yet */
+    s->access_gen++;
+    s->upgrade_asked = 0;
+    s->remoded = 0;
+    s->max_hold_us = o.max_hold_ms * 1000;
+    s->max_extensions = o.max_extensions;
     s->fence_token = -1;
     c->table_changed = 1;
     if (redlock_lock_init(&s->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
@@ -1666,6 +1746,7 @@ static int sim_extend(world *w, client *c, slot *s, int64_t ttl_ms) {
     rc = redlock_extend(&s->lk, ttl_ms);
     if (rc != REDLOCK_OK) s->ext_ttl_ms = before;
     if (rc == REDLOCK_OK) {
+        if (now + ttl * 1000 > s->user_bound) s->user_bound = now + ttl * 1000;
         if (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD &&
             redlock_lock_valid_until(&s->lk) > now + ttl * 1000 - drift_us(c, ttl))
             violation(w, "extend did not cut the validity to now + ttl - drift", c->id);
@@ -1731,8 +1812,9 @@ static void sim_adopt(world *w, client *c, int k) {
             /* a reentrant entry is the owner's: only a handle of that owner
                (or a plain lock's token, a plain handle) takes it over */
             if (x->owner != s->owner) continue;
-            /* a readers-writer holder's entry has its mode: a handle of that mode */
-            if (x->access != s->access) continue;
+            /* a readers-writer holder's entry has its hold's mode: a handle
+               whose options ask for that mode (its holds start so) */
+            if (x->access != s->opts_access) continue;
             /* not while a command of the giver is out: a legacy GETSET in
                flight may be replacing another holder's value, and only its
                answer says; an extend on its way may land after the taker's
@@ -1784,6 +1866,15 @@ static void sim_adopt(world *w, client *c, int k) {
     s->acquire_gen = c->fault_gen;
     s->round_start = 0;  /* no renewal cadence to hold the first renewal to */
     s->ext_ttl_ms = 0;
+    /* a new hold, in the options' mode, its cap counted from now; the
+       validity vouched for is the caller's, as an extend's */
+    s->access = s->opts_access;
+    s->access_gen++;
+    s->upgrade_asked = 0;
+    s->remoded = 0;
+    s->held_since = local_of(c, w->now);
+    s->renewals = 0;
+    s->user_bound = s->held_since + valid_ms * 1000;
     fc->table_changed = 1;
     redlock_lock_deinit(&f->lk);
     if (f->listening) violation(w, "deinit left the lock listening", fc->id);
@@ -1797,6 +1888,83 @@ static void sim_adopt(world *w, client *c, int k) {
 
 static void wake_key(world *w, client *c, int k);
 
+/* redlock_acquire: a new hold, in the mode the options ask for, whatever
+   the last hold became (the model says so before the call, whose result
+   may come inside it; the last hold's window closes first in its own
+   mode). A lock still held keeps its hold (ALREADY_HELD). */
+static int sim_acquire(world *w, client *c, int k) {
+    slot *s = &c->s[k];
+    if (redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD) {
+        observe_slot(w, c, k);
+        s->access = s->opts_access;
+        s->access_gen++;
+        /* an upgrade still running ended with the hold: a lock with a
+           callback hears it (inside this call if the hold ran out) */
+        if (s->no_callback) s->upgrade_asked = 0;
+    }
+    return redlock_acquire(&s->lk);
+}
+
+/* redlock_upgrade, and its answer against the hold as the calls made it:
+   OK or BUSY (an operation runs) for an update hold, INVALID for another
+   mode, NOT_HELD when not held. */
+static int sim_upgrade(world *w, client *c, int k) {
+    slot *s = &c->s[k];
+    redlock_state st;
+    redlock_access before;
+    long results;
+    int asked, rc;
+    observe_slot(w, c, k); /* a polled lock's upgrade is taken in first */
+    st = redlock_lock_state(&s->lk);
+    before = s->access;
+    asked = s->upgrade_asked;
+    results = s->upgrade_results;
+    if (st == REDLOCK_STATE_HELD && before == REDLOCK_ACCESS_UPDATE) s->upgrade_asked = 1; /* its result may come inside */
+    rc = redlock_upgrade(&s->lk);
+    if (!s->inited) return rc; /* deinitialised inside a callback of the call: DETACHED */
+    if (rc != REDLOCK_OK && s->upgrade_results == results) s->upgrade_asked = asked;
+    if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1; /* its attempts take the renewals' place */
+    if (rc == REDLOCK_OK || rc == REDLOCK_ERR_BUSY ? st != REDLOCK_STATE_HELD || before != REDLOCK_ACCESS_UPDATE
+        : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
+        : rc == REDLOCK_ERR_INVALID ? before == REDLOCK_ACCESS_UPDATE || st != REDLOCK_STATE_HELD
+        : 1)
+        violation(w, "upgrade's answer does not fit the hold", c->id);
+    return rc;
+}
+
+/* redlock_downgrade: the hold is shared from the call on (the model says
+   so before the call: its result, and calls from there, may come inside
+   it); a writer's window ends at the call. The answer against the hold:
+   OK or BUSY for an exclusive or update hold, INVALID for a shared one,
+   NOT_HELD when not held. */
+static int sim_downgrade(world *w, client *c, int k) {
+    slot *s = &c->s[k];
+    redlock_state st;
+    redlock_access before;
+    unsigned gen;
+    int rc, writer;
+    observe_slot(w, c, k);
+    st = redlock_lock_state(&s->lk);
+    before = s->access;
+    writer = before == REDLOCK_ACCESS_EXCLUSIVE || before == REDLOCK_ACCESS_UPDATE;
+    if (st == REDLOCK_STATE_HELD) close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
+    if (st == REDLOCK_STATE_HELD && writer) s->access = REDLOCK_ACCESS_SHARED;
+    gen = s->access_gen;
+    rc = redlock_downgrade(&s->lk);
+    if (!s->inited) return rc;
+    if (rc != REDLOCK_OK && s->access_gen == gen) s->access = before;
+    if (rc == REDLOCK_OK) {
+        s->cadence_gen = c->fault_gen - 1; /* its round may hold a renewal back */
+        s->remoded = 1;
+    }
+    if (rc == REDLOCK_OK || rc == REDLOCK_ERR_BUSY ? st != REDLOCK_STATE_HELD || !writer
+        : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
+        : rc == REDLOCK_ERR_INVALID ? writer || st != REDLOCK_STATE_HELD
+        : 1)
+        violation(w, "downgrade's answer does not fit the hold", c->id);
+    return rc;
+}
+
 /* Any call on slot k, whatever its state: the core must refuse what does
    not apply and stay correct for what does. */
 static void random_call(world *w, client *c, int k) {
@@ -1808,41 +1976,14 @@ static void random_call(world *w, client *c, int k) {
     case 1:
         /* a readers-writer handle: an upgrade or a downgrade instead, in
            whatever state the handle is (the calls refuse what they must) */
-        if (s->access != REDLOCK_ACCESS_DEFAULT && rng_chance(&w->rng, 0.5)) {
-            redlock_state st;
-            redlock_access acc;
-            int rc;
-            observe_slot(w, c, k); /* a polled lock's upgrade is taken in first */
-            st = redlock_lock_state(&s->lk);
-            /* the core's own view: a downgrade's result may come inside its
-               call (before the caller heard OK), and a call from there sees it */
-            acc = redlock_lock_access(&s->lk);
-            if (rng_chance(&w->rng, 0.5)) {
-                rc = redlock_upgrade(&s->lk);
-                if (!s->inited) break; /* deinitialised inside a callback of the call: DETACHED */
-                if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1;
-                if (rc == REDLOCK_OK ? st != REDLOCK_STATE_HELD || acc != REDLOCK_ACCESS_UPDATE
-                    : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
-                    : rc == REDLOCK_ERR_INVALID ? acc == REDLOCK_ACCESS_UPDATE || st != REDLOCK_STATE_HELD
-                    : rc != REDLOCK_ERR_BUSY)
-                    violation(w, "upgrade's answer does not fit the lock's state", c->id);
-            } else {
-                if (st == REDLOCK_STATE_HELD) close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
-                rc = redlock_downgrade(&s->lk);
-                if (!s->inited) break;
-                if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1;
-                if (redlock_lock_access(&s->lk) == REDLOCK_ACCESS_SHARED) s->access = REDLOCK_ACCESS_SHARED;
-                if (rc == REDLOCK_OK ? st != REDLOCK_STATE_HELD
-                    : rc == REDLOCK_ERR_NOT_HELD ? st == REDLOCK_STATE_HELD
-                    : rc == REDLOCK_ERR_INVALID ? acc != REDLOCK_ACCESS_SHARED || st != REDLOCK_STATE_HELD
-                    : rc != REDLOCK_ERR_BUSY)
-                    violation(w, "downgrade's answer does not fit the lock's state", c->id);
-            }
+        if (s->opts_access != REDLOCK_ACCESS_DEFAULT && rng_chance(&w->rng, 0.5)) {
+            if (rng_chance(&w->rng, 0.5)) sim_upgrade(w, c, k);
+            else sim_downgrade(w, c, k);
             break;
         }
         sim_extend(w, c, s, pick_extend_ttl(w, s));
         break;
-    case 2: redlock_acquire(&s->lk); break;
+    case 2: sim_acquire(w, c, k); break;
     case 3:
         observe_slot(w, c, k);
         close_interval(w, c, k, w->now);
@@ -1917,8 +2058,8 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
              (st == REDLOCK_ERR_HOLD_LIMIT && s->capped);
         if (st == REDLOCK_OK && redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD) ok = 0;
         break;
-    case REDLOCK_OP_DOWNGRADE:
-        ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || overloaded;
+    case REDLOCK_OP_DOWNGRADE: /* or a release came first */
+        ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || overloaded || st == REDLOCK_ERR_CANCELLED;
         break;
     default:
         ok = 0;
@@ -1969,6 +2110,8 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
             w->acquired++;
             if (s->access == REDLOCK_ACCESS_UPDATE) w->update_holds++;
             else w->rw_holds[s->access]++;
+            w->remode_acquires += s->remoded;
+            s->remoded = 0;
             if (s->fenced && !w->violations) {
                 observe_slot(w, c, k); /* the token record of this hold */
                 if (s->fence_token != s->token || s->token < 0) fence_record(w, c, k, r->fence);
@@ -2014,16 +2157,23 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         }
     } else if (r->op == REDLOCK_OP_EXTEND) {
         w->extends += r->status == REDLOCK_OK;
-    } else if (r->op == REDLOCK_OP_UPGRADE && r->status != REDLOCK_OK) {
+    } else if (r->op == REDLOCK_OP_UPGRADE) {
+        int asked = s->upgrade_asked && s->access == REDLOCK_ACCESS_UPDATE;
         s->cadence_gen = c->fault_gen - 1;
-    } else if (r->op == REDLOCK_OP_UPGRADE && r->status == REDLOCK_OK) {
-        s->cadence_gen = c->fault_gen - 1;
-        /* an update holder is a writer from the report on */
-        observe_slot(w, c, k);
-        close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
-        s->access = REDLOCK_ACCESS_EXCLUSIVE;
-        w->upgrades++;
-        if (redlock_lock_access(lk) != REDLOCK_ACCESS_EXCLUSIVE) violation(w, "an upgraded lock is not exclusive", c->id);
+        s->upgrade_results++;
+        s->upgrade_asked = 0;
+        w->capped_upgrades += r->status == REDLOCK_ERR_HOLD_LIMIT;
+        if (!asked) violation(w, "an upgrade's result for a hold that did not ask for one", c->id);
+        if (r->status == REDLOCK_OK) {
+            /* an update holder is a writer from the report on (its window
+               as update ends where the last observation put it) */
+            close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
+            s->access = REDLOCK_ACCESS_EXCLUSIVE;
+            observe_slot(w, c, k);
+            s->renewals++; /* the attempt that upgraded renewed too */
+            s->remoded = 1;
+            w->upgrades++;
+        }
     }
     /* now and then, call the library from inside the callback: on this lock
        (deinit, re-init, re-acquire ...) or on another lock of the client */
@@ -2056,7 +2206,7 @@ static void act(world *w, client *c, int k) {
     if (st == REDLOCK_STATE_IDLE || st == REDLOCK_STATE_LOST) {
         /* a lock that ran out with no timer call since reads LOST; the
            acquire reports that first, and on_result may act on it */
-        int ran_out = held_inside(&s->lk), rc = redlock_acquire(&s->lk);
+        int ran_out = held_inside(&s->lk), rc = sim_acquire(w, c, k);
         s->release_at = -1;
         if (rc != REDLOCK_OK && s->inited && !(ran_out && rc == REDLOCK_ERR_BUSY))
             violation(w, "acquire refused", c->id);
@@ -2067,21 +2217,13 @@ static void act(world *w, client *c, int k) {
     } else if (st == REDLOCK_STATE_HELD && s->release_at >= 0 && w->now >= s->release_at) {
         /* readers-writer: upgrade an update hold, or downgrade a writer, and hold on */
         if ((s->access == REDLOCK_ACCESS_UPDATE || s->access == REDLOCK_ACCESS_EXCLUSIVE) && rng_chance(&w->rng, 0.35)) {
-            int rc;
             if (s->access == REDLOCK_ACCESS_UPDATE && rng_chance(&w->rng, 0.75)) {
-                rc = redlock_upgrade(&s->lk);
-                if (rc != REDLOCK_OK && rc != REDLOCK_ERR_BUSY) violation(w, "upgrade refused", c->id);
+                sim_upgrade(w, c, k);
                 s->cadence_gen = c->fault_gen - 1; /* its attempts take the renewals' place */
             } else {
-                /* a writer no more from the call on: its window ends here */
-                observe_slot(w, c, k);
-                close_interval(w, c, k, w->now < s->open_bound ? w->now : s->open_bound);
-                rc = redlock_downgrade(&s->lk);
-                if (!s->inited) return; /* deinitialised inside the call's callback */
-                if (redlock_lock_access(&s->lk) == REDLOCK_ACCESS_SHARED) s->access = REDLOCK_ACCESS_SHARED;
-                if (rc == REDLOCK_OK) s->cadence_gen = c->fault_gen - 1; /* its round may hold a renewal back */
-                else if (rc != REDLOCK_ERR_BUSY) violation(w, "downgrade refused", c->id);
+                sim_downgrade(w, c, k);
             }
+            if (!s->inited) return; /* deinitialised inside the call's callback */
             s->release_at = w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000);
             schedule_act(w, c, k, s->release_at);
             return;
@@ -2507,6 +2649,7 @@ static const profile *find_profile(const char *name) {
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
          nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
+         remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
@@ -2551,6 +2694,9 @@ int main(int argc, char **argv) {
         rw_holds[2] += w.rw_holds[2];
         shared_overlaps += w.shared_overlaps;
         upgrades += w.upgrades;
+        remode_acquires += w.remode_acquires;
+        reinits_in_flight += w.reinits_in_flight;
+        capped_upgrades += w.capped_upgrades;
         update_holds += w.update_holds;
         fence_pairs += w.fence_pairs;
         live += w.acquired_events > 0;
@@ -2576,6 +2722,10 @@ int main(int argc, char **argv) {
         printf("# profile %s: acquisitions: %ld shared, %ld exclusive, %ld update (%ld upgraded), %ld plain; %ld pairs\n"
                "# of holds overlapped as allowed (shared with shared or with one update)\n", p->name, rw_holds[1],
                rw_holds[2], update_holds, upgrades, rw_holds[0], shared_overlaps);
+    if (p->rw > 0)
+        printf("# profile %s: %ld acquisitions after a downgrade or upgrade of the handle's last hold, %ld re-inits\n"
+               "# with a round in flight, %ld upgrades ended by the hold cap\n", p->name, remode_acquires,
+               reinits_in_flight, capped_upgrades);
     if (p->fenced > 0)
         printf("# profile %s: %ld fenced holds, %ld pairs of them checked for increasing fences\n", p->name, fence_holds,
                fence_pairs);

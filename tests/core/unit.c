@@ -5791,6 +5791,193 @@ static void test_rw_marks_and_endings(void) {
     teardown();
 }
 
+/* Proves: a downgrade or an upgrade changes the hold, not the handle: the
+   next acquire asks for the mode of the options again (an exclusive lock
+   that was downgraded asks "x", an update lock that was upgraded "u" and
+   may upgrade again); redlock_lock_access says the hold's mode while held,
+   the options' otherwise. */
+static void test_rw_mode_per_hold(void) {
+    char expect[1200];
+    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    num(1, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
+    redlock_release(&L);
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[3].cmd, expect);
+    num(3, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    teardown();
+    /* a hold that ends LOST after a downgrade: the same */
+    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_downgrade(&L);
+    num(1, 1);
+    advance_to(T.now + 2000000);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    num(T.qn - 1, 0);                      /* the cleanup's answer */
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[T.qn - 1].cmd, expect);
+    teardown();
+    /* update: upgraded once, an update lock again at the next acquire */
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_release(&L);
+    num(2, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 u 200", redlock_lock_token(&L));
+    CHECK_STR(T.q[3].cmd, expect);
+    num(3, 1);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    teardown();
+    /* adopted: the options' mode too */
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    num(1, 1);
+    redlock_release(&L);
+    num(2, 1);
+    CHECK_EQ(redlock_lock_adopt(&L, "0123456789abcdef0123456789abcdef", 500), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    teardown();
+}
+
+/* Answers every command sent since *done: 0 to an upgrade attempt
+   (readers still there: renewed, not upgraded), 1 to anything else. */
+static void answer_upgrade_refused(int *done) {
+    for (; *done < T.qn; (*done)++)
+        num(*done, starts(*done, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251") ? 0 : 1);
+}
+
+/* Proves: an upgrade's attempts renew the hold within max_hold_ms and
+   max_extensions as the watchdog does: with readers that never leave, the
+   upgrade ends HOLD_LIMIT once the cap is reached and the lock runs out
+   (LOST, HOLD_LIMIT) within a ttl of the cap; attempts that renewed count
+   as extensions; an upgrade called past the cap ends at once. */
+static void test_rw_upgrade_hold_cap(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t start;
+    int done = 0, cap;
+    for (cap = 0; cap < 2; cap++) {
+        base_config(&cfg, 1);
+        base_opts(&o, 1000, 1);
+        o.access = REDLOCK_ACCESS_UPDATE;
+        o.retry_count = 1000;
+        if (cap == 0) o.max_hold_ms = 1500;
+        else o.max_extensions = 4;
+        setup_with(&cfg, &o);
+        done = 0;
+        start = T.now;
+        redlock_acquire(&L);
+        answer_upgrade_refused(&done);
+        CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+        answer_upgrade_refused(&done);
+        while (redlock_lock_state(&L) == REDLOCK_STATE_HELD && T.now < start + 6000000 && T.timer != REDLOCK_NO_DEADLINE) {
+            advance_to(T.timer);
+            answer_upgrade_refused(&done);
+        }
+        CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_HOLD_LIMIT);
+        CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_HOLD_LIMIT);
+        if (cap == 0) CHECK(T.now <= start + 2500000);
+        else CHECK(L._extensions == 4);
+        teardown();
+    }
+    /* the cap reached before the call (an extend of the user's counts):
+       ends at once, nothing sent */
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    o.max_extensions = 1;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_extend(&L, 0);
+    num(1, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_HOLD_LIMIT);
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
+    teardown();
+}
+
+/* Proves: an upgrade called while a watchdog renewal runs makes its first
+   attempt as soon as the renewal's answer is in (its timer is due then,
+   not a renew interval later), and its wait_ms counts from the call. */
+static void test_rw_upgrade_during_renewal(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t called;
+    int k;
+    base_config(&cfg, 1);
+    base_opts(&o, 3000, 1);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    o.retry_count = 100;
+    o.wait_ms = 200;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    advance_to(T.timer);                   /* the watchdog's renewal goes out */
+    CHECK_EQ(T.qn, 2);
+    CHECK(starts(1, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158"));
+    called = T.now + 10000;
+    T.now = called;
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 2);                     /* after the renewal */
+    T.now += 5000;
+    num(1, 1);
+    CHECK(T.timer <= T.now);               /* due at once */
+    advance_to(T.now);
+    CHECK_EQ(T.qn, 3);
+    CHECK(starts(2, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251"));
+    for (k = 2; k < 20 && last_status(REDLOCK_OP_UPGRADE) == 1; k++) {
+        if (k < T.qn) num(k, 0);
+        if (last_status(REDLOCK_OP_UPGRADE) == 1) run_until_sent(k + 1);
+    }
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_TIMEOUT);
+    CHECK(T.now <= called + 200000);
+    teardown();
+}
+
+/* Proves: a release while a downgrade's round runs answers the downgrade
+   (CANCELLED), then the release. */
+static void test_rw_release_cancels_downgrade(void) {
+    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_CANCELLED);
+    num(3, 1); num(4, 1);                   /* the downgrade's answers: stale */
+    num(6, 1); num(7, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 3);
+    teardown();
+}
+
 /* Proves: the options a readers-writer lock refuses (INVALID): another
    mode number, reentrant, fence; a node without scripting votes
    NO_SCRIPTING; too few nodes that may script by configuration: refused
@@ -6521,6 +6708,10 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_refusals);
     RUN_T(test_rw_upgrade_downgrade);
     RUN_T(test_rw_marks_and_endings);
+    RUN_T(test_rw_mode_per_hold);
+    RUN_T(test_rw_upgrade_hold_cap);
+    RUN_T(test_rw_upgrade_during_renewal);
+    RUN_T(test_rw_release_cancels_downgrade);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
