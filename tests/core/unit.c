@@ -16,8 +16,10 @@ static void unit_free(void *p);
 #include <unistd.h>
 
 static long key_blocks;     /* live */
+static size_t last_block;   /* the size of the last one asked for */
 static int refuse_malloc;
 static void *unit_malloc(size_t n) {
+    last_block = n;
     if (refuse_malloc) return NULL;
     key_blocks++;
     return malloc(n);
@@ -58,6 +60,7 @@ static struct {
     int deinit_on_result, release_on_acquired;
     int deinit_on_lost;                   /* on_result deinitialises on op LOST */
     int scribble_on_lost;                 /* ... and then overwrites the lock's memory (freed, reused) */
+    int scribble_on_result;               /* the same after any deinit in on_result */
     int reacquire_on_fail, reacquire_rc;  /* on_result acquires again after a failed acquire */
     int reinit_on_acquire, reinit_rc;     /* on_result re-initialises the lock (reinit_opts) */
     redlock_lock_opts reinit_opts;
@@ -138,7 +141,7 @@ static void t_result(redlock_lock *lk, const redlock_result *r) {
     if (T.deinit_on_result || (T.deinit_on_lost && r->op == REDLOCK_OP_LOST) ||
         (T.deinit_on_extend && r->op == REDLOCK_OP_EXTEND)) {
         redlock_lock_deinit(lk);
-        if (T.scribble_on_lost && r->op == REDLOCK_OP_LOST) memset(lk, 0xAA, sizeof *lk);
+        if ((T.scribble_on_lost && r->op == REDLOCK_OP_LOST) || T.scribble_on_result) memset(lk, 0xAA, sizeof *lk);
     }
 }
 
@@ -750,6 +753,34 @@ static void test_release_cancels_extend(void) {
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
     CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_EXPIRED);
     CHECK_EQ(T.res.r[2].op, REDLOCK_OP_LOST);
+    teardown();
+}
+
+/* Proves: a result that cancels an operation before any node voted says
+   so with no votes, no validity and no fence: an acquire and a user
+   extend overtaken by release. */
+static void test_cancelled_result_fields(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(T.res.r[0].op, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_CANCELLED);
+    CHECK_EQ(T.res.r[0].votes, 0);
+    CHECK_EQ(T.res.r[0].attempts, 1);
+    CHECK_EQ(T.res.r[0].validity_us, 0);
+    CHECK_EQ(T.res.r[0].fence, 0);
+    teardown();
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_extend(&L, 0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_CANCELLED);
+    CHECK_EQ(T.res.r[1].votes, 0);
+    CHECK_EQ(T.res.r[1].validity_us, 0);
     teardown();
 }
 
@@ -1444,6 +1475,34 @@ static void test_key_block(void) {
     for (i = 0; i < 3; i++) redlock_lock_deinit(&extra[i]);
     redlock_lock_deinit(&L);
     CHECK_EQ(key_blocks, before);
+}
+
+/* Proves: the block lock_init allocates has the size section 5 gives:
+   REDLOCK_KEY_BLOCK_SIZE(key length), a reentrant lock REDLOCK_MAX_OWNER +
+   9 more, a fenced lock REDLOCK_FENCE_PREFIX and the key more (both: both),
+   a readers-writer lock nothing more. */
+static void test_key_block_sizes(void) {
+    static const size_t prefix = sizeof REDLOCK_FENCE_PREFIX - 1;
+    redlock_lock_opts o;
+    setup_n(1, 0, 1000);
+    base_opts(&o, 1000, 0);
+    o.key = "abcde";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(last_block, REDLOCK_KEY_BLOCK_SIZE(5));
+    o.reentrant = 1;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(last_block, REDLOCK_KEY_BLOCK_SIZE(5) + REDLOCK_MAX_OWNER + 9);
+    o.fence = 1;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(last_block, REDLOCK_KEY_BLOCK_SIZE(5) + REDLOCK_MAX_OWNER + 9 + prefix + 5);
+    o.reentrant = 0;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(last_block, REDLOCK_KEY_BLOCK_SIZE(5) + prefix + 5);
+    o.fence = 0;
+    o.access = REDLOCK_ACCESS_SHARED;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(last_block, REDLOCK_KEY_BLOCK_SIZE(5));
+    teardown();
 }
 
 /* Answers every queued command with integer 1 (an extend that worked). */
@@ -3427,6 +3486,7 @@ static void test_null_and_zeroed_handles(void) {
     }
 }
 
+
 /* Proves: redlock_tag_node reads the low byte, whatever the other bits. */
 static void test_tag_node_odd_tags(void) {
     CHECK_EQ(redlock_tag_node(0), 0);
@@ -4949,6 +5009,67 @@ static void test_adopt_auto_legacy_value(void) {
     teardown();
 }
 
+/* Proves: an adopted token's life on a node without scripts is counted in
+   the right units, to the microsecond: a PTTL of 100 ms (from when it was
+   sent, less the drift of 100 ms) leaves the key alone when the GET comes
+   back exactly when less than a node timeout and the lock's drift would be
+   left (35 ms later), and acts 1 µs earlier; a legacy value's expiry (ms
+   on the wall clock, less the lock's drift) likewise, at the millisecond
+   where it tips, for two ttls (two drifts). */
+static void test_adopt_life_units(void) {
+    static const char noperm[] = "NOPERM this user has no permissions to run the 'evalsha' command";
+    redlock_config cfg;
+    redlock_lock_opts o;
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
+    CHECK_STR(T.q[1].cmd, "PTTL res");
+    num(1, 100);              /* 100 ms - (1 ms + 2 ms) drift = 97 ms from the send */
+    CHECK_STR(T.q[2].cmd, "GET res");
+    T.now += 35000;           /* 62 ms left: not more than 50 ms + 12 ms */
+    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 3);
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    CHECK_STR(T.q[3].cmd, "PTTL res");
+    num(3, 100);
+    T.now += 34999;           /* 1 µs more left: acts */
+    rep(4, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_STR(T.q[5].cmd, "DEL res");
+    num(5, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+    /* legacy, ttl 1000: drift 10 + 2 + 50 ms; acts when more than
+       50 + 62 ms remain after the drift: 174 ms is not enough, 175 is */
+    setup_legacy(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 174, ADOPTED));
+    CHECK_EQ(T.qn, 1);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 175, ADOPTED));
+    CHECK_STR(T.q[2].cmd, "DEL res");
+    teardown();
+    /* ttl 45: drift 0.45 + 2 + 50 ms, threshold 102.45 ms after it:
+       154 ms is not enough, 155 is */
+    base_config(&cfg, 1);
+    cfg.mode[0] = REDLOCK_MODE_LEGACY;
+    base_opts(&o, 45, 0);
+    setup_with(&cfg, &o);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 154, ADOPTED));
+    CHECK_EQ(T.qn, 1);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 155, ADOPTED));
+    CHECK_STR(T.q[2].cmd, "DEL res");
+    teardown();
+}
+
 /* ---- bounds kept per node, far from the round's start ---- */
 
 /* Answers an extend's EVALSHA (command k) with NOPERM: that node turns to
@@ -6013,6 +6134,150 @@ static void test_rw_refusals(void) {
     teardown();
 }
 
+/* Proves: an upgrade's events and result name it and count from its call:
+   each attempt's votes carry op UPGRADE and its attempt number; an attempt
+   that failed and will be retried emits RETRY (op UPGRADE, node -1) with
+   why: LOCKED while a node still has other holders, OVERLOADED when the
+   transport's queue refused a command, NO_QUORUM when too few nodes
+   answered; the result after the last attempt says why too, with the
+   upgrade's attempts and the time since redlock_upgrade was called. */
+static void test_rw_upgrade_events(void) {
+    const redlock_event *ev;
+    int64_t called;
+    int i, k;
+    setup_rw(3, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    T.now += 7000;
+    called = T.now;
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 6);
+    num(3, 0);                                      /* readers still there */
+    redlock_on_error(&C, T.q[4].tag, REDLOCK_ERR_TRANSPORT);
+    T.evn = 0;
+    redlock_on_error(&C, T.q[5].tag, REDLOCK_ERR_TRANSPORT);
+    ev = last_ev(REDLOCK_EV_VOTE);
+    CHECK(ev && ev->op == REDLOCK_OP_UPGRADE && ev->node == 2 && ev->attempt == 1);
+    ev = last_ev(REDLOCK_EV_RETRY);
+    CHECK(ev && ev->op == REDLOCK_OP_UPGRADE && ev->status == REDLOCK_ERR_LOCKED && ev->attempt == 1 &&
+          ev->node == -1);
+    CHECK_EQ(T.res.n, 1);                           /* the acquire's only */
+    /* attempt 2: node 0's command refused by the transport's full queue */
+    T.fail_send_node = 0;
+    T.fail_send_rc = REDLOCK_ERR_QUEUE_FULL;
+    T.evn = 0;
+    run_until_sent(7);
+    CHECK_EQ(T.qn, 8);                              /* nodes 1 and 2 */
+    T.fail_send_node = -1;
+    redlock_on_error(&C, T.q[6].tag, REDLOCK_ERR_NODE_TIMEOUT);
+    redlock_on_error(&C, T.q[7].tag, REDLOCK_ERR_NODE_TIMEOUT);
+    ev = last_ev(REDLOCK_EV_RETRY);
+    CHECK(ev && ev->op == REDLOCK_OP_UPGRADE && ev->status == REDLOCK_ERR_OVERLOADED && ev->attempt == 2);
+    for (i = 0; i < T.evn; i++)
+        if (T.ev[i].type == REDLOCK_EV_VOTE) CHECK(T.ev[i].op == REDLOCK_OP_UPGRADE && T.ev[i].attempt == 2);
+    /* attempt 3, the last: no answer at all */
+    run_until_sent(8);
+    CHECK_EQ(T.qn, 11);
+    T.now += 4000;
+    for (k = 8; k < 11; k++) redlock_on_error(&C, T.q[k].tag, REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_UPGRADE);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(T.res.r[1].attempts, 3);
+    CHECK_EQ(T.res.r[1].votes, 0);
+    CHECK_EQ(T.res.r[1].elapsed_us, T.now - called);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    teardown();
+    /* one node, one attempt: the upgrade's OK result, from its call */
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    T.now += 9000;
+    called = T.now;
+    redlock_upgrade(&L);
+    T.now += 1500;
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
+    CHECK_EQ(T.res.r[T.res.n - 1].votes, 1);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 1);
+    teardown();
+}
+
+/* Proves: a lock deinitialised while its upgrade ends is not touched again
+   (no result, nothing scheduled, its memory free for reuse at once): when
+   the deinit comes from the send of the failed upgrade's settle (set-mode
+   back to update), and when the UPGRADE result of a lost lock
+   deinitialises it (no LOST after it). */
+static void test_rw_upgrade_result_after_deinit(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    o.retry_count = -1;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    T.deinit_on_send = "EVAL ";                     /* the settle: EVAL of set-mode */
+    T.scribble_on_send = 1;
+    num(1, 0);                                      /* refused, no retry left */
+    CHECK(T.deinit_on_send == NULL);                /* the settle went out */
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+    redlock_client_deinit(&C);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    T.deinit_on_result = 1;
+    T.scribble_on_result = 1;
+    num(1, -1);                                     /* the entry is gone: lost */
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_UPGRADE);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_QUORUM_LOST);
+    CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
+    redlock_client_deinit(&C);
+}
+
+/* Proves: a downgrade's and a release's results count their elapsed time
+   from their own call, not from the acquire; the calls' refusals: not
+   held (NOT_HELD), a mode that has nothing to change (INVALID). */
+static void test_rw_downgrade_release_elapsed(void) {
+    int64_t called;
+    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_NOT_HELD);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_NOT_HELD);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
+    T.now += 300000;
+    called = T.now;
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    T.now += 2000;
+    num(3, 1); num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
+    CHECK_EQ(T.res.r[T.res.n - 1].votes, 2);
+    num(5, 1);
+    T.now += 100000;
+    called = T.now;
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    T.now += 3000;
+    num(6, 1); num(7, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
+    teardown();
+    setup_n(1, 0, 1000);                            /* a plain lock has no mode to change */
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_INVALID);
+    teardown();
+}
+
 /* Proves: an adopted token shows no fence. */
 static void test_fence_adopted(void) {
     setup_fenced(1);
@@ -6343,6 +6608,107 @@ static void test_reentrant_default_owner(void) {
     teardown();
 }
 
+/* Handles acquired by threads that are all alive at once (a thread id may
+   be reused once its thread has ended): each records its id and its owner. */
+typedef struct owner_probe {
+    redlock_lock lk;
+    uint64_t thread;
+    int rc;
+    char owner[REDLOCK_MAX_OWNER + 1];
+} owner_probe;
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t probe_all_alive;
+static void *probe_acquire(void *arg) {
+    owner_probe *p = (owner_probe *)arg;
+    pthread_mutex_lock(&probe_mu);            /* one thread at a time uses the client */
+    p->thread = REDLOCK_THREAD_ID();
+    p->rc = redlock_acquire(&p->lk);
+    strcpy(p->owner, redlock_lock_owner(&p->lk));
+    pthread_mutex_unlock(&probe_mu);
+    pthread_barrier_wait(&probe_all_alive);
+    return NULL;
+}
+/* owner is "<client>:<16 hex digits of thread>" */
+static int owner_is(const char *owner, const char *client, uint64_t thread) {
+    char expect[40];
+    snprintf(expect, sizeof expect, "%.16s:%016llx", client, (unsigned long long)thread);
+    if (strcmp(owner, expect) == 0) return 1;
+    printf("#   owner \"%s\", expected \"%s\"\n", owner, expect);
+    return 0;
+}
+/* A random source that fails only for 8-byte draws (the client's id), not
+   for tokens. */
+static int t_random_no_ids(void *u, void *buf, size_t len) {
+    return len == sizeof(uint64_t) ? -1 : t_random(u, buf, len);
+}
+
+/* Proves: the default owner's thread part is exactly the 16 hex digits of
+   REDLOCK_THREAD_ID() in the thread that acquires (or adopts): the main
+   thread's, and each of four other threads alive at once, all different;
+   adopt takes the owner too, and its commands carry it; a fenced
+   reentrant lock's counter name is intact beside it; when the client's id
+   cannot be drawn, acquire and adopt refuse (RANDOM) and nothing is sent. */
+static void test_reentrant_default_owner_bytes(void) {
+    owner_probe probe[4];
+    pthread_t th[4];
+    char client[17], expect[300];
+    redlock_lock_opts o;
+    redlock_config cfg;
+    int i, j;
+    setup_reentrant(1, NULL);
+    redlock_acquire(&L);
+    memcpy(client, redlock_lock_owner(&L), 16);
+    client[16] = 0;
+    CHECK(owner_is(redlock_lock_owner(&L), client, REDLOCK_THREAD_ID()));
+    CHECK(sent_is(0, RACQ_SHA, redlock_lock_owner(&L), " 1000"));
+    num(0, 1);
+    reentrant_opts(&o, NULL);
+    for (i = 0; i < 4; i++) CHECK_EQ(redlock_lock_init(&probe[i].lk, &C, &o), REDLOCK_OK);
+    CHECK_EQ(pthread_barrier_init(&probe_all_alive, NULL, 5), 0);
+    for (i = 0; i < 4; i++) CHECK_EQ(pthread_create(&th[i], NULL, probe_acquire, &probe[i]), 0);
+    pthread_barrier_wait(&probe_all_alive);
+    for (i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&probe_all_alive);
+    for (i = 0; i < 4; i++) {
+        CHECK_EQ(probe[i].rc, REDLOCK_OK);
+        CHECK(owner_is(probe[i].owner, client, probe[i].thread));
+        CHECK(probe[i].thread != REDLOCK_THREAD_ID());
+        for (j = 0; j < i; j++) CHECK(strcmp(probe[i].owner, probe[j].owner) != 0);
+        redlock_lock_deinit(&probe[i].lk);
+    }
+    CHECK_EQ(T.qn, 5);
+    /* adopt: the owner of the adopting thread, in its commands */
+    redlock_release(&L);
+    num(5, 1);
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 500), REDLOCK_OK);
+    CHECK(owner_is(redlock_lock_owner(&L), client, REDLOCK_THREAD_ID()));
+    redlock_extend(&L, 0);
+    snprintf(expect, sizeof expect, "%s%s %s 1000", REXT_SHA, redlock_lock_owner(&L), ADOPTED);
+    CHECK_STR(T.q[6].cmd, expect);
+    teardown();
+    /* fenced too: the counter's name after the owner's room is intact */
+    base_config(&cfg, 1);
+    reentrant_opts(&o, NULL);
+    o.fence = 1;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    CHECK(owner_is(redlock_lock_owner(&L), redlock_lock_owner(&L), REDLOCK_THREAD_ID()));
+    snprintf(expect, sizeof expect, "%s%s %s 1000", RFACQ_SHA, redlock_lock_owner(&L), redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    teardown();
+    /* no client id: refused before anything is sent */
+    reentrant_opts(&o, NULL);
+    setup_random(&cfg, &o, t_random_no_ids);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_ERR_RANDOM);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 500), REDLOCK_ERR_RANDOM);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_STR(redlock_lock_token(&L), "");
+    CHECK_STR(redlock_lock_owner(&L), "");
+    CHECK_EQ(T.qn, 0);
+    teardown();
+}
+
 /* Proves: owner ids are checked at init, and a reentrant lock's block is
    freed like any other. */
 static void test_reentrant_init_errors(void) {
@@ -6397,6 +6763,47 @@ static void test_reentrant_adopt(void) {
     num(1, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
+}
+
+/* Proves: the queries and calls of the newer features on NULL and on a
+   handle not initialised (zero-filled, or deinitialised) answer as the
+   older ones do: INVALID for NULL, DETACHED for a handle, and the empty
+   value of each query (DEFAULT access, "" owner and key, fence 0). */
+static void test_null_handles_newer_calls(void) {
+    redlock_lock z;
+    size_t len = 99;
+    memset(&z, 0, sizeof z);
+    CHECK_EQ(redlock_lock_access(NULL), REDLOCK_ACCESS_DEFAULT);
+    CHECK_STR(redlock_lock_owner(NULL), "");
+    CHECK_STR(redlock_lock_key(NULL, &len), "");
+    CHECK_EQ(len, 0);
+    CHECK_STR(redlock_lock_key(NULL, NULL), "");
+    CHECK_EQ(redlock_lock_fence(NULL), 0);
+    CHECK_EQ(redlock_lock_remaining_us(NULL), 0);
+    CHECK_EQ(redlock_lock_followup(NULL), 0);
+    CHECK_EQ(redlock_lock_waiting(NULL), 0);
+    CHECK_EQ(redlock_lock_wake(NULL), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_adopt(NULL, ADOPTED, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_upgrade(NULL), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_downgrade(NULL), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_access(&z), REDLOCK_ACCESS_DEFAULT);
+    CHECK_STR(redlock_lock_owner(&z), "");
+    CHECK_EQ(redlock_lock_wake(&z), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_upgrade(&z), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_downgrade(&z), REDLOCK_ERR_DETACHED);
+    /* deinitialised: what the handle's memory still says does not count */
+    setup_rw(1, REDLOCK_ACCESS_SHARED);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
+    redlock_lock_deinit(&L);
+    CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_DEFAULT);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_DETACHED);
+    redlock_client_deinit(&C);
+    setup_reentrant(1, "svc-z");
+    CHECK_STR(redlock_lock_owner(&L), "svc-z");
+    redlock_lock_deinit(&L);
+    CHECK_STR(redlock_lock_owner(&L), "");
+    redlock_client_deinit(&C);
 }
 
 /* ---- release notifications: redlock_lock_wake ---- */
@@ -6712,6 +7119,9 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_upgrade_hold_cap);
     RUN_T(test_rw_upgrade_during_renewal);
     RUN_T(test_rw_release_cancels_downgrade);
+    RUN_T(test_rw_upgrade_events);
+    RUN_T(test_rw_upgrade_result_after_deinit);
+    RUN_T(test_rw_downgrade_release_elapsed);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
@@ -6719,6 +7129,7 @@ int main(int argc, char **argv) {
     RUN_T(test_reentrant_extend);
     RUN_T(test_reentrant_two_handles);
     RUN_T(test_reentrant_default_owner);
+    RUN_T(test_reentrant_default_owner_bytes);
     RUN_T(test_reentrant_init_errors);
     RUN_T(test_reentrant_adopt);
     RUN_T(test_wake_retries_now);
@@ -6741,6 +7152,7 @@ int main(int argc, char **argv) {
     RUN_T(test_callbacks_reenter);
     RUN_T(test_release_cancels_acquire);
     RUN_T(test_release_cancels_extend);
+    RUN_T(test_cancelled_result_fields);
     RUN_T(test_release_noscript_fallback);
     RUN_T(test_release_quorum);
     RUN_T(test_extend);
@@ -6800,6 +7212,7 @@ int main(int argc, char **argv) {
     RUN_T(test_detached_after_client_deinit);
     RUN_T(test_detached_after_lock_deinit);
     RUN_T(test_null_and_zeroed_handles);
+    RUN_T(test_null_handles_newer_calls);
     RUN_T(test_tag_node_odd_tags);
     RUN_T(test_validity_formula_exact);
     RUN_T(test_renewal_cadence_exact);
@@ -6845,8 +7258,10 @@ int main(int argc, char **argv) {
     RUN_T(test_adopt_pttl_counts_from_send);
     RUN_T(test_adopt_legacy);
     RUN_T(test_adopt_auto_legacy_value);
+    RUN_T(test_adopt_life_units);
     RUN_T(test_handle_size);
     RUN_T(test_key_block);
+    RUN_T(test_key_block_sizes);
     RUN_T(test_client_deinit_every_lock);
     RUN_T(test_foreign_status_is_transport);
     RUN_T(test_extend_zero_is_a_no);

@@ -109,6 +109,54 @@ OPERATORS = {
     'del': 'statement deletion: an assignment, increment or call line',
 }
 
+# Areas of the core, for --area: the code of one feature, wherever it lives.
+# Each region is (function, lines): a regex the function's whole name must
+# match, and None (all its lines) or a regex a line's code must contain
+# (comments and string contents do not count), for functions that serve
+# every kind of lock, such as the command builder or the API calls. A
+# mutant belongs to an area when its line is in one of its regions. Keep
+# these up to date when such code moves or is renamed: a region that
+# matches no line is an error, so a stale one is noticed.
+AREAS = {
+    # readers-writer locks (section 12): the access mode, upgrade, downgrade,
+    # the settle of a failed upgrade, and their scripts' commands and answers
+    'rw': [
+        (r'redlock__(access|scripts_only|set_access|start_upgrade|upgrade_done|decide_upgrade|decide_downgrade)', None),
+        (r'redlock_(upgrade|downgrade|lock_access)', None),
+        (r'redlock__script_bit', r'\brw\b|UPG|MODE'),
+        (r'redlock__first_step', r'UPGRADE|DOWNGRADE|SETTLE|scripts_only'),
+        (r'redlock__build', r'UPG_|MODE_|RWACQUIRE|RWEXTEND|RWRELEASE|redlock__access|held_as|wait_ms|DOWNGRADE'),
+        (r'redlock__answer', r'UPG_|MODE_|A_WAITS|integer == 1 \?|integer < -1'),
+        (r'redlock__answer_acquire', r'ACCESS'),
+        (r'redlock__(step|lose|lock_deadline)|redlock_(release|extend)', r'upgrad|UPGRADE|DOWNGRADE|SETTLE'),
+        (r'redlock_lock_init', r'access|ACCESS_SHIFT'),
+    ],
+    # a reentrant lock's owner id: the owner option, the default owner (the
+    # client's id and the acquiring thread's bytes) and where it is kept
+    'owner': [
+        (r'redlock__(thread_id|hex64|default_owner_ready|take_default_owner|owner|owner_size|counter)', None),
+        (r'redlock_lock_owner', None),
+        (r'redlock__(take_token|build|strings_size)|redlock_(acquire|lock_adopt)', r'owner'),
+        (r'redlock_lock_init', r'owner|olen|REENTRANT'),
+    ],
+    # redlock_lock_adopt: a token taken over, its validity (given, or unknown
+    # until an extend) and the PTTL / GET that learn its life on the nodes
+    'adopt': [
+        (r'redlock_lock_adopt', None),
+        (r'redlock__(adopted_get|adopted_life|life_known|answer_pttl|check_step)', None),
+        (r'redlock_lock_(valid_until|remaining_us)|redlock__(report|start_extend|decide_extend|decide_upgrade|won)',
+         r'_validity_unknown'),
+        (r'redlock__answer_(release|extend)', r'F_LIFE|PTTL'),
+    ],
+    # what the caller is told: events (their fields) and results (their
+    # fields, among them the elapsed time from the operation's call)
+    'events': [
+        (r'redlock__(emit|event_of|event|report|key_left)|redlock_event_name', None),
+        (r'.*', r'\bev\.|redlock__event\b|redlock__event_of\b|redlock__emit\b|redlock__report\b|_op_start'),
+    ],
+}
+AREAS['new'] = [r for name in ('rw', 'owner', 'adopt', 'events') for r in AREAS[name]]
+
 DEFAULT_TIMEOUT = 120      # seconds per mutant, or 10x the unmutated run if longer
 TIMEOUT_FACTOR = 10
 BUILD_TIMEOUT = 600        # a compiler that hangs is our problem, not the mutant's
@@ -458,6 +506,46 @@ def generate(sources, scope, statuses, seed):
                                               ctx.line, after, what))
             prev_code = masked
     return out
+
+
+def regions_of(args):
+    """The regions --area and --functions ask for: a list of (function
+    regex, line regex or None), or None for the whole target."""
+    regions = []
+    for name in args.area or []:
+        regions += AREAS[name]
+    regions += [(f, None) for f in args.functions or []]
+    return regions or None
+
+
+def in_regions(candidates, sources, regions):
+    """The candidates whose line lies in one of the regions. Filtering the
+    full list (rather than generating less) keeps every mutant the same as
+    in an unrestricted run; only the sample differs. A region that matches
+    no code line is an error: it names a function that is gone, or a line
+    pattern that no longer fits."""
+    compiled = [(re.compile(f), re.compile(l) if l else None) for f, l in regions]
+    used = [False] * len(compiled)
+
+    def inside(src, index):
+        func, code = src.funcs[index], src.masked[index]
+        hit = False
+        for k, (f, l) in enumerate(compiled):
+            if func and f.fullmatch(func) and (l is None or l.search(code)):
+                used[k] = hit = True
+        return hit
+
+    keep = {}
+    for src in sources.values():
+        for i in range(len(src.lines)):
+            if not src.preproc[i] and src.masked[i].strip():
+                keep[(src.path, i + 1)] = inside(src, i)
+    stale = [regions[k] for k, u in enumerate(used) if not u]
+    if stale:
+        sys.exit('mutate: no code line matches ' + '; '.join(
+            f'function {f!r}' + (f' with lines {l!r}' if l else '') for f, l in stale)
+                 + ' (update AREAS in mutate.py, or the --functions given)')
+    return [c for c in candidates if keep.get((c.file, c.line))]
 
 
 def sample(candidates, count, seed):
@@ -923,6 +1011,10 @@ def parse_args():
     p.add_argument('--timeout', type=float, default=DEFAULT_TIMEOUT,
                    help=f'at least this many seconds per mutant and per command (default {DEFAULT_TIMEOUT}; '
                         f'{TIMEOUT_FACTOR}x the unmutated time when longer)')
+    p.add_argument('--area', help='core only: mutate only the code of these areas (comma-separated: '
+                   + ', '.join(AREAS) + '; new = rw,owner,adopt,events)')
+    p.add_argument('--functions', metavar='REGEX[,REGEX]',
+                   help='mutate only functions whose whole name matches one of these regexes')
     p.add_argument('--list', action='store_true', help='print the sampled mutants, run nothing')
     p.add_argument('--only', help='run only these mutant ids (comma-separated)')
     p.add_argument('--keep', action='store_true', help='keep build/mutate/<id>/ (headers, binaries, log)')
@@ -934,6 +1026,20 @@ def parse_args():
     if any('=' not in s for s in args.set):
         p.error('--set takes VAR=VALUE')
     args.set = dict(s.split('=', 1) for s in args.set)
+    if args.area:
+        args.area = [a.strip() for a in args.area.split(',') if a.strip()]
+        unknown = [a for a in args.area if a not in AREAS]
+        if unknown:
+            p.error(f'no area {", ".join(unknown)}; areas: {", ".join(AREAS)}')
+        if args.target != 'core':
+            p.error('--area names parts of redlock.h: only with --target core')
+    if args.functions:
+        args.functions = [f.strip() for f in args.functions.split(',') if f.strip()]
+        for f in args.functions:
+            try:
+                re.compile(f)
+            except re.error as e:
+                p.error(f'--functions {f!r}: {e}')
     if args.only:
         try:
             args.only = sorted({int(x) for x in args.only.split(',') if x.strip()})
@@ -971,6 +1077,11 @@ def main():
     digest = hashlib.sha1(''.join(snapshot[p] for p in files).encode()).hexdigest()[:12]
 
     candidates = generate(sources.values(), spec['scope'], statuses, args.seed)
+    regions = regions_of(args)
+    if regions:
+        candidates = in_regions(candidates, sources, regions)
+        if not candidates:
+            sys.exit('mutate: no mutant in the regions asked for')
     count = max([args.count] + (args.only or []))
     mutants = sample(candidates, count, args.seed)
     if args.only:
@@ -983,6 +1094,8 @@ def main():
         print(f'{len(mutants)} of {len(candidates)} candidates (sources sha1 {digest})')
         return 0
 
+    restriction = ((['--area', ','.join(args.area)] if args.area else [])
+                   + (['--functions', ','.join(args.functions)] if args.functions else []))
     lock = take_lock()
     suite = load_suite(args.target, args.suite, args.set)
     netns = network_namespace() if any(c.network for c in suite.commands) else None
@@ -996,7 +1109,7 @@ def main():
     header = [
         f'mutation testing: target {args.target}, suite {args.suite}, seed {args.seed}, '
         f'{len(mutants)} mutants of {len(candidates)} candidates, {args.jobs} jobs',
-        f'sources: {", ".join(files)} (sha1 {digest})',
+        f'sources: {", ".join(files)} (sha1 {digest})' + (f', restricted: {shlex.join(restriction)}' if restriction else ''),
         'commands: ' + '; '.join(c.label() for c in suite.commands),
         f'unmutated run {sum(times):.1f} s ({", ".join(f"{t:.1f}" for t in times)}), timeout per mutant '
         f'{runner.budget:.0f} s (per command {", ".join(f"{t:.0f}" for t in runner.limits)}); {isolation}']
@@ -1021,11 +1134,13 @@ def main():
     pool.shutdown()
 
     header.append(f'wall time {time.monotonic() - started:.0f} s\n')
-    rerun = (f'python3 tests/mutate/mutate.py --target {args.target} --suite {args.suite} '
-             f'--seed {args.seed}' + ''.join(f' --set {k}={v}' for k, v in args.set.items()))
+    rerun = (f'python3 tests/mutate/mutate.py --target {args.target} --suite {args.suite} --seed {args.seed}'
+             + ''.join(' ' + shlex.quote(w) for w in restriction)
+             + ''.join(f' --set {k}={v}' for k, v in args.set.items()))
     text = report(args, mutants, results, header, rerun)
     print('\n' + text, end='')
-    name = f'{args.target}-{args.suite}-{args.seed}' + ('-only' if args.only else '')
+    name = (f'{args.target}-{args.suite}-{args.seed}' + (f'-{"+".join(args.area)}' if args.area else '')
+            + ('-functions' if args.functions else '') + ('-only' if args.only else ''))
     (WORK / f'report-{name}.txt').write_text(text)
     write_tsv(WORK / f'results-{name}.tsv', mutants, results)
     print(f'mutate: wrote build/mutate/report-{name}.txt and build/mutate/results-{name}.tsv')
