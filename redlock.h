@@ -1994,8 +1994,10 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
             else REDLOCK__LIT("x");
         }
         if (n->step == REDLOCK__ST_MODE_SHA || n->step == REDLOCK__ST_MODE_EVAL) {
-            if (lk->_phase == REDLOCK__PH_DOWNGRADE) REDLOCK__LIT("s");
-            else REDLOCK__LIT("u");
+            /* by the operation, not the phase: a downgrade's straggler (its
+               EVAL after NOSCRIPT) runs in the cleanup that follows it */
+            if (lk->_phase_op == REDLOCK_OP_DOWNGRADE) REDLOCK__LIT("s");
+            else REDLOCK__LIT("u"); /* the settle of an upgrade that gave up */
         }
         break;
     }

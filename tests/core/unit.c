@@ -6099,6 +6099,26 @@ static void test_rw_release_cancels_downgrade(void) {
     teardown();
 }
 
+/* Proves: a downgrade decided at a quorum still makes the slowest node's
+   entry shared: its NOSCRIPT is followed by the set-mode script's text
+   with "s". */
+static void test_rw_downgrade_straggler_noscript(void) {
+    char expect[1200];
+    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    num(3, 1); num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
+    rep(5, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    snprintf(expect, sizeof expect, "EVAL %s 1 res %s s", redlock_rw_set_mode_script(), redlock_lock_token(&L));
+    CHECK_EQ(T.qn, 7);
+    CHECK_STR(T.q[6].cmd, expect);
+    num(6, 1);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    teardown();
+}
+
 /* Proves: the options a readers-writer lock refuses (INVALID): another
    mode number, reentrant, fence; a node without scripting votes
    NO_SCRIPTING; too few nodes that may script by configuration: refused
@@ -7122,6 +7142,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_upgrade_events);
     RUN_T(test_rw_upgrade_result_after_deinit);
     RUN_T(test_rw_downgrade_release_elapsed);
+    RUN_T(test_rw_downgrade_straggler_noscript);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
