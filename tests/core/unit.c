@@ -5070,6 +5070,29 @@ static void test_adopt_life_units(void) {
     teardown();
 }
 
+/* Proves: adopt forgets what the handle knew of its previous token's key:
+   after a hold of its own (whose key lived long enough on the node), an
+   adopted token whose life the node will not say (PTTL refused) is left
+   to expire, not deleted on the strength of the old hold. */
+static void test_adopt_forgets_old_life(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_OK);
+    redlock_release(&L);
+    rep(2, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts");
+    CHECK_STR(T.q[3].cmd, "PTTL res");
+    rep(3, REDLOCK_REPLY_ERROR, 0, "NOPERM no PTTL either");
+    CHECK_STR(T.q[4].cmd, "GET res");
+    rep(4, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 5);                       /* no DEL */
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
+    teardown();
+}
+
 /* ---- bounds kept per node, far from the round's start ---- */
 
 /* Answers an extend's EVALSHA (command k) with NOPERM: that node turns to
@@ -6262,8 +6285,9 @@ static void test_rw_upgrade_result_after_deinit(void) {
 }
 
 /* Proves: a downgrade's and a release's results count their elapsed time
-   from their own call, not from the acquire; the calls' refusals: not
-   held (NOT_HELD), a mode that has nothing to change (INVALID). */
+   from their own call, not from the acquire (and the RELEASED event its
+   round's); the calls' refusals: not held (NOT_HELD), a mode that has
+   nothing to change (INVALID). */
 static void test_rw_downgrade_release_elapsed(void) {
     int64_t called;
     setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
@@ -6288,6 +6312,12 @@ static void test_rw_downgrade_release_elapsed(void) {
     num(6, 1); num(7, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
+    CHECK(last_ev(REDLOCK_EV_RELEASED) != NULL);
+    if (last_ev(REDLOCK_EV_RELEASED)) {             /* the round's time, its votes */
+        CHECK_EQ(last_ev(REDLOCK_EV_RELEASED)->elapsed_us, T.now - called);
+        CHECK_EQ(last_ev(REDLOCK_EV_RELEASED)->votes, 2);
+        CHECK_EQ(last_ev(REDLOCK_EV_RELEASED)->status, REDLOCK_OK);
+    }
     teardown();
     setup_n(1, 0, 1000);                            /* a plain lock has no mode to change */
     redlock_acquire(&L);
@@ -6295,6 +6325,58 @@ static void test_rw_downgrade_release_elapsed(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_INVALID);
+    teardown();
+}
+
+/* Proves: what makes upgrade and downgrade BUSY and what does not: a
+   downgrade waits for no extend of any kind (BUSY during the user's extend,
+   OK after it) and for no upgrade (BUSY while one waits for readers, as an
+   extend is); an upgrade is BUSY during the user's extend but not after
+   one, and not during a watchdog renewal: its first attempt follows the
+   renewal. */
+static void test_rw_calls_busy(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int k;
+    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    teardown();
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
+    num(1, 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);     /* the extend is over */
+    num(2, 0);                                      /* readers: waits for the retry */
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
+    teardown();
+    /* a watchdog renewal running: the upgrade is taken, and goes out after it */
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 1);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    run_until_sent(1);
+    CHECK(starts(1, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 "));
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 2);
+    num(1, 1);
+    run_until_sent(2);
+    k = T.qn - 1;
+    CHECK(starts(k, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
+    num(k, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     teardown();
 }
 
@@ -7143,6 +7225,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_upgrade_result_after_deinit);
     RUN_T(test_rw_downgrade_release_elapsed);
     RUN_T(test_rw_downgrade_straggler_noscript);
+    RUN_T(test_rw_calls_busy);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
@@ -7280,6 +7363,7 @@ int main(int argc, char **argv) {
     RUN_T(test_adopt_legacy);
     RUN_T(test_adopt_auto_legacy_value);
     RUN_T(test_adopt_life_units);
+    RUN_T(test_adopt_forgets_old_life);
     RUN_T(test_handle_size);
     RUN_T(test_key_block);
     RUN_T(test_key_block_sizes);
