@@ -276,6 +276,8 @@ typedef struct redlock_socket_config {
                                                section 10; see 2.): no subscriber connections */
     int64_t notify_idle_ms;                 /* 0: 1000; a subscriber with no lock waiting
                                                closes after this long (negative: INVALID) */
+    int info_off;                           /* 1: no INFO memory on new connections: the core
+                                               never learns what a node may evict (see 2.) */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
     void (*on_event)(void *user, const redlock_event *ev);  /* optional, core events */
     /* foreign loop hooks, optional (see 4.): fd -1 means "about to be
@@ -380,6 +382,10 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
+/* The node's maxmemory_policy as its INFO memory said on a connection
+   ("allkeys-lru", "noeviction" ...; see 2.), "" before any said one. What
+   that means for locks: redlock_node_evicts(redlock_socket_client(s), node). */
+REDLOCK_SOCKET_API const char *redlock_socket_node_policy(const redlock_socket *s, int node);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 /* Heap bytes held by the adapter (buffers, queues, parsers). */
@@ -495,7 +501,8 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 
 /* CONNECTING: TCP connect in progress; HANDSHAKE: TLS handshake in progress */
 enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_HANDSHAKE, REDLOCK__SOCK_UP };
-enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT, REDLOCK__REQ_SUB /* (UN)SUBSCRIBE */ };
+enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT, REDLOCK__REQ_SUB /* (UN)SUBSCRIBE */,
+       REDLOCK__REQ_INFO /* INFO memory: what the node may evict */ };
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
@@ -522,6 +529,7 @@ struct redlock__sock_node {
     int last_status;
     unsigned failures; /* connections lost or refused so far */
     int sub;           /* a subscriber (release notifications), not a node's command connection */
+    char policy[24];   /* maxmemory_policy the last INFO memory named ("" none yet) */
     int64_t retry_at;  /* subscriber: not reopened before this */
     int rep_fd, rep_interest;
     /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
@@ -1023,6 +1031,12 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
         argv[1] = num;
         rc = redlock__sock_queue(s, nd, 2, argv, len, 0, REDLOCK__REQ_SELECT);
     }
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (rc == 0 && !nd->sub && !s->_cfg.on_reply && !s->_cfg.info_off) { /* the core's node health */
+        static const char *const argv[2] = { "INFO", "memory" };
+        rc = redlock__sock_queue(s, nd, 2, argv, NULL, 0, REDLOCK__REQ_INFO);
+    }
+#endif
     if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
         redlock__sock_close(s, nd);
         nd->last_status = rc;
@@ -1222,6 +1236,22 @@ static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
     return 1;
 }
 
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* A new connection's INFO memory: the core learns what the node may evict
+   before the replies of the commands behind it. Refused (an ACL), not a
+   string or naming no known policy: what the core knew stays. */
+static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd, const redlock_reply *r)
+{
+    char policy[sizeof nd->policy];
+    int evicts = r->type == REDLOCK_REPLY_STRING ? redlock_info_evicts(r->str, r->len, policy, sizeof policy) : -1;
+    if (evicts < 0 || !s->_core) return;
+    memcpy(nd->policy, policy, sizeof policy);
+    s->_in_cb++; /* the core's event hook may run */
+    redlock_node_set_evicts(&s->_client, nd->index, (redlock_evicts)evicts);
+    s->_in_cb--;
+}
+#endif
+
 static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
 {
     unsigned gen = nd->gen;
@@ -1264,6 +1294,12 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             nd->last_status = 0;
             continue;
         }
+#ifndef REDLOCK_SOCKET_NO_CORE
+        if (req.kind == REDLOCK__REQ_INFO) {
+            redlock__sock_info(s, nd, r);
+            continue;
+        }
+#endif
         redlock__sock_deliver_reply(s, nd, req.tag, r);
         if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
     }
@@ -2115,6 +2151,12 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
 {
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
     return s->_nodes[node].state == REDLOCK__SOCK_UP;
+}
+
+REDLOCK_SOCKET_API const char *redlock_socket_node_policy(const redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return "";
+    return s->_nodes[node].policy;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
