@@ -382,10 +382,11 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
-/* The node's maxmemory_policy as its INFO memory said on a connection
-   ("allkeys-lru", "noeviction" ...; see 2.), "" before any said one. What
-   that means for locks: redlock_node_evicts(redlock_socket_client(s), node). */
-REDLOCK_SOCKET_API const char *redlock_socket_node_policy(const redlock_socket *s, int node);
+/* What the node may evict (redlock.h section 4, Eviction): its
+   maxmemory_policy as the last INFO memory that named one said ("" before
+   any did) into buf (optional, cut to size), and the redlock_evicts the
+   core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
+REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 /* Heap bytes held by the adapter (buffers, queues, parsers). */
@@ -2153,10 +2154,15 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
     return s->_nodes[node].state == REDLOCK__SOCK_UP;
 }
 
-REDLOCK_SOCKET_API const char *redlock_socket_node_policy(const redlock_socket *s, int node)
+REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size)
 {
-    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return "";
-    return s->_nodes[node].policy;
+    if (buf && size) buf[0] = 0;
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    if (buf && size) redlock__sock_say(buf, size, "%s", s->_nodes[node].policy, NULL);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_core) return (int)redlock_node_evicts(&s->_client, node);
+#endif
+    return 0;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)

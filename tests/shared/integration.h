@@ -1321,11 +1321,11 @@ static void it_evict(void)
     a = it->open(&s);
     CHECK(a != NULL);
     if (!a) goto out;
+    it->idle(a, 100); /* connected, INFO answered (slow under valgrind) */
     it_key(key, sizeof key, "evict");
     snprintf(counter, sizeof counter, "%s%s", REDLOCK_FENCE_PREFIX, key);
     it_lock_opts(&o, key, 2000);
     o.fence = 1;
-    o.retry_count = -1;
     l = it->lock(a, &o);
     CHECK(l != NULL);
     if (!l) goto out;
@@ -1335,7 +1335,6 @@ static void it_evict(void)
             for (cycle = 0; cycle < 30; cycle++) {
                 memset(&r, 0, sizeof r);
                 CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_EVICTING);
-                CHECK_EQ(r.attempts, 1);
                 if (r.status == REDLOCK_OK) {
                     if (r.fence <= last) printf("#   fence %lld after %lld\n", (long long)r.fence, (long long)last);
                     CHECK(r.fence > last); /* never back */
@@ -1374,7 +1373,6 @@ static void it_evict(void)
 
     /* a plain lock counts the node, or refuses it when asked to */
     it_lock_opts(&o, key, 2000);
-    o.retry_count = -1;
     l = it->lock(a, &o);
     CHECK(l != NULL);
     if (!l) goto out;
@@ -1399,7 +1397,6 @@ static void it_evict(void)
         /* counted anyway: the counter is evicted and the fence goes back */
         it_lock_opts(&o, key, 2000);
         o.fence = 1;
-        o.retry_count = -1;
         o.refuse_evicting = -1;
         l = it->lock(a, &o);
         CHECK(l != NULL);

@@ -490,7 +490,7 @@ static int info_case(const char *replies, int refuse, int *evicts, char *policy,
     CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
     rc = redlock_socket_acquire(&l);
     *evicts = (int)redlock_node_evicts(redlock_socket_client(&s), 0);
-    snprintf(policy, cap, "%s", redlock_socket_node_policy(&s, 0));
+    CHECK_EQ(redlock_socket_node_policy(&s, 0, policy, cap), *evicts);
     CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
@@ -515,7 +515,8 @@ static void test_core_info(void)
     CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
     CHECK_EQ(info_case("$10\r\n# Memory\r\n\r\n+OK\r\n", 1, &evicts, policy, sizeof policy), REDLOCK_OK);
     CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
-    CHECK_STR(redlock_socket_node_policy(NULL, 0), "");
+    CHECK_EQ(redlock_socket_node_policy(NULL, 0, policy, sizeof policy), REDLOCK_ERR_INVALID);
+    CHECK_STR(policy, "");
 }
 
 static void test_core_refused(void)
