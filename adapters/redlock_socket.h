@@ -32,9 +32,14 @@
    2. CONNECTIONS
    --------------
    Nothing connects at init. The first command for a node opens its
-   connection (non-blocking connect, then AUTH and SELECT pipelined before
-   the command). Host names are resolved with getaddrinfo(), which blocks:
-   use addresses where that matters. A node's connection fails with:
+   connection (non-blocking connect, then AUTH, SELECT and INFO memory
+   pipelined before the command). INFO's maxmemory_policy tells the core
+   what the node may evict before the replies behind it are handed on
+   (redlock.h section 4, Eviction; redlock_socket_node_policy()); an INFO
+   refused (an ACL) or unreadable leaves the node as it was (at first:
+   evicts nothing), and cfg.info_off = 1 (or raw mode) leaves it out.
+   Host names are resolved with getaddrinfo(), which blocks: use addresses
+   where that matters. A node's connection fails with:
        REDLOCK_ERR_CONNECT       refused, unreachable, no connection within
                                  connect_timeout_ms
        REDLOCK_ERR_AUTH          AUTH refused, or a NOAUTH reply
