@@ -1585,7 +1585,7 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
 
 /* ---- what kind of lock ---- */
 enum { REDLOCK__K_REENTRANT = 1, REDLOCK__K_FENCED = 2, REDLOCK__K_ACCESS_SHIFT = 2 /* 2 bits */,
-       REDLOCK__K_REFUSE_EVICTING = 16 /* grants of nodes that may evict keys do not count */ };
+       REDLOCK__K_REFUSE_EVICTING = 128 /* grants of nodes that may evict keys do not count */ };
 static int redlock__reentrant(const redlock_lock *lk) { return lk->_kind & REDLOCK__K_REENTRANT; }
 static int redlock__fenced(const redlock_lock *lk) { return (lk->_kind & REDLOCK__K_FENCED) != 0; }
 static redlock_access redlock__access(const redlock_lock *lk) { return (redlock_access)((lk->_kind >> REDLOCK__K_ACCESS_SHIFT) & 3); }
