@@ -43,7 +43,8 @@
                   redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
                   redlock_lock_key, redlock_lock_fence, redlock_lock_access,
                   redlock_lock_token, redlock_lock_owner, redlock_node_mode,
-                  redlock_clock_us
+                  redlock_clock_us, redlock_node_evicts
+       health     redlock_node_set_evicts, redlock_info_evicts
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script,
                   redlock_reentrant_acquire_script, redlock_reentrant_release_script,
@@ -136,6 +137,11 @@
      replaces the previous deadline; REDLOCK_NO_DEADLINE cancels it. When it
      expires call redlock_on_timer(client). Early or spurious calls are
      harmless. Alternatively poll redlock_next_deadline().
+   * Node health (optional): when a connection to a node opens, read its
+     INFO memory and pass redlock_info_evicts()'s answer (when not -1) to
+     redlock_node_set_evicts(client, node, ...) before the replies of the
+     commands behind it (section 4, Eviction). Not told, the core takes a
+     node to evict nothing.
    * now_us(user): a monotonic clock in microseconds. wall_ms(user): the wall
      clock in milliseconds since 1970, not negative (used only by the legacy
      algorithm).
@@ -202,6 +208,28 @@
    if it had lost them; as a holder may have only a bare majority, N nodes
    (quorum q) survive that on fewer than 2q - N of them: one node when N
    is even, none when N is odd.
+   Eviction: a server with maxmemory set evicts keys when its memory runs
+   short, as its maxmemory-policy says: volatile-* evicts keys with a time
+   to live (every lock key: mutual exclusion breaks, for every kind of
+   lock), allkeys-* any key (the fence counters too, which have none: a
+   fence can then come out lower, section 11); noeviction refuses writes
+   instead (a failed vote, no lost key). A Redis used as a cache is no
+   place for locks. The adapters read each node's INFO memory (maxmemory,
+   maxmemory_policy) once per connection and tell the core
+   (redlock_node_set_evicts; a transport of your own can do the same with
+   redlock_info_evicts). A node that may evict is reported
+   (REDLOCK_EV_NODE_EVICTS, once per change), and a lock that refuses such
+   nodes (opts.refuse_evicting > 0; by default every fenced lock) does not
+   count what they grant: the vote of an acquire, a fence's write-back, a
+   renewal or an upgrade fails with REDLOCK_ERR_EVICTING (the command
+   still goes there, and the key is released there as anywhere), the node's
+   count makes no fence, and when the nodes known to evict leave too few
+   for a quorum the acquire ends at once with EVICTING. Other locks count
+   them, at the risk above. Limits: a policy changed at run time (CONFIG
+   SET maxmemory-policy) is seen at the client's next connection to the
+   node; an INFO refused (an ACL without +info) or without a policy known
+   here leaves what the client knew (at first: evicts nothing); a proxy
+   may answer INFO for another server than the one that keeps the keys.
    Legacy mode (servers without SET NX PX or without scripting): per node,
    mode AUTO (default) switches a node for the client's life:
    * to full legacy when SET ... NX PX is answered with "unknown command",
@@ -283,7 +311,7 @@
 
    Memory: clients and lock handles are yours to place (static, stack,
    arrays, inside your own structs). On 64-bit Linux at the default limits
-   a redlock_client is 896 bytes and a redlock_lock 512 (about 256 plus 16
+   a redlock_client is 912 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
    bytes: the key, the token and the next token's bytes; a reentrant lock
@@ -512,7 +540,9 @@
    counters that outlive restarts and crashes (everysec, or an RDB
    snapshot, can lose the last INCRs and write-backs: a count then comes
    back lower, for good, and a later holder may get a fence that is not
-   higher). Needs scripting, as a
+   higher). A node that evicts keys without a time to live (maxmemory with
+   an allkeys-* policy) forgets counters too: a fenced lock does not count
+   such nodes unless told to (section 4, Eviction). Needs scripting, as a
    reentrant lock (section 9: NO_SCRIPTING, no legacy fallback, refused at
    lock_init when too few nodes may script). Lock keys may not start with
    REDLOCK_FENCE_PREFIX (REDLOCK_ERR_KEY). ACL: the acquire script names
@@ -674,8 +704,10 @@ typedef enum redlock_status {
     REDLOCK_ERR_QUEUE_FULL = -47,   /* the transport's queue for the node is full (adapters) */
     REDLOCK_ERR_TLS = -48,          /* TLS handshake failed or certificate refused (adapters) */
     REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant and fenced locks need */
-    REDLOCK_ERR_NOPERM = -50        /* the node's ACL denies this user a key of the lock (its key, or its
+    REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
+    REDLOCK_ERR_EVICTING = -51      /* the node may evict keys (maxmemory-policy): its grant does
+                                       not count for a lock that refuses such nodes (section 4) */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -744,14 +776,17 @@ typedef enum redlock_event_type {
     REDLOCK_EV_LOST,          /* status = reason */
     REDLOCK_EV_RELEASED,      /* status, votes (nodes that deleted the key) */
     REDLOCK_EV_MODE_SWITCH,   /* node switched: mode (LEGACY), or scripts off */
-    REDLOCK_EV_KEY_LEFT       /* node, op: a release / undo / cleanup leaves the key there
+    REDLOCK_EV_KEY_LEFT,      /* node, op: a release / undo / cleanup leaves the key there
                                  to expire instead of deleting it (see 4. legacy mode) */
+    REDLOCK_EV_NODE_EVICTS    /* node, mode = its redlock_evicts, lock NULL: what the node's
+                                 server may evict changed (section 4, Eviction) */
 } redlock_event_type;
 
 struct redlock_lock;
 
 /* Events carry per-phase timings for logging and metrics. Fields that do
-   not apply to a type are 0 (node: -1). Tokens are never included. */
+   not apply to a type are 0 (node: -1). Tokens are never included. An
+   event about a node rather than a lock (EV_NODE_EVICTS) has lock NULL. */
 typedef struct redlock_event {
     redlock_event_type type;
     const struct redlock_lock *lock;
@@ -762,7 +797,8 @@ typedef struct redlock_event {
     int held_by_other;       /* EV_VOTE against: the node holds another token */
     int votes;               /* votes for, in this round */
     int attempt;             /* 1-based acquire attempt number */
-    int mode;                /* EV_MODE_SWITCH: REDLOCK_MODE_LEGACY, or 0 = scripts off */
+    int mode;                /* EV_MODE_SWITCH: REDLOCK_MODE_LEGACY, or 0 = scripts off;
+                                EV_NODE_EVICTS: the node's redlock_evicts */
     int64_t rtt_us;          /* EV_VOTE: round trip of this node */
     int64_t elapsed_us;      /* since the round started */
     int64_t validity_us;     /* validity left after the round */
@@ -837,6 +873,14 @@ typedef enum redlock_access {
     REDLOCK_ACCESS_UPDATE
 } redlock_access;
 
+/* What a node's server may evict under memory pressure (section 4,
+   Eviction): its maxmemory-policy, when maxmemory is set. */
+typedef enum redlock_evicts {
+    REDLOCK_EVICTS_NONE = 0,  /* nothing: noeviction, no maxmemory, or not known */
+    REDLOCK_EVICTS_VOLATILE,  /* volatile-*: keys with a time to live (every lock key) */
+    REDLOCK_EVICTS_ALL        /* allkeys-*: any key (lock keys and fence counters) */
+} redlock_evicts;
+
 /* Per-lock options; zero fields take the client's setting or the default. */
 typedef struct redlock_lock_opts {
     const char *key;          /* required, copied (section 5, Memory) */
@@ -867,6 +911,10 @@ typedef struct redlock_lock_opts {
                                  any earlier holder's (section 11) */
     redlock_access access;    /* SHARED or EXCLUSIVE: a readers-writer lock (section 12);
                                  not with reentrant or fence */
+    int refuse_evicting;      /* a node whose server may evict keys (section 4, Eviction):
+                                 > 0: its grants do not count; < 0: they count (the node
+                                 is still reported); 0: refused for a fenced lock,
+                                 counted for the others */
 } redlock_lock_opts;
 
 /* ---- internal state: treat as opaque, fields may change ---- */
@@ -911,6 +959,7 @@ typedef struct redlock_client {
     uint8_t _any_legacy;                    /* some _legacy[] is set */
     uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer: AUTH or SELECT refused */
+    uint8_t _evicts[REDLOCK_MAX_NODES];     /* redlock_evicts: what the node's server may evict */
     uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
     char _owner_id[17];                     /* reentrant locks' default owner: the client's part */
     int _magic;
@@ -1147,6 +1196,22 @@ REDLOCK_API const char *redlock_lock_key(const redlock_lock *lock, size_t *len);
 REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lock);
 /* The node's learned mode: REDLOCK_MODE_LEGACY or MODERN/AUTO as configured. */
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *client, int node);
+/* Node health (section 4, Eviction), for transports: what the node's
+   server may evict, as its INFO said on the current connection (the
+   adapters read it once per connection). A change is reported with
+   REDLOCK_EV_NODE_EVICTS; it counts for votes that come from then on.
+   Returns OK, INVALID (node or value out of range) or DETACHED. */
+REDLOCK_API int redlock_node_set_evicts(redlock_client *client, int node, redlock_evicts evicts);
+/* What the client was last told about the node (NONE until told). */
+REDLOCK_API redlock_evicts redlock_node_evicts(const redlock_client *client, int node);
+/* Reads an INFO reply (INFO memory, or all of INFO): its maxmemory and
+   maxmemory_policy lines. Returns REDLOCK_EVICTS_NONE (noeviction, or
+   maxmemory 0: the server evicts nothing), VOLATILE (volatile-lru, -lfu,
+   -random, -ttl), ALL (allkeys-lru, -lfu, -random), or -1 when the text
+   names no policy this version knows (or none at all). `policy` (may be
+   NULL) gets the policy's name, NUL-terminated and cut to cap, "" if
+   none. A missing maxmemory line counts as a limit that is set. */
+REDLOCK_API int redlock_info_evicts(const char *info, size_t len, char *policy, size_t cap);
 /* Tag helpers for transports that multiplex: which node a tag is for. */
 REDLOCK_API int redlock_tag_node(redlock_tag tag);
 
@@ -1560,7 +1625,8 @@ static int64_t redlock__drift_us(const redlock_client *c, int64_t ttl_ms) {
 
 /* ---- what kind of lock ---- */
 enum { REDLOCK__K_REENTRANT = 1, REDLOCK__K_FENCED = 2, REDLOCK__K_ACCESS_SHIFT = 2 /* 2 bits */,
-       REDLOCK__K_OPTS_ACCESS_SHIFT = 4 /* 2 bits */ };
+       REDLOCK__K_OPTS_ACCESS_SHIFT = 4 /* 2 bits */,
+       REDLOCK__K_REFUSE_EVICTING = 128 /* grants of nodes that may evict keys do not count */ };
 static int redlock__reentrant(const redlock_lock *lk) { return lk->_kind & REDLOCK__K_REENTRANT; }
 static int redlock__fenced(const redlock_lock *lk) { return (lk->_kind & REDLOCK__K_FENCED) != 0; }
 static redlock_access redlock__access(const redlock_lock *lk) { return (redlock_access)((lk->_kind >> REDLOCK__K_ACCESS_SHIFT) & 3); }
@@ -1570,6 +1636,11 @@ static redlock_access redlock__opts_access(const redlock_lock *lk) {
 }
 /* reentrant and readers-writer locks: scripts only, on every node */
 static int redlock__scripts_only(const redlock_lock *lk) { return redlock__reentrant(lk) || redlock__access(lk) != REDLOCK_ACCESS_DEFAULT; }
+/* Node i's server may forget this lock's keys before their time (section
+   4, Eviction) and the lock does not count such a node's grants. */
+static int redlock__refuses(const redlock_lock *lk, int i) {
+    return (lk->_kind & REDLOCK__K_REFUSE_EVICTING) && lk->_client->_evicts[i] != REDLOCK_EVICTS_NONE;
+}
 
 /* ---- what a lock keeps outside its handle, and times derived from it ---- */
 
@@ -1788,6 +1859,14 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
         ev.elapsed_us = now - lk->_round_start;
         redlock__emit(lk, &ev);
     }
+}
+
+/* Node i granted (an acquire, a write-back, a renewal): it counts as
+   `outcome`, unless the lock refuses nodes that may evict keys and this
+   one may (section 4, Eviction): then its vote fails with EVICTING. */
+static void redlock__granted(redlock_lock *lk, int i, int outcome, int64_t now) {
+    if (redlock__refuses(lk, i)) redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_EVICTING, now);
+    else redlock__node_done(lk, i, outcome, 0, now);
 }
 
 /* How long an extend round lets the key live, at the least, wherever its
@@ -2223,8 +2302,8 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
     case REDLOCK__ST_FACQ_SHA: /* the counter after our SET; 0: held */
     case REDLOCK__ST_FACQ_EVAL:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
-        /* the highest; once the write-back is out, the fence is fixed */
-        if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE) lk->_fence = r->integer;
+        /* the highest of the counted nodes; once the write-back is out, the fence is fixed */
+        if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE && !redlock__refuses(lk, i)) lk->_fence = r->integer;
         return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_SETNX:
         if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
@@ -2425,28 +2504,34 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
         lk->_client->_scripted[i] |= (uint16_t)redlock__script_bit(lk, st);
     switch (a) {
-    case REDLOCK__A_ACQUIRED:
+    case REDLOCK__A_ACQUIRED: {
         /* a fenced acquire's late win, during the write-back or after the
            lock was reported held: the write-back follows (the fence kept
            everywhere the holder's entry is) */
-        if (lk->_phase == REDLOCK__PH_FENCE || (redlock__fenced(lk) && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD)) {
-            redlock__life_known(lk, i, lk->_valid_until);
+        int late = lk->_phase == REDLOCK__PH_FENCE || (redlock__fenced(lk) && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD);
+        /* the key is ours there, whether or not the grant counts */
+        redlock__life_known(lk, i, late ? lk->_valid_until
+                                        : lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
+        if (late && !redlock__refuses(lk, i)) {
             redlock__next_step(lk, i, REDLOCK__ST_FENCE_SHA, now);
             break;
         }
-        redlock__life_known(lk, i, lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
         n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
-        redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
+        redlock__granted(lk, i, REDLOCK__OUT_YES, now);
         break;
+    }
     case REDLOCK__A_EXTENDED:
         redlock__life_known(lk, i, redlock__extend_bound(lk));
-        redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
+        redlock__granted(lk, i, REDLOCK__OUT_YES, now);
         break;
     case REDLOCK__A_WAITS: /* an upgrade's node: renewed, not upgraded */
         redlock__life_known(lk, i, redlock__extend_bound(lk));
-        redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now);
+        redlock__granted(lk, i, REDLOCK__OUT_NO, now);
         break;
-    case REDLOCK__A_YES: redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now); break;
+    case REDLOCK__A_YES: /* a write-back is a grant too; a release or a set-mode is not */
+        if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL) redlock__granted(lk, i, REDLOCK__OUT_YES, now);
+        else redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
+        break;
     case REDLOCK__A_NO: redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now); break;
     case REDLOCK__A_MISSING: redlock__node_done(lk, i, REDLOCK__OUT_MISSING, 0, now); break;
     case REDLOCK__A_PROTOCOL: redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_PROTOCOL, now); break;
@@ -2652,15 +2737,27 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
 /* Too few answers: OVERLOADED when some node's command never left because
    the transport's queue was full (the nodes themselves may be fine),
    NOPERM when some node's ACL denied a key of the lock, NO_SCRIPTING when
-   some node refused the scripts of a reentrant lock, NO_QUORUM otherwise. */
+   some node refused the scripts of a reentrant lock, EVICTING when some
+   node's grant did not count because it may evict keys, NO_QUORUM
+   otherwise. */
 static int redlock__too_few(const redlock_lock *lk) {
-    int i, scriptless = 0, denied = 0;
+    int i, scriptless = 0, denied = 0, evicting = 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         if (lk->_node[i].status == REDLOCK_ERR_QUEUE_FULL) return REDLOCK_ERR_OVERLOADED;
         scriptless |= lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING;
         denied |= lk->_node[i].status == REDLOCK_ERR_NOPERM;
+        evicting |= lk->_node[i].status == REDLOCK_ERR_EVICTING;
     }
-    return denied ? REDLOCK_ERR_NOPERM : scriptless ? REDLOCK_ERR_NO_SCRIPTING : REDLOCK_ERR_NO_QUORUM;
+    return denied ? REDLOCK_ERR_NOPERM : scriptless ? REDLOCK_ERR_NO_SCRIPTING :
+           evicting ? REDLOCK_ERR_EVICTING : REDLOCK_ERR_NO_QUORUM;
+}
+
+/* A lock that refuses nodes that may evict keys can never win while the
+   client knows too many such nodes (until a new connection says otherwise). */
+static int redlock__evicting_quorum(const redlock_lock *lk) {
+    int i, evicting = 0, n = lk->_client->_cfg.node_count;
+    for (i = 0; i < n; i++) evicting += redlock__refuses(lk, i);
+    return n - evicting < redlock__quorum(lk->_client);
 }
 
 /* A lock can never win while too many nodes refuse its scripts or (their
@@ -2745,7 +2842,8 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     ev.elapsed_us = now - start;  /* the attempt's, before the undo round starts */
     lk->_fence = 0;
     hopeless = status == REDLOCK_ERR_CONFIG ||
-               ((status == REDLOCK_ERR_NO_SCRIPTING || status == REDLOCK_ERR_NOPERM) && redlock__scriptless_quorum(lk));
+               ((status == REDLOCK_ERR_NO_SCRIPTING || status == REDLOCK_ERR_NOPERM) && redlock__scriptless_quorum(lk)) ||
+               (status == REDLOCK_ERR_EVICTING && redlock__evicting_quorum(lk));
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
     lk->_fail_votes = votes;
     lk->_saved_us = ev.elapsed_us;
@@ -3331,6 +3429,9 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_magic = REDLOCK__MAGIC;
     if (o->fence) lk->_kind |= REDLOCK__K_FENCED;
     lk->_kind |= (uint8_t)((o->access << REDLOCK__K_ACCESS_SHIFT) | (o->access << REDLOCK__K_OPTS_ACCESS_SHIFT));
+    /* by default only a fenced lock refuses: its counters never expire, and
+       its users asked for the guarantee that outlives mutual exclusion */
+    if (o->refuse_evicting > 0 || (o->refuse_evicting == 0 && o->fence)) lk->_kind |= REDLOCK__K_REFUSE_EVICTING;
     if (redlock__fenced(lk)) {
         memcpy(redlock__counter(lk), REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN);
         memcpy(redlock__counter(lk) + REDLOCK__FENCE_PREFIX_LEN, o->key, klen);
@@ -3716,6 +3817,61 @@ REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {
 
 REDLOCK_API int redlock_tag_node(redlock_tag tag) { return (int)(tag & 0xFF); }
 
+REDLOCK_API int redlock_node_set_evicts(redlock_client *c, int node, redlock_evicts evicts) {
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+    if (node < 0 || node >= c->_cfg.node_count || (int)evicts < REDLOCK_EVICTS_NONE || (int)evicts > REDLOCK_EVICTS_ALL)
+        return REDLOCK_ERR_INVALID;
+    if (c->_evicts[node] == (uint8_t)evicts) return REDLOCK_OK; /* each connection says it again: told once */
+    c->_evicts[node] = (uint8_t)evicts;
+    if (c->_cb.on_event) {
+        redlock_event ev = redlock__event_of(REDLOCK_EV_NODE_EVICTS, 0, node, 0, 0);
+        ev.mode = (int)evicts;
+        c->_cb.on_event(c->_user, &ev);
+    }
+    return REDLOCK_OK;
+}
+
+REDLOCK_API redlock_evicts redlock_node_evicts(const redlock_client *c, int node) {
+    if (!c || c->_magic != REDLOCK__MAGIC || node < 0 || node >= c->_cfg.node_count) return REDLOCK_EVICTS_NONE;
+    return (redlock_evicts)c->_evicts[node];
+}
+
+/* The value of INFO's line "name:value", or NULL; *vlen its length. */
+static const char *redlock__info_field(const char *s, size_t len, const char *name, size_t *vlen) {
+    size_t nl = strlen(name), i = 0;
+    while (i < len) {
+        const char *eol = (const char *)memchr(s + i, '\n', len - i);
+        size_t end = eol ? (size_t)(eol - s) : len, e = end;
+        if (e > i && s[e - 1] == '\r') e--;
+        if (e - i > nl && memcmp(s + i, name, nl) == 0 && s[i + nl] == ':') {
+            *vlen = e - i - nl - 1;
+            return s + i + nl + 1;
+        }
+        i = end + 1;
+    }
+    return NULL;
+}
+
+REDLOCK_API int redlock_info_evicts(const char *info, size_t len, char *policy, size_t cap) {
+    const char *p, *m;
+    size_t plen = 0, mlen = 0;
+    if (policy && cap) policy[0] = 0;
+    if (!info) return -1;
+    p = redlock__info_field(info, len, "maxmemory_policy", &plen);
+    if (!p) return -1;
+    if (policy && cap) {
+        size_t k = plen < cap - 1 ? plen : cap - 1;
+        memcpy(policy, p, k);
+        policy[k] = 0;
+    }
+    m = redlock__info_field(info, len, "maxmemory", &mlen);
+    if (plen == 10 && memcmp(p, "noeviction", 10) == 0) return REDLOCK_EVICTS_NONE;
+    if (m && mlen == 1 && m[0] == '0') return REDLOCK_EVICTS_NONE; /* no limit: nothing is evicted */
+    if (redlock__starts(p, plen, "allkeys-")) return REDLOCK_EVICTS_ALL;
+    if (redlock__starts(p, plen, "volatile-")) return REDLOCK_EVICTS_VOLATILE;
+    return -1;
+}
+
 REDLOCK_API const char *redlock_release_script(void) { return redlock__release_lua; }
 REDLOCK_API const char *redlock_extend_script(void) { return redlock__extend_lua; }
 REDLOCK_API const char *redlock_reentrant_acquire_script(void) { return redlock__racquire_lua; }
@@ -3769,6 +3925,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_NO_SCRIPTING: return "the node refuses scripts, which reentrant and fenced locks need";
     case REDLOCK_ERR_NOPERM:
         return "the node's ACL denies this user a key of the lock (its key, or " REDLOCK_FENCE_PREFIX "key for a fenced lock)";
+    case REDLOCK_ERR_EVICTING: return "the node may evict keys (maxmemory-policy): its grant does not count";
     default: return "unknown status";
     }
 }
@@ -3797,6 +3954,7 @@ REDLOCK_API const char *redlock_event_name(redlock_event_type t) {
     case REDLOCK_EV_RELEASED: return "released";
     case REDLOCK_EV_MODE_SWITCH: return "mode-switch";
     case REDLOCK_EV_KEY_LEFT: return "key-left";
+    case REDLOCK_EV_NODE_EVICTS: return "node-evicts";
     default: return "unknown";
     }
 }

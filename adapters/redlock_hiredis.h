@@ -59,9 +59,13 @@
    * A node whose connection broke is reconnected on its next command, at
      most every reconnect_delay_ms; until then its votes fail at once with
      REDLOCK_ERR_CONNECT.
-   * AUTH (password, or ACL user + password) and SELECT are pipelined in
-     front of the first command on every new connection: nothing blocks on
-     a handshake. An AUTH refusal turns that node's answers into
+   * AUTH (password, or ACL user + password), SELECT and INFO memory are
+     pipelined in front of the first command on every new connection:
+     nothing blocks on a handshake. INFO's maxmemory_policy tells the core
+     what the node may evict before the replies behind it (redlock.h
+     section 4, Eviction; redlock_hiredis_node_policy); refused or
+     unreadable, the node stays as it was (at first: evicts nothing);
+     cfg.info_off = 1 leaves it out. An AUTH refusal turns that node's answers into
      REDLOCK_ERR_AUTH, a SELECT refusal into REDLOCK_ERR_SELECT (too few
      usable nodes left: the acquire ends at once with REDLOCK_ERR_CONFIG,
      see redlock.h); redlock_hiredis_node_status() tells what a node last
@@ -338,6 +342,11 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i
    subscriber is tried again after a backoff (see HOW IT TALKS). errbuf
    (optional) gets the node's words. */
 REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
+/* What node i may evict (redlock.h section 4, Eviction): its
+   maxmemory_policy as the last INFO memory that named one said ("" before
+   any did) into buf (optional, cut to size), and the redlock_evicts the
+   core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
+REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
@@ -430,6 +439,14 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
                 redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK)
                 return -1;
             redlock__hiredis_queue(cn, REDLOCK__HIREDIS_SELECT, 0);
+            cn->need_flush = 1;
+        }
+        k = redlock__hiredis_info_argv(cn->ep.info, argv, len);
+        if (k) {
+            if (redlock__hiredis_reserve(&cn->q) != 0 ||
+                redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK)
+                return -1;
+            redlock__hiredis_queue(cn, REDLOCK__HIREDIS_INFO, 0);
             cn->need_flush = 1;
         }
     }
@@ -587,6 +604,11 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         /* answered, so written: a long output still being written counts
            only the requests left in the ring as unsent */
         if (cn->unsent > cn->q.count) cn->unsent = cn->q.count;
+        if (kind == REDLOCK__HIREDIS_INFO) {
+            redlock__hiredis_info_reply(&c->_client, i, &cn->ep, r);
+            freeReplyObject(r);
+            continue;
+        }
         if (kind != REDLOCK__HIREDIS_CORE) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
@@ -1267,6 +1289,18 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i,
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].refused_text : "");
     redlock__hiredis_leave(c, entered);
     return s;
+}
+
+REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, char *buf, size_t size)
+{
+    int e, entered;
+    if (buf && size) buf[0] = 0;
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
+    entered = redlock__hiredis_enter(c);
+    if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.policy);
+    e = (int)redlock_node_evicts(&c->_client, i);
+    redlock__hiredis_leave(c, entered);
+    return e;
 }
 
 REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i)

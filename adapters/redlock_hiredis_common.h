@@ -63,9 +63,11 @@ static inline void redlock__hiredis_translate(const redisReply *r, redlock_reply
 #endif
 
 /* The requests a connection owes replies for, in send order: the core's
-   tags (kind 0) and the adapter's own AUTH (1) and SELECT (2). A ring that
-   grows by doubling (24 bytes a request) up to REDLOCK_HIREDIS_QUEUE. */
-enum { REDLOCK__HIREDIS_CORE = 0, REDLOCK__HIREDIS_AUTH = 1, REDLOCK__HIREDIS_SELECT = 2 };
+   tags (kind 0) and the adapter's own AUTH (1), SELECT (2) and INFO (3). A
+   ring that grows by doubling (24 bytes a request) up to
+   REDLOCK_HIREDIS_QUEUE. */
+enum { REDLOCK__HIREDIS_CORE = 0, REDLOCK__HIREDIS_AUTH = 1, REDLOCK__HIREDIS_SELECT = 2,
+       REDLOCK__HIREDIS_INFO = 3 };
 typedef struct redlock__hiredis_request {
     redlock_tag tag;
     int64_t sent_us;
@@ -266,6 +268,16 @@ static inline int redlock__hiredis_select_argv(int db, char num[16], const char 
     return 2;
 }
 
+/* ... then INFO memory, unless info_off: what the node may evict, for the
+   core (redlock.h section 4, Eviction). */
+static inline int redlock__hiredis_info_argv(int info, const char *argv[2], size_t len[2])
+{
+    if (!info) return 0;
+    argv[0] = "INFO"; len[0] = 4;
+    argv[1] = "memory"; len[1] = 6;
+    return 2;
+}
+
 /* A node of either hiredis adapter (redlock_libev_node is the same type):
    where it is and how to log in, each field defaulting to the options'. */
 typedef struct redlock_hiredis_node {
@@ -296,6 +308,8 @@ typedef struct redlock_hiredis_config {
                                 a waiting acquire sleeps out its retry delays */
     int notify_idle_ms;      /* 0: 1000; a subscriber connection with no lock
                                 waiting is closed after this long */
+    int info_off;            /* 1: no INFO memory on new connections: the core never
+                                learns what a node may evict (redlock.h section 4) */
     int watchdog_thread;     /* redlock_hiredis.h only: a background thread drives
                                 the core (libev: INVALID, the loop is yours) */
     redlock_config core;     /* core settings; node_count is taken from above.
@@ -352,6 +366,8 @@ static inline char *redlock__hiredis_strdup(const char *s)
 typedef struct redlock__hiredis_endpoint {
     char *host, *unix_path, *user, *pass; /* unix_path set: host is NULL */
     int port, db;
+    int info;            /* a new command connection asks INFO memory (node health) */
+    char policy[24];     /* the maxmemory_policy the last INFO memory named, "" none yet */
     void *tls_ctx;       /* SSL_CTX, or NULL: plain text */
     char *tls_name;
     int tls_verify;
@@ -370,6 +386,7 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
     const redlock_tls *tls = redlock__tls_settings(&nd->tls, &o->tls, &t);
     e->port = nd->port > 0 ? nd->port : 6379;
     e->db = nd->db > 0 ? nd->db : o->db;
+    e->info = !o->info_off;
     e->host = path ? NULL : redlock__hiredis_strdup(nd->host ? nd->host : "127.0.0.1");
     e->unix_path = redlock__hiredis_strdup(path);
     e->user = redlock__hiredis_strdup(u);
@@ -550,6 +567,22 @@ static inline int redlock__hiredis_auth_error(const redisReply *r)
 {
     return r && r->type == REDIS_REPLY_ERROR && r->str &&
            (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
+}
+
+/* INFO memory's answer on node i's new connection: what the node may
+   evict, told to the core before the replies of the commands behind it.
+   An error (an ACL without +info), not a string, or no policy known here:
+   what the core knew stays. */
+static inline void redlock__hiredis_info_reply(redlock_client *client, int i, redlock__hiredis_endpoint *e,
+                                               const redisReply *r)
+{
+    char policy[sizeof e->policy];
+    int evicts;
+    if (r->type != REDIS_REPLY_STRING || !r->str) return;
+    evicts = redlock_info_evicts(r->str, (size_t)r->len, policy, sizeof policy);
+    if (evicts < 0) return;
+    memcpy(e->policy, policy, sizeof policy);
+    redlock_node_set_evicts(client, i, (redlock_evicts)evicts);
 }
 
 #ifdef REDLOCK_NO_BUILTIN_CLOCKS

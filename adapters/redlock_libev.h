@@ -48,12 +48,16 @@
      its votes fail at once with its last status (REDLOCK_ERR_CONNECT if
      none). A command sent once the delay has passed opens the connection
      itself, whether or not the loop has run the timer yet.
-   * AUTH (password, or ACL user + password) and SELECT are queued right
-     after the connect; a refusal makes that node's answers
-     REDLOCK_ERR_AUTH (REDLOCK_ERR_SELECT for SELECT; too few usable nodes
-     left: the acquire ends at once with REDLOCK_ERR_CONFIG, see redlock.h)
-     and is shown by redlock_libev_node_status() (0 again
-     after the node's next good reply). A SELECT refused (a db that does
+   * AUTH (password, or ACL user + password), SELECT and INFO memory are
+     queued right after the connect. INFO's maxmemory_policy tells the core
+     what the node may evict before the replies behind it (redlock.h
+     section 4, Eviction; redlock_libev_node_policy); refused or
+     unreadable, the node stays as it was; cfg.info_off = 1 leaves it out.
+     An AUTH refusal makes that node's answers REDLOCK_ERR_AUTH
+     (REDLOCK_ERR_SELECT for SELECT; too few usable nodes left: the
+     acquire ends at once with REDLOCK_ERR_CONFIG, see redlock.h) and is
+     shown by redlock_libev_node_status() (0 again after the node's next
+     good reply). A SELECT refused (a db that does
      not exist) is only known after the command queued behind it ran in
      db 0: check the db number.
    * A connection the node closed while idle (a restart) is noticed before
@@ -257,6 +261,11 @@ REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i
    tried again after a backoff (see HOW IT TALKS). errbuf (optional) gets
    the node's words. */
 REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
+/* What node i may evict (redlock.h section 4, Eviction): its
+   maxmemory_policy as the last INFO memory that named one said ("" before
+   any did) into buf (optional, cut to size), and the redlock_evicts the
+   core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
+REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
@@ -316,6 +325,10 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     redlock_tag tag;
     int kind;
     if (!redlock__hiredis_pop(&cn->q, &tag, &kind)) return;
+    if (kind == REDLOCK__HIREDIS_INFO) { /* before the replies behind it reach the core */
+        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, r);
+        return;
+    }
     if (kind != REDLOCK__HIREDIS_CORE) { /* AUTH / SELECT */
         if (r && r->type == REDIS_REPLY_ERROR) {
             cn->auth_failed = 1;
@@ -544,6 +557,8 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
         if (k) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_AUTH, k, argv, len);
         k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
         if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_SELECT, k, argv, len);
+        k = redlock__hiredis_info_argv(cn->ep.info, argv, len);
+        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_INFO, k, argv, len);
         if (!queued) { /* a connection without its AUTH or SELECT is not used */
             redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
             return;
@@ -838,6 +853,14 @@ REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, c
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
     return c->_conn[i].status;
+}
+
+REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, char *buf, size_t size)
+{
+    if (buf && size) buf[0] = 0;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
+    if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.policy);
+    return (int)redlock_node_evicts(&c->_client, i);
 }
 
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i)

@@ -32,9 +32,14 @@
    2. CONNECTIONS
    --------------
    Nothing connects at init. The first command for a node opens its
-   connection (non-blocking connect, then AUTH and SELECT pipelined before
-   the command). Host names are resolved with getaddrinfo(), which blocks:
-   use addresses where that matters. A node's connection fails with:
+   connection (non-blocking connect, then AUTH, SELECT and INFO memory
+   pipelined before the command). INFO's maxmemory_policy tells the core
+   what the node may evict before the replies behind it are handed on
+   (redlock.h section 4, Eviction; redlock_socket_node_policy()); an INFO
+   refused (an ACL) or unreadable leaves the node as it was (at first:
+   evicts nothing), and cfg.info_off = 1 (or raw mode) leaves it out.
+   Host names are resolved with getaddrinfo(), which blocks: use addresses
+   where that matters. A node's connection fails with:
        REDLOCK_ERR_CONNECT       refused, unreachable, no connection within
                                  connect_timeout_ms
        REDLOCK_ERR_AUTH          AUTH refused, or a NOAUTH reply
@@ -289,6 +294,8 @@ typedef struct redlock_socket_config {
                                                section 10; see 2.): no subscriber connections */
     int64_t notify_idle_ms;                 /* 0: 1000; a subscriber with no lock waiting
                                                closes after this long (negative: INVALID) */
+    int info_off;                           /* 1: no INFO memory on new connections: the core
+                                               never learns what a node may evict (see 2.) */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
     void (*on_event)(void *user, const redlock_event *ev);  /* optional, core events */
     /* foreign loop hooks, optional (see 4.): fd -1 means "about to be
@@ -400,6 +407,11 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
    SUBSCRIBE): its releases are then not heard, and the subscriber is
    tried again after a backoff; errbuf (optional) gets the status's text. */
 REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
+/* What the node may evict (redlock.h section 4, Eviction): its
+   maxmemory_policy as the last INFO memory that named one said ("" before
+   any did) into buf (optional, cut to size), and the redlock_evicts the
+   core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
+REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 /* Heap bytes held by the adapter (buffers, queues, parsers). */
@@ -524,7 +536,8 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 
 /* CONNECTING: TCP connect in progress; HANDSHAKE: TLS handshake in progress */
 enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_HANDSHAKE, REDLOCK__SOCK_UP };
-enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT, REDLOCK__REQ_SUB /* (UN)SUBSCRIBE */ };
+enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT, REDLOCK__REQ_SUB /* (UN)SUBSCRIBE */,
+       REDLOCK__REQ_INFO /* INFO memory: what the node may evict */ };
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
@@ -551,6 +564,7 @@ struct redlock__sock_node {
     int last_status;
     unsigned failures; /* connections lost or refused so far */
     int sub;           /* a subscriber (release notifications), not a node's command connection */
+    char policy[24];   /* maxmemory_policy the last INFO memory named ("" none yet) */
     int64_t retry_at;  /* subscriber: not reopened before this */
     int64_t refused_ms; /* subscriber: the backoff after the node refused it, 0 if it did not */
     int refused;       /* subscriber: 0, or AUTH / SERVER while refused (notify_status) */
@@ -1054,6 +1068,12 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
         argv[1] = num;
         rc = redlock__sock_queue(s, nd, 2, argv, len, 0, REDLOCK__REQ_SELECT);
     }
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (rc == 0 && !nd->sub && !s->_cfg.on_reply && !s->_cfg.info_off) { /* the core's node health */
+        static const char *const argv[2] = { "INFO", "memory" };
+        rc = redlock__sock_queue(s, nd, 2, argv, NULL, 0, REDLOCK__REQ_INFO);
+    }
+#endif
     if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
         redlock__sock_close(s, nd);
         nd->last_status = rc;
@@ -1262,6 +1282,21 @@ static void redlock__sock_sub_refused(redlock_socket *s, struct redlock__sock_no
     redlock__sock_fail(s, nd, status);
     nd->retry_at = redlock_socket_now_us() + nd->refused_ms * 1000;
 }
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* A new connection's INFO memory: the core learns what the node may evict
+   before the replies of the commands behind it. Refused (an ACL), not a
+   string or naming no known policy: what the core knew stays. */
+static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd, const redlock_reply *r)
+{
+    char policy[sizeof nd->policy];
+    int evicts = r->type == REDLOCK_REPLY_STRING ? redlock_info_evicts(r->str, r->len, policy, sizeof policy) : -1;
+    if (evicts < 0 || !s->_core) return;
+    memcpy(nd->policy, policy, sizeof policy);
+    s->_in_cb++; /* the core's event hook may run */
+    redlock_node_set_evicts(&s->_client, nd->index, (redlock_evicts)evicts);
+    s->_in_cb--;
+}
+#endif
 
 static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
 {
@@ -1312,6 +1347,12 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             nd->last_status = 0;
             continue;
         }
+#ifndef REDLOCK_SOCKET_NO_CORE
+        if (req.kind == REDLOCK__REQ_INFO) {
+            redlock__sock_info(s, nd, r);
+            continue;
+        }
+#endif
         redlock__sock_deliver_reply(s, nd, req.tag, r);
         if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
     }
@@ -2179,6 +2220,17 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
 {
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
     return s->_nodes[node].state == REDLOCK__SOCK_UP;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size)
+{
+    if (buf && size) buf[0] = 0;
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    if (buf && size) redlock__sock_say(buf, size, "%s", s->_nodes[node].policy, NULL);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_core) return (int)redlock_node_evicts(&s->_client, node);
+#endif
+    return 0;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)

@@ -13,6 +13,8 @@ SIM_FENCING_RUNS ?= 10000
 SIM_RW_RUNS ?= 20000
 # rw-upgrade: the same with most readers-writer handles in update mode
 SIM_RW_UPGRADE_RUNS ?= 4000
+# evicting: a minority of nodes drop keys and fence counters, refused by every handle
+SIM_EVICTING_RUNS ?= 4000
 
 MUTATION_RUNS ?= 20000
 
@@ -71,7 +73,8 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile reentrant --runs $(SIM_REENTRANT_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile fencing --runs $(SIM_FENCING_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile rw --runs $(SIM_RW_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile rw-upgrade --runs $(SIM_RW_UPGRADE_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile rw-upgrade --runs $(SIM_RW_UPGRADE_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile evicting --runs $(SIM_EVICTING_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations
@@ -80,6 +83,7 @@ check-sim: $(BUILD)/sim
 	@$(BUILD)/sim --profile ctl-rw-shared-beside-exclusive --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-rw-update-beside-update --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-rw-upgrade-beside-readers --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-evict-counted --runs 500 --seed 1 --expect-violations
 
 # Known bugs re-introduced into copies of the header (tests/core/mutations/*.patch)
 # must each be found by the simulator.

@@ -278,7 +278,7 @@ char *tool_owner_scope(const tool_opts *o, const char *owner)
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
        O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
-       O_FENCE };
+       O_FENCE, O_EVICTING };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -295,6 +295,7 @@ static const struct option long_opts[] = {
     { "reentrant", no_argument, NULL, O_REENTRANT },
     { "owner", required_argument, NULL, O_OWNER },
     { "fence", no_argument, NULL, O_FENCE },
+    { "evicting", required_argument, NULL, O_EVICTING },
     { "shared", no_argument, NULL, 's' },
     { "exclusive", no_argument, NULL, 'x' },
     { "json", no_argument, NULL, O_JSON },
@@ -320,7 +321,7 @@ static unsigned applies_to(int id)
 {
     switch (id) {
     case 't': return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
-    case 'w': case O_NO_WAIT: case O_RETRY: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
+    case 'w': case O_NO_WAIT: case O_RETRY: case O_EVICTING: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: case O_FENCE: case 's': case 'x':
         return C_(TOOL_CMD_RUN);
     case O_JSON: return C_(TOOL_CMD_INSPECT);
@@ -509,6 +510,11 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         case O_FOREGROUND: o->foreground = 1; break;
         case O_REENTRANT: o->reentrant = 1; break;
         case O_FENCE: o->fence = 1; break;
+        case O_EVICTING:
+            if (strcmp(val, "refuse") == 0) o->refuse_evicting = 1;
+            else if (strcmp(val, "count") == 0) o->refuse_evicting = -1;
+            else { say(err, errlen, "bad --evicting '%.40s' (refuse or count)", val); goto usage; }
+            break;
         case 's': o->access = REDLOCK_ACCESS_SHARED; break;
         case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; break;
         case O_OWNER:

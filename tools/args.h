@@ -25,7 +25,8 @@ enum {
     TOOL_EXIT_BUSY = 75,        /* EX_TEMPFAIL: held by someone else, wait over */
     TOOL_EXIT_PROTOCOL = 76,    /* EX_PROTOCOL: not Redis as expected, or an error reply */
     TOOL_EXIT_LOST = 77,        /* run: the lock was lost while COMMAND ran */
-    TOOL_EXIT_AUTH = 78,        /* EX_CONFIG: AUTH (or a password required) or SELECT refused */
+    TOOL_EXIT_AUTH = 78,        /* EX_CONFIG: AUTH (or a password required) or SELECT refused, or
+                                   too many nodes may evict keys for a lock that refuses them */
     TOOL_EXIT_CANNOT_EXEC = 126,
     TOOL_EXIT_NOT_FOUND = 127
 };
@@ -55,6 +56,8 @@ typedef struct tool_opts {
     char nodes_id[17];       /* the node list's identity in REDLOCK_OWNER_SCOPE (16 hex digits) */
     int fence;               /* run --fence: a fenced lock, COMMAND gets $REDLOCK_FENCE */
     redlock_access access;   /* run -s / -x: a readers-writer lock (shared / exclusive) */
+    int refuse_evicting;     /* run, acquire --evicting: 1 refuse, -1 count, 0 the lock's default
+                                (refused for --fence); redlock_lock_opts.refuse_evicting */
     int json;                /* inspect --json */
     int help_for;            /* TOOL_CMD_HELP: the subcommand whose help (TOOL_CMD_NONE: all) */
     int verbose;             /* -1 quiet (-q), 0 default, 1 verbose (-v) */

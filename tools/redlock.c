@@ -18,8 +18,8 @@
      the way the core does. Nodes that refuse scripts (auto mode) or
      --legacy fall back to GET + compare + DEL / PEXPIRE / GETSET, as the
      core does.
-   * inspect uses raw mode too: GET and PTTL on every node (and GET of the fence counter); exit 0 held,
-     1 free, 69/76/78 unknown; --json.
+   * inspect uses raw mode too: GET and PTTL on every node (and GET of the fence counter, INFO
+     memory for the node's maxmemory-policy); exit 0 held, 1 free, 69/76/78 unknown; --json.
    * run: COMMAND in a process group of its own, led by a watcher that
      kills the group when redlock dies however it dies (see "run" below).
    * messages: a node's failure in its own words (why_node()); for a
@@ -149,7 +149,7 @@ static void signals_teardown(void)
 /* ---- the application state ---- */
 
 enum { RN_NONE, RN_YES, RN_ERR };
-enum { T_GET = 1, T_PTTL, T_HGETALL, T_FENCE };
+enum { T_GET = 1, T_PTTL, T_HGETALL, T_FENCE, T_INFO };
 
 typedef struct rnode {
     int waiting;      /* replies outstanding */
@@ -171,13 +171,15 @@ typedef struct rnode {
     char writer[9], update[9]; /* first 8 characters of their tokens, or "" */
     int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
     long long fence;
+    int evicts;       /* INFO memory: redlock_evicts, -1 unknown (refused, no policy named) */
+    char policy[24];  /* its maxmemory_policy, "" unknown */
 } rnode;
 
 /* A node's failure, for messages: the status, what the tool saw (a
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
 enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
-       WHY_TLS, WHY_ACL };
+       WHY_TLS, WHY_ACL, WHY_EVICTING };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
@@ -222,6 +224,7 @@ typedef struct app {
     int64_t stop_sent;   /* a forwarded SIGTERM / SIGINT went out at this time (0: none) */
     /* raw mode (inspect) */
     rnode rn[REDLOCK_MAX_NODES];
+    int evict_warned[REDLOCK_MAX_NODES]; /* the warning about a node that may evict keys is out */
 } app;
 
 /* The adapter reports fd changes: a new socket means a connect starts
@@ -322,7 +325,8 @@ static void step(app *a, int64_t until)
 static int hard_error(int st)
 {
     return st == REDLOCK_ERR_CONNECT || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT ||
-           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER || st == REDLOCK_ERR_NOPERM;
+           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER || st == REDLOCK_ERR_NOPERM ||
+           st == REDLOCK_ERR_EVICTING;
 }
 
 /* Coarse words from a status alone (verbose lines, before any probe). */
@@ -336,6 +340,7 @@ static const char *node_reason(int st)
     case REDLOCK_ERR_TRANSPORT: return "connection lost";
     case REDLOCK_ERR_PROTOCOL: return "protocol error (not a Redis server?)";
     case REDLOCK_ERR_SERVER: return "error reply";
+    case REDLOCK_ERR_EVICTING: return "may evict keys (maxmemory-policy): not counted";
     default: return redlock_strerror(st);
     }
 }
@@ -612,21 +617,31 @@ static const char *why_node(app *a, int i)
         set_why(f, WHY_REPLY, "error reply to the lock command");
         probe(a, i);
         break;
+    case REDLOCK_ERR_EVICTING: {
+        char policy[24];
+        if (!a->s_up || redlock_socket_node_policy(&a->s, i, policy, sizeof policy) < 0 || !policy[0])
+            snprintf(policy, sizeof policy, "?");
+        set_why(f, WHY_EVICTING, "may evict keys (maxmemory-policy %s): not counted for this lock%s", policy,
+                a->o->refuse_evicting > 0 ? "" : " (--evicting count to count it)");
+        break;
+    }
     default: set_why(f, WHY_OTHER, "%s", redlock_strerror(f->status)); break;
     }
     return f->why;
 }
 
 /* Exit code for a set of failed nodes: 78 if one refuses the configuration
-   (AUTH, a password required, SELECT, TLS, an ACL that denies a key), else
-   76 for protocol errors and error replies, else 69. */
+   (AUTH, a password required, SELECT, TLS, an ACL that denies a key) or
+   is refused for it (a node that may evict keys), else 76 for protocol
+   errors and error replies, else 69. */
 static int code_for(app *a, const int *failed)
 {
     int i, conf = 0, proto = 0;
     for (i = 0; i < a->n; i++) {
         if (!failed[i]) continue;
         why_node(a, i);
-        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS || a->nf[i].kind == WHY_ACL)
+        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS ||
+            a->nf[i].kind == WHY_ACL || a->nf[i].kind == WHY_EVICTING)
             conf = 1;
         if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
     }
@@ -658,6 +673,21 @@ static void warn_degraded(app *a, const char *what, int on, const int *failed)
         if (failed[i])
             len += (size_t)snprintf(line + len, sizeof line - len, "; node %s: %s", a->o->shown[i], why_node(a, i));
     ERR("%s", line);
+}
+
+/* A node that may evict keys (redlock.h section 4, Eviction), once per
+   node: "warning: node 10.0.0.3:6379 may evict any key (maxmemory-policy
+   allkeys-lru): a lock there can vanish before its TTL, and so can fence
+   counters; ...". lock: what it means for the lock of run / acquire (1
+   refused, 0 counted), -1 none (inspect). */
+static void warn_evicting(app *a, int i, int evicts, const char *policy, int lock)
+{
+    if (g_verbose < 0 || i < 0 || i >= a->n || evicts <= REDLOCK_EVICTS_NONE || a->evict_warned[i]) return;
+    a->evict_warned[i] = 1;
+    ERR("warning: node %s may evict %s (maxmemory-policy %s): a lock there can vanish before its TTL%s%s", a->o->shown[i],
+        evicts == REDLOCK_EVICTS_ALL ? "any key" : "keys with a TTL", policy[0] ? policy : "?",
+        evicts == REDLOCK_EVICTS_ALL ? ", and so can fence counters" : "",
+        lock > 0 ? "; not counted for this lock" : lock == 0 ? "; counted for this lock (--evicting refuse: not)" : "");
 }
 
 /* ---- core callbacks (run, acquire) ---- */
@@ -790,6 +820,14 @@ static void on_event(void *user, const redlock_event *ev)
     case REDLOCK_EV_RELEASED:
         if (a->vote_op != REDLOCK_OP_RELEASE) INFO("released '%s': quorum %d/%d confirmed", a->o->name, a->quorum, a->n);
         break;
+    case REDLOCK_EV_NODE_EVICTS: { /* the node's INFO memory, on a new connection */
+        char policy[24];
+        redlock_socket_node_policy(&a->s, ev->node, policy, sizeof policy);
+        warn_evicting(a, ev->node, ev->mode, policy,
+                      a->o->cmd != TOOL_CMD_RUN && a->o->cmd != TOOL_CMD_ACQUIRE ? -1
+                      : a->o->refuse_evicting > 0 || (a->o->refuse_evicting == 0 && a->o->fence));
+        break;
+    }
     default: break;
     }
 }
@@ -925,7 +963,7 @@ static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
     }
 }
 
-/* CMD NAME; T_FENCE: GET of NAME's fence counter. */
+/* CMD NAME; T_FENCE: GET of NAME's fence counter; T_INFO: INFO memory. */
 static void raw_send(app *a, int node, int tag, const char *cmd)
 {
     const char *argv[2];
@@ -936,6 +974,10 @@ static void raw_send(app *a, int node, int tag, const char *cmd)
     len[0] = strlen(cmd);
     argv[1] = a->o->name;
     len[1] = strlen(a->o->name);
+    if (tag == T_INFO) { /* INFO memory: the node's eviction policy */
+        argv[1] = "memory";
+        len[1] = 6;
+    }
     if (tag == T_FENCE) {
         len[1] = (size_t)snprintf(counter, sizeof counter, "%s%s", REDLOCK_FENCE_PREFIX, a->o->name);
         argv[1] = counter;
@@ -998,6 +1040,9 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
             x->fence = strtoll(digits, &end, 10);
             x->have_fence = *end == 0 && x->fence >= 0;
         }
+    } else if (tag == T_INFO) {
+        /* the policy, or unknown (INFO refused by an ACL, no policy named) */
+        if (r->type == REDLOCK_REPLY_STRING) x->evicts = redlock_info_evicts(r->str, r->len, x->policy, sizeof x->policy);
     } else if (tag == T_PTTL) {
         if (r->type == REDLOCK_REPLY_ERROR) { rn_server_error(a, node, r); return; }
         if (r->type != REDLOCK_REPLY_INTEGER) { rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL); return; }
@@ -1126,6 +1171,7 @@ static int acquire_lock(app *a, int watchdog)
     lo.owner = a->o->owner;
     lo.fence = a->o->fence;
     lo.access = a->o->access;
+    lo.refuse_evicting = a->o->refuse_evicting;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the lock: %s", redlock_strerror(rc));
@@ -1612,17 +1658,20 @@ static int cmd_release_extend(app *a, int release)
 
 /* ---- inspect ---- */
 
-/* GET and PTTL to every node, until all answered (bounded). */
+/* GET, PTTL, GET of the fence counter and INFO memory to every node,
+   until all answered (bounded). */
 static void raw_round(app *a)
 {
     int i;
     int64_t until = redlock_socket_now_us() +
                     (1000 + 3 * (a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000)) * 1000;
     for (i = 0; i < a->n; i++) {
-        a->rn[i].waiting = 3;
+        a->rn[i].waiting = 4;
+        a->rn[i].evicts = -1;
         raw_send(a, i, T_GET, "GET");
         if (!a->rn[i].done) raw_send(a, i, T_PTTL, "PTTL");
         if (!a->rn[i].done) raw_send(a, i, T_FENCE, "GET");
+        if (!a->rn[i].done) raw_send(a, i, T_INFO, "INFO");
     }
     for (;;) {
         int done = 0;
@@ -1674,6 +1723,12 @@ static void json_cstr(FILE *f, const char *s)
 {
     if (s) json_str(f, s, strlen(s));
     else fputs("null", f);
+}
+
+/* inspect --json: what a node may evict (redlock_evicts) */
+static const char *evicts_word(int evicts)
+{
+    return evicts == REDLOCK_EVICTS_ALL ? "all" : evicts == REDLOCK_EVICTS_VOLATILE ? "volatile" : "none";
 }
 
 /* Exit codes: 0 held by a quorum; 1 free (fewer than a quorum could hold
@@ -1759,6 +1814,8 @@ static int cmd_inspect(app *a)
     }
     for (i = 0; i < a->n; i++) /* the words before the output, which names them */
         if (failed[i]) why_node(a, i);
+    for (i = 0; i < a->n; i++)
+        if (st[i] != S_ERROR) warn_evicting(a, i, a->rn[i].evicts, a->rn[i].policy, -1);
     if (a->o->json) {
         FILE *f = stdout;
         fputs("{\"key\":", f);
@@ -1805,6 +1862,11 @@ static int cmd_inspect(app *a)
             }
             fprintf(f, ",\"legacy\":%s,\"error\":", legacy[i] ? "true" : "false");
             json_cstr(f, st[i] == S_ERROR ? a->nf[i].why : NULL);
+            fputs(",\"maxmemory_policy\":", f); /* null: not known (no answer, INFO refused) */
+            json_cstr(f, st[i] != S_ERROR && a->rn[i].policy[0] ? a->rn[i].policy : NULL);
+            fputs(",\"evicts\":", f);
+            if (st[i] != S_ERROR && a->rn[i].evicts >= 0) fprintf(f, "\"%s\"", evicts_word(a->rn[i].evicts));
+            else fputs("null", f);
             fputc('}', f);
         }
         fputs("]}\n", f);
@@ -1855,6 +1917,16 @@ static int cmd_inspect(app *a)
         }
         printf(")\n");
     }
+    printf("maxmemory-policy per node:"); /* "-": not known (no answer, INFO refused) */
+    for (i = 0; i < a->n; i++) {
+        const rnode *x = &a->rn[i];
+        const char *sep = i ? "," : "";
+        if (st[i] == S_ERROR || !x->policy[0]) printf("%s -", sep);
+        else if (x->evicts == REDLOCK_EVICTS_NONE && strcmp(x->policy, "noeviction") != 0)
+            printf("%s %s (no maxmemory: evicts nothing)", sep, x->policy);
+        else printf("%s %s%s", sep, x->policy, x->evicts > REDLOCK_EVICTS_NONE ? " (may evict keys)" : "");
+    }
+    printf("\n");
     fflush(stdout);
     return code;
 }
@@ -1901,8 +1973,9 @@ static const help_line help_about[] = {
     { H_REL, "Releases the lock NAME held by TOKEN (from 'redlock acquire').\n" },
     { H_EXT, "Sets the remaining time of the lock NAME held by TOKEN to --ttl.\n" },
     { H_INS, "Shows, per node, whether NAME is held, the first 8 characters of the\n"
-             "holder's token and the remaining TTL, then a summary line (--json: one\n"
-             "JSON object instead).\n" },
+             "holder's token and the remaining TTL, then a summary line and each node's\n"
+             "maxmemory-policy, with a warning for a node that may evict keys (--json:\n"
+             "one JSON object instead).\n" },
 };
 
 static const help_line help_opts[] = {
@@ -1923,7 +1996,11 @@ static const help_line help_opts[] = {
     { H_RUN | H_ACQ | H_TOP, "  -w, --wait DURATION   wait up to this long for a busy lock (default 30s)\n"
                      "      --no-wait         fail at once if the lock is busy (same as -w 0)\n"
                      "      --retry-delay D   pause between attempts while waiting\n"
-                     "                        (default 200ms, +-50%)\n" },
+                     "                        (default 200ms, +-50%)\n"
+                     "      --evicting HOW    a node whose maxmemory-policy may evict keys (a cache):\n"
+                     "                        refuse (its grant does not count; the default with\n"
+                     "                        --fence) or count (the default otherwise); either\n"
+                     "                        way a warning names it\n" },
     { H_ALL | H_TOP, "      --node-timeout D  how long one round waits for a node (default 200ms)\n"
              "      --mode MODE       auto (default: modern, per-node fallback for old ones),\n"
              "                        modern (SET NX PX and scripts) or legacy (SETNX/GETSET)\n"
@@ -1991,6 +2068,8 @@ static const help_line help_exit[] = {
                      "         unknown ACL user), SELECT (no such database), TLS (certificate\n"
                      "         refused, name mismatch, client certificate required) or an ACL\n"
                      "         that denies the user NAME (or redlock:fence:NAME with --fence)\n" },
+    { H_RUN | H_ACQ | H_TOP, "         run/acquire: or too many nodes may evict keys for a lock that\n"
+                             "         refuses them (--fence, --evicting refuse)\n" },
     { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"
                      "  127    run: COMMAND not found\n"
                      "  128+N  run: COMMAND was killed by signal N; also redlock itself when a\n"

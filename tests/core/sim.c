@@ -3,7 +3,8 @@
    Virtual time, a seeded scheduler, and faults: message delay, loss and
    duplication, connection resets, node crashes and restarts (with and
    without persistence, with and without a restart delay), client pauses,
-   client clock drift and server clock jumps.
+   client clock drift, server clock jumps, and nodes that evict keys (a
+   maxmemory-policy of allkeys-*: lock keys and fence counters vanish).
 
    The clients use the whole API, at random: several lock handles per
    client on the same and on different keys; acquire, release (also to
@@ -136,6 +137,9 @@ static const profile profiles[] = {
     {"rw-upgrade", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 0, 0.7},
     /* reentrant locks beside plain ones, every fault class */
     {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3, 0, 0, 0},
+    /* nodes that evict keys beside nodes that keep them: fenced and plain
+       handles, all refusing the evicting ones; every fault class */
+    {"evicting", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.5, 0, 0, 0},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
@@ -148,7 +152,18 @@ static const profile profiles[] = {
     {"ctl-rw-update-beside-update", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 2, 0},
     {"ctl-rw-upgrade-beside-readers", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 3, 0},
     {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0},
+    /* the same evicting nodes, counted by every handle (refuse_evicting < 0) */
+    {"ctl-evict-counted", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0.5, 0, 0, 0},
 };
+
+/* Nodes that evict keys: a minority of them (1 of 3, 2 of 5) drop any key
+   at random times, and the clients are told so at connect (as the
+   adapters' INFO memory does). 1 (profile evicting): every handle refuses
+   them (a fenced one by default, the others with refuse_evicting); 2 (the
+   control): every handle counts them. */
+static int p_evicting(const profile *p) {
+    return !strcmp(p->name, "evicting") ? 1 : !strcmp(p->name, "ctl-evict-counted") ? 2 : 0;
+}
 
 /* ---- simulated world ---- */
 typedef struct entry {
@@ -236,6 +251,7 @@ typedef struct slot {        /* one lock handle of a client */
     int renewals;
     int64_t user_bound;
     int fence_token;         /* token record whose hold the fence checker has, -1 none */
+    int refuses;             /* asked to refuse nodes that evict keys (refuse_evicting, or its default) */
 } slot;
 
 typedef struct client {
@@ -276,7 +292,7 @@ typedef struct token_rec {
     int noscript;            /* a node that had lost its script answered NOSCRIPT to it */
 } token_rec;
 
-enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP, E_WAKE };
+enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP, E_WAKE, E_EVICT };
 
 typedef struct msg {
     int argc;
@@ -309,6 +325,8 @@ typedef struct world {
     rng_t rng;
     int64_t now, end;
     int nn, nc, stopping;
+    int nevict;              /* nodes 0 .. nevict-1 evict keys (profile evicting) */
+    long evictions;          /* keys and counters they dropped */
     node nodes[MAX_NODES];
     client clients[MAX_CLIENTS];
     event *heap;
@@ -611,9 +629,10 @@ static void cb_event(void *u, const redlock_event *ev) {
     if (k >= 0) check_event(c, &c->s[k], ev);
     if (ev->type == REDLOCK_EV_ACQUIRED) W->acquired_events++;
     /* a node that failed or timed out may keep a key the core meant to
-       delete (one that refuses the client never had it) */
+       delete (one that refuses the client never had it; one whose grant
+       did not count because it evicts answered, and is released as any) */
     if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->status != REDLOCK_ERR_AUTH &&
-        ev->status != REDLOCK_ERR_SELECT)
+        ev->status != REDLOCK_ERR_SELECT && ev->status != REDLOCK_ERR_EVICTING)
         fault((client *)u);
     /* the core says it leaves a key to expire (check-then-act nodes): the
        documented exception, not held to the leak check */
@@ -1712,6 +1731,10 @@ static void init_slot(world *w, client *c, int k) {
     s->remoded = 0;
     s->max_hold_us = o.max_hold_ms * 1000;
     s->max_extensions = o.max_extensions;
+    /* evicting nodes: refused (a fenced lock by default, the others asked
+       to), or all counted in the control */
+    o.refuse_evicting = p_evicting(w->p) == 2 ? -1 : p_evicting(w->p) == 1 && (!o.fence || rng_chance(&w->rng, 0.5)) ? 1 : 0;
+    s->refuses = o.refuse_evicting > 0 || (o.refuse_evicting == 0 && o.fence);
     s->fence_token = -1;
     c->table_changed = 1;
     if (redlock_lock_init(&s->lk, &c->rc, &o) != REDLOCK_OK) { fprintf(stderr, "lock init failed\n"); exit(2); }
@@ -2014,7 +2037,8 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || overloaded ||
              st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) ||
              (st == REDLOCK_ERR_CONFIG && refusing) ||
-             (st == REDLOCK_ERR_NO_SCRIPTING && s->fenced && (w->p->legacy || w->p->noscript));
+             (st == REDLOCK_ERR_NO_SCRIPTING && s->fenced && (w->p->legacy || w->p->noscript)) ||
+             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0);
         if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
         if (st == REDLOCK_OK && s->fenced && (w->p->legacy || w->p->noscript)) {
             violation(w, "a fenced lock was acquired without scripts", c->id);
@@ -2044,7 +2068,8 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
     case REDLOCK_OP_EXTEND:
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || overloaded || st == REDLOCK_ERR_CANCELLED ||
              st == REDLOCK_ERR_STOLEN || st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED ||
-             st == REDLOCK_ERR_TRANSPORT || (st == REDLOCK_ERR_HOLD_LIMIT && s->capped);
+             st == REDLOCK_ERR_TRANSPORT || (st == REDLOCK_ERR_HOLD_LIMIT && s->capped) ||
+             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0);
         s->ext_ttl_ms = 0;
         break;
     case REDLOCK_OP_LOST:
@@ -2256,6 +2281,10 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     if (p->jumps == 1 || p->jumps == 4) w->nn = 4;
     if (p->jumps == 2) w->nn = rng_chance(&w->rng, 0.5) ? 3 : 5;
     if (p->jumps == 3) w->nn = 5;
+    if (p_evicting(p)) {
+        w->nn = rng_chance(&w->rng, 0.5) ? 3 : 5;
+        w->nevict = (w->nn - 1) / 2;
+    }
     w->nc = p->crowd ? 5 : (int)rng_range(&w->rng, 2, p->crashes == 2 ? 3 : 4);
     w->end = 120 * 1000 * (p->crashes == 2 ? 40 : 12);
     w->drop = rng_chance(&w->rng, 0.5) ? 0.0 : 0.02;
@@ -2316,6 +2345,8 @@ static void start_clients(world *w) {
             cfg.lock_table_size = (size_t)1 << rng_range(&w->rng, 0, 2);
         }
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }
+        for (j = 0; j < w->nevict; j++) /* before any reply of theirs, as the adapters' INFO memory */
+            if (redlock_node_set_evicts(&c->rc, j, REDLOCK_EVICTS_ALL) != REDLOCK_OK) { fprintf(stderr, "set_evicts failed\n"); exit(2); }
         c->node_timeout_ms = cfg.node_timeout_ms;
         c->drift_factor = cfg.drift_factor;
         c->clock_drift_ms = cfg.clock_drift_ms;
@@ -2360,6 +2391,17 @@ static void plan_faults(world *w) {
             e.n = (int)rng_range(&w->rng, 0, jumpy - 1);
             e.t = rng_range(&w->rng, ttl, w->end - ttl);
             e.status = (int)rng_range(&w->rng, ttl / 4, 2 * ttl); /* how far, us */
+            push(w, e);
+        }
+    }
+    if (p_evicting(p)) { /* memory pressure on the evicting nodes: a key or a counter goes */
+        count = (int)rng_range(&w->rng, 20, 80);
+        for (k = 0; k < count; k++) {
+            memset(&e, 0, sizeof e);
+            e.kind = E_EVICT;
+            e.n = (int)rng_range(&w->rng, 0, w->nevict - 1);
+            e.t = rng_range(&w->rng, ttl / 4, w->end - ttl);
+            e.status = (int)rng_range(&w->rng, 0, 2 * n_keys(w) - 1); /* key k: its lock (k), its counter (n_keys + k) */
             push(w, e);
         }
     }
@@ -2559,6 +2601,18 @@ static void step(world *w, event e) {
         wake_key(w, c, e.n);
         observe(w, c);
         return;
+    case E_EVICT: { /* a key with a TTL or without one (a counter) is evicted */
+        int k = e.status % n_keys(w);
+        if (w->stopping) return;
+        if (e.status < n_keys(w)) {
+            w->evictions += nd->e[k].used;
+            memset(&nd->e[k], 0, sizeof nd->e[k]);
+        } else {
+            w->evictions += nd->counter[k] != 0;
+            nd->counter[k] = 0;
+        }
+        return;
+    }
     case E_JUMP: { /* the node's clock leaps ahead: its keys expire that much sooner */
         int k;
         if (w->stopping) return;
@@ -2650,7 +2704,7 @@ int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
          nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
-         by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0;
+         by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
     const profile *p;
@@ -2699,6 +2753,7 @@ int main(int argc, char **argv) {
         capped_upgrades += w.capped_upgrades;
         update_holds += w.update_holds;
         fence_pairs += w.fence_pairs;
+        evictions += w.evictions;
         live += w.acquired_events > 0;
         if (bad) {
             failing++;
@@ -2729,6 +2784,7 @@ int main(int argc, char **argv) {
     if (p->fenced > 0)
         printf("# profile %s: %ld fenced holds, %ld pairs of them checked for increasing fences\n", p->name, fence_holds,
                fence_pairs);
+    if (p_evicting(p)) printf("# profile %s: %ld keys and counters evicted\n", p->name, evictions);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);

@@ -13,9 +13,10 @@
          array, random bytes as any type, or NULL
        a node error (any status, also positive or below -128)
        a stale reply (a tag already answered) or a made-up tag
-       time passes (0 .. ~16 s) and the timer fires if due; a spurious timer
+       time passes (0 .. ~16 s) and the timer fires if due; a spurious timer;
+       a node's eviction policy changes (redlock_node_set_evicts)
        deinit + init of lock i with new options (ttl, watchdog, renew, caps,
-         retries, wait)
+         retries, wait, reentrant, refuse_evicting)
      replies come in send order per node (the transport contract), any
      order across nodes;
      send() may fail, refuse (queue full) or answer at once, inside the call;
@@ -271,6 +272,7 @@ static void init_lock(int i)
     o.wait_ms = (b >> 2) % 4 * 100;
     o.reentrant = (b >> 4) & 1;                       /* a reentrant lock, its owner given or the default */
     if (o.reentrant && (b & 0x20)) o.owner = "fz-owner";
+    o.refuse_evicting = (b >> 6) - 1;                 /* count, default, refuse (twice) nodes that evict */
     o.on_result = on_result;
     if (redlock_lock_init(&F.lock[i], &F.client, &o) == REDLOCK_OK) {
         F.inited[i] = 1;
@@ -382,7 +384,12 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
             F.now += ((int64_t)byte0() << 8 | byte0()) * (b & 8 ? 250 : 1);
             if (F.timer != REDLOCK_NO_DEADLINE && F.now >= F.timer) redlock_on_timer(&F.client);
             break;
-        default: redlock_on_timer(&F.client); break; /* early or spurious */
+        default:
+            if (b & 0x10) /* a new connection's INFO says what a node may evict */
+                check_status(redlock_node_set_evicts(&F.client, byte0() % F.nodes, (redlock_evicts)(byte0() % 3)));
+            else
+                redlock_on_timer(&F.client); /* early or spurious */
+            break;
         }
         for (i = 0; i < F.nlocks; i++) check_lock(i);
         {   /* the core never needs a wake-up earlier than the one it asked for */

@@ -175,10 +175,14 @@ static inline int it_quorum(void) { return it_n / 2 + 1; }
 /* The status of each node's last failed vote in an acquire ([0]) and in
    any other operation ([1]), as the core was told it. */
 static int it_vote_status[2][REDLOCK_MAX_NODES];
+/* What the core was last told each node may evict (EV_NODE_EVICTS), -1: nothing */
+static int it_evicts_told[REDLOCK_MAX_NODES];
 
 static inline void it_note_event(int *switches, const void *who, const redlock_event *ev)
 {
     if (ev->type == REDLOCK_EV_MODE_SWITCH) (*switches)++;
+    if (ev->type == REDLOCK_EV_NODE_EVICTS && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES && !ev->lock)
+        it_evicts_told[ev->node] = ev->mode;
     if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES)
         it_vote_status[ev->op != REDLOCK_OP_ACQUIRE][ev->node] = ev->status;
     if (getenv("IT_DEBUG"))
@@ -1395,6 +1399,184 @@ static void it_noscript_refused(const char *name, int fence)
 }
 static void it_fence_noscript(void) { it_noscript_refused("fence-noscript", 1); }
 
+/* Cache writes into node 0 of rn until `victim` is evicted (at most 64
+   batches of 100 values of 8 KiB, pipelined on one connection): 1 when
+   it is gone, 0 if not, -1 on an I/O error. */
+static inline int it_fill_until_evicted(redis_nodes *rn, const char *victim)
+{
+    static int serial;
+    int batch, k, fd, gone = 0;
+    char cmd[160], line[256], out[64];
+    for (batch = 0; batch < 64 && !gone; batch++) {
+        fd = redis_nodes__connect(redis_nodes_port(rn, 0), 5000);
+        if (fd < 0) return -1;
+        for (k = 0; k < 100; k++) {
+            char name[48];
+            int nl = snprintf(name, sizeof name, "it:evict:cache:%d", serial++);
+            int l = snprintf(cmd, sizeof cmd, "*4\r\n$8\r\nSETRANGE\r\n$%d\r\n%s\r\n$4\r\n8191\r\n$1\r\nx\r\n", nl, name);
+            if (redis_nodes__write_all(fd, cmd, (size_t)l) != 0) { close(fd); return -1; }
+        }
+        for (k = 0; k < 100; k++)
+            if (redis_nodes__read_line(fd, line, sizeof line) != 0) { close(fd); return -1; }
+        close(fd);
+        if (redis_nodes_cmd(rn, 0, out, sizeof out, "EXISTS", victim, (char *)NULL) != 0) return -1;
+        gone = strcmp(out, ":0") == 0;
+    }
+    return gone;
+}
+
+/* Nodes that may evict keys (redlock.h section 4, Eviction): node 0 is a
+   server started with --maxmemory 2mb --maxmemory-policy allkeys-random
+   (Redis as a cache); with 3 nodes the other two are plain ones. The
+   adapter reads its INFO memory when it connects: the core is told
+   (EV_NODE_EVICTS, ALL) and a fenced lock does not count its grants. On
+   it alone, every fenced acquire ends at once with EVICTING, before and
+   after cache writes evict its keys: no fence at all rather than one that
+   goes back. Beside two plain nodes the lock is held on those (node 0's
+   vote: EVICTING), and fences keep rising while node 0 loses its
+   counter. A plain lock counts the node by default and refuses it with
+   refuse_evicting. What the rule prevents, shown on the node alone with
+   refuse_evicting < 0: 30 fenced holds, cache writes evict the counter,
+   and the next fence is 1. The policy is read once per connection: the
+   limit lifted at run time is seen on the next connection. */
+static void it_evict(void)
+{
+    static const char *const args[] = { "--maxmemory", "2mb", "--maxmemory-policy", "allkeys-random", NULL };
+    redis_nodes ev, *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX], i;
+    it_setup s;
+    it_client *a = NULL;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], counter[160], out[64];
+    int64_t last = 0;
+    if (redis_nodes_start(&ev, 1, args, NULL) != 0) {
+        CHECK(!"redis-server with --maxmemory 2mb --maxmemory-policy allkeys-random started");
+        return;
+    }
+    it_defaults(&s, rn, ports);
+    ports[0] = redis_nodes_port(&ev, 0);
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) it_evicts_told[i] = -1;
+    memset(it_vote_status, 0, sizeof it_vote_status);
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) goto out;
+    it->idle(a, 100); /* connected, INFO answered (slow under valgrind) */
+    it_key(key, sizeof key, "evict");
+    snprintf(counter, sizeof counter, "%s%s", REDLOCK_FENCE_PREFIX, key);
+    it_lock_opts(&o, key, 2000);
+    o.fence = 1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (!l) goto out;
+    if (it_n == 1) {
+        int round, cycle;
+        for (round = 0; round < 2; round++) { /* before and after the cache writes */
+            for (cycle = 0; cycle < 30; cycle++) {
+                memset(&r, 0, sizeof r);
+                CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_EVICTING);
+                if (r.status == REDLOCK_OK) {
+                    if (r.fence <= last) printf("#   fence %lld after %lld\n", (long long)r.fence, (long long)last);
+                    CHECK(r.fence > last); /* never back */
+                    last = r.fence;
+                    it->release(l, NULL);
+                }
+            }
+            if (round == 0) CHECK(it_fill_until_evicted(&ev, counter) >= 0);
+        }
+        CHECK_EQ(it_vote_status[0][0], REDLOCK_ERR_EVICTING);
+        redis_nodes_cmd(&ev, 0, out, sizeof out, "EXISTS", key, (char *)NULL);
+        CHECK_STR(out, ":0"); /* each refused acquire was undone */
+    } else {
+        int cycle;
+        for (cycle = 0; cycle < 6; cycle++) {
+            memset(&r, 0, sizeof r);
+            CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+            CHECK_EQ(r.votes, 2);
+            CHECK(r.fence > last);
+            last = r.fence;
+            for (i = 1; i < 3; i++) {
+                char want[24];
+                redis_nodes_cmd(rn, i, out, sizeof out, "GET", counter, (char *)NULL);
+                snprintf(want, sizeof want, "%lld", (long long)r.fence);
+                CHECK_STR(out, want); /* written back where it counts */
+            }
+            CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+            if (cycle == 2) CHECK(it_fill_until_evicted(&ev, counter) >= 0);
+        }
+        CHECK_EQ(it_vote_status[0][0], REDLOCK_ERR_EVICTING);
+        CHECK_EQ(it_vote_status[0][1], 0);
+    }
+    CHECK_EQ(it_evicts_told[0], REDLOCK_EVICTS_ALL);
+    for (i = 1; i < it_n; i++) CHECK_EQ(it_evicts_told[i], -1);
+    it->unlock(l);
+
+    /* a plain lock counts the node, or refuses it when asked to */
+    it_lock_opts(&o, key, 2000);
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (!l) goto out;
+    CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+    CHECK(r.votes >= it_quorum()); /* (alone: it counted) */
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    it->unlock(l);
+    o.refuse_evicting = 1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (!l) goto out;
+    CHECK_EQ(it->acquire(l, &r), it_n == 1 ? REDLOCK_ERR_EVICTING : REDLOCK_OK);
+    if (r.status == REDLOCK_OK) {
+        CHECK_EQ(r.votes, 2);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    }
+    it->unlock(l);
+
+    if (it_n == 1) {
+        int64_t high = 0;
+        int cycle;
+        /* counted anyway: the counter is evicted and the fence goes back */
+        it_lock_opts(&o, key, 2000);
+        o.fence = 1;
+        o.refuse_evicting = -1;
+        l = it->lock(a, &o);
+        CHECK(l != NULL);
+        if (!l) goto out;
+        for (cycle = 0; cycle < 30; cycle++) {
+            CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+            CHECK(r.fence > high);
+            high = r.fence;
+            CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        }
+        CHECK(high >= 30);
+        CHECK_EQ(it_fill_until_evicted(&ev, counter), 1);
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+        CHECK_EQ(r.fence, 1);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+
+        /* the limit lifted at run time (maxmemory 0: nothing is evicted):
+           the next connection reads it */
+        redis_nodes_cmd(&ev, 0, out, sizeof out, "CONFIG", "SET", "maxmemory", "0", (char *)NULL);
+        CHECK_STR(out, "+OK");
+        it_lock_opts(&o, key, 2000);
+        o.fence = 1;
+        l = it->lock(a, &o);
+        CHECK(l != NULL);
+        if (!l) goto out;
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_EVICTING); /* the same connection */
+        redis_nodes_cmd(&ev, 0, out, sizeof out, "CLIENT", "KILL", "TYPE", "normal", (char *)NULL);
+        it->idle(a, 50); /* the client sees its connection closed */
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+        CHECK_EQ(it_evicts_told[0], REDLOCK_EVICTS_NONE);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+    }
+out:
+    if (a) it->close(a);
+    redis_nodes_stop(&ev);
+}
+
 /* A subscriber connection to node i of rn on `channel` (plain TCP): its
    fd once the server confirmed, or -1. */
 static inline int it_subscribe(redis_nodes *rn, int i, const char *channel)
@@ -2054,7 +2236,15 @@ static inline void it_hostile(int kind, int threaded)
             it->idle(a, 50);
             CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
             break;
-        case IT_HUGE: case IT_GARBAGE: case IT_STRAY_IDLE:
+        case IT_STRAY_IDLE:
+            /* the stray after the last command's reply (on a connection
+               that opened with INFO, the stray after INFO's is what the
+               next command finds) comes while the client is idle: seen
+               when the loop runs */
+            for (k = 0; k < 50 && it->node_connected(a, 2) && !threaded; k++) it->idle(a, 20);
+            CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
+            break;
+        case IT_HUGE: case IT_GARBAGE:
             CHECK_EQ(it->node_status(a, 2), REDLOCK_ERR_PROTOCOL);
             /* on a loaded machine the release may have found the reconnect
                delay over and reconnected: the bad reply to its command is
@@ -2371,6 +2561,8 @@ static int it_main(const it_ops *ops)
         }
     }
     if (it->reinit) IT_RUN(it_reinit, 3);
+    IT_RUN(it_evict, 1);
+    IT_RUN(it_evict, 3);
     IT_RUN(it_hostile_stray, 3);
     IT_RUN(it_hostile_stray_idle, 3);
     IT_RUN(it_hostile_huge, 3);

@@ -394,11 +394,14 @@ static void vote_event(void *u, const redlock_event *ev)
     }
 }
 
+static int core_info_off; /* the canned reply is for the lock's command, not for INFO */
+
 static int core_open(redlock_socket *s, votes *v, const int *ports, int n)
 {
     redlock_socket_config cfg;
     int i;
     redlock_socket_config_init(&cfg);
+    cfg.info_off = core_info_off;
     memset(v, 0, sizeof *v);
     cfg.node_count = n;
     for (i = 0; i < n; i++) cfg.node[i].port = ports[i];
@@ -454,11 +457,67 @@ static void test_core_huge_bulk(void) { core_case(HOSTILE_ONCE, "$999999999999\r
 static void test_core_huge_array(void) { core_case(HOSTILE_ONCE, "*4294967295\r\n", REDLOCK_ERR_PROTOCOL, REDLOCK_ERR_PROTOCOL); }
 static void test_core_resp3(void) { core_case(HOSTILE_CANNED, "#t\r\n", REDLOCK_ERR_PROTOCOL, REDLOCK_ERR_PROTOCOL); }
 /* the transport hands a wrong type on; the core rejects the vote */
-static void test_core_wrong_type(void) { core_case(HOSTILE_CANNED, ":5\r\n", REDLOCK_ERR_PROTOCOL, 0); }
+static void test_core_wrong_type(void)
+{
+    core_info_off = 1;
+    core_case(HOSTILE_CANNED, ":5\r\n", REDLOCK_ERR_PROTOCOL, 0);
+    core_info_off = 0;
+}
 /* the core's node timeout (100 ms) decides first, then the adapter drops
    the connection at its command timeout (300 ms) */
 static void test_core_silent(void) { core_case(HOSTILE_SILENT, NULL, REDLOCK_ERR_NODE_TIMEOUT, REDLOCK_ERR_NODE_TIMEOUT); }
 static void test_core_reset(void) { core_case(HOSTILE_RESET, NULL, REDLOCK_ERR_TRANSPORT, REDLOCK_ERR_TRANSPORT); }
+
+/* A new connection's INFO memory, answered (with the SET's +OK after it)
+   by a fake server: a policy named is kept and told to the core (a lock
+   that refuses such nodes does not count the grant); an INFO refused, or
+   an answer that is not a string, leaves the node as it was and the
+   connection up. */
+static int info_case(const char *replies, int refuse, int *evicts, char *policy, size_t cap)
+{
+    hostile h;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    votes v;
+    int rc = -100;
+    CHECK_EQ(hostile_start(&h, HOSTILE_ONCE, replies), 0);
+    CHECK_EQ(core_open(&s, &v, &h.port, 1), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "info";
+    o.ttl_ms = 2000;
+    o.refuse_evicting = refuse;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    rc = redlock_socket_acquire(&l);
+    *evicts = (int)redlock_node_evicts(redlock_socket_client(&s), 0);
+    CHECK_EQ(redlock_socket_node_policy(&s, 0, policy, cap), *evicts);
+    CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    hostile_stop(&h);
+    return rc;
+}
+
+static void test_core_info(void)
+{
+    static const char lru[] = "$49\r\nmaxmemory:1048576\r\nmaxmemory_policy:allkeys-lru\r\n\r\n+OK\r\n";
+    int evicts;
+    char policy[32];
+    CHECK_EQ(info_case(lru, 0, &evicts, policy, sizeof policy), REDLOCK_OK); /* counted by default */
+    CHECK_EQ(evicts, REDLOCK_EVICTS_ALL);
+    CHECK_STR(policy, "allkeys-lru");
+    CHECK_EQ(info_case(lru, 1, &evicts, policy, sizeof policy), REDLOCK_ERR_EVICTING);
+    CHECK_EQ(info_case("-NOPERM this user has no permissions to run the 'info' command\r\n+OK\r\n", 1, &evicts, policy,
+                       sizeof policy), REDLOCK_OK);
+    CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
+    CHECK_STR(policy, "");
+    CHECK_EQ(info_case(":1\r\n+OK\r\n", 1, &evicts, policy, sizeof policy), REDLOCK_OK);
+    CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
+    CHECK_EQ(info_case("$10\r\n# Memory\r\n\r\n+OK\r\n", 1, &evicts, policy, sizeof policy), REDLOCK_OK);
+    CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
+    CHECK_EQ(redlock_socket_node_policy(NULL, 0, policy, sizeof policy), REDLOCK_ERR_INVALID);
+    CHECK_STR(policy, "");
+}
 
 static void test_core_refused(void)
 {
@@ -1209,6 +1268,7 @@ int main(void)
     RUN(test_core_silent);
     RUN(test_core_reset);
     RUN(test_core_refused);
+    RUN(test_core_info);
     RUN(test_foreign_loop);
     RUN(test_poll_helpers);
     RUN(test_foreign_timer_early);

@@ -21,7 +21,7 @@ cleanup() {
   [ -n "$WATCHDOG" ] && { kill -TERM "$WATCHDOG"; wait "$WATCHDOG"; } 2>/dev/null
   # only jobs still running: their PIDs cannot have been reused
   for p in $(jobs -p); do { kill -KILL "$p"; wait "$p"; } 2>/dev/null; done
-  for d in "$T/nodes" "$T/auth" "$T/dead" "$T/tlsnodes" "$T/tlsreq" "$T/tls2" "$T/tls3"; do
+  for d in "$T/nodes" "$T/auth" "$T/dead" "$T/evict" "$T/tlsnodes" "$T/tlsreq" "$T/tls2" "$T/tls3"; do
     [ -f "$d/pids" ] && "$NODES_SH" stop "$d" >/dev/null 2>&1
   done
   rm -rf "$T"
@@ -634,7 +634,7 @@ rl -n "$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1" inspect --json js
 if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 1 ] &&
    json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN:0:8}' and d['held_on']==2 and d['quorum']==2
             and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
-            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'rw':None,'legacy':False,'error':'connection refused'}
+            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'rw':None,'legacy':False,'error':'connection refused','maxmemory_policy':None,'evicts':None}
             and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN:0:8}' and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
             and d['nodes'][1]['error'] is None"; then
   ok "inspect --json: held (0), holder prefix, per-node state, TTL in ms and errors"
@@ -759,6 +759,52 @@ v=$(timeout 5 redis-cli -p "$APORT" -a s3cr3t -n 3 --no-auth-warning EXISTS ns)
 timeout 5 redis-cli -p "$APORT" -a s3cr3t --no-auth-warning CONFIG SET requirepass '' >/dev/null
 expect "unix socket path as a node" 0 -n "$SOCK" run u -- true
 "$NODES_SH" stop "$T/auth"
+
+# a node that may evict keys (Redis as a cache: --maxmemory 2mb
+# --maxmemory-policy allkeys-random) beside two plain ones: inspect shows
+# each node's policy and warns; a fenced run does not count it (alone: 78
+# at once, COMMAND not run), a plain run counts it with a warning, and
+# --evicting refuse / count turn that around
+mkdir -p "$T/evict"
+"$NODES_SH" start 1 "$T/evict" --maxmemory 2mb --maxmemory-policy allkeys-random >/dev/null || nok "evict: node starts"
+EV=127.0.0.1:$(cat "$T/evict/ports")
+EV3="$EV,127.0.0.1:$PORT0,127.0.0.1:$PORT1"
+rl -n "$EV3" inspect evk
+if [ "$RC" -eq 1 ] && grep -qx "maxmemory-policy per node: allkeys-random (may evict keys), noeviction, noeviction" "$T/out" &&
+   [ "$(grep -c '^redlock: warning: ' "$T/err")" -eq 1 ] &&
+   grep -qx "redlock: warning: node $EV may evict any key (maxmemory-policy allkeys-random): a lock there can vanish before its TTL, and so can fence counters" "$T/err"; then
+  ok "evict: inspect shows each node's maxmemory-policy and warns about the one that may evict"
+else nok "evict: inspect shows the policies" "status $RC, $(tr '\n' '|' <"$T/out")"; fi
+rl -n "$EV3" inspect --json evk
+[ "$RC" -eq 1 ] && json_ok "d['nodes'][0]['maxmemory_policy']=='allkeys-random' and d['nodes'][0]['evicts']=='all'
+                          and d['nodes'][1]['maxmemory_policy']=='noeviction' and d['nodes'][1]['evicts']=='none'" &&
+  ok "evict: inspect --json has nodes[].maxmemory_policy and nodes[].evicts" || nok "evict: inspect --json" "$(cat "$T/out")"
+t0=$(now_ms); rl -n "$EV" -w 20s run --fence evf -- echo ran; t1=$(now_ms)
+if [ "$RC" -eq 78 ] && [ ! -s "$T/out" ] && [ $((t1 - t0)) -lt 3000 ] &&
+   grep -qx "redlock: 'evf' not acquired: 1 of 1 nodes failed, a quorum needs 1" "$T/err" &&
+   grep -qx "redlock: node $EV: may evict keys (maxmemory-policy allkeys-random): not counted for this lock (--evicting count to count it)" "$T/err" &&
+   grep -q "^redlock: warning: node $EV may evict any key (maxmemory-policy allkeys-random): .*; not counted for this lock$" "$T/err"; then
+  ok "evict: a fenced run on that node alone: 78 at once with -w 20s, COMMAND not run, the node and its policy named"
+else nok "evict: a fenced run on that node alone" "status $RC after $((t1 - t0)) ms, out $(cat "$T/out")"; fi
+rl -n "$EV3" run --fence evf -- sh -c 'echo "$REDLOCK_FENCE"'; f1=$(cat "$T/out")
+rl -n "$EV3" run --fence evf -- sh -c 'echo "$REDLOCK_FENCE"'; f2=$(cat "$T/out")
+[ "$RC" -eq 0 ] && [[ "$f1" =~ ^[0-9]+$ ]] && [[ "$f2" =~ ^[0-9]+$ ]] && [ "$f2" -gt "$f1" ] &&
+  grep -q "^redlock: warning: node $EV may evict .*; not counted for this lock$" "$T/err" &&
+  ok "evict: a fenced run beside two plain nodes holds on those ($f1, $f2), with the warning" ||
+  nok "evict: a fenced run beside two plain nodes" "status $RC, fences '$f1' '$f2'"
+rl -n "$EV" run evp -- echo ran
+[ "$RC" -eq 0 ] && [ "$(cat "$T/out")" = ran ] &&
+  grep -qx "redlock: warning: node $EV may evict any key (maxmemory-policy allkeys-random): a lock there can vanish before its TTL, and so can fence counters; counted for this lock (--evicting refuse: not)" "$T/err" &&
+  ok "evict: a plain run counts the node, with the warning" || nok "evict: a plain run counts the node" "status $RC"
+expect "evict: acquire --evicting refuse on that node alone: 78" 78 -n "$EV" acquire --evicting refuse eva
+rl -n "$EV" run --fence --evicting count evf -- sh -c 'echo "$REDLOCK_FENCE"'
+[ "$RC" -eq 0 ] && [[ "$(cat "$T/out")" =~ ^[0-9]+$ ]] && ok "evict: run --fence --evicting count counts it" ||
+  nok "evict: run --fence --evicting count" "status $RC"
+rl -q -n "$EV" run evp -- true
+[ "$RC" -eq 0 ] && [ ! -s "$T/err" ] && ok "evict: -q silences the warning" || nok "evict: -q silences the warning" "status $RC"
+usage "--evicting takes refuse or count" run --evicting maybe evp -- true
+usage "--evicting does not apply to inspect" inspect --evicting refuse evp
+"$NODES_SH" stop "$T/evict"
 
 # TLS: a node with a TLS port (and one that requires client certificates),
 # certificates made for the test (tests/shared/tls_certs.sh)
