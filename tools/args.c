@@ -76,11 +76,47 @@ static int hexval(int c)
     return -1;
 }
 
+/* A node list is split at ','. A ',' in a URL's user name or password
+   cuts the URL in two: a URL without '@' followed by pieces up to one with
+   an '@' that is neither a URL nor a socket path. Said as such (the
+   adapter would only see a URL without its host), without the password. */
+static int comma_in_userinfo(const char *list, char *err, size_t errlen)
+{
+    const char *p = list;
+    while (p && *p) {
+        const char *end = strchr(p, ','), *scheme = strstr(p, "://");
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (end && scheme && scheme < end && !memchr(p, '@', n)) {
+            const char *q = end + 1;
+            while (*q) {
+                const char *qe = strchr(q, ',');
+                size_t qn = qe ? (size_t)(qe - q) : strlen(q);
+                const char *at = (const char *)memchr(q, '@', qn), *sch = strstr(q, "://");
+                if (*q == '/' || (sch && sch < q + qn)) break;
+                if (at) {
+                    const char *r;
+                    for (r = at; r < q + qn; r++) /* the host follows the last '@' */
+                        if (*r == '@') at = r;
+                    say(err, errlen, "bad node '%.*s://***@%.*s': a ',' in a user name or password must be written %%2C"
+                        " (the node list is split at ',')", (int)(scheme - p > 10 ? 10 : scheme - p), p,
+                        (int)(q + qn - at - 1 > 100 ? 100 : q + qn - at - 1), at + 1);
+                    return -1;
+                }
+                if (!qe) break;
+                q = qe + 1;
+            }
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 /* Nodes (-n, or REDLOCK_NODES): the raw-socket adapter's parser; each -n
    appends. */
 static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
 {
     int i;
+    if (comma_in_userinfo(list ? list : getenv("REDLOCK_NODES"), err, errlen) != 0) return -1;
     if (redlock_socket_parse_nodes(&o->net, list, &o->node_mem, err, errlen) != 0) return -1;
     for (i = 0; i < o->net.node_count; i++)
         redlock_socket_format_node(&o->net.node[i], o->shown[i], sizeof o->shown[i]);
@@ -433,7 +469,7 @@ static int command_of(const char *w)
 int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errlen)
 {
     const char *pos[4];
-    int npos = 0, i, dashdash = -1, have_nodes = 0, want_help = 0, want_version = 0;
+    int npos = 0, i, dashdash = -1, have_nodes = 0, want_help = 0, want_version = 0, shared = 0, exclusive = 0;
     char *nodes_arg[8];
     int nnodes_arg = 0, given[40], ngiven = 0;
     char nb[32];
@@ -509,8 +545,8 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         case O_FOREGROUND: o->foreground = 1; break;
         case O_REENTRANT: o->reentrant = 1; break;
         case O_FENCE: o->fence = 1; break;
-        case 's': o->access = REDLOCK_ACCESS_SHARED; break;
-        case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; break;
+        case 's': o->access = REDLOCK_ACCESS_SHARED; shared = 1; break;
+        case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; exclusive = 1; break;
         case O_OWNER:
             if (!tool_owner_ok(val)) {
                 say(err, errlen, "bad --owner '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_OWNER);
@@ -606,6 +642,10 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
     if (o->owner && !o->reentrant) { say(err, errlen, "run: --owner needs --reentrant"); goto usage; }
     if (o->reentrant && o->mode == REDLOCK_MODE_LEGACY) {
         say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
+        goto usage;
+    }
+    if (shared && exclusive) { /* one lock, one mode: not the last one given */
+        say(err, errlen, "run: '--shared' and '--exclusive' do not go together (-s: readers, -x: a writer)");
         goto usage;
     }
     if (o->access && (o->reentrant || o->fence || o->mode == REDLOCK_MODE_LEGACY)) {

@@ -149,6 +149,7 @@ static void signals_teardown(void)
 /* ---- the application state ---- */
 
 enum { RN_NONE, RN_YES, RN_ERR };
+enum { HOLD_UNKNOWN, HOLD_YES, HOLD_FAIL, HOLD_NOT, HOLD_OTHER };
 enum { T_GET = 1, T_PTTL, T_HGETALL, T_FENCE };
 
 typedef struct rnode {
@@ -177,7 +178,7 @@ typedef struct rnode {
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
 enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
-       WHY_TLS, WHY_ACL };
+       WHY_TLS, WHY_ACL, WHY_SCRIPTS };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
@@ -203,6 +204,9 @@ typedef struct app {
     redlock_op vote_op; /* the operation whose votes are recorded below */
     int lost, lost_status;
     int voted[REDLOCK_MAX_NODES], vote_yes[REDLOCK_MAX_NODES], vote_other[REDLOCK_MAX_NODES];
+    /* extend by token: a node that had not answered when the extend failed
+       answers the cleanup round that follows (its status: 0, it is up) */
+    int after[REDLOCK_MAX_NODES], after_status[REDLOCK_MAX_NODES];
     int fail_fast; /* the failed nodes leave too few for a quorum: stop waiting */
     int acquired, late, summary_done; /* the acquire round after its quorum */
     int64_t acquired_at;
@@ -211,7 +215,13 @@ typedef struct app {
     nfail nf[REDLOCK_MAX_NODES];
     int64_t conn_start[REDLOCK_MAX_NODES]; /* when the node's current socket was opened */
     int64_t words_timeout_ms; /* "no answer within" this */
+    int64_t cmd_timeout_ms;   /* the adapter drops a node whose answer is this late */
     int64_t probe_until;      /* diagnosis probes end by then (monotonic us) */
+    /* run: each node's part in the hold (HOLD_*), as last reported (from
+       the acquire on) and as the renewals say now, for one line per change */
+    int hold[REDLOCK_MAX_NODES], hold_now[REDLOCK_MAX_NODES], hold_status[REDLOCK_MAX_NODES];
+    int64_t answered_at[REDLOCK_MAX_NODES]; /* the node's last answer to a renewal */
+    int64_t await_until[REDLOCK_MAX_NODES]; /* a renewal was decided without it: its answer is due by then (0: none) */
     /* signals */
     int abort_sig; /* a terminating signal before COMMAND started */
     /* run: COMMAND, its process group and the watcher (see cmd_run) */
@@ -415,11 +425,67 @@ static int probe_connect(int family, const struct sockaddr *sa, socklen_t len, i
     return -1;
 }
 
-/* Connected: AUTH, SELECT and PING, pipelined; the first error reply says
-   what is wrong. */
-static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t until)
+/* The lock command that failed with an error reply, as a twin that cannot
+   take effect: the same command on the same key(s), which the server
+   refuses with the same words before it runs (an ACL that denies the
+   command, MOVED, READONLY, OOM, MISCONF, LOADING ...); once it runs, it
+   fails on an argument of its own (own_error) and changes nothing:
+   SET NAME x NX PX 0 (an invalid expire time); for the locks that run
+   scripts, a script that makes that call (the refusals of a script's
+   writes, READONLY, OOM, come only when it runs). argc 0: no twin (legacy
+   SETNX has none). */
+typedef struct twin_cmd {
+    int argc;
+    const char *argv[6];
+    size_t len[6];
+    const char *own_error;
+    char counter[sizeof REDLOCK_FENCE_PREFIX + REDLOCK_MAX_KEY];
+} twin_cmd;
+
+static void twin_arg(twin_cmd *c, const char *s, size_t len)
 {
-    char buf[1024], num[24], text[128];
+    c->argv[c->argc] = s;
+    c->len[c->argc++] = len;
+}
+
+static void twin_of(app *a, int node, twin_cmd *c)
+{
+    static const char lua[] = "return redis.call('set',KEYS[1],'x','NX','PX','0')";
+    const tool_opts *o = a->o;
+    int scripts = o->access || o->reentrant || o->fence || a->vote_op != REDLOCK_OP_ACQUIRE;
+    memset(c, 0, sizeof *c);
+    if (o->mode == REDLOCK_MODE_LEGACY || (a->s_up && redlock_node_mode(redlock_socket_client(&a->s), node) == REDLOCK_MODE_LEGACY))
+        return;
+    if (scripts) {
+        twin_arg(c, "EVAL", 4);
+        twin_arg(c, lua, sizeof lua - 1);
+        twin_arg(c, o->fence && a->vote_op == REDLOCK_OP_ACQUIRE ? "2" : "1", 1);
+        twin_arg(c, o->name, strlen(o->name));
+        if (o->fence && a->vote_op == REDLOCK_OP_ACQUIRE)
+            twin_arg(c, c->counter, (size_t)snprintf(c->counter, sizeof c->counter, "%s%s", REDLOCK_FENCE_PREFIX, o->name));
+        c->own_error = "invalid expire time";
+    } else {
+        twin_arg(c, "SET", 3);
+        twin_arg(c, o->name, strlen(o->name));
+        twin_arg(c, "x", 1);
+        twin_arg(c, "NX", 2);
+        twin_arg(c, "PX", 2);
+        twin_arg(c, "0", 1);
+        c->own_error = "invalid expire time";
+    }
+}
+
+static int has_text(const char *s, const char *what)
+{
+    return strstr(s, what) != NULL;
+}
+
+/* Connected: AUTH, SELECT and PING (or the lock command's twin),
+   pipelined; the first error reply says what is wrong. An ACL that denies
+   PING is not what is wrong: that reply is passed over. */
+static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t until, const twin_cmd *twin)
+{
+    char buf[1024 + 2 * REDLOCK_MAX_KEY], num[24], text[128];
     const char *argv[3];
     int kinds[3], expect = 0, got = 0, argc;
     size_t len = 0, off = 0, need;
@@ -443,11 +509,17 @@ static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t u
         len += need;
         kinds[expect++] = WHY_SELECT;
     }
-    argv[0] = "PING";
-    need = redlock_resp_encode(buf + len, sizeof buf - len, 1, argv, NULL);
+    if (twin && twin->argc) {
+        need = redlock_resp_encode(buf + len, sizeof buf - len, twin->argc, twin->argv, twin->len);
+        kinds[expect] = WHY_REPLY;
+    } else {
+        argv[0] = "PING";
+        need = redlock_resp_encode(buf + len, sizeof buf - len, 1, argv, NULL);
+        kinds[expect] = WHY_OTHER;
+    }
     if (need > sizeof buf - len) return;
     len += need;
-    kinds[expect++] = WHY_OTHER;
+    expect++;
     while (off < len) {
         struct pollfd pf;
         ssize_t w = send(fd, buf + off, len - off, 0); /* SIGPIPE is ignored */
@@ -483,6 +555,12 @@ static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t u
                 set_why(f, WHY_SELECT, "SELECT %d refused: %s", t->db, text);
             else if (strncmp(text, "NOAUTH", 6) == 0)
                 set_why(f, WHY_AUTH, "a password is required: %s", text);
+            else if (k == WHY_REPLY && has_text(text, twin->own_error))
+                continue; /* the twin ran: the lock command's refusal came later, words unknown */
+            else if (k == WHY_REPLY)
+                set_why(f, strncmp(text, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply to the lock command: %s", text);
+            else if (strncmp(text, "NOPERM", 6) == 0)
+                continue; /* PING denied: not what the lock needs */
             else
                 set_why(f, WHY_REPLY, "error reply: %s", text);
             got = expect + 1;
@@ -555,7 +633,11 @@ static void probe(app *a, int i)
         else set_why(f, WHY_CONNECT, "cannot connect: %s", strerror(err));
         return;
     }
-    if (!t->tls.enable && !a->o->net.tls.enable) probe_talk(t, f, fd, until); /* plain text only */
+    if (!t->tls.enable && !a->o->net.tls.enable) { /* plain text only */
+        twin_cmd twin;
+        twin_of(a, i, &twin);
+        probe_talk(t, f, fd, until, f->status == REDLOCK_ERR_SERVER ? &twin : NULL);
+    }
     close(fd);
 }
 
@@ -604,6 +686,11 @@ static const char *why_node(app *a, int i)
         else
             set_why(f, WHY_ACL, "the ACL denies this user the key '%.60s'", a->o->name);
         break;
+    case REDLOCK_ERR_NO_SCRIPTING: /* the configuration's: an ACL without scripting, or no EVAL */
+        set_why(f, WHY_SCRIPTS, "refuses scripts (EVAL, EVALSHA), which %s needs (an ACL without +@scripting?)",
+                a->o->access ? "a readers-writer lock (-s, -x)" : a->o->reentrant ? "a reentrant lock (--reentrant)"
+                : a->o->fence ? "a fenced lock (--fence)" : "this lock");
+        break;
     case REDLOCK_ERR_SERVER:
         if (f->reply[0]) { /* an ACL's refusal is the configuration's */
             set_why(f, strncmp(f->reply, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply: %s", f->reply);
@@ -618,7 +705,8 @@ static const char *why_node(app *a, int i)
 }
 
 /* Exit code for a set of failed nodes: 78 if one refuses the configuration
-   (AUTH, a password required, SELECT, TLS, an ACL that denies a key), else
+   (AUTH, a password required, SELECT, TLS, an ACL that denies a key or a
+   command, no scripting for a lock that needs it), else
    76 for protocol errors and error replies, else 69. */
 static int code_for(app *a, const int *failed)
 {
@@ -626,7 +714,8 @@ static int code_for(app *a, const int *failed)
     for (i = 0; i < a->n; i++) {
         if (!failed[i]) continue;
         why_node(a, i);
-        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS || a->nf[i].kind == WHY_ACL)
+        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS || a->nf[i].kind == WHY_ACL ||
+            a->nf[i].kind == WHY_SCRIPTS)
             conf = 1;
         if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
     }
@@ -710,6 +799,7 @@ static void acquire_summary(app *a)
         failed[i] = a->nf[i].status != 0;
         nfailed += failed[i];
         hold += a->vote_yes[i];
+        a->hold[i] = a->vote_yes[i] ? HOLD_YES : failed[i] ? HOLD_FAIL : a->vote_other[i] ? HOLD_OTHER : HOLD_NOT;
     }
     if (a->late) snprintf(late, sizeof late, ", %d of them late", a->late);
     INFO("acquired '%s': quorum %d/%d reached in %s; %d/%d nodes hold it%s; valid for %s", a->o->name, a->quorum, a->n,
@@ -740,6 +830,69 @@ static void summary_now(app *a)
     acquire_summary(a);
 }
 
+/* A renewal round was decided (a quorum renewed it, or could not): a node
+   that has not answered since the round started is waited for until the
+   adapter would drop it; then it counts as failed (hold_changes()). */
+static void renewal_decided(app *a, const redlock_event *ev, int64_t now)
+{
+    int64_t started = now - ev->elapsed_us;
+    int i;
+    if (a->vote_op != REDLOCK_OP_ACQUIRE) return;
+    for (i = 0; i < a->n; i++)
+        if (a->answered_at[i] < started && !a->await_until[i]) a->await_until[i] = started + a->cmd_timeout_ms * 1000;
+}
+
+/* run: a node that stops holding the lock, or holds it again, is reported
+   once per change (not only with -v), e.g.
+   "warning: 'job' held on 2 of 3 nodes; node 10.0.0.3:6379: timed out (no answer within 200ms)"
+   "'job' held on 3 of 3 nodes; node 10.0.0.3:6379 holds it again".
+   From the acquire's summary on, while the lock is held. */
+static void hold_changes(app *a)
+{
+    int64_t now = redlock_socket_now_us();
+    int i, k;
+    for (i = 0; i < a->n; i++)
+        if (a->await_until[i] && now >= a->await_until[i]) {
+            a->await_until[i] = 0;
+            a->hold_now[i] = HOLD_FAIL;
+            a->hold_status[i] = REDLOCK_ERR_NODE_TIMEOUT;
+        }
+    if (!a->summary_done || a->lost || g_verbose < 0) return;
+    for (i = 0; i < a->n; i++) {
+        int was = a->hold[i], is = a->hold_now[i], j, held = 0;
+        if (is == HOLD_UNKNOWN || is == was || (is == HOLD_OTHER && was == HOLD_NOT) || (is == HOLD_NOT && was == HOLD_OTHER))
+            continue;
+        a->hold[i] = is;
+        for (j = 0; j < a->n; j++) held += a->hold[j] == HOLD_YES;
+        if (is == HOLD_YES) {
+            ERR("'%s' held on %d of %d nodes; node %s holds it again", a->o->name, held, a->n, a->o->shown[i]);
+            continue;
+        }
+        if (is == HOLD_FAIL) {
+            int64_t budget = a->o->ttl_ms / 10 < TOOL_CONNECT_TIMEOUT_MS ? a->o->ttl_ms / 10 : TOOL_CONNECT_TIMEOUT_MS;
+            memset(&a->nf[i], 0, sizeof a->nf[i]);
+            a->nf[i].status = a->hold_status[i];
+            a->nf[i].conn_timeout = connect_timed_out(a, i, a->hold_status[i]);
+            a->probe_until = now + budget * 1000; /* probes must not eat into the validity */
+        }
+        k = held;
+        ERR("warning: '%s' held on %d of %d nodes; node %s: %s", a->o->name, k, a->n, a->o->shown[i],
+            is == HOLD_FAIL ? why_node(a, i) : is == HOLD_OTHER ? "answers, but holds another token"
+                                                               : "answers, but no longer holds it (its key expired or was deleted there)");
+    }
+}
+
+/* When hold_changes() is due for a node that has not answered (monotonic
+   us), or REDLOCK_NO_DEADLINE. */
+static int64_t hold_due(const app *a)
+{
+    int64_t t = REDLOCK_NO_DEADLINE;
+    int i;
+    for (i = 0; i < a->n; i++)
+        if (a->await_until[i] && a->await_until[i] < t) t = a->await_until[i];
+    return t;
+}
+
 static void on_event(void *user, const redlock_event *ev)
 {
     app *a = (app *)user;
@@ -761,6 +914,16 @@ static void on_event(void *user, const redlock_event *ev)
             a->nf[ev->node].status = ev->status;
             a->nf[ev->node].conn_timeout = connect_timed_out(a, ev->node, ev->status);
             if (a->acquired && ev->vote) a->late++;
+        } else if (a->vote_op == REDLOCK_OP_EXTEND && ev->op == REDLOCK_OP_LOST && !a->voted[ev->node] &&
+                   !a->after[ev->node]) {
+            a->after[ev->node] = 1;
+            a->after_status[ev->node] = ev->status;
+        }
+        if (ev->op == REDLOCK_OP_EXTEND && a->vote_op == REDLOCK_OP_ACQUIRE) { /* a renewal of run's lock */
+            a->hold_now[ev->node] = ev->vote ? HOLD_YES : ev->status ? HOLD_FAIL : ev->held_by_other ? HOLD_OTHER : HOLD_NOT;
+            a->hold_status[ev->node] = ev->status;
+            a->answered_at[ev->node] = now;
+            a->await_until[ev->node] = 0;
         }
         if (ev->status) INFO("node %s: %s", a->o->shown[ev->node], node_reason(ev->status));
         break;
@@ -777,8 +940,10 @@ static void on_event(void *user, const redlock_event *ev)
         break;
     case REDLOCK_EV_RENEWED:
         if (a->vote_op != REDLOCK_OP_EXTEND) INFO("renewed '%s': valid for %s", a->o->name, dur(b1, sizeof b1, ev->validity_us));
+        renewal_decided(a, ev, now);
         break;
     case REDLOCK_EV_RENEW_FAILED:
+        renewal_decided(a, ev, now);
         INFO("renewal of '%s' failed (%s); %s of validity left", a->o->name, redlock_strerror(ev->status),
              dur(b1, sizeof b1, ev->slack_us));
         break;
@@ -1032,6 +1197,7 @@ static int open_socket(app *a, int raw)
     cfg.connect_timeout_ms = TOOL_CONNECT_TIMEOUT_MS;
     cfg.command_timeout_ms = a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000;
     a->words_timeout_ms = raw ? cfg.command_timeout_ms : a->o->node_timeout_ms;
+    a->cmd_timeout_ms = cfg.command_timeout_ms;
     cfg.watch = on_watch;
     cfg.user = a;
     if (raw) {
@@ -1463,8 +1629,10 @@ static int cmd_run(app *a)
         int64_t now, until = kill_at < give_up_at ? kill_at : give_up_at;
         pid_t w;
         if (summary_at(a) < until) until = summary_at(a);
+        if (hold_due(a) < until) until = hold_due(a);
         step(a, until);
         if (summary_at(a) <= redlock_socket_now_us()) summary_now(a);
+        hold_changes(a);
         w = waitpid(pid, &status, WNOHANG | WUNTRACED);
         if (w == pid && !WIFSTOPPED(status)) { reaped = 1; break; }
         if (w == pid && a->pgrp > 0 && !hinted && (WSTOPSIG(status) == SIGTTIN || WSTOPSIG(status) == SIGTTOU)) {
@@ -1536,7 +1704,7 @@ static int cmd_acquire(app *a)
 /* Node i's part in the release or extend, for the verbose lines. */
 static const char *vote_words(const app *a, int i, const char *yes)
 {
-    if (!a->voted[i]) return "no answer";
+    if (!a->voted[i]) return a->after[i] && !a->after_status[i] ? "answered after the outcome" : "no answer";
     if (a->vote_yes[i]) return yes;
     if (a->nf[i].status) return node_reason(a->nf[i].status);
     return a->vote_other[i] ? "held by another token" : "not held by this token";
@@ -1550,7 +1718,7 @@ static int cmd_release_extend(app *a, int release)
     redlock_lock_opts lo;
     const char *what = release ? "release" : "extend", *done_word = release ? "released" : "extended";
     const redlock_result *res = release ? &a->rel : &a->ext;
-    int rc, i, yes = 0, other = 0, failed[REDLOCK_MAX_NODES], nf = 0;
+    int rc, i, yes = 0, other = 0, failed[REDLOCK_MAX_NODES], nf = 0, unknown = 0;
     int64_t until;
     char b1[24], w[80];
     memset(&lo, 0, sizeof lo);
@@ -1579,8 +1747,13 @@ static int cmd_release_extend(app *a, int release)
         return TOOL_EXIT_INTERNAL;
     }
     for (i = 0; i < a->n; i++) {
-        if (!a->voted[i]) a->nf[i].status = REDLOCK_ERR_NODE_TIMEOUT;
+        /* a failed extend ends its round once a quorum is out of reach: a
+           node that had not answered yet is not late, its answer was not
+           needed (the cleanup round after it shows whether it is up) */
+        if (!a->voted[i] && a->after[i]) a->nf[i].status = a->after_status[i];
+        else if (!a->voted[i]) a->nf[i].status = REDLOCK_ERR_NODE_TIMEOUT;
         failed[i] = a->nf[i].status != 0;
+        unknown += !a->voted[i] && !failed[i];
         nf += failed[i];
         yes += a->voted[i] && a->vote_yes[i];
         other += a->voted[i] && a->vote_other[i];
@@ -1603,8 +1776,8 @@ static int cmd_release_extend(app *a, int release)
         ERR("extend '%s': the nodes answered too late, no validity left", a->o->name);
     else
         ERR("%s '%s': this token does not hold the lock (it does on %d of %d nodes, a quorum needs %d;"
-            " %d held by another token, %d expired or released)", what, a->o->name, yes, a->n, a->quorum, other,
-            a->n - nf - yes - other);
+            " %d held by another token, %d expired or released%s)", what, a->o->name, yes, a->n, a->quorum, other,
+            a->n - nf - yes - other - unknown, unknown == 1 ? ", 1 answered after the outcome" : unknown ? ", some answered after the outcome" : "");
     for (i = 0; i < a->n; i++)
         if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
     return TOOL_EXIT_NOT_HELD;
