@@ -872,9 +872,9 @@ typedef struct redlock_lock_opts {
     redlock_access access;    /* SHARED or EXCLUSIVE: a readers-writer lock (section 12);
                                  not with reentrant or fence */
     const char *label;        /* optional: who holds the lock, e.g. "host:pid:", written
-                                 before the random part of each token (section 4,
-                                 Tokens); 1..REDLOCK_MAX_LABEL printable bytes, no
-                                 space; copied. NULL or "": none */
+                                 before the random part of each token (section 4);
+                                 1..REDLOCK_MAX_LABEL printable bytes, no space;
+                                 copied. NULL or "": none */
 } redlock_lock_opts;
 
 /* ---- internal state: treat as opaque, fields may change ---- */

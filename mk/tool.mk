@@ -56,7 +56,7 @@ $(BUILD)/tool_fake_server: tests/tool/fake_server.c | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $< -o $@
 
 # Builds with gcc and clang, then the tool's tests against redis-servers
-# they start themselves (tests/tool/test_tool.sh, bounded to ~150 s).
+# they start themselves (tests/tool/test_tool.sh, bounded to 240 s).
 # valgrind checks redlock itself; a forked helper (the watcher of `run`)
 # ends with _exit and would report the heap it inherited: silenced.
 check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server

@@ -314,7 +314,7 @@ char *tool_owner_scope(const tool_opts *o, const char *owner)
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
        O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
-       O_FENCE };
+       O_FENCE, O_LABEL, O_NO_LABEL };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -331,6 +331,8 @@ static const struct option long_opts[] = {
     { "reentrant", no_argument, NULL, O_REENTRANT },
     { "owner", required_argument, NULL, O_OWNER },
     { "fence", no_argument, NULL, O_FENCE },
+    { "label", required_argument, NULL, O_LABEL },
+    { "no-label", no_argument, NULL, O_NO_LABEL },
     { "shared", no_argument, NULL, 's' },
     { "exclusive", no_argument, NULL, 'x' },
     { "json", no_argument, NULL, O_JSON },
@@ -359,6 +361,7 @@ static unsigned applies_to(int id)
     case 'w': case O_NO_WAIT: case O_RETRY: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: case O_FENCE: case 's': case 'x':
         return C_(TOOL_CMD_RUN);
+    case O_LABEL: case O_NO_LABEL: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_JSON: return C_(TOOL_CMD_INSPECT);
     default: return C_ALL;
     }
@@ -376,12 +379,16 @@ static const char *opt_name(int id, char *buf, size_t cap)
     return buf;
 }
 
-static int is_hex_token(const char *t)
+int tool_token_split(const char *s, size_t len, size_t *label_len)
 {
     size_t i;
-    for (i = 0; t[i]; i++)
-        if (hexval((unsigned char)t[i]) < 0) return 0;
-    return i == REDLOCK_TOKEN_LEN;
+    if (len < REDLOCK_TOKEN_LEN || len > REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN) return 0;
+    for (i = 0; i < len - REDLOCK_TOKEN_LEN; i++)
+        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127) return 0;
+    for (; i < len; i++)
+        if (hexval((unsigned char)s[i]) < 0) return 0;
+    if (label_len) *label_len = len - REDLOCK_TOKEN_LEN;
+    return 1;
 }
 
 static int duration_arg(const char *name, const char *v, int64_t min_ms, int64_t *out, char *err, size_t errlen)
@@ -545,6 +552,15 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         case O_FOREGROUND: o->foreground = 1; break;
         case O_REENTRANT: o->reentrant = 1; break;
         case O_FENCE: o->fence = 1; break;
+        case O_LABEL:
+            /* the token's label is this and ':' */
+            if (!tool_owner_ok(val) || strlen(val) > REDLOCK_MAX_LABEL - 1) {
+                say(err, errlen, "bad --label '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_LABEL - 1);
+                goto usage;
+            }
+            o->label = val;
+            break;
+        case O_NO_LABEL: o->no_label = 1; break;
         case 's': o->access = REDLOCK_ACCESS_SHARED; shared = 1; break;
         case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; exclusive = 1; break;
         case O_OWNER:
@@ -609,8 +625,9 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         if (o->cmd == TOOL_CMD_RELEASE || o->cmd == TOOL_CMD_EXTEND) {
             if (npos < 3) { say(err, errlen, "%s: missing TOKEN (printed by 'redlock acquire')", pos[0]); goto usage; }
             if (npos > 3) { say(err, errlen, "%s: too many arguments", pos[0]); goto usage; }
-            if (!is_hex_token(pos[2])) {
-                say(err, errlen, "%s: bad TOKEN (expected %d hex digits from 'redlock acquire')", pos[0], REDLOCK_TOKEN_LEN);
+            if (!tool_token_split(pos[2], strlen(pos[2]), NULL)) {
+                say(err, errlen, "%s: bad TOKEN (expected what 'redlock acquire' printed: a label and %d hex digits)",
+                    pos[0], REDLOCK_TOKEN_LEN);
                 goto usage;
             }
             o->token = pos[2];
@@ -644,6 +661,7 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
         goto usage;
     }
+    if (o->label && o->no_label) { say(err, errlen, "'--label' and '--no-label' do not go together"); goto usage; }
     if (shared && exclusive) { /* one lock, one mode: not the last one given */
         say(err, errlen, "run: '--shared' and '--exclusive' do not go together (-s: readers, -x: a writer)");
         goto usage;

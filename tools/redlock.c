@@ -24,7 +24,12 @@
      kills the group when redlock dies however it dies (see "run" below).
    * messages: a node's failure in its own words (why_node()); for a
      refused connection, AUTH or SELECT the tool asks the node once more
-     (probe()), since the adapter keeps only a status.
+     (probe()), since the adapter keeps only a status; for an error reply
+     to the lock command, with a twin of that command that cannot take
+     effect (twin_of()). While run holds the lock, a node that stops or
+     starts holding it again is reported once per change (hold_changes()).
+   * tokens carry a label (redlock_lock_opts.label, "host:pid:" by
+     default) that inspect shows as the holder.
    Node lists are parsed by the adapter (redlock_socket_parse_nodes(), in
    tools/args.c).
 
@@ -158,7 +163,7 @@ typedef struct rnode {
     int outcome;      /* RN_YES: both answered, RN_ERR: the node failed */
     int status;       /* node error when RN_ERR */
     int val_type;     /* GET reply type, 0: none yet */
-    char val[96];
+    char val[24 + REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN]; /* a legacy value "expiry:token" fits */
     size_t val_len;
     int val_long;     /* value did not fit: not a lock value */
     int have_pttl;
@@ -166,10 +171,12 @@ typedef struct rnode {
     /* a reentrant lock's hash (GET said WRONGTYPE, HGETALL followed) */
     char owner[REDLOCK_MAX_OWNER + 1];
     long long count;  /* the owner's entries; 0: not a reentrant lock's hash */
+    char label[REDLOCK_MAX_LABEL + 1]; /* the label of its first entry's token */
     /* a readers-writer lock's hash: its live holders and waiting writers */
     int rw;
     int readers, writers_waiting;
-    char writer[9], update[9]; /* first 8 characters of their tokens, or "" */
+    char writer[9], update[9]; /* first 8 hex digits of their tokens, or "" */
+    char writer_label[REDLOCK_MAX_LABEL + 1], update_label[REDLOCK_MAX_LABEL + 1]; /* their tokens' labels */
     int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
     long long fence;
 } rnode;
@@ -991,31 +998,49 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A lock value: the modern token, or legacy "expiry_ms:token". */
-static int parse_value(const char *v, size_t len, const char **tok, int64_t *expiry)
+/* A lock value: a token (32 characters, or a label and 32 hex digits:
+   tool_token_split()), or legacy "expiry_ms:token". A key that expires is
+   not a legacy value (those have no TTL): a label such as "42:" is then
+   not taken for an expiry. */
+static int parse_value(const char *v, size_t len, int expires, const char **tok, size_t *toklen, int64_t *expiry)
 {
     size_t i = 0;
     int64_t e = 0;
     *expiry = -1;
-    if (len == REDLOCK_TOKEN_LEN) { *tok = v; return 1; }
-    while (i < len && i < 19 && v[i] >= '0' && v[i] <= '9') e = e * 10 + (v[i++] - '0');
-    if (i == 0 || i >= len || v[i] != ':' || len - i - 1 != REDLOCK_TOKEN_LEN) return 0;
-    *tok = v + i + 1;
-    *expiry = e;
+    if (!expires) {
+        while (i < len && i < 19 && v[i] >= '0' && v[i] <= '9') e = e * 10 + (v[i++] - '0');
+        if (i > 0 && i < len && v[i] == ':' &&
+            (len - i - 1 == REDLOCK_TOKEN_LEN || tool_token_split(v + i + 1, len - i - 1, NULL))) {
+            *tok = v + i + 1;
+            *toklen = len - i - 1;
+            *expiry = e;
+            return 1;
+        }
+    }
+    if (len != REDLOCK_TOKEN_LEN && !tool_token_split(v, len, NULL)) return 0;
+    *tok = v;
+    *toklen = len;
     return 1;
 }
 
+/* A token's label, for people: without the one ':' that ends the tool's
+   own ("web1:4242:" reads "web1:4242"). */
+static void label_of(const char *tok, size_t toklen, char *out, size_t cap)
+{
+    size_t n = toklen > REDLOCK_TOKEN_LEN ? toklen - REDLOCK_TOKEN_LEN : 0;
+    if (n && tok[n - 1] == ':') n--;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, tok, n);
+    out[n] = 0;
+}
+
 /* A reentrant lock's hash: one field `owner` with the count of entries,
-   the others `owner:token` (32 hex digits). Anything else is no lock. */
+   the others `owner:token` (a label and 32 hex digits). Anything else is
+   no lock. */
 static int entry_field(const redlock_reply *f, const char *owner, size_t olen)
 {
-    size_t i;
-    if (f->type != REDLOCK_REPLY_STRING || f->len != olen + 1 + REDLOCK_TOKEN_LEN || memcmp(f->str, owner, olen) != 0 ||
-        f->str[olen] != ':')
-        return 0;
-    for (i = olen + 1; i < f->len; i++)
-        if (!strchr("0123456789abcdefABCDEF", f->str[i])) return 0;
-    return 1;
+    return f->type == REDLOCK_REPLY_STRING && f->len > olen + 1 && memcmp(f->str, owner, olen) == 0 &&
+           f->str[olen] == ':' && tool_token_split(f->str + olen + 1, f->len - olen - 1, NULL);
 }
 
 /* The field " fence" of a fenced reentrant lock's hash (its hold's fence). */
@@ -1048,19 +1073,22 @@ static void reentrant_hash(rnode *x, const redlock_reply *r)
     memcpy(x->owner, owner->str, owner->len);
     x->owner[owner->len] = '\0';
     x->count = n;
+    for (i = 0; i < r->elements; i += 2) { /* who took the first entry */
+        const redlock_reply *f = &r->element[i];
+        if (f == owner || fence_field(f)) continue;
+        label_of(f->str + owner->len + 1, f->len - owner->len - 1, x->label, sizeof x->label);
+        break;
+    }
 }
 
-/* A readers-writer lock's hash (redlock.h section 12): fields of 32 hex
-   digits = mode letter (s, x, u) and the holder's expiry (the server's ms),
-   fields "w:" + 32 hex = "w" and a waiting writer's expiry. Entries past
-   their expiry (by this machine's clock: for showing only) are left out. */
+/* A readers-writer lock's hash (redlock.h section 12): fields token (a
+   label and 32 hex digits) = mode letter (s, x, u) and the holder's expiry
+   (the server's ms), fields "w:" + token = "w" and a waiting writer's
+   expiry. Entries past their expiry (by this machine's clock: for showing
+   only) are left out. */
 static int hex32(const char *s, size_t len)
 {
-    size_t i;
-    if (len != REDLOCK_TOKEN_LEN) return 0;
-    for (i = 0; i < len; i++)
-        if (!strchr("0123456789abcdef", s[i])) return 0;
-    return 1;
+    return tool_token_split(s, len, NULL);
 }
 
 static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
@@ -1069,8 +1097,10 @@ static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
     if (r->elements < 2 || r->elements % 2) return;
     for (i = 0; i < r->elements; i += 2) { /* every field must be one of ours */
         const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
-        int mark = f->type == REDLOCK_REPLY_STRING && f->len == 2 + REDLOCK_TOKEN_LEN && f->str[0] == 'w' && f->str[1] == ':';
+        /* a waiting writer's mark is told by its value, as the scripts do */
+        int mark = v->type == REDLOCK_REPLY_STRING && v->len && v->str[0] == 'w';
         if (f->type != REDLOCK_REPLY_STRING || v->type != REDLOCK_REPLY_STRING || v->len < 2 || v->len > 20 ||
+            (mark && (f->len < 2 || f->str[0] != 'w' || f->str[1] != ':')) ||
             !(mark ? hex32(f->str + 2, f->len - 2) : hex32(f->str, f->len)) ||
             (mark ? v->str[0] != 'w' : !strchr("sxu", v->str[0])))
             return;
@@ -1086,7 +1116,10 @@ static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
         if (strtoll(digits, NULL, 10) <= now_ms) continue;
         if (v->str[0] == 'w') x->writers_waiting++;
         else if (v->str[0] == 's') x->readers++;
-        else memcpy(v->str[0] == 'x' ? x->writer : x->update, f->str, 8);
+        else {
+            memcpy(v->str[0] == 'x' ? x->writer : x->update, f->str + f->len - REDLOCK_TOKEN_LEN, 8);
+            label_of(f->str, f->len, v->str[0] == 'x' ? x->writer_label : x->update_label, sizeof x->writer_label);
+        }
     }
 }
 
@@ -1275,10 +1308,31 @@ static void release_and_wait(app *a, int warn)
     }
 }
 
+/* The tokens' label (redlock_lock_opts.label), which `inspect` shows:
+   --label and ':', by default this host's name and redlock's pid,
+   "web1:4242:"; none with --no-label. */
+static void make_label(const tool_opts *o, char *out, size_t cap)
+{
+    char host[256];
+    size_t i;
+    out[0] = 0;
+    if (o->no_label) return;
+    if (o->label) {
+        snprintf(out, cap, "%s:", o->label);
+        return;
+    }
+    if (gethostname(host, sizeof host) != 0 || !host[0]) snprintf(host, sizeof host, "unknown-host");
+    host[40] = 0; /* room for the pid */
+    for (i = 0; host[i]; i++) /* printable, no space */
+        if ((unsigned char)host[i] <= ' ' || (unsigned char)host[i] >= 127) host[i] = '_';
+    snprintf(out, cap, "%.40s:%ld:", host, (long)getpid());
+}
+
 /* Returns 0 when held, else the exit code (messages printed). */
 static int acquire_lock(app *a, int watchdog)
 {
     redlock_lock_opts lo;
+    char label[REDLOCK_MAX_LABEL + 1];
     int64_t start = redlock_socket_now_us(), safety;
     int rc, cancelled = 0;
     char b1[24];
@@ -1292,6 +1346,8 @@ static int acquire_lock(app *a, int watchdog)
     lo.owner = a->o->owner;
     lo.fence = a->o->fence;
     lo.access = a->o->access;
+    make_label(a->o, label, sizeof label);
+    lo.label = label;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the lock: %s", redlock_strerror(rc));
@@ -1720,12 +1776,18 @@ static int cmd_release_extend(app *a, int release)
     const redlock_result *res = release ? &a->rel : &a->ext;
     int rc, i, yes = 0, other = 0, failed[REDLOCK_MAX_NODES], nf = 0, unknown = 0;
     int64_t until;
-    char b1[24], w[80];
+    char b1[24], w[80], label[REDLOCK_MAX_LABEL + 1];
+    size_t label_len = 0;
     memset(&lo, 0, sizeof lo);
     lo.key = a->o->name;
     lo.ttl_ms = a->o->ttl_ms;
     lo.on_result = on_result;
     lo.user = a;
+    /* the token's own label, so that the lock adopts it (args.c checked it) */
+    (void)tool_token_split(a->o->token, strlen(a->o->token), &label_len);
+    memcpy(label, a->o->token, label_len);
+    label[label_len] = 0;
+    lo.label = label;
     a->vote_op = release ? REDLOCK_OP_RELEASE : REDLOCK_OP_EXTEND;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc == REDLOCK_OK) {
@@ -1857,12 +1919,14 @@ static int cmd_inspect(app *a)
     int i, answered = 0, free_n = 0, best = 0, best_i = -1, failed[REDLOCK_MAX_NODES], nf, code = 0, fenced = 0;
     long long fence = 0;
     const char *state;
-    char b1[24], holder[REDLOCK_TOKEN_LEN + 1] = "";
+    char b1[24], holder[REDLOCK_TOKEN_LEN + 1] = "", hlabel[REDLOCK_MAX_LABEL + 1] = "";
     int64_t now_wall;
     enum { S_ERROR, S_FREE, S_HELD, S_OTHER };
     int st[REDLOCK_MAX_NODES];
     int64_t ttl[REDLOCK_MAX_NODES]; /* ms; -1: no expiry; -2: none to show */
     const char *tok[REDLOCK_MAX_NODES];
+    size_t toklen[REDLOCK_MAX_NODES];
+    char label[REDLOCK_MAX_NODES][REDLOCK_MAX_LABEL + 1]; /* the holder's label ("" none) */
     const char *own[REDLOCK_MAX_NODES]; /* a reentrant lock's owner */
     int rwn[REDLOCK_MAX_NODES];         /* a readers-writer lock's holders there */
     int legacy[REDLOCK_MAX_NODES];
@@ -1873,6 +1937,8 @@ static int cmd_inspect(app *a)
         const rnode *x = &a->rn[i];
         int64_t expiry;
         tok[i] = own[i] = NULL;
+        toklen[i] = 0;
+        label[i][0] = 0;
         rwn[i] = 0;
         ttl[i] = -2;
         legacy[i] = 0;
@@ -1881,14 +1947,17 @@ static int cmd_inspect(app *a)
         if (x->val_type == REDLOCK_REPLY_NIL) {
             st[i] = S_FREE;
             free_n++;
-        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long && parse_value(x->val, x->val_len, &tok[i], &expiry)) {
+        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long &&
+                   parse_value(x->val, x->val_len, x->have_pttl && x->pttl >= 0, &tok[i], &toklen[i], &expiry)) {
             st[i] = S_HELD;
+            label_of(tok[i], toklen[i], label[i], sizeof label[i]);
             legacy[i] = expiry >= 0;
             if (expiry >= 0) ttl[i] = expiry - now_wall < 0 ? 0 : expiry - now_wall;
             else if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
         } else if (x->val_type == REDLOCK_REPLY_ERROR && x->count > 0) {
             st[i] = S_HELD;
             own[i] = x->owner;
+            memcpy(label[i], x->label, sizeof label[i]);
             if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
         } else if (x->val_type == REDLOCK_REPLY_ERROR && x->rw) {
             rwn[i] = x->readers + (x->writer[0] != 0) + (x->update[0] != 0);
@@ -1907,7 +1976,7 @@ static int cmd_inspect(app *a)
         int j, same = 0;
         if (st[i] != S_HELD) continue;
         for (j = 0; j < a->n; j++) /* the same token, owner, or readers-writer holders */
-            same += st[j] == S_HELD && (tok[i]   ? tok[j] && memcmp(tok[j], tok[i], REDLOCK_TOKEN_LEN) == 0
+            same += st[j] == S_HELD && (tok[i]   ? tok[j] && toklen[j] == toklen[i] && memcmp(tok[j], tok[i], toklen[i]) == 0
                                         : own[i] ? own[j] && strcmp(own[j], own[i]) == 0
                                                  : rwn[j] > 0);
         if (same > best) { best = same; best_i = i; }
@@ -1918,7 +1987,10 @@ static int cmd_inspect(app *a)
             if (a->rn[i].fence > fence) fence = a->rn[i].fence;
         }
     nf = raw_failed_count(a, failed);
-    if (best_i >= 0 && tok[best_i]) memcpy(holder, tok[best_i], 8), holder[8] = 0;
+    if (best_i >= 0 && tok[best_i]) {
+        memcpy(holder, tok[best_i] + toklen[best_i] - REDLOCK_TOKEN_LEN, 8), holder[8] = 0;
+        memcpy(hlabel, label[best_i], sizeof hlabel);
+    }
     if (best >= a->quorum) {
         state = "held";
     } else if (best + nf < a->quorum) {
@@ -1939,6 +2011,8 @@ static int cmd_inspect(app *a)
         fprintf(f, ",\"state\":\"%s\",\"holder\":", state);
         if (best >= a->quorum && tok[best_i]) json_cstr(f, holder);
         else fputs("null", f);
+        fputs(",\"label\":", f);
+        json_cstr(f, best >= a->quorum && (tok[best_i] || own[best_i]) && label[best_i][0] ? label[best_i] : NULL);
         fputs(",\"owner\":", f);
         json_cstr(f, best >= a->quorum ? own[best_i] : NULL);
         fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"fence\":", best, a->quorum, a->n,
@@ -1951,8 +2025,10 @@ static int cmd_inspect(app *a)
             fputs(i ? ",{\"node\":" : "{\"node\":", f);
             json_cstr(f, a->o->shown[i]);
             fprintf(f, ",\"state\":\"%s\",\"holder\":", names[st[i]]);
-            if (tok[i]) json_str(f, tok[i], 8);
+            if (tok[i]) json_str(f, tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, 8);
             else fputs("null", f);
+            fputs(",\"label\":", f);
+            json_cstr(f, label[i][0] ? label[i] : NULL);
             fputs(",\"ttl_ms\":", f);
             if (ttl[i] >= -1) fprintf(f, "%lld", (long long)ttl[i]);
             else fputs("null", f);
@@ -1967,11 +2043,13 @@ static int cmd_inspect(app *a)
             fputs(",\"rw\":", f);
             if (st[i] != S_ERROR && a->rn[i].rw) {
                 fprintf(f, "{\"readers\":%d,\"writer\":", a->rn[i].readers);
-                if (a->rn[i].writer[0]) json_cstr(f, a->rn[i].writer);
-                else fputs("null", f);
+                json_cstr(f, a->rn[i].writer[0] ? a->rn[i].writer : NULL);
+                fputs(",\"writer_label\":", f);
+                json_cstr(f, a->rn[i].writer_label[0] ? a->rn[i].writer_label : NULL);
                 fputs(",\"update\":", f);
-                if (a->rn[i].update[0]) json_cstr(f, a->rn[i].update);
-                else fputs("null", f);
+                json_cstr(f, a->rn[i].update[0] ? a->rn[i].update : NULL);
+                fputs(",\"update_label\":", f);
+                json_cstr(f, a->rn[i].update_label[0] ? a->rn[i].update_label : NULL);
                 fprintf(f, ",\"writers_waiting\":%d}", a->rn[i].writers_waiting);
             } else {
                 fputs("null", f);
@@ -1995,14 +2073,16 @@ static int cmd_inspect(app *a)
             if (ttl[i] >= 0) tool_format_ms(b1, sizeof b1, ttl[i]);
             else snprintf(b1, sizeof b1, ttl[i] == -1 ? "none" : "-");
             if (own[i])
-                printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries)\n", d, "held", "-", b1, own[i],
-                       a->rn[i].count);
+                printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries%s%s)\n", d, "held", "-", b1, own[i],
+                       a->rn[i].count, label[i][0] ? ", by " : "", label[i]);
             else if (rwn[i])
-                printf("%-32s %-7s %-9s %s (%d readers, writer %s, update %s, %d writers waiting)\n", d, "held", "-", b1,
-                       a->rn[i].readers, a->rn[i].writer[0] ? a->rn[i].writer : "-",
-                       a->rn[i].update[0] ? a->rn[i].update : "-", a->rn[i].writers_waiting);
+                printf("%-32s %-7s %-9s %s (%d readers, writer %s%s%s, update %s%s%s, %d writers waiting)\n", d, "held", "-",
+                       b1, a->rn[i].readers, a->rn[i].writer[0] ? a->rn[i].writer : "-",
+                       a->rn[i].writer_label[0] ? " by " : "", a->rn[i].writer_label, a->rn[i].update[0] ? a->rn[i].update : "-",
+                       a->rn[i].update_label[0] ? " by " : "", a->rn[i].update_label, a->rn[i].writers_waiting);
             else
-                printf("%-32s %-7s %.8s  %s%s\n", d, "held", tok[i], b1, legacy[i] ? " (legacy value, wall clock)" : "");
+                printf("%-32s %-7s %.8s  %s%s%s%s\n", d, "held", tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, b1,
+                       label[i][0] ? "  by " : "", label[i], legacy[i] ? " (legacy value, wall clock)" : "");
         } else {
             printf("%-32s %-7s %-9s %s\n", d, "other", "-", "the key is not a lock");
         }
@@ -2010,10 +2090,11 @@ static int cmd_inspect(app *a)
     if (best >= a->quorum && rwn[best_i])
         printf("'%s' is held (readers-writer) on %d/%d nodes (quorum %d)\n", a->o->name, best, a->n, a->quorum);
     else if (best >= a->quorum && own[best_i])
-        printf("'%s' is held by owner %s (reentrant) on %d/%d nodes (quorum %d)\n", a->o->name, own[best_i], best, a->n,
-               a->quorum);
+        printf("'%s' is held by owner %s (reentrant%s%s) on %d/%d nodes (quorum %d)\n", a->o->name, own[best_i],
+               label[best_i][0] ? ", by " : "", label[best_i], best, a->n, a->quorum);
     else if (best >= a->quorum)
-        printf("'%s' is held by %s on %d/%d nodes (quorum %d)\n", a->o->name, holder, best, a->n, a->quorum);
+        printf("'%s' is held by %s%s%s%s on %d/%d nodes (quorum %d)\n", a->o->name, holder, hlabel[0] ? " (" : "", hlabel,
+               hlabel[0] ? ")" : "", best, a->n, a->quorum);
     else if (free_n == a->n)
         printf("'%s' is free on all %d nodes\n", a->o->name, a->n);
     else if (code == TOOL_EXIT_NOT_HELD)
@@ -2073,9 +2154,9 @@ static const help_line help_about[] = {
              "held for --ttl, not renewed. Give the TOKEN to release or extend.\n" },
     { H_REL, "Releases the lock NAME held by TOKEN (from 'redlock acquire').\n" },
     { H_EXT, "Sets the remaining time of the lock NAME held by TOKEN to --ttl.\n" },
-    { H_INS, "Shows, per node, whether NAME is held, the first 8 characters of the\n"
-             "holder's token and the remaining TTL, then a summary line (--json: one\n"
-             "JSON object instead).\n" },
+    { H_INS, "Shows, per node, whether NAME is held, the first 8 hex digits of the\n"
+             "holder's token, the remaining TTL and who holds it (the token's label,\n"
+             "by default host:pid), then a summary line (--json: one JSON object).\n" },
 };
 
 static const help_line help_opts[] = {
@@ -2126,6 +2207,11 @@ static const help_line help_opts[] = {
              "                        together (like flock -s); -x and plain runs wait\n"
              "  -x, --exclusive       a readers-writer lock, exclusive: alone, and a waiting\n"
              "                        writer keeps new readers out (needs scripting)\n" },
+    { H_RUN | H_ACQ, "      --label TEXT      the label of the lock's tokens, which inspect shows as\n"
+                     "                        the holder: TEXT and ':' (default: host:pid:)\n"
+                     "      --no-label        tokens of 32 hex digits only\n" },
+    { H_TOP, "      --label TEXT      run, acquire: the tokens' label, TEXT and ':' (default:\n"
+             "                        host:pid:, which inspect shows); --no-label: none\n" },
     { H_TOP, "      --on-lost ACTION  run: when the lock is lost, SIGTERM (term, default),\n"
              "                        SIGKILL (kill) or nothing (ignore) to COMMAND's group\n"
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
@@ -2162,8 +2248,9 @@ static const help_line help_exit[] = {
     { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },
     { H_ALL | H_TOP, "  78     a node refused the configuration: AUTH (wrong or missing password,\n"
                      "         unknown ACL user), SELECT (no such database), TLS (certificate\n"
-                     "         refused, name mismatch, client certificate required) or an ACL\n"
-                     "         that denies the user NAME (or redlock:fence:NAME with --fence)\n" },
+                     "         refused, name mismatch, client certificate required), an ACL\n"
+                     "         that denies the user NAME (or redlock:fence:NAME with --fence)\n"
+                     "         or the lock command, or scripts refused where the lock needs them\n" },
     { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"
                      "  127    run: COMMAND not found\n"
                      "  128+N  run: COMMAND was killed by signal N; also redlock itself when a\n"

@@ -4,7 +4,8 @@
 # Starts its own redis-server nodes (scripts/redis-nodes.sh: free loopback
 # ports, a temp dir, stopped by the PIDs it wrote), also on failure and on
 # interruption. Prints "ok NAME" / "not ok NAME" lines. Every command runs
-# under timeout(1) and the whole script under a 150 s watchdog.
+# under timeout(1) and the whole script under a 240 s watchdog (valgrind and
+# a loaded machine take their time).
 # VALGRIND (from the Makefile) runs a few commands under valgrind.
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -29,9 +30,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "not ok tool tests interrupted or timed out"; exit 1' INT TERM HUP
 
-# a hung test is stopped after 150 s (the EXIT trap still stops the nodes);
+# a hung test is stopped after 240 s (the EXIT trap still stops the nodes);
 # its output goes nowhere so that it never holds the caller's pipe open
-( sleep 150 & s=$!; trap 'kill $s; exit 0' TERM; wait $s; kill -TERM $$ ) >/dev/null 2>&1 &
+( sleep 240 & s=$!; trap 'kill $s; exit 0' TERM; wait $s; kill -TERM $$ ) >/dev/null 2>&1 &
 WATCHDOG=$!
 
 PASS=0
@@ -47,6 +48,10 @@ nok() {
 # rl ARGS... : runs the tool (bounded), stdout in $T/out, stderr in $T/err, status in RC
 rl() { timeout -k 2 30 "$BIN" "$@" >"$T/out" 2>"$T/err"; RC=$?; }
 now_ms() { date +%s%3N; }
+json_ok() { # python expression on d, the JSON object in $T/out (no python3: only the line count is checked)
+  command -v python3 >/dev/null || return 0
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(' '.join(sys.argv[2].split())) else 1)" "$T/out" "$1"
+}
 
 # expect NAME WANT ARGS... : the status is WANT
 expect() {
@@ -130,6 +135,10 @@ grep -q "^redlock: bad node 'redis://\*\*\*@127.0.0.1:6379': a ',' in a user nam
 REDLOCK_NODES='127.0.0.1:6380,rediss://al:x,y,z@127.0.0.1:6379/2' usage "a ',' in a password (REDLOCK_NODES)" acquire x
 grep -q "'rediss://\*\*\*@127.0.0.1:6379/2': a ',' in a user name or password must be written %2C" "$T/err" &&
   ok "usage: a ',' in a password in REDLOCK_NODES says to write %2C" || nok "usage: ',' in REDLOCK_NODES" "$(cat "$T/err")"
+usage "--label with a space" -n 127.0.0.1:6379 acquire --label 'a b' x
+usage "--label with --no-label" -n 127.0.0.1:6379 acquire --label a --no-label x
+usage "--label does not apply to release" -n 127.0.0.1:6379 release --label a x 0123456789abcdef0123456789abcdef
+usage "release: a TOKEN whose label is too long" -n 127.0.0.1:6379 release x "$(head -c 65 /dev/zero | tr '\0' k)0123456789abcdef0123456789abcdef"
 usage "--shared with --exclusive" -n 127.0.0.1:6379 run -s -x rwk -- true
 grep -q "'--shared' and '--exclusive' do not go together" "$T/err" && ok "usage: -s -x says they do not go together" ||
   nok "usage: -s -x says they do not go together" "$(cat "$T/err")"
@@ -220,20 +229,55 @@ pttl=$(rcli PTTL gl)
 [ "$RC" -eq 0 ] && [ "${pttl:-0}" -gt 15000 ] && ok "getopt: --ttl=20s (value after =)" || nok "getopt: --ttl=20s" "status $RC, PTTL $pttl"
 expect "getopt: --verb and --node-t abbreviations" 0 --verb --node-t 300ms release gl "$TOKEN"
 
-# acquire / inspect / extend / release by token
+# acquire / inspect / extend / release by token. A token is the label
+# "host:pid:" (the pid of the redlock that acquired) and 32 hex digits;
+# inspect shows the first 8 of those digits and the label
+HOST=$(uname -n | cut -c1-40)
 rl acquire -t 10s tok; TOKEN=$(cat "$T/out")
-if [ "$RC" -eq 0 ] && [[ "$TOKEN" =~ ^[0-9a-f]{32}$ ]]; then ok "acquire prints a token"
+if [ "$RC" -eq 0 ] && [[ "$TOKEN" =~ ^[^\ ]+:[0-9]+:[0-9a-f]{32}$ ]] && [ "${TOKEN%%:*}" = "$HOST" ] &&
+   [ "$(rcli GET tok)" = "$TOKEN" ]; then
+  ok "acquire prints a token: this host's name, redlock's pid and 32 hex digits, the value on the nodes"
 else nok "acquire prints a token" "status $RC, out '$TOKEN'"; fi
+HX=${TOKEN: -32:8}; WHO=${TOKEN%:*}
 rl inspect tok
-if [ "$RC" -eq 0 ] && [ "$(grep -c "held    ${TOKEN:0:8}" "$T/out")" -eq 3 ] &&
-   grep -q "is held by ${TOKEN:0:8} on 3/3 nodes (quorum 2)" "$T/out" && ! grep -q "${TOKEN:8:8}" "$T/out"; then
-  ok "inspect: holder's 8-char token prefix on each node, never the whole token"
+if [ "$RC" -eq 0 ] && [ "$(grep -c "held    $HX  [0-9.]*s  by $WHO\$" "$T/out")" -eq 3 ] &&
+   grep -q "is held by $HX ($WHO) on 3/3 nodes (quorum 2)" "$T/out" && ! grep -q "${TOKEN: -24:8}" "$T/out"; then
+  ok "inspect: the holder's host and pid and 8 of its token's digits on each node, never the whole token"
 else nok "inspect shows the holder" "status $RC"; sed 's/^/#   /' "$T/out"; fi
 ttl_ok=1
 for v in $(awk '$2 == "held" { sub(/s$/, "", $4); print $4 }' "$T/out"); do
   awk -v v="$v" 'BEGIN { exit !(v > 8 && v <= 10) }' || ttl_ok=0
 done
 [ $ttl_ok -eq 1 ] && ok "inspect: remaining TTL per node" || nok "inspect: remaining TTL per node" "$(cat "$T/out")"
+# the label: --label, --no-label; a run's is redlock's own pid; tokens of
+# other clients (no label, or a label of their own) read too, and a label
+# "42:" on a key with a TTL is no legacy expiry
+rl acquire -t 10s --label ci-7 lab; T1=$(cat "$T/out")
+rl acquire -t 10s --no-label lab2; T2=$(cat "$T/out")
+rl inspect --json lab
+if [[ "$T1" =~ ^ci-7:[0-9a-f]{32}$ ]] && [[ "$T2" =~ ^[0-9a-f]{32}$ ]] &&
+   json_ok "d['label']=='ci-7' and d['holder']=='${T1: -32:8}' and all(n['label']=='ci-7' for n in d['nodes'])"; then
+  ok "label: --label ci-7 makes tokens ci-7:..., inspect --json names it; --no-label: 32 hex digits"
+else nok "label: --label / --no-label" "tokens '$T1' '$T2'" "$(head -c 300 "$T/out")"; fi
+expect "label: release by a --label token" 0 release lab "$T1"
+rl inspect --json lab2
+json_ok "d['state']=='held' and d['label'] is None and d['holder']=='${T2:0:8}'" && ok "label: a token without a label: label null" ||
+  nok "label: a token without a label" "$(head -c 300 "$T/out")"
+expect "label: release by a token without a label" 0 release lab2 "$T2"
+rl run lab -- sh -c "$BIN inspect --json lab; echo \$PPID"
+head -n 1 "$T/out" >"$T/out.json"; ppid=$(tail -n 1 "$T/out"); cp "$T/out.json" "$T/out"
+[ "$RC" -eq 0 ] && json_ok "d['label']=='$HOST:$ppid' and d['state']=='held'" &&
+  ok "label: run's tokens name this host and redlock's pid ($HOST:$ppid)" || nok "label: run's label" "status $RC, pid $ppid"
+for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" SET ext "web9:77:0123456789abcdef0123456789abcdef" PX 10000 >/dev/null; done
+rl inspect ext
+[ "$RC" -eq 0 ] && grep -q "is held by 01234567 (web9:77) on 3/3" "$T/out" && ok "label: another client's labelled token reads" ||
+  nok "label: another client's labelled token" "$(cat "$T/out")"
+for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" SET ext "42:0123456789abcdef0123456789abcdef" PX 10000 >/dev/null; done
+rl inspect ext
+[ "$RC" -eq 0 ] && grep -q "is held by 01234567 (42) on 3/3" "$T/out" && ! grep -q legacy "$T/out" &&
+  ok "label: a label '42:' on a key with a TTL is no legacy expiry" || nok "label: '42:' label" "$(cat "$T/out")"
+for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" DEL ext >/dev/null; done
+
 expect "run --no-wait on a held lock: 75 (busy)" 75 run --no-wait tok -- true
 grep -q "locked by someone else" "$T/err" && ok "busy: message says so" || nok "busy: message says so"
 t0=$(now_ms); rl run -w 600ms --retry-delay 50ms tok -- true; t1=$(now_ms)
@@ -287,7 +331,7 @@ expect "reentrant: another owner inside waits (75)" 75 run --reentrant re -- "$B
 expect "reentrant: --owner given outside, the same owner inside re-enters" 0 run --reentrant --owner job-7 re -- \
   "$BIN" run --reentrant --owner job-7 --no-wait re -- true
 rl run --reentrant --owner ins-1 re -- "$BIN" inspect re
-[ "$RC" -eq 0 ] && grep -q "is held by owner ins-1 (reentrant) on 3/3 nodes" "$T/out" &&
+[ "$RC" -eq 0 ] && grep -q "is held by owner ins-1 (reentrant, by $HOST:[0-9]*) on 3/3 nodes" "$T/out" &&
   [ "$(grep -c "reentrant: owner ins-1, 1 entries" "$T/out")" -eq 3 ] &&
   ok "reentrant: inspect names the owner and its entries" || nok "reentrant: inspect names the owner" "$(cat "$T/out")"
 [ "$(rcli EXISTS re)" = 0 ] && ok "reentrant: no key left after the runs" || nok "reentrant: no key left after the runs"
@@ -432,7 +476,7 @@ if [ "$RC" -eq 0 ] && [ "$(grep -c '(2 readers, writer -, update -, 0 writers wa
   ok "rw: -s runs share NAME (inspect counts 2 readers); -x and a plain run wait"
 else nok "rw: -s runs share NAME" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
 rl run -x rwk -- sh -c "$BIN inspect --json rwk; $BIN run -s --no-wait rwk -- true; echo s=\$?"
-if [ "$RC" -eq 0 ] && grep -q '"rw":{"readers":0,"writer":"[0-9a-f]\{8\}","update":null,"writers_waiting":0}' "$T/out" &&
+if [ "$RC" -eq 0 ] && grep -q '"rw":{"readers":0,"writer":"[0-9a-f]\{8\}","writer_label":"'"$HOST"':[0-9]*","update":null,"update_label":null,"writers_waiting":0}' "$T/out" &&
    grep -qx 's=75' "$T/out" && [ "$(rcli EXISTS rwk)" = 0 ]; then
   ok "rw: -x holds NAME alone (inspect --json names the writer), a reader waits; no key left"
 else nok "rw: -x holds NAME alone" "status $RC, out $(tr '\n' '|' <"$T/out")"; fi
@@ -446,7 +490,7 @@ v=$(rcli GET leg)
 if [ "$RC" -eq 0 ] && [[ "$v" =~ ^[0-9]+:$TOKEN$ ]]; then ok "legacy: acquire writes expiry:token"
 else nok "legacy: acquire writes expiry:token" "status $RC, value '$v'"; fi
 rl inspect leg
-grep -q "is held by ${TOKEN:0:8} on 3/3" "$T/out" && grep -q "legacy value" "$T/out" &&
+grep -q "is held by ${TOKEN: -32:8} (${TOKEN%:*}) on 3/3" "$T/out" && grep -q "legacy value" "$T/out" &&
   ok "legacy: inspect reads the legacy value" || nok "legacy: inspect reads the legacy value"
 expect "legacy: a modern run sees the lock busy" 75 run --no-wait leg -- true
 expect "legacy: --mode legacy run sees the lock busy" 75 run --mode legacy --no-wait leg -- true
@@ -703,17 +747,14 @@ grep -q "is unknown: too few nodes answered (1 of 3, quorum 2)" "$T/out" && ok "
   nok "inspect: unknown" "$(tail -1 "$T/out")"
 
 # inspect --json: one object; held 0, free 1, unknown 69
-json_ok() { # python expression on d, the JSON object in $T/out (no python3: only the line count is checked)
-  command -v python3 >/dev/null || return 0
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(' '.join(sys.argv[2].split())) else 1)" "$T/out" "$1"
-}
 rl acquire -t 20s js; TOKEN=$(cat "$T/out")
 rl -n "$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1" inspect --json js
 if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 1 ] &&
-   json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN:0:8}' and d['held_on']==2 and d['quorum']==2
-            and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
-            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'rw':None,'legacy':False,'error':'connection refused'}
-            and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN:0:8}' and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
+   json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN: -32:8}' and d['label']=='${TOKEN%:*}'
+            and d['held_on']==2 and d['quorum']==2 and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
+            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'label':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'rw':None,'legacy':False,'error':'connection refused'}
+            and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN: -32:8}' and d['nodes'][1]['label']=='${TOKEN%:*}'
+            and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
             and d['nodes'][1]['error'] is None"; then
   ok "inspect --json: held (0), holder prefix, per-node state, TTL in ms and errors"
 else nok "inspect --json: held" "status $RC" "$(head -c 300 "$T/out")"; fi
@@ -818,7 +859,7 @@ v=$(timeout 5 redis-cli -p "$APORT" -a s3cr3t -n 3 --no-auth-warning GET a)
 [ "$RC" -eq 0 ] && [ "$v" = "$TOKEN" ] && ok "redis://:pass@host:port/3 authenticates and SELECTs db 3" ||
   nok "redis:// URL with password and db" "status $RC, value '$v'"
 rl -n "unix://:s3cr3t@$SOCK?db=3" inspect a
-[ "$RC" -eq 0 ] && grep -q "held    ${TOKEN:0:8}" "$T/out" && ok "unix:// URL with password and ?db=3" || nok "unix:// URL" "status $RC"
+[ "$RC" -eq 0 ] && grep -q "held    ${TOKEN: -32:8}" "$T/out" && ok "unix:// URL with password and ?db=3" || nok "unix:// URL" "status $RC"
 timeout 5 redis-cli -p "$APORT" -a s3cr3t --no-auth-warning ACL SETUSER locker on '>pw2' '~*' '+@all' >/dev/null
 expect "ACL user: redis://user:pass@ releases" 0 -n "redis://locker:pw2@127.0.0.1:$APORT/3" release a "$TOKEN"
 # a user without scripts: release / extend by token read PTTL and GET, then act
@@ -861,7 +902,7 @@ if [ "$TLS_OK" = 1 ]; then
   [ "$RC" -eq 0 ] && [ "$v" = "$TOKEN" ] && ok "tls: --tls on a host:port node acquires (the node holds the token)" ||
     nok "tls: --tls acquire" "status $RC, value '$v'"
   REDLOCK_NODES="rediss://127.0.0.1:$TP" rl --tls-ca "$T/tls/cadir" inspect tl
-  [ "$RC" -eq 0 ] && grep -q "held    ${TOKEN:0:8}" "$T/out" && grep -q "rediss://127.0.0.1:$TP" "$T/out" &&
+  [ "$RC" -eq 0 ] && grep -q "held    ${TOKEN: -32:8}" "$T/out" && grep -q "rediss://127.0.0.1:$TP" "$T/out" &&
     ok "tls: REDLOCK_NODES with rediss://, --tls-ca a hashed directory" || nok "tls: REDLOCK_NODES rediss://" "status $RC"
   expect "tls: release by token" 0 -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-server-name localhost release tl "$TOKEN"
   TLS3="rediss://127.0.0.1:$TP,rediss://127.0.0.1:$T2,rediss://127.0.0.1:$T3"
