@@ -192,6 +192,8 @@ typedef struct nfail {
     int conn_timeout;  /* CONNECT after the whole connect timeout */
     char reply[128];   /* a command's error reply (status SERVER), cleaned */
     int kind;          /* WHY_*, valid once why[0] */
+    int closed_silent; /* the probe's connection was closed before any answer */
+    int plain_answer;  /* a TLS node's port answered the probe's plain-text PING */
     char why[224];
 } nfail;
 
@@ -494,7 +496,7 @@ static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t u
 {
     char buf[1024 + 2 * REDLOCK_MAX_KEY], num[24], text[128];
     const char *argv[3];
-    int kinds[3], expect = 0, got = 0, argc;
+    int kinds[3], expect = 0, got = 0, argc, received = 0;
     size_t len = 0, off = 0, need;
     redlock_resp_parser p;
     if (t->password) {
@@ -587,14 +589,30 @@ static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t u
         n = recv(fd, buf, sizeof buf, 0);
         if (n <= 0) {
             set_why(f, WHY_CONNECT, "connects, but closes the connection");
+            f->closed_silent = !received;
             break;
         }
+        received = 1;
         if (redlock_resp_feed(&p, buf, (size_t)n) != 0) {
             set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
             break;
         }
     }
     redlock_resp_parser_free(&p);
+}
+
+/* A TLS node that did not answer: does its port speak plain text? A PING
+   in plain text answered in RESP says so (a TLS server resets instead). */
+static void probe_plain(nfail *f, int fd, int64_t until)
+{
+    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    struct pollfd pf;
+    char c;
+    if (send(fd, ping, sizeof ping - 1, 0) != (ssize_t)(sizeof ping - 1)) return;
+    pf.fd = fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    if (poll(&pf, 1, ms_left(until)) > 0 && recv(fd, &c, 1, 0) == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
 }
 
 /* For a message only: asks a failed node again what is wrong, on a socket
@@ -644,8 +662,33 @@ static void probe(app *a, int i)
         twin_cmd twin;
         twin_of(a, i, &twin);
         probe_talk(t, f, fd, until, f->status == REDLOCK_ERR_SERVER ? &twin : NULL);
+    } else {
+        probe_plain(f, fd, until);
     }
     close(fd);
+}
+
+static int tls_node(const app *a, int i)
+{
+    return a->o->net.node[i].tls.enable || a->o->net.tls.enable;
+}
+
+/* What to change for a TLS failure, from OpenSSL's words. */
+static const char *tls_hint(const char *text)
+{
+    if (has_text(text, "hostname mismatch") || has_text(text, "IP address mismatch"))
+        return " (the certificate is for another name: --tls-server-name NAME)";
+    if (has_text(text, "certificate refused") &&
+        (has_text(text, "issuer") || has_text(text, "self-signed") || has_text(text, "self signed") ||
+         has_text(text, "unable to verify") || has_text(text, "chain")))
+        return " (trust the CA that signed it: --tls-ca FILE)";
+    if (has_text(text, "certificate required") || has_text(text, "alert handshake failure"))
+        return " (the server asks for a client certificate: --tls-cert FILE --tls-key FILE)";
+    if (has_text(text, "wrong version number") || has_text(text, "packet length too long") ||
+        has_text(text, "no answer within the connect timeout") || has_text(text, "record layer failure") ||
+        has_text(text, "unexpected eof"))
+        return " (is this port TLS? a plain-text port is a redis:// node)";
+    return "";
 }
 
 /* The words for node i's failure (probing it at most once), e.g.
@@ -660,8 +703,24 @@ static const char *why_node(app *a, int i)
     switch (f->status) {
     case REDLOCK_ERR_NODE_TIMEOUT:
         set_why(f, WHY_TIMEOUT, "timed out (no answer within %s)", dur(b, sizeof b, a->words_timeout_ms * 1000));
+        if (tls_node(a, i)) { /* a TLS handshake with a plain-text port waits for nothing */
+            probe(a, i);
+            if (f->plain_answer)
+                set_why(f, WHY_TLS, "timed out: the port answers in plain text, not TLS: is it a redis:// node? "
+                                    "(then no rediss://, no --tls)");
+        }
         break;
-    case REDLOCK_ERR_TRANSPORT: set_why(f, WHY_CONNECT, "connection lost (closed or reset)"); break;
+    case REDLOCK_ERR_TRANSPORT:
+        set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
+        if (!tls_node(a, i)) { /* plain text to a TLS port: reset without a word */
+            probe(a, i);
+            if (f->closed_silent)
+                set_why(f, WHY_TLS, "connection lost: the node closes the connection without an answer: is it a TLS "
+                                    "port? (then rediss:// or --tls)");
+            else if (f->kind == WHY_CONNECT || f->kind == WHY_TIMEOUT)
+                set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
+        }
+        break;
     case REDLOCK_ERR_PROTOCOL: set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)"); break;
     case REDLOCK_ERR_CONNECT:
         if (f->conn_timeout) {
@@ -675,7 +734,7 @@ static const char *why_node(app *a, int i)
         char text[160];
         if (a->s_up) redlock_socket_node_status(&a->s, i, text, sizeof text);
         else snprintf(text, sizeof text, "%s", redlock_strerror(f->status));
-        set_why(f, WHY_TLS, "%s", text);
+        set_why(f, WHY_TLS, "%s%s", text, tls_hint(text));
         break;
     }
     case REDLOCK_ERR_AUTH:
@@ -1251,8 +1310,13 @@ static int open_socket(app *a, int raw)
     }
     rc = redlock_socket_init(&a->s, &cfg);
     if (rc == REDLOCK_ERR_TLS) {
+#ifdef REDLOCK_SOCKET_TLS
         ERR("cannot load the TLS files: a CA (--tls-ca), certificate (--tls-cert) or key (--tls-key) "
             "is not valid PEM, or the key does not match the certificate");
+#else
+        ERR("this build has no TLS (built without REDLOCK_SOCKET_TLS and OpenSSL): rediss:// and --tls need a "
+            "build with it (make build/redlock)");
+#endif
         return TOOL_EXIT_AUTH;
     }
     if (rc != REDLOCK_OK) {
