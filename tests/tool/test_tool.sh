@@ -143,6 +143,14 @@ usage "--shared with --exclusive" -n 127.0.0.1:6379 run -s -x rwk -- true
 grep -q "'--shared' and '--exclusive' do not go together" "$T/err" && ok "usage: -s -x says they do not go together" ||
   nok "usage: -s -x says they do not go together" "$(cat "$T/err")"
 
+# a build without TLS (NOTLS_BIN, from the Makefile) says so for --tls
+# (the node parser already refuses rediss:// there, naming REDLOCK_SOCKET_TLS)
+if [ -n "${NOTLS_BIN:-}" ]; then
+  timeout -k 2 30 "$NOTLS_BIN" -n 127.0.0.1:6379 --tls --no-wait acquire x >"$T/out" 2>"$T/err"; RC=$?
+  [ "$RC" -eq 78 ] && grep -q "^redlock: this build has no TLS (built without REDLOCK_SOCKET_TLS and OpenSSL)" "$T/err" &&
+    ok "a build without TLS: --tls gives 78, 'this build has no TLS'" || nok "a build without TLS says so" "status $RC"
+fi
+
 rl --help
 if [ "$RC" -eq 0 ] && grep -q '^Usage: redlock run' "$T/out" && grep -q '^  77 ' "$T/out" &&
    grep -q '^  75 ' "$T/out" && grep -q '^  64 ' "$T/out" && [ ! -s "$T/err" ]; then
