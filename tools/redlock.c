@@ -916,7 +916,7 @@ static void renewal_decided(app *a, const redlock_event *ev, int64_t now)
 static void hold_changes(app *a)
 {
     int64_t now = redlock_socket_now_us();
-    int i, k;
+    int i;
     for (i = 0; i < a->n; i++)
         if (a->await_until[i] && now >= a->await_until[i]) {
             a->await_until[i] = 0;
@@ -941,8 +941,7 @@ static void hold_changes(app *a)
             a->nf[i].conn_timeout = connect_timed_out(a, i, a->hold_status[i]);
             a->probe_until = now + budget * 1000; /* probes must not eat into the validity */
         }
-        k = held;
-        ERR("warning: '%s' held on %d of %d nodes; node %s: %s", a->o->name, k, a->n, a->o->shown[i],
+        ERR("warning: '%s' held on %d of %d nodes; node %s: %s", a->o->name, held, a->n, a->o->shown[i],
             is == HOLD_FAIL ? why_node(a, i) : is == HOLD_OTHER ? "answers, but holds another token"
                                                                : "answers, but no longer holds it (its key expired or was deleted there)");
     }
