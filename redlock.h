@@ -158,7 +158,14 @@
    4. ALGORITHMS AND GUARANTEES
    ----------------------------
    Acquire: `SET key token NX PX ttl` on all nodes in parallel; the token is
-   128 random bits, new for every redlock_acquire(). The attempt succeeds
+   128 random bits (32 hex digits), new for every redlock_acquire(). With
+   opts.label (e.g. "web1:4242:"), each token is the label followed by
+   those digits, so that whoever reads the key (redlock inspect, a GET) can
+   tell which machine or process holds it. The label is no secret and adds
+   no randomness; a token stays one string compared by equality (by the
+   scripts, by SET, and in the legacy value "expiry:token", whose expiry
+   ends at the first ':'), so other Redlock clients, for which a token is
+   an opaque value, interoperate. The attempt succeeds
    when a quorum said OK and the validity
        ttl - elapsed - (ttl * drift_factor + clock_drift_ms)
    is still positive; the core decides as soon as the votes allow and does
@@ -314,7 +321,8 @@
    a redlock_client is 912 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
-   bytes: the key, the token and the next token's bytes; a reentrant lock
+   bytes: the key, the token and the next token's bytes; a label twice its
+   length more; a reentrant lock
    REDLOCK_MAX_OWNER + 9 more for its owner id; a fenced lock its
    counter's name, REDLOCK_FENCE_PREFIX and the key, more), freed by
    redlock_lock_deinit, by initialising the handle again on the same
@@ -652,6 +660,7 @@
 #define REDLOCK_MAX_ARGS 8             /* longest command the core sends */
 #define REDLOCK_TOKEN_LEN 32           /* hex characters of a token (128 bits) */
 #define REDLOCK_MAX_OWNER 64           /* bytes of a reentrant lock's owner id */
+#define REDLOCK_MAX_LABEL 64           /* bytes of a token's label (redlock_lock_opts.label) */
 /* The release scripts PUBLISH "released" on this prefix + the key when they
    delete it (section 10). */
 #define REDLOCK_CHANNEL_PREFIX "redlock:"
@@ -659,8 +668,9 @@
    expires (section 11). Lock keys may not start with it. */
 #define REDLOCK_FENCE_PREFIX "redlock:fence:"
 /* bytes of the block redlock_lock_init allocates for a key of key_len bytes:
-   the key, the token and the next token's bytes */
-#define REDLOCK_KEY_BLOCK_SIZE(key_len) ((key_len) + REDLOCK_TOKEN_LEN + 1 + REDLOCK_TOKEN_LEN / 2)
+   the key, the label's end, the token and the next token's bytes (a
+   label, redlock_lock_opts.label, adds twice its length) */
+#define REDLOCK_KEY_BLOCK_SIZE(key_len) ((key_len) + 1 + REDLOCK_TOKEN_LEN + 1 + REDLOCK_TOKEN_LEN / 2)
 #define REDLOCK_NO_DEADLINE INT64_MAX  /* set_timer: nothing to wait for */
 
 #ifdef __cplusplus
@@ -915,10 +925,14 @@ typedef struct redlock_lock_opts {
                                  > 0: its grants do not count; < 0: they count (the node
                                  is still reported); 0: refused for a fenced lock,
                                  counted for the others */
+    const char *label;        /* optional: who holds the lock, e.g. "host:pid:", written
+                                 before the random part of each token (section 4);
+                                 1..REDLOCK_MAX_LABEL printable bytes, no space;
+                                 copied. NULL or "": none */
 } redlock_lock_opts;
 
 /* ---- internal state: treat as opaque, fields may change ---- */
-#define REDLOCK__VALUE_MAX 64
+#define REDLOCK__VALUE_MAX (22 + REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN) /* a legacy value "expiry:token" */
 /* One node's part of the current round: only what a round needs. */
 typedef struct redlock__node {
     uint16_t seq;      /* tag sequence of the request awaited; 0 = none */
@@ -1052,7 +1066,7 @@ REDLOCK_API void redlock_client_deinit(redlock_client *client);
    allocation: section 5, Memory). A handle still initialised on
    this client is deinitialised first (its pending replies are then
    ignored); one initialised on another client must be deinitialised there.
-   Errors: INVALID (also a *_ms option out of 0..2^40), KEY, KEY_TOO_LONG,
+   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label), KEY, KEY_TOO_LONG,
    TTL, DETACHED (client not initialised), NOMEM (the handle is then not
    initialised). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
@@ -1106,8 +1120,11 @@ REDLOCK_API int redlock_downgrade(redlock_lock *lock);
 REDLOCK_API redlock_access redlock_lock_access(const redlock_lock *lock);
 
 /* Takes over a lock another handle or process acquired: the lock becomes
-   HELD with `token` (REDLOCK_TOKEN_LEN hex digits, as redlock_lock_token()
-   gives it), so that release, extend and the watchdog act on it. valid_ms:
+   HELD with `token` (as redlock_lock_token() gives it: a label, if any, and
+   REDLOCK_TOKEN_LEN hex digits; a label longer than the lock's own,
+   opts.label, does not fit: INVALID, so give the adopting lock the
+   token's label), so that release, extend and the watchdog act on it; the
+   next acquire makes a token with the lock's own label again. valid_ms:
    the validity the caller vouches for, from now (the lock reads LOST when
    it runs out); 0: unknown, then the lock stays HELD but
    redlock_lock_remaining_us() and redlock_lock_valid_until() say 0 until
@@ -1180,7 +1197,8 @@ REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk);
 /* LOST (also by the clock): why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT,
    HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
-/* The current token (hex, NUL-terminated), "" before the first acquire. */
+/* The current token (the label, if any, and hex; NUL-terminated), "" before
+   the first acquire. */
 REDLOCK_API const char *redlock_lock_token(const redlock_lock *lock);
 /* A reentrant lock's owner id (NUL-terminated), "" before its first acquire
    or adopt and for a lock that is not reentrant. */
@@ -1644,21 +1662,29 @@ static int redlock__refuses(const redlock_lock *lk, int i) {
 
 /* ---- what a lock keeps outside its handle, and times derived from it ---- */
 
-/* One block per lock_init, from REDLOCK_MALLOC: the key, the token (hex,
+/* One block per lock_init, from REDLOCK_MALLOC: the key, the label
+   (NUL-terminated, "" for none), the token (the label and hex,
    NUL-terminated), the bytes of the next token and, for a reentrant lock,
    the owner id (NUL-terminated) and the thread part of the next default
    owner. */
 #define REDLOCK__FENCE_PREFIX_LEN (sizeof REDLOCK_FENCE_PREFIX - 1)
 static size_t redlock__owner_size(int reentrant) { return reentrant ? REDLOCK_MAX_OWNER + 1 + sizeof(uint64_t) : 0; }
-static size_t redlock__strings_size(size_t key_len, int reentrant, int fenced) {
-    return REDLOCK_KEY_BLOCK_SIZE(key_len) + redlock__owner_size(reentrant) + (fenced ? REDLOCK__FENCE_PREFIX_LEN + key_len : 0);
+static size_t redlock__strings_size(size_t key_len, size_t label_len, int reentrant, int fenced) {
+    return REDLOCK_KEY_BLOCK_SIZE(key_len) + 2 * label_len + redlock__owner_size(reentrant) +
+           (fenced ? REDLOCK__FENCE_PREFIX_LEN + key_len : 0);
 }
-static char *redlock__token(const redlock_lock *lk) { return lk->_key + lk->_key_len; }
+static const char *redlock__label(const redlock_lock *lk) { return lk->_key + lk->_key_len; }
+static size_t redlock__label_len(const redlock_lock *lk) { return strlen(redlock__label(lk)); }
+static char *redlock__token(const redlock_lock *lk) { return lk->_key + lk->_key_len + redlock__label_len(lk) + 1; }
+/* the token's room: the label and the hex digits (an adopted token's label
+   may be shorter); before the first acquire the token reads "" */
+static size_t redlock__token_room(const redlock_lock *lk) { return redlock__label_len(lk) + REDLOCK_TOKEN_LEN; }
+static size_t redlock__token_len(const redlock_lock *lk) { return strlen(redlock__token(lk)); }
 static unsigned char *redlock__fresh(const redlock_lock *lk) {
-    return (unsigned char *)lk->_key + lk->_key_len + REDLOCK_TOKEN_LEN + 1;
+    return (unsigned char *)redlock__token(lk) + redlock__token_room(lk) + 1;
 }
 static char *redlock__owner(const redlock_lock *lk) {
-    return lk->_key + REDLOCK_KEY_BLOCK_SIZE(lk->_key_len);
+    return lk->_key + REDLOCK_KEY_BLOCK_SIZE(lk->_key_len) + 2 * redlock__label_len(lk);
 }
 /* a fenced lock's counter: REDLOCK_FENCE_PREFIX + key, after the owner's room */
 static char *redlock__counter(const redlock_lock *lk) { return redlock__owner(lk) + redlock__owner_size(redlock__reentrant(lk)); }
@@ -1960,8 +1986,8 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
         vallen = redlock__fmt_u64(val, (uint64_t)(lk->_client->_cb.wall_ms(lk->_client->_user) +
                                            (n->step == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms) + 1));
         val[vallen++] = ':';
-        memcpy(val + vallen, redlock__token(lk), REDLOCK_TOKEN_LEN);
-        vallen += REDLOCK_TOKEN_LEN;
+        memcpy(val + vallen, redlock__token(lk), redlock__token_len(lk));
+        vallen += redlock__token_len(lk);
         break;
     case REDLOCK__ST_SET:
     case REDLOCK__ST_RACQ_SHA:
@@ -1988,7 +2014,7 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
     switch (n->step) {
     case REDLOCK__ST_SET:
         REDLOCK__LIT("SET"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
+        REDLOCK__ARG(redlock__token(lk), redlock__token_len(lk)); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
         REDLOCK__ARG(sc->ttl, ttllen);
         break;
     case REDLOCK__ST_SETNX:
@@ -2044,7 +2070,7 @@ static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redloc
             REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
         }
         if (redlock__reentrant(lk)) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
-        REDLOCK__ARG(redlock__token(lk), REDLOCK_TOKEN_LEN);
+        REDLOCK__ARG(redlock__token(lk), redlock__token_len(lk));
         if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
         if ((n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_REL_EVAL) && lk->_phase != REDLOCK__PH_ROLLBACK)
             REDLOCK__LIT("1");
@@ -2185,9 +2211,9 @@ static int redlock__is_ours(const redlock_lock *lk, int i, const redlock_reply *
         const char *tok;
         size_t toklen;
         return redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) &&
-               toklen == REDLOCK_TOKEN_LEN && memcmp(tok, redlock__token(lk), REDLOCK_TOKEN_LEN) == 0;
+               toklen == redlock__token_len(lk) && memcmp(tok, redlock__token(lk), toklen) == 0;
     }
-    return r->len == REDLOCK_TOKEN_LEN && memcmp(r->str, redlock__token(lk), REDLOCK_TOKEN_LEN) == 0;
+    return r->len == redlock__token_len(lk) && memcmp(r->str, redlock__token(lk), r->len) == 0;
 }
 
 /* Check-then-act steps (GET then DEL / PEXPIRE / GETSET) only act while our
@@ -2383,8 +2409,8 @@ static void redlock__adopted_get(redlock_lock *lk, int i, const redlock_reply *r
     const char *tok;
     size_t toklen;
     if (!redlock__node_legacy(lk, i) && c->_cfg.mode[i] == REDLOCK_MODE_AUTO &&
-        redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && toklen == REDLOCK_TOKEN_LEN &&
-        memcmp(tok, redlock__token(lk), REDLOCK_TOKEN_LEN) == 0)
+        redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && toklen == redlock__token_len(lk) &&
+        memcmp(tok, redlock__token(lk), toklen) == 0)
         redlock__switch(lk, i, 1);
 }
 
@@ -2647,11 +2673,17 @@ static void redlock__take_default_owner(redlock_lock *lk) {
    only now, because an undo or cleanup of the old token may have run until now. */
 static void redlock__take_token(redlock_lock *lk) {
     static const char hex[] = "0123456789abcdef";
+    size_t label_len = redlock__label_len(lk);
+    char *t = redlock__token(lk);
+    const unsigned char *fresh = redlock__fresh(lk);
     int i;
+    memcpy(t, redlock__label(lk), label_len); /* an adopted token may have had another label */
+    t += label_len;
     for (i = 0; i < REDLOCK_TOKEN_LEN / 2; i++) {
-        redlock__token(lk)[2 * i] = hex[redlock__fresh(lk)[i] >> 4];
-        redlock__token(lk)[2 * i + 1] = hex[redlock__fresh(lk)[i] & 15];
+        t[2 * i] = hex[fresh[i] >> 4];
+        t[2 * i + 1] = hex[fresh[i] & 15];
     }
+    t[REDLOCK_TOKEN_LEN] = '\0';
     if (lk->_owner_default) redlock__take_default_owner(lk);
 }
 
@@ -3371,7 +3403,7 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
 }
 
 REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
-    size_t klen, olen = 0;
+    size_t klen, olen = 0, llen, j;
     char *strings;
     int64_t jitter_ms;
     if (!lk || !o) return REDLOCK_ERR_INVALID;
@@ -3384,6 +3416,10 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     if (klen >= REDLOCK__FENCE_PREFIX_LEN && memcmp(o->key, REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN) == 0)
         return REDLOCK_ERR_KEY;
     if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
+    llen = o->label ? strlen(o->label) : 0;
+    if (llen > REDLOCK_MAX_LABEL) return REDLOCK_ERR_INVALID;
+    for (j = 0; j < llen; j++) /* printable, no space: a hash field, a command line's word */
+        if ((unsigned char)o->label[j] <= ' ' || (unsigned char)o->label[j] >= 127) return REDLOCK_ERR_INVALID;
     if (!redlock__ms_ok(o->renew_every_ms) || !redlock__ms_ok(o->max_hold_ms) || o->max_extensions < 0 ||
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
@@ -3398,7 +3434,6 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
     }
     if (o->reentrant) {
-        size_t j;
         int legacy = 0;
         olen = o->owner ? (o->owner_len ? o->owner_len : strlen(o->owner)) : 0;
         if (o->owner && (olen == 0 || olen > REDLOCK_MAX_OWNER)) return REDLOCK_ERR_INVALID;
@@ -3410,11 +3445,12 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     /* initialising a lock that is still initialised on this client: forget
        the old one first (otherwise the table would link the lock to itself) */
     if (redlock__filed(c, lk)) redlock_lock_deinit(lk);
-    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, o->reentrant != 0, o->fence != 0));
+    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0));
     if (!strings) return REDLOCK_ERR_NOMEM;
     memset(lk, 0, sizeof *lk);
     memcpy(strings, o->key, klen);
-    memset(strings + klen, 0, redlock__strings_size(klen, o->reentrant != 0, o->fence != 0) - klen); /* no token yet */
+    memset(strings + klen, 0, redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0) - klen); /* no token yet */
+    if (llen) memcpy(strings + klen, o->label, llen);
     lk->_key = strings;
     lk->_key_len = (uint32_t)klen;
     if (o->reentrant) {
@@ -3610,13 +3646,19 @@ REDLOCK_API int redlock_downgrade(redlock_lock *lk) {
 REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t valid_ms) {
     redlock_client *c;
     int64_t now;
+    size_t j, len, label_len;
     int i;
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
     if (!token || !redlock__ms_ok(valid_ms)) return REDLOCK_ERR_INVALID;
-    for (i = 0; i < REDLOCK_TOKEN_LEN; i++) /* stops at a NUL: not a hex digit */
-        if (!redlock__hex(token[i])) return REDLOCK_ERR_INVALID;
-    if (token[REDLOCK_TOKEN_LEN] != '\0') return REDLOCK_ERR_INVALID;
+    /* a label (printable, no space) that fits the lock's own, then the hex digits */
+    len = strlen(token);
+    if (len < REDLOCK_TOKEN_LEN || len > redlock__token_room(lk)) return REDLOCK_ERR_INVALID;
+    label_len = len - REDLOCK_TOKEN_LEN;
+    for (j = 0; j < label_len; j++)
+        if ((unsigned char)token[j] <= ' ' || (unsigned char)token[j] >= 127) return REDLOCK_ERR_INVALID;
+    for (; j < len; j++)
+        if (!redlock__hex(token[j])) return REDLOCK_ERR_INVALID;
     if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
     /* a running undo or cleanup still needs the old token */
     if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING || lk->_phase != REDLOCK__PH_NONE)
@@ -3626,8 +3668,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
         if (!redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
         redlock__take_default_owner(lk);
     }
-    memcpy(redlock__token(lk), token, REDLOCK_TOKEN_LEN);
-    redlock__token(lk)[REDLOCK_TOKEN_LEN] = '\0';
+    memcpy(redlock__token(lk), token, len + 1);
     lk->_state = REDLOCK_STATE_HELD;
     redlock__set_access(lk, redlock__opts_access(lk));
     lk->_validity_unknown = valid_ms == 0;

@@ -76,11 +76,47 @@ static int hexval(int c)
     return -1;
 }
 
+/* A node list is split at ','. A ',' in a URL's user name or password
+   cuts the URL in two: a URL without '@' followed by pieces up to one with
+   an '@' that is neither a URL nor a socket path. Said as such (the
+   adapter would only see a URL without its host), without the password. */
+static int comma_in_userinfo(const char *list, char *err, size_t errlen)
+{
+    const char *p = list;
+    while (p && *p) {
+        const char *end = strchr(p, ','), *scheme = strstr(p, "://");
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (end && scheme && scheme < end && !memchr(p, '@', n)) {
+            const char *q = end + 1;
+            while (*q) {
+                const char *qe = strchr(q, ',');
+                size_t qn = qe ? (size_t)(qe - q) : strlen(q);
+                const char *at = (const char *)memchr(q, '@', qn), *sch = strstr(q, "://");
+                if (*q == '/' || (sch && sch < q + qn)) break;
+                if (at) {
+                    const char *r;
+                    for (r = at; r < q + qn; r++) /* the host follows the last '@' */
+                        if (*r == '@') at = r;
+                    say(err, errlen, "bad node '%.*s://***@%.*s': a ',' in a user name or password must be written %%2C"
+                        " (the node list is split at ',')", (int)(scheme - p > 10 ? 10 : scheme - p), p,
+                        (int)(q + qn - at - 1 > 100 ? 100 : q + qn - at - 1), at + 1);
+                    return -1;
+                }
+                if (!qe) break;
+                q = qe + 1;
+            }
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 /* Nodes (-n, or REDLOCK_NODES): the raw-socket adapter's parser; each -n
    appends. */
 static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
 {
     int i;
+    if (comma_in_userinfo(list ? list : getenv("REDLOCK_NODES"), err, errlen) != 0) return -1;
     if (redlock_socket_parse_nodes(&o->net, list, &o->node_mem, err, errlen) != 0) return -1;
     for (i = 0; i < o->net.node_count; i++)
         redlock_socket_format_node(&o->net.node[i], o->shown[i], sizeof o->shown[i]);
@@ -278,7 +314,7 @@ char *tool_owner_scope(const tool_opts *o, const char *owner)
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
        O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
-       O_FENCE, O_EVICTING };
+       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -296,6 +332,8 @@ static const struct option long_opts[] = {
     { "owner", required_argument, NULL, O_OWNER },
     { "fence", no_argument, NULL, O_FENCE },
     { "evicting", required_argument, NULL, O_EVICTING },
+    { "label", required_argument, NULL, O_LABEL },
+    { "no-label", no_argument, NULL, O_NO_LABEL },
     { "shared", no_argument, NULL, 's' },
     { "exclusive", no_argument, NULL, 'x' },
     { "json", no_argument, NULL, O_JSON },
@@ -324,6 +362,7 @@ static unsigned applies_to(int id)
     case 'w': case O_NO_WAIT: case O_RETRY: case O_EVICTING: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: case O_FENCE: case 's': case 'x':
         return C_(TOOL_CMD_RUN);
+    case O_LABEL: case O_NO_LABEL: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_JSON: return C_(TOOL_CMD_INSPECT);
     default: return C_ALL;
     }
@@ -341,12 +380,16 @@ static const char *opt_name(int id, char *buf, size_t cap)
     return buf;
 }
 
-static int is_hex_token(const char *t)
+int tool_token_split(const char *s, size_t len, size_t *label_len)
 {
     size_t i;
-    for (i = 0; t[i]; i++)
-        if (hexval((unsigned char)t[i]) < 0) return 0;
-    return i == REDLOCK_TOKEN_LEN;
+    if (len < REDLOCK_TOKEN_LEN || len > REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN) return 0;
+    for (i = 0; i < len - REDLOCK_TOKEN_LEN; i++)
+        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127) return 0;
+    for (; i < len; i++)
+        if (hexval((unsigned char)s[i]) < 0) return 0;
+    if (label_len) *label_len = len - REDLOCK_TOKEN_LEN;
+    return 1;
 }
 
 static int duration_arg(const char *name, const char *v, int64_t min_ms, int64_t *out, char *err, size_t errlen)
@@ -434,7 +477,7 @@ static int command_of(const char *w)
 int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errlen)
 {
     const char *pos[4];
-    int npos = 0, i, dashdash = -1, have_nodes = 0, want_help = 0, want_version = 0;
+    int npos = 0, i, dashdash = -1, have_nodes = 0, want_help = 0, want_version = 0, shared = 0, exclusive = 0;
     char *nodes_arg[8];
     int nnodes_arg = 0, given[40], ngiven = 0;
     char nb[32];
@@ -515,8 +558,17 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
             else if (strcmp(val, "count") == 0) o->refuse_evicting = -1;
             else { say(err, errlen, "bad --evicting '%.40s' (refuse or count)", val); goto usage; }
             break;
-        case 's': o->access = REDLOCK_ACCESS_SHARED; break;
-        case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; break;
+        case O_LABEL:
+            /* the token's label is this and ':' */
+            if (!tool_owner_ok(val) || strlen(val) > REDLOCK_MAX_LABEL - 1) {
+                say(err, errlen, "bad --label '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_LABEL - 1);
+                goto usage;
+            }
+            o->label = val;
+            break;
+        case O_NO_LABEL: o->no_label = 1; break;
+        case 's': o->access = REDLOCK_ACCESS_SHARED; shared = 1; break;
+        case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; exclusive = 1; break;
         case O_OWNER:
             if (!tool_owner_ok(val)) {
                 say(err, errlen, "bad --owner '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_OWNER);
@@ -579,8 +631,9 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         if (o->cmd == TOOL_CMD_RELEASE || o->cmd == TOOL_CMD_EXTEND) {
             if (npos < 3) { say(err, errlen, "%s: missing TOKEN (printed by 'redlock acquire')", pos[0]); goto usage; }
             if (npos > 3) { say(err, errlen, "%s: too many arguments", pos[0]); goto usage; }
-            if (!is_hex_token(pos[2])) {
-                say(err, errlen, "%s: bad TOKEN (expected %d hex digits from 'redlock acquire')", pos[0], REDLOCK_TOKEN_LEN);
+            if (!tool_token_split(pos[2], strlen(pos[2]), NULL)) {
+                say(err, errlen, "%s: bad TOKEN (expected what 'redlock acquire' printed: a label and %d hex digits)",
+                    pos[0], REDLOCK_TOKEN_LEN);
                 goto usage;
             }
             o->token = pos[2];
@@ -612,6 +665,11 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
     if (o->owner && !o->reentrant) { say(err, errlen, "run: --owner needs --reentrant"); goto usage; }
     if (o->reentrant && o->mode == REDLOCK_MODE_LEGACY) {
         say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
+        goto usage;
+    }
+    if (o->label && o->no_label) { say(err, errlen, "'--label' and '--no-label' do not go together"); goto usage; }
+    if (shared && exclusive) { /* one lock, one mode: not the last one given */
+        say(err, errlen, "run: '--shared' and '--exclusive' do not go together (-s: readers, -x: a writer)");
         goto usage;
     }
     if (o->access && (o->reentrant || o->fence || o->mode == REDLOCK_MODE_LEGACY)) {

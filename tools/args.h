@@ -58,6 +58,8 @@ typedef struct tool_opts {
     redlock_access access;   /* run -s / -x: a readers-writer lock (shared / exclusive) */
     int refuse_evicting;     /* run, acquire --evicting: 1 refuse, -1 count, 0 the lock's default
                                 (refused for --fence); redlock_lock_opts.refuse_evicting */
+    const char *label;       /* run, acquire: --label (the token's label is it and ':'); NULL: host:pid */
+    int no_label;            /* --no-label: tokens of 32 hex digits only */
     int json;                /* inspect --json */
     int help_for;            /* TOOL_CMD_HELP: the subcommand whose help (TOOL_CMD_NONE: all) */
     int verbose;             /* -1 quiet (-q), 0 default, 1 verbose (-v) */
@@ -96,6 +98,11 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
    the enclosing runs' entries (none when REDLOCK_OWNER is unset) and its
    own. malloc'd; NULL when out of memory. */
 char *tool_owner_scope(const tool_opts *o, const char *owner);
+
+/* A token as redlock.h makes it: a label (0..REDLOCK_MAX_LABEL printable
+   bytes, no space) and REDLOCK_TOKEN_LEN hex digits. 1 (and the label's
+   length in *label_len, if given) or 0. */
+int tool_token_split(const char *s, size_t len, size_t *label_len);
 
 /* Frees the node strings (passwords wiped first). */
 void tool_opts_free(tool_opts *o);

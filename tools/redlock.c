@@ -24,7 +24,12 @@
      kills the group when redlock dies however it dies (see "run" below).
    * messages: a node's failure in its own words (why_node()); for a
      refused connection, AUTH or SELECT the tool asks the node once more
-     (probe()), since the adapter keeps only a status.
+     (probe()), since the adapter keeps only a status; for an error reply
+     to the lock command, with a twin of that command that cannot take
+     effect (twin_of()). While run holds the lock, a node that stops or
+     starts holding it again is reported once per change (hold_changes()).
+   * tokens carry a label (redlock_lock_opts.label, "host:pid:" by
+     default) that inspect shows as the holder.
    Node lists are parsed by the adapter (redlock_socket_parse_nodes(), in
    tools/args.c).
 
@@ -149,6 +154,7 @@ static void signals_teardown(void)
 /* ---- the application state ---- */
 
 enum { RN_NONE, RN_YES, RN_ERR };
+enum { HOLD_UNKNOWN, HOLD_YES, HOLD_FAIL, HOLD_NOT, HOLD_OTHER };
 enum { T_GET = 1, T_PTTL, T_HGETALL, T_FENCE, T_INFO };
 
 typedef struct rnode {
@@ -157,7 +163,7 @@ typedef struct rnode {
     int outcome;      /* RN_YES: both answered, RN_ERR: the node failed */
     int status;       /* node error when RN_ERR */
     int val_type;     /* GET reply type, 0: none yet */
-    char val[96];
+    char val[24 + REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN]; /* a legacy value "expiry:token" fits */
     size_t val_len;
     int val_long;     /* value did not fit: not a lock value */
     int have_pttl;
@@ -165,10 +171,12 @@ typedef struct rnode {
     /* a reentrant lock's hash (GET said WRONGTYPE, HGETALL followed) */
     char owner[REDLOCK_MAX_OWNER + 1];
     long long count;  /* the owner's entries; 0: not a reentrant lock's hash */
+    char label[REDLOCK_MAX_LABEL + 1]; /* the label of its first entry's token */
     /* a readers-writer lock's hash: its live holders and waiting writers */
     int rw;
     int readers, writers_waiting;
-    char writer[9], update[9]; /* first 8 characters of their tokens, or "" */
+    char writer[9], update[9]; /* first 8 hex digits of their tokens, or "" */
+    char writer_label[REDLOCK_MAX_LABEL + 1], update_label[REDLOCK_MAX_LABEL + 1]; /* their tokens' labels */
     int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
     long long fence;
     int evicts;       /* INFO memory: redlock_evicts, -1 unknown (refused, no policy named) */
@@ -179,13 +187,15 @@ typedef struct rnode {
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
 enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
-       WHY_TLS, WHY_ACL, WHY_EVICTING };
+       WHY_TLS, WHY_ACL, WHY_SCRIPTS, WHY_EVICTING };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
     int conn_timeout;  /* CONNECT after the whole connect timeout */
     char reply[128];   /* a command's error reply (status SERVER), cleaned */
     int kind;          /* WHY_*, valid once why[0] */
+    int closed_silent; /* the probe's connection was closed before any answer */
+    int plain_answer;  /* a TLS node's port answered the probe's plain-text PING */
     char why[224];
 } nfail;
 
@@ -205,6 +215,9 @@ typedef struct app {
     redlock_op vote_op; /* the operation whose votes are recorded below */
     int lost, lost_status;
     int voted[REDLOCK_MAX_NODES], vote_yes[REDLOCK_MAX_NODES], vote_other[REDLOCK_MAX_NODES];
+    /* extend by token: a node that had not answered when the extend failed
+       answers the cleanup round that follows (its status: 0, it is up) */
+    int after[REDLOCK_MAX_NODES], after_status[REDLOCK_MAX_NODES];
     int fail_fast; /* the failed nodes leave too few for a quorum: stop waiting */
     int acquired, late, summary_done; /* the acquire round after its quorum */
     int64_t acquired_at;
@@ -213,7 +226,13 @@ typedef struct app {
     nfail nf[REDLOCK_MAX_NODES];
     int64_t conn_start[REDLOCK_MAX_NODES]; /* when the node's current socket was opened */
     int64_t words_timeout_ms; /* "no answer within" this */
+    int64_t cmd_timeout_ms;   /* the adapter drops a node whose answer is this late */
     int64_t probe_until;      /* diagnosis probes end by then (monotonic us) */
+    /* run: each node's part in the hold (HOLD_*), as last reported (from
+       the acquire on) and as the renewals say now, for one line per change */
+    int hold[REDLOCK_MAX_NODES], hold_now[REDLOCK_MAX_NODES], hold_status[REDLOCK_MAX_NODES];
+    int64_t answered_at[REDLOCK_MAX_NODES]; /* the node's last answer to a renewal */
+    int64_t await_until[REDLOCK_MAX_NODES]; /* a renewal was decided without it: its answer is due by then (0: none) */
     /* signals */
     int abort_sig; /* a terminating signal before COMMAND started */
     /* run: COMMAND, its process group and the watcher (see cmd_run) */
@@ -420,13 +439,69 @@ static int probe_connect(int family, const struct sockaddr *sa, socklen_t len, i
     return -1;
 }
 
-/* Connected: AUTH, SELECT and PING, pipelined; the first error reply says
-   what is wrong. */
-static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t until)
+/* The lock command that failed with an error reply, as a twin that cannot
+   take effect: the same command on the same key(s), which the server
+   refuses with the same words before it runs (an ACL that denies the
+   command, MOVED, READONLY, OOM, MISCONF, LOADING ...); once it runs, it
+   fails on an argument of its own (own_error) and changes nothing:
+   SET NAME x NX PX 0 (an invalid expire time); for the locks that run
+   scripts, a script that makes that call (the refusals of a script's
+   writes, READONLY, OOM, come only when it runs). argc 0: no twin (legacy
+   SETNX has none). */
+typedef struct twin_cmd {
+    int argc;
+    const char *argv[6];
+    size_t len[6];
+    const char *own_error;
+    char counter[sizeof REDLOCK_FENCE_PREFIX + REDLOCK_MAX_KEY];
+} twin_cmd;
+
+static void twin_arg(twin_cmd *c, const char *s, size_t len)
 {
-    char buf[1024], num[24], text[128];
+    c->argv[c->argc] = s;
+    c->len[c->argc++] = len;
+}
+
+static void twin_of(app *a, int node, twin_cmd *c)
+{
+    static const char lua[] = "return redis.call('set',KEYS[1],'x','NX','PX','0')";
+    const tool_opts *o = a->o;
+    int scripts = o->access || o->reentrant || o->fence || a->vote_op != REDLOCK_OP_ACQUIRE;
+    memset(c, 0, sizeof *c);
+    if (o->mode == REDLOCK_MODE_LEGACY || (a->s_up && redlock_node_mode(redlock_socket_client(&a->s), node) == REDLOCK_MODE_LEGACY))
+        return;
+    if (scripts) {
+        twin_arg(c, "EVAL", 4);
+        twin_arg(c, lua, sizeof lua - 1);
+        twin_arg(c, o->fence && a->vote_op == REDLOCK_OP_ACQUIRE ? "2" : "1", 1);
+        twin_arg(c, o->name, strlen(o->name));
+        if (o->fence && a->vote_op == REDLOCK_OP_ACQUIRE)
+            twin_arg(c, c->counter, (size_t)snprintf(c->counter, sizeof c->counter, "%s%s", REDLOCK_FENCE_PREFIX, o->name));
+        c->own_error = "invalid expire time";
+    } else {
+        twin_arg(c, "SET", 3);
+        twin_arg(c, o->name, strlen(o->name));
+        twin_arg(c, "x", 1);
+        twin_arg(c, "NX", 2);
+        twin_arg(c, "PX", 2);
+        twin_arg(c, "0", 1);
+        c->own_error = "invalid expire time";
+    }
+}
+
+static int has_text(const char *s, const char *what)
+{
+    return strstr(s, what) != NULL;
+}
+
+/* Connected: AUTH, SELECT and PING (or the lock command's twin),
+   pipelined; the first error reply says what is wrong. An ACL that denies
+   PING is not what is wrong: that reply is passed over. */
+static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t until, const twin_cmd *twin)
+{
+    char buf[1024 + 2 * REDLOCK_MAX_KEY], num[24], text[128];
     const char *argv[3];
-    int kinds[3], expect = 0, got = 0, argc;
+    int kinds[3], expect = 0, got = 0, argc, received = 0;
     size_t len = 0, off = 0, need;
     redlock_resp_parser p;
     if (t->password) {
@@ -448,11 +523,17 @@ static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t u
         len += need;
         kinds[expect++] = WHY_SELECT;
     }
-    argv[0] = "PING";
-    need = redlock_resp_encode(buf + len, sizeof buf - len, 1, argv, NULL);
+    if (twin && twin->argc) {
+        need = redlock_resp_encode(buf + len, sizeof buf - len, twin->argc, twin->argv, twin->len);
+        kinds[expect] = WHY_REPLY;
+    } else {
+        argv[0] = "PING";
+        need = redlock_resp_encode(buf + len, sizeof buf - len, 1, argv, NULL);
+        kinds[expect] = WHY_OTHER;
+    }
     if (need > sizeof buf - len) return;
     len += need;
-    kinds[expect++] = WHY_OTHER;
+    expect++;
     while (off < len) {
         struct pollfd pf;
         ssize_t w = send(fd, buf + off, len - off, 0); /* SIGPIPE is ignored */
@@ -488,6 +569,12 @@ static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t u
                 set_why(f, WHY_SELECT, "SELECT %d refused: %s", t->db, text);
             else if (strncmp(text, "NOAUTH", 6) == 0)
                 set_why(f, WHY_AUTH, "a password is required: %s", text);
+            else if (k == WHY_REPLY && has_text(text, twin->own_error))
+                continue; /* the twin ran: the lock command's refusal came later, words unknown */
+            else if (k == WHY_REPLY)
+                set_why(f, strncmp(text, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply to the lock command: %s", text);
+            else if (strncmp(text, "NOPERM", 6) == 0)
+                continue; /* PING denied: not what the lock needs */
             else
                 set_why(f, WHY_REPLY, "error reply: %s", text);
             got = expect + 1;
@@ -507,14 +594,30 @@ static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t u
         n = recv(fd, buf, sizeof buf, 0);
         if (n <= 0) {
             set_why(f, WHY_CONNECT, "connects, but closes the connection");
+            f->closed_silent = !received;
             break;
         }
+        received = 1;
         if (redlock_resp_feed(&p, buf, (size_t)n) != 0) {
             set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
             break;
         }
     }
     redlock_resp_parser_free(&p);
+}
+
+/* A TLS node that did not answer: does its port speak plain text? A PING
+   in plain text answered in RESP says so (a TLS server resets instead). */
+static void probe_plain(nfail *f, int fd, int64_t until)
+{
+    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    struct pollfd pf;
+    char c;
+    if (send(fd, ping, sizeof ping - 1, 0) != (ssize_t)(sizeof ping - 1)) return;
+    pf.fd = fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    if (poll(&pf, 1, ms_left(until)) > 0 && recv(fd, &c, 1, 0) == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
 }
 
 /* For a message only: asks a failed node again what is wrong, on a socket
@@ -560,8 +663,37 @@ static void probe(app *a, int i)
         else set_why(f, WHY_CONNECT, "cannot connect: %s", strerror(err));
         return;
     }
-    if (!t->tls.enable && !a->o->net.tls.enable) probe_talk(t, f, fd, until); /* plain text only */
+    if (!t->tls.enable && !a->o->net.tls.enable) { /* plain text only */
+        twin_cmd twin;
+        twin_of(a, i, &twin);
+        probe_talk(t, f, fd, until, f->status == REDLOCK_ERR_SERVER ? &twin : NULL);
+    } else {
+        probe_plain(f, fd, until);
+    }
     close(fd);
+}
+
+static int tls_node(const app *a, int i)
+{
+    return a->o->net.node[i].tls.enable || a->o->net.tls.enable;
+}
+
+/* What to change for a TLS failure, from OpenSSL's words. */
+static const char *tls_hint(const char *text)
+{
+    if (has_text(text, "hostname mismatch") || has_text(text, "IP address mismatch"))
+        return " (the certificate is for another name: --tls-server-name NAME)";
+    if (has_text(text, "certificate refused") &&
+        (has_text(text, "issuer") || has_text(text, "self-signed") || has_text(text, "self signed") ||
+         has_text(text, "unable to verify") || has_text(text, "chain")))
+        return " (trust the CA that signed it: --tls-ca FILE)";
+    if (has_text(text, "certificate required") || has_text(text, "alert handshake failure"))
+        return " (the server asks for a client certificate: --tls-cert FILE --tls-key FILE)";
+    if (has_text(text, "wrong version number") || has_text(text, "packet length too long") ||
+        has_text(text, "no answer within the connect timeout") || has_text(text, "record layer failure") ||
+        has_text(text, "unexpected eof"))
+        return " (is this port TLS? a plain-text port is a redis:// node)";
+    return "";
 }
 
 /* The words for node i's failure (probing it at most once), e.g.
@@ -576,8 +708,24 @@ static const char *why_node(app *a, int i)
     switch (f->status) {
     case REDLOCK_ERR_NODE_TIMEOUT:
         set_why(f, WHY_TIMEOUT, "timed out (no answer within %s)", dur(b, sizeof b, a->words_timeout_ms * 1000));
+        if (tls_node(a, i)) { /* a TLS handshake with a plain-text port waits for nothing */
+            probe(a, i);
+            if (f->plain_answer)
+                set_why(f, WHY_TLS, "timed out: the port answers in plain text, not TLS: is it a redis:// node? "
+                                    "(then no rediss://, no --tls)");
+        }
         break;
-    case REDLOCK_ERR_TRANSPORT: set_why(f, WHY_CONNECT, "connection lost (closed or reset)"); break;
+    case REDLOCK_ERR_TRANSPORT:
+        set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
+        if (!tls_node(a, i)) { /* plain text to a TLS port: reset without a word */
+            probe(a, i);
+            if (f->closed_silent)
+                set_why(f, WHY_TLS, "connection lost: the node closes the connection without an answer: is it a TLS "
+                                    "port? (then rediss:// or --tls)");
+            else if (f->kind == WHY_CONNECT || f->kind == WHY_TIMEOUT)
+                set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
+        }
+        break;
     case REDLOCK_ERR_PROTOCOL: set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)"); break;
     case REDLOCK_ERR_CONNECT:
         if (f->conn_timeout) {
@@ -591,7 +739,7 @@ static const char *why_node(app *a, int i)
         char text[160];
         if (a->s_up) redlock_socket_node_status(&a->s, i, text, sizeof text);
         else snprintf(text, sizeof text, "%s", redlock_strerror(f->status));
-        set_why(f, WHY_TLS, "%s", text);
+        set_why(f, WHY_TLS, "%s%s", text, tls_hint(text));
         break;
     }
     case REDLOCK_ERR_AUTH:
@@ -608,6 +756,11 @@ static const char *why_node(app *a, int i)
                     a->o->name, REDLOCK_FENCE_PREFIX, a->o->name);
         else
             set_why(f, WHY_ACL, "the ACL denies this user the key '%.60s'", a->o->name);
+        break;
+    case REDLOCK_ERR_NO_SCRIPTING: /* the configuration's: an ACL without scripting, or no EVAL */
+        set_why(f, WHY_SCRIPTS, "refuses scripts (EVAL, EVALSHA), which %s needs (an ACL without +@scripting?)",
+                a->o->access ? "a readers-writer lock (-s, -x)" : a->o->reentrant ? "a reentrant lock (--reentrant)"
+                : a->o->fence ? "a fenced lock (--fence)" : "this lock");
         break;
     case REDLOCK_ERR_SERVER:
         if (f->reply[0]) { /* an ACL's refusal is the configuration's */
@@ -631,17 +784,18 @@ static const char *why_node(app *a, int i)
 }
 
 /* Exit code for a set of failed nodes: 78 if one refuses the configuration
-   (AUTH, a password required, SELECT, TLS, an ACL that denies a key) or
-   is refused for it (a node that may evict keys), else 76 for protocol
-   errors and error replies, else 69. */
+   (AUTH, a password required, SELECT, TLS, an ACL that denies a key or a
+   command, no scripting for a lock that needs it) or is refused for it (a
+   node that may evict keys), else 76 for protocol errors and error
+   replies, else 69. */
 static int code_for(app *a, const int *failed)
 {
     int i, conf = 0, proto = 0;
     for (i = 0; i < a->n; i++) {
         if (!failed[i]) continue;
         why_node(a, i);
-        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS ||
-            a->nf[i].kind == WHY_ACL || a->nf[i].kind == WHY_EVICTING)
+        if (a->nf[i].kind == WHY_AUTH || a->nf[i].kind == WHY_SELECT || a->nf[i].kind == WHY_TLS || a->nf[i].kind == WHY_ACL ||
+            a->nf[i].kind == WHY_SCRIPTS || a->nf[i].kind == WHY_EVICTING)
             conf = 1;
         if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
     }
@@ -740,6 +894,7 @@ static void acquire_summary(app *a)
         failed[i] = a->nf[i].status != 0;
         nfailed += failed[i];
         hold += a->vote_yes[i];
+        a->hold[i] = a->vote_yes[i] ? HOLD_YES : failed[i] ? HOLD_FAIL : a->vote_other[i] ? HOLD_OTHER : HOLD_NOT;
     }
     if (a->late) snprintf(late, sizeof late, ", %d of them late", a->late);
     INFO("acquired '%s': quorum %d/%d reached in %s; %d/%d nodes hold it%s; valid for %s", a->o->name, a->quorum, a->n,
@@ -770,6 +925,68 @@ static void summary_now(app *a)
     acquire_summary(a);
 }
 
+/* A renewal round was decided (a quorum renewed it, or could not): a node
+   that has not answered since the round started is waited for until the
+   adapter would drop it; then it counts as failed (hold_changes()). */
+static void renewal_decided(app *a, const redlock_event *ev, int64_t now)
+{
+    int64_t started = now - ev->elapsed_us;
+    int i;
+    if (a->vote_op != REDLOCK_OP_ACQUIRE) return;
+    for (i = 0; i < a->n; i++)
+        if (a->answered_at[i] < started && !a->await_until[i]) a->await_until[i] = started + a->cmd_timeout_ms * 1000;
+}
+
+/* run: a node that stops holding the lock, or holds it again, is reported
+   once per change (not only with -v), e.g.
+   "warning: 'job' held on 2 of 3 nodes; node 10.0.0.3:6379: timed out (no answer within 200ms)"
+   "'job' held on 3 of 3 nodes; node 10.0.0.3:6379 holds it again".
+   From the acquire's summary on, while the lock is held. */
+static void hold_changes(app *a)
+{
+    int64_t now = redlock_socket_now_us();
+    int i;
+    for (i = 0; i < a->n; i++)
+        if (a->await_until[i] && now >= a->await_until[i]) {
+            a->await_until[i] = 0;
+            a->hold_now[i] = HOLD_FAIL;
+            a->hold_status[i] = REDLOCK_ERR_NODE_TIMEOUT;
+        }
+    if (!a->summary_done || a->lost || g_verbose < 0) return;
+    for (i = 0; i < a->n; i++) {
+        int was = a->hold[i], is = a->hold_now[i], j, held = 0;
+        if (is == HOLD_UNKNOWN || is == was || (is == HOLD_OTHER && was == HOLD_NOT) || (is == HOLD_NOT && was == HOLD_OTHER))
+            continue;
+        a->hold[i] = is;
+        for (j = 0; j < a->n; j++) held += a->hold[j] == HOLD_YES;
+        if (is == HOLD_YES) {
+            ERR("'%s' held on %d of %d nodes; node %s holds it again", a->o->name, held, a->n, a->o->shown[i]);
+            continue;
+        }
+        if (is == HOLD_FAIL) {
+            int64_t budget = a->o->ttl_ms / 10 < TOOL_CONNECT_TIMEOUT_MS ? a->o->ttl_ms / 10 : TOOL_CONNECT_TIMEOUT_MS;
+            memset(&a->nf[i], 0, sizeof a->nf[i]);
+            a->nf[i].status = a->hold_status[i];
+            a->nf[i].conn_timeout = connect_timed_out(a, i, a->hold_status[i]);
+            a->probe_until = now + budget * 1000; /* probes must not eat into the validity */
+        }
+        ERR("warning: '%s' held on %d of %d nodes; node %s: %s", a->o->name, held, a->n, a->o->shown[i],
+            is == HOLD_FAIL ? why_node(a, i) : is == HOLD_OTHER ? "answers, but holds another token"
+                                                               : "answers, but no longer holds it (its key expired or was deleted there)");
+    }
+}
+
+/* When hold_changes() is due for a node that has not answered (monotonic
+   us), or REDLOCK_NO_DEADLINE. */
+static int64_t hold_due(const app *a)
+{
+    int64_t t = REDLOCK_NO_DEADLINE;
+    int i;
+    for (i = 0; i < a->n; i++)
+        if (a->await_until[i] && a->await_until[i] < t) t = a->await_until[i];
+    return t;
+}
+
 static void on_event(void *user, const redlock_event *ev)
 {
     app *a = (app *)user;
@@ -791,6 +1008,16 @@ static void on_event(void *user, const redlock_event *ev)
             a->nf[ev->node].status = ev->status;
             a->nf[ev->node].conn_timeout = connect_timed_out(a, ev->node, ev->status);
             if (a->acquired && ev->vote) a->late++;
+        } else if (a->vote_op == REDLOCK_OP_EXTEND && ev->op == REDLOCK_OP_LOST && !a->voted[ev->node] &&
+                   !a->after[ev->node]) {
+            a->after[ev->node] = 1;
+            a->after_status[ev->node] = ev->status;
+        }
+        if (ev->op == REDLOCK_OP_EXTEND && a->vote_op == REDLOCK_OP_ACQUIRE) { /* a renewal of run's lock */
+            a->hold_now[ev->node] = ev->vote ? HOLD_YES : ev->status ? HOLD_FAIL : ev->held_by_other ? HOLD_OTHER : HOLD_NOT;
+            a->hold_status[ev->node] = ev->status;
+            a->answered_at[ev->node] = now;
+            a->await_until[ev->node] = 0;
         }
         if (ev->status) INFO("node %s: %s", a->o->shown[ev->node], node_reason(ev->status));
         break;
@@ -807,8 +1034,10 @@ static void on_event(void *user, const redlock_event *ev)
         break;
     case REDLOCK_EV_RENEWED:
         if (a->vote_op != REDLOCK_OP_EXTEND) INFO("renewed '%s': valid for %s", a->o->name, dur(b1, sizeof b1, ev->validity_us));
+        renewal_decided(a, ev, now);
         break;
     case REDLOCK_EV_RENEW_FAILED:
+        renewal_decided(a, ev, now);
         INFO("renewal of '%s' failed (%s); %s of validity left", a->o->name, redlock_strerror(ev->status),
              dur(b1, sizeof b1, ev->slack_us));
         break;
@@ -864,31 +1093,49 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A lock value: the modern token, or legacy "expiry_ms:token". */
-static int parse_value(const char *v, size_t len, const char **tok, int64_t *expiry)
+/* A lock value: a token (32 characters, or a label and 32 hex digits:
+   tool_token_split()), or legacy "expiry_ms:token". A key that expires is
+   not a legacy value (those have no TTL): a label such as "42:" is then
+   not taken for an expiry. */
+static int parse_value(const char *v, size_t len, int expires, const char **tok, size_t *toklen, int64_t *expiry)
 {
     size_t i = 0;
     int64_t e = 0;
     *expiry = -1;
-    if (len == REDLOCK_TOKEN_LEN) { *tok = v; return 1; }
-    while (i < len && i < 19 && v[i] >= '0' && v[i] <= '9') e = e * 10 + (v[i++] - '0');
-    if (i == 0 || i >= len || v[i] != ':' || len - i - 1 != REDLOCK_TOKEN_LEN) return 0;
-    *tok = v + i + 1;
-    *expiry = e;
+    if (!expires) {
+        while (i < len && i < 19 && v[i] >= '0' && v[i] <= '9') e = e * 10 + (v[i++] - '0');
+        if (i > 0 && i < len && v[i] == ':' &&
+            (len - i - 1 == REDLOCK_TOKEN_LEN || tool_token_split(v + i + 1, len - i - 1, NULL))) {
+            *tok = v + i + 1;
+            *toklen = len - i - 1;
+            *expiry = e;
+            return 1;
+        }
+    }
+    if (len != REDLOCK_TOKEN_LEN && !tool_token_split(v, len, NULL)) return 0;
+    *tok = v;
+    *toklen = len;
     return 1;
 }
 
+/* A token's label, for people: without the one ':' that ends the tool's
+   own ("web1:4242:" reads "web1:4242"). */
+static void label_of(const char *tok, size_t toklen, char *out, size_t cap)
+{
+    size_t n = toklen > REDLOCK_TOKEN_LEN ? toklen - REDLOCK_TOKEN_LEN : 0;
+    if (n && tok[n - 1] == ':') n--;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, tok, n);
+    out[n] = 0;
+}
+
 /* A reentrant lock's hash: one field `owner` with the count of entries,
-   the others `owner:token` (32 hex digits). Anything else is no lock. */
+   the others `owner:token` (a label and 32 hex digits). Anything else is
+   no lock. */
 static int entry_field(const redlock_reply *f, const char *owner, size_t olen)
 {
-    size_t i;
-    if (f->type != REDLOCK_REPLY_STRING || f->len != olen + 1 + REDLOCK_TOKEN_LEN || memcmp(f->str, owner, olen) != 0 ||
-        f->str[olen] != ':')
-        return 0;
-    for (i = olen + 1; i < f->len; i++)
-        if (!strchr("0123456789abcdefABCDEF", f->str[i])) return 0;
-    return 1;
+    return f->type == REDLOCK_REPLY_STRING && f->len > olen + 1 && memcmp(f->str, owner, olen) == 0 &&
+           f->str[olen] == ':' && tool_token_split(f->str + olen + 1, f->len - olen - 1, NULL);
 }
 
 /* The field " fence" of a fenced reentrant lock's hash (its hold's fence). */
@@ -921,19 +1168,22 @@ static void reentrant_hash(rnode *x, const redlock_reply *r)
     memcpy(x->owner, owner->str, owner->len);
     x->owner[owner->len] = '\0';
     x->count = n;
+    for (i = 0; i < r->elements; i += 2) { /* who took the first entry */
+        const redlock_reply *f = &r->element[i];
+        if (f == owner || fence_field(f)) continue;
+        label_of(f->str + owner->len + 1, f->len - owner->len - 1, x->label, sizeof x->label);
+        break;
+    }
 }
 
-/* A readers-writer lock's hash (redlock.h section 12): fields of 32 hex
-   digits = mode letter (s, x, u) and the holder's expiry (the server's ms),
-   fields "w:" + 32 hex = "w" and a waiting writer's expiry. Entries past
-   their expiry (by this machine's clock: for showing only) are left out. */
+/* A readers-writer lock's hash (redlock.h section 12): fields token (a
+   label and 32 hex digits) = mode letter (s, x, u) and the holder's expiry
+   (the server's ms), fields "w:" + token = "w" and a waiting writer's
+   expiry. Entries past their expiry (by this machine's clock: for showing
+   only) are left out. */
 static int hex32(const char *s, size_t len)
 {
-    size_t i;
-    if (len != REDLOCK_TOKEN_LEN) return 0;
-    for (i = 0; i < len; i++)
-        if (!strchr("0123456789abcdef", s[i])) return 0;
-    return 1;
+    return tool_token_split(s, len, NULL);
 }
 
 static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
@@ -942,8 +1192,10 @@ static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
     if (r->elements < 2 || r->elements % 2) return;
     for (i = 0; i < r->elements; i += 2) { /* every field must be one of ours */
         const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
-        int mark = f->type == REDLOCK_REPLY_STRING && f->len == 2 + REDLOCK_TOKEN_LEN && f->str[0] == 'w' && f->str[1] == ':';
+        /* a waiting writer's mark is told by its value, as the scripts do */
+        int mark = v->type == REDLOCK_REPLY_STRING && v->len && v->str[0] == 'w';
         if (f->type != REDLOCK_REPLY_STRING || v->type != REDLOCK_REPLY_STRING || v->len < 2 || v->len > 20 ||
+            (mark && (f->len < 2 || f->str[0] != 'w' || f->str[1] != ':')) ||
             !(mark ? hex32(f->str + 2, f->len - 2) : hex32(f->str, f->len)) ||
             (mark ? v->str[0] != 'w' : !strchr("sxu", v->str[0])))
             return;
@@ -959,7 +1211,10 @@ static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
         if (strtoll(digits, NULL, 10) <= now_ms) continue;
         if (v->str[0] == 'w') x->writers_waiting++;
         else if (v->str[0] == 's') x->readers++;
-        else memcpy(v->str[0] == 'x' ? x->writer : x->update, f->str, 8);
+        else {
+            memcpy(v->str[0] == 'x' ? x->writer : x->update, f->str + f->len - REDLOCK_TOKEN_LEN, 8);
+            label_of(f->str, f->len, v->str[0] == 'x' ? x->writer_label : x->update_label, sizeof x->writer_label);
+        }
     }
 }
 
@@ -1077,6 +1332,7 @@ static int open_socket(app *a, int raw)
     cfg.connect_timeout_ms = TOOL_CONNECT_TIMEOUT_MS;
     cfg.command_timeout_ms = a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000;
     a->words_timeout_ms = raw ? cfg.command_timeout_ms : a->o->node_timeout_ms;
+    a->cmd_timeout_ms = cfg.command_timeout_ms;
     cfg.watch = on_watch;
     cfg.user = a;
     if (raw) {
@@ -1097,8 +1353,13 @@ static int open_socket(app *a, int raw)
     }
     rc = redlock_socket_init(&a->s, &cfg);
     if (rc == REDLOCK_ERR_TLS) {
+#ifdef REDLOCK_SOCKET_TLS
         ERR("cannot load the TLS files: a CA (--tls-ca), certificate (--tls-cert) or key (--tls-key) "
             "is not valid PEM, or the key does not match the certificate");
+#else
+        ERR("this build has no TLS (built without REDLOCK_SOCKET_TLS and OpenSSL): rediss:// and --tls need a "
+            "build with it (make build/redlock)");
+#endif
         return TOOL_EXIT_AUTH;
     }
     if (rc != REDLOCK_OK) {
@@ -1154,10 +1415,31 @@ static void release_and_wait(app *a, int warn)
     }
 }
 
+/* The tokens' label (redlock_lock_opts.label), which `inspect` shows:
+   --label and ':', by default this host's name and redlock's pid,
+   "web1:4242:"; none with --no-label. */
+static void make_label(const tool_opts *o, char *out, size_t cap)
+{
+    char host[256];
+    size_t i;
+    out[0] = 0;
+    if (o->no_label) return;
+    if (o->label) {
+        snprintf(out, cap, "%s:", o->label);
+        return;
+    }
+    if (gethostname(host, sizeof host) != 0 || !host[0]) snprintf(host, sizeof host, "unknown-host");
+    host[40] = 0; /* room for the pid */
+    for (i = 0; host[i]; i++) /* printable, no space */
+        if ((unsigned char)host[i] <= ' ' || (unsigned char)host[i] >= 127) host[i] = '_';
+    snprintf(out, cap, "%.40s:%ld:", host, (long)getpid());
+}
+
 /* Returns 0 when held, else the exit code (messages printed). */
 static int acquire_lock(app *a, int watchdog)
 {
     redlock_lock_opts lo;
+    char label[REDLOCK_MAX_LABEL + 1];
     int64_t start = redlock_socket_now_us(), safety;
     int rc, cancelled = 0;
     char b1[24];
@@ -1172,6 +1454,8 @@ static int acquire_lock(app *a, int watchdog)
     lo.fence = a->o->fence;
     lo.access = a->o->access;
     lo.refuse_evicting = a->o->refuse_evicting;
+    make_label(a->o, label, sizeof label);
+    lo.label = label;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the lock: %s", redlock_strerror(rc));
@@ -1509,8 +1793,10 @@ static int cmd_run(app *a)
         int64_t now, until = kill_at < give_up_at ? kill_at : give_up_at;
         pid_t w;
         if (summary_at(a) < until) until = summary_at(a);
+        if (hold_due(a) < until) until = hold_due(a);
         step(a, until);
         if (summary_at(a) <= redlock_socket_now_us()) summary_now(a);
+        hold_changes(a);
         w = waitpid(pid, &status, WNOHANG | WUNTRACED);
         if (w == pid && !WIFSTOPPED(status)) { reaped = 1; break; }
         if (w == pid && a->pgrp > 0 && !hinted && (WSTOPSIG(status) == SIGTTIN || WSTOPSIG(status) == SIGTTOU)) {
@@ -1582,7 +1868,7 @@ static int cmd_acquire(app *a)
 /* Node i's part in the release or extend, for the verbose lines. */
 static const char *vote_words(const app *a, int i, const char *yes)
 {
-    if (!a->voted[i]) return "no answer";
+    if (!a->voted[i]) return a->after[i] && !a->after_status[i] ? "answered after the outcome" : "no answer";
     if (a->vote_yes[i]) return yes;
     if (a->nf[i].status) return node_reason(a->nf[i].status);
     return a->vote_other[i] ? "held by another token" : "not held by this token";
@@ -1596,14 +1882,20 @@ static int cmd_release_extend(app *a, int release)
     redlock_lock_opts lo;
     const char *what = release ? "release" : "extend", *done_word = release ? "released" : "extended";
     const redlock_result *res = release ? &a->rel : &a->ext;
-    int rc, i, yes = 0, other = 0, failed[REDLOCK_MAX_NODES], nf = 0;
+    int rc, i, yes = 0, other = 0, failed[REDLOCK_MAX_NODES], nf = 0, unknown = 0;
     int64_t until;
-    char b1[24], w[80];
+    char b1[24], w[80], label[REDLOCK_MAX_LABEL + 1];
+    size_t label_len = 0;
     memset(&lo, 0, sizeof lo);
     lo.key = a->o->name;
     lo.ttl_ms = a->o->ttl_ms;
     lo.on_result = on_result;
     lo.user = a;
+    /* the token's own label, so that the lock adopts it (args.c checked it) */
+    (void)tool_token_split(a->o->token, strlen(a->o->token), &label_len);
+    memcpy(label, a->o->token, label_len);
+    label[label_len] = 0;
+    lo.label = label;
     a->vote_op = release ? REDLOCK_OP_RELEASE : REDLOCK_OP_EXTEND;
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc == REDLOCK_OK) {
@@ -1625,8 +1917,13 @@ static int cmd_release_extend(app *a, int release)
         return TOOL_EXIT_INTERNAL;
     }
     for (i = 0; i < a->n; i++) {
-        if (!a->voted[i]) a->nf[i].status = REDLOCK_ERR_NODE_TIMEOUT;
+        /* a failed extend ends its round once a quorum is out of reach: a
+           node that had not answered yet is not late, its answer was not
+           needed (the cleanup round after it shows whether it is up) */
+        if (!a->voted[i] && a->after[i]) a->nf[i].status = a->after_status[i];
+        else if (!a->voted[i]) a->nf[i].status = REDLOCK_ERR_NODE_TIMEOUT;
         failed[i] = a->nf[i].status != 0;
+        unknown += !a->voted[i] && !failed[i];
         nf += failed[i];
         yes += a->voted[i] && a->vote_yes[i];
         other += a->voted[i] && a->vote_other[i];
@@ -1649,8 +1946,8 @@ static int cmd_release_extend(app *a, int release)
         ERR("extend '%s': the nodes answered too late, no validity left", a->o->name);
     else
         ERR("%s '%s': this token does not hold the lock (it does on %d of %d nodes, a quorum needs %d;"
-            " %d held by another token, %d expired or released)", what, a->o->name, yes, a->n, a->quorum, other,
-            a->n - nf - yes - other);
+            " %d held by another token, %d expired or released%s)", what, a->o->name, yes, a->n, a->quorum, other,
+            a->n - nf - yes - other - unknown, unknown == 1 ? ", 1 answered after the outcome" : unknown ? ", some answered after the outcome" : "");
     for (i = 0; i < a->n; i++)
         if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
     return TOOL_EXIT_NOT_HELD;
@@ -1739,12 +2036,14 @@ static int cmd_inspect(app *a)
     int i, answered = 0, free_n = 0, best = 0, best_i = -1, failed[REDLOCK_MAX_NODES], nf, code = 0, fenced = 0;
     long long fence = 0;
     const char *state;
-    char b1[24], holder[REDLOCK_TOKEN_LEN + 1] = "";
+    char b1[24], holder[REDLOCK_TOKEN_LEN + 1] = "", hlabel[REDLOCK_MAX_LABEL + 1] = "";
     int64_t now_wall;
     enum { S_ERROR, S_FREE, S_HELD, S_OTHER };
     int st[REDLOCK_MAX_NODES];
     int64_t ttl[REDLOCK_MAX_NODES]; /* ms; -1: no expiry; -2: none to show */
     const char *tok[REDLOCK_MAX_NODES];
+    size_t toklen[REDLOCK_MAX_NODES];
+    char label[REDLOCK_MAX_NODES][REDLOCK_MAX_LABEL + 1]; /* the holder's label ("" none) */
     const char *own[REDLOCK_MAX_NODES]; /* a reentrant lock's owner */
     int rwn[REDLOCK_MAX_NODES];         /* a readers-writer lock's holders there */
     int legacy[REDLOCK_MAX_NODES];
@@ -1755,6 +2054,8 @@ static int cmd_inspect(app *a)
         const rnode *x = &a->rn[i];
         int64_t expiry;
         tok[i] = own[i] = NULL;
+        toklen[i] = 0;
+        label[i][0] = 0;
         rwn[i] = 0;
         ttl[i] = -2;
         legacy[i] = 0;
@@ -1763,14 +2064,17 @@ static int cmd_inspect(app *a)
         if (x->val_type == REDLOCK_REPLY_NIL) {
             st[i] = S_FREE;
             free_n++;
-        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long && parse_value(x->val, x->val_len, &tok[i], &expiry)) {
+        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long &&
+                   parse_value(x->val, x->val_len, x->have_pttl && x->pttl >= 0, &tok[i], &toklen[i], &expiry)) {
             st[i] = S_HELD;
+            label_of(tok[i], toklen[i], label[i], sizeof label[i]);
             legacy[i] = expiry >= 0;
             if (expiry >= 0) ttl[i] = expiry - now_wall < 0 ? 0 : expiry - now_wall;
             else if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
         } else if (x->val_type == REDLOCK_REPLY_ERROR && x->count > 0) {
             st[i] = S_HELD;
             own[i] = x->owner;
+            memcpy(label[i], x->label, sizeof label[i]);
             if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
         } else if (x->val_type == REDLOCK_REPLY_ERROR && x->rw) {
             rwn[i] = x->readers + (x->writer[0] != 0) + (x->update[0] != 0);
@@ -1789,7 +2093,7 @@ static int cmd_inspect(app *a)
         int j, same = 0;
         if (st[i] != S_HELD) continue;
         for (j = 0; j < a->n; j++) /* the same token, owner, or readers-writer holders */
-            same += st[j] == S_HELD && (tok[i]   ? tok[j] && memcmp(tok[j], tok[i], REDLOCK_TOKEN_LEN) == 0
+            same += st[j] == S_HELD && (tok[i]   ? tok[j] && toklen[j] == toklen[i] && memcmp(tok[j], tok[i], toklen[i]) == 0
                                         : own[i] ? own[j] && strcmp(own[j], own[i]) == 0
                                                  : rwn[j] > 0);
         if (same > best) { best = same; best_i = i; }
@@ -1800,7 +2104,10 @@ static int cmd_inspect(app *a)
             if (a->rn[i].fence > fence) fence = a->rn[i].fence;
         }
     nf = raw_failed_count(a, failed);
-    if (best_i >= 0 && tok[best_i]) memcpy(holder, tok[best_i], 8), holder[8] = 0;
+    if (best_i >= 0 && tok[best_i]) {
+        memcpy(holder, tok[best_i] + toklen[best_i] - REDLOCK_TOKEN_LEN, 8), holder[8] = 0;
+        memcpy(hlabel, label[best_i], sizeof hlabel);
+    }
     if (best >= a->quorum) {
         state = "held";
     } else if (best + nf < a->quorum) {
@@ -1823,6 +2130,8 @@ static int cmd_inspect(app *a)
         fprintf(f, ",\"state\":\"%s\",\"holder\":", state);
         if (best >= a->quorum && tok[best_i]) json_cstr(f, holder);
         else fputs("null", f);
+        fputs(",\"label\":", f);
+        json_cstr(f, best >= a->quorum && (tok[best_i] || own[best_i]) && label[best_i][0] ? label[best_i] : NULL);
         fputs(",\"owner\":", f);
         json_cstr(f, best >= a->quorum ? own[best_i] : NULL);
         fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"fence\":", best, a->quorum, a->n,
@@ -1835,8 +2144,10 @@ static int cmd_inspect(app *a)
             fputs(i ? ",{\"node\":" : "{\"node\":", f);
             json_cstr(f, a->o->shown[i]);
             fprintf(f, ",\"state\":\"%s\",\"holder\":", names[st[i]]);
-            if (tok[i]) json_str(f, tok[i], 8);
+            if (tok[i]) json_str(f, tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, 8);
             else fputs("null", f);
+            fputs(",\"label\":", f);
+            json_cstr(f, label[i][0] ? label[i] : NULL);
             fputs(",\"ttl_ms\":", f);
             if (ttl[i] >= -1) fprintf(f, "%lld", (long long)ttl[i]);
             else fputs("null", f);
@@ -1851,11 +2162,13 @@ static int cmd_inspect(app *a)
             fputs(",\"rw\":", f);
             if (st[i] != S_ERROR && a->rn[i].rw) {
                 fprintf(f, "{\"readers\":%d,\"writer\":", a->rn[i].readers);
-                if (a->rn[i].writer[0]) json_cstr(f, a->rn[i].writer);
-                else fputs("null", f);
+                json_cstr(f, a->rn[i].writer[0] ? a->rn[i].writer : NULL);
+                fputs(",\"writer_label\":", f);
+                json_cstr(f, a->rn[i].writer_label[0] ? a->rn[i].writer_label : NULL);
                 fputs(",\"update\":", f);
-                if (a->rn[i].update[0]) json_cstr(f, a->rn[i].update);
-                else fputs("null", f);
+                json_cstr(f, a->rn[i].update[0] ? a->rn[i].update : NULL);
+                fputs(",\"update_label\":", f);
+                json_cstr(f, a->rn[i].update_label[0] ? a->rn[i].update_label : NULL);
                 fprintf(f, ",\"writers_waiting\":%d}", a->rn[i].writers_waiting);
             } else {
                 fputs("null", f);
@@ -1884,14 +2197,16 @@ static int cmd_inspect(app *a)
             if (ttl[i] >= 0) tool_format_ms(b1, sizeof b1, ttl[i]);
             else snprintf(b1, sizeof b1, ttl[i] == -1 ? "none" : "-");
             if (own[i])
-                printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries)\n", d, "held", "-", b1, own[i],
-                       a->rn[i].count);
+                printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries%s%s)\n", d, "held", "-", b1, own[i],
+                       a->rn[i].count, label[i][0] ? ", by " : "", label[i]);
             else if (rwn[i])
-                printf("%-32s %-7s %-9s %s (%d readers, writer %s, update %s, %d writers waiting)\n", d, "held", "-", b1,
-                       a->rn[i].readers, a->rn[i].writer[0] ? a->rn[i].writer : "-",
-                       a->rn[i].update[0] ? a->rn[i].update : "-", a->rn[i].writers_waiting);
+                printf("%-32s %-7s %-9s %s (%d readers, writer %s%s%s, update %s%s%s, %d writers waiting)\n", d, "held", "-",
+                       b1, a->rn[i].readers, a->rn[i].writer[0] ? a->rn[i].writer : "-",
+                       a->rn[i].writer_label[0] ? " by " : "", a->rn[i].writer_label, a->rn[i].update[0] ? a->rn[i].update : "-",
+                       a->rn[i].update_label[0] ? " by " : "", a->rn[i].update_label, a->rn[i].writers_waiting);
             else
-                printf("%-32s %-7s %.8s  %s%s\n", d, "held", tok[i], b1, legacy[i] ? " (legacy value, wall clock)" : "");
+                printf("%-32s %-7s %.8s  %s%s%s%s\n", d, "held", tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, b1,
+                       label[i][0] ? "  by " : "", label[i], legacy[i] ? " (legacy value, wall clock)" : "");
         } else {
             printf("%-32s %-7s %-9s %s\n", d, "other", "-", "the key is not a lock");
         }
@@ -1899,10 +2214,11 @@ static int cmd_inspect(app *a)
     if (best >= a->quorum && rwn[best_i])
         printf("'%s' is held (readers-writer) on %d/%d nodes (quorum %d)\n", a->o->name, best, a->n, a->quorum);
     else if (best >= a->quorum && own[best_i])
-        printf("'%s' is held by owner %s (reentrant) on %d/%d nodes (quorum %d)\n", a->o->name, own[best_i], best, a->n,
-               a->quorum);
+        printf("'%s' is held by owner %s (reentrant%s%s) on %d/%d nodes (quorum %d)\n", a->o->name, own[best_i],
+               label[best_i][0] ? ", by " : "", label[best_i], best, a->n, a->quorum);
     else if (best >= a->quorum)
-        printf("'%s' is held by %s on %d/%d nodes (quorum %d)\n", a->o->name, holder, best, a->n, a->quorum);
+        printf("'%s' is held by %s%s%s%s on %d/%d nodes (quorum %d)\n", a->o->name, holder, hlabel[0] ? " (" : "", hlabel,
+               hlabel[0] ? ")" : "", best, a->n, a->quorum);
     else if (free_n == a->n)
         printf("'%s' is free on all %d nodes\n", a->o->name, a->n);
     else if (code == TOOL_EXIT_NOT_HELD)
@@ -1972,8 +2288,9 @@ static const help_line help_about[] = {
              "held for --ttl, not renewed. Give the TOKEN to release or extend.\n" },
     { H_REL, "Releases the lock NAME held by TOKEN (from 'redlock acquire').\n" },
     { H_EXT, "Sets the remaining time of the lock NAME held by TOKEN to --ttl.\n" },
-    { H_INS, "Shows, per node, whether NAME is held, the first 8 characters of the\n"
-             "holder's token and the remaining TTL, then a summary line and each node's\n"
+    { H_INS, "Shows, per node, whether NAME is held, the first 8 hex digits of the\n"
+             "holder's token, the remaining TTL and who holds it (the token's label,\n"
+             "by default host:pid), then a summary line and each node's\n"
              "maxmemory-policy, with a warning for a node that may evict keys (--json:\n"
              "one JSON object instead).\n" },
 };
@@ -2030,6 +2347,11 @@ static const help_line help_opts[] = {
              "                        together (like flock -s); -x and plain runs wait\n"
              "  -x, --exclusive       a readers-writer lock, exclusive: alone, and a waiting\n"
              "                        writer keeps new readers out (needs scripting)\n" },
+    { H_RUN | H_ACQ, "      --label TEXT      the label of the lock's tokens, which inspect shows as\n"
+                     "                        the holder: TEXT and ':' (default: host:pid:)\n"
+                     "      --no-label        tokens of 32 hex digits only\n" },
+    { H_TOP, "      --label TEXT      run, acquire: the tokens' label, TEXT and ':' (default:\n"
+             "                        host:pid:, which inspect shows); --no-label: none\n" },
     { H_TOP, "      --on-lost ACTION  run: when the lock is lost, SIGTERM (term, default),\n"
              "                        SIGKILL (kill) or nothing (ignore) to COMMAND's group\n"
              "      --kill-after D    run: SIGKILL this long after a SIGTERM to COMMAND (5s)\n"
@@ -2066,8 +2388,9 @@ static const help_line help_exit[] = {
     { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },
     { H_ALL | H_TOP, "  78     a node refused the configuration: AUTH (wrong or missing password,\n"
                      "         unknown ACL user), SELECT (no such database), TLS (certificate\n"
-                     "         refused, name mismatch, client certificate required) or an ACL\n"
-                     "         that denies the user NAME (or redlock:fence:NAME with --fence)\n" },
+                     "         refused, name mismatch, client certificate required), an ACL\n"
+                     "         that denies the user NAME (or redlock:fence:NAME with --fence)\n"
+                     "         or the lock command, or scripts refused where the lock needs them\n" },
     { H_RUN | H_ACQ | H_TOP, "         run/acquire: or too many nodes may evict keys for a lock that\n"
                              "         refuses them (--fence, --evicting refuse)\n" },
     { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"

@@ -2755,8 +2755,8 @@ static void test_legacy_parse_bounds(void) {
         {"99999999999999999999:tok", 0},
         {"12:a:b", 1},
     };
-    char v[80], want[256];
-    size_t k, n;
+    char v[REDLOCK__VALUE_MAX + 16], want[256];
+    size_t k, n, max = REDLOCK__VALUE_MAX; /* the longest legacy value: a label's and 20 digits */
     for (k = 0; k < sizeof cases / sizeof cases[0] + 6; k++) {
         int taken;
         if (k < sizeof cases / sizeof cases[0]) {
@@ -2765,11 +2765,11 @@ static void test_legacy_parse_bounds(void) {
             taken = cases[k].taken;
         } else {
             switch (k - sizeof cases / sizeof cases[0]) {
-            case 0: n = 64; memset(v, 'a', n); memcpy(v, "12:", 3); taken = 1; break;  /* exactly 64 bytes */
-            case 1: n = 65; memset(v, 'a', n); memcpy(v, "12:", 3); taken = 0; break;  /* 65 */
-            case 2: n = 64; memset(v, '0', n); v[n - 1] = ':'; v[n - 2] = '1'; taken = 1; break; /* 63 digits, ':' last */
-            case 3: n = 65; memset(v, '0', n); v[n - 1] = ':'; v[n - 2] = '1'; taken = 0; break;
-            case 4: n = 64; memset(v, '0', n); v[n - 1] = '5'; taken = 0; break;   /* all digits, no ':' */
+            case 0: n = max; memset(v, 'a', n); memcpy(v, "12:", 3); taken = 1; break;  /* exactly the bound */
+            case 1: n = max + 1; memset(v, 'a', n); memcpy(v, "12:", 3); taken = 0; break;  /* one more */
+            case 2: n = max; memset(v, '0', n); v[n - 1] = ':'; v[n - 2] = '1'; taken = 1; break; /* digits, ':' last */
+            case 3: n = max + 1; memset(v, '0', n); v[n - 1] = ':'; v[n - 2] = '1'; taken = 0; break;
+            case 4: n = max; memset(v, '0', n); v[n - 1] = '5'; taken = 0; break;   /* all digits, no ':' */
             default: n = 1; v[0] = '7'; taken = 0; break;
             }
         }
@@ -4749,6 +4749,117 @@ static void test_adopt_errors(void) {
     num(5, 1);
     CHECK_EQ(redlock_lock_adopt(&L, "00112233445566778899AABBCCDDEEFF", 0), REDLOCK_OK); /* either case */
     CHECK_STR(redlock_lock_token(&L), "00112233445566778899AABBCCDDEEFF");
+    teardown();
+}
+
+/* A token with opts.label is the label and 32 lowercase hex digits. */
+static int labelled(const char *tok, const char *label) {
+    size_t i, n = strlen(label);
+    if (strncmp(tok, label, n) != 0 || strlen(tok) != n + REDLOCK_TOKEN_LEN) return 0;
+    for (i = n; tok[i]; i++)
+        if (!strchr("0123456789abcdef", tok[i])) return 0;
+    return 1;
+}
+
+/* Proves: opts.label is written before each token's random part, in SET,
+   in the scripts and in a legacy value, and a value with it is ours (and
+   another label's is not); a second acquire keeps the label with new
+   digits; lock_init refuses a bad label; adopt takes a token whose label
+   fits (none, or one no longer than the lock's own), and the next acquire
+   has the lock's own label again. */
+static void test_token_label(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    redlock_lock spare;
+    char expect[512], first[REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN + 1], other[128];
+    static const char *const bad[] = {"a b", "tab\t", "caf\xc3\xa9",
+                                      "0123456789012345678901234567890123456789012345678901234567890123x"};
+    size_t k;
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.label = "web1:42:";
+    setup_with(&cfg, &o);
+    CHECK_STR(redlock_lock_token(&L), "");                  /* no token before the first acquire */
+    redlock_acquire(&L);
+    CHECK(labelled(redlock_lock_token(&L), "web1:42:"));
+    snprintf(expect, sizeof expect, "SET res %s NX PX 1000", redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    ok(0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    strcpy(first, redlock_lock_token(&L));
+    redlock_release(&L);
+    CHECK(strstr(T.q[1].cmd, first) != NULL && starts(1, "EVALSHA "));
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    redlock_acquire(&L);                                     /* new digits, the same label */
+    CHECK(labelled(redlock_lock_token(&L), "web1:42:"));
+    CHECK(strcmp(first, redlock_lock_token(&L)) != 0);
+    nil(2);
+    /* adopt: no label, or a label that fits; a longer one does not */
+    redlock_lock_deinit(&L);
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_adopt(&L, "web1:4242:00112233445566778899aabbccddeeff", 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_adopt(&L, "a b:00112233445566778899aabbccddeeff", 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_adopt(&L, "web1:42:00112233445566778899aabbccddeef", 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_lock_adopt(&L, "db7:9:00112233445566778899aabbccddeeff", 0), REDLOCK_OK);
+    CHECK_STR(redlock_lock_token(&L), "db7:9:00112233445566778899aabbccddeeff");
+    T.qn = 0;
+    redlock_extend(&L, 2000);
+    CHECK_STR(T.q[0].cmd, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res db7:9:00112233445566778899aabbccddeeff 2000");
+    num(0, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    redlock_release(&L);
+    num(1, 1);
+    redlock_acquire(&L);                                     /* the lock's own label again */
+    CHECK(labelled(redlock_lock_token(&L), "web1:42:"));
+    nil(2);
+    redlock_lock_deinit(&L);
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_adopt(&L, "00112233445566778899aabbccddeeff", 0), REDLOCK_OK); /* no label: fits */
+    CHECK_STR(redlock_lock_token(&L), "00112233445566778899aabbccddeeff");
+    /* refused labels; "" is none */
+    memset(&spare, 0, sizeof spare);
+    for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        o.label = bad[k];
+        CHECK_EQ(redlock_lock_init(&spare, &C, &o), REDLOCK_ERR_INVALID);
+    }
+    o.label = "0123456789012345678901234567890123456789012345678901234567890123"; /* REDLOCK_MAX_LABEL */
+    CHECK_EQ(redlock_lock_init(&spare, &C, &o), REDLOCK_OK);
+    T.qn = 0;
+    redlock_acquire(&spare);
+    CHECK(labelled(redlock_lock_token(&spare), o.label));
+    nil(0);
+    redlock_lock_deinit(&spare);
+    o.label = "";
+    CHECK_EQ(redlock_lock_init(&spare, &C, &o), REDLOCK_OK);
+    T.qn = 0;
+    redlock_acquire(&spare);
+    CHECK(labelled(redlock_lock_token(&spare), ""));
+    nil(0);
+    redlock_lock_deinit(&spare);
+    teardown();
+    /* legacy: "expiry:label+digits"; the same digits under another label are not ours */
+    cfg.mode[0] = REDLOCK_MODE_LEGACY;
+    o.label = "web1:42:";
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "SETNX res %s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
+    CHECK_STR(T.q[0].cmd, expect);
+    num(0, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    snprintf(other, sizeof other, "%lld:web2:42:%s", (long long)T.wall + 1001, redlock_lock_token(&L) + 8);
+    redlock_release(&L);
+    CHECK_STR(T.q[1].cmd, "GET res");
+    rep_exact(1, REDLOCK_REPLY_STRING, other, strlen(other));
+    CHECK_EQ(count_cmd(0, "DEL"), 0);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
+    redlock_acquire(&L);
+    num(2, 1);
+    snprintf(other, sizeof other, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
+    redlock_release(&L);
+    CHECK_STR(T.q[3].cmd, "GET res");
+    rep_exact(3, REDLOCK_REPLY_STRING, other, strlen(other));
+    CHECK(starts(4, "DEL res"));
     teardown();
 }
 
@@ -7614,6 +7725,7 @@ int main(int argc, char **argv) {
     RUN_T(test_validity_zero_unless_held);
     RUN_T(test_info_not_a_string);
     RUN_T(test_adopt_errors);
+    RUN_T(test_token_label);
     RUN_T(test_adopt_unknown_validity);
     RUN_T(test_adopt_extend_late_and_retry);
     RUN_T(test_adopt_given_validity);
