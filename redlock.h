@@ -284,12 +284,16 @@
        REDLOCK_API             linkage of the API (default: extern)
        REDLOCK_MAX_NODES       max nodes per client (default 16, <= 255)
        REDLOCK_MAX_KEY         max key length in bytes (default 512)
-       REDLOCK_LOCK_TABLE      entries of the client's built-in lock table
-                               (default 64; a power of two)
+       REDLOCK_LOCK_TABLE      entries of the lock table inside the client,
+                               where a client without a table of its own
+                               starts (default 64; a power of two); it
+                               grows from there (Many locks, below)
        REDLOCK_ASSERT(c)       internal consistency checks (default assert)
        REDLOCK_MALLOC(size), REDLOCK_FREE(p)  where a lock's key is kept
                                (default malloc and free; define both):
-                               one block per redlock_lock_init
+                               one block per redlock_lock_init; and the
+                               client's lock table once it outgrows
+                               REDLOCK_LOCK_TABLE
        REDLOCK_RANDOM_DEVICE   file the built-in random source reads when
                                getrandom(2) is absent (default "/dev/urandom")
        REDLOCK_NO_BUILTIN_CLOCKS  no built-in clocks: now_us and wall_ms
@@ -307,18 +311,32 @@
    reply finds its lock through the client's lock table (its tag carries
    the table entry), the next deadline is the root of a heap threaded
    through the locks, and redlock_on_timer visits only the locks that are
-   due. The built-in table has REDLOCK_LOCK_TABLE entries; for thousands
-   of locks give the client a bigger one of your own (config.lock_table,
-   a power of two, about one entry per lock), for example
+   due. The table grows with the locks: it starts with REDLOCK_LOCK_TABLE
+   entries inside the client, and redlock_lock_init doubles it (a block
+   from REDLOCK_MALLOC, every lock moved into it) when the client's locks
+   would outnumber its entries, up to 2^24 entries; so finding a lock
+   takes about one step at any count. The doubling costs that one
+   lock_init a pass over the locks (O(1) per lock_init over time); no other
+   call allocates, and the table never shrinks (freed by
+   redlock_client_deinit). Who wants no allocation at all gives the client
+   a table of its own instead (config.lock_table, a power of two, about
+   one entry per lock), which never grows, for example
        static redlock_lock *table[1 << 17];   (up to ~100,000 locks)
        cfg.lock_table = table;
        cfg.lock_table_size = 1 << 17;
-   Without it any number of locks still works; a reply then costs about
-   locks / REDLOCK_LOCK_TABLE steps to find its lock.
+   with more locks than entries a reply then costs about locks / entries
+   steps. A tag's lock id is 40 bits: the address's hash (24 bits; with a
+   table of 2^b entries of one's own, b bits) below a count of lock_inits,
+   so the ids of one address repeat every 2^16 lock_inits on the client
+   (2^(40-b)); a new life then starts its requests' sequence numbers (16
+   bits of the tag) elsewhere, so a late reply to a dead lock's request is
+   taken for a request of the new life (d requests earlier or later in its
+   life than the dead one's in its own) only if at least 2^30 / (d + 1)
+   lock_inits on the client came between them (2^(54-b) / (d + 1)).
 
    Memory: clients and lock handles are yours to place (static, stack,
    arrays, inside your own structs). On 64-bit Linux at the default limits
-   a redlock_client is 912 bytes and a redlock_lock 512 (about 256 plus 16
+   a redlock_client is 920 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
    bytes: the key, the token and the next token's bytes; a label twice its
@@ -327,8 +345,12 @@
    counter's name, REDLOCK_FENCE_PREFIX and the key, more), freed by
    redlock_lock_deinit, by initialising the handle again on the same
    client, or by redlock_client_deinit; refused, lock_init says NOMEM.
-   Nothing else is allocated, and no operation allocates. A handle that is
-   dropped without either deinit keeps its block.
+   The lock table, once it outgrows the client (above), is one block of 8
+   bytes per entry on 64-bit (1 MB at 100,000 locks); refused, lock_init
+   says NOMEM and nothing changed. Nothing else is allocated, and no
+   operation allocates. A handle that is dropped without either deinit
+   keeps its block, a client dropped without redlock_client_deinit its
+   table.
 
    6. ERRORS
    Every function that can fail returns a redlock_status: 0 is success,
@@ -861,13 +883,14 @@ typedef struct redlock_config {
     int64_t retry_delay_ms;            /* default 200 */
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
-    /* optional, for many locks on one client: where the client files its
-       locks so that a reply finds its lock at once. lock_table_size
-       entries, a power of two up to 2^24; about one per lock held at once
-       (more is fine). The memory is the caller's, untouched before init and
-       in use until redlock_client_deinit. NULL: REDLOCK_LOCK_TABLE entries
-       inside the client (any number of locks still works; finding one then
-       costs about locks / REDLOCK_LOCK_TABLE steps). */
+    /* optional: where the client files its locks so that a reply finds
+       its lock at once, for a client that must not allocate.
+       lock_table_size entries, a power of two up to 2^24; about one per
+       lock held at once (fewer works, finding a lock then costs about
+       locks / entries steps). It never grows. The memory is the caller's,
+       untouched before init and in use until redlock_client_deinit. NULL:
+       the client's own table, which grows with its locks at lock_init
+       (section 5, Many locks). */
     struct redlock_lock **lock_table;
     size_t lock_table_size;
 } redlock_config;
@@ -954,11 +977,13 @@ typedef struct redlock_client {
     redlock_callbacks _cb;
     void *_user;
     /* the locks, filed by address: bucket b chains (through _bucket_next)
-       the locks whose address hashes to b; a lock's id carries b, so a tag
-       finds its bucket at once */
-    redlock_lock **_table;    /* _cfg.lock_table or _own_table */
+       the locks whose address hashes to b; a lock's id carries the
+       address's hash bits (as many as the table can have entries), so a
+       tag finds its bucket at once, at any size */
+    redlock_lock **_table;    /* _cfg.lock_table, _own_table, or a grown one (REDLOCK_MALLOC) */
     uint32_t _table_mask;     /* size - 1 */
-    int _table_bits;
+    int _hash_bits;           /* address-hash bits in a lock's id */
+    size_t _locks;            /* filed: the table doubles when they outnumber its entries */
     uint64_t _next_id;
     /* deadlines: a pairing heap of the locks that need the timer (root:
        the earliest); during on_timer, the due locks already driven once
@@ -984,7 +1009,7 @@ struct redlock_lock {
     /* identity: the client's table, the tags' lock id, the key */
     redlock_client *_client;
     redlock_lock *_bucket_next;
-    uint64_t _id;          /* 40 bits: a per-client count above the bucket's index */
+    uint64_t _id;          /* 40 bits: a per-client count above the address's hash bits */
     uint32_t _tick;
     uint16_t _seq;         /* tag sequence of the last request */
     uint8_t _watchdog;     /* renew while held */
@@ -1063,12 +1088,13 @@ REDLOCK_API int redlock_client_init(redlock_client *client, const redlock_config
 REDLOCK_API void redlock_client_deinit(redlock_client *client);
 
 /* Initialises a lock handle on a client, with a copy of the key (one
-   allocation: section 5, Memory). A handle still initialised on
+   allocation: section 5, Memory; and, when the client's own lock table is
+   full, its doubling: Many locks). A handle still initialised on
    this client is deinitialised first (its pending replies are then
    ignored); one initialised on another client must be deinitialised there.
    Errors: INVALID (also a *_ms option out of 0..2^40, a bad label), KEY, KEY_TOO_LONG,
    TTL, DETACHED (client not initialised), NOMEM (the handle is then not
-   initialised). */
+   initialised; the table refused: nothing else changed either). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
 
@@ -1812,7 +1838,7 @@ static void redlock__rebase(redlock_lock *lk, int64_t start) {
    (0 for the first: no share), by the golden ratio, which spreads
    consecutive numbers evenly. */
 static int64_t redlock__renewal_due(const redlock_lock *lk) {
-    uint64_t number = lk->_id >> lk->_client->_table_bits;
+    uint64_t number = lk->_id >> lk->_client->_hash_bits;
     uint64_t share = (number * UINT64_C(0x9E3779B97F4A7C15)) >> 48; /* 0 .. 65535 */
     return lk->_round_start + lk->_renew_every_us - (int64_t)((uint64_t)(lk->_renew_every_us / 16) * share / 65536);
 }
@@ -3231,9 +3257,18 @@ static void redlock__park(redlock_lock *lk) {
 }
 
 /* ---- the lock table: locks filed by address, found by id ---- */
-static uint32_t redlock__bucket_of(const redlock_client *c, const redlock_lock *lk) {
+/* The largest table: a lock's id has room for this many address-hash bits. */
+#define REDLOCK__TABLE_BITS 24
+
+/* An address's hash, REDLOCK__TABLE_BITS bits: its low bits are the bucket
+   at any table size. */
+static uint32_t redlock__address_hash(const redlock_lock *lk) {
     uint64_t h = (uint64_t)(uintptr_t)lk * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing: the high bits */
-    return (uint32_t)(h >> 40) & c->_table_mask;
+    return (uint32_t)(h >> (64 - REDLOCK__TABLE_BITS));
+}
+
+static uint32_t redlock__bucket_of(const redlock_client *c, const redlock_lock *lk) {
+    return redlock__address_hash(lk) & c->_table_mask;
 }
 
 /* A live lock of this client with this id, or NULL (a stale tag). */
@@ -3253,19 +3288,64 @@ static int redlock__filed(const redlock_client *c, const redlock_lock *lk) {
     return 0;
 }
 
+/* A lock's id: a per-client count above the address's hash bits. The
+   count wraps (after 2^(40 - _hash_bits) lock_inits), so a count that a
+   live lock of the same hash has is skipped: live ids are distinct. Lives
+   of one address whose ids meet (k wraps apart) start their request
+   numbers (the tags' sequence) k * 19463 apart (mod 2^16, and 0 is
+   skipped): requests d ranks apart in their lives meet only if
+   k >= 19463 / (d + 1) (an odd constant whose multiples stay far from
+   those of 2^16: k times the distance is at least 19463). */
 static void redlock__file(redlock_client *c, redlock_lock *lk) {
-    uint32_t b = redlock__bucket_of(c, lk);
-    uint64_t count = c->_next_id++ & ((((uint64_t)1) << (40 - c->_table_bits)) - 1);
-    lk->_id = (count << c->_table_bits) | b;
+    uint32_t hash = redlock__address_hash(lk) & (uint32_t)((((uint64_t)1) << c->_hash_bits) - 1);
+    uint32_t b = hash & c->_table_mask;
+    int count_bits = 40 - c->_hash_bits;
+    uint64_t n, tries = 0;
+    const redlock_lock *it;
+    do {
+        n = c->_next_id++;
+        lk->_id = ((n & ((((uint64_t)1) << count_bits) - 1)) << c->_hash_bits) | hash;
+        for (it = c->_table[b]; it && it->_id != lk->_id; it = it->_bucket_next) {}
+    } while (it && ++tries < (((uint64_t)1) << count_bits));
+    lk->_seq = (uint16_t)((n >> count_bits) * 19463u);
     lk->_bucket_next = c->_table[b];
     c->_table[b] = lk;
+    c->_locks++;
 }
 
 static void redlock__unfile(redlock_client *c, redlock_lock *lk) {
     redlock_lock **at = &c->_table[lk->_id & c->_table_mask];
     while (*at && *at != lk) at = &(*at)->_bucket_next;
-    if (*at) *at = lk->_bucket_next;
+    if (*at) {
+        *at = lk->_bucket_next;
+        c->_locks--;
+    }
     lk->_bucket_next = NULL;
+}
+
+/* Room for one more lock: a built-in table that has as many locks as
+   entries (and can grow) doubles, every lock moved into the new one (at
+   lock_init only: O(1) per lock_init over time). 0: no memory for it, and
+   nothing changed. */
+static int redlock__room(redlock_client *c) {
+    size_t size = (size_t)c->_table_mask + 1, b;
+    redlock_lock **t;
+    if (c->_locks < size || c->_cfg.lock_table || size >= ((size_t)1 << REDLOCK__TABLE_BITS)) return 1;
+    t = (redlock_lock **)REDLOCK_MALLOC(2 * size * sizeof *t);
+    if (!t) return 0;
+    memset(t, 0, 2 * size * sizeof *t);
+    for (b = 0; b < size; b++)
+        while (c->_table[b]) {
+            redlock_lock *lk = c->_table[b];
+            uint32_t nb = (uint32_t)lk->_id & (uint32_t)(2 * size - 1); /* the id carries the address's hash */
+            c->_table[b] = lk->_bucket_next;
+            lk->_bucket_next = t[nb];
+            t[nb] = lk;
+        }
+    if (c->_table != c->_own_table) REDLOCK_FREE(c->_table);
+    c->_table = t;
+    c->_table_mask = (uint32_t)(2 * size - 1);
+    return 1;
 }
 
 /* The drive loop: runs the state machine until nothing changes. Re-entrant
@@ -3347,15 +3427,15 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     redlock_config_init(&d);
     memset(c, 0, sizeof *c);
     c->_cfg = *cfg;
-    if (cfg->lock_table) {
+    if (cfg->lock_table) { /* never grows: the ids need only its bits */
         c->_table = cfg->lock_table;
         c->_table_mask = (uint32_t)(cfg->lock_table_size - 1);
+        while (((uint32_t)1 << c->_hash_bits) <= c->_table_mask) c->_hash_bits++;
     } else {
         c->_table = c->_own_table;
         c->_table_mask = REDLOCK_LOCK_TABLE - 1;
-        c->_cfg.lock_table_size = REDLOCK_LOCK_TABLE;
+        c->_hash_bits = REDLOCK__TABLE_BITS;
     }
-    while (((uint32_t)1 << c->_table_bits) <= c->_table_mask) c->_table_bits++;
     memset(c->_table, 0, ((size_t)c->_table_mask + 1) * sizeof *c->_table);
     if (!c->_cfg.node_timeout_ms) c->_cfg.node_timeout_ms = d.node_timeout_ms;
     if (c->_cfg.drift_factor == 0.0) c->_cfg.drift_factor = d.drift_factor;
@@ -3397,6 +3477,10 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
             c->_table[b] = lk->_bucket_next;
             redlock__detach(lk);
         }
+    if (c->_table != c->_own_table && !c->_cfg.lock_table) REDLOCK_FREE(c->_table);
+    c->_table = NULL;
+    c->_table_mask = 0;
+    c->_locks = 0;
     c->_heap = c->_parked = NULL;
     if (c->_armed != REDLOCK_NO_DEADLINE) c->_cb.set_timer(c->_user, REDLOCK_NO_DEADLINE);
     c->_magic = 0;
@@ -3406,6 +3490,7 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     size_t klen, olen = 0, llen, j;
     char *strings;
     int64_t jitter_ms;
+    int again;
     if (!lk || !o) return REDLOCK_ERR_INVALID;
     if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
     if (!o->key) return REDLOCK_ERR_KEY;
@@ -3443,8 +3528,11 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
     }
     /* initialising a lock that is still initialised on this client: forget
-       the old one first (otherwise the table would link the lock to itself) */
-    if (redlock__filed(c, lk)) redlock_lock_deinit(lk);
+       the old one first (otherwise the table would link the lock to itself);
+       a new one needs room in the table first */
+    again = redlock__filed(c, lk);
+    if (!again && !redlock__room(c)) return REDLOCK_ERR_NOMEM;
+    if (again) redlock_lock_deinit(lk);
     strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0));
     if (!strings) return REDLOCK_ERR_NOMEM;
     memset(lk, 0, sizeof *lk);

@@ -1,21 +1,26 @@
 /* bench_scale.c - many locks on one client, against a real redis-server
    that this program starts on loopback (tests/shared/redis_nodes.h) and
-   stops at the end. One raw-socket client (adapters/redlock_socket.h) with
-   a lock table; for each lock count: every acquire issued at once on
-   distinct keys (the acquisition rate), then every lock held with the
-   watchdog for a while (renewals, the client's CPU per renewal, locks
-   lost), then every lock released. Also the bytes per lock.
+   stops at the end. One raw-socket client (adapters/redlock_socket.h); for
+   each lock count: every acquire issued at once on distinct keys (the
+   acquisition rate), then every lock held with the watchdog for a while
+   (renewals, the client's CPU per renewal, locks lost), then every lock
+   released. Also the bytes per lock. Two rows per count: "own table" (a
+   lock table of the benchmark's, a node timeout of 5 s, no retries: a
+   burst waits its turn at the server) and "defaults" (the adapter's
+   defaults: the table the client grows, the default node timeout and
+   retries). --node-timeout MS sets both rows' node timeout.
    --transport hiredis: the blocking hiredis adapter with its watchdog
    thread instead (acquires one after another: it blocks; the thread
    renews while the program sleeps).
    Usage: bench_scale [--locks N[,N...]] [--hold S] [--ttl MS] [--server-cpu C]
                       [--transport socket|hiredis] [--fail-every N]
+                      [--rows own|defaults|both] [--node-timeout MS]
    A lock that is not acquired (a busy machine: a node timeout) is counted
    in its line's `failed` and left out of the rate; the run ends with
    status 1 only when a lock count had no lock acquired, or its setup
    failed. --fail-every N (a test of that path): every Nth lock's key is
    held by another owner, so its acquire fails.
-   Defaults: --locks 1,1000,10000,100000 --hold 10 --ttl 6000. The client
+   Defaults: --locks 1,1000,10000,100000 --hold 10 --ttl 6000 --rows both. The client
    runs where it is started (pin it with taskset); the server is pinned to
    --server-cpu when given. */
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +41,7 @@ static long acquired, failed, renewed, lost, released, acquire_results;
 
 #define INJECTED_KEY "bench:injected" /* --fail-every: held by another owner */
 static long fail_every;               /* 0: no injected failures */
+static long node_timeout_ms;          /* 0: each row's own */
 
 static void on_result(redlock_lock *lk, const redlock_result *r)
 {
@@ -86,6 +92,22 @@ static void report(long n, double t_acq, double t_hold, long renewals, double c_
     fflush(stdout);
 }
 
+/* The bytes of a client's lock table outside the client: the one it grew
+   (white box: the table inside the client is counted in the client). */
+static size_t grown_table_bytes(const redlock_client *c)
+{
+    return c->_table != c->_own_table ? ((size_t)c->_table_mask + 1) * sizeof *c->_table : 0;
+}
+
+/* A row's name: "own table", or "defaults" and what was not. */
+static const char *row_name(int own_table, const char *transport, char *buf, size_t len)
+{
+    if (own_table) snprintf(buf, len, "  own table%s", transport);
+    else if (node_timeout_ms) snprintf(buf, len, "  defaults (but node timeout %ld ms)%s", node_timeout_ms, transport);
+    else snprintf(buf, len, "  defaults%s", transport);
+    return buf;
+}
+
 /* What malloc takes for a lock's key block (glibc: an 8-byte header, 16-byte
    chunks). */
 static size_t key_block_bytes(const char *key)
@@ -93,7 +115,7 @@ static size_t key_block_bytes(const char *key)
     return (REDLOCK_KEY_BLOCK_SIZE(strlen(key)) + 8 + 15) & ~(size_t)15;
 }
 
-static int one_count(int port, long n, double hold_s, long ttl_ms)
+static int one_count(int port, long n, double hold_s, long ttl_ms, int own_table)
 {
     redlock_socket s;
     redlock_socket_config cfg;
@@ -103,18 +125,22 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
     long i, refused = 0;
     double t0, t_acq, c0, c_hold, t_hold;
     long renewed0;
+    char name[80];
     while (size <= (size_t)n) size *= 2;
-    table = (redlock_lock **)calloc(size, sizeof *table);
-    if (!locks || !table) return 1;
+    table = own_table ? (redlock_lock **)calloc(size, sizeof *table) : NULL;
+    if (!locks || (own_table && !table)) return 1;
     acquired = failed = renewed = lost = released = acquire_results = 0;
     redlock_socket_config_init(&cfg);
     cfg.node_count = 1;
     cfg.node[0].port = port;
-    cfg.command_timeout_ms = 10000;
-    cfg.core.node_timeout_ms = 5000; /* a burst of 100,000 waits its turn at the server */
-    cfg.core.retry_count = -1;
-    cfg.core.lock_table = table;
-    cfg.core.lock_table_size = size;
+    if (own_table) {
+        cfg.command_timeout_ms = 10000;
+        cfg.core.node_timeout_ms = 5000; /* a burst of 100,000 waits its turn at the server */
+        cfg.core.retry_count = -1;
+        cfg.core.lock_table = table;
+        cfg.core.lock_table_size = size;
+    }
+    if (node_timeout_ms) cfg.core.node_timeout_ms = node_timeout_ms;
     cfg.on_event = on_event;
     if (redlock_socket_init(&s, &cfg) != REDLOCK_OK || redlock_socket_connect(&s) != REDLOCK_OK) return 1;
     for (i = 0; i < n; i++) {
@@ -148,7 +174,9 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
     t_hold = bench_now_s() - t0;
     c_hold = bench_cpu_s() - c0;
     report(n, t_acq, t_hold, renewed - renewed0, c_hold,
-           sizeof(redlock_socket_lock) + (key_bytes + redlock_socket_memory(&s) + size * sizeof *table) / (size_t)n, "");
+           sizeof(redlock_socket_lock) +
+               (key_bytes + redlock_socket_memory(&s) + (own_table ? size * sizeof *table : grown_table_bytes(&s._client))) / (size_t)n,
+           row_name(own_table, "", name, sizeof name));
     /* release everything (the keys must not outlive the run) */
     {
         long want = 0;
@@ -167,27 +195,31 @@ static int one_count(int port, long n, double hold_s, long ttl_ms)
 /* The same with the hiredis adapter and its watchdog thread. The counters
    are written on that thread, under the adapter's mutex, and read here
    after the thread had time to finish (a benchmark's approximation). */
-static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
+static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms, int own_table)
 {
     static redlock_hiredis c;
     redlock_hiredis_config cfg;
     redlock_hiredis_lock *locks = (redlock_hiredis_lock *)calloc((size_t)n, sizeof *locks);
     redlock_lock **table;
-    size_t size = 1, key_bytes = 0;
+    size_t size = 1, key_bytes = 0, grown = 0;
     long i, renewed0, want = 0;
     double t0, t_acq, c0, c_hold;
+    char name[80];
     while (size <= (size_t)n) size *= 2;
-    table = (redlock_lock **)calloc(size, sizeof *table);
-    if (!locks || !table) return 1;
+    table = own_table ? (redlock_lock **)calloc(size, sizeof *table) : NULL;
+    if (!locks || (own_table && !table)) return 1;
     acquired = failed = renewed = lost = released = acquire_results = 0;
     redlock_hiredis_config_init(&cfg);
     cfg.node_count = 1;
     cfg.node[0].port = port;
-    cfg.command_timeout_ms = 10000;
     cfg.watchdog_thread = 1;
-    cfg.core.retry_count = -1;
-    cfg.core.lock_table = table;
-    cfg.core.lock_table_size = size;
+    if (own_table) {
+        cfg.command_timeout_ms = 10000;
+        cfg.core.retry_count = -1;
+        cfg.core.lock_table = table;
+        cfg.core.lock_table_size = size;
+    }
+    if (node_timeout_ms) cfg.core.node_timeout_ms = node_timeout_ms;
     cfg.on_event = on_event;
     if (redlock_hiredis_init(&c, &cfg) != REDLOCK_OK) return 1;
     for (i = 0; i < n; i++) {
@@ -220,8 +252,10 @@ static int one_count_hiredis(int port, long n, double hold_s, long ttl_ms)
     }
     c_hold = bench_cpu_s() - c0;
     hold_s = bench_now_s() - t0;
-    report(n, t_acq, hold_s, renewed - renewed0, c_hold, sizeof(redlock_hiredis_lock) + (key_bytes + size * sizeof *table) / (size_t)n,
-           "  (hiredis, watchdog thread)");
+    if (!own_table) grown = grown_table_bytes(&c._client); /* written at lock_init only: all done before */
+    report(n, t_acq, hold_s, renewed - renewed0, c_hold,
+           sizeof(redlock_hiredis_lock) + (key_bytes + (own_table ? size * sizeof *table : grown)) / (size_t)n,
+           row_name(own_table, "  (hiredis, watchdog thread)", name, sizeof name));
     for (i = 0; i < n; i++)
         if (redlock_lock_state(&locks[i].lock) == REDLOCK_STATE_HELD) {
             want++;
@@ -239,7 +273,7 @@ int main(int argc, char **argv)
     const char *counts = "1,1000,10000,100000";
     double hold = 10;
     long ttl = 6000;
-    int server_cpu = -1, i, rc = 0, hiredis = 0, setup_failed = 0;
+    int server_cpu = -1, i, rc = 0, hiredis = 0, setup_failed = 0, rows = 3; /* 1: own table, 2: defaults */
     redis_nodes rn;
     char *list, *tok;
     for (i = 1; i < argc; i++) {
@@ -250,17 +284,22 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--transport") && i + 1 < argc && !strcmp(argv[i + 1], "hiredis")) hiredis = 1, i++;
         else if (!strcmp(argv[i], "--transport") && i + 1 < argc && !strcmp(argv[i + 1], "socket")) hiredis = 0, i++;
         else if (!strcmp(argv[i], "--fail-every") && i + 1 < argc) fail_every = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--node-timeout") && i + 1 < argc) node_timeout_ms = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--rows") && i + 1 < argc && !strcmp(argv[i + 1], "own")) rows = 1, i++;
+        else if (!strcmp(argv[i], "--rows") && i + 1 < argc && !strcmp(argv[i + 1], "defaults")) rows = 2, i++;
+        else if (!strcmp(argv[i], "--rows") && i + 1 < argc && !strcmp(argv[i + 1], "both")) rows = 3, i++;
         else {
             fprintf(stderr, "usage: bench_scale [--locks N[,N...]] [--hold S] [--ttl MS] [--server-cpu C] "
-                            "[--transport socket|hiredis] [--fail-every N]\n");
+                            "[--transport socket|hiredis] [--fail-every N] [--rows own|defaults|both] [--node-timeout MS]\n");
             return 2;
         }
     }
-    if (hold <= 0 || hold > 600 || ttl < 100 || ttl > 600000 || fail_every < 0) {
-        fprintf(stderr, "bench_scale: --hold 0..600 s, --ttl 100..600000 ms, --fail-every >= 1\n");
+    if (hold <= 0 || hold > 600 || ttl < 100 || ttl > 600000 || fail_every < 0 || node_timeout_ms < 0 ||
+        node_timeout_ms > 600000) {
+        fprintf(stderr, "bench_scale: --hold 0..600 s, --ttl 100..600000 ms, --fail-every >= 1, --node-timeout 1..600000 ms\n");
         return 2;
     }
-    redis_nodes_deadline((int)(hold * 8 + 300));
+    redis_nodes_deadline((int)(hold * 16 + 600)); /* two rows per count */
     if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) {
         fprintf(stderr, "bench_scale: cannot start redis-server\n");
         return 1;
@@ -283,13 +322,17 @@ int main(int argc, char **argv)
     list = strdup(counts);
     for (tok = strtok(list, ","); tok && !setup_failed; tok = strtok(NULL, ",")) {
         long n = atol(tok);
-        int r;
+        int own;
         if (n < 1 || n > 1000000) { fprintf(stderr, "bench_scale: lock count %s out of 1..1000000\n", tok); rc = 2; break; }
-        r = hiredis ? one_count_hiredis(redis_nodes_port(&rn, 0), n, hold, ttl)
-                    : one_count(redis_nodes_port(&rn, 0), n, hold, ttl);
-        if (r == 1) fprintf(stderr, "bench_scale: setup failed at %ld locks\n", n), setup_failed = 1;
-        if (r == 2) fprintf(stderr, "bench_scale: no lock acquired in the %ld locks row\n", n);
-        if (r) rc = 1;
+        for (own = 1; own >= 0 && !setup_failed; own--) {
+            int r;
+            if (!(rows & (own ? 1 : 2))) continue;
+            r = hiredis ? one_count_hiredis(redis_nodes_port(&rn, 0), n, hold, ttl, own)
+                        : one_count(redis_nodes_port(&rn, 0), n, hold, ttl, own);
+            if (r == 1) fprintf(stderr, "bench_scale: setup failed at %ld locks (%s)\n", n, own ? "own table" : "defaults"), setup_failed = 1;
+            if (r == 2) fprintf(stderr, "bench_scale: no lock acquired in the %ld locks row (%s)\n", n, own ? "own table" : "defaults");
+            if (r) rc = 1;
+        }
     }
     free(list);
     redis_nodes_stop(&rn);

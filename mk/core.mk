@@ -141,8 +141,10 @@ $(BUILD)/bench_scale: bench/bench_scale.c bench/bench_util.h redlock.h adapters/
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@ -lhiredis -lpthread
 
 # Many locks on one client against a real node: 1 to 100,000 locks, the
-# server on CPU 0 and the client on the last CPU. SCALE_ARGS: e.g.
-# "--locks 100000 --hold 120 --ttl 30000" for a two-minute hold.
+# server on CPU 0 and the client on the last CPU; per count a row with a
+# lock table of the benchmark's and one at the adapter's defaults (the
+# table the client grows). SCALE_ARGS: e.g. "--locks 100000 --hold 120
+# --ttl 30000" for a two-minute hold, "--rows defaults --node-timeout 5000".
 SCALE_ARGS ?= --locks 1,1000,10000,100000 --hold 10 --ttl 6000
 .PHONY: bench-scale
 bench-scale: $(BUILD)/bench_scale

@@ -42,6 +42,7 @@
    Usage: sim [--runs N] [--seed S] [--profile NAME] [--expect-violations [--first]] [-v] [--trace]
    Every failure prints the seed and a one-line replay command. */
 #define REDLOCK_IMPLEMENTATION
+#define REDLOCK_LOCK_TABLE 1 /* a client without a table of its own grows one from the start */
 #include "redlock.h"
 
 #include <stdio.h>
@@ -256,7 +257,7 @@ typedef struct slot {        /* one lock handle of a client */
 
 typedef struct client {
     redlock_client rc;
-    redlock_lock *table[4];  /* many-locks: the client's lock table */
+    redlock_lock *table[4];  /* many-locks: the lock table of the even clients (the odd grow their own) */
     slot s[MAX_SLOTS];
     int ns;
     double rate;             /* clock rate error */
@@ -2341,7 +2342,7 @@ static void start_clients(world *w) {
         cb.on_event = cb_event;
         if (c->listens) cb.listen = cb_listen;
         if (w->p->many) {
-            cfg.lock_table = c->table;
+            cfg.lock_table = c->id % 2 ? NULL : c->table;
             cfg.lock_table_size = (size_t)1 << rng_range(&w->rng, 0, 2);
         }
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }

@@ -18,9 +18,10 @@ static void unit_free(void *p);
 static long key_blocks;     /* live */
 static size_t last_block;   /* the size of the last one asked for */
 static int refuse_malloc;
+static size_t refuse_above; /* 0, or: blocks bigger than this are refused (a lock table's, not a key's) */
 static void *unit_malloc(size_t n) {
     last_block = n;
-    if (refuse_malloc) return NULL;
+    if (refuse_malloc || (refuse_above && n > refuse_above)) return NULL;
     key_blocks++;
     return malloc(n);
 }
@@ -1382,7 +1383,8 @@ static void test_handle_size(void) {
    the key used is the one given at init, not the caller's buffer later. */
 /* Proves: redlock_client_deinit detaches every lock of the client, in
    every bucket of its table (200 locks: each bucket holds some), freeing
-   each key block; each lock then says DETACHED. */
+   each key block and the table the locks made grow; each lock then says
+   DETACHED. */
 static void test_client_deinit_every_lock(void) {
     static redlock_lock many[200];
     redlock_lock_opts o;
@@ -1397,7 +1399,8 @@ static void test_client_deinit_every_lock(void) {
         snprintf(key, sizeof key, "k:%d", i);
         CHECK_EQ(redlock_lock_init(&many[i], &C, &o), REDLOCK_OK);
     }
-    CHECK_EQ(key_blocks, before + 200);
+    CHECK_EQ(key_blocks, before + 200 + 1); /* and one table: 64 entries grew to 256 */
+    CHECK_EQ(C._table_mask + 1, 256);
     redlock_client_deinit(&C);
     CHECK_EQ(key_blocks, before);
     for (i = 0; i < 200; i++) CHECK_EQ(redlock_acquire(&many[i]), REDLOCK_ERR_DETACHED);
@@ -1727,6 +1730,164 @@ static void test_stale_tag_of_freed_lock(void) {
     CHECK_EQ(redlock_lock_state(&keep), REDLOCK_STATE_IDLE);
     redlock_lock_deinit(&keep);
     redlock_client_deinit(&c);
+    m_free();
+}
+
+/* The longest chain of the client's table, and whether every lock filed
+   there is found from its id (white box). */
+static size_t m_longest_chain(redlock_client *c) {
+    size_t longest = 0;
+    uint32_t b;
+    for (b = 0; b <= c->_table_mask; b++) {
+        size_t len = 0;
+        redlock_lock *it;
+        for (it = c->_table[b]; it; it = it->_bucket_next, len++)
+            if (redlock__find(c, it->_id) != it || !redlock__filed(c, it)) return (size_t)-1;
+        if (len > longest) longest = len;
+    }
+    return longest;
+}
+
+/* Proves: without a caller's table the client's grows with its locks
+   (doubling at lock_init, from REDLOCK_LOCK_TABLE entries): 5000 acquires
+   in flight while it grows from 64 entries to 8192 all get their replies
+   after it grew again (to 16384, for 5000 more locks); the tags of locks
+   deinitialised or initialised again before that growth stay stale (no
+   command follows, the new lives stay idle); every lock is found from its
+   id and the chains stay short; the tables are freed (the last by
+   client_deinit). A caller's table never grows and nothing is allocated
+   for it. */
+static void test_lock_table_grows(void) {
+    enum { NL = 5000 };
+    static redlock_lock *table[16];
+    redlock_client c;
+    redlock_lock *locks = (redlock_lock *)calloc(2 * NL, sizeof *locks);
+    redlock_lock_opts o;
+    redlock_tag *tags;
+    size_t ntags, k;
+    long before = key_blocks;
+    int i, held = 0, idle = 0;
+    char key[32];
+    if (!locks) { CHECK(0); return; }
+    m_client(&c, NULL, 0);
+    CHECK_EQ(c._table_mask + 1, REDLOCK_LOCK_TABLE);
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.ttl_ms = 10000;
+    for (i = 0; i < NL; i++) {
+        snprintf(key, sizeof key, "grow:%d", i);
+        CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+        CHECK_EQ(redlock_acquire(&locks[i]), REDLOCK_OK);
+    }
+    CHECK_EQ(c._table_mask + 1, 8192);
+    CHECK_EQ(key_blocks, before + NL + 1); /* the keys and one table: the smaller ones were freed */
+    CHECK(m_longest_chain(&c) <= 12);
+    tags = (redlock_tag *)malloc(M.n * sizeof *tags);
+    if (!tags) { CHECK(0); free(locks); return; }
+    ntags = M.n;
+    memcpy(tags, M.tag, M.n * sizeof *tags);
+    M.n = 0;
+    /* the first thousand deinitialised, the next thousand initialised again */
+    for (i = 0; i < 1000; i++) redlock_lock_deinit(&locks[i]);
+    for (i = 1000; i < 2000; i++) {
+        snprintf(key, sizeof key, "again:%d", i);
+        CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+    }
+    CHECK_EQ(c._table_mask + 1, 8192);
+    for (i = NL; i < 2 * NL; i++) {
+        snprintf(key, sizeof key, "more:%d", i);
+        CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+    }
+    CHECK_EQ(c._table_mask + 1, 16384);
+    CHECK(m_longest_chain(&c) <= 12);
+    {
+        redlock_reply r;
+        memset(&r, 0, sizeof r);
+        r.type = REDLOCK_REPLY_STATUS;
+        r.str = "OK";
+        r.len = 2;
+        for (k = ntags; k-- > 0;) redlock_on_reply(&c, tags[k], &r);
+    }
+    CHECK_EQ(M.n, 0); /* nothing followed from a stale answer */
+    for (i = 0; i < 2 * NL; i++) {
+        held += redlock_lock_state(&locks[i]) == REDLOCK_STATE_HELD;
+        idle += redlock_lock_state(&locks[i]) == REDLOCK_STATE_IDLE;
+    }
+    CHECK_EQ(held, NL - 2000);
+    CHECK_EQ(idle, NL + 2000);
+    for (i = 2000; i < NL; i++) CHECK_EQ(redlock_lock_state(&locks[i]), REDLOCK_STATE_HELD);
+    for (i = 0; i < 2 * NL; i++) redlock_lock_deinit(&locks[i]);
+    CHECK_EQ(c._locks, 0);
+    CHECK_EQ(key_blocks, before + 1); /* the table stays until client_deinit */
+    redlock_client_deinit(&c);
+    CHECK_EQ(key_blocks, before);
+    /* a caller's table: 16 entries for 3000 locks, nothing allocated but the keys */
+    m_client(&c, table, 16);
+    for (i = 0; i < 3000; i++) {
+        snprintf(key, sizeof key, "own:%d", i);
+        CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+    }
+    CHECK(c._table == table);
+    CHECK_EQ(c._table_mask + 1, 16);
+    CHECK_EQ(key_blocks, before + 3000);
+    CHECK(m_longest_chain(&c) != (size_t)-1);
+    redlock_client_deinit(&c);
+    CHECK_EQ(key_blocks, before);
+    free(tags);
+    free(locks);
+    m_free();
+}
+
+/* Proves: when the table cannot grow (its block refused) lock_init says
+   NOMEM and nothing changed: the table, the locks in it (all acquired from
+   their replies after), the handle not initialised; initialising a lock
+   that is already initialised needs no room and works; once memory is
+   there again the table grows. */
+static void test_lock_table_nomem(void) {
+    redlock_client c;
+    redlock_lock locks[REDLOCK_LOCK_TABLE + 1], spare;
+    redlock_lock_opts o;
+    long before = key_blocks;
+    int i, rc, held = 0;
+    char key[32];
+    m_client(&c, NULL, 0);
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.ttl_ms = 10000;
+    for (i = 0; i < REDLOCK_LOCK_TABLE; i++) {
+        snprintf(key, sizeof key, "full:%d", i);
+        CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
+        CHECK_EQ(redlock_acquire(&locks[i]), REDLOCK_OK);
+    }
+    CHECK_EQ(key_blocks, before + REDLOCK_LOCK_TABLE); /* the table inside the client: nothing allocated */
+    refuse_above = 512;                                /* a table's block, not a key's */
+    snprintf(key, sizeof key, "one-more");
+    memset(&locks[REDLOCK_LOCK_TABLE], 0x5a, sizeof locks[REDLOCK_LOCK_TABLE]);
+    memset(&spare, 0x5a, sizeof spare);
+    rc = redlock_lock_init(&locks[REDLOCK_LOCK_TABLE], &c, &o);
+    CHECK_EQ(rc, REDLOCK_ERR_NOMEM);
+    if (rc == REDLOCK_OK) redlock_lock_deinit(&locks[REDLOCK_LOCK_TABLE]);
+    else CHECK(memcmp(&locks[REDLOCK_LOCK_TABLE], &spare, sizeof spare) == 0); /* not written */
+    CHECK_EQ(c._table_mask + 1, REDLOCK_LOCK_TABLE);
+    CHECK_EQ(c._locks, REDLOCK_LOCK_TABLE);
+    CHECK_EQ(key_blocks, before + REDLOCK_LOCK_TABLE);
+    CHECK_EQ(redlock_acquire(&locks[REDLOCK_LOCK_TABLE]), REDLOCK_ERR_DETACHED);
+    /* initialising a live lock again takes no room */
+    snprintf(key, sizeof key, "full:0:again");
+    CHECK_EQ(redlock_lock_init(&locks[0], &c, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&locks[0]), REDLOCK_OK);
+    refuse_above = 0;
+    m_ok_all(&c); /* the first life's answer is stale; the others' and the new life's are found */
+    for (i = 0; i < REDLOCK_LOCK_TABLE; i++) held += redlock_lock_state(&locks[i]) == REDLOCK_STATE_HELD;
+    CHECK_EQ(held, REDLOCK_LOCK_TABLE);
+    CHECK_EQ(M.n, 0);
+    snprintf(key, sizeof key, "one-more");
+    CHECK_EQ(redlock_lock_init(&locks[REDLOCK_LOCK_TABLE], &c, &o), REDLOCK_OK);
+    CHECK_EQ(c._table_mask + 1, 2 * REDLOCK_LOCK_TABLE);
+    CHECK_EQ(key_blocks, before + REDLOCK_LOCK_TABLE + 2);
+    CHECK_EQ(m_longest_chain(&c) != (size_t)-1, 1);
+    redlock_client_deinit(&c);
+    CHECK_EQ(key_blocks, before);
     m_free();
 }
 
@@ -5303,16 +5464,95 @@ static void test_max_nodes_round_keeps_validity(void) {
     teardown();
 }
 
-/* Proves: lock numbers wrap within the tag's 40 bits: a lock initialised
-   after 2^40 others (per bucket) still gets its replies. */
+/* Proves: lock numbers wrap within the tag's 40 bits (above the address's
+   24 hash bits with the built-in table): a lock initialised after 2^16
+   others still gets its replies. */
 static void test_lock_numbers_wrap(void) {
     redlock_lock_opts o;
     setup_n(1, 0, 1000);
     redlock_lock_deinit(&L);
-    C._next_id = (uint64_t)1 << (40 - C._table_bits);
+    C._next_id = (uint64_t)1 << (40 - C._hash_bits);
     base_opts(&o, 1000, 0);
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(0);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: a lock number that wraps onto a live lock's id (same table
+   entry: a caller's table of one) is skipped, as are the next ones that
+   live locks have: four live locks, four ids, each acquired from its own
+   replies (answered first to last and last to first). */
+static void test_live_ids_distinct_across_wrap(void) {
+    static redlock_lock *table[1];
+    redlock_lock lk[4];
+    redlock_lock_opts o;
+    redlock_client c;
+    int i, held = 0;
+    m_client(&c, table, 1);
+    memset(&o, 0, sizeof o);
+    o.key = "wrap";
+    o.ttl_ms = 1000;
+    for (i = 0; i < 3; i++) CHECK_EQ(redlock_lock_init(&lk[i], &c, &o), REDLOCK_OK);
+    c._next_id = (uint64_t)1 << 40; /* the next number wraps to the first lock's */
+    CHECK_EQ(redlock_lock_init(&lk[3], &c, &o), REDLOCK_OK);
+    for (i = 0; i < 3; i++) CHECK(lk[3]._id != lk[i]._id);
+    for (i = 0; i < 4; i++) CHECK_EQ(redlock_acquire(&lk[i]), REDLOCK_OK);
+    CHECK_EQ(M.n, 4);
+    {
+        redlock_reply r;
+        memset(&r, 0, sizeof r);
+        r.type = REDLOCK_REPLY_STATUS;
+        r.str = "OK";
+        r.len = 2;
+        redlock_on_reply(&c, M.tag[0], &r);
+        redlock_on_reply(&c, M.tag[3], &r);
+        redlock_on_reply(&c, M.tag[1], &r);
+        redlock_on_reply(&c, M.tag[2], &r);
+    }
+    for (i = 0; i < 4; i++) held += redlock_lock_state(&lk[i]) == REDLOCK_STATE_HELD;
+    CHECK_EQ(held, 4);
+    redlock_client_deinit(&c);
+    m_free();
+}
+
+/* Proves: a handle initialised again exactly one wrap of the lock numbers
+   later (65,536 lock_inits on the client: its new id is the old one) does
+   not take the old life's late answer for its own: the new life's tags
+   differ in their sequence. */
+static void test_stale_tag_one_wrap_later(void) {
+    redlock_lock_opts o;
+    redlock_lock scratch;
+    redlock_tag old;
+    uint64_t old_id;
+    long k;
+    setup_n(1, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 1);
+    old = T.q[0].tag;
+    old_id = L._id;
+    T.qn = 0;
+    base_opts(&o, 1000, 0);
+    for (k = 0; k < 65535; k++) {
+        CHECK_EQ(redlock_lock_init(&scratch, &C, &o), REDLOCK_OK);
+        redlock_lock_deinit(&scratch);
+    }
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_EQ(L._id, old_id); /* the case in point */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 1);
+    {
+        redlock_reply r;
+        memset(&r, 0, sizeof r);
+        r.type = REDLOCK_REPLY_STATUS;
+        r.str = "OK";
+        r.len = 2;
+        redlock_on_reply(&C, old, &r);
+    }
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
+    CHECK_EQ(T.res.n, 0);
     ok(0);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
@@ -7648,6 +7888,8 @@ int main(int argc, char **argv) {
     RUN_T(test_lock_table_config);
     RUN_T(test_many_locks_table_and_heap);
     RUN_T(test_stale_tag_of_freed_lock);
+    RUN_T(test_lock_table_grows);
+    RUN_T(test_lock_table_nomem);
     RUN_T(test_call_after_lost_freed);
     RUN_T(test_queue_full_overloaded);
     RUN_T(test_defect1_shortening_extend);
@@ -7747,6 +7989,8 @@ int main(int argc, char **argv) {
     RUN_T(test_noscript_long_dead_node);
     RUN_T(test_max_nodes_round_keeps_validity);
     RUN_T(test_lock_numbers_wrap);
+    RUN_T(test_live_ids_distinct_across_wrap);
+    RUN_T(test_stale_tag_one_wrap_later);
     RUN_T(test_builtin_mono_exact);
     RUN_T(test_settle_deinit_in_cleanup_send);
     RUN_T(test_noscript_acquire_bound);
