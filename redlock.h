@@ -169,7 +169,11 @@
    cleanup is still running when redlock_acquire is called, the first
    attempt waits for it (at most node_timeout_ms): it needs the old token.
    Release: a compare-and-delete script (EVALSHA, EVAL on NOSCRIPT): only
-   the token's owner deletes. Extend: a compare-and-PEXPIRE script. PEXPIRE
+   the token's owner deletes. A NOSCRIPT that comes after the release's
+   node timeout (the release was decided without that node) still gets
+   its EVAL, until the lock's next operation: deleting is idempotent, and
+   the key would otherwise stay for its whole ttl on a node that lost its
+   scripts (a restart, a failover, SCRIPT FLUSH). Extend: a compare-and-PEXPIRE script. PEXPIRE
    *sets* the remaining time: from the moment an extend round starts (yours
    or the watchdog's), the validity is at most ttl - drift from then,
    whatever the outcome; success needs a quorum, and then the validity is
@@ -335,7 +339,7 @@
                 the value read, compared by a 32-bit hash, and it is still
                 expired)
        release  EVALSHA compare-and-delete (and PUBLISH, section 10); EVAL
-                after NOSCRIPT;
+                after NOSCRIPT (also one after the node timeout);
        (undo,   without scripts: GET, compare, then DEL
         cleanup)
        extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
@@ -1093,7 +1097,9 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
    before returning, and need not wait for the other stragglers: their
    replies can be read at the next call. An answer that calls for a step
    the core could not foresee (NOSCRIPT after the server lost its scripts)
-   waits for the next call too. */
+   waits for the next call too. A release's EVALSHA that timed out is still
+   owed while its script may be missing on the node (its NOSCRIPT gets the
+   EVAL). */
 REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
 /* Nonzero while an acquire waits for its next attempt (its retry delay):
    when a release notification would help it (section 10). */
@@ -2098,7 +2104,12 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
          st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_MODE_SHA) &&
         redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
-        redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
+        if (st == REDLOCK__ST_REL_SHA) { /* compare-and-delete: sent however late (redlock__late_answer) */
+            lk->_node[i].step = REDLOCK__ST_REL_EVAL;
+            lk->_node[i].flags = (uint8_t)((lk->_node[i].flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
+        } else {
+            redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
+        }
         return REDLOCK__A_STEP;
     }
     if ((redlock__scripts_only(lk) || st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL || st == REDLOCK__ST_FENCE_SHA ||
@@ -2335,10 +2346,25 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
 
 /* One reply (or error, when r is NULL) for node i: finish the node's round
    or move it to its next step. */
+/* The answer to a release's EVALSHA (or to the EVAL that followed it)
+   after the round timed out: the vote was counted as a timeout, but a
+   NOSCRIPT still gets its EVAL, sent and not waited for (compare-and-delete
+   is idempotent, and without it the key would stay until its ttl). */
+static void redlock__late_answer(redlock_lock *lk, int i, const redlock_reply *r) {
+    redlock__node *n = &lk->_node[i];
+    if (n->step == REDLOCK__ST_REL_SHA && r && r->type == REDLOCK_REPLY_ERROR && r->str &&
+        redlock__starts(r->str, r->len, "NOSCRIPT")) {
+        lk->_client->_scripted[i] = 0; /* the server lost its scripts */
+        n->step = REDLOCK__ST_REL_EVAL;
+        n->flags |= REDLOCK__F_SEND; /* still DONE: the round is decided */
+    }
+}
+
 static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
     redlock__node *n = &lk->_node[i];
     int st = n->step, a;
     n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
+    if (n->flags & REDLOCK__F_DONE) { redlock__late_answer(lk, i, r); return; }
     if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; } /* err: a node error status */
     if (r->len > 0 && !r->str &&
         (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
@@ -2868,9 +2894,13 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     if (lk->_phase != REDLOCK__PH_NONE && now >= redlock__round_deadline(lk)) {
         for (i = 0; i < c->_cfg.node_count; i++) {
             redlock__node *n = &lk->_node[i];
+            int hears = n->step == REDLOCK__ST_REL_SHA && (n->flags & REDLOCK__F_WAIT);
             if (n->flags & REDLOCK__F_DONE) continue;
-            n->seq = 0;
             redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
+            /* a release's EVALSHA still hears its answer: a late NOSCRIPT
+               gets the EVAL (redlock__late_answer) */
+            if (hears) n->flags |= REDLOCK__F_WAIT;
+            else n->seq = 0;
         }
     }
     /* validity ran out before a renewal succeeded: the holder must be told */
@@ -3584,7 +3614,8 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
     if (!redlock__usable(lk)) return 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         int flags = lk->_node[i].flags;
-        if (flags & REDLOCK__F_DONE) continue;
+        /* (a timed-out release's EVALSHA, still heard: its NOSCRIPT gets the EVAL) */
+        if ((flags & REDLOCK__F_DONE) && !((flags & REDLOCK__F_WAIT) && lk->_node[i].step == REDLOCK__ST_REL_SHA)) continue;
         if ((flags & REDLOCK__F_SEND) && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
         if ((flags & REDLOCK__F_WAIT) && redlock__owed_answer_matters(lk, i)) return 1;
     }

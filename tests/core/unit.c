@@ -4439,6 +4439,56 @@ static int selected(int argc, char **argv, const char *name) {
 #define RUN_T(fn) do { if (selected(argc, argv, #fn)) { \
     current_test = #fn; alarm(60); RUN(fn); alarm(0); } } while (0)
 
+/* Proves: a release's EVALSHA answered NOSCRIPT after the round's node
+   timeout still gets its EVAL (compare-and-delete is idempotent; without
+   it the key stays until its ttl), whether the NOSCRIPT comes after the
+   timer ended the round or after the deadline but before the timer came;
+   the release was decided meanwhile (NO_QUORUM) and the EVAL's answer
+   changes nothing. redlock_lock_followup() says such an answer is owed. */
+static void test_release_late_noscript_after_timeout(void) {
+    const char *noscript = "NOSCRIPT No matching script. Please use EVAL.";
+    int k;
+    setup_n(1, 0, 10000);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK(starts(1, "EVALSHA"));
+    advance_to(T.now + 50000);                   /* the node timeout: unanswered */
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(T.qn, 2);
+    CHECK(redlock_lock_followup(&L));
+    rep(1, REDLOCK_REPLY_ERROR, 0, noscript);     /* late */
+    CHECK_EQ(T.qn, 3);
+    CHECK_STR(T.q[2].cmd, release_eval_publish(redlock_lock_token(&L)));
+    CHECK(!redlock_lock_followup(&L));
+    num(2, 1);
+    CHECK_EQ(T.res.n, 2);                         /* acquire, release: nothing more */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_EQ(T.qn, 3);
+    teardown();
+    /* three nodes: node 1's NOSCRIPT after the deadline, before the timer;
+       node 2's after the timer */
+    setup_n(3, 0, 10000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_release(&L);                          /* 3, 4, 5: EVALSHA */
+    num(3, 1);
+    T.now += 60000;
+    rep(4, REDLOCK_REPLY_ERROR, 0, noscript);
+    k = find_cmd(6, 1, "EVAL ");
+    CHECK(k >= 0);
+    if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
+    redlock_on_timer(&C);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    rep(5, REDLOCK_REPLY_ERROR, 0, noscript);
+    k = find_cmd(6, 2, "EVAL ");
+    CHECK(k >= 0);
+    if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
+    CHECK_EQ(count_cmd(6, "EVAL "), 2);
+    CHECK_EQ(T.res.n, 2);
+    teardown();
+}
+
 /* Proves: a release is decided as soon as the answers rule a quorum out:
    two "not there" answers of three end it (EXPIRED) without waiting for the
    third node, whose late answer changes nothing. */
@@ -6482,6 +6532,7 @@ int main(int argc, char **argv) {
     RUN_T(test_release_cancels_acquire);
     RUN_T(test_release_cancels_extend);
     RUN_T(test_release_noscript_fallback);
+    RUN_T(test_release_late_noscript_after_timeout);
     RUN_T(test_release_quorum);
     RUN_T(test_extend);
     RUN_T(test_watchdog_renews);

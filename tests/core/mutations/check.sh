@@ -4,6 +4,9 @@
 # against that copy, must report a violation within RUNS schedules of the
 # profile named by the patch's "Profile:" line (it stops at the first). A
 # checker that cannot find a bug we know of proves nothing.
+# A bug the simulator cannot see names its detector instead: "Unit: NAME..."
+# builds tests/core/unit.c against the copy and runs those tests (names as
+# its command line takes them); one of them must fail.
 # The patches are checked side by side (scripts/parallel.sh, one per CPU).
 # Usage: tests/core/mutations/check.sh [RUNS] [BUILD_DIR]
 #        tests/core/mutations/check.sh --one PATCH RUNS BUILD_DIR
@@ -24,9 +27,21 @@ cc=${CC:-cc}
 name=$(basename "$patch" .patch)
 dir="$build/mutations/$name"
 profile=$(sed -n 's/^Profile: *//p' "$patch" | head -n 1)
+units=$(sed -n 's/^Unit: *//p' "$patch" | head -n 1)
 mkdir -p "$dir"
 if ! patch -s -o "$dir/redlock.h" redlock.h < "$patch" >/dev/null 2>&1; then
   echo "not ok mutation $name: patch no longer applies to redlock.h (update it)"
+  exit 1
+fi
+if [ -n "$units" ]; then
+  if ! $cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$dir" -I. -Itests/shared tests/core/unit.c -o "$dir/unit" -pthread; then
+    echo "not ok mutation $name: does not build"
+    exit 1
+  fi
+  # shellcheck disable=SC2086 # the test names, one word each
+  failed=$("$dir/unit" $units 2>&1 | sed -n 's/^not ok //p' | head -n 1)
+  if [ -n "$failed" ]; then echo "ok mutation $name caught by unit $failed"; exit 0; fi
+  echo "not ok mutation $name not caught by unit $units"
   exit 1
 fi
 if ! $cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$dir" -I. -Itests/shared tests/core/sim.c -o "$dir/sim"; then
