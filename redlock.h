@@ -135,8 +135,10 @@
      interleave freely.
    * set_timer(user, deadline_us): there is one timer per client. Each call
      replaces the previous deadline; REDLOCK_NO_DEADLINE cancels it. When it
-     expires call redlock_on_timer(client). Early or spurious calls are
-     harmless. Alternatively poll redlock_next_deadline().
+     expires call redlock_on_timer(client); a deadline already passed
+     (a round waiting for its turn can start, section 5) means at once.
+     Early or spurious calls are harmless. Alternatively poll
+     redlock_next_deadline().
    * Node health (optional): when a connection to a node opens, read its
      INFO memory and pass redlock_info_evicts()'s answer (when not -1) to
      redlock_node_set_evicts(client, node, ...) before the replies of the
@@ -174,7 +176,8 @@
    retry_count retries. With wait_ms, a retry that would start too late for
    its round (node_timeout_ms) to end by the deadline (wait_ms after the
    call) is moved up to the last moment that still can; if that attempt
-   fails too, the acquire ends with TIMEOUT at the deadline, not before.
+   fails too, the acquire ends with TIMEOUT at the deadline, not before
+   (later only if the attempt had to wait for its turn, section 5).
    A node that refuses the client's credentials or database (AUTH or SELECT
    refused, i.e. a vote failed with REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT,
    or a NOAUTH error reply) is counted as refusing until it next answers a
@@ -187,7 +190,11 @@
    cleanup is still running when redlock_acquire is called, the first
    attempt waits for it (at most node_timeout_ms): it needs the old token.
    Release: a compare-and-delete script (EVALSHA, EVAL on NOSCRIPT): only
-   the token's owner deletes. Extend: a compare-and-PEXPIRE script. PEXPIRE
+   the token's owner deletes. A NOSCRIPT that comes after the release's
+   node timeout (the release was decided without that node) still gets
+   its EVAL, until the lock's next operation: deleting is idempotent, and
+   the key would otherwise stay for its whole ttl on a node that lost its
+   scripts (a restart, a failover, SCRIPT FLUSH). Extend: a compare-and-PEXPIRE script. PEXPIRE
    *sets* the remaining time: from the moment an extend round starts (yours
    or the watchdog's), the validity is at most ttl - drift from then,
    whatever the outcome; success needs a quorum, and then the validity is
@@ -333,10 +340,35 @@
    taken for a request of the new life (d requests earlier or later in its
    life than the dead one's in its own) only if at least 2^30 / (d + 1)
    lock_inits on the client came between them (2^(54-b) / (d + 1)).
+   Turns: a round's node timeout measures the nodes, not the client's own
+   queue. A burst of operations (10,000 releases at once, say) would
+   otherwise wait behind one another in the transport, the servers'
+   pipelines and the client's handling of the answers, and time out
+   there. So each round of an operation (an acquire attempt with its
+   write-back, a release, an extend or renewal, an upgrade attempt, a
+   downgrade) holds a turn from its start until it is decided, and a
+   client hands out a window of at most config.max_rounds turns (default
+   128; < 0: no bound). A round that finds none free waits: nothing of it
+   is sent and its clock (node timeout, and the validity it will count)
+   has not started; redlock_acquire() and the others still return OK at
+   once. Held locks get a turn first, the one whose validity ends first
+   first (a held lock whose renewal still waits when its validity ends is
+   told LOST then); then the other rounds, in order of arrival. A free
+   turn is handed on at the next redlock_on_timer, which the timer asks
+   for at once. The undo, cleanup and settle that follow a round hold no
+   turn and go out at once, as do a decided round's stragglers. The
+   window starts at 16 (or max_rounds if less) and, while rounds wait,
+   adapts: a round decided later than half the node timeout after its
+   start halves it, a sooner one adds a turn, at most once per round trip
+   (so keep node_timeout_ms above twice a round trip). A release that
+   still waits for its turn when its lock is deinitialised is sent then,
+   unanswered. The first rounds of a burst start inside the calls that
+   issue it: a caller that takes longer than a node timeout to issue the
+   burst before it runs its loop again times those out itself.
 
    Memory: clients and lock handles are yours to place (static, stack,
    arrays, inside your own structs). On 64-bit Linux at the default limits
-   a redlock_client is 920 bytes and a redlock_lock 512 (about 256 plus 16
+   a redlock_client is 968 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
    bytes: the key, the token and the next token's bytes; a label twice its
@@ -394,8 +426,9 @@
    times, the end of validity). Between two of these, redlock_lock_state()
    reads the clock: a HELD lock past its validity already reads LOST, and
    the next call reports it. Inside a state, a round of commands may run
-   (redlock_lock_pending()): an attempt, its undo, a release, an extend or
-   renewal, or the cleanup after LOST.
+   (redlock_lock_pending()), or wait for its turn to (section 5, Turns):
+   an attempt, its undo, a release, an extend or renewal, or the cleanup
+   after LOST.
    Per node, each operation is a short chain of steps; a node's answer
    moves it along its chain, or ends it with a vote (yes, held by another,
    not ours, or a node error):
@@ -406,7 +439,7 @@
                 the value read, compared by a 32-bit hash, and it is still
                 expired)
        release  EVALSHA compare-and-delete (and PUBLISH, section 10); EVAL
-                after NOSCRIPT;
+                after NOSCRIPT (also one after the node timeout);
        (undo,   without scripts: GET, compare, then DEL
         cleanup)
        extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
@@ -883,6 +916,8 @@ typedef struct redlock_config {
     int64_t retry_delay_ms;            /* default 200 */
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
+    int max_rounds;                    /* most rounds running at once (default 128; < 0: no
+                                          bound); more wait their turn (section 5, Many locks) */
     /* optional: where the client files its locks so that a reply finds
        its lock at once, for a client that must not allocate.
        lock_table_size entries, a power of two up to 2^24; about one per
@@ -993,6 +1028,15 @@ typedef struct redlock_client {
     uint32_t _tick;
     int _depth;               /* nesting of API calls; timer updated at 0 */
     int64_t _armed;           /* deadline last given to set_timer */
+    /* turns: at most _window rounds (1.._cfg.max_rounds, adapting) hold a
+       turn at once (_rounds); the others wait in a pairing heap (_waiting,
+       through the same links as the deadlines): held locks by the end of
+       their validity, then the rest in order of arrival (_line counts them) */
+    int _rounds, _window;
+    redlock_lock *_waiting;
+    uint64_t _line;
+    int64_t _turn_at;         /* a turn came free then (redlock_on_timer hands it on) */
+    int64_t _window_at;       /* the window last changed then */
     uint8_t _legacy[REDLOCK_MAX_NODES];     /* node speaks only SETNX/GETSET */
     uint8_t _no_scripts[REDLOCK_MAX_NODES]; /* node refuses EVAL/EVALSHA */
     uint8_t _any_legacy;                    /* some _legacy[] is set */
@@ -1013,7 +1057,7 @@ struct redlock_lock {
     uint32_t _tick;
     uint16_t _seq;         /* tag sequence of the last request */
     uint8_t _watchdog;     /* renew while held */
-    uint8_t _heap_where;   /* REDLOCK__IN_HEAP, REDLOCK__PARKED or 0 */
+    uint8_t _heap_where;   /* REDLOCK__IN_HEAP, REDLOCK__PARKED, REDLOCK__WAITING or 0 */
     int _magic;
     uint32_t _key_len;
     char *_key;            /* one block from REDLOCK_MALLOC (redlock__strings): the key,
@@ -1198,11 +1242,13 @@ REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lock);
    see redlock_lock_state); otherwise 0, and 0 while an adopted token has
    no validity yet (redlock_lock_adopt). */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
-/* Nonzero while a round of commands of this lock is running (an acquire
-   attempt, a release, an extend, or the undo / cleanup that follows one;
-   each lasts at most node_timeout_ms). Zero while it only waits (held, or
-   between two acquire attempts). Deinitialising the lock while nonzero
-   drops the steps not yet sent (see 7. THREADS AND CALLBACKS). */
+/* Nonzero while a round of commands of this lock is running or waiting
+   for its turn (an acquire attempt, a release, an extend, or the undo /
+   cleanup that follows one; each lasts at most node_timeout_ms from its
+   turn, section 5). Zero while it only waits (held, or between two
+   acquire attempts). Deinitialising the lock while nonzero drops the
+   steps not yet sent (see 7. THREADS AND CALLBACKS), but for a release
+   still waiting for its turn: that goes out, unanswered. */
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
 /* Nonzero while a node still owes this lock an answer that the core will
    follow with another command, or that a later release needs: a step of a
@@ -1215,7 +1261,9 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
    before returning, and need not wait for the other stragglers: their
    replies can be read at the next call. An answer that calls for a step
    the core could not foresee (NOSCRIPT after the server lost its scripts)
-   waits for the next call too. */
+   waits for the next call too. A release's EVALSHA that timed out is still
+   owed while its script may be missing on the node (its NOSCRIPT gets the
+   EVAL). */
 REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
 /* Nonzero while an acquire waits for its next attempt (its retry delay):
    when a release notification would help it (section 10). */
@@ -1843,11 +1891,17 @@ static int64_t redlock__renewal_due(const redlock_lock *lk) {
     return lk->_round_start + lk->_renew_every_us - (int64_t)((uint64_t)(lk->_renew_every_us / 16) * share / 65536);
 }
 
+static void redlock__take_turn(redlock_lock *lk, int phase, int64_t now);
+static void redlock__round_over(redlock_lock *lk, int64_t now);
+static int redlock__waiting(const redlock_lock *lk);
+
 /* Starts a round: every node gets the phase's first command (sent by the
-   drive loop). Replies to earlier requests are stale from now on. */
+   drive loop once the round has its turn, redlock__take_turn). Replies to
+   earlier requests are stale from now on. */
 static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
     redlock_client *c = lk->_client;
     int i;
+    redlock__take_turn(lk, phase, now);
     lk->_phase = phase;
     redlock__rebase(lk, now);
     for (i = 0; i < c->_cfg.node_count; i++) {
@@ -2159,6 +2213,7 @@ static uint32_t redlock__tag_seq(redlock_tag tag) { return (uint32_t)(tag >> 8) 
 static void redlock__flush(redlock_lock *lk, int64_t now, const int *alive) {
     redlock_client *c = lk->_client;
     int i;
+    if (redlock__waiting(lk)) return; /* its turn has not come */
     for (i = 0; i < c->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
         redlock_command cmd;
@@ -2287,7 +2342,12 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
          st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_MODE_SHA) &&
         redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
-        redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
+        if (st == REDLOCK__ST_REL_SHA) { /* compare-and-delete: sent however late (redlock__late_answer) */
+            lk->_node[i].step = REDLOCK__ST_REL_EVAL;
+            lk->_node[i].flags = (uint8_t)((lk->_node[i].flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
+        } else {
+            redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
+        }
         return REDLOCK__A_STEP;
     }
     if ((redlock__scripts_only(lk) || st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL || st == REDLOCK__ST_FENCE_SHA ||
@@ -2526,10 +2586,25 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
 
 /* One reply (or error, when r is NULL) for node i: finish the node's round
    or move it to its next step. */
+/* The answer to a release's EVALSHA (or to the EVAL that followed it)
+   after the round timed out: the vote was counted as a timeout, but a
+   NOSCRIPT still gets its EVAL, sent and not waited for (compare-and-delete
+   is idempotent, and without it the key would stay until its ttl). */
+static void redlock__late_answer(redlock_lock *lk, int i, const redlock_reply *r) {
+    redlock__node *n = &lk->_node[i];
+    if (n->step == REDLOCK__ST_REL_SHA && r && r->type == REDLOCK_REPLY_ERROR && r->str &&
+        redlock__starts(r->str, r->len, "NOSCRIPT")) {
+        lk->_client->_scripted[i] = 0; /* the server lost its scripts */
+        n->step = REDLOCK__ST_REL_EVAL;
+        n->flags |= REDLOCK__F_SEND; /* still DONE: the round is decided */
+    }
+}
+
 static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
     redlock__node *n = &lk->_node[i];
     int st = n->step, a;
     n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
+    if (n->flags & REDLOCK__F_DONE) { redlock__late_answer(lk, i, r); return; }
     if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; } /* err: a node error status */
     if (r->len > 0 && !r->str &&
         (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
@@ -2832,7 +2907,7 @@ static int redlock__won(redlock_lock *lk, const int *alive, int votes, int64_t s
     redlock_client *c = lk->_client;
     lk->_state = REDLOCK_STATE_HELD;
     redlock__listen(lk, 0);
-    lk->_phase = REDLOCK__PH_NONE;
+    redlock__round_over(lk, now);
     lk->_valid_until = until;
     lk->_validity_unknown = 0;
     lk->_acquired_at = now;
@@ -2948,7 +3023,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         /* the validity was cut to this bound when the round started and has
            not run out (step() checks that first), so the bound lies ahead */
         lk->_validity_unknown = 0;
-        lk->_phase = REDLOCK__PH_NONE;
+        redlock__round_over(lk, now);
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
@@ -2967,7 +3042,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
        a transport failure. A user's extend that fails leaves no such mark:
        without renewals the lock simply expires. */
     status = user ? redlock__too_few(lk) : REDLOCK_ERR_TRANSPORT;
-    lk->_phase = REDLOCK__PH_NONE;
+    redlock__round_over(lk, now);
     if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
     if (!lk->_upgrading) {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
@@ -2991,6 +3066,26 @@ static int redlock__cap_reached(const redlock_lock *lk, int64_t now) {
            (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us);
 }
 
+/* A renewal (the watchdog's, or an upgrade's attempt) whose turn came
+   only once the hold's cap was reached does not start: nothing of it was
+   sent, so it is dropped, and the next step ends it as at the cap (the
+   lock runs out, LOST with HOLD_LIMIT; the upgrade ends HOLD_LIMIT). */
+static int redlock__capped_in_line(redlock_lock *lk, int64_t now) {
+    int i;
+    if (lk->_state != REDLOCK_STATE_HELD || !redlock__cap_reached(lk, now) ||
+        !((lk->_phase == REDLOCK__PH_EXTEND && !lk->_user_extend) || lk->_phase == REDLOCK__PH_UPGRADE))
+        return 0;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
+        redlock__node *n = &lk->_node[i];
+        n->seq = 0;
+        n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+    }
+    lk->_phase = REDLOCK__PH_NONE;
+    if (lk->_upgrading) lk->_next_at = now; /* the step ends the upgrade at once */
+    else lk->_capped = 1;
+    return 1;
+}
+
 /* Starts an upgrade attempt: a round that also renews the hold (for the
    lock's ttl, as a renewal: the validity is cut to it now if shorter). */
 static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
@@ -3012,7 +3107,7 @@ static int redlock__upgrade_done(redlock_lock *lk, const int *alive, int status,
     lk->_next_at = now + lk->_renew_every_us;
     if (status != REDLOCK_OK && lk->_attempt > 0) /* back to update where it got further */
         redlock__round(lk, REDLOCK__PH_SETTLE, now);
-    else lk->_phase = REDLOCK__PH_NONE;
+    else redlock__round_over(lk, now);
     redlock__flush(lk, now, alive); /* out before the callback */
     if (!*alive) return 0;
     return redlock__report(lk, alive, REDLOCK_OP_UPGRADE, status, votes, now);
@@ -3039,7 +3134,7 @@ static int redlock__decide_upgrade(redlock_lock *lk, const int *alive, int64_t n
     } else if (t.missing > n - q) {
         return redlock__lose(lk, alive, REDLOCK_ERR_QUORUM_LOST, now);
     }
-    lk->_phase = REDLOCK__PH_NONE;
+    redlock__round_over(lk, now);
     if (lk->_retries > 0) {
         int64_t delay = redlock__jitter_delay(lk);
         if (delay > lk->_renew_every_us) delay = lk->_renew_every_us; /* the attempts renew the hold */
@@ -3062,7 +3157,8 @@ static int redlock__decide_downgrade(redlock_lock *lk, const int *alive, int64_t
     if (t.yes >= q) status = REDLOCK_OK;
     else if (t.pending > 0 && t.yes + t.pending >= q) return 1;
     else status = redlock__too_few(lk);
-    lk->_phase = t.pending ? REDLOCK__PH_CLEANUP : REDLOCK__PH_NONE; /* stragglers finish quietly */
+    redlock__round_over(lk, now);
+    if (t.pending) lk->_phase = REDLOCK__PH_CLEANUP; /* stragglers finish quietly */
     return redlock__report(lk, alive, REDLOCK_OP_DOWNGRADE, status, t.yes, now);
 }
 
@@ -3074,7 +3170,8 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
     else if (t.pending > 0 && t.yes + t.pending >= q) return 1;
     else status = t.yes + t.no + t.missing >= q ? REDLOCK_ERR_EXPIRED : redlock__too_few(lk);
     lk->_state = REDLOCK_STATE_IDLE;
-    lk->_phase = t.pending ? REDLOCK__PH_CLEANUP : REDLOCK__PH_NONE; /* stragglers finish quietly */
+    redlock__round_over(lk, now);
+    if (t.pending) lk->_phase = REDLOCK__PH_CLEANUP; /* stragglers finish quietly */
     if (c->_cb.on_event) {
         redlock_event ev = redlock__event_of(REDLOCK_EV_RELEASED, REDLOCK_OP_RELEASE, -1, status, 0);
         ev.votes = t.yes;
@@ -3094,18 +3191,24 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         lk->_cancel_op = 0;
         if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
     }
-    /* the round's deadline: whoever has not answered failed */
-    if (lk->_phase != REDLOCK__PH_NONE && now >= redlock__round_deadline(lk)) {
+    /* the round's deadline: whoever has not answered failed (a round
+       waiting for its turn has sent nothing yet) */
+    if (lk->_phase != REDLOCK__PH_NONE && !redlock__waiting(lk) && now >= redlock__round_deadline(lk)) {
         for (i = 0; i < c->_cfg.node_count; i++) {
             redlock__node *n = &lk->_node[i];
+            int hears = n->step == REDLOCK__ST_REL_SHA && (n->flags & REDLOCK__F_WAIT);
             if (n->flags & REDLOCK__F_DONE) continue;
-            n->seq = 0;
             redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
+            /* a release's EVALSHA still hears its answer: a late NOSCRIPT
+               gets the EVAL (redlock__late_answer) */
+            if (hears) n->flags |= REDLOCK__F_WAIT;
+            else n->seq = 0;
         }
     }
     /* validity ran out before a renewal succeeded: the holder must be told */
     if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
         return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
+    if (redlock__waiting(lk)) return 1; /* its round has not started */
     switch (lk->_phase) {
     case REDLOCK__PH_ACQUIRE:
         return redlock__decide_acquire(lk, alive, now);
@@ -3123,7 +3226,7 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     case REDLOCK__PH_SETTLE:
     case REDLOCK__PH_CLEANUP: {
         redlock__tally t = redlock__count(lk);
-        if (t.pending == 0) lk->_phase = REDLOCK__PH_NONE;
+        if (t.pending == 0) redlock__round_over(lk, now);
         break;
     }
     default: break;
@@ -3175,6 +3278,7 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
    root. */
 #define REDLOCK__IN_HEAP 1
 #define REDLOCK__PARKED 2
+#define REDLOCK__WAITING 3 /* its round waits for a turn: in the client's _waiting heap */
 
 /* Joins two heaps (roots a and b); returns the new root. */
 static redlock_lock *redlock__heap_meld(redlock_lock *a, redlock_lock *b) {
@@ -3212,19 +3316,20 @@ static redlock_lock *redlock__heap_merge_pairs(redlock_lock *first) {
     return root;
 }
 
-/* Takes the lock out of the heap or the parked list. */
+/* Takes the lock out of the heap, the parked list or the waiting heap. */
 static void redlock__unschedule(redlock_lock *lk) {
     redlock_client *c = lk->_client;
-    if (lk->_heap_where == REDLOCK__IN_HEAP) {
+    if (lk->_heap_where == REDLOCK__IN_HEAP || lk->_heap_where == REDLOCK__WAITING) {
+        redlock_lock **root = lk->_heap_where == REDLOCK__WAITING ? &c->_waiting : &c->_heap;
         redlock_lock *sub = redlock__heap_merge_pairs(lk->_heap_child);
         lk->_heap_child = NULL;
-        if (lk == c->_heap) {
-            c->_heap = sub;
+        if (lk == *root) {
+            *root = sub;
         } else {
             if (lk->_heap_prev->_heap_child == lk) lk->_heap_prev->_heap_child = lk->_heap_next;
             else lk->_heap_prev->_heap_next = lk->_heap_next;
             if (lk->_heap_next) lk->_heap_next->_heap_prev = lk->_heap_prev;
-            c->_heap = redlock__heap_meld(c->_heap, sub);
+            *root = redlock__heap_meld(*root, sub);
         }
     } else if (lk->_heap_where == REDLOCK__PARKED) {
         if (lk->_heap_prev) lk->_heap_prev->_heap_next = lk->_heap_next;
@@ -3235,9 +3340,13 @@ static void redlock__unschedule(redlock_lock *lk) {
     lk->_heap_where = 0;
 }
 
-/* The lock needs the timer at d (NO_DEADLINE: not at all). */
+static void redlock__wait(redlock_lock *lk);
+
+/* The lock needs the timer at d (NO_DEADLINE: not at all). A lock waiting
+   for its turn stays in line instead (refiled if its validity changed). */
 static void redlock__schedule(redlock_lock *lk, int64_t d) {
     redlock_client *c = lk->_client;
+    if (lk->_heap_where == REDLOCK__WAITING) { redlock__wait(lk); return; }
     if (lk->_heap_where == REDLOCK__IN_HEAP && lk->_deadline == d) return;
     redlock__unschedule(lk);
     lk->_deadline = d;
@@ -3254,6 +3363,98 @@ static void redlock__park(redlock_lock *lk) {
     lk->_heap_next = c->_parked;
     if (c->_parked) c->_parked->_heap_prev = lk;
     c->_parked = lk;
+}
+
+/* ---- turns: how many rounds run at once ----
+   A round's node timeout must measure the node, not the client's own
+   queue: rounds issued in a burst would otherwise wait behind one another
+   in the transport, the server's pipeline and the client's handling of
+   the answers, and time out there. So a round of an operation (an acquire
+   attempt and its write-back, a release, an extend or renewal, an upgrade
+   attempt, a downgrade) holds a turn from its start until it is decided,
+   and a client hands out at most _window turns at once. A round that
+   finds none free waits: nothing of it is sent and its clock has not
+   started until redlock_on_timer gives it a turn (the timer asks for that
+   as soon as one is free). Held locks get turns first, the one whose
+   validity ends first first; then the others in order of arrival. The
+   undo, cleanup and settle that follow a round (or a loss), and the
+   stragglers of a decided round, hold no turn: they go out at once (before
+   on_result, which may deinitialise the lock) and are not waited for.
+   The window adapts while rounds wait, between 1 and max_rounds (from
+   REDLOCK__FIRST_WINDOW): a round decided later than half the node
+   timeout after its start halves it, one decided sooner adds a turn; at
+   most one change per round trip (a round that started before the last
+   change says nothing about it). */
+/* keys in the waiting heap: a held lock's validity end (it must be told
+   LOST then, waiting or not); the others after all of those, in order */
+#define REDLOCK__IN_LINE ((int64_t)1 << 62)
+#define REDLOCK__FIRST_WINDOW 16
+
+static int redlock__waiting(const redlock_lock *lk) { return lk->_heap_where == REDLOCK__WAITING; }
+/* rounds that hold a turn until they are decided */
+static int redlock__turn_phase(int phase) {
+    return phase == REDLOCK__PH_ACQUIRE || phase == REDLOCK__PH_FENCE || phase == REDLOCK__PH_RELEASE ||
+           phase == REDLOCK__PH_EXTEND || phase == REDLOCK__PH_UPGRADE || phase == REDLOCK__PH_DOWNGRADE;
+}
+static int redlock__has_turn(const redlock_lock *lk) { return redlock__turn_phase(lk->_phase) && !redlock__waiting(lk); }
+
+/* Files the lock in the waiting heap (or refiles it under a new validity). */
+static void redlock__wait(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    int64_t key;
+    if (lk->_state == REDLOCK_STATE_HELD) key = lk->_valid_until < REDLOCK__IN_LINE ? lk->_valid_until : REDLOCK__IN_LINE - 1;
+    else if (redlock__waiting(lk) && lk->_deadline >= REDLOCK__IN_LINE) key = lk->_deadline; /* keeps its place */
+    else key = REDLOCK__IN_LINE + (int64_t)(c->_line++ % (uint64_t)REDLOCK__IN_LINE);
+    if (redlock__waiting(lk) && lk->_deadline == key) return;
+    redlock__unschedule(lk);
+    lk->_deadline = key;
+    lk->_heap_where = REDLOCK__WAITING;
+    c->_waiting = redlock__heap_meld(c->_waiting, lk);
+}
+
+/* The lock's round, decided now, gives its turn back (handed on at the
+   next redlock_on_timer); how long it took moves the window while rounds
+   wait for turns. decided: 0 for a lock deinitialised meanwhile. */
+static void redlock__turn_over(redlock_lock *lk, int decided, int64_t now) {
+    redlock_client *c = lk->_client;
+    int64_t took = now - lk->_round_start, half = c->_cfg.node_timeout_ms * 500;
+    c->_rounds--;
+    c->_turn_at = now;
+    if (!decided || !c->_waiting || lk->_round_start < c->_window_at) return;
+    if (took > half && c->_window > 1) {
+        c->_window /= 2;
+        c->_window_at = now;
+    } else if (took <= half && c->_window < c->_cfg.max_rounds) {
+        c->_window++;
+        c->_window_at = now;
+    }
+}
+
+/* A round starts (phase): an operation's round keeps the turn of the one
+   it follows, takes a free one or waits; a round that follows up on a
+   decided one (undo, cleanup, settle) gives the turn back and goes out. */
+static void redlock__take_turn(redlock_lock *lk, int phase, int64_t now) {
+    redlock_client *c = lk->_client;
+    if (redlock__has_turn(lk)) {
+        if (!redlock__turn_phase(phase)) redlock__turn_over(lk, 1, now);
+        return;
+    }
+    if (!redlock__turn_phase(phase)) {
+        if (redlock__waiting(lk)) redlock__unschedule(lk);
+        return;
+    }
+    if (c->_waiting || c->_rounds >= c->_window) {
+        redlock__wait(lk);
+        return;
+    }
+    if (redlock__waiting(lk)) redlock__unschedule(lk);
+    c->_rounds++;
+}
+
+/* The lock's round is over (decided, or its stragglers done). */
+static void redlock__round_over(redlock_lock *lk, int64_t now) {
+    if (redlock__has_turn(lk)) redlock__turn_over(lk, 1, now);
+    lk->_phase = REDLOCK__PH_NONE;
 }
 
 /* ---- the lock table: locks filed by address, found by id ---- */
@@ -3401,6 +3602,7 @@ REDLOCK_API void redlock_config_init(redlock_config *cfg) {
     cfg->retry_count = 3;
     cfg->retry_delay_ms = 200;
     cfg->retry_jitter_ms = 100;
+    cfg->max_rounds = 128;
 }
 
 /* Millisecond settings: 0 .. 2^40, so that microseconds never overflow. */
@@ -3443,6 +3645,11 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     if (!c->_cfg.retry_count) c->_cfg.retry_count = d.retry_count;
     if (!c->_cfg.retry_delay_ms) c->_cfg.retry_delay_ms = d.retry_delay_ms;
     if (!c->_cfg.retry_jitter_ms) c->_cfg.retry_jitter_ms = d.retry_jitter_ms;
+    if (!c->_cfg.max_rounds) c->_cfg.max_rounds = d.max_rounds;
+    if (c->_cfg.max_rounds < 0) c->_cfg.max_rounds = 0x7fffffff; /* no bound: every round at once */
+    c->_window = c->_cfg.max_rounds < REDLOCK__FIRST_WINDOW ? c->_cfg.max_rounds
+                 : c->_cfg.max_rounds == 0x7fffffff ? 0x7fffffff : REDLOCK__FIRST_WINDOW;
+    c->_window_at = INT64_MIN;
     c->_cb = *cb;
 #ifdef REDLOCK__HAVE_CLOCK
     if (!c->_cb.now_us) c->_cb.now_us = redlock__mono_us;
@@ -3481,7 +3688,8 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
     c->_table = NULL;
     c->_table_mask = 0;
     c->_locks = 0;
-    c->_heap = c->_parked = NULL;
+    c->_heap = c->_parked = c->_waiting = NULL;
+    c->_rounds = 0;
     if (c->_armed != REDLOCK_NO_DEADLINE) c->_cb.set_timer(c->_user, REDLOCK_NO_DEADLINE);
     c->_magic = 0;
 }
@@ -3580,11 +3788,29 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
 
 REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     redlock_client *c;
+    int release_waits;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
     redlock__listen(lk, 0); /* while the key still reads */
     redlock__unfile(c, lk);
+    release_waits = redlock__waiting(lk) && lk->_phase == REDLOCK__PH_RELEASE;
+    if (redlock__has_turn(lk)) redlock__turn_over(lk, 0, redlock__now(c));
     redlock__unschedule(lk);
+    if (release_waits) {
+        /* a release still waiting for its turn goes out now, unanswered,
+           as it would have without the wait: the key is not kept */
+        int alive = 1, *outer = lk->_alive; /* (deinit inside the lock's own callback: its drive's) */
+        int64_t now = redlock__now(c);
+        lk->_phase = REDLOCK__PH_NONE;
+        lk->_alive = &alive;
+        redlock__rebase(lk, now);
+        redlock__flush(lk, now, &alive);
+        if (!alive) { /* deinitialised inside send */
+            if (outer) *outer = 0;
+            return;
+        }
+        lk->_alive = outer;
+    }
     redlock__detach(lk);
     redlock__enter(c);
     redlock__leave(c);
@@ -3834,6 +4060,25 @@ REDLOCK_API void redlock_on_timer(redlock_client *c) {
         redlock__drive(lk);
     }
     while ((lk = c->_parked) != NULL) redlock__schedule(lk, lk->_deadline);
+    /* a held lock whose round still waits is told LOST when its validity ends */
+    while ((lk = c->_waiting) != NULL && lk->_deadline < REDLOCK__IN_LINE && lk->_deadline <= now &&
+           lk->_tick != c->_tick) {
+        lk->_tick = c->_tick;
+        redlock__drive(lk);
+    }
+    /* free turns go to the rounds waiting, in order: each starts now */
+    while (c->_rounds < c->_window && (lk = c->_waiting) != NULL) {
+        int64_t t = redlock__now(c);
+        redlock__unschedule(lk);
+        lk->_tick = c->_tick;
+        if (redlock__capped_in_line(lk, t)) { /* the drive ends it (HOLD_LIMIT) */
+            redlock__drive(lk);
+            continue;
+        }
+        c->_rounds++;
+        redlock__rebase(lk, t);
+        redlock__drive(lk);
+    }
     redlock__leave(c);
 }
 
@@ -3842,6 +4087,10 @@ REDLOCK_API int64_t redlock_next_deadline(const redlock_client *c) {
     if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_NO_DEADLINE;
     d = c->_heap ? c->_heap->_deadline : REDLOCK_NO_DEADLINE;
     if (c->_parked && c->_parked->_deadline < d) d = c->_parked->_deadline; /* asked inside on_timer */
+    if (c->_waiting && c->_rounds < c->_window && c->_turn_at < d)
+        d = c->_turn_at; /* a turn is free: hand it on now */
+    if (c->_waiting && c->_waiting->_deadline < REDLOCK__IN_LINE && c->_waiting->_deadline < d)
+        d = c->_waiting->_deadline; /* a waiting held lock's validity ends */
     return d;
 }
 
@@ -3897,7 +4146,8 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
     if (!redlock__usable(lk)) return 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         int flags = lk->_node[i].flags;
-        if (flags & REDLOCK__F_DONE) continue;
+        /* (a timed-out release's EVALSHA, still heard: its NOSCRIPT gets the EVAL) */
+        if ((flags & REDLOCK__F_DONE) && !((flags & REDLOCK__F_WAIT) && lk->_node[i].step == REDLOCK__ST_REL_SHA)) continue;
         if ((flags & REDLOCK__F_SEND) && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
         if ((flags & REDLOCK__F_WAIT) && redlock__owed_answer_matters(lk, i)) return 1;
     }

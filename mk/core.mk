@@ -15,6 +15,8 @@ SIM_RW_RUNS ?= 20000
 SIM_RW_UPGRADE_RUNS ?= 4000
 # evicting: a minority of nodes drop keys and fence counters, refused by every handle
 SIM_EVICTING_RUNS ?= 4000
+# turns: many-locks with 1..3 rounds at once per client (the rest wait)
+SIM_TURNS_RUNS ?= 2000
 
 MUTATION_RUNS ?= 20000
 
@@ -69,6 +71,7 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile turns --runs $(SIM_TURNS_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile reentrant --runs $(SIM_REENTRANT_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile fencing --runs $(SIM_FENCING_RUNS) --seed 1' \

@@ -17,6 +17,8 @@
    clients (processes sharing an owner on purpose), the default owner of
    each client, and some plain locks on the same keys; the simulated
    servers keep the hash {owner: count, owner:token: 1}.
+   The turns profile lets each client run only 1 to 3 rounds at once
+   (max_rounds): the others wait for a turn.
 
    The checker asserts:
      - mutual exclusion: per key, no two lock handles inside their validity
@@ -102,7 +104,8 @@ typedef struct profile {
     int api;               /* clients use the whole API (0: plain acquire/hold/release) */
     int crowd;             /* many clients, three nodes, one key, fast retries */
     int refusing;          /* some clients' AUTH or SELECT is refused by some nodes */
-    int many;              /* many handles per client, in a lock table of 1..4 entries */
+    int many;              /* many handles per client, in a lock table of 1..4 entries (2: and each
+                              client runs at most 1..3 rounds at once, max_rounds) */
     int jumps;             /* server clocks jump forward (keys expire early), far beyond
                               the drift allowance: 1 on one node of four (fewer than
                               2q - N nodes: safe); the controls: 2 on a majority,
@@ -128,6 +131,9 @@ static const profile profiles[] = {
        or 4 entries (every bucket a chain); deinitialised handles are
        scribbled over, as freed memory reused */
     {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2, 0, 0, 0},
+    /* the same, each client running at most 1 to 3 rounds at once: the
+       others (attempts, releases, renewals, extends) wait for a turn */
+    {"turns", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 2, 0, 0, 0.2, 0, 0, 0},
     /* fenced locks (most handles) beside plain ones, every fault class,
        crashes with and without persistence */
     {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8, 0, 0, 0},
@@ -271,6 +277,7 @@ typedef struct client {
     int refusal;             /* REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
     int64_t node_timeout_ms, clock_drift_ms, retry_delay_ms, retry_jitter_ms;
+    int max_rounds;          /* its config: more rounds than that wait for a turn */
     double drift_factor;
     /* legacy GETSETs sent but not answered, per node: the outcome (won, or
        replaced another holder's value) is unknown to the core until then */
@@ -528,7 +535,9 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
                 violation(W, "renewal before its time", c->id);
             int64_t due = s->round_start + s->renew_every_us;
             if (due < s->round_done) due = s->round_done; /* the last round outlasted the cadence */
-            if (s->cadence_gen == c->fault_gen && start > due + 5) {
+            /* (a client whose turns can all be taken may hold a renewal
+               back until one is free) */
+            if (s->cadence_gen == c->fault_gen && c->max_rounds >= c->ns && start > due + 5) {
                 char what[160];
                 snprintf(what, sizeof what, "renewal %lld us after the last round, cadence %lld",
                          (long long)(start - s->round_start), (long long)s->renew_every_us);
@@ -1603,8 +1612,8 @@ static void observe_slot(world *w, client *c, int k) {
    filed in the lock table under its id (and nothing else is), and the
    deadline heap's root is the earliest deadline of the handles. */
 static void check_books(world *w, client *c) {
-    int64_t earliest = REDLOCK_NO_DEADLINE;
-    int k, live = 0, filed = 0;
+    int64_t earliest = REDLOCK_NO_DEADLINE, held_waits = REDLOCK_NO_DEADLINE;
+    int k, live = 0, filed = 0, running = 0, waiting = 0;
     uint32_t b;
     for (k = 0; k < c->ns; k++) {
         redlock_lock *lk = &c->s[k].lk;
@@ -1612,10 +1621,36 @@ static void check_books(world *w, client *c) {
         live++;
         if (redlock__find(&c->rc, lk->_id) != lk || !redlock__filed(&c->rc, lk))
             violation(w, "a live lock is not found from its id", c->id);
+        running += redlock__has_turn(lk);
+        if (lk->_heap_where == REDLOCK__WAITING) {
+            /* waiting for a turn: no command out, and in line under its
+               validity (held) or after every held one */
+            int k2, sent = 0;
+            waiting++;
+            for (k2 = 0; k2 < w->nn; k2++) sent |= (lk->_node[k2].flags & REDLOCK__F_WAIT) != 0;
+            if (sent || lk->_phase == REDLOCK__PH_NONE)
+                violation(w, "a lock waiting for its turn has a command out or no round", c->id);
+            if (lk->_state == REDLOCK_STATE_HELD ? lk->_deadline != (lk->_valid_until < REDLOCK__IN_LINE ? lk->_valid_until : REDLOCK__IN_LINE - 1)
+                                                 : lk->_deadline < REDLOCK__IN_LINE)
+                violation(w, "a lock waits for its turn under the wrong key", c->id);
+            if (lk->_deadline < REDLOCK__IN_LINE && lk->_deadline < held_waits) held_waits = lk->_deadline;
+            continue;
+        }
         if ((lk->_deadline != REDLOCK_NO_DEADLINE) != (lk->_heap_where == REDLOCK__IN_HEAP))
             violation(w, "a lock with a deadline is not in the deadline heap", c->id);
         if (lk->_deadline < earliest) earliest = lk->_deadline;
     }
+    /* turns: the client counts the rounds holding one, within its window
+       (1..max_rounds); a free turn with rounds waiting is handed on at once
+       (the timer asks for it); the earliest validity among the waiting
+       held locks counts too */
+    if (running != c->rc._rounds) violation(w, "the client miscounts its rounds holding a turn", c->id);
+    if (c->rc._window < 1 || (c->max_rounds > 0 && c->rc._window > c->max_rounds)) violation(w, "the window of turns is out of bounds", c->id);
+    if (waiting && c->rc._rounds < c->rc._window) {
+        if (c->rc._turn_at > local_of(c, w->now)) violation(w, "a free turn is handed on later than now", c->id);
+        if (c->rc._turn_at < earliest) earliest = c->rc._turn_at;
+    }
+    if (held_waits < earliest) earliest = held_waits;
     /* the whole table, after a lock_init or deinit (or always, in the
        many-locks profile's small tables) */
     if (c->table_changed || w->p->many) {
@@ -2118,8 +2153,11 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
     check_result(w, c, s, r);
     /* the header: the undo of a failed acquire and the cleanup after LOST
        are sent before on_result (which may deinitialise the lock) */
+    /* (an acquire cancelled by a release that waits for its turn: nothing
+       of its attempt is out, and deinit sends the release) */
     if ((r->op == REDLOCK_OP_LOST || (r->op == REDLOCK_OP_ACQUIRE && r->status != REDLOCK_OK)) &&
-        lk->_phase != REDLOCK__PH_NONE) {
+        lk->_phase != REDLOCK__PH_NONE &&
+        !(r->status == REDLOCK_ERR_CANCELLED && lk->_phase == REDLOCK__PH_RELEASE && lk->_heap_where == REDLOCK__WAITING)) {
         int i;
         for (i = 0; i < w->nn; i++)
             if (lk->_node[i].flags & REDLOCK__F_SEND) {
@@ -2345,10 +2383,12 @@ static void start_clients(world *w) {
             cfg.lock_table = c->id % 2 ? NULL : c->table;
             cfg.lock_table_size = (size_t)1 << rng_range(&w->rng, 0, 2);
         }
+        if (w->p->many == 2) cfg.max_rounds = (int)rng_range(&w->rng, 1, 3);
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }
         for (j = 0; j < w->nevict; j++) /* before any reply of theirs, as the adapters' INFO memory */
             if (redlock_node_set_evicts(&c->rc, j, REDLOCK_EVICTS_ALL) != REDLOCK_OK) { fprintf(stderr, "set_evicts failed\n"); exit(2); }
         c->node_timeout_ms = cfg.node_timeout_ms;
+        c->max_rounds = cfg.max_rounds;
         c->drift_factor = cfg.drift_factor;
         c->clock_drift_ms = cfg.clock_drift_ms;
         c->retry_delay_ms = cfg.retry_delay_ms;

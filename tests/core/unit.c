@@ -1300,6 +1300,7 @@ typedef struct many {
     size_t n, cap;
     int64_t now;
     int64_t timer;
+    int max_rounds;         /* the next m_client's (0: no bound that matters) */
 } many;
 static many M;
 static int64_t m_now(void *u) { (void)u; return M.now; }
@@ -1340,6 +1341,7 @@ static void m_client(redlock_client *c, redlock_lock **table, size_t size) {
     cfg.node_count = 1;
     cfg.lock_table = table;
     cfg.lock_table_size = size;
+    cfg.max_rounds = M.max_rounds ? M.max_rounds : -1; /* (0: every round at once; turns: test_turns_*) */
     memset(&cb, 0, sizeof cb);
     cb.send = m_send;
     cb.set_timer = m_timer;
@@ -1697,6 +1699,202 @@ static void test_many_locks_table_and_heap(void) {
         free(old);
     }
     m_free();
+}
+
+/* ---- turns: how many rounds a client runs at once ---- */
+
+/* Client C on one node with max_rounds and the node timeout given; lock L
+   (ttl 10 s) and locks[0..n) (ttl ttl_ms, user = &locks[i]). */
+static void setup_turns(int max_rounds, int64_t node_timeout_ms, redlock_lock *locks, int n, int64_t ttl_ms,
+                        int watchdog) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int i;
+    base_config(&cfg, 1);
+    cfg.max_rounds = max_rounds;
+    cfg.node_timeout_ms = node_timeout_ms;
+    base_opts(&o, 10000, 0);
+    setup_with(&cfg, &o);
+    base_opts(&o, ttl_ms, watchdog);
+    for (i = 0; i < n; i++) {
+        o.user = &locks[i];
+        CHECK_EQ(redlock_lock_init(&locks[i], &C, &o), REDLOCK_OK);
+    }
+}
+/* Command k is for lock lk. */
+static int cmd_of(int k, const redlock_lock *lk) { return k < T.qn && redlock__tag_lock_id(T.q[k].tag) == lk->_id; }
+
+/* Proves: a client runs at most max_rounds rounds at once (2): the third
+   and fourth acquire send nothing and their rounds' clocks have not
+   started; they start, in order, at the redlock_on_timer the client asks
+   for at once when a turn is free, and their node timeout counts from
+   then: answered 40 ms after that, 60 ms after redlock_acquire (past the
+   50 ms node timeout), they win, the validity counted from their start.
+   Releases wait in the same line, in order of arrival. */
+static void test_turns_wait_in_line(void) {
+    redlock_lock lk[4];
+    int64_t t0, t1;
+    int i;
+    setup_turns(2, 50, lk, 4, 10000, 0);
+    t0 = T.now;
+    for (i = 0; i < 4; i++) CHECK_EQ(redlock_acquire(&lk[i]), REDLOCK_OK);
+    CHECK_EQ(T.qn, 2);
+    CHECK(cmd_of(0, &lk[0]) && cmd_of(1, &lk[1]));
+    CHECK(redlock_lock_pending(&lk[2]) && redlock_lock_pending(&lk[3]));
+    CHECK_EQ(redlock_lock_state(&lk[3]), REDLOCK_STATE_ACQUIRING);
+    CHECK_EQ(T.timer, t0 + 50000);               /* the running rounds' deadline only */
+    T.now = t0 + 20000;
+    ok(0);
+    CHECK_EQ(T.timer, T.now);                    /* a turn is free: handed on now */
+    CHECK_EQ(T.qn, 2);
+    redlock_on_timer(&C);
+    CHECK_EQ(T.qn, 3);
+    CHECK(cmd_of(2, &lk[2]));
+    ok(1);
+    redlock_on_timer(&C);
+    CHECK_EQ(T.qn, 4);
+    CHECK(cmd_of(3, &lk[3]));
+    t1 = T.now;
+    advance_to(t0 + 60000);                      /* their rounds' deadline has not come */
+    ok(2); ok(3);
+    for (i = 0; i < 4; i++) CHECK_EQ(redlock_lock_state(&lk[i]), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_lock_valid_until(&lk[3]), t1 + 10000 * 1000 - 100000 - 2000);
+    /* releases of 3, 1, 0, 2, in that order */
+    CHECK_EQ(redlock_release(&lk[3]), REDLOCK_OK);
+    CHECK_EQ(redlock_release(&lk[1]), REDLOCK_OK);
+    CHECK_EQ(redlock_release(&lk[0]), REDLOCK_OK);
+    CHECK_EQ(redlock_release(&lk[2]), REDLOCK_OK);
+    CHECK_EQ(T.qn, 6);
+    CHECK(cmd_of(4, &lk[3]) && cmd_of(5, &lk[1]));
+    num(5, 1);
+    redlock_on_timer(&C);
+    CHECK(T.qn == 7 && cmd_of(6, &lk[0]));
+    num(4, 1);
+    redlock_on_timer(&C);
+    CHECK(T.qn == 8 && cmd_of(7, &lk[2]));
+    num(6, 1); num(7, 1);
+    CHECK_EQ(T.res.n, 8);
+    for (i = 0; i < T.res.n; i++) CHECK_EQ(T.res.r[i].status, REDLOCK_OK);
+    for (i = 0; i < 4; i++) redlock_lock_deinit(&lk[i]);
+    teardown();
+}
+
+/* Proves: held locks get turns before the others: with the one turn
+   taken, a renewal that comes due waits and then goes before an acquire
+   that waited longer; a held lock whose renewal still waits when its
+   validity runs out is told LOST then (EXPIRED), the timer asked for that
+   instant, and its cleanup goes out at once, beyond the turns. */
+static void test_turns_held_first(void) {
+    redlock_lock lk[3];
+    int64_t due, until;
+    int k;
+    setup_turns(1, 5000, lk, 3, 10000, 0);
+    redlock_lock_deinit(&lk[0]);
+    {
+        redlock_lock_opts o;
+        base_opts(&o, 3000, 1);                  /* renewed every second */
+        o.key = "renewed";
+        o.user = &lk[0];
+        CHECK_EQ(redlock_lock_init(&lk[0], &C, &o), REDLOCK_OK);
+    }
+    redlock_acquire(&lk[0]);
+    ok(0);
+    due = redlock_next_deadline(&C);             /* its first renewal */
+    T.now = due - 100000;
+    redlock_acquire(&lk[1]);                     /* takes the turn: command 1 */
+    T.now = due - 50000;
+    redlock_acquire(&lk[2]);                     /* waits */
+    advance_to(due);                             /* the renewal waits too */
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(T.timer, redlock_lock_valid_until(&lk[0])); /* (before lk[1]'s node timeout) */
+    T.now = due + 10000;
+    ok(1);
+    redlock_on_timer(&C);
+    CHECK(T.qn == 3 && cmd_of(2, &lk[0]) && starts(2, "EVALSHA")); /* the renewal, not lk[2]'s SET */
+    num(2, 1);
+    redlock_on_timer(&C);
+    CHECK(T.qn == 4 && cmd_of(3, &lk[2]) && starts(3, "SET"));    /* unanswered: the turn stays taken */
+    until = redlock_lock_valid_until(&lk[0]);
+    advance_to(redlock_next_deadline(&C));       /* the next renewal: it waits */
+    CHECK_EQ(T.qn, 4);
+    CHECK_EQ(T.timer, until);
+    CHECK_EQ(redlock_lock_state(&lk[0]), REDLOCK_STATE_HELD);
+    advance_to(until);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
+    CHECK(T.qn == 5 && cmd_of(4, &lk[0]) && starts(4, "EVAL ")); /* the cleanup */
+    CHECK_EQ(redlock_lock_state(&lk[2]), REDLOCK_STATE_ACQUIRING);
+    for (k = 0; k < 3; k++) redlock_lock_deinit(&lk[k]);
+    teardown();
+}
+
+/* Proves: a release that waits for its turn goes out when the lock is
+   deinitialised (as redlock_release() then redlock_lock_deinit() did
+   without the wait: the key is not kept); a waiting acquire sends
+   nothing; later answers to them are ignored. */
+static void test_turns_deinit_sends_waiting_release(void) {
+    redlock_lock lk[3];
+    char token[REDLOCK_TOKEN_LEN + 1];
+    setup_turns(1, 50, lk, 3, 10000, 0);
+    redlock_acquire(&lk[0]);
+    ok(0);
+    memcpy(token, redlock_lock_token(&lk[0]), sizeof token);
+    redlock_acquire(&lk[1]);                     /* the turn: command 1 */
+    CHECK_EQ(redlock_release(&lk[0]), REDLOCK_OK);
+    redlock_acquire(&lk[2]);
+    CHECK_EQ(T.qn, 2);
+    redlock_lock_deinit(&lk[0]);
+    CHECK_EQ(T.qn, 3);
+    CHECK(starts(2, "EVALSHA") && strstr(T.q[2].cmd, token) != NULL);
+    redlock_lock_deinit(&lk[2]);
+    CHECK_EQ(T.qn, 3);
+    num(2, 1);                                   /* ignored */
+    ok(1);
+    CHECK_EQ(redlock_lock_state(&lk[1]), REDLOCK_STATE_HELD);
+    CHECK_EQ(T.res.n, 2);                        /* lk[0]'s and lk[1]'s acquire */
+    redlock_lock_deinit(&lk[1]);
+    teardown();
+}
+
+/* Proves: while rounds wait, the number of turns adapts: from 16 (at most
+   max_rounds, here 64), a round decided within half the node timeout adds
+   one and a slower one halves them, at most once per round trip (a round
+   that started before the change does not count). */
+static void test_turns_window_adapts(void) {
+    static redlock_lock lk[60];
+    int i;
+    setup_turns(64, 50, lk, 60, 10000, 0);
+    for (i = 0; i < 60; i++) redlock_acquire(&lk[i]);
+    CHECK_EQ(T.qn, 16);
+    T.now += 1000;
+    for (i = 0; i < 16; i++) ok(i);              /* fast: one more turn */
+    redlock_on_timer(&C);
+    CHECK_EQ(T.qn, 16 + 17);
+    T.now += 30000;
+    for (i = 16; i < 33; i++) ok(i);             /* 30 ms: more than half of 50: halved */
+    redlock_on_timer(&C);
+    CHECK_EQ(T.qn, 33 + 8);
+    for (i = 0; i < 41; i++) CHECK_EQ(redlock_lock_state(&lk[i]), i < 33 ? REDLOCK_STATE_HELD : REDLOCK_STATE_ACQUIRING);
+    for (i = 0; i < 60; i++) redlock_lock_deinit(&lk[i]);
+    teardown();
+}
+
+/* Proves: max_rounds 0 is the default (128, from redlock_config_init too)
+   and a negative one sets no bound: 40 acquires go out at once. */
+static void test_turns_config(void) {
+    redlock_config cfg;
+    static redlock_lock lk[40];
+    int i;
+    redlock_config_init(&cfg);
+    CHECK_EQ(cfg.max_rounds, 128);
+    setup_turns(0, 50, lk, 40, 10000, 0);
+    CHECK_EQ(C._cfg.max_rounds, 128);
+    for (i = 0; i < 40; i++) redlock_lock_deinit(&lk[i]);
+    teardown();
+    setup_turns(-1, 50, lk, 40, 10000, 0);
+    for (i = 0; i < 40; i++) redlock_acquire(&lk[i]);
+    CHECK_EQ(T.qn, 40);
+    for (i = 0; i < 40; i++) redlock_lock_deinit(&lk[i]);
+    teardown();
 }
 
 /* Proves: a reply for a lock whose memory was freed after deinit is
@@ -4659,6 +4857,56 @@ static int selected(int argc, char **argv, const char *name) {
 }
 #define RUN_T(fn) do { if (selected(argc, argv, #fn)) { \
     current_test = #fn; alarm(60); RUN(fn); alarm(0); } } while (0)
+
+/* Proves: a release's EVALSHA answered NOSCRIPT after the round's node
+   timeout still gets its EVAL (compare-and-delete is idempotent; without
+   it the key stays until its ttl), whether the NOSCRIPT comes after the
+   timer ended the round or after the deadline but before the timer came;
+   the release was decided meanwhile (NO_QUORUM) and the EVAL's answer
+   changes nothing. redlock_lock_followup() says such an answer is owed. */
+static void test_release_late_noscript_after_timeout(void) {
+    const char *noscript = "NOSCRIPT No matching script. Please use EVAL.";
+    int k;
+    setup_n(1, 0, 10000);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK(starts(1, "EVALSHA"));
+    advance_to(T.now + 50000);                   /* the node timeout: unanswered */
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(T.qn, 2);
+    CHECK(redlock_lock_followup(&L));
+    rep(1, REDLOCK_REPLY_ERROR, 0, noscript);     /* late */
+    CHECK_EQ(T.qn, 3);
+    CHECK_STR(T.q[2].cmd, release_eval_publish(redlock_lock_token(&L)));
+    CHECK(!redlock_lock_followup(&L));
+    num(2, 1);
+    CHECK_EQ(T.res.n, 2);                         /* acquire, release: nothing more */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_EQ(T.qn, 3);
+    teardown();
+    /* three nodes: node 1's NOSCRIPT after the deadline, before the timer;
+       node 2's after the timer */
+    setup_n(3, 0, 10000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_release(&L);                          /* 3, 4, 5: EVALSHA */
+    num(3, 1);
+    T.now += 60000;
+    rep(4, REDLOCK_REPLY_ERROR, 0, noscript);
+    k = find_cmd(6, 1, "EVAL ");
+    CHECK(k >= 0);
+    if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
+    redlock_on_timer(&C);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    rep(5, REDLOCK_REPLY_ERROR, 0, noscript);
+    k = find_cmd(6, 2, "EVAL ");
+    CHECK(k >= 0);
+    if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
+    CHECK_EQ(count_cmd(6, "EVAL "), 2);
+    CHECK_EQ(T.res.n, 2);
+    teardown();
+}
 
 /* Proves: a release is decided as soon as the answers rule a quorum out:
    two "not there" answers of three end it (EXPIRED) without waiting for the
@@ -7868,6 +8116,7 @@ int main(int argc, char **argv) {
     RUN_T(test_release_cancels_extend);
     RUN_T(test_cancelled_result_fields);
     RUN_T(test_release_noscript_fallback);
+    RUN_T(test_release_late_noscript_after_timeout);
     RUN_T(test_release_quorum);
     RUN_T(test_extend);
     RUN_T(test_watchdog_renews);
@@ -7887,6 +8136,11 @@ int main(int argc, char **argv) {
     RUN_T(test_many_locks_one_client);
     RUN_T(test_lock_table_config);
     RUN_T(test_many_locks_table_and_heap);
+    RUN_T(test_turns_wait_in_line);
+    RUN_T(test_turns_held_first);
+    RUN_T(test_turns_deinit_sends_waiting_release);
+    RUN_T(test_turns_window_adapts);
+    RUN_T(test_turns_config);
     RUN_T(test_stale_tag_of_freed_lock);
     RUN_T(test_lock_table_grows);
     RUN_T(test_lock_table_nomem);

@@ -70,6 +70,7 @@ typedef struct it_ops {
     int notify; /* the adapter subscribes to release notifications while a lock waits */
     int (*rw)(it_lock *l, int op, redlock_result *r); /* REDLOCK_OP_UPGRADE or _DOWNGRADE, blocking */
     int (*reinit)(it_lock *l, const redlock_lock_opts *o); /* the adapter's lock_init on the same handle again */
+    redlock_lock *(*core)(it_lock *l); /* the lock's core handle, for calls that do not block */
 } it_ops;
 
 static const it_ops *it;
@@ -1659,6 +1660,194 @@ out:
     it->close(b);
 }
 
+/* ---- bursts: many operations issued at once on one client ----
+   At the library's defaults (node_timeout_ms 50): a round's node timeout
+   measures the node, not the client's own queue of commands. */
+
+/* Results of the scenarios' locks, counted by each adapter's on_result
+   (it_note_result): [op][0] OK, [op][1] anything else. */
+static long it_results[8][2];
+
+static inline void it_note_result(const redlock_result *r)
+{
+    if ((int)r->op > 0 && (int)r->op < 8) it_results[r->op][r->status != REDLOCK_OK]++;
+}
+
+/* Runs the client until `want` results of op came, at most ms; returns
+   how many came. */
+static long it_burst_wait(it_client *c, int op, long want, int ms)
+{
+    long long until = it_now_ms() + ms;
+    while (it_results[op][0] + it_results[op][1] < want && it_now_ms() < until) it->idle(c, 10);
+    return it_results[op][0] + it_results[op][1];
+}
+
+/* Running under valgrind (its preloaded libraries say so): some bursts
+   are smaller there, where everything is 20 to 50 times slower. */
+static int it_valgrind(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+    return p && strstr(p, "vgpreload") != NULL;
+}
+
+/* Keys of node i that match pattern. */
+static long it_count_keys(redis_nodes *rn, int i, const char *pattern)
+{
+    char out[64];
+    if (redis_nodes_cmd(rn, i, out, sizeof out, "EVAL", "return #redis.call('keys', ARGV[1])", "0", pattern,
+                        (char *)NULL) != 0)
+        return -1;
+    return atol(out + 1);
+}
+
+/* n locks (ttl 30 s) on distinct keys "<prefix>:<i>", or NULL (checked). */
+static it_lock **it_burst_locks(it_client *c, const char *prefix, long n)
+{
+    it_lock **ls = (it_lock **)calloc((size_t)n, sizeof *ls);
+    long i;
+    CHECK(ls != NULL);
+    if (!ls) return NULL;
+    for (i = 0; i < n; i++) {
+        redlock_lock_opts o;
+        char key[96];
+        snprintf(key, sizeof key, "%s:%ld", prefix, i);
+        it_lock_opts(&o, key, 30000);
+        ls[i] = it->lock(c, &o);
+        if (!ls[i]) break;
+    }
+    CHECK_EQ(i, n);
+    if (i < n) {
+        while (i-- > 0) it->unlock(ls[i]);
+        free(ls);
+        return NULL;
+    }
+    return ls;
+}
+
+static void it_burst_free(it_lock **ls, long n)
+{
+    long i;
+    for (i = 0; i < n; i++) it->unlock(ls[i]);
+    free(ls);
+}
+
+/* A client at the library's defaults (tuned test settings undone), with a
+   lock table of table_size entries (0: the built-in one). */
+static it_client *it_burst_client(redis_nodes *rn, int ports[REDIS_NODES_MAX], redlock_lock **table,
+                                  size_t table_size)
+{
+    it_setup s;
+    it_defaults(&s, rn, ports);
+    redlock_config_init(&s.core);
+    s.core.node_count = rn->n;
+    s.core.lock_table = table;
+    s.core.lock_table_size = table_size;
+    return it->open(&s);
+}
+
+/* 10,000 locks (2,000 under valgrind) acquired (all won), the nodes'
+   script caches flushed (as a restart or a failover leaves them), then
+   released at once: each release's EVALSHA is answered NOSCRIPT, its EVAL
+   follows, and no key is left on any node. */
+static void it_burst_release(void)
+{
+    const long N = it_valgrind() ? 2000 : 10000;
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX], i;
+    it_client *c;
+    it_lock **ls;
+    char prefix[96], pattern[100];
+    long k;
+    long long t0, t1;
+    it_key(prefix, sizeof prefix, "burst-release");
+    snprintf(pattern, sizeof pattern, "%s:*", prefix);
+    c = it_burst_client(rn, ports, NULL, 0);
+    CHECK(c != NULL);
+    if (!c) return;
+    ls = it_burst_locks(c, prefix, N);
+    if (!ls) { it->close(c); return; }
+    memset(it_results, 0, sizeof it_results);
+    t0 = it_now_ms();
+    for (k = 0; k < N; k++) {
+        /* in batches of 200: what is tested here is the release */
+        CHECK_EQ(redlock_acquire(it->core(ls[k])), REDLOCK_OK);
+        if (k % 200 == 199) it_burst_wait(c, REDLOCK_OP_ACQUIRE, k + 1, 10000);
+    }
+    CHECK_EQ(it_burst_wait(c, REDLOCK_OP_ACQUIRE, N, 60000), N);
+    CHECK_EQ(it_results[REDLOCK_OP_ACQUIRE][0], N);
+    printf("#   %ld acquired in %lld ms\n", N, it_now_ms() - t0);
+    for (i = 0; i < it_n; i++) {
+        char out[64];
+        CHECK_EQ(redis_nodes_cmd(rn, i, out, sizeof out, "SCRIPT", "FLUSH", (char *)NULL), 0);
+    }
+    t0 = it_now_ms();
+    for (k = 0; k < N; k++)
+        if (it->state(ls[k]) == REDLOCK_STATE_HELD) CHECK_EQ(redlock_release(it->core(ls[k])), REDLOCK_OK);
+    t1 = it_now_ms();
+    it_burst_wait(c, REDLOCK_OP_RELEASE, it_results[REDLOCK_OP_ACQUIRE][0], 60000);
+    printf("#   %ld released (%ld not OK) in %lld ms (issued in %lld ms)\n",
+           it_results[REDLOCK_OP_RELEASE][0] + it_results[REDLOCK_OP_RELEASE][1], it_results[REDLOCK_OP_RELEASE][1],
+           it_now_ms() - t0, t1 - t0);
+    /* every release answered OK but for a few at the start (at most 128):
+       the first rounds start inside the loop above, which can take longer
+       than a node timeout (under valgrind), and the client's window of
+       turns adapts from there; the others start in the client's loop */
+    CHECK(it_results[REDLOCK_OP_RELEASE][0] >= it_results[REDLOCK_OP_ACQUIRE][0] - 128);
+    it->idle(c, 200); /* stragglers */
+    for (i = 0; i < it_n; i++) {
+        long left = it_count_keys(rn, i, pattern);
+        if (left != 0) printf("#   node %d keeps %ld of the keys\n", i, left);
+        CHECK_EQ(left, 0);
+    }
+    it_burst_free(ls, N);
+    it->close(c);
+}
+
+/* Acquires issued at once on one node, all won at the default node
+   timeout (the client's lock table sized for them, as section 5 of
+   redlock.h recommends). IT_BURST_ACQUIRES sets the count (default
+   20,000; 5,000 under valgrind). */
+static void it_burst_acquire(void)
+{
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX];
+    it_client *c;
+    it_lock **ls;
+    redlock_lock **table;
+    size_t size = 1;
+    char prefix[96], pattern[100];
+    long n = getenv("IT_BURST_ACQUIRES") ? atol(getenv("IT_BURST_ACQUIRES")) : it_valgrind() ? 5000 : 20000, k;
+    long long t0;
+    if (n < 1) n = 1;
+    while (size < (size_t)n) size *= 2;
+    table = (redlock_lock **)calloc(size, sizeof *table);
+    CHECK(table != NULL);
+    if (!table) return;
+    it_key(prefix, sizeof prefix, "burst-acquire");
+    snprintf(pattern, sizeof pattern, "%s:*", prefix);
+    c = it_burst_client(rn, ports, table, size);
+    CHECK(c != NULL);
+    if (!c) { free(table); return; }
+    ls = it_burst_locks(c, prefix, n);
+    if (!ls) { it->close(c); free(table); return; }
+    memset(it_results, 0, sizeof it_results);
+    t0 = it_now_ms();
+    for (k = 0; k < n; k++) CHECK_EQ(redlock_acquire(it->core(ls[k])), REDLOCK_OK);
+    CHECK_EQ(it_burst_wait(c, REDLOCK_OP_ACQUIRE, n, 120000), n);
+    printf("#   %ld acquires at once: %ld won in %lld ms\n", n, it_results[REDLOCK_OP_ACQUIRE][0], it_now_ms() - t0);
+    CHECK_EQ(it_results[REDLOCK_OP_ACQUIRE][0], n);
+    t0 = it_now_ms();
+    for (k = 0; k < n; k++)
+        if (it->state(ls[k]) == REDLOCK_STATE_HELD) redlock_release(it->core(ls[k]));
+    it_burst_wait(c, REDLOCK_OP_RELEASE, it_results[REDLOCK_OP_ACQUIRE][0], 120000);
+    printf("#   released in %lld ms\n", it_now_ms() - t0);
+    it->idle(c, 200);
+    CHECK_EQ(it_count_keys(rn, 0, pattern), 0);
+    it_burst_free(ls, n);
+    it->close(c);
+    free(table);
+}
+
 /* ---- release notifications: a waiting acquire wakes at the release ---- */
 
 typedef struct it_waiter {
@@ -2563,6 +2752,8 @@ static int it_main(const it_ops *ops)
     if (it->reinit) IT_RUN(it_reinit, 3);
     IT_RUN(it_evict, 1);
     IT_RUN(it_evict, 3);
+    IT_RUN(it_burst_release, 3);
+    IT_RUN(it_burst_acquire, 1);
     IT_RUN(it_hostile_stray, 3);
     IT_RUN(it_hostile_stray_idle, 3);
     IT_RUN(it_hostile_huge, 3);

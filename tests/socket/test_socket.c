@@ -34,6 +34,7 @@ static void t_on_result(redlock_lock *lk, const redlock_result *r)
 {
     it_lock *l = (it_lock *)r->user;
     (void)lk;
+    it_note_result(r);
     if (r->op == REDLOCK_OP_LOST) l->lost++;
 }
 
@@ -133,6 +134,7 @@ static int t_rw(it_lock *l, int op, redlock_result *r)
 }
 static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l.lock); }
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
+static redlock_lock *t_core(it_lock *l) { return &l->l.lock; }
 static void t_idle(it_client *c, int ms) { redlock_socket_run(&c->s, ms); }
 static int t_node_status(it_client *c, int i) { return redlock_socket_node_status(&c->s, i, NULL, 0); }
 static int t_node_connected(it_client *c, int i) { return redlock_socket_node_connected(&c->s, i); }
@@ -650,7 +652,7 @@ int main(void)
 {
     static const it_ops ops = {
         "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core
     };
     int rc;
 #ifdef IT_TLS

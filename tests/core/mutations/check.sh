@@ -14,6 +14,9 @@
 #                                       mutation (grep its "not ok" line): a test
 #                                       that could not run catches nothing
 # (a Check that starts redis-server nodes runs here too: the nodes are its own).
+# A bug the simulator cannot see names its detector instead: "Unit: NAME..."
+# builds tests/core/unit.c against the copy and runs those tests (names as
+# its command line takes them); one of them must fail.
 # The patches are checked side by side (scripts/parallel.sh, one per CPU).
 # Usage: tests/core/mutations/check.sh [RUNS] [BUILD_DIR]
 #        tests/core/mutations/check.sh --one PATCH RUNS BUILD_DIR
@@ -37,6 +40,7 @@ profile=$(sed -n 's/^Profile: *//p' "$patch" | head -n 1)
 target=$(sed -n 's/^Target: *//p' "$patch" | head -n 1)
 target=${target:-redlock.h}
 check=$(sed -n 's/^Check: *//p' "$patch" | head -n 1)
+units=$(sed -n 's/^Unit: *//p' "$patch" | head -n 1)
 mkdir -p "$dir"
 if [ "$target" != redlock.h ]; then # the copy's relative includes stay among the copies
   mkdir -p "$dir/adapters" && cp redlock.h "$dir/" && cp adapters/*.h "$dir/adapters/"
@@ -52,6 +56,17 @@ if [ -n "$check" ]; then
   fi
   printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
   echo "not ok mutation $name not caught"
+  exit 1
+fi
+if [ -n "$units" ]; then
+  if ! $cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$dir" -I. -Itests/shared tests/core/unit.c -o "$dir/unit" -pthread; then
+    echo "not ok mutation $name: does not build"
+    exit 1
+  fi
+  # shellcheck disable=SC2086 # the test names, one word each
+  failed=$("$dir/unit" $units 2>&1 | sed -n 's/^not ok //p' | head -n 1)
+  if [ -n "$failed" ]; then echo "ok mutation $name caught by unit $failed"; exit 0; fi
+  echo "not ok mutation $name not caught by unit $units"
   exit 1
 fi
 if ! $cc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I"$dir" -I. -Itests/shared tests/core/sim.c -o "$dir/sim"; then
