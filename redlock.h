@@ -312,11 +312,11 @@
    The undo of a failed acquire and the cleanup after LOST are sent before
    on_result is called, so deinitialising the lock there does not leave
    the key behind on nodes with scripts; nor does deinitialising a lock
-   that reads LOST before its timer call came (it sends the cleanup). Steps that need an answer first
-   (GET then DEL on nodes without scripting; EVAL after NOSCRIPT in a
-   release) are dropped by deinit: redlock_lock_pending() says whether a
-   round is still running, redlock_lock_followup() whether a step of that
-   kind may still come.
+   that reads LOST before its timer call came (deinit sends the cleanup).
+   Steps that need an answer first (GET then DEL on nodes without
+   scripting; EVAL after NOSCRIPT in a release) are dropped by deinit:
+   redlock_lock_pending() says whether a round is still running,
+   redlock_lock_followup() whether a step of that kind may still come.
 
    8. STATES
    A lock is in one of five states (redlock_lock_state()):
@@ -3362,11 +3362,10 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     int64_t now;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
-    now = redlock__now(c);
     /* it reads LOST, but no timer call has sent the cleanup after LOST yet:
        send it now, or a reentrant entry stays for as long as the owner's
        other holds keep the hash (nothing is reported) */
-    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until) {
+    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && (now = redlock__now(c)) >= lk->_valid_until) {
         int alive = 1;
         redlock__enter(c);
         lk->_busy = 1; /* an answer inside send is only recorded */
