@@ -401,11 +401,12 @@
    library inside on_event (events are for logging and metrics).
    The undo of a failed acquire and the cleanup after LOST are sent before
    on_result is called, so deinitialising the lock there does not leave
-   the key behind on nodes with scripts. Steps that need an answer first
-   (GET then DEL on nodes without scripting; EVAL after NOSCRIPT in a
-   release) are dropped by deinit: redlock_lock_pending() says whether a
-   round is still running, redlock_lock_followup() whether a step of that
-   kind may still come.
+   the key behind on nodes with scripts; nor does deinitialising a lock
+   that reads LOST before its timer call came (deinit sends the cleanup).
+   Steps that need an answer first (GET then DEL on nodes without
+   scripting; EVAL after NOSCRIPT in a release) are dropped by deinit:
+   redlock_lock_pending() says whether a round is still running,
+   redlock_lock_followup() whether a step of that kind may still come.
 
    8. STATES
    A lock is in one of five states (redlock_lock_state()):
@@ -1143,8 +1144,11 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
 
 /* Forgets the lock: pending replies are ignored, no further callbacks. It
-   does not release the lock on the servers; call redlock_release first.
-   Safe inside callbacks, including the lock's own on_result. */
+   does not release a held lock on the servers; call redlock_release
+   first. One whose validity ran out with no timer call or call on it
+   since (it reads LOST, not yet reported) first sends the cleanup after
+   LOST, as its timer would have (nothing reported). Safe inside callbacks,
+   including the lock's own on_result. */
 REDLOCK_API void redlock_lock_deinit(redlock_lock *lock);
 
 /* Starts acquiring with a fresh token; the outcome comes through on_result
@@ -3789,8 +3793,30 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
 REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     redlock_client *c;
     int release_waits;
+    int64_t now;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
+    /* it reads LOST, but no timer call has sent the cleanup after LOST yet:
+       send it now, or a reentrant entry stays for as long as the owner's
+       other holds keep the hash (nothing is reported) */
+    if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && (now = redlock__now(c)) >= lk->_valid_until) {
+        int alive = 1;
+        redlock__enter(c);
+        lk->_busy = 1; /* an answer inside send is only recorded */
+        lk->_alive = &alive;
+        lk->_upgrading = 0;
+        lk->_state = REDLOCK_STATE_LOST;
+        lk->_lost_status = redlock__expiry_reason(lk);
+        lk->_phase_op = REDLOCK_OP_LOST;
+        redlock__round(lk, REDLOCK__PH_CLEANUP, now);
+        redlock__flush(lk, now, &alive);
+        if (alive) {
+            lk->_busy = 0;
+            lk->_alive = NULL;
+        }
+        redlock__leave(c);
+        if (!alive) return; /* send deinitialised it (or initialised it again) */
+    }
     redlock__listen(lk, 0); /* while the key still reads */
     redlock__unfile(c, lk);
     release_waits = redlock__waiting(lk) && lk->_phase == REDLOCK__PH_RELEASE;
@@ -3800,7 +3826,7 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
         /* a release still waiting for its turn goes out now, unanswered,
            as it would have without the wait: the key is not kept */
         int alive = 1, *outer = lk->_alive; /* (deinit inside the lock's own callback: its drive's) */
-        int64_t now = redlock__now(c);
+        now = redlock__now(c);
         lk->_phase = REDLOCK__PH_NONE;
         lk->_alive = &alive;
         redlock__rebase(lk, now);

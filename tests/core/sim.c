@@ -16,7 +16,10 @@
    handles a reentrant lock: a few owner ids shared by handles of several
    clients (processes sharing an owner on purpose), the default owner of
    each client, and some plain locks on the same keys; the simulated
-   servers keep the hash {owner: count, owner:token: 1}.
+   servers keep the hash {owner: count, owner:token: 1}. In half of its
+   schedules some clients have busy event loops (and no watchdog): timer
+   calls come up to 3 ms late, and a lock that reads LOST meanwhile is
+   often dropped before the timer call reports it.
    The turns profile lets each client run only 1 to 3 rounds at once
    (max_rounds): the others wait for a turn.
 
@@ -283,6 +286,9 @@ typedef struct client {
        replaced another holder's value) is unknown to the core until then */
     char unanswered[MAX_NODES][8][REDLOCK_TOKEN_LEN];
     int id;
+    int late_loop;           /* its event loop calls the timer up to 3 ms late now and then
+                                (its locks have no watchdog: renewals are checked to the us) */
+    int64_t late_call;       /* when the timer armed last comes, if late (else 0) */
     int listens;             /* has a listen callback: subscribes to release notifications
                                 while the core says (as an adapter would) */
     int table_changed;       /* a lock was initialised or deinitialised since the last check_books */
@@ -360,6 +366,7 @@ typedef struct world {
     long nested;             /* reentrant acquisitions while another handle of the owner held the key */
     long wakes, wakes_waiting; /* release notifications handed to handles; of those, to one waiting */
     int calm;                /* no faults at all in this schedule */
+    int late_timers;         /* some clients' event loops call the timer late now and then */
     double drop, reset, spike, dup;
     double queue_full;       /* send refuses: the transport's queue for the node is full */
     int64_t key_ttl_ms[MAX_KEYS];
@@ -656,6 +663,7 @@ static void cb_timer(void *u, int64_t deadline) {
     event e;
     int k;
     c->timer_gen++;
+    c->late_call = 0;
     if (deadline == REDLOCK_NO_DEADLINE) return;
     for (k = 0; k < c->ns; k++)
         if (held_valid(&c->s[k].lk) && deadline > c->s[k].lk._valid_until)
@@ -666,6 +674,12 @@ static void cb_timer(void *u, int64_t deadline) {
     e.gen = c->timer_gen;
     e.t = true_of(c, deadline);
     if (e.t < W->now) e.t = W->now;
+    /* a busy event loop: locks that ran out read LOST meanwhile, and calls
+       on them (deinit too) come before the timer call that reports it */
+    if (c->late_loop && rng_chance(&W->rng, 0.3)) {
+        e.t += rng_range(&W->rng, 1, 3000);
+        c->late_call = e.t;
+    }
     push(W, e);
 }
 
@@ -1734,6 +1748,7 @@ static void init_slot(world *w, client *c, int k) {
     o.key = key_names[s->key];
     o.ttl_ms = ttl;
     o.watchdog = w->p->crashes == 2 ? 1 : w->p->crowd ? 0 : rng_chance(&w->rng, 0.6);
+    if (c->late_loop) o.watchdog = 0;
     if (o.watchdog && w->p->api && rng_chance(&w->rng, 0.2)) o.renew_every_ms = rng_range(&w->rng, 1, ttl - 1);
     if (w->p->api && rng_chance(&w->rng, 0.15)) o.max_extensions = (int)rng_range(&w->rng, 1, 6);
     if (w->p->api && rng_chance(&w->rng, 0.1)) o.max_hold_ms = rng_range(&w->rng, 1, 3 * ttl);
@@ -2267,6 +2282,13 @@ static void act(world *w, client *c, int k) {
         }
     }
     if (w->p->api && rng_chance(&w->rng, 0.05)) { random_call(w, c, k); return; }
+    if (c->late_loop && st == REDLOCK_STATE_LOST && held_inside(&s->lk) && rng_chance(&w->rng, 0.5)) {
+        /* it reads LOST before a timer call reported it: the program drops
+           the handle (a new one takes its place) */
+        init_slot(w, c, k);
+        schedule_act(w, c, k, w->now + rng_range(&w->rng, 0, s->ttl_ms * 1000));
+        return;
+    }
     if (st == REDLOCK_STATE_IDLE || st == REDLOCK_STATE_LOST) {
         /* a lock that ran out with no timer call since reads LOST; the
            acquire reports that first, and on_result may act on it */
@@ -2335,6 +2357,7 @@ static void setup(world *w, const profile *p, uint64_t seed) {
        released entry must be gone at once (the key checks excuse faults) */
     w->calm = p->reentrant && rng_chance(&w->rng, 0.25);
     if (w->calm) w->drop = w->reset = w->spike = w->queue_full = 0.0;
+    w->late_timers = p->reentrant && rng_chance(&w->rng, 0.5);
     for (i = 0; i < n_keys(w); i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
     for (i = 0; i < w->nn; i++) w->nodes[i].up = 1;
 }
@@ -2354,6 +2377,7 @@ static void start_clients(world *w) {
         c->wall_offset_ms = w->p->legacy ? rng_range(&w->rng, 0, 1) : 0;
         c->paused_until = -1;
         c->listens = rng_chance(&w->rng, 0.8);
+        c->late_loop = w->late_timers && rng_chance(&w->rng, 0.5);
         for (j = 0; j < MAX_NODES; j++) { c->last_req[j] = c->last_rep[j] = 0; }
         c->refused_mask = 0;
         c->refusal = REDLOCK_ERR_AUTH;
@@ -2712,7 +2736,7 @@ static int run_one(world *w, const profile *p, uint64_t seed) {
     for (i = 0; i < w->nc; i++) {
         client *c = &w->clients[i];
         for (k = 0; k < c->ns; k++)
-            if (c->paused_until <= w->now && c->s[k].inited && held_valid(&c->s[k].lk) &&
+            if (c->paused_until <= w->now && c->late_call <= w->now && c->s[k].inited && held_valid(&c->s[k].lk) &&
                 cb_now(c) > c->s[k].lk._valid_until)
                 violation(w, "holder not told at end of run", i);
     }

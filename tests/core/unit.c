@@ -7496,6 +7496,63 @@ static void test_reentrant_two_handles(void) {
     teardown();
 }
 
+/* Proves: deinitialising a reentrant lock whose validity ran out with no
+   timer call since (it reads LOST, no round pending) sends the cleanup
+   after LOST first, as the timer would have: its entry does not stay in a
+   hash that the owner's other holds keep alive (there it would keep the
+   owner's count up, and the key, past their last release). Nothing is
+   reported; the cleanup's answer is ignored, also one inside send. The
+   same when lock_init deinitialises the handle; a send that deinitialises
+   the lock again ends it there. One still within its validity is
+   forgotten without a command (deinit does not release). */
+static void test_reentrant_deinit_after_run_out(void) {
+    redlock_lock second;
+    redlock_lock_opts o;
+    char tok[REDLOCK_TOKEN_LEN + 1], tail[REDLOCK_TOKEN_LEN + 32];
+    int how; /* 0 deinit, 1 lock_init, 2 deinit answered inside send, 3 deinit inside that send */
+    for (how = 0; how < 4; how++) {
+        setup_reentrant(1, "svc-h");
+        reentrant_opts(&o, "svc-h");
+        o.ttl_ms = 5000;
+        CHECK_EQ(redlock_lock_init(&second, &C, &o), REDLOCK_OK);
+        redlock_acquire(&L);
+        num(0, 1);
+        strcpy(tok, redlock_lock_token(&L));
+        redlock_acquire(&second);
+        num(1, 2);
+        T.now = redlock_lock_valid_until(&L);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+        CHECK_EQ(redlock_lock_pending(&L), 0);
+        if (how == 2) T.sync = sync_ok;
+        if (how == 3) {
+            T.deinit_on_send = "EVAL ";
+            T.scribble_on_send = 1;
+        }
+        if (how == 1) CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        else redlock_lock_deinit(&L);
+        T.sync = NULL;
+        CHECK_EQ(T.qn, 3);
+        CHECK(starts(2, "EVAL local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash'"));
+        snprintf(tail, sizeof tail, " 1 res svc-h %s 1", tok);
+        CHECK(strlen(T.q[2].cmd) > strlen(tail) && strcmp(T.q[2].cmd + strlen(T.q[2].cmd) - strlen(tail), tail) == 0);
+        num(2, 1);
+        CHECK_EQ(T.res.n, 2); /* the two acquires only */
+        CHECK_EQ(redlock_lock_state(&second), REDLOCK_STATE_HELD);
+        CHECK_EQ(redlock_next_deadline(&C), redlock_lock_valid_until(&second));
+        redlock_lock_deinit(&second);
+        if (how == 3) memset(&L, 0, sizeof L);
+        teardown();
+        CHECK_EQ(key_blocks, 0);
+    }
+    setup_reentrant(1, "svc-h");
+    redlock_acquire(&L);
+    num(0, 1);
+    T.now = redlock_lock_valid_until(&L) - 1;
+    redlock_lock_deinit(&L);
+    CHECK_EQ(T.qn, 1);
+    teardown();
+}
+
 static void *other_thread_owner(void *arg) {
     redlock_lock *lk = (redlock_lock *)arg;
     redlock_acquire(lk);
@@ -8090,6 +8147,7 @@ int main(int argc, char **argv) {
     RUN_T(test_reentrant_no_scripting);
     RUN_T(test_reentrant_extend);
     RUN_T(test_reentrant_two_handles);
+    RUN_T(test_reentrant_deinit_after_run_out);
     RUN_T(test_reentrant_default_owner);
     RUN_T(test_reentrant_default_owner_bytes);
     RUN_T(test_reentrant_init_errors);
