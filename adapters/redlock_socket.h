@@ -510,7 +510,7 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 #ifndef CLOCK_MONOTONIC
 #error "clock_gettime() is not declared: include redlock_socket.h before any system header where REDLOCK_SOCKET_IMPLEMENTATION is defined, or build with -D_POSIX_C_SOURCE=200809L"
 #endif
-#ifdef REDLOCK_NO_BUILTIN_CLOCKS
+#if defined(REDLOCK_NO_BUILTIN_CLOCKS) && !defined(REDLOCK_SOCKET_NO_CORE)
 #error "redlock_socket.h times everything with redlock_clock_us(): do not define REDLOCK_NO_BUILTIN_CLOCKS"
 #endif
 
@@ -588,7 +588,19 @@ static int redlock__sock_opening(const struct redlock__sock_node *nd)
    the core's deadlines and the adapter's own. */
 REDLOCK_SOCKET_API int64_t redlock_socket_now_us(void)
 {
+#ifdef REDLOCK_SOCKET_NO_CORE
+    /* transport only: the core's implementation may not be linked in; the
+       same clock, read here */
+    struct timespec ts;
+#ifdef CLOCK_BOOTTIME
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+#else
     return redlock_clock_us();
+#endif
 }
 
 static char *redlock__sock_strdup(const char *s)
