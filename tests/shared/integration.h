@@ -379,7 +379,7 @@ static void it_reinit(void)
     it_client *c;
     it_lock *l = NULL;
     redlock_lock_opts o;
-    char key[IT_REINIT_LIVES][96], tok[64], out[64], what[16];
+    char key[IT_REINIT_LIVES][96], tok[64], out[64], what[32];
     it_defaults(&s, rn, ports);
     c = it->open(&s);
     CHECK(c != NULL);
