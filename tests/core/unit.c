@@ -4324,6 +4324,31 @@ static void test_retry_event_elapsed(void) {
     teardown();
 }
 
+/* Proves: the FAILED event of an acquire that gives up carries the last
+   attempt's votes for, its status and attempt number. */
+static void test_failed_event_fields(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    const redlock_event *ev;
+    base_config(&cfg, 3);
+    cfg.retry_count = -1;
+    base_opts(&o, 1000, 0);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    ok(0); nil(1); nil(2);
+    ev = last_ev(REDLOCK_EV_FAILED);
+    CHECK(ev != NULL);
+    if (ev) {
+        CHECK_EQ(ev->votes, 1);
+        CHECK_EQ(ev->status, REDLOCK_ERR_LOCKED);
+        CHECK_EQ(ev->attempt, 1);
+        CHECK_EQ(ev->node, -1);
+        CHECK_EQ(ev->op, REDLOCK_OP_ACQUIRE);
+    }
+    CHECK_EQ(T.res.r[0].votes, 1);
+    teardown();
+}
+
 /* ---- runner: a test that hangs is reported, not waited for ---- */
 static const char *current_test = "";
 
@@ -4794,6 +4819,28 @@ static void test_adopt_unknown_validity(void) {
     CHECK_STR(T.q[3].cmd, "EVALSHA 5936c7a91d6097fc50292f9e90ec2ed3e513e629 1 res 00112233445566778899aabbccddeeff 1");
     num(3, 1); num(4, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: the RENEWED event of an adopted token's extend says how much
+   validity was left when the round started: none while it is unknown
+   (adopted without one), the rest of the given one otherwise. */
+static void test_adopt_renewed_slack(void) {
+    const redlock_event *ev;
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    num(0, 1);
+    ev = last_ev(REDLOCK_EV_RENEWED);
+    CHECK(ev && ev->slack_us == 0);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 500);
+    T.now += 100000;
+    redlock_extend(&L, 0);
+    num(0, 1);
+    ev = last_ev(REDLOCK_EV_RENEWED);
+    CHECK(ev && ev->slack_us == 400000);
     teardown();
 }
 
@@ -6105,6 +6152,33 @@ static void test_rw_calls_busy(void) {
     teardown();
 }
 
+/* Proves: how long a refused writer's mark lives, as sent with a
+   readers-writer acquire and an upgrade: until the next attempt is due at
+   the latest (retry delay + the whole jitter) and two node timeouts more:
+   100 + 30 + 2 * 50 ms. */
+static void test_rw_mark_life_with_jitter(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    char expect[200];
+    base_config(&cfg, 1);
+    cfg.retry_jitter_ms = 30;
+    base_opts(&o, 1000, 0);
+    o.access = REDLOCK_ACCESS_EXCLUSIVE;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 230", redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    teardown();
+    o.access = REDLOCK_ACCESS_UPDATE;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    snprintf(expect, sizeof expect, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res %s 1000 230", redlock_lock_token(&L));
+    CHECK_STR(T.q[1].cmd, expect);
+    teardown();
+}
+
 /* Proves: an adopted token shows no fence. */
 static void test_fence_adopted(void) {
     setup_fenced(1);
@@ -6945,6 +7019,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_upgrade_result_after_deinit);
     RUN_T(test_rw_downgrade_release_elapsed);
     RUN_T(test_rw_calls_busy);
+    RUN_T(test_rw_mark_life_with_jitter);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
@@ -7057,6 +7132,7 @@ int main(int argc, char **argv) {
     RUN_T(test_noscript_bound_before_pexpire);
     RUN_T(test_noscript_other_token_not_ours);
     RUN_T(test_retry_event_elapsed);
+    RUN_T(test_failed_event_fields);
     RUN_T(test_event_unused_fields_zero);
     RUN_T(test_error_words_alone);
     RUN_T(test_max_nodes_no_overrun);
@@ -7075,6 +7151,7 @@ int main(int argc, char **argv) {
     RUN_T(test_info_not_a_string);
     RUN_T(test_adopt_errors);
     RUN_T(test_adopt_unknown_validity);
+    RUN_T(test_adopt_renewed_slack);
     RUN_T(test_adopt_extend_late_and_retry);
     RUN_T(test_adopt_given_validity);
     RUN_T(test_adopt_noscript_pttl);
