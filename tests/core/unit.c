@@ -6643,6 +6643,23 @@ static void test_reentrant_init_errors(void) {
     redlock_client_deinit(&C);
 }
 
+/* Proves: an owner id's bytes are the printable ASCII ones, '!' (33) to
+   '~' (126), at both ends: space, DEL (127) and bytes above are refused. */
+static void test_reentrant_owner_byte_range(void) {
+    redlock_lock_opts o;
+    setup_n(1, 0, 1000);
+    reentrant_opts(&o, "!svc~");
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_STR(redlock_lock_owner(&L), "!svc~");
+    o.owner = "svc\x7f";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = "svc\x80";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = " svc";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    redlock_client_deinit(&C);
+}
+
 /* Proves: an adopted token on a reentrant lock extends and releases with
    the lock's owner (the entry another process made for that owner). */
 static void test_reentrant_adopt(void) {
@@ -7029,6 +7046,7 @@ int main(int argc, char **argv) {
     RUN_T(test_reentrant_default_owner);
     RUN_T(test_reentrant_default_owner_bytes);
     RUN_T(test_reentrant_init_errors);
+    RUN_T(test_reentrant_owner_byte_range);
     RUN_T(test_reentrant_adopt);
     RUN_T(test_wake_retries_now);
     RUN_T(test_wake_elsewhere);
