@@ -4833,6 +4833,7 @@ static void test_adopt_renewed_slack(void) {
     num(0, 1);
     ev = last_ev(REDLOCK_EV_RENEWED);
     CHECK(ev && ev->slack_us == 0);
+    CHECK(ev && ev->node == -1 && ev->op == REDLOCK_OP_EXTEND && ev->votes == 1);
     teardown();
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 500);
@@ -6076,7 +6077,10 @@ static void test_rw_downgrade_release_elapsed(void) {
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
     CHECK_EQ(T.res.r[T.res.n - 1].votes, 2);
-    num(5, 1);
+    CHECK_EQ(redlock_lock_pending(&L), 1);          /* node 2's answer still out */
+    num(5, 1);                                      /* comes quietly: no second result */
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
     T.now += 100000;
     called = T.now;
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
@@ -6105,7 +6109,8 @@ static void test_rw_downgrade_release_elapsed(void) {
    OK after it) and for no upgrade (BUSY while one waits for readers, as an
    extend is); an upgrade is BUSY during the user's extend but not after
    one, and not during a watchdog renewal: its first attempt follows the
-   renewal. */
+   renewal. An upgrade cancelled by release is over: the next hold of the
+   handle extends freely and sends no upgrade. */
 static void test_rw_calls_busy(void) {
     redlock_config cfg;
     redlock_lock_opts o;
@@ -6131,6 +6136,16 @@ static void test_rw_calls_busy(void) {
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_CANCELLED);
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    num(4, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    advance_to(T.now + 200000);                     /* past the cancelled upgrade's retry */
+    CHECK_EQ(T.qn, 5);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     teardown();
     /* a watchdog renewal running: the upgrade is taken, and goes out after it */
     base_config(&cfg, 1);
