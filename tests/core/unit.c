@@ -6194,6 +6194,38 @@ static void test_rw_mark_life_with_jitter(void) {
     teardown();
 }
 
+/* Proves: a readers-writer lock on REDLOCK_MAX_NODES nodes acquires,
+   upgrades (one attempt waiting for readers, one done), downgrades and
+   releases with one command per node, each to its own node, and no node
+   past the last touched (the bounds trap would end the test). */
+static void test_rw_max_nodes(void) {
+    int k, before, pass;
+    setup_rw(REDLOCK_MAX_NODES, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    for (k = 0; k < T.qn; k++) num(k, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    for (pass = 0; pass < 2; pass++) {
+        if (pass) run_until_sent(T.qn);             /* the retry */
+        before = T.qn - REDLOCK_MAX_NODES;
+        CHECK(before >= 0 && starts(before, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
+        for (k = before; k < T.qn; k++) { CHECK_EQ(T.q[k].node, k - before); num(k, pass); }
+    }
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 2);
+    before = T.qn;
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
+    for (k = before; k < T.qn; k++) { CHECK_EQ(T.q[k].node, k - before); num(k, 1); }
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
+    before = T.qn;
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
+    for (k = before; k < T.qn; k++) num(k, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
 /* Proves: an adopted token shows no fence. */
 static void test_fence_adopted(void) {
     setup_fenced(1);
@@ -7052,6 +7084,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_downgrade_release_elapsed);
     RUN_T(test_rw_calls_busy);
     RUN_T(test_rw_mark_life_with_jitter);
+    RUN_T(test_rw_max_nodes);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
