@@ -6196,8 +6196,8 @@ static void test_rw_mark_life_with_jitter(void) {
 
 /* Proves: a readers-writer lock on REDLOCK_MAX_NODES nodes acquires,
    upgrades (one attempt waiting for readers, one done), downgrades and
-   releases with one command per node, each to its own node, and no node
-   past the last touched (the bounds trap would end the test). */
+   releases with one command per node, each to its own node (an index past
+   the last node traps). */
 static void test_rw_max_nodes(void) {
     int k, before, pass;
     setup_rw(REDLOCK_MAX_NODES, REDLOCK_ACCESS_UPDATE);
