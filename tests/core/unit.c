@@ -4683,6 +4683,31 @@ static void test_retry_event_elapsed(void) {
     teardown();
 }
 
+/* Proves: the FAILED event of an acquire that gives up carries the last
+   attempt's votes for, its status and attempt number. */
+static void test_failed_event_fields(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    const redlock_event *ev;
+    base_config(&cfg, 3);
+    cfg.retry_count = -1;
+    base_opts(&o, 1000, 0);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    ok(0); nil(1); nil(2);
+    ev = last_ev(REDLOCK_EV_FAILED);
+    CHECK(ev != NULL);
+    if (ev) {
+        CHECK_EQ(ev->votes, 1);
+        CHECK_EQ(ev->status, REDLOCK_ERR_LOCKED);
+        CHECK_EQ(ev->attempt, 1);
+        CHECK_EQ(ev->node, -1);
+        CHECK_EQ(ev->op, REDLOCK_OP_ACQUIRE);
+    }
+    CHECK_EQ(T.res.r[0].votes, 1);
+    teardown();
+}
+
 /* ---- runner: a test that hangs is reported, not waited for ---- */
 static const char *current_test = "";
 
@@ -5314,6 +5339,29 @@ static void test_adopt_unknown_validity(void) {
     CHECK_STR(T.q[3].cmd, "EVALSHA 5936c7a91d6097fc50292f9e90ec2ed3e513e629 1 res 00112233445566778899aabbccddeeff 1");
     num(3, 1); num(4, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: the RENEWED event of an adopted token's extend says how much
+   validity was left when the round started: none while it is unknown
+   (adopted without one), the rest of the given one otherwise. */
+static void test_adopt_renewed_slack(void) {
+    const redlock_event *ev;
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    num(0, 1);
+    ev = last_ev(REDLOCK_EV_RENEWED);
+    CHECK(ev && ev->slack_us == 0);
+    CHECK(ev && ev->node == -1 && ev->op == REDLOCK_OP_EXTEND && ev->votes == 1);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 500);
+    T.now += 100000;
+    redlock_extend(&L, 0);
+    num(0, 1);
+    ev = last_ev(REDLOCK_EV_RENEWED);
+    CHECK(ev && ev->slack_us == 400000);
     teardown();
 }
 
@@ -6903,7 +6951,10 @@ static void test_rw_downgrade_release_elapsed(void) {
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
     CHECK_EQ(T.res.r[T.res.n - 1].votes, 2);
-    num(5, 1);
+    CHECK_EQ(redlock_lock_pending(&L), 1);          /* node 2's answer still out */
+    num(5, 1);                                      /* comes quietly: no second result */
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
     T.now += 100000;
     called = T.now;
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
@@ -6932,7 +6983,8 @@ static void test_rw_downgrade_release_elapsed(void) {
    OK after it) and for no upgrade (BUSY while one waits for readers, as an
    extend is); an upgrade is BUSY during the user's extend but not after
    one, and not during a watchdog renewal: its first attempt follows the
-   renewal. */
+   renewal. An upgrade cancelled by release is over: the next hold of the
+   handle extends freely and sends no upgrade. */
 static void test_rw_calls_busy(void) {
     redlock_config cfg;
     redlock_lock_opts o;
@@ -6958,6 +7010,16 @@ static void test_rw_calls_busy(void) {
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_CANCELLED);
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    num(4, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    advance_to(T.now + 200000);                     /* past the cancelled upgrade's retry */
+    CHECK_EQ(T.qn, 5);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     teardown();
     /* a watchdog renewal running: the upgrade is taken, and goes out after it */
     base_config(&cfg, 1);
@@ -6976,6 +7038,65 @@ static void test_rw_calls_busy(void) {
     CHECK(starts(k, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
     num(k, 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: how long a refused writer's mark lives, as sent with a
+   readers-writer acquire and an upgrade: until the next attempt is due at
+   the latest (retry delay + the whole jitter) and two node timeouts more:
+   100 + 30 + 2 * 50 ms. */
+static void test_rw_mark_life_with_jitter(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    char expect[200];
+    base_config(&cfg, 1);
+    cfg.retry_jitter_ms = 30;
+    base_opts(&o, 1000, 0);
+    o.access = REDLOCK_ACCESS_EXCLUSIVE;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 230", redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    teardown();
+    o.access = REDLOCK_ACCESS_UPDATE;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    snprintf(expect, sizeof expect, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res %s 1000 230", redlock_lock_token(&L));
+    CHECK_STR(T.q[1].cmd, expect);
+    teardown();
+}
+
+/* Proves: a readers-writer lock on REDLOCK_MAX_NODES nodes acquires,
+   upgrades (one attempt waiting for readers, one done), downgrades and
+   releases with one command per node, each to its own node (an index past
+   the last node traps). */
+static void test_rw_max_nodes(void) {
+    int k, before, pass;
+    setup_rw(REDLOCK_MAX_NODES, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    for (k = 0; k < T.qn; k++) num(k, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    for (pass = 0; pass < 2; pass++) {
+        if (pass) run_until_sent(T.qn);             /* the retry */
+        before = T.qn - REDLOCK_MAX_NODES;
+        CHECK(before >= 0 && starts(before, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
+        for (k = before; k < T.qn; k++) { CHECK_EQ(T.q[k].node, k - before); num(k, pass); }
+    }
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 2);
+    before = T.qn;
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
+    for (k = before; k < T.qn; k++) { CHECK_EQ(T.q[k].node, k - before); num(k, 1); }
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
+    before = T.qn;
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
+    for (k = before; k < T.qn; k++) num(k, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
 }
 
@@ -7754,6 +7875,23 @@ static void test_reentrant_init_errors(void) {
     redlock_client_deinit(&C);
 }
 
+/* Proves: an owner id's bytes are the printable ASCII ones, '!' (33) to
+   '~' (126), at both ends: space, DEL (127) and bytes above are refused. */
+static void test_reentrant_owner_byte_range(void) {
+    redlock_lock_opts o;
+    setup_n(1, 0, 1000);
+    reentrant_opts(&o, "!svc~");
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    CHECK_STR(redlock_lock_owner(&L), "!svc~");
+    o.owner = "svc\x7f";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = "svc\x80";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = " svc";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    redlock_client_deinit(&C);
+}
+
 /* Proves: an adopted token on a reentrant lock extends and releases with
    the lock's owner (the entry another process made for that owner). */
 static void test_reentrant_adopt(void) {
@@ -8141,6 +8279,8 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_downgrade_release_elapsed);
     RUN_T(test_rw_downgrade_straggler_noscript);
     RUN_T(test_rw_calls_busy);
+    RUN_T(test_rw_mark_life_with_jitter);
+    RUN_T(test_rw_max_nodes);
     RUN_T(test_reentrant_acquire_release);
     RUN_T(test_reentrant_other_owner_refused);
     RUN_T(test_reentrant_noscript);
@@ -8151,6 +8291,7 @@ int main(int argc, char **argv) {
     RUN_T(test_reentrant_default_owner);
     RUN_T(test_reentrant_default_owner_bytes);
     RUN_T(test_reentrant_init_errors);
+    RUN_T(test_reentrant_owner_byte_range);
     RUN_T(test_reentrant_adopt);
     RUN_T(test_wake_retries_now);
     RUN_T(test_wake_elsewhere);
@@ -8262,6 +8403,7 @@ int main(int argc, char **argv) {
     RUN_T(test_noscript_bound_before_pexpire);
     RUN_T(test_noscript_other_token_not_ours);
     RUN_T(test_retry_event_elapsed);
+    RUN_T(test_failed_event_fields);
     RUN_T(test_event_unused_fields_zero);
     RUN_T(test_error_words_alone);
     RUN_T(test_max_nodes_no_overrun);
@@ -8281,6 +8423,7 @@ int main(int argc, char **argv) {
     RUN_T(test_adopt_errors);
     RUN_T(test_token_label);
     RUN_T(test_adopt_unknown_validity);
+    RUN_T(test_adopt_renewed_slack);
     RUN_T(test_adopt_extend_late_and_retry);
     RUN_T(test_adopt_given_validity);
     RUN_T(test_adopt_noscript_pttl);

@@ -8,6 +8,7 @@ is killed, one it passes survived, which points at behaviour no test checks.
     python3 tests/mutate/mutate.py [--target core|adapters] [--suite NAME]
         [--count N] [--seed S] [--jobs J] [--timeout SEC] [--list]
         [--only ID[,ID...]] [--keep] [--set VAR=VALUE]
+        [--area rw|owner|adopt|events|new[,...]] [--functions REGEX[,REGEX...]]
 
 The real files are never modified: each mutant is written to
 build/mutate/<id>/ and the tests are built with -I build/mutate/<id> ahead
