@@ -244,6 +244,7 @@ typedef struct app {
     /* raw mode (inspect) */
     rnode rn[REDLOCK_MAX_NODES];
     int evict_warned[REDLOCK_MAX_NODES]; /* the warning about a node that may evict keys is out */
+    int notify_warned[REDLOCK_MAX_NODES]; /* the warning about refused release notifications is out */
 } app;
 
 /* The adapter reports fd changes: a new socket means a connect starts
@@ -324,6 +325,22 @@ static void drain_signals(app *a)
 
 /* One round of the loop: poll the nodes and the signal pipe until I/O, a
    signal, the adapter's next deadline or `until` (all monotonic, us). */
+/* A node that refused the subscriber of release notifications (an ACL
+   without the channel, a renamed SUBSCRIBE), once per node: waiting then
+   retries at the retry delay there; the adapter asks again after a
+   backoff. */
+static void warn_notify(app *a)
+{
+    char why[160];
+    int i;
+    for (i = 0; i < a->n && g_verbose >= 0; i++) {
+        if (a->notify_warned[i] || redlock_socket_notify_status(&a->s, i, why, sizeof why) == 0) continue;
+        a->notify_warned[i] = 1;
+        ERR("warning: node %s refuses release notifications (%s): a wait there polls at the retry delay "
+            "(the ACL needs &" REDLOCK_CHANNEL_PREFIX "*)", a->o->shown[i], why);
+    }
+}
+
 static void step(app *a, int64_t until)
 {
     struct pollfd pf[REDLOCK_SOCKET_MAX_FDS + 1];
@@ -335,6 +352,7 @@ static void step(app *a, int64_t until)
     if (poll(pf, (nfds_t)n + 1, redlock_socket_poll_ms(&a->s, until)) <= 0) n = 0;
     else if (pf[0].revents) drain_signals(a);
     redlock_socket_dispatch(&a->s, pf + 1, n);
+    warn_notify(a);
 }
 
 /* ---- node errors: words and exit codes ---- */

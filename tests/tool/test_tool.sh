@@ -435,6 +435,22 @@ rl -n "$APP" run --fence app:job -- sh -c 'echo "$REDLOCK_FENCE"'
 [ "$RC" -eq 0 ] && [[ "$(cat "$T/out")" =~ ^[0-9]+$ ]] && ok "ACL: with ~redlock:fence:app:* the fenced run holds (fence $(cat "$T/out"))" ||
   nok "ACL: with ~redlock:fence:app:* the fenced run holds" "status $RC"
 for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER app >/dev/null; done
+# a user without the notification channels (Redis 7: no channels unless
+# granted): its subscribers are refused; a wait says so once per node and
+# still works at the retry delay
+NOCH=
+for p in $(cat "$T/nodes/ports"); do
+  timeout 5 redis-cli -p "$p" ACL SETUSER noch on '>ncpw' '~*' '+@all' resetchannels >/dev/null
+  NOCH="$NOCH${NOCH:+,}redis://noch:ncpw@127.0.0.1:$p"
+done
+rl acquire -t 20s noch; NOCH_TOKEN=$(cat "$T/out")
+rl -n "$NOCH" -w 1500ms acquire noch
+nw=$(grep -c "refuses release notifications (" "$T/err")
+[ "$RC" -eq 75 ] && [ "$nw" -eq "$(wc -w <"$T/nodes/ports")" ] &&
+  ok "ACL: a waiter denied the notification channels: one warning per node ($nw), 75 at the wait's end" ||
+  nok "ACL: a waiter denied the notification channels: one warning per node" "status $RC, $nw warnings"
+rl release noch "$NOCH_TOKEN"
+for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER noch >/dev/null; done
 # the lock command refused with an error reply: the server's own words
 # for it (the tool asks again with a twin of the command that cannot take
 # effect), never those of another command: a user denied SET (and PING)
