@@ -1170,7 +1170,9 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
 /* Sets the remaining time of a held lock to ttl_ms (0: the lock's ttl) on a
    quorum: PEXPIRE sets, it does not add. From this call on, the validity is
    at most now + ttl_ms - drift, whatever the outcome (a shorter ttl cuts it
-   at once). Result op EXTEND: OK (validity exactly that); NO_QUORUM or
+   at once); an extend that waits for its turn (section 5, Turns) counts
+   from its round's start instead. Result op EXTEND: OK (validity exactly
+   ttl_ms - drift from the round's start); NO_QUORUM or
    OVERLOADED (still held, until the possibly shortened validity; OVERLOADED:
    some command was refused with QUEUE_FULL); CANCELLED (release called
    meanwhile); or STOLEN / QUORUM_LOST / EXPIRED, then the lock is LOST and

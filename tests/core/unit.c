@@ -1827,6 +1827,73 @@ static void test_turns_held_first(void) {
     teardown();
 }
 
+/* Proves: the hold cap holds whatever the turns do: with the one turn
+   taken, a watchdog renewal that came due inside max_hold_ms (1.5 s) but
+   whose turn comes only past it is dropped: nothing of it is sent, the
+   validity stays that of the acquire and the lock is told LOST
+   (HOLD_LIMIT) when it ends. A user's extend past the cap is no renewal:
+   it waits for its turn as well, then goes out, and its validity counts
+   from its round's start (the turn), not from the call. */
+static void test_turns_renewal_waits_across_cap(void) {
+    redlock_lock lk[2];
+    redlock_lock_opts o;
+    int64_t t0, due, until, turn;
+    setup_turns(1, 5000, lk, 2, 10000, 0);
+    redlock_lock_deinit(&lk[0]);
+    base_opts(&o, 3000, 1);                      /* renewed every second */
+    o.key = "capped";
+    o.max_hold_ms = 1500;
+    o.user = &lk[0];
+    CHECK_EQ(redlock_lock_init(&lk[0], &C, &o), REDLOCK_OK);
+    t0 = T.now;
+    redlock_acquire(&lk[0]);
+    ok(0);
+    until = redlock_lock_valid_until(&lk[0]);
+    CHECK_EQ(until, t0 + 3000000 - 30000 - 2000);
+    due = redlock_next_deadline(&C);             /* its first renewal, inside the cap */
+    CHECK(due < t0 + 1500000);
+    T.now = due - 1000;
+    redlock_acquire(&lk[1]);                     /* takes the turn: command 1 */
+    advance_to(due);                             /* the renewal waits */
+    CHECK_EQ(T.qn, 2);
+    CHECK(redlock_lock_pending(&lk[0]));
+    T.now = t0 + 1600000;                        /* past the cap */
+    ok(1);
+    redlock_on_timer(&C);                        /* the turn comes: the renewal is dropped */
+    CHECK_EQ(T.qn, 2);
+    CHECK(!redlock_lock_pending(&lk[0]));
+    CHECK_EQ(count_ev(REDLOCK_EV_RENEWED), 0);
+    CHECK_EQ(redlock_lock_valid_until(&lk[0]), until);
+    CHECK_EQ(redlock_lock_state(&lk[0]), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_next_deadline(&C), until);
+    advance_to(until);
+    CHECK_EQ(redlock_lock_state(&lk[0]), REDLOCK_STATE_LOST);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_HOLD_LIMIT);
+    CHECK(T.qn == 3 && cmd_of(2, &lk[0]) && starts(2, "EVAL ")); /* the cleanup */
+    num(2, 1);
+    /* again, held past the cap: the user's extend waits, then goes out */
+    t0 = T.now;
+    redlock_acquire(&lk[0]);
+    ok(3);
+    T.now = t0 + 1600000;
+    CHECK_EQ(redlock_release(&lk[1]), REDLOCK_OK); /* takes the turn: command 4 */
+    CHECK_EQ(redlock_extend(&lk[0], 1000), REDLOCK_OK);
+    CHECK_EQ(T.qn, 5);
+    CHECK_EQ(redlock_lock_valid_until(&lk[0]), T.now + 1000000 - 10000 - 2000); /* cut at the call */
+    T.now += 40000;
+    num(4, 1);
+    turn = T.now;
+    redlock_on_timer(&C);
+    CHECK(T.qn == 6 && cmd_of(5, &lk[0]) && starts(5, "EVALSHA"));
+    T.now += 1000;
+    num(5, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&lk[0]), turn + 1000000 - 10000 - 2000);
+    redlock_lock_deinit(&lk[0]);
+    redlock_lock_deinit(&lk[1]);
+    teardown();
+}
+
 /* Proves: a release that waits for its turn goes out when the lock is
    deinitialised (as redlock_release() then redlock_lock_deinit() did
    without the wait: the key is not kept); a waiting acquire sends
@@ -8337,6 +8404,7 @@ int main(int argc, char **argv) {
     RUN_T(test_many_locks_table_and_heap);
     RUN_T(test_turns_wait_in_line);
     RUN_T(test_turns_held_first);
+    RUN_T(test_turns_renewal_waits_across_cap);
     RUN_T(test_turns_deinit_sends_waiting_release);
     RUN_T(test_turns_window_adapts);
     RUN_T(test_turns_config);
