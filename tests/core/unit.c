@@ -6310,8 +6310,8 @@ static void test_acl_key_denied(void) {
     static const char *const denied[] = {
         "NOPERM this user has no permissions to access one of the keys used as arguments",
         "NOPERM No permissions to access a key",
-        "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments "
-        "script: 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888, on @user_script:1.",
+        ("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments "
+         "script: 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888, on @user_script:1."),
         "ERR ACL failure in script: User u has no permissions to access the 'redlock:fence:res' key script: x",
     };
     int k;
