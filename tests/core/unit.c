@@ -4751,7 +4751,8 @@ static void test_retry_event_elapsed(void) {
 }
 
 /* Proves: the FAILED event of an acquire that gives up carries the last
-   attempt's votes for, its status and attempt number. */
+   attempt's votes for, its status and attempt number; its ATTEMPT event
+   has no status. */
 static void test_failed_event_fields(void) {
     redlock_config cfg;
     redlock_lock_opts o;
@@ -4761,6 +4762,8 @@ static void test_failed_event_fields(void) {
     base_opts(&o, 1000, 0);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
+    ev = last_ev(REDLOCK_EV_ATTEMPT);
+    CHECK(ev && ev->status == 0 && ev->attempt == 1);
     ok(0); nil(1); nil(2);
     ev = last_ev(REDLOCK_EV_FAILED);
     CHECK(ev != NULL);
@@ -6998,6 +7001,41 @@ static void test_rw_upgrade_result_after_deinit(void) {
     redlock_client_deinit(&C);
 }
 
+/* Proves: an upgrade's script text sent after NOSCRIPT is answered as the
+   upgrade it is: 0 (readers still there) waits and retries, 1 upgrades;
+   after an upgrade the watchdog renews as usual from then, not at once. */
+static void test_rw_upgrade_after_noscript(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    char expect[1200];
+    int64_t done;
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 1);
+    o.access = REDLOCK_ACCESS_UPDATE;
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_upgrade(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    snprintf(expect, sizeof expect, "EVAL %s 1 res %s 1000 200", redlock_rw_upgrade_script(), redlock_lock_token(&L));
+    CHECK_STR(T.q[2].cmd, expect);
+    num(2, 0);
+    CHECK(last_ev(REDLOCK_EV_RETRY) && last_ev(REDLOCK_EV_RETRY)->status == REDLOCK_ERR_LOCKED);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+    run_until_sent(3);
+    CHECK(starts(3, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    done = T.now;
+    CHECK_EQ(T.qn, 4);
+    advance_to(done + 150000);                      /* half a renew_every (333 ms) later */
+    CHECK_EQ(T.qn, 4);
+    run_until_sent(4);
+    CHECK(T.now <= done + 333000);
+    CHECK(starts(4, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 "));
+    teardown();
+}
+
 /* Proves: a downgrade's and a release's results count their elapsed time
    from their own call, not from the acquire (and the RELEASED event its
    round's); the calls' refusals: not held (NOT_HELD), a mode that has
@@ -8343,6 +8381,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_release_cancels_downgrade);
     RUN_T(test_rw_upgrade_events);
     RUN_T(test_rw_upgrade_result_after_deinit);
+    RUN_T(test_rw_upgrade_after_noscript);
     RUN_T(test_rw_downgrade_release_elapsed);
     RUN_T(test_rw_downgrade_straggler_noscript);
     RUN_T(test_rw_calls_busy);
