@@ -52,7 +52,8 @@
      queued right after the connect. INFO's maxmemory_policy tells the core
      what the node may evict before the replies behind it (redlock.h
      section 4, Eviction; redlock_libev_node_policy); refused or
-     unreadable, the node stays as it was; cfg.info_off = 1 leaves it out.
+     unreadable, the node stays as it was; cfg.info_off = 1 leaves it out
+     (needed with a REDLOCK_LIBEV_MAX_BUFFERED below its answer, ~1.5 KiB).
      An AUTH refusal makes that node's answers REDLOCK_ERR_AUTH
      (REDLOCK_ERR_SELECT for SELECT; too few usable nodes left: the
      acquire ends at once with REDLOCK_ERR_CONFIG, see redlock.h) and is
