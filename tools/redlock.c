@@ -334,7 +334,8 @@ static void warn_notify(app *a)
     char why[160];
     int i;
     for (i = 0; i < a->n && g_verbose >= 0; i++) {
-        if (a->notify_warned[i] || redlock_socket_notify_status(&a->s, i, why, sizeof why) == 0) continue;
+        /* (a refused login is the node's own failure, reported as such) */
+        if (a->notify_warned[i] || redlock_socket_notify_status(&a->s, i, why, sizeof why) != REDLOCK_ERR_SERVER) continue;
         a->notify_warned[i] = 1;
         ERR("warning: node %s refuses release notifications (%s): a wait there polls at the retry delay "
             "(the ACL needs &" REDLOCK_CHANNEL_PREFIX "*)", a->o->shown[i], why);
