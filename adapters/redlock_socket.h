@@ -17,7 +17,8 @@
           optional) or Unix sockets, one per node, non-blocking, AUTH
           (password or ACL user + password), SELECT; node lists
           ("host:port,redis://...", $REDLOCK_NODES) parsed for you
-       3. Blocking API driven by poll(): acquire / release / extend / run
+       3. Blocking API driven by poll(): acquire / release / extend / run;
+          optionally a watchdog thread that renews between the calls
        4. Foreign event loop API: fd, interest, on_readable, on_writable,
           next deadline, on_timer (plus optional watch / timer hooks); or,
           for a poll() loop of your own, pollfds / poll_ms / dispatch
@@ -164,15 +165,42 @@
    first script), replies are read for up to one node timeout before the
    call returns, so that step is not left undone (a legacy key has no TTL:
    left behind, it would stay). Other stragglers' replies are read by the
-   next call. The
-   watchdog and everything else only runs while a redlock_socket_* call
-   runs (there is no thread): call redlock_socket_run(&s, ms) often enough
-   (at least every renew interval), and where the program would sleep,
-   call redlock_socket_run(&s, ms) instead. A program that stops calling
-   in is still told the truth: redlock_lock_state(&l.lock) reads the clock
+   next call.
+
+   Without the watchdog thread (the default), the watchdog and everything
+   else only run while a redlock_socket_* call runs: call
+   redlock_socket_run(&s, ms) often enough (at least every renew
+   interval), and where the program would sleep, call
+   redlock_socket_run(&s, ms) instead. A program that stops calling in is
+   still told the truth: redlock_lock_state(&l.lock) reads the clock
    (LOST once the validity has passed) and redlock_lock_remaining_us()
    says how long it may still act. Lock results, including LOST, reach the
    on_result you gave in the options when the adapter runs again.
+
+   WATCHDOG THREAD. For a job that is one long call (a backup, a
+   migration) rather than a loop: build with REDLOCK_SOCKET_THREAD defined
+   where the implementation is (link -pthread; without it the adapter
+   needs no library), and set cfg.watchdog_thread = 1:
+       #define REDLOCK_SOCKET_THREAD
+       ...
+       cfg.watchdog_thread = 1;               // init starts the thread
+       if (redlock_socket_acquire(&l) == REDLOCK_OK) {   // o.watchdog = 1
+           do_backup();                       // hours; renewed meanwhile
+           redlock_socket_release(&l);        // OK: it was ours throughout
+       }
+   The thread runs the loop whenever no redlock_socket_* call does: it
+   renews locks acquired with redlock_lock_opts.watchdog = 1 for as long
+   as they are held, and reports a loss at once through that lock's
+   on_result (op REDLOCK_OP_LOST), called on the thread; the lock's
+   redlock_socket_last_result() is then that loss, and
+   redlock_socket_lock_state() reads LOST. A blocking call runs the loop
+   itself, as without the thread, while the thread waits; redlock_socket_run()
+   only lets the time pass (the thread runs the loop meanwhile), or returns
+   at once for 0. The thread takes no signal (all are blocked on it) and
+   is stopped and joined by redlock_socket_deinit(). Init refuses the
+   option (INVALID) without REDLOCK_SOCKET_THREAD, in raw mode and with
+   the foreign-loop hooks (watch, set_timer): the loop is the thread's, so
+   the calls of 4. that drive it do nothing (pollfds returns 0).
 
    4. FOREIGN EVENT LOOP
    ---------------------
@@ -205,6 +233,8 @@
        REDLOCK_SOCKET_IMPLEMENTATION  emit the implementation here
        REDLOCK_SOCKET_STATIC          make every function static
        REDLOCK_SOCKET_TLS             TLS through OpenSSL (link -lssl -lcrypto)
+       REDLOCK_SOCKET_THREAD          the watchdog thread, cfg.watchdog_thread
+                                      (POSIX threads: link -pthread; see 3.)
        REDLOCK_SOCKET_NO_CORE         transport only: no redlock_client, replies
                                       go to cfg.on_reply / cfg.on_error (for a
                                       raw client or tests); the lock API is absent
@@ -220,10 +250,22 @@
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
 
-   THREADS: one redlock_socket is used by one thread at a time. Inside
-   callbacks (on_result, on_event, watch, set_timer, on_reply, on_error)
-   the blocking calls and redlock_socket_deinit return REDLOCK_ERR_BUSY /
+   THREADS. Without the watchdog thread, one redlock_socket and its locks
+   are used by one thread at a time. Inside callbacks (on_result,
+   on_event, watch, set_timer, on_reply, on_error) the blocking calls and
+   redlock_socket_run return REDLOCK_ERR_BUSY and redlock_socket_deinit
    must not be called; non-blocking core calls are fine.
+   With the watchdog thread, the redlock_socket_* functions may be called
+   from any thread: each takes the adapter's mutex, and a blocking call
+   holds it until it returns, so calls on one adapter are served one at a
+   time (threads that must block independently take an adapter each).
+   Callbacks run on the thread that runs the loop (the watchdog thread
+   between calls, the caller's inside a blocking call) with the mutex
+   held: there the rules above hold, and the getters
+   (redlock_socket_lock_state, _last_result, _node_status ...) work. The
+   core's own functions on the client or its locks (redlock_lock_state(
+   &l.lock), redlock_acquire ...) need that mutex: call them inside
+   callbacks only, and use the adapter's getters elsewhere.
 */
 #ifndef REDLOCK_SOCKET_H
 #define REDLOCK_SOCKET_H
@@ -296,6 +338,8 @@ typedef struct redlock_socket_config {
                                                closes after this long (negative: INVALID) */
     int info_off;                           /* 1: no INFO memory on new connections: the core
                                                never learns what a node may evict (see 2.) */
+    int watchdog_thread;                    /* 1: a thread runs the loop between calls, renewing
+                                               held locks (REDLOCK_SOCKET_THREAD; see 3.) */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
     void (*on_event)(void *user, const redlock_event *ev);  /* optional, core events */
     /* foreign loop hooks, optional (see 4.): fd -1 means "about to be
@@ -310,6 +354,7 @@ typedef struct redlock_socket_config {
 } redlock_socket_config;
 
 struct redlock__sock_node;
+struct redlock__sock_thread;
 
 /* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_socket {
@@ -331,6 +376,7 @@ typedef struct redlock_socket {
     unsigned _poll_gen[REDLOCK_SOCKET_MAX_FDS];
     int _poll_n;
     void *_bio_method; /* REDLOCK_SOCKET_TLS: the socket BIO of TLS nodes */
+    struct redlock__sock_thread *_thread; /* the watchdog thread and its mutex, or NULL */
 } redlock_socket;
 
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -343,6 +389,7 @@ typedef struct redlock_socket_lock {
     void *_user;
     int _want, _done;
     redlock_result _last;
+    redlock_result _shown; /* _last as redlock_socket_last_result() last copied it */
 } redlock_socket_lock;
 #endif
 
@@ -372,17 +419,22 @@ REDLOCK_SOCKET_API int redlock_socket_format_node(const redlock_socket_node *n, 
    (the user name too when there is no ':'), finding them as the parser
    does. */
 REDLOCK_SOCKET_API void redlock_socket_scrub_nodes(char *list);
-/* INVALID, NODES, NOMEM, TLS (asked for without REDLOCK_SOCKET_TLS, or a
-   CA / certificate / key that cannot be loaded), or a redlock_client_init
-   error. Connects lazily. */
+/* INVALID (also: watchdog_thread without REDLOCK_SOCKET_THREAD, in raw
+   mode or with watch / set_timer), NODES, NOMEM (also: no thread could be
+   started), TLS (asked for without REDLOCK_SOCKET_TLS, or a CA /
+   certificate / key that cannot be loaded), or a redlock_client_init
+   error. Connects lazily; starts the watchdog thread if asked. */
 REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg);
-/* Closes every connection; pending commands are dropped silently. */
+/* Stops the watchdog thread, closes every connection; pending commands
+   are dropped silently. Not inside a callback (on the watchdog thread it
+   does nothing). */
 REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s);
 /* Connects every node that is down and waits for AUTH / SELECT, at most
    connect_timeout_ms + command_timeout_ms. OK if all nodes are up, else
    the first failing node's status. Optional: commands connect by themselves. */
 REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s);
-/* Runs the loop for timeout_ms (0: handle what is ready, do not wait). */
+/* Runs the loop for timeout_ms (0: handle what is ready, do not wait).
+   With the watchdog thread: waits timeout_ms while the thread runs it. */
 REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms);
 /* Sends one command to a node (the core's send callback does this). 0 if
    queued, or CONNECT / TRANSPORT / INVALID / NOMEM, or QUEUE_FULL (the
@@ -465,8 +517,15 @@ REDLOCK_SOCKET_API int redlock_socket_upgrade(redlock_socket_lock *l);
 REDLOCK_SOCKET_API int redlock_socket_downgrade(redlock_socket_lock *l);
 /* The last blocking call's full result, or a later one that came without
    a call: a loss the watchdog found (op LOST), an acquire begun with the
-   core's redlock_acquire. */
+   core's redlock_acquire. A copy (taken under the mutex with the watchdog
+   thread): it stays as it is until the next call of this function on the
+   lock. */
 REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redlock_socket_lock *l);
+/* redlock_lock_state() and redlock_lock_valid_until() of the lock (on
+   redlock_socket_now_us(); 0 unless HELD), under the mutex with the
+   watchdog thread. IDLE / 0 for a lock not initialised. */
+REDLOCK_SOCKET_API redlock_state redlock_socket_lock_state(const redlock_socket_lock *l);
+REDLOCK_SOCKET_API int64_t redlock_socket_lock_valid_until(const redlock_socket_lock *l);
 #endif
 
 #ifdef __cplusplus
@@ -506,6 +565,12 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 #define REDLOCK__TLS_OPENSSL
 #include "redlock_tls.h"
 #endif
+/* the watchdog thread renews the core's locks: not in a transport-only build */
+#if defined(REDLOCK_SOCKET_THREAD) && !defined(REDLOCK_SOCKET_NO_CORE)
+#define REDLOCK__SOCK_THREADS
+#include <pthread.h>
+#include <signal.h>
+#endif
 
 #ifndef CLOCK_MONOTONIC
 #error "clock_gettime() is not declared: include redlock_socket.h before any system header where REDLOCK_SOCKET_IMPLEMENTATION is defined, or build with -D_POSIX_C_SOURCE=200809L"
@@ -531,6 +596,58 @@ REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redloc
 #define REDLOCK_SOCKET_GETADDRINFO getaddrinfo
 #define REDLOCK_SOCKET_FREEADDRINFO freeaddrinfo
 #endif
+
+/* ---- the watchdog thread's mutex ---- */
+
+#ifdef REDLOCK__SOCK_THREADS
+struct redlock__sock_thread {
+    pthread_t id;
+    pthread_mutex_t mu; /* held by whoever runs the loop or reads the state; error-checking:
+                           a callback's thread, which holds it, is told so */
+    int wake[2];        /* a pipe: a call that changed the adapter ends the thread's poll() */
+    int stopping;
+    int polling, woken; /* the thread waits in poll() without the mutex; a byte is in the pipe */
+    unsigned changes;   /* calls that changed the adapter: what poll() saw meanwhile is stale */
+};
+#endif
+
+/* Takes the adapter's mutex (with the watchdog thread). 1 if this call
+   took it; 0 if there is no thread, or this thread holds it already (it
+   is in a callback), for leave(). */
+static int redlock__sock_enter(const redlock_socket *s)
+{
+#ifdef REDLOCK__SOCK_THREADS
+    return s->_thread && pthread_mutex_lock(&s->_thread->mu) == 0;
+#else
+    (void)s;
+    return 0;
+#endif
+}
+
+/* Gives back what enter() took. changed: the call may have changed what
+   the thread waits for (sockets, commands to write, deadlines): a thread
+   waiting in poll() is woken to look again. */
+static void redlock__sock_leave(const redlock_socket *s, int entered, int changed)
+{
+#ifdef REDLOCK__SOCK_THREADS
+    struct redlock__sock_thread *t = s->_thread;
+    if (!entered) return;
+    if (changed) {
+        t->changes++;
+        if (t->polling && !t->woken) {
+            char b = 1;
+            ssize_t w = write(t->wake[1], &b, 1);
+            (void)w; /* full: a byte is there already */
+            t->woken = 1;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+#else
+    (void)s;
+    (void)entered;
+    (void)changed;
+#endif
+}
 
 /* ---- connections ---- */
 
@@ -1128,12 +1245,11 @@ static int redlock__sock_idle_state(struct redlock__sock_node *nd)
     return REDLOCK__SOCK_IDLE_CLOSED;
 }
 
-REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
-                                           const size_t *argvlen, redlock_tag tag)
+static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const char *const *argv,
+                                  const size_t *argvlen, redlock_tag tag)
 {
     struct redlock__sock_node *nd;
     int rc;
-    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
     nd = &s->_nodes[node];
     if (nd->state == REDLOCK__SOCK_UP && nd->q_count == 0) {
@@ -1156,6 +1272,17 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
     if (rc == REDLOCK_ERR_NOMEM) nd->last_status = REDLOCK_ERR_NOMEM;
     redlock__sock_report(s, nd);
     redlock__sock_timer_report(s);
+    return rc;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
+                                           const size_t *argvlen, redlock_tag tag)
+{
+    int rc, entered;
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    entered = redlock__sock_enter(s);
+    rc = redlock__sock_send_cmd(s, node, argc, argv, argvlen, tag);
+    redlock__sock_leave(s, entered, 1);
     return rc;
 }
 
@@ -1512,10 +1639,11 @@ static void redlock__sock_event(redlock_socket *s, struct redlock__sock_node *nd
     if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
 }
 
-REDLOCK_SOCKET_API int redlock_socket_pollfds(redlock_socket *s, struct pollfd *pfd)
+/* redlock_socket_pollfds(), for the loop's owner: this adapter's poll()
+   loop, the watchdog thread's, or the caller's own. */
+static int redlock__sock_fill(redlock_socket *s, struct pollfd *pfd)
 {
     int i, n = 0;
-    if (!redlock__sock_valid(s) || !pfd) return 0;
     for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         int in;
@@ -1533,18 +1661,38 @@ REDLOCK_SOCKET_API int redlock_socket_pollfds(redlock_socket *s, struct pollfd *
     return n;
 }
 
-REDLOCK_SOCKET_API int redlock_socket_poll_ms(const redlock_socket *s, int64_t until_us)
+/* The loop is the watchdog thread's: the caller's own loop does nothing. */
+REDLOCK_SOCKET_API int redlock_socket_pollfds(redlock_socket *s, struct pollfd *pfd)
 {
-    int64_t now = redlock_socket_now_us(), wake = redlock__sock_valid(s) ? redlock__sock_deadline(s) : until_us;
+    if (!redlock__sock_valid(s) || !pfd || s->_thread) return 0;
+    return redlock__sock_fill(s, pfd);
+}
+
+static int redlock__sock_poll_ms(const redlock_socket *s, int64_t until_us)
+{
+    int64_t now = redlock_socket_now_us(), wake = redlock__sock_deadline(s);
     if (until_us < wake) wake = until_us;
     if (wake <= now) return 0;
     return wake - now >= 1000000 ? 1000 : (int)((wake - now + 999) / 1000);
 }
 
-REDLOCK_SOCKET_API void redlock_socket_dispatch(redlock_socket *s, const struct pollfd *pfd, int n)
+REDLOCK_SOCKET_API int redlock_socket_poll_ms(const redlock_socket *s, int64_t until_us)
+{
+    int ms, entered;
+    if (!redlock__sock_valid(s)) {
+        int64_t now = redlock_socket_now_us();
+        return until_us <= now ? 0 : until_us - now >= 1000000 ? 1000 : (int)((until_us - now + 999) / 1000);
+    }
+    entered = redlock__sock_enter(s);
+    ms = redlock__sock_poll_ms(s, until_us);
+    redlock__sock_leave(s, entered, 0);
+    return ms;
+}
+
+/* redlock_socket_dispatch(), for the loop's owner. */
+static void redlock__sock_dispatch(redlock_socket *s, const struct pollfd *pfd, int n)
 {
     int i;
-    if (!redlock__sock_valid(s)) return;
     if (!pfd || n > s->_poll_n) n = pfd ? s->_poll_n : 0;
     for (i = 0; i < n; i++) {
         struct redlock__sock_node *nd = &s->_nodes[s->_poll_node[i]];
@@ -1557,21 +1705,40 @@ REDLOCK_SOCKET_API void redlock_socket_dispatch(redlock_socket *s, const struct 
     redlock__sock_timer_report(s);
 }
 
+REDLOCK_SOCKET_API void redlock_socket_dispatch(redlock_socket *s, const struct pollfd *pfd, int n)
+{
+    if (!redlock__sock_valid(s) || s->_thread) return;
+    redlock__sock_dispatch(s, pfd, n);
+}
+
 /* One round of the poll() loop: waits at most until `until`. */
 static void redlock__sock_step(redlock_socket *s, int64_t until)
 {
     struct pollfd pf[REDLOCK_SOCKET_MAX_FDS];
-    int n = redlock_socket_pollfds(s, pf);
-    if (poll(n ? pf : NULL, (nfds_t)n, redlock_socket_poll_ms(s, until)) <= 0) n = 0;
-    redlock_socket_dispatch(s, pf, n);
+    int n = redlock__sock_fill(s, pf);
+    if (poll(n ? pf : NULL, (nfds_t)n, redlock__sock_poll_ms(s, until)) <= 0) n = 0;
+    redlock__sock_dispatch(s, pf, n);
 }
 
 REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms)
 {
     int64_t until;
+    int entered;
     if (!redlock__sock_valid(s) || timeout_ms < 0) return REDLOCK_ERR_INVALID;
-    if (s->_in_cb) return REDLOCK_ERR_BUSY;
+    entered = redlock__sock_enter(s);
+    if (s->_in_cb) {
+        redlock__sock_leave(s, entered, 0);
+        return REDLOCK_ERR_BUSY;
+    }
     until = redlock_socket_now_us() + timeout_ms * 1000;
+    if (s->_thread) { /* the thread runs the loop: let the time pass */
+        redlock__sock_leave(s, entered, 0);
+        while (redlock_socket_now_us() < until) {
+            int64_t left = until - redlock_socket_now_us();
+            poll(NULL, 0, left >= 1000000 ? 1000 : (int)((left + 999) / 1000));
+        }
+        return REDLOCK_OK;
+    }
     do {
         redlock__sock_step(s, until);
     } while (redlock_socket_now_us() < until);
@@ -1591,8 +1758,13 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
     int i, busy, rc = REDLOCK_OK;
     unsigned failures[REDLOCK_MAX_NODES];
     int64_t until;
+    int entered;
     if (!redlock__sock_valid(s)) return REDLOCK_ERR_INVALID;
-    if (s->_in_cb) return REDLOCK_ERR_BUSY;
+    entered = redlock__sock_enter(s);
+    if (s->_in_cb) {
+        redlock__sock_leave(s, entered, 0);
+        return REDLOCK_ERR_BUSY;
+    }
     until = redlock_socket_now_us() + (s->_cfg.connect_timeout_ms + s->_cfg.command_timeout_ms) * 1000;
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
@@ -1618,6 +1790,7 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
             rc = nd->failures != failures[i] && nd->last_status ? nd->last_status : REDLOCK_ERR_NODE_TIMEOUT;
     }
     redlock__sock_timer_report(s);
+    redlock__sock_leave(s, entered, 1);
     return rc;
 }
 
@@ -1647,8 +1820,11 @@ static void redlock__sock_listen(void *user, redlock_lock *lk, int on)
 
 static int redlock__sock_core_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
 {
-    /* the core's commands are well formed; send checks them all the same */
-    return redlock_socket_send((redlock_socket *)user, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
+    /* the core's commands are well formed; send checks them all the same
+       (the core runs with the mutex held, if there is one) */
+    redlock_socket *s = (redlock_socket *)user;
+    if (node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    return redlock__sock_send_cmd(s, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
 }
 
 static void redlock__sock_core_timer(void *user, int64_t deadline_us)
@@ -2049,6 +2225,110 @@ REDLOCK_SOCKET_API void redlock_socket_scrub_nodes(char *s)
     }
 }
 
+/* ---- the watchdog thread ---- */
+
+#ifdef REDLOCK__SOCK_THREADS
+/* Runs the loop while no call does: poll() without the mutex (a call may
+   then take it), woken by the pipe when a call changed the adapter. What
+   poll() saw is handled only if no call changed the adapter meanwhile: a
+   socket may have been closed and its number reused; readiness is level-
+   triggered, so the next poll() sees again whatever still matters. */
+static void *redlock__sock_thread_main(void *arg)
+{
+    redlock_socket *s = (redlock_socket *)arg;
+    struct redlock__sock_thread *t = s->_thread;
+    struct pollfd pf[REDLOCK_SOCKET_MAX_FDS + 1];
+    pthread_mutex_lock(&t->mu);
+    while (!t->stopping) {
+        int n = redlock__sock_fill(s, pf), ms = redlock__sock_poll_ms(s, REDLOCK_NO_DEADLINE), rc;
+        unsigned changes = t->changes;
+        pf[n].fd = t->wake[0];
+        pf[n].events = POLLIN;
+        pf[n].revents = 0;
+        t->polling = 1;
+        pthread_mutex_unlock(&t->mu);
+        rc = poll(pf, (nfds_t)n + 1, ms);
+        pthread_mutex_lock(&t->mu);
+        t->polling = 0;
+        if (t->woken) {
+            char b[16];
+            while (read(t->wake[0], b, sizeof b) > 0) {}
+            t->woken = 0;
+        }
+        if (t->stopping) break;
+        redlock__sock_dispatch(s, pf, rc > 0 && t->changes == changes ? n : 0);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* Starts the thread (after the core's init: it runs the core at once). */
+static int redlock__sock_thread_start(redlock_socket *s)
+{
+    struct redlock__sock_thread *t = (struct redlock__sock_thread *)calloc(1, sizeof *t);
+    pthread_mutexattr_t ma;
+    sigset_t all, old;
+    int i, rc;
+    if (!t) return REDLOCK_ERR_NOMEM;
+    if (pipe(t->wake) != 0) {
+        free(t);
+        return REDLOCK_ERR_NOMEM; /* out of descriptors */
+    }
+    for (i = 0; i < 2; i++) {
+        fcntl(t->wake[i], F_SETFL, fcntl(t->wake[i], F_GETFL) | O_NONBLOCK);
+        fcntl(t->wake[i], F_SETFD, FD_CLOEXEC);
+    }
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+    rc = pthread_mutex_init(&t->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    if (rc == 0) {
+        s->_thread = t;
+        /* no signal for the thread: the program's handlers run on its own threads */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        rc = pthread_create(&t->id, NULL, redlock__sock_thread_main, s);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc != 0) {
+            s->_thread = NULL;
+            pthread_mutex_destroy(&t->mu);
+        }
+    }
+    if (rc != 0) {
+        close(t->wake[0]);
+        close(t->wake[1]);
+        free(t);
+        return REDLOCK_ERR_NOMEM;
+    }
+    return REDLOCK_OK;
+}
+
+/* Stops and joins the thread. Not on the thread itself (a callback):
+   returns 0 there, and nothing is stopped. */
+static int redlock__sock_thread_stop(redlock_socket *s)
+{
+    struct redlock__sock_thread *t = s->_thread;
+    if (!t) return 1;
+    if (pthread_equal(pthread_self(), t->id)) return 0;
+    pthread_mutex_lock(&t->mu);
+    t->stopping = 1;
+    if (t->polling && !t->woken) {
+        char b = 1;
+        ssize_t w = write(t->wake[1], &b, 1);
+        (void)w;
+        t->woken = 1;
+    }
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->id, NULL);
+    pthread_mutex_destroy(&t->mu);
+    close(t->wake[0]);
+    close(t->wake[1]);
+    free(t);
+    s->_thread = NULL;
+    return 1;
+}
+#endif
+
 REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg)
 {
     int i;
@@ -2079,6 +2359,12 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     if (!cfg->on_reply != !cfg->on_error) return REDLOCK_ERR_INVALID;
 #endif
     if (cfg->db < 0) return REDLOCK_ERR_INVALID;
+    if (cfg->watchdog_thread) { /* the thread renews the core's locks, and the loop is its own */
+#ifndef REDLOCK__SOCK_THREADS
+        return REDLOCK_ERR_INVALID; /* built without REDLOCK_SOCKET_THREAD */
+#endif
+        if (cfg->on_reply || cfg->watch || cfg->set_timer) return REDLOCK_ERR_INVALID;
+    }
     for (i = 0; i < cfg->node_count; i++) {
         const redlock_socket_node *c = &cfg->node[i];
         const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
@@ -2154,6 +2440,16 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         s->_core = 1;
     }
 #endif
+#ifdef REDLOCK__SOCK_THREADS
+    if (cfg->watchdog_thread) {
+        int rc = redlock__sock_thread_start(s);
+        if (rc != REDLOCK_OK) {
+            redlock_socket_deinit(s);
+            memset(s, 0, sizeof *s);
+            return rc;
+        }
+    }
+#endif
     return REDLOCK_OK;
 }
 
@@ -2161,6 +2457,9 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
 {
     int i;
     if (!redlock__sock_valid(s)) return;
+#ifdef REDLOCK__SOCK_THREADS
+    if (!redlock__sock_thread_stop(s)) return; /* a callback on the thread: not here */
+#endif
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (s->_core) redlock_client_deinit(&s->_client);
     s->_core = 0;
@@ -2197,8 +2496,9 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
 
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz)
 {
-    int st;
+    int st, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    entered = redlock__sock_enter(s);
     st = s->_nodes[node].last_status;
     if (errbuf && errsz) {
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -2209,13 +2509,15 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
         if (st == REDLOCK_ERR_TLS && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err;
         redlock__sock_say(errbuf, errsz, "%s", t, NULL); /* cut to the buffer, terminated */
     }
+    redlock__sock_leave(s, entered, 0);
     return st;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz)
 {
-    int st;
+    int st, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    entered = redlock__sock_enter(s);
     st = node < s->_nsub ? s->_nodes[s->_cfg.node_count + node].refused : 0;
     if (errbuf && errsz) {
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -2225,46 +2527,61 @@ REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int
 #endif
         redlock__sock_say(errbuf, errsz, "%s", t, NULL);
     }
+    redlock__sock_leave(s, entered, 0);
     return st;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node)
 {
+    int up, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
-    return s->_nodes[node].state == REDLOCK__SOCK_UP;
+    entered = redlock__sock_enter(s);
+    up = s->_nodes[node].state == REDLOCK__SOCK_UP;
+    redlock__sock_leave(s, entered, 0);
+    return up;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size)
 {
+    int e = 0, entered;
     if (buf && size) buf[0] = 0;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    entered = redlock__sock_enter(s);
     if (buf && size) redlock__sock_say(buf, size, "%s", s->_nodes[node].policy, NULL);
 #ifndef REDLOCK_SOCKET_NO_CORE
-    if (s->_core) return (int)redlock_node_evicts(&s->_client, node);
+    if (s->_core) e = (int)redlock_node_evicts(&s->_client, node);
 #endif
-    return 0;
+    redlock__sock_leave(s, entered, 0);
+    return e;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
 {
-    int i, n = 0;
+    int i, n = 0, entered;
     if (!redlock__sock_valid(s)) return 0;
+    entered = redlock__sock_enter(s);
     for (i = 0; i < s->_cfg.node_count; i++) n += (int)s->_nodes[i].q_count;
+    redlock__sock_leave(s, entered, 0);
     return n;
 }
 
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
 {
     size_t m = 0;
-    int i;
+    int i, entered;
     if (!redlock__sock_valid(s)) return 0;
+    entered = redlock__sock_enter(s);
     m += (size_t)redlock__sock_slots(s) * sizeof *s->_nodes;
     for (i = 0; i < redlock__sock_slots(s); i++)
         m += s->_nodes[i].out_cap + s->_nodes[i].q_cap * sizeof *s->_nodes[i].q +
              redlock_resp_memory(&s->_nodes[i].parser);
+    redlock__sock_leave(s, entered, 0);
     return m;
 }
 
+/* The foreign loop's getters: read under the mutex with the watchdog
+   thread (harmless, though the loop is then the thread's); the calls that
+   drive the loop do nothing then. */
 REDLOCK_SOCKET_API int redlock_socket_fd_count(const redlock_socket *s)
 {
     return redlock__sock_valid(s) ? redlock__sock_slots(s) : 0;
@@ -2272,39 +2589,52 @@ REDLOCK_SOCKET_API int redlock_socket_fd_count(const redlock_socket *s)
 
 REDLOCK_SOCKET_API int redlock_socket_fd(const redlock_socket *s, int node)
 {
+    int fd, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return -1;
-    return s->_nodes[node].fd;
+    entered = redlock__sock_enter(s);
+    fd = s->_nodes[node].fd;
+    redlock__sock_leave(s, entered, 0);
+    return fd;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_interest(const redlock_socket *s, int node)
 {
+    int in, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return 0;
-    return redlock__sock_interest_of(&s->_nodes[node]);
+    entered = redlock__sock_enter(s);
+    in = redlock__sock_interest_of(&s->_nodes[node]);
+    redlock__sock_leave(s, entered, 0);
+    return in;
 }
 
 REDLOCK_SOCKET_API void redlock_socket_on_readable(redlock_socket *s, int node)
 {
-    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return;
+    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s) || s->_thread) return;
     redlock__sock_event(s, &s->_nodes[node], 1, 0);
     redlock__sock_timer_report(s);
 }
 
 REDLOCK_SOCKET_API void redlock_socket_on_writable(redlock_socket *s, int node)
 {
-    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s)) return;
+    if (!redlock__sock_valid(s) || node < 0 || node >= redlock__sock_slots(s) || s->_thread) return;
     redlock__sock_event(s, &s->_nodes[node], 0, 1);
     redlock__sock_timer_report(s);
 }
 
 REDLOCK_SOCKET_API int64_t redlock_socket_next_deadline(const redlock_socket *s)
 {
+    int64_t d;
+    int entered;
     if (!redlock__sock_valid(s)) return REDLOCK_NO_DEADLINE;
-    return redlock__sock_deadline(s);
+    entered = redlock__sock_enter(s);
+    d = redlock__sock_deadline(s);
+    redlock__sock_leave(s, entered, 0);
+    return d;
 }
 
 REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s)
 {
-    if (!redlock__sock_valid(s)) return;
+    if (!redlock__sock_valid(s) || s->_thread) return;
     redlock__sock_timeouts(s);
     /* The owner's timer is one-shot and may have fired early (or this call
        came from elsewhere): an unchanged deadline must be armed again, so
@@ -2337,17 +2667,21 @@ REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socke
                                                 const redlock_lock_opts *opts)
 {
     redlock_lock_opts o;
-    int rc, waited;
+    int rc, waited, entered;
     if (!redlock__sock_valid(s) || !l || !opts || s->_cfg.on_reply) return REDLOCK_ERR_INVALID;
     o = *opts;
     o.on_result = redlock__sock_on_result;
     o.user = l;
+    entered = redlock__sock_enter(s);
     /* l is not read nor cleared first (it may be uninitialised memory): a
        handle still initialised on this client is the core's to deinitialise
        (its key block freed, its table entry removed); cleared, it would be
        filed a second time */
     rc = redlock_lock_init(&l->lock, &s->_client, &o);
-    if (rc != REDLOCK_OK && rc != REDLOCK_ERR_NOMEM) return rc; /* refused: the call did nothing */
+    if (rc != REDLOCK_OK && rc != REDLOCK_ERR_NOMEM) { /* refused: the call did nothing */
+        redlock__sock_leave(s, entered, 0);
+        return rc;
+    }
     /* a blocking call waits on the old lock (we are in a callback): its
        result cannot come any more */
     waited = s->_blocking == l && !l->_done;
@@ -2356,24 +2690,33 @@ REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socke
     l->_user = opts->user;
     l->_want = l->_done = 0;
     memset(&l->_last, 0, sizeof l->_last);
+    memset(&l->_shown, 0, sizeof l->_shown);
     if (waited) {
         l->_last.status = REDLOCK_ERR_DETACHED;
         l->_done = 1;
     }
+    redlock__sock_leave(s, entered, 1);
     return rc;
 }
 
 REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l)
 {
+    redlock_socket *s;
+    int entered;
     if (!l || !l->_s) return;
-    redlock_lock_deinit(&l->lock);
-    l->_s = NULL;
-    if (l->_want) { /* a blocking call waits on it (we are in a callback): it ends now */
-        memset(&l->_last, 0, sizeof l->_last);
-        l->_last.status = REDLOCK_ERR_DETACHED;
-        l->_done = 1;
-        l->_want = 0;
+    s = l->_s;
+    entered = redlock__sock_enter(s);
+    if (l->_s == s) { /* not deinitialised by another thread meanwhile */
+        redlock_lock_deinit(&l->lock);
+        l->_s = NULL;
+        if (l->_want) { /* a blocking call waits on it (we are in a callback): it ends now */
+            memset(&l->_last, 0, sizeof l->_last);
+            l->_last.status = REDLOCK_ERR_DETACHED;
+            l->_done = 1;
+            l->_want = 0;
+        }
     }
+    redlock__sock_leave(s, entered, 1);
 }
 
 /* After a blocking call's result: what the core sent last (the undo of a
@@ -2433,10 +2776,15 @@ static int redlock__sock_result(redlock_socket *s, redlock_socket_lock *l)
 static int redlock__sock_call(redlock_socket_lock *l, int op, int64_t ttl_ms)
 {
     redlock_socket *s;
-    int rc;
+    int rc, entered;
     if (!l || !redlock__sock_valid(l->_s)) return REDLOCK_ERR_INVALID;
     s = l->_s;
-    if (s->_in_cb) return REDLOCK_ERR_BUSY;
+    entered = redlock__sock_enter(s); /* held until the call returns: the loop is this call's */
+    if (s->_in_cb || l->_s != s) { /* in a callback; deinitialised meanwhile (another thread) */
+        rc = s->_in_cb ? REDLOCK_ERR_BUSY : REDLOCK_ERR_INVALID;
+        redlock__sock_leave(s, entered, 0);
+        return rc;
+    }
     l->_want = op;
     l->_done = 0;
     memset(&l->_last, 0, sizeof l->_last);
@@ -2453,6 +2801,7 @@ static int redlock__sock_call(redlock_socket_lock *l, int op, int64_t ttl_ms)
         redlock__sock_linger(s, l);
     }
     s->_blocking = NULL;
+    redlock__sock_leave(s, entered, 1);
     return rc;
 }
 
@@ -2483,7 +2832,41 @@ REDLOCK_SOCKET_API int redlock_socket_downgrade(redlock_socket_lock *l)
 
 REDLOCK_SOCKET_API const redlock_result *redlock_socket_last_result(const redlock_socket_lock *l)
 {
-    return l ? &l->_last : NULL;
+    /* the watchdog thread may write _last (a loss) at any time: the caller
+       reads a copy made under the mutex, which only this function writes */
+    redlock_socket_lock *m = (redlock_socket_lock *)l;
+    redlock_socket *s;
+    int entered;
+    if (!l) return NULL;
+    s = l->_s;
+    entered = s ? redlock__sock_enter(s) : 0;
+    m->_shown = l->_last;
+    if (s) redlock__sock_leave(s, entered, 0);
+    return &l->_shown;
+}
+
+REDLOCK_SOCKET_API redlock_state redlock_socket_lock_state(const redlock_socket_lock *l)
+{
+    redlock_socket *s;
+    redlock_state st;
+    int entered;
+    if (!l || !(s = l->_s)) return REDLOCK_STATE_IDLE;
+    entered = redlock__sock_enter(s);
+    st = redlock_lock_state(&l->lock);
+    redlock__sock_leave(s, entered, 0);
+    return st;
+}
+
+REDLOCK_SOCKET_API int64_t redlock_socket_lock_valid_until(const redlock_socket_lock *l)
+{
+    redlock_socket *s;
+    int64_t v;
+    int entered;
+    if (!l || !(s = l->_s)) return 0;
+    entered = redlock__sock_enter(s);
+    v = redlock_lock_valid_until(&l->lock);
+    redlock__sock_leave(s, entered, 0);
+    return v;
 }
 #endif /* !REDLOCK_SOCKET_NO_CORE */
 

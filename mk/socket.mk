@@ -1,6 +1,7 @@
 # mk/socket.mk - the raw-socket adapter (adapters/redlock_socket.h): the
 # hostile fake server, out-of-memory runs, the compile matrix and the
-# integration tests on real redis-servers. Its RESP codec: mk/resp.mk.
+# integration tests on real redis-servers (with the watchdog thread under
+# ThreadSanitizer too). Its RESP codec: mk/resp.mk.
 SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h adapters/redlock_notify.h redlock.h tests/shared/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
@@ -8,9 +9,10 @@ SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
 # (scripted servers of its own and compiles: the CPU lane)
 CPU_CHECKS += check-socket-hostile check-socket-nomem check-socket-compile
-CHECKS += check-socket check-socket-tls
+CHECKS += check-socket check-socket-tls check-tsan-socket
 
-.PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls examples-socket
+.PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls check-tsan-socket \
+        examples-socket
 
 $(BUILD)/test_nomem: tests/socket/test_nomem.c tests/shared/nomem.h tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_nomem.c
@@ -35,7 +37,8 @@ $(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/
 check-socket-hostile: $(BUILD)/test_socket_hostile
 	$(VALGRIND) $(BUILD)/test_socket_hostile
 
-# every integration scenario under memcheck (0 errors, 0 leaks)
+# every integration scenario under memcheck (0 errors, 0 leaks), the
+# watchdog thread's (socket_thread_*) too
 # (tests/core/mutations/socket1-*.patch builds this test against a mutated
 # copy of the adapter and runs one scenario of it; that check stays in
 # check-mutations, in the CPU lane, with the others: the test starts and
@@ -62,11 +65,14 @@ check-socket-tls: $(BUILD)/test_socket_tls $(BUILD)/test_socket_tls_san
 	   else cat $(BUILD)/test_socket_tls.valgrind.log; echo "not ok valgrind test_socket_tls"; false; fi'
 
 # The adapter as C99 and C++11 with gcc and clang, transport-only and
-# (with the core) complete, plus REDLOCK_SOCKET_STATIC.
+# (with the core) complete, plus REDLOCK_SOCKET_STATIC, REDLOCK_SOCKET_TLS
+# and REDLOCK_SOCKET_THREAD (also where it has no effect: transport-only).
 SOCKET_CC_LIST  := $(CC) $(SOCKET_CLANG)
 SOCKET_CXX_LIST := $(CXX) $(SOCKET_CLANGXX)
 SOCKET_VARIANTS := -DREDLOCK_SOCKET_NO_CORE -DREDLOCK_IMPLEMENTATION -DREDLOCK_IMPLEMENTATION__-DREDLOCK_SOCKET_TLS \
-                   -DREDLOCK_IMPLEMENTATION__-DREDLOCK_STATIC__-DREDLOCK_SOCKET_STATIC
+                   -DREDLOCK_IMPLEMENTATION__-DREDLOCK_STATIC__-DREDLOCK_SOCKET_STATIC \
+                   -DREDLOCK_IMPLEMENTATION__-DREDLOCK_SOCKET_THREAD__-DREDLOCK_STATIC__-DREDLOCK_SOCKET_STATIC \
+                   -DREDLOCK_SOCKET_NO_CORE__-DREDLOCK_SOCKET_THREAD
 check-socket-compile: | $(BUILD)
 	@for v in $(SOCKET_VARIANTS); do d=$$(echo $$v | sed 's/__/ /g'); \
 	  for c in $(SOCKET_CC_LIST); do \
@@ -87,7 +93,7 @@ check-socket-compile: | $(BUILD)
 
 examples-socket: $(BUILD)/example_socket $(BUILD)/example_poll_loop
 $(BUILD)/example_socket: examples/socket.c $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ examples/socket.c
+	$(CC) $(SOCKET_STD) -o $@ examples/socket.c -pthread
 $(BUILD)/example_poll_loop: examples/poll_loop.c $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ examples/poll_loop.c
 
@@ -99,7 +105,19 @@ $(BUILD)/test_socket_hostile_san: tests/socket/test_socket_hostile.c tests/socke
 
 $(BUILD)/test_socket_san: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h \
                           tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
-	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket.c
+	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket.c -lpthread
+
+# The watchdog thread (cfg.watchdog_thread) under ThreadSanitizer: its own
+# scenarios (a job longer than the TTL keeps its lock, a loss reported
+# during it, callbacks on the thread), and, with IT_SOCKET_THREAD=1, the
+# shared scenarios that ask for a watchdog thread (a loss; a node killed
+# or paused while the thread renews), their getters called meanwhile.
+SOCKET_TSAN_ONLY := socket_thread,watchdog,stolen,killed_n3,paused_n3
+$(BUILD)/test_socket_tsan: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h \
+                           tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket.c -lpthread
+check-tsan-socket: $(BUILD)/test_socket_tsan
+	@IT_SOCKET_THREAD=1 IT_ONLY=$(SOCKET_TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_socket_tsan
 
 $(BUILD)/test_resp_san: tests/resp/test_resp.c $(RESP_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/resp/test_resp.c

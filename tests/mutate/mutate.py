@@ -66,7 +66,7 @@ TARGETS = {
 # to what the checks compile (default: all the target's files): a mutant in
 # a file no test includes would survive for nothing. New suite: add a line.
 SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-socket-hostile', 'check-socket-nomem', 'check-socket',
-                 'check-socket-tls', 'check-sanitize-adapters']
+                 'check-socket-tls', 'check-sanitize-adapters', 'check-tsan-socket']
 HIREDIS_CHECKS = ['check-hiredis', 'check-libev', 'check-tsan-hiredis', 'check-hiredis1-run']
 SUITES = {
     'core': {
@@ -88,7 +88,7 @@ SUITES = {
 # node's port could be taken by another mutant's server, so each of these
 # runs in its own network namespace (or, without unshare, one at a time).
 NETWORK_CHECKS = {'check-socket-hostile', 'check-socket', 'check-socket-tls', 'check-hiredis', 'check-hiredis1-run', 'check-libev', 'check-sanitize-adapters',
-                  'check-tsan-hiredis'}
+                  'check-tsan-hiredis', 'check-tsan-socket'}
 
 # Make variables replaced for mutant builds and runs. No -g: faster builds,
 # nobody debugs a mutant. No valgrind: it would multiply the run time (a

@@ -56,11 +56,12 @@ else
   echo "not ok example nested_run.sh: status $rc, $(printf '%s' "$out" | tail -c 300)"; status=1
 fi
 
-# The README's quick start is a whole program: it must build as shown.
+# The README's quick start is a whole program: it must build as shown
+# (`cc -std=c99 app.c -o app -pthread`, warnings as errors).
 awk '/^## Quick start$/ {q = 1} q && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' README.md >"$build/quickstart.c"
 if [ -s "$build/quickstart.c" ] &&
-   cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. "$build/quickstart.c" -o "$build/quickstart" 2>"$build/quickstart.err"; then
-  echo "ok README quick start builds ($(wc -l <"$build/quickstart.c") lines, -std=c99 -Werror)"
+   cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. "$build/quickstart.c" -o "$build/quickstart" -pthread 2>"$build/quickstart.err"; then
+  echo "ok README quick start builds ($(wc -l <"$build/quickstart.c") lines, -std=c99 -pthread -Werror)"
 else
   echo "not ok README quick start does not build: $(head -c 300 "$build/quickstart.err")"; status=1
 fi

@@ -12,6 +12,7 @@
 #define REDLOCK_SOCKET_MAX_PENDING 64
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
+#define REDLOCK_SOCKET_THREAD
 #include "adapters/redlock_socket.h"
 #include "check.h"
 #include "hostile_server.h"
@@ -25,13 +26,15 @@
 #ifdef NOMEM_AVAILABLE
 static long in_use(void) { return nomem_live(); }
 
-/* init with three nodes (names, a user, a password to copy) */
-static void test_init_nomem(void)
+/* init with three nodes (names, a user, a password to copy); with the
+   watchdog thread, whose state is allocated last */
+static void init_nomem(int thread)
 {
     redlock_socket_config cfg;
     redlock_socket s;
     long k, failed = 0;
     redlock_socket_config_init(&cfg);
+    cfg.watchdog_thread = thread;
     cfg.node_count = 3;
     cfg.node[0].host = "127.0.0.1";
     cfg.node[1].host = "localhost";
@@ -61,6 +64,8 @@ static void test_init_nomem(void)
     CHECK(failed >= 1);
     CHECK(k < 100);
 }
+static void test_init_nomem(void) { init_nomem(0); }
+static void test_init_thread_nomem(void) { init_nomem(1); }
 
 /* the node-list parser: NOMEM with cfg and *mem unchanged */
 static void test_parse_nodes_nomem(void)
@@ -268,6 +273,7 @@ int main(void)
 {
     RUN(test_queue_limit);
     RUN(test_init_nomem);
+    RUN(test_init_thread_nomem);
     RUN(test_parse_nodes_nomem);
     RUN(test_resp_nomem);
     RUN(test_operation_nomem);

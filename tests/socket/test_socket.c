@@ -4,13 +4,21 @@
    (acquire/release/extend, contention, threads, expiry, watchdog past the
    TTL, stolen lock, node killed, node paused with SIGSTOP, AUTH and wrong
    password, ACL user without scripting -> fallback). The "watchdog" here
-   is the adapter's poll loop: idle() runs redlock_socket_run(). Plus a
-   Unix-socket node and SELECT, and node_status across a node restart. */
+   is the adapter's poll loop: idle() runs redlock_socket_run(); with
+   IT_SOCKET_THREAD=1 in the environment it is the adapter's watchdog
+   thread where a scenario asks for one (idle() then only waits). Plus a
+   Unix-socket node and SELECT, node_status across a node restart, and
+   the watchdog thread's own guarantees (socket_thread_*). */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
+#define REDLOCK_SOCKET_THREAD
 #include "adapters/redlock_socket.h"
 #include "integration.h"
+
+/* Counters the callbacks write, which run on the watchdog thread when
+   there is one: read under this mutex. */
+static pthread_mutex_t t_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct it_client {
     redlock_socket s;
@@ -27,15 +35,19 @@ struct it_lock {
 static void t_on_event(void *user, const redlock_event *ev)
 {
     it_client *c = (it_client *)user;
+    pthread_mutex_lock(&t_mu);
     it_note_event(&c->switches, c, ev);
+    pthread_mutex_unlock(&t_mu);
 }
 
 static void t_on_result(redlock_lock *lk, const redlock_result *r)
 {
     it_lock *l = (it_lock *)r->user;
     (void)lk;
+    pthread_mutex_lock(&t_mu);
     it_note_result(r);
     if (r->op == REDLOCK_OP_LOST) l->lost++;
+    pthread_mutex_unlock(&t_mu);
 }
 
 static it_client *t_open(const it_setup *st)
@@ -56,6 +68,7 @@ static it_client *t_open(const it_setup *st)
     it_tls_config(st, &cfg.tls);
     cfg.core = st->core;
     cfg.notify_off = st->notify_off;
+    cfg.watchdog_thread = st->watchdog_thread && getenv("IT_SOCKET_THREAD") && atoi(getenv("IT_SOCKET_THREAD"));
     cfg.connect_timeout_ms = 300;
     cfg.command_timeout_ms = 300;
     cfg.on_event = t_on_event;
@@ -132,7 +145,7 @@ static int t_rw(it_lock *l, int op, redlock_result *r)
 {
     return t_done(l, op == REDLOCK_OP_UPGRADE ? redlock_socket_upgrade(&l->l) : redlock_socket_downgrade(&l->l), r);
 }
-static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l.lock); }
+static redlock_state t_state(it_lock *l) { return redlock_socket_lock_state(&l->l); }
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
 static redlock_lock *t_core(it_lock *l) { return &l->l.lock; }
 static void t_idle(it_client *c, int ms) { redlock_socket_run(&c->s, ms); }
@@ -143,13 +156,24 @@ static int t_node_error(it_client *c, int i, char *buf, size_t n)
 {
     return redlock_socket_node_status(&c->s, i, buf, n);
 }
-static int t_mode_switches(it_client *c) { return c->switches; }
+static int t_mode_switches(it_client *c)
+{
+    int n;
+    pthread_mutex_lock(&t_mu);
+    n = c->switches;
+    pthread_mutex_unlock(&t_mu);
+    return n;
+}
 static int t_lost(it_lock *l)
 {
+    int n;
+    pthread_mutex_lock(&t_mu);
+    n = l->lost;
+    pthread_mutex_unlock(&t_mu);
     /* a loss reported outside a blocking call is the lock's last result
        (the scenarios ask right after it, before another call on the lock) */
-    if (l->lost > 0) CHECK_EQ((int)redlock_socket_last_result(&l->l)->op, (int)REDLOCK_OP_LOST);
-    return l->lost;
+    if (n > 0) CHECK_EQ((int)redlock_socket_last_result(&l->l)->op, (int)REDLOCK_OP_LOST);
+    return n;
 }
 
 /* A node over its Unix socket, with SELECT 3: the key lands in db 3. */
@@ -534,6 +558,301 @@ static void socket_fd_zero(void)
     redis_nodes_stop(&rn);
 }
 
+/* ---- the watchdog thread (cfg.watchdog_thread) ---- */
+
+/* A client on every node of rn, connected: the job's, with the watchdog
+   thread, or the other program's, without (one attempt, refused at once).
+   Node timeouts that valgrind's slowness does not reach. */
+static int tw_open_as(redlock_socket *s, redis_nodes *rn, int thread, int connect)
+{
+    redlock_socket_config cfg;
+    int i, rc;
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = rn->n;
+    for (i = 0; i < rn->n; i++) cfg.node[i].port = redis_nodes_port(rn, i);
+    cfg.watchdog_thread = thread;
+    cfg.core.node_timeout_ms = 200;
+    if (!thread) cfg.core.retry_count = -1;
+    rc = redlock_socket_init(s, &cfg);
+    if (rc == REDLOCK_OK && connect) (void)redlock_socket_connect(s);
+    return rc;
+}
+static int tw_open(redlock_socket *s, redis_nodes *rn, int thread) { return tw_open_as(s, rn, thread, 1); }
+
+/* What the watchdog thread's callbacks saw (under t_mu). */
+static struct {
+    redlock_socket_lock *l;
+    pthread_t main;
+    long long lost_ms;    /* when LOST came, 0 before */
+    int on_main;          /* it came on the main thread */
+    int state, release_rc, run_rc;
+} tw;
+
+static void tw_on_result(redlock_lock *lk, const redlock_result *r)
+{
+    redlock_state st;
+    int rel, run;
+    (void)lk;
+    if (r->op != REDLOCK_OP_LOST) return;
+    /* inside a callback on the thread: the getters work, the blocking
+       calls say BUSY instead of running the loop from inside it */
+    st = redlock_socket_lock_state(tw.l);
+    rel = redlock_socket_release(tw.l);
+    run = redlock_socket_run(tw.l->_s, 0);
+    pthread_mutex_lock(&t_mu);
+    if (!tw.lost_ms) {
+        tw.lost_ms = redis_nodes__now_ms();
+        tw.on_main = pthread_equal(pthread_self(), tw.main);
+        tw.state = (int)st;
+        tw.release_rc = rel;
+        tw.run_rc = run;
+    }
+    pthread_mutex_unlock(&t_mu);
+}
+
+/* Another program during the job: at each of at_ms[] (from the job's
+   start) it tries to take the lock (its own client, no thread) and
+   counts the nodes holding the job's token; or, with steal set, it
+   deletes the key on the even nodes and overwrites it on the odd ones. */
+typedef struct tw_other {
+    redis_nodes *rn;
+    const char *key, *token;
+    long long start_ms, at_ms[2], stolen_ms;
+    int steal;
+    int rc[2], holders[2];
+} tw_other;
+
+static void *tw_other_main(void *arg)
+{
+    tw_other *o = (tw_other *)arg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts lo;
+    char out[64];
+    int k, i;
+    if (o->steal) {
+        redis_nodes__sleep_ms(o->at_ms[0]);
+        for (i = 0; i < o->rn->n; i++) {
+            if (i % 2) redis_nodes_cmd(o->rn, i, out, sizeof out, "SET", o->key, "intruder", (char *)NULL);
+            else redis_nodes_cmd(o->rn, i, out, sizeof out, "DEL", o->key, (char *)NULL);
+        }
+        o->stolen_ms = redis_nodes__now_ms();
+        return NULL;
+    }
+    if (tw_open(&s, o->rn, 0) != REDLOCK_OK) return NULL;
+    memset(&lo, 0, sizeof lo);
+    lo.key = o->key;
+    lo.ttl_ms = 10000;
+    if (redlock_socket_lock_init(&s, &l, &lo) == REDLOCK_OK) {
+        for (k = 0; k < 2; k++) {
+            long long wait = o->start_ms + o->at_ms[k] - redis_nodes__now_ms();
+            if (wait > 0) redis_nodes__sleep_ms((long)wait);
+            o->rc[k] = redlock_socket_acquire(&l);
+            o->holders[k] = it_holders(o->rn, o->key, o->token);
+            if (o->rc[k] == REDLOCK_OK) redlock_socket_release(&l);
+        }
+        redlock_socket_lock_deinit(&l);
+    }
+    redlock_socket_deinit(&s);
+    return NULL;
+}
+
+/* Proves: with the watchdog thread, a job that is one blocking call three
+   times as long as the TTL (nothing calls into the adapter meanwhile)
+   keeps its lock: another client is refused twice during the job, past
+   the first TTL, while every node holds our token; nothing is LOST, and
+   the release after the job is OK. */
+static void socket_thread_job(int n)
+{
+    redis_nodes rn;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    tw_other other;
+    pthread_t t;
+    char token[64];
+    const int ttl = 400;
+    if (redis_nodes_start(&rn, n, NULL, NULL) != 0) { CHECK(0); return; }
+    CHECK_EQ(tw_open(&s, &rn, 1), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "socket:thread-job";
+    o.ttl_ms = ttl;
+    o.watchdog = 1;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    snprintf(token, sizeof token, "%s", redlock_lock_token(&l.lock));
+    memset(&other, 0, sizeof other);
+    other.rn = &rn;
+    other.key = o.key;
+    other.token = token;
+    other.at_ms[0] = ttl + ttl / 4;
+    other.at_ms[1] = 2 * ttl + ttl / 2;
+    other.rc[0] = other.rc[1] = 1;
+    other.start_ms = redis_nodes__now_ms();
+    CHECK_EQ(pthread_create(&t, NULL, tw_other_main, &other), 0);
+    redis_nodes__sleep_ms(3 * ttl); /* the job */
+    pthread_join(t, NULL);
+    CHECK_EQ(other.rc[0], REDLOCK_ERR_LOCKED);
+    CHECK_EQ(other.rc[1], REDLOCK_ERR_LOCKED);
+    CHECK_EQ(other.holders[0], n);
+    CHECK_EQ(other.holders[1], n);
+    CHECK_EQ(redlock_socket_lock_state(&l), REDLOCK_STATE_HELD);
+    CHECK(redlock_socket_lock_valid_until(&l) > redlock_socket_now_us());
+    CHECK_EQ(it_holders(&rn, o.key, token), n);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    CHECK(redlock_socket_last_result(&l)->op == REDLOCK_OP_RELEASE);
+    CHECK_EQ(it_holders(&rn, o.key, token), 0);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+static void socket_thread_job_n1(void) { socket_thread_job(1); }
+static void socket_thread_job_n3(void) { socket_thread_job(3); }
+
+/* Proves: with the watchdog thread, a lock whose key is deleted or taken
+   on every node during the job is reported LOST during the job (within
+   a TTL of the theft, not when the program next calls in), through
+   on_result on the thread; there the getters work and the blocking
+   calls say BUSY; afterwards the lock reads LOST, its last result is the
+   loss, and the release neither succeeds nor touches the intruder's key. */
+static void socket_thread_lost(int n)
+{
+    redis_nodes rn;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    tw_other other;
+    pthread_t t;
+    char out[64];
+    long long job_end;
+    int i;
+    const int ttl = 400;
+    if (redis_nodes_start(&rn, n, NULL, NULL) != 0) { CHECK(0); return; }
+    CHECK_EQ(tw_open(&s, &rn, 1), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.key = "socket:thread-lost";
+    o.ttl_ms = ttl;
+    o.watchdog = 1;
+    o.on_result = tw_on_result;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    pthread_mutex_lock(&t_mu);
+    memset(&tw, 0, sizeof tw);
+    tw.l = &l;
+    tw.main = pthread_self();
+    pthread_mutex_unlock(&t_mu);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    memset(&other, 0, sizeof other);
+    other.rn = &rn;
+    other.key = o.key;
+    other.steal = 1;
+    other.at_ms[0] = ttl / 2;
+    CHECK_EQ(pthread_create(&t, NULL, tw_other_main, &other), 0);
+    redis_nodes__sleep_ms(3 * ttl); /* the job */
+    job_end = redis_nodes__now_ms();
+    pthread_join(t, NULL);
+    pthread_mutex_lock(&t_mu);
+    CHECK(tw.lost_ms != 0);
+    CHECK(tw.lost_ms < job_end);
+    CHECK(tw.lost_ms - other.stolen_ms <= ttl + 100);
+    CHECK_EQ(tw.on_main, 0);
+    CHECK_EQ(tw.state, REDLOCK_STATE_LOST);
+    CHECK_EQ(tw.release_rc, REDLOCK_ERR_BUSY);
+    CHECK_EQ(tw.run_rc, REDLOCK_ERR_BUSY);
+    pthread_mutex_unlock(&t_mu);
+    CHECK_EQ(redlock_socket_lock_state(&l), REDLOCK_STATE_LOST);
+    CHECK_EQ((int)redlock_socket_last_result(&l)->op, (int)REDLOCK_OP_LOST);
+    CHECK_EQ(redlock_socket_lock_valid_until(&l), 0);
+    CHECK(redlock_socket_release(&l) != REDLOCK_OK);
+    for (i = 0; i < n; i++) {
+        redis_nodes_cmd(&rn, i, out, sizeof out, "GET", o.key, (char *)NULL);
+        if (i % 2) CHECK_STR(out, "intruder");
+        else CHECK(strcmp(out, "intruder") != 0 && strcmp(out, redlock_lock_token(&l.lock)) != 0);
+    }
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+static void socket_thread_lost_n1(void) { socket_thread_lost(1); }
+static void socket_thread_lost_n3(void) { socket_thread_lost(3); }
+
+/* Proves: a call that changes what the thread waits for wakes it. Its
+   client connected to nothing yet, the thread waits with no socket to
+   watch and no deadline (up to a second); the acquire then connects,
+   and its replies arrive on a socket the thread does not watch: only
+   the call's wake-up tells the thread about the renewals due every
+   100 ms. The lock (300 ms) must still be ours three TTLs later. */
+static void socket_thread_woken(void)
+{
+    redis_nodes rn;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    char token[64];
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    CHECK_EQ(tw_open_as(&s, &rn, 1, 0), REDLOCK_OK);
+    redis_nodes__sleep_ms(100); /* the thread waits */
+    memset(&o, 0, sizeof o);
+    o.key = "socket:thread-woken";
+    o.ttl_ms = 300;
+    o.watchdog = 1;
+    CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+    snprintf(token, sizeof token, "%s", redlock_lock_token(&l.lock));
+    redis_nodes__sleep_ms(900); /* the job */
+    CHECK_EQ(redlock_socket_lock_state(&l), REDLOCK_STATE_HELD);
+    CHECK_EQ(it_holders(&rn, o.key, token), 1);
+    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+    redlock_socket_lock_deinit(&l);
+    redlock_socket_deinit(&s);
+    redis_nodes_stop(&rn);
+}
+
+static void tw_watch(void *user, int slot, int fd, int interest) { (void)user; (void)slot; (void)fd; (void)interest; }
+static void tw_set_timer(void *user, int64_t d) { (void)user; (void)d; }
+static void tw_on_reply(void *user, int node, redlock_tag tag, const redlock_reply *r)
+{
+    (void)user; (void)node; (void)tag; (void)r;
+}
+static void tw_on_error(void *user, int node, redlock_tag tag, int status)
+{
+    (void)user; (void)node; (void)tag; (void)status;
+}
+
+/* Proves: the thread's loop is its own: init refuses it with the
+   foreign-loop hooks and in raw mode; with it, the caller's poll() loop
+   gets no descriptor, run(0) returns at once and run(ms) waits ms; deinit
+   stops it (no thread or block left: valgrind). No node needed. */
+static void socket_thread_refused(void)
+{
+    redlock_socket_config cfg;
+    redlock_socket s;
+    struct pollfd pfd[REDLOCK_SOCKET_MAX_FDS];
+    long long t0;
+    redlock_socket_config_init(&cfg);
+    cfg.node[0].port = 1;
+    cfg.watchdog_thread = 1;
+    cfg.watch = tw_watch;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.watch = NULL;
+    cfg.set_timer = tw_set_timer;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.set_timer = NULL;
+    cfg.on_reply = tw_on_reply;
+    cfg.on_error = tw_on_error;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.on_reply = NULL;
+    cfg.on_error = NULL;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_pollfds(&s, pfd), 0);
+    t0 = redis_nodes__now_ms();
+    CHECK_EQ(redlock_socket_run(&s, 0), REDLOCK_OK);
+    CHECK(redis_nodes__now_ms() - t0 < 50);
+    CHECK_EQ(redlock_socket_run(&s, 60), REDLOCK_OK);
+    CHECK(redis_nodes__now_ms() - t0 >= 60);
+    redlock_socket_deinit(&s);
+    redlock_socket_deinit(&s); /* harmless */
+}
+
 #ifdef IT_TLS
 #include "strict_loop.h"
 
@@ -664,6 +983,12 @@ int main(void)
     (void)socket_reinit_while_waiting;
     (void)socket_fd_zero;
     (void)socket_legacy_cycles_leave_no_key;
+    (void)socket_thread_job_n1;
+    (void)socket_thread_job_n3;
+    (void)socket_thread_lost_n1;
+    (void)socket_thread_lost_n3;
+    (void)socket_thread_woken;
+    (void)socket_thread_refused;
     rc = it_main_tls(&ops, tls_more);
     return rc ? rc : CHECK_EXIT();
 #endif
@@ -676,6 +1001,12 @@ int main(void)
     if (it_selected("socket_reinit_while_waiting")) RUN(socket_reinit_while_waiting);
     if (it_selected("socket_fd_zero")) RUN(socket_fd_zero);
     if (it_selected("socket_legacy_cycles_leave_no_key")) RUN(socket_legacy_cycles_leave_no_key);
+    if (it_selected("socket_thread_job_n1")) RUN(socket_thread_job_n1);
+    if (it_selected("socket_thread_job_n3")) RUN(socket_thread_job_n3);
+    if (it_selected("socket_thread_lost_n1")) RUN(socket_thread_lost_n1);
+    if (it_selected("socket_thread_lost_n3")) RUN(socket_thread_lost_n3);
+    if (it_selected("socket_thread_woken")) RUN(socket_thread_woken);
+    if (it_selected("socket_thread_refused")) RUN(socket_thread_refused);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }

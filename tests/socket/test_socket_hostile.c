@@ -1159,6 +1159,9 @@ static void test_api_guards(void)
     cfg.on_error = rec_error;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
     cfg.on_error = NULL;
+    cfg.watchdog_thread = 1; /* this build has no REDLOCK_SOCKET_THREAD */
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.watchdog_thread = 0;
     cfg.node[0].port = 70000;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_socket_init(NULL, &cfg), REDLOCK_ERR_INVALID);
