@@ -165,7 +165,10 @@
    first script), replies are read for up to one node timeout before the
    call returns, so that step is not left undone (a legacy key has no TTL:
    left behind, it would stay). Other stragglers' replies are read by the
-   next call.
+   next call. A node that cannot take the commands (down, stuck in its TLS
+   handshake) is waited for only until one node timeout from the call's
+   start: an unreachable node costs a blocking call one node timeout, not
+   two.
 
    Without the watchdog thread (the default), the watchdog and everything
    else only run while a redlock_socket_* call runs: call
@@ -2726,20 +2729,33 @@ REDLOCK_SOCKET_API void redlock_socket_lock_deinit(redlock_socket_lock *l)
    release needs (redlock_lock_followup: a legacy SETNX or GET, a node's
    first script), replies are read too, so that step is not left undone
    when the call returns. Other stragglers are read by the next call. At
-   most one node timeout. */
-static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l)
+   most one node timeout; writing to a node that cannot take it (down,
+   still in its handshake) only until one node timeout from the call's
+   start. */
+static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l, int64_t call_start)
 {
-    int64_t node_timeout = s->_cfg.core.node_timeout_ms > 0 ? s->_cfg.core.node_timeout_ms : 50;
-    int64_t until = redlock_socket_now_us() + node_timeout * 1000;
+    int64_t node_timeout = (s->_cfg.core.node_timeout_ms > 0 ? s->_cfg.core.node_timeout_ms : 50) * 1000;
+    int64_t now = redlock_socket_now_us();
+    int64_t until = now + node_timeout;
+    /* unwritten output (a node still connecting or in its TLS handshake, or
+       one that stopped reading) had its node timeout from the call's start:
+       a node that is down must not cost a second one */
+    int64_t write_until = call_start + node_timeout;
     for (;;) {
-        int i, waiting = redlock_lock_followup(&l->lock);
+        int i, follow = redlock_lock_followup(&l->lock), unwritten = 0, answering = 0;
         for (i = 0; i < s->_cfg.node_count; i++) {
             struct redlock__sock_node *nd = &s->_nodes[i];
             if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
-            if ((nd->state == REDLOCK__SOCK_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len) waiting = 1;
+            if ((nd->state == REDLOCK__SOCK_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
+                unwritten = 1;
+            else if (nd->state == REDLOCK__SOCK_UP && nd->q_count > 0)
+                answering = 1; /* asked, and may still answer */
         }
-        if (!waiting || redlock_socket_now_us() >= until) break;
-        redlock__sock_step(s, until);
+        if (unwritten && now >= write_until) unwritten = 0;
+        if (!answering && !unwritten) follow = 0; /* the answer owed is from a node that never got the question */
+        if ((!follow && !unwritten) || now >= until) break;
+        redlock__sock_step(s, follow || write_until > until ? until : write_until);
+        now = redlock_socket_now_us();
     }
 }
 
@@ -2777,9 +2793,11 @@ static int redlock__sock_call(redlock_socket_lock *l, int op, int64_t ttl_ms)
 {
     redlock_socket *s;
     int rc, entered;
+    int64_t start;
     if (!l || !redlock__sock_valid(l->_s)) return REDLOCK_ERR_INVALID;
     s = l->_s;
     entered = redlock__sock_enter(s); /* held until the call returns: the loop is this call's */
+    start = redlock_socket_now_us();
     if (s->_in_cb || l->_s != s) { /* in a callback; deinitialised meanwhile (another thread) */
         rc = s->_in_cb ? REDLOCK_ERR_BUSY : REDLOCK_ERR_INVALID;
         redlock__sock_leave(s, entered, 0);
@@ -2798,7 +2816,7 @@ static int redlock__sock_call(redlock_socket_lock *l, int op, int64_t ttl_ms)
         l->_want = 0;
     } else {
         rc = redlock__sock_result(s, l);
-        redlock__sock_linger(s, l);
+        redlock__sock_linger(s, l, start);
     }
     s->_blocking = NULL;
     redlock__sock_leave(s, entered, 1);

@@ -23,7 +23,6 @@ static pthread_mutex_t t_mu = PTHREAD_MUTEX_INITIALIZER;
 struct it_client {
     redlock_socket s;
     int switches;
-    int64_t linger_ms;
 };
 
 struct it_lock {
@@ -73,7 +72,6 @@ static it_client *t_open(const it_setup *st)
     cfg.command_timeout_ms = 300;
     cfg.on_event = t_on_event;
     cfg.user = c;
-    c->linger_ms = st->core.node_timeout_ms > 0 ? st->core.node_timeout_ms : 50;
     if (redlock_socket_init(&c->s, &cfg) != REDLOCK_OK) {
         free(c);
         return NULL;
@@ -118,17 +116,11 @@ static int t_reinit(it_lock *l, const redlock_lock_opts *o)
     return redlock_socket_lock_init(&l->c->s, &l->l, &lo);
 }
 
-/* Lets replies still owed by slower nodes be handled, as a program whose
-   loop keeps running would. */
-static void t_linger(it_client *c)
-{
-    int64_t until = redis_nodes__now_ms() + c->linger_ms;
-    while (redlock_socket_pending(&c->s) > 0 && redis_nodes__now_ms() < until) redlock_socket_run(&c->s, 2);
-}
-
+/* The blocking calls linger themselves (redlock_socket.h: what the core
+   sent last is written out, an answer it acts on is read): what a call
+   leaves in flight is the adapter's to finish, as a program's would be. */
 static int t_done(it_lock *l, int rc, redlock_result *r)
 {
-    t_linger(l->c);
     /* a result carries the user pointer given at lock_init */
     if (redlock_socket_last_result(&l->l)->op) CHECK(redlock_socket_last_result(&l->l)->user == l);
     if (r) {
