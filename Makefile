@@ -14,6 +14,10 @@ VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=all --errors-for-lea
 # nodes. `make test` runs the two lists side by side (scripts/run-tests.sh).
 CPU_CHECKS :=
 CHECKS  :=
+# The examples link exactly the libraries their rules name, even where the
+# toolchain drops unused ones by itself (--as-needed): check-examples reads
+# what a binary links, and a library it does not need must not be named.
+EXAMPLE_LINK := -Wl,--no-as-needed
 
 .PHONY: all test deps clean examples
 all:
@@ -26,7 +30,8 @@ deps:
 # Every example program (build/), against the headers in this tree.
 examples: examples-socket examples-hiredis examples-libev
 
-# Each example: usage, no node up, a live node (tests/shared/examples.sh).
+# Each example: --help and usage errors, its nodes (argument, $REDLOCK_NODES,
+# default), the libraries it links, a live node (tests/shared/examples.sh).
 CHECKS += check-examples
 .PHONY: check-examples
 check-examples: examples $(BUILD)/redlock

@@ -109,6 +109,10 @@
        redlock_acquire(&lock);        // result arrives through on_result
 
    With an adapter the I/O is done for you; see adapters/ and examples/.
+   Every adapter takes its nodes as a redlock_node and reads node lists
+   ("10.0.0.1:6379,redis://:pw@10.0.0.2:6379/1,/run/redis.sock", or
+   $REDLOCK_NODES) with redlock_parse_nodes() from adapters/redlock_nodes.h,
+   which a transport of your own may include alone (sans-I/O).
 
    3. THE TRANSPORT CONTRACT
    -------------------------

@@ -13,6 +13,9 @@
        redlock_hiredis_config_init(&o);
        o.node_count = 3;
        o.node[0].host = "127.0.0.1"; o.node[0].port = 7001;  ... 
+       // or from the text users write ("h:7001,redis://:pw@h2:7002,/r.sock";
+       // redlock_nodes.h): redlock_parse_nodes(o.node, &o.node_count, list,
+       // &mem, err, sizeof err), then redlock_free_nodes(mem) after init
        redlock_hiredis c;
        redlock_hiredis_init(&c, &o);              // connects (failures are retried)
 

@@ -15,6 +15,7 @@
 #include <hiredis/hiredis.h>
 #include "redlock.h"
 #include "redlock_tls.h"
+#include "redlock_nodes.h"
 
 /* TLS: built in with REDLOCK_HIREDIS_TLS on hiredis 1.x (which has
    hiredis_ssl; link -lhiredis_ssl -lssl -lcrypto). Otherwise a node that
@@ -291,17 +292,9 @@ static inline int redlock__hiredis_info_argv(int info, const char *argv[2], size
 }
 
 /* A node of either hiredis adapter (redlock_libev_node is the same type):
-   where it is and how to log in, each field defaulting to the options'. */
-typedef struct redlock_hiredis_node {
-    const char *host;     /* IP or host name; NULL: "127.0.0.1" */
-    int port;             /* 1..65535; 0: 6379 */
-    const char *unix_path; /* set: connect to this Unix socket instead (a host
-                              starting with '/' is taken as one too) */
-    const char *username; /* ACL user (NULL: the opts' default; none: AUTH password) */
-    const char *password; /* NULL: the opts' default; "" or both NULL: no AUTH */
-    int db;               /* SELECT db; 0: the opts' default */
-    redlock_tls tls;      /* TLS (redlock_tls.h): enable set: on, NULL fields the config's */
-} redlock_hiredis_node;
+   redlock_node (redlock_nodes.h, every adapter's), each field defaulting
+   to the configuration's; redlock_parse_nodes() fills them from a list. */
+typedef redlock_node redlock_hiredis_node;
 
 /* The configuration of either hiredis adapter (redlock_libev_config is the
    same type). */

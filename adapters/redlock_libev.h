@@ -14,6 +14,8 @@
        redlock_libev_config_init(&o);
        o.node_count = 3;
        o.node[0].host = "127.0.0.1"; o.node[0].port = 7001; ...
+       // or redlock_parse_nodes(o.node, &o.node_count, list, ...) from a
+       // node list (redlock_nodes.h), as for every adapter
        redlock_libev c;
        redlock_libev_init(&c, loop, &o);        // connects in the background
 

@@ -16,7 +16,8 @@
        2. Connections: TCP (names via getaddrinfo), TLS over TCP (OpenSSL,
           optional) or Unix sockets, one per node, non-blocking, AUTH
           (password or ACL user + password), SELECT; node lists
-          ("host:port,redis://...", $REDLOCK_NODES) parsed for you
+          ("host:port,redis://...", $REDLOCK_NODES) parsed by
+          redlock_nodes.h, included
        3. Blocking API driven by poll(): acquire / release / extend / run;
           optionally a watchdog thread that renews between the calls
        4. Foreign event loop API: fd, interest, on_readable, on_writable,
@@ -105,37 +106,25 @@
    again. cfg.notify_off = 1: no subscribers. In the
    foreign-loop API (4.) node i's subscriber is slot node_count + i.
 
-   NODE LISTS. redlock_socket_parse_nodes() fills cfg->node[] from the
-   text users write, the same as the `redlock` tool reads (tools/README.md):
-   a comma-separated list (NULL: the environment variable REDLOCK_NODES)
-   of
-       host[:port]                      port 6379 by default
-       [ipv6]:port                      brackets required for IPv6
-       /path/to/redis.sock              anything with a '/' and no "://"
-       redis://[user:pass@]host[:port][/db]
-       rediss://[user:pass@]host[:port][/db]   TLS (needs REDLOCK_SOCKET_TLS)
-       unix://[user:pass@]/path/to/redis.sock[?db=N]
-   with %XX escapes in user and password (%2C for ',', %25 for '%'; a
-   password may hold '@' and '/': the last '@' ends it). A node listed
-   twice (same host, case-insensitive, port and db, or same path and db)
-   is refused: it would vote twice. The strings live in one heap block
-   (*mem) that redlock_socket_free_nodes() frees and wipes; init copies
-   them, so that block may go right after redlock_socket_init().
-   redlock_socket_format_node() writes a node for messages with its
-   password as "***"; redlock_socket_scrub_nodes() overwrites the
-   passwords in a list in place (e.g. in argv, so that ps does not show
-   them). Error texts never hold a password.
-
+   NODE LISTS. A node is a redlock_node (redlock_nodes.h, included: the
+   same type in every adapter), and redlock_parse_nodes() fills cfg.node[]
+   from the text users write, the same as the `redlock` tool reads
+   (host:port, [ipv6]:port, /path.sock, redis://, rediss://, unix://; NULL:
+   $REDLOCK_NODES):
        redlock_socket_config cfg;
        void *mem = NULL;
        char err[256];
        redlock_socket_config_init(&cfg);
-       if (redlock_socket_parse_nodes(&cfg, argc > 1 ? argv[1] : NULL, &mem, err, sizeof err) != 0) {
-           fprintf(stderr, "%s\n", err);
+       if (redlock_parse_nodes(cfg.node, &cfg.node_count, argc > 1 ? argv[1] : NULL, &mem, err,
+                               sizeof err) != 0) {
+           fprintf(stderr, "%s\n", err);        // never holds a password
            return 64;
        }
-       rc = redlock_socket_init(&s, &cfg);
-       redlock_socket_free_nodes(mem);
+       rc = redlock_socket_init(&s, &cfg);      // copies the strings ...
+       redlock_free_nodes(mem);                 // ... so they may go now
+   init takes a host that starts with '/' as a Unix socket path, and a
+   password "" as none (no AUTH), as the hiredis adapters do. A rediss://
+   node without REDLOCK_SOCKET_TLS is refused by init (REDLOCK_ERR_TLS).
 
    GUARANTEES: the same for every adapter, listed in adapters/README.md
    and tested by tests/shared/integration.h.
@@ -283,6 +272,7 @@
 #endif
 #include "redlock_resp.h"
 #include "redlock_tls.h"
+#include "redlock_nodes.h"
 #include "redlock_notify.h"
 
 #ifndef REDLOCK_SOCKET_API
@@ -317,15 +307,9 @@ extern "C" {
 
 /* ---- 2.-4. connections and loops ---- */
 
-typedef struct redlock_socket_node {
-    const char *host;      /* name or address; NULL: "127.0.0.1" (copied) */
-    int port;              /* 0: 6379 */
-    const char *unix_path; /* set: connect to this Unix socket instead (copied) */
-    const char *username;  /* ACL user; needs password (copied); NULL: the config's */
-    const char *password;  /* NULL: the config's; both NULL: no AUTH (copied, wiped at deinit) */
-    int db;                /* > 0: SELECT db; 0: the config's */
-    redlock_tls tls;       /* TLS (see 2.; redlock_tls.h): enable set: on, NULL fields the config's */
-} redlock_socket_node;
+/* A node: redlock_node (redlock_nodes.h, every adapter's), whose strings
+   init copies (the password wiped again at deinit). */
+typedef redlock_node redlock_socket_node;
 
 typedef struct redlock_socket_config {
     int node_count;                         /* 1..REDLOCK_MAX_NODES */
@@ -399,29 +383,14 @@ typedef struct redlock_socket_lock {
 /* Fills in the defaults (also those of cfg->core). */
 REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg);
 
-/* Node lists (see 2.). Parses `list` (NULL: getenv("REDLOCK_NODES")) into
-   cfg->node[] and cfg->node_count: with *mem NULL the list replaces the
-   nodes in cfg; with *mem from an earlier call it is appended (a node
-   already there is refused as listed twice). The nodes' strings are kept
-   in *mem (pass &a `void *` that is NULL at first); free it with
-   redlock_socket_free_nodes() once cfg is no longer read (init copies
-   what it needs). Returns 0; or REDLOCK_ERR_INVALID (a bad node, one
-   listed twice, no list), REDLOCK_ERR_NODES (more than REDLOCK_MAX_NODES
-   in all) or REDLOCK_ERR_NOMEM, with one line saying why in err (which
-   never holds a password; err may be NULL), and cfg and *mem unchanged. */
-REDLOCK_SOCKET_API int redlock_socket_parse_nodes(redlock_socket_config *cfg, const char *list, void **mem,
-                                                  char *err, size_t errlen);
-/* Frees every block of a *mem chain, passwords wiped first. NULL: nothing. */
-REDLOCK_SOCKET_API void redlock_socket_free_nodes(void *mem);
-/* A node as text for messages, its password as "***": "host:port",
-   "[::1]:port", "/path.sock", "redis://user:***@host:port/db",
-   "unix://:***@/path.sock?db=3". Returns the length it needs (like
-   snprintf; the text is cut to fit cap, always terminated when cap > 0). */
-REDLOCK_SOCKET_API int redlock_socket_format_node(const redlock_socket_node *n, char *out, size_t cap);
-/* Overwrites, in place, the password of every URL in a node list with 'x'
-   (the user name too when there is no ':'), finding them as the parser
-   does. */
-REDLOCK_SOCKET_API void redlock_socket_scrub_nodes(char *list);
+/* Node lists (see 2.): redlock_parse_nodes(cfg.node, &cfg.node_count, ...)
+   and the rest of redlock_nodes.h. The names this adapter gave them
+   before, kept for old callers: */
+#define redlock_socket_parse_nodes(cfg, list, mem, err, errlen) \
+    redlock_parse_nodes((cfg)->node, &(cfg)->node_count, list, mem, err, errlen) /* deprecated */
+#define redlock_socket_free_nodes(mem) redlock_free_nodes(mem)                   /* deprecated */
+#define redlock_socket_format_node(n, out, cap) redlock_format_node(n, out, cap)  /* deprecated */
+#define redlock_socket_scrub_nodes(list) redlock_scrub_nodes(list)               /* deprecated */
 /* INVALID (also: watchdog_thread without REDLOCK_SOCKET_THREAD, in raw
    mode or with watch / set_timer), NODES, NOMEM (also: no thread could be
    started), TLS (asked for without REDLOCK_SOCKET_TLS, or a CA /
@@ -589,8 +558,6 @@ REDLOCK_SOCKET_API int64_t redlock_socket_lock_valid_until(const redlock_socket_
 #endif
 
 #define REDLOCK__SOCK_MAGIC 0x52534f4b
-#define REDLOCK__SOCK_STR2(x) #x
-#define REDLOCK__SOCK_STR(x) REDLOCK__SOCK_STR2(x)
 
 #if defined(REDLOCK_SOCKET_GETADDRINFO) != defined(REDLOCK_SOCKET_FREEADDRINFO)
 #error "define both REDLOCK_SOCKET_GETADDRINFO and REDLOCK_SOCKET_FREEADDRINFO"
@@ -1853,379 +1820,23 @@ static void redlock__sock_core_event(void *user, const redlock_event *ev)
 }
 #endif
 
-/* ---- node lists ---- */
-
-/* One block per parsed list; blocks of appended lists are chained. */
-typedef struct redlock__sock_nodes_mem {
-    struct redlock__sock_nodes_mem *prev;
-    size_t size, used;
-} redlock__sock_nodes_mem;
-
-#define REDLOCK__SOCK_SHOWN 160 /* a bad node is quoted up to this length */
-
-static void redlock__sock_say(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+/* The node's Unix socket: its unix_path, or a host that starts with '/'
+   (as the hiredis adapters take it); NULL for TCP. */
+static const char *redlock__sock_path(const redlock_socket_node *c)
 {
-    size_t o = 0, i;
-    if (!err || !errlen) return;
-    /* fmt holds up to two %s (a, then b): no printf-family function here */
-    for (i = 0; fmt[i] && o + 1 < errlen; i++) {
-        if (fmt[i] == '%' && fmt[i + 1] == 's') {
-            const char *put = a;
-            a = b;
-            i++;
-            while (put && *put && o + 1 < errlen) err[o++] = *put++;
-        } else {
-            err[o++] = fmt[i];
-        }
-    }
-    err[o] = 0;
+    return c->unix_path && c->unix_path[0] ? c->unix_path : c->host && c->host[0] == '/' ? c->host : NULL;
 }
 
-static int redlock__sock_hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static int redlock__sock_lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
-
-/* Where the userinfo of one spec s[0..len) is: 1 and [*ui, *at) (the '@'
-   at *at) if there is one. redis://: up to the last '@' (passwords may
-   hold '@' or '/'); unix://: up to the first "@/". Parsing, redaction and
-   scrubbing all use this, so they agree. */
-static int redlock__sock_userinfo(const char *s, size_t len, size_t *ui, size_t *at)
-{
-    size_t i, r;
-    for (r = 0; r + 3 <= len; r++)
-        if (memcmp(s + r, "://", 3) == 0) break;
-    if (r + 3 > len) return 0;
-    *ui = r + 3;
-    if (r == 4 && memcmp(s, "unix", 4) == 0) {
-        if (*ui < len && s[*ui] == '/') return 0;
-        for (i = *ui; i + 1 < len; i++)
-            if (s[i] == '@' && s[i + 1] == '/') {
-                *at = i;
-                return 1;
-            }
-        return 0;
-    }
-    for (i = len; i > *ui; i--)
-        if (s[i - 1] == '@') {
-            *at = i - 1;
-            return 1;
-        }
-    return 0;
-}
-
-/* The spec s[0..len) for a message: the password (the whole userinfo when
-   it has no ':') as "***", cut to REDLOCK__SOCK_SHOWN characters. At most
-   3 characters longer than what is shown of s, so out always fits. */
-static void redlock__sock_redact(const char *s, size_t len, char out[REDLOCK__SOCK_SHOWN + 4])
-{
-    size_t ui, at, o = 0, i, from = len, to = len;
-    if (redlock__sock_userinfo(s, len, &ui, &at)) {
-        const char *colon = (const char *)memchr(s + ui, ':', at - ui);
-        from = colon ? (size_t)(colon - s) + 1 : ui;
-        to = at;
-    }
-    if (len > REDLOCK__SOCK_SHOWN) len = REDLOCK__SOCK_SHOWN;
-    for (i = 0; i < len && i < from; i++) out[o++] = s[i];
-    if (from < len) {
-        memcpy(out + o, "***", 3);
-        o += 3;
-    }
-    for (i = to; i < len; i++) out[o++] = s[i];
-    out[o] = 0;
-}
-
-/* Appends the percent-decoded s[0..n) to the block; NULL on a bad escape
-   or %00. */
-static char *redlock__sock_np_put(redlock__sock_nodes_mem *m, const char *s, size_t n, int decode)
-{
-    char *d = (char *)(m + 1) + m->used, *o = d;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        if (decode && s[i] == '%') {
-            int h, l;
-            if (i + 2 >= n) return NULL;
-            h = redlock__sock_hexval((unsigned char)s[i + 1]);
-            l = redlock__sock_hexval((unsigned char)s[i + 2]);
-            if (h < 0 || l < 0 || (h == 0 && l == 0)) return NULL;
-            *o++ = (char)(h * 16 + l);
-            i += 2;
-        } else {
-            *o++ = s[i];
-        }
-    }
-    *o++ = 0;
-    m->used += (size_t)(o - d);
-    return d;
-}
-
-/* Decimal in [lo, hi] from s[0..n). */
-static int redlock__sock_np_int(const char *s, size_t n, long lo, long hi, int *out)
-{
-    long v = 0;
-    size_t i;
-    if (n == 0 || n > 9) return -1;
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* host, host:port, [v6], [v6]:port from s[0..n). A reason, or NULL. */
-static const char *redlock__sock_np_hostport(redlock__sock_nodes_mem *m, const char *s, size_t n, redlock_socket_node *nd)
-{
-    const char *colon = NULL, *h = s;
-    size_t hl, i;
-    nd->port = 6379;
-    if (n && s[0] == '[') {
-        const char *close = (const char *)memchr(s, ']', n);
-        if (!close) return "missing ']'";
-        h = s + 1;
-        hl = (size_t)(close - s) - 1;
-        if (close + 1 < s + n) {
-            if (close[1] != ':') return "junk after ']'";
-            colon = close + 1;
-        }
-    } else {
-        for (i = 0; i < n; i++)
-            if (s[i] == ':') {
-                if (colon) return "IPv6 addresses need [brackets]";
-                colon = s + i;
-            }
-        hl = colon ? (size_t)(colon - s) : n;
-    }
-    if (hl == 0) return "missing host";
-    for (i = 0; i < hl; i++)
-        if (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r' || h[i] == '@' || h[i] == '/' || h[i] == ',')
-            return "bad host name";
-    if (colon && redlock__sock_np_int(colon + 1, (size_t)(s + n - colon - 1), 1, 65535, &nd->port) != 0)
-        return "port must be 1..65535";
-    nd->host = redlock__sock_np_put(m, h, hl, 0);
-    return NULL;
-}
-
-/* userinfo "user:pass" or ":pass" from s[0..n). */
-static const char *redlock__sock_np_userinfo(redlock__sock_nodes_mem *m, const char *s, size_t n, redlock_socket_node *nd)
-{
-    const char *colon = (const char *)memchr(s, ':', n);
-    if (!colon) return "give a password as user:pass@ or :pass@";
-    if (colon > s && !(nd->username = redlock__sock_np_put(m, s, (size_t)(colon - s), 1)))
-        return "bad %-escape in the user name";
-    if (!(nd->password = redlock__sock_np_put(m, colon + 1, (size_t)(s + n - colon - 1), 1)))
-        return "bad %-escape in the password";
-    if (!nd->password[0]) return "empty password";
-    return NULL;
-}
-
-/* One spec s[0..len) into nd. A reason, or NULL. */
-static const char *redlock__sock_np_one(redlock__sock_nodes_mem *m, const char *s, size_t len, redlock_socket_node *nd)
-{
-    size_t sep, ui, at;
-    const char *why;
-    memset(nd, 0, sizeof *nd);
-    if (!len) return "empty node in the list";
-    for (sep = 0; sep + 3 <= len; sep++)
-        if (memcmp(s + sep, "://", 3) == 0) break;
-    if (sep + 3 > len) {
-        if (memchr(s, '/', len)) { /* a unix socket path */
-            nd->unix_path = redlock__sock_np_put(m, s, len, 0);
-            return NULL;
-        }
-        return redlock__sock_np_hostport(m, s, len, nd);
-    }
-    if ((sep == 5 && memcmp(s, "redis", 5) == 0) || (sep == 6 && memcmp(s, "rediss", 6) == 0)) {
-        const char *hp = s + sep + 3, *end = s + len, *p;
-#ifndef REDLOCK_SOCKET_TLS
-        if (sep == 6) return "TLS (rediss://) needs redlock_socket.h built with REDLOCK_SOCKET_TLS";
-#endif
-        nd->tls.enable = sep == 6;
-        if (redlock__sock_userinfo(s, len, &ui, &at)) {
-            if ((why = redlock__sock_np_userinfo(m, s + ui, at - ui, nd))) return why;
-            hp = s + at + 1;
-        }
-        for (p = hp; p < end && *p != '/' && *p != '?' && *p != '#'; p++) {}
-        if ((why = redlock__sock_np_hostport(m, hp, (size_t)(p - hp), nd))) return why;
-        if (p < end && (*p == '?' || *p == '#')) return "URL options are not supported";
-        if (p < end && p + 1 < end && redlock__sock_np_int(p + 1, (size_t)(end - p - 1), 0, 1000000, &nd->db) != 0)
-            return "database must be a number";
-        return NULL;
-    }
-    if (sep == 4 && memcmp(s, "unix", 4) == 0) {
-        const char *path = s + 7, *end = s + len, *q;
-        if (redlock__sock_userinfo(s, len, &ui, &at)) {
-            if ((why = redlock__sock_np_userinfo(m, s + ui, at - ui, nd))) return why;
-            path = s + at + 1;
-        }
-        if (path >= end || *path != '/') return "unix:// needs an absolute path";
-        q = (const char *)memchr(path, '?', (size_t)(end - path));
-        if (q && (end - q < 4 || memcmp(q, "?db=", 4) != 0 ||
-                  redlock__sock_np_int(q + 4, (size_t)(end - q - 4), 0, 1000000, &nd->db) != 0))
-            return "only ?db=N is supported";
-        nd->unix_path = redlock__sock_np_put(m, path, (size_t)((q ? q : end) - path), 0);
-        return NULL;
-    }
-    return "unknown URL scheme (use redis://, rediss:// or unix://)";
-}
-
-/* The same node twice would vote twice. */
-static int redlock__sock_np_same(const redlock_socket_node *a, const redlock_socket_node *b)
-{
-    const char *x, *y;
-    if (a->db != b->db) return 0;
-    if (a->unix_path || b->unix_path) return a->unix_path && b->unix_path && strcmp(a->unix_path, b->unix_path) == 0;
-    if (a->port != b->port || !a->host || !b->host) return 0;
-    for (x = a->host, y = b->host; *x && *y && redlock__sock_lower((unsigned char)*x) == redlock__sock_lower((unsigned char)*y); x++, y++) {}
-    return *x == 0 && *y == 0;
-}
-
-REDLOCK_SOCKET_API void redlock_socket_free_nodes(void *mem)
-{
-    redlock__sock_nodes_mem *m = (redlock__sock_nodes_mem *)mem;
-    while (m) {
-        redlock__sock_nodes_mem *prev = m->prev;
-        volatile char *v = (volatile char *)(m + 1);
-        size_t i;
-        for (i = 0; i < m->size; i++) v[i] = 0; /* passwords */
-        free(m);
-        m = prev;
-    }
-}
-
-REDLOCK_SOCKET_API int redlock_socket_parse_nodes(redlock_socket_config *cfg, const char *list, void **mem,
-                                                  char *err, size_t errlen)
-{
-    redlock_socket_node tmp[REDLOCK_MAX_NODES];
-    redlock__sock_nodes_mem *m;
-    char shown[REDLOCK__SOCK_SHOWN + 4];
-    size_t len, off = 0;
-    int have, n = 0, i;
-    if (err && errlen) err[0] = 0;
-    if (!cfg || !mem) {
-        redlock__sock_say(err, errlen, "%s", "invalid argument", NULL);
-        return REDLOCK_ERR_INVALID;
-    }
-    if (!list) list = getenv("REDLOCK_NODES");
-    if (!list || !list[0]) {
-        redlock__sock_say(err, errlen, "%s", "no nodes (an empty list, or REDLOCK_NODES not set)", NULL);
-        return REDLOCK_ERR_INVALID;
-    }
-    have = *mem ? cfg->node_count : 0;
-    if (have < 0 || have > REDLOCK_MAX_NODES) have = REDLOCK_MAX_NODES;
-    len = strlen(list);
-    /* the strings of a spec are never longer than the spec, plus at most
-       3 terminators per spec */
-    m = (redlock__sock_nodes_mem *)malloc(sizeof *m + 2 * len + 4 * REDLOCK_MAX_NODES + 16);
-    if (!m) {
-        redlock__sock_say(err, errlen, "%s", "out of memory", NULL);
-        return REDLOCK_ERR_NOMEM;
-    }
-    m->prev = (redlock__sock_nodes_mem *)*mem;
-    m->size = 2 * len + 4 * REDLOCK_MAX_NODES + 16;
-    m->used = 0;
-    for (;;) {
-        size_t one = strcspn(list + off, ",");
-        const char *why;
-        if (have + n >= REDLOCK_MAX_NODES) {
-            m->prev = NULL;
-            redlock_socket_free_nodes(m);
-            redlock__sock_say(err, errlen, "%s", "too many nodes (at most " REDLOCK__SOCK_STR(REDLOCK_MAX_NODES) ")", NULL);
-            return REDLOCK_ERR_NODES;
-        }
-        redlock__sock_redact(list + off, one, shown);
-        why = redlock__sock_np_one(m, list + off, one, &tmp[n]);
-        if (!why && tmp[n].unix_path && strlen(tmp[n].unix_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-            why = "unix socket path too long";
-        if (why) {
-            m->prev = NULL;
-            redlock_socket_free_nodes(m);
-            if (one) redlock__sock_say(err, errlen, "bad node '%s': %s", shown, why);
-            else redlock__sock_say(err, errlen, "%s", why, NULL);
-            return REDLOCK_ERR_INVALID;
-        }
-        for (i = 0; i < have + n; i++)
-            if (redlock__sock_np_same(i < have ? &cfg->node[i] : &tmp[i - have], &tmp[n])) {
-                m->prev = NULL;
-                redlock_socket_free_nodes(m);
-                redlock__sock_say(err, errlen, "node '%s' is listed twice", shown, NULL);
-                return REDLOCK_ERR_INVALID;
-            }
-        n++;
-        off += one;
-        if (!list[off]) break;
-        off++;
-    }
-    for (i = 0; i < n; i++) cfg->node[have + i] = tmp[i];
-    cfg->node_count = have + n;
-    *mem = m;
-    return 0;
-}
-
-/* Appends text to out[0..cap) at *o, counting what does not fit. */
-static void redlock__sock_cat(char *out, size_t cap, size_t *o, const char *t)
-{
-    for (; *t; t++, (*o)++)
-        if (*o + 1 < cap) out[*o] = *t;
-}
-
-REDLOCK_SOCKET_API int redlock_socket_format_node(const redlock_socket_node *n, char *out, size_t cap)
+/* out[0..cap): the text t, cut to fit and terminated. */
+static void redlock__sock_text(char *out, size_t cap, const char *t)
 {
     size_t o = 0;
-    char num[24];
-    const char *host = n && n->host && n->host[0] ? n->host : "127.0.0.1";
-    if (!n) return 0;
-    if (n->password || n->username) { /* a URL: the password shown as *** */
-        redlock__sock_cat(out, cap, &o, n->unix_path ? "unix://" : n->tls.enable ? "rediss://" : "redis://");
-        if (n->username) redlock__sock_cat(out, cap, &o, n->username);
-        redlock__sock_cat(out, cap, &o, ":***@");
-    } else if ((n->db > 0 || n->tls.enable) && !n->unix_path) {
-        redlock__sock_cat(out, cap, &o, n->tls.enable ? "rediss://" : "redis://");
-    } else if (n->db > 0) {
-        redlock__sock_cat(out, cap, &o, "unix://");
+    if (!out || !cap) return;
+    while (t && t[o] && o + 1 < cap) {
+        out[o] = t[o];
+        o++;
     }
-    if (n->unix_path) {
-        redlock__sock_cat(out, cap, &o, n->unix_path);
-        if (n->db > 0) {
-            num[redlock__resp_num(num, (unsigned long long)n->db)] = 0;
-            redlock__sock_cat(out, cap, &o, "?db=");
-            redlock__sock_cat(out, cap, &o, num);
-        }
-    } else {
-        int v6 = strchr(host, ':') != NULL;
-        if (v6) redlock__sock_cat(out, cap, &o, "[");
-        redlock__sock_cat(out, cap, &o, host);
-        redlock__sock_cat(out, cap, &o, v6 ? "]:" : ":");
-        num[redlock__resp_num(num, (unsigned long long)(n->port > 0 ? n->port : 6379))] = 0;
-        redlock__sock_cat(out, cap, &o, num);
-        if (n->db > 0) {
-            num[redlock__resp_num(num, (unsigned long long)n->db)] = 0;
-            redlock__sock_cat(out, cap, &o, "/");
-            redlock__sock_cat(out, cap, &o, num);
-        }
-    }
-    if (cap) out[o < cap ? o : cap - 1] = 0;
-    return (int)o;
-}
-
-REDLOCK_SOCKET_API void redlock_socket_scrub_nodes(char *s)
-{
-    if (!s) return;
-    for (;;) {
-        size_t n = strcspn(s, ","), ui, at, i;
-        if (redlock__sock_userinfo(s, n, &ui, &at)) {
-            const char *colon = (const char *)memchr(s + ui, ':', at - ui);
-            for (i = colon ? (size_t)(colon - s) + 1 : ui; i < at; i++) s[i] = 'x';
-        }
-        if (!s[n]) break;
-        s += n + 1;
-    }
+    out[o] = 0;
 }
 
 /* ---- the watchdog thread ---- */
@@ -2374,7 +1985,7 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         redlock_tls t;
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
-        if (tls && ((c->unix_path && c->unix_path[0]) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
+        if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
         if (tls) return REDLOCK_ERR_TLS; /* built without REDLOCK_SOCKET_TLS */
 #endif
@@ -2402,9 +2013,9 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         nd->port = c->port ? c->port : 6379;
         nd->sub = i >= cfg->node_count;
         nd->db = nd->sub ? 0 : c->db ? c->db : cfg->db; /* channels are server-wide: no SELECT */
-        if (c->unix_path && c->unix_path[0]) bad |= !(nd->unix_path = redlock__sock_strdup(c->unix_path));
+        if (redlock__sock_path(c)) bad |= !(nd->unix_path = redlock__sock_strdup(redlock__sock_path(c)));
         bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
-        if (pass) bad |= !(nd->pass = redlock__sock_strdup(pass));
+        if (pass && pass[0]) bad |= !(nd->pass = redlock__sock_strdup(pass)); /* "": no AUTH */
         if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
         redlock_resp_parser_init(&nd->parser);
         bad = bad ? REDLOCK_ERR_NOMEM : 0;
@@ -2510,7 +2121,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
         const char *t = st ? "node error" : "";
 #endif
         if (st == REDLOCK_ERR_TLS && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err;
-        redlock__sock_say(errbuf, errsz, "%s", t, NULL); /* cut to the buffer, terminated */
+        redlock__sock_text(errbuf, errsz, t);
     }
     redlock__sock_leave(s, entered, 0);
     return st;
@@ -2528,7 +2139,7 @@ REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int
 #else
         const char *t = st ? "node error" : "";
 #endif
-        redlock__sock_say(errbuf, errsz, "%s", t, NULL);
+        redlock__sock_text(errbuf, errsz, t);
     }
     redlock__sock_leave(s, entered, 0);
     return st;
@@ -2550,7 +2161,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int n
     if (buf && size) buf[0] = 0;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
-    if (buf && size) redlock__sock_say(buf, size, "%s", s->_nodes[node].policy, NULL);
+    if (buf && size) redlock__sock_text(buf, size, s->_nodes[node].policy);
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (s->_core) e = (int)redlock_node_evicts(&s->_client, node);
 #endif

@@ -18,6 +18,9 @@
    Run:    scripts/redis-nodes.sh start 3 /tmp/rl   # prints the node list
            build/fenced_write 127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3
            scripts/redis-nodes.sh stop /tmp/rl
+   Nodes as in every example: the argument, else $REDLOCK_NODES, else
+   127.0.0.1:6379, parsed by redlock_parse_nodes() (adapters/redlock_nodes.h).
+   --help prints the usage (status 0).
 */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
@@ -27,6 +30,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,22 +40,26 @@
 #define DATA_KEY "example:ledger:data"
 #define FENCE_KEY "example:ledger:fence"
 
-/* Parses "host:port,host:port,..." into o->node[]. */
-static int parse_nodes(char *list, redlock_hiredis_config *o)
+/* The storage: a plain connection to the first node (TCP or Unix socket,
+   with its AUTH and SELECT; no TLS here). NULL if it cannot be reached. */
+static redisContext *storage_connect(const redlock_hiredis_node *nd)
 {
-    char *item = strtok(list, ",");
-    while (item && o->node_count < REDLOCK_MAX_NODES) {
-        char *colon = strrchr(item, ':');
-        redlock_hiredis_node *nd = &o->node[o->node_count++];
-        nd->host = item;
-        nd->port = 6379;
-        if (colon) {
-            *colon = 0;
-            nd->port = atoi(colon + 1);
-        }
-        item = strtok(NULL, ",");
+    redisContext *c = nd->tls.enable ? NULL : nd->unix_path ? redisConnectUnix(nd->unix_path) : redisConnect(nd->host, nd->port);
+    redisReply *r = NULL;
+    int ok = c && !c->err;
+    if (ok && nd->password) {
+        r = (redisReply *)(nd->username ? redisCommand(c, "AUTH %s %s", nd->username, nd->password)
+                                        : redisCommand(c, "AUTH %s", nd->password));
+        ok = r && r->type != REDIS_REPLY_ERROR;
+        if (r) freeReplyObject(r);
     }
-    return o->node_count;
+    if (ok && nd->db > 0) {
+        r = (redisReply *)redisCommand(c, "SELECT %d", nd->db);
+        ok = r && r->type != REDIS_REPLY_ERROR;
+        if (r) freeReplyObject(r);
+    }
+    if (!ok && c) redisFree(c);
+    return ok ? c : NULL;
 }
 
 /* The guarded write: 1 written, 0 rejected (a higher fence was seen), -1
@@ -95,7 +103,7 @@ static int take(const char *who, const redlock_hiredis_config *o, redlock_hiredi
 
 /* Holder A, in a child process: takes the lock, reports its fence, stops
    (the pause), then writes late. Exits 0 when that write was rejected. */
-static int holder_a(const redlock_hiredis_config *o, const char *host, int port, int out)
+static int holder_a(const redlock_hiredis_config *o, int out)
 {
     redlock_hiredis client;
     redlock_hiredis_lock lock;
@@ -107,8 +115,8 @@ static int holder_a(const redlock_hiredis_config *o, const char *host, int port,
     raise(SIGSTOP);                        /* paused past the validity ... */
     printf("A: continued, the lock is %s; writing anyway\n",
            redlock_lock_remaining_us(&lock.lock) > 0 ? "still valid" : "no longer valid");
-    storage = redisConnect(host, port);
-    rc = storage && !storage->err ? fenced_set(storage, fence, "written by A") : -1;
+    storage = storage_connect(&o->node[0]);
+    rc = storage ? fenced_set(storage, fence, "written by A") : -1;
     printf("A: late write with fence %lld %s\n", (long long)fence,
            rc == 0 ? "rejected" : rc == 1 ? "ACCEPTED" : "failed");
     fflush(stdout);
@@ -118,9 +126,22 @@ static int holder_a(const redlock_hiredis_config *o, const char *host, int port,
     return rc == 0 ? 0 : 1;
 }
 
+static int usage(FILE *to, const char *me, int status)
+{
+    fprintf(to, "usage: %s [NODES]\n"
+                "Holder A stops past its validity, B takes the lock and writes, A's late write is refused\n"
+                "by its fence; the storage is the first node. Exits 0 when so.\n"
+                "NODES: comma-separated " REDLOCK_NODES_SYNTAX "\n"
+                "       (no TLS for the storage; default: $REDLOCK_NODES, else " REDLOCK_NODES_DEFAULT ")\n",
+            me);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
-    char list[1024];
+    const char *list = argc > 1 ? argv[1] : getenv("REDLOCK_NODES");
+    char err[256], shown[256];
+    void *mem = NULL; /* the node strings: the storage and A use them after init */
     redlock_hiredis_config o;
     redlock_hiredis client;
     redlock_hiredis_lock lock;
@@ -131,19 +152,19 @@ int main(int argc, char **argv)
     struct timespec past = { 0, (TTL_MS + 100) * 1000000L };
     pid_t a;
 
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: %s [host:port,host:port,...]   (default 127.0.0.1:6379)\n", argv[0]);
-        return 2;
-    }
-    snprintf(list, sizeof list, "%s", argc > 1 ? argv[1] : "127.0.0.1:6379");
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, argv[0], 0);
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) return usage(stderr, argv[0], 64);
     redlock_hiredis_config_init(&o);
-    if (parse_nodes(list, &o) == 0) return 2;
+    if (redlock_parse_nodes(o.node, &o.node_count, list ? list : REDLOCK_NODES_DEFAULT, &mem, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], err); /* never shows a password */
+        return 64;
+    }
     o.connect_timeout_ms = 1000;
 
-    storage = redisConnect(o.node[0].host, o.node[0].port);
-    if (!storage || storage->err) {
-        fprintf(stderr, "storage: cannot connect to %s:%d\n", o.node[0].host, o.node[0].port);
-        if (storage) redisFree(storage);
+    if (!(storage = storage_connect(&o.node[0]))) {
+        redlock_format_node(&o.node[0], shown, sizeof shown);
+        fprintf(stderr, "storage: cannot use %s\n", shown);
+        redlock_free_nodes(mem);
         return 1;
     }
     r = (redisReply *)redisCommand(storage, "DEL %s %s", DATA_KEY, FENCE_KEY); /* a fresh ledger */
@@ -153,12 +174,13 @@ int main(int argc, char **argv)
     if (pipe(fds) != 0 || (a = fork()) < 0) {
         perror("fork");
         redisFree(storage);
+        redlock_free_nodes(mem);
         return 1;
     }
     if (a == 0) {
         close(fds[0]);
         redisFree(storage);
-        _exit(holder_a(&o, o.node[0].host, o.node[0].port, fds[1]));
+        _exit(holder_a(&o, fds[1]));
     }
     close(fds[1]);
     /* wait until A holds the lock and has stopped */
@@ -168,6 +190,7 @@ int main(int argc, char **argv)
         kill(a, SIGKILL);
         waitpid(a, &status, 0);
         redisFree(storage);
+        redlock_free_nodes(mem);
         return 1;
     }
     printf("A: stopped (SIGSTOP) before its write\n");
@@ -191,5 +214,6 @@ int main(int argc, char **argv)
          r->type == REDIS_REPLY_STRING && strcmp(r->str, "written by B") == 0;
     if (r) freeReplyObject(r);
     redisFree(storage);
+    redlock_free_nodes(mem);
     return ok ? 0 : 1;
 }

@@ -5,6 +5,10 @@
    Run:    scripts/redis-nodes.sh start 3 /tmp/rl   # prints the node list
            build/hiredis_sync 127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3
            scripts/redis-nodes.sh stop /tmp/rl
+   Nodes as in every example: the argument, else $REDLOCK_NODES, else
+   127.0.0.1:6379, parsed by redlock_parse_nodes() (adapters/redlock_nodes.h,
+   the same for every adapter; a password goes in a URL:
+   redis://:PASSWORD@host:port). --help prints the usage (status 0).
 */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION /* the core's implementation lives in this file */
@@ -13,28 +17,22 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Parses "host:port,host:port,..." into o->node[]. */
-static int parse_nodes(char *list, redlock_hiredis_config *o)
+static int usage(FILE *to, const char *me, int status)
 {
-    char *item = strtok(list, ",");
-    while (item && o->node_count < REDLOCK_MAX_NODES) {
-        char *colon = strrchr(item, ':');
-        redlock_hiredis_node *nd = &o->node[o->node_count++];
-        nd->host = item;
-        nd->port = 6379;
-        if (colon) {
-            *colon = 0;
-            nd->port = atoi(colon + 1);
-        }
-        item = strtok(NULL, ",");
-    }
-    return o->node_count;
+    fprintf(to, "usage: %s [NODES]\n"
+                "Takes the lock example:hiredis-sync (2 s TTL), extends it, releases it.\n"
+                "NODES: comma-separated " REDLOCK_NODES_SYNTAX "\n"
+                "       (default: $REDLOCK_NODES, else " REDLOCK_NODES_DEFAULT ")\n", me);
+    return status;
 }
 
 int main(int argc, char **argv)
 {
-    char list[1024];
+    const char *list = argc > 1 ? argv[1] : getenv("REDLOCK_NODES");
+    char err[256];
+    void *mem = NULL; /* the node strings, until init has copied them */
     redlock_hiredis_config o;
     redlock_hiredis client;
     redlock_hiredis_lock lock;
@@ -42,19 +40,18 @@ int main(int argc, char **argv)
     redlock_result r;
     int rc;
 
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: %s [host:port,host:port,...]   (default 127.0.0.1:6379;\n"
-                        "       $REDIS_PASSWORD: AUTH password)\n", argv[0]);
-        return 2;
-    }
-    snprintf(list, sizeof list, "%s", argc > 1 ? argv[1] : "127.0.0.1:6379");
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, argv[0], 0);
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) return usage(stderr, argv[0], 64);
     redlock_hiredis_config_init(&o);     /* defaults: timeouts, core settings */
-    if (parse_nodes(list, &o) == 0) return 2;
-    o.password = getenv("REDIS_PASSWORD"); /* NULL: no AUTH */
+    if (redlock_parse_nodes(o.node, &o.node_count, list ? list : REDLOCK_NODES_DEFAULT, &mem, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], err); /* never shows a password */
+        return 64;
+    }
     o.core.retry_count = 5;            /* retries after the first attempt */
 
     /* Connects every node; a node that is down is retried on use. */
     rc = redlock_hiredis_init(&client, &o);
+    redlock_free_nodes(mem);           /* init copied what it needs */
     if (rc != REDLOCK_OK) {
         fprintf(stderr, "init: %s\n", redlock_strerror(rc));
         return 1;

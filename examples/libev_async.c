@@ -2,11 +2,14 @@
    core's watchdog keeps a 1 s lock alive for 3.5 s from the loop, then the
    program releases it and leaves the loop.
 
-   Build:  make examples-hiredis   (or: cc -std=c99 -I. examples/libev_async.c
+   Build:  make examples-libev   (or: cc -std=c99 -I. examples/libev_async.c
                             -lhiredis -lev)
    Run:    scripts/redis-nodes.sh start 3 /tmp/rl
            build/libev_async 127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3
            scripts/redis-nodes.sh stop /tmp/rl
+   Nodes as in every example: the argument, else $REDLOCK_NODES, else
+   127.0.0.1:6379, parsed by redlock_parse_nodes() (adapters/redlock_nodes.h,
+   the same for every adapter). --help prints the usage (status 0).
 */
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
@@ -16,6 +19,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static struct ev_loop *loop;
 static ev_timer work_done;             /* stands for "the work finished" */
@@ -68,31 +72,42 @@ static void on_work_done(struct ev_loop *l, ev_timer *w, int revents)
     redlock_release(lk);               /* result: on_result, op RELEASE */
 }
 
+static int usage(FILE *to, const char *me, int status)
+{
+    fprintf(to, "usage: %s [NODES]\n"
+                "Holds the lock example:libev-async for 3.5 s under a 1 s TTL, renewed from the loop.\n"
+                "NODES: comma-separated " REDLOCK_NODES_SYNTAX "\n"
+                "       (default: $REDLOCK_NODES, else " REDLOCK_NODES_DEFAULT ")\n", me);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
-    char list[1024], *item;
+    const char *list = argc > 1 ? argv[1] : getenv("REDLOCK_NODES");
+    char err[256];
+    void *mem = NULL; /* the node strings, until init has copied them */
     redlock_libev_config o;
     redlock_libev client;
     redlock_lock_opts lo;
     redlock_lock lock;
+    int rc;
 
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: %s [host:port,host:port,...]   (default 127.0.0.1:6379)\n", argv[0]);
-        return 2;
-    }
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, argv[0], 0);
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) return usage(stderr, argv[0], 64);
     signal(SIGPIPE, SIG_IGN);          /* hiredis writes with write(2) */
     loop = EV_DEFAULT;
     redlock_libev_config_init(&o);
-    snprintf(list, sizeof list, "%s", argc > 1 ? argv[1] : "127.0.0.1:6379");
-    for (item = strtok(list, ","); item && o.node_count < REDLOCK_MAX_NODES;
-         item = strtok(NULL, ",")) {
-        char *colon = strrchr(item, ':');
-        redlock_libev_node *nd = &o.node[o.node_count++];
-        nd->host = item;
-        nd->port = colon ? (*colon = 0, atoi(colon + 1)) : 6379;
+    if (redlock_parse_nodes(o.node, &o.node_count, list ? list : REDLOCK_NODES_DEFAULT, &mem, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], err); /* never shows a password */
+        return 64;
     }
     o.on_event = on_event;
-    if (redlock_libev_init(&client, loop, &o) != REDLOCK_OK) return 1;
+    rc = redlock_libev_init(&client, loop, &o);
+    redlock_free_nodes(mem);           /* init copied what it needs */
+    if (rc != REDLOCK_OK) {
+        fprintf(stderr, "init: %s\n", redlock_strerror(rc));
+        return 1;
+    }
 
     memset(&lo, 0, sizeof lo);
     lo.key = "example:libev-async";

@@ -8,10 +8,16 @@
 # else (another deploy, a plain `redlock run deploy` elsewhere) waits for
 # the whole deploy; runs of other lock names inside take their own turns.
 #
-# Usage: REDLOCK_NODES=host:port,... examples/nested_run.sh [REDLOCK]
-#        (REDLOCK: the redlock tool, default `redlock` from PATH)
+# usage: [REDLOCK_NODES=host:port,...] examples/nested_run.sh [REDLOCK]
+#        (REDLOCK: the redlock tool, default `redlock` from PATH; the nodes
+#        as for every example: $REDLOCK_NODES, else 127.0.0.1:6379)
 set -eu
+case "${1:-}" in
+-h|--help) sed -n 's/^# \{0,1\}//; /^usage:/,/6379)$/p' "$0"; exit 0 ;;
+-*) echo "usage: $0 [REDLOCK]   (see --help)" >&2; exit 64 ;;
+esac
 redlock=${1:-redlock}
+export REDLOCK_NODES="${REDLOCK_NODES:-127.0.0.1:6379}"
 
 case "${NESTED_RUN_STAGE:-deploy}" in
 deploy) # the whole deploy, under the lock

@@ -1,22 +1,23 @@
 /* poll_loop.c - drive the redlock core from a hand-written poll() loop,
-   using only the RESP2 encoder and parser of adapters/redlock_socket.h.
+   using only the RESP2 encoder and parser (adapters/redlock_resp.h) and
+   the node-list parser (adapters/redlock_nodes.h), both sans-I/O.
    This is what an adapter does, in ~150 lines: one blocking-connected,
    then non-blocking socket per node; the core's send callback encodes the
    command into that node's output buffer and remembers the tag; replies
    come back in order, so each one answers the oldest tag. No timeouts or
-   reconnects here (the core's own node timeout still bounds every round).
-
-   The node list is parsed by redlock_socket_parse_nodes() (available with
-   REDLOCK_SOCKET_NO_CORE too): the same text the `redlock` tool reads.
+   reconnects here (the core's own node timeout still bounds every round),
+   and no AUTH, SELECT or TLS: a node list that asks for them is refused.
 
    Build:  make examples-socket   (or: cc -std=c99 -I. examples/poll_loop.c)
    Run:    build/example_poll_loop 127.0.0.1:6379,127.0.0.1:6380,/tmp/r.sock
-           (no argument: $REDLOCK_NODES; no AUTH / SELECT here)
+   Nodes as in every example: the argument, else $REDLOCK_NODES, else
+   127.0.0.1:6379 (redlock_parse_nodes()); --help prints the usage.
 */
+#define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
-#define REDLOCK_SOCKET_NO_CORE        /* we only want the RESP encoder/parser */
-#define REDLOCK_SOCKET_IMPLEMENTATION
-#include "adapters/redlock_socket.h"
+#define REDLOCK_RESP_IMPLEMENTATION
+#include "adapters/redlock_resp.h"
+#include "adapters/redlock_nodes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -119,7 +121,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
 
 /* A plain blocking connect to a parsed node (TCP or Unix socket); -1 if
    it is down. */
-static int dial(const redlock_socket_node *nd)
+static int dial(const redlock_node *nd)
 {
     int fd = -1;
     if (nd->unix_path) {
@@ -148,32 +150,46 @@ static int dial(const redlock_socket_node *nd)
 /* The core's own clock (now_us = NULL): deadlines are on it. */
 static int64_t now_us(void) { return redlock_clock_us(); }
 
+static int usage(FILE *to, const char *me, int status)
+{
+    fprintf(to, "usage: %s [NODES]\n"
+                "Takes and releases the lock example:poll_loop from a poll() loop of its own.\n"
+                "NODES: comma-separated " REDLOCK_NODES_SYNTAX "\n"
+                "       (no password, db or TLS here; default: $REDLOCK_NODES, else " REDLOCK_NODES_DEFAULT ")\n",
+            me);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     redlock_config cfg;
     redlock_callbacks cb;
     redlock_lock lock;
     redlock_lock_opts o;
-    int i;
-    redlock_socket_config list; /* only for its node list: the transport is ours */
+    int i, count = 0;
+    redlock_node list[REDLOCK_MAX_NODES];
+    const char *text = argc > 1 ? argv[1] : getenv("REDLOCK_NODES");
     void *mem = NULL;
     char err[256];
-    redlock_socket_config_init(&list);
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: %s [host:port,host:port,...]   (default: $REDLOCK_NODES)\n", argv[0]);
-        return 2;
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, argv[0], 0);
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) return usage(stderr, argv[0], 64);
+    if (redlock_parse_nodes(list, &count, text ? text : REDLOCK_NODES_DEFAULT, &mem, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], err);
+        return 64;
     }
-    if (redlock_socket_parse_nodes(&list, argc > 1 ? argv[1] : NULL, &mem, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\nusage: %s host:port,host:port,...\n", err, argv[0]);
-        return 2;
-    }
-    for (i = 0; i < list.node_count; i++) { /* connect: plain blocking connect, then non-blocking */
+    for (i = 0; i < count; i++)
+        if (list[i].password || list[i].db || list[i].tls.enable) {
+            fprintf(stderr, "%s: node %d: this example speaks neither AUTH, SELECT nor TLS\n", argv[0], i + 1);
+            redlock_free_nodes(mem);
+            return 64;
+        }
+    for (i = 0; i < count; i++) { /* connect: plain blocking connect, then non-blocking */
         node *n = &nodes[nnodes++];
-        n->fd = dial(&list.node[i]);
+        n->fd = dial(&list[i]);
         if (n->fd >= 0) fcntl(n->fd, F_SETFL, fcntl(n->fd, F_GETFL, 0) | O_NONBLOCK);
         redlock_resp_parser_init(&n->parser);
     }
-    redlock_socket_free_nodes(mem);
+    redlock_free_nodes(mem);
 
     redlock_config_init(&cfg);
     cfg.node_count = nnodes;

@@ -7,9 +7,12 @@
    Run:    scripts/redis-nodes.sh start 3 /tmp/rl   # prints the node list
            build/example_socket 127.0.0.1:PORT1,127.0.0.1:PORT2,127.0.0.1:PORT3
            scripts/redis-nodes.sh stop /tmp/rl
-   The node list is the one the `redlock` tool reads (without an argument:
-   $REDLOCK_NODES): host:port, [ipv6]:port, /path/to/redis.sock,
-   redis://[user:pass@]host[:port][/db], unix://[user:pass@]/path[?db=N].
+   Every example takes its nodes the same way: the argument, else
+   $REDLOCK_NODES, else 127.0.0.1:6379, in the syntax the `redlock` tool
+   reads (redlock_parse_nodes(), adapters/redlock_nodes.h): host:port,
+   [ipv6]:port, /path/to/redis.sock, redis://[user:pass@]host[:port][/db],
+   unix://[user:pass@]/path[?db=N]. --help prints the usage (status 0); a
+   bad command line exits 64.
 */
 #define REDLOCK_IMPLEMENTATION        /* the core's implementation ...      */
 #define REDLOCK_SOCKET_IMPLEMENTATION /* ... and the adapter's, in this file */
@@ -18,6 +21,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Every result, including "lost", arrives here too: a loss at once, on
@@ -31,6 +35,15 @@ static void on_result(redlock_lock *lock, const redlock_result *r)
 /* The job: one blocking call (a backup, a migration), longer than the TTL. */
 static void do_work(void) { sleep(5); }
 
+static int usage(FILE *to, const char *me, int status)
+{
+    fprintf(to, "usage: %s [NODES]\n"
+                "Takes the lock example:socket (3 s TTL) for a 5 s job; the watchdog thread renews it.\n"
+                "NODES: comma-separated " REDLOCK_NODES_SYNTAX "\n"
+                "       (default: $REDLOCK_NODES, else " REDLOCK_NODES_DEFAULT ")\n", me);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     redlock_socket_config cfg;
@@ -38,23 +51,21 @@ int main(int argc, char **argv)
     redlock_socket_lock lock;
     redlock_lock_opts o;
     void *nodes = NULL; /* the node strings, until init has copied them */
+    const char *list = argc > 1 ? argv[1] : getenv("REDLOCK_NODES");
     char err[256];
     int rc, i;
 
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: %s [NODES]   NODES: host:port,[v6]:port,/unix/path,redis://...\n"
-                        "       (default: $REDLOCK_NODES)\n", argv[0]);
-        return 64;
-    }
-    /* 1. Nodes: a list as users write it (argv[1], else $REDLOCK_NODES). */
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return usage(stdout, argv[0], 0);
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) return usage(stderr, argv[0], 64);
+    /* 1. Nodes: a list as users write it. */
     redlock_socket_config_init(&cfg);
-    if (redlock_socket_parse_nodes(&cfg, argc > 1 ? argv[1] : NULL, &nodes, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err); /* never shows a password */
+    if (redlock_parse_nodes(cfg.node, &cfg.node_count, list ? list : REDLOCK_NODES_DEFAULT, &nodes, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], err); /* never shows a password */
         return 64;
     }
     for (i = 0; i < cfg.node_count; i++) { /* how to name a node in a message */
         char shown[256];
-        redlock_socket_format_node(&cfg.node[i], shown, sizeof shown);
+        redlock_format_node(&cfg.node[i], shown, sizeof shown);
         printf("node %d: %s\n", i, shown);
     }
 
@@ -62,7 +73,7 @@ int main(int argc, char **argv)
        its thread renews held locks while we do something else. */
     cfg.watchdog_thread = 1;
     rc = redlock_socket_init(&s, &cfg);
-    redlock_socket_free_nodes(nodes); /* init copied what it needs */
+    redlock_free_nodes(nodes); /* init copied what it needs */
     if (rc != REDLOCK_OK) {
         fprintf(stderr, "init: %s\n", redlock_strerror(rc));
         return 1;

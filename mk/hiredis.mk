@@ -8,8 +8,9 @@
 # node's subscriber: test_bounds, under ASan). IT_ONLY=<substring> runs a
 # subset of the scenarios. The libev adapter: mk/libev.mk.
 ADAPTER_LIBS := -lhiredis -lev -lpthread
-ADAPTER_DEPS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_notify.h adapters/redlock_tls.h \
-                tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h \
+ADAPTER_HDRS := redlock.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_notify.h \
+                adapters/redlock_tls.h adapters/redlock_nodes.h
+ADAPTER_DEPS := $(ADAPTER_HDRS) tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/hostile_server.h tests/shared/check.h \
                 tests/shared/tcp_proxy.h
 
 CPU_CHECKS += check-adapters-compile
@@ -27,11 +28,13 @@ $(BUILD)/test_limits: tests/hiredis/test_limits.c $(ADAPTER_DEPS) adapters/redlo
 $(BUILD)/test_hiredis_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
-$(BUILD)/hiredis_sync: examples/hiredis_sync.c redlock.h adapters/redlock_hiredis.h | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
+# The examples link what the blocking adapter needs, no more (no libev).
+HIREDIS_EXAMPLE_LIBS := -lhiredis -lpthread
+$(BUILD)/hiredis_sync: examples/hiredis_sync.c $(ADAPTER_HDRS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(EXAMPLE_LINK) $(HIREDIS_EXAMPLE_LIBS)
 
-$(BUILD)/fenced_write: examples/fenced_write.c redlock.h adapters/redlock_hiredis.h | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
+$(BUILD)/fenced_write: examples/fenced_write.c $(ADAPTER_HDRS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(EXAMPLE_LINK) $(HIREDIS_EXAMPLE_LIBS)
 
 examples-hiredis: $(BUILD)/hiredis_sync $(BUILD)/fenced_write
 

@@ -10,8 +10,10 @@ CHECKS += check-libev check-valgrind-libev
 $(BUILD)/test_libev: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
 
-$(BUILD)/libev_async: examples/libev_async.c redlock.h adapters/redlock_libev.h | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(ADAPTER_LIBS)
+# The example links what the libev adapter needs (no threads).
+LIBEV_EXAMPLE_LIBS := -lhiredis -lev
+$(BUILD)/libev_async: examples/libev_async.c $(ADAPTER_HDRS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(EXAMPLE_LINK) $(LIBEV_EXAMPLE_LIBS)
 
 examples-libev: $(BUILD)/libev_async
 

@@ -1,6 +1,6 @@
 # Mutation testing (tests/mutate/README.md). Slow, so not in CHECKS and not
 # part of `make test`:
-#   make mutate [MUTANTS=300] [MSEED=1] [TARGET=core|adapters] [SUITE=all|unit|sim|socket|hiredis] [JOBS=2]
+#   make mutate [MUTANTS=300] [MSEED=1] [TARGET=core|adapters] [SUITE=all|unit|sim|socket|hiredis|nodes] [JOBS=2]
 #               [AREA=rw|owner|adopt|events|new (all four), comma-separated]
 # MUTATE_FLAGS passes more options, e.g. MUTATE_FLAGS="--only 17,42 --keep"
 # or MUTATE_FLAGS="--set SIM_RUNS=2000" for a quicker, weaker simulator.

@@ -2,7 +2,8 @@
 # hostile fake server, out-of-memory runs, the compile matrix and the
 # integration tests on real redis-servers (with the watchdog thread under
 # ThreadSanitizer too). Its RESP codec: mk/resp.mk.
-SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h adapters/redlock_notify.h redlock.h tests/shared/check.h
+SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h adapters/redlock_notify.h \
+                adapters/redlock_nodes.h redlock.h tests/shared/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
@@ -92,10 +93,11 @@ check-socket-compile: | $(BUILD)
 	 else echo "not ok socket examples build"; fi
 
 examples-socket: $(BUILD)/example_socket $(BUILD)/example_poll_loop
+# (socket.c: libc and POSIX threads, for the watchdog thread; poll_loop.c: libc)
 $(BUILD)/example_socket: examples/socket.c $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ examples/socket.c -pthread
+	$(CC) $(SOCKET_STD) -o $@ examples/socket.c $(EXAMPLE_LINK) -pthread
 $(BUILD)/example_poll_loop: examples/poll_loop.c $(SOCKET_HDRS) | $(BUILD)
-	$(CC) $(SOCKET_STD) -o $@ examples/poll_loop.c
+	$(CC) $(SOCKET_STD) -o $@ examples/poll_loop.c $(EXAMPLE_LINK)
 
 # The integration scenarios, the hostile fake server's and the RESP codec again, built with
 # ASan and UBSan: a read or write past a buffer, or undefined arithmetic,

@@ -21,7 +21,8 @@
 
 TOOL_SRC      := tools/redlock.c tools/args.c
 TOOL_MAN      := tools/redlock.1
-TOOL_DEPS     := $(TOOL_SRC) tools/args.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h
+TOOL_DEPS     := $(TOOL_SRC) tools/args.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h \
+                 adapters/redlock_nodes.h adapters/redlock_notify.h
 TOOL_VERSION  := $(shell sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' redlock.h)
 
 PREFIX        ?= /usr/local

@@ -1,5 +1,5 @@
 /* tools/args.c - command line of the `redlock` tool (see args.h). Node
-   lists are parsed by the raw-socket adapter (redlock_socket_parse_nodes). */
+   lists are parsed by the adapters' parser (redlock_parse_nodes). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "args.h"
@@ -23,7 +23,7 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
 
 void tool_opts_free(tool_opts *o)
 {
-    redlock_socket_free_nodes(o->node_mem); /* wipes the passwords */
+    redlock_free_nodes(o->node_mem); /* wipes the passwords */
     o->node_mem = NULL;
     o->node_count = 0;
 }
@@ -76,50 +76,13 @@ static int hexval(int c)
     return -1;
 }
 
-/* A node list is split at ','. A ',' in a URL's user name or password
-   cuts the URL in two: a URL without '@' followed by pieces up to one with
-   an '@' that is neither a URL nor a socket path. Said as such (the
-   adapter would only see a URL without its host), without the password. */
-static int comma_in_userinfo(const char *list, char *err, size_t errlen)
-{
-    const char *p = list;
-    while (p && *p) {
-        const char *end = strchr(p, ','), *scheme = strstr(p, "://");
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (end && scheme && scheme < end && !memchr(p, '@', n)) {
-            const char *q = end + 1;
-            while (*q) {
-                const char *qe = strchr(q, ',');
-                size_t qn = qe ? (size_t)(qe - q) : strlen(q);
-                const char *at = (const char *)memchr(q, '@', qn), *sch = strstr(q, "://");
-                if (*q == '/' || (sch && sch < q + qn)) break;
-                if (at) {
-                    const char *r;
-                    for (r = at; r < q + qn; r++) /* the host follows the last '@' */
-                        if (*r == '@') at = r;
-                    say(err, errlen, "bad node '%.*s://***@%.*s': a ',' in a user name or password must be written %%2C"
-                        " (the node list is split at ',')", (int)(scheme - p > 10 ? 10 : scheme - p), p,
-                        (int)(q + qn - at - 1 > 100 ? 100 : q + qn - at - 1), at + 1);
-                    return -1;
-                }
-                if (!qe) break;
-                q = qe + 1;
-            }
-        }
-        p = end ? end + 1 : NULL;
-    }
-    return 0;
-}
-
-/* Nodes (-n, or REDLOCK_NODES): the raw-socket adapter's parser; each -n
-   appends. */
+/* Nodes (-n, or REDLOCK_NODES): the adapters' parser (redlock_nodes.h);
+   each -n appends. */
 static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
 {
     int i;
-    if (comma_in_userinfo(list ? list : getenv("REDLOCK_NODES"), err, errlen) != 0) return -1;
-    if (redlock_socket_parse_nodes(&o->net, list, &o->node_mem, err, errlen) != 0) return -1;
-    for (i = 0; i < o->net.node_count; i++)
-        redlock_socket_format_node(&o->net.node[i], o->shown[i], sizeof o->shown[i]);
+    if (redlock_parse_nodes(o->net.node, &o->net.node_count, list, &o->node_mem, err, errlen) != 0) return -1;
+    for (i = 0; i < o->net.node_count; i++) redlock_format_node(&o->net.node[i], o->shown[i], sizeof o->shown[i]);
     o->node_count = o->net.node_count;
     return 0;
 }
@@ -160,7 +123,7 @@ static void nodes_id(tool_opts *o)
     uint64_t h[REDLOCK_MAX_NODES], all = 0xcbf29ce484222325ULL, t;
     int i, j;
     for (i = 0; i < o->node_count; i++) {
-        const redlock_socket_node *n = &o->net.node[i];
+        const redlock_node *n = &o->net.node[i];
         const char *where = n->unix_path ? n->unix_path : n->host && n->host[0] ? n->host : "127.0.0.1";
         char rest[48];
         snprintf(rest, sizeof rest, "\n%d\n%d", n->unix_path ? -1 : n->port ? n->port : 6379, n->db > 0 ? n->db : o->net.db);
@@ -438,7 +401,7 @@ static int check_tls(const tool_opts *o, char *err, size_t errlen)
     const char *const names[3] = { "--tls-ca", "--tls-cert", "--tls-key" };
     int i, any = t->enable;
     for (i = 0; i < o->node_count; i++) {
-        const redlock_socket_node *n = &o->net.node[i];
+        const redlock_node *n = &o->net.node[i];
         if (!n->tls.enable && !t->enable) continue;
         any = 1;
         if (n->unix_path) {
@@ -590,7 +553,7 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         default: say(err, errlen, "unknown option"); goto usage;
         }
     }
-    for (i = 0; i < nnodes_arg; i++) redlock_socket_scrub_nodes(nodes_arg[i]);
+    for (i = 0; i < nnodes_arg; i++) redlock_scrub_nodes(nodes_arg[i]);
 
     o->cmd = npos ? command_of(pos[0]) : TOOL_CMD_NONE;
     if (npos && o->cmd == TOOL_CMD_NONE) { say(err, errlen, "unknown command '%.40s'", pos[0]); goto usage; }
@@ -689,7 +652,7 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         goto usage;
     return 0;
 usage:
-    for (i = 0; i < nnodes_arg; i++) redlock_socket_scrub_nodes(nodes_arg[i]);
+    for (i = 0; i < nnodes_arg; i++) redlock_scrub_nodes(nodes_arg[i]);
     tool_opts_free(o);
     return TOOL_EXIT_USAGE;
 }

@@ -1,12 +1,12 @@
 /* tools/args.h - command line of the `redlock` tool: subcommands, options
    and durations; node lists (host:port, unix socket paths, redis:// and
-   unix:// URLs, REDLOCK_NODES) through the raw-socket adapter's
-   redlock_socket_parse_nodes(). Pure parsing, no I/O: tools/redlock.c does
+   unix:// URLs, REDLOCK_NODES) through the adapters' redlock_parse_nodes()
+   (adapters/redlock_nodes.h). Pure parsing, no I/O: tools/redlock.c does
    the rest.
 
    Passwords: a node's password is kept only in net.node[i].password (in
    node_mem, wiped when freed). Messages use shown[i], where a password is
-   "***" (redlock_socket_format_node()). */
+   "***" (redlock_format_node()). */
 #ifndef REDLOCK_TOOL_ARGS_H
 #define REDLOCK_TOOL_ARGS_H
 
@@ -41,7 +41,7 @@ typedef struct tool_opts {
     int node_count;
     redlock_socket_config net; /* net.node[0..node_count): the nodes */
     char shown[REDLOCK_MAX_NODES][256]; /* each node for messages, password "***" */
-    void *node_mem;            /* the nodes' strings (redlock_socket_free_nodes) */
+    void *node_mem;            /* the nodes' strings (redlock_free_nodes) */
     int64_t ttl_ms;          /* -t, default 30 s */
     int64_t wait_ms;         /* -w, default 30 s; 0 = --no-wait */
     int64_t retry_delay_ms;  /* --retry-delay, default 200 ms */

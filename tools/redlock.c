@@ -30,7 +30,7 @@
      starts holding it again is reported once per change (hold_changes()).
    * tokens carry a label (redlock_lock_opts.label, "host:pid:" by
      default) that inspect shows as the holder.
-   Node lists are parsed by the adapter (redlock_socket_parse_nodes(), in
+   Node lists are parsed by the adapters' parser (redlock_parse_nodes(), in
    tools/args.c).
 
    See tools/README.md, `redlock --help` and tools/redlock.1. */
@@ -396,7 +396,7 @@ static void set_why(nfail *f, int kind, const char *fmt, ...)
    120 characters, trailing blanks trimmed, and the node's password
    replaced by "***" wherever it appears (no server echoes it; this makes
    sure). */
-static void clean_text(const redlock_socket_node *t, const char *s, size_t n, char *out, size_t cap)
+static void clean_text(const redlock_node *t, const char *s, size_t n, char *out, size_t cap)
 {
     size_t i, o = 0, pl = t->password ? strlen(t->password) : 0;
     /* matched on the whole text, then cut: no password prefix at the cut */
@@ -516,7 +516,7 @@ static int has_text(const char *s, const char *what)
 /* Connected: AUTH, SELECT and PING (or the lock command's twin),
    pipelined; the first error reply says what is wrong. An ACL that denies
    PING is not what is wrong: that reply is passed over. */
-static void probe_talk(const redlock_socket_node *t, nfail *f, int fd, int64_t until, const twin_cmd *twin)
+static void probe_talk(const redlock_node *t, nfail *f, int fd, int64_t until, const twin_cmd *twin)
 {
     char buf[1024 + 2 * REDLOCK_MAX_KEY], num[24], text[128];
     const char *argv[3];
@@ -646,7 +646,7 @@ static void probe_plain(nfail *f, int fd, int64_t until)
    words already in f->why stay. */
 static void probe(app *a, int i)
 {
-    const redlock_socket_node *t = &a->o->net.node[i];
+    const redlock_node *t = &a->o->net.node[i];
     nfail *f = &a->nf[i];
     int fd = -1, err = 0, timed_out = 0;
     int64_t until = a->probe_until;
@@ -1344,7 +1344,7 @@ static int open_socket(app *a, int raw)
     redlock_socket_config_init(&cfg);
     cfg.node_count = a->n;
     for (i = 0; i < a->n; i++) {
-        cfg.node[i] = a->o->net.node[i]; /* parsed by redlock_socket_parse_nodes() */
+        cfg.node[i] = a->o->net.node[i]; /* parsed by redlock_parse_nodes() */
         a->last_fd[i] = -1;
     }
     cfg.tls = a->o->net.tls; /* --tls-*: every TLS node's defaults */

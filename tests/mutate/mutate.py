@@ -53,7 +53,8 @@ TARGETS = {
     },
     'adapters': {
         'files': ['adapters/redlock_socket.h', 'adapters/redlock_resp.h', 'adapters/redlock_hiredis.h',
-                  'adapters/redlock_libev.h', 'adapters/redlock_hiredis_common.h', 'adapters/redlock_tls.h'],
+                  'adapters/redlock_libev.h', 'adapters/redlock_hiredis_common.h', 'adapters/redlock_tls.h',
+                  'adapters/redlock_nodes.h'],
         'copy': ['redlock.h', 'adapters'],
         'scope': 'functions',        # function bodies only
     },
@@ -65,7 +66,7 @@ TARGETS = {
 # simulator's negative controls, are skipped). `files` narrows the mutants
 # to what the checks compile (default: all the target's files): a mutant in
 # a file no test includes would survive for nothing. New suite: add a line.
-SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-socket-hostile', 'check-socket-nomem', 'check-socket',
+SOCKET_CHECKS = ['check-resp', 'check-resp-fuzz', 'check-nodes', 'check-socket-hostile', 'check-socket-nomem', 'check-socket',
                  'check-socket-tls', 'check-sanitize-adapters', 'check-tsan-socket']
 HIREDIS_CHECKS = ['check-hiredis', 'check-libev', 'check-tsan-hiredis', 'check-hiredis1-run']
 SUITES = {
@@ -77,7 +78,8 @@ SUITES = {
     'adapters': {
         'all': {'checks': SOCKET_CHECKS + HIREDIS_CHECKS},
         'socket': {'checks': SOCKET_CHECKS, 'files': ['adapters/redlock_socket.h', 'adapters/redlock_resp.h',
-                                                      'adapters/redlock_tls.h']},
+                                                      'adapters/redlock_tls.h', 'adapters/redlock_nodes.h']},
+        'nodes': {'checks': ['check-nodes'], 'files': ['adapters/redlock_nodes.h']},
         'hiredis': {'checks': HIREDIS_CHECKS, 'files': ['adapters/redlock_hiredis.h', 'adapters/redlock_libev.h',
                                                         'adapters/redlock_hiredis_common.h']},
     },

@@ -1,68 +1,184 @@
 #!/usr/bin/env bash
-# The example programs: built by `make examples`; each prints its usage and
-# exits non-zero when asked for help, exits non-zero (within seconds) when
-# no node can be reached (127.0.0.1:1 refuses connections), and exits 0
-# after taking and releasing its lock on a redis-server started here (a
-# free loopback port, a temp dir, no persistence; stopped by PID). The shell
-# example nested_run.sh runs there too, with the redlock tool.
-# Usage: tests/shared/examples.sh BUILD_DIR
+# The example programs (built by `make examples`), each held to one shape:
+#   * --help: the usage on stdout, nothing on stderr, status 0; a bad
+#     command line (an unknown option, two arguments) and a bad node list:
+#     the usage or the parser's words on stderr, nothing on stdout, 64;
+#   * the nodes: the argument, else $REDLOCK_NODES, else 127.0.0.1:6379 —
+#     an argument naming a dead node wins over a live $REDLOCK_NODES (the
+#     program fails within seconds), $REDLOCK_NODES alone takes and releases
+#     the lock on the node it names (whose connection count must grow),
+#     and with neither the program uses 127.0.0.1:6379;
+#   * it links only the libraries it needs: the NEEDED entries of the binary
+#     (linked with --no-as-needed: what its rule names) are among the ones
+#     allowed below, and include the adapter's own.
+# Nodes are redis-servers started here (a temp dir, no persistence; stopped
+# by PID). Where a private network namespace can be had (unshare -rn), the
+# whole check runs inside one, so that the server on 127.0.0.1:6379 that
+# the default needs is ours; elsewhere that check is skipped ("# skip",
+# counted neither way). The shell example nested_run.sh and the README's
+# quick start are checked too when no EXAMPLE is named (the former with
+# --help, on $REDLOCK_NODES and on the default).
+# Usage: tests/shared/examples.sh BUILD_DIR [EXAMPLE...]
 set -u
+if [ -z "${EXAMPLES_NETNS:-}" ] && unshare -rn true 2>/dev/null; then
+  EXAMPLES_NETNS=1 exec unshare -rn "$0" "$@"
+fi
 build=${1:-build}
+shift
+examples=${*:-example_socket example_poll_loop hiredis_sync libev_async fenced_write}
 status=0
 dir=$(mktemp -d)
+pids=""
+trap 'for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$dir"' EXIT
+if [ -n "${EXAMPLES_NETNS:-}" ]; then
+  PATH=$PATH:/usr/sbin:/sbin ip link set lo up || { echo "not ok examples: no loopback in the namespace"; exit 1; }
+fi
+
+# The libraries each example may link besides libc (pthread: where the C
+# library still has it apart), the first one it must.
+allowed() {
+  case $1 in
+    example_socket) echo "- libpthread" ;; # the watchdog thread
+    example_poll_loop) echo "-" ;;
+    hiredis_sync|fenced_write) echo "libhiredis libpthread" ;;
+    libev_async) echo "libhiredis libev" ;;
+  esac
+}
+
+# start PORT: a redis-server of ours on 127.0.0.1:PORT (PID in $pids)
+start() {
+  mkdir -p "$dir/$1"
+  redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir/$1" >"$dir/$1/log" 2>&1 &
+  pids="$pids $!"
+  for _ in $(seq 50); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "not ok examples: redis-server on port $1 did not start: $(tail -c 300 "$dir/$1/log")"
+  exit 1
+}
+# connections the server on port $1 had since the last call (CONFIG
+# RESETSTAT), this question's own not counted
+conns() {
+  redis-cli -p "$1" info stats | sed -n 's/^total_connections_received:\([0-9]*\).*/\1/p' | { read -r n; echo $((n - 1)); }
+  redis-cli -p "$1" config resetstat >/dev/null
+}
+
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/log" 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
-for i in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-for ex in example_socket example_poll_loop hiredis_sync libev_async fenced_write; do
+start "$port"
+[ -n "${EXAMPLES_NETNS:-}" ] && start 6379
+
+# run NAME ARGS...: the example's status in $rc, its output in $dir/out and $dir/err
+run() {
+  timeout 30 "$build/$1" "${@:2}" >"$dir/out" 2>"$dir/err"
+  rc=$?
+}
+bad() { echo "not ok example $1: $(printf '%s' "$2" | tr '\n' ' ')"; status=1; }
+
+for ex in $examples; do
   bin="$build/$ex"
-  if [ ! -x "$bin" ]; then echo "not ok example $ex: not built"; status=1; continue; fi
-  timeout 10 "$bin" --help >/dev/null 2>"$build/ex.err"; rc=$?
-  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || ! grep -q '^usage: ' "$build/ex.err"; then
-    echo "not ok example $ex --help: status $rc, $(head -c 200 "$build/ex.err")"; status=1; continue
+  if [ ! -x "$bin" ]; then bad "$ex" "not built"; continue; fi
+
+  REDLOCK_NODES=127.0.0.1:1 run "$ex" --help
+  if [ "$rc" -eq 0 ] && grep -q '^usage: ' "$dir/out" && grep -q 'REDLOCK_NODES' "$dir/out" &&
+     grep -q '127\.0\.0\.1:6379' "$dir/out" && [ ! -s "$dir/err" ]; then
+    echo "ok example $ex --help: the usage (and the default nodes) on stdout, status 0"
+  else bad "$ex" "--help: status $rc, stdout '$(head -c 100 "$dir/out")', stderr '$(head -c 100 "$dir/err")'"; fi
+
+  usage_ok=1
+  for args in "--bogus" "127.0.0.1:$port 127.0.0.1:$port"; do
+    # shellcheck disable=SC2086 # two words on purpose
+    run "$ex" $args
+    if [ "$rc" -ne 64 ] || ! grep -q '^usage: ' "$dir/err" || [ -s "$dir/out" ]; then
+      bad "$ex" "bad usage '$args': status $rc, stderr '$(head -c 100 "$dir/err")'"; usage_ok=0
+    fi
+  done
+  run "$ex" "127.0.0.1:$port,h:0"
+  if [ "$rc" -ne 64 ] || ! grep -q "bad node 'h:0': port must be 1..65535" "$dir/err" || [ -s "$dir/out" ]; then
+    bad "$ex" "a bad node list: status $rc, stderr '$(head -c 100 "$dir/err")'"; usage_ok=0
   fi
-  timeout 20 "$bin" 127.0.0.1:1 >/dev/null 2>&1; down=$?
-  if [ "$down" -eq 0 ] || [ "$down" -eq 124 ]; then
-    echo "not ok example $ex with no node up: status $down"; status=1; continue
+  [ "$usage_ok" = 1 ] && echo "ok example $ex: bad usage and a bad node list on stderr, status 64"
+
+  # linked with --no-as-needed (the Makefile): NEEDED is what the rule names
+  needed=$(readelf -d "$bin" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(lib[^.]*\)\..*\]/\1/p' | sort -u | tr '\n' ' ')
+  extra=""
+  for lib in $needed; do
+    case " libc $(allowed "$ex") " in *" $lib "*) ;; *) extra="$extra $lib" ;; esac
+  done
+  own=$(allowed "$ex" | cut -d' ' -f1)
+  if [ -z "$extra" ] && case " $needed" in *" libc "*) true ;; *) false ;; esac &&
+     { [ "$own" = - ] || case " $needed" in *" $own "*) true ;; *) false ;; esac; }; then
+    echo "ok example $ex links only what it needs: ${needed% }"
+  else bad "$ex" "links ${needed:-nothing readable}(not needed:${extra:- none}; allowed: libc $(allowed "$ex" | tr -d -))"; fi
+
+  conns "$port" >/dev/null
+  REDLOCK_NODES="127.0.0.1:$port" run "$ex" 127.0.0.1:1
+  down=$rc
+  made=$(conns "$port")
+  if [ "$down" -eq 0 ] || [ "$down" -eq 124 ] || [ "$made" != 0 ]; then
+    bad "$ex" "its argument (a dead node) over a live \$REDLOCK_NODES: status $down, $made connections to the live one"
+    continue
   fi
-  timeout 30 "$bin" "127.0.0.1:$port" >"$build/ex.out" 2>&1; up=$?
-  if [ "$up" -ne 0 ]; then
-    echo "not ok example $ex on a live node: status $up, $(tail -c 300 "$build/ex.out")"; status=1; continue
+  REDLOCK_NODES="127.0.0.1:$port" run "$ex"
+  made=$(conns "$port")
+  if [ "$rc" -ne 0 ] || [ "$made" -lt 1 ]; then
+    bad "$ex" "\$REDLOCK_NODES alone: status $rc, $made connections to it, $(tail -c 300 "$dir/out")$(tail -c 300 "$dir/err")"
+    continue
   fi
-  echo "ok example $ex: usage (status $rc), no node up (status $down), a live node (status 0)"
+  echo "ok example $ex: its argument wins (a dead node: status $down), \$REDLOCK_NODES alone takes the lock there (connections: $made)"
+  if [ -n "${EXAMPLES_NETNS:-}" ]; then
+    conns 6379 >/dev/null
+    env -u REDLOCK_NODES timeout 30 "$bin" >"$dir/out" 2>&1
+    rc=$?
+    made=$(conns 6379)
+    if [ "$rc" -eq 0 ] && [ "$made" -ge 1 ]; then echo "ok example $ex: no nodes given: 127.0.0.1:6379 (connections: $made)"
+    else bad "$ex" "no nodes given: status $rc, $made connections to 127.0.0.1:6379, $(tail -c 300 "$dir/out")"; fi
+  else
+    echo "# skip example $ex: the default node (no private network namespace here for a server on 127.0.0.1:6379)"
+  fi
 done
 
-# The fenced write: the stopped holder's late write is rejected, the
-# second holder's fence is higher and its write stands.
-out=$(timeout 30 "$build/fenced_write" "127.0.0.1:$port" 2>&1); rc=$?
-fa=$(printf '%s\n' "$out" | sed -n 's/^A: holds the lock, fence \([0-9]*\)$/\1/p')
-fb=$(printf '%s\n' "$out" | sed -n 's/^B: holds the lock, fence \([0-9]*\)$/\1/p')
-if [ "$rc" -eq 0 ] && [ -n "$fa" ] && [ -n "$fb" ] && [ "$fb" -gt "$fa" ] &&
-   printf '%s\n' "$out" | grep -q "^A: late write with fence $fa rejected$" &&
-   printf '%s\n' "$out" | grep -q '^ledger: written by B$' &&
-   [ "$(redis-cli -p "$port" GET example:ledger:fence)" = "$fb" ]; then
-  echo "ok example fenced_write: A (fence $fa) stopped past its validity, B (fence $fb) wrote, A's late write rejected"
-else
-  echo "not ok example fenced_write: status $rc, $(printf '%s' "$out" | tail -c 300)"; status=1
-fi
+case " $examples " in *" fenced_write "*)
+  # The fenced write: the stopped holder's late write is rejected, the
+  # second holder's fence is higher and its write stands.
+  out=$(timeout 30 "$build/fenced_write" "127.0.0.1:$port" 2>&1); rc=$?
+  fa=$(printf '%s\n' "$out" | sed -n 's/^A: holds the lock, fence \([0-9]*\)$/\1/p')
+  fb=$(printf '%s\n' "$out" | sed -n 's/^B: holds the lock, fence \([0-9]*\)$/\1/p')
+  if [ "$rc" -eq 0 ] && [ -n "$fa" ] && [ -n "$fb" ] && [ "$fb" -gt "$fa" ] &&
+     printf '%s\n' "$out" | grep -q "^A: late write with fence $fa rejected$" &&
+     printf '%s\n' "$out" | grep -q '^ledger: written by B$' &&
+     [ "$(redis-cli -p "$port" GET example:ledger:fence)" = "$fb" ]; then
+    echo "ok example fenced_write: A (fence $fa) stopped past its validity, B (fence $fb) wrote, A's late write rejected"
+  else
+    bad fenced_write "status $rc, $(printf '%s' "$out" | tail -c 300)"
+  fi
+esac
 
-# The shell example of a reentrant lock: the nested run enters, no key left.
-out=$(REDLOCK_NODES="127.0.0.1:$port" timeout 30 examples/nested_run.sh "$build/redlock" 2>&1); rc=$?
-if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "^migrate: entered 'deploy'" &&
-   printf '%s\n' "$out" | grep -q "^deploy: migration done" && [ "$(redis-cli -p "$port" EXISTS deploy)" = 0 ]; then
-  echo "ok example nested_run.sh: the nested redlock run enters at once, no key left"
-else
-  echo "not ok example nested_run.sh: status $rc, $(printf '%s' "$out" | tail -c 300)"; status=1
-fi
+if [ $# -eq 0 ]; then
+  # The shell example of a reentrant lock: its usage, then the nested run
+  # enters, no key left (on $REDLOCK_NODES; and on 127.0.0.1:6379 without).
+  examples/nested_run.sh --help >"$dir/out" 2>"$dir/err"; rc=$?
+  if [ "$rc" -eq 0 ] && grep -q '^usage: ' "$dir/out" && grep -q 'REDLOCK_NODES' "$dir/out" && [ ! -s "$dir/err" ]; then
+    echo "ok example nested_run.sh --help: the usage on stdout, status 0"
+  else bad nested_run.sh "--help: status $rc, stderr '$(head -c 100 "$dir/err")'"; fi
+  for p in "$port" ${EXAMPLES_NETNS:+6379}; do
+    conns "$p" >/dev/null
+    if [ "$p" = 6379 ]; then out=$(env -u REDLOCK_NODES timeout 30 examples/nested_run.sh "$build/redlock" 2>&1); rc=$?
+    else out=$(REDLOCK_NODES="127.0.0.1:$p" timeout 30 examples/nested_run.sh "$build/redlock" 2>&1); rc=$?; fi
+    if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q "^migrate: entered 'deploy'" &&
+       printf '%s\n' "$out" | grep -q "^deploy: migration done" && [ "$(redis-cli -p "$p" EXISTS deploy)" = 0 ] &&
+       [ "$(conns "$p")" -ge 2 ]; then
+      echo "ok example nested_run.sh on 127.0.0.1:$p$([ "$p" = 6379 ] && echo ' (no nodes given)'): the nested redlock run enters at once, no key left"
+    else
+      bad nested_run.sh "on 127.0.0.1:$p: status $rc, $(printf '%s' "$out" | tail -c 300)"
+    fi
+  done
 
-# The README's quick start is a whole program: it must build as shown
-# (`cc -std=c99 app.c -o app -pthread`, warnings as errors).
-awk '/^## Quick start$/ {q = 1} q && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' README.md >"$build/quickstart.c"
-if [ -s "$build/quickstart.c" ] &&
-   cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. "$build/quickstart.c" -o "$build/quickstart" -pthread 2>"$build/quickstart.err"; then
-  echo "ok README quick start builds ($(wc -l <"$build/quickstart.c") lines, -std=c99 -pthread -Werror)"
-else
-  echo "not ok README quick start does not build: $(head -c 300 "$build/quickstart.err")"; status=1
+  # The README's quick start is a whole program: it must build as shown
+  # (`cc -std=c99 app.c -o app -pthread`, warnings as errors).
+  awk '/^## Quick start$/ {q = 1} q && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' README.md >"$build/quickstart.c"
+  if [ -s "$build/quickstart.c" ] &&
+     cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. "$build/quickstart.c" -o "$build/quickstart" -pthread 2>"$build/quickstart.err"; then
+    echo "ok README quick start builds ($(wc -l <"$build/quickstart.c") lines, -std=c99 -pthread -Werror)"
+  else
+    echo "not ok README quick start does not build: $(head -c 300 "$build/quickstart.err")"; status=1
+  fi
 fi
 exit $status

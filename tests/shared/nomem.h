@@ -24,9 +24,12 @@ extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t n);
 
-static long nomem__at = -1; /* the allocation that fails; -1: none */
-static long nomem__calls;
-static long nomem__live;    /* blocks allocated here and not freed */
+/* volatile: the compiler takes malloc for a builtin that touches none of
+   the program's variables, and may keep these in registers across a call
+   inlined into the test (the parser of redlock_nodes.h is static inline) */
+static volatile long nomem__at = -1; /* the allocation that fails; -1: none */
+static volatile long nomem__calls;
+static volatile long nomem__live;    /* blocks allocated here and not freed */
 
 #ifdef NOMEM_OWN_CALLS
 extern char __executable_start, etext;

@@ -67,7 +67,7 @@ static void init_nomem(int thread)
 static void test_init_nomem(void) { init_nomem(0); }
 static void test_init_thread_nomem(void) { init_nomem(1); }
 
-/* the node-list parser: NOMEM with cfg and *mem unchanged */
+/* the node-list parser (redlock_nodes.h): NOMEM with cfg and *mem unchanged */
 static void test_parse_nodes_nomem(void)
 {
     const char *list = "127.0.0.1:7000,redis://u:p%40ss@host.example:7001/2,unix:///tmp/r.sock";
@@ -81,11 +81,11 @@ static void test_parse_nodes_nomem(void)
         redlock_socket_config_init(&cfg);
         before = cfg.node_count;
         nomem_arm(k);
-        rc = redlock_socket_parse_nodes(&cfg, list, &mem, err, sizeof err);
+        rc = redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err);
         if (nomem_disarm() <= k) {
             CHECK_EQ(rc, 0);
             CHECK_EQ(cfg.node_count, 3);
-            redlock_socket_free_nodes(mem);
+            redlock_free_nodes(mem);
             CHECK_EQ(in_use(), live0);
             break;
         }

@@ -1206,7 +1206,20 @@ static void test_api_guards(void)
     CHECK_EQ(redlock_socket_extend(NULL, 0), REDLOCK_ERR_INVALID);
     {
         char out[8] = "xxxxxxx";
-        CHECK_EQ(redlock_socket_format_node(NULL, out, sizeof out), 0);
+        CHECK_EQ(redlock_format_node(NULL, out, sizeof out), 0);
+        CHECK_STR(out, ""); /* terminated */
+    }
+    {   /* the adapter's former names of the node-list functions still work */
+        redlock_socket_config c2;
+        void *mem = NULL;
+        char err[64], list[] = "redis://:pw@h:1";
+        redlock_socket_config_init(&c2);
+        CHECK_EQ(redlock_socket_parse_nodes(&c2, "h:1,h:2", &mem, err, sizeof err), 0);
+        CHECK_EQ(c2.node_count, 2);
+        CHECK_EQ(redlock_socket_format_node(&c2.node[1], err, sizeof err), 3);
+        redlock_socket_free_nodes(mem);
+        redlock_socket_scrub_nodes(list);
+        CHECK_STR(list, "redis://:xx@h:1");
     }
     CHECK_EQ(redlock_socket_run(&s, -1), REDLOCK_ERR_INVALID);
     {   /* poll_ms rounds up: a poll() given it does not end before the deadline */

@@ -144,11 +144,15 @@ grep -q "'--shared' and '--exclusive' do not go together" "$T/err" && ok "usage:
   nok "usage: -s -x says they do not go together" "$(cat "$T/err")"
 
 # a build without TLS (NOTLS_BIN, from the Makefile) says so for --tls
-# (the node parser already refuses rediss:// there, naming REDLOCK_SOCKET_TLS)
+# and for a rediss:// node (which the node parser takes: TLS is the
+# adapter's business), before any connection
 if [ -n "${NOTLS_BIN:-}" ]; then
-  timeout -k 2 30 "$NOTLS_BIN" -n 127.0.0.1:6379 --tls --no-wait acquire x >"$T/out" 2>"$T/err"; RC=$?
-  [ "$RC" -eq 78 ] && grep -q "^redlock: this build has no TLS (built without REDLOCK_SOCKET_TLS and OpenSSL)" "$T/err" &&
-    ok "a build without TLS: --tls gives 78, 'this build has no TLS'" || nok "a build without TLS says so" "status $RC"
+  for how in "-n 127.0.0.1:6379 --tls" "-n rediss://127.0.0.1:6379"; do
+    # shellcheck disable=SC2086 # the options, word by word
+    timeout -k 2 30 "$NOTLS_BIN" $how --no-wait acquire x >"$T/out" 2>"$T/err"; RC=$?
+    [ "$RC" -eq 78 ] && grep -q "^redlock: this build has no TLS (built without REDLOCK_SOCKET_TLS and OpenSSL)" "$T/err" &&
+      ok "a build without TLS: $how gives 78, 'this build has no TLS'" || nok "a build without TLS says so for $how" "status $RC"
+  done
 fi
 
 rl --help

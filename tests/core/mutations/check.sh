@@ -8,6 +8,9 @@
 #   Target: adapters/redlock_socket.h   the file patched (default redlock.h); the
 #                                       copy sits among copies of redlock.h and
 #                                       adapters/*.h in build/mutations/<name>/
+#                                       (an example or a make file too, e.g.
+#                                       examples/socket.c, mk/hiredis.mk: at
+#                                       its path under that directory)
 #   Check: <shell command>              builds and runs the test against the copy
 #                                       ($MUT: that directory, first in -I; $CC);
 #                                       it succeeds only if the test caught the
@@ -43,7 +46,7 @@ check=$(sed -n 's/^Check: *//p' "$patch" | head -n 1)
 units=$(sed -n 's/^Unit: *//p' "$patch" | head -n 1)
 mkdir -p "$dir"
 if [ "$target" != redlock.h ]; then # the copy's relative includes stay among the copies
-  mkdir -p "$dir/adapters" && cp redlock.h "$dir/" && cp adapters/*.h "$dir/adapters/"
+  mkdir -p "$dir/adapters" "$dir/$(dirname "$target")" && cp redlock.h "$dir/" && cp adapters/*.h "$dir/adapters/"
 fi
 if ! patch -s -o "$dir/$target" "$target" < "$patch" >/dev/null 2>&1; then
   echo "not ok mutation $name: patch no longer applies to $target (update it)"
