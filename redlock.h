@@ -182,13 +182,19 @@
    call) is moved up to the last moment that still can; if that attempt
    fails too, the acquire ends with TIMEOUT at the deadline, not before
    (later only if the attempt had to wait for its turn, section 5).
-   A node that refuses the client's credentials or database (AUTH or SELECT
-   refused, i.e. a vote failed with REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT,
-   or a NOAUTH error reply) is counted as refusing until it next answers a
+   A node that refuses the client's TLS, credentials or database (a vote
+   failed with REDLOCK_ERR_TLS, REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT, or a
+   NOAUTH error reply) is counted as refusing until it next answers a
    command. When a failed attempt leaves too few other nodes for a quorum,
-   the acquire ends at once with REDLOCK_ERR_CONFIG: no retry can win,
-   whatever retry_count and wait_ms say. The first attempt of every
-   redlock_acquire() is always sent (the node may have been fixed).
+   the acquire ends at once, whatever retry_count and wait_ms say (no retry
+   can win): with REDLOCK_ERR_TLS when one of the refusing nodes refused
+   TLS (its AUTH and SELECT were not even tried), else with
+   REDLOCK_ERR_CONFIG. The first attempt of every redlock_acquire() is
+   always sent (the node may have been fixed). A transport reports TLS
+   only for what no retry cures (the adapters: a certificate refused, an
+   alert from the server, an answer to the handshake that is not TLS);
+   a connection refused, reset or silent during a handshake is the
+   network's, and is retried.
    The undo, and the cleanup after a lost lock, send the script itself
    (EVAL): one command per node. If the previous operation's undo or
    cleanup is still running when redlock_acquire is called, the first
@@ -394,6 +400,9 @@
    (-1..-19) mean the call did nothing. Outcomes (-20..-39) arrive in
    redlock_result.status. Node errors (-40..-59) describe one node (events,
    send/on_error statuses); a node error is a failed vote, never fatal.
+   Some node errors are an acquire's outcome too, when too many nodes
+   give them for a quorum to be possible: TLS (section 4), NO_SCRIPTING,
+   NOPERM and EVICTING.
 
    7. THREADS AND CALLBACKS
    No global mutable state. A client and its locks are used by one thread
@@ -751,6 +760,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_RANDOM = -9,       /* the random source failed */
     REDLOCK_ERR_NOMEM = -10,       /* out of memory */
     REDLOCK_ERR_DETACHED = -11,    /* lock not initialised or its client is gone */
+    REDLOCK_ERR_NO_TLS = -12,      /* TLS asked of an adapter built without it (its init) */
     /* outcomes, in redlock_result.status */
     REDLOCK_ERR_LOCKED = -20,      /* held by someone else; retries exhausted */
     REDLOCK_ERR_TIMEOUT = -21,     /* wait_ms passed before the lock was won */
@@ -761,7 +771,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
     REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release, or deinit */
-    REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT */
+    REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT (section 4) */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
     REDLOCK_ERR_TRANSPORT = -40,    /* send failed, connection reset or closed */
@@ -772,7 +782,9 @@ typedef enum redlock_status {
     REDLOCK_ERR_CONNECT = -45,      /* connection refused / unreachable (adapters) */
     REDLOCK_ERR_SELECT = -46,       /* SELECT refused: no such database (adapters) */
     REDLOCK_ERR_QUEUE_FULL = -47,   /* the transport's queue for the node is full (adapters) */
-    REDLOCK_ERR_TLS = -48,          /* TLS handshake failed or certificate refused (adapters) */
+    REDLOCK_ERR_TLS = -48,          /* TLS refused: a certificate, an alert from the server, or an
+                                       answer that is not TLS (adapters); as an acquire's outcome: too
+                                       few usable nodes, some refuse TLS (section 4) */
     REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant and fenced locks need */
     REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
@@ -1046,7 +1058,7 @@ typedef struct redlock_client {
     uint8_t _no_scripts[REDLOCK_MAX_NODES]; /* node refuses EVAL/EVALSHA */
     uint8_t _any_legacy;                    /* some _legacy[] is set */
     uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
-    uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer: AUTH or SELECT refused */
+    uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer refused TLS, AUTH or SELECT: -status, else 0 */
     uint8_t _evicts[REDLOCK_MAX_NODES];     /* redlock_evicts: what the node's server may evict */
     uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
     char _owner_id[17];                     /* reentrant locks' default owner: the client's part */
@@ -1709,12 +1721,24 @@ static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
 
 static int redlock__quorum(const redlock_client *c) { return c->_cfg.node_count / 2 + 1; }
 
-/* Too many nodes refuse this client's AUTH or SELECT for a quorum: retrying
-   cannot help until someone fixes the configuration. */
+/* Too many nodes refuse this client's TLS, AUTH or SELECT for a quorum:
+   retrying cannot help until someone fixes the configuration. 0 while a
+   quorum is possible, else what the acquire ends with: TLS when a node
+   refused TLS (its AUTH and SELECT were never tried), else CONFIG. */
 static int redlock__unusable(const redlock_client *c) {
-    int i, refused = 0;
-    for (i = 0; i < c->_cfg.node_count; i++) refused += c->_refused[i];
-    return c->_cfg.node_count - refused < redlock__quorum(c);
+    int i, refused = 0, tls = 0;
+    for (i = 0; i < c->_cfg.node_count; i++) {
+        refused += c->_refused[i] != 0;
+        tls |= c->_refused[i] == (uint8_t)-REDLOCK_ERR_TLS;
+    }
+    if (c->_cfg.node_count - refused >= redlock__quorum(c)) return 0;
+    return tls ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONFIG;
+}
+
+/* A node error that no retry cures: the node refuses this client's TLS,
+   credentials or database until someone reconfigures one of them. */
+static int redlock__refusal(int status) {
+    return status == REDLOCK_ERR_TLS || status == REDLOCK_ERR_AUTH || status == REDLOCK_ERR_SELECT;
 }
 
 /* What validity must leave aside: clock drift, and with legacy nodes also
@@ -1963,10 +1987,11 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
     n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
     n->outcome = (int8_t)outcome;
     n->status = (int8_t)status;
-    /* a node that refuses the client's credentials or database refuses
-       every lock until it is reconfigured: remembered until it answers */
-    if (outcome != REDLOCK__OUT_ERR || status == REDLOCK_ERR_AUTH || status == REDLOCK_ERR_SELECT)
-        lk->_client->_refused[i] = outcome == REDLOCK__OUT_ERR;
+    /* a node that refuses the client's TLS, credentials or database
+       refuses every lock until it is reconfigured: remembered until it
+       answers */
+    if (outcome != REDLOCK__OUT_ERR || redlock__refusal(status))
+        lk->_client->_refused[i] = (uint8_t)(outcome == REDLOCK__OUT_ERR ? -status : 0);
     if (lk->_client->_cb.on_event) {
         redlock_event ev = redlock__event_of(REDLOCK_EV_VOTE, lk->_phase_op, i, status, lk->_attempt);
         ev.vote = outcome == REDLOCK__OUT_YES;
@@ -2954,7 +2979,8 @@ static int redlock__decide_acquire(redlock_lock *lk, const int *alive, int64_t n
         if (until > now) return redlock__won(lk, alive, t.yes, lk->_round_start, until, now);
         status = REDLOCK_ERR_VALIDITY;
     } else if (t.yes + t.pending < q) {
-        status = redlock__unusable(c) ? REDLOCK_ERR_CONFIG : t.no > 0 ? REDLOCK_ERR_LOCKED : redlock__too_few(lk);
+        status = redlock__unusable(c);
+        if (!status) status = t.no > 0 ? REDLOCK_ERR_LOCKED : redlock__too_few(lk);
     } else {
         return 1; /* votes still out */
     }
@@ -2971,7 +2997,7 @@ static int redlock__decide_fence(redlock_lock *lk, const int *alive, int64_t now
     if (t.yes >= q && until > now) return redlock__won(lk, alive, t.yes, start, until, now);
     if (t.yes >= q) status = REDLOCK_ERR_VALIDITY;
     else if (t.yes + t.pending >= q) return 1; /* votes still out */
-    else status = redlock__unusable(c) ? REDLOCK_ERR_CONFIG : t.missing > 0 ? REDLOCK_ERR_VALIDITY : redlock__too_few(lk);
+    else if (!(status = redlock__unusable(c))) status = t.missing > 0 ? REDLOCK_ERR_VALIDITY : redlock__too_few(lk);
     return redlock__attempt_failed(lk, alive, status, t.yes, start, now);
 }
 
@@ -2984,7 +3010,8 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     ev.votes = votes;
     ev.elapsed_us = now - start;  /* the attempt's, before the undo round starts */
     lk->_fence = 0;
-    hopeless = status == REDLOCK_ERR_CONFIG ||
+    /* CONFIG and TLS: redlock__unusable's, too many nodes refuse */
+    hopeless = status == REDLOCK_ERR_CONFIG || status == REDLOCK_ERR_TLS ||
                ((status == REDLOCK_ERR_NO_SCRIPTING || status == REDLOCK_ERR_NOPERM) && redlock__scriptless_quorum(lk)) ||
                (status == REDLOCK_ERR_EVICTING && redlock__evicting_quorum(lk));
     redlock__round(lk, REDLOCK__PH_ROLLBACK, now);
@@ -3247,7 +3274,7 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         redlock__unusable(lk->_client)) {
         /* refusals that came after the attempt was decided (its undo was
            refused too): no retry can win */
-        return redlock__give_up(lk, alive, REDLOCK_ERR_CONFIG, lk->_fail_votes, lk->_saved_us, now);
+        return redlock__give_up(lk, alive, redlock__unusable(lk->_client), lk->_fail_votes, lk->_saved_us, now);
     } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_next_at) {
         if (lk->_give_up)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
@@ -4313,6 +4340,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_RANDOM: return "random source failed";
     case REDLOCK_ERR_NOMEM: return "out of memory";
     case REDLOCK_ERR_DETACHED: return "lock not initialised or client gone";
+    case REDLOCK_ERR_NO_TLS: return "TLS asked for, but the adapter was built without TLS";
     case REDLOCK_ERR_LOCKED: return "lock is held by someone else";
     case REDLOCK_ERR_TIMEOUT: return "gave up waiting for the lock";
     case REDLOCK_ERR_NO_QUORUM: return "too few nodes answered";
@@ -4332,7 +4360,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_CONNECT: return "connection failed";
     case REDLOCK_ERR_SELECT: return "SELECT refused";
     case REDLOCK_ERR_QUEUE_FULL: return "the transport's queue for the node is full";
-    case REDLOCK_ERR_TLS: return "TLS handshake failed or certificate refused";
+    case REDLOCK_ERR_TLS: return "TLS refused: certificate, server alert, or an answer that is not TLS";
     case REDLOCK_ERR_NO_SCRIPTING: return "the node refuses scripts, which reentrant and fenced locks need";
     case REDLOCK_ERR_NOPERM:
         return "the node's ACL denies this user a key of the lock (its key, or " REDLOCK_FENCE_PREFIX "key for a fenced lock)";

@@ -276,8 +276,8 @@ typedef struct client {
     uint32_t timer_gen;
     uint32_t fault_gen;      /* bumps whenever a fault touches this client */
     uint32_t conn_epoch[MAX_NODES];
-    unsigned refused_mask;   /* nodes that refuse this client's AUTH or SELECT */
-    int refusal;             /* REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
+    unsigned refused_mask;   /* nodes that refuse this client's TLS, AUTH or SELECT */
+    int refusal;             /* REDLOCK_ERR_TLS, REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
     int64_t node_timeout_ms, clock_drift_ms, retry_delay_ms, retry_jitter_ms;
     int max_rounds;          /* its config: more rounds than that wait for a turn */
@@ -484,12 +484,16 @@ static int held_inside(const redlock_lock *lk) { return redlock__usable(lk) && l
    until an extend starts: that sets an upper bound) */
 static int held_valid(const redlock_lock *lk) { return held_inside(lk) && lk->_valid_until != REDLOCK_NO_DEADLINE; }
 
-/* Too many nodes refuse this client's AUTH or SELECT for a quorum. */
+/* Too many nodes refuse this client's TLS, AUTH or SELECT for a quorum. */
 static int refuses_quorum(const client *c) {
     int refused = 0, n;
     for (n = 0; n < W->nn; n++) refused += (c->refused_mask >> n) & 1;
     return W->nn - refused < W->nn / 2 + 1;
 }
+
+/* What an acquire of such a client ends with (redlock.h section 4): TLS
+   for TLS refusals, CONFIG for AUTH and SELECT. */
+static int refused_status(const client *c) { return c->refusal == REDLOCK_ERR_TLS ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONFIG; }
 
 /* Contract checks on what the core reports: validity exactly as documented,
    retry delays inside their jitter, attempts not before their delay,
@@ -653,7 +657,7 @@ static void cb_event(void *u, const redlock_event *ev) {
        delete (one that refuses the client never had it; one whose grant
        did not count because it evicts answered, and is released as any) */
     if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->status != REDLOCK_ERR_AUTH &&
-        ev->status != REDLOCK_ERR_SELECT && ev->status != REDLOCK_ERR_EVICTING)
+        ev->status != REDLOCK_ERR_SELECT && ev->status != REDLOCK_ERR_TLS && ev->status != REDLOCK_ERR_EVICTING)
         fault((client *)u);
     /* the core says it leaves a key to expire (check-then-act nodes): the
        documented exception, not held to the leak check */
@@ -782,9 +786,9 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
     e.c = c->id;
     e.n = n;
     e.tag = tag;
-    if (!w->nodes[n].up) {  /* connection refused (every other connection: a TLS refusal, to the core the same) */
+    if (!w->nodes[n].up) {  /* connection refused (every other connection: reset, to the core the same) */
         e.kind = E_ERR;
-        e.status = c->conn_epoch[n] & 1 ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONNECT;
+        e.status = c->conn_epoch[n] & 1 ? REDLOCK_ERR_TRANSPORT : REDLOCK_ERR_CONNECT;
         e.t = w->now + rng_range(&w->rng, 10, 200);
         e.epoch = c->conn_epoch[n];
         fault(c);
@@ -793,9 +797,10 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
     }
     if (c->refused_mask & (1u << n)) {
         /* a misconfigured client: refused at once by send, later by the
-           transport, or by the server's NOAUTH error reply */
+           transport, or by the server's NOAUTH error reply (not over a
+           TLS refusal: no command gets through) */
         int64_t when = w->now + rng_range(&w->rng, 10, 2000);
-        int how = (int)rng_range(&w->rng, 0, 2);
+        int how = (int)rng_range(&w->rng, 0, c->refusal == REDLOCK_ERR_TLS ? 1 : 2);
         if (how == 0) return c->refusal;
         if (when <= c->last_rep[n]) when = c->last_rep[n] + 1;
         c->last_rep[n] = when;
@@ -2091,7 +2096,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         int refusing = refuses_quorum(c);
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || overloaded ||
              st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) ||
-             (st == REDLOCK_ERR_CONFIG && refusing) ||
+             (st == refused_status(c) && refusing) ||
              (st == REDLOCK_ERR_NO_SCRIPTING && s->fenced && (w->p->legacy || w->p->noscript)) ||
              (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0);
         if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
@@ -2105,10 +2110,11 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         }
         /* an attempt decided before the refusals were heard may end as
            LOCKED or NO_QUORUM when no retry is left; once a retry is
-           planned, the undo hears them all and the acquire ends CONFIG */
-        if (refusing && s->retry_planned && c->fault_gen == s->acquire_gen && st != REDLOCK_ERR_CONFIG &&
+           planned, the undo hears them all and the acquire ends CONFIG
+           (TLS for TLS refusals) */
+        if (refusing && s->retry_planned && c->fault_gen == s->acquire_gen && st != refused_status(c) &&
             st != REDLOCK_ERR_CANCELLED) {
-            violation(w, "too few nodes accept this client, yet the acquire did not end with CONFIG", c->id);
+            violation(w, "too few nodes accept this client, yet the acquire did not end with CONFIG or TLS", c->id);
             return;
         }
         break;
@@ -2387,7 +2393,8 @@ static void start_clients(world *w) {
         c->refusal = REDLOCK_ERR_AUTH;
         if (w->p->refusing && i > 0 && rng_chance(&w->rng, 0.6)) {
             c->refused_mask = (unsigned)rng_range(&w->rng, 1, (1 << w->nn) - 1);
-            if (rng_chance(&w->rng, 0.5)) c->refusal = REDLOCK_ERR_SELECT;
+            int k = (int)rng_range(&w->rng, 0, 2);
+            c->refusal = k == 0 ? REDLOCK_ERR_AUTH : k == 1 ? REDLOCK_ERR_SELECT : REDLOCK_ERR_TLS;
         }
         redlock_config_init(&cfg);
         cfg.node_count = w->nn;

@@ -523,6 +523,67 @@ static void test_config_refused(void) {
     teardown();
 }
 
+/* Nodes that refuse the client's TLS (a certificate refused, an alert, an
+   answer that is not TLS: the adapters say TLS only for those) are
+   refusals like AUTH's: with too few others left the acquire ends at
+   once, with TLS, whatever wait_ms and retry_count say; beside an AUTH
+   refusal still TLS (that node's AUTH was never tried). A node that
+   answers again counts again. */
+static void test_tls_refused(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t t0;
+    base_config(&cfg, 3);
+    cfg.retry_count = 1000;
+    base_opts(&o, 1000, 0);
+    o.wait_ms = 30000;
+    setup_with(&cfg, &o);
+    t0 = T.now;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_TLS);
+    CHECK_EQ(T.res.n, 0); /* one of three: a quorum is still possible */
+    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_TLS);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_TLS);
+    CHECK_EQ(T.res.r[0].attempts, 1);
+    CHECK_EQ(T.now, t0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 0);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_TLS);
+    CHECK_EQ(vote_status(2), REDLOCK_ERR_TLS);
+    teardown();
+
+    /* TLS beside AUTH: TLS; refused by send itself too */
+    setup_with(&cfg, &o);
+    T.fail_send_node = 1;
+    T.fail_send_rc = REDLOCK_ERR_TLS;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_AUTH);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TLS);
+    teardown();
+
+    /* the control: resets and timeouts over TLS are the network's: retried */
+    setup_with(&cfg, &o);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_TRANSPORT);
+    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_CONNECT);
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    teardown();
+
+    /* the next acquire tries again; a node that answers counts again */
+    base_config(&cfg, 1);
+    setup_with(&cfg, &o);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[T.qn - 1].tag, REDLOCK_ERR_TLS);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TLS);
+    while (redlock_lock_pending(&L) && T.timer != REDLOCK_NO_DEADLINE) advance_to(T.timer); /* the undo */
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    ok(T.qn - 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK(strcmp(redlock_strerror(REDLOCK_ERR_NO_TLS), "unknown status") != 0);
+    teardown();
+}
+
 /* The decision came before the second refusal (another holder answered
    first): the refusal of the undo ends the acquire at once, not after the
    retry delay. */
@@ -1237,7 +1298,7 @@ static void test_strerror(void) {
     for (s = 0; s >= -52; s--) {
         const char *m = redlock_strerror(s);
         CHECK(m != NULL);
-        if ((s <= -12 && s >= -19) || (s <= -31 && s >= -39) || s == -52) CHECK_STR(m, "unknown status");
+        if ((s <= -13 && s >= -19) || (s <= -31 && s >= -39) || s == -52) CHECK_STR(m, "unknown status");
         else CHECK(strcmp(m, "unknown status") != 0);
     }
     CHECK_STR(redlock_strerror(12345), "unknown status");
@@ -2571,12 +2632,13 @@ static void test_queue_full_overloaded(void) {
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_OVERLOADED), "unknown status") != 0);
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_QUEUE_FULL), "unknown status") != 0);
     teardown();
-    /* a node error of the adapters' (TLS) is the vote's status, as given */
+    /* a node error of the adapters' (TLS) is the vote's status, as given;
+       a refusal, it ends the acquire as its own (test_tls_refused) */
     setup_no_retry(1, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     redlock_on_error(&C, T.q[T.qn - 1].tag, REDLOCK_ERR_TLS);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TLS);
-    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TLS);
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_TLS), "unknown status") != 0);
     teardown();
     /* the control: a plain transport failure is NO_QUORUM */
@@ -8413,6 +8475,7 @@ int main(int argc, char **argv) {
     RUN_T(test_wait_deadline);
     RUN_T(test_config_refused);
     RUN_T(test_config_refused_after_decision);
+    RUN_T(test_tls_refused);
     RUN_T(test_send_failure);
     RUN_T(test_validity_exhausted);
     RUN_T(test_sync_transport);
