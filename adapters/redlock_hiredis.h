@@ -87,12 +87,18 @@
      verified against the CA (default: the system's store) and the name
      (default: the host; an address is checked as an address). The
      handshake runs in the same non-blocking loop, within
-     connect_timeout_ms of its own once TCP is up. A refusal is
-     REDLOCK_ERR_TLS, and redlock_hiredis_node_status()'s text says why
-     ("TLS handshake: certificate refused: hostname mismatch"). On hiredis
-     0.14, or without REDLOCK_HIREDIS_TLS, a configuration that asks for
-     TLS is refused by init with REDLOCK_ERR_TLS (as is a CA, certificate
-     or key that cannot be loaded).
+     connect_timeout_ms of its own once TCP is up. A refusal (the
+     certificate refused here, an alert from the server, an answer that
+     is not TLS: redlock_tls.h) is REDLOCK_ERR_TLS, which no retry cures:
+     too few usable nodes left, the acquire ends at once with
+     REDLOCK_ERR_TLS (redlock.h section 4). A handshake closed (TRANSPORT)
+     or unanswered within the connect timeout (CONNECT: a paused server,
+     or a plain-text port) is retried. redlock_hiredis_node_status()'s
+     text says why ("TLS handshake: certificate refused: hostname
+     mismatch"). Without REDLOCK_HIREDIS_TLS, a configuration that asks
+     for TLS is refused by init with REDLOCK_ERR_NO_TLS (a CA, certificate
+     or key that cannot be loaded: REDLOCK_ERR_TLS); REDLOCK_HIREDIS_TLS
+     with hiredis 0.14 stops the build with a message.
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt, a second connection per node (AUTH as configured,
      TLS too) SUBSCRIBEs to the key's channel, and a release wakes the
@@ -271,7 +277,8 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID, NODES, NOMEM, TLS (see HOW IT TALKS), or the core's. */
+   thread if asked. Errors: INVALID, NODES, NOMEM, NO_TLS or TLS (see HOW IT
+   TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
 /* Stops the watchdog thread, detaches every lock (without releasing it on
@@ -883,7 +890,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
         else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_TLS, "TLS handshake: no answer within the connect timeout");
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
         else if (cn->ctx && !cn->connecting && !redlock__hiredis_tls_handshaking(cn->ssl)) {
             if (!cn->ready_us) cn->ready_us = now;
             if (cn->q.count > 0 && now - redlock__hiredis_waiting_since(&cn->q, cn->ready_us) >= cmd_us)

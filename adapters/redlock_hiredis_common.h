@@ -18,9 +18,19 @@
 #include "redlock_nodes.h"
 
 /* TLS: built in with REDLOCK_HIREDIS_TLS on hiredis 1.x (which has
-   hiredis_ssl; link -lhiredis_ssl -lssl -lcrypto). Otherwise a node that
-   asks for TLS is refused at init with REDLOCK_ERR_TLS. */
-#if defined(REDLOCK_HIREDIS_TLS) && defined(HIREDIS_MAJOR) && HIREDIS_MAJOR >= 1
+   hiredis_ssl; link -lhiredis_ssl -lssl -lcrypto); asked of an older
+   hiredis, the build stops (it would otherwise run without TLS). Without
+   REDLOCK_HIREDIS_TLS a node that asks for TLS is refused at init with
+   REDLOCK_ERR_NO_TLS. */
+#ifdef REDLOCK_HIREDIS_TLS
+#if !defined(HIREDIS_MAJOR) || HIREDIS_MAJOR < 1
+#error "REDLOCK_HIREDIS_TLS needs hiredis 1.x with hiredis_ssl; this hiredis is older (0.x: Debian 12's) and has no TLS: build against hiredis >= 1.0 (scripts/hiredis1.sh fetches one), or without REDLOCK_HIREDIS_TLS"
+#endif
+#if defined(__has_include)
+#if !__has_include(<hiredis/hiredis_ssl.h>)
+#error "REDLOCK_HIREDIS_TLS needs hiredis_ssl (<hiredis/hiredis_ssl.h>), which this hiredis was installed without: build hiredis with USE_SSL=1, or without REDLOCK_HIREDIS_TLS"
+#endif
+#endif
 #define REDLOCK__HIREDIS_HAS_TLS 1
 #define REDLOCK__TLS_OPENSSL
 #include "redlock_tls.h"
@@ -304,7 +314,7 @@ typedef struct redlock_hiredis_config {
     const char *username, *password; /* defaults for every node */
     int db;
     redlock_tls tls;         /* enable set: TLS on every node (needs REDLOCK_HIREDIS_TLS
-                                and hiredis 1.x, else init says REDLOCK_ERR_TLS) */
+                                and hiredis 1.x, else init says REDLOCK_ERR_NO_TLS) */
     int connect_timeout_ms;  /* 0: 1000 (negative, here or in command_timeout_ms,
                                 reconnect_delay_ms, notify_idle_ms: INVALID) */
     int command_timeout_ms;  /* 0: 1000; a node this late is dropped */
@@ -379,8 +389,9 @@ typedef struct redlock__hiredis_endpoint {
 } redlock__hiredis_endpoint;
 
 /* 0, NOMEM, INVALID (TLS on a Unix socket, a certificate without its
-   key), or TLS (not built in, or a CA / certificate / key that cannot be
-   loaded); what was made is freed by redlock__hiredis_endpoint_free. */
+   key), NO_TLS (not built in), or TLS (a CA / certificate / key that
+   cannot be loaded); what was made is freed by
+   redlock__hiredis_endpoint_free. */
 static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
                                                  const redlock_hiredis_config *o)
 {
@@ -411,7 +422,7 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
         return rc;
     }
 #else
-    return REDLOCK_ERR_TLS; /* not built in: REDLOCK_HIREDIS_TLS with hiredis 1.x */
+    return REDLOCK_ERR_NO_TLS; /* not built in: REDLOCK_HIREDIS_TLS (hiredis 1.x) */
 #endif
 }
 
@@ -447,28 +458,31 @@ static inline int redlock__hiredis_tls_start(const redlock__hiredis_endpoint *e,
     }
     ERR_clear_error();
     if (redisInitiateSSL(ctx, s) != REDIS_OK) {
+        int rc = redlock__tls_refused(s, e->tls_verify, 0, 1) ? REDLOCK_ERR_TLS : REDLOCK_ERR_TRANSPORT;
         redlock__tls_words(s, e->tls_verify, 0, "handshake", why, cap);
         SSL_free(s); /* not taken over on failure */
-        return REDLOCK_ERR_TLS;
+        return rc;
     }
     *ssl = s;
     return 0;
 #else
     (void)e; (void)ctx; (void)ssl;
     snprintf(why, cap, "%s", "TLS not built in");
-    return REDLOCK_ERR_TLS;
+    return REDLOCK_ERR_NO_TLS;
 #endif
 }
 
-/* A TLS connection failed reading or writing: TLS (with the words) when
-   the handshake had not finished or OpenSSL says why, else `status`. */
+/* A TLS connection failed reading or writing: the words of TLS when the
+   handshake had not finished or OpenSSL says why, and TLS when that is a
+   refusal (redlock_tls.h), else `status`. */
 static inline int redlock__hiredis_tls_failure(const redlock__hiredis_endpoint *e, void *ssl, int status,
                                                char *why, size_t cap)
 {
 #if REDLOCK__HIREDIS_HAS_TLS
     if (ssl && (!SSL_is_init_finished((SSL *)ssl) || ERR_peek_error())) {
-        redlock__tls_words((SSL *)ssl, e->tls_verify, 0, SSL_is_init_finished((SSL *)ssl) ? "read" : "handshake", why, cap);
-        return REDLOCK_ERR_TLS;
+        int handshake = !SSL_is_init_finished((SSL *)ssl);
+        redlock__tls_words((SSL *)ssl, e->tls_verify, 0, handshake ? "handshake" : "read", why, cap);
+        if (redlock__tls_refused((SSL *)ssl, e->tls_verify, 0, handshake)) return REDLOCK_ERR_TLS;
     }
 #else
     (void)e; (void)ssl; (void)why; (void)cap;

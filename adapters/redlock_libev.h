@@ -103,8 +103,10 @@
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
    * TLS (hiredis 1.x only): as in redlock_hiredis.h (build with
      REDLOCK_HIREDIS_TLS, link -lhiredis_ssl -lssl -lcrypto; cfg.tls or a
-     node's tls; REDLOCK_ERR_TLS with the reason in
-     redlock_libev_node_status(); refused at init on 0.14). hiredis runs
+     node's tls; a refusal is REDLOCK_ERR_TLS, which ends an acquire at
+     once, with the reason in redlock_libev_node_status(); NO_TLS from
+     init without REDLOCK_HIREDIS_TLS, a build error with it on 0.14).
+     hiredis runs
      the handshake, within connect_timeout_ms of its own once TCP is up;
      then the adapter reads the decrypted bytes itself, with the same
      checks as above.
@@ -239,7 +241,7 @@ extern "C" {
 #endif
 
 /* Sets up the client on `loop` and starts connecting every node. Errors:
-   INVALID, NODES, NOMEM, TLS (see TLS above), or the core's. */
+   INVALID, NODES, NOMEM, NO_TLS or TLS (see TLS above), or the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
 /* Detaches every lock (without releasing it on the servers: release
@@ -600,7 +602,7 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
         }
         if (cn->ac && redlock__hiredis_tls_handshaking(cn->ssl)) {
             if (now - cn->connect_start >= (int64_t)c->_connect_timeout_ms * 1000) {
-                redlock__libev_drop(cn, REDLOCK_ERR_TLS, "TLS handshake: no answer within the connect timeout");
+                redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
                 continue;
             }
             busy = 1;

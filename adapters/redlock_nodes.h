@@ -38,7 +38,7 @@
    case-insensitive, port and db, or same path and db) is refused: it
    would vote twice.
    Whether TLS is built in is the adapter's business: its init refuses a
-   rediss:// node it cannot serve (REDLOCK_ERR_TLS).
+   rediss:// node it cannot serve (REDLOCK_ERR_NO_TLS).
 
    DEFAULTS: redlock_parse_nodes(.., NULL, ..) reads $REDLOCK_NODES; a
    program that wants a node when neither its argument nor $REDLOCK_NODES

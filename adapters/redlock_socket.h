@@ -43,17 +43,23 @@
    Host names are resolved with getaddrinfo(), which blocks: use addresses
    where that matters. A node's connection fails with:
        REDLOCK_ERR_CONNECT       refused, unreachable, no connection within
-                                 connect_timeout_ms
+                                 connect_timeout_ms (nor an answer to a TLS
+                                 handshake)
        REDLOCK_ERR_AUTH          AUTH refused, or a NOAUTH reply
        REDLOCK_ERR_SELECT        SELECT refused (no such database)
        REDLOCK_ERR_NODE_TIMEOUT  a command unanswered for command_timeout_ms
-       REDLOCK_ERR_TRANSPORT     reset, closed, send/recv failed, queue full
+       REDLOCK_ERR_TRANSPORT     reset, closed (also during a TLS
+                                 handshake), send/recv failed, a TLS record
+                                 broken once TLS worked, queue full
        REDLOCK_ERR_PROTOCOL      malformed, oversized, RESP3, truncated or
                                  unsolicited reply
        REDLOCK_ERR_NOMEM         no memory for a command or a reply
-       REDLOCK_ERR_TLS           TLS handshake failed (certificate refused,
-                                 not TLS, closed or silent within
-                                 connect_timeout_ms) or a TLS record failed
+       REDLOCK_ERR_TLS           TLS refused: the certificate (refused
+                                 here), an alert from the server (no
+                                 client certificate ...), an answer to the
+                                 handshake that is not TLS
+   TLS, AUTH and SELECT are the refusals no retry cures: an acquire ends
+   at once when they leave too few nodes (redlock.h section 4).
    and then every command in flight on it gets redlock_on_error() with that
    status; the next command reconnects. redlock_socket_node_status() keeps
    the last one until a new connection has answered (AUTH, SELECT or a
@@ -70,7 +76,8 @@
    TLS. Build with REDLOCK_SOCKET_TLS defined (where the implementation
    is) and link -lssl -lcrypto (OpenSSL 1.1.1 or 3.x, Debian's libssl-dev);
    without it the default build has no dependency, and init refuses a node
-   that asks for TLS with REDLOCK_ERR_TLS. cfg.tls applies to every node;
+   that asks for TLS (cfg.tls, rediss://) with REDLOCK_ERR_NO_TLS. cfg.tls
+   applies to every node;
    a node's own tls (enable set, e.g. from a rediss:// URL) overrides it,
    its NULL fields taken from cfg.tls:
        cfg.tls.enable = 1;
@@ -83,11 +90,15 @@
    tests only. The handshake runs in the same non-blocking loop, within
    connect_timeout_ms of its own once TCP is up; during it the foreign-loop interest is what TLS
    waits for (read or write), and a TLS read or write that needs the other
-   direction shows in the interest too. A failure is REDLOCK_ERR_TLS, and
+   direction shows in the interest too. A refusal is REDLOCK_ERR_TLS (see
+   the list above, and adapters/redlock_tls.h), and
    redlock_socket_node_status()'s text says why ("TLS handshake:
-   certificate refused: hostname mismatch", "... no answer within the
-   connect timeout" for a plain-text server). A CA, certificate or key
-   that cannot be loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
+   certificate refused: hostname mismatch", "TLS read: tlsv13 alert
+   certificate required"); a TLS connection that failed otherwise has the
+   words too ("TLS handshake: no answer within the connect timeout" with
+   CONNECT: a paused server, or a plain-text port, which answers a
+   handshake with nothing). A CA, certificate or key that cannot be
+   loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
    TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
    MSG_NOSIGNAL, so no SIGPIPE.
 
@@ -393,7 +404,7 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg);
 #define redlock_socket_scrub_nodes(list) redlock_scrub_nodes(list)               /* deprecated */
 /* INVALID (also: watchdog_thread without REDLOCK_SOCKET_THREAD, in raw
    mode or with watch / set_timer), NODES, NOMEM (also: no thread could be
-   started), TLS (asked for without REDLOCK_SOCKET_TLS, or a CA /
+   started), NO_TLS (TLS asked for without REDLOCK_SOCKET_TLS), TLS (a CA /
    certificate / key that cannot be loaded), or a redlock_client_init
    error. Connects lazily; starts the watchdog thread if asked. */
 REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg);
@@ -420,8 +431,8 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
    TRANSPORT, PROTOCOL, TLS; see 2.), kept while the node is down. 0: none
    yet, or a new connection has answered since (a good AUTH / SELECT reply
    or a command's reply); errbuf (optional) gets its text (this adapter
-   keeps no server words: the status's description, or for TLS what
-   OpenSSL said). */
+   keeps no server words: the status's description, or for a TLS
+   connection what OpenSSL said). */
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
@@ -874,7 +885,8 @@ static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd,
 /* ---- the byte stream: plain or TLS ----
    redlock__sock_recv / redlock__sock_send move bytes over the node's
    connection: > 0 bytes moved; 0 the peer closed (recv only); -1 would
-   block; -2 the connection failed; -3 TLS failed (nd->tls_err says why). */
+   block; -2 the connection failed; -3 the server refused us over TLS (an
+   alert, redlock_tls.h). nd->tls_err says why a TLS connection failed. */
 
 #ifdef REDLOCK_SOCKET_TLS
 /* OpenSSL reads and writes the socket through this BIO: send() with
@@ -977,7 +989,7 @@ static ssize_t redlock__sock_recv(struct redlock__sock_node *nd, char *p, size_t
         if (e == SSL_ERROR_ZERO_RETURN) return 0;
         if (e == SSL_ERROR_SYSCALL && !ERR_peek_error()) return errno ? -2 : 0;
         redlock__sock_tls_words(nd, e, "read");
-        return -3;
+        return redlock__tls_refused((const SSL *)nd->ssl, nd->tls_verify, e, 0) ? -3 : -2;
     }
 #endif
     for (;;) {
@@ -1006,7 +1018,7 @@ static ssize_t redlock__sock_send(struct redlock__sock_node *nd, const char *p, 
         }
         if (e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN) return -2;
         redlock__sock_tls_words(nd, e, "write");
-        return -3;
+        return redlock__tls_refused((const SSL *)nd->ssl, nd->tls_verify, e, 0) ? -3 : -2;
     }
 #endif
     for (;;) {
@@ -1146,6 +1158,7 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int rc;
     redlock__sock_close(s, nd);
+    nd->tls_err[0] = 0; /* the words of this connection's failure, if TLS has any */
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
     rc = redlock__sock_resolve(nd);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd);
@@ -1353,7 +1366,8 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
         return;
     }
     redlock__sock_tls_words(nd, e, "handshake");
-    redlock__sock_fail(s, nd, REDLOCK_ERR_TLS);
+    redlock__sock_fail(s, nd, redlock__tls_refused((const SSL *)nd->ssl, nd->tls_verify, e, 1) ? REDLOCK_ERR_TLS
+                                                                                            : REDLOCK_ERR_TRANSPORT);
 }
 #endif
 
@@ -1569,8 +1583,9 @@ static void redlock__sock_timeouts(redlock_socket *s)
         if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
         } else if (nd->state == REDLOCK__SOCK_HANDSHAKE && now >= nd->connect_deadline) {
+            /* a silent server: paused, or plain text (redlock_tls.h) */
             snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS handshake: no answer within the connect timeout");
-            redlock__sock_fail(s, nd, REDLOCK_ERR_TLS);
+            redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
         } else if (nd->q_count && now >= nd->q[nd->q_head].deadline) {
             /* the answer may be waiting unread (the loop did not run for
                a while): read before declaring the node dead */
@@ -1987,7 +2002,7 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
         if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
-        if (tls) return REDLOCK_ERR_TLS; /* built without REDLOCK_SOCKET_TLS */
+        if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */
 #endif
     }
     s->_cfg = *cfg;
@@ -2120,7 +2135,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 #else
         const char *t = st ? "node error" : "";
 #endif
-        if (st == REDLOCK_ERR_TLS && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err;
+        if (st && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err; /* this connection's TLS words */
         redlock__sock_text(errbuf, errsz, t);
     }
     redlock__sock_leave(s, entered, 0);

@@ -5,8 +5,19 @@
    The first part is the settings, a plain struct every adapter's
    configuration holds whether or not TLS is built in. The second part,
    for adapters built with TLS (they define REDLOCK__TLS_OPENSSL first),
-   makes OpenSSL objects from those settings and puts a failure into
-   words. OpenSSL 1.1.1 or 3.x. */
+   makes OpenSSL objects from those settings, tells a refusal from the
+   network's failure and puts a failure into words. OpenSSL 1.1.1 or 3.x.
+
+   What the adapters report: REDLOCK_ERR_TLS only for a refusal, which no
+   retry cures and which ends an acquire at once when too few other nodes
+   are left (redlock.h section 4): the certificate refused here, an alert
+   the server sent (it refused us: no client certificate, no protocol in
+   common), or an answer to the handshake that is not TLS. A connection
+   closed or reset during the handshake is TRANSPORT, a handshake without
+   an answer within the connect timeout CONNECT: the network's, or a
+   paused server's, and retried. (A plain-text Redis answers a handshake
+   with nothing, and a TLS port resets plain text: to an adapter both look
+   like a network failing; the `redlock` tool probes the port to tell.) */
 #ifndef REDLOCK_TLS_H
 #define REDLOCK_TLS_H
 
@@ -99,6 +110,26 @@ static inline SSL *redlock__tls_session(SSL_CTX *ctx, const char *name, int veri
         ssl = NULL;
     }
     return ssl;
+}
+
+/* Is a TLS failure a refusal (see the top of this file) rather than the
+   network's? e: SSL_get_error()'s answer, or 0 when the call was someone
+   else's (hiredis's: then OpenSSL's error queue, cleared before the call,
+   tells); handshake: the handshake had not finished. An alert counts at
+   any time (TLS 1.3 servers judge a client certificate after the
+   client's handshake is done), other protocol errors only during the
+   handshake: once TLS worked, a broken record is the network's. */
+static inline int redlock__tls_refused(const SSL *ssl, int verify, int e, int handshake)
+{
+    unsigned long q;
+    if (ssl && verify && SSL_get_verify_result(ssl) != X509_V_OK) return 1;
+    if (e != 0 && e != SSL_ERROR_SSL) return 0; /* closed, reset */
+    q = ERR_peek_last_error();
+    if (!q || ERR_GET_LIB(q) != ERR_LIB_SSL) return 0;
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING
+    if (ERR_GET_REASON(q) == SSL_R_UNEXPECTED_EOF_WHILE_READING) return 0; /* closed mid-record */
+#endif
+    return handshake || ERR_GET_REASON(q) >= SSL_AD_REASON_OFFSET;
 }
 
 /* The words of a TLS failure during `during` ("handshake", "read" ...),

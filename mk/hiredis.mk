@@ -39,7 +39,8 @@ $(BUILD)/fenced_write: examples/fenced_write.c $(ADAPTER_HDRS) | $(BUILD)
 examples-hiredis: $(BUILD)/hiredis_sync $(BUILD)/fenced_write
 
 # Both adapter headers in one TU, as C99, C11 and C++11, gcc and clang;
-# the examples build too.
+# REDLOCK_HIREDIS_TLS with an old hiredis (tests/hiredis/hiredis0: its
+# version, 0.14) stops the build with our message; the examples build too.
 check-adapters-compile: | $(BUILD)
 	@for cc in gcc clang; do \
 	  for std in "-std=c99" "-std=c11" "-x c++ -std=c++11"; do \
@@ -49,10 +50,18 @@ check-adapters-compile: | $(BUILD)
 	    else echo "not ok adapters compile $$cc $$std"; fi; \
 	  done; \
 	done
-	@for v in "-DREDLOCK_STATIC -DREDLOCK_HIREDIS_STATIC -DREDLOCK_LIBEV_STATIC" "-DREDLOCK_HIREDIS_TLS"; do \
+	@for v in "-DREDLOCK_STATIC -DREDLOCK_HIREDIS_STATIC -DREDLOCK_LIBEV_STATIC"; do \
 	  if gcc -std=c99 $(WARN) -I. $$v tests/hiredis/adapters_compile.c -o $(BUILD)/adapters_compile $(ADAPTER_LIBS) && \
 	     $(BUILD)/adapters_compile >/dev/null; \
 	  then echo "ok adapters compile gcc -std=c99 $$v"; else echo "not ok adapters compile gcc -std=c99 $$v"; fi; \
+	done
+	@for h in redlock_hiredis.h redlock_libev.h; do \
+	  if printf '#include "adapters/%s"\n' $$h | gcc -std=c99 $(WARN) -Wfatal-errors -I. -Itests/hiredis/hiredis0 \
+	       -DREDLOCK_HIREDIS_TLS -fsyntax-only -x c - >$(BUILD)/adapters_tls_old.log 2>&1; \
+	  then echo "not ok adapters $$h: REDLOCK_HIREDIS_TLS with hiredis 0.14 built (without TLS)"; \
+	  elif grep -q 'error: #error "REDLOCK_HIREDIS_TLS needs hiredis 1.x with hiredis_ssl' $(BUILD)/adapters_tls_old.log; \
+	  then echo "ok adapters $$h: REDLOCK_HIREDIS_TLS with hiredis 0.14 stops the build, saying why"; \
+	  else cat $(BUILD)/adapters_tls_old.log; echo "not ok adapters $$h: REDLOCK_HIREDIS_TLS with hiredis 0.14: not our message"; fi; \
 	done
 	@for h in redlock_hiredis.h redlock_libev.h; do \
 	  if printf '#include "adapters/%s"\n' $$h | gcc -std=c99 $(WARN) -I. -c -x c - -o $(BUILD)/adapters_decl.o; \

@@ -980,7 +980,7 @@ static void hiredis_reconnect_delay(void)
 
 /* Without TLS built in (REDLOCK_HIREDIS_TLS on hiredis 1.x), a node
    that asks for TLS, or a configuration that does, is refused at init
-   with REDLOCK_ERR_TLS: never spoken to in plain text. */
+   with REDLOCK_ERR_NO_TLS: never spoken to in plain text. */
 static void hiredis_tls_not_built(void)
 {
     redlock_hiredis_config o;
@@ -993,7 +993,7 @@ static void hiredis_tls_not_built(void)
         o.node[1].port = 6380;
         if (k == 0) o.tls.enable = 1;
         else o.node[1].tls.enable = 1;
-        CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_TLS);
+        CHECK_EQ(redlock_hiredis_init(&c, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_NO_TLS);
         if (REDLOCK__HIREDIS_HAS_TLS) redlock_hiredis_deinit(&c);
     }
 }

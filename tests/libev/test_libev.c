@@ -401,7 +401,7 @@ static void libev_api_guards(void)
 
 /* Without TLS built in (REDLOCK_HIREDIS_TLS on hiredis 1.x), a node
    that asks for TLS, or a configuration that does, is refused at init
-   with REDLOCK_ERR_TLS: never spoken to in plain text. */
+   with REDLOCK_ERR_NO_TLS: never spoken to in plain text. */
 static void libev_tls_not_built(void)
 {
     redlock_libev_config o;
@@ -415,7 +415,7 @@ static void libev_tls_not_built(void)
         o.node[1].port = 6380;
         if (k == 0) o.tls.enable = 1;
         else o.node[1].tls.enable = 1;
-        CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_TLS);
+        CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_NO_TLS);
         if (REDLOCK__HIREDIS_HAS_TLS) redlock_libev_deinit(&c);
     }
     ev_loop_destroy(loop);

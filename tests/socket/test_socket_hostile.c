@@ -1248,6 +1248,30 @@ static void test_api_guards(void)
     hostile_stop(&h);
 }
 
+/* A build without REDLOCK_SOCKET_TLS (this one) refuses TLS at init, with
+   NO_TLS, however it was asked for (a rediss:// node, which reads the same
+   in every build, or cfg.tls): never spoken to in plain text. */
+static void test_tls_not_built(void)
+{
+    redlock_socket_config cfg;
+    redlock_socket s;
+    void *mem = NULL;
+    char err[128];
+    redlock_socket_config_init(&cfg);
+    CHECK_EQ(redlock_parse_nodes(cfg.node, &cfg.node_count, "127.0.0.1:7000,rediss://127.0.0.1:7001", &mem, err,
+                                 sizeof err), 0);
+    CHECK_EQ(cfg.node[1].tls.enable, 1);
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_NO_TLS);
+    cfg.node[1].tls.enable = 0;
+    cfg.tls.enable = 1;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_NO_TLS);
+    cfg.tls.enable = 0;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK); /* the control */
+    redlock_socket_deinit(&s);
+    redlock_free_nodes(mem);
+    CHECK(strcmp(redlock_strerror(REDLOCK_ERR_NO_TLS), "unknown status") != 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1295,6 +1319,7 @@ int main(void)
     RUN(test_foreign_fd_reopened);
     RUN(test_foreign_stray_readiness);
     RUN(test_api_guards);
+    RUN(test_tls_not_built);
     RUN(test_deinit_inside_blocking_call);
     return CHECK_EXIT();
 }
