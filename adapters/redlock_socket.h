@@ -449,6 +449,9 @@ REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int
 REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
+/* Commands in flight on one node (0 for a bad node): e.g. to stop waiting
+   for a node known not to answer. */
+REDLOCK_SOCKET_API int redlock_socket_node_pending(const redlock_socket *s, int node);
 /* Heap bytes held by the adapter (buffers, queues, parsers). */
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
 
@@ -2192,6 +2195,12 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
     for (i = 0; i < s->_cfg.node_count; i++) n += (int)s->_nodes[i].q_count;
     redlock__sock_leave(s, entered, 0);
     return n;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_node_pending(const redlock_socket *s, int node)
+{
+    if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
+    return (int)s->_nodes[node].q_count;
 }
 
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)

@@ -26,7 +26,11 @@
      refused connection, AUTH or SELECT the tool asks the node once more
      (probe()), since the adapter keeps only a status; for an error reply
      to the lock command, with a twin of that command that cannot take
-     effect (twin_of()). While run holds the lock, a node that stops or
+     effect (twin_of()). A TLS node that timed out and a plain node whose
+     connection was lost are asked in the other protocol (port_mismatch():
+     to the adapter a port of the other kind looks like a failing
+     network); such ports, like refusals, end an acquire at once when they
+     leave too few nodes for a quorum (attempt_mismatched()). While run holds the lock, a node that stops or
      starts holding it again is reported once per change (hold_changes()).
    * tokens carry a label (redlock_lock_opts.label, "host:pid:" by
      default) that inspect shows as the holder.
@@ -196,6 +200,7 @@ typedef struct nfail {
     int kind;          /* WHY_*, valid once why[0] */
     int closed_silent; /* the probe's connection was closed before any answer */
     int plain_answer;  /* a TLS node's port answered the probe's plain-text PING */
+    int tls_answer;    /* a plain node's port answered the probe's TLS hello in TLS */
     char why[224];
 } nfail;
 
@@ -219,6 +224,9 @@ typedef struct app {
        answers the cleanup round that follows (its status: 0, it is up) */
     int after[REDLOCK_MAX_NODES], after_status[REDLOCK_MAX_NODES];
     int fail_fast; /* the failed nodes leave too few for a quorum: stop waiting */
+    /* a failed attempt's node statuses, for port_mismatch() outside the
+       core's callbacks; and its verdicts (1 mismatch, -1 none), once a run */
+    int retry_pending, retry_status[REDLOCK_MAX_NODES], mismatch[REDLOCK_MAX_NODES];
     int acquired, late, summary_done; /* the acquire round after its quorum */
     int64_t acquired_at;
     redlock_event acq_ev;
@@ -363,8 +371,8 @@ static void step(app *a, int64_t until)
 static int hard_error(int st)
 {
     return st == REDLOCK_ERR_CONNECT || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT ||
-           st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER || st == REDLOCK_ERR_NOPERM ||
-           st == REDLOCK_ERR_EVICTING;
+           st == REDLOCK_ERR_TLS || st == REDLOCK_ERR_PROTOCOL || st == REDLOCK_ERR_SERVER ||
+           st == REDLOCK_ERR_NOPERM || st == REDLOCK_ERR_EVICTING;
 }
 
 /* Coarse words from a status alone (verbose lines, before any probe). */
@@ -639,22 +647,49 @@ static void probe_plain(nfail *f, int fd, int64_t until)
     if (poll(&pf, 1, ms_left(until)) > 0 && recv(fd, &c, 1, 0) == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
 }
 
-/* For a message only: asks a failed node again what is wrong, on a socket
-   of its own and bounded by a->probe_until: resolves its name, connects,
-   sends AUTH / SELECT / PING and keeps the first error (the server's own
-   words). Never touches a key. When it finds nothing more precise, the
-   words already in f->why stay. */
-static void probe(app *a, int i)
+#ifdef REDLOCK_SOCKET_TLS
+/* A plain-text node whose connection was lost: does its port speak TLS?
+   The first step of a handshake (no certificate checked: only the answer
+   counts) answered with a TLS record, a server's hello or an alert, says
+   so (a TLS port resets plain text without a word). */
+static void probe_tls(nfail *f, int fd, int64_t until)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+    struct pollfd pf;
+    unsigned char c;
+    int r, e;
+    ERR_clear_error();
+    if (ssl && SSL_set_fd(ssl, fd) == 1) {
+        r = SSL_connect(ssl); /* non-blocking: the hello goes out, the answer may be in already */
+        e = SSL_get_error(ssl, r);
+        pf.fd = fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (r == 1 || (e == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_last_error()) >= SSL_AD_REASON_OFFSET))
+            f->tls_answer = 1; /* a handshake done, or the server's alert */
+        else if (e == SSL_ERROR_WANT_READ && poll(&pf, 1, ms_left(until)) > 0 && recv(fd, &c, 1, MSG_PEEK) == 1 &&
+                 (c == 0x15 || c == 0x16))
+            f->tls_answer = 1; /* a TLS record: handshake or alert */
+    }
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    ERR_clear_error();
+}
+#endif
+
+/* A socket connected to node i, for probe(), bounded by a->probe_until;
+   -1 when it cannot connect (f->why then says why). */
+static int probe_open(app *a, int i, nfail *f)
 {
     const redlock_node *t = &a->o->net.node[i];
-    nfail *f = &a->nf[i];
     int fd = -1, err = 0, timed_out = 0;
     int64_t until = a->probe_until;
     if (t->unix_path) {
         struct sockaddr_un su;
         memset(&su, 0, sizeof su);
         su.sun_family = AF_UNIX;
-        if (strlen(t->unix_path) >= sizeof su.sun_path) return;
+        if (strlen(t->unix_path) >= sizeof su.sun_path) return -1;
         memcpy(su.sun_path, t->unix_path, strlen(t->unix_path) + 1);
         fd = probe_connect(AF_UNIX, (const struct sockaddr *)&su, (socklen_t)sizeof su, until, &err, &timed_out);
     } else {
@@ -668,7 +703,7 @@ static void probe(app *a, int i)
         rc = getaddrinfo(t->host, port, &hints, &res);
         if (rc != 0 || !res) {
             set_why(f, WHY_RESOLVE, "name does not resolve (%s)", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
-            return;
+            return -1;
         }
         for (ai = res; ai && fd < 0 && !timed_out; ai = ai->ai_next)
             if (ai->ai_family == AF_INET || ai->ai_family == AF_INET6)
@@ -680,16 +715,37 @@ static void probe(app *a, int i)
         else if (err == ECONNREFUSED) set_why(f, WHY_REFUSED, "connection refused");
         else if (err == ENOENT && t->unix_path) set_why(f, WHY_REFUSED, "no such socket");
         else set_why(f, WHY_CONNECT, "cannot connect: %s", strerror(err));
-        return;
     }
+    return fd;
+}
+
+/* For a message only: asks a failed node again what is wrong, on a socket
+   of its own and bounded by a->probe_until: resolves its name, connects,
+   sends AUTH / SELECT / PING and keeps the first error (the server's own
+   words); a TLS node's port is asked in plain text, and a plain node's
+   port that closes without a word is asked in TLS (port_mismatch()).
+   Never touches a key. Its findings go to f (node i's nfail, or a
+   scratch one): when it finds nothing more precise, the words already in
+   f->why stay. */
+static void probe(app *a, int i, nfail *f)
+{
+    const redlock_node *t = &a->o->net.node[i];
+    int fd = probe_open(a, i, f);
+    if (fd < 0) return;
     if (!t->tls.enable && !a->o->net.tls.enable) { /* plain text only */
         twin_cmd twin;
         twin_of(a, i, &twin);
-        probe_talk(t, f, fd, until, f->status == REDLOCK_ERR_SERVER ? &twin : NULL);
+        probe_talk(t, f, fd, a->probe_until, f->status == REDLOCK_ERR_SERVER ? &twin : NULL);
+#ifdef REDLOCK_SOCKET_TLS
+        if (f->closed_silent) { /* a TLS port? ask it in TLS, on a socket of its own */
+            close(fd);
+            if ((fd = probe_open(a, i, f)) >= 0) probe_tls(f, fd, a->probe_until);
+        }
+#endif
     } else {
-        probe_plain(f, fd, until);
+        probe_plain(f, fd, a->probe_until);
     }
-    close(fd);
+    if (fd >= 0) close(fd);
 }
 
 static int tls_node(const app *a, int i)
@@ -709,11 +765,44 @@ static const char *tls_hint(const char *text)
     if (has_text(text, "certificate required") || has_text(text, "alert handshake failure"))
         return " (the server asks for a client certificate: --tls-cert FILE --tls-key FILE)";
     if (has_text(text, "wrong version number") || has_text(text, "packet length too long") ||
-        has_text(text, "no answer within the connect timeout") || has_text(text, "record layer failure") ||
-        has_text(text, "unexpected eof"))
+        has_text(text, "record layer failure"))
         return " (is this port TLS? a plain-text port is a redis:// node)";
     return "";
 }
+
+/* The probes' budget: one connect timeout from the first probe of a
+   message (or of a failed attempt's check). */
+static void probe_budget(app *a)
+{
+    if (a->probe_until < redlock_socket_now_us())
+        a->probe_until = redlock_socket_now_us() + TOOL_CONNECT_TIMEOUT_MS * 1000;
+}
+
+/* Does node i's port speak the other protocol than the one asked of it:
+   TLS asked of a plain-text port (which answers a handshake with
+   silence) or plain text sent to a TLS port (which resets it)? To the
+   adapter both look like a network failing (adapters/redlock_tls.h); a
+   probe of the port tells, once a run, for a failure that looks so (st:
+   a TLS node that timed out or could not connect, a plain node whose
+   connection was lost). Only the port's own answer counts: RESP to a
+   plain-text PING, a TLS record to a hello. */
+static int port_mismatch(app *a, int i, int st)
+{
+    int tls = tls_node(a, i);
+    nfail probed;
+    if (a->mismatch[i]) return a->mismatch[i] > 0;
+    if (tls ? st != REDLOCK_ERR_NODE_TIMEOUT && st != REDLOCK_ERR_CONNECT : st != REDLOCK_ERR_TRANSPORT) return 0;
+    memset(&probed, 0, sizeof probed);
+    probed.status = st;
+    probe_budget(a);
+    probe(a, i, &probed);
+    a->mismatch[i] = (tls ? probed.plain_answer : probed.tls_answer) ? 1 : -1;
+    return a->mismatch[i] > 0;
+}
+
+#define WORDS_PLAIN_PORT "the port answers in plain text, not TLS: is this port TLS? (a plain-text port is a " \
+                         "redis:// node: no rediss://, no --tls)"
+#define WORDS_TLS_PORT "the port speaks TLS, not plain text: is this port TLS? (then rediss:// or --tls)"
 
 /* The words for node i's failure (probing it at most once), e.g.
    "authentication refused: WRONGPASS invalid username-password pair ...". */
@@ -722,37 +811,48 @@ static const char *why_node(app *a, int i)
     nfail *f = &a->nf[i];
     char b[24];
     if (f->why[0]) return f->why;
-    if (a->probe_until < redlock_socket_now_us()) /* one budget for all the nodes of a message */
-        a->probe_until = redlock_socket_now_us() + TOOL_CONNECT_TIMEOUT_MS * 1000;
+    probe_budget(a); /* one budget for all the nodes of a message */
     switch (f->status) {
-    case REDLOCK_ERR_NODE_TIMEOUT:
-        set_why(f, WHY_TIMEOUT, "timed out (no answer within %s)", dur(b, sizeof b, a->words_timeout_ms * 1000));
-        if (tls_node(a, i)) { /* a TLS handshake with a plain-text port waits for nothing */
-            probe(a, i);
-            if (f->plain_answer)
-                set_why(f, WHY_TLS, "timed out: the port answers in plain text, not TLS: is it a redis:// node? "
-                                    "(then no rediss://, no --tls)");
-        }
+    case REDLOCK_ERR_NODE_TIMEOUT: /* a TLS handshake with a plain-text port waits for nothing */
+        if (port_mismatch(a, i, f->status)) set_why(f, WHY_TLS, "timed out: " WORDS_PLAIN_PORT);
+        else set_why(f, WHY_TIMEOUT, "timed out (no answer within %s)", dur(b, sizeof b, a->words_timeout_ms * 1000));
         break;
-    case REDLOCK_ERR_TRANSPORT:
+    case REDLOCK_ERR_TRANSPORT: /* plain text to a TLS port: reset without a word */
         set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
-        if (!tls_node(a, i)) { /* plain text to a TLS port: reset without a word */
-            probe(a, i);
+        if (port_mismatch(a, i, f->status)) {
+            set_why(f, WHY_TLS, "connection lost: " WORDS_TLS_PORT);
+        } else if (!tls_node(a, i)) {
+            probe(a, i, f);
+#ifndef REDLOCK_SOCKET_TLS /* no TLS to ask the port in: its silence is the hint */
             if (f->closed_silent)
-                set_why(f, WHY_TLS, "connection lost: the node closes the connection without an answer: is it a TLS "
-                                    "port? (then rediss:// or --tls)");
-            else if (f->kind == WHY_CONNECT || f->kind == WHY_TIMEOUT)
+                set_why(f, WHY_TLS, "connection lost: the node closes the connection without an answer: is this port "
+                                    "TLS? (then rediss:// or --tls, in a build with TLS)");
+            else
+#endif
+            if (f->kind == WHY_CONNECT || f->kind == WHY_TIMEOUT)
                 set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
         }
         break;
     case REDLOCK_ERR_PROTOCOL: set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)"); break;
     case REDLOCK_ERR_CONNECT:
+        if (tls_node(a, i) && port_mismatch(a, i, f->status)) {
+            set_why(f, WHY_TLS, "TLS handshake unanswered: " WORDS_PLAIN_PORT);
+            break;
+        }
+        if (tls_node(a, i) && a->s_up) { /* the adapter's words: "TLS handshake: no answer ..." */
+            char text[160];
+            redlock_socket_node_status(&a->s, i, text, sizeof text);
+            if (has_text(text, "TLS handshake")) {
+                set_why(f, WHY_TIMEOUT, "%s", text);
+                break;
+            }
+        }
         if (f->conn_timeout) {
             set_why(f, WHY_TIMEOUT, "connect timed out after %s", dur(b, sizeof b, TOOL_CONNECT_TIMEOUT_MS * 1000));
             break;
         }
         set_why(f, WHY_CONNECT, "cannot connect");
-        probe(a, i);
+        probe(a, i, f);
         break;
     case REDLOCK_ERR_TLS: { /* the adapter's words: what OpenSSL said */
         char text[160];
@@ -763,11 +863,11 @@ static const char *why_node(app *a, int i)
     }
     case REDLOCK_ERR_AUTH:
         set_why(f, WHY_AUTH, "authentication refused");
-        probe(a, i);
+        probe(a, i, f);
         break;
     case REDLOCK_ERR_SELECT:
         set_why(f, WHY_SELECT, "SELECT refused");
-        probe(a, i);
+        probe(a, i, f);
         break;
     case REDLOCK_ERR_NOPERM: /* which of the two keys, the server does not say */
         if (a->o->fence)
@@ -787,7 +887,7 @@ static const char *why_node(app *a, int i)
             break;
         }
         set_why(f, WHY_REPLY, "error reply to the lock command");
-        probe(a, i);
+        probe(a, i, f);
         break;
     case REDLOCK_ERR_EVICTING: {
         char policy[24];
@@ -892,6 +992,25 @@ static void on_result(redlock_lock *lk, const redlock_result *r)
    stop waiting at once (the wait is for the lock, not for the nodes).
    Returns 0, or 1 when the attempt's failed nodes leave too few for a
    quorum. */
+/* After a failed attempt (its nodes' statuses in a->retry_status, taken
+   in the core's callback, probed here outside it): do the nodes that
+   failed for good, with those whose port speaks the other protocol
+   (port_mismatch: TLS asked of a plain-text port, plain text of a TLS
+   one), leave too few for a quorum? Probes only when that can decide. */
+static int attempt_mismatched(app *a)
+{
+    int i, bad = 0, suspect = 0;
+    for (i = 0; i < a->n; i++) {
+        int st = a->retry_status[i];
+        if (st && hard_error(st)) bad++;
+        else if (st && a->mismatch[i] >= 0) suspect++;
+    }
+    if (a->n - bad - suspect >= a->quorum) return 0;
+    for (i = 0; i < a->n; i++)
+        if (a->retry_status[i] && !hard_error(a->retry_status[i]) && port_mismatch(a, i, a->retry_status[i])) bad++;
+    return a->n - bad < a->quorum;
+}
+
 static int attempt_hopeless(const app *a, int include_transient)
 {
     int i, bad = 0;
@@ -1045,12 +1164,16 @@ static void on_event(void *user, const redlock_event *ev)
         a->acquired_at = now;
         a->acq_ev = *ev;
         break;
-    case REDLOCK_EV_RETRY:
+    case REDLOCK_EV_RETRY: {
+        int i;
         if (!a->fail_fast) a->fail_fast = attempt_hopeless(a, 0);
+        for (i = 0; i < a->n; i++) a->retry_status[i] = a->voted[i] ? a->nf[i].status : 0;
+        a->retry_pending = 1; /* acquire_lock() looks for ports of the other protocol */
         if (!a->fail_fast)
             INFO("'%s' not acquired (%s, %d/%d votes); retrying in %s", a->o->name, redlock_strerror(ev->status),
                  ev->votes, a->n, dur(b1, sizeof b1, ev->delay_us));
         break;
+    }
     case REDLOCK_EV_RENEWED:
         if (a->vote_op != REDLOCK_OP_EXTEND) INFO("renewed '%s': valid for %s", a->o->name, dur(b1, sizeof b1, ev->validity_us));
         renewal_decided(a, ev, now);
@@ -1371,14 +1494,14 @@ static int open_socket(app *a, int raw)
         cfg.core.retry_jitter_ms = a->o->retry_delay_ms / 2 ? a->o->retry_delay_ms / 2 : -1;
     }
     rc = redlock_socket_init(&a->s, &cfg);
+    if (rc == REDLOCK_ERR_NO_TLS) {
+        ERR("this build has no TLS: rediss:// and --tls need redlock built with REDLOCK_SOCKET_TLS and OpenSSL "
+            "(make build/redlock)");
+        return TOOL_EXIT_AUTH;
+    }
     if (rc == REDLOCK_ERR_TLS) {
-#ifdef REDLOCK_SOCKET_TLS
         ERR("cannot load the TLS files: a CA (--tls-ca), certificate (--tls-cert) or key (--tls-key) "
             "is not valid PEM, or the key does not match the certificate");
-#else
-        ERR("this build has no TLS (built without REDLOCK_SOCKET_TLS and OpenSSL): rediss:// and --tls need a "
-            "build with it (make build/redlock)");
-#endif
         return TOOL_EXIT_AUTH;
     }
     if (rc != REDLOCK_OK) {
@@ -1402,12 +1525,21 @@ static int open_socket(app *a, int raw)
    Runs while the lock has a round running (redlock_lock_pending()) or the
    adapter has commands unanswered, for at most one node timeout: the core
    ends any round by then (its deadline is one node timeout from its start,
-   which is already past). */
+   which is already past). A node whose port speaks the other protocol
+   (port_mismatch()) will answer nothing: its commands are not waited for. */
+static int owed(const app *a)
+{
+    int i, n = 0;
+    for (i = 0; i < a->n; i++)
+        if (a->mismatch[i] <= 0) n += redlock_socket_node_pending(&a->s, i);
+    return n;
+}
+
 static void linger(app *a)
 {
     int64_t until = redlock_socket_now_us() + (a->o->node_timeout_ms + 50) * 1000;
     while (redlock_socket_now_us() < until) {
-        if (!(a->lock_up && redlock_lock_pending(&a->lock)) && redlock_socket_pending(&a->s) == 0) break;
+        if (!(a->lock_up && redlock_lock_pending(&a->lock)) && owed(a) == 0) break;
         step(a, until);
     }
 }
@@ -1490,6 +1622,10 @@ static int acquire_lock(app *a, int watchdog)
     safety = start + (a->o->wait_ms + 3 * a->o->ttl_ms + 30000) * 1000;
     while (!a->acq_done) {
         step(a, safety);
+        if (a->retry_pending && !a->acq_done) { /* a failed attempt: a port of the other protocol? */
+            a->retry_pending = 0;
+            if (!a->fail_fast) a->fail_fast = attempt_mismatched(a);
+        }
         if (!cancelled && (a->fail_fast || a->abort_sig)) {
             cancelled = 1;
             release_and_wait(a, 0); /* cancels the attempt, undoes any partial SET */
@@ -1508,7 +1644,8 @@ static int acquire_lock(app *a, int watchdog)
         char what[80];
         for (i = 0; i < a->n; i++) failed[i] = a->voted[i] && a->nf[i].status;
         snprintf(what, sizeof what, "'%.40s' not acquired", a->o->name);
-        if (a->fail_fast || st == REDLOCK_ERR_CONFIG || (st != REDLOCK_ERR_CANCELLED && attempt_hopeless(a, 1)))
+        if (a->fail_fast || st == REDLOCK_ERR_CONFIG || st == REDLOCK_ERR_TLS ||
+            (st != REDLOCK_ERR_CANCELLED && attempt_hopeless(a, 1)))
             return report_failed(a, failed, what);
         switch (st) {
         case REDLOCK_ERR_LOCKED:
@@ -2407,9 +2544,10 @@ static const help_line help_exit[] = {
     { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },
     { H_ALL | H_TOP, "  78     a node refused the configuration: AUTH (wrong or missing password,\n"
                      "         unknown ACL user), SELECT (no such database), TLS (certificate\n"
-                     "         refused, name mismatch, client certificate required), an ACL\n"
-                     "         that denies the user NAME (or redlock:fence:NAME with --fence)\n"
-                     "         or the lock command, or scripts refused where the lock needs them\n" },
+                     "         refused, name mismatch, client certificate required, a port of\n"
+                     "         the other kind, no TLS in this build), an ACL that denies the\n"
+                     "         user NAME (or redlock:fence:NAME with --fence) or the lock\n"
+                     "         command, or scripts refused where the lock needs them\n" },
     { H_RUN | H_ACQ | H_TOP, "         run/acquire: or too many nodes may evict keys for a lock that\n"
                              "         refuses them (--fence, --evicting refuse)\n" },
     { H_RUN | H_TOP, "  126    run: COMMAND could not be executed\n"

@@ -1267,6 +1267,8 @@ static void test_tls_not_built(void)
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_NO_TLS);
     cfg.tls.enable = 0;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK); /* the control */
+    CHECK_EQ(redlock_socket_node_pending(&s, 1), 0);
+    CHECK_EQ(redlock_socket_node_pending(&s, 2), 0); /* no such node */
     redlock_socket_deinit(&s);
     redlock_free_nodes(mem);
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_NO_TLS), "unknown status") != 0);

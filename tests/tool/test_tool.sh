@@ -48,6 +48,16 @@ nok() {
 # rl ARGS... : runs the tool (bounded), stdout in $T/out, stderr in $T/err, status in RC
 rl() { timeout -k 2 30 "$BIN" "$@" >"$T/out" 2>"$T/err"; RC=$?; }
 now_ms() { date +%s%3N; }
+# fast78 NAME PATTERN ARGS... : a mistake that no wait cures: status 78
+# within a second (ARGS ask to wait 30 s), and a line of stderr matches
+# PATTERN (grep -E), naming the fix
+fast78() {
+  local name=$1 pat=$2 t0 t1; shift 2
+  t0=$(now_ms); rl "$@"; t1=$(now_ms)
+  if [ "$RC" -eq 78 ] && [ $((t1 - t0)) -lt 1000 ] && grep -qE "$pat" "$T/err"; then
+    ok "$name: 78 in $((t1 - t0)) ms under -w 30s, naming the fix"
+  else nok "$name" "status $RC after $((t1 - t0)) ms (want 78 within 1000 ms), stderr: $(tr '\n' '|' <"$T/err")"; fi
+}
 json_ok() { # python expression on d, the JSON object in $T/out (no python3: only the line count is checked)
   command -v python3 >/dev/null || return 0
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(' '.join(sys.argv[2].split())) else 1)" "$T/out" "$1"
@@ -143,15 +153,16 @@ usage "--shared with --exclusive" -n 127.0.0.1:6379 run -s -x rwk -- true
 grep -q "'--shared' and '--exclusive' do not go together" "$T/err" && ok "usage: -s -x says they do not go together" ||
   nok "usage: -s -x says they do not go together" "$(cat "$T/err")"
 
-# a build without TLS (NOTLS_BIN, from the Makefile) says so for --tls
-# and for a rediss:// node (which the node parser takes: TLS is the
-# adapter's business), before any connection
+# a build without TLS (NOTLS_BIN, from the Makefile) says so for --tls and
+# for rediss://, at once whatever --wait says
 if [ -n "${NOTLS_BIN:-}" ]; then
   for how in "-n 127.0.0.1:6379 --tls" "-n rediss://127.0.0.1:6379"; do
     # shellcheck disable=SC2086 # the options, word by word
-    timeout -k 2 30 "$NOTLS_BIN" $how --no-wait acquire x >"$T/out" 2>"$T/err"; RC=$?
-    [ "$RC" -eq 78 ] && grep -q "^redlock: this build has no TLS (built without REDLOCK_SOCKET_TLS and OpenSSL)" "$T/err" &&
-      ok "a build without TLS: $how gives 78, 'this build has no TLS'" || nok "a build without TLS says so for $how" "status $RC"
+    t0=$(now_ms); timeout -k 2 30 "$NOTLS_BIN" $how -w 30s acquire x >"$T/out" 2>"$T/err"; RC=$?; t1=$(now_ms)
+    [ "$RC" -eq 78 ] && [ $((t1 - t0)) -lt 1000 ] &&
+      grep -qx "redlock: this build has no TLS: rediss:// and --tls need redlock built with REDLOCK_SOCKET_TLS and OpenSSL (make build/redlock)" "$T/err" &&
+      ok "a build without TLS ($how, -w 30s): 78 in $((t1 - t0)) ms, 'this build has no TLS: ...'" ||
+      nok "a build without TLS says so ($how)" "status $RC after $((t1 - t0)) ms"
   done
 fi
 
@@ -989,20 +1000,17 @@ if [ "$TLS_OK" = 1 ]; then
   expect "tls: 3 TLS nodes: contended while held" 75 -n "$TLS3" --tls-ca "$CA" --no-wait acquire tl3
   [ "$held" -eq 3 ] && ok "tls: acquire on 3 TLS nodes: all 3 hold the token" || nok "tls: acquire on 3 TLS nodes" "held on $held"
   expect "tls: release on 3 TLS nodes" 0 -n "$TLS3" --tls-ca "$CA" release tl3 "$TOKEN"
-  rl -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" --no-wait acquire tl
-  [ "$RC" -eq 78 ] && grep -q "^redlock: node rediss://127.0.0.1:$TP: TLS handshake: certificate refused: " "$T/err" &&
-    grep -q "(trust the CA that signed it: --tls-ca FILE)$" "$T/err" &&
-    ok "tls: an unknown CA gives 78, says the certificate was refused and names --tls-ca" || nok "tls: unknown CA" "status $RC"
-  rl -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-server-name redis.example -w 1s acquire tl
-  [ "$RC" -eq 78 ] && grep -q "certificate refused: hostname mismatch (the certificate is for another name: --tls-server-name NAME)" "$T/err" &&
-    ok "tls: a wrong --tls-server-name gives 78, 'hostname mismatch', names --tls-server-name" || nok "tls: wrong server name" "status $RC"
+  # TLS mistakes: each fails at once (no retry cures it) and says what to change
+  fast78 "tls: an unknown CA" "^redlock: node rediss://127.0.0.1:$TP: TLS handshake: certificate refused: .*\(trust the CA that signed it: --tls-ca FILE\)$" \
+    -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" -w 30s acquire tl
+  fast78 "tls: an unknown CA on 3 TLS nodes (run)" "^redlock: node rediss://127.0.0.1:$T3: .*--tls-ca FILE\)$" \
+    -n "$TLS3" --tls-ca "$T/tls/other-ca.crt" -w 30s run tl -- true
+  fast78 "tls: a wrong --tls-server-name" "^redlock: node rediss://127.0.0.1:$TP: TLS handshake: certificate refused: hostname mismatch \(the certificate is for another name: --tls-server-name NAME\)$" \
+    -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-server-name redis.example -w 30s acquire tl
   expect "tls: --tls-insecure-skip-verify accepts an unknown CA" 0 -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" \
     --tls-insecure-skip-verify run tl -- true
-  rl -n "rediss://127.0.0.1:$TQ" --tls-ca "$CA" --no-wait acquire tl
-  if { [ "$RC" -eq 78 ] && grep -q "TLS read: .*certificate required (the server asks for a client certificate: --tls-cert FILE --tls-key FILE)" "$T/err"; } ||
-     { [ "$RC" -eq 69 ] && grep -q "connection lost" "$T/err"; }; then
-    ok "tls: no client certificate where one is required: refused ($RC)"
-  else nok "tls: no client certificate" "status $RC"; fi
+  fast78 "tls: no client certificate where one is required" "^redlock: node rediss://127.0.0.1:$TQ: TLS .*certificate required \(the server asks for a client certificate: --tls-cert FILE --tls-key FILE\)$" \
+    -n "rediss://127.0.0.1:$TQ" --tls-ca "$CA" -w 30s acquire tl
   expect "tls: --tls-cert / --tls-key where required" 0 -n "rediss://127.0.0.1:$TQ" --tls-ca "$CA" \
     --tls-cert "$T/tls/client.crt" --tls-key "$T/tls/client.key" run tl -- true
   rl -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" --tls-cert "$T/tls/client.crt" --tls-key "$T/tls/server.key" acquire tl
@@ -1010,18 +1018,20 @@ if [ "$TLS_OK" = 1 ]; then
     ok "tls: a key that does not match the certificate: 78, says so" || nok "tls: mismatched key" "status $RC"
   "$FAKE" 20 "$T/fake-tls.port" &
   wait_file "$T/fake-tls.port"; FT=$(cat "$T/fake-tls.port")
-  t0=$(now_ms); rl -n "rediss://127.0.0.1:$FT" --tls-ca "$CA" --no-wait acquire tl; t1=$(now_ms)
-  [ "$RC" -eq 78 ] && grep -q "^redlock: node rediss://127.0.0.1:$FT: TLS handshake: .*(is this port TLS? a plain-text port is a redis:// node)$" "$T/err" &&
-    [ $((t1 - t0)) -lt 5000 ] && ok "tls: a server that answers the handshake in plain text: 78, the TLS words, 'is this port TLS?' ($((t1 - t0)) ms)" ||
-    nok "tls: server breaking the handshake" "status $RC after $((t1 - t0)) ms"
-  t0=$(now_ms); rl -n "rediss://127.0.0.1:$PLAINP" --tls-ca "$CA" --no-wait acquire tl; t1=$(now_ms)
-  [ "$RC" -eq 78 ] && [ $((t1 - t0)) -lt 5000 ] &&
-    grep -q "^redlock: node rediss://127.0.0.1:$PLAINP: .*plain.text.*redis://" "$T/err" &&
-    ok "tls: a plain-text Redis port behind rediss://: 78 in bounded time, says it answers in plain text ($((t1 - t0)) ms)" ||
-    nok "tls: plain-text port" "status $RC after $((t1 - t0)) ms"
-  rl -n "127.0.0.1:$TP" --no-wait acquire tl
-  [ "$RC" -eq 78 ] && grep -qx "redlock: node 127.0.0.1:$TP: connection lost: the node closes the connection without an answer: is it a TLS port? (then rediss:// or --tls)" "$T/err" &&
-    ok "tls: plain text to a TLS port: 78, asks whether it is a TLS port" || nok "tls: plain text to a TLS port" "status $RC"
+  fast78 "tls: a server that answers the handshake in plain text" "^redlock: node rediss://127.0.0.1:$FT: TLS handshake: .*\(is this port TLS\? a plain-text port is a redis:// node\)$" \
+    -n "rediss://127.0.0.1:$FT" --tls-ca "$CA" -w 30s acquire tl
+  # a plain-text Redis is silent to a handshake, a TLS port resets plain
+  # text: the tool asks the port in the other protocol
+  fast78 "tls: a plain-text Redis port behind rediss://" "^redlock: node rediss://127.0.0.1:$PLAINP: timed out: the port answers in plain text, not TLS: is this port TLS\? \(a plain-text port is a redis:// node: no rediss://, no --tls\)$" \
+    -n "rediss://127.0.0.1:$PLAINP" --tls-ca "$CA" -w 30s acquire tl
+  fast78 "tls: --tls on a plain-text Redis port (run)" "^redlock: node 127.0.0.1:$PLAINP: .*is this port TLS\?" \
+    -n "127.0.0.1:$PLAINP" --tls --tls-ca "$CA" -w 30s run tl -- true
+  fast78 "tls: plain text to a TLS port" "^redlock: node 127.0.0.1:$TP: connection lost: the port speaks TLS, not plain text: is this port TLS\? \(then rediss:// or --tls\)$" \
+    -n "127.0.0.1:$TP" -w 30s acquire tl
+  fast78 "tls: plain text to 2 TLS ports of 3 (run)" "^redlock: node 127.0.0.1:$T2: connection lost: the port speaks TLS" \
+    -n "127.0.0.1:$TP,127.0.0.1:$T2,127.0.0.1:$PLAINP" -w 30s run tl -- true
+  grep -q "^redlock: 'tl' not acquired: 2 of 3 nodes failed, a quorum needs 2$" "$T/err" &&
+    ok "tls: plain text to 2 TLS ports of 3: the summary counts 2 failed" || nok "tls: 2 of 3 summary" "$(cat "$T/err")"
   if [ -n "$VALGRIND" ]; then
     timeout -k 2 60 $VALGRIND "$BIN" -n "rediss://127.0.0.1:$TP" --tls-ca "$CA" run -t 1s tlv -- true >"$T/out" 2>"$T/err"; a=$?
     timeout -k 2 60 $VALGRIND "$BIN" -n "rediss://127.0.0.1:$TP" --tls-ca "$T/tls/other-ca.crt" --no-wait acquire tlv >"$T/out" 2>"$T/err"; b=$?
