@@ -2858,10 +2858,12 @@ static void it_tls_refused(int kind)
             CHECK_EQ(rc, REDLOCK_ERR_TLS);
             CHECK_EQ(r.status, REDLOCK_ERR_TLS);
             /* TLS 1.3 without the client certificate: the server judges the
-               client after the handshake, then alerts and closes; a reset
-               can overtake the alert (a retry then hears it) */
+               client after the handshake, then alerts and closes; closed
+               with our commands unread, it may reset before the alert
+               leaves (hiredis's pipelined first commands lose that race
+               often): a later attempt hears it */
             if (kind != IT_TLS_NO_CLIENT_CERT) CHECK_EQ(r.attempts, 1);
-            CHECK(took < (kind == IT_TLS_NO_CLIENT_CERT ? 2000 : 1000)); /* not the 30 s wait, not 50 retries */
+            CHECK(took < (kind == IT_TLS_NO_CLIENT_CERT ? 5000 : 1000)); /* not the 30 s wait, not 50 retries */
             CHECK_EQ(st, REDLOCK_ERR_TLS);
         } else {
             CHECK(rc != REDLOCK_OK && rc != REDLOCK_ERR_TLS);
