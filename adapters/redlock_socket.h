@@ -135,7 +135,7 @@
        redlock_free_nodes(mem);                 // ... so they may go now
    init takes a host that starts with '/' as a Unix socket path, and a
    password "" as none (no AUTH), as the hiredis adapters do. A rediss://
-   node without REDLOCK_SOCKET_TLS is refused by init (REDLOCK_ERR_TLS).
+   node without REDLOCK_SOCKET_TLS is refused by init (REDLOCK_ERR_NO_TLS).
 
    GUARANTEES: the same for every adapter, listed in adapters/README.md
    and tested by tests/shared/integration.h.
