@@ -203,7 +203,6 @@ typedef struct redlock__hiredis_conn {
     int64_t connect_deadline; /* the TCP connect and the TLS handshake */
     int auth_failed;
     int64_t retry_at;      /* no reconnect before this */
-    int64_t ready_us;      /* when first seen connected, handshake done (0: not yet): command timeouts start there */
     int status;            /* last failure, 0 if none */
     char errstr[128];
     redlock__hiredis_endpoint ep; /* where, and how to log in */
@@ -431,7 +430,6 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     cn->auth_failed = 0;
     cn->q.head = cn->q.count = cn->unsent = 0;
     cn->connecting = 1;
-    cn->ready_us = 0;
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
     {
         const char *argv[3];
@@ -784,9 +782,8 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
             ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
             if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
                 if (cn->connect_deadline < until) until = cn->connect_deadline;
-            } else if (cn->q.count > 0 && cn->ready_us &&
-                       redlock__hiredis_waiting_since(&cn->q, cn->ready_us) + cmd_us < until) {
-                until = redlock__hiredis_waiting_since(&cn->q, cn->ready_us) + cmd_us;
+            } else if (cn->q.count > 0 && cn->q.e[cn->q.head].sent_us + cmd_us < until) {
+                until = cn->q.e[cn->q.head].sent_us + cmd_us;
             }
         } else if (c->_threaded && cn->retry_at < until) {
             until = cn->retry_at;
@@ -891,11 +888,9 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
         else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
-        else if (cn->ctx && !cn->connecting && !redlock__hiredis_tls_handshaking(cn->ssl)) {
-            if (!cn->ready_us) cn->ready_us = now;
-            if (cn->q.count > 0 && now - redlock__hiredis_waiting_since(&cn->q, cn->ready_us) >= cmd_us)
-                redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
-        }
+        else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
+                 now - cn->q.e[cn->q.head].sent_us >= cmd_us)
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
     if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
 }

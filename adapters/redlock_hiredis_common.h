@@ -133,18 +133,6 @@ static inline int redlock__hiredis_push(redlock__hiredis_ring *q, int kind, redl
 /* Takes back the request just appended (it could not be sent). */
 static inline void redlock__hiredis_unpush(redlock__hiredis_ring *q) { q->count--; }
 
-/* When the oldest request q owes began to wait for its answer: from its
-   write, but not before the connection was first seen ready (ready_us;
-   0: not yet). Requests queued while it connected or ran its TLS handshake
-   (AUTH, SELECT, INFO at install, and whatever the caller asked
-   meanwhile) were sent only then; a caller that did not drive the adapter
-   between opening it and its first command must not find them timed out. */
-static inline int64_t redlock__hiredis_waiting_since(const redlock__hiredis_ring *q, int64_t ready_us)
-{
-    int64_t sent = q->e[q->head].sent_us;
-    return sent > ready_us ? sent : ready_us;
-}
-
 /* Removes the oldest request; 0 if none. */
 static inline int redlock__hiredis_pop(redlock__hiredis_ring *q, redlock_tag *tag, int *kind)
 {

@@ -189,7 +189,6 @@ typedef struct redlock__libev_conn {
     redisReader *shadow;    /* counts the replies read before hiredis sees them */
     int state;
     int64_t connect_start;  /* when the connect began (the TLS handshake ends within the same timeout) */
-    int64_t ready_us;       /* when first seen connected, handshake done (0: not yet): command timeouts start there */
     void *ssl;              /* TLS: the session (hiredis owns it), or NULL */
     redlock__hiredis_ring q; /* requests in flight, in send order (full: sends fail) */
     int auth_failed;
@@ -553,7 +552,6 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     cn->ac = ac;
     cn->state = REDLOCK__LIBEV_CONNECTING;
     cn->connect_start = redlock__hiredis_now_us();
-    cn->ready_us = 0;
     cn->auth_failed = 0;
     cn->drop_status = 0;
     {
@@ -607,10 +605,8 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
             }
             busy = 1;
         }
-        if (!cn->ac || cn->state == REDLOCK__LIBEV_CONNECTING || redlock__hiredis_tls_handshaking(cn->ssl)) continue;
-        if (!cn->ready_us) cn->ready_us = now;
-        if (cn->q.count == 0) continue;
-        if (now - redlock__hiredis_waiting_since(&cn->q, cn->ready_us) >= (int64_t)c->_command_timeout_ms * 1000) {
+        if (!cn->ac || cn->q.count == 0 || redlock__hiredis_tls_handshaking(cn->ssl)) continue;
+        if (now - cn->q.e[cn->q.head].sent_us >= (int64_t)c->_command_timeout_ms * 1000) {
             redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
         } else {
             busy = 1;
