@@ -198,6 +198,7 @@ typedef struct redlock__hiredis_conn {
     redlock__hiredis_ring q; /* requests awaiting replies (a node owing more is dropped) */
     int need_flush;
     int unsent;            /* requests at the ring's tail not written yet */
+    int asked;             /* a core command was filed since the connection opened */
     int connecting;        /* non-blocking connect in progress */
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect and the TLS handshake */
@@ -416,7 +417,9 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
 /* Files a request whose room redlock__hiredis_reserve() made. */
 static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
 {
-    (void)redlock__hiredis_push(&cn->q, kind, tag); /* cannot fail: reserved */
+    /* cannot fail: reserved */
+    if (kind == REDLOCK__HIREDIS_CORE) (void)redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
+    else (void)redlock__hiredis_push(&cn->q, kind, tag);
     cn->unsent++;
 }
 
@@ -428,7 +431,7 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     cn->fd = ctx->fd;
     redlock__hiredis_bound_install(&cn->bound, ctx->reader, REDLOCK_HIREDIS_MAX_BUFFERED);
     cn->auth_failed = 0;
-    cn->q.head = cn->q.count = cn->unsent = 0;
+    cn->q.head = cn->q.count = cn->unsent = cn->asked = 0;
     cn->connecting = 1;
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
     {

@@ -130,6 +130,28 @@ static inline int redlock__hiredis_push(redlock__hiredis_ring *q, int kind, redl
     return 0;
 }
 
+/* Files core command `tag` on a connection: its first one (asked: 0 until
+   then) restarts the clock of the handshake queued when the connection
+   opened (AUTH, SELECT, INFO). Those go out with that command, so their
+   answers are due within its timeout, not counted from the opening: a
+   blocking caller may open the adapter long before its first command, with
+   a TLS handshake left unfinished until then. Once per connection. */
+static inline int redlock__hiredis_push_core(redlock__hiredis_ring *q, int *asked, redlock_tag tag)
+{
+    int rc = redlock__hiredis_push(q, REDLOCK__HIREDIS_CORE, tag);
+    if (rc == 0 && !*asked) {
+        int64_t now = redlock__hiredis_at(q, q->count - 1)->sent_us;
+        int k;
+        for (k = 0; k < q->count - 1; k++) {
+            redlock__hiredis_request *r = redlock__hiredis_at(q, k);
+            if (r->kind == REDLOCK__HIREDIS_CORE) break;
+            r->sent_us = now;
+        }
+        *asked = 1;
+    }
+    return rc;
+}
+
 /* Takes back the request just appended (it could not be sent). */
 static inline void redlock__hiredis_unpush(redlock__hiredis_ring *q) { q->count--; }
 

@@ -192,6 +192,7 @@ typedef struct redlock__libev_conn {
     void *ssl;              /* TLS: the session (hiredis owns it), or NULL */
     redlock__hiredis_ring q; /* requests in flight, in send order (full: sends fail) */
     int auth_failed;
+    int asked;              /* a core command was filed since the connection opened */
     int drop_status;        /* what owed tags are failed with */
     int status;             /* last failure, 0 if none */
     char errstr[128];
@@ -553,6 +554,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     cn->state = REDLOCK__LIBEV_CONNECTING;
     cn->connect_start = redlock__hiredis_now_us();
     cn->auth_failed = 0;
+    cn->asked = 0;
     cn->drop_status = 0;
     {
         const char *argv[3];
@@ -651,7 +653,7 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
     if (!cn->ac || c->_closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
     if (cn->auth_failed) return cn->status ? cn->status : REDLOCK_ERR_AUTH;
     {
-        int rc = redlock__hiredis_push(&cn->q, REDLOCK__HIREDIS_CORE, tag);
+        int rc = redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
         if (rc != 0) return rc; /* QUEUE_FULL or NOMEM */
     }
     if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, cmd->argc,
