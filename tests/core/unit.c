@@ -7325,6 +7325,60 @@ static void test_evict_info_parse(void) {
                                                 "maxmemory_human:2.00M\r\nmaxmemory_policy:volat"), name, sizeof name), -1);
 }
 
+/* Proves: an acquire's ttl_share_permille is the share of the TTL its
+   attempt and the drift allowance took, in thousandths, at a point where
+   a coarser or finer scale would read otherwise (488 ms + 12 ms of 1 s:
+   exactly 500). */
+static void test_acquire_ttl_share(void) {
+    setup_n(1, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    T.now += 488000;
+    ok(0);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(count_ev(REDLOCK_EV_ACQUIRED), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_ACQUIRED)->ttl_share_permille, 500);
+    teardown();
+}
+
+/* Proves: a fenced reentrant lock with a label keeps its token, owner and
+   counter apart in its key block: three holds in a row send the owner and
+   the counter's key intact, each token is the label and fresh hex digits
+   (the next token, made ahead, is not overwritten by the owner), and the
+   owner and key read back unchanged. */
+static void test_reentrant_label_layout(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    char expect[300], prev[REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN + 1] = "";
+    size_t len;
+    int k;
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.fence = 1;
+    o.reentrant = 1;
+    o.owner = "svc-label-owner";
+    o.label = "host-with-a-long-name:4242:";
+    setup_with(&cfg, &o);
+    for (k = 0; k < 3; k++) {
+        T.qn = 0;
+        redlock_acquire(&L);
+        CHECK(labelled(redlock_lock_token(&L), o.label));
+        CHECK(strcmp(prev, redlock_lock_token(&L)) != 0);
+        snprintf(expect, sizeof expect, "%ssvc-label-owner %s 1000", RFACQ_SHA, redlock_lock_token(&L));
+        CHECK_STR(T.q[0].cmd, expect);
+        num(0, 3 + k);
+        num(1, 1);
+        CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+        CHECK_EQ(redlock_lock_fence(&L), 3 + k);
+        CHECK_STR(redlock_lock_owner(&L), "svc-label-owner");
+        CHECK(memcmp(redlock_lock_key(&L, &len), "res", 3) == 0 && len == 3);
+        strcpy(prev, redlock_lock_token(&L));
+        redlock_release(&L);
+        num(2, 1);
+        CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    }
+    teardown();
+}
+
 /* Proves: what a transport says a node may evict is kept per node and
    reported once per change (EV_NODE_EVICTS: node, mode, no lock); bad
    arguments change nothing. */
@@ -7336,7 +7390,8 @@ static void test_evict_node_state(void) {
     CHECK_EQ(redlock_node_evicts(&C, 1), REDLOCK_EVICTS_ALL);
     CHECK_EQ(count_ev(REDLOCK_EV_NODE_EVICTS), 1);
     CHECK(last_ev(REDLOCK_EV_NODE_EVICTS)->node == 1 && last_ev(REDLOCK_EV_NODE_EVICTS)->mode == REDLOCK_EVICTS_ALL &&
-          last_ev(REDLOCK_EV_NODE_EVICTS)->lock == NULL);
+          last_ev(REDLOCK_EV_NODE_EVICTS)->lock == NULL && last_ev(REDLOCK_EV_NODE_EVICTS)->status == 0 &&
+          last_ev(REDLOCK_EV_NODE_EVICTS)->op == 0 && last_ev(REDLOCK_EV_NODE_EVICTS)->attempt == 0);
     CHECK_EQ(redlock_node_set_evicts(&C, 1, REDLOCK_EVICTS_ALL), REDLOCK_OK); /* the next connection says it again */
     CHECK_EQ(count_ev(REDLOCK_EV_NODE_EVICTS), 1);
     CHECK_EQ(redlock_node_set_evicts(&C, 1, REDLOCK_EVICTS_NONE), REDLOCK_OK);
@@ -8429,6 +8484,8 @@ int main(int argc, char **argv) {
     RUN_T(test_fence_adopted);
     RUN_T(test_evict_info_parse);
     RUN_T(test_evict_node_state);
+    RUN_T(test_acquire_ttl_share);
+    RUN_T(test_reentrant_label_layout);
     RUN_T(test_evict_fenced_refused);
     RUN_T(test_evict_option);
     RUN_T(test_evict_learned_midway);
