@@ -720,6 +720,11 @@
 /* The release scripts PUBLISH "released" on this prefix + the key when they
    delete it (section 10). */
 #define REDLOCK_CHANNEL_PREFIX "redlock:"
+/* Release notifications start at most this many attempts per retry delay
+   (section 10). */
+#ifndef REDLOCK_WAKES_PER_DELAY
+#define REDLOCK_WAKES_PER_DELAY 8
+#endif
 /* A fenced lock's counter is this prefix + the key, a key that never
    expires (section 11). Lock keys may not start with it. */
 #define REDLOCK_FENCE_PREFIX "redlock:fence:"
@@ -1086,7 +1091,8 @@ struct redlock_lock {
                               the options' (each acquire starts from the latter) */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
-    uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
+    uint8_t _woken;        /* acquiring: a release was notified; the next attempt need not wait
+                              for its retry (only for the wake rate limit, _mark.wake_at) */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
     uint8_t _upgrading;    /* held: an upgrade waits or runs (its attempts renew the hold) */
@@ -1101,7 +1107,10 @@ struct redlock_lock {
     redlock__node _node[REDLOCK_MAX_NODES];
     /* the hold */
     int64_t _valid_until;  /* held: monotonic deadline of validity */
-    int64_t _acquired_at;
+    union {
+        int64_t acquired_at; /* held: when it was won (max_hold_ms counts from it) */
+        int64_t wake_at;     /* acquiring: a notification starts no attempt before this */
+    } _mark;
     int64_t _fence;        /* fenced: the hold's fencing token (kept after it ends); while an
                               attempt runs, the highest count its nodes gave */
     int _extensions;
@@ -2794,8 +2803,24 @@ static void redlock__take_token(redlock_lock *lk) {
     if (lk->_owner_default) redlock__take_default_owner(lk);
 }
 
+/* How soon after an attempt a release notification started, the next
+   one may: a share of the retry delay, so that notifications (a flood of
+   forged ones too) add at most REDLOCK_WAKES_PER_DELAY attempts per retry
+   delay. */
+static int64_t redlock__wake_gap(const redlock_lock *lk) {
+    return lk->_retry_delay_us / REDLOCK_WAKES_PER_DELAY;
+}
+
+/* A notification was heard and its attempt may start now. */
+static int redlock__wake_due(const redlock_lock *lk, int64_t now) {
+    return lk->_woken && !lk->_give_up && now >= lk->_mark.wake_at;
+}
+
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
     if (lk->_attempt == 0) redlock__take_token(lk);
+    /* before its retry is due, the attempt is a notification's: the next
+       such waits a share of the delay */
+    if (lk->_attempt > 0 && now < lk->_next_at) lk->_mark.wake_at = now + redlock__wake_gap(lk);
     lk->_woken = 0; /* a release notified before this attempt: it is this attempt */
     lk->_fence = 0;
     lk->_attempt++;
@@ -2854,6 +2879,16 @@ static void redlock__listen(redlock_lock *lk, int on) {
     if (lk->_listening == on) return;
     lk->_listening = (uint8_t)on;
     c->_cb.listen(c->_user, lk, on);
+}
+
+/* A retry is to come: notifications help when its delay is longer than a
+   round may take (the node timeout); a retry as soon as that finds a
+   release about as soon as a notification would, and listening costs the
+   transport a SUBSCRIBE and an UNSUBSCRIBE per waiting acquire and a wake
+   of every waiter at each release (section 10). */
+static void redlock__listen_retry(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    if (c->_cb.listen && lk->_retry_delay_us > c->_cfg.node_timeout_ms * 1000) redlock__listen(lk, 1);
 }
 
 /* The acquire ends without the lock. */
@@ -2916,7 +2951,7 @@ static int redlock__won(redlock_lock *lk, const int *alive, int votes, int64_t s
     redlock__round_over(lk, now);
     lk->_valid_until = until;
     lk->_validity_unknown = 0;
-    lk->_acquired_at = now;
+    lk->_mark.acquired_at = now;
     lk->_extensions = 0;
     lk->_capped = 0;
     lk->_renew_status = 0;
@@ -2988,9 +3023,17 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     lk->_saved_us = ev.elapsed_us;
     if (hopeless) /* no retry can win */
         return redlock__give_up(lk, alive, status, votes, ev.elapsed_us, now);
+    if (now < lk->_next_at) {
+        /* a notification's attempt lost before the retry was due: that
+           retry keeps its time and no retry is spent (the budget is time) */
+        ev.delay_us = lk->_next_at - now;
+        redlock__listen_retry(lk);
+        redlock__emit(lk, &ev);
+        return 1;
+    }
     if (lk->_retries > 0 && !lk->_last_try) {
-        int64_t delay = lk->_woken ? 0 : redlock__jitter_delay(lk); /* freed meanwhile: at once */
-        lk->_woken = 0;
+        /* (a notification heard meanwhile starts an attempt sooner) */
+        int64_t delay = redlock__jitter_delay(lk);
         /* a wait deadline is kept, not cut short: when the next retry would
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */
@@ -3003,13 +3046,14 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
             lk->_retries--;
             lk->_next_at = now + delay;
             ev.delay_us = delay;
-            if (c->_cb.listen) redlock__listen(lk, 1);
+            redlock__listen_retry(lk);
             redlock__emit(lk, &ev);
             return 1;
         }
     }
     if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
         lk->_give_up = 1;
+        lk->_woken = 0;
         redlock__listen(lk, 0);
         lk->_next_at = redlock__wait_deadline(lk);
         return 1;
@@ -3069,7 +3113,7 @@ static void redlock__set_access(redlock_lock *lk, redlock_access a) {
    an upgrade's attempts) for this hold. */
 static int redlock__cap_reached(const redlock_lock *lk, int64_t now) {
     return lk->_capped || (lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
-           (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us);
+           (lk->_max_hold_us > 0 && now - lk->_mark.acquired_at >= lk->_max_hold_us);
 }
 
 /* A renewal (the watchdog's, or an upgrade's attempt) whose turn came
@@ -3244,7 +3288,8 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         /* refusals that came after the attempt was decided (its undo was
            refused too): no retry can win */
         return redlock__give_up(lk, alive, REDLOCK_ERR_CONFIG, lk->_fail_votes, lk->_saved_us, now);
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_next_at) {
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE &&
+               (now >= lk->_next_at || redlock__wake_due(lk, now))) {
         if (lk->_give_up)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
@@ -3273,8 +3318,9 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
         if (lk->_valid_until < d) d = lk->_valid_until;
         if ((lk->_watchdog || lk->_upgrading) && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d)
             d = lk->_next_at;
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_next_at < d) {
-        d = lk->_next_at;
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE) {
+        if (lk->_next_at < d) d = lk->_next_at;
+        if (lk->_woken && !lk->_give_up && lk->_mark.wake_at < d) d = lk->_mark.wake_at;
     }
     return d;
 }
@@ -3883,9 +3929,10 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
-    lk->_last_try = lk->_give_up = 0;
+    lk->_last_try = lk->_give_up = lk->_woken = 0;
     lk->_op_start = now;
     lk->_next_at = now;  /* the first attempt: now, or when a running undo is done */
+    lk->_mark.wake_at = now;
     redlock__enter(c);
     if (lk->_phase == REDLOCK__PH_NONE) redlock__start_attempt(lk, now);
     redlock__drive(lk);
@@ -4015,7 +4062,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     redlock__set_access(lk, redlock__opts_access(lk));
     lk->_validity_unknown = valid_ms == 0;
     lk->_valid_until = valid_ms ? now + valid_ms * 1000 : REDLOCK_NO_DEADLINE; /* nothing to run out yet */
-    lk->_acquired_at = lk->_op_start = now;
+    lk->_mark.acquired_at = lk->_op_start = now;
     lk->_attempt = 0;
     lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;
     lk->_fence = 0; /* the holder that took it knows it; this handle does not */
@@ -4054,14 +4101,11 @@ REDLOCK_API int redlock_lock_wake(redlock_lock *lk) {
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
     if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up) return REDLOCK_OK;
-    if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) { /* the attempt may lose to the holder that just left */
-        lk->_woken = 1;
-        return REDLOCK_OK;
-    }
+    lk->_woken = 1; /* a running attempt may lose to the holder that just left: the next one early */
+    if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) return REDLOCK_OK;
     c = lk->_client;
     redlock__enter(c);
-    if (lk->_next_at > redlock__now(c)) lk->_next_at = redlock__now(c); /* after the undo, if one runs */
-    redlock__drive(lk);
+    redlock__drive(lk); /* after the undo, if one runs, and the rate limit */
     redlock__leave(c);
     return REDLOCK_OK;
 }
