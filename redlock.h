@@ -173,7 +173,11 @@
    is still positive; the core decides as soon as the votes allow and does
    not wait for stragglers. A failed attempt is undone on *all* nodes (a late
    OK may have landed) and retried after retry_delay +- retry_jitter, up to
-   retry_count retries. With wait_ms, a retry that would start too late for
+   retry_count retries. Waiting is a time budget: a release notification
+   (section 10) may start an attempt before its retry is due, and one that
+   loses spends no retry (the retry keeps its time), so an acquire gives up
+   after about retry_count x retry_delay (+- jitter) whatever
+   notifications arrive; wait_ms is the explicit form. With wait_ms, a retry that would start too late for
    its round (node_timeout_ms) to end by the deadline (wait_ms after the
    call) is moved up to the last moment that still can; if that attempt
    fails too, the acquire ends with TIMEOUT at the deadline, not before
@@ -310,6 +314,8 @@
        REDLOCK_THREAD_ID()     the calling thread's id, a uint64_t, for the
                                default owner of reentrant locks (default: a
                                hash of pthread_self() on POSIX, else 0)
+       REDLOCK_WAKES_PER_DELAY most attempts release notifications start per
+                               retry delay (default 8; section 10)
    Every millisecond setting (config and lock options, extend's ttl) must be
    in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
    TTL for ttls), so that microsecond arithmetic never overflows.
@@ -516,38 +522,52 @@
    the ACL denies PUBLISH still releases). The undo of a failed attempt
    publishes nothing: the lock it took back on a minority of nodes was never
    held, and its own waiter (or the others) woken by it would only try again
-   against the holder, using up their retries. With no
-   subscriber a PUBLISH costs the server a lookup. Nodes without scripting
+   against the holder. With no subscriber a PUBLISH costs the server a
+   lookup. Nodes without scripting
    (GET, then DEL) and keys that expire publish nothing.
    The core tells the transport when a notification would help: the
    optional callbacks.listen(user, lock, 1) comes when an acquire attempt
-   failed and another will follow, listen(user, lock, 0) when that acquire
-   ends (won, given up, cancelled by release) or the lock is deinitialised
-   (the last word about it; redlock_lock_key() still reads then). In
-   between, a transport subscribes to the key's channel (every adapter
+   failed and another will follow after a retry delay at least as long as
+   the node timeout, listen(user, lock, 0) when that acquire ends (won,
+   given up, cancelled by release) or the lock is deinitialised (the last
+   word about it; redlock_lock_key() still reads then). A shorter retry
+   delay asks for nothing: its retries find a release about as soon as a
+   notification would, and listening would cost more than it saves (below).
+   In between, a transport subscribes to the key's channel (every adapter
    here does, on a second connection per node) and passes each message on
    with redlock_lock_wake(): a waiting acquire starts its next attempt at
    once instead of sleeping out its retry delay, and one whose attempt is
-   running retries without the delay if that attempt fails. The adapters
+   running starts the next one early if that attempt fails. The adapters
    wake only waiting locks: over N nodes one release arrives N times, and
-   the copies that come during the woken attempt would otherwise cost every
-   loser of the race one more attempt; so an attempt that reached a node
-   before the release did there (rare) sleeps out its delay.
+   the copies that come during the woken attempt would only start another
+   attempt that loses too; so an attempt that reached a node before the
+   release did there (rare) waits for its retry or the next release.
+   Waiting is a time budget, whatever the messages: an attempt a
+   notification started spends no retry when it loses (the retry that was
+   due keeps its time), so with retry_count retries an acquire gives up
+   after about retry_count x retry_delay (+- jitter), as without
+   notifications; with wait_ms, at its deadline. Notifications are
+   rate-limited per lock: after an attempt one started, the next such
+   attempt waits retry_delay / REDLOCK_WAKES_PER_DELAY (default 8: 25 ms at
+   the default 200 ms), so a flood of messages (anyone allowed to PUBLISH
+   on the channel can forge them) makes at most REDLOCK_WAKES_PER_DELAY
+   attempts per retry delay beside the retries. A message within that
+   time is kept and starts its attempt when it ends; any other (the first
+   of an acquire, or one after a quieter wait) starts it at once.
    Notifications only move attempts: a lost, late, repeated or spurious
-   one costs at most a retry delay or an early attempt, never safety, and
-   the attempts still count against retry_count and wait_ms.
+   one costs at most a retry delay or an early attempt, never safety.
    What it costs: while any lock of a client waits, one more connection
    per node (opened at the first wait, closed when none has waited for a
    second: the adapters' notify_idle_ms), a SUBSCRIBE and an UNSUBSCRIBE
    per waiting acquire, and a message to every waiter at each release.
-   Every waiter wakes and tries (no queue): under heavy contention that is
-   N waiters' commands per hand-off, and the winner is whoever is fastest,
-   which is fair enough for clients alike. Turn it off (the adapters'
-   notify_off) where connections are scarce (a server's maxclients), where
-   the ACL denies SUBSCRIBE, or where retry delays are already about as
-   short as the holds. ACL: the channels are REDLOCK_CHANNEL_PREFIX+key,
-   so a user who should publish and hear releases needs &redlock:* (Redis
-   7 gives new users no channels unless acl-pubsub-default allchannels).
+   Every waiter whose rate limit allows wakes and tries (no queue): under
+   heavy contention that is up to N waiters' commands per hand-off, and
+   the winner is whoever is fastest, which is fair enough for clients
+   alike. Turn it off (the adapters' notify_off) where connections are
+   scarce (a server's maxclients) or where the ACL denies SUBSCRIBE. ACL:
+   the channels are REDLOCK_CHANNEL_PREFIX+key, so a user who should
+   publish and hear releases needs &redlock:* (Redis 7 gives new users no
+   channels unless acl-pubsub-default allchannels).
 
    11. FENCING TOKENS
    No lock stops a holder that pauses (GC, swap, a stopped VM) past its
@@ -721,7 +741,7 @@
    delete it (section 10). */
 #define REDLOCK_CHANNEL_PREFIX "redlock:"
 /* Release notifications start at most this many attempts per retry delay
-   (section 10). */
+   (section 10; override before including). */
 #ifndef REDLOCK_WAKES_PER_DELAY
 #define REDLOCK_WAKES_PER_DELAY 8
 #endif
@@ -918,7 +938,9 @@ typedef struct redlock_config {
     int64_t node_timeout_ms;           /* per round, default 50 */
     double drift_factor;               /* default 0.01 */
     int64_t clock_drift_ms;            /* fixed drift allowance, default 2 */
-    int retry_count;                   /* retries after the first attempt, default 3; < 0: none */
+    int retry_count;                   /* retries after the first attempt, default 3; < 0: none
+                                          (attempts a release notification starts spend none:
+                                          about retry_count x retry_delay of waiting, section 4) */
     int64_t retry_delay_ms;            /* default 200 */
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
@@ -1234,10 +1256,12 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lock, const char *token, int64_
 REDLOCK_API void redlock_on_reply(redlock_client *client, redlock_tag tag, const redlock_reply *reply);
 /* A notification that the lock's key was released (section 10): an
    acquire waiting for its next attempt starts it now; one whose attempt
-   (or its undo) is running starts the next without the retry delay. No
-   effect in other states, and never on safety: a late, lost, repeated or
-   spurious call only moves an attempt. Returns OK, INVALID (NULL) or
-   DETACHED. */
+   (or its undo) is running starts the next without the retry delay. Within
+   the rate limit (retry_delay / REDLOCK_WAKES_PER_DELAY after the last
+   attempt a wake started) the attempt starts when the limit ends. An
+   attempt a wake started that loses spends no retry. No effect in other
+   states, and never on safety: a late, lost, repeated or spurious call
+   only moves an attempt. Returns OK, INVALID (NULL) or DETACHED. */
 REDLOCK_API int redlock_lock_wake(redlock_lock *lock);
 REDLOCK_API void redlock_on_error(redlock_client *client, redlock_tag tag, int status);
 REDLOCK_API void redlock_on_timer(redlock_client *client);
@@ -2881,14 +2905,14 @@ static void redlock__listen(redlock_lock *lk, int on) {
     c->_cb.listen(c->_user, lk, on);
 }
 
-/* A retry is to come: notifications help when its delay is longer than a
-   round may take (the node timeout); a retry as soon as that finds a
-   release about as soon as a notification would, and listening costs the
-   transport a SUBSCRIBE and an UNSUBSCRIBE per waiting acquire and a wake
-   of every waiter at each release (section 10). */
+/* A retry is to come: notifications help when its delay is at least as
+   long as a round may take (the node timeout); a retry sooner than that
+   finds a release about as soon as a notification would, and listening
+   costs the transport a SUBSCRIBE and an UNSUBSCRIBE per waiting acquire
+   and a wake of every waiter at each release (section 10). */
 static void redlock__listen_retry(redlock_lock *lk) {
     redlock_client *c = lk->_client;
-    if (c->_cb.listen && lk->_retry_delay_us > c->_cfg.node_timeout_ms * 1000) redlock__listen(lk, 1);
+    if (c->_cb.listen && lk->_retry_delay_us >= c->_cfg.node_timeout_ms * 1000) redlock__listen(lk, 1);
 }
 
 /* The acquire ends without the lock. */

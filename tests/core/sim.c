@@ -1556,14 +1556,14 @@ static void observe_slot(world *w, client *c, int k) {
     const char *tok;
     if (!s->inited) return;
     /* a transport that listens hears of the release an acquire waits for
-       when its retry delay is longer than the node timeout (else polling
+       when its retry delay is at least the node timeout (else polling
        finds it about as soon), and only an acquire that may still try
        again keeps it listening */
     if (c->listens && redlock_lock_waiting(&s->lk) && s->lk._attempt > 0 && !s->listening &&
-        c->retry_delay_ms > c->node_timeout_ms)
+        c->retry_delay_ms >= c->node_timeout_ms)
         violation(w, "an acquire waits for its next attempt without listening", c->id);
-    if (s->listening && c->retry_delay_ms <= c->node_timeout_ms)
-        violation(w, "a lock listens though its retry delay is no longer than the node timeout", c->id);
+    if (s->listening && c->retry_delay_ms < c->node_timeout_ms)
+        violation(w, "a lock listens though its retry delay is shorter than the node timeout", c->id);
     /* a notification heard since the last attempt began (during it, or its
        undo, or the wait) starts the next one once nothing runs and the
        rate limit allows: the core's next deadline is no later than that */
