@@ -177,11 +177,12 @@
    (section 10) may start an attempt before its retry is due, and one that
    loses spends no retry (the retry keeps its time), so an acquire gives up
    after about retry_count x retry_delay (+- jitter) whatever
-   notifications arrive; wait_ms is the explicit form. With wait_ms, a retry that would start too late for
-   its round (node_timeout_ms) to end by the deadline (wait_ms after the
-   call) is moved up to the last moment that still can; if that attempt
-   fails too, the acquire ends with TIMEOUT at the deadline, not before
-   (later only if the attempt had to wait for its turn, section 5).
+   notifications arrive; wait_ms is the explicit form. With wait_ms, a
+   retry that would start too late for its round (node_timeout_ms) to end
+   by the deadline (wait_ms after the call) is moved up to the last moment
+   that still can; if that attempt fails too, the acquire ends with
+   TIMEOUT at the deadline, not before (later only if the attempt had to
+   wait for its turn, section 5).
    A node that refuses the client's credentials or database (AUTH or SELECT
    refused, i.e. a vote failed with REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT,
    or a NOAUTH error reply) is counted as refusing until it next answers a
@@ -523,8 +524,8 @@
    publishes nothing: the lock it took back on a minority of nodes was never
    held, and its own waiter (or the others) woken by it would only try again
    against the holder. With no subscriber a PUBLISH costs the server a
-   lookup. Nodes without scripting
-   (GET, then DEL) and keys that expire publish nothing.
+   lookup. Nodes without scripting (GET, then DEL) and keys that expire
+   publish nothing.
    The core tells the transport when a notification would help: the
    optional callbacks.listen(user, lock, 1) comes when an acquire attempt
    failed and another will follow after a retry delay at least as long as
@@ -744,6 +745,9 @@
    (section 10; override before including). */
 #ifndef REDLOCK_WAKES_PER_DELAY
 #define REDLOCK_WAKES_PER_DELAY 8
+#endif
+#if REDLOCK_WAKES_PER_DELAY < 1
+#error "REDLOCK_WAKES_PER_DELAY must be at least 1"
 #endif
 /* A fenced lock's counter is this prefix + the key, a key that never
    expires (section 11). Lock keys may not start with it. */

@@ -91,7 +91,8 @@
      TLS is refused by init with REDLOCK_ERR_TLS (as is a CA, certificate
      or key that cannot be loaded).
    * Release notifications (redlock.h section 10): while a lock waits for
-     its next attempt, a second connection per node (AUTH as configured,
+     its next attempt (a retry delay at least the node timeout: the core
+     asks then), a second connection per node (AUTH as configured,
      TLS too) SUBSCRIBEs to the key's channel, and a release wakes the
      waiting acquire at once: the blocking calls wait on those sockets
      with the rest of the retry delay as their timeout. The subscribers
