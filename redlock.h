@@ -177,11 +177,16 @@
    is still positive; the core decides as soon as the votes allow and does
    not wait for stragglers. A failed attempt is undone on *all* nodes (a late
    OK may have landed) and retried after retry_delay +- retry_jitter, up to
-   retry_count retries. With wait_ms, a retry that would start too late for
-   its round (node_timeout_ms) to end by the deadline (wait_ms after the
-   call) is moved up to the last moment that still can; if that attempt
-   fails too, the acquire ends with TIMEOUT at the deadline, not before
-   (later only if the attempt had to wait for its turn, section 5).
+   retry_count retries. Waiting is a time budget: a release notification
+   (section 10) may start an attempt before its retry is due, and one that
+   loses spends no retry (the retry keeps its time), so an acquire gives up
+   after about retry_count x retry_delay (+- jitter) whatever
+   notifications arrive; wait_ms is the explicit form. With wait_ms, a
+   retry that would start too late for its round (node_timeout_ms) to end
+   by the deadline (wait_ms after the call) is moved up to the last moment
+   that still can; if that attempt fails too, the acquire ends with
+   TIMEOUT at the deadline, not before (later only if the attempt had to
+   wait for its turn, section 5).
    A node that refuses the client's TLS, credentials or database (a vote
    failed with REDLOCK_ERR_TLS, REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT, or a
    NOAUTH error reply) is counted as refusing until it next answers a
@@ -320,6 +325,8 @@
        REDLOCK_THREAD_ID()     the calling thread's id, a uint64_t, for the
                                default owner of reentrant locks (default: a
                                hash of pthread_self() on POSIX, else 0)
+       REDLOCK_WAKES_PER_DELAY most attempts release notifications start per
+                               retry delay (default 8; section 10)
    Every millisecond setting (config and lock options, extend's ttl) must be
    in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
    TTL for ttls), so that microsecond arithmetic never overflows.
@@ -529,38 +536,52 @@
    the ACL denies PUBLISH still releases). The undo of a failed attempt
    publishes nothing: the lock it took back on a minority of nodes was never
    held, and its own waiter (or the others) woken by it would only try again
-   against the holder, using up their retries. With no
-   subscriber a PUBLISH costs the server a lookup. Nodes without scripting
-   (GET, then DEL) and keys that expire publish nothing.
+   against the holder. With no subscriber a PUBLISH costs the server a
+   lookup. Nodes without scripting (GET, then DEL) and keys that expire
+   publish nothing.
    The core tells the transport when a notification would help: the
    optional callbacks.listen(user, lock, 1) comes when an acquire attempt
-   failed and another will follow, listen(user, lock, 0) when that acquire
-   ends (won, given up, cancelled by release) or the lock is deinitialised
-   (the last word about it; redlock_lock_key() still reads then). In
-   between, a transport subscribes to the key's channel (every adapter
+   failed and another will follow after a retry delay at least as long as
+   the node timeout, listen(user, lock, 0) when that acquire ends (won,
+   given up, cancelled by release) or the lock is deinitialised (the last
+   word about it; redlock_lock_key() still reads then). A shorter retry
+   delay asks for nothing: its retries find a release about as soon as a
+   notification would, and listening would cost more than it saves (below).
+   In between, a transport subscribes to the key's channel (every adapter
    here does, on a second connection per node) and passes each message on
    with redlock_lock_wake(): a waiting acquire starts its next attempt at
    once instead of sleeping out its retry delay, and one whose attempt is
-   running retries without the delay if that attempt fails. The adapters
+   running starts the next one early if that attempt fails. The adapters
    wake only waiting locks: over N nodes one release arrives N times, and
-   the copies that come during the woken attempt would otherwise cost every
-   loser of the race one more attempt; so an attempt that reached a node
-   before the release did there (rare) sleeps out its delay.
+   the copies that come during the woken attempt would only start another
+   attempt that loses too; so an attempt that reached a node before the
+   release did there (rare) waits for its retry or the next release.
+   Waiting is a time budget, whatever the messages: an attempt a
+   notification started spends no retry when it loses (the retry that was
+   due keeps its time), so with retry_count retries an acquire gives up
+   after about retry_count x retry_delay (+- jitter), as without
+   notifications; with wait_ms, at its deadline. Notifications are
+   rate-limited per lock: after an attempt one started, the next such
+   attempt waits retry_delay / REDLOCK_WAKES_PER_DELAY (default 8: 25 ms at
+   the default 200 ms), so a flood of messages (anyone allowed to PUBLISH
+   on the channel can forge them) makes at most REDLOCK_WAKES_PER_DELAY
+   attempts per retry delay beside the retries. A message within that
+   time is kept and starts its attempt when it ends; any other (the first
+   of an acquire, or one after a quieter wait) starts it at once.
    Notifications only move attempts: a lost, late, repeated or spurious
-   one costs at most a retry delay or an early attempt, never safety, and
-   the attempts still count against retry_count and wait_ms.
+   one costs at most a retry delay or an early attempt, never safety.
    What it costs: while any lock of a client waits, one more connection
    per node (opened at the first wait, closed when none has waited for a
    second: the adapters' notify_idle_ms), a SUBSCRIBE and an UNSUBSCRIBE
    per waiting acquire, and a message to every waiter at each release.
-   Every waiter wakes and tries (no queue): under heavy contention that is
-   N waiters' commands per hand-off, and the winner is whoever is fastest,
-   which is fair enough for clients alike. Turn it off (the adapters'
-   notify_off) where connections are scarce (a server's maxclients), where
-   the ACL denies SUBSCRIBE, or where retry delays are already about as
-   short as the holds. ACL: the channels are REDLOCK_CHANNEL_PREFIX+key,
-   so a user who should publish and hear releases needs &redlock:* (Redis
-   7 gives new users no channels unless acl-pubsub-default allchannels).
+   Every waiter whose rate limit allows wakes and tries (no queue): under
+   heavy contention that is up to N waiters' commands per hand-off, and
+   the winner is whoever is fastest, which is fair enough for clients
+   alike. Turn it off (the adapters' notify_off) where connections are
+   scarce (a server's maxclients) or where the ACL denies SUBSCRIBE. ACL:
+   the channels are REDLOCK_CHANNEL_PREFIX+key, so a user who should
+   publish and hear releases needs &redlock:* (Redis 7 gives new users no
+   channels unless acl-pubsub-default allchannels).
 
    11. FENCING TOKENS
    No lock stops a holder that pauses (GC, swap, a stopped VM) past its
@@ -733,6 +754,14 @@
 /* The release scripts PUBLISH "released" on this prefix + the key when they
    delete it (section 10). */
 #define REDLOCK_CHANNEL_PREFIX "redlock:"
+/* Release notifications start at most this many attempts per retry delay
+   (section 10; override before including). */
+#ifndef REDLOCK_WAKES_PER_DELAY
+#define REDLOCK_WAKES_PER_DELAY 8
+#endif
+#if REDLOCK_WAKES_PER_DELAY < 1
+#error "REDLOCK_WAKES_PER_DELAY must be at least 1"
+#endif
 /* A fenced lock's counter is this prefix + the key, a key that never
    expires (section 11). Lock keys may not start with it. */
 #define REDLOCK_FENCE_PREFIX "redlock:fence:"
@@ -929,7 +958,9 @@ typedef struct redlock_config {
     int64_t node_timeout_ms;           /* per round, default 50 */
     double drift_factor;               /* default 0.01 */
     int64_t clock_drift_ms;            /* fixed drift allowance, default 2 */
-    int retry_count;                   /* retries after the first attempt, default 3; < 0: none */
+    int retry_count;                   /* retries after the first attempt, default 3; < 0: none
+                                          (attempts a release notification starts spend none:
+                                          about retry_count x retry_delay of waiting, section 4) */
     int64_t retry_delay_ms;            /* default 200 */
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
@@ -1102,7 +1133,8 @@ struct redlock_lock {
                               the options' (each acquire starts from the latter) */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
-    uint8_t _woken;        /* acquiring: a release was notified; the next attempt does not wait */
+    uint8_t _woken;        /* acquiring: a release was notified; the next attempt need not wait
+                              for its retry (only for the wake rate limit, _mark.wake_at) */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
     uint8_t _upgrading;    /* held: an upgrade waits or runs (its attempts renew the hold) */
@@ -1117,7 +1149,10 @@ struct redlock_lock {
     redlock__node _node[REDLOCK_MAX_NODES];
     /* the hold */
     int64_t _valid_until;  /* held: monotonic deadline of validity */
-    int64_t _acquired_at;
+    union {
+        int64_t acquired_at; /* held: when it was won (max_hold_ms counts from it) */
+        int64_t wake_at;     /* acquiring: a notification starts no attempt before this */
+    } _mark;
     int64_t _fence;        /* fenced: the hold's fencing token (kept after it ends); while an
                               attempt runs, the highest count its nodes gave */
     int _extensions;
@@ -1241,10 +1276,12 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lock, const char *token, int64_
 REDLOCK_API void redlock_on_reply(redlock_client *client, redlock_tag tag, const redlock_reply *reply);
 /* A notification that the lock's key was released (section 10): an
    acquire waiting for its next attempt starts it now; one whose attempt
-   (or its undo) is running starts the next without the retry delay. No
-   effect in other states, and never on safety: a late, lost, repeated or
-   spurious call only moves an attempt. Returns OK, INVALID (NULL) or
-   DETACHED. */
+   (or its undo) is running starts the next without the retry delay. Within
+   the rate limit (retry_delay / REDLOCK_WAKES_PER_DELAY after the last
+   attempt a wake started) the attempt starts when the limit ends. An
+   attempt a wake started that loses spends no retry. No effect in other
+   states, and never on safety: a late, lost, repeated or spurious call
+   only moves an attempt. Returns OK, INVALID (NULL) or DETACHED. */
 REDLOCK_API int redlock_lock_wake(redlock_lock *lock);
 REDLOCK_API void redlock_on_error(redlock_client *client, redlock_tag tag, int status);
 REDLOCK_API void redlock_on_timer(redlock_client *client);
@@ -2823,8 +2860,24 @@ static void redlock__take_token(redlock_lock *lk) {
     if (lk->_owner_default) redlock__take_default_owner(lk);
 }
 
+/* How soon after an attempt a release notification started, the next
+   one may: a share of the retry delay, so that notifications (a flood of
+   forged ones too) add at most REDLOCK_WAKES_PER_DELAY attempts per retry
+   delay. */
+static int64_t redlock__wake_gap(const redlock_lock *lk) {
+    return lk->_retry_delay_us / REDLOCK_WAKES_PER_DELAY;
+}
+
+/* A notification was heard and its attempt may start now. */
+static int redlock__wake_due(const redlock_lock *lk, int64_t now) {
+    return lk->_woken && !lk->_give_up && now >= lk->_mark.wake_at;
+}
+
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
     if (lk->_attempt == 0) redlock__take_token(lk);
+    /* before its retry is due, the attempt is a notification's: the next
+       such waits a share of the delay */
+    if (lk->_attempt > 0 && now < lk->_next_at) lk->_mark.wake_at = now + redlock__wake_gap(lk);
     lk->_woken = 0; /* a release notified before this attempt: it is this attempt */
     lk->_fence = 0;
     lk->_attempt++;
@@ -2883,6 +2936,16 @@ static void redlock__listen(redlock_lock *lk, int on) {
     if (lk->_listening == on) return;
     lk->_listening = (uint8_t)on;
     c->_cb.listen(c->_user, lk, on);
+}
+
+/* A retry is to come: notifications help when its delay is at least as
+   long as a round may take (the node timeout); a retry sooner than that
+   finds a release about as soon as a notification would, and listening
+   costs the transport a SUBSCRIBE and an UNSUBSCRIBE per waiting acquire
+   and a wake of every waiter at each release (section 10). */
+static void redlock__listen_retry(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    if (c->_cb.listen && lk->_retry_delay_us >= c->_cfg.node_timeout_ms * 1000) redlock__listen(lk, 1);
 }
 
 /* The acquire ends without the lock. */
@@ -2945,7 +3008,7 @@ static int redlock__won(redlock_lock *lk, const int *alive, int votes, int64_t s
     redlock__round_over(lk, now);
     lk->_valid_until = until;
     lk->_validity_unknown = 0;
-    lk->_acquired_at = now;
+    lk->_mark.acquired_at = now;
     lk->_extensions = 0;
     lk->_capped = 0;
     lk->_renew_status = 0;
@@ -3019,9 +3082,17 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     lk->_saved_us = ev.elapsed_us;
     if (hopeless) /* no retry can win */
         return redlock__give_up(lk, alive, status, votes, ev.elapsed_us, now);
+    if (now < lk->_next_at) {
+        /* a notification's attempt lost before the retry was due: that
+           retry keeps its time and no retry is spent (the budget is time) */
+        ev.delay_us = lk->_next_at - now;
+        redlock__listen_retry(lk);
+        redlock__emit(lk, &ev);
+        return 1;
+    }
     if (lk->_retries > 0 && !lk->_last_try) {
-        int64_t delay = lk->_woken ? 0 : redlock__jitter_delay(lk); /* freed meanwhile: at once */
-        lk->_woken = 0;
+        /* (a notification heard meanwhile starts an attempt sooner) */
+        int64_t delay = redlock__jitter_delay(lk);
         /* a wait deadline is kept, not cut short: when the next retry would
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */
@@ -3034,13 +3105,14 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
             lk->_retries--;
             lk->_next_at = now + delay;
             ev.delay_us = delay;
-            if (c->_cb.listen) redlock__listen(lk, 1);
+            redlock__listen_retry(lk);
             redlock__emit(lk, &ev);
             return 1;
         }
     }
     if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
         lk->_give_up = 1;
+        lk->_woken = 0;
         redlock__listen(lk, 0);
         lk->_next_at = redlock__wait_deadline(lk);
         return 1;
@@ -3100,7 +3172,7 @@ static void redlock__set_access(redlock_lock *lk, redlock_access a) {
    an upgrade's attempts) for this hold. */
 static int redlock__cap_reached(const redlock_lock *lk, int64_t now) {
     return lk->_capped || (lk->_max_extensions > 0 && lk->_extensions >= lk->_max_extensions) ||
-           (lk->_max_hold_us > 0 && now - lk->_acquired_at >= lk->_max_hold_us);
+           (lk->_max_hold_us > 0 && now - lk->_mark.acquired_at >= lk->_max_hold_us);
 }
 
 /* A renewal (the watchdog's, or an upgrade's attempt) whose turn came
@@ -3275,7 +3347,8 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         /* refusals that came after the attempt was decided (its undo was
            refused too): no retry can win */
         return redlock__give_up(lk, alive, redlock__unusable(lk->_client), lk->_fail_votes, lk->_saved_us, now);
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && now >= lk->_next_at) {
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE &&
+               (now >= lk->_next_at || redlock__wake_due(lk, now))) {
         if (lk->_give_up)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
@@ -3304,8 +3377,9 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
         if (lk->_valid_until < d) d = lk->_valid_until;
         if ((lk->_watchdog || lk->_upgrading) && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d)
             d = lk->_next_at;
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_next_at < d) {
-        d = lk->_next_at;
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE) {
+        if (lk->_next_at < d) d = lk->_next_at;
+        if (lk->_woken && !lk->_give_up && lk->_mark.wake_at < d) d = lk->_mark.wake_at;
     }
     return d;
 }
@@ -3914,9 +3988,10 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
-    lk->_last_try = lk->_give_up = 0;
+    lk->_last_try = lk->_give_up = lk->_woken = 0;
     lk->_op_start = now;
     lk->_next_at = now;  /* the first attempt: now, or when a running undo is done */
+    lk->_mark.wake_at = now;
     redlock__enter(c);
     if (lk->_phase == REDLOCK__PH_NONE) redlock__start_attempt(lk, now);
     redlock__drive(lk);
@@ -4046,7 +4121,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     redlock__set_access(lk, redlock__opts_access(lk));
     lk->_validity_unknown = valid_ms == 0;
     lk->_valid_until = valid_ms ? now + valid_ms * 1000 : REDLOCK_NO_DEADLINE; /* nothing to run out yet */
-    lk->_acquired_at = lk->_op_start = now;
+    lk->_mark.acquired_at = lk->_op_start = now;
     lk->_attempt = 0;
     lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;
     lk->_fence = 0; /* the holder that took it knows it; this handle does not */
@@ -4085,14 +4160,11 @@ REDLOCK_API int redlock_lock_wake(redlock_lock *lk) {
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
     if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up) return REDLOCK_OK;
-    if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) { /* the attempt may lose to the holder that just left */
-        lk->_woken = 1;
-        return REDLOCK_OK;
-    }
+    lk->_woken = 1; /* a running attempt may lose to the holder that just left: the next one early */
+    if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) return REDLOCK_OK;
     c = lk->_client;
     redlock__enter(c);
-    if (lk->_next_at > redlock__now(c)) lk->_next_at = redlock__now(c); /* after the undo, if one runs */
-    redlock__drive(lk);
+    redlock__drive(lk); /* after the undo, if one runs, and the rate limit */
     redlock__leave(c);
     return REDLOCK_OK;
 }

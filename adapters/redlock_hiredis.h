@@ -100,7 +100,8 @@
      or key that cannot be loaded: REDLOCK_ERR_TLS); REDLOCK_HIREDIS_TLS
      with hiredis 0.14 stops the build with a message.
    * Release notifications (redlock.h section 10): while a lock waits for
-     its next attempt, a second connection per node (AUTH as configured,
+     its next attempt (a retry delay at least the node timeout: the core
+     asks then), a second connection per node (AUTH as configured,
      TLS too) SUBSCRIBEs to the key's channel, and a release wakes the
      waiting acquire at once: the blocking calls wait on those sockets
      with the rest of the retry delay as their timeout. The subscribers

@@ -85,7 +85,8 @@
      by the loop (host names are resolved with getaddrinfo(), which may
      block: give addresses where that matters).
    * Release notifications (redlock.h section 10): while a lock waits for
-     its next attempt, a second connection per node (its own ev_io, AUTH
+     its next attempt (a retry delay at least the node timeout: the core
+     asks then), a second connection per node (its own ev_io, AUTH
      and TLS as configured) SUBSCRIBEs to the key's channel, and a release
      wakes the waiting acquire from the loop at once. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped

@@ -7,12 +7,15 @@
    receives to redlock__notify_message().
 
    A lock is in the table between the core's listen(on) (its first failed
-   attempt with a retry to come) and listen(off) (its acquire ended, or
-   the lock is being deinitialised): for the rest of that acquire the
-   subscription is already there when the key is freed. A message wakes
-   only locks that are waiting (redlock_lock_waiting): over N nodes one
-   release arrives N times, and the copies that come while the woken
-   attempt runs must not cost it a retry. */
+   attempt with a retry to come, when the retry delay is at least the node
+   timeout) and listen(off) (its acquire ended, or the lock is being
+   deinitialised): for the rest of that acquire the subscription is
+   already there when the key is freed. A message wakes only locks that
+   are waiting (redlock_lock_waiting): over N nodes one release arrives N
+   times, and the copies that come while the woken attempt runs would only
+   start another attempt that loses too. (The core spends no retry on an
+   attempt a wake started and rate-limits wakes per lock: a flood of
+   forged messages cannot end a wait early.) */
 #ifndef REDLOCK_NOTIFY_H
 #define REDLOCK_NOTIFY_H
 

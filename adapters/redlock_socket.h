@@ -103,7 +103,8 @@
    MSG_NOSIGNAL, so no SIGPIPE.
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
-   client waits for its next attempt, a subscriber connection per node
+   client waits for its next attempt (a retry delay at least the node
+   timeout: the core asks then), a subscriber connection per node
    (AUTH and TLS as the node's, no SELECT) SUBSCRIBEs to the key's channel,
    and a release wakes the waiting acquire at once; the blocking calls
    wait on those sockets too. They close cfg.notify_idle_ms (default 1000)

@@ -184,6 +184,21 @@ bench-transport: bench-deps $(BUILD)/bench_transport
 	 echo "layout: servers on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_transport --server-cpu 0 --out bench/out $(TRANSPORT_ARGS)
 
+# Waiting under contention (bench/bench_wait.c): 20 client processes on one
+# key of one node, the library's blocking acquire beside a hand-written
+# client (SET NX PX and a retry), notifications on and off, default and
+# tight retries, and a flood of forged notifications; the server on CPU 0,
+# the clients on the last CPU.
+$(BUILD)/bench_wait: bench/bench_wait.c redlock.h adapters/redlock_socket.h adapters/redlock_resp.h \
+                     adapters/redlock_notify.h adapters/redlock_tls.h tests/shared/redis_nodes.h | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+WAIT_ARGS ?= --seconds 5 --runs 2
+.PHONY: bench-wait
+bench-wait: $(BUILD)/bench_wait
+	@cpu=$$(( $$(nproc) - 1 )); \
+	 echo "layout: server on CPU 0, clients on CPU $$cpu (taskset), $$(nproc) CPUs"; \
+	 taskset -c $$cpu $(BUILD)/bench_wait --server-cpu 0 $(WAIT_ARGS)
+
 .PHONY: bench
 bench: bench-deps
-	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport
+	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport bench-wait

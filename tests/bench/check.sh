@@ -3,8 +3,9 @@
 # (bench/README.md, "Failed cycles"). Each benchmark's --fail-every N makes
 # every Nth cycle ask, once, for a key another owner holds: the run must
 # exit 0 with the failures counted in their rows; with --fail-every 1 no
-# cycle succeeds, and the run must exit non-zero naming the rows. Tiny
-# sizes on one node: a few seconds, mostly waiting.
+# cycle succeeds, and the run must exit non-zero naming the rows. bench_wait
+# (no injected failures: its rows count failed calls anyway) runs every row
+# once. Tiny sizes on one node: a few seconds, mostly waiting.
 # Usage: tests/bench/check.sh BUILD_DIR (from the repository root)
 set -u
 build=$1
@@ -96,3 +97,11 @@ for t in socket hiredis; do
     sh -c "test $(cat "$tmp/scale${t}1.rc") -eq 1 && grep -qF 'no lock acquired in the 100 locks row' '$tmp/scale${t}1' &&
            grep -qF 'no lock acquired in the 50 locks row' '$tmp/scale${t}1'"
 done
+
+# bench_wait: every row at a tiny size (4 clients, 0.3 s): exits 0, each of
+# its 8 rows acquired (a rate above 0), with its failed calls and fairness
+nice "$build/bench_wait" --seconds 0.3 --runs 1 --clients 4 >"$tmp/wait" 2>&1
+echo $? >"$tmp/wait.rc"
+check "bench_wait: exits 0, all 8 rows acquired, with failed calls, min/max and Jain's index" "$tmp/wait" \
+  sh -c "test $(cat "$tmp/wait.rc") -eq 0 &&
+         test \$(grep -Ec '^(library|hand-written)[a-z ]* +1 +[1-9][0-9]* +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9]+/[0-9]+ +[0-9]+% +[01]\.[0-9]+ ' '$tmp/wait') -eq 8"

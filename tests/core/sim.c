@@ -225,7 +225,12 @@ typedef struct slot {        /* one lock handle of a client */
     int waits;               /* wait_ms set: TIMEOUT allowed */
     int last_try;            /* a retry was moved up to meet wait_ms: no retry after it */
     int64_t ext_ttl_ms;      /* ttl of the user's extend in flight, 0 none */
-    int64_t retry_at;        /* local time the next attempt may start, 0 none */
+    int retries;             /* retries an acquire may spend, from the options (lock's, else client's) */
+    int spent;               /* retries the current acquire spent: failures that planned one anew */
+    int64_t due_at;          /* local time the planned retry is due, 0 none: an attempt before
+                                it is a notification's, and one of those that loses spends none */
+    int64_t woke_at;         /* local start of the current acquire's last attempt a notification
+                                started, -1 none: the next such waits retry_delay / WAKES_PER_DELAY */
     int64_t round_start;     /* local start of the last successful acquire/renewal */
     int64_t round_done;      /* and when it succeeded */
     int renew_retry;         /* a renewal failed since: the next one may come early */
@@ -280,6 +285,7 @@ typedef struct client {
     int refusal;             /* REDLOCK_ERR_TLS, REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
     int64_t node_timeout_ms, clock_drift_ms, retry_delay_ms, retry_jitter_ms;
+    int retry_count;         /* its config's */
     int max_rounds;          /* its config: more rounds than that wait for a turn */
     double drift_factor;
     /* legacy GETSETs sent but not answered, per node: the outcome (won, or
@@ -365,6 +371,8 @@ typedef struct world {
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
     long nested;             /* reentrant acquisitions while another handle of the owner held the key */
     long wakes, wakes_waiting; /* release notifications handed to handles; of those, to one waiting */
+    long woke, woke_lost, wakes_limited; /* attempts notifications started; of those, lost with the
+                                            retry kept; wakes held back by the rate limit */
     int calm;                /* no faults at all in this schedule */
     int late_timers;         /* some clients' event loops call the timer late now and then */
     double drop, reset, spike, dup;
@@ -495,6 +503,10 @@ static int refuses_quorum(const client *c) {
    for TLS refusals, CONFIG for AUTH and SELECT. */
 static int refused_status(const client *c) { return c->refusal == REDLOCK_ERR_TLS ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONFIG; }
 
+/* How long after an attempt a notification started, the next one may
+   start (redlock.h section 10): a share of the retry delay. */
+static int64_t wake_gap_us(const client *c) { return c->retry_delay_ms * 1000 / REDLOCK_WAKES_PER_DELAY; }
+
 /* Contract checks on what the core reports: validity exactly as documented,
    retry delays inside their jitter, attempts not before their delay,
    renewals on their cadence, LOST reasons from the documented set. */
@@ -578,35 +590,47 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
             s->cadence_gen = c->fault_gen - 1;
             break;
         }
+        if (s->due_at && now < s->due_at) {
+            /* a notification's attempt lost before the retry was due: that
+               retry keeps its time, and no retry is spent */
+            if (now + ev->delay_us != s->due_at)
+                violation(W, "a notification's lost attempt moved the retry that was due", c->id);
+            W->woke_lost++;
+            s->retry_planned = 1;
+            break;
+        }
         if (s->last_try) violation(W, "a retry after the last try before the wait deadline", c->id);
-        /* woken during the attempt: the release came, the retry is immediate */
-        if (s->woken == 2 && ev->delay_us != 0 && !s->waits)
-            violation(W, "a retry after a release notification waits out its delay", c->id);
-        if (s->woken && ev->delay_us == 0) {
-            /* at once, as a notification asks */
-        } else if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit) {
+        if (++s->spent > s->retries) violation(W, "more retries than retry_count", c->id);
+        if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit) {
             /* only the last try before a wait deadline comes sooner */
             if (!s->waits || ev->delay_us < 0 || ev->delay_us > base + jit)
                 violation(W, "retry delay outside retry_delay +- jitter", c->id);
             s->last_try = 1;
         }
-        s->retry_at = now + ev->delay_us;
+        s->due_at = now + ev->delay_us;
         s->retry_planned = 1;
         break;
     }
     case REDLOCK_EV_ATTEMPT:
-        if (ev->attempt > 1 && s->retry_at && now < s->retry_at && !s->woken)
-            violation(W, "attempt before its retry delay", c->id);
+        if (ev->attempt > 1 && s->due_at && now < s->due_at) { /* before its retry: a notification's */
+            if (!s->woken) violation(W, "attempt before its retry delay", c->id);
+            if (s->woke_at >= 0 && now < s->woke_at + wake_gap_us(c))
+                violation(W, "notifications started attempts faster than the rate limit", c->id);
+            s->woke_at = now;
+            W->woke++;
+        }
         s->woken = 0;
         if (ev->attempt == 1) {
             s->last_try = 0;
             s->acquire_gen = c->fault_gen;
             s->retry_planned = 0;
+            s->spent = 0;
+            s->due_at = 0;
+            s->woke_at = -1;
         } else if (refuses_quorum(c) && c->fault_gen == s->acquire_gen) {
             /* the undo of the last attempt heard every refusal first */
             violation(W, "retried although too few nodes accept this client", c->id);
         }
-        s->retry_at = 0;
         break;
     case REDLOCK_EV_LOST:
         if (ev->status != REDLOCK_ERR_EXPIRED && ev->status != REDLOCK_ERR_STOLEN &&
@@ -1536,10 +1560,23 @@ static void observe_slot(world *w, client *c, int k) {
     slot *s = &c->s[k];
     const char *tok;
     if (!s->inited) return;
-    /* a transport that listens hears of the release an acquire waits for,
-       and only an acquire that may still try again keeps it listening */
-    if (c->listens && redlock_lock_waiting(&s->lk) && s->lk._attempt > 0 && !s->listening)
+    /* a transport that listens hears of the release an acquire waits for
+       when its retry delay is at least the node timeout (else polling
+       finds it about as soon), and only an acquire that may still try
+       again keeps it listening */
+    if (c->listens && redlock_lock_waiting(&s->lk) && s->lk._attempt > 0 && !s->listening &&
+        c->retry_delay_ms >= c->node_timeout_ms)
         violation(w, "an acquire waits for its next attempt without listening", c->id);
+    if (s->listening && c->retry_delay_ms < c->node_timeout_ms)
+        violation(w, "a lock listens though its retry delay is shorter than the node timeout", c->id);
+    /* a notification heard since the last attempt began (during it, or its
+       undo, or the wait) starts the next one once nothing runs and the
+       rate limit allows: the core's next deadline is no later than that */
+    if (s->woken && redlock_lock_waiting(&s->lk) && s->lk._phase == REDLOCK__PH_NONE && cb_now(c) < s->due_at) {
+        int64_t limit_end = s->woke_at >= 0 ? s->woke_at + wake_gap_us(c) : 0;
+        if (redlock_next_deadline(&c->rc) > (limit_end > cb_now(c) ? limit_end : cb_now(c)))
+            violation(w, "a notification heard was dropped: the acquire waits for its retry", c->id);
+    }
     if (s->listening && (redlock_lock_state(&s->lk) != REDLOCK_STATE_ACQUIRING || s->lk._give_up))
         violation(w, "a lock listens with no attempt to come", c->id);
     if (held_inside(&s->lk) && s->lk._validity_unknown) {
@@ -1803,7 +1840,11 @@ static void init_slot(world *w, client *c, int k) {
     s->capped = o.max_extensions > 0 || o.max_hold_ms > 0;
     s->waits = o.wait_ms > 0;
     s->ext_ttl_ms = 0;
-    s->retry_at = 0;
+    s->retries = o.retry_count ? o.retry_count : c->retry_count;
+    if (s->retries < 0) s->retries = 0;
+    s->spent = 0;
+    s->due_at = 0;
+    s->woke_at = -1;
     s->round_start = 0;
     s->poll_due = 0;
     s->ttl_ms = ttl;
@@ -2117,6 +2158,16 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
             violation(w, "too few nodes accept this client, yet the acquire did not end with CONFIG or TLS", c->id);
             return;
         }
+        /* waiting is a time budget: an acquire without wait_ms that lost
+           its races spent every retry, each after its delay, however many
+           notifications came */
+        if (!s->waits && (st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || st == REDLOCK_ERR_VALIDITY ||
+                          st == REDLOCK_ERR_OVERLOADED) && s->spent != s->retries) {
+            char what[128];
+            snprintf(what, sizeof what, "the acquire gave up after %d of its %d retries", s->spent, s->retries);
+            violation(w, what, c->id);
+            return;
+        }
         break;
     }
     case REDLOCK_OP_RELEASE:
@@ -2428,6 +2479,7 @@ static void start_clients(world *w) {
         c->clock_drift_ms = cfg.clock_drift_ms;
         c->retry_delay_ms = cfg.retry_delay_ms;
         c->retry_jitter_ms = cfg.retry_jitter_ms;
+        c->retry_count = cfg.retry_count;
         /* plain profiles: one lock on one key; the API profiles: up to three
            handles, on the same key or on two */
         c->ns = w->p->many ? (int)rng_range(&w->rng, 4, MAX_SLOTS)
@@ -2547,15 +2599,20 @@ static int deliver_to_client(world *w, event *e) {
 
 /* A release notification for key k reaches client c: every handle on k
    hears it, whatever its state. One that waited out its retry delay with
-   nothing running must start its next attempt at once. */
+   nothing running must start its next attempt at once, unless a
+   notification started one less than the rate limit ago: then no sooner
+   than the limit's end (and not later). */
 static void wake_key(world *w, client *c, int k) {
     int j;
     for (j = 0; j < c->ns; j++) {
         slot *s = &c->s[j];
-        int idle_wait, rc, attempt;
+        int idle_wait, rc, attempt, limited;
         if (!s->inited || s->key != k) continue;
         attempt = s->lk._attempt;
         idle_wait = redlock_lock_waiting(&s->lk) && s->lk._phase == REDLOCK__PH_NONE;
+        /* within the rate limit after the last attempt a notification
+           started, and before the retry is due (which starts it anyway) */
+        limited = s->woke_at >= 0 && cb_now(c) < s->woke_at + wake_gap_us(c) && cb_now(c) < s->due_at;
         w->wakes++;
         w->wakes_waiting += redlock_lock_waiting(&s->lk);
         if (redlock_lock_state(&s->lk) == REDLOCK_STATE_ACQUIRING)
@@ -2564,8 +2621,16 @@ static void wake_key(world *w, client *c, int k) {
         if (rc != REDLOCK_OK) violation(w, "wake refused", c->id);
         /* (the attempt may have failed and be waiting again at once: its
            sends were refused) */
-        if (idle_wait && s->inited && redlock_lock_state(&s->lk) == REDLOCK_STATE_ACQUIRING && s->lk._attempt == attempt)
+        if (idle_wait && !limited && s->inited && redlock_lock_state(&s->lk) == REDLOCK_STATE_ACQUIRING &&
+            s->lk._attempt == attempt)
             violation(w, "a wake did not start the waiting attempt", c->id);
+        if (idle_wait && limited && s->inited && redlock_lock_state(&s->lk) == REDLOCK_STATE_ACQUIRING) {
+            w->wakes_limited++;
+            /* not dropped: its attempt starts when the limit ends, or its retry sooner */
+            if (s->lk._attempt != attempt) violation(w, "a wake started an attempt within the rate limit", c->id);
+            else if (redlock_next_deadline(&c->rc) > s->woke_at + wake_gap_us(c))
+                violation(w, "a wake within the rate limit was dropped", c->id);
+        }
     }
 }
 
@@ -2676,6 +2741,14 @@ static void step(world *w, event e) {
         if (!deliver_to_client(w, &e)) return;
         wake_key(w, c, e.n);
         observe(w, c);
+        if (e.status == 0 && rng_chance(&w->rng, 0.03)) { /* a flood of forged ones follows (status 1) */
+            int i;
+            for (i = 0; i < 12; i++) {
+                e.t = w->now + (i + 1) * rng_range(&w->rng, 100, 1500);
+                e.status = 1;
+                push(w, e);
+            }
+        }
         return;
     case E_EVICT: { /* a key with a TTL or without one (a counter) is evicted */
         int k = e.status % n_keys(w);
@@ -2778,7 +2851,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
-         nested = 0, wakes = 0, wakes_waiting = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
+         nested = 0, wakes = 0, wakes_waiting = 0, woke = 0, woke_lost = 0, wakes_limited = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, ran;
     uint64_t seed = 1;
@@ -2818,6 +2891,9 @@ int main(int argc, char **argv) {
         nested += w.nested;
         wakes += w.wakes;
         wakes_waiting += w.wakes_waiting;
+        woke += w.woke;
+        woke_lost += w.woke_lost;
+        wakes_limited += w.wakes_limited;
         fence_holds += (long)w.fhn;
         rw_holds[0] += w.rw_holds[0];
         rw_holds[1] += w.rw_holds[1];
@@ -2850,6 +2926,8 @@ int main(int argc, char **argv) {
     if (p->reentrant) printf("# profile %s: %ld nested acquisitions (another handle of the owner held the key)\n", p->name, nested);
     printf("# profile %s: %ld release notifications handed to handles, %ld of them to one waiting to retry\n", p->name,
            wakes, wakes_waiting);
+    printf("# profile %s: %ld attempts started by them (%ld lost, keeping the retry), %ld held back by the rate limit\n",
+           p->name, woke, woke_lost, wakes_limited);
     if (p->rw > 0)
         printf("# profile %s: acquisitions: %ld shared, %ld exclusive, %ld update (%ld upgraded), %ld plain; %ld pairs\n"
                "# of holds overlapped as allowed (shared with shared or with one update)\n", p->name, rw_holds[1],

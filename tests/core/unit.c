@@ -8182,12 +8182,15 @@ static void test_null_handles_newer_calls(void) {
 
 /* Proves: a wake while the acquire waits out its retry delay starts the
    next attempt at once; one during the undo starts it as soon as the undo
-   is done; one during an attempt makes the retry that follows a failure
-   immediate (EV_RETRY delay 0); redlock_lock_waiting() says when a wake
-   helps. */
+   is done; one during an attempt starts the next one early too, after the
+   wake rate limit; an attempt a wake started that loses spends no retry
+   (EV_RETRY: the retry keeps its time); redlock_lock_waiting() says when
+   a wake helps. */
 static void test_wake_retries_now(void) {
-    setup_n(3, 0, 1000);
+    int64_t t0, gap = 100000 / REDLOCK_WAKES_PER_DELAY;
+    setup_n(3, 0, 1000);                    /* 2 retries, 100 ms apart, no jitter */
     CHECK_EQ(redlock_lock_waiting(&L), 0);
+    t0 = T.now;
     redlock_acquire(&L);
     CHECK_EQ(redlock_lock_waiting(&L), 0);  /* the attempt runs */
     nil(0); nil(1);                         /* lost: undo on 3..5, retry in 100 ms */
@@ -8198,18 +8201,25 @@ static void test_wake_retries_now(void) {
     CHECK_EQ(T.qn, 6);
     num(3, 0); num(4, 0);
     CHECK_EQ(T.qn, 6);                      /* the undo still runs on node 2 */
+    T.now = t0 + 1000;
     num(5, 0);
     CHECK_EQ(T.qn, 9);                      /* attempt 2 at once, not 100 ms later */
     CHECK(starts(6, "SET res"));
     CHECK_EQ(count_ev(REDLOCK_EV_ATTEMPT), 2);
-    /* woken during the attempt: the retry after its failure is immediate */
+    /* woken during the attempt: after its failure the next one comes
+       early too, once the rate limit allows (a share of the delay after
+       attempt 2, which a wake started) */
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
     nil(6); nil(7);
-    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 0);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 99000); /* no retry spent: it keeps its time */
     num(9, 0); num(10, 0); num(11, 0);
-    CHECK_EQ(T.qn, 15);                     /* attempt 3 right after its undo */
+    CHECK_EQ(T.qn, 12);                     /* not before the rate limit */
+    CHECK_EQ(T.timer, t0 + 1000 + gap);
+    advance_to(T.timer);
+    CHECK_EQ(T.qn, 15);                     /* attempt 3 */
     ok(12); ok(13);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
     teardown();
     /* waiting out the delay with no undo left: the wake starts it now */
     setup_n(1, 0, 1000);
@@ -8226,6 +8236,103 @@ static void test_wake_retries_now(void) {
     CHECK_EQ(T.qn, 3);
     ok(2);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+}
+
+/* Proves: a genuine release wakes a waiter promptly: a wake well into the
+   retry delay starts the attempt at once; one that loses leaves the retry
+   at its time; a wake that comes within the rate limit after it is not
+   dropped but starts its attempt when the limit ends, and wins there. */
+static void test_wake_prompt(void) {
+    int64_t t0, gap = 100000 / REDLOCK_WAKES_PER_DELAY;
+    setup_n(1, 0, 1000);                    /* 2 retries, 100 ms apart, no jitter */
+    redlock_acquire(&L);
+    nil(0);
+    num(1, 0);                              /* waits: the retry is due in 100 ms */
+    t0 = T.now;
+    advance_to(t0 + 30000);                 /* nothing due yet */
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* a release: the attempt now */
+    CHECK_EQ(T.qn, 3);
+    CHECK(starts(2, "SET res"));
+    T.now = t0 + 30200;
+    nil(2);                                 /* another waiter was faster */
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000 - 30200);
+    num(3, 0);
+    CHECK_EQ(T.timer, t0 + 100000);         /* the retry keeps its time */
+    T.now = t0 + 31000;
+    CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* the next release, within the rate limit */
+    CHECK_EQ(T.qn, 4);
+    CHECK_EQ(T.timer, t0 + 30000 + gap);    /* kept for the limit's end */
+    advance_to(t0 + 30000 + gap - 1);
+    CHECK_EQ(T.qn, 4);
+    advance_to(t0 + 30000 + gap);
+    CHECK_EQ(T.qn, 5);
+    CHECK(starts(4, "SET res"));
+    ok(4);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
+    teardown();
+}
+
+/* A node that refuses every SET (another holder keeps the key) and
+   answers every undo, inside send. */
+static int sync_held(int node, const char *cmd, redlock_reply *r) {
+    (void)node;
+    if (strncmp(cmd, "SET", 3) == 0) r->type = REDLOCK_REPLY_NIL;
+    else { r->type = REDLOCK_REPLY_INTEGER; r->integer = 0; }
+    return 1;
+}
+
+/* A wake every 100 us (a flood of notifications, forged or not: anyone
+   allowed to PUBLISH can send them) until the acquire ends, which it must
+   within 10 s; the acquire's attempts. */
+static int flood_until_done(int64_t *took) {
+    int64_t t0 = T.now;
+    T.sync = sync_held;
+    redlock_acquire(&L);
+    while (last_status(REDLOCK_OP_ACQUIRE) == 1 && T.now < t0 + 10000000) {
+        redlock_lock_wake(&L);
+        advance_to(T.now + 100);
+    }
+    T.sync = NULL;
+    *took = T.now - t0;
+    return T.res.n ? T.res.r[T.res.n - 1].attempts : -1;
+}
+
+/* Proves: waiting is a time budget. Under a flood of wakes the acquire
+   neither ends before its retries' time (retry_count x retry_delay) nor
+   waits longer; its attempts are at most the retries plus
+   REDLOCK_WAKES_PER_DELAY per retry delay. With wait_ms and many
+   retries, the same: TIMEOUT at the deadline, with as many attempts. */
+static void test_wake_flood_keeps_budget(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t took;
+    int attempts, k = REDLOCK_WAKES_PER_DELAY;
+    setup_n(1, 0, 1000);                    /* 2 retries, 100 ms apart, no jitter */
+    attempts = flood_until_done(&took);
+    printf("# a flood of wakes: %d attempts, %lld ms (2 retries 100 ms apart)\n", attempts, (long long)took / 1000);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
+    CHECK(took >= 200000);                  /* the retries' time */
+    CHECK(took <= 200000 + 100);
+    CHECK(attempts <= 1 + 2 + 2 * k + 1);
+    CHECK(attempts >= 2 * k);               /* the wakes were heard, at the limit's pace */
+    CHECK(count_ev(REDLOCK_EV_RETRY) == attempts - 1);
+    teardown();
+    /* the explicit form: wait_ms 300 with retries to spare */
+    base_config(&cfg, 1);
+    cfg.retry_count = 1000;
+    cfg.wait_ms = 300;
+    base_opts(&o, 1000, 0);
+    setup_with(&cfg, &o);
+    attempts = flood_until_done(&took);
+    printf("# a flood of wakes: %d attempts, %lld ms (wait_ms 300)\n", attempts, (long long)took / 1000);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TIMEOUT);
+    CHECK(took >= 300000);
+    CHECK(took <= 300000 + 100);
+    CHECK(attempts <= 1 + 3 + 3 * k + 1);
+    CHECK(attempts >= 3 * k);
     teardown();
 }
 
@@ -8351,9 +8458,10 @@ static void test_notify_table(void) {
     teardown();
 }
 
-/* callbacks.listen: on when a failed attempt will be retried, off when the
-   acquire ends (won, given up, cancelled by release) or the lock goes; the
-   key still reads inside the last call. */
+/* callbacks.listen: on when a failed attempt will be retried after a delay
+   at least as long as the node timeout, off when the acquire ends (won, given up,
+   cancelled by release) or the lock goes; the key still reads inside the
+   last call. */
 static int listen_log[16], listen_n;
 static size_t listen_key_len;
 static void t_listen(void *user, redlock_lock *lk, int on) {
@@ -8361,18 +8469,20 @@ static void t_listen(void *user, redlock_lock *lk, int on) {
     if (listen_n < 16) listen_log[listen_n++] = on;
     redlock_lock_key(lk, &listen_key_len);
 }
-static void setup_listening(int retries) {
+static void setup_listening_delay(int retries, int64_t delay_ms) {
     redlock_config cfg;
     redlock_callbacks cb;
     redlock_lock_opts o;
     base_config(&cfg, 1);
     cfg.retry_count = retries;
+    cfg.retry_delay_ms = delay_ms;
     base_callbacks(&cb);
     cb.listen = t_listen;
     base_opts(&o, 1000, 0);
     setup_callbacks(&cfg, &o, &cb);
     listen_n = 0;
 }
+static void setup_listening(int retries) { setup_listening_delay(retries, 100); }
 static void test_listen_callback(void) {
     /* won at the second attempt */
     setup_listening(2);
@@ -8421,6 +8531,27 @@ static void test_listen_callback(void) {
     CHECK_EQ(listen_n, 2);
     CHECK_EQ(listen_log[0], 1);
     CHECK_EQ(listen_log[1], 0);
+    teardown();
+    CHECK_EQ(listen_n, 2);
+    /* a retry delay shorter than the node timeout (50 ms): no listening
+       (polling finds a release about as soon); a wake still works */
+    setup_listening_delay(2, 49);
+    redlock_acquire(&L);
+    nil(0);
+    num(1, 0);
+    CHECK_EQ(listen_n, 0);
+    CHECK_EQ(redlock_lock_waiting(&L), 1);
+    redlock_lock_wake(&L);
+    CHECK(starts(2, "SET res"));
+    ok(2);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    teardown();
+    CHECK_EQ(listen_n, 0);
+    /* as long: listening */
+    setup_listening_delay(2, 50);
+    redlock_acquire(&L);
+    nil(0);
+    CHECK_EQ(listen_n, 1);
     teardown();
     CHECK_EQ(listen_n, 2);
 }
@@ -8519,6 +8650,8 @@ int main(int argc, char **argv) {
     RUN_T(test_reentrant_owner_byte_range);
     RUN_T(test_reentrant_adopt);
     RUN_T(test_wake_retries_now);
+    RUN_T(test_wake_prompt);
+    RUN_T(test_wake_flood_keeps_budget);
     RUN_T(test_wake_elsewhere);
     RUN_T(test_release_publishes);
     RUN_T(test_notify_table);
