@@ -4418,6 +4418,52 @@ static void test_event_unused_fields_zero(void) {
     teardown();
 }
 
+/* Proves: ACQUIRED's ttl_share_permille is (elapsed + drift) / ttl in
+   thousandths, rounded down, to the microsecond: 88 ms + 12 ms of a 1000 ms
+   ttl is 100, 1 µs less is 99 (and the validity what is left). */
+static void test_acquired_ttl_share(void) {
+    const redlock_event *ev;
+    int64_t took;
+    for (took = 87999; took <= 88000; took++) {
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        T.now += took;
+        ok(0);
+        ev = last_ev(REDLOCK_EV_ACQUIRED);
+        CHECK(ev != NULL);
+        if (ev) {
+            CHECK_EQ(ev->ttl_share_permille, took == 88000 ? 100 : 99);
+            CHECK_EQ(ev->elapsed_us, took);
+            CHECK_EQ(ev->validity_us, 1000000 - 12000 - took);
+        }
+        teardown();
+    }
+}
+
+/* Proves: MODE_SWITCH says which node switched to what, in which
+   operation, and nothing else (no attempt, status or votes): to no
+   scripts during a release, to legacy during an acquire. */
+static void test_mode_switch_event_fields(void) {
+    const redlock_event *ev;
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command");
+    ev = last_ev(REDLOCK_EV_MODE_SWITCH);
+    CHECK(ev && ev->node == 0 && ev->mode == 0 && ev->op == REDLOCK_OP_RELEASE && ev->attempt == 0 &&
+          ev->status == 0 && ev->votes == 0 && ev->lock == &L);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    rep(1, REDLOCK_REPLY_STRING, 0, "# Server\r\nredis_version:2.4.17\r\n");
+    ev = last_ev(REDLOCK_EV_MODE_SWITCH);
+    CHECK(ev && ev->node == 0 && ev->mode == REDLOCK_MODE_LEGACY && ev->op == REDLOCK_OP_ACQUIRE && ev->attempt == 0 &&
+          ev->status == 0 && ev->votes == 0);
+    teardown();
+}
+
 /* Proves: replies that are exactly "NOSCRIPT" or "NOPERM" (no message after
    the word) are recognised like the longer forms. */
 static void test_error_words_alone(void) {
@@ -6023,6 +6069,35 @@ static void test_rw_upgrade_events(void) {
     teardown();
 }
 
+/* Proves: an upgrade attempt is a renewal from its start: its call never
+   lengthens the validity before a quorum confirms (an attempt that nobody
+   answers leaves the acquire's), and cuts a longer one (after a long
+   extend) to the lock's ttl from the attempt's start at once. */
+static void test_rw_upgrade_validity_at_start(void) {
+    int64_t until, t1;
+    int k;
+    setup_rw(3, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    until = redlock_lock_valid_until(&L);
+    T.now += 300000;
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), until);
+    for (k = 3; k < 6; k++) redlock_on_error(&C, T.q[k].tag, REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(redlock_lock_valid_until(&L), until);  /* no quorum: nothing renewed */
+    teardown();
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_extend(&L, 5000);
+    num(1, 1);
+    T.now += 1000;
+    t1 = T.now;
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), t1 + 1000000 - 12000);
+    teardown();
+}
+
 /* Proves: a lock deinitialised while its upgrade ends is not touched again
    (no result, nothing scheduled, its memory free for reuse at once): when
    the deinit comes from the send of the failed upgrade's settle (set-mode
@@ -7118,6 +7193,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_upgrade_downgrade);
     RUN_T(test_rw_marks_and_endings);
     RUN_T(test_rw_upgrade_events);
+    RUN_T(test_rw_upgrade_validity_at_start);
     RUN_T(test_rw_upgrade_result_after_deinit);
     RUN_T(test_rw_upgrade_after_noscript);
     RUN_T(test_rw_downgrade_release_elapsed);
@@ -7239,6 +7315,8 @@ int main(int argc, char **argv) {
     RUN_T(test_retry_event_elapsed);
     RUN_T(test_failed_event_fields);
     RUN_T(test_event_unused_fields_zero);
+    RUN_T(test_acquired_ttl_share);
+    RUN_T(test_mode_switch_event_fields);
     RUN_T(test_error_words_alone);
     RUN_T(test_max_nodes_no_overrun);
     RUN_T(test_deinit_in_cancelled_result);
