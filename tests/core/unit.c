@@ -5107,12 +5107,12 @@ static void test_adopt_auto_legacy_value(void) {
 }
 
 /* Proves: an adopted token's life on a node without scripts is counted in
-   the right units, to the microsecond: a PTTL of 100 ms (from when it was
-   sent, less the drift of 100 ms) leaves the key alone when the GET comes
-   back exactly when less than a node timeout and the lock's drift would be
-   left (35 ms later), and acts 1 µs earlier; a legacy value's expiry (ms
-   on the wall clock, less the lock's drift) likewise, at the millisecond
-   where it tips, for two ttls (two drifts). */
+   the right units, to the microsecond, from when the PTTL was sent: a PTTL
+   of 100 ms (less the drift of 100 ms: 97 ms) acts when the GET comes back
+   less than 35 ms after the PTTL went out (more than a node timeout and
+   the lock's drift, 62 ms, left) and leaves the key alone at 35 ms; a
+   legacy value's expiry (ms on the wall clock, less the lock's drift)
+   likewise, at the millisecond where it tips, for two ttls (two drifts). */
 static void test_adopt_life_units(void) {
     static const char noperm[] = "NOPERM this user has no permissions to run the 'evalsha' command";
     redlock_config cfg;
@@ -5120,23 +5120,24 @@ static void test_adopt_life_units(void) {
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
+    T.now += 10000;           /* the PTTL goes out 10 ms into the round */
     rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
     CHECK_STR(T.q[1].cmd, "PTTL res");
-    num(1, 100);              /* 100 ms - (1 ms + 2 ms) drift = 97 ms from the send */
+    num(1, 100);
     CHECK_STR(T.q[2].cmd, "GET res");
-    T.now += 35000;           /* 62 ms left: not more than 50 ms + 12 ms */
+    T.now += 34999;           /* 62.001 ms left: acts */
     rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
-    CHECK_EQ(T.qn, 3);
-    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    CHECK_STR(T.q[3].cmd, "PTTL res");
-    num(3, 100);
-    T.now += 34999;           /* 1 µs more left: acts */
-    rep(4, REDLOCK_REPLY_STRING, 0, ADOPTED);
-    CHECK_STR(T.q[5].cmd, "DEL res");
-    num(5, 1);
+    CHECK_STR(T.q[3].cmd, "DEL res");
+    num(3, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);      /* a node known without scripts: PTTL at once */
+    CHECK_STR(T.q[4].cmd, "PTTL res");
+    num(4, 100);
+    T.now += 35000;           /* 62 ms left: not more than 50 ms + 12 ms */
+    rep(5, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 6);
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     teardown();
     /* legacy, ttl 1000: drift 10 + 2 + 50 ms; acts when more than
        50 + 62 ms remain after the drift: 174 ms is not enough, 175 is */
