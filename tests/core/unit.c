@@ -784,6 +784,23 @@ static void test_cancelled_result_fields(void) {
     teardown();
 }
 
+/* Proves: a user's extend that finds the lock gone is answered before the
+   LOST result, with why and with no votes (no node extended it). */
+static void test_extend_result_when_lost(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_extend(&L, 0);
+    num(3, 0); num(4, 0);                     /* gone on a majority */
+    CHECK_EQ(T.res.n, 3);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_QUORUM_LOST);
+    CHECK_EQ(T.res.r[1].votes, 0);
+    CHECK_EQ(T.res.r[2].op, REDLOCK_OP_LOST);
+    CHECK_EQ(T.res.r[2].votes, 0);
+    teardown();
+}
+
 static void test_release_noscript_fallback(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
@@ -5110,9 +5127,11 @@ static void test_adopt_auto_legacy_value(void) {
    the right units, to the microsecond, from when the PTTL was sent: a PTTL
    of 100 ms (less the drift of 100 ms: 97 ms) acts when the GET comes back
    less than 35 ms after the PTTL went out (more than a node timeout and
-   the lock's drift, 62 ms, left) and leaves the key alone at 35 ms; a
-   legacy value's expiry (ms on the wall clock, less the lock's drift)
-   likewise, at the millisecond where it tips, for two ttls (two drifts). */
+   the lock's drift, 62 ms, left) and leaves the key alone at 35 ms, and
+   at PTTL 0; once the GET showed the token its life is known (no PTTL
+   again); a legacy value's expiry (ms on the wall clock, less the lock's
+   drift) likewise, at the millisecond where it tips, for two ttls (two
+   drifts). */
 static void test_adopt_life_units(void) {
     static const char noperm[] = "NOPERM this user has no permissions to run the 'evalsha' command";
     redlock_config cfg;
@@ -5138,6 +5157,23 @@ static void test_adopt_life_units(void) {
     rep(5, REDLOCK_REPLY_STRING, 0, ADOPTED);
     CHECK_EQ(T.qn, 6);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    num(6, 0);                /* expiring now: nothing left to act on */
+    rep(7, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 8);
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 2);
+    teardown();
+    /* once a GET showed the token, its life is known: after an extend
+       that found too little of it (lost), the cleanup reads GET alone */
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
+    num(1, 30);
+    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
+    CHECK_STR(T.q[3].cmd, "GET res");
     teardown();
     /* legacy, ttl 1000: drift 10 + 2 + 50 ms; acts when more than
        50 + 62 ms remain after the drift: 174 ms is not enough, 175 is */
@@ -7233,6 +7269,7 @@ int main(int argc, char **argv) {
     RUN_T(test_release_cancels_acquire);
     RUN_T(test_release_cancels_extend);
     RUN_T(test_cancelled_result_fields);
+    RUN_T(test_extend_result_when_lost);
     RUN_T(test_release_noscript_fallback);
     RUN_T(test_release_quorum);
     RUN_T(test_extend);
