@@ -846,6 +846,23 @@ static void test_cancelled_result_fields(void) {
     teardown();
 }
 
+/* Proves: a user's extend that finds the lock gone is answered before the
+   LOST result, with why and with no votes (no node extended it). */
+static void test_extend_result_when_lost(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_extend(&L, 0);
+    num(3, 0); num(4, 0);                     /* gone on a majority */
+    CHECK_EQ(T.res.n, 3);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_QUORUM_LOST);
+    CHECK_EQ(T.res.r[1].votes, 0);
+    CHECK_EQ(T.res.r[2].op, REDLOCK_OP_LOST);
+    CHECK_EQ(T.res.r[2].votes, 0);
+    teardown();
+}
+
 static void test_release_noscript_fallback(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
@@ -4906,6 +4923,52 @@ static void test_event_unused_fields_zero(void) {
     teardown();
 }
 
+/* Proves: ACQUIRED's ttl_share_permille is (elapsed + drift) / ttl in
+   thousandths, rounded down, to the microsecond: 88 ms + 12 ms of a 1000 ms
+   ttl is 100, 1 µs less is 99 (and the validity what is left). */
+static void test_acquired_ttl_share(void) {
+    const redlock_event *ev;
+    int64_t took;
+    for (took = 87999; took <= 88000; took++) {
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        T.now += took;
+        ok(0);
+        ev = last_ev(REDLOCK_EV_ACQUIRED);
+        CHECK(ev != NULL);
+        if (ev) {
+            CHECK_EQ(ev->ttl_share_permille, took == 88000 ? 100 : 99);
+            CHECK_EQ(ev->elapsed_us, took);
+            CHECK_EQ(ev->validity_us, 1000000 - 12000 - took);
+        }
+        teardown();
+    }
+}
+
+/* Proves: MODE_SWITCH says which node switched to what, in which
+   operation, and nothing else (no attempt, status or votes): to no
+   scripts during a release, to legacy during an acquire. */
+static void test_mode_switch_event_fields(void) {
+    const redlock_event *ev;
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command");
+    ev = last_ev(REDLOCK_EV_MODE_SWITCH);
+    CHECK(ev && ev->node == 0 && ev->mode == 0 && ev->op == REDLOCK_OP_RELEASE && ev->attempt == 0 &&
+          ev->status == 0 && ev->votes == 0 && ev->lock == &L);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    rep(1, REDLOCK_REPLY_STRING, 0, "# Server\r\nredis_version:2.4.17\r\n");
+    ev = last_ev(REDLOCK_EV_MODE_SWITCH);
+    CHECK(ev && ev->node == 0 && ev->mode == REDLOCK_MODE_LEGACY && ev->op == REDLOCK_OP_ACQUIRE && ev->attempt == 0 &&
+          ev->status == 0 && ev->votes == 0);
+    teardown();
+}
+
 /* Proves: replies that are exactly "NOSCRIPT" or "NOPERM" (no message after
    the word) are recognised like the longer forms. */
 static void test_error_words_alone(void) {
@@ -5710,12 +5773,14 @@ static void test_adopt_auto_legacy_value(void) {
 }
 
 /* Proves: an adopted token's life on a node without scripts is counted in
-   the right units, to the microsecond: a PTTL of 100 ms (from when it was
-   sent, less the drift of 100 ms) leaves the key alone when the GET comes
-   back exactly when less than a node timeout and the lock's drift would be
-   left (35 ms later), and acts 1 µs earlier; a legacy value's expiry (ms
-   on the wall clock, less the lock's drift) likewise, at the millisecond
-   where it tips, for two ttls (two drifts). */
+   the right units, to the microsecond, from when the PTTL was sent: a PTTL
+   of 100 ms (less the drift of 100 ms: 97 ms) acts when the GET comes back
+   less than 35 ms after the PTTL went out (more than a node timeout and
+   the lock's drift, 62 ms, left) and leaves the key alone at 35 ms, and
+   at PTTL 0; once the GET showed the token its life is known (no PTTL
+   again); a legacy value's expiry (ms on the wall clock, less the lock's
+   drift) likewise, at the millisecond where it tips, for two ttls (two
+   drifts). */
 static void test_adopt_life_units(void) {
     static const char noperm[] = "NOPERM this user has no permissions to run the 'evalsha' command";
     redlock_config cfg;
@@ -5723,23 +5788,41 @@ static void test_adopt_life_units(void) {
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
+    T.now += 10000;           /* the PTTL goes out 10 ms into the round */
     rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
     CHECK_STR(T.q[1].cmd, "PTTL res");
-    num(1, 100);              /* 100 ms - (1 ms + 2 ms) drift = 97 ms from the send */
+    num(1, 100);
     CHECK_STR(T.q[2].cmd, "GET res");
-    T.now += 35000;           /* 62 ms left: not more than 50 ms + 12 ms */
+    T.now += 34999;           /* 62.001 ms left: acts */
     rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
-    CHECK_EQ(T.qn, 3);
+    CHECK_STR(T.q[3].cmd, "DEL res");
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);      /* a node known without scripts: PTTL at once */
+    CHECK_STR(T.q[4].cmd, "PTTL res");
+    num(4, 100);
+    T.now += 35000;           /* 62 ms left: not more than 50 ms + 12 ms */
+    rep(5, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 6);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    CHECK_STR(T.q[3].cmd, "PTTL res");
-    num(3, 100);
-    T.now += 34999;           /* 1 µs more left: acts */
-    rep(4, REDLOCK_REPLY_STRING, 0, ADOPTED);
-    CHECK_STR(T.q[5].cmd, "DEL res");
-    num(5, 1);
-    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    num(6, 0);                /* expiring now: nothing left to act on */
+    rep(7, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(T.qn, 8);
+    CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 2);
+    teardown();
+    /* once a GET showed the token, its life is known: after an extend
+       that found too little of it (lost), the cleanup reads GET alone */
+    setup_n(1, 0, 1000);
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_extend(&L, 0);
+    rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
+    num(1, 30);
+    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
+    CHECK_STR(T.q[3].cmd, "GET res");
     teardown();
     /* legacy, ttl 1000: drift 10 + 2 + 50 ms; acts when more than
        50 + 62 ms remain after the drift: 174 ms is not enough, 175 is */
@@ -7023,6 +7106,35 @@ static void test_rw_upgrade_events(void) {
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
     CHECK_EQ(T.res.r[T.res.n - 1].votes, 1);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 1);
+    teardown();
+}
+
+/* Proves: an upgrade attempt is a renewal from its start: its call never
+   lengthens the validity before a quorum confirms (an attempt that nobody
+   answers leaves the acquire's), and cuts a longer one (after a long
+   extend) to the lock's ttl from the attempt's start at once. */
+static void test_rw_upgrade_validity_at_start(void) {
+    int64_t until, t1;
+    int k;
+    setup_rw(3, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1); num(1, 1); num(2, 1);
+    until = redlock_lock_valid_until(&L);
+    T.now += 300000;
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), until);
+    for (k = 3; k < 6; k++) redlock_on_error(&C, T.q[k].tag, REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(redlock_lock_valid_until(&L), until);  /* no quorum: nothing renewed */
+    teardown();
+    setup_rw(1, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_extend(&L, 5000);
+    num(1, 1);
+    T.now += 1000;
+    t1 = T.now;
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_valid_until(&L), t1 + 1000000 - 12000);
     teardown();
 }
 
@@ -8630,6 +8742,7 @@ int main(int argc, char **argv) {
     RUN_T(test_rw_upgrade_during_renewal);
     RUN_T(test_rw_release_cancels_downgrade);
     RUN_T(test_rw_upgrade_events);
+    RUN_T(test_rw_upgrade_validity_at_start);
     RUN_T(test_rw_upgrade_result_after_deinit);
     RUN_T(test_rw_upgrade_after_noscript);
     RUN_T(test_rw_downgrade_release_elapsed);
@@ -8673,6 +8786,7 @@ int main(int argc, char **argv) {
     RUN_T(test_release_cancels_acquire);
     RUN_T(test_release_cancels_extend);
     RUN_T(test_cancelled_result_fields);
+    RUN_T(test_extend_result_when_lost);
     RUN_T(test_release_noscript_fallback);
     RUN_T(test_release_late_noscript_after_timeout);
     RUN_T(test_release_quorum);
@@ -8765,6 +8879,8 @@ int main(int argc, char **argv) {
     RUN_T(test_retry_event_elapsed);
     RUN_T(test_failed_event_fields);
     RUN_T(test_event_unused_fields_zero);
+    RUN_T(test_acquired_ttl_share);
+    RUN_T(test_mode_switch_event_fields);
     RUN_T(test_error_words_alone);
     RUN_T(test_max_nodes_no_overrun);
     RUN_T(test_deinit_in_cancelled_result);
