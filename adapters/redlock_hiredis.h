@@ -424,6 +424,17 @@ static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, r
     cn->unsent++;
 }
 
+/* Appends one handshake command (AUTH, SELECT, INFO) to a new connection. */
+static inline int redlock__hiredis_handshake(redlock__hiredis_conn *cn, int kind, int argc, const char **argv,
+                                             const size_t *len)
+{
+    if (redlock__hiredis_reserve(&cn->q) != 0 || redisAppendCommandArgv(cn->ctx, argc, argv, len) != REDIS_OK)
+        return -1;
+    redlock__hiredis_queue(cn, kind, 0);
+    cn->need_flush = 1;
+    return 0;
+}
+
 /* Installs a freshly opened context and queues the handshake. */
 static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisContext *ctx)
 {
@@ -440,29 +451,11 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
         size_t len[3];
         char num[16];
         int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
-        if (k) {
-            if (redlock__hiredis_reserve(&cn->q) != 0 ||
-                redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK)
-                return -1;
-            redlock__hiredis_queue(cn, REDLOCK__HIREDIS_AUTH, 0);
-            cn->need_flush = 1;
-        }
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_AUTH, k, argv, len) != 0) return -1;
         k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
-        if (k) {
-            if (redlock__hiredis_reserve(&cn->q) != 0 ||
-                redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK)
-                return -1;
-            redlock__hiredis_queue(cn, REDLOCK__HIREDIS_SELECT, 0);
-            cn->need_flush = 1;
-        }
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_SELECT, k, argv, len) != 0) return -1;
         k = redlock__hiredis_info_argv(cn->ep.info, argv, len);
-        if (k) {
-            if (redlock__hiredis_reserve(&cn->q) != 0 ||
-                redisAppendCommandArgv(ctx, k, (const char **)argv, len) != REDIS_OK)
-                return -1;
-            redlock__hiredis_queue(cn, REDLOCK__HIREDIS_INFO, 0);
-            cn->need_flush = 1;
-        }
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_INFO, k, argv, len) != 0) return -1;
     }
     return 0;
 }
