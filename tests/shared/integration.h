@@ -1536,7 +1536,7 @@ static void it_evict(void)
 
     if (it_n == 1) {
         int64_t high = 0;
-        int cycle;
+        int cycle, k;
         /* counted anyway: the counter is evicted and the fence goes back */
         it_lock_opts(&o, key, 2000);
         o.fence = 1;
@@ -1568,7 +1568,10 @@ static void it_evict(void)
         if (!l) goto out;
         CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_EVICTING); /* the same connection */
         redis_nodes_cmd(&ev, 0, out, sizeof out, "CLIENT", "KILL", "TYPE", "normal", (char *)NULL);
-        it->idle(a, 50); /* the client sees its connection closed */
+        /* the client sees its connection closed, and its reconnect delay
+           (100 ms) passes: the acquire opens a new connection */
+        for (k = 0; k < 50 && it->node_connected(a, 0); k++) it->idle(a, 20);
+        it->idle(a, 150);
         CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
         CHECK_EQ(it_evicts_told[0], REDLOCK_EVICTS_NONE);
         CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
