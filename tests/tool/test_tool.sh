@@ -729,7 +729,7 @@ if [ $rc -eq 137 ] && [ ! -e "$f.log" ] && [ $((t1 - t0)) -ge 350 ] && [ $((t1 -
 else nok "run: --kill-after after a forwarded SIGTERM" "status $rc after $((t1 - t0)) ms" "$(cat "$f.err")"; fi
 
 f=$T/tstp
-"$BIN" run -t 3s tstp -- sh -c "echo \$\$ >$f.sh; while :; do sleep 0.05; done" >/dev/null 2>&1 &
+"$BIN" run -t 10s tstp -- sh -c "echo \$\$ >$f.sh; while :; do sleep 0.05; done" >/dev/null 2>&1 &
 p=$!
 wait_file "$f.sh"; kill -TSTP $p
 st=; for i in $(seq 1 40); do st="$(ps -o stat= -p $p | cut -c1)$(ps -o stat= -p "$(cat "$f.sh")" | cut -c1)"; [ "$st" = TT ] && break; sleep 0.05; done
