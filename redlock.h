@@ -22,7 +22,7 @@
        5. Compile-time options
        6. Errors
        7. Threads and callbacks
-       8. States: what moves a lock, and the commands of each operation
+       8. States: rounds, calls, options that combine, commands sent
        9. Reentrant locks: one owner, many holds
       10. Release notifications: waiting less
       11. Fencing tokens: a paused holder's late write refused
@@ -429,54 +429,198 @@
    redlock_lock_followup() whether a step of that kind may still come.
 
    8. STATES
-   A lock is in one of five states (redlock_lock_state()):
+   A lock is in one of five states (redlock_lock_state()): IDLE, ACQUIRING,
+   HELD, RELEASING, LOST. Inside a state the lock runs at most one round at
+   a time (redlock_lock_pending()): one chain of commands per node, decided
+   by the votes as soon as they allow. The rounds below carry the names
+   of the implementation's phases (REDLOCK__PH_*), so that each can be
+   found there. ACQUIRE, FENCE, RELEASE, EXTEND, UPGRADE and DOWNGRADE hold
+   a turn from their start until decided, and may first wait in line for
+   one, nothing sent yet (section 5, Turns); ROLLBACK, SETTLE and CLEANUP
+   follow a decided round, hold no turn and go out at once.
 
-       IDLE --acquire--> ACQUIRING --quorum, validity left--> HELD
-         ^                 |  failed attempt: undo, retry after the delay
-         |                 |  no retry left / wait_ms / CONFIG / release()
-         +-----------------+  (on_result ACQUIRE, not OK)
-       HELD --release--> RELEASING --quorum or decided--> IDLE (on_result RELEASE)
-       HELD --extend or watchdog renewal--> HELD (on_result EXTEND for yours)
-       HELD --validity runs out / STOLEN / QUORUM_LOST--> LOST (on_result LOST)
-       LOST --acquire--> ACQUIRING;  LOST --release/extend--> NOT_HELD
-       IDLE or LOST --adopt (a token acquired elsewhere)--> HELD
+       IDLE or LOST --redlock_acquire()--> ACQUIRING (the first attempt
+                  waits for an undo or cleanup still running: same token)
+       IDLE or LOST --redlock_lock_adopt()--> HELD (no round running only;
+                  validity as told, the watchdog renews at once)
 
-   What moves a lock: the API calls above; redlock_on_reply/on_error (a
-   node's answer completes its step; the round is decided as soon as the
-   votes allow); redlock_on_timer (node timeouts, retry delays, renewal
-   times, the end of validity). Between two of these, redlock_lock_state()
+       ACQUIRING: attempts, each with the acquire's one token
+         +--> attempt: round ACQUIRE
+         |      quorum and validity left ----------------------------> HELD
+         |      the same, fenced: round FENCE, the write-back where the
+         |        attempt won (same turn); a quorum of write-backs and
+         |        validity left ---------------------------------------> HELD
+         |      no quorum possible, or no validity left: failed (LOCKED,
+         |        NO_QUORUM, VALIDITY, ...); a wake heard meanwhile is kept
+         |      v
+         |    undo: round ROLLBACK, on every node (a late grant may land)
+         |      too many nodes refuse for any retry to win (CONFIG, TLS;
+         |        NO_SCRIPTING, NOPERM, EVICTING) ----------> IDLE (at once)
+         |      no retry left ------------------------------------> IDLE
+         |      wait_ms: a retry due too late for its round to end by the
+         |        deadline moves up to the last moment that can; if that
+         |        one fails too, TIMEOUT at the deadline ----------> IDLE
+         |      v
+         |    between attempts (no round; listen(1) when the retry delay
+         |    is at least the node timeout), once the undo is done:
+         +---- the retry is due (retry_delay +- jitter; spends a retry)
+         +---- a release notification (redlock_lock_wake(); at most
+               REDLOCK_WAKES_PER_DELAY per retry delay): starts an
+               attempt now; if it loses, the retry keeps its time
+         redlock_release() --> RELEASING (the acquire: CANCELLED)
+         IDLE: on_result ACQUIRE, not OK; listen(0); the undo runs on
+
+       HELD: one activity at a time beside the validity's clock
+         renewal (opts.watchdog): round EXTEND every renew_every_ms
+           quorum -------------------------> HELD, validity from its start
+           undecided (too few answers): HELD, tried again after the
+             retry delay or a third of the validity left if sooner; never
+             through before the validity ends --------> LOST TRANSPORT
+           a majority says "not ours" ---------> LOST STOLEN / QUORUM_LOST
+           max_hold_ms or max_extensions reached: no more renewals; at
+             the validity's end ------------------------> LOST HOLD_LIMIT
+         extend (redlock_extend()): round EXTEND, as a renewal; on_result
+           EXTEND; a failure leaves no mark (the lock then runs out)
+         upgrade (redlock_upgrade(), an UPDATE hold): attempts, each a
+           round UPGRADE that also renews the hold, retried as an acquire
+           (retry_count, retry delay, wait_ms), the first once a running
+           renewal ends; on_result UPGRADE:
+           quorum converted -------------------------> HELD as EXCLUSIVE
+           given up (LOCKED, TIMEOUT, HOLD_LIMIT): round SETTLE takes
+             the nodes it converted back to update ---> HELD as UPDATE
+           a majority says "not ours" ----------------> LOST QUORUM_LOST
+         downgrade (redlock_downgrade(), an EXCLUSIVE or UPDATE hold):
+           SHARED from the call; round DOWNGRADE, on_result DOWNGRADE
+           says whether a quorum of nodes agrees
+         the validity runs out (whatever runs) ----------> LOST EXPIRED
+           (or the reason a renewal left: TRANSPORT, HOLD_LIMIT)
+         redlock_release() --> RELEASING (an extend, upgrade or downgrade
+           of yours still running: CANCELLED)
+
+       RELEASING: round RELEASE
+         a quorum deleted (OK), or decided otherwise (EXPIRED: a quorum
+         answered, too few still held the key; NO_QUORUM, ...)
+                                           ------> IDLE, on_result RELEASE
+       LOST: round CLEANUP deletes what is still ours (sent before
+         on_result LOST); release and extend say NOT_HELD
+
+   What moves a lock: the API calls; redlock_on_reply/on_error (a node's
+   answer completes its step, or moves it to the next step of its chain);
+   redlock_on_timer (round deadlines, retry delays, renewal times, the end
+   of validity, a free turn). Between two of these, redlock_lock_state()
    reads the clock: a HELD lock past its validity already reads LOST, and
-   the next call reports it. Inside a state, a round of commands may run
-   (redlock_lock_pending()), or wait for its turn to (section 5, Turns):
-   an attempt, its undo, a release, an extend or renewal, or the cleanup
-   after LOST.
-   Per node, each operation is a short chain of steps; a node's answer
-   moves it along its chain, or ends it with a vote (yes, held by another,
-   not ours, or a node error):
-       acquire  SET key token NX PX ttl
-                AUTO, old-server error: INFO server, then (below 2.6.12)
-                the legacy chain SETNX "expiry:token"; if taken, GET; if
-                that value has expired, GETSET (ours only if GETSET returns
-                the value read, compared by a 32-bit hash, and it is still
-                expired)
-       release  EVALSHA compare-and-delete (and PUBLISH, section 10); EVAL
-                after NOSCRIPT (also one after the node timeout);
-       (undo,   without scripts: GET, compare, then DEL
-        cleanup)
-       extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
-                without scripts: GET, compare, then PEXPIRE (modern value)
-                or GETSET "expiry:token" (legacy value)
-       adopted  release and extend of an adopted token, without scripts:
-                PTTL before the GET (modern value; a legacy value carries
-                its expiry), so the act is safe without knowing the acquire
-       reentrant (section 9) acquire, release and extend: one script each,
-                EVALSHA, EVAL after NOSCRIPT; undo and cleanup: EVAL
-       rw       (section 12) acquire, release, extend, upgrade, set-mode:
-                one script each, EVALSHA, EVAL after NOSCRIPT
-       fenced   (section 11) acquire: EVALSHA set-and-count, EVAL after
-                NOSCRIPT; once a quorum won, the write-back script (EVALSHA,
-                EVAL after NOSCRIPT) where it won: HELD after a quorum of
-                write-backs. Release and extend: the plain lock's
+   each call that acts on the lock first reports it (on_result LOST).
+   A decided round's stragglers finish quietly (their round reads CLEANUP
+   after a release or downgrade): a node's next step still goes out (the
+   DEL after a GET, the EVAL after a NOSCRIPT, also one that comes after
+   the release's node timeout), and a fenced attempt's late win gets its
+   write-back; redlock_lock_followup() says whether such a step may still
+   come.
+
+   What a call does, by state and by what a HELD lock is doing (BUSY and
+   the other errors: refused, nothing changed):
+                  IDLE,     ACQUIR-  RELEAS-  HELD, and running:
+                  LOST      ING      ING      nothing  renewal  extend,
+                                                                upgrade,
+                                                                downgrade
+       acquire    starts    BUSY     BUSY     ALREADY_HELD
+       adopt      HELD (1)  BUSY     BUSY     ALREADY_HELD
+       release    NOT_HELD  cancels  BUSY     starts   starts   cancels
+       extend     NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
+       upgrade    NOT_HELD  NOT_HELD NOT_HELD starts   after it BUSY
+       downgrade  NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
+   (1) BUSY while a round still runs (an undo, a cleanup). Upgrade: INVALID
+   unless the hold is UPDATE; downgrade: INVALID unless it is EXCLUSIVE or
+   UPDATE. A settle or a downgrade's stragglers still running count as
+   "nothing", except for downgrade (BUSY) and upgrade (after it).
+   redlock_lock_wake() acts only on ACQUIRING (section 10).
+
+   Which options combine (redlock_lock_init() refuses the others):
+       reentrant + fence    one fence per owner's hold (section 11)
+       access + reentrant, access + fence, an access value not one of
+                            the four                               INVALID
+       reentrant, fence or access, with fewer than a quorum of nodes not
+                            configured REDLOCK_MODE_LEGACY    NO_SCRIPTING
+       watchdog             any kind; INVALID if renew_every_ms >= ttl_ms
+       label, refuse_evicting, max_hold_ms, max_extensions, retries,
+       wait_ms              any kind
+       release notifications (callbacks.listen)   any kind; only releases
+                            by script publish (section 10)
+       adopt                any kind: a reentrant lock under its own owner
+                            id, a readers-writer lock as opts.access says,
+                            a fenced one without a fence (0)
+   Per node the kind meets the node's mode (configured, or what AUTO
+   found, section 4): plain locks run on every node (scripts, or the
+   chains below); reentrant and readers-writer locks, and a fenced lock's
+   acquire, send nothing to a node known to have no scripts (configured
+   LEGACY, or switched by AUTO): its vote fails with NO_SCRIPTING, as it
+   does where such a lock's script is refused (no switch, no fallback).
+   A fenced lock's release and extend there are the plain lock's chains.
+
+   Per node, each operation is a short chain of steps (REDLOCK__ST_*); a
+   node's answer moves it along its chain, or ends it with a vote (yes,
+   held by another, not ours, or a node error). k is the key, t the token,
+   o a reentrant lock's owner id, c the fence counter
+   (REDLOCK_FENCE_PREFIX + key), "1" the flag that has a release publish
+   (section 10). "EVALSHA x" is the script x by its SHA1, followed by
+   "EVAL x" (its text) on NOSCRIPT; ROLLBACK, CLEANUP and SETTLE send EVAL
+   at once (one command per node: nothing is left to send should the lock
+   be deinitialised meanwhile).
+     plain lock, modern node (SET NX PX and scripts; the default)
+       acquire    SET k t NX PX ttl
+       release    EVALSHA release 1 k t 1
+       undo       EVAL release 1 k t          (no flag: publishes nothing)
+       cleanup    EVAL release 1 k t 1
+       extend     EVALSHA extend 1 k t ttl    (watchdog: the lock's ttl)
+     plain lock, node without scripting (AUTO, once a release's or an
+     extend's script is refused: NOPERM, not for a key, or "unknown
+     command"; the node stays switched for the client's life)
+       acquire    SET k t NX PX ttl
+       release,   GET k; ours: DEL k (not when less than node timeout +
+       undo,        drift of the key's life is left: it is left to expire,
+       cleanup      REDLOCK_EV_KEY_LEFT)
+       extend     GET k; ours: PEXPIRE k ttl (same rule: else it counts as gone)
+       adopted    a token taken by redlock_lock_adopt(): PTTL k first,
+                    then the chain above (the key's life is not known)
+     plain lock, legacy node (configured LEGACY, or AUTO: SET NX PX
+     refused as unknown, "syntax error" or "wrong number of arguments",
+     then INFO server says below 2.6.12)
+       acquire    [SET k t NX PX ttl; refused: INFO server;] SETNX k e:t
+                  (e: wall-clock expiry in ms); taken: GET k; gone: SETNX
+                  again (twice at most); expired: GETSET k e:t, ours if it
+                  returns the value read (by a 32-bit hash), still expired
+       release,   GET k; ours: DEL k (as above; never where a GETSET lost
+       undo,        its race or has not answered: REDLOCK_EV_KEY_LEFT)
+       cleanup
+       extend     GET k; ours: GETSET k e:t (with the new ttl)
+     reentrant lock (section 9; modern nodes only)
+       acquire    EVALSHA racquire 1 k o t ttl
+       release    EVALSHA rrelease 1 k o t 1
+       undo       EVAL rrelease 1 k o t
+       cleanup    EVAL rrelease 1 k o t 1
+       extend     EVALSHA rextend 1 k o t ttl
+     fenced lock (section 11)
+       acquire    EVALSHA facquire 2 k c t ttl    (the count, 0: held)
+       write-back EVALSHA fence 2 k c t f         (f: the highest count
+                                                   of the quorum)
+       release, undo, cleanup, extend: the plain lock's
+     reentrant and fenced: acquire EVALSHA rfacquire 2 k c o t ttl,
+       write-back EVALSHA rfence 2 k c o t f; the rest the reentrant's
+     readers-writer lock (section 12; m: s shared, u update, x exclusive;
+     w: how long a refused writer's mark lives, ms)
+       acquire    EVALSHA rwacquire 1 k t ttl m w
+       release    EVALSHA rwrelease 1 k t 1
+       undo       EVAL rwrelease 1 k t        (a retry follows: keeps
+                                               the writer's mark)
+                  EVAL rwrelease 1 k t 2      (the last attempt's: drops
+                                               it, publishes nothing)
+       cleanup    EVAL rwrelease 1 k t 1
+       extend     EVALSHA rwextend 1 k t ttl m   (m: the hold's mode)
+       upgrade    EVALSHA rwupgrade 1 k t ttl w
+       downgrade  EVALSHA rwsetmode 1 k t s
+       settle     EVAL rwsetmode 1 k t u
+   (build/sim --trace prints every command the simulated clients send,
+   e.g. build/sim --profile rw --runs 3 --seed 1 --trace.)
 
    9. REENTRANT LOCKS
    A lock initialised with opts.reentrant may be held by one owner many
