@@ -468,7 +468,7 @@
                REDLOCK_WAKES_PER_DELAY per retry delay): starts an
                attempt now; if it loses, the retry keeps its time
          redlock_release() --> RELEASING (the acquire: CANCELLED)
-         IDLE: on_result ACQUIRE, not OK; listen(0); the undo runs on
+         IDLE: on_result ACQUIRE, not OK; listen(0); an undo runs on
 
        HELD: one activity at a time beside the validity's clock
          renewal (opts.watchdog): round EXTEND every renew_every_ms
@@ -486,7 +486,7 @@
            (retry_count, retry delay, wait_ms), the first once a running
            renewal ends; on_result UPGRADE:
            quorum converted -------------------------> HELD as EXCLUSIVE
-           given up (LOCKED, TIMEOUT, HOLD_LIMIT): round SETTLE takes
+           given up (LOCKED, TIMEOUT, HOLD_LIMIT, ...): round SETTLE takes
              the nodes it converted back to update ---> HELD as UPDATE
            a majority says "not ours" ----------------> LOST QUORUM_LOST
          downgrade (redlock_downgrade(), an EXCLUSIVE or UPDATE hold):
