@@ -60,10 +60,12 @@
    A lock state machine for Redis, the "Redlock" algorithm: a lock is held
    when a majority (N/2+1) of N independent Redis masters hold the key with
    this lock's random token. N = 1 is the ordinary single-instance lock.
-   The core never does I/O, never sleeps and never allocates: it hands
-   commands to your `send` callback, asks for wake-ups through `set_timer`,
-   reads time through clock callbacks, and is fed replies, errors and timer
-   expiries by you (or by one of the adapters in adapters/).
+   The core never does I/O, never sleeps and never allocates per
+   operation (only once per redlock_lock_init, and the client's lock
+   table as it grows: section 5, Memory): it hands commands to your `send`
+   callback, asks for wake-ups through `set_timer`, reads time through
+   clock callbacks, and is fed replies, errors and timer expiries by you
+   (or by one of the adapters in adapters/).
 
    2. QUICK START
    --------------
