@@ -930,8 +930,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TTL = -4,          /* ttl <= 0 or absurdly large */
     REDLOCK_ERR_NODES = -5,        /* node count outside 1..REDLOCK_MAX_NODES */
     REDLOCK_ERR_BUSY = -6,         /* another operation on this lock is running */
-    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend of a lock that is not held */
-    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire of a lock already held */
+    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend/upgrade/downgrade of a lock not held */
+    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire (or adopt) of a lock already held */
     REDLOCK_ERR_RANDOM = -9,       /* the random source failed */
     REDLOCK_ERR_NOMEM = -10,       /* out of memory */
     REDLOCK_ERR_DETACHED = -11,    /* lock not initialised or its client is gone */
@@ -945,7 +945,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_STOLEN = -25,      /* lost: a node holds another token */
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
-    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release, or deinit */
+    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT (section 4) */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
@@ -960,7 +960,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TLS = -48,          /* TLS refused: a certificate, an alert from the server, or an
                                        answer that is not TLS (adapters); as an acquire's outcome: too
                                        few usable nodes, some refuse TLS (section 4) */
-    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant and fenced locks need */
+    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant, fenced and readers-writer
+                                       locks need */
     REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
     REDLOCK_ERR_EVICTING = -51      /* the node may evict keys (maxmemory-policy): its grant does
@@ -974,7 +975,7 @@ typedef enum redlock_mode {
 } redlock_mode;
 
 typedef enum redlock_state {
-    REDLOCK_STATE_IDLE = 0,  /* not held, nothing running */
+    REDLOCK_STATE_IDLE = 0,  /* not held (an undo or a release's last answers may still run) */
     REDLOCK_STATE_ACQUIRING, /* attempts (and retry waits) in progress */
     REDLOCK_STATE_HELD,      /* held until redlock_lock_valid_until() */
     REDLOCK_STATE_RELEASING, /* release sent, waiting for the nodes */
@@ -1111,7 +1112,7 @@ typedef struct redlock_config {
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
     int max_rounds;                    /* most rounds running at once (default 128; < 0: no
-                                          bound); more wait their turn (section 5, Many locks) */
+                                          bound); more wait their turn (section 5, Turns) */
     /* optional: where the client files its locks so that a reply finds
        its lock at once, for a client that must not allocate.
        lock_table_size entries, a power of two up to 2^24; about one per
@@ -1171,8 +1172,8 @@ typedef struct redlock_lock_opts {
     size_t owner_len;         /* 0: strlen(owner) */
     int fence;                /* nonzero: every acquire hands out a fencing token, higher than
                                  any earlier holder's (section 11) */
-    redlock_access access;    /* SHARED or EXCLUSIVE: a readers-writer lock (section 12);
-                                 not with reentrant or fence */
+    redlock_access access;    /* SHARED, EXCLUSIVE or UPDATE: a readers-writer lock
+                                 (section 12); not with reentrant or fence */
     int refuse_evicting;      /* a node whose server may evict keys (section 4, Eviction):
                                  > 0: its grants do not count; < 0: they count (the node
                                  is still reported); 0: refused for a fenced lock,
@@ -1334,8 +1335,11 @@ REDLOCK_API void redlock_client_deinit(redlock_client *client);
    full, its doubling: Many locks). A handle still initialised on
    this client is deinitialised first (its pending replies are then
    ignored); one initialised on another client must be deinitialised there.
-   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label), KEY, KEY_TOO_LONG,
-   TTL, DETACHED (client not initialised), NOMEM (the handle is then not
+   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label or
+   owner, access with reentrant or fence: section 8), KEY, KEY_TOO_LONG,
+   TTL, NO_SCRIPTING (a reentrant, fenced or readers-writer lock with
+   fewer than a quorum of nodes not configured REDLOCK_MODE_LEGACY),
+   DETACHED (client not initialised), NOMEM (the handle is then not
    initialised; the table refused: nothing else changed either). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
@@ -1373,8 +1377,9 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
    OVERLOADED (still held, until the possibly shortened validity; OVERLOADED:
    some command was refused with QUEUE_FULL); CANCELLED (release called
    meanwhile); or STOLEN / QUORUM_LOST / EXPIRED, then the lock is LOST and
-   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
-   renewal is running) / TTL (ttl_ms out of 0..2^40). */
+   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (an
+   extend or renewal, an upgrade or a downgrade is running) / TTL (ttl_ms
+   out of 0..2^40). */
 REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
 /* Readers-writer locks (section 12). Upgrade: an UPDATE lock held becomes
    EXCLUSIVE once the readers are gone (waiting, retrying and timing out as
@@ -1382,9 +1387,11 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    if it fails); the result comes with op REDLOCK_OP_UPGRADE. Downgrade: an
    EXCLUSIVE (or UPDATE) lock held is SHARED from the call on; the result
    (REDLOCK_OP_DOWNGRADE) says whether a quorum of nodes lets readers in.
-   Both: INVALID for another mode, NOT_HELD, BUSY while an extend, an
-   upgrade or a downgrade runs. Both change the current hold only: the
-   next acquire holds as opts.access says. */
+   Both: INVALID for another mode, NOT_HELD, BUSY while an extend of
+   yours, an upgrade or a downgrade runs (downgrade: while any round runs,
+   a renewal too; an upgrade's first attempt waits for a renewal: section
+   8). Both change the current hold only: the next acquire holds as
+   opts.access says. */
 REDLOCK_API int redlock_upgrade(redlock_lock *lock);
 REDLOCK_API int redlock_downgrade(redlock_lock *lock);
 /* While redlock_lock_state() says HELD: the hold's access mode (an
@@ -1448,9 +1455,10 @@ REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lock);
    no validity yet (redlock_lock_adopt). */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
 /* Nonzero while a round of commands of this lock is running or waiting
-   for its turn (an acquire attempt, a release, an extend, or the undo /
-   cleanup that follows one; each lasts at most node_timeout_ms from its
-   turn, section 5). Zero while it only waits (held, or between two
+   for its turn (an acquire attempt or its write-back, a release, an
+   extend, an upgrade attempt, a downgrade, or the undo / cleanup / settle
+   that follows one: section 8; each lasts at most node_timeout_ms from
+   its turn, section 5). Zero while it only waits (held, or between two
    acquire attempts). Deinitialising the lock while nonzero drops the
    steps not yet sent (see 7. THREADS AND CALLBACKS), but for a release
    still waiting for its turn: that goes out, unanswered. */
