@@ -376,10 +376,11 @@
    turn is handed on at the next redlock_on_timer, which the timer asks
    for at once. The undo, cleanup and settle that follow a round hold no
    turn and go out at once, as do a decided round's stragglers. The
-   window starts at 16 (or max_rounds if less) and, while rounds wait,
-   adapts: a round decided later than half the node timeout after its
-   start halves it, a sooner one adds a turn, at most once per round trip
-   (so keep node_timeout_ms above twice a round trip). A release that
+   window starts at 16 (or max_rounds if less; with no bound it is
+   unbounded from the start) and, while rounds wait, adapts: a round
+   decided later than half the node timeout after its start halves it,
+   a sooner one adds a turn, at most once per round trip (so keep
+   node_timeout_ms above twice a round trip). A release that
    still waits for its turn when its lock is deinitialised is sent then,
    unanswered. The first rounds of a burst start inside the calls that
    issue it: a caller that takes longer than a node timeout to issue the
@@ -416,8 +417,9 @@
    7. THREADS AND CALLBACKS
    No global mutable state. A client and its locks are used by one thread
    at a time; different clients may live on different threads. Inside any
-   callback you may call redlock_acquire/release/extend on any lock of the
-   client, redlock_lock_deinit and redlock_lock_init (also on the lock being
+   callback you may call redlock_acquire/release/extend/upgrade/downgrade,
+   redlock_lock_adopt and redlock_lock_wake on any lock of the client,
+   redlock_lock_deinit and redlock_lock_init (also on the lock being
    reported), and redlock_on_reply/on_error (synchronous transports). Do
    not call redlock_client_deinit inside a callback, and nothing of the
    library inside on_event (events are for logging and metrics).
