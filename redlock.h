@@ -441,10 +441,12 @@
    found there. ACQUIRE, FENCE, RELEASE, EXTEND, UPGRADE and DOWNGRADE hold
    a turn from their start until decided, and may first wait in line for
    one, nothing sent yet (section 5, Turns); ROLLBACK, SETTLE and CLEANUP
-   follow a decided round, hold no turn and go out at once.
+   follow a decision (an attempt failed, an upgrade given up, the lock
+   lost), hold no turn and go out at once.
 
        IDLE or LOST --redlock_acquire()--> ACQUIRING (the first attempt
-                  waits for an undo or cleanup still running: same token)
+                  waits for an undo or cleanup still running: it needs
+                  the old token)
        IDLE or LOST --redlock_lock_adopt()--> HELD (no round running only;
                   validity as told, the watchdog renews at once)
 
