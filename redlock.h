@@ -448,14 +448,14 @@
                   waits for an undo or cleanup still running: it needs
                   the old token)
        IDLE or LOST --redlock_lock_adopt()--> HELD (no round running only;
-                  validity as told, the watchdog renews at once)
+                  validity as told, 0: unknown; a watchdog renews at once)
 
        ACQUIRING: attempts, each with the acquire's one token
          +--> attempt: round ACQUIRE
-         |      quorum and validity left ----------------------------> HELD
+         |      quorum and validity left --------------------------> HELD
          |      the same, fenced: round FENCE, the write-back where the
          |        attempt won (same turn); a quorum of write-backs and
-         |        validity left ---------------------------------------> HELD
+         |        validity left -------------------------------------> HELD
          |      no quorum possible, or no validity left: failed (LOCKED,
          |        NO_QUORUM, VALIDITY, ...); a wake heard meanwhile is kept
          |      v
