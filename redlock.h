@@ -964,8 +964,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TLS = -48,          /* TLS refused: a certificate, an alert from the server, or an
                                        answer that is not TLS (adapters); as an acquire's outcome: too
                                        few usable nodes, some refuse TLS (section 4) */
-    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant, fenced and readers-writer
-                                       locks need */
+    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant, fenced and
+                                       readers-writer locks need */
     REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
     REDLOCK_ERR_EVICTING = -51      /* the node may evict keys (maxmemory-policy): its grant does
