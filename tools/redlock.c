@@ -166,21 +166,14 @@ typedef struct rnode {
     int done;
     int outcome;      /* RN_YES: both answered, RN_ERR: the node failed */
     int status;       /* node error when RN_ERR */
-    int val_type;     /* GET reply type, 0: none yet */
-    char val[24 + REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN]; /* a legacy value "expiry:token" fits */
+    /* the key's value (redlock.h section 13): GET's answer (a string is
+       read once PTTL says whether the key expires), or HGETALL's */
+    redlock_value v;
+    char val[24 + REDLOCK_VALUE_TOKEN_MAX]; /* GET's string; a legacy value "expiry:token" fits */
     size_t val_len;
     int val_long;     /* value did not fit: not a lock value */
     int have_pttl;
     long long pttl;
-    /* a reentrant lock's hash (GET said WRONGTYPE, HGETALL followed) */
-    char owner[REDLOCK_MAX_OWNER + 1];
-    long long count;  /* the owner's entries; 0: not a reentrant lock's hash */
-    char label[REDLOCK_MAX_LABEL + 1]; /* the label of its first entry's token */
-    /* a readers-writer lock's hash: its live holders and waiting writers */
-    int rw;
-    int readers, writers_waiting;
-    char writer[9], update[9]; /* first 8 hex digits of their tokens, or "" */
-    char writer_label[REDLOCK_MAX_LABEL + 1], update_label[REDLOCK_MAX_LABEL + 1]; /* their tokens' labels */
     int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
     long long fence;
     int evicts;       /* INFO memory: redlock_evicts, -1 unknown (refused, no policy named) */
@@ -1205,12 +1198,6 @@ static void on_event(void *user, const redlock_event *ev)
 
 /* ---- raw mode (inspect: GET and PTTL on every node) ---- */
 
-static int starts(const redlock_reply *r, const char *p)
-{
-    size_t n = strlen(p);
-    return r->str && r->len >= n && memcmp(r->str, p, n) == 0;
-}
-
 static void rn_done(app *a, int node, int outcome, int status)
 {
     rnode *x = &a->rn[node];
@@ -1235,129 +1222,36 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A lock value: a token (32 characters, or a label and 32 hex digits:
-   tool_token_split()), or legacy "expiry_ms:token". A key that expires is
-   not a legacy value (those have no TTL): a label such as "42:" is then
-   not taken for an expiry. */
-static int parse_value(const char *v, size_t len, int expires, const char **tok, size_t *toklen, int64_t *expiry)
-{
-    size_t i = 0;
-    int64_t e = 0;
-    *expiry = -1;
-    if (!expires) {
-        while (i < len && i < 19 && v[i] >= '0' && v[i] <= '9') e = e * 10 + (v[i++] - '0');
-        if (i > 0 && i < len && v[i] == ':' &&
-            (len - i - 1 == REDLOCK_TOKEN_LEN || tool_token_split(v + i + 1, len - i - 1, NULL))) {
-            *tok = v + i + 1;
-            *toklen = len - i - 1;
-            *expiry = e;
-            return 1;
-        }
-    }
-    if (len != REDLOCK_TOKEN_LEN && !tool_token_split(v, len, NULL)) return 0;
-    *tok = v;
-    *toklen = len;
-    return 1;
-}
-
 /* A token's label, for people: without the one ':' that ends the tool's
    own ("web1:4242:" reads "web1:4242"). */
-static void label_of(const char *tok, size_t toklen, char *out, size_t cap)
+static void label_of(const char *tok, size_t label_len, char *out, size_t cap)
 {
-    size_t n = toklen > REDLOCK_TOKEN_LEN ? toklen - REDLOCK_TOKEN_LEN : 0;
+    size_t n = label_len;
     if (n && tok[n - 1] == ':') n--;
     if (n >= cap) n = cap - 1;
     memcpy(out, tok, n);
     out[n] = 0;
 }
 
-/* A reentrant lock's hash: one field `owner` with the count of entries,
-   the others `owner:token` (a label and 32 hex digits). Anything else is
-   no lock. */
-static int entry_field(const redlock_reply *f, const char *owner, size_t olen)
+/* A token for people: its first 8 hex digits, "" for none. */
+static const char *short_id(const char *tok, size_t len, char out[9])
 {
-    return f->type == REDLOCK_REPLY_STRING && f->len > olen + 1 && memcmp(f->str, owner, olen) == 0 &&
-           f->str[olen] == ':' && tool_token_split(f->str + olen + 1, f->len - olen - 1, NULL);
+    out[0] = 0;
+    if (len >= REDLOCK_TOKEN_LEN) {
+        memcpy(out, tok + len - REDLOCK_TOKEN_LEN, 8);
+        out[8] = 0;
+    }
+    return out;
 }
 
-/* The field " fence" of a fenced reentrant lock's hash (its hold's fence). */
-static int fence_field(const redlock_reply *f)
+/* A readers-writer lock's writer and update holder, for people: their
+   short ids and labels ("" for none). */
+static void rw_holders(const redlock_value *v, char w[9], char *wl, char u[9], char *ul)
 {
-    return f->type == REDLOCK_REPLY_STRING && f->len == 6 && memcmp(f->str, " fence", 6) == 0;
-}
-
-static void reentrant_hash(rnode *x, const redlock_reply *r)
-{
-    size_t i, j, entries = 0, fields = r->elements / 2;
-    const redlock_reply *owner = NULL, *count = NULL;
-    long long n = 0;
-    if (r->elements < 4 || r->elements % 2) return;
-    for (i = 0; i < r->elements && !owner; i += 2) { /* the field no other field extends */
-        const redlock_reply *f = &r->element[i];
-        if (f->type != REDLOCK_REPLY_STRING || f->len == 0 || f->len > REDLOCK_MAX_OWNER || fence_field(f)) continue;
-        for (j = 0; j < r->elements; j += 2)
-            if (j != i && !entry_field(&r->element[j], f->str, f->len) && !fence_field(&r->element[j])) break;
-        if (j >= r->elements) { owner = f; count = &r->element[i + 1]; }
-    }
-    if (!owner || count->type != REDLOCK_REPLY_STRING || count->len == 0 || count->len > 9) return;
-    for (i = 0; i < count->len; i++) {
-        if (count->str[i] < '0' || count->str[i] > '9') return;
-        n = n * 10 + (count->str[i] - '0');
-    }
-    for (i = 0; i < r->elements; i += 2) fields -= fence_field(&r->element[i]);
-    entries = fields - 1;
-    if (n <= 0 || (size_t)n != entries) return;
-    memcpy(x->owner, owner->str, owner->len);
-    x->owner[owner->len] = '\0';
-    x->count = n;
-    for (i = 0; i < r->elements; i += 2) { /* who took the first entry */
-        const redlock_reply *f = &r->element[i];
-        if (f == owner || fence_field(f)) continue;
-        label_of(f->str + owner->len + 1, f->len - owner->len - 1, x->label, sizeof x->label);
-        break;
-    }
-}
-
-/* A readers-writer lock's hash (redlock.h section 12): fields token (a
-   label and 32 hex digits) = mode letter (s, x, u) and the holder's expiry
-   (the server's ms), fields "w:" + token = "w" and a waiting writer's
-   expiry. Entries past their expiry (by this machine's clock: for showing
-   only) are left out. */
-static int hex32(const char *s, size_t len)
-{
-    return tool_token_split(s, len, NULL);
-}
-
-static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
-{
-    size_t i, j;
-    if (r->elements < 2 || r->elements % 2) return;
-    for (i = 0; i < r->elements; i += 2) { /* every field must be one of ours */
-        const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
-        /* a waiting writer's mark is told by its value, as the scripts do */
-        int mark = v->type == REDLOCK_REPLY_STRING && v->len && v->str[0] == 'w';
-        if (f->type != REDLOCK_REPLY_STRING || v->type != REDLOCK_REPLY_STRING || v->len < 2 || v->len > 20 ||
-            (mark && (f->len < 2 || f->str[0] != 'w' || f->str[1] != ':')) ||
-            !(mark ? hex32(f->str + 2, f->len - 2) : hex32(f->str, f->len)) ||
-            (mark ? v->str[0] != 'w' : !strchr("sxu", v->str[0])))
-            return;
-        for (j = 1; j < v->len; j++)
-            if (v->str[j] < '0' || v->str[j] > '9') return;
-    }
-    x->rw = 1;
-    for (i = 0; i < r->elements; i += 2) {
-        const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
-        char digits[21];
-        memcpy(digits, v->str + 1, v->len - 1);
-        digits[v->len - 1] = 0;
-        if (strtoll(digits, NULL, 10) <= now_ms) continue;
-        if (v->str[0] == 'w') x->writers_waiting++;
-        else if (v->str[0] == 's') x->readers++;
-        else {
-            memcpy(v->str[0] == 'x' ? x->writer : x->update, f->str + f->len - REDLOCK_TOKEN_LEN, 8);
-            label_of(f->str, f->len, v->str[0] == 'x' ? x->writer_label : x->update_label, sizeof x->writer_label);
-        }
-    }
+    short_id(v->writer, v->writer_len, w);
+    short_id(v->update, v->update_len, u);
+    label_of(v->writer, v->writer_len > REDLOCK_TOKEN_LEN ? v->writer_len - REDLOCK_TOKEN_LEN : 0, wl, REDLOCK_MAX_LABEL + 1);
+    label_of(v->update, v->update_len > REDLOCK_TOKEN_LEN ? v->update_len - REDLOCK_TOKEN_LEN : 0, ul, REDLOCK_MAX_LABEL + 1);
 }
 
 /* CMD NAME; T_FENCE: GET of NAME's fence counter; T_INFO: INFO memory. */
@@ -1391,52 +1285,34 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
     x = &a->rn[node];
     if (x->done) return;
     x->waiting--;
-    if (tag == T_GET) {
-        if (r->type == REDLOCK_REPLY_STRING) {
-            x->val_type = REDLOCK_REPLY_STRING;
+    if (tag == T_GET || tag == T_HGETALL) {
+        /* a readers-writer entry's expiry is judged by this machine's
+           clock: for showing only */
+        int rc = tag == T_GET ? redlock_value_from_get(r, 0, &x->v) : redlock_value_from_hash(r, wall_ms(), &x->v);
+        if (rc == REDLOCK_ERR_SERVER) {
+            rn_server_error(a, node, r);
+            return;
+        }
+        if (rc != REDLOCK_OK) {
+            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
+            return;
+        }
+        if (tag == T_GET && r->type == REDLOCK_REPLY_STRING) { /* read again once PTTL has answered */
             if (r->len <= sizeof x->val) {
                 if (r->len) memcpy(x->val, r->str, r->len);
                 x->val_len = r->len;
             } else {
                 x->val_long = 1;
             }
-        } else if (r->type == REDLOCK_REPLY_NIL) {
-            x->val_type = REDLOCK_REPLY_NIL;
-        } else if (r->type == REDLOCK_REPLY_ERROR && starts(r, "WRONGTYPE")) {
-            x->val_type = REDLOCK_REPLY_ERROR; /* another kind of key: a reentrant lock's hash? */
+        } else if (x->v.kind == REDLOCK_VALUE_HASH) { /* a reentrant or readers-writer lock's hash? */
             x->waiting++;
             raw_send(a, node, T_HGETALL, "HGETALL");
             if (x->done) return;
-        } else if (r->type == REDLOCK_REPLY_ERROR) {
-            rn_server_error(a, node, r);
-            return;
-        } else {
-            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
-            return;
-        }
-    } else if (tag == T_HGETALL) {
-        if (r->type == REDLOCK_REPLY_ERROR && starts(r, "WRONGTYPE")) {
-            /* neither a string nor a hash: not a lock */
-        } else if (r->type == REDLOCK_REPLY_ERROR) {
-            rn_server_error(a, node, r);
-            return;
-        } else if (r->type != REDLOCK_REPLY_ARRAY) {
-            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
-            return;
-        } else {
-            reentrant_hash(x, r);
-            if (!x->count) rw_hash(x, r, wall_ms());
         }
     } else if (tag == T_FENCE) {
         /* a number, or nothing to show (no counter, a refusal, another value) */
-        if (r->type == REDLOCK_REPLY_STRING && r->len > 0 && r->len < 20) {
-            char digits[20];
-            char *end;
-            memcpy(digits, r->str, r->len);
-            digits[r->len] = 0;
-            x->fence = strtoll(digits, &end, 10);
-            x->have_fence = *end == 0 && x->fence >= 0;
-        }
+        x->fence = redlock_value_fence(r);
+        x->have_fence = x->fence >= 0;
     } else if (tag == T_INFO) {
         /* the policy, or unknown (INFO refused by an ACL, no policy named) */
         if (r->type == REDLOCK_REPLY_STRING) x->evicts = redlock_info_evicts(r->str, r->len, x->policy, sizeof x->policy);
@@ -2207,8 +2083,7 @@ static int cmd_inspect(app *a)
     if (a->abort_sig) return 128 + a->abort_sig;
     now_wall = wall_ms();
     for (i = 0; i < a->n; i++) {
-        const rnode *x = &a->rn[i];
-        int64_t expiry;
+        rnode *x = &a->rn[i];
         tok[i] = own[i] = NULL;
         toklen[i] = 0;
         label[i][0] = 0;
@@ -2217,23 +2092,34 @@ static int cmd_inspect(app *a)
         legacy[i] = 0;
         if (x->outcome == RN_ERR) { st[i] = S_ERROR; continue; }
         answered++;
-        if (x->val_type == REDLOCK_REPLY_NIL) {
+        if (x->val_long) {
+            x->v.kind = REDLOCK_VALUE_OTHER;
+        } else if (x->val_len) { /* GET's string: a legacy value only where the key does not expire */
+            redlock_reply r;
+            memset(&r, 0, sizeof r);
+            r.type = REDLOCK_REPLY_STRING;
+            r.str = x->val;
+            r.len = x->val_len;
+            (void)redlock_value_from_get(&r, x->have_pttl && x->pttl >= 0, &x->v);
+        }
+        if (x->v.kind == REDLOCK_VALUE_NONE) {
             st[i] = S_FREE;
             free_n++;
-        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long &&
-                   parse_value(x->val, x->val_len, x->have_pttl && x->pttl >= 0, &tok[i], &toklen[i], &expiry)) {
+        } else if (x->v.kind == REDLOCK_VALUE_PLAIN || x->v.kind == REDLOCK_VALUE_LEGACY) {
             st[i] = S_HELD;
-            label_of(tok[i], toklen[i], label[i], sizeof label[i]);
-            legacy[i] = expiry >= 0;
-            if (expiry >= 0) ttl[i] = expiry - now_wall < 0 ? 0 : expiry - now_wall;
+            tok[i] = x->v.token;
+            toklen[i] = x->v.token_len;
+            label_of(tok[i], x->v.label_len, label[i], sizeof label[i]);
+            legacy[i] = x->v.kind == REDLOCK_VALUE_LEGACY;
+            if (legacy[i]) ttl[i] = x->v.expiry_ms - now_wall < 0 ? 0 : x->v.expiry_ms - now_wall;
             else if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
-        } else if (x->val_type == REDLOCK_REPLY_ERROR && x->count > 0) {
+        } else if (x->v.kind == REDLOCK_VALUE_REENTRANT) {
             st[i] = S_HELD;
-            own[i] = x->owner;
-            memcpy(label[i], x->label, sizeof label[i]);
+            own[i] = x->v.owner;
+            label_of(x->v.token, x->v.label_len, label[i], sizeof label[i]); /* who took the first entry */
             if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
-        } else if (x->val_type == REDLOCK_REPLY_ERROR && x->rw) {
-            rwn[i] = x->readers + (x->writer[0] != 0) + (x->update[0] != 0);
+        } else if (x->v.kind == REDLOCK_VALUE_RW) {
+            rwn[i] = (int)x->v.readers + (x->v.writer_len != 0) + (x->v.update_len != 0);
             if (rwn[i]) {
                 st[i] = S_HELD;
                 if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
@@ -2310,22 +2196,25 @@ static int cmd_inspect(app *a)
             fputs(",\"owner\":", f);
             json_cstr(f, own[i]);
             fputs(",\"count\":", f);
-            if (own[i]) fprintf(f, "%lld", a->rn[i].count);
+            if (own[i]) fprintf(f, "%lld", a->rn[i].v.entries);
             else fputs("null", f);
             fputs(",\"fence\":", f);
             if (st[i] != S_ERROR && a->rn[i].have_fence) fprintf(f, "%lld", a->rn[i].fence);
             else fputs("null", f);
             fputs(",\"rw\":", f);
-            if (st[i] != S_ERROR && a->rn[i].rw) {
-                fprintf(f, "{\"readers\":%d,\"writer\":", a->rn[i].readers);
-                json_cstr(f, a->rn[i].writer[0] ? a->rn[i].writer : NULL);
+            if (st[i] != S_ERROR && a->rn[i].v.kind == REDLOCK_VALUE_RW) {
+                const redlock_value *v = &a->rn[i].v;
+                char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
+                rw_holders(v, w, wl, u, ul);
+                fprintf(f, "{\"readers\":%lld,\"writer\":", v->readers);
+                json_cstr(f, w[0] ? w : NULL);
                 fputs(",\"writer_label\":", f);
-                json_cstr(f, a->rn[i].writer_label[0] ? a->rn[i].writer_label : NULL);
+                json_cstr(f, wl[0] ? wl : NULL);
                 fputs(",\"update\":", f);
-                json_cstr(f, a->rn[i].update[0] ? a->rn[i].update : NULL);
+                json_cstr(f, u[0] ? u : NULL);
                 fputs(",\"update_label\":", f);
-                json_cstr(f, a->rn[i].update_label[0] ? a->rn[i].update_label : NULL);
-                fprintf(f, ",\"writers_waiting\":%d}", a->rn[i].writers_waiting);
+                json_cstr(f, ul[0] ? ul : NULL);
+                fprintf(f, ",\"writers_waiting\":%lld}", v->writers_waiting);
             } else {
                 fputs("null", f);
             }
@@ -2350,16 +2239,18 @@ static int cmd_inspect(app *a)
         } else if (st[i] == S_FREE) {
             printf("%-32s %-7s %-9s %s\n", d, "free", "-", "-");
         } else if (st[i] == S_HELD) {
+            const redlock_value *v = &a->rn[i].v;
+            char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
+            rw_holders(v, w, wl, u, ul);
             if (ttl[i] >= 0) tool_format_ms(b1, sizeof b1, ttl[i]);
             else snprintf(b1, sizeof b1, ttl[i] == -1 ? "none" : "-");
             if (own[i])
                 printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries%s%s)\n", d, "held", "-", b1, own[i],
-                       a->rn[i].count, label[i][0] ? ", by " : "", label[i]);
+                       v->entries, label[i][0] ? ", by " : "", label[i]);
             else if (rwn[i])
-                printf("%-32s %-7s %-9s %s (%d readers, writer %s%s%s, update %s%s%s, %d writers waiting)\n", d, "held", "-",
-                       b1, a->rn[i].readers, a->rn[i].writer[0] ? a->rn[i].writer : "-",
-                       a->rn[i].writer_label[0] ? " by " : "", a->rn[i].writer_label, a->rn[i].update[0] ? a->rn[i].update : "-",
-                       a->rn[i].update_label[0] ? " by " : "", a->rn[i].update_label, a->rn[i].writers_waiting);
+                printf("%-32s %-7s %-9s %s (%lld readers, writer %s%s%s, update %s%s%s, %lld writers waiting)\n", d, "held",
+                       "-", b1, v->readers, w[0] ? w : "-", wl[0] ? " by " : "", wl, u[0] ? u : "-", ul[0] ? " by " : "", ul,
+                       v->writers_waiting);
             else
                 printf("%-32s %-7s %.8s  %s%s%s%s\n", d, "held", tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, b1,
                        label[i][0] ? "  by " : "", label[i], legacy[i] ? " (legacy value, wall clock)" : "");
