@@ -708,7 +708,8 @@
    with the functions below; they read replies only (no I/O, no clock, no
    allocation), so any transport or client library can feed them. A
    malformed or hostile value (a wrong type, a truncated token, a huge
-   count) is OTHER or an error status, never more.
+   count) is OTHER or an error status: never a crash, never a read past
+   what the reply holds.
      GET key (and PTTL key)  redlock_value_from_get(): NONE (no key),
                              PLAIN (a token: its label and
                              REDLOCK_TOKEN_LEN hex digits, or any 32

@@ -22,11 +22,11 @@
      memory for the node's maxmemory-policy); exit 0 held, 1 free, 69/76/78 unknown; --json.
    * run: COMMAND in a process group of its own, led by a watcher that
      kills the group when redlock dies however it dies (see "run" below).
-   * messages: a node's failure in its own words (why_node()); for a
-     refused connection, AUTH or SELECT the tool asks the node once more
-     (probe()), since the adapter keeps only a status; for an error reply
-     to the lock command, with a twin of that command that cannot take
-     effect (twin_of()). A TLS node that timed out and a plain node whose
+   * messages: a node's failure in its own words (why_node()): a refused
+     AUTH or SELECT and an error reply to the lock command in the
+     server's words, which the adapter's node status keeps
+     (take_words()); for a refused connection the tool connects once
+     more (probe()) to name the cause. A TLS node that timed out and a plain node whose
      connection was lost are asked in the other protocol (port_mismatch():
      to the adapter a port of the other kind looks like a failing
      network); such ports, like refusals, end an acquire at once when they
@@ -225,6 +225,7 @@ typedef struct app {
     redlock_event acq_ev;
     /* node failures of the last round, and the words for them */
     nfail nf[REDLOCK_MAX_NODES];
+    char words[REDLOCK_MAX_NODES][128]; /* the server's, with the node's last failed vote (take_words()) */
     int64_t conn_start[REDLOCK_MAX_NODES]; /* when the node's current socket was opened */
     int64_t words_timeout_ms; /* "no answer within" this */
     int64_t cmd_timeout_ms;   /* the adapter drops a node whose answer is this late */
@@ -414,6 +415,20 @@ static void clean_text(const redlock_node *t, const char *s, size_t n, char *out
     out[o] = 0;
 }
 
+/* The server's words for a failure that has them (a refused AUTH or
+   SELECT, an error reply), from the adapter's node status while they are
+   fresh: inside the event or callback that reports the failure (a later
+   reconnect replaces them). */
+static void take_words(app *a, int node, int status)
+{
+    char text[160];
+    int st;
+    if (!a->s_up || (status != REDLOCK_ERR_AUTH && status != REDLOCK_ERR_SELECT && status != REDLOCK_ERR_SERVER)) return;
+    st = redlock_socket_node_status(&a->s, node, text, sizeof text);
+    if (st && strcmp(text, redlock_strerror(st)) == 0) text[0] = 0; /* no words of the server's */
+    clean_text(&a->o->net.node[node], text, strlen(text), a->words[node], sizeof a->words[node]);
+}
+
 static int ms_left(int64_t until)
 {
     int64_t d = until - redlock_socket_now_us();
@@ -459,185 +474,28 @@ static int probe_connect(int family, const struct sockaddr *sa, socklen_t len, i
     return -1;
 }
 
-/* The lock command that failed with an error reply, as a twin that cannot
-   take effect: the same command on the same key(s), which the server
-   refuses with the same words before it runs (an ACL that denies the
-   command, MOVED, READONLY, OOM, MISCONF, LOADING ...); once it runs, it
-   fails on an argument of its own (own_error) and changes nothing:
-   SET NAME x NX PX 0 (an invalid expire time); for the locks that run
-   scripts, a script that makes that call (the refusals of a script's
-   writes, READONLY, OOM, come only when it runs). argc 0: no twin (legacy
-   SETNX has none). */
-typedef struct twin_cmd {
-    int argc;
-    const char *argv[6];
-    size_t len[6];
-    const char *own_error;
-    char counter[sizeof REDLOCK_FENCE_PREFIX + REDLOCK_MAX_KEY];
-} twin_cmd;
-
-static void twin_arg(twin_cmd *c, const char *s, size_t len)
-{
-    c->argv[c->argc] = s;
-    c->len[c->argc++] = len;
-}
-
-static void twin_of(app *a, int node, twin_cmd *c)
-{
-    static const char lua[] = "return redis.call('set',KEYS[1],'x','NX','PX','0')";
-    const tool_opts *o = a->o;
-    int scripts = o->access || o->reentrant || o->fence || a->vote_op != REDLOCK_OP_ACQUIRE;
-    memset(c, 0, sizeof *c);
-    if (o->mode == REDLOCK_MODE_LEGACY || (a->s_up && redlock_node_mode(redlock_socket_client(&a->s), node) == REDLOCK_MODE_LEGACY))
-        return;
-    if (scripts) {
-        twin_arg(c, "EVAL", 4);
-        twin_arg(c, lua, sizeof lua - 1);
-        twin_arg(c, o->fence && a->vote_op == REDLOCK_OP_ACQUIRE ? "2" : "1", 1);
-        twin_arg(c, o->name, strlen(o->name));
-        if (o->fence && a->vote_op == REDLOCK_OP_ACQUIRE)
-            twin_arg(c, c->counter, (size_t)snprintf(c->counter, sizeof c->counter, "%s%s", REDLOCK_FENCE_PREFIX, o->name));
-        c->own_error = "invalid expire time";
-    } else {
-        twin_arg(c, "SET", 3);
-        twin_arg(c, o->name, strlen(o->name));
-        twin_arg(c, "x", 1);
-        twin_arg(c, "NX", 2);
-        twin_arg(c, "PX", 2);
-        twin_arg(c, "0", 1);
-        c->own_error = "invalid expire time";
-    }
-}
-
 static int has_text(const char *s, const char *what)
 {
     return strstr(s, what) != NULL;
 }
 
-/* Connected: AUTH, SELECT and PING (or the lock command's twin),
-   pipelined; the first error reply says what is wrong. An ACL that denies
-   PING is not what is wrong: that reply is passed over. */
-static void probe_talk(const redlock_node *t, nfail *f, int fd, int64_t until, const twin_cmd *twin)
-{
-    char buf[1024 + 2 * REDLOCK_MAX_KEY], num[24], text[128];
-    const char *argv[3];
-    int kinds[3], expect = 0, got = 0, argc, received = 0;
-    size_t len = 0, off = 0, need;
-    redlock_resp_parser p;
-    if (t->password) {
-        argc = 0;
-        argv[argc++] = "AUTH";
-        if (t->username) argv[argc++] = t->username;
-        argv[argc++] = t->password;
-        need = redlock_resp_encode(buf, sizeof buf, argc, argv, NULL);
-        if (need > sizeof buf) return;
-        len = need;
-        kinds[expect++] = WHY_AUTH;
-    }
-    if (t->db > 0) {
-        snprintf(num, sizeof num, "%d", t->db);
-        argv[0] = "SELECT";
-        argv[1] = num;
-        need = redlock_resp_encode(buf + len, sizeof buf - len, 2, argv, NULL);
-        if (need > sizeof buf - len) return;
-        len += need;
-        kinds[expect++] = WHY_SELECT;
-    }
-    if (twin && twin->argc) {
-        need = redlock_resp_encode(buf + len, sizeof buf - len, twin->argc, twin->argv, twin->len);
-        kinds[expect] = WHY_REPLY;
-    } else {
-        argv[0] = "PING";
-        need = redlock_resp_encode(buf + len, sizeof buf - len, 1, argv, NULL);
-        kinds[expect] = WHY_OTHER;
-    }
-    if (need > sizeof buf - len) return;
-    len += need;
-    expect++;
-    while (off < len) {
-        struct pollfd pf;
-        ssize_t w = send(fd, buf + off, len - off, 0); /* SIGPIPE is ignored */
-        if (w > 0) { off += (size_t)w; continue; }
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break;
-        pf.fd = fd;
-        pf.events = POLLOUT;
-        pf.revents = 0;
-        if (poll(&pf, 1, ms_left(until)) == 0) break;
-    }
-    {
-        volatile char *v = buf; /* the password */
-        size_t i;
-        for (i = 0; i < sizeof buf; i++) v[i] = 0;
-    }
-    if (off < len) {
-        set_why(f, WHY_CONNECT, "connected, but the connection failed while writing");
-        return;
-    }
-    redlock_resp_parser_init(&p);
-    while (got < expect) {
-        const redlock_reply *r;
-        struct pollfd pf;
-        ssize_t n;
-        int rc;
-        while (got < expect && (rc = redlock_resp_next(&p, &r)) == 1) {
-            int k = kinds[got++];
-            if (r->type != REDLOCK_REPLY_ERROR) continue;
-            clean_text(t, r->str, r->len, text, sizeof text);
-            if (k == WHY_AUTH)
-                set_why(f, WHY_AUTH, "authentication refused: %s", text);
-            else if (k == WHY_SELECT)
-                set_why(f, WHY_SELECT, "SELECT %d refused: %s", t->db, text);
-            else if (strncmp(text, "NOAUTH", 6) == 0)
-                set_why(f, WHY_AUTH, "a password is required: %s", text);
-            else if (k == WHY_REPLY && has_text(text, twin->own_error))
-                continue; /* the twin ran: the lock command's refusal came later, words unknown */
-            else if (k == WHY_REPLY)
-                set_why(f, strncmp(text, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply to the lock command: %s", text);
-            else if (strncmp(text, "NOPERM", 6) == 0)
-                continue; /* PING denied: not what the lock needs */
-            else
-                set_why(f, WHY_REPLY, "error reply: %s", text);
-            got = expect + 1;
-        }
-        if (got >= expect) break;
-        if (redlock_resp_error(&p)) {
-            set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
-            break;
-        }
-        pf.fd = fd;
-        pf.events = POLLIN;
-        pf.revents = 0;
-        if (poll(&pf, 1, ms_left(until)) <= 0) {
-            set_why(f, WHY_TIMEOUT, "connects, but does not answer");
-            break;
-        }
-        n = recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) {
-            set_why(f, WHY_CONNECT, "connects, but closes the connection");
-            f->closed_silent = !received;
-            break;
-        }
-        received = 1;
-        if (redlock_resp_feed(&p, buf, (size_t)n) != 0) {
-            set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
-            break;
-        }
-    }
-    redlock_resp_parser_free(&p);
-}
-
-/* A TLS node that did not answer: does its port speak plain text? A PING
-   in plain text answered in RESP says so (a TLS server resets instead). */
+/* Does the port speak plain text? A PING answered in RESP (PONG, or an
+   error such as NOAUTH) says so; a TLS server closes or resets it
+   without a word (closed_silent). */
 static void probe_plain(nfail *f, int fd, int64_t until)
 {
     static const char ping[] = "*1\r\n$4\r\nPING\r\n";
     struct pollfd pf;
+    ssize_t n;
     char c;
     if (send(fd, ping, sizeof ping - 1, 0) != (ssize_t)(sizeof ping - 1)) return;
     pf.fd = fd;
     pf.events = POLLIN;
     pf.revents = 0;
-    if (poll(&pf, 1, ms_left(until)) > 0 && recv(fd, &c, 1, 0) == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
+    if (poll(&pf, 1, ms_left(until)) <= 0) return;
+    n = recv(fd, &c, 1, 0);
+    if (n == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
+    f->closed_silent = n <= 0;
 }
 
 #ifdef REDLOCK_SOCKET_TLS
@@ -712,38 +570,32 @@ static int probe_open(app *a, int i, nfail *f)
     return fd;
 }
 
-/* For a message only: asks a failed node again what is wrong, on a socket
-   of its own and bounded by a->probe_until: resolves its name, connects,
-   sends AUTH / SELECT / PING and keeps the first error (the server's own
-   words); a TLS node's port is asked in plain text, and a plain node's
-   port that closes without a word is asked in TLS (port_mismatch()).
+static int tls_node(const app *a, int i)
+{
+    return a->o->net.node[i].tls.enable || a->o->net.tls.enable;
+}
+
+/* For a message only: what the network and the port say about a failed
+   node (the server's own words come with its node status, see
+   take_words()), on a socket of its own and bounded by a->probe_until:
+   resolves its name and connects (a refusal, a name that does not
+   resolve, a missing socket), then asks the port in plain text, and a
+   plain node's port that closes without a word in TLS (port_mismatch()).
    Never touches a key. Its findings go to f (node i's nfail, or a
    scratch one): when it finds nothing more precise, the words already in
    f->why stay. */
 static void probe(app *a, int i, nfail *f)
 {
-    const redlock_node *t = &a->o->net.node[i];
     int fd = probe_open(a, i, f);
     if (fd < 0) return;
-    if (!t->tls.enable && !a->o->net.tls.enable) { /* plain text only */
-        twin_cmd twin;
-        twin_of(a, i, &twin);
-        probe_talk(t, f, fd, a->probe_until, f->status == REDLOCK_ERR_SERVER ? &twin : NULL);
+    probe_plain(f, fd, a->probe_until);
 #ifdef REDLOCK_SOCKET_TLS
-        if (f->closed_silent) { /* a TLS port? ask it in TLS, on a socket of its own */
-            close(fd);
-            if ((fd = probe_open(a, i, f)) >= 0) probe_tls(f, fd, a->probe_until);
-        }
-#endif
-    } else {
-        probe_plain(f, fd, a->probe_until);
+    if (!tls_node(a, i) && f->closed_silent) { /* a TLS port? ask it in TLS, on a socket of its own */
+        close(fd);
+        if ((fd = probe_open(a, i, f)) >= 0) probe_tls(f, fd, a->probe_until);
     }
+#endif
     if (fd >= 0) close(fd);
-}
-
-static int tls_node(const app *a, int i)
-{
-    return a->o->net.node[i].tls.enable || a->o->net.tls.enable;
 }
 
 /* What to change for a TLS failure, from OpenSSL's words. */
@@ -854,13 +706,13 @@ static const char *why_node(app *a, int i)
         set_why(f, WHY_TLS, "%s%s", text, tls_hint(text));
         break;
     }
-    case REDLOCK_ERR_AUTH:
-        set_why(f, WHY_AUTH, "authentication refused");
-        probe(a, i, f);
+    case REDLOCK_ERR_AUTH: /* the server's words, if it said any */
+        if (strncmp(a->words[i], "NOAUTH", 6) == 0) set_why(f, WHY_AUTH, "a password is required: %s", a->words[i]);
+        else set_why(f, WHY_AUTH, "authentication refused%s%s", a->words[i][0] ? ": " : "", a->words[i]);
         break;
     case REDLOCK_ERR_SELECT:
-        set_why(f, WHY_SELECT, "SELECT refused");
-        probe(a, i, f);
+        if (a->words[i][0]) set_why(f, WHY_SELECT, "SELECT %d refused: %s", a->o->net.node[i].db, a->words[i]);
+        else set_why(f, WHY_SELECT, "SELECT refused");
         break;
     case REDLOCK_ERR_NOPERM: /* which of the two keys, the server does not say */
         if (a->o->fence)
@@ -879,8 +731,8 @@ static const char *why_node(app *a, int i)
             set_why(f, strncmp(f->reply, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply: %s", f->reply);
             break;
         }
-        set_why(f, WHY_REPLY, "error reply to the lock command");
-        probe(a, i, f);
+        set_why(f, strncmp(a->words[i], "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply to the lock command%s%s",
+                a->words[i][0] ? ": " : "", a->words[i]);
         break;
     case REDLOCK_ERR_EVICTING: {
         char policy[24];
@@ -1138,6 +990,7 @@ static void on_event(void *user, const redlock_event *ev)
             a->vote_other[ev->node] = ev->held_by_other;
             a->nf[ev->node].status = ev->status;
             a->nf[ev->node].conn_timeout = connect_timed_out(a, ev->node, ev->status);
+            take_words(a, ev->node, ev->status);
             if (a->acquired && ev->vote) a->late++;
         } else if (a->vote_op == REDLOCK_OP_EXTEND && ev->op == REDLOCK_OP_LOST && !a->voted[ev->node] &&
                    !a->after[ev->node]) {
@@ -1147,6 +1000,7 @@ static void on_event(void *user, const redlock_event *ev)
         if (ev->op == REDLOCK_OP_EXTEND && a->vote_op == REDLOCK_OP_ACQUIRE) { /* a renewal of run's lock */
             a->hold_now[ev->node] = ev->vote ? HOLD_YES : ev->status ? HOLD_FAIL : ev->held_by_other ? HOLD_OTHER : HOLD_NOT;
             a->hold_status[ev->node] = ev->status;
+            if (ev->status) take_words(a, ev->node, ev->status);
             a->answered_at[ev->node] = now;
             a->await_until[ev->node] = 0;
         }
@@ -1330,7 +1184,10 @@ static void on_raw_error(void *user, int node, redlock_tag tag, int status)
     app *a = (app *)user;
     (void)tag;
     if (node < 0 || node >= a->n) return;
-    if (!a->rn[node].done) a->nf[node].conn_timeout = connect_timed_out(a, node, status);
+    if (!a->rn[node].done) {
+        a->nf[node].conn_timeout = connect_timed_out(a, node, status);
+        take_words(a, node, status);
+    }
     rn_done(a, node, RN_ERR, status ? status : REDLOCK_ERR_TRANSPORT);
 }
 
