@@ -27,6 +27,7 @@
       10. Release notifications: waiting less
       11. Fencing tokens: a paused holder's late write refused
       12. Readers-writer locks: shared, exclusive and update
+      13. Reading a lock's stored value
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
@@ -54,6 +55,8 @@
                   redlock_rw_acquire_script, redlock_rw_release_script,
                   redlock_rw_extend_script, redlock_rw_upgrade_script,
                   redlock_rw_set_mode_script
+       values     redlock_value_from_get, redlock_value_from_hash,
+                  redlock_value_fence
 
    1. WHAT IT IS
    ------------
@@ -848,6 +851,33 @@
    exclude each other (a plain holder counts as a writer).
    Cost: one round trip per operation, as the plain lock; each acquire
    reads the hash (a few entries while few readers hold it).
+
+   13. READING A LOCK'S STORED VALUE
+   To tell who holds a lock without holding it (as `redlock inspect`
+   does, or a monitor), read the key on each node and decode the replies
+   with the functions below; they read replies only (no I/O, no clock, no
+   allocation), so any transport or client library can feed them. A
+   malformed or hostile value (a wrong type, a truncated token, a huge
+   count) is OTHER or an error status: never a crash, never a read past
+   what the reply holds.
+     GET key (and PTTL key)  redlock_value_from_get(): NONE (no key),
+                             PLAIN (a token: its label and
+                             REDLOCK_TOKEN_LEN hex digits, or any 32
+                             bytes of another Redlock client), LEGACY
+                             ("expiry_ms:token", section 4: the holder's
+                             wall-clock expiry), OTHER, or HASH: then
+     HGETALL key             redlock_value_from_hash(): REENTRANT (section
+                             9: the owner, its count of entries, its first
+                             entry's token, and a fenced hold's fence,
+                             field REDLOCK_FENCE_FIELD) or RW (section 12:
+                             the SHARED holders, the EXCLUSIVE and UPDATE
+                             holders' tokens, waiting writers'
+                             marks, REDLOCK_RW_WAITING_PREFIX+token;
+                             entries expired by your wall clock left out)
+     GET REDLOCK_FENCE_PREFIX+key  redlock_value_fence(): a fenced lock's
+                             counter on that node (section 11)
+   One node's value says what that node keeps; the lock is held by a
+   token (or owner) that a quorum of nodes show, as the acquire counts.
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -1557,6 +1587,66 @@ REDLOCK_API const char *redlock_rw_release_script(void);
 REDLOCK_API const char *redlock_rw_extend_script(void);
 REDLOCK_API const char *redlock_rw_upgrade_script(void);
 REDLOCK_API const char *redlock_rw_set_mode_script(void);
+
+/* ---- reading a lock's stored value (section 13) ---- */
+
+/* What one node keeps for a lock's key. */
+typedef enum redlock_value_kind {
+    REDLOCK_VALUE_NONE = 0,  /* no key: not held there */
+    REDLOCK_VALUE_PLAIN,     /* a token (SET NX PX; a fenced lock's too) */
+    REDLOCK_VALUE_LEGACY,    /* "expiry_ms:token" (SETNX / GETSET, section 4) */
+    REDLOCK_VALUE_HASH,      /* not a string: read it with HGETALL (redlock_value_from_hash) */
+    REDLOCK_VALUE_REENTRANT, /* a reentrant lock's hash (section 9) */
+    REDLOCK_VALUE_RW,        /* a readers-writer lock's hash (section 12) */
+    REDLOCK_VALUE_OTHER      /* a key that is no lock of these formats */
+} redlock_value_kind;
+
+#define REDLOCK_VALUE_TOKEN_MAX (REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN) /* bytes of a token with its label */
+/* A fenced reentrant lock's hash keeps its hold's fence in this field (no
+   owner id has a space; section 11). */
+#define REDLOCK_FENCE_FIELD " fence"
+/* A readers-writer hash marks a waiting writer with this + its token
+   (section 12). */
+#define REDLOCK_RW_WAITING_PREFIX "w:"
+
+/* A decoded value. Tokens are copies, NUL-terminated (a foreign token may
+   hold a NUL: the lengths count); "" and 0 where a field does not apply. */
+typedef struct redlock_value {
+    redlock_value_kind kind;
+    char token[REDLOCK_VALUE_TOKEN_MAX + 1]; /* PLAIN, LEGACY: the holder's token; REENTRANT:
+                                                the token of the owner's first entry */
+    size_t token_len;
+    size_t label_len;        /* bytes of token before its REDLOCK_TOKEN_LEN hex digits */
+    int64_t expiry_ms;       /* LEGACY: the holder's wall-clock expiry (ms since 1970); else -1 */
+    char owner[REDLOCK_MAX_OWNER + 1]; /* REENTRANT: the owner id */
+    size_t owner_len;
+    long long entries;       /* REENTRANT: the owner's entries (its count) */
+    int64_t fence;           /* REENTRANT: the hold's fence (REDLOCK_FENCE_FIELD); else -1 */
+    long long readers;       /* RW: SHARED holders not expired by now_ms */
+    long long writers_waiting; /* RW: waiting writers' marks not expired by now_ms */
+    char writer[REDLOCK_VALUE_TOKEN_MAX + 1]; /* RW: the EXCLUSIVE holder's token */
+    size_t writer_len;
+    char update[REDLOCK_VALUE_TOKEN_MAX + 1]; /* RW: the UPDATE holder's token */
+    size_t update_len;
+} redlock_value;
+
+/* Decoders of a lock's key as a node keeps it (section 13): no I/O, no
+   clock, no allocation. Each takes the reply of the read named and
+   returns OK (*v filled), INVALID (NULL argument), SERVER (an error reply
+   the read cannot mean: its words are in the reply) or PROTOCOL (a reply
+   of a type the read cannot give); on error *v is left untouched.
+   From GET key: NONE, PLAIN, LEGACY, OTHER, or HASH (WRONGTYPE: do
+   HGETALL). expires: nonzero when the key has a time to live (PTTL >= 0);
+   legacy values never do, so a label such as "42:" is then no expiry. */
+REDLOCK_API int redlock_value_from_get(const redlock_reply *get, int expires, redlock_value *v);
+/* From HGETALL key: REENTRANT, RW, NONE (no key any more) or OTHER (also
+   for WRONGTYPE). now_ms: the wall clock (ms since 1970) by which a
+   readers-writer entry has expired and is not counted (for showing only:
+   the servers' clocks decide). */
+REDLOCK_API int redlock_value_from_hash(const redlock_reply *hgetall, int64_t now_ms, redlock_value *v);
+/* From GET REDLOCK_FENCE_PREFIX+key: the fence counter (the highest count
+   handed out on that node, section 11), or -1 when the reply holds none. */
+REDLOCK_API int64_t redlock_value_fence(const redlock_reply *get);
 
 #ifdef __cplusplus
 }
@@ -4626,6 +4716,239 @@ REDLOCK_API const char *redlock_event_name(redlock_event_type t) {
     case REDLOCK_EV_NODE_EVICTS: return "node-evicts";
     default: return "unknown";
     }
+}
+
+/* ---- reading a lock's stored value (section 13) ---- */
+
+/* The readers-writer hash's mode letters, as its scripts write them. */
+enum { REDLOCK__RW_SHARED = 's', REDLOCK__RW_EXCLUSIVE = 'x', REDLOCK__RW_UPDATE = 'u', REDLOCK__RW_WAITING = 'w' };
+#define REDLOCK__FENCE_FIELD_LEN (sizeof REDLOCK_FENCE_FIELD - 1)
+#define REDLOCK__RW_WAITING_LEN (sizeof REDLOCK_RW_WAITING_PREFIX - 1)
+#define REDLOCK__COUNT_DIGITS 9 /* a reentrant count; more is no count of ours */
+#define REDLOCK__NUM_DIGITS 19  /* an expiry in ms, a fence; more is no number of ours */
+
+static int redlock__value_hex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A token as the core writes it: a label (printable, no space, at most
+   REDLOCK_MAX_LABEL bytes) and REDLOCK_TOKEN_LEN hex digits. */
+static int redlock__value_token(const char *s, size_t len) {
+    size_t i;
+    if (len < REDLOCK_TOKEN_LEN || len > REDLOCK_VALUE_TOKEN_MAX) return 0;
+    for (i = 0; i < len - REDLOCK_TOKEN_LEN; i++)
+        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127) return 0;
+    for (; i < len; i++)
+        if (!redlock__value_hex(s[i])) return 0;
+    return 1;
+}
+
+/* 1..max decimal digits and nothing else, without overflow. */
+static int redlock__value_digits(const char *s, size_t len, size_t max, int64_t *out) {
+    size_t i;
+    int64_t v = 0;
+    if (len == 0 || len > max) return 0;
+    for (i = 0; i < len; i++) {
+        int d = s[i] - '0';
+        if (d < 0 || d > 9 || v > (INT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+static int redlock__value_str(const redlock_reply *r) {
+    return r->type == REDLOCK_REPLY_STRING && (r->str || r->len == 0);
+}
+
+/* A string reply equal to s. */
+static int redlock__value_is(const redlock_reply *r, const char *s, size_t len) {
+    return redlock__value_str(r) && r->len == len && memcmp(r->str, s, len) == 0;
+}
+
+/* A token into out (room for REDLOCK_VALUE_TOKEN_MAX + 1), NUL-terminated. */
+static void redlock__value_copy(char *out, size_t *out_len, const char *s, size_t len) {
+    if (len) memcpy(out, s, len);
+    out[len] = '\0';
+    *out_len = len;
+}
+
+static void redlock__value_take_token(redlock_value *v, const char *s, size_t len) {
+    redlock__value_copy(v->token, &v->token_len, s, len);
+    v->label_len = len > REDLOCK_TOKEN_LEN ? len - REDLOCK_TOKEN_LEN : 0;
+}
+
+static void redlock__value_clear(redlock_value *v, redlock_value_kind kind) {
+    memset(v, 0, sizeof *v);
+    v->kind = kind;
+    v->expiry_ms = -1;
+    v->fence = -1;
+}
+
+/* A string value: a token, or legacy "expiry_ms:token" when the key does
+   not expire (legacy keys never do: a label such as "42:" of an expiring
+   key is no expiry). A token of exactly REDLOCK_TOKEN_LEN bytes may be
+   another Redlock client's, for which a token is any value. */
+static void redlock__value_string(const char *s, size_t len, int expires, redlock_value *v) {
+    size_t i = 0;
+    int64_t expiry;
+    while (!expires && i < len && i < REDLOCK__NUM_DIGITS && s[i] >= '0' && s[i] <= '9') i++;
+    if (i > 0 && i < len && s[i] == ':' && redlock__value_digits(s, i, REDLOCK__NUM_DIGITS, &expiry) &&
+        (len - i - 1 == REDLOCK_TOKEN_LEN || redlock__value_token(s + i + 1, len - i - 1))) {
+        redlock__value_clear(v, REDLOCK_VALUE_LEGACY);
+        redlock__value_take_token(v, s + i + 1, len - i - 1);
+        v->expiry_ms = expiry;
+    } else if (len == REDLOCK_TOKEN_LEN || redlock__value_token(s, len)) {
+        redlock__value_clear(v, REDLOCK_VALUE_PLAIN);
+        redlock__value_take_token(v, s, len);
+    } else {
+        redlock__value_clear(v, REDLOCK_VALUE_OTHER);
+    }
+}
+
+/* An answer that is not the value: SERVER for an error reply, PROTOCOL
+   for a type the read cannot give; 0 for a value. */
+static int redlock__value_answer(const redlock_reply *r, redlock_reply_type want) {
+    if (r->type == REDLOCK_REPLY_ERROR) return REDLOCK_ERR_SERVER;
+    if (r->type != want && r->type != REDLOCK_REPLY_NIL) return REDLOCK_ERR_PROTOCOL;
+    return 0;
+}
+
+static int redlock__value_wrongtype(const redlock_reply *r) {
+    static const char w[] = "WRONGTYPE";
+    return r->type == REDLOCK_REPLY_ERROR && r->str && r->len >= sizeof w - 1 && memcmp(r->str, w, sizeof w - 1) == 0;
+}
+
+REDLOCK_API int redlock_value_from_get(const redlock_reply *get, int expires, redlock_value *v) {
+    int rc;
+    redlock_value out;
+    if (!get || !v) return REDLOCK_ERR_INVALID;
+    if (redlock__value_wrongtype(get)) {
+        redlock__value_clear(v, REDLOCK_VALUE_HASH);
+        return REDLOCK_OK;
+    }
+    if ((rc = redlock__value_answer(get, REDLOCK_REPLY_STRING)) != 0) return rc;
+    if (get->type == REDLOCK_REPLY_NIL) redlock__value_clear(&out, REDLOCK_VALUE_NONE);
+    else if (!get->str && get->len) return REDLOCK_ERR_PROTOCOL;
+    else redlock__value_string(get->str, get->len, expires, &out);
+    *v = out;
+    return REDLOCK_OK;
+}
+
+/* The field REDLOCK_FENCE_FIELD of a fenced reentrant lock's hash. */
+static int redlock__value_fence_field(const redlock_reply *f) {
+    return redlock__value_is(f, REDLOCK_FENCE_FIELD, REDLOCK__FENCE_FIELD_LEN);
+}
+
+/* An entry of owner o: "o:" and a token. */
+static int redlock__value_entry(const redlock_reply *f, const redlock_reply *o) {
+    return redlock__value_str(f) && f->len > o->len + 1 && memcmp(f->str, o->str, o->len) == 0 &&
+           f->str[o->len] == ':' && redlock__value_token(f->str + o->len + 1, f->len - o->len - 1);
+}
+
+/* A reentrant lock's hash (section 9): field owner = its count of
+   entries, one field "owner:token" per entry, and maybe the fence field;
+   nothing else. The owner is shorter than its entries: the shortest
+   field, or none. 1: read into v. */
+static int redlock__value_reentrant(const redlock_reply *r, redlock_value *v) {
+    const redlock_reply *owner = NULL, *count = NULL, *first = NULL;
+    size_t i, entries = 0;
+    int64_t n, fence = -1;
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *f = &r->element[i];
+        if (!redlock__value_str(f) || f->len == 0) return 0;
+        if (!redlock__value_fence_field(f) && (!owner || f->len < owner->len)) {
+            owner = f;
+            count = &r->element[i + 1];
+        }
+    }
+    if (!owner || owner->len > REDLOCK_MAX_OWNER || !redlock__value_str(count) ||
+        !redlock__value_digits(count->str, count->len, REDLOCK__COUNT_DIGITS, &n))
+        return 0;
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *f = &r->element[i], *val = &r->element[i + 1];
+        if (f == owner) continue;
+        if (redlock__value_fence_field(f)) {
+            if (!redlock__value_str(val) || !redlock__value_digits(val->str, val->len, REDLOCK__NUM_DIGITS, &fence)) fence = -1;
+            continue;
+        }
+        if (!redlock__value_entry(f, owner)) return 0;
+        if (!first) first = f;
+        entries++;
+    }
+    if (n <= 0 || (uint64_t)n != (uint64_t)entries) return 0;
+    redlock__value_clear(v, REDLOCK_VALUE_REENTRANT);
+    memcpy(v->owner, owner->str, owner->len);
+    v->owner[owner->len] = '\0';
+    v->owner_len = owner->len;
+    v->entries = n;
+    v->fence = fence;
+    redlock__value_take_token(v, first->str + owner->len + 1, first->len - owner->len - 1);
+    return 1;
+}
+
+/* One entry of a readers-writer hash (section 12): field token = mode
+   letter and the holder's expiry (the server's ms), or field
+   REDLOCK_RW_WAITING_PREFIX + token = the waiting mark's letter and its
+   expiry. A waiting writer's mark is told by its value, as the scripts
+   do. The mode letter, or 0 for an entry that is not one of ours. */
+static int redlock__value_rw_entry(const redlock_reply *f, const redlock_reply *val, int64_t *expiry) {
+    int c;
+    if (!redlock__value_str(f) || !redlock__value_str(val) || val->len < 2 ||
+        !redlock__value_digits(val->str + 1, val->len - 1, REDLOCK__NUM_DIGITS, expiry))
+        return 0;
+    c = val->str[0];
+    if (c == REDLOCK__RW_WAITING)
+        return f->len > REDLOCK__RW_WAITING_LEN && memcmp(f->str, REDLOCK_RW_WAITING_PREFIX, REDLOCK__RW_WAITING_LEN) == 0 &&
+                       redlock__value_token(f->str + REDLOCK__RW_WAITING_LEN, f->len - REDLOCK__RW_WAITING_LEN)
+                   ? c
+                   : 0;
+    if (c != REDLOCK__RW_SHARED && c != REDLOCK__RW_EXCLUSIVE && c != REDLOCK__RW_UPDATE) return 0;
+    return redlock__value_token(f->str, f->len) ? c : 0;
+}
+
+/* A readers-writer lock's hash; entries past their expiry by now_ms are
+   left out. 1: read into v. */
+static int redlock__value_rw(const redlock_reply *r, int64_t now_ms, redlock_value *v) {
+    size_t i;
+    int64_t expiry;
+    for (i = 0; i < r->elements; i += 2) /* every field must be one of ours */
+        if (!redlock__value_rw_entry(&r->element[i], &r->element[i + 1], &expiry)) return 0;
+    redlock__value_clear(v, REDLOCK_VALUE_RW);
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *f = &r->element[i];
+        int c = redlock__value_rw_entry(f, &r->element[i + 1], &expiry);
+        if (expiry <= now_ms) continue;
+        if (c == REDLOCK__RW_WAITING) v->writers_waiting++;
+        else if (c == REDLOCK__RW_SHARED) v->readers++;
+        else if (c == REDLOCK__RW_EXCLUSIVE) redlock__value_copy(v->writer, &v->writer_len, f->str, f->len);
+        else redlock__value_copy(v->update, &v->update_len, f->str, f->len);
+    }
+    return 1;
+}
+
+REDLOCK_API int redlock_value_from_hash(const redlock_reply *hgetall, int64_t now_ms, redlock_value *v) {
+    int rc;
+    redlock_value out;
+    const redlock_reply *r = hgetall;
+    if (!r || !v) return REDLOCK_ERR_INVALID;
+    if (redlock__value_wrongtype(r)) { /* neither a string nor a hash */
+        redlock__value_clear(v, REDLOCK_VALUE_OTHER);
+        return REDLOCK_OK;
+    }
+    if ((rc = redlock__value_answer(r, REDLOCK_REPLY_ARRAY)) != 0) return rc;
+    if (r->type == REDLOCK_REPLY_NIL || r->elements == 0) redlock__value_clear(&out, REDLOCK_VALUE_NONE);
+    else if (!r->element) return REDLOCK_ERR_PROTOCOL;
+    else if (r->elements % 2 || !(redlock__value_reentrant(r, &out) || redlock__value_rw(r, now_ms, &out)))
+        redlock__value_clear(&out, REDLOCK_VALUE_OTHER);
+    *v = out;
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int64_t redlock_value_fence(const redlock_reply *get) {
+    int64_t n;
+    if (!get || !redlock__value_str(get) || !redlock__value_digits(get->str, get->len, REDLOCK__NUM_DIGITS, &n)) return -1;
+    return n;
 }
 
 #ifdef __cplusplus
