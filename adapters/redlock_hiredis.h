@@ -196,9 +196,9 @@
 typedef struct redlock__hiredis_conn {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
-    redlock__hiredis_ring q; /* requests awaiting replies (a node owing more is dropped) */
+    redlock__conn_ring q; /* requests awaiting replies (a node owing more is dropped) */
     int need_flush;
-    int unsent;            /* requests at the ring's tail not written yet */
+    size_t unsent;         /* requests at the ring's tail not written yet */
     int asked;             /* a core command was filed since the connection opened */
     int connecting;        /* non-blocking connect in progress */
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
@@ -391,9 +391,9 @@ static inline void redlock__hiredis_set_error(redlock__hiredis_conn *cn, int sta
 static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
-    redlock__hiredis_ring owed = cn->q; /* detached: the callbacks may send again */
+    redlock__conn_ring owed = cn->q; /* detached: the callbacks may send again */
     char text[128];
-    int k;
+    size_t k;
     snprintf(text, sizeof text, "%s", why ? why : ""); /* why may be the context's errstr, freed below */
     memset(&cn->q, 0, sizeof cn->q);
     if (cn->ctx) {
@@ -409,17 +409,17 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     redlock__hiredis_set_error(cn, status, text);
     cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
     for (k = 0; k < owed.count; k++) {
-        const redlock__hiredis_request *r = redlock__hiredis_at(&owed, k);
-        if (r->kind == REDLOCK__HIREDIS_CORE) redlock_on_error(&c->_client, r->tag, status);
+        const redlock__conn_req *r = redlock__conn_at(&owed, k);
+        if (r->kind == REDLOCK__CONN_CORE) redlock_on_error(&c->_client, r->tag, status);
     }
-    redlock__hiredis_ring_free(&owed);
+    redlock__conn_ring_free(&owed);
 }
 
 /* Files a request whose room redlock__hiredis_reserve() made. */
 static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
 {
     /* cannot fail: reserved */
-    if (kind == REDLOCK__HIREDIS_CORE) (void)redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
+    if (kind == REDLOCK__CONN_CORE) (void)redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
     else (void)redlock__hiredis_push(&cn->q, kind, tag);
     cn->unsent++;
 }
@@ -450,12 +450,12 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
         const char *argv[3];
         size_t len[3];
         char num[16];
-        int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_AUTH, k, argv, len) != 0) return -1;
-        k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_SELECT, k, argv, len) != 0) return -1;
-        k = redlock__hiredis_info_argv(cn->ep.info, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_INFO, k, argv, len) != 0) return -1;
+        int k = redlock__conn_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_AUTH, k, argv, len) != 0) return -1;
+        k = redlock__conn_select_argv(cn->ep.db, num, argv, len);
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_SELECT, k, argv, len) != 0) return -1;
+        k = redlock__conn_info_argv(cn->ep.info, argv, len);
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_INFO, k, argv, len) != 0) return -1;
     }
     return 0;
 }
@@ -527,13 +527,9 @@ static inline int redlock__hiredis_write(redlock_hiredis *c, int i, char *why, s
     }
     if (!done) return 0;
     cn->need_flush = 0;
-    { /* command timeouts count from the write */
-        int64_t now = redlock__hiredis_now_us();
-        int k;
-        for (k = cn->q.count - cn->unsent; k < cn->q.count; k++)
-            redlock__hiredis_at(&cn->q, k)->sent_us = now;
-        cn->unsent = 0;
-    }
+    /* command timeouts count from the write */
+    redlock__conn_restart(&cn->q, cn->q.count - cn->unsent, redlock__hiredis_now_us());
+    cn->unsent = 0;
     return 0;
 }
 
@@ -595,15 +591,14 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
     while (cn->ctx) {
         void *rv = NULL;
         redisReply *r;
-        redlock_tag tag;
-        int kind;
+        redlock__conn_req req;
         if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
             redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->ctx->errstr);
             return;
         }
         if (!rv) return;
         r = (redisReply *)rv;
-        if (!redlock__hiredis_pop(&cn->q, &tag, &kind)) { /* a reply nobody asked for */
+        if (!redlock__conn_pop(&cn->q, &req)) { /* a reply nobody asked for */
             freeReplyObject(r);
             redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
@@ -611,15 +606,15 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         /* answered, so written: a long output still being written counts
            only the requests left in the ring as unsent */
         if (cn->unsent > cn->q.count) cn->unsent = cn->q.count;
-        if (kind == REDLOCK__HIREDIS_INFO) {
+        if (req.kind == REDLOCK__CONN_INFO) {
             redlock__hiredis_info_reply(&c->_client, i, &cn->ep, r);
             freeReplyObject(r);
             continue;
         }
-        if (kind != REDLOCK__HIREDIS_CORE) {
+        if (req.kind != REDLOCK__CONN_CORE) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
-                redlock__hiredis_set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
+                redlock__hiredis_set_error(cn, req.kind == REDLOCK__CONN_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
                                            r->str);
             } else if (!cn->auth_failed) {
                 cn->status = 0; /* the new connection answers */
@@ -629,7 +624,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         }
         if (cn->auth_failed) {
             freeReplyObject(r);
-            redlock_on_error(&c->_client, tag, cn->status);
+            redlock_on_error(&c->_client, req.tag, cn->status);
             if (cn->q.count == 0 && cn->ctx) {
                 char why[128];
                 memcpy(why, cn->errstr, sizeof why);
@@ -640,14 +635,14 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
             redlock__hiredis_set_error(cn, REDLOCK_ERR_AUTH, r->str);
             freeReplyObject(r);
-            redlock_on_error(&c->_client, tag, REDLOCK_ERR_AUTH);
+            redlock_on_error(&c->_client, req.tag, REDLOCK_ERR_AUTH);
             continue;
         }
         {
             redlock_reply rr;
             redlock__hiredis_translate(r, &rr);
             cn->status = 0;
-            redlock_on_reply(&c->_client, tag, &rr);
+            redlock_on_reply(&c->_client, req.tag, &rr);
         }
         freeReplyObject(r);
     }
@@ -663,10 +658,10 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     if (redlock__hiredis_on_driver(c)) {
         if (cn->ctx && !cn->connecting && cn->q.count == 0) {
             int idle = redlock__hiredis_idle_state(cn->fd, cn->ssl, cn->ctx->reader->len - cn->ctx->reader->pos);
-            if (idle == REDLOCK__IDLE_CLOSED) {
+            if (idle == REDLOCK__CONN_IDLE_CLOSED) {
                 /* closed while idle (a restart): replaced for this command */
                 redlock__hiredis_closed_idle(c, node, "connection closed");
-            } else if (idle == REDLOCK__IDLE_UNASKED) {
+            } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
                 /* retried after the reconnect delay, as any protocol failure */
                 redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             }
@@ -680,7 +675,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     }
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
         return REDLOCK_ERR_NOMEM;
-    redlock__hiredis_queue(cn, REDLOCK__HIREDIS_CORE, tag);
+    redlock__hiredis_queue(cn, REDLOCK__CONN_CORE, tag);
     cn->need_flush = 1;
     return 0;
 }
@@ -779,8 +774,8 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
             ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
             if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
                 if (cn->connect_deadline < until) until = cn->connect_deadline;
-            } else if (cn->q.count > 0 && cn->q.e[cn->q.head].sent_us + cmd_us < until) {
-                until = cn->q.e[cn->q.head].sent_us + cmd_us;
+            } else if (redlock__conn_due(&cn->q, cmd_us) < until) {
+                until = redlock__conn_due(&cn->q, cmd_us);
             }
         } else if (c->_threaded && cn->retry_at < until) {
             until = cn->retry_at;
@@ -886,7 +881,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
         else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
-                 now - cn->q.e[cn->q.head].sent_us >= cmd_us)
+                 now >= redlock__conn_due(&cn->q, cmd_us))
             redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
     if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
@@ -1023,7 +1018,7 @@ fail:
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__hiredis_ring_free(&cn->q);
+        redlock__conn_ring_free(&cn->q);
     }
     if (c->_wake[0] >= 0) { close(c->_wake[0]); close(c->_wake[1]); }
     memset(c, 0, sizeof *c);
@@ -1056,7 +1051,7 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__hiredis_ring_free(&cn->q);
+        redlock__conn_ring_free(&cn->q);
     }
     redlock__hiredis_subs_free(&c->_subs);
     memset(c, 0, sizeof *c);
