@@ -54,8 +54,9 @@
      REDLOCK_ERR_PROTOCOL ("reply too large"), as is one that sends a
      reply nobody asked for. The subscribers (below) are bounded the same
      way.
-   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
-     (default 1,048,576; the queue grows as needed, 24 bytes a request).
+   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_MAX_PENDING replies
+     (default 1,048,576; the queue grows as needed, 24 bytes a request;
+     REDLOCK_HIREDIS_QUEUE is its older name).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
      connection stays up, and an operation that misses its quorum for it
      ends REDLOCK_ERR_OVERLOADED.
@@ -163,7 +164,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -342,10 +343,10 @@ REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_loc
 /* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
    NODE_TIMEOUT, ...), or 0 if none yet or a new connection has answered
    since; errbuf (optional) gets the text. */
-REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
+REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 
 /* Is node i connected right now? */
-REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i);
+REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c, int i);
 
 /* Node i's release notifications (redlock.h section 10): 0 while they
    work or were never refused; REDLOCK_ERR_SERVER (AUTH for a refused
@@ -353,12 +354,12 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i
    channel, a renamed SUBSCRIBE): its releases are then not heard, and the
    subscriber is tried again after a backoff (see HOW IT TALKS). errbuf
    (optional) gets the node's words. */
-REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 /* What node i may evict (redlock.h section 4, Eviction): its
    maxmemory_policy as the last INFO memory that named one said ("" before
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
-REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, char *buf, size_t size);
+REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, int i, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
@@ -1060,14 +1061,15 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
 /* Takes the client's mutex (with the watchdog thread); 1 if this call
    took it, 0 if there is none or this thread holds it already (a
    callback: the mutex is error-checking), for leave(). */
-static inline int redlock__hiredis_enter(redlock_hiredis *c)
+/* (const: the getters take a const handle; the mutex is not what they read) */
+static inline int redlock__hiredis_enter(const redlock_hiredis *c)
 {
-    return c->_threaded && pthread_mutex_lock(&c->_mu) == 0;
+    return c->_threaded && pthread_mutex_lock((pthread_mutex_t *)&c->_mu) == 0;
 }
 
-static inline void redlock__hiredis_leave(redlock_hiredis *c, int entered)
+static inline void redlock__hiredis_leave(const redlock_hiredis *c, int entered)
 {
-    if (entered) pthread_mutex_unlock(&c->_mu);
+    if (entered) pthread_mutex_unlock((pthread_mutex_t *)&c->_mu);
 }
 
 /* enter() for the blocking calls: BUSY instead of waiting on itself when
@@ -1271,7 +1273,7 @@ REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_loc
     return v;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
@@ -1282,7 +1284,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, c
     return s;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
@@ -1293,7 +1295,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i,
     return s;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, char *buf, size_t size)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, int i, char *buf, size_t size)
 {
     int e, entered;
     if (buf && size) buf[0] = 0;
@@ -1305,7 +1307,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, c
     return e;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c, int i)
 {
     int r, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;

@@ -13,7 +13,7 @@
 #include <netinet/tcp.h>
 #include <stdint.h>
 #include <hiredis/hiredis.h>
-#include "redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 #include "redlock_tls.h"
 #include "redlock_nodes.h"
 #include "redlock_conn.h"
@@ -40,8 +40,8 @@
 #define REDLOCK__HIREDIS_HAS_TLS 0
 #endif
 
-#ifndef REDLOCK__HIREDIS_REPLY_DEFINED
-#define REDLOCK__HIREDIS_REPLY_DEFINED
+#ifndef REDLOCK_HIREDIS_COMMON_H
+#define REDLOCK_HIREDIS_COMMON_H
 /* Translates a redisReply into the core's redlock_reply, pointing into it.
    An array keeps its type but not its elements (elements 0): the core
    reads none, and treats any array as an unexpected reply. */
@@ -66,23 +66,31 @@ static inline void redlock__hiredis_translate(const redisReply *r, redlock_reply
     }
 }
 
-#ifndef REDLOCK_HIREDIS_QUEUE
-#ifdef REDLOCK_LIBEV_QUEUE
-#define REDLOCK_HIREDIS_QUEUE REDLOCK_LIBEV_QUEUE /* its older name */
+/* Replies a node may owe (both hiredis adapters): REDLOCK_<ADAPTER>_MAX_PENDING,
+   as redlock_socket.h's. REDLOCK_HIREDIS_QUEUE and REDLOCK_LIBEV_QUEUE are
+   its older names, still read. */
+#ifndef REDLOCK_HIREDIS_MAX_PENDING
+#if defined(REDLOCK_HIREDIS_QUEUE)
+#define REDLOCK_HIREDIS_MAX_PENDING REDLOCK_HIREDIS_QUEUE
+#elif defined(REDLOCK_LIBEV_QUEUE)
+#define REDLOCK_HIREDIS_MAX_PENDING REDLOCK_LIBEV_QUEUE
 #else
-#define REDLOCK_HIREDIS_QUEUE (1L << 20) /* replies a node may owe (both hiredis adapters) */
+#define REDLOCK_HIREDIS_MAX_PENDING (1L << 20)
 #endif
+#endif
+#ifndef REDLOCK_HIREDIS_QUEUE
+#define REDLOCK_HIREDIS_QUEUE REDLOCK_HIREDIS_MAX_PENDING
 #endif
 
 /* The requests a connection owes replies for, in send order: the
    connection layer's ring (redlock_conn.h), 24 bytes a request, grown by
-   doubling up to REDLOCK_HIREDIS_QUEUE. */
+   doubling up to REDLOCK_HIREDIS_MAX_PENDING. */
 static inline int64_t redlock__hiredis_now_us(void);
 
 /* Room for one more request: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
 static inline int redlock__hiredis_reserve(redlock__conn_ring *q)
 {
-    return redlock__conn_reserve(q, 16, (size_t)REDLOCK_HIREDIS_QUEUE);
+    return redlock__conn_reserve(q, 16, (size_t)REDLOCK_HIREDIS_MAX_PENDING);
 }
 
 /* Appends a request, owed from now: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
@@ -954,4 +962,4 @@ static inline void redlock__hiredis_sub_ready(redlock__hiredis_subs *ss, int i, 
     if (readable) redlock__hiredis_sub_read(ss, i, max_buffered);
 }
 
-#endif /* REDLOCK__HIREDIS_REPLY_DEFINED */
+#endif /* REDLOCK_HIREDIS_COMMON_H */

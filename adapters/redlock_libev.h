@@ -76,8 +76,9 @@
      bytes) is dropped: its votes fail with REDLOCK_ERR_PROTOCOL ("reply
      too large" for the last two); memory per node stays bounded, the
      subscribers' too.
-   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
-     (default 1,048,576; the queue grows as needed, 24 bytes a request).
+   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_MAX_PENDING replies
+     (default 1,048,576, both hiredis adapters; the queue grows as needed,
+     24 bytes a request; REDLOCK_HIREDIS_QUEUE is its older name).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
      connection stays up, and an operation that misses its quorum for it
      ends REDLOCK_ERR_OVERLOADED.
@@ -129,7 +130,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -158,8 +159,8 @@ void redisProcessCallbacks(redisAsyncContext *ac);
 
 /* ---- reply translation, shared with redlock_hiredis.h ---- */
 #include "redlock_hiredis_common.h"
-#if defined(REDLOCK_LIBEV_QUEUE) && REDLOCK_LIBEV_QUEUE != REDLOCK_HIREDIS_QUEUE
-#error "REDLOCK_LIBEV_QUEUE is the old name of REDLOCK_HIREDIS_QUEUE (both adapters): set that one"
+#if defined(REDLOCK_LIBEV_QUEUE) && REDLOCK_LIBEV_QUEUE != REDLOCK_HIREDIS_MAX_PENDING
+#error "REDLOCK_LIBEV_QUEUE is an old name of REDLOCK_HIREDIS_MAX_PENDING (both adapters): set that one"
 #endif
 
 /* hiredis 1.x (MAJOR and MINOR together; PATCH is not bumped upstream).

@@ -36,7 +36,7 @@
 #ifndef REDLOCK_RESP_H
 #define REDLOCK_RESP_H
 
-#include "../redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 
 #ifndef REDLOCK_RESP_API
 #ifdef REDLOCK_RESP_STATIC

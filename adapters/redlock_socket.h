@@ -278,7 +278,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "../redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 #if defined(REDLOCK_SOCKET_STATIC) && !defined(REDLOCK_RESP_STATIC)
 #define REDLOCK_RESP_STATIC
 #endif
