@@ -740,46 +740,31 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
 
 /* ---- the loop ---- */
 
-/* One turn: flush, wait for replies, writability, connects, the core's
-   deadline or a wake-up (at most max_wait_us; < 0: no cap), deliver, drop
-   nodes that owe a reply for longer than command_timeout_ms (or connect
-   for longer than connect_timeout_ms, or buffer too much), fire the timer.
-   Nothing in here blocks past the nearest of those deadlines. With the
-   thread, called with the mutex held; it is released while waiting. */
-static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us)
+/* The poll set of a turn: every node's connection (idle ones too: a close
+   or a stray reply shows at once), every subscriber (a message ends the
+   wait), and the thread's wake pipe; who[k] says whose pfd[k] is: node
+   i, its subscriber REDLOCK_MAX_NODES + i, or -1 the pipe. *until comes
+   down to the nearest deadline of what is polled. Returns the count. */
+static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *pfd, int *who, int64_t *until)
 {
-    struct pollfd pfd[2 * REDLOCK_MAX_NODES + 1];
-    int who[2 * REDLOCK_MAX_NODES + 1]; /* node i, its subscriber REDLOCK_MAX_NODES + i, or -1: the wake pipe */
-    int np = 0, i, rc, ms, reads;
-    int64_t now, until, wait_us;
     const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
-
-    if (c->_threaded) /* keep connections up for the renewals */
-        for (i = 0; i < c->_n; i++)
-            if (!c->_conn[i].ctx) redlock__hiredis_ensure(c, i);
-    redlock__hiredis_subs_tend(&c->_subs);
-    redlock__hiredis_flush_nodes(c, -1);
-
-    now = redlock__hiredis_now_us();
-    until = c->_deadline;
-    if (max_wait_us >= 0 && max_wait_us < until - now) until = now + max_wait_us;
+    int np = 0, i;
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
         short ev = 0;
         if (cn->ctx && cn->connecting) {
             ev = POLLOUT;
-            if (cn->connect_deadline < until) until = cn->connect_deadline;
+            if (cn->connect_deadline < *until) *until = cn->connect_deadline;
         } else if (cn->ctx) {
-            /* idle connections too: a close or a stray reply shows at once;
-               a TLS write that waits for the server waits for readable */
+            /* a TLS write that waits for the server waits for readable */
             ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
             if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
-                if (cn->connect_deadline < until) until = cn->connect_deadline;
-            } else if (redlock__conn_due(&cn->q, cmd_us) < until) {
-                until = redlock__conn_due(&cn->q, cmd_us);
+                if (cn->connect_deadline < *until) *until = cn->connect_deadline;
+            } else if (redlock__conn_due(&cn->q, cmd_us) < *until) {
+                *until = redlock__conn_due(&cn->q, cmd_us);
             }
-        } else if (c->_threaded && cn->retry_at < until) {
-            until = cn->retry_at;
+        } else if (c->_threaded && cn->retry_at < *until) {
+            *until = cn->retry_at;
         }
         if (!ev) continue;
         pfd[np].fd = cn->fd;
@@ -787,7 +772,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         pfd[np].revents = 0;
         who[np++] = i;
     }
-    for (i = 0; i < c->_n; i++) { /* the subscribers: a message ends the wait */
+    for (i = 0; i < c->_n; i++) {
         const redlock__hiredis_sub *sb = &c->_subs.sub[i];
         if (!redlock__hiredis_sub_events(sb)) continue;
         pfd[np].fd = sb->fd;
@@ -795,86 +780,89 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
         pfd[np].revents = 0;
         who[np++] = REDLOCK_MAX_NODES + i;
     }
-    {
-        int64_t due = redlock__hiredis_subs_due(&c->_subs);
-        if (due < until) until = due;
-    }
+    if (redlock__hiredis_subs_due(&c->_subs) < *until) *until = redlock__hiredis_subs_due(&c->_subs);
     if (c->_threaded) {
         pfd[np].fd = c->_wake[0];
         pfd[np].events = POLLIN;
         pfd[np].revents = 0;
         who[np++] = -1;
     }
-    wait_us = until - now;
-    if (wait_us < 0) wait_us = 0;
-    if (wait_us > 1000000000) wait_us = 1000000000;
-    ms = (int)((wait_us + 999) / 1000);
-    if (c->_threaded) pthread_mutex_unlock(&c->_mu);
-    rc = poll(pfd, (nfds_t)np, ms);
-    if (c->_threaded) pthread_mutex_lock(&c->_mu);
-    for (i = 0; rc > 0 && i < np; i++) {
-        int node = who[i];
-        redlock__hiredis_conn *cn;
-        if (!pfd[i].revents) continue;
-        if (node < 0) {
-            char b[64];
-            while (read(c->_wake[0], b, sizeof b) > 0) {}
-            continue;
-        }
-        if (node >= REDLOCK_MAX_NODES) {
-            int k = node - REDLOCK_MAX_NODES;
-            redlock__hiredis_sub *sb = &c->_subs.sub[k];
-            if (!sb->ctx || sb->fd != pfd[i].fd) continue; /* closed meanwhile */
-            if (sb->connecting) {
-                redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
-                redlock__hiredis_flush_nodes(c, node);
-                continue;
-            }
-            if ((pfd[i].revents & POLLOUT) || (sb->ssl && sb->need_flush && (pfd[i].revents & POLLIN)))
-                redlock__hiredis_flush_nodes(c, node);
-            redlock__hiredis_sub_ready(&c->_subs, k, (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0,
-                                       REDLOCK_HIREDIS_MAX_BUFFERED);
-            continue;
-        }
-        cn = &c->_conn[node];
-        if (!cn->ctx || cn->fd != pfd[i].fd) continue; /* dropped meanwhile */
-        if (cn->connecting) {
-            redlock__hiredis_connect_done(c, node);
-            redlock__hiredis_flush_nodes(c, node);
-            continue;
-        }
-        if ((pfd[i].revents & POLLOUT) || (cn->ssl && cn->need_flush && (pfd[i].revents & POLLIN)))
-            redlock__hiredis_flush_nodes(c, node);
-        if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        for (reads = 0; reads < 64; reads++) { /* TLS: a record per read; the rest now too */
-            const void *ctx = cn->ctx;
-            redlock__hiredis_tls_clear(cn->ssl);
-            if (redisBufferRead(cn->ctx) != REDIS_OK) {
-                /* deliver what arrived before the error, then drop */
-                char why[128];
-                int st;
-                snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
-                int clean = cn->q.count == 0 && cn->ctx->reader->len == cn->ctx->reader->pos; /* no byte came */
-                st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
-                redlock__hiredis_deliver(c, node);
-                if (cn->ctx && clean && st == REDLOCK_ERR_TRANSPORT && !c->_threaded) {
-                    /* closed while idle (a restart): as in send, replaced
-                       for the next command at once, and nothing was lost
-                       (the thread reconnects by itself: after the delay) */
-                    redlock__hiredis_closed_idle(c, node, why);
-                } else if (cn->ctx) {
-                    redlock__hiredis_drop(c, node, st, why);
-                }
-                break;
-            }
-            redlock__hiredis_deliver(c, node);
-            if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
-                redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
-            if (cn->ctx != ctx || !redlock__hiredis_tls_more(cn->fd, cn->ssl)) break; /* dropped, replaced, or all read */
-        }
+    return np;
+}
+
+/* Subscriber k's socket fd is ready (revents). */
+static inline void redlock__hiredis_sub_event(redlock_hiredis *c, int k, int fd, short revents)
+{
+    redlock__hiredis_sub *sb = &c->_subs.sub[k];
+    if (!sb->ctx || sb->fd != fd) return; /* closed meanwhile */
+    if (sb->connecting) {
+        redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
+        redlock__hiredis_flush_nodes(c, REDLOCK_MAX_NODES + k);
+        return;
     }
-    /* deadlines, whether or not bytes arrived (a trickle must not hold a node) */
-    now = redlock__hiredis_now_us();
+    if ((revents & POLLOUT) || (sb->ssl && sb->need_flush && (revents & POLLIN)))
+        redlock__hiredis_flush_nodes(c, REDLOCK_MAX_NODES + k);
+    redlock__hiredis_sub_ready(&c->_subs, k, (revents & (POLLIN | POLLHUP | POLLERR)) != 0,
+                               REDLOCK_HIREDIS_MAX_BUFFERED);
+}
+
+/* Node `node` is readable: reads and delivers (TLS: a record per read;
+   the rest now too); a read that fails delivers what arrived before the
+   error, then drops the connection, or replaces it when it closed idle. */
+static inline void redlock__hiredis_node_read(redlock_hiredis *c, int node)
+{
+    redlock__hiredis_conn *cn = &c->_conn[node];
+    int reads;
+    for (reads = 0; reads < 64; reads++) {
+        const void *ctx = cn->ctx;
+        redlock__hiredis_tls_clear(cn->ssl);
+        if (redisBufferRead(cn->ctx) != REDIS_OK) {
+            char why[128];
+            int st;
+            snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
+            int clean = cn->q.count == 0 && cn->ctx->reader->len == cn->ctx->reader->pos; /* no byte came */
+            st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
+            redlock__hiredis_deliver(c, node);
+            if (cn->ctx && clean && st == REDLOCK_ERR_TRANSPORT && !c->_threaded) {
+                /* closed while idle (a restart): as in send, replaced
+                   for the next command at once, and nothing was lost
+                   (the thread reconnects by itself: after the delay) */
+                redlock__hiredis_closed_idle(c, node, why);
+            } else if (cn->ctx) {
+                redlock__hiredis_drop(c, node, st, why);
+            }
+            return;
+        }
+        redlock__hiredis_deliver(c, node);
+        if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
+            redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
+        if (cn->ctx != ctx || !redlock__hiredis_tls_more(cn->fd, cn->ssl)) return; /* dropped, replaced, or all read */
+    }
+}
+
+/* Node `node`'s socket fd is ready (revents). */
+static inline void redlock__hiredis_node_event(redlock_hiredis *c, int node, int fd, short revents)
+{
+    redlock__hiredis_conn *cn = &c->_conn[node];
+    if (!cn->ctx || cn->fd != fd) return; /* dropped meanwhile */
+    if (cn->connecting) {
+        redlock__hiredis_connect_done(c, node);
+        redlock__hiredis_flush_nodes(c, node);
+        return;
+    }
+    if ((revents & POLLOUT) || (cn->ssl && cn->need_flush && (revents & POLLIN)))
+        redlock__hiredis_flush_nodes(c, node);
+    if (cn->ctx && (revents & (POLLIN | POLLHUP | POLLERR))) redlock__hiredis_node_read(c, node);
+}
+
+/* Deadlines, whether or not bytes arrived (a trickle must not hold a
+   node): a connect or TLS handshake past connect_timeout_ms, a reply
+   owed for longer than command_timeout_ms. */
+static inline void redlock__hiredis_expire(redlock_hiredis *c)
+{
+    const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
+    int64_t now = redlock__hiredis_now_us();
+    int i;
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
@@ -885,6 +873,50 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
                  now >= redlock__conn_due(&cn->q, cmd_us))
             redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
+}
+
+/* One turn: flush, wait for replies, writability, connects, the core's
+   deadline or a wake-up (at most max_wait_us; < 0: no cap), deliver, drop
+   nodes that owe a reply for longer than command_timeout_ms (or connect
+   for longer than connect_timeout_ms, or buffer too much), fire the timer.
+   Nothing in here blocks past the nearest of those deadlines. With the
+   thread, called with the mutex held; it is released while waiting. */
+static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us)
+{
+    struct pollfd pfd[2 * REDLOCK_MAX_NODES + 1];
+    int who[2 * REDLOCK_MAX_NODES + 1];
+    int np, i, rc, ms;
+    int64_t now, until, wait_us;
+
+    if (c->_threaded) /* keep connections up for the renewals */
+        for (i = 0; i < c->_n; i++)
+            if (!c->_conn[i].ctx) redlock__hiredis_ensure(c, i);
+    redlock__hiredis_subs_tend(&c->_subs);
+    redlock__hiredis_flush_nodes(c, -1);
+
+    now = redlock__hiredis_now_us();
+    until = c->_deadline;
+    if (max_wait_us >= 0 && max_wait_us < until - now) until = now + max_wait_us;
+    np = redlock__hiredis_poll_set(c, pfd, who, &until);
+    wait_us = until - now;
+    if (wait_us < 0) wait_us = 0;
+    if (wait_us > 1000000000) wait_us = 1000000000;
+    ms = (int)((wait_us + 999) / 1000);
+    if (c->_threaded) pthread_mutex_unlock(&c->_mu);
+    rc = poll(pfd, (nfds_t)np, ms);
+    if (c->_threaded) pthread_mutex_lock(&c->_mu);
+    for (i = 0; rc > 0 && i < np; i++) {
+        if (!pfd[i].revents) continue;
+        if (who[i] < 0) {
+            char b[64];
+            while (read(c->_wake[0], b, sizeof b) > 0) {}
+        } else if (who[i] >= REDLOCK_MAX_NODES) {
+            redlock__hiredis_sub_event(c, who[i] - REDLOCK_MAX_NODES, pfd[i].fd, pfd[i].revents);
+        } else {
+            redlock__hiredis_node_event(c, who[i], pfd[i].fd, pfd[i].revents);
+        }
+    }
+    redlock__hiredis_expire(c);
     if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
 }
 

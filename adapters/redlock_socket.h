@@ -1915,11 +1915,11 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg)
 #endif
 }
 
-REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
+/* What init refuses before it touches anything: 0, NODES or INVALID (or
+   NO_TLS: TLS asked of an adapter built without it). */
+static int redlock__sock_check_config(const redlock_socket_config *cfg)
 {
     int i;
-    if (!s || !cfg) return REDLOCK_ERR_INVALID;
-    memset(s, 0, sizeof *s);
     if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
     if (cfg->connect_timeout_ms < 0 || cfg->command_timeout_ms < 0 || cfg->notify_idle_ms < 0) return REDLOCK_ERR_INVALID;
 #ifdef REDLOCK_SOCKET_NO_CORE
@@ -1945,6 +1945,62 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */
 #endif
     }
+    return 0;
+}
+
+/* Connection i: node i % node_count's command connection, then its
+   subscriber; its own copies of the node's address and credentials. 0,
+   or NOMEM / TLS (what it holds is freed by deinit). */
+static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_config *cfg, int i)
+{
+    struct redlock__sock_node *nd = &s->_nodes[i];
+    const redlock_socket_node *c = &cfg->node[i % cfg->node_count];
+    const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
+    int bad = 0;
+    nd->index = i;
+    nd->fd = nd->rep_fd = -1;
+    nd->port = c->port ? c->port : 6379;
+    nd->sub = i >= cfg->node_count;
+    nd->db = nd->sub ? 0 : c->db ? c->db : cfg->db; /* channels are server-wide: no SELECT */
+    if (redlock__sock_path(c)) bad |= !(nd->unix_path = redlock__sock_strdup(redlock__sock_path(c)));
+    bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
+    if (pass && pass[0]) bad |= !(nd->pass = redlock__sock_strdup(pass)); /* "": no AUTH */
+    if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
+    redlock_resp_parser_init(&nd->parser);
+    bad = bad ? REDLOCK_ERR_NOMEM : 0;
+#ifdef REDLOCK_SOCKET_TLS
+    {
+        redlock_tls t;
+        const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
+        if (!bad && tls) bad = redlock__sock_tls_setup(s, nd, tls);
+    }
+#endif
+    return bad;
+}
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* The core's client, driven by this adapter (not in raw mode). */
+static int redlock__sock_core_init(redlock_socket *s, const redlock_socket_config *cfg)
+{
+    redlock_callbacks cb;
+    redlock_config core = cfg->core;
+    memset(&cb, 0, sizeof cb);
+    cb.send = redlock__sock_core_send;
+    cb.set_timer = redlock__sock_core_timer;
+    cb.now_us = redlock__sock_core_now;
+    cb.on_event = redlock__sock_core_event;
+    if (s->_nsub) cb.listen = redlock__sock_listen;
+    core.node_count = cfg->node_count;
+    return redlock_client_init(&s->_client, &core, &cb, s);
+}
+#endif
+
+REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
+{
+    int i, rc = REDLOCK_OK;
+    if (!s || !cfg) return REDLOCK_ERR_INVALID;
+    memset(s, 0, sizeof *s);
+    if ((rc = redlock__sock_check_config(cfg)) != 0) return rc;
     s->_cfg = *cfg;
     if (!s->_cfg.connect_timeout_ms) s->_cfg.connect_timeout_ms = 1000;
     if (!s->_cfg.command_timeout_ms) s->_cfg.command_timeout_ms = 1000;
@@ -1959,30 +2015,9 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     if (!s->_nodes) return REDLOCK_ERR_NOMEM;
     s->_magic = REDLOCK__SOCK_MAGIC;
     s->_timer_reported = REDLOCK_NO_DEADLINE;
-    for (i = 0; i < cfg->node_count + s->_nsub; i++) { /* node i % node_count: command connection, then subscriber */
-        struct redlock__sock_node *nd = &s->_nodes[i];
-        const redlock_socket_node *c = &cfg->node[i % cfg->node_count];
-        const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
-        int bad = 0;
-        nd->index = i;
-        nd->fd = nd->rep_fd = -1;
-        nd->port = c->port ? c->port : 6379;
-        nd->sub = i >= cfg->node_count;
-        nd->db = nd->sub ? 0 : c->db ? c->db : cfg->db; /* channels are server-wide: no SELECT */
-        if (redlock__sock_path(c)) bad |= !(nd->unix_path = redlock__sock_strdup(redlock__sock_path(c)));
-        bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
-        if (pass && pass[0]) bad |= !(nd->pass = redlock__sock_strdup(pass)); /* "": no AUTH */
-        if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
-        redlock_resp_parser_init(&nd->parser);
-        bad = bad ? REDLOCK_ERR_NOMEM : 0;
-#ifdef REDLOCK_SOCKET_TLS
-        {
-            redlock_tls t;
-            const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
-            if (!bad && tls) bad = redlock__sock_tls_setup(s, nd, tls);
-        }
-#endif
-        if (bad) {
+    for (i = 0; i < cfg->node_count + s->_nsub; i++) {
+        int bad = redlock__sock_node_init(s, cfg, i);
+        if (bad) { /* deinit frees connections [0, i] */
             if (i >= cfg->node_count) s->_nsub = i - cfg->node_count + 1;
             else s->_cfg.node_count = i + 1, s->_nsub = 0;
             redlock_socket_deinit(s);
@@ -1991,36 +2026,17 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     }
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (!cfg->on_reply) {
-        redlock_callbacks cb;
-        redlock_config core = cfg->core;
-        int rc;
-        memset(&cb, 0, sizeof cb);
-        cb.send = redlock__sock_core_send;
-        cb.set_timer = redlock__sock_core_timer;
-        cb.now_us = redlock__sock_core_now;
-        cb.on_event = redlock__sock_core_event;
-        if (s->_nsub) cb.listen = redlock__sock_listen;
-        core.node_count = cfg->node_count;
-        rc = redlock_client_init(&s->_client, &core, &cb, s);
-        if (rc != REDLOCK_OK) {
-            redlock_socket_deinit(s);
-            memset(s, 0, sizeof *s);
-            return rc;
-        }
-        s->_core = 1;
+        if ((rc = redlock__sock_core_init(s, cfg)) == REDLOCK_OK) s->_core = 1;
     }
 #endif
 #ifdef REDLOCK__SOCK_THREADS
-    if (cfg->watchdog_thread) {
-        int rc = redlock__sock_thread_start(s);
-        if (rc != REDLOCK_OK) {
-            redlock_socket_deinit(s);
-            memset(s, 0, sizeof *s);
-            return rc;
-        }
-    }
+    if (rc == REDLOCK_OK && cfg->watchdog_thread) rc = redlock__sock_thread_start(s);
 #endif
-    return REDLOCK_OK;
+    if (rc != REDLOCK_OK) {
+        redlock_socket_deinit(s);
+        memset(s, 0, sizeof *s);
+    }
+    return rc;
 }
 
 REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
