@@ -1,7 +1,11 @@
 /* redlock_hiredis_common.h - what redlock_hiredis.h and redlock_libev.h
-   share: translating hiredis's redisReply into the core's redlock_reply,
-   spotting authentication errors, the monotonic clock. Internal: include
-   one of those two adapters instead. */
+   share on top of the connection layer (redlock_conn.h): translating
+   hiredis's redisReply into the core's redlock_reply and bounding its
+   memory, the node endpoint and its TLS, spotting authentication errors,
+   the clock, the subscriber connections. Internal: include one of those
+   two adapters instead. */
+#ifndef REDLOCK_HIREDIS_COMMON_H
+#define REDLOCK_HIREDIS_COMMON_H
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +44,6 @@
 #define REDLOCK__HIREDIS_HAS_TLS 0
 #endif
 
-#ifndef REDLOCK_HIREDIS_COMMON_H
-#define REDLOCK_HIREDIS_COMMON_H
 /* Translates a redisReply into the core's redlock_reply, pointing into it.
    An array keeps its type but not its elements (elements 0): the core
    reads none, and treats any array as an unexpected reply. */

@@ -346,7 +346,7 @@ typedef struct redlock_socket_config {
        closed"; set_timer arms a one-shot timer */
     void (*watch)(void *user, int node, int fd, int interest);
     void (*set_timer)(void *user, int64_t deadline_us);
-    /* raw mode (REDLOCK_SOCKET_NO_CORE, or when set): replies and node
+    /* raw mode (REDLOCK_SOCKET_NO_CORE, or when both are set): replies and node
        errors of redlock_socket_send() go here instead of to the core */
     void (*on_reply)(void *user, int node, redlock_tag tag, const redlock_reply *reply);
     void (*on_error)(void *user, int node, redlock_tag tag, int status);
@@ -722,6 +722,20 @@ static int redlock__sock_valid(const redlock_socket *s)
     return s && s->_magic == REDLOCK__SOCK_MAGIC && s->_nodes;
 }
 
+/* Raw mode, the one switch: replies and node errors go to cfg.on_reply /
+   on_error (set both or neither), not to a core, and the adapter sends
+   only what it is asked to. REDLOCK_SOCKET_NO_CORE is raw mode always,
+   with the core left out of the build. */
+static int redlock__sock_raw(const redlock_socket *s)
+{
+#ifdef REDLOCK_SOCKET_NO_CORE
+    (void)s;
+    return 1;
+#else
+    return s->_cfg.on_reply != NULL;
+#endif
+}
+
 /* Connections: the nodes' command connections, then the subscribers. */
 static int redlock__sock_slots(const redlock_socket *s) { return s->_cfg.node_count + s->_nsub; }
 
@@ -757,7 +771,7 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
     int64_t d = REDLOCK_NO_DEADLINE;
     int i;
 #ifndef REDLOCK_SOCKET_NO_CORE
-    if (!s->_cfg.on_reply) d = redlock_next_deadline(&s->_client);
+    if (!redlock__sock_raw(s)) d = redlock_next_deadline(&s->_client);
 #endif
     for (i = 0; i < redlock__sock_slots(s); i++) {
         const struct redlock__sock_node *nd = &s->_nodes[i];
@@ -789,9 +803,9 @@ static void redlock__sock_timer_report(redlock_socket *s)
 static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
 {
     s->_in_cb++;
-    if (s->_cfg.on_error) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
+    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
 #ifndef REDLOCK_SOCKET_NO_CORE
-    else if (!s->_cfg.on_reply) redlock_on_error(&s->_client, tag, status);
+    else redlock_on_error(&s->_client, tag, status);
 #endif
     s->_in_cb--;
 }
@@ -806,7 +820,7 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
     }
     nd->last_status = 0; /* the connection works: see redlock_socket_node_status() */
     s->_in_cb++;
-    if (s->_cfg.on_reply) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
+    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_reply(&s->_client, tag, r);
 #endif
@@ -1141,12 +1155,7 @@ static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *
     const char *argv[3];
     size_t len[3];
     char num[16];
-    int k, rc = 0, info = 0;
-#ifndef REDLOCK_SOCKET_NO_CORE
-    info = !nd->sub && !s->_cfg.on_reply && !s->_cfg.info_off;
-#else
-    (void)s; /* no core, no node health */
-#endif
+    int k, rc = 0, info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
     if ((k = redlock__conn_auth_argv(nd->user, nd->pass, argv, len)) != 0)
         rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_AUTH);
     if (rc == 0 && (k = redlock__conn_select_argv(nd->db, num, argv, len)) != 0)
@@ -1542,7 +1551,7 @@ static void redlock__sock_timeouts(redlock_socket *s)
     }
     redlock__sock_subs_tend(s);
 #ifndef REDLOCK_SOCKET_NO_CORE
-    if (!s->_cfg.on_reply && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
+    if (!redlock__sock_raw(s) && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
         s->_in_cb++;
         redlock_on_timer(&s->_client);
         s->_in_cb--;
@@ -2236,7 +2245,7 @@ REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s)
 #ifndef REDLOCK_SOCKET_NO_CORE
 REDLOCK_SOCKET_API redlock_client *redlock_socket_client(redlock_socket *s)
 {
-    return redlock__sock_valid(s) && !s->_cfg.on_reply ? &s->_client : NULL;
+    return redlock__sock_valid(s) && !redlock__sock_raw(s) ? &s->_client : NULL;
 }
 
 static void redlock__sock_on_result(redlock_lock *lock, const redlock_result *r)
@@ -2259,7 +2268,7 @@ REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socke
 {
     redlock_lock_opts o;
     int rc, waited, entered;
-    if (!redlock__sock_valid(s) || !l || !opts || s->_cfg.on_reply) return REDLOCK_ERR_INVALID;
+    if (!redlock__sock_valid(s) || !l || !opts || redlock__sock_raw(s)) return REDLOCK_ERR_INVALID;
     o = *opts;
     o.on_result = redlock__sock_on_result;
     o.user = l;
