@@ -54,8 +54,9 @@
      REDLOCK_ERR_PROTOCOL ("reply too large"), as is one that sends a
      reply nobody asked for. The subscribers (below) are bounded the same
      way.
-   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
-     (default 1,048,576; the queue grows as needed, 24 bytes a request).
+   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_MAX_PENDING replies
+     (default 1,048,576; the queue grows as needed, 24 bytes a request;
+     REDLOCK_HIREDIS_QUEUE is its older name).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
      connection stays up, and an operation that misses its quorum for it
      ends REDLOCK_ERR_OVERLOADED.
@@ -163,7 +164,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -196,9 +197,9 @@
 typedef struct redlock__hiredis_conn {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
-    redlock__hiredis_ring q; /* requests awaiting replies (a node owing more is dropped) */
+    redlock__conn_ring q; /* requests awaiting replies (a node owing more is dropped) */
     int need_flush;
-    int unsent;            /* requests at the ring's tail not written yet */
+    size_t unsent;         /* requests at the ring's tail not written yet */
     int asked;             /* a core command was filed since the connection opened */
     int connecting;        /* non-blocking connect in progress */
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
@@ -342,10 +343,10 @@ REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_loc
 /* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
    NODE_TIMEOUT, ...), or 0 if none yet or a new connection has answered
    since; errbuf (optional) gets the text. */
-REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
+REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 
 /* Is node i connected right now? */
-REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i);
+REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c, int i);
 
 /* Node i's release notifications (redlock.h section 10): 0 while they
    work or were never refused; REDLOCK_ERR_SERVER (AUTH for a refused
@@ -353,12 +354,12 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i
    channel, a renamed SUBSCRIBE): its releases are then not heard, and the
    subscriber is tried again after a backoff (see HOW IT TALKS). errbuf
    (optional) gets the node's words. */
-REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz);
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 /* What node i may evict (redlock.h section 4, Eviction): its
    maxmemory_policy as the last INFO memory that named one said ("" before
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
-REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, char *buf, size_t size);
+REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, int i, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
@@ -391,9 +392,9 @@ static inline void redlock__hiredis_set_error(redlock__hiredis_conn *cn, int sta
 static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
-    redlock__hiredis_ring owed = cn->q; /* detached: the callbacks may send again */
+    redlock__conn_ring owed = cn->q; /* detached: the callbacks may send again */
     char text[128];
-    int k;
+    size_t k;
     snprintf(text, sizeof text, "%s", why ? why : ""); /* why may be the context's errstr, freed below */
     memset(&cn->q, 0, sizeof cn->q);
     if (cn->ctx) {
@@ -409,17 +410,17 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     redlock__hiredis_set_error(cn, status, text);
     cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
     for (k = 0; k < owed.count; k++) {
-        const redlock__hiredis_request *r = redlock__hiredis_at(&owed, k);
-        if (r->kind == REDLOCK__HIREDIS_CORE) redlock_on_error(&c->_client, r->tag, status);
+        const redlock__conn_req *r = redlock__conn_at(&owed, k);
+        if (r->kind == REDLOCK__CONN_CORE) redlock_on_error(&c->_client, r->tag, status);
     }
-    redlock__hiredis_ring_free(&owed);
+    redlock__conn_ring_free(&owed);
 }
 
 /* Files a request whose room redlock__hiredis_reserve() made. */
 static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
 {
     /* cannot fail: reserved */
-    if (kind == REDLOCK__HIREDIS_CORE) (void)redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
+    if (kind == REDLOCK__CONN_CORE) (void)redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
     else (void)redlock__hiredis_push(&cn->q, kind, tag);
     cn->unsent++;
 }
@@ -450,12 +451,12 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
         const char *argv[3];
         size_t len[3];
         char num[16];
-        int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_AUTH, k, argv, len) != 0) return -1;
-        k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_SELECT, k, argv, len) != 0) return -1;
-        k = redlock__hiredis_info_argv(cn->ep.info, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__HIREDIS_INFO, k, argv, len) != 0) return -1;
+        int k = redlock__conn_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_AUTH, k, argv, len) != 0) return -1;
+        k = redlock__conn_select_argv(cn->ep.db, num, argv, len);
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_SELECT, k, argv, len) != 0) return -1;
+        k = redlock__conn_info_argv(cn->ep.info, argv, len);
+        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_INFO, k, argv, len) != 0) return -1;
     }
     return 0;
 }
@@ -527,13 +528,9 @@ static inline int redlock__hiredis_write(redlock_hiredis *c, int i, char *why, s
     }
     if (!done) return 0;
     cn->need_flush = 0;
-    { /* command timeouts count from the write */
-        int64_t now = redlock__hiredis_now_us();
-        int k;
-        for (k = cn->q.count - cn->unsent; k < cn->q.count; k++)
-            redlock__hiredis_at(&cn->q, k)->sent_us = now;
-        cn->unsent = 0;
-    }
+    /* command timeouts count from the write */
+    redlock__conn_restart(&cn->q, cn->q.count - cn->unsent, redlock__hiredis_now_us());
+    cn->unsent = 0;
     return 0;
 }
 
@@ -595,15 +592,14 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
     while (cn->ctx) {
         void *rv = NULL;
         redisReply *r;
-        redlock_tag tag;
-        int kind;
+        redlock__conn_req req;
         if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
             redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->ctx->errstr);
             return;
         }
         if (!rv) return;
         r = (redisReply *)rv;
-        if (!redlock__hiredis_pop(&cn->q, &tag, &kind)) { /* a reply nobody asked for */
+        if (!redlock__conn_pop(&cn->q, &req)) { /* a reply nobody asked for */
             freeReplyObject(r);
             redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
@@ -611,15 +607,15 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         /* answered, so written: a long output still being written counts
            only the requests left in the ring as unsent */
         if (cn->unsent > cn->q.count) cn->unsent = cn->q.count;
-        if (kind == REDLOCK__HIREDIS_INFO) {
+        if (req.kind == REDLOCK__CONN_INFO) {
             redlock__hiredis_info_reply(&c->_client, i, &cn->ep, r);
             freeReplyObject(r);
             continue;
         }
-        if (kind != REDLOCK__HIREDIS_CORE) {
+        if (req.kind != REDLOCK__CONN_CORE) {
             if (r->type == REDIS_REPLY_ERROR) {
                 cn->auth_failed = 1;
-                redlock__hiredis_set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
+                redlock__hiredis_set_error(cn, req.kind == REDLOCK__CONN_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
                                            r->str);
             } else if (!cn->auth_failed) {
                 cn->status = 0; /* the new connection answers */
@@ -629,7 +625,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         }
         if (cn->auth_failed) {
             freeReplyObject(r);
-            redlock_on_error(&c->_client, tag, cn->status);
+            redlock_on_error(&c->_client, req.tag, cn->status);
             if (cn->q.count == 0 && cn->ctx) {
                 char why[128];
                 memcpy(why, cn->errstr, sizeof why);
@@ -640,14 +636,14 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
             redlock__hiredis_set_error(cn, REDLOCK_ERR_AUTH, r->str);
             freeReplyObject(r);
-            redlock_on_error(&c->_client, tag, REDLOCK_ERR_AUTH);
+            redlock_on_error(&c->_client, req.tag, REDLOCK_ERR_AUTH);
             continue;
         }
         {
             redlock_reply rr;
             redlock__hiredis_translate(r, &rr);
             cn->status = 0;
-            redlock_on_reply(&c->_client, tag, &rr);
+            redlock_on_reply(&c->_client, req.tag, &rr);
         }
         freeReplyObject(r);
     }
@@ -663,10 +659,10 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     if (redlock__hiredis_on_driver(c)) {
         if (cn->ctx && !cn->connecting && cn->q.count == 0) {
             int idle = redlock__hiredis_idle_state(cn->fd, cn->ssl, cn->ctx->reader->len - cn->ctx->reader->pos);
-            if (idle == REDLOCK__IDLE_CLOSED) {
+            if (idle == REDLOCK__CONN_IDLE_CLOSED) {
                 /* closed while idle (a restart): replaced for this command */
                 redlock__hiredis_closed_idle(c, node, "connection closed");
-            } else if (idle == REDLOCK__IDLE_UNASKED) {
+            } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
                 /* retried after the reconnect delay, as any protocol failure */
                 redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             }
@@ -680,7 +676,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     }
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
         return REDLOCK_ERR_NOMEM;
-    redlock__hiredis_queue(cn, REDLOCK__HIREDIS_CORE, tag);
+    redlock__hiredis_queue(cn, REDLOCK__CONN_CORE, tag);
     cn->need_flush = 1;
     return 0;
 }
@@ -744,6 +740,141 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
 
 /* ---- the loop ---- */
 
+/* The poll set of a turn: every node's connection (idle ones too: a close
+   or a stray reply shows at once), every subscriber (a message ends the
+   wait), and the thread's wake pipe; who[k] says whose pfd[k] is: node
+   i, its subscriber REDLOCK_MAX_NODES + i, or -1 the pipe. *until comes
+   down to the nearest deadline of what is polled. Returns the count. */
+static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *pfd, int *who, int64_t *until)
+{
+    const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
+    int np = 0, i;
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_conn *cn = &c->_conn[i];
+        short ev = 0;
+        if (cn->ctx && cn->connecting) {
+            ev = POLLOUT;
+            if (cn->connect_deadline < *until) *until = cn->connect_deadline;
+        } else if (cn->ctx) {
+            /* a TLS write that waits for the server waits for readable */
+            ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
+            if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
+                if (cn->connect_deadline < *until) *until = cn->connect_deadline;
+            } else if (redlock__conn_due(&cn->q, cmd_us) < *until) {
+                *until = redlock__conn_due(&cn->q, cmd_us);
+            }
+        } else if (c->_threaded && cn->retry_at < *until) {
+            *until = cn->retry_at;
+        }
+        if (!ev) continue;
+        pfd[np].fd = cn->fd;
+        pfd[np].events = ev;
+        pfd[np].revents = 0;
+        who[np++] = i;
+    }
+    for (i = 0; i < c->_n; i++) {
+        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
+        if (!redlock__hiredis_sub_events(sb)) continue;
+        pfd[np].fd = sb->fd;
+        pfd[np].events = redlock__hiredis_sub_events(sb);
+        pfd[np].revents = 0;
+        who[np++] = REDLOCK_MAX_NODES + i;
+    }
+    if (redlock__hiredis_subs_due(&c->_subs) < *until) *until = redlock__hiredis_subs_due(&c->_subs);
+    if (c->_threaded) {
+        pfd[np].fd = c->_wake[0];
+        pfd[np].events = POLLIN;
+        pfd[np].revents = 0;
+        who[np++] = -1;
+    }
+    return np;
+}
+
+/* Subscriber k's socket fd is ready (revents). */
+static inline void redlock__hiredis_sub_event(redlock_hiredis *c, int k, int fd, short revents)
+{
+    redlock__hiredis_sub *sb = &c->_subs.sub[k];
+    if (!sb->ctx || sb->fd != fd) return; /* closed meanwhile */
+    if (sb->connecting) {
+        redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
+        redlock__hiredis_flush_nodes(c, REDLOCK_MAX_NODES + k);
+        return;
+    }
+    if ((revents & POLLOUT) || (sb->ssl && sb->need_flush && (revents & POLLIN)))
+        redlock__hiredis_flush_nodes(c, REDLOCK_MAX_NODES + k);
+    redlock__hiredis_sub_ready(&c->_subs, k, (revents & (POLLIN | POLLHUP | POLLERR)) != 0,
+                               REDLOCK_HIREDIS_MAX_BUFFERED);
+}
+
+/* Node `node` is readable: reads and delivers (TLS: a record per read;
+   the rest now too); a read that fails delivers what arrived before the
+   error, then drops the connection, or replaces it when it closed idle. */
+static inline void redlock__hiredis_node_read(redlock_hiredis *c, int node)
+{
+    redlock__hiredis_conn *cn = &c->_conn[node];
+    int reads;
+    for (reads = 0; reads < 64; reads++) {
+        const void *ctx = cn->ctx;
+        redlock__hiredis_tls_clear(cn->ssl);
+        if (redisBufferRead(cn->ctx) != REDIS_OK) {
+            char why[128];
+            int st;
+            snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
+            int clean = cn->q.count == 0 && cn->ctx->reader->len == cn->ctx->reader->pos; /* no byte came */
+            st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
+            redlock__hiredis_deliver(c, node);
+            if (cn->ctx && clean && st == REDLOCK_ERR_TRANSPORT && !c->_threaded) {
+                /* closed while idle (a restart): as in send, replaced
+                   for the next command at once, and nothing was lost
+                   (the thread reconnects by itself: after the delay) */
+                redlock__hiredis_closed_idle(c, node, why);
+            } else if (cn->ctx) {
+                redlock__hiredis_drop(c, node, st, why);
+            }
+            return;
+        }
+        redlock__hiredis_deliver(c, node);
+        if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
+            redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
+        if (cn->ctx != ctx || !redlock__hiredis_tls_more(cn->fd, cn->ssl)) return; /* dropped, replaced, or all read */
+    }
+}
+
+/* Node `node`'s socket fd is ready (revents). */
+static inline void redlock__hiredis_node_event(redlock_hiredis *c, int node, int fd, short revents)
+{
+    redlock__hiredis_conn *cn = &c->_conn[node];
+    if (!cn->ctx || cn->fd != fd) return; /* dropped meanwhile */
+    if (cn->connecting) {
+        redlock__hiredis_connect_done(c, node);
+        redlock__hiredis_flush_nodes(c, node);
+        return;
+    }
+    if ((revents & POLLOUT) || (cn->ssl && cn->need_flush && (revents & POLLIN)))
+        redlock__hiredis_flush_nodes(c, node);
+    if (cn->ctx && (revents & (POLLIN | POLLHUP | POLLERR))) redlock__hiredis_node_read(c, node);
+}
+
+/* Deadlines, whether or not bytes arrived (a trickle must not hold a
+   node): a connect or TLS handshake past connect_timeout_ms, a reply
+   owed for longer than command_timeout_ms. */
+static inline void redlock__hiredis_expire(redlock_hiredis *c)
+{
+    const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
+    int64_t now = redlock__hiredis_now_us();
+    int i;
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_conn *cn = &c->_conn[i];
+        if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
+        else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
+        else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
+                 now >= redlock__conn_due(&cn->q, cmd_us))
+            redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
+    }
+}
+
 /* One turn: flush, wait for replies, writability, connects, the core's
    deadline or a wake-up (at most max_wait_us; < 0: no cap), deliver, drop
    nodes that owe a reply for longer than command_timeout_ms (or connect
@@ -753,10 +884,9 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
 static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us)
 {
     struct pollfd pfd[2 * REDLOCK_MAX_NODES + 1];
-    int who[2 * REDLOCK_MAX_NODES + 1]; /* node i, its subscriber REDLOCK_MAX_NODES + i, or -1: the wake pipe */
-    int np = 0, i, rc, ms, reads;
+    int who[2 * REDLOCK_MAX_NODES + 1];
+    int np, i, rc, ms;
     int64_t now, until, wait_us;
-    const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
 
     if (c->_threaded) /* keep connections up for the renewals */
         for (i = 0; i < c->_n; i++)
@@ -767,48 +897,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
     now = redlock__hiredis_now_us();
     until = c->_deadline;
     if (max_wait_us >= 0 && max_wait_us < until - now) until = now + max_wait_us;
-    for (i = 0; i < c->_n; i++) {
-        redlock__hiredis_conn *cn = &c->_conn[i];
-        short ev = 0;
-        if (cn->ctx && cn->connecting) {
-            ev = POLLOUT;
-            if (cn->connect_deadline < until) until = cn->connect_deadline;
-        } else if (cn->ctx) {
-            /* idle connections too: a close or a stray reply shows at once;
-               a TLS write that waits for the server waits for readable */
-            ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
-            if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
-                if (cn->connect_deadline < until) until = cn->connect_deadline;
-            } else if (cn->q.count > 0 && cn->q.e[cn->q.head].sent_us + cmd_us < until) {
-                until = cn->q.e[cn->q.head].sent_us + cmd_us;
-            }
-        } else if (c->_threaded && cn->retry_at < until) {
-            until = cn->retry_at;
-        }
-        if (!ev) continue;
-        pfd[np].fd = cn->fd;
-        pfd[np].events = ev;
-        pfd[np].revents = 0;
-        who[np++] = i;
-    }
-    for (i = 0; i < c->_n; i++) { /* the subscribers: a message ends the wait */
-        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
-        if (!redlock__hiredis_sub_events(sb)) continue;
-        pfd[np].fd = sb->fd;
-        pfd[np].events = redlock__hiredis_sub_events(sb);
-        pfd[np].revents = 0;
-        who[np++] = REDLOCK_MAX_NODES + i;
-    }
-    {
-        int64_t due = redlock__hiredis_subs_due(&c->_subs);
-        if (due < until) until = due;
-    }
-    if (c->_threaded) {
-        pfd[np].fd = c->_wake[0];
-        pfd[np].events = POLLIN;
-        pfd[np].revents = 0;
-        who[np++] = -1;
-    }
+    np = redlock__hiredis_poll_set(c, pfd, who, &until);
     wait_us = until - now;
     if (wait_us < 0) wait_us = 0;
     if (wait_us > 1000000000) wait_us = 1000000000;
@@ -817,78 +906,17 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
     rc = poll(pfd, (nfds_t)np, ms);
     if (c->_threaded) pthread_mutex_lock(&c->_mu);
     for (i = 0; rc > 0 && i < np; i++) {
-        int node = who[i];
-        redlock__hiredis_conn *cn;
         if (!pfd[i].revents) continue;
-        if (node < 0) {
+        if (who[i] < 0) {
             char b[64];
             while (read(c->_wake[0], b, sizeof b) > 0) {}
-            continue;
-        }
-        if (node >= REDLOCK_MAX_NODES) {
-            int k = node - REDLOCK_MAX_NODES;
-            redlock__hiredis_sub *sb = &c->_subs.sub[k];
-            if (!sb->ctx || sb->fd != pfd[i].fd) continue; /* closed meanwhile */
-            if (sb->connecting) {
-                redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
-                redlock__hiredis_flush_nodes(c, node);
-                continue;
-            }
-            if ((pfd[i].revents & POLLOUT) || (sb->ssl && sb->need_flush && (pfd[i].revents & POLLIN)))
-                redlock__hiredis_flush_nodes(c, node);
-            redlock__hiredis_sub_ready(&c->_subs, k, (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0,
-                                       REDLOCK_HIREDIS_MAX_BUFFERED);
-            continue;
-        }
-        cn = &c->_conn[node];
-        if (!cn->ctx || cn->fd != pfd[i].fd) continue; /* dropped meanwhile */
-        if (cn->connecting) {
-            redlock__hiredis_connect_done(c, node);
-            redlock__hiredis_flush_nodes(c, node);
-            continue;
-        }
-        if ((pfd[i].revents & POLLOUT) || (cn->ssl && cn->need_flush && (pfd[i].revents & POLLIN)))
-            redlock__hiredis_flush_nodes(c, node);
-        if (!cn->ctx || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        for (reads = 0; reads < 64; reads++) { /* TLS: a record per read; the rest now too */
-            const void *ctx = cn->ctx;
-            redlock__hiredis_tls_clear(cn->ssl);
-            if (redisBufferRead(cn->ctx) != REDIS_OK) {
-                /* deliver what arrived before the error, then drop */
-                char why[128];
-                int st;
-                snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
-                int clean = cn->q.count == 0 && cn->ctx->reader->len == cn->ctx->reader->pos; /* no byte came */
-                st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
-                redlock__hiredis_deliver(c, node);
-                if (cn->ctx && clean && st == REDLOCK_ERR_TRANSPORT && !c->_threaded) {
-                    /* closed while idle (a restart): as in send, replaced
-                       for the next command at once, and nothing was lost
-                       (the thread reconnects by itself: after the delay) */
-                    redlock__hiredis_closed_idle(c, node, why);
-                } else if (cn->ctx) {
-                    redlock__hiredis_drop(c, node, st, why);
-                }
-                break;
-            }
-            redlock__hiredis_deliver(c, node);
-            if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
-                redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
-            if (cn->ctx != ctx || !redlock__hiredis_tls_more(cn->fd, cn->ssl)) break; /* dropped, replaced, or all read */
+        } else if (who[i] >= REDLOCK_MAX_NODES) {
+            redlock__hiredis_sub_event(c, who[i] - REDLOCK_MAX_NODES, pfd[i].fd, pfd[i].revents);
+        } else {
+            redlock__hiredis_node_event(c, who[i], pfd[i].fd, pfd[i].revents);
         }
     }
-    /* deadlines, whether or not bytes arrived (a trickle must not hold a node) */
-    now = redlock__hiredis_now_us();
-    for (i = 0; i < c->_n; i++) {
-        redlock__hiredis_conn *cn = &c->_conn[i];
-        if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
-        else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
-        else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
-                 now - cn->q.e[cn->q.head].sent_us >= cmd_us)
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
-    }
+    redlock__hiredis_expire(c);
     if (redlock__hiredis_now_us() >= c->_deadline) redlock_on_timer(&c->_client);
 }
 
@@ -1023,7 +1051,7 @@ fail:
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__hiredis_ring_free(&cn->q);
+        redlock__conn_ring_free(&cn->q);
     }
     if (c->_wake[0] >= 0) { close(c->_wake[0]); close(c->_wake[1]); }
     memset(c, 0, sizeof *c);
@@ -1056,7 +1084,7 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
         redlock__hiredis_conn *cn = &c->_conn[i];
         if (cn->ctx) redisFree(cn->ctx);
         redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__hiredis_ring_free(&cn->q);
+        redlock__conn_ring_free(&cn->q);
     }
     redlock__hiredis_subs_free(&c->_subs);
     memset(c, 0, sizeof *c);
@@ -1065,14 +1093,15 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
 /* Takes the client's mutex (with the watchdog thread); 1 if this call
    took it, 0 if there is none or this thread holds it already (a
    callback: the mutex is error-checking), for leave(). */
-static inline int redlock__hiredis_enter(redlock_hiredis *c)
+/* (const: the getters take a const handle; the mutex is not what they read) */
+static inline int redlock__hiredis_enter(const redlock_hiredis *c)
 {
-    return c->_threaded && pthread_mutex_lock(&c->_mu) == 0;
+    return c->_threaded && pthread_mutex_lock((pthread_mutex_t *)&c->_mu) == 0;
 }
 
-static inline void redlock__hiredis_leave(redlock_hiredis *c, int entered)
+static inline void redlock__hiredis_leave(const redlock_hiredis *c, int entered)
 {
-    if (entered) pthread_mutex_unlock(&c->_mu);
+    if (entered) pthread_mutex_unlock((pthread_mutex_t *)&c->_mu);
 }
 
 /* enter() for the blocking calls: BUSY instead of waiting on itself when
@@ -1276,7 +1305,7 @@ REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_loc
     return v;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
@@ -1287,7 +1316,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(redlock_hiredis *c, int i, c
     return s;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i, char *errbuf, size_t errsz)
+REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz)
 {
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
@@ -1298,7 +1327,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(redlock_hiredis *c, int i,
     return s;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, char *buf, size_t size)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, int i, char *buf, size_t size)
 {
     int e, entered;
     if (buf && size) buf[0] = 0;
@@ -1310,7 +1339,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(redlock_hiredis *c, int i, c
     return e;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(redlock_hiredis *c, int i)
+REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c, int i)
 {
     int r, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;

@@ -1,7 +1,11 @@
 /* redlock_hiredis_common.h - what redlock_hiredis.h and redlock_libev.h
-   share: translating hiredis's redisReply into the core's redlock_reply,
-   spotting authentication errors, the monotonic clock. Internal: include
-   one of those two adapters instead. */
+   share on top of the connection layer (redlock_conn.h): translating
+   hiredis's redisReply into the core's redlock_reply and bounding its
+   memory, the node endpoint and its TLS, spotting authentication errors,
+   the clock, the subscriber connections. Internal: include one of those
+   two adapters instead. */
+#ifndef REDLOCK_HIREDIS_COMMON_H
+#define REDLOCK_HIREDIS_COMMON_H
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +17,10 @@
 #include <netinet/tcp.h>
 #include <stdint.h>
 #include <hiredis/hiredis.h>
-#include "redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 #include "redlock_tls.h"
 #include "redlock_nodes.h"
+#include "redlock_conn.h"
 
 /* TLS: built in with REDLOCK_HIREDIS_TLS on hiredis 1.x (which has
    hiredis_ssl; link -lhiredis_ssl -lssl -lcrypto); asked of an older
@@ -39,8 +44,6 @@
 #define REDLOCK__HIREDIS_HAS_TLS 0
 #endif
 
-#ifndef REDLOCK__HIREDIS_REPLY_DEFINED
-#define REDLOCK__HIREDIS_REPLY_DEFINED
 /* Translates a redisReply into the core's redlock_reply, pointing into it.
    An array keeps its type but not its elements (elements 0): the core
    reads none, and treats any array as an unexpected reply. */
@@ -65,87 +68,57 @@ static inline void redlock__hiredis_translate(const redisReply *r, redlock_reply
     }
 }
 
-#ifndef REDLOCK_HIREDIS_QUEUE
-#ifdef REDLOCK_LIBEV_QUEUE
-#define REDLOCK_HIREDIS_QUEUE REDLOCK_LIBEV_QUEUE /* its older name */
+/* Replies a node may owe (both hiredis adapters): REDLOCK_<ADAPTER>_MAX_PENDING,
+   as redlock_socket.h's. REDLOCK_HIREDIS_QUEUE and REDLOCK_LIBEV_QUEUE are
+   its older names, still read. */
+#ifndef REDLOCK_HIREDIS_MAX_PENDING
+#if defined(REDLOCK_HIREDIS_QUEUE)
+#define REDLOCK_HIREDIS_MAX_PENDING REDLOCK_HIREDIS_QUEUE
+#elif defined(REDLOCK_LIBEV_QUEUE)
+#define REDLOCK_HIREDIS_MAX_PENDING REDLOCK_LIBEV_QUEUE
 #else
-#define REDLOCK_HIREDIS_QUEUE (1L << 20) /* replies a node may owe (both hiredis adapters) */
+#define REDLOCK_HIREDIS_MAX_PENDING (1L << 20)
 #endif
 #endif
+#ifndef REDLOCK_HIREDIS_QUEUE
+#define REDLOCK_HIREDIS_QUEUE REDLOCK_HIREDIS_MAX_PENDING
+#endif
 
-/* The requests a connection owes replies for, in send order: the core's
-   tags (kind 0) and the adapter's own AUTH (1), SELECT (2) and INFO (3). A
-   ring that grows by doubling (24 bytes a request) up to
-   REDLOCK_HIREDIS_QUEUE. */
-enum { REDLOCK__HIREDIS_CORE = 0, REDLOCK__HIREDIS_AUTH = 1, REDLOCK__HIREDIS_SELECT = 2,
-       REDLOCK__HIREDIS_INFO = 3 };
-typedef struct redlock__hiredis_request {
-    redlock_tag tag;
-    int64_t sent_us;
-    unsigned char kind;
-} redlock__hiredis_request;
-typedef struct redlock__hiredis_ring {
-    int head, count, cap;
-    redlock__hiredis_request *e;
-} redlock__hiredis_ring;
-
+/* The requests a connection owes replies for, in send order: the
+   connection layer's ring (redlock_conn.h), 24 bytes a request, grown by
+   doubling up to REDLOCK_HIREDIS_MAX_PENDING. */
 static inline int64_t redlock__hiredis_now_us(void);
 
-/* The k-th oldest request (k < count). */
-static inline redlock__hiredis_request *redlock__hiredis_at(const redlock__hiredis_ring *q, int k)
-{
-    return &q->e[(q->head + k) % q->cap];
-}
-
 /* Room for one more request: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
-static inline int redlock__hiredis_reserve(redlock__hiredis_ring *q)
+static inline int redlock__hiredis_reserve(redlock__conn_ring *q)
 {
-    redlock__hiredis_request *ne;
-    int cap, k;
-    if (q->count < q->cap) return 0;
-    if (q->count >= (long)REDLOCK_HIREDIS_QUEUE) return REDLOCK_ERR_QUEUE_FULL;
-    cap = q->cap ? q->cap * 2 : 16;
-    if (cap > (long)REDLOCK_HIREDIS_QUEUE) cap = (int)REDLOCK_HIREDIS_QUEUE;
-    ne = (redlock__hiredis_request *)malloc((size_t)cap * sizeof *ne);
-    if (!ne) return REDLOCK_ERR_NOMEM;
-    for (k = 0; k < q->count; k++) ne[k] = *redlock__hiredis_at(q, k);
-    free(q->e);
-    q->e = ne;
-    q->cap = cap;
-    q->head = 0;
-    return 0;
+    return redlock__conn_reserve(q, 16, (size_t)REDLOCK_HIREDIS_MAX_PENDING);
 }
 
-/* Appends a request: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
-static inline int redlock__hiredis_push(redlock__hiredis_ring *q, int kind, redlock_tag tag)
+/* Appends a request, owed from now: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
+static inline int redlock__hiredis_push(redlock__conn_ring *q, int kind, redlock_tag tag)
 {
-    redlock__hiredis_request *r;
     int rc = redlock__hiredis_reserve(q);
-    if (rc != 0) return rc;
-    r = &q->e[(q->head + q->count) % q->cap];
-    r->tag = tag;
-    r->kind = (unsigned char)kind;
-    r->sent_us = redlock__hiredis_now_us();
-    q->count++;
-    return 0;
+    if (rc == 0) redlock__conn_push(q, kind, tag, redlock__hiredis_now_us());
+    return rc;
 }
 
 /* Files core command `tag` on a connection: its first one (asked: 0 until
-   then) restarts the clock of the handshake queued when the connection
+   then) restarts the clock of the preamble queued when the connection
    opened (AUTH, SELECT, INFO). Those go out with that command, so their
    answers are due within its timeout, not counted from the opening: a
    blocking caller may open the adapter long before its first command, with
    a TLS handshake left unfinished until then. Once per connection. */
-static inline int redlock__hiredis_push_core(redlock__hiredis_ring *q, int *asked, redlock_tag tag)
+static inline int redlock__hiredis_push_core(redlock__conn_ring *q, int *asked, redlock_tag tag)
 {
-    int rc = redlock__hiredis_push(q, REDLOCK__HIREDIS_CORE, tag);
+    int rc = redlock__hiredis_push(q, REDLOCK__CONN_CORE, tag);
     if (rc == 0 && !*asked) {
-        int64_t now = redlock__hiredis_at(q, q->count - 1)->sent_us;
-        int k;
-        for (k = 0; k < q->count - 1; k++) {
-            redlock__hiredis_request *r = redlock__hiredis_at(q, k);
-            if (r->kind == REDLOCK__HIREDIS_CORE) break;
-            r->sent_us = now;
+        int64_t now = redlock__conn_at(q, q->count - 1)->since;
+        size_t k;
+        for (k = 0; k + 1 < q->count; k++) {
+            redlock__conn_req *r = redlock__conn_at(q, k);
+            if (r->kind == REDLOCK__CONN_CORE) break;
+            r->since = now;
         }
         *asked = 1;
     }
@@ -153,25 +126,7 @@ static inline int redlock__hiredis_push_core(redlock__hiredis_ring *q, int *aske
 }
 
 /* Takes back the request just appended (it could not be sent). */
-static inline void redlock__hiredis_unpush(redlock__hiredis_ring *q) { q->count--; }
-
-/* Removes the oldest request; 0 if none. */
-static inline int redlock__hiredis_pop(redlock__hiredis_ring *q, redlock_tag *tag, int *kind)
-{
-    if (q->count == 0) return 0;
-    *tag = q->e[q->head].tag;
-    *kind = q->e[q->head].kind;
-    q->head = (q->head + 1) % q->cap;
-    q->count--;
-    return 1;
-}
-
-/* Forgets every request and the ring's memory. */
-static inline void redlock__hiredis_ring_free(redlock__hiredis_ring *q)
-{
-    free(q->e);
-    memset(q, 0, sizeof *q);
-}
+static inline void redlock__hiredis_unpush(redlock__conn_ring *q) { q->count--; }
 
 /* The memory of the reply a reader is building, bounded. hiredis builds a
    reply's objects as its bytes arrive and keeps them until the reply is
@@ -278,37 +233,6 @@ static inline void redlock__hiredis_bound_install(redlock__hiredis_bound *b, red
     b->fn.freeObject = b->orig ? b->orig->freeObject : NULL; /* a counting reader built nothing */
     r->fn = &b->fn;
     r->privdata = b;
-}
-
-/* What a new connection says first: AUTH (password, or ACL user and
-   password) if a password is set, and SELECT db if db > 0. Each fills
-   argv/len and returns argc, or 0 when not needed. */
-static inline int redlock__hiredis_auth_argv(const char *user, const char *pass, const char *argv[3], size_t len[3])
-{
-    int k = 0;
-    if (!pass || !pass[0]) return 0;
-    argv[k] = "AUTH"; len[k] = 4; k++;
-    if (user && user[0]) { argv[k] = user; len[k] = strlen(user); k++; }
-    argv[k] = pass; len[k] = strlen(pass); k++;
-    return k;
-}
-
-static inline int redlock__hiredis_select_argv(int db, char num[16], const char *argv[2], size_t len[2])
-{
-    if (db <= 0) return 0;
-    argv[0] = "SELECT"; len[0] = 6;
-    argv[1] = num; len[1] = (size_t)snprintf(num, 16, "%d", db);
-    return 2;
-}
-
-/* ... then INFO memory, unless info_off: what the node may evict, for the
-   core (redlock.h section 4, Eviction). */
-static inline int redlock__hiredis_info_argv(int info, const char *argv[2], size_t len[2])
-{
-    if (!info) return 0;
-    argv[0] = "INFO"; len[0] = 4;
-    argv[1] = "memory"; len[1] = 6;
-    return 2;
 }
 
 /* A node of either hiredis adapter (redlock_libev_node is the same type):
@@ -598,20 +522,12 @@ static inline int redlock__hiredis_auth_error(const redisReply *r)
            (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
 }
 
-/* INFO memory's answer on node i's new connection: what the node may
-   evict, told to the core before the replies of the commands behind it.
-   An error (an ACL without +info), not a string, or no policy known here:
-   what the core knew stays. */
+/* INFO memory's answer on node i's new connection (redlock_conn.h). */
 static inline void redlock__hiredis_info_reply(redlock_client *client, int i, redlock__hiredis_endpoint *e,
                                                const redisReply *r)
 {
-    char policy[sizeof e->policy];
-    int evicts;
-    if (r->type != REDIS_REPLY_STRING || !r->str) return;
-    evicts = redlock_info_evicts(r->str, (size_t)r->len, policy, sizeof policy);
-    if (evicts < 0) return;
-    memcpy(e->policy, policy, sizeof policy);
-    redlock_node_set_evicts(client, i, (redlock_evicts)evicts);
+    redlock__conn_info_answer(client, i, e->policy, sizeof e->policy,
+                              r->type == REDIS_REPLY_STRING ? r->str : NULL, (size_t)r->len);
 }
 
 #ifdef REDLOCK_NO_BUILTIN_CLOCKS
@@ -631,39 +547,16 @@ static inline int64_t redlock__hiredis_clock(void *user)
     (void)user;
     return redlock__hiredis_now_us();
 }
-/* What an idle connection (no reply owed) shows before a command is
-   written to it. CLOSED: the node closed or reset it (a restart): nothing
-   was lost, it is replaced for the command. UNASKED: bytes came that no
-   command asked for: the node misbehaves (PROTOCOL), and whatever comes
-   next could be taken for the next command's reply; so are bytes already
-   read into the reader (`buffered`). Over TLS, records for TLS itself
-   (session tickets) are no reply. */
-enum { REDLOCK__IDLE_OK = 0, REDLOCK__IDLE_CLOSED, REDLOCK__IDLE_UNASKED };
+/* The idle probe (redlock_conn.h) of a connection whose reader holds
+   `buffered` unparsed bytes, through its TLS session if it has one. */
 static inline int redlock__hiredis_idle_state(int fd, void *ssl, size_t buffered)
 {
-    struct pollfd pf;
-    char c;
-    ssize_t n;
-    if (buffered) return REDLOCK__IDLE_UNASKED;
-    pf.fd = fd;
-    pf.events = POLLIN;
-    pf.revents = 0;
-    if (poll(&pf, 1, 0) <= 0) return REDLOCK__IDLE_OK;
 #if REDLOCK__HIREDIS_HAS_TLS
-    if (ssl) {
-        int r;
-        ERR_clear_error();
-        r = SSL_peek((SSL *)ssl, &c, 1);
-        if (r > 0) return REDLOCK__IDLE_UNASKED;
-        return SSL_get_error((SSL *)ssl, r) == SSL_ERROR_WANT_READ ? REDLOCK__IDLE_OK : REDLOCK__IDLE_CLOSED;
-    }
+    return redlock__conn_idle_state(fd, buffered, redlock__tls_idle, ssl);
 #else
     (void)ssl;
+    return redlock__conn_idle_state(fd, buffered, NULL, NULL);
 #endif
-    n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0) return REDLOCK__IDLE_UNASKED;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return REDLOCK__IDLE_OK;
-    return REDLOCK__IDLE_CLOSED;
 }
 
 /* strdup is POSIX, not C99 */
@@ -712,7 +605,7 @@ typedef struct redlock__hiredis_sub {
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect, then the TLS handshake */
     int64_t retry_at;      /* no reconnect before this */
-    redlock__hiredis_ring q;  /* the commands owed an answer, oldest first */
+    redlock__conn_ring q;  /* the commands owed an answer, oldest first */
     redlock__hiredis_bound bound; /* the reader's reply memory */
     int64_t refused_ms;    /* the backoff after the node refused, 0 if it did not */
     int refused;           /* 0, or REDLOCK_ERR_SERVER / AUTH: notifications off (notify_status) */
@@ -724,14 +617,13 @@ typedef struct redlock__hiredis_sub {
    redlock__hiredis_sub_ready when it is ready, redlock__hiredis_subs_tend
    before it waits (the next deadline: redlock__hiredis_subs_due). */
 typedef struct redlock__hiredis_subs {
-    redlock__notify table;
+    redlock__conn_subs t;  /* the keys listened to, and since when none is (redlock_conn.h) */
     redlock__hiredis_sub sub[REDLOCK_MAX_NODES];
     const redlock__hiredis_endpoint *ep[REDLOCK_MAX_NODES];
     int n;
     int connect_timeout_ms, reconnect_delay_ms;
     int64_t command_us;    /* an answer owed this long closes the subscriber */
     size_t max_buffered;   /* unparsed bytes, and a reply's objects */
-    int64_t idle_us, idle_since; /* no lock listening since (0: one is) */
     void (*closing)(void *arg, int i); /* optional: subscriber i's socket is about to close */
     void *closing_arg;
 } redlock__hiredis_subs;
@@ -747,7 +639,7 @@ static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, 
     ss->command_us = (int64_t)command_timeout_ms * 1000;
     ss->reconnect_delay_ms = reconnect_delay_ms;
     ss->max_buffered = max_buffered;
-    ss->idle_us = (int64_t)idle_ms * 1000;
+    ss->t.idle_us = (int64_t)idle_ms * 1000;
     for (i = 0; i < REDLOCK_MAX_NODES; i++) ss->sub[i].fd = -1;
 }
 
@@ -763,7 +655,7 @@ static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, 
     sb->ssl = NULL; /* freed with the context */
     sb->connecting = 0;
     sb->need_flush = 0;
-    redlock__hiredis_ring_free(&sb->q);
+    redlock__conn_ring_free(&sb->q);
     sb->retry_at = failed ? redlock__hiredis_now_us() + (int64_t)ss->reconnect_delay_ms * 1000 : 0;
 }
 
@@ -783,7 +675,7 @@ static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
 {
     int i;
     for (i = 0; i < ss->n; i++) redlock__hiredis_sub_close(ss, i, 0);
-    redlock__notify_free(&ss->table);
+    redlock__notify_free(&ss->t.table);
 }
 
 /* Appends `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel to subscriber i. */
@@ -800,7 +692,7 @@ static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, co
         return;
     }
     if (redlock__hiredis_reserve(&sb->q) == 0 && redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK) {
-        (void)redlock__hiredis_push(&sb->q, REDLOCK__HIREDIS_CORE, 0); /* room reserved */
+        (void)redlock__hiredis_push(&sb->q, REDLOCK__CONN_SUB, 0); /* room reserved */
         sb->need_flush = 1;
     } else {
         redlock__hiredis_sub_close(ss, i, 1);
@@ -842,17 +734,17 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     sb->connecting = 1;
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
     redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
-    k = redlock__hiredis_auth_argv(ep->user, ep->pass, argv, len);
+    k = redlock__conn_auth_argv(ep->user, ep->pass, argv, len);
     if (k && (redlock__hiredis_reserve(&sb->q) != 0 ||
               redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK)) {
         redlock__hiredis_sub_close(ss, i, 1);
         return;
     }
-    if (k) (void)redlock__hiredis_push(&sb->q, REDLOCK__HIREDIS_AUTH, 0);
+    if (k) (void)redlock__hiredis_push(&sb->q, REDLOCK__CONN_AUTH, 0);
     sb->need_flush = 1;
     at.ss = ss;
     at.i = i;
-    redlock__notify_each_key(&ss->table, redlock__hiredis_sub_key, &at);
+    redlock__notify_each_key(&ss->t.table, redlock__hiredis_sub_key, &at);
 }
 
 /* Subscriber i's socket became writable (or failed) while connecting. */
@@ -877,8 +769,7 @@ static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int
     sb->connecting = 0;
     {   /* what was queued during the connect is owed from now */
         int64_t now = redlock__hiredis_now_us();
-        int k;
-        for (k = 0; k < sb->q.count; k++) redlock__hiredis_at(&sb->q, k)->sent_us = now;
+        redlock__conn_restart(&sb->q, 0, now);
     }
 }
 
@@ -918,8 +809,7 @@ static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i
     while (sb->ctx) {
         void *rv = NULL;
         redisReply *r;
-        redlock_tag tag;
-        int kind;
+        redlock__conn_req req;
         if (redisGetReplyFromReader(sb->ctx, &rv) != REDIS_OK) {
             redlock__hiredis_sub_close(ss, i, 1);
             return;
@@ -930,11 +820,11 @@ static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i
             size_t klen;
             const char *key = r->element[1]->type != REDIS_REPLY_STRING ? NULL :
                               redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
-            if (key) redlock__notify_message(&ss->table, key, klen);
+            if (key) redlock__notify_message(&ss->t.table, key, klen);
             freeReplyObject(r);
             continue;
         }
-        (void)redlock__hiredis_pop(&sb->q, &tag, &kind);
+        (void)redlock__conn_pop(&sb->q, &req);
         if (r->type == REDIS_REPLY_ERROR) {
             redlock__hiredis_sub_refused(ss, i, r);
             freeReplyObject(r);
@@ -979,31 +869,27 @@ static inline short redlock__hiredis_sub_events(const redlock__hiredis_sub *sb)
     return (short)(POLLIN | (sb->need_flush && !redlock__hiredis_tls_wants_read(sb->ssl) ? POLLOUT : 0));
 }
 
+/* `verb` of key's channel on every subscriber. */
+static inline void redlock__hiredis_subs_cmd(void *arg, const char *verb, const char *key, size_t len)
+{
+    redlock__hiredis_subs *ss = (redlock__hiredis_subs *)arg;
+    int i;
+    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, verb, key, len);
+}
+
 /* The core's listen callback, for the adapter's own: the table follows
-   the core, the subscribers follow the table's keys. */
+   the core, the subscribers follow the table's keys (redlock_conn.h). */
 static inline void redlock__hiredis_subs_listen(redlock__hiredis_subs *ss, redlock_lock *lk, int on)
 {
-    const char *key;
-    size_t len;
-    int i;
-    if (on) {
-        if (redlock__notify_add(&ss->table, lk) != 1) return;
-        key = redlock_lock_key(lk, &len);
-        for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, "SUBSCRIBE", key, len);
-        ss->idle_since = 0;
-        return;
-    }
-    if (!redlock__notify_remove(&ss->table, lk, &key, &len)) return;
-    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, "UNSUBSCRIBE", key, len);
-    if (!ss->table.count) ss->idle_since = redlock__hiredis_now_us();
+    redlock__conn_listen(&ss->t, lk, on, redlock__hiredis_now_us(), redlock__hiredis_subs_cmd, ss);
 }
 
 /* When subscriber sb's oldest command is owed for too long (INT64_MAX:
    none owed, or the connection is still opening). */
 static inline int64_t redlock__hiredis_sub_owed_until(const redlock__hiredis_subs *ss, const redlock__hiredis_sub *sb)
 {
-    if (!sb->ctx || sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl) || !sb->q.count) return INT64_MAX;
-    return redlock__hiredis_at(&sb->q, 0)->sent_us + ss->command_us;
+    if (!sb->ctx || sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) return INT64_MAX;
+    return redlock__conn_due(&sb->q, ss->command_us);
 }
 
 /* Has subscriber sb bytes waiting to be read? An answer owed for too
@@ -1035,12 +921,12 @@ static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
             redlock__hiredis_sub_close(ss, i, 1);
         }
     }
-    if (ss->table.count) {
+    if (ss->t.table.count) {
         for (i = 0; i < ss->n; i++)
             if (!ss->sub[i].ctx) redlock__hiredis_sub_open(ss, i);
-    } else if (ss->idle_since && now - ss->idle_since >= ss->idle_us) {
+    } else if (now >= redlock__conn_idle_due(&ss->t)) {
         for (i = 0; i < ss->n; i++) redlock__hiredis_sub_close(ss, i, 0);
-        ss->idle_since = 0;
+        ss->t.idle_since = 0;
     }
 }
 
@@ -1053,14 +939,14 @@ static inline int64_t redlock__hiredis_subs_due(const redlock__hiredis_subs *ss)
     for (i = 0; i < ss->n; i++) {
         const redlock__hiredis_sub *sb = &ss->sub[i];
         if (!sb->ctx) {
-            if (ss->table.count && sb->retry_at < due) due = sb->retry_at;
+            if (ss->t.table.count && sb->retry_at < due) due = sb->retry_at;
         } else if ((sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && sb->connect_deadline < due) {
             due = sb->connect_deadline;
         } else if (redlock__hiredis_sub_owed_until(ss, sb) < due) {
             due = redlock__hiredis_sub_owed_until(ss, sb);
         }
     }
-    if (!ss->table.count && ss->idle_since && ss->idle_since + ss->idle_us < due) due = ss->idle_since + ss->idle_us;
+    if (redlock__conn_idle_due(&ss->t) < due) due = redlock__conn_idle_due(&ss->t);
     return due;
 }
 
@@ -1078,4 +964,4 @@ static inline void redlock__hiredis_sub_ready(redlock__hiredis_subs *ss, int i, 
     if (readable) redlock__hiredis_sub_read(ss, i, max_buffered);
 }
 
-#endif /* REDLOCK__HIREDIS_REPLY_DEFINED */
+#endif /* REDLOCK_HIREDIS_COMMON_H */

@@ -76,8 +76,9 @@
      bytes) is dropped: its votes fail with REDLOCK_ERR_PROTOCOL ("reply
      too large" for the last two); memory per node stays bounded, the
      subscribers' too.
-   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_QUEUE replies
-     (default 1,048,576; the queue grows as needed, 24 bytes a request).
+   * Requests in flight: a node may owe up to REDLOCK_HIREDIS_MAX_PENDING replies
+     (default 1,048,576, both hiredis adapters; the queue grows as needed,
+     24 bytes a request; REDLOCK_HIREDIS_QUEUE is its older name).
      Past that a command is refused with REDLOCK_ERR_QUEUE_FULL: the
      connection stays up, and an operation that misses its quorum for it
      ends REDLOCK_ERR_OVERLOADED.
@@ -129,7 +130,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -158,8 +159,8 @@ void redisProcessCallbacks(redisAsyncContext *ac);
 
 /* ---- reply translation, shared with redlock_hiredis.h ---- */
 #include "redlock_hiredis_common.h"
-#if defined(REDLOCK_LIBEV_QUEUE) && REDLOCK_LIBEV_QUEUE != REDLOCK_HIREDIS_QUEUE
-#error "REDLOCK_LIBEV_QUEUE is the old name of REDLOCK_HIREDIS_QUEUE (both adapters): set that one"
+#if defined(REDLOCK_LIBEV_QUEUE) && REDLOCK_LIBEV_QUEUE != REDLOCK_HIREDIS_MAX_PENDING
+#error "REDLOCK_LIBEV_QUEUE is an old name of REDLOCK_HIREDIS_MAX_PENDING (both adapters): set that one"
 #endif
 
 /* hiredis 1.x (MAJOR and MINOR together; PATCH is not bumped upstream).
@@ -179,6 +180,11 @@ typedef redlock_hiredis_node redlock_libev_node;
    (redlock_hiredis_common.h); watchdog_thread must be 0 here. */
 typedef redlock_hiredis_config redlock_libev_config;
 
+/* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. In the
+   declarations, as redlock_hiredis_config_init() is: any file that
+   includes this header may call it. */
+static inline void redlock_libev_config_init(redlock_libev_config *o) { redlock_hiredis_config_init(o); }
+
 struct redlock_libev;
 
 enum { REDLOCK__LIBEV_DOWN = 0, REDLOCK__LIBEV_CONNECTING, REDLOCK__LIBEV_UP };
@@ -191,7 +197,7 @@ typedef struct redlock__libev_conn {
     int state;
     int64_t connect_start;  /* when the connect began (the TLS handshake ends within the same timeout) */
     void *ssl;              /* TLS: the session (hiredis owns it), or NULL */
-    redlock__hiredis_ring q; /* requests in flight, in send order (full: sends fail) */
+    redlock__conn_ring q; /* requests in flight, in send order (full: sends fail) */
     int auth_failed;
     int asked;              /* a core command was filed since the connection opened */
     int drop_status;        /* what owed tags are failed with */
@@ -329,17 +335,16 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     redlock__libev_conn *cn = (redlock__libev_conn *)privdata;
     redlock_libev *c = cn->owner;
     redisReply *r = (redisReply *)reply;
-    redlock_tag tag;
-    int kind;
-    if (!redlock__hiredis_pop(&cn->q, &tag, &kind)) return;
-    if (kind == REDLOCK__HIREDIS_INFO) { /* before the replies behind it reach the core */
+    redlock__conn_req req;
+    if (!redlock__conn_pop(&cn->q, &req)) return;
+    if (req.kind == REDLOCK__CONN_INFO) { /* before the replies behind it reach the core */
         if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, r);
         return;
     }
-    if (kind != REDLOCK__HIREDIS_CORE) { /* AUTH / SELECT */
+    if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
         if (r && r->type == REDIS_REPLY_ERROR) {
             cn->auth_failed = 1;
-            redlock__libev_set_error(cn, kind == REDLOCK__HIREDIS_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
+            redlock__libev_set_error(cn, req.kind == REDLOCK__CONN_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
             if (cn->ac == ac) redisAsyncDisconnect(ac); /* after the replies still owed */
         } else if (r && !cn->auth_failed) {
             cn->status = 0; /* the new connection answers */
@@ -348,17 +353,17 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     }
     if (c->_closing) return;
     if (!r) {
-        redlock_on_error(&c->_client, tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
+        redlock_on_error(&c->_client, req.tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
     } else if (cn->auth_failed) {
-        redlock_on_error(&c->_client, tag, cn->status ? cn->status : REDLOCK_ERR_AUTH);
+        redlock_on_error(&c->_client, req.tag, cn->status ? cn->status : REDLOCK_ERR_AUTH);
     } else if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
         redlock__libev_set_error(cn, REDLOCK_ERR_AUTH, r->str);
-        redlock_on_error(&c->_client, tag, REDLOCK_ERR_AUTH);
+        redlock_on_error(&c->_client, req.tag, REDLOCK_ERR_AUTH);
     } else {
         redlock_reply rr;
         redlock__hiredis_translate(r, &rr);
         cn->status = 0; /* the connection answers: see redlock_libev_node_status() */
-        redlock_on_reply(&c->_client, tag, &rr);
+        redlock_on_reply(&c->_client, req.tag, &rr);
     }
 }
 
@@ -402,7 +407,7 @@ static inline void redlock__libev_drop(redlock__libev_conn *cn, int status, cons
    0 when the node was dropped for them. */
 static inline int redlock__libev_feed(redlock__libev_conn *cn, redisAsyncContext *ac, const char *buf, size_t n)
 {
-    int complete = 0;
+    size_t complete = 0;
     void *r = NULL;
     if (redisReaderFeed(cn->shadow, buf, n) != REDIS_OK) {
         redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
@@ -561,12 +566,12 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
         const char *argv[3];
         size_t len[3];
         char num[16];
-        int k = redlock__hiredis_auth_argv(cn->ep.user, cn->ep.pass, argv, len), queued = 1;
-        if (k) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_AUTH, k, argv, len);
-        k = redlock__hiredis_select_argv(cn->ep.db, num, argv, len);
-        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_SELECT, k, argv, len);
-        k = redlock__hiredis_info_argv(cn->ep.info, argv, len);
-        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__HIREDIS_INFO, k, argv, len);
+        int k = redlock__conn_auth_argv(cn->ep.user, cn->ep.pass, argv, len), queued = 1;
+        if (k) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_AUTH, k, argv, len);
+        k = redlock__conn_select_argv(cn->ep.db, num, argv, len);
+        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_SELECT, k, argv, len);
+        k = redlock__conn_info_argv(cn->ep.info, argv, len);
+        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_INFO, k, argv, len);
         if (!queued) { /* a connection without its AUTH or SELECT is not used */
             redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
             return;
@@ -609,7 +614,7 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
             busy = 1;
         }
         if (!cn->ac || cn->q.count == 0 || redlock__hiredis_tls_handshaking(cn->ssl)) continue;
-        if (now - cn->q.e[cn->q.head].sent_us >= (int64_t)c->_command_timeout_ms * 1000) {
+        if (now >= redlock__conn_due(&cn->q, (int64_t)c->_command_timeout_ms * 1000)) {
             redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
         } else {
             busy = 1;
@@ -634,12 +639,12 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0) {
         int idle = redlock__hiredis_idle_state(cn->ac->c.fd, cn->ssl, cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
-        if (idle == REDLOCK__IDLE_CLOSED) {
+        if (idle == REDLOCK__CONN_IDLE_CLOSED) {
             /* closed while idle (a restart): replaced for this command */
             redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
             ev_timer_stop(c->_loop, &cn->reconnect);
             redlock__libev_connect(c, node);
-        } else if (idle == REDLOCK__IDLE_UNASKED) {
+        } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
             /* retried after the reconnect delay, as any protocol failure */
             redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
         }
@@ -766,9 +771,6 @@ static inline void redlock__libev_listen(void *user, redlock_lock *lk, int on)
 
 /* ---- public API ---- */
 
-/* Defaults: no nodes, timeouts 1000 / 1000 / 100 ms, core defaults. */
-static inline void redlock_libev_config_init(redlock_libev_config *o) { redlock_hiredis_config_init(o); }
-
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o)
 {
     redlock_config cfg;
@@ -849,7 +851,7 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
             redisAsyncFree(ac);
         }
         redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__hiredis_ring_free(&cn->q);
+        redlock__conn_ring_free(&cn->q);
     }
     memset(c, 0, sizeof *c);
 }

@@ -63,7 +63,7 @@
 #ifndef REDLOCK_NODES_H
 #define REDLOCK_NODES_H
 
-#include "../redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 #include "redlock_tls.h"
 
 #include <stdlib.h>

@@ -19,7 +19,7 @@
 #ifndef REDLOCK_NOTIFY_H
 #define REDLOCK_NOTIFY_H
 
-#include "../redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 
 #include <stdlib.h>
 #include <string.h>

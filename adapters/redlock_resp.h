@@ -36,7 +36,7 @@
 #ifndef REDLOCK_RESP_H
 #define REDLOCK_RESP_H
 
-#include "../redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 
 #ifndef REDLOCK_RESP_API
 #ifdef REDLOCK_RESP_STATIC
@@ -422,6 +422,114 @@ static int redlock__resp_finish(redlock_resp_parser *p, const redlock_reply **re
     return 1;
 }
 
+/* What one step of the parser did: needs more bytes (0), completed a
+   value (VALUE), or read a header whose value is still to come (OPEN: a
+   bulk string's body, an array's elements); < 0 the input is broken. */
+enum { REDLOCK__RESP_VALUE = 1, REDLOCK__RESP_OPEN = 2 };
+
+/* A bulk string's body and its CRLF. */
+static int redlock__resp_bulk_body(redlock_resp_parser *p)
+{
+    redlock__resp_val *v;
+    if (p->_len - p->_pos < p->_bulk_len + 2) return 0;
+    if (p->_buf[p->_pos + p->_bulk_len] != '\r' || p->_buf[p->_pos + p->_bulk_len + 1] != '\n')
+        return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
+    v = &p->_vals[p->_bulk_val];
+    v->off = p->_pos;
+    v->len = p->_bulk_len;
+    p->_pos += p->_bulk_len + 2;
+    p->_scan = p->_pos;
+    p->_bulk = 0;
+    return REDLOCK__RESP_VALUE;
+}
+
+/* The header line at _pos: its type byte is known (RESP2), it ends in
+   CRLF within REDLOCK_RESP_MAX_LINE, with no CR inside. 1 with the line's
+   content (*line, *clen) and the '\n' at *end; 0 needs more bytes. */
+static int redlock__resp_line(redlock_resp_parser *p, const char **line, size_t *clen, size_t *end)
+{
+    const char *nl;
+    size_t j;
+    char c = p->_buf[p->_pos];
+    if (c != '+' && c != '-' && c != ':' && c != '$' && c != '*') {
+        if (c && strchr("%~_,#(=|>!", c)) return redlock__resp_fail(p, REDLOCK_RESP_E_RESP3);
+        return redlock__resp_fail(p, REDLOCK_RESP_E_TYPE);
+    }
+    if (p->_scan < p->_pos + 1) p->_scan = p->_pos + 1;
+    nl = p->_scan < p->_len ? (const char *)memchr(p->_buf + p->_scan, '\n', p->_len - p->_scan) : NULL;
+    if (!nl) {
+        p->_scan = p->_len;
+        if (p->_len - p->_pos - 1 > (size_t)REDLOCK_RESP_MAX_LINE + 1) return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
+        return 0;
+    }
+    j = (size_t)(nl - p->_buf);
+    if (j - p->_pos - 1 > (size_t)REDLOCK_RESP_MAX_LINE + 1) return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
+    if (p->_buf[j - 1] != '\r' || j - 1 == p->_pos) return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
+    *line = p->_buf + p->_pos + 1;
+    *clen = j - 1 - (p->_pos + 1);
+    *end = j;
+    if (*clen > (size_t)REDLOCK_RESP_MAX_LINE) return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
+    if (*clen && memchr(*line, '\r', *clen)) return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
+    return 1;
+}
+
+/* A '$' or '*' header of length n (not -1): the body, or the elements,
+   come next; an empty array is a value already. */
+static int redlock__resp_open(redlock_resp_parser *p, char c, long long n)
+{
+    redlock__resp_val *v;
+    if (c == '$') {
+        if (n < -1 || n > REDLOCK_RESP_MAX_BULK) return redlock__resp_fail(p, REDLOCK_RESP_E_BULK_LEN);
+        if (!(v = redlock__resp_new(p, REDLOCK_REPLY_STRING))) return redlock__resp_status(p->_err);
+        p->_bulk = 1;
+        p->_bulk_len = (size_t)n;
+        p->_bulk_val = p->_nvals - 1;
+        return REDLOCK__RESP_OPEN;
+    }
+    if (n < -1 || n > REDLOCK_RESP_MAX_ELEMENTS) return redlock__resp_fail(p, REDLOCK_RESP_E_ARRAY_LEN);
+    if (n > 0 && p->_sp >= REDLOCK_RESP_MAX_DEPTH) return redlock__resp_fail(p, REDLOCK_RESP_E_DEPTH);
+    if (!(v = redlock__resp_new(p, REDLOCK_REPLY_ARRAY))) return redlock__resp_status(p->_err);
+    v->count = (size_t)n;
+    if (n == 0) return REDLOCK__RESP_VALUE;
+    p->_stack[p->_sp].val = p->_nvals - 1;
+    p->_stack[p->_sp].left = (size_t)n;
+    p->_sp++;
+    return REDLOCK__RESP_OPEN;
+}
+
+/* One value's header line (and, for the simple types, the value). */
+static int redlock__resp_header(redlock_resp_parser *p)
+{
+    const char *line = NULL;
+    size_t clen = 0, j = 0;
+    long long n;
+    char c = p->_buf[p->_pos];
+    redlock__resp_val *v;
+    int rc = redlock__resp_line(p, &line, &clen, &j);
+    if (rc <= 0) return rc;
+    if (c == '+' || c == '-') {
+        if (!(v = redlock__resp_new(p, c == '+' ? REDLOCK_REPLY_STATUS : REDLOCK_REPLY_ERROR)))
+            return redlock__resp_status(p->_err);
+        v->off = p->_pos + 1;
+        v->len = clen;
+        rc = REDLOCK__RESP_VALUE;
+    } else if (redlock__resp_int(line, clen, &n) != 0) {
+        return redlock__resp_fail(p, REDLOCK_RESP_E_INTEGER);
+    } else if (c == ':') {
+        if (!(v = redlock__resp_new(p, REDLOCK_REPLY_INTEGER))) return redlock__resp_status(p->_err);
+        v->integer = n;
+        rc = REDLOCK__RESP_VALUE;
+    } else if (n == -1) {
+        if (!redlock__resp_new(p, REDLOCK_REPLY_NIL)) return redlock__resp_status(p->_err);
+        rc = REDLOCK__RESP_VALUE;
+    } else if ((rc = redlock__resp_open(p, c, n)) < 0) {
+        return rc;
+    }
+    p->_pos = j + 1;
+    p->_scan = p->_pos;
+    return rc;
+}
+
 REDLOCK_RESP_API int redlock_resp_next(redlock_resp_parser *p, const redlock_reply **reply)
 {
     if (!p || !reply) return REDLOCK_ERR_INVALID;
@@ -429,86 +537,12 @@ REDLOCK_RESP_API int redlock_resp_next(redlock_resp_parser *p, const redlock_rep
     if (p->_err) return redlock__resp_status(p->_err);
     redlock__resp_forget(p);
     for (;;) {
-        const char *line, *nl;
-        size_t j, clen;
-        long long n;
-        char c;
-        redlock__resp_val *v;
-        if (p->_bulk) {
-            if (p->_len - p->_pos < p->_bulk_len + 2) return 0;
-            if (p->_buf[p->_pos + p->_bulk_len] != '\r' || p->_buf[p->_pos + p->_bulk_len + 1] != '\n')
-                return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
-            v = &p->_vals[p->_bulk_val];
-            v->off = p->_pos;
-            v->len = p->_bulk_len;
-            p->_pos += p->_bulk_len + 2;
-            p->_scan = p->_pos;
-            p->_bulk = 0;
-            if (redlock__resp_done(p)) return redlock__resp_finish(p, reply);
-            continue;
-        }
-        if (p->_pos == p->_len) return 0;
-        c = p->_buf[p->_pos];
-        if (c != '+' && c != '-' && c != ':' && c != '$' && c != '*') {
-            if (c && strchr("%~_,#(=|>!", c)) return redlock__resp_fail(p, REDLOCK_RESP_E_RESP3);
-            return redlock__resp_fail(p, REDLOCK_RESP_E_TYPE);
-        }
-        if (p->_scan < p->_pos + 1) p->_scan = p->_pos + 1;
-        nl = p->_scan < p->_len ? (const char *)memchr(p->_buf + p->_scan, '\n', p->_len - p->_scan) : NULL;
-        if (!nl) {
-            p->_scan = p->_len;
-            if (p->_len - p->_pos - 1 > (size_t)REDLOCK_RESP_MAX_LINE + 1)
-                return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
-            return 0;
-        }
-        j = (size_t)(nl - p->_buf);
-        if (j - p->_pos - 1 > (size_t)REDLOCK_RESP_MAX_LINE + 1) return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
-        if (p->_buf[j - 1] != '\r' || j - 1 == p->_pos) return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
-        line = p->_buf + p->_pos + 1;
-        clen = j - 1 - (p->_pos + 1);
-        if (clen > (size_t)REDLOCK_RESP_MAX_LINE) return redlock__resp_fail(p, REDLOCK_RESP_E_LINE);
-        if (clen && memchr(line, '\r', clen)) return redlock__resp_fail(p, REDLOCK_RESP_E_CRLF);
-        if (c == '+' || c == '-') {
-            if (!(v = redlock__resp_new(p, c == '+' ? REDLOCK_REPLY_STATUS : REDLOCK_REPLY_ERROR)))
-                return redlock__resp_status(p->_err);
-            v->off = p->_pos + 1;
-            v->len = clen;
-        } else {
-            if (redlock__resp_int(line, clen, &n) != 0) return redlock__resp_fail(p, REDLOCK_RESP_E_INTEGER);
-            if (c == ':') {
-                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_INTEGER))) return redlock__resp_status(p->_err);
-                v->integer = n;
-            } else if (n == -1) {
-                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_NIL))) return redlock__resp_status(p->_err);
-            } else if (c == '$') {
-                if (n < -1 || n > REDLOCK_RESP_MAX_BULK) return redlock__resp_fail(p, REDLOCK_RESP_E_BULK_LEN);
-                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_STRING))) return redlock__resp_status(p->_err);
-                p->_pos = j + 1;
-                p->_scan = p->_pos;
-                p->_bulk = 1;
-                p->_bulk_len = (size_t)n;
-                p->_bulk_val = p->_nvals - 1;
-                continue;
-            } else {
-                if (n < -1 || n > REDLOCK_RESP_MAX_ELEMENTS) return redlock__resp_fail(p, REDLOCK_RESP_E_ARRAY_LEN);
-                if (n > 0 && p->_sp >= REDLOCK_RESP_MAX_DEPTH) return redlock__resp_fail(p, REDLOCK_RESP_E_DEPTH);
-                if (!(v = redlock__resp_new(p, REDLOCK_REPLY_ARRAY))) return redlock__resp_status(p->_err);
-                v->count = (size_t)n;
-                p->_pos = j + 1;
-                p->_scan = p->_pos;
-                if (n > 0) {
-                    p->_stack[p->_sp].val = p->_nvals - 1;
-                    p->_stack[p->_sp].left = (size_t)n;
-                    p->_sp++;
-                    continue;
-                }
-                if (redlock__resp_done(p)) return redlock__resp_finish(p, reply);
-                continue;
-            }
-        }
-        p->_pos = j + 1;
-        p->_scan = p->_pos;
-        if (redlock__resp_done(p)) return redlock__resp_finish(p, reply);
+        int rc;
+        if (p->_bulk) rc = redlock__resp_bulk_body(p);
+        else if (p->_pos == p->_len) rc = 0;
+        else rc = redlock__resp_header(p);
+        if (rc <= 0) return rc; /* more bytes needed, or broken */
+        if (rc == REDLOCK__RESP_VALUE && redlock__resp_done(p)) return redlock__resp_finish(p, reply);
     }
 }
 

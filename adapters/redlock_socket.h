@@ -278,7 +278,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "../redlock.h"
+#include "../redlock.h" /* every adapter: beside adapters/ (or include/redlock/), no -I needed */
 #if defined(REDLOCK_SOCKET_STATIC) && !defined(REDLOCK_RESP_STATIC)
 #define REDLOCK_RESP_STATIC
 #endif
@@ -286,6 +286,7 @@
 #include "redlock_tls.h"
 #include "redlock_nodes.h"
 #include "redlock_notify.h"
+#include "redlock_conn.h"
 
 #ifndef REDLOCK_SOCKET_API
 #ifdef REDLOCK_SOCKET_STATIC
@@ -345,7 +346,7 @@ typedef struct redlock_socket_config {
        closed"; set_timer arms a one-shot timer */
     void (*watch)(void *user, int node, int fd, int interest);
     void (*set_timer)(void *user, int64_t deadline_us);
-    /* raw mode (REDLOCK_SOCKET_NO_CORE, or when set): replies and node
+    /* raw mode (REDLOCK_SOCKET_NO_CORE, or when both are set): replies and node
        errors of redlock_socket_send() go here instead of to the core */
     void (*on_reply)(void *user, int node, redlock_tag tag, const redlock_reply *reply);
     void (*on_error)(void *user, int node, redlock_tag tag, int status);
@@ -368,8 +369,7 @@ typedef struct redlock_socket {
     /* release notifications: _nsub subscriber connections (_nodes[node_count
        + i] listens on node i), the keys they listen to and who waits */
     int _nsub;
-    redlock__notify _notify;
-    int64_t _notify_idle_since;
+    redlock__conn_subs _subs;
     /* the last redlock_socket_pollfds(): node and connection of each entry */
     int _poll_node[REDLOCK_SOCKET_MAX_FDS];
     unsigned _poll_gen[REDLOCK_SOCKET_MAX_FDS];
@@ -643,16 +643,8 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 
 /* CONNECTING: TCP connect in progress; HANDSHAKE: TLS handshake in progress */
 enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_HANDSHAKE, REDLOCK__SOCK_UP };
-enum { REDLOCK__REQ_USER = 0, REDLOCK__REQ_AUTH, REDLOCK__REQ_SELECT, REDLOCK__REQ_SUB /* (UN)SUBSCRIBE */,
-       REDLOCK__REQ_INFO /* INFO memory: what the node may evict */ };
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
-
-typedef struct redlock__sock_req {
-    redlock_tag tag;
-    int64_t deadline;
-    int kind;
-} redlock__sock_req;
 
 struct redlock__sock_node {
     int index, fd, state;
@@ -665,8 +657,7 @@ struct redlock__sock_node {
     int64_t connect_deadline;
     char *out;
     size_t out_len, out_off, out_cap;
-    redlock__sock_req *q;   /* ring of q_cap, grown by doubling up to MAX_PENDING */
-    size_t q_head, q_count, q_cap;
+    redlock__conn_ring q;   /* the replies owed (redlock_conn.h), up to MAX_PENDING */
     redlock_resp_parser parser;
     int last_status;
     unsigned failures; /* connections lost or refused so far */
@@ -737,6 +728,20 @@ static int redlock__sock_valid(const redlock_socket *s)
     return s && s->_magic == REDLOCK__SOCK_MAGIC && s->_nodes;
 }
 
+/* Raw mode, the one switch: replies and node errors go to cfg.on_reply /
+   on_error (set both or neither), not to a core, and the adapter sends
+   only what it is asked to. REDLOCK_SOCKET_NO_CORE is raw mode always,
+   with the core left out of the build. */
+static int redlock__sock_raw(const redlock_socket *s)
+{
+#ifdef REDLOCK_SOCKET_NO_CORE
+    (void)s;
+    return 1;
+#else
+    return s->_cfg.on_reply != NULL;
+#endif
+}
+
 /* Connections: the nodes' command connections, then the subscribers. */
 static int redlock__sock_slots(const redlock_socket *s) { return s->_cfg.node_count + s->_nsub; }
 
@@ -764,22 +769,23 @@ static void redlock__sock_report(redlock_socket *s, struct redlock__sock_node *n
     }
 }
 
+/* A reply is owed this long after its command could be written. */
+static int64_t redlock__sock_command_us(const redlock_socket *s) { return (int64_t)s->_cfg.command_timeout_ms * 1000; }
+
 static int64_t redlock__sock_deadline(const redlock_socket *s)
 {
     int64_t d = REDLOCK_NO_DEADLINE;
     int i;
 #ifndef REDLOCK_SOCKET_NO_CORE
-    if (!s->_cfg.on_reply) d = redlock_next_deadline(&s->_client);
+    if (!redlock__sock_raw(s)) d = redlock_next_deadline(&s->_client);
 #endif
     for (i = 0; i < redlock__sock_slots(s); i++) {
         const struct redlock__sock_node *nd = &s->_nodes[i];
         if (redlock__sock_opening(nd) && nd->connect_deadline < d) d = nd->connect_deadline;
-        if (nd->q_count && nd->q[nd->q_head].deadline < d) d = nd->q[nd->q_head].deadline;
-        if (nd->sub && nd->state == REDLOCK__SOCK_DOWN && s->_notify.count && nd->retry_at < d) d = nd->retry_at;
+        if (redlock__conn_due(&nd->q, redlock__sock_command_us(s)) < d) d = redlock__conn_due(&nd->q, redlock__sock_command_us(s));
+        if (nd->sub && nd->state == REDLOCK__SOCK_DOWN && s->_subs.table.count && nd->retry_at < d) d = nd->retry_at;
     }
-    if (s->_nsub && !s->_notify.count && s->_notify_idle_since &&
-        s->_notify_idle_since + s->_cfg.notify_idle_ms * 1000 < d)
-        d = s->_notify_idle_since + s->_cfg.notify_idle_ms * 1000;
+    if (s->_nsub && redlock__conn_idle_due(&s->_subs) < d) d = redlock__conn_idle_due(&s->_subs);
     return d;
 }
 
@@ -815,9 +821,9 @@ static void redlock__sock_words(struct redlock__sock_node *nd, const redlock_rep
 static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
 {
     s->_in_cb++;
-    if (s->_cfg.on_error) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
+    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
 #ifndef REDLOCK_SOCKET_NO_CORE
-    else if (!s->_cfg.on_reply) redlock_on_error(&s->_client, tag, status);
+    else redlock_on_error(&s->_client, tag, status);
 #endif
     s->_in_cb--;
 }
@@ -833,7 +839,7 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
     }
     nd->last_status = 0; /* the connection works: see redlock_socket_node_status() */
     s->_in_cb++;
-    if (s->_cfg.on_reply) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
+    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_reply(&s->_client, tag, r);
 #endif
@@ -880,7 +886,7 @@ static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd
     nd->gen++;
     redlock__sock_clear_out(nd);
     redlock_resp_parser_reset(&nd->parser);
-    nd->q_head = nd->q_count = 0;
+    nd->q.head = nd->q.count = 0;
     redlock__sock_drop_fd(s, nd, fd);
 }
 
@@ -889,20 +895,19 @@ static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd
    (which reconnects) without disturbing this loop. */
 static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd, int status)
 {
-    redlock__sock_req *q = nd->q;
-    size_t head = nd->q_head, count = nd->q_count, cap = nd->q_cap, i;
-    nd->q = NULL; /* the callbacks may send: a new queue grows meanwhile */
-    nd->q_cap = 0;
+    redlock__conn_ring q = nd->q;
+    size_t i;
+    memset(&nd->q, 0, sizeof nd->q); /* the callbacks may send: a new queue grows meanwhile */
     nd->last_status = status; /* already true when the watch hook hears of the close */
     nd->failures++;
     if (nd->sub) nd->retry_at = redlock_socket_now_us() + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
     redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
-    for (i = 0; i < count; i++) {
-        const redlock__sock_req *r = &q[(head + i) % cap];
-        if (r->kind == REDLOCK__REQ_USER) redlock__sock_deliver_error(s, nd, r->tag, status);
+    for (i = 0; i < q.count; i++) {
+        const redlock__conn_req *r = redlock__conn_at(&q, i);
+        if (r->kind == REDLOCK__CONN_CORE) redlock__sock_deliver_error(s, nd, r->tag, status);
     }
-    free(q);
+    redlock__conn_ring_free(&q);
 }
 
 /* ---- the byte stream: plain or TLS ----
@@ -1123,26 +1128,16 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
     return 0;
 }
 
-static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd, int argc,
+static int redlock__sock_queue(struct redlock__sock_node *nd, int argc,
                                const char *const *argv, const size_t *argvlen, redlock_tag tag, int kind)
 {
-    size_t need, slot;
+    size_t need;
     int64_t now = redlock_socket_now_us();
-    if (nd->q_count >= (size_t)REDLOCK_SOCKET_MAX_PENDING) return REDLOCK_ERR_QUEUE_FULL;
+    int rc;
+    if (nd->q.count >= (size_t)REDLOCK_SOCKET_MAX_PENDING) return REDLOCK_ERR_QUEUE_FULL;
     need = redlock_resp_encode(NULL, 0, argc, argv, argvlen);
     if (!need) return REDLOCK_ERR_INVALID;
-    if (nd->q_count == nd->q_cap) { /* grow the ring, oldest first at 0 */
-        size_t cap = nd->q_cap ? nd->q_cap * 2 : 64, i;
-        redlock__sock_req *nq;
-        if (cap > (size_t)REDLOCK_SOCKET_MAX_PENDING) cap = (size_t)REDLOCK_SOCKET_MAX_PENDING;
-        nq = (redlock__sock_req *)malloc(cap * sizeof *nq);
-        if (!nq) return REDLOCK_ERR_NOMEM;
-        for (i = 0; i < nd->q_count; i++) nq[i] = nd->q[(nd->q_head + i) % nd->q_cap];
-        free(nd->q);
-        nd->q = nq;
-        nd->q_cap = cap;
-        nd->q_head = 0;
-    }
+    if ((rc = redlock__conn_reserve(&nd->q, 64, (size_t)REDLOCK_SOCKET_MAX_PENDING)) != 0) return rc;
     if (nd->out_off && nd->out_len + need > nd->out_cap) {
         size_t keep = nd->out_len - nd->out_off;
         memmove(nd->out, nd->out + nd->out_off, keep);
@@ -1167,16 +1162,29 @@ static int redlock__sock_queue(redlock_socket *s, struct redlock__sock_node *nd,
     }
     redlock_resp_encode(nd->out + nd->out_len, need, argc, argv, argvlen);
     nd->out_len += need;
-    slot = (nd->q_head + nd->q_count) % nd->q_cap;
-    nd->q[slot].tag = tag;
-    nd->q[slot].kind = kind;
-    nd->q[slot].deadline = (redlock__sock_opening(nd) ? nd->connect_deadline : now) +
-                           s->_cfg.command_timeout_ms * 1000;
-    nd->q_count++;
+    /* written once the connection is open: owed from then, at the latest */
+    redlock__conn_push(&nd->q, kind, tag, redlock__sock_opening(nd) ? nd->connect_deadline : now);
     return 0;
 }
 
-/* Opens the connection and queues AUTH / SELECT in front of everything. */
+/* Queues the preamble (redlock_conn.h): AUTH, SELECT, and INFO memory
+   for the core's node health (not on a subscriber, nor in raw mode). */
+static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    const char *argv[3];
+    size_t len[3];
+    char num[16];
+    int k, rc = 0, info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
+    if ((k = redlock__conn_auth_argv(nd->user, nd->pass, argv, len)) != 0)
+        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_AUTH);
+    if (rc == 0 && (k = redlock__conn_select_argv(nd->db, num, argv, len)) != 0)
+        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_SELECT);
+    if (rc == 0 && (k = redlock__conn_info_argv(info, argv, len)) != 0)
+        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_INFO);
+    return rc;
+}
+
+/* Opens the connection and queues the preamble in front of everything. */
 static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int rc;
@@ -1186,30 +1194,7 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
     rc = redlock__sock_resolve(nd);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd);
-    if (rc == 0 && nd->pass) {
-        const char *argv[3];
-        int argc = 0;
-        argv[argc++] = "AUTH";
-        if (nd->user) argv[argc++] = nd->user;
-        argv[argc++] = nd->pass;
-        rc = redlock__sock_queue(s, nd, argc, argv, NULL, 0, REDLOCK__REQ_AUTH);
-    }
-    if (rc == 0 && nd->db > 0) {
-        char num[24];
-        const char *argv[2];
-        size_t len[2];
-        argv[0] = "SELECT";
-        len[0] = 6;
-        len[1] = redlock__resp_num(num, (unsigned long long)nd->db);
-        argv[1] = num;
-        rc = redlock__sock_queue(s, nd, 2, argv, len, 0, REDLOCK__REQ_SELECT);
-    }
-#ifndef REDLOCK_SOCKET_NO_CORE
-    if (rc == 0 && !nd->sub && !s->_cfg.on_reply && !s->_cfg.info_off) { /* the core's node health */
-        static const char *const argv[2] = { "INFO", "memory" };
-        rc = redlock__sock_queue(s, nd, 2, argv, NULL, 0, REDLOCK__REQ_INFO);
-    }
-#endif
+    if (rc == 0) rc = redlock__sock_preamble(s, nd);
     if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
         redlock__sock_close(s, nd);
         nd->last_status = rc;
@@ -1219,37 +1204,15 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     return 0;
 }
 
-/* What an idle connection (no reply owed) shows before a command is
-   written to it. CLOSED: the node closed or reset it (a restart): it is
-   replaced for the command, whose vote is not lost. UNASKED: bytes came
-   (or wait in the parser) that no command asked for: the node misbehaves
-   (PROTOCOL), and they could be taken for the command's reply. (A loop
-   that watches the fd all along sees the same at once.) */
-enum { REDLOCK__SOCK_IDLE_OK = 0, REDLOCK__SOCK_IDLE_CLOSED, REDLOCK__SOCK_IDLE_UNASKED };
+/* What an idle connection shows before a command is written to it
+   (redlock_conn.h): bytes the parser holds count as unasked. */
 static int redlock__sock_idle_state(struct redlock__sock_node *nd)
 {
-    struct pollfd pf;
-    char c;
-    ssize_t n;
-    if (redlock_resp_buffered(&nd->parser)) return REDLOCK__SOCK_IDLE_UNASKED;
-    pf.fd = nd->fd;
-    pf.events = POLLIN;
-    pf.revents = 0;
-    if (poll(&pf, 1, 0) <= 0) return REDLOCK__SOCK_IDLE_OK;
 #ifdef REDLOCK_SOCKET_TLS
-    if (nd->ssl) { /* TLS records for TLS itself (session tickets) are no reply */
-        int r;
-        ERR_clear_error();
-        r = SSL_peek((SSL *)nd->ssl, &c, 1);
-        if (r > 0) return REDLOCK__SOCK_IDLE_UNASKED;
-        return SSL_get_error((SSL *)nd->ssl, r) == SSL_ERROR_WANT_READ ? REDLOCK__SOCK_IDLE_OK
-                                                                       : REDLOCK__SOCK_IDLE_CLOSED;
-    }
+    return redlock__conn_idle_state(nd->fd, redlock_resp_buffered(&nd->parser), redlock__tls_idle, nd->ssl);
+#else
+    return redlock__conn_idle_state(nd->fd, redlock_resp_buffered(&nd->parser), NULL, NULL);
 #endif
-    n = recv(nd->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0) return REDLOCK__SOCK_IDLE_UNASKED;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return REDLOCK__SOCK_IDLE_OK;
-    return REDLOCK__SOCK_IDLE_CLOSED;
 }
 
 static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const char *const *argv,
@@ -1259,11 +1222,11 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
     int rc;
     if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
     nd = &s->_nodes[node];
-    if (nd->state == REDLOCK__SOCK_UP && nd->q_count == 0) {
+    if (nd->state == REDLOCK__SOCK_UP && nd->q.count == 0) {
         int idle = redlock__sock_idle_state(nd);
-        if (idle == REDLOCK__SOCK_IDLE_CLOSED) {
+        if (idle == REDLOCK__CONN_IDLE_CLOSED) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT); /* reopened below, for this command */
-        } else if (idle == REDLOCK__SOCK_IDLE_UNASKED) {
+        } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
             /* a node that misbehaves is not trusted with this command;
                the next one reconnects */
             redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
@@ -1275,7 +1238,7 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
         redlock__sock_report(s, nd);
         return rc;
     }
-    rc = redlock__sock_queue(s, nd, argc, argv, argvlen, tag, REDLOCK__REQ_USER);
+    rc = redlock__sock_queue(nd, argc, argv, argvlen, tag, REDLOCK__CONN_CORE);
     if (rc == REDLOCK_ERR_NOMEM) nd->last_status = REDLOCK_ERR_NOMEM;
     redlock__sock_report(s, nd);
     redlock__sock_timer_report(s);
@@ -1316,14 +1279,9 @@ static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd
 }
 
 /* Connected: commands queued meanwhile get command_timeout_ms from now. */
-static void redlock__sock_rebase(redlock_socket *s, struct redlock__sock_node *nd)
+static void redlock__sock_rebase(struct redlock__sock_node *nd)
 {
-    int64_t d = redlock_socket_now_us() + s->_cfg.command_timeout_ms * 1000;
-    size_t i;
-    for (i = 0; i < nd->q_count; i++) {
-        redlock__sock_req *r = &nd->q[(nd->q_head + i) % nd->q_cap];
-        if (r->deadline > d) r->deadline = d;
-    }
+    redlock__conn_restart_by(&nd->q, redlock_socket_now_us());
 }
 
 /* A non-blocking connect finished (or failed): try the next address. */
@@ -1348,7 +1306,7 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
         }
 #endif
         nd->state = REDLOCK__SOCK_UP;
-        redlock__sock_rebase(s, nd);
+        redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
     }
@@ -1361,7 +1319,7 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
         return;
     }
     if (nd->state == REDLOCK__SOCK_UP) {
-        redlock__sock_rebase(s, nd);
+        redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
     } else {
         redlock__sock_report(s, nd);
@@ -1379,7 +1337,7 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
     if (r == 1) {
         nd->tls_want = 0;
         nd->state = REDLOCK__SOCK_UP;
-        redlock__sock_rebase(s, nd);
+        redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
     }
@@ -1410,7 +1368,7 @@ static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (key) {
         s->_in_cb++;
-        redlock__notify_message(&s->_notify, key, klen);
+        redlock__notify_message(&s->_subs.table, key, klen);
         s->_in_cb--;
     }
 #else
@@ -1435,12 +1393,10 @@ static void redlock__sock_sub_refused(redlock_socket *s, struct redlock__sock_no
    string or naming no known policy: what the core knew stays. */
 static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd, const redlock_reply *r)
 {
-    char policy[sizeof nd->policy];
-    int evicts = r->type == REDLOCK_REPLY_STRING ? redlock_info_evicts(r->str, r->len, policy, sizeof policy) : -1;
-    if (evicts < 0 || !s->_core) return;
-    memcpy(nd->policy, policy, sizeof policy);
+    if (!s->_core) return;
     s->_in_cb++; /* the core's event hook may run */
-    redlock_node_set_evicts(&s->_client, nd->index, (redlock_evicts)evicts);
+    redlock__conn_info_answer(&s->_client, nd->index, nd->policy, sizeof nd->policy,
+                              r->type == REDLOCK_REPLY_STRING ? r->str : NULL, r->len);
     s->_in_cb--;
 }
 #endif
@@ -1450,21 +1406,18 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
     unsigned gen = nd->gen;
     for (;;) {
         const redlock_reply *r;
-        redlock__sock_req req;
+        redlock__conn_req req;
         int rc = redlock_resp_next(&nd->parser, &r);
         if (rc == 0) return;
         if (rc > 0 && nd->sub && redlock__sock_message(s, r)) {
             if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
             continue;
         }
-        if (rc < 0 || nd->q_count == 0) { /* broken, or a reply nobody asked for */
+        if (rc < 0 || !redlock__conn_pop(&nd->q, &req)) { /* broken, or a reply nobody asked for */
             redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL);
             return;
         }
-        req = nd->q[nd->q_head];
-        nd->q_head = (nd->q_head + 1) % nd->q_cap;
-        nd->q_count--;
-        if (req.kind == REDLOCK__REQ_AUTH) {
+        if (req.kind == REDLOCK__CONN_AUTH) {
             if (r->type == REDLOCK_REPLY_ERROR && nd->sub) {
                 redlock__sock_sub_refused(s, nd, REDLOCK_ERR_AUTH);
                 return;
@@ -1477,7 +1430,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             nd->last_status = 0;
             continue;
         }
-        if (req.kind == REDLOCK__REQ_SUB) { /* confirmed; refused (an ACL): off for the backoff */
+        if (req.kind == REDLOCK__CONN_SUB) { /* confirmed; refused (an ACL): off for the backoff */
             if (r->type == REDLOCK_REPLY_ERROR) {
                 redlock__sock_sub_refused(s, nd, REDLOCK_ERR_SERVER);
                 return;
@@ -1487,7 +1440,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
                 nd->refused_ms = nd->refused = 0; /* notifications work (again) */
             continue;
         }
-        if (req.kind == REDLOCK__REQ_SELECT) {
+        if (req.kind == REDLOCK__CONN_SELECT) {
             if (r->type != REDLOCK_REPLY_STATUS) {
                 if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SELECT : REDLOCK_ERR_PROTOCOL);
@@ -1497,7 +1450,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             continue;
         }
 #ifndef REDLOCK_SOCKET_NO_CORE
-        if (req.kind == REDLOCK__REQ_INFO) {
+        if (req.kind == REDLOCK__CONN_INFO) {
             redlock__sock_info(s, nd, r);
             continue;
         }
@@ -1551,7 +1504,7 @@ static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
         return;
     }
-    if (redlock__sock_queue(s, nd, 2, argv, argl, 0, REDLOCK__REQ_SUB) != 0)
+    if (redlock__sock_queue(nd, 2, argv, argl, 0, REDLOCK__CONN_SUB) != 0)
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
     else
         redlock__sock_report(s, nd);
@@ -1580,7 +1533,7 @@ static void redlock__sock_subs_tend(redlock_socket *s)
     now = redlock_socket_now_us();
     for (i = 0; i < s->_nsub; i++) {
         struct redlock__sock_node *nd = &s->_nodes[s->_cfg.node_count + i];
-        if (s->_notify.count) {
+        if (s->_subs.table.count) {
             redlock__sock_sub_at at;
             if (nd->state != REDLOCK__SOCK_DOWN || now < nd->retry_at) continue;
             if (redlock__sock_open(s, nd) != 0) {
@@ -1589,15 +1542,13 @@ static void redlock__sock_subs_tend(redlock_socket *s)
             }
             at.s = s;
             at.nd = nd;
-            redlock__notify_each_key(&s->_notify, redlock__sock_sub_key, &at);
+            redlock__notify_each_key(&s->_subs.table, redlock__sock_sub_key, &at);
             redlock__sock_report(s, nd);
-        } else if (s->_notify_idle_since && now - s->_notify_idle_since >= s->_cfg.notify_idle_ms * 1000 &&
-                   nd->state != REDLOCK__SOCK_DOWN) {
+        } else if (now >= redlock__conn_idle_due(&s->_subs) && nd->state != REDLOCK__SOCK_DOWN) {
             redlock__sock_close(s, nd);
         }
     }
-    if (!s->_notify.count && s->_notify_idle_since && now - s->_notify_idle_since >= s->_cfg.notify_idle_ms * 1000)
-        s->_notify_idle_since = 0;
+    if (now >= redlock__conn_idle_due(&s->_subs)) s->_subs.idle_since = 0;
 }
 
 static void redlock__sock_timeouts(redlock_socket *s)
@@ -1612,17 +1563,17 @@ static void redlock__sock_timeouts(redlock_socket *s)
             /* a silent server: paused, or plain text (redlock_tls.h) */
             snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS handshake: no answer within the connect timeout");
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
-        } else if (nd->q_count && now >= nd->q[nd->q_head].deadline) {
+        } else if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s))) {
             /* the answer may be waiting unread (the loop did not run for
                a while): read before declaring the node dead */
             if (nd->state == REDLOCK__SOCK_UP) redlock__sock_read(s, nd);
-            if (nd->q_count && now >= nd->q[nd->q_head].deadline)
+            if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s)))
                 redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
         }
     }
     redlock__sock_subs_tend(s);
 #ifndef REDLOCK_SOCKET_NO_CORE
-    if (!s->_cfg.on_reply && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
+    if (!redlock__sock_raw(s) && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
         s->_in_cb++;
         redlock_on_timer(&s->_client);
         s->_in_cb--;
@@ -1761,7 +1712,7 @@ REDLOCK_SOCKET_API int redlock_socket_run(redlock_socket *s, int64_t timeout_ms)
 static int redlock__sock_handshaking(const struct redlock__sock_node *nd)
 {
     if (redlock__sock_opening(nd)) return 1;
-    return nd->q_count > 0 && nd->q[nd->q_head].kind != REDLOCK__REQ_USER;
+    return nd->q.count > 0 && redlock__conn_at(&nd->q, 0)->kind != REDLOCK__CONN_CORE;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
@@ -1806,27 +1757,21 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
 }
 
 #ifndef REDLOCK_SOCKET_NO_CORE
+/* `verb` of key's channel on every subscriber. */
+static void redlock__sock_subs_cmd(void *user, const char *verb, const char *key, size_t len)
+{
+    redlock_socket *s = (redlock_socket *)user;
+    int i;
+    for (i = 0; i < s->_nsub; i++) redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], verb, key, len);
+}
+
 /* The core's listen callback: the table follows the core, the subscribers
-   the table's keys. */
+   the table's keys (redlock_conn.h). */
 static void redlock__sock_listen(void *user, redlock_lock *lk, int on)
 {
     redlock_socket *s = (redlock_socket *)user;
-    const char *key;
-    size_t len;
-    int i;
-    if (on) {
-        if (redlock__notify_add(&s->_notify, lk) != 1) return;
-        s->_notify_idle_since = 0;
-        key = redlock_lock_key(lk, &len);
-        for (i = 0; i < s->_nsub; i++)
-            redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], "SUBSCRIBE", key, len);
-        redlock__sock_subs_tend(s); /* opens the ones that are down */
-        return;
-    }
-    if (!redlock__notify_remove(&s->_notify, lk, &key, &len)) return;
-    for (i = 0; i < s->_nsub; i++)
-        redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], "UNSUBSCRIBE", key, len);
-    if (!s->_notify.count) s->_notify_idle_since = redlock_socket_now_us();
+    redlock__conn_listen(&s->_subs, lk, on, redlock_socket_now_us(), redlock__sock_subs_cmd, s);
+    if (on) redlock__sock_subs_tend(s); /* opens the ones that are down */
 }
 
 static int redlock__sock_core_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
@@ -2001,11 +1946,11 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg)
 #endif
 }
 
-REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
+/* What init refuses before it touches anything: 0, NODES or INVALID (or
+   NO_TLS: TLS asked of an adapter built without it). */
+static int redlock__sock_check_config(const redlock_socket_config *cfg)
 {
     int i;
-    if (!s || !cfg) return REDLOCK_ERR_INVALID;
-    memset(s, 0, sizeof *s);
     if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
     if (cfg->connect_timeout_ms < 0 || cfg->command_timeout_ms < 0 || cfg->notify_idle_ms < 0) return REDLOCK_ERR_INVALID;
 #ifdef REDLOCK_SOCKET_NO_CORE
@@ -2031,10 +1976,67 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */
 #endif
     }
+    return 0;
+}
+
+/* Connection i: node i % node_count's command connection, then its
+   subscriber; its own copies of the node's address and credentials. 0,
+   or NOMEM / TLS (what it holds is freed by deinit). */
+static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_config *cfg, int i)
+{
+    struct redlock__sock_node *nd = &s->_nodes[i];
+    const redlock_socket_node *c = &cfg->node[i % cfg->node_count];
+    const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
+    int bad = 0;
+    nd->index = i;
+    nd->fd = nd->rep_fd = -1;
+    nd->port = c->port ? c->port : 6379;
+    nd->sub = i >= cfg->node_count;
+    nd->db = nd->sub ? 0 : c->db ? c->db : cfg->db; /* channels are server-wide: no SELECT */
+    if (redlock__sock_path(c)) bad |= !(nd->unix_path = redlock__sock_strdup(redlock__sock_path(c)));
+    bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
+    if (pass && pass[0]) bad |= !(nd->pass = redlock__sock_strdup(pass)); /* "": no AUTH */
+    if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
+    redlock_resp_parser_init(&nd->parser);
+    bad = bad ? REDLOCK_ERR_NOMEM : 0;
+#ifdef REDLOCK_SOCKET_TLS
+    {
+        redlock_tls t;
+        const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
+        if (!bad && tls) bad = redlock__sock_tls_setup(s, nd, tls);
+    }
+#endif
+    return bad;
+}
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* The core's client, driven by this adapter (not in raw mode). */
+static int redlock__sock_core_init(redlock_socket *s, const redlock_socket_config *cfg)
+{
+    redlock_callbacks cb;
+    redlock_config core = cfg->core;
+    memset(&cb, 0, sizeof cb);
+    cb.send = redlock__sock_core_send;
+    cb.set_timer = redlock__sock_core_timer;
+    cb.now_us = redlock__sock_core_now;
+    cb.on_event = redlock__sock_core_event;
+    if (s->_nsub) cb.listen = redlock__sock_listen;
+    core.node_count = cfg->node_count;
+    return redlock_client_init(&s->_client, &core, &cb, s);
+}
+#endif
+
+REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
+{
+    int i, rc = REDLOCK_OK;
+    if (!s || !cfg) return REDLOCK_ERR_INVALID;
+    memset(s, 0, sizeof *s);
+    if ((rc = redlock__sock_check_config(cfg)) != 0) return rc;
     s->_cfg = *cfg;
     if (!s->_cfg.connect_timeout_ms) s->_cfg.connect_timeout_ms = 1000;
     if (!s->_cfg.command_timeout_ms) s->_cfg.command_timeout_ms = 1000;
     if (!s->_cfg.notify_idle_ms) s->_cfg.notify_idle_ms = 1000;
+    s->_subs.idle_us = s->_cfg.notify_idle_ms * 1000;
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (!cfg->on_reply && !cfg->notify_off) s->_nsub = cfg->node_count; /* notifications are for the core's locks */
 #endif
@@ -2044,30 +2046,9 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     if (!s->_nodes) return REDLOCK_ERR_NOMEM;
     s->_magic = REDLOCK__SOCK_MAGIC;
     s->_timer_reported = REDLOCK_NO_DEADLINE;
-    for (i = 0; i < cfg->node_count + s->_nsub; i++) { /* node i % node_count: command connection, then subscriber */
-        struct redlock__sock_node *nd = &s->_nodes[i];
-        const redlock_socket_node *c = &cfg->node[i % cfg->node_count];
-        const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
-        int bad = 0;
-        nd->index = i;
-        nd->fd = nd->rep_fd = -1;
-        nd->port = c->port ? c->port : 6379;
-        nd->sub = i >= cfg->node_count;
-        nd->db = nd->sub ? 0 : c->db ? c->db : cfg->db; /* channels are server-wide: no SELECT */
-        if (redlock__sock_path(c)) bad |= !(nd->unix_path = redlock__sock_strdup(redlock__sock_path(c)));
-        bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
-        if (pass && pass[0]) bad |= !(nd->pass = redlock__sock_strdup(pass)); /* "": no AUTH */
-        if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
-        redlock_resp_parser_init(&nd->parser);
-        bad = bad ? REDLOCK_ERR_NOMEM : 0;
-#ifdef REDLOCK_SOCKET_TLS
-        {
-            redlock_tls t;
-            const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
-            if (!bad && tls) bad = redlock__sock_tls_setup(s, nd, tls);
-        }
-#endif
-        if (bad) {
+    for (i = 0; i < cfg->node_count + s->_nsub; i++) {
+        int bad = redlock__sock_node_init(s, cfg, i);
+        if (bad) { /* deinit frees connections [0, i] */
             if (i >= cfg->node_count) s->_nsub = i - cfg->node_count + 1;
             else s->_cfg.node_count = i + 1, s->_nsub = 0;
             redlock_socket_deinit(s);
@@ -2076,36 +2057,17 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     }
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (!cfg->on_reply) {
-        redlock_callbacks cb;
-        redlock_config core = cfg->core;
-        int rc;
-        memset(&cb, 0, sizeof cb);
-        cb.send = redlock__sock_core_send;
-        cb.set_timer = redlock__sock_core_timer;
-        cb.now_us = redlock__sock_core_now;
-        cb.on_event = redlock__sock_core_event;
-        if (s->_nsub) cb.listen = redlock__sock_listen;
-        core.node_count = cfg->node_count;
-        rc = redlock_client_init(&s->_client, &core, &cb, s);
-        if (rc != REDLOCK_OK) {
-            redlock_socket_deinit(s);
-            memset(s, 0, sizeof *s);
-            return rc;
-        }
-        s->_core = 1;
+        if ((rc = redlock__sock_core_init(s, cfg)) == REDLOCK_OK) s->_core = 1;
     }
 #endif
 #ifdef REDLOCK__SOCK_THREADS
-    if (cfg->watchdog_thread) {
-        int rc = redlock__sock_thread_start(s);
-        if (rc != REDLOCK_OK) {
-            redlock_socket_deinit(s);
-            memset(s, 0, sizeof *s);
-            return rc;
-        }
-    }
+    if (rc == REDLOCK_OK && cfg->watchdog_thread) rc = redlock__sock_thread_start(s);
 #endif
-    return REDLOCK_OK;
+    if (rc != REDLOCK_OK) {
+        redlock_socket_deinit(s);
+        memset(s, 0, sizeof *s);
+    }
+    return rc;
 }
 
 REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
@@ -2131,8 +2093,7 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
         nd->fd = -1;
         if (nd->out) memset(nd->out, 0, nd->out_cap);
         free(nd->out);
-        free(nd->q);
-        nd->q = NULL;
+        redlock__conn_ring_free(&nd->q);
         redlock_resp_parser_free(&nd->parser);
         free(nd->host);
         free(nd->unix_path);
@@ -2141,7 +2102,7 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
     }
     free(s->_nodes);
     s->_nodes = NULL;
-    redlock__notify_free(&s->_notify);
+    redlock__notify_free(&s->_subs.table);
 #ifdef REDLOCK_SOCKET_TLS
     BIO_meth_free((BIO_METHOD *)s->_bio_method);
 #endif
@@ -2217,7 +2178,7 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
     int i, n = 0, entered;
     if (!redlock__sock_valid(s)) return 0;
     entered = redlock__sock_enter(s);
-    for (i = 0; i < s->_cfg.node_count; i++) n += (int)s->_nodes[i].q_count;
+    for (i = 0; i < s->_cfg.node_count; i++) n += (int)s->_nodes[i].q.count;
     redlock__sock_leave(s, entered, 0);
     return n;
 }
@@ -2225,7 +2186,7 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
 REDLOCK_SOCKET_API int redlock_socket_node_pending(const redlock_socket *s, int node)
 {
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
-    return (int)s->_nodes[node].q_count;
+    return (int)s->_nodes[node].q.count;
 }
 
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
@@ -2236,7 +2197,7 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
     entered = redlock__sock_enter(s);
     m += (size_t)redlock__sock_slots(s) * sizeof *s->_nodes;
     for (i = 0; i < redlock__sock_slots(s); i++)
-        m += s->_nodes[i].out_cap + s->_nodes[i].q_cap * sizeof *s->_nodes[i].q +
+        m += s->_nodes[i].out_cap + s->_nodes[i].q.cap * sizeof *s->_nodes[i].q.e +
              redlock_resp_memory(&s->_nodes[i].parser);
     redlock__sock_leave(s, entered, 0);
     return m;
@@ -2308,7 +2269,7 @@ REDLOCK_SOCKET_API void redlock_socket_on_timer(redlock_socket *s)
 #ifndef REDLOCK_SOCKET_NO_CORE
 REDLOCK_SOCKET_API redlock_client *redlock_socket_client(redlock_socket *s)
 {
-    return redlock__sock_valid(s) && !s->_cfg.on_reply ? &s->_client : NULL;
+    return redlock__sock_valid(s) && !redlock__sock_raw(s) ? &s->_client : NULL;
 }
 
 static void redlock__sock_on_result(redlock_lock *lock, const redlock_result *r)
@@ -2331,7 +2292,7 @@ REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socke
 {
     redlock_lock_opts o;
     int rc, waited, entered;
-    if (!redlock__sock_valid(s) || !l || !opts || s->_cfg.on_reply) return REDLOCK_ERR_INVALID;
+    if (!redlock__sock_valid(s) || !l || !opts || redlock__sock_raw(s)) return REDLOCK_ERR_INVALID;
     o = *opts;
     o.on_result = redlock__sock_on_result;
     o.user = l;
@@ -2408,7 +2369,7 @@ static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l
             if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
             if ((nd->state == REDLOCK__SOCK_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
                 unwritten = 1;
-            else if (nd->state == REDLOCK__SOCK_UP && nd->q_count > 0)
+            else if (nd->state == REDLOCK__SOCK_UP && nd->q.count > 0)
                 answering = 1; /* asked, and may still answer */
         }
         if (unwritten && now >= write_until) unwritten = 0;
@@ -2437,7 +2398,7 @@ static int redlock__sock_result(redlock_socket *s, redlock_socket_lock *l)
         /* nothing in flight and nothing scheduled: the result cannot come
            any more */
         for (i = 0; i < s->_cfg.node_count; i++)
-            if (s->_nodes[i].q_count || redlock__sock_opening(&s->_nodes[i])) idle = 0;
+            if (s->_nodes[i].q.count || redlock__sock_opening(&s->_nodes[i])) idle = 0;
         if (idle && redlock__sock_deadline(s) == REDLOCK_NO_DEADLINE) {
             l->_want = 0;
             return REDLOCK_ERR_DETACHED;

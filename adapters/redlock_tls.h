@@ -58,6 +58,7 @@ static inline const redlock_tls *redlock__tls_settings(const redlock_tls *node, 
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include "redlock_conn.h"
 
 /* The client context of settings t: what to trust (verification on unless
    t says otherwise), what to present. 0, REDLOCK_ERR_NOMEM, or
@@ -147,5 +148,18 @@ static inline void redlock__tls_words(const SSL *ssl, int verify, int e, const c
     if (q) w = ERR_reason_error_string(q);
     if (!w) w = e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN ? "the server closed the connection" : "failed";
     snprintf(out, cap, "TLS %s: %s", during, w);
+}
+
+/* The idle probe's look through a TLS session (redlock_conn.h): a byte of
+   application data is unasked; records for TLS itself (session tickets)
+   are none. */
+static inline int redlock__tls_idle(void *ssl)
+{
+    char c;
+    int r;
+    ERR_clear_error();
+    r = SSL_peek((SSL *)ssl, &c, 1);
+    if (r > 0) return REDLOCK__CONN_IDLE_UNASKED;
+    return SSL_get_error((SSL *)ssl, r) == SSL_ERROR_WANT_READ ? REDLOCK__CONN_IDLE_OK : REDLOCK__CONN_IDLE_CLOSED;
 }
 #endif

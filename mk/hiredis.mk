@@ -39,6 +39,8 @@ $(BUILD)/fenced_write: examples/fenced_write.c $(ADAPTER_HDRS) | $(BUILD)
 examples-hiredis: $(BUILD)/hiredis_sync $(BUILD)/fenced_write
 
 # Both adapter headers in one TU, as C99, C11 and C++11, gcc and clang;
+# every adapter's public API called from a second file that includes only
+# the declarations (tests/hiredis/adapters_api.c, linked with adapters_impl.c);
 # REDLOCK_HIREDIS_TLS with an old hiredis (tests/hiredis/hiredis0: its
 # version, 0.14) stops the build with our message; the examples build too.
 check-adapters-compile: | $(BUILD)
@@ -48,6 +50,14 @@ check-adapters-compile: | $(BUILD)
 	       $(BUILD)/adapters_compile >/dev/null; \
 	    then echo "ok adapters compile $$cc $$std"; \
 	    else echo "not ok adapters compile $$cc $$std"; fi; \
+	  done; \
+	done
+	@for cc in gcc clang; do \
+	  for std in "-std=c99" "-std=c11" "-x c++ -std=c++11"; do \
+	    if $$cc $$std $(WARN) -I. tests/hiredis/adapters_api.c tests/hiredis/adapters_impl.c -o $(BUILD)/adapters_api \
+	         $(ADAPTER_LIBS) && $(BUILD)/adapters_api >/dev/null; \
+	    then echo "ok adapters api from a second file $$cc $$std"; \
+	    else echo "not ok adapters api from a second file $$cc $$std"; fi; \
 	  done; \
 	done
 	@for v in "-DREDLOCK_STATIC -DREDLOCK_HIREDIS_STATIC -DREDLOCK_LIBEV_STATIC"; do \

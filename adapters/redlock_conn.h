@@ -1,0 +1,243 @@
+/* redlock_conn.h - the connection layer under every adapter (internal).
+
+   What a connection to a node does whatever moves its bytes (the raw
+   sockets of redlock_socket.h, a redisContext of redlock_hiredis.h, a
+   redisAsyncContext of redlock_libev.h), written once:
+
+     * the request ring: the replies a connection owes, oldest first,
+       each with its kind (the core's command, or the adapter's own
+       AUTH / SELECT / INFO / (UN)SUBSCRIBE) and the time its reply's
+       clock started;
+     * the preamble every new connection sends first (AUTH, SELECT,
+       INFO memory) and what its answers mean;
+     * the idle probe: what an idle connection shows before a command is
+       written to it;
+     * the subscriber table behind the core's `listen` hook (which keys
+       the subscribers follow, and since when none is listened to).
+
+   The drivers keep only what their transport decides: how a command is
+   written, when a connection counts as open, how a reply is read. Not a
+   public API: every name here is private (redlock__conn_).
+
+   Include spelling, in every adapter: "../redlock.h", relative to the
+   adapter itself, so that it finds the library beside adapters/ in this
+   tree and beside include/redlock/ where `make install` puts them, with
+   no -I flag of its own. */
+#ifndef REDLOCK_CONN_H
+#define REDLOCK_CONN_H
+
+#include "../redlock.h"
+#include "redlock_notify.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+/* ---- the request ring ---- */
+
+/* What a reply answers: the core's command (or the caller's, in raw
+   mode), or one the adapter sent for itself. */
+enum { REDLOCK__CONN_CORE = 0, REDLOCK__CONN_AUTH, REDLOCK__CONN_SELECT, REDLOCK__CONN_INFO,
+       REDLOCK__CONN_SUB /* SUBSCRIBE / UNSUBSCRIBE */ };
+
+typedef struct redlock__conn_req {
+    redlock_tag tag;
+    int64_t since; /* its reply is due a command timeout after this */
+    int kind;
+} redlock__conn_req;
+
+/* Grows by doubling, from `first` entries up to the driver's cap. */
+typedef struct redlock__conn_ring {
+    redlock__conn_req *e;
+    size_t head, count, cap;
+} redlock__conn_ring;
+
+/* The k-th oldest request (k < count). */
+static inline redlock__conn_req *redlock__conn_at(const redlock__conn_ring *q, size_t k)
+{
+    return &q->e[(q->head + k) % q->cap];
+}
+
+/* Room for one more request: 0, or REDLOCK_ERR_QUEUE_FULL (max owed
+   already) / NOMEM. A failure leaves the ring as it was. */
+static inline int redlock__conn_reserve(redlock__conn_ring *q, size_t first, size_t max)
+{
+    redlock__conn_req *ne;
+    size_t cap, k;
+    if (q->count >= max) return REDLOCK_ERR_QUEUE_FULL;
+    if (q->count < q->cap) return 0;
+    cap = q->cap ? q->cap * 2 : first;
+    if (cap > max) cap = max;
+    ne = (redlock__conn_req *)malloc(cap * sizeof *ne);
+    if (!ne) return REDLOCK_ERR_NOMEM;
+    for (k = 0; k < q->count; k++) ne[k] = *redlock__conn_at(q, k); /* oldest first at 0 */
+    free(q->e);
+    q->e = ne;
+    q->cap = cap;
+    q->head = 0;
+    return 0;
+}
+
+/* Files a request in the room redlock__conn_reserve() made. */
+static inline void redlock__conn_push(redlock__conn_ring *q, int kind, redlock_tag tag, int64_t since)
+{
+    redlock__conn_req *r = &q->e[(q->head + q->count) % q->cap];
+    r->tag = tag;
+    r->kind = kind;
+    r->since = since;
+    q->count++;
+}
+
+/* Removes the oldest request into *out; 0 if none was owed. */
+static inline int redlock__conn_pop(redlock__conn_ring *q, redlock__conn_req *out)
+{
+    if (q->count == 0) return 0;
+    *out = q->e[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    return 1;
+}
+
+/* When the oldest reply is overdue (INT64_MAX: none owed). */
+static inline int64_t redlock__conn_due(const redlock__conn_ring *q, int64_t timeout_us)
+{
+    return q->count ? q->e[q->head].since + timeout_us : INT64_MAX;
+}
+
+/* The clocks of requests [from, count) start at `now`: what was filed
+   before the connection could carry it is owed from when it can. */
+static inline void redlock__conn_restart(redlock__conn_ring *q, size_t from, int64_t now)
+{
+    size_t k;
+    for (k = from; k < q->count; k++) redlock__conn_at(q, k)->since = now;
+}
+
+/* ... or no later than `now`. */
+static inline void redlock__conn_restart_by(redlock__conn_ring *q, int64_t now)
+{
+    size_t k;
+    for (k = 0; k < q->count; k++)
+        if (redlock__conn_at(q, k)->since > now) redlock__conn_at(q, k)->since = now;
+}
+
+/* Forgets every request and the ring's memory. */
+static inline void redlock__conn_ring_free(redlock__conn_ring *q)
+{
+    free(q->e);
+    memset(q, 0, sizeof *q);
+}
+
+/* ---- the preamble: what a new connection says first ----
+   AUTH (password, or ACL user and password) if a password is set,
+   SELECT db if db > 0, INFO memory if the core wants the node's eviction
+   policy (redlock.h section 4, Eviction). Each fills argv/len and
+   returns argc, or 0 when not needed. */
+static inline int redlock__conn_auth_argv(const char *user, const char *pass, const char *argv[3], size_t len[3])
+{
+    int k = 0;
+    if (!pass || !pass[0]) return 0;
+    argv[k] = "AUTH"; len[k] = 4; k++;
+    if (user && user[0]) { argv[k] = user; len[k] = strlen(user); k++; }
+    argv[k] = pass; len[k] = strlen(pass); k++;
+    return k;
+}
+
+static inline int redlock__conn_select_argv(int db, char num[16], const char *argv[2], size_t len[2])
+{
+    if (db <= 0) return 0;
+    argv[0] = "SELECT"; len[0] = 6;
+    argv[1] = num; len[1] = (size_t)snprintf(num, 16, "%d", db);
+    return 2;
+}
+
+static inline int redlock__conn_info_argv(int info, const char *argv[2], size_t len[2])
+{
+    if (!info) return 0;
+    argv[0] = "INFO"; len[0] = 4;
+    argv[1] = "memory"; len[1] = 6;
+    return 2;
+}
+
+/* INFO memory's answer (a bulk string str/len, or NULL): what node may
+   evict, told to the core before the replies of the commands behind it,
+   and its policy's name kept in policy[cap]. An error (an ACL without
+   +info), no string, or no policy known here: what the core knew stays. */
+static inline void redlock__conn_info_answer(redlock_client *client, int node, char *policy, size_t cap,
+                                             const char *str, size_t len)
+{
+    char name[24];
+    int evicts;
+    if (!str) return;
+    evicts = redlock_info_evicts(str, len, name, sizeof name);
+    if (evicts < 0) return;
+    snprintf(policy, cap, "%s", name);
+    redlock_node_set_evicts(client, node, (redlock_evicts)evicts);
+}
+
+/* ---- the idle probe ----
+   What an idle connection (no reply owed) shows before a command is
+   written to it. CLOSED: the node closed or reset it (a restart):
+   nothing was lost, it is replaced for the command. UNASKED: bytes came
+   that no command asked for (or wait in the driver's reader:
+   `buffered`): the node misbehaves (PROTOCOL), and they could be taken
+   for the command's reply. tls_peek (redlock__tls_idle, redlock_tls.h)
+   looks through a TLS session instead, where records for TLS itself
+   (session tickets) are no reply. */
+enum { REDLOCK__CONN_IDLE_OK = 0, REDLOCK__CONN_IDLE_CLOSED, REDLOCK__CONN_IDLE_UNASKED };
+static inline int redlock__conn_idle_state(int fd, size_t buffered, int (*tls_peek)(void *ssl), void *ssl)
+{
+    struct pollfd pf;
+    char c;
+    ssize_t n;
+    if (buffered) return REDLOCK__CONN_IDLE_UNASKED;
+    pf.fd = fd;
+    pf.events = POLLIN;
+    pf.revents = 0;
+    if (poll(&pf, 1, 0) <= 0) return REDLOCK__CONN_IDLE_OK;
+    if (tls_peek && ssl) return tls_peek(ssl);
+    n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return REDLOCK__CONN_IDLE_UNASKED;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return REDLOCK__CONN_IDLE_OK;
+    return REDLOCK__CONN_IDLE_CLOSED;
+}
+
+/* ---- the subscribers' table: the core's listen hook ----
+   Which keys the subscribers follow (redlock_notify.h), and since when
+   no lock listens (0: one does): the subscribers close idle_us after. */
+typedef struct redlock__conn_subs {
+    redlock__notify table;
+    int64_t idle_since, idle_us;
+} redlock__conn_subs;
+
+/* The core's listen callback, for every adapter: the table follows the
+   core; `cmd` sends SUBSCRIBE / UNSUBSCRIBE of a key on each subscriber. */
+static inline void redlock__conn_listen(redlock__conn_subs *t, redlock_lock *lk, int on, int64_t now,
+                                        void (*cmd)(void *ctx, const char *verb, const char *key, size_t len),
+                                        void *ctx)
+{
+    const char *key;
+    size_t len;
+    if (on) {
+        if (redlock__notify_add(&t->table, lk) != 1) return;
+        t->idle_since = 0;
+        key = redlock_lock_key(lk, &len);
+        cmd(ctx, "SUBSCRIBE", key, len);
+        return;
+    }
+    if (!redlock__notify_remove(&t->table, lk, &key, &len)) return;
+    cmd(ctx, "UNSUBSCRIBE", key, len);
+    if (!t->table.count) t->idle_since = now;
+}
+
+/* When idle subscribers are due to close (INT64_MAX: not idle). */
+static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
+{
+    return !t->table.count && t->idle_since ? t->idle_since + t->idle_us : INT64_MAX;
+}
+
+#endif /* REDLOCK_CONN_H */
