@@ -58,10 +58,10 @@
                                  here), an alert from the server (no
                                  client certificate ...), an answer to the
                                  handshake that is not TLS
+   When a connection fails, every command in flight on it gets
+   redlock_on_error() with that status; the next command reconnects.
    TLS, AUTH and SELECT are the refusals no retry cures: an acquire ends
-   at once when they leave too few nodes (redlock.h section 4).
-   and then every command in flight on it gets redlock_on_error() with that
-   status; the next command reconnects. redlock_socket_node_status() keeps
+   at once when they leave too few nodes (redlock.h section 4). redlock_socket_node_status() keeps
    the last one until a new connection has answered (AUTH, SELECT or a
    command): then it is 0 again. Passwords and tokens are never logged
    (this file logs nothing) and the output buffer is wiped once written.
