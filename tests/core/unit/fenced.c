@@ -1,0 +1,306 @@
+/* fenced.c - TITLE */
+
+/* Proves: a fenced acquire is one script per node (SET NX PX, then INCR of
+   the key's counter) with the token and the ttl; once a quorum won, the
+   highest count of those nodes goes back to them (the write-back, with the
+   token; a node whose win comes later gets the same fence, not its own
+   count), and only a quorum of write-backs makes the lock held,
+   with that fence and the validity counted from the acquire's start; extend
+   and release keep the fence; a new acquire shows none until it wins. */
+static void test_fence_acquire_write_back(void) {
+    int64_t start;
+    setup_fenced(3);
+    start = T.now;
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(T.qn, 3);
+    CHECK(fsent_is(0, FACQ_SHA, " 1000"));
+    CHECK(fsent_is(2, FACQ_SHA, " 1000"));
+    T.now += 3000;
+    num(0, 5);
+    num(2, 9);
+    CHECK_EQ(T.qn, 5);                    /* the write-back, to nodes 0 and 2 only */
+    CHECK(fsent_is(3, FENCE_SHA, " 9"));
+    CHECK(fsent_is(4, FENCE_SHA, " 9"));
+    CHECK_EQ(T.q[3].node, 0);
+    CHECK_EQ(T.q[4].node, 2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    CHECK_EQ(T.res.n, 0);
+    num(1, 12);                           /* a late win: written back the same fence */
+    CHECK(fsent_is(5, FENCE_SHA, " 9"));
+    CHECK_EQ(T.q[5].node, 1);
+    num(3, 1);
+    CHECK_EQ(T.res.n, 0);                 /* one write-back is not a quorum */
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 9);
+    CHECK_EQ(redlock_lock_fence(&L), 9);
+    CHECK_EQ(redlock_lock_valid_until(&L), start + 1000000 - 12000);
+    num(5, 1);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
+    CHECK(starts(6, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res "));
+    num(6, 1); num(7, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 0); /* only an acquire's result carries it */
+    CHECK_EQ(redlock_lock_fence(&L), 9);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    num(9, 1); num(10, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 9);  /* still readable after the hold */
+    num(11, 1);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    num(12, 10); num(13, 0); num(14, 11);
+    CHECK(fsent_is(15, FENCE_SHA, " 11"));
+    CHECK(fsent_is(16, FENCE_SHA, " 11"));
+    CHECK_EQ(T.qn, 17);
+    num(15, 1); num(16, 1);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 11);
+    CHECK_EQ(redlock_lock_fence(&L), 11);
+    teardown();
+}
+
+/* Proves: a write-back that finds the key gone (0) on too many nodes fails
+   the attempt (VALIDITY: the key ran out), which is undone everywhere and
+   retried without a fence to show; a write-back that cannot reach a quorum
+   in time (node timeout) fails it as NO_QUORUM; the validity is checked
+   again when the write-backs are in. */
+static void test_fence_write_back_fails(void) {
+    setup_fenced(3);
+    redlock_acquire(&L);
+    num(0, 3); num(1, 4);
+    num(3, 0); num(4, 1);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 0); /* node 2's acquire may still win */
+    num(2, 0);
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_VALIDITY);
+    CHECK_EQ(T.qn, 8);                    /* the undo, on every node */
+    CHECK(starts(5, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1])"));
+    CHECK(starts(7, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1])"));
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    num(5, 0); num(6, 1); num(7, 0);
+    run_until_sent(8);
+    CHECK(fsent_is(8, FACQ_SHA, " 1000"));
+    num(8, 5); num(9, 6);
+    advance_to(T.now + 50000);            /* no write-back answers: node timeout */
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 2);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    /* the write-backs come back after the validity ran out */
+    setup_fenced(1);
+    redlock_acquire(&L);
+    num(0, 1);
+    T.now += 990000;
+    num(1, 1);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_VALIDITY);
+    teardown();
+}
+
+/* Proves: NOSCRIPT moves the fenced acquire and the write-back to EVAL of
+   their texts (with both keys); scripts refused (NOPERM, an old server)
+   end the acquire with NO_SCRIPTING, never a legacy fallback; a fenced
+   lock is refused at init when too few nodes may script by configuration
+   (also a reentrant one); no lock may take a counter's name; a
+   counter that is not a number is the server's error. */
+static void test_fence_scripts_and_refusals(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    setup_fenced(1);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(1, "EVAL if redis.call('set',KEYS[1],ARGV[1],'nx','px',ARGV[2]) then return redis.call('incr',KEYS[2]) end return 0 2 res " REDLOCK_FENCE_PREFIX "res "));
+    num(1, 2);
+    rep(2, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(3, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then local c=tonumber(redis.call('get',KEYS[2]))"));
+    CHECK(strstr(T.q[3].cmd, " 2 res " REDLOCK_FENCE_PREFIX "res ") != NULL);
+    num(3, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 2);
+    teardown();
+    setup_fenced(3);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(T.res.r[T.res.n - 1].attempts, 1);
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+    teardown();
+    setup_fenced(1);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "WRONGTYPE Operation against a key holding the wrong kind of value");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
+    teardown();
+    base_config(&cfg, 3);
+    cfg.mode[0] = cfg.mode[2] = REDLOCK_MODE_LEGACY;
+    {
+        redlock_callbacks cb;
+        base_callbacks(&cb);
+        CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+        base_opts(&o, 1000, 0);
+        o.fence = 1;
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+        o.fence = 0;
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        redlock_lock_deinit(&L);
+        o.fence = 1;
+        o.reentrant = 1;
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+        o.reentrant = 0;
+        o.fence = 0;
+        o.key = REDLOCK_FENCE_PREFIX "res";
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_KEY);
+        o.key = "redlock:fenc";
+        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        redlock_lock_deinit(&L);
+        redlock_client_deinit(&C);
+    }
+    CHECK_EQ(redlock_lock_fence(NULL), 0);
+}
+
+/* Proves: an ACL's denial of a key is told apart from a denial of the
+   command, in Redis's texts (6 and 7.0, 7.2, a script's own call): a fenced
+   acquire refused the counter key fails with NOPERM, not NO_SCRIPTING, at
+   once when no quorum is left, with no mode switch; a plain SET refused its
+   key says NOPERM (not SERVER); a release refused its key does not turn the
+   node to GET + compare (no switch, no GET), while the command's denial
+   still does; the status has its own words. */
+static void test_acl_key_denied(void) {
+    static const char *const denied[] = {
+        "NOPERM this user has no permissions to access one of the keys used as arguments",
+        "NOPERM No permissions to access a key",
+        ("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments "
+         "script: 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888, on @user_script:1."),
+        "ERR ACL failure in script: User u has no permissions to access the 'redlock:fence:res' key script: x",
+    };
+    int k;
+    for (k = 0; k < 4; k++) {
+        setup_fenced(3);
+        redlock_acquire(&L);
+        rep(0, REDLOCK_REPLY_ERROR, 0, denied[k]);
+        rep(1, REDLOCK_REPLY_ERROR, 0, denied[(k + 1) % 4]);
+        CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
+        CHECK_EQ(vote_status(1), REDLOCK_ERR_NOPERM);
+        CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM); /* at once: no retry can win */
+        CHECK(T.res.n == 1 && T.res.r[0].attempts == 1);
+        CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+        teardown();
+    }
+    /* one node of three and one silent: NOPERM said, retried */
+    setup_fenced(3);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, denied[1]);
+    num(1, 1);
+    advance_to(T.now + 50000);
+    CHECK_EQ(T.res.n, 0);
+    CHECK(last_ev(REDLOCK_EV_RETRY) && last_ev(REDLOCK_EV_RETRY)->status == REDLOCK_ERR_NOPERM);
+    teardown();
+    /* a plain lock's SET */
+    setup_no_retry(1, 0, 1000);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, denied[0]);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM);
+    teardown();
+    /* a release refused the key: no switch to GET + compare */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, denied[1]);
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NOPERM);
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+    CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+    teardown();
+    /* the command refused (7.2's text names the user): still no scripting */
+    setup_fenced(1);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM User keyholder has no permissions to run the 'evalsha' command");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
+    teardown();
+    CHECK(strstr(redlock_strerror(REDLOCK_ERR_NOPERM), "ACL") != NULL);
+    CHECK(strstr(redlock_strerror(REDLOCK_ERR_NOPERM), REDLOCK_FENCE_PREFIX) != NULL);
+    CHECK(strstr(redlock_strerror(REDLOCK_ERR_KEY), REDLOCK_FENCE_PREFIX) != NULL);
+}
+static const char RFENCE_SHA[] = "EVALSHA 9aed5e9a15c9204fc81f0a524e790f2b5de165d1 2 res " REDLOCK_FENCE_PREFIX "res ";
+
+/* Proves: a fenced reentrant lock sends the reentrant fenced scripts with
+   both keys, the owner and the token; the count it gets back (a new hash:
+   the counter; an entry of the owner: the hold's fence kept in the hash)
+   is written back with the owner and token; release and extend are the
+   reentrant lock's. */
+static void test_fence_reentrant(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    char expect[200];
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.fence = 1;
+    o.reentrant = 1;
+    o.owner = "svc-f";
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    snprintf(expect, sizeof expect, "%ssvc-f %s 1000", RFACQ_SHA, redlock_lock_token(&L));
+    CHECK_STR(T.q[0].cmd, expect);
+    num(0, 7);
+    snprintf(expect, sizeof expect, "%ssvc-f %s 7", RFENCE_SHA, redlock_lock_token(&L));
+    CHECK_STR(T.q[1].cmd, expect);
+    num(1, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 7);
+    redlock_release(&L);
+    CHECK(starts(2, "EVALSHA a1289050cd9364128e095b730eb637347a5922ca 1 res svc-f "));
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+    /* an entry of the owner on three nodes: the highest reply, kept (5) or
+       new (9: an old entry that missed its write-back); a node that wins
+       after the lock was reported held gets the write-back too */
+    base_config(&cfg, 3);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    num(0, 9);
+    num(1, 5);
+    snprintf(expect, sizeof expect, "%ssvc-f %s 9", RFENCE_SHA, redlock_lock_token(&L));
+    CHECK_STR(T.q[3].cmd, expect);
+    CHECK_STR(T.q[4].cmd, expect);
+    num(3, 1); num(4, 1);
+    CHECK_EQ(T.res.r[T.res.n - 1].fence, 9);
+    num(2, 11);
+    CHECK_EQ(T.qn, 6);
+    CHECK_STR(T.q[5].cmd, expect);
+    CHECK_EQ(T.q[5].node, 2);
+    num(5, 1);
+    CHECK_EQ(redlock_lock_fence(&L), 9);
+    teardown();
+    setup_fenced(1);
+    redlock_acquire(&L);
+    num(0, -3);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    teardown();
+    CHECK(strstr(redlock_reentrant_fence_acquire_script(), "hget',k,' fence'") != NULL);
+    CHECK(strstr(redlock_reentrant_acquire_script(), "hexists',k,' fence'") != NULL);
+    CHECK(strstr(redlock_reentrant_release_script(), "redis.call('del',k)") != NULL);
+}
+
+/* Proves: an adopted token shows no fence. */
+static void test_fence_adopted(void) {
+    setup_fenced(1);
+    CHECK_EQ(redlock_lock_adopt(&L, "0123456789abcdef0123456789abcdef", 500), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 0);
+    teardown();
+}
+
+static void run_fenced(int argc, char **argv) {
+    RUN_T(test_fence_acquire_write_back);
+    RUN_T(test_fence_write_back_fails);
+    RUN_T(test_fence_scripts_and_refusals);
+    RUN_T(test_acl_key_denied);
+    RUN_T(test_fence_adopted);
+    RUN_T(test_fence_reentrant);
+}

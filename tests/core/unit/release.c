@@ -1,0 +1,355 @@
+/* release.c - TITLE */
+
+static void test_release_cancels_acquire(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(T.res.r[0].op, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_CANCELLED);
+    ok(1);                                /* stale */
+    num(3, 1); num(4, 0); num(5, 0);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
+    teardown();
+}
+
+static void test_release_cancels_extend(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_extend(&L, 0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_CANCELLED);
+    num(1, 1);                            /* the extend's reply: stale */
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 3);
+    teardown();
+    /* validity runs out while a user extend waits: EXTEND answered, then LOST */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    T.now = redlock_lock_valid_until(&L) - 10;
+    redlock_extend(&L, 0);
+    advance_to(T.now + 10);
+    CHECK_EQ(T.res.n, 3);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(T.res.r[2].op, REDLOCK_OP_LOST);
+    teardown();
+}
+
+/* Proves: a result that cancels an operation before any node voted says
+   so with no votes, no validity and no fence: an acquire and a user
+   extend overtaken by release. */
+static void test_cancelled_result_fields(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 1);
+    CHECK_EQ(T.res.r[0].op, REDLOCK_OP_ACQUIRE);
+    CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_CANCELLED);
+    CHECK_EQ(T.res.r[0].votes, 0);
+    CHECK_EQ(T.res.r[0].attempts, 1);
+    CHECK_EQ(T.res.r[0].validity_us, 0);
+    CHECK_EQ(T.res.r[0].fence, 0);
+    teardown();
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_extend(&L, 0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
+    CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_CANCELLED);
+    CHECK_EQ(T.res.r[1].votes, 0);
+    CHECK_EQ(T.res.r[1].validity_us, 0);
+    teardown();
+}
+
+static void test_release_noscript_fallback(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(2, "EVAL if redis.call('get',KEYS[1])==ARGV[1]"));
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+}
+
+static void test_release_quorum(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_release(&L);
+    num(3, 1); num(4, 0);
+    CHECK_EQ(T.res.n, 1);                 /* 1 yes, 1 pending: not yet */
+    num(5, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    teardown();
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1);
+    redlock_release(&L);
+    advance_to(T.now + 50000);            /* nobody answers */
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    teardown();
+}
+
+/* Proves: with 16 nodes release needs 9 deletions (8 + 8 gone: EXPIRED; 8 + silence: NO_QUORUM); extend needs 9, and 8 other tokens mean STOLEN; a NOSCRIPT step keeps its node's tag. */
+static void test_sixteen_nodes_release_extend(void) {
+    int k, pass;
+    for (pass = 0; pass < 3; pass++) {
+        setup_no_retry(16, 0, 1000);
+        redlock_acquire(&L);
+        for (k = 0; k < 16; k++) ok(k);
+        redlock_release(&L);
+        CHECK_EQ(count_cmd(16, RELEASE_SHA), 16);
+        for (k = 16; k < 24; k++) num(k, 1);
+        CHECK_EQ(T.res.n, 1);
+        if (pass == 0) {
+            rep(31, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+            CHECK(starts(32, "EVAL if redis.call('get'"));
+            CHECK_EQ(T.q[32].node, 15);
+            CHECK_EQ(redlock_tag_node(T.q[32].tag), 15);
+            CHECK_EQ(T.res.n, 1);
+            num(32, 1);
+            CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+            CHECK_EQ(T.res.r[1].votes, 9);
+        } else if (pass == 1) {
+            for (k = 24; k < 31; k++) num(k, 0);
+            CHECK_EQ(T.res.n, 1);         /* 8 yes + 1 pending could still make 9 */
+            num(31, 0);
+            CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
+            CHECK_EQ(T.res.r[1].votes, 8);
+        } else {
+            advance_to(T.now + 50000);
+            CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+        }
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+        teardown();
+    }
+    for (pass = 0; pass < 2; pass++) {
+        setup_no_retry(16, 0, 1000);
+        redlock_acquire(&L);
+        for (k = 0; k < 16; k++) ok(k);
+        redlock_extend(&L, 0);
+        CHECK_EQ(count_cmd(16, EXTEND_SHA), 16);
+        for (k = 16; k < 23; k++) num(k, -1);   /* 7 other tokens */
+        for (k = 23; k < 31; k++) num(k, 1);    /* 8 ours */
+        CHECK_EQ(T.res.n, 1);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+        num(31, pass == 0 ? 1 : -1);
+        if (pass == 0) {
+            CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+            CHECK_EQ(T.res.r[1].votes, 9);
+            CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
+        } else {
+            CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
+            CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_STOLEN);
+        }
+        teardown();
+    }
+    /* 8 keys gone (0): a majority lost as soon as the 8th says so */
+    setup_no_retry(16, 0, 1000);
+    redlock_acquire(&L);
+    for (k = 0; k < 16; k++) ok(k);
+    redlock_extend(&L, 0);
+    for (k = 16; k < 23; k++) num(k, 0);
+    CHECK_EQ(T.res.n, 1);
+    num(23, 0);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_QUORUM_LOST);
+    CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
+    teardown();
+}
+
+/* Proves: a release's EVALSHA answered NOSCRIPT after the round's node
+   timeout still gets its EVAL (compare-and-delete is idempotent; without
+   it the key stays until its ttl), whether the NOSCRIPT comes after the
+   timer ended the round or after the deadline but before the timer came;
+   the release was decided meanwhile (NO_QUORUM) and the EVAL's answer
+   changes nothing. redlock_lock_followup() says such an answer is owed. */
+static void test_release_late_noscript_after_timeout(void) {
+    const char *noscript = "NOSCRIPT No matching script. Please use EVAL.";
+    int k;
+    setup_n(1, 0, 10000);
+    redlock_acquire(&L);
+    ok(0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK(starts(1, "EVALSHA"));
+    advance_to(T.now + 50000);                   /* the node timeout: unanswered */
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    CHECK_EQ(T.qn, 2);
+    CHECK(redlock_lock_followup(&L));
+    rep(1, REDLOCK_REPLY_ERROR, 0, noscript);     /* late */
+    CHECK_EQ(T.qn, 3);
+    CHECK_STR(T.q[2].cmd, release_eval_publish(redlock_lock_token(&L)));
+    CHECK(!redlock_lock_followup(&L));
+    num(2, 1);
+    CHECK_EQ(T.res.n, 2);                         /* acquire, release: nothing more */
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    CHECK_EQ(T.qn, 3);
+    teardown();
+    /* three nodes: node 1's NOSCRIPT after the deadline, before the timer;
+       node 2's after the timer */
+    setup_n(3, 0, 10000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_release(&L);                          /* 3, 4, 5: EVALSHA */
+    num(3, 1);
+    T.now += 60000;
+    rep(4, REDLOCK_REPLY_ERROR, 0, noscript);
+    k = find_cmd(6, 1, "EVAL ");
+    CHECK(k >= 0);
+    if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
+    redlock_on_timer(&C);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    rep(5, REDLOCK_REPLY_ERROR, 0, noscript);
+    k = find_cmd(6, 2, "EVAL ");
+    CHECK(k >= 0);
+    if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
+    CHECK_EQ(count_cmd(6, "EVAL "), 2);
+    CHECK_EQ(T.res.n, 2);
+    teardown();
+}
+
+/* Proves: a release is decided as soon as the answers rule a quorum out:
+   two "not there" answers of three end it (EXPIRED) without waiting for the
+   third node, whose late answer changes nothing. */
+static void test_release_decides_without_straggler(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    num(3, 0); num(4, 0);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    num(5, 1);
+    CHECK_EQ(T.res.n, 2);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
+    teardown();
+}
+
+/* Proves: redlock_lock_followup() says whether an answer still owed will be
+   followed by another command: a node's first SET (AUTO) and first script,
+   NOSCRIPT, a chain of a node without scripts, the legacy chain; and not
+   for a command the node has understood before, nor with MODERN set. */
+static void test_followup(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int k;
+    CHECK_EQ(redlock_lock_followup(NULL), 0);
+    setup_no_retry(3, 0, 10000);
+    CHECK_EQ(redlock_lock_followup(&L), 0);            /* nothing running */
+    redlock_acquire(&L);
+    ok(0);
+    ok(1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_pending(&L), 0);             /* a won acquire leaves no round running ... */
+    CHECK(redlock_lock_followup(&L) != 0);             /* ... but node 2's late SET may tell a GET + DEL release its bound */
+    ok(2);
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    redlock_release(&L);                               /* EVALSHA 3, 4, 5 */
+    num(3, 1);
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);             /* node 2's first script: NOSCRIPT means EVAL next */
+    num(5, 1);
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    redlock_acquire(&L);                               /* SET 6, 7, 8 */
+    ok(6);
+    ok(7);
+    CHECK_EQ(redlock_lock_followup(&L), 0);            /* the release script ran on node 2 */
+    ok(8);
+    redlock_release(&L);                               /* EVALSHA 9, 10, 11 */
+    num(9, 1);
+    num(10, 1);
+    CHECK(redlock_lock_pending(&L) != 0);
+    CHECK_EQ(redlock_lock_followup(&L), 0);            /* node 2 ran a script before */
+    rep(11, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(12, "EVAL "));
+    CHECK(redlock_lock_followup(&L) != 0);             /* its scripts are gone: not known again until answered */
+    num(12, 1);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    /* a chain on a node without scripts: GET owed, then DEL owed */
+    redlock_acquire(&L);                               /* SET 13, 14, 15 */
+    ok(13);
+    ok(14);
+    ok(15);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);       /* EVALSHA 16, 17, 18: node 0 has no scripts */
+    rep(16, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    CHECK_STR(T.q[19].cmd, "GET res");
+    rep(19, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK(starts(20, "PEXPIRE res "));
+    num(20, 1);
+    num(17, 1);
+    num(18, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    redlock_release(&L);                               /* GET 21, EVALSHA 22, 23 */
+    CHECK_STR(T.q[21].cmd, "GET res");
+    num(22, 1);
+    num(23, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);             /* GET: DEL follows */
+    rep(21, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    CHECK_STR(T.q[24].cmd, "DEL res");
+    CHECK(redlock_lock_pending(&L) != 0);
+    CHECK_EQ(redlock_lock_followup(&L), 0);            /* DEL ends the chain */
+    num(24, 1);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    teardown();
+    /* MODERN configured: a first script still may be answered NOSCRIPT,
+       and the extend script having run says nothing of the release's */
+    base_config(&cfg, 3);
+    cfg.retry_count = -1;
+    for (k = 0; k < 3; k++) cfg.mode[k] = REDLOCK_MODE_MODERN;
+    base_opts(&o, 10000, 0);
+    setup_with(&cfg, &o);
+    redlock_acquire(&L);
+    ok(0);
+    ok(1);
+    ok(2);
+    CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);       /* 3, 4, 5 */
+    num(3, 1);
+    num(4, 1);
+    num(5, 1);
+    redlock_release(&L);                               /* 6, 7, 8 */
+    num(6, 1);
+    num(7, 1);
+    CHECK(redlock_lock_followup(&L) != 0);
+    num(8, 1);
+    teardown();
+    /* legacy: a release is GET, then DEL */
+    setup_legacy(3, -1, 10000);
+    redlock_acquire(&L);
+    num(0, 1);
+    num(1, 1);
+    num(2, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    redlock_release(&L);                               /* GET 3, 4, 5 */
+    for (k = 3; k < 5; k++) rep(k, REDLOCK_REPLY_STRING, 0, T.q[0].cmd + strlen("SETNX res "));
+    CHECK_STR(T.q[6].cmd, "DEL res");
+    num(6, 1);
+    num(7, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);             /* node 2's GET */
+    teardown();
+}
+
+static void run_release(int argc, char **argv) {
+    RUN_T(test_followup);
+    RUN_T(test_release_cancels_acquire);
+    RUN_T(test_release_cancels_extend);
+    RUN_T(test_cancelled_result_fields);
+    RUN_T(test_release_noscript_fallback);
+    RUN_T(test_release_late_noscript_after_timeout);
+    RUN_T(test_release_quorum);
+    RUN_T(test_sixteen_nodes_release_extend);
+    RUN_T(test_release_decides_without_straggler);
+}

@@ -1,0 +1,307 @@
+/* replies.c - TITLE */
+
+static void test_malformed_replies(void) {
+    static const struct { redlock_reply_type type; long long integer; const char *str; int status; } acq[] = {
+        {REDLOCK_REPLY_INTEGER, 1, NULL, REDLOCK_ERR_PROTOCOL},      /* wrong type */
+        {REDLOCK_REPLY_STRING, 0, "OK", REDLOCK_ERR_PROTOCOL},       /* bulk, not status */
+        {REDLOCK_REPLY_STATUS, 0, "QUEUED", REDLOCK_ERR_PROTOCOL},   /* status, not OK */
+        {REDLOCK_REPLY_ARRAY, 0, NULL, REDLOCK_ERR_PROTOCOL},
+        {REDLOCK_REPLY_OTHER, 0, NULL, REDLOCK_ERR_PROTOCOL},
+        {REDLOCK_REPLY_STATUS, 0, NULL, REDLOCK_ERR_PROTOCOL},       /* NULL string */
+        {REDLOCK_REPLY_ERROR, 0, "OOM command not allowed", REDLOCK_ERR_SERVER},
+        {REDLOCK_REPLY_ERROR, 0, NULL, REDLOCK_ERR_SERVER},
+    };
+    static const long long bad_ints[] = {2, -1, 5, 1LL << 40, -(1LL << 62)};
+    size_t k;
+    for (k = 0; k < sizeof acq / sizeof acq[0]; k++) {
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        rep(0, acq[k].type, acq[k].integer, acq[k].str);
+        CHECK_EQ(vote_status(0), acq[k].status);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING); /* counted as a failed vote, retrying */
+        teardown();
+    }
+    /* release / extend integers out of range */
+    for (k = 0; k < sizeof bad_ints / sizeof bad_ints[0]; k++) {
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        ok(0);
+        redlock_release(&L);
+        num(1, bad_ints[k]);
+        CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+        CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+        teardown();
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        ok(0);
+        redlock_extend(&L, 0);
+        if (bad_ints[k] != -1) {
+            num(1, bad_ints[k]);
+            CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+            CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
+        }
+        teardown();
+    }
+    /* nil where OK expected is a "held elsewhere" vote, not an error */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    nil(0);
+    CHECK_EQ(vote_status(0), 0);
+    teardown();
+    /* SETNX answered with a string; GET answered with an integer */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR wrong number of arguments for 'set' command");
+    rep(1, REDLOCK_REPLY_STRING, 0, "redis_version:2.6.11");
+    CHECK(starts(2, "SETNX res "));
+    rep(2, REDLOCK_REPLY_STRING, 0, "1");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    teardown();
+    /* a NULL reply pointer */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    redlock_on_reply(&C, T.q[0].tag, NULL);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    teardown();
+    /* transport error */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_CONNECT);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_CONNECT);
+    teardown();
+}
+
+static void test_unknown_tags(void) {
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    redlock_on_reply(&C, 0, NULL);
+    redlock_on_reply(&C, T.q[0].tag ^ ((redlock_tag)1 << 40), NULL); /* another lock id */
+    redlock_on_reply(&C, (T.q[0].tag & ~(redlock_tag)0xFF) | 200, NULL); /* node out of range */
+    redlock_on_error(&C, T.q[1].tag + (1 << 8), REDLOCK_ERR_TRANSPORT); /* another sequence */
+    redlock_on_reply(NULL, T.q[0].tag, NULL);
+    redlock_on_timer(NULL);
+    CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 0);
+    ok(0);
+    ok(0);                                /* twice: the second is stale */
+    CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 1);
+    teardown();
+}
+
+/* Proves: a transport status the core does not know (below -128, or not
+   negative) counts as TRANSPORT, from on_error and from send alike. */
+static void test_foreign_status_is_transport(void) {
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    redlock_on_error(&C, T.q[0].tag, -500);
+    redlock_on_error(&C, T.q[1].tag, 7);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
+    teardown();
+}
+static int tags_distinct(void) {
+    int a, b;
+    for (a = 0; a < T.qn; a++)
+        for (b = a + 1; b < T.qn; b++)
+            if (T.q[a].tag == T.q[b].tag) return 0;
+    return 1;
+}
+
+/* Proves: a duplicate of the GET's reply (GET's tag) is not taken for the GETSET's; all tags are distinct; re-deliveries change nothing. */
+static void test_defect4_tag_per_request(void) {
+    const char *expired = legacy_value(1600000000000LL, OTHER_TOKEN);
+    char ours[128];
+    int res, ev, qn;
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    CHECK(starts(0, "SETNX res "));
+    num(0, 0);
+    CHECK_STR(T.q[1].cmd, "GET res");
+    rep(1, REDLOCK_REPLY_STRING, 0, expired);
+    CHECK(starts(2, "GETSET res "));
+    CHECK(tags_distinct());
+    res = T.res.n; ev = T.evn; qn = T.qn;
+    rep(1, REDLOCK_REPLY_STRING, 0, expired);    /* the GET's reply again: not the GETSET's answer */
+    num(0, 0);                                   /* and the SETNX's */
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(T.evn, ev);
+    CHECK_EQ(T.qn, qn);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
+    rep(2, REDLOCK_REPLY_STRING, 0, expired);    /* the real GETSET answer: we replaced what we read */
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    res = T.res.n; ev = T.evn; qn = T.qn;
+    num(0, 1); rep(1, REDLOCK_REPLY_STRING, 0, expired); rep(2, REDLOCK_REPLY_NIL, 0, NULL);
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(T.evn, ev);
+    CHECK_EQ(T.qn, qn);
+    /* release: GET then DEL; the GET's reply again is not the DEL's */
+    snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
+    redlock_release(&L);
+    CHECK_STR(T.q[3].cmd, "GET res");
+    rep(3, REDLOCK_REPLY_STRING, 0, ours);
+    CHECK_STR(T.q[4].cmd, "DEL res");
+    CHECK(tags_distinct());
+    rep(3, REDLOCK_REPLY_STRING, 0, ours);
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_RELEASING);
+    num(4, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    res = T.res.n; ev = T.evn; qn = T.qn;
+    rep(3, REDLOCK_REPLY_STRING, 0, ours); num(4, 1);
+    CHECK_EQ(T.res.n, res);
+    CHECK_EQ(T.evn, ev);
+    CHECK_EQ(T.qn, qn);
+    teardown();
+    /* modern, three nodes, a NOSCRIPT step: still one tag per request */
+    setup_n(3, 0, 1000);
+    redlock_acquire(&L);
+    ok(0); ok(1); ok(2);
+    redlock_release(&L);
+    rep(3, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK(starts(6, "EVAL if redis.call('get'"));
+    rep(3, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    CHECK_EQ(T.qn, 7);                    /* the duplicate did not trigger another EVAL */
+    num(4, 1); num(6, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK(tags_distinct());
+    teardown();
+}
+
+/* Proves: on the SET step, STATUS / STRING / ERROR with str NULL and len > 0 is a protocol error, not a crash nor a server error. */
+static void test_defect7_null_string_set_step(void) {
+    static const redlock_reply_type types[] = {REDLOCK_REPLY_STATUS, REDLOCK_REPLY_STRING, REDLOCK_REPLY_ERROR};
+    size_t k;
+    for (k = 0; k < 3; k++) {
+        setup_n(1, 0, 1000);
+        redlock_acquire(&L);
+        rep_raw(0, types[k], NULL, 11);
+        CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+        CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);  /* a failed vote: retrying */
+        CHECK_EQ(count_cmd(0, "INFO"), 0);
+        teardown();
+    }
+}
+
+/* Proves: on the release steps (EVALSHA, and GET on a node without scripts) a NULL string with len > 0 is a protocol error. */
+static void test_defect7_null_string_release_step(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep_raw(1, REDLOCK_REPLY_ERROR, NULL, 8);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    CHECK_STR(T.q[2].cmd, "GET res");
+    rep_raw(2, REDLOCK_REPLY_STRING, NULL, REDLOCK_TOKEN_LEN);   /* the old header read through NULL here */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+}
+
+/* Proves: on the legacy GET and GETSET steps (and the legacy release GET) a NULL string with len > 0 is a protocol error. */
+static void test_defect7_null_string_legacy_steps(void) {
+    const char *expired = legacy_value(1600000000000LL, OTHER_TOKEN);
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    num(0, 0);
+    rep_raw(1, REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GET */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    num(0, 1);
+    redlock_release(&L);
+    CHECK_STR(T.q[1].cmd, "GET res");
+    rep_raw(1, REDLOCK_REPLY_STRING, NULL, 45);                  /* release GET */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+    setup_legacy(1, -1, 1000);
+    redlock_acquire(&L);
+    num(0, 0);
+    rep(1, REDLOCK_REPLY_STRING, 0, expired);
+    CHECK(starts(2, "GETSET res "));
+    rep_raw(2, REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GETSET: the old header read through NULL */
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
+    teardown();
+}
+
+
+/* Proves: send returning a positive value counts as TRANSPORT, a negative status as itself; on_error with 0 or a positive status is TRANSPORT. */
+static void test_send_and_error_statuses(void) {
+    setup_n(3, 0, 1000);
+    T.fail_send_node = 1;
+    T.fail_send_rc = 1;
+    redlock_acquire(&L);
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
+    teardown();
+    setup_n(3, 0, 1000);
+    T.fail_send_node = 2;
+    T.fail_send_rc = REDLOCK_ERR_CONNECT;
+    redlock_acquire(&L);
+    CHECK_EQ(vote_status(2), REDLOCK_ERR_CONNECT);
+    redlock_on_error(&C, T.q[0].tag, 0);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    redlock_on_error(&C, T.q[0].tag, 7);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
+    teardown();
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_NODE_TIMEOUT);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NODE_TIMEOUT);
+    teardown();
+}
+
+/* Proves: replies that are exactly "NOSCRIPT" or "NOPERM" (no message after
+   the word) are recognised like the longer forms. */
+static void test_error_words_alone(void) {
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok(0);
+    redlock_release(&L);
+    rep(1, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT");
+    CHECK(starts(2, "EVAL if redis.call('get'"));
+    rep(2, REDLOCK_REPLY_ERROR, 0, "NOPERM");
+    CHECK_STR(T.q[3].cmd, "GET res");
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
+    teardown();
+}
+
+/* Proves: no reply at all (NULL) is a malformed answer, PROTOCOL; an
+   on_error status that is not negative is a TRANSPORT failure. */
+static void test_null_reply_and_error_zero(void) {
+    setup_n(5, 0, 1000);
+    redlock_acquire(&L);
+    redlock_on_reply(&C, T.q[0].tag, NULL);
+    redlock_on_error(&C, T.q[1].tag, 0);
+    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_CONNECT);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
+    CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
+    CHECK_EQ(vote_status(2), REDLOCK_ERR_CONNECT);
+    teardown();
+}
+
+static void run_replies(int argc, char **argv) {
+    RUN_T(test_malformed_replies);
+    RUN_T(test_unknown_tags);
+    RUN_T(test_defect4_tag_per_request);
+    RUN_T(test_defect7_null_string_set_step);
+    RUN_T(test_defect7_null_string_release_step);
+    RUN_T(test_defect7_null_string_legacy_steps);
+    RUN_T(test_send_and_error_statuses);
+    RUN_T(test_error_words_alone);
+    RUN_T(test_null_reply_and_error_zero);
+    RUN_T(test_foreign_status_is_transport);
+}
