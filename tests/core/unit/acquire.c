@@ -12,7 +12,7 @@ static void test_acquire_single(void) {
     CHECK_EQ(strlen(redlock_lock_token(&L)), REDLOCK_TOKEN_LEN);
     CHECK_EQ(T.timer, start + 50000);   /* node timeout armed */
     T.now += 300;
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.res.r[0].status, REDLOCK_OK);
     CHECK_EQ(T.res.r[0].votes, 1);
@@ -27,10 +27,10 @@ static void test_token_unique(void) {
     char first[REDLOCK_TOKEN_LEN + 1];
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     strcpy(first, redlock_lock_token(&L));
     redlock_release(&L);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_acquire(&L);
     CHECK(strcmp(first, redlock_lock_token(&L)) != 0);
     teardown();
@@ -40,12 +40,12 @@ static void test_quorum_early(void) {
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
     CHECK_EQ(T.qn, 3);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(T.res.n, 0);
-    ok(2);
+    ok_to(2, "SET");
     CHECK_EQ(T.res.n, 1);                 /* decided without node 1 */
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
-    ok(1);                                /* the straggler changes nothing */
+    ok_to(1, "SET");                                /* the straggler changes nothing */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     teardown();
@@ -55,23 +55,23 @@ static void test_fail_rollback_retry(void) {
     int k;
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    nil(0);
+    nil_to(0, "SET");
     CHECK_EQ(T.qn, 3);
-    nil(1);                               /* quorum impossible: decided now */
+    nil_to(1, "SET");                               /* quorum impossible: decided now */
     CHECK_EQ(T.res.n, 0);                 /* retries left: no result yet */
     CHECK_EQ(T.qn, 6);                    /* rollback to all nodes */
     for (k = 3; k < 6; k++) CHECK(starts(k, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) if ARGV[2] then pcall("));
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(T.timer, T.now + 50000);     /* first the rollback's deadline */
-    ok(2);                                /* stale reply of attempt 1: ignored */
-    num(3, 0); num(4, 0); num(5, 0);      /* rollback done: now the retry delay */
+    ok_to(2, "SET");                                /* stale reply of attempt 1: ignored */
+    num_to(0, "EVAL", 0); num_to(1, "EVAL", 0); num_to(2, "EVAL", 0);      /* rollback done: now the retry delay */
     CHECK_EQ(T.timer, T.now + 100000);    /* retry delay, no jitter */
     advance_to(T.now + 100000);
     CHECK_EQ(T.qn, 9);                    /* attempt 2 */
     CHECK(starts(6, "SET res"));
-    nil(6); nil(7);
+    nil_to(0, "SET"); nil_to(1, "SET");
     run_until_sent(12);                   /* attempt 3 */
-    nil(12); nil(13);
+    nil_to(0, "SET"); nil_to(1, "SET");
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.res.r[0].attempts, 3);
@@ -83,14 +83,14 @@ static void test_fail_rollback_retry(void) {
 static void test_timeouts_no_quorum(void) {
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     advance_to(T.now + 49999);            /* early timer: nothing happens */
     CHECK_EQ(T.qn, 3);
     advance_to(T.now + 1);
     CHECK_EQ(vote_status(1), REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(vote_status(2), REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
-    num(1, 1);                            /* late answer after timeout: ignored */
+    num_to(1, "SET", 1);                            /* late answer after timeout: ignored */
     CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 3);
     while (T.res.n == 0 && T.timer != REDLOCK_NO_DEADLINE) advance_to(T.timer);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
@@ -98,6 +98,11 @@ static void test_timeouts_no_quorum(void) {
     teardown();
 }
 
+/* Proves: a wait deadline is kept. Retries every 100 ms, wait 250 ms, node
+   timeout 50: attempts at 0, 100 and 200 ms; the retry due at 300 would end
+   too late, so one last attempt starts at 200 (250 - 50, the last moment
+   its round can still end in time); when it fails too, TIMEOUT is reported
+   at 250 ms, not before. */
 static void test_wait_deadline(void) {
     redlock_lock_opts o;
     int64_t t0;
@@ -116,8 +121,8 @@ static void test_wait_deadline(void) {
     for (attempt = 1; attempt <= 4; attempt++) {
         CHECK(starts(k, "SET res"));
         CHECK_EQ(T.now, t0 + (attempt < 4 ? attempt - 1 : 2) * 100000);
-        nil(k);                           /* held elsewhere */
-        num(k + 1, 0);                    /* the undo */
+        nil_to(0, "SET");                           /* held elsewhere */
+        num_to(0, "EVAL", 0);                    /* the undo */
         CHECK_EQ(T.res.n, 0);
         if (attempt < 4) {
             CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, attempt < 3 ? 100000 : 0);
@@ -158,15 +163,15 @@ static void test_wait_shorter_than_delay(void) {
         redlock_lock_init(&L, &C, &o);
         t0 = T.now;
         redlock_acquire(&L);
-        nil(0);
-        num(1, 0);
+        nil_to(0, "SET");
+        num_to(0, "EVAL", 0);
         CHECK_EQ(T.res.n, 0);
         if (!pass) {
             CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 150000);
             run_until_sent(2);
             CHECK_EQ(T.now, t0 + 150000);
             CHECK(starts(2, "SET res"));
-            ok(2);                        /* won on the last try */
+            ok_to(0, "SET");                        /* won on the last try */
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
         } else {
             CHECK_EQ(T.timer, t0 + 30000);
@@ -183,7 +188,7 @@ static void test_send_failure(void) {
     T.fail_send_node = 1;
     redlock_acquire(&L);
     CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(2, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
 }
@@ -192,7 +197,7 @@ static void test_validity_exhausted(void) {
     setup_n(1, 0, 10);                    /* ttl 10 ms, drift 2.1 ms */
     redlock_acquire(&L);
     T.now += 8000;                        /* answer after 8 ms: validity gone */
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(T.evn > 0 && T.ev[T.evn - 1].status == REDLOCK_ERR_VALIDITY, 1);
     teardown();
@@ -224,19 +229,19 @@ static void test_queue_full_overloaded(void) {
     T.fail_send_rc = REDLOCK_ERR_QUEUE_FULL;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_QUEUE_FULL);
-    ok(0);
-    ok(1);
+    ok_to(1, "SET");
+    ok_to(2, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     /* extend: node 0 full, node 1 fails, node 2 answers: too few */
     CHECK_EQ(redlock_extend(&L, 1000), REDLOCK_OK);
-    redlock_on_error(&C, T.q[T.qn - 2].tag, REDLOCK_ERR_TRANSPORT);
-    num(T.qn - 1, 1);
+    fail_to(1, "EVALSHA", REDLOCK_ERR_TRANSPORT);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_OVERLOADED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     /* release: the same */
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[T.qn - 2].tag, REDLOCK_ERR_TRANSPORT);
-    num(T.qn - 1, 1);
+    fail_to(1, "EVALSHA", REDLOCK_ERR_TRANSPORT);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_OVERLOADED);
     teardown();
     /* a single node whose queue is full: the acquire ends OVERLOADED */
@@ -252,7 +257,7 @@ static void test_queue_full_overloaded(void) {
        a refusal, it ends the acquire as its own (test_tls_refused) */
     setup_no_retry(1, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[T.qn - 1].tag, REDLOCK_ERR_TLS);
+    fail_to(0, "SET", REDLOCK_ERR_TLS);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TLS);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TLS);
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_TLS), "unknown status") != 0);
@@ -318,7 +323,7 @@ static delay_stats retry_delays(int64_t delay_ms, int64_t jitter_ms, int on_lock
         const redlock_event *ev;
         int64_t failed_at = T.now;
         T.evn = 0;
-        nil(0);                           /* the attempt fails ... */
+        nil_to(0, "SET");                           /* the attempt fails ... */
         ev = last_ev(REDLOCK_EV_RETRY);
         if (!ev || T.qn != 2) { CHECK(ev != NULL); CHECK_EQ(T.qn, 2); break; }
         d[i] = ev->delay_us;
@@ -416,10 +421,10 @@ static void test_retry_jitter_exact_values(void) {
         fixed_r = c[k].r;
         setup_random(&cfg, &o, fixed_random);
         redlock_acquire(&L);
-        nil(0);
+        nil_to(0, "SET");
         ev = last_ev(REDLOCK_EV_RETRY);
         CHECK(ev && ev->delay_us == c[k].delay);
-        num(1, 0);
+        num_to(0, "EVAL", 0);
         CHECK_EQ(T.timer, T.now + c[k].delay);
         teardown();
     }
@@ -436,17 +441,17 @@ static void test_sixteen_nodes_acquire(void) {
             CHECK_EQ(T.q[k].node, k);
             CHECK_EQ(redlock_tag_node(T.q[k].tag), k);
         }
-        for (k = 0; k < 8; k++) ok(k);
-        for (k = 8; k < 15; k++) nil(k);
+        for (k = 0; k < 8; k++) ok_to(k, "SET");
+        for (k = 8; k < 15; k++) nil_to(k, "SET");
         CHECK_EQ(T.res.n, 0);
         CHECK_EQ(T.qn, 16);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
         if (pass == 0) {
-            ok(15);
+            ok_to(15, "SET");
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
             CHECK_EQ(T.res.r[0].votes, 9);
         } else {
-            nil(15);
+            nil_to(15, "SET");
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
             CHECK_EQ(T.res.r[0].votes, 8);
             CHECK_EQ(count_cmd(16, "EVAL if redis.call('get'"), 16);
@@ -456,10 +461,10 @@ static void test_sixteen_nodes_acquire(void) {
     /* eight failures (7 NILs and an error) decide before the other 8 answer */
     setup_no_retry(16, 0, 1000);
     redlock_acquire(&L);
-    for (k = 0; k < 7; k++) nil(k);
+    for (k = 0; k < 7; k++) nil_to(k, "SET");
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(T.qn, 16);
-    redlock_on_error(&C, T.q[7].tag, REDLOCK_ERR_CONNECT);
+    fail_to(7, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.qn, 32);
     for (k = 16; k < 32; k++) {
@@ -467,14 +472,14 @@ static void test_sixteen_nodes_acquire(void) {
         CHECK_EQ(T.q[k].node, k - 16);
         CHECK_EQ(redlock_tag_node(T.q[k].tag), k - 16);
     }
-    for (k = 8; k < 16; k++) ok(k);       /* late OKs of the failed attempt: ignored */
+    for (k = 8; k < 16; k++) ok_to(k, "SET");       /* late OKs of the failed attempt: ignored */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     teardown();
     /* eight errors only: NO_QUORUM */
     setup_no_retry(16, 0, 1000);
     redlock_acquire(&L);
-    for (k = 0; k < 8; k++) redlock_on_error(&C, T.q[k].tag, REDLOCK_ERR_TRANSPORT);
+    for (k = 0; k < 8; k++) fail_to(k, "SET", REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
     teardown();
 }
@@ -502,8 +507,8 @@ static void test_validity_formula_exact(void) {
         strcpy(tok, redlock_lock_token(&L));
         CHECK_EQ(T.timer, t0 + 80000);
         T.now += 5000;
-        if (legacy == 1) num(0, 1);
-        else { ok(0); if (nodes == 3) num(2, 1); }
+        if (legacy == 1) num_to(0, "SETNX", 1);
+        else { ok_to(0, "SET"); if (nodes == 3) num_to(2, "SETNX", 1); }
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
         CHECK_EQ(redlock_lock_valid_until(&L), t0 + 3000000 - d3000);
         CHECK_EQ(T.res.r[0].validity_us, t0 + 3000000 - d3000 - T.now);
@@ -525,13 +530,13 @@ static void test_validity_formula_exact(void) {
         T.now += 3000;
         if (legacy == 1) {
             CHECK_STR(T.q[k].cmd, "GET res");
-            rep((int)k, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 3001, tok));
+            str_to(0, "GET", legacy_value(T.wall + 3001, tok));
             CHECK(starts((int)k + 1, "GETSET res "));
-            rep((int)k + 1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 3001, tok));
+            str_to(0, "GETSET", legacy_value(T.wall + 3001, tok));
         } else {
             CHECK(starts((int)k, EXTEND_SHA) && ends((int)k, " 2000"));
-            num((int)k, 1);
-            if (nodes == 3) num((int)k + 1, 1);
+            num_to(0, "EVALSHA", 1);
+            if (nodes == 3) num_to(1, "EVALSHA", 1);
         }
         CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
         CHECK_EQ(redlock_lock_valid_until(&L), t1 + 2000000 - d2000);
@@ -554,7 +559,7 @@ static void test_acquire_validity_boundary(void) {
         t0 = T.now;
         redlock_acquire(&L);
         T.now = t0 + 10000 - drift_us(10, 0) - pass;
-        ok(0);
+        ok_to(0, "SET");
         if (pass == 0) {
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_VALIDITY);
             CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
@@ -576,13 +581,13 @@ static void test_check_then_act_after_round_deadline(void) {
         int64_t t1;
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        ok(0);
+        ok_to(0, "SET");
         make_noscript();
         t1 = T.now;
         redlock_release(&L);
         CHECK_STR(T.q[4].cmd, "GET res");
         T.now = t1 + 50000 - pass;
-        rep(4, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+        str_to(0, "GET", redlock_lock_token(&L));
         if (pass == 0) {
             CHECK_EQ(T.qn, 5);
             CHECK_EQ(vote_status(0), REDLOCK_ERR_NODE_TIMEOUT);
@@ -604,7 +609,7 @@ static void test_acquired_ttl_share(void) {
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
         T.now += took;
-        ok(0);
+        ok_to(0, "SET");
         ev = last_ev(REDLOCK_EV_ACQUIRED);
         CHECK(ev != NULL);
         if (ev) {
@@ -632,7 +637,7 @@ static void test_max_nodes_no_overrun(void) {
     before = T.qn;
     CHECK_EQ(redlock_acquire(&big.lk), REDLOCK_OK);
     CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
-    for (k = before; k < T.qn; k++) { CHECK(T.q[k].node == k - before); ok(k); }
+    for (k = before; k < T.qn; k++) { CHECK(T.q[k].node == k - before); ok_to(k, "SET"); }
     CHECK_EQ(redlock_lock_state(&big.lk), REDLOCK_STATE_HELD);
     before = T.qn;
     CHECK_EQ(redlock_extend(&big.lk, 0), REDLOCK_OK);
@@ -653,10 +658,10 @@ static void test_vote_after_decision(void) {
     int i, votes2 = 0;
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     T.now += 7000;
-    ok(2);
+    ok_to(2, "SET");
     for (i = 0; i < T.evn; i++)
         if (T.ev[i].type == REDLOCK_EV_VOTE && T.ev[i].node == 2) {
             votes2++;
@@ -679,7 +684,7 @@ static void test_max_nodes_round_keeps_validity(void) {
     setup_n(REDLOCK_MAX_NODES, 0, 1000);
     T.now = 0x60000000;                           /* the validity's 4th byte: 0x60 */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    for (k = 0; k < REDLOCK_MAX_NODES; k++) ok(k);
+    for (k = 0; k < REDLOCK_MAX_NODES; k++) ok_to(k, "SET");
     v = redlock_lock_valid_until(&L);
     CHECK_EQ(v, T.now + 1000000 - drift_us(1000, 0));
     T.now += 1;
@@ -702,7 +707,7 @@ static void test_acquire_ttl_share(void) {
     setup_n(1, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     T.now += 488000;
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(count_ev(REDLOCK_EV_ACQUIRED), 1);
     CHECK_EQ(last_ev(REDLOCK_EV_ACQUIRED)->ttl_share_permille, 500);
@@ -724,26 +729,26 @@ static void test_wrongtype_is_another_holder(void) {
     base_opts(&o, 1000, 0);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 0);                              /* SETNX: taken */
+    num_to(0, "SETNX", 0);                              /* SETNX: taken */
     CHECK(starts(1, "GET res"));
-    rep(1, REDLOCK_REPLY_ERROR, 0, wt);
+    err_to(0, "GET", wt);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(vote_status(0), 0);
     teardown();
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     redlock_extend(&L, 0);
-    rep(3, REDLOCK_REPLY_ERROR, 0, wt);
-    rep(4, REDLOCK_REPLY_ERROR, 0, wt6);
+    err_to(0, "EVALSHA", wt);
+    err_to(1, "EVALSHA", wt6);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_STOLEN);
     teardown();
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     redlock_release(&L);
-    rep(3, REDLOCK_REPLY_ERROR, 0, wt);
-    rep(4, REDLOCK_REPLY_ERROR, 0, wt6);
+    err_to(0, "EVALSHA", wt);
+    err_to(1, "EVALSHA", wt6);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED); /* not ours on a majority */
     CHECK_EQ(vote_status(0), 0);
     teardown();

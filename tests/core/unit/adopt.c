@@ -18,15 +18,15 @@ static void test_adopt_errors(void) {
     CHECK_EQ(T.qn, 0);
     redlock_acquire(&L);                                 /* acquiring: BUSY */
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
-    ok(0); ok(1); ok(2);                                 /* held: ALREADY_HELD */
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");                                 /* held: ALREADY_HELD */
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_ALREADY_HELD);
     redlock_release(&L);                                 /* releasing: BUSY */
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
-    num(3, 1); num(4, 1);                                /* released, node 2 still out: BUSY */
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);                                /* released, node 2 still out: BUSY */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK(redlock_lock_pending(&L));
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
-    num(5, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_adopt(&L, "00112233445566778899AABBCCDDEEFF", 0), REDLOCK_OK); /* either case */
     CHECK_STR(redlock_lock_token(&L), "00112233445566778899AABBCCDDEEFF");
     teardown();
@@ -55,17 +55,17 @@ static void test_token_label(void) {
     CHECK(labelled(redlock_lock_token(&L), "web1:42:"));
     snprintf(expect, sizeof expect, "SET res %s NX PX 1000", redlock_lock_token(&L));
     CHECK_STR(T.q[0].cmd, expect);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     strcpy(first, redlock_lock_token(&L));
     redlock_release(&L);
     CHECK(strstr(T.q[1].cmd, first) != NULL && starts(1, "EVALSHA "));
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_acquire(&L);                                     /* new digits, the same label */
     CHECK(labelled(redlock_lock_token(&L), "web1:42:"));
     CHECK(strcmp(first, redlock_lock_token(&L)) != 0);
-    nil(2);
+    nil_to(0, "SET");
     /* adopt: no label, or a label that fits; a longer one does not */
     redlock_lock_deinit(&L);
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
@@ -116,20 +116,20 @@ static void test_token_label(void) {
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "SETNX res %s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
     CHECK_STR(T.q[0].cmd, expect);
-    num(0, 1);
+    num_to(0, "SETNX", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     snprintf(other, sizeof other, "%lld:web2:42:%s", (long long)T.wall + 1001, redlock_lock_token(&L) + 8);
     redlock_release(&L);
     CHECK_STR(T.q[1].cmd, "GET res");
-    rep_exact(1, REDLOCK_REPLY_STRING, other, strlen(other));
+    exact_to(0, "GET", REDLOCK_REPLY_STRING, other, strlen(other));
     CHECK_EQ(count_cmd(0, "DEL"), 0);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     redlock_acquire(&L);
-    num(2, 1);
+    num_to(0, "SETNX", 1);
     snprintf(other, sizeof other, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
     redlock_release(&L);
     CHECK_STR(T.q[3].cmd, "GET res");
-    rep_exact(3, REDLOCK_REPLY_STRING, other, strlen(other));
+    exact_to(0, "GET", REDLOCK_REPLY_STRING, other, strlen(other));
     CHECK(starts(4, "DEL res"));
     teardown();
 }
@@ -155,10 +155,10 @@ static void test_adopt_unknown_validity(void) {
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
     CHECK_STR(T.q[0].cmd, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res 00112233445566778899aabbccddeeff 5000");
     T.now += 1000;
-    num(0, 1);
-    num(1, -1);                              /* held by another there */
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", -1);                              /* held by another there */
     CHECK_EQ(redlock_lock_remaining_us(&L), 0);
-    num(2, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(T.res.r[0].validity_us, t0 + 5000000 - drift_us(5000, 0) - T.now);
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 5000000 - drift_us(5000, 0));
@@ -174,7 +174,7 @@ static void test_adopt_unknown_validity(void) {
     /* release by the adopted token */
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_STR(T.q[3].cmd, "EVALSHA 5936c7a91d6097fc50292f9e90ec2ed3e513e629 1 res 00112233445566778899aabbccddeeff 1");
-    num(3, 1); num(4, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
 }
@@ -187,7 +187,7 @@ static void test_adopt_renewed_slack(void) {
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_extend(&L, 0);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     ev = last_ev(REDLOCK_EV_RENEWED);
     CHECK(ev && ev->slack_us == 0);
     CHECK(ev && ev->node == -1 && ev->op == REDLOCK_OP_EXTEND && ev->votes == 1);
@@ -196,7 +196,7 @@ static void test_adopt_renewed_slack(void) {
     redlock_lock_adopt(&L, ADOPTED, 500);
     T.now += 100000;
     redlock_extend(&L, 0);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     ev = last_ev(REDLOCK_EV_RENEWED);
     CHECK(ev && ev->slack_us == 400000);
     teardown();
@@ -212,7 +212,7 @@ static void test_adopt_extend_late_and_retry(void) {
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_extend(&L, 10);
     T.now += 9000;                           /* 10 ms - drift (2.1 ms) passed */
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_EXPIRED);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_LOST);
@@ -253,7 +253,7 @@ static void test_adopt_given_validity(void) {
     /* LOST: adopt again is allowed once the cleanup is done */
     CHECK(redlock_lock_pending(&L));
     CHECK_EQ(redlock_lock_adopt(&L, OTHER_TOKEN, 0), REDLOCK_ERR_BUSY);
-    num(0, 0);
+    num_to(0, "EVAL", 0);
     CHECK_EQ(redlock_lock_adopt(&L, OTHER_TOKEN, 0), REDLOCK_OK);
     CHECK_STR(redlock_lock_token(&L), OTHER_TOKEN);
     teardown();
@@ -267,52 +267,52 @@ static void test_adopt_noscript_pttl(void) {
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
+    err_to(0, "EVALSHA", noperm);
     CHECK_STR(T.q[1].cmd, "PTTL res");
-    num(1, 20000);
+    num_to(0, "PTTL", 20000);
     CHECK_STR(T.q[2].cmd, "GET res");
-    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_STR(T.q[3].cmd, "DEL res");
-    num(3, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     /* the node is known to refuse scripts now: PTTL comes first */
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
     CHECK_STR(T.q[4].cmd, "PTTL res");
-    num(4, 30);                              /* < node timeout + drift: let it expire */
+    num_to(0, "PTTL", 30);                              /* < node timeout + drift: let it expire */
     CHECK_STR(T.q[5].cmd, "GET res");
-    rep(5, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 6);                       /* no DEL */
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    num(6, -2);                              /* no such key */
+    num_to(0, "PTTL", -2);                              /* no such key */
     CHECK_EQ(T.qn, 7);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(7, REDLOCK_REPLY_STRING, 0, "12");   /* not an integer */
+    str_to(0, "PTTL", "12");   /* not an integer */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    num(8, -3);                              /* out of range */
+    num_to(0, "PTTL", -3);                              /* out of range */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     /* extend: PTTL, GET, PEXPIRE; -1 (no expiry) lives long enough */
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_extend(&L, 0);
     CHECK_STR(T.q[9].cmd, "PTTL res");
-    num(9, -1);
+    num_to(0, "PTTL", -1);
     CHECK_STR(T.q[10].cmd, "GET res");
-    rep(10, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_STR(T.q[11].cmd, "PEXPIRE res 1000");
-    num(11, 1);
+    num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     /* known from now on: the next release acts after GET alone */
     redlock_release(&L);
     CHECK_STR(T.q[12].cmd, "GET res");
-    rep(12, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_STR(T.q[13].cmd, "DEL res");
     teardown();
 }
@@ -323,11 +323,11 @@ static void test_adopt_pttl_counts_from_send(void) {
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts for you");
+    err_to(0, "EVALSHA", "NOPERM no scripts for you");
     T.now += 40000;                          /* PTTL answered 40 ms after it went out */
-    num(1, 100);                             /* 100 - 40 - drift(1 ms + 2 ms) = 57 ms left > 50 + 3 */
+    num_to(0, "PTTL", 100);                             /* 100 - 40 - drift(1 ms + 2 ms) = 57 ms left > 50 + 3 */
     T.now += 5000;                           /* GET answered 5 ms later: 52 ms left, < 53 */
-    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 3);                       /* no DEL */
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     teardown();
@@ -340,30 +340,30 @@ static void test_adopt_legacy(void) {
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_extend(&L, 0);
     CHECK_STR(T.q[0].cmd, "GET res");
-    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 5000, ADOPTED));
     CHECK(starts(1, "GETSET res "));
     CHECK(ends(1, ADOPTED));
-    rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    str_to(0, "GETSET", legacy_value(T.wall + 5000, ADOPTED));
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     redlock_release(&L);                     /* known after the GETSET: not a takeover, acts */
-    rep(2, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 1000, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 1000, ADOPTED));
     teardown();
     setup_legacy(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
     CHECK_STR(T.q[0].cmd, "GET res");
-    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 5000, ADOPTED));
     CHECK_STR(T.q[1].cmd, "DEL res");
-    num(1, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(2, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 100, ADOPTED)); /* 100 ms < 50 + drift 62 */
+    str_to(0, "GET", legacy_value(T.wall + 100, ADOPTED)); /* 100 ms < 50 + drift 62 */
     CHECK_EQ(T.qn, 3);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(3, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, OTHER_TOKEN));
+    str_to(0, "GET", legacy_value(T.wall + 5000, OTHER_TOKEN));
     CHECK_EQ(T.qn, 4);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     teardown();
@@ -377,23 +377,23 @@ static void test_adopt_auto_legacy_value(void) {
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_extend(&L, 0);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    err_to(0, "EVALSHA", "ERR unknown command 'EVALSHA'");
     CHECK_STR(T.q[1].cmd, "PTTL res");
-    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'PTTL'");  /* 2.4 has no PTTL */
+    err_to(0, "PTTL", "ERR unknown command 'PTTL'");  /* 2.4 has no PTTL */
     CHECK_STR(T.q[2].cmd, "GET res");
-    rep(2, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 5000, ADOPTED));
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
     CHECK(starts(3, "GETSET res "));
-    rep(3, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 5000, ADOPTED));
+    str_to(0, "GETSET", legacy_value(T.wall + 5000, ADOPTED));
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     teardown();
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts");
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM no PTTL either");
+    err_to(0, "EVALSHA", "NOPERM no scripts");
+    err_to(0, "PTTL", "NOPERM no PTTL either");
     CHECK_STR(T.q[2].cmd, "GET res");
-    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 3);                       /* life unknown: no DEL */
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
@@ -409,7 +409,7 @@ static void test_adopt_auto_legacy_value(void) {
     }
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_extend(&L, 0);
-    num(0, -1);
+    num_to(0, "EVALSHA", -1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
     teardown();
 }
@@ -431,27 +431,27 @@ static void test_adopt_life_units(void) {
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
     T.now += 10000;           /* the PTTL goes out 10 ms into the round */
-    rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
+    err_to(0, "EVALSHA", noperm);
     CHECK_STR(T.q[1].cmd, "PTTL res");
-    num(1, 100);
+    num_to(0, "PTTL", 100);
     CHECK_STR(T.q[2].cmd, "GET res");
     T.now += 34999;           /* 62.001 ms left: acts */
-    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_STR(T.q[3].cmd, "DEL res");
-    num(3, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);      /* a node known without scripts: PTTL at once */
     CHECK_STR(T.q[4].cmd, "PTTL res");
-    num(4, 100);
+    num_to(0, "PTTL", 100);
     T.now += 35000;           /* 62 ms left: not more than 50 ms + 12 ms */
-    rep(5, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 6);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    num(6, 0);                /* expiring now: nothing left to act on */
-    rep(7, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    num_to(0, "PTTL", 0);                /* expiring now: nothing left to act on */
+    str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 8);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 2);
     teardown();
@@ -460,9 +460,9 @@ static void test_adopt_life_units(void) {
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_extend(&L, 0);
-    rep(0, REDLOCK_REPLY_ERROR, 0, noperm);
-    num(1, 30);
-    rep(2, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    err_to(0, "EVALSHA", noperm);
+    num_to(0, "PTTL", 30);
+    str_to(0, "GET", ADOPTED);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
     CHECK_STR(T.q[3].cmd, "GET res");
     teardown();
@@ -471,11 +471,11 @@ static void test_adopt_life_units(void) {
     setup_legacy(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 174, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 174, ADOPTED));
     CHECK_EQ(T.qn, 1);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 175, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 175, ADOPTED));
     CHECK_STR(T.q[2].cmd, "DEL res");
     teardown();
     /* ttl 45: drift 0.45 + 2 + 50 ms, threshold 102.45 ms after it:
@@ -486,11 +486,11 @@ static void test_adopt_life_units(void) {
     setup_with(&cfg, &o);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(0, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 154, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 154, ADOPTED));
     CHECK_EQ(T.qn, 1);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 155, ADOPTED));
+    str_to(0, "GET", legacy_value(T.wall + 155, ADOPTED));
     CHECK_STR(T.q[2].cmd, "DEL res");
     teardown();
 }
@@ -502,17 +502,17 @@ static void test_adopt_life_units(void) {
 static void test_adopt_forgets_old_life(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_OK);
     redlock_release(&L);
-    rep(2, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts");
+    err_to(0, "EVALSHA", "NOPERM no scripts");
     CHECK_STR(T.q[3].cmd, "PTTL res");
-    rep(3, REDLOCK_REPLY_ERROR, 0, "NOPERM no PTTL either");
+    err_to(0, "PTTL", "NOPERM no PTTL either");
     CHECK_STR(T.q[4].cmd, "GET res");
-    rep(4, REDLOCK_REPLY_STRING, 0, ADOPTED);
+    str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 5);                       /* no DEL */
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     teardown();

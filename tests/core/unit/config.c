@@ -91,9 +91,9 @@ static void test_config_refused(void) {
     setup_with(&cfg, &o);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 3);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_AUTH);
+    fail_to(0, "SET", REDLOCK_ERR_AUTH);
     CHECK_EQ(T.res.n, 0); /* one refusal of three: a quorum is still possible */
-    redlock_on_error(&C, T.q[1].tag, REDLOCK_ERR_SELECT);
+    fail_to(1, "SET", REDLOCK_ERR_SELECT);
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.res.r[0].op, REDLOCK_OP_ACQUIRE);
     CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_CONFIG);
@@ -114,7 +114,7 @@ static void test_config_refused(void) {
     T.fail_send_rc = REDLOCK_ERR_AUTH;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 2);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOAUTH Authentication required.");
+    err_to(1, "SET", "NOAUTH Authentication required.");
     CHECK_EQ(vote_status(1), REDLOCK_ERR_AUTH);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CONFIG);
     teardown();
@@ -122,9 +122,9 @@ static void test_config_refused(void) {
     /* one node of three refusing: held by the other two */
     setup_with(&cfg, &o);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_AUTH);
-    ok(1);
-    ok(2);
+    fail_to(0, "SET", REDLOCK_ERR_AUTH);
+    ok_to(1, "SET");
+    ok_to(2, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     teardown();
@@ -132,8 +132,8 @@ static void test_config_refused(void) {
     /* other errors are not configuration: NO_QUORUM and retries as before */
     setup_with(&cfg, &o);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_SERVER);
-    redlock_on_error(&C, T.q[1].tag, REDLOCK_ERR_CONNECT);
+    fail_to(0, "SET", REDLOCK_ERR_SERVER);
+    fail_to(1, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     teardown();
@@ -156,9 +156,9 @@ static void test_tls_refused(void) {
     setup_with(&cfg, &o);
     t0 = T.now;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_TLS);
+    fail_to(0, "SET", REDLOCK_ERR_TLS);
     CHECK_EQ(T.res.n, 0); /* one of three: a quorum is still possible */
-    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_TLS);
+    fail_to(2, "SET", REDLOCK_ERR_TLS);
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_TLS);
     CHECK_EQ(T.res.r[0].attempts, 1);
@@ -173,15 +173,15 @@ static void test_tls_refused(void) {
     T.fail_send_node = 1;
     T.fail_send_rc = REDLOCK_ERR_TLS;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_AUTH);
+    fail_to(0, "SET", REDLOCK_ERR_AUTH);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TLS);
     teardown();
 
     /* the control: resets and timeouts over TLS are the network's: retried */
     setup_with(&cfg, &o);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_TRANSPORT);
-    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_CONNECT);
+    fail_to(0, "SET", REDLOCK_ERR_TRANSPORT);
+    fail_to(2, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     teardown();
@@ -190,11 +190,11 @@ static void test_tls_refused(void) {
     base_config(&cfg, 1);
     setup_with(&cfg, &o);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[T.qn - 1].tag, REDLOCK_ERR_TLS);
+    fail_to(0, "SET", REDLOCK_ERR_TLS);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TLS);
     while (redlock_lock_pending(&L) && T.timer != REDLOCK_NO_DEADLINE) advance_to(T.timer); /* the undo */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(T.qn - 1);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_NO_TLS), "unknown status") != 0);
     teardown();
@@ -213,15 +213,15 @@ static void test_config_refused_after_decision(void) {
     setup_with(&cfg, &o);
     t0 = T.now;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    nil(0);                                            /* held by another */
-    redlock_on_error(&C, T.q[1].tag, REDLOCK_ERR_AUTH); /* decided: LOCKED so far */
+    nil_to(0, "SET");                                            /* held by another */
+    fail_to(1, "SET", REDLOCK_ERR_AUTH); /* decided: LOCKED so far */
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(T.qn, 6);                                 /* the undo on all three */
-    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_AUTH); /* the SET's answer: a stale tag */
-    redlock_on_error(&C, T.q[5].tag, REDLOCK_ERR_AUTH); /* the undo's: counted */
-    num(3, 0);
-    redlock_on_error(&C, T.q[4].tag, REDLOCK_ERR_AUTH);
+    fail_to(2, "SET", REDLOCK_ERR_AUTH); /* the SET's answer: a stale tag */
+    fail_to(2, "EVAL", REDLOCK_ERR_AUTH); /* the undo's: counted */
+    num_to(0, "EVAL", 0);
+    fail_to(1, "EVAL", REDLOCK_ERR_AUTH);
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CONFIG);
     CHECK_EQ(T.res.r[0].attempts, 1);
@@ -231,18 +231,18 @@ static void test_config_refused_after_decision(void) {
        good answer clears the node's refusal */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 9);
-    ok(6);
-    ok(7);
+    ok_to(0, "SET");
+    ok_to(1, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    num(9, 1);
-    num(10, 1);
-    redlock_on_error(&C, T.q[11].tag, REDLOCK_ERR_AUTH);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
+    fail_to(2, "EVALSHA", REDLOCK_ERR_AUTH);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     /* node 2 still refuses; 0 and 1 answered: one refusal, a quorum is possible */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    nil(12);
-    redlock_on_error(&C, T.q[13].tag, REDLOCK_ERR_TRANSPORT);
+    nil_to(0, "SET");
+    fail_to(1, "SET", REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 2);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK); /* nothing new yet */
     teardown();
@@ -361,7 +361,7 @@ static void test_key_block(void) {
     snprintf(key, sizeof key, "x:%d", 2);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(strncmp(T.q[T.qn - 1].cmd, "SET k:1 ", 8), 0);
-    ok(T.qn - 1);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     /* refused: NOMEM, and the handle that was initialised is detached */
     refuse_malloc = 1;
@@ -459,12 +459,12 @@ static void test_defect6_ms_settings_range(void) {
     /* extend's ttl: the same range */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_extend(&L, INT64_MAX), REDLOCK_ERR_TTL);
     CHECK_EQ(redlock_extend(&L, max + 1), REDLOCK_ERR_TTL);
     CHECK_EQ(T.qn, 1);
     CHECK_EQ(redlock_extend(&L, max), REDLOCK_OK);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     teardown();
     /* settings at their maximum: the microsecond arithmetic does not overflow */
@@ -476,11 +476,11 @@ static void test_defect6_ms_settings_range(void) {
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     CHECK_EQ(T.timer, T.now + max * 1000);   /* node timeout */
-    nil(0);                               /* retry, after the undo */
-    num(1, 0);
+    nil_to(0, "SET");                               /* retry, after the undo */
+    num_to(0, "EVAL", 0);
     CHECK(T.timer >= T.now && T.timer <= T.now + 2 * max * 1000);
     run_until_sent(2);
-    ok(2);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_valid_until(&L), T.now + max * 1000 - drift_us(max, 0));
     teardown();
@@ -490,13 +490,13 @@ static void test_defect6_ms_settings_range(void) {
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     T.now += 1;
-    nil(0);
-    num(1, 0);
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);
     CHECK_EQ(T.res.n, 0);                    /* the last try, as late as can still end in time */
     CHECK_EQ(T.timer, T.now - 1 + max * 1000 - 50000);
     advance_to(T.timer);
-    nil(2);
-    num(3, 0);
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);
     CHECK_EQ(T.timer, T.now + 50000);        /* then the deadline */
     advance_to(T.timer);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_TIMEOUT);
@@ -556,9 +556,9 @@ static void test_builtin_clocks_match_system(void) {
             CHECK(expiry >= wb + 5001 - 2 && expiry <= wa + 5001 + 2);
             if (!(expiry >= wb + 5001 - 2 && expiry <= wa + 5001 + 2))
                 printf("#   expiry %lld, wall %lld\n", (long long)expiry, (long long)wb);
-            num(0, 1);
+            num_to(0, "SETNX", 1);
         } else {
-            ok(0);
+            ok_to(0, "SET");
         }
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
         CHECK(redlock_lock_valid_until(&L) >= before + 5000000 - drift_us(5000, legacy) - slack);
@@ -601,21 +601,21 @@ static void test_default_config_values(void) {
         for (i = 0; i < 4; i++) {
             int k = T.qn - 1;
             CHECK(starts(k, "SET res "));
-            nil(k);
+            nil_to(0, "SET");
             if (i < 3) {
                 ev = last_ev(REDLOCK_EV_RETRY);
                 CHECK(ev && ev->delay_us == (pass ? 300000 : 100000));
-                num(k + 1, 0);
+                num_to(0, "EVAL", 0);
                 CHECK_EQ(T.timer, T.now + (pass ? 300000 : 100000));
                 advance_to(T.timer);
             }
         }
         CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
         CHECK_EQ(T.res.r[0].attempts, 4);
-        num(T.qn - 1, 0);
+        num_to(0, "EVAL", 0);
         t0 = T.now;
         redlock_acquire(&L);
-        ok(T.qn - 1);
+        ok_to(0, "SET");
         CHECK_EQ(redlock_lock_valid_until(&L), t0 + 1000000 - 12000);
         teardown();
     }

@@ -5,17 +5,17 @@ static void test_key_left_never_otherwise(void) {
     int k;
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    nil(0); nil(1);                       /* undo */
-    num(3, 0); num(4, 0); num(5, 0);
+    nil_to(0, "SET"); nil_to(1, "SET");                       /* undo */
+    num_to(0, "EVAL", 0); num_to(1, "EVAL", 0); num_to(2, "EVAL", 0);
     run_until_sent(6);
-    ok(6); ok(7); ok(8);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok(8);
     redlock_extend(&L, 0);
-    num(9, 1); num(10, 1); num(11, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     redlock_release(&L);
-    num(12, 1); num(13, 1); num(14, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_acquire(&L);
-    ok(15); ok(16); ok(17);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok(17);
     advance_to(redlock_lock_valid_until(&L));   /* expired: cleanup */
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
     for (k = 18; k < 21; k++) num(k, 0);
@@ -24,7 +24,7 @@ static void test_key_left_never_otherwise(void) {
     /* legacy, early: GET + DEL, no KEY_LEFT; an undo with nothing clobbered: none either */
     setup_legacy(3, -1, 1000);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "SETNX", 1); num_to(1, "SETNX", 1); num_to(2, "SETNX", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_release(&L);
     for (k = 3; k < 6; k++) rep(k, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 1001, redlock_lock_token(&L)));
@@ -32,9 +32,9 @@ static void test_key_left_never_otherwise(void) {
     for (k = 6; k < 9; k++) num(k, 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_acquire(&L);
-    num(9, 1); num(10, 0); num(11, 0);
-    rep(12, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
-    rep(13, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
+    num_to(0, "SETNX", 1); num_to(1, "SETNX", 0); num_to(2, "SETNX", 0);
+    str_to(1, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
+    str_to(2, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(count_cmd(14, "GET res"), 3);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
@@ -52,14 +52,14 @@ static void test_key_left_clobbered_node(void) {
     setup_legacy(3, -1, 1000);
     redlock_acquire(&L);
     snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
-    num(0, 1);
-    num(1, 0);
+    num_to(0, "SETNX", 1);
+    num_to(1, "SETNX", 0);
     CHECK_STR(T.q[3].cmd, "GET res");
-    rep(3, REDLOCK_REPLY_STRING, 0, expired);
+    str_to(1, "GET", expired);
     CHECK(starts(4, "GETSET res ") && T.q[4].node == 1);
-    rep(4, REDLOCK_REPLY_STRING, 0, winner);   /* someone else took it over first */
+    str_to(1, "GETSET", winner);   /* someone else took it over first */
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
-    num(2, 1);
+    num_to(2, "SETNX", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
     /* extend: node 1 not asked, no KEY_LEFT */
@@ -67,10 +67,10 @@ static void test_key_left_clobbered_node(void) {
     redlock_extend(&L, 0);
     CHECK_EQ(T.qn, q + 2);
     CHECK(T.q[q].node == 0 && T.q[q + 1].node == 2);
-    rep(q, REDLOCK_REPLY_STRING, 0, ours);
-    rep(q + 1, REDLOCK_REPLY_STRING, 0, ours);
-    rep(q + 2, REDLOCK_REPLY_STRING, 0, ours);   /* GETSET answers */
-    rep(q + 3, REDLOCK_REPLY_STRING, 0, ours);
+    str_to(0, "GET", ours);
+    str_to(2, "GET", ours);
+    str_to(0, "GETSET", ours);   /* GETSET answers */
+    str_to(2, "GETSET", ours);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
     /* release: node 1 left (one event), 0 and 2 deleted */
@@ -81,18 +81,18 @@ static void test_key_left_clobbered_node(void) {
     CHECK(ev && ev->node == 1 && ev->op == REDLOCK_OP_RELEASE);
     CHECK_EQ(T.qn, q + 2);
     CHECK(T.q[q].node == 0 && T.q[q + 1].node == 2);
-    rep(q, REDLOCK_REPLY_STRING, 0, ours);
-    rep(q + 1, REDLOCK_REPLY_STRING, 0, ours);
+    str_to(0, "GET", ours);
+    str_to(2, "GET", ours);
     CHECK_EQ(count_cmd(q, "DEL res"), 2);
-    num(q + 2, 1); num(q + 3, 1);
+    num_to(0, "DEL", 1); num_to(2, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     /* a new acquire forgets the old clobbering: its undo asks node 1 too, nothing is left */
     q = T.qn;
     redlock_acquire(&L);
-    num(q, 1); num(q + 1, 0); num(q + 2, 0);
-    rep(q + 3, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
-    rep(q + 4, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
+    num_to(0, "SETNX", 1); num_to(1, "SETNX", 0); num_to(2, "SETNX", 0);
+    str_to(1, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
+    str_to(2, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.qn, q + 8);
     CHECK_EQ(count_cmd(q + 5, "GET res"), 3);
@@ -102,7 +102,7 @@ static void test_key_left_clobbered_node(void) {
     q = T.qn;
     redlock_acquire(&L);
     snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
-    num(q, 1); num(q + 1, 1); num(q + 2, 1);
+    num_to(0, "SETNX", 1); num_to(1, "SETNX", 1); num_to(2, "SETNX", 1);
     q = T.qn;
     redlock_release(&L);
     CHECK_EQ(T.qn, q + 3);
@@ -113,14 +113,14 @@ static void test_key_left_clobbered_node(void) {
     /* the undo of a failed attempt: the clobbered node is left (KEY_LEFT, op ACQUIRE), the others get GET */
     setup_legacy(3, -1, 1000);
     redlock_acquire(&L);
-    num(0, 1);
-    num(1, 0);
-    num(2, 0);
-    rep(3, REDLOCK_REPLY_STRING, 0, expired);
-    rep(4, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
+    num_to(0, "SETNX", 1);
+    num_to(1, "SETNX", 0);
+    num_to(2, "SETNX", 0);
+    str_to(1, "GET", expired);
+    str_to(2, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
     CHECK(starts(5, "GETSET res ") && T.q[5].node == 1);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
-    rep(5, REDLOCK_REPLY_STRING, 0, winner);
+    str_to(1, "GETSET", winner);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     ev = last_ev(REDLOCK_EV_KEY_LEFT);
@@ -141,24 +141,24 @@ static void test_key_left_clobbered_across_retries(void) {
     setup_legacy(3, 1, 1000);
     redlock_acquire(&L);
     snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
-    num(0, 1); num(1, 0); num(2, 0);
-    rep(3, REDLOCK_REPLY_STRING, 0, expired);
-    rep(4, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
-    rep(5, REDLOCK_REPLY_STRING, 0, winner);      /* node 1 clobbered; attempt 1 fails */
+    num_to(0, "SETNX", 1); num_to(1, "SETNX", 0); num_to(2, "SETNX", 0);
+    str_to(1, "GET", expired);
+    str_to(2, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
+    str_to(1, "GETSET", winner);      /* node 1 clobbered; attempt 1 fails */
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     CHECK_EQ(T.qn, 8);                            /* undo: GET on nodes 0 and 2 */
-    rep(6, REDLOCK_REPLY_STRING, 0, ours);
-    nil(7);
+    str_to(0, "GET", ours);
+    nil_to(2, "GET");
     CHECK(starts(8, "DEL res") && T.q[8].node == 0);
-    num(8, 1);
+    num_to(0, "DEL", 1);
     a2 = T.qn;
     run_until_sent(a2 + 2);
     CHECK_EQ(count_cmd(a2, "SETNX res "), 3);
-    num(a2, 0); num(a2 + 1, 0); num(a2 + 2, 0);
-    rep(a2 + 3, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
-    rep(a2 + 4, REDLOCK_REPLY_STRING, 0, ours);   /* node 1 shows our value from attempt 1 */
-    rep(a2 + 5, REDLOCK_REPLY_STRING, 0, legacy_value(1800000000000LL, OTHER_TOKEN));
+    num_to(0, "SETNX", 0); num_to(1, "SETNX", 0); num_to(2, "SETNX", 0);
+    str_to(0, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
+    str_to(1, "GET", ours);   /* node 1 shows our value from attempt 1 */
+    str_to(2, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 2);
     ev = last_ev(REDLOCK_EV_KEY_LEFT);
@@ -173,14 +173,14 @@ static void test_key_left_unanswered_getset(void) {
     const redlock_event *ev;
     setup_legacy(1, -1, 1000);
     redlock_acquire(&L);
-    num(0, 0);
-    rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(1600000000000LL, OTHER_TOKEN));
+    num_to(0, "SETNX", 0);
+    str_to(0, "GET", legacy_value(1600000000000LL, OTHER_TOKEN));
     CHECK(starts(2, "GETSET res "));
     advance_to(T.now + 50000);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
     CHECK_STR(T.q[3].cmd, "GET res");
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
-    rep(3, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 1001, redlock_lock_token(&L)));
+    str_to(0, "GET", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
     CHECK_EQ(T.qn, 4);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     ev = last_ev(REDLOCK_EV_KEY_LEFT);
@@ -199,15 +199,15 @@ static void test_event_fields(void) {
     ev = last_ev(REDLOCK_EV_ATTEMPT);
     CHECK(ev && ev->attempt == 1 && ev->node == -1 && ev->op == REDLOCK_OP_ACQUIRE && ev->lock == &L);
     T.now += 700;
-    ok(0);
+    ok_to(0, "SET");
     ev = last_ev(REDLOCK_EV_VOTE);
     CHECK(ev && ev->node == 0 && ev->vote == 1 && ev->status == 0 && ev->rtt_us == 700 && ev->elapsed_us == 700 &&
           ev->attempt == 1 && ev->op == REDLOCK_OP_ACQUIRE);
     T.now += 100;
-    nil(1);
+    nil_to(1, "SET");
     ev = last_ev(REDLOCK_EV_VOTE);
     CHECK(ev && ev->node == 1 && ev->vote == 0 && ev->status == 0 && ev->rtt_us == 800);
-    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_CONNECT);
+    fail_to(2, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 3);
     ev = &T.ev[T.evn - 2];                /* the last vote, then the retry */
     CHECK(ev->type == REDLOCK_EV_VOTE && ev->node == 2 && ev->vote == 0 && ev->status == REDLOCK_ERR_CONNECT);
@@ -219,12 +219,12 @@ static void test_event_fields(void) {
     CHECK_EQ(count_ev(REDLOCK_EV_ATTEMPT), 2);
     ev = last_ev(REDLOCK_EV_ATTEMPT);
     CHECK(ev && ev->attempt == 2);
-    ok(6); ok(7);
+    ok_to(0, "SET"); ok_to(1, "SET");
     ev = last_ev(REDLOCK_EV_ACQUIRED);
     CHECK(ev && ev->attempt == 2 && ev->votes == 2 && ev->node == -1);
     /* a switch to no scripts: mode 0, that node */
     redlock_release(&L);
-    rep(9, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM no permissions to run the 'evalsha' command");
     CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
     ev = last_ev(REDLOCK_EV_MODE_SWITCH);
     CHECK(ev && ev->node == 0 && ev->mode == 0 && ev->op == REDLOCK_OP_RELEASE);
@@ -240,18 +240,18 @@ static void test_retry_event_elapsed(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
     T.now += 800;
-    nil(0);
+    nil_to(0, "SET");
     ev = last_ev(REDLOCK_EV_RETRY);
     CHECK(ev != NULL);
     if (ev) CHECK_EQ(ev->elapsed_us, 800);
-    num(1, 0);
+    num_to(0, "EVAL", 0);
     run_until_sent(2);
     T.now += 900;
-    nil(2);
-    num(3, 0);
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);
     run_until_sent(4);
     T.now += 300;
-    nil(4);
+    nil_to(0, "SET");
     ev = last_ev(REDLOCK_EV_FAILED);
     CHECK(ev != NULL);
     if (ev) CHECK_EQ(ev->elapsed_us, 300);
@@ -272,7 +272,7 @@ static void test_failed_event_fields(void) {
     redlock_acquire(&L);
     ev = last_ev(REDLOCK_EV_ATTEMPT);
     CHECK(ev && ev->status == 0 && ev->attempt == 1);
-    ok(0); nil(1); nil(2);
+    ok_to(0, "SET"); nil_to(1, "SET"); nil_to(2, "SET");
     ev = last_ev(REDLOCK_EV_FAILED);
     CHECK(ev != NULL);
     if (ev) {
@@ -322,19 +322,19 @@ static void test_event_unused_fields_zero(void) {
     setup_n(3, 0, 1000);
     dirty_stack();
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     dirty_stack();
     redlock_release(&L);
-    num(3, 1);
-    rep(4, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command"); /* node 1 */
-    num(5, 1);
+    num_to(0, "EVALSHA", 1);
+    err_to(1, "EVALSHA", "NOPERM no permissions to run the 'evalsha' command"); /* node 1 */
+    num_to(2, "EVALSHA", 1);
     CHECK(starts(6, "GET res") && T.q[6].node == 1);
-    nil(6);                                       /* the no-script node: gone already */
+    nil_to(1, "GET");                                       /* the no-script node: gone already */
     CHECK(last_ev(REDLOCK_EV_MODE_SWITCH) && last_ev(REDLOCK_EV_MODE_SWITCH)->node == 1);
     CHECK(last_ev(REDLOCK_EV_RELEASED) && last_ev(REDLOCK_EV_RELEASED)->elapsed_us == 0);
     dirty_stack();
     redlock_acquire(&L);
-    ok(7); ok(8); ok(9);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     dirty_stack();
     advance_to(redlock_lock_valid_until(&L));    /* no watchdog: LOST */
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
@@ -354,17 +354,17 @@ static void test_mode_switch_event_fields(void) {
     const redlock_event *ev;
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM no permissions to run the 'evalsha' command");
     ev = last_ev(REDLOCK_EV_MODE_SWITCH);
     CHECK(ev && ev->node == 0 && ev->mode == 0 && ev->op == REDLOCK_OP_RELEASE && ev->attempt == 0 &&
           ev->status == 0 && ev->votes == 0 && ev->lock == &L);
     teardown();
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
-    rep(1, REDLOCK_REPLY_STRING, 0, "# Server\r\nredis_version:2.4.17\r\n");
+    err_to(0, "SET", "ERR syntax error");
+    str_to(0, "INFO", "# Server\r\nredis_version:2.4.17\r\n");
     ev = last_ev(REDLOCK_EV_MODE_SWITCH);
     CHECK(ev && ev->node == 0 && ev->mode == REDLOCK_MODE_LEGACY && ev->op == REDLOCK_OP_ACQUIRE && ev->attempt == 0 &&
           ev->status == 0 && ev->votes == 0);

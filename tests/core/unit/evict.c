@@ -93,7 +93,7 @@ static void test_evict_fenced_refused(void) {
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_ALL);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK(fsent_is(0, FACQ_SHA, " 1000"));
-    num(0, 31);
+    num_to(0, "EVALSHA", 31);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_EVICTING);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_EVICTING);
     CHECK_EQ(last_res()->attempts, 1);
@@ -109,16 +109,16 @@ static void test_evict_fenced_refused(void) {
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_VOLATILE);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 3); /* asked all the same: the key is taken back from it by the release */
-    num(0, 100);
-    num(1, 5);
-    num(2, 6);
+    num_to(0, "EVALSHA", 100);
+    num_to(1, "EVALSHA", 5);
+    num_to(2, "EVALSHA", 6);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_EVICTING);
     CHECK_EQ(T.qn, 5);
     CHECK(fsent_is(3, FENCE_SHA, " 6"));
     CHECK(fsent_is(4, FENCE_SHA, " 6"));
     CHECK(T.q[3].node == 1 && T.q[4].node == 2);
-    num(3, 1);
-    num(4, 1);
+    num_to(1, "EVALSHA", 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 6);
     CHECK_EQ(last_res()->votes, 2);
@@ -130,9 +130,9 @@ static void test_evict_fenced_refused(void) {
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_ALL);
     redlock_node_set_evicts(&C, 2, REDLOCK_EVICTS_ALL);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    num(0, 3);
-    num(1, 4);
-    num(2, 5);
+    num_to(0, "EVALSHA", 3);
+    num_to(1, "EVALSHA", 4);
+    num_to(2, "EVALSHA", 5);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_EVICTING);
     CHECK_EQ(last_res()->attempts, 1);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 0);
@@ -149,7 +149,7 @@ static void test_evict_option(void) {
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_ALL);
     CHECK_EQ(count_ev(REDLOCK_EV_NODE_EVICTS), 1);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
 
@@ -159,7 +159,7 @@ static void test_evict_option(void) {
     setup_with(&cfg, &o);
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_VOLATILE);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_EVICTING);
     teardown();
 
@@ -169,7 +169,7 @@ static void test_evict_option(void) {
     setup_with(&cfg, &o);
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_VOLATILE);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_EVICTING);
     teardown();
 
@@ -179,8 +179,8 @@ static void test_evict_option(void) {
     setup_with(&cfg, &o);
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_ALL);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    num(0, 1);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 1);
     teardown();
@@ -199,55 +199,55 @@ static void test_evict_learned_midway(void) {
     setup_with(&cfg, &o);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_ALL); /* e.g. the reply to INFO came first */
-    ok(0);
-    ok(1);
+    ok_to(0, "SET");
+    ok_to(1, "SET");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_EVICTING);
     CHECK_EQ(T.res.n, 0);
-    ok(2);
+    ok_to(2, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
-    num(3, 1);
-    num(4, 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_EVICTING);
     CHECK_EQ(T.res.n, 1);
     redlock_node_set_evicts(&C, 2, REDLOCK_EVICTS_ALL);
-    num(5, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(vote_status(2), REDLOCK_ERR_EVICTING);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_EVICTING); /* one of three counted */
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_NONE);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
-    num(6, 1);
-    num(7, 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     teardown();
 
     /* fenced: the write-back of a node learned to evict, and a late win */
     setup_fenced(3);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    num(0, 5);
-    num(1, 6);
+    num_to(0, "EVALSHA", 5);
+    num_to(1, "EVALSHA", 6);
     CHECK(fsent_is(3, FENCE_SHA, " 6"));
     redlock_node_set_evicts(&C, 0, REDLOCK_EVICTS_ALL);
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_EVICTING);
-    num(4, 1);
+    num_to(1, "EVALSHA", 1);
     CHECK_EQ(T.res.n, 0); /* one write-back counted: node 2's acquire may still win */
-    num(2, 7);
+    num_to(2, "EVALSHA", 7);
     CHECK(fsent_is(5, FENCE_SHA, " 6"));
-    num(5, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 6);
     teardown();
 
     setup_fenced(3);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    num(0, 5);
-    num(1, 6);
-    num(3, 1);
-    num(4, 1);
+    num_to(0, "EVALSHA", 5);
+    num_to(1, "EVALSHA", 6);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     redlock_node_set_evicts(&C, 2, REDLOCK_EVICTS_ALL);
-    num(2, 9); /* a late win after the lock was reported held */
+    num_to(2, "EVALSHA", 9); /* a late win after the lock was reported held */
     CHECK_EQ(T.qn, 5);
     CHECK_EQ(vote_status(2), REDLOCK_ERR_EVICTING);
     teardown();

@@ -5,9 +5,9 @@
 static void test_extend_result_when_lost(void) {
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     redlock_extend(&L, 0);
-    num(3, 0); num(4, 0);                     /* gone on a majority */
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);                     /* gone on a majority */
     CHECK_EQ(T.res.n, 3);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
     CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_QUORUM_LOST);
@@ -21,18 +21,18 @@ static void test_extend(void) {
     int64_t t0;
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     T.now += 400000;
     t0 = T.now;
     CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
     CHECK(starts(3, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res"));
     CHECK(strstr(T.q[3].cmd, " 2000") != NULL);
-    num(3, 1); num(4, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 2000000 - 22000);
     /* stolen: another token on two nodes */
     redlock_extend(&L, 0);
-    num(6, -1); num(7, -1);
+    num_to(0, "EVALSHA", -1); num_to(1, "EVALSHA", -1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_STOLEN);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
@@ -43,15 +43,15 @@ static void test_extend(void) {
     /* key gone on a majority */
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     redlock_extend(&L, 0);
-    num(3, 0); num(4, 1); num(5, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
     teardown();
     /* inconclusive: still held */
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     redlock_extend(&L, 0);
     advance_to(T.now + 50000);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
@@ -64,14 +64,14 @@ static void test_watchdog_renews(void) {
     setup_n(1, 1, 900);                   /* renew every 300 ms */
     t0 = T.now;
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(T.timer, t0 + 300000);
     for (i = 0; i < 10; i++) {
         advance_to(T.timer);
         k = T.qn - 1;
         CHECK(starts((int)k, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"));
         T.now += 1000;
-        num((int)k, 1);
+        num_to(0, "EVALSHA", 1);
     }
     CHECK_EQ(count_ev(REDLOCK_EV_RENEWED), 10);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -84,7 +84,7 @@ static void test_watchdog_loses_quorum(void) {
     int64_t until;
     setup_n(3, 1, 900);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     until = redlock_lock_valid_until(&L);
     /* renewals time out again and again: lost with TRANSPORT, not after validity */
     while (redlock_lock_state(&L) == REDLOCK_STATE_HELD && T.now < until + 1000000) {
@@ -101,7 +101,7 @@ static void test_watchdog_loses_quorum(void) {
 static void test_expiry_without_watchdog(void) {
     setup_n(1, 0, 500);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     advance_to(redlock_lock_valid_until(&L) - 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     advance_to(T.now + 1);
@@ -118,7 +118,7 @@ static void test_state_by_clock(void) {
     setup_n(1, 0, 500);
     CHECK_EQ(redlock_lock_remaining_us(&L), 0);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     until = redlock_lock_valid_until(&L);
     T.now = until - 250;
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -138,7 +138,7 @@ static void test_state_by_clock(void) {
     /* acquire on a lock that ran out: LOST first, then a new attempt */
     setup_n(1, 0, 500);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.now = redlock_lock_valid_until(&L) + 1;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.res.n, 2);
@@ -149,7 +149,7 @@ static void test_state_by_clock(void) {
     /* release likewise: the lock is already lost */
     setup_n(1, 0, 500);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.now = redlock_lock_valid_until(&L) + 1;
     CHECK_EQ(redlock_release(&L), REDLOCK_ERR_NOT_HELD);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
@@ -169,9 +169,9 @@ static void test_hold_limit(void) {
     o.on_result = t_result;
     redlock_lock_init(&L, &C, &o);
     redlock_acquire(&L);
-    ok(0);
-    advance_to(T.timer); num(T.qn - 1, 1);
-    advance_to(T.timer); num(T.qn - 1, 1);
+    ok_to(0, "SET");
+    advance_to(T.timer); num_to(0, "EVALSHA", 1);
+    advance_to(T.timer); num_to(0, "EVALSHA", 1);
     CHECK_EQ(count_ev(REDLOCK_EV_RENEWED), 2);
     while (redlock_lock_state(&L) == REDLOCK_STATE_HELD) advance_to(T.timer);
     CHECK_EQ(count_ev(REDLOCK_EV_RENEWED), 2);
@@ -185,12 +185,12 @@ static void test_extend_zero_is_a_no(void) {
     int k;
     setup_n(3, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    for (k = 0; k < 3; k++) ok(k);
+    for (k = 0; k < 3; k++) ok_to(k, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
     CHECK_EQ(T.qn, 6);
-    num(3, 1);
-    num(4, 0);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 0);
     CHECK_EQ(vote_status(4 - 3), 0);
     CHECK_EQ(last_ev(REDLOCK_EV_VOTE)->vote, 0);
     CHECK_EQ(last_ev(REDLOCK_EV_VOTE)->held_by_other, 0);
@@ -201,7 +201,7 @@ static void test_extend_zero_is_a_no(void) {
 static void test_defect1_shortening_extend(void) {
     setup_n(1, 0, 10000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     T.now += 1000000;
     CHECK_EQ(redlock_extend(&L, 1), REDLOCK_OK);
@@ -213,7 +213,7 @@ static void test_defect1_shortening_extend(void) {
     CHECK_EQ(T.res.r[2].status, REDLOCK_ERR_EXPIRED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
     CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_EXPIRED);
-    num(1, 1);                            /* the extend's late OK changes nothing */
+    num_to(0, "EVALSHA", 1);                            /* the extend's late OK changes nothing */
     CHECK_EQ(T.res.n, 3);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
     teardown();
@@ -224,12 +224,12 @@ static void test_defect1_shortening_extend_no_quorum(void) {
     int64_t t1, bound;
     setup_n(3, 0, 10000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     T.now += 1000000;
     t1 = T.now;
     CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
     bound = t1 + 2000000 - drift_us(2000, 0);
-    num(3, 1);                            /* one node took PEXPIRE 2000; the others never answer */
+    num_to(0, "EVALSHA", 1);                            /* one node took PEXPIRE 2000; the others never answer */
     advance_to(t1 + 50000);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -248,11 +248,11 @@ static void test_defect1_watchdog_renewal_after_long_extend(void) {
     int k, guard = 100000;
     setup_n(1, 1, 10000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.now += 1000000;
     CHECK_EQ(redlock_extend(&L, 60000), REDLOCK_OK);
     CHECK(ends(1, " 60000"));
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), T.now + 60000000 - drift_us(60000, 0));
     advance_to(T.timer);                  /* the watchdog's renewal */
@@ -275,13 +275,13 @@ static void test_defect1_inflight_extend_shortens(void) {
     int64_t before, t1, t2;
     setup_n(1, 0, 10000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     before = redlock_lock_valid_until(&L);
     T.now += 1000000;
     t1 = T.now;
     redlock_extend(&L, 20000);
     CHECK_EQ(redlock_lock_valid_until(&L), before);    /* longer: not yet */
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_valid_until(&L), t1 + 20000000 - drift_us(20000, 0));
     T.now += 1000000;
     t2 = T.now;
@@ -289,7 +289,7 @@ static void test_defect1_inflight_extend_shortens(void) {
     CHECK_EQ(T.qn, 3);
     CHECK_EQ(redlock_lock_valid_until(&L), t2 + 5000000 - drift_us(5000, 0)); /* no reply yet */
     CHECK_EQ(T.res.n, 2);
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), t2 + 5000000 - drift_us(5000, 0));
     teardown();
@@ -299,7 +299,7 @@ static void test_defect1_inflight_extend_shortens(void) {
 static void test_lost_reason_after_failed_user_extend(void) {
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     redlock_extend(&L, 0);
     advance_to(T.now + 50000);            /* nobody answers the extend */
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
@@ -362,7 +362,7 @@ static void test_hold_caps_exact(void) {
         t0 = T.now;
         redlock_acquire(&L);
         T.now += c[k].acq_lag;
-        ok(0);
+        ok_to(0, "SET");
         n = hold_until_lost(0, &lost_at);
         if (n != c[k].renewals) printf("#   case %d: %d renewals\n", (int)k, n);
         CHECK_EQ(n, c[k].renewals);
@@ -390,7 +390,7 @@ static void test_hold_cap_counts_successes(void) {
     o.max_extensions = 2;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     advance_to(T.timer);                  /* renewal 1: never answered */
     k = T.qn - 1;
     CHECK(starts(k, EXTEND_SHA));
@@ -417,7 +417,7 @@ static void test_renewal_cadence_exact(void) {
         t0 = T.now;
         redlock_acquire(&L);
         T.now += 4000;
-        ok(0);
+        ok_to(0, "SET");
         CHECK_EQ(T.timer, t0 + 333000);
         advance_to(t0 + 332999);
         CHECK_EQ(T.qn, 1);
@@ -426,7 +426,7 @@ static void test_renewal_cadence_exact(void) {
         CHECK(starts(1, EXTEND_SHA) && ends(1, " 1000"));
         r1 = T.now;
         T.now += 7000;
-        num(1, 1);
+        num_to(0, "EVALSHA", 1);
         CHECK_EQ(redlock_lock_valid_until(&L), r1 + 1000000 - drift_us(1000, 0));
         CHECK_EQ(T.timer, r1 + 333000);
         advance_to(r1 + 333000);
@@ -466,7 +466,7 @@ static void test_renewal_cadence_exact(void) {
         setup_with(&cfg, &o);
         t0 = T.now;
         redlock_acquire(&L);
-        ok(0);
+        ok_to(0, "SET");
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
         CHECK_EQ(T.timer, t0 + 1000);
         teardown();
@@ -478,9 +478,9 @@ static void test_renewal_cadence_exact(void) {
 static void test_expiry_after_user_extend(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_extend(&L, 500), REDLOCK_OK);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(T.res.n, 2);
     advance_to(redlock_lock_valid_until(&L));
@@ -495,12 +495,12 @@ static void test_validity_zero_unless_held(void) {
     int i;
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_acquire(&L);
-    nil(2);
-    num(3, 0);
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);
     run_until_sent(4);
     redlock_release(&L);                     /* cancels the acquire */
     for (i = 0; i < T.res.n; i++)

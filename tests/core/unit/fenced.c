@@ -16,8 +16,8 @@ static void test_fence_acquire_write_back(void) {
     CHECK(fsent_is(0, FACQ_SHA, " 1000"));
     CHECK(fsent_is(2, FACQ_SHA, " 1000"));
     T.now += 3000;
-    num(0, 5);
-    num(2, 9);
+    num_to(0, "EVALSHA", 5);
+    num_to(2, "EVALSHA", 9);
     CHECK_EQ(T.qn, 5);                    /* the write-back, to nodes 0 and 2 only */
     CHECK(fsent_is(3, FENCE_SHA, " 9"));
     CHECK(fsent_is(4, FENCE_SHA, " 9"));
@@ -26,35 +26,35 @@ static void test_fence_acquire_write_back(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
     CHECK_EQ(redlock_lock_fence(&L), 0);
     CHECK_EQ(T.res.n, 0);
-    num(1, 12);                           /* a late win: written back the same fence */
+    num_to(1, "EVALSHA", 12);                           /* a late win: written back the same fence */
     CHECK(fsent_is(5, FENCE_SHA, " 9"));
     CHECK_EQ(T.q[5].node, 1);
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(T.res.n, 0);                 /* one write-back is not a quorum */
-    num(4, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].fence, 9);
     CHECK_EQ(redlock_lock_fence(&L), 9);
     CHECK_EQ(redlock_lock_valid_until(&L), start + 1000000 - 12000);
-    num(5, 1);
+    num_to(1, "EVALSHA", 1);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     CHECK(starts(6, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res "));
-    num(6, 1); num(7, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].fence, 0); /* only an acquire's result carries it */
     CHECK_EQ(redlock_lock_fence(&L), 9);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    num(9, 1); num(10, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 9);  /* still readable after the hold */
     num(11, 1);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 0);
-    num(12, 10); num(13, 0); num(14, 11);
+    num_to(0, "EVALSHA", 10); num_to(1, "EVALSHA", 0); num(14, 11);
     CHECK(fsent_is(15, FENCE_SHA, " 11"));
     CHECK(fsent_is(16, FENCE_SHA, " 11"));
     CHECK_EQ(T.qn, 17);
-    num(15, 1); num(16, 1);
+    num_to(0, "EVALSHA", 1); num(16, 1);
     CHECK_EQ(T.res.r[T.res.n - 1].fence, 11);
     CHECK_EQ(redlock_lock_fence(&L), 11);
     teardown();
@@ -68,10 +68,10 @@ static void test_fence_acquire_write_back(void) {
 static void test_fence_write_back_fails(void) {
     setup_fenced(3);
     redlock_acquire(&L);
-    num(0, 3); num(1, 4);
-    num(3, 0); num(4, 1);
+    num_to(0, "EVALSHA", 3); num_to(1, "EVALSHA", 4);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 1);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 0); /* node 2's acquire may still win */
-    num(2, 0);
+    num_to(2, "EVALSHA", 0);
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_VALIDITY);
@@ -79,10 +79,10 @@ static void test_fence_write_back_fails(void) {
     CHECK(starts(5, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1])"));
     CHECK(starts(7, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1])"));
     CHECK_EQ(redlock_lock_fence(&L), 0);
-    num(5, 0); num(6, 1); num(7, 0);
+    num_to(0, "EVAL", 0); num_to(1, "EVAL", 1); num_to(2, "EVAL", 0);
     run_until_sent(8);
     CHECK(fsent_is(8, FACQ_SHA, " 1000"));
-    num(8, 5); num(9, 6);
+    num_to(0, "EVALSHA", 5); num_to(1, "EVALSHA", 6);
     advance_to(T.now + 50000);            /* no write-back answers: node timeout */
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 2);
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_NO_QUORUM);
@@ -90,9 +90,9 @@ static void test_fence_write_back_fails(void) {
     /* the write-backs come back after the validity ran out */
     setup_fenced(1);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     T.now += 990000;
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_VALIDITY);
     teardown();
@@ -109,20 +109,20 @@ static void test_fence_scripts_and_refusals(void) {
     redlock_lock_opts o;
     setup_fenced(1);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     CHECK(starts(1, "EVAL if redis.call('set',KEYS[1],ARGV[1],'nx','px',ARGV[2]) then return redis.call('incr',KEYS[2]) end return 0 2 res " REDLOCK_FENCE_PREFIX "res "));
-    num(1, 2);
-    rep(2, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    num_to(0, "EVAL", 2);
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     CHECK(starts(3, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then local c=tonumber(redis.call('get',KEYS[2]))"));
     CHECK(strstr(T.q[3].cmd, " 2 res " REDLOCK_FENCE_PREFIX "res ") != NULL);
-    num(3, 1);
+    num_to(0, "EVAL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 2);
     teardown();
     setup_fenced(3);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
-    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
+    err_to(1, "EVALSHA", "ERR unknown command 'EVALSHA'");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 1);
@@ -130,7 +130,7 @@ static void test_fence_scripts_and_refusals(void) {
     teardown();
     setup_fenced(1);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "WRONGTYPE Operation against a key holding the wrong kind of value");
+    err_to(0, "EVALSHA", "WRONGTYPE Operation against a key holding the wrong kind of value");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
     teardown();
     base_config(&cfg, 3);
@@ -179,8 +179,8 @@ static void test_acl_key_denied(void) {
     for (k = 0; k < 4; k++) {
         setup_fenced(3);
         redlock_acquire(&L);
-        rep(0, REDLOCK_REPLY_ERROR, 0, denied[k]);
-        rep(1, REDLOCK_REPLY_ERROR, 0, denied[(k + 1) % 4]);
+        err_to(0, "EVALSHA", denied[k]);
+        err_to(1, "EVALSHA", denied[(k + 1) % 4]);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
         CHECK_EQ(vote_status(1), REDLOCK_ERR_NOPERM);
         CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM); /* at once: no retry can win */
@@ -191,8 +191,8 @@ static void test_acl_key_denied(void) {
     /* one node of three and one silent: NOPERM said, retried */
     setup_fenced(3);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, denied[1]);
-    num(1, 1);
+    err_to(0, "EVALSHA", denied[1]);
+    num_to(1, "EVALSHA", 1);
     advance_to(T.now + 50000);
     CHECK_EQ(T.res.n, 0);
     CHECK(last_ev(REDLOCK_EV_RETRY) && last_ev(REDLOCK_EV_RETRY)->status == REDLOCK_ERR_NOPERM);
@@ -200,16 +200,16 @@ static void test_acl_key_denied(void) {
     /* a plain lock's SET */
     setup_no_retry(1, 0, 1000);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, denied[0]);
+    err_to(0, "SET", denied[0]);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM);
     teardown();
     /* a release refused the key: no switch to GET + compare */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, denied[1]);
+    err_to(0, "EVALSHA", denied[1]);
     CHECK_EQ(T.qn, 2);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NOPERM);
@@ -219,7 +219,7 @@ static void test_acl_key_denied(void) {
     /* the command refused (7.2's text names the user): still no scripting */
     setup_fenced(1);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM User keyholder has no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM User keyholder has no permissions to run the 'evalsha' command");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
     teardown();
@@ -247,15 +247,15 @@ static void test_fence_reentrant(void) {
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "%ssvc-f %s 1000", RFACQ_SHA, redlock_lock_token(&L));
     CHECK_STR(T.q[0].cmd, expect);
-    num(0, 7);
+    num_to(0, "EVALSHA", 7);
     snprintf(expect, sizeof expect, "%ssvc-f %s 7", RFENCE_SHA, redlock_lock_token(&L));
     CHECK_STR(T.q[1].cmd, expect);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 7);
     redlock_release(&L);
     CHECK(starts(2, "EVALSHA a1289050cd9364128e095b730eb637347a5922ca 1 res svc-f "));
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
     /* an entry of the owner on three nodes: the highest reply, kept (5) or
@@ -264,23 +264,23 @@ static void test_fence_reentrant(void) {
     base_config(&cfg, 3);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 9);
-    num(1, 5);
+    num_to(0, "EVALSHA", 9);
+    num_to(1, "EVALSHA", 5);
     snprintf(expect, sizeof expect, "%ssvc-f %s 9", RFENCE_SHA, redlock_lock_token(&L));
     CHECK_STR(T.q[3].cmd, expect);
     CHECK_STR(T.q[4].cmd, expect);
-    num(3, 1); num(4, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(T.res.r[T.res.n - 1].fence, 9);
-    num(2, 11);
+    num_to(2, "EVALSHA", 11);
     CHECK_EQ(T.qn, 6);
     CHECK_STR(T.q[5].cmd, expect);
     CHECK_EQ(T.q[5].node, 2);
-    num(5, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_fence(&L), 9);
     teardown();
     setup_fenced(1);
     redlock_acquire(&L);
-    num(0, -3);
+    num_to(0, "EVALSHA", -3);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     CHECK(strstr(redlock_reentrant_fence_acquire_script(), "hget',k,' fence'") != NULL);

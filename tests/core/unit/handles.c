@@ -14,7 +14,7 @@ static void test_api_misuse(void) {
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_NOT_HELD);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_ERR_ALREADY_HELD);
     CHECK_EQ(redlock_extend(&L, -1), REDLOCK_ERR_TTL);
@@ -46,9 +46,9 @@ static void test_callbacks_reenter(void) {
     setup_n(3, 0, 1000);
     T.deinit_on_result = 1;
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     CHECK_EQ(T.res.n, 1);
-    ok(2);
+    ok_to(2, "SET");
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     teardown();
@@ -69,8 +69,8 @@ static void test_defect3_rollback_sent_before_on_result_deinit(void) {
     T.deinit_on_result = 1;
     redlock_acquire(&L);
     strcpy(tok, redlock_lock_token(&L));
-    nil(0);
-    nil(1);                               /* LOCKED, no retries: undo, then on_result deinits */
+    nil_to(0, "SET");
+    nil_to(1, "SET");                               /* LOCKED, no retries: undo, then on_result deinits */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_LOCKED);
     CHECK(T.res.pending[0] != 0);         /* the undo round runs while on_result is called */
@@ -80,17 +80,17 @@ static void test_defect3_rollback_sent_before_on_result_deinit(void) {
         CHECK_EQ(T.q[k].node, k - 3);
     }
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
-    num(3, 1);                            /* answers to a deinitialised lock: ignored */
+    num_to(0, "EVAL", 1);                            /* answers to a deinitialised lock: ignored */
     CHECK_EQ(T.res.n, 1);
     teardown();
     /* without deinit: pending while the undo runs, then not */
     setup_no_retry(1, 0, 1000);
     redlock_acquire(&L);
-    nil(0);
+    nil_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK(redlock_lock_pending(&L) != 0);
-    num(1, 0);
+    num_to(0, "EVAL", 0);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     teardown();
 }
@@ -104,8 +104,8 @@ static void test_defect3_reacquire_waits_for_rollback(void) {
         T.reacquire_on_fail = 1;
         redlock_acquire(&L);
         strcpy(old, redlock_lock_token(&L));
-        nil(0);
-        nil(1);
+        nil_to(0, "SET");
+        nil_to(1, "SET");
         CHECK_EQ(T.res.n, 1);
         CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_LOCKED);
         CHECK_EQ(T.reacquire_rc, REDLOCK_OK);
@@ -113,11 +113,11 @@ static void test_defect3_reacquire_waits_for_rollback(void) {
         CHECK(redlock_lock_pending(&L) != 0);
         CHECK_EQ(T.qn, 6);                /* the undo with the old token, no SET yet */
         for (k = 3; k < 6; k++) CHECK_STR(T.q[k].cmd, release_eval(old));
-        num(3, 0);
-        num(4, 0);
+        num_to(0, "EVAL", 0);
+        num_to(1, "EVAL", 0);
         CHECK_EQ(T.qn, 6);                /* node 2 still out: still waiting */
         if (pass == 0) {
-            num(5, 1);
+            num_to(2, "EVAL", 1);
         } else {
             CHECK_EQ(T.timer, T.now + 50000);
             advance_to(T.now + 49999);
@@ -128,7 +128,7 @@ static void test_defect3_reacquire_waits_for_rollback(void) {
         CHECK(strcmp(redlock_lock_token(&L), old) != 0);
         snprintf(set, sizeof set, "SET res %s NX PX 1000", redlock_lock_token(&L));
         for (k = 6; k < 9; k++) CHECK_STR(T.q[k].cmd, set);
-        ok(6); ok(7);
+        ok_to(0, "SET"); ok_to(1, "SET");
         CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
         teardown();
@@ -141,7 +141,7 @@ static void test_defect3_cleanup_sent_before_lost_deinit(void) {
     setup_n(1, 0, 1000);
     T.deinit_on_lost = 1;
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     strcpy(tok, redlock_lock_token(&L));
     advance_to(redlock_lock_valid_until(&L));
     CHECK_EQ(T.res.n, 2);
@@ -165,7 +165,7 @@ static void test_call_after_lost_freed(void) {
         T.deinit_on_lost = 1;
         T.scribble_on_lost = 1;
         redlock_acquire(&L);
-        ok(0);
+        ok_to(0, "SET");
         T.now = redlock_lock_valid_until(&L); /* no timer call: the next call settles it */
         switch (call) {
         case 0: rc = redlock_acquire(&L); break;
@@ -198,14 +198,14 @@ static void test_defect8_lock_init_twice(void) {
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);    /* terminates: no cycle */
     redlock_on_timer(&C);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
-    ok(0);                                /* reply to the forgotten incarnation */
+    ok_to(0, "SET");                                /* reply to the forgotten incarnation */
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 0);
     /* both locks work */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(redlock_acquire(&L2), REDLOCK_OK);
     CHECK(starts(1, "SET res ") && starts(2, "SET other "));
-    ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_state(&L2), REDLOCK_STATE_HELD);
     until2 = redlock_lock_valid_until(&L2);
@@ -227,14 +227,14 @@ static void test_defect8_reinit_in_on_result(void) {
     base_opts(&T.reinit_opts, 1000, 0);
     T.reinit_on_acquire = 1;
     redlock_acquire(&L);
-    ok(0); ok(1);                         /* acquired: on_result re-initialises L */
+    ok_to(0, "SET"); ok_to(1, "SET");                         /* acquired: on_result re-initialises L */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.reinit_rc, REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     redlock_on_timer(&C);
-    ok(2);                                /* the straggler of the old incarnation */
+    ok_to(2, "SET");                                /* the straggler of the old incarnation */
     CHECK_EQ(T.res.n, 1);
     base_opts(&o, 1000, 0);
     o.key = "other";
@@ -242,7 +242,7 @@ static void test_defect8_reinit_in_on_result(void) {
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(redlock_acquire(&L2), REDLOCK_OK);
     CHECK_EQ(T.qn, 9);
-    ok(3); ok(4); ok(6); ok(7);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(0, "SET"); ok_to(1, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_state(&L2), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
@@ -265,14 +265,14 @@ static void test_no_callback_lock_renews(void) {
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
     CHECK_EQ(redlock_next_deadline(&C), t0 + 50000);
-    ok(0);
-    ok(1);
+    ok_to(0, "SET");
+    ok_to(1, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(count_ev(REDLOCK_EV_ACQUIRED), 1);
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 900000 - drift_us(900, 0));
     CHECK_EQ(T.timer, t0 + 300000);
     CHECK_EQ(redlock_next_deadline(&C), t0 + 300000);
-    ok(2);                                /* straggler: nothing changes */
+    ok_to(2, "SET");                                /* straggler: nothing changes */
     for (i = 1; i <= 4; i++) {
         advance_to(T.timer);
         CHECK_EQ(T.now, t0 + i * 300000);
@@ -280,14 +280,14 @@ static void test_no_callback_lock_renews(void) {
         k = T.qn - 3;
         CHECK(starts(k, EXTEND_SHA) && ends(k, " 900"));
         CHECK_EQ(redlock_lock_pending(&L), 1);
-        num(k, 1);
-        num(k + 1, 1);
+        num_to(0, "EVALSHA", 1);
+        num_to(1, "EVALSHA", 1);
         CHECK_EQ(count_ev(REDLOCK_EV_RENEWED), i);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
         CHECK_EQ(redlock_lock_valid_until(&L), T.now + 900000 - drift_us(900, 0));
         CHECK_EQ(T.timer, T.now + 300000);
         CHECK_EQ(redlock_next_deadline(&C), T.now + 300000);
-        num(k + 2, 1);
+        num_to(2, "EVALSHA", 1);
     }
     /* from now on no renewal is answered */
     until = redlock_lock_valid_until(&L);
@@ -311,7 +311,7 @@ static void test_no_callback_lock_renews(void) {
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, q + 3);
     CHECK(starts(q, "SET res "));
-    ok(q); ok(q + 1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_lost_reason(&L), 0);
     CHECK_EQ(T.res.n, 0);
@@ -330,7 +330,7 @@ static void test_no_callback_lock_ops(void) {
     setup_with(&cfg, &o);
     t0 = T.now;
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(T.timer, t0 + 1000000 - drift_us(1000, 0));   /* expiry, no renewal */
     T.now += 100000;
@@ -338,37 +338,37 @@ static void test_no_callback_lock_ops(void) {
     CHECK_EQ(redlock_extend(&L, 3000), REDLOCK_OK);
     CHECK_EQ(redlock_extend(&L, 3000), REDLOCK_ERR_BUSY);
     CHECK(starts(1, EXTEND_SHA) && ends(1, " 3000"));
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_valid_until(&L), t1 + 3000000 - drift_us(3000, 0));
     CHECK_EQ(T.timer, t1 + 3000000 - drift_us(3000, 0));
     CHECK_EQ(count_ev(REDLOCK_EV_RENEWED), 1);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_RELEASING);
     CHECK(starts(2, RELEASE_SHA));
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     ev = last_ev(REDLOCK_EV_RELEASED);
     CHECK(ev && ev->status == REDLOCK_OK && ev->votes == 1);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     /* a failing acquire: 3 attempts, then IDLE */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    nil(3);
+    nil_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
-    num(4, 0);
+    num_to(0, "EVAL", 0);
     CHECK_EQ(T.timer, T.now + 100000);
     run_until_sent(5);
-    nil(5); num(6, 0);
+    nil_to(0, "SET"); num_to(0, "EVAL", 0);
     run_until_sent(7);
-    nil(7);
+    nil_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     ev = last_ev(REDLOCK_EV_FAILED);
     CHECK(ev && ev->status == REDLOCK_ERR_LOCKED && ev->attempt == 3);
-    num(8, 0);
+    num_to(0, "EVAL", 0);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     /* held, then expires */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     t0 = T.now;
-    ok(9);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     advance_to(t0 + 1000000 - drift_us(1000, 0) - 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -378,7 +378,7 @@ static void test_no_callback_lock_ops(void) {
     ev = last_ev(REDLOCK_EV_LOST);
     CHECK(ev && ev->status == REDLOCK_ERR_EXPIRED);
     CHECK(starts(10, "EVAL if redis.call('get'"));
-    num(10, 0);
+    num_to(0, "EVAL", 0);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);  /* lost, cleaned up: can start again */
     CHECK(starts(11, "SET res "));
     CHECK_EQ(T.res.n, 0);
@@ -396,8 +396,8 @@ static void test_detached_after_client_deinit(void) {
     base_opts(&o, 1000, 1);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(1, 1);
-    ok(0);
+    num_to(1, "SETNX", 1);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_node_mode(&C, 1), REDLOCK_MODE_LEGACY);
     CHECK(T.timer != REDLOCK_NO_DEADLINE);
@@ -419,7 +419,7 @@ static void test_detached_after_client_deinit(void) {
     memset(&r, 0, sizeof r);
     r.type = REDLOCK_REPLY_STATUS; r.str = "OK"; r.len = 2;
     redlock_on_reply(&C, T.q[2].tag, &r);
-    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_TRANSPORT);
+    fail_to(2, "SET", REDLOCK_ERR_TRANSPORT);
     T.now += 10000000;
     redlock_on_timer(&C);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
@@ -433,7 +433,7 @@ static void test_detached_after_client_deinit(void) {
     /* the same memory initialised again works */
     setup_n(1, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     teardown();
 }
@@ -448,8 +448,8 @@ static void test_detached_after_lock_deinit(void) {
     CHECK_EQ(redlock_lock_init(&L2, &C, &o), REDLOCK_OK);
     redlock_acquire(&L);
     redlock_acquire(&L2);
-    ok(0);
-    ok(1);
+    ok_to(0, "SET");
+    ok_to(0, "SET");
     CHECK_EQ(redlock_next_deadline(&C), redlock_lock_valid_until(&L));
     redlock_release(&L);
     redlock_lock_deinit(&L);
@@ -460,7 +460,7 @@ static void test_detached_after_lock_deinit(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_STR(redlock_lock_token(&L), "");
-    num(2, 1);                            /* the release's answer: ignored */
+    num_to(0, "EVALSHA", 1);                            /* the release's answer: ignored */
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(redlock_lock_state(&L2), REDLOCK_STATE_HELD);
     redlock_lock_deinit(&L2);
@@ -554,7 +554,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     setup_no_retry(1, 0, 1000);
     T.deinit_on_send = "EVAL";
     redlock_acquire(&L);
-    nil(0);
+    nil_to(0, "SET");
     CHECK_EQ(T.qn, 2);                    /* the undo went out ... */
     CHECK_EQ(T.res.n, 0);                 /* ... and nothing was reported after deinit */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
@@ -562,7 +562,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     teardown();
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.deinit_on_send = "EVAL";
     advance_to(redlock_lock_valid_until(&L));
     CHECK_EQ(T.qn, 2);
@@ -573,7 +573,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     /* deinit in the EXTEND answer of a lock that ran out: no LOST after it */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.now = redlock_lock_valid_until(&L) - 10;
     T.deinit_on_extend = 1;
     redlock_extend(&L, 0);
@@ -590,7 +590,7 @@ static void test_acquire_in_failed_extend_result(void) {
     int q;
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.now = redlock_lock_valid_until(&L) - 10;
     T.acquire_on_extend = 1;
     redlock_extend(&L, 0);
@@ -601,10 +601,10 @@ static void test_acquire_in_failed_extend_result(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
     q = T.qn;
     CHECK(starts(q - 1, "EVAL if redis.call('get'"));   /* the cleanup, old token */
-    num(q - 1, 0);
+    num_to(0, "EVAL", 0);
     CHECK_EQ(T.qn, q + 1);
     CHECK(starts(q, "SET res "));
-    ok(q);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
@@ -630,12 +630,12 @@ static void test_deinit_in_cancelled_result(void) {
     o.on_result = scribble_on_cancel;
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CANCELLED);
     sent = T.qn;
-    num(3, 1); num(4, 1); num(5, 1);      /* the release's answers: ignored now */
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);      /* the release's answers: ignored now */
     advance_to(T.now + 1000000);
     CHECK_EQ(T.qn, sent);
     CHECK_EQ(T.res.n, 1);
@@ -676,11 +676,11 @@ static void test_deinit_in_result_never_written_again(void) {
         scribble_op = pass == 0 ? REDLOCK_OP_ACQUIRE : pass == 1 ? REDLOCK_OP_LOST : REDLOCK_OP_EXTEND;
         redlock_acquire(&L);
         if (pass == 0) {
-            nil(0);                          /* held elsewhere: the acquire fails */
+            nil_to(0, "SET");                          /* held elsewhere: the acquire fails */
         } else {
-            ok(0);
+            ok_to(0, "SET");
             if (pass == 1) advance_to(redlock_lock_valid_until(&L));
-            else { redlock_extend(&L, 0); num(1, 0); } /* the key is gone: EXTEND, then LOST */
+            else { redlock_extend(&L, 0); num_to(0, "EVALSHA", 0); } /* the key is gone: EXTEND, then LOST */
         }
         CHECK_EQ(T.res.n, 1 + (pass > 0));
         CHECK(all_bytes(&L, sizeof L, 0xAA));
@@ -701,7 +701,7 @@ static void test_deinit_in_cleanup_send(void) {
     int sent;
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.deinit_on_send = "EVAL ";
     T.scribble_on_send = 1;
     advance_to(redlock_lock_valid_until(&L));
@@ -730,7 +730,7 @@ static void test_deinit_in_undo_send(void) {
     redlock_acquire(&L);
     T.deinit_on_send = "EVAL ";
     T.scribble_on_send = 1;
-    nil(0);
+    nil_to(0, "SET");
     CHECK(all_bytes(&L, sizeof L, 0xAA));
     CHECK_EQ(T.res.n, 0);
     sent = T.qn;
@@ -748,7 +748,7 @@ static void test_settle_deinit_in_cleanup_send(void) {
     int q0;
     setup_n(3, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     q0 = T.qn;
     T.now = redlock_lock_valid_until(&L) + 1;
     T.deinit_on_send = "EVAL ";
@@ -763,7 +763,7 @@ static void test_settle_deinit_in_cleanup_send(void) {
        that acquire's SET deinitialises the lock */
     setup_n(1, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     q0 = T.qn;
     T.now = redlock_lock_valid_until(&L) + 1;
     T.sync = sync_ok;

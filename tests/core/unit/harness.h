@@ -38,7 +38,12 @@ static int redlock_lock_pending(const redlock_lock *lk) { (void)lk; return 0; }
 #endif
 
 #define MAXQ 256
-typedef struct sent { int node; redlock_tag tag; char cmd[2048]; } sent;
+typedef struct sent {
+    int node;
+    redlock_tag tag;
+    int answered;           /* replies and errors delivered for it */
+    char cmd[2048];
+} sent;
 typedef struct results {
     int n;
     redlock_result r[32];
@@ -112,7 +117,10 @@ static int t_send(void *u, int node, const redlock_command *cmd, redlock_tag tag
     if (T.sync) {
         redlock_reply r;
         memset(&r, 0, sizeof r);
-        if (T.sync(node, s->cmd, &r)) redlock_on_reply(T.client, tag, &r);
+        if (T.sync(node, s->cmd, &r)) {
+            s->answered++;
+            redlock_on_reply(T.client, tag, &r);
+        }
     }
     return 0;
 }
@@ -204,6 +212,27 @@ static void teardown(void) {
     redlock_client_deinit(&C);
 }
 
+/* ---- replies by queue index ----
+   For what a node-and-verb address cannot say: a reply delivered twice, a
+   reply to a command no longer the oldest of its kind, a tag altered. */
+#ifdef UNIT_TRACE
+static int site_id;
+static int verb_is(int k, const char *verb);
+static int waiting(int node, const char *verb);
+#endif
+static void answered(int k) {
+#ifdef UNIT_TRACE
+    if (site_id) {
+        char w[64];
+        size_t n = strcspn(T.q[k].cmd, " ");
+        if (n > 63) n = 63;
+        memcpy(w, T.q[k].cmd, n); w[n] = 0;
+        fprintf(stderr, "SITE %d k=%d qn=%d node=%d verb=%s oldest=%d\n", site_id, k, T.qn, k < T.qn ? T.q[k].node : -9, w, k < T.qn && waiting(T.q[k].node, w) == k);
+        site_id = 0;
+    }
+#endif
+    if (k >= 0 && k < MAXQ) T.q[k].answered++;
+}
 /* Replies to queued command k. */
 static void rep(int k, redlock_reply_type type, long long integer, const char *str) {
     redlock_reply r;
@@ -212,11 +241,69 @@ static void rep(int k, redlock_reply_type type, long long integer, const char *s
     r.integer = integer;
     r.str = str;
     r.len = str ? strlen(str) : 0;
+    answered(k);
+    redlock_on_reply(&C, T.q[k].tag, &r);
+}
+/* A reply whose string pointer and length are given separately. */
+static void rep_raw(int k, redlock_reply_type type, const char *str, size_t len) {
+    redlock_reply r;
+    memset(&r, 0, sizeof r);
+    r.type = type;
+    r.str = str;
+    r.len = len;
+    answered(k);
     redlock_on_reply(&C, T.q[k].tag, &r);
 }
 static void ok(int k) { rep(k, REDLOCK_REPLY_STATUS, 0, "OK"); }
 static void nil(int k) { rep(k, REDLOCK_REPLY_NIL, 0, NULL); }
 static void num(int k, long long v) { rep(k, REDLOCK_REPLY_INTEGER, v, NULL); }
+/* Command k failed in the transport with status. */
+static void fail(int k, int status) {
+    answered(k);
+    redlock_on_error(&C, T.q[k].tag, status);
+}
+
+/* ---- replies by node and verb ----
+   A test answers a command the way a server sees it: node 0's SET, node 2's
+   EVALSHA. The command meant is the oldest one sent to that node that starts
+   with the verb (a word, or a longer prefix) and has no answer yet; none is
+   a failed check. */
+static int verb_is(int k, const char *verb) {
+    size_t n = strlen(verb);
+    char next = T.q[k].cmd[n < sizeof T.q[k].cmd ? n : 0];
+    return strncmp(T.q[k].cmd, verb, n) == 0 && (next == ' ' || next == 0 || (n && verb[n - 1] == ' '));
+}
+/* The index of node's oldest unanswered command with verb, or -1. */
+static int waiting(int node, const char *verb) {
+    int k;
+    for (k = 0; k < T.qn; k++)
+        if (T.q[k].node == node && !T.q[k].answered && verb_is(k, verb)) return k;
+    return -1;
+}
+static int addressed(int node, const char *verb) {
+    int k = waiting(node, verb);
+    if (k < 0) printf("#   no %s sent to node %d waits for an answer\n", verb, node);
+    CHECK(k >= 0);
+    return k;
+}
+/* Replies to node's command verb (see above). */
+static void reply(int node, const char *verb, redlock_reply_type type, long long integer, const char *str) {
+    int k = addressed(node, verb);
+    if (k >= 0) rep(k, type, integer, str);
+}
+static void ok_to(int node, const char *verb) { reply(node, verb, REDLOCK_REPLY_STATUS, 0, "OK"); }
+static void nil_to(int node, const char *verb) { reply(node, verb, REDLOCK_REPLY_NIL, 0, NULL); }
+static void num_to(int node, const char *verb, long long v) { reply(node, verb, REDLOCK_REPLY_INTEGER, v, NULL); }
+static void str_to(int node, const char *verb, const char *s) { reply(node, verb, REDLOCK_REPLY_STRING, 0, s); }
+static void err_to(int node, const char *verb, const char *s) { reply(node, verb, REDLOCK_REPLY_ERROR, 0, s); }
+static void raw_to(int node, const char *verb, redlock_reply_type type, const char *str, size_t len) {
+    int k = addressed(node, verb);
+    if (k >= 0) rep_raw(k, type, str, len);
+}
+static void fail_to(int node, const char *verb, int status) {
+    int k = addressed(node, verb);
+    if (k >= 0) fail(k, status);
+}
 static int starts(int k, const char *p) { return k < T.qn && strncmp(T.q[k].cmd, p, strlen(p)) == 0; }
 static void advance_to(int64_t t) { T.now = t; redlock_on_timer(&C); }
 /* Fires timers until command k has been sent (or nothing is pending). */
@@ -240,11 +327,7 @@ static int vote_status(int node) { /* status of the latest vote of node */
     return 1;
 }
 
-/* Proves: a wait deadline is kept. Retries every 100 ms, wait 250 ms, node
-   timeout 50: attempts at 0, 100 and 200 ms; the retry due at 300 would end
-   too late, so one last attempt starts at 200 (250 - 50, the last moment
-   its round can still end in time); when it fails too, TIMEOUT is reported
-   at 250 ms, not before. */
+/* The latest event of type t, or NULL. */
 static const redlock_event *last_ev(redlock_event_type t) {
     int i;
     for (i = T.evn - 1; i >= 0; i--) if (T.ev[i].type == t) return &T.ev[i];
@@ -282,15 +365,6 @@ static const char OTHER_TOKEN[] = "0123456789abcdef0123456789abcdef";
    plus one 50 ms node timeout when some node is legacy. */
 static int64_t drift_us(int64_t ttl_ms, int legacy) { return ttl_ms * 10 + 2000 + (legacy ? 50000 : 0); }
 
-/* A reply whose string pointer and length are given separately. */
-static void rep_raw(int k, redlock_reply_type type, const char *str, size_t len) {
-    redlock_reply r;
-    memset(&r, 0, sizeof r);
-    r.type = type;
-    r.str = str;
-    r.len = len;
-    redlock_on_reply(&C, T.q[k].tag, &r);
-}
 /* First command at index >= from sent to node (any node if -1) starting with prefix, or -1. */
 static int find_cmd(int from, int node, const char *prefix) {
     int k;
@@ -355,6 +429,10 @@ static void rep_exact(int k, redlock_reply_type type, const char *s, size_t len)
     rep_raw(k, type, buf, len);
     free(buf);
 }
+static void exact_to(int node, const char *verb, redlock_reply_type type, const char *str, size_t len) {
+    int k = addressed(node, verb);
+    if (k >= 0) rep_exact(k, type, str, len);
+}
 
 /* A random source that always gives the same 64-bit value. */
 static uint64_t fixed_r;
@@ -376,11 +454,11 @@ static void make_noscript(void) {
     char tok[REDLOCK_TOKEN_LEN + 1];
     strcpy(tok, redlock_lock_token(&L));
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
-    rep(k, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
     CHECK_STR(T.q[k + 1].cmd, "GET res");
-    rep(k + 1, REDLOCK_REPLY_STRING, 0, tok);
+    str_to(0, "GET", tok);
     CHECK(starts(k + 2, "PEXPIRE res "));
-    num(k + 2, 1);
+    num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
 }
 /* Releases L at `at`: the GET is answered with our value; returns 1 if DEL followed, 0 if the key was left (KEY_LEFT checked). */
@@ -391,12 +469,12 @@ static int release_at(int64_t at, int legacy) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_STR(T.q[k].cmd, "GET res");
-    if (legacy) rep(k, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 1, redlock_lock_token(&L)));
+    if (legacy) str_to(0, "GET", legacy_value(T.wall + 1, redlock_lock_token(&L)));
     else rep(k, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
     del = T.qn == k + 2 && starts(k + 1, "DEL res");
     if (del) {
         CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), left0);
-        num(k + 1, 1);
+        num_to(0, "DEL", 1);
     } else {
         CHECK_EQ(T.qn, k + 1);
         CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), left0 + 1);

@@ -4,27 +4,27 @@ static void test_auto_legacy(void) {
     char val[128];
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    err_to(0, "SET", "ERR syntax error");
     CHECK_STR(T.q[1].cmd, "INFO server");  /* confirm: is the server that old? */
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
-    rep(1, REDLOCK_REPLY_STRING, 0, "# Server\r\nredis_version:2.4.17\r\nredis_git_sha1:0\r\n");
+    str_to(0, "INFO", "# Server\r\nredis_version:2.4.17\r\nredis_git_sha1:0\r\n");
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
     CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
     snprintf(val, sizeof val, "SETNX res %lld:%s", (long long)(T.wall + 1001), redlock_lock_token(&L));
     CHECK_STR(T.q[2].cmd, val);
-    num(2, 0);                            /* held: look at the holder's expiry */
+    num_to(0, "SETNX", 0);                            /* held: look at the holder's expiry */
     CHECK_STR(T.q[3].cmd, "GET res");
-    rep(3, REDLOCK_REPLY_STRING, 0, "1600000000000:0123456789abcdef0123456789abcdef"); /* expired */
+    str_to(0, "GET", "1600000000000:0123456789abcdef0123456789abcdef"); /* expired */
     CHECK(starts(4, "GETSET res "));
-    rep(4, REDLOCK_REPLY_STRING, 0, "1600000000000:0123456789abcdef0123456789abcdef");
+    str_to(0, "GETSET", "1600000000000:0123456789abcdef0123456789abcdef");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     /* release: GET, ours, DEL (no scripts on a legacy node) */
     redlock_release(&L);
     CHECK_STR(T.q[5].cmd, "GET res");
     snprintf(val, sizeof val, "%lld:%s", (long long)(T.wall + 1001), redlock_lock_token(&L));
-    rep(5, REDLOCK_REPLY_STRING, 0, val);
+    str_to(0, "GET", val);
     CHECK_STR(T.q[6].cmd, "DEL res");
-    num(6, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     /* the next acquire goes straight to SETNX */
     redlock_acquire(&L);
@@ -54,22 +54,22 @@ static void test_legacy_not_expired_and_race(void) {
     }
     redlock_acquire(&L);
     CHECK(starts(0, "SETNX"));
-    num(0, 0);
-    rep(1, REDLOCK_REPLY_STRING, 0, "1800000000000:0123456789abcdef0123456789abcdef"); /* live holder */
+    num_to(0, "SETNX", 0);
+    str_to(0, "GET", "1800000000000:0123456789abcdef0123456789abcdef"); /* live holder */
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.qn, 3);                    /* rollback GET */
-    nil(2);
+    nil_to(0, "GET");
     /* expired, but another client's GETSET got there first */
     redlock_acquire(&L);
-    num(3, 0);
-    rep(4, REDLOCK_REPLY_STRING, 0, "1600000000000:0123456789abcdef0123456789abcdef");
-    rep(5, REDLOCK_REPLY_STRING, 0, "1700000000999:fedcba9876543210fedcba9876543210");
+    num_to(0, "SETNX", 0);
+    str_to(0, "GET", "1600000000000:0123456789abcdef0123456789abcdef");
+    str_to(0, "GETSET", "1700000000999:fedcba9876543210fedcba9876543210");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.qn, 6);                    /* the clobbered node is not rolled back */
     /* garbage value: never taken over */
     redlock_acquire(&L);
-    num(6, 0);
-    rep(7, REDLOCK_REPLY_STRING, 0, "not-a-lock-value");
+    num_to(0, "SETNX", 0);
+    str_to(0, "GET", "not-a-lock-value");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     teardown();
 }
@@ -91,7 +91,7 @@ static void test_modern_mode_no_switch(void) {
     o.key = "res"; o.ttl_ms = 1000; o.on_result = t_result;
     redlock_lock_init(&L, &C, &o);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    err_to(0, "SET", "ERR syntax error");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_MODERN);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
@@ -108,37 +108,37 @@ static void test_defect2_legacy_rollback_stale_until(void) {
     snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
     /* attempt 1: node 0 wins, nodes 1 and 2 are held by a live holder */
     CHECK(starts(0, "SETNX res ") && starts(1, "SETNX res ") && starts(2, "SETNX res "));
-    num(0, 1);
-    num(1, 0);
-    num(2, 0);
+    num_to(0, "SETNX", 1);
+    num_to(1, "SETNX", 0);
+    num_to(2, "SETNX", 0);
     g1 = find_cmd(3, 1, "GET res");
     g2 = find_cmd(3, 2, "GET res");
     CHECK(g1 > 0 && g2 > 0);
-    rep(g1, REDLOCK_REPLY_STRING, 0, live);
-    rep(g2, REDLOCK_REPLY_STRING, 0, live);
+    str_to(1, "GET", live);
+    str_to(2, "GET", live);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     undo = T.qn - 3;                      /* the undo: GET on every node */
     for (k = 0; k < 3; k++) CHECK(find_cmd(undo, k, "GET res") >= 0);
-    rep(find_cmd(undo, 0, "GET res"), REDLOCK_REPLY_STRING, 0, ours);
-    rep(find_cmd(undo, 1, "GET res"), REDLOCK_REPLY_STRING, 0, live);
-    rep(find_cmd(undo, 2, "GET res"), REDLOCK_REPLY_STRING, 0, live);
+    str_to(0, "GET", ours);
+    str_to(1, "GET", live);
+    str_to(2, "GET", live);
     k = find_cmd(undo, 0, "DEL res");     /* attempt 1's win on node 0 is undone: right */
     CHECK(k > 0);
-    if (k > 0) num(k, 1);
+    if (k > 0) num_to(0, "DEL", 1);
     /* attempt 2 */
     a2 = T.qn;
     run_until_sent(a2 + 2);
     CHECK(find_cmd(a2, 0, "SETNX res ") == a2);
-    num(a2, 0);                           /* node 0: held ... */
+    num_to(0, "SETNX", 0);                           /* node 0: held ... */
     g0 = find_cmd(a2, 0, "GET res");
-    rep(g0, REDLOCK_REPLY_STRING, 0, legacy_value(1600000000000LL, OTHER_TOKEN)); /* ... by an expired value */
+    str_to(0, "GET", legacy_value(1600000000000LL, OTHER_TOKEN)); /* ... by an expired value */
     CHECK(find_cmd(g0, 0, "GETSET res ") > g0);   /* sent, never answered */
-    num(a2 + 1, 0);
-    num(a2 + 2, 0);
+    num_to(1, "SETNX", 0);
+    num_to(2, "SETNX", 0);
     g1 = find_cmd(a2, 1, "GET res");
     g2 = find_cmd(a2, 2, "GET res");
-    rep(g1, REDLOCK_REPLY_STRING, 0, live);
-    rep(g2, REDLOCK_REPLY_STRING, 0, live);
+    str_to(1, "GET", live);
+    str_to(2, "GET", live);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     /* the undo of attempt 2: exactly one GET per node ... */
     undo = T.qn - 3;
@@ -147,9 +147,9 @@ static void test_defect2_legacy_rollback_stale_until(void) {
     CHECK_STR(T.q[undo + 2].cmd, "GET res");
     CHECK(T.q[undo].node == 0 && T.q[undo + 1].node == 1 && T.q[undo + 2].node == 2);
     /* ... and node 0 shows our value (our GETSET landed, maybe over a winner's): no DEL */
-    rep(undo, REDLOCK_REPLY_STRING, 0, ours);
-    rep(undo + 1, REDLOCK_REPLY_STRING, 0, live);
-    rep(undo + 2, REDLOCK_REPLY_STRING, 0, live);
+    str_to(0, "GET", ours);
+    str_to(1, "GET", live);
+    str_to(2, "GET", live);
     CHECK_EQ(count_cmd(undo, "DEL"), 0);
     CHECK_EQ(T.qn, undo + 3);
     CHECK_EQ(redlock_lock_pending(&L), 0);
@@ -172,9 +172,9 @@ static void test_defect5_legacy_expiry_overflow(void) {
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         setup_legacy(1, -1, 1000);
         redlock_acquire(&L);
-        num(0, 0);
+        num_to(0, "SETNX", 0);
         snprintf(val, sizeof val, "%s:%s", cases[k].expiry, OTHER_TOKEN);
-        rep(1, REDLOCK_REPLY_STRING, 0, val);
+        str_to(0, "GET", val);
         if (cases[k].taken) {
             CHECK(starts(2, "GETSET res "));
             CHECK_EQ(T.res.n, 0);
@@ -189,8 +189,8 @@ static void test_defect5_legacy_expiry_overflow(void) {
     /* all digits, no ':' : not a legacy value at all */
     setup_legacy(1, -1, 1000);
     redlock_acquire(&L);
-    num(0, 0);
-    rep(1, REDLOCK_REPLY_STRING, 0, "1600000000000");
+    num_to(0, "SETNX", 0);
+    str_to(0, "GET", "1600000000000");
     CHECK_EQ(count_cmd(0, "GETSET"), 0);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     teardown();
@@ -205,19 +205,19 @@ static void test_auto_switch_confirmed_by_info(void) {
     for (k = 0; k < 2; k++) {
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+        err_to(0, "SET", "ERR syntax error");
         CHECK_EQ(T.qn, 2);
         CHECK_STR(T.q[1].cmd, "INFO server");
         CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
         CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
         snprintf(info, sizeof info, "# Server\r\nredis_version:%s\r\nredis_mode:standalone\r\n", old_versions[k]);
-        rep(1, REDLOCK_REPLY_STRING, 0, info);
+        str_to(0, "INFO", info);
         CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
         sw = last_ev(REDLOCK_EV_MODE_SWITCH);
         CHECK(sw && sw->node == 0 && sw->mode == REDLOCK_MODE_LEGACY);
         CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
         CHECK(starts(2, "SETNX res "));
-        num(2, 1);
+        num_to(0, "SETNX", 1);
         CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
         teardown();
     }
@@ -231,19 +231,19 @@ static void test_auto_no_switch_modern_server(void) {
         char info[128];
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+        err_to(0, "SET", "ERR syntax error");
         CHECK_STR(T.q[1].cmd, "INFO server");
         snprintf(info, sizeof info, "# Server\r\nredis_version:%s\r\n", new_versions[k]);
-        rep(1, REDLOCK_REPLY_STRING, 0, info);
+        str_to(0, "INFO", info);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
         CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
         CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
         CHECK_EQ(count_cmd(0, "SETNX"), 0);
-        num(2, 0);                        /* the undo */
+        num_to(0, "EVAL", 0);                        /* the undo */
         q = T.qn;
         run_until_sent(q);                /* the retry: SET again, same error */
         CHECK(starts(q, "SET res "));
-        rep(q, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+        err_to(0, "SET", "ERR syntax error");
         CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
         CHECK_EQ(count_cmd(0, "INFO"), 1);   /* no second probe */
         CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
@@ -256,18 +256,18 @@ static void test_auto_no_switch_info_error(void) {
     int q;
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR wrong number of arguments for 'set' command");
+    err_to(0, "SET", "ERR wrong number of arguments for 'set' command");
     CHECK_STR(T.q[1].cmd, "INFO server");
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'info' command");
+    err_to(0, "INFO", "NOPERM this user has no permissions to run the 'info' command");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
     CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
     CHECK_EQ(count_cmd(0, "SETNX"), 0);
-    num(2, 0);
+    num_to(0, "EVAL", 0);
     q = T.qn;
     run_until_sent(q);
     CHECK(starts(q, "SET res "));
-    rep(q, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    err_to(0, "SET", "ERR syntax error");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);
     CHECK_EQ(count_cmd(0, "INFO"), 1);
     teardown();
@@ -311,16 +311,16 @@ static void test_legacy_parse_bounds(void) {
         }
         setup_legacy(1, -1, 1000);
         redlock_acquire(&L);
-        num(0, 0);
+        num_to(0, "SETNX", 0);
         CHECK_STR(T.q[1].cmd, "GET res");
-        rep_exact(1, REDLOCK_REPLY_STRING, v, n);
+        exact_to(0, "GET", REDLOCK_REPLY_STRING, v, n);
         if (count_cmd(0, "GETSET") != taken) printf("#   value %.*s: taken %d\n", (int)n, v, !taken);
         CHECK_EQ(count_cmd(0, "GETSET"), taken);
         if (taken) {
             snprintf(want, sizeof want, "GETSET res %s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
             CHECK_STR(T.q[2].cmd, want);
             CHECK_EQ(T.res.n, 0);
-            rep_exact(2, REDLOCK_REPLY_STRING, v, n);   /* GETSET returns what we read: ours */
+            exact_to(0, "GETSET", REDLOCK_REPLY_STRING, v, n);   /* GETSET returns what we read: ours */
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
         } else {
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
@@ -340,14 +340,14 @@ static void test_legacy_getset_compares_exactly(void) {
         size_t n = k == 2 ? 63 : k == 3 ? 65 : 64;
         setup_legacy(1, -1, 1000);
         redlock_acquire(&L);
-        num(0, 0);
-        rep_exact(1, REDLOCK_REPLY_STRING, seen, 64);
+        num_to(0, "SETNX", 0);
+        exact_to(0, "GET", REDLOCK_REPLY_STRING, seen, 64);
         CHECK(starts(2, "GETSET res "));
         memcpy(other, seen, 64);
         other[64] = 'a';
         if (k == 0) other[63] = 'b';
         if (k == 1) other[3] = 'b';
-        rep_exact(2, REDLOCK_REPLY_STRING, other, n);
+        exact_to(0, "GETSET", REDLOCK_REPLY_STRING, other, n);
         CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
         teardown();
     }
@@ -366,14 +366,14 @@ static void test_legacy_release_extend_malformed_not_ours(void) {
             int is_good = k >= sizeof fmt / sizeof fmt[0];
             setup_legacy(1, -1, 1000);
             redlock_acquire(&L);
-            num(0, 1);
+            num_to(0, "SETNX", 1);
             CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
             strcpy(tok, redlock_lock_token(&L));
             snprintf(v, sizeof v, is_good ? good[k - sizeof fmt / sizeof fmt[0]] : fmt[k], tok);
             if (ext) redlock_extend(&L, 0);
             else redlock_release(&L);
             CHECK_STR(T.q[1].cmd, "GET res");
-            rep_exact(1, REDLOCK_REPLY_STRING, v, strlen(v));
+            exact_to(0, "GET", REDLOCK_REPLY_STRING, v, strlen(v));
             if (is_good) {
                 CHECK(starts(2, ext ? "GETSET res " : "DEL res"));
             } else {
@@ -395,13 +395,13 @@ static void test_legacy_release_extend_malformed_not_ours(void) {
     /* on a node without scripts (modern values) "12:token" is not ours either */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     strcpy(tok, redlock_lock_token(&L));
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM no permissions to run the 'evalsha' command");
     CHECK_STR(T.q[2].cmd, "GET res");
     snprintf(v, sizeof v, "12:%s", tok);
-    rep(2, REDLOCK_REPLY_STRING, 0, v);
+    str_to(0, "GET", v);
     CHECK_EQ(count_cmd(0, "DEL"), 0);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     teardown();
@@ -417,14 +417,14 @@ static void test_legacy_release_bound_follows_extend(void) {
         setup_legacy(1, -1, ttl);
         t0 = T.now;
         redlock_acquire(&L);
-        num(0, 1);
+        num_to(0, "SETNX", 1);
         CHECK_EQ(redlock_lock_valid_until(&L), t0 + ttl * 1000 - drift_us(ttl, 1));
         T.now = t0 + 100000;
         t1 = T.now;
         CHECK_EQ(redlock_extend(&L, ext), REDLOCK_OK);
         bound = t1 + ext * 1000 - drift_us(ext, 1);
         CHECK_STR(T.q[1].cmd, "GET res");
-        rep(1, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + ttl + 1, redlock_lock_token(&L)));
+        str_to(0, "GET", legacy_value(T.wall + ttl + 1, redlock_lock_token(&L)));
         snprintf(want, sizeof want, "GETSET res %s", legacy_value(T.wall + ext + 1, redlock_lock_token(&L)));
         CHECK_STR(T.q[2].cmd, want);
         if (pass == 3) {
@@ -432,7 +432,7 @@ static void test_legacy_release_bound_follows_extend(void) {
             CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
             CHECK_EQ(release_at(t1 + 60000, 1), 0);
         } else {
-            rep(2, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + ttl + 1, redlock_lock_token(&L)));
+            str_to(0, "GETSET", legacy_value(T.wall + ttl + 1, redlock_lock_token(&L)));
             CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
             CHECK_EQ(redlock_lock_valid_until(&L), bound);
             if (pass == 0) CHECK_EQ(release_at(t0 + 2000000, 1), 1);
@@ -462,9 +462,9 @@ static void test_info_version_parsing(void) {
     for (k = 0; k < sizeof c / sizeof c[0]; k++) {
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+        err_to(0, "SET", "ERR syntax error");
         CHECK_STR(T.q[1].cmd, "INFO server");
-        rep(1, REDLOCK_REPLY_STRING, 0, c[k].info);
+        str_to(0, "INFO", c[k].info);
         if (redlock_node_mode(&C, 0) != (c[k].legacy ? REDLOCK_MODE_LEGACY : REDLOCK_MODE_AUTO))
             printf("#   INFO \"%s\": legacy %d\n", c[k].info, !c[k].legacy);
         CHECK_EQ(redlock_node_mode(&C, 0), c[k].legacy ? REDLOCK_MODE_LEGACY : REDLOCK_MODE_AUTO);
@@ -480,7 +480,7 @@ static void test_info_version_parsing(void) {
 static void test_old_set_error_alone(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "syntax error");
+    err_to(0, "SET", "syntax error");
     CHECK_STR(T.q[1].cmd, "INFO server");
     teardown();
 }
@@ -490,9 +490,9 @@ static void test_old_set_error_alone(void) {
 static void test_info_not_a_string(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR syntax error");
+    err_to(0, "SET", "ERR syntax error");
     CHECK_STR(T.q[1].cmd, "INFO server");
-    num(1, 20417);
+    num_to(0, "INFO", 20417);
     CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
     CHECK_EQ(count_cmd(0, "SETNX"), 0);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_SERVER);

@@ -4,26 +4,26 @@ static void test_auto_noscript(void) {
     char tok[64];
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM User u has no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM User u has no permissions to run the 'evalsha' command");
     CHECK_STR(T.q[2].cmd, "GET res");
     strcpy(tok, redlock_lock_token(&L));
-    rep(2, REDLOCK_REPLY_STRING, 0, tok);
+    str_to(0, "GET", tok);
     CHECK_STR(T.q[3].cmd, "DEL res");
-    num(3, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO); /* SET NX PX still used */
     /* extend without scripts: GET, PEXPIRE */
     redlock_acquire(&L);
     CHECK(starts(4, "SET res"));
-    ok(4);
+    ok_to(0, "SET");
     strcpy(tok, redlock_lock_token(&L));
     redlock_extend(&L, 0);
     CHECK_STR(T.q[5].cmd, "GET res");
-    rep(5, REDLOCK_REPLY_STRING, 0, tok);
+    str_to(0, "GET", tok);
     CHECK_STR(T.q[6].cmd, "PEXPIRE res 1000");
-    num(6, 1);
+    num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     teardown();
 }
@@ -34,15 +34,15 @@ static void test_noscript_release_after_lengthening_extend(void) {
     setup_n(1, 0, 1000);
     t0 = T.now;
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.now = t0 + 100000;
     t1 = T.now;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'evalsha'");
+    err_to(0, "EVALSHA", "ERR unknown command 'evalsha'");
     CHECK_STR(T.q[2].cmd, "GET res");
-    rep(2, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK_STR(T.q[3].cmd, "PEXPIRE res 5000");
-    num(3, 1);
+    num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), t1 + 5000000 - drift_us(5000, 0));
     CHECK_EQ(release_at(t0 + 2000000, 0), 1);
@@ -51,14 +51,14 @@ static void test_noscript_release_after_lengthening_extend(void) {
     setup_n(1, 0, 1000);
     t0 = T.now;
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     make_noscript();
     T.now = t0 + 100000;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
     CHECK_STR(T.q[4].cmd, "GET res");
-    rep(4, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK_STR(T.q[5].cmd, "PEXPIRE res 5000");
-    num(5, 1);
+    num_to(0, "PEXPIRE", 1);
     CHECK_EQ(release_at(t0 + 4000000, 0), 1);
     teardown();
 }
@@ -70,7 +70,7 @@ static void test_noscript_release_after_shortening_extend(void) {
         int64_t t1, bound, limit = 50000 + drift_us(10000, 0);
         setup_n(1, 0, 10000);
         redlock_acquire(&L);
-        ok(0);
+        ok_to(0, "SET");
         make_noscript();
         T.now += 100000;
         t1 = T.now;
@@ -78,10 +78,10 @@ static void test_noscript_release_after_shortening_extend(void) {
         bound = t1 + 1000000 - drift_us(1000, 0);
         CHECK_EQ(redlock_lock_valid_until(&L), bound);      /* cut at once */
         CHECK_STR(T.q[4].cmd, "GET res");
-        rep(4, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+        str_to(0, "GET", redlock_lock_token(&L));
         CHECK_STR(T.q[5].cmd, "PEXPIRE res 1000");
         if (pass < 2) {
-            num(5, 1);
+            num_to(0, "PEXPIRE", 1);
             CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
         } else {
             advance_to(t1 + 50000);
@@ -100,7 +100,7 @@ static void test_noscript_bound_before_pexpire(void) {
     setup_n(1, 0, 1000);
     t0 = T.now;
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     make_noscript();
     T.now = t0 + 100000;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
@@ -112,15 +112,15 @@ static void test_noscript_bound_before_pexpire(void) {
     teardown();
     setup_n(1, 0, 10000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     make_noscript();
     T.now += 100000;
     t1 = T.now;
     CHECK_EQ(redlock_extend(&L, 100), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), t1 + 100000 - drift_us(100, 0));
-    rep(4, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK_STR(T.q[5].cmd, "PEXPIRE res 100");
-    num(5, 1);
+    num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     ev = last_ev(REDLOCK_EV_RENEWED);
@@ -132,29 +132,29 @@ static void test_noscript_bound_before_pexpire(void) {
 static void test_noscript_other_token_not_ours(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     make_noscript();
     redlock_release(&L);
-    rep(4, REDLOCK_REPLY_STRING, 0, OTHER_TOKEN);
+    str_to(0, "GET", OTHER_TOKEN);
     CHECK_EQ(T.qn, 5);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     teardown();
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     make_noscript();
     redlock_extend(&L, 0);
-    rep(4, REDLOCK_REPLY_STRING, 0, OTHER_TOKEN);
+    str_to(0, "GET", OTHER_TOKEN);
     CHECK_EQ(count_cmd(0, "PEXPIRE"), 1);       /* only make_noscript's */
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
     CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_STOLEN);
     teardown();
 }
 
-/* Answers an extend's EVALSHA (command k) with NOPERM: that node turns to
-   GET-then-act. Returns the index of the GET. */
-static int noscript_get(int k) {
-    rep(k, REDLOCK_REPLY_ERROR, 0, "NOPERM no permissions to run the 'evalsha' command");
+/* Answers node 0's EVALSHA with NOPERM: that node turns to GET-then-act,
+   and sends the GET, whose index is returned. */
+static int noscript_get(void) {
+    err_to(0, "EVALSHA", "NOPERM no permissions to run the 'evalsha' command");
     CHECK(starts(T.qn - 1, "GET res"));
     return T.qn - 1;
 }
@@ -163,18 +163,17 @@ static int noscript_get(int k) {
    key expired between GET and PEXPIRE) is a plain no, like the script's 0,
    not a malformed reply. */
 static void test_noscript_pexpire_zero(void) {
-    int g;
     setup_n(3, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
-    g = noscript_get(3);
-    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    noscript_get();
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK(starts(T.qn - 1, "PEXPIRE res 2000") && T.q[T.qn - 1].node == 0);
-    num(T.qn - 1, 0);
+    num_to(0, "PEXPIRE", 0);
     CHECK_EQ(vote_status(0), 0);
     CHECK_EQ(last_ev(REDLOCK_EV_VOTE)->vote, 0);
-    num(4, 1); num(5, 1);
+    num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     teardown();
 }
@@ -182,16 +181,15 @@ static void test_noscript_pexpire_zero(void) {
 /* Proves: a key whose life is more than half an hour (kept in ms) is still
    known to last that long: the release's check-then-act deletes it. */
 static void test_noscript_long_ttl_release(void) {
-    int g;
     setup_n(1, 0, 7200000);                       /* two hours */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     T.now += 600000000;                           /* ten minutes later */
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    g = noscript_get(1);
-    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    noscript_get();
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK(starts(T.qn - 1, "DEL res"));
-    num(T.qn - 1, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
 }
@@ -202,10 +200,10 @@ static void test_noscript_long_ttl_release(void) {
 static void test_noscript_long_dead_node(void) {
     const int64_t ttl = 3600000, minute = 60000000;
     int64_t t0;
-    int round, g, k;
+    int round, k;
     setup_n(3, 0, ttl);                           /* one hour */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     t0 = T.now;
     for (round = 1; round <= 5; round++) {
         int first = T.qn;
@@ -213,10 +211,10 @@ static void test_noscript_long_dead_node(void) {
         CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
         for (k = first; k < first + 3; k++) {
             if (T.q[k].node != 0) { num(k, 1); continue; }
-            if (round == 1) g = noscript_get(k);
-            else { g = k; CHECK(starts(k, "GET res")); }
-            if (round < 5) { rep(g, REDLOCK_REPLY_ERROR, 0, "ERR busy"); continue; }
-            rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+            if (round == 1) noscript_get();
+            else CHECK(starts(k, "GET res"));
+            if (round < 5) { err_to(0, "GET", "ERR busy"); continue; }
+            str_to(0, "GET", redlock_lock_token(&L));
             CHECK(!starts(T.qn - 1, "PEXPIRE"));
         }
         CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
@@ -234,23 +232,23 @@ static void test_noscript_acquire_bound(void) {
     setup_n(1, 0, 1000);
     t0 = T.now;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     T.now = t0 + 1000000 - 50000 - drift_us(1000, 0); /* the bound less the node timeout: too close */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    g = noscript_get(1);
-    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    g = noscript_get();
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK_EQ(T.qn, g + 1);                        /* no DEL */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     teardown();
     setup_n(1, 0, 1000);                          /* earlier than the bound less timeout and drift: it deletes */
     t0 = T.now;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     T.now = t0 + 1000000 - 50000 - 2 * drift_us(1000, 0) - 1;
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    g = noscript_get(1);
-    rep(g, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    noscript_get();
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK(starts(T.qn - 1, "DEL res"));
     teardown();
 }

@@ -13,16 +13,16 @@ static void test_wake_retries_now(void) {
     t0 = T.now;
     redlock_acquire(&L);
     CHECK_EQ(redlock_lock_waiting(&L), 0);  /* the attempt runs */
-    nil(0); nil(1);                         /* lost: undo on 3..5, retry in 100 ms */
+    nil_to(0, "SET"); nil_to(1, "SET");                         /* lost: undo on 3..5, retry in 100 ms */
     CHECK_EQ(T.qn, 6);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000);
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* during the undo */
     CHECK_EQ(T.qn, 6);
-    num(3, 0); num(4, 0);
+    num_to(0, "EVAL", 0); num_to(1, "EVAL", 0);
     CHECK_EQ(T.qn, 6);                      /* the undo still runs on node 2 */
     T.now = t0 + 1000;
-    num(5, 0);
+    num_to(2, "EVAL", 0);
     CHECK_EQ(T.qn, 9);                      /* attempt 2 at once, not 100 ms later */
     CHECK(starts(6, "SET res"));
     CHECK_EQ(count_ev(REDLOCK_EV_ATTEMPT), 2);
@@ -30,22 +30,22 @@ static void test_wake_retries_now(void) {
        early too, once the rate limit allows (a share of the delay after
        attempt 2, which a wake started) */
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
-    nil(6); nil(7);
+    nil_to(0, "SET"); nil_to(1, "SET");
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 99000); /* no retry spent: it keeps its time */
-    num(9, 0); num(10, 0); num(11, 0);
+    num_to(0, "EVAL", 0); num_to(1, "EVAL", 0); num_to(2, "EVAL", 0);
     CHECK_EQ(T.qn, 12);                     /* not before the rate limit */
     CHECK_EQ(T.timer, t0 + 1000 + gap);
     advance_to(T.timer);
     CHECK_EQ(T.qn, 15);                     /* attempt 3 */
-    ok(12); ok(13);
+    ok_to(0, "SET"); ok_to(1, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
     teardown();
     /* waiting out the delay with no undo left: the wake starts it now */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    nil(0);
-    num(1, 0);                              /* undo done */
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);                              /* undo done */
     CHECK_EQ(T.qn, 2);
     CHECK_EQ(T.timer, T.now + 100000);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
@@ -54,7 +54,7 @@ static void test_wake_retries_now(void) {
     CHECK(starts(2, "SET res"));
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* again, during the attempt: nothing sent */
     CHECK_EQ(T.qn, 3);
-    ok(2);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
 }
@@ -67,8 +67,8 @@ static void test_wake_prompt(void) {
     int64_t t0, gap = 100000 / REDLOCK_WAKES_PER_DELAY;
     setup_n(1, 0, 1000);                    /* 2 retries, 100 ms apart, no jitter */
     redlock_acquire(&L);
-    nil(0);
-    num(1, 0);                              /* waits: the retry is due in 100 ms */
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);                              /* waits: the retry is due in 100 ms */
     t0 = T.now;
     advance_to(t0 + 30000);                 /* nothing due yet */
     CHECK_EQ(T.qn, 2);
@@ -76,9 +76,9 @@ static void test_wake_prompt(void) {
     CHECK_EQ(T.qn, 3);
     CHECK(starts(2, "SET res"));
     T.now = t0 + 30200;
-    nil(2);                                 /* another waiter was faster */
+    nil_to(0, "SET");                                 /* another waiter was faster */
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000 - 30200);
-    num(3, 0);
+    num_to(0, "EVAL", 0);
     CHECK_EQ(T.timer, t0 + 100000);         /* the retry keeps its time */
     T.now = t0 + 31000;
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* the next release, within the rate limit */
@@ -89,7 +89,7 @@ static void test_wake_prompt(void) {
     advance_to(t0 + 30000 + gap);
     CHECK_EQ(T.qn, 5);
     CHECK(starts(4, "SET res"));
-    ok(4);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
     teardown();
@@ -168,7 +168,7 @@ static void test_wake_elsewhere(void) {
     CHECK_EQ(T.qn, 0);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -176,7 +176,7 @@ static void test_wake_elsewhere(void) {
     redlock_release(&L);
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 2);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_lock_deinit(&L);
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_ERR_DETACHED);
@@ -188,7 +188,7 @@ static void test_wake_elsewhere(void) {
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK); /* woken during its only attempt */
-    nil(0);
+    nil_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(redlock_lock_waiting(&L), 0);
     CHECK_EQ(redlock_lock_wake(&L), REDLOCK_OK);
@@ -197,10 +197,10 @@ static void test_wake_elsewhere(void) {
     /* woken, then an attempt starts by its delay: the wake is used up */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    nil(0);
+    nil_to(0, "SET");
     redlock_lock_wake(&L);                  /* during the undo */
-    num(1, 0);                              /* attempt 2 at once */
-    nil(2);
+    num_to(0, "EVAL", 0);                              /* attempt 2 at once */
+    nil_to(0, "SET");
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000); /* the wake was attempt 2's, not 3's */
     teardown();
 }
@@ -236,8 +236,8 @@ static void test_notify_table(void) {
     CHECK_EQ((int)n.count, 3);
     /* L waits (its attempt failed, undo done); `other` and `third` are idle */
     redlock_acquire(&L);
-    nil(0);
-    num(1, 0);
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
     redlock__notify_message(&n, "elsewhere", 9);   /* another key: nothing */
     CHECK_EQ(T.qn, 2);
@@ -272,7 +272,7 @@ static void test_notify_table(void) {
     CHECK_EQ((int)n.count, 1);
     redlock__notify_free(&n);
     CHECK_EQ((int)n.count, 0);
-    ok(2);
+    ok_to(0, "SET");
     redlock_lock_deinit(&other);
     redlock_lock_deinit(&third);
     teardown();
@@ -308,21 +308,21 @@ static void test_listen_callback(void) {
     setup_listening(2);
     redlock_acquire(&L);
     CHECK_EQ(listen_n, 0);
-    nil(0);                                 /* lost: undo, then retry */
+    nil_to(0, "SET");                                 /* lost: undo, then retry */
     CHECK_EQ(listen_n, 1);
     CHECK_EQ(listen_log[0], 1);
-    num(1, 0);
+    num_to(0, "EVAL", 0);
     redlock_lock_wake(&L);
-    ok(2);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(listen_n, 2);
     CHECK_EQ(listen_log[1], 0);
     redlock_release(&L);
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(listen_n, 2);                  /* nothing for a release */
     /* cancelled by release while it waits */
     redlock_acquire(&L);
-    nil(4);
+    nil_to(0, "SET");
     CHECK_EQ(listen_n, 3);
     redlock_release(&L);
     CHECK_EQ(listen_n, 4);
@@ -332,7 +332,7 @@ static void test_listen_callback(void) {
     /* deinitialised while it waits: off, with the key still there */
     setup_listening(2);
     redlock_acquire(&L);
-    nil(0);
+    nil_to(0, "SET");
     CHECK_EQ(listen_n, 1);
     listen_key_len = 0;
     redlock_lock_deinit(&L);
@@ -343,10 +343,10 @@ static void test_listen_callback(void) {
     /* retries used up: off when it gives up, once */
     setup_listening(1);
     redlock_acquire(&L);
-    nil(0);
-    num(1, 0);
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);
     run_until_sent(2);
-    nil(2);
+    nil_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(listen_n, 2);
     CHECK_EQ(listen_log[0], 1);
@@ -357,20 +357,20 @@ static void test_listen_callback(void) {
        (polling finds a release about as soon); a wake still works */
     setup_listening_delay(2, 49);
     redlock_acquire(&L);
-    nil(0);
-    num(1, 0);
+    nil_to(0, "SET");
+    num_to(0, "EVAL", 0);
     CHECK_EQ(listen_n, 0);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
     redlock_lock_wake(&L);
     CHECK(starts(2, "SET res"));
-    ok(2);
+    ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
     CHECK_EQ(listen_n, 0);
     /* as long: listening */
     setup_listening_delay(2, 50);
     redlock_acquire(&L);
-    nil(0);
+    nil_to(0, "SET");
     CHECK_EQ(listen_n, 1);
     teardown();
     CHECK_EQ(listen_n, 2);

@@ -64,17 +64,17 @@ static void test_reentrant_acquire_release(void) {
     CHECK_EQ(T.qn, 3);
     CHECK(sent_is(0, RACQ_SHA, "svc-a", " 1000"));
     CHECK(sent_is(2, RACQ_SHA, "svc-a", " 1000"));
-    num(0, 1);
-    num(1, 3);                            /* the owner holds it twice more there */
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 3);                            /* the owner holds it twice more there */
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), start + 1000000 - 12000);
-    num(2, 0);                            /* another owner there: changes nothing now */
+    num_to(2, "EVALSHA", 0);                            /* another owner there: changes nothing now */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK(sent_is(3, RREL_SHA, "svc-a", " 1"));
-    num(3, 1); num(4, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
-    num(5, 0);
+    num_to(2, "EVALSHA", 0);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     teardown();
 }
@@ -89,7 +89,7 @@ static void test_reentrant_other_owner_refused(void) {
     setup_reentrant(3, "svc-b");
     redlock_acquire(&L);
     strcpy(token, redlock_lock_token(&L));
-    num(0, 0); num(1, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     CHECK_EQ(T.qn, 6);
     for (k = 3; k < 6; k++) {
         char expect[64];
@@ -97,13 +97,13 @@ static void test_reentrant_other_owner_refused(void) {
         snprintf(expect, sizeof expect, " 1 res svc-b %s", token);
         CHECK(strstr(T.q[k].cmd, expect) != NULL);
     }
-    num(3, 0); num(4, 0); num(5, 0);
+    num_to(0, "EVAL", 0); num_to(1, "EVAL", 0); num_to(2, "EVAL", 0);
     run_until_sent(6);
     CHECK(sent_is(6, RACQ_SHA, "svc-b", " 1000"));
     CHECK_STR(redlock_lock_token(&L), token);
-    num(6, 0); num(7, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     run_until_sent(12);
-    num(12, 0); num(13, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
     teardown();
@@ -113,21 +113,21 @@ static void test_reentrant_other_owner_refused(void) {
 static void test_reentrant_noscript(void) {
     setup_reentrant(1, "svc-c");
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     CHECK(starts(1, "EVAL local k,o=KEYS[1],ARGV[1] local f=o..':'..ARGV[2]"));
     CHECK_EQ(redlock_lock_followup(&L), 1);  /* its answer may be NOSCRIPT-free only now */
-    num(1, 1);
+    num_to(0, "EVAL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     redlock_extend(&L, 0);
     CHECK(sent_is(2, REXT_SHA, "svc-c", " 1000"));
-    rep(2, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script.");
     CHECK(starts(3, "EVAL local k,o=KEYS[1],ARGV[1] local t=redis.call('type',k).ok if t=='none' then return 0"));
-    num(3, 1);
+    num_to(0, "EVAL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     redlock_release(&L);
-    rep(4, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script.");
     CHECK(starts(5, "EVAL local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash'"));
-    num(5, 1);
+    num_to(0, "EVAL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
 }
@@ -143,8 +143,8 @@ static void test_reentrant_no_scripting(void) {
     redlock_lock_opts o;
     setup_reentrant(3, "svc-d");
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
-    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
+    err_to(1, "EVALSHA", "ERR unknown command 'EVALSHA'");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
     CHECK_EQ(vote_status(1), REDLOCK_ERR_NO_SCRIPTING);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
@@ -157,15 +157,15 @@ static void test_reentrant_no_scripting(void) {
     /* one of three: the other two decide */
     setup_reentrant(3, "svc-d");
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
-    num(1, 1); num(2, 1);
+    err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
+    num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
     /* one of three and one other owner: NO_SCRIPTING said, retried */
     setup_reentrant(3, "svc-d");
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM no scripts");
-    num(1, 1);
+    err_to(0, "EVALSHA", "NOPERM no scripts");
+    num_to(1, "EVALSHA", 1);
     advance_to(T.now + 50000);
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
@@ -192,11 +192,11 @@ static void test_reentrant_no_scripting(void) {
         CHECK_EQ(T.qn, 2);
         CHECK_EQ(T.q[0].node, 1);
         CHECK_EQ(T.q[1].node, 2);
-        num(0, 1); num(1, 1);
+        num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
         CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
         redlock_release(&L);
         CHECK_EQ(T.qn, 4);
-        num(2, 1); num(3, 1);
+        num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
         CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
         teardown();
     }
@@ -210,34 +210,34 @@ static void test_reentrant_extend(void) {
     int64_t t0;
     setup_reentrant(3, "svc-e");
     redlock_acquire(&L);
-    num(0, 1); num(1, 2);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 2);
     T.now += 300000;
     t0 = T.now;
     CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
     CHECK(sent_is(3, REXT_SHA, "svc-e", " 2000"));
-    num(3, 1); num(4, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 2000000 - 22000);
     redlock_extend(&L, 0);
-    num(6, 0); num(7, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
     teardown();
     setup_reentrant(3, "svc-e");
     redlock_acquire(&L);
-    num(0, 1); num(1, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     redlock_extend(&L, 0);
-    num(3, -1); num(4, -1);
+    num_to(0, "EVALSHA", -1); num_to(1, "EVALSHA", -1);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_STOLEN);
     teardown();
     /* malformed answers */
     setup_reentrant(1, "svc-e");
     redlock_acquire(&L);
-    num(0, -1);
+    num_to(0, "EVALSHA", -1);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     setup_reentrant(1, "svc-e");
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "EVALSHA");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
 }
@@ -255,22 +255,22 @@ static void test_reentrant_two_handles(void) {
     o.owner = "svc-g";
     CHECK_EQ(redlock_lock_init(&other, &C, &o), REDLOCK_OK);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     strcpy(t1, redlock_lock_token(&L));
     redlock_acquire(&second);
     CHECK(strstr(T.q[1].cmd, " res svc-f ") != NULL);
     CHECK(strstr(T.q[1].cmd, t1) == NULL);   /* a token of its own */
-    num(1, 2);
+    num_to(0, "EVALSHA", 2);
     CHECK_EQ(redlock_lock_state(&second), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_acquire(&other);
     CHECK(strstr(T.q[2].cmd, " res svc-g ") != NULL);
-    num(2, 0);
+    num_to(0, "EVALSHA", 0);
     CHECK(strstr(T.q[3].cmd, " res svc-g ") != NULL); /* its undo */
-    num(3, 0);
+    num_to(0, "EVAL", 0);
     redlock_release(&second);
     CHECK(strstr(T.q[4].cmd, " res svc-f ") != NULL);
-    num(4, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&second), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_lock_deinit(&second);
@@ -298,10 +298,10 @@ static void test_reentrant_deinit_after_run_out(void) {
         o.ttl_ms = 5000;
         CHECK_EQ(redlock_lock_init(&second, &C, &o), REDLOCK_OK);
         redlock_acquire(&L);
-        num(0, 1);
+        num_to(0, "EVALSHA", 1);
         strcpy(tok, redlock_lock_token(&L));
         redlock_acquire(&second);
-        num(1, 2);
+        num_to(0, "EVALSHA", 2);
         T.now = redlock_lock_valid_until(&L);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
         CHECK_EQ(redlock_lock_pending(&L), 0);
@@ -328,7 +328,7 @@ static void test_reentrant_deinit_after_run_out(void) {
     }
     setup_reentrant(1, "svc-h");
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     T.now = redlock_lock_valid_until(&L) - 1;
     redlock_lock_deinit(&L);
     CHECK_EQ(T.qn, 1);
@@ -364,20 +364,20 @@ static void test_reentrant_default_owner(void) {
     CHECK(first[16] == ':');
     for (i = 0; i < 33; i++) CHECK(i == 16 || strchr("0123456789abcdef", first[i]) != NULL);
     CHECK(strstr(T.q[0].cmd, first) != NULL);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     reentrant_opts(&o, NULL);
     CHECK_EQ(redlock_lock_init(&second, &C, &o), REDLOCK_OK);
     redlock_acquire(&second);
     CHECK_STR(redlock_lock_owner(&second), first);
-    num(1, 2);
+    num_to(0, "EVALSHA", 2);
     redlock_release(&second);
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     /* another thread: the same client part, another thread part */
     CHECK_EQ(pthread_create(&th, NULL, other_thread_owner, &second), 0);
     pthread_join(th, NULL);
     CHECK(strncmp(redlock_lock_owner(&second), first, 17) == 0);
     CHECK(strcmp(redlock_lock_owner(&second) + 17, first + 17) != 0);
-    num(3, 0);
+    num_to(0, "EVALSHA", 0);
     redlock_lock_deinit(&second);
     /* another client: another client part */
     memcpy(id, first, 16);
@@ -455,7 +455,7 @@ static void test_reentrant_default_owner_bytes(void) {
     client[16] = 0;
     CHECK(owner_is(redlock_lock_owner(&L), client, REDLOCK_THREAD_ID()));
     CHECK(sent_is(0, RACQ_SHA, redlock_lock_owner(&L), " 1000"));
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     reentrant_opts(&o, NULL);
     for (i = 0; i < 4; i++) CHECK_EQ(redlock_lock_init(&probe[i].lk, &C, &o), REDLOCK_OK);
     CHECK_EQ(pthread_barrier_init(&probe_all_alive, NULL, 5), 0);
@@ -566,12 +566,12 @@ static void test_reentrant_adopt(void) {
     CHECK_EQ(redlock_lock_adopt(&L, tok, 0), REDLOCK_OK);
     CHECK(starts(0, REXT_SHA));
     CHECK(strstr(T.q[0].cmd, " res svc-h 00112233445566778899aabbccddeeff 1000") != NULL);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_release(&L);
     CHECK(starts(1, RREL_SHA));
     CHECK(strstr(T.q[1].cmd, " res svc-h 00112233445566778899aabbccddeeff") != NULL);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
 }

@@ -3,13 +3,13 @@
 static void test_release_cancels_acquire(void) {
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.res.r[0].op, REDLOCK_OP_ACQUIRE);
     CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_CANCELLED);
-    ok(1);                                /* stale */
-    num(3, 1); num(4, 0); num(5, 0);
+    ok_to(1, "SET");                                /* stale */
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 0); num_to(2, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     teardown();
 }
@@ -17,19 +17,19 @@ static void test_release_cancels_acquire(void) {
 static void test_release_cancels_extend(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_extend(&L, 0);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_CANCELLED);
-    num(1, 1);                            /* the extend's reply: stale */
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);                            /* the extend's reply: stale */
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(T.res.n, 3);
     teardown();
     /* validity runs out while a user extend waits: EXTEND answered, then LOST */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     T.now = redlock_lock_valid_until(&L) - 10;
     redlock_extend(&L, 0);
     advance_to(T.now + 10);
@@ -57,7 +57,7 @@ static void test_cancelled_result_fields(void) {
     teardown();
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     redlock_extend(&L, 0);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(T.res.n, 2);
@@ -71,11 +71,11 @@ static void test_cancelled_result_fields(void) {
 static void test_release_noscript_fallback(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     CHECK(starts(2, "EVAL if redis.call('get',KEYS[1])==ARGV[1]"));
-    num(2, 1);
+    num_to(0, "EVAL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
 }
@@ -83,16 +83,16 @@ static void test_release_noscript_fallback(void) {
 static void test_release_quorum(void) {
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     redlock_release(&L);
-    num(3, 1); num(4, 0);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 0);
     CHECK_EQ(T.res.n, 1);                 /* 1 yes, 1 pending: not yet */
-    num(5, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1);
+    ok_to(0, "SET"); ok_to(1, "SET");
     redlock_release(&L);
     advance_to(T.now + 50000);            /* nobody answers */
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
@@ -106,24 +106,24 @@ static void test_sixteen_nodes_release_extend(void) {
     for (pass = 0; pass < 3; pass++) {
         setup_no_retry(16, 0, 1000);
         redlock_acquire(&L);
-        for (k = 0; k < 16; k++) ok(k);
+        for (k = 0; k < 16; k++) ok_to(k, "SET");
         redlock_release(&L);
         CHECK_EQ(count_cmd(16, RELEASE_SHA), 16);
         for (k = 16; k < 24; k++) num(k, 1);
         CHECK_EQ(T.res.n, 1);
         if (pass == 0) {
-            rep(31, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+            err_to(15, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
             CHECK(starts(32, "EVAL if redis.call('get'"));
             CHECK_EQ(T.q[32].node, 15);
             CHECK_EQ(redlock_tag_node(T.q[32].tag), 15);
             CHECK_EQ(T.res.n, 1);
-            num(32, 1);
+            num_to(15, "EVAL", 1);
             CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
             CHECK_EQ(T.res.r[1].votes, 9);
         } else if (pass == 1) {
             for (k = 24; k < 31; k++) num(k, 0);
             CHECK_EQ(T.res.n, 1);         /* 8 yes + 1 pending could still make 9 */
-            num(31, 0);
+            num_to(15, "EVALSHA", 0);
             CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
             CHECK_EQ(T.res.r[1].votes, 8);
         } else {
@@ -136,14 +136,14 @@ static void test_sixteen_nodes_release_extend(void) {
     for (pass = 0; pass < 2; pass++) {
         setup_no_retry(16, 0, 1000);
         redlock_acquire(&L);
-        for (k = 0; k < 16; k++) ok(k);
+        for (k = 0; k < 16; k++) ok_to(k, "SET");
         redlock_extend(&L, 0);
         CHECK_EQ(count_cmd(16, EXTEND_SHA), 16);
         for (k = 16; k < 23; k++) num(k, -1);   /* 7 other tokens */
         for (k = 23; k < 31; k++) num(k, 1);    /* 8 ours */
         CHECK_EQ(T.res.n, 1);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
-        num(31, pass == 0 ? 1 : -1);
+        num_to(15, "EVALSHA", pass == 0 ? 1 : -1);
         if (pass == 0) {
             CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
             CHECK_EQ(T.res.r[1].votes, 9);
@@ -157,11 +157,11 @@ static void test_sixteen_nodes_release_extend(void) {
     /* 8 keys gone (0): a majority lost as soon as the 8th says so */
     setup_no_retry(16, 0, 1000);
     redlock_acquire(&L);
-    for (k = 0; k < 16; k++) ok(k);
+    for (k = 0; k < 16; k++) ok_to(k, "SET");
     redlock_extend(&L, 0);
     for (k = 16; k < 23; k++) num(k, 0);
     CHECK_EQ(T.res.n, 1);
-    num(23, 0);
+    num_to(7, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_QUORUM_LOST);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_QUORUM_LOST);
     teardown();
@@ -178,18 +178,18 @@ static void test_release_late_noscript_after_timeout(void) {
     int k;
     setup_n(1, 0, 10000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK(starts(1, "EVALSHA"));
     advance_to(T.now + 50000);                   /* the node timeout: unanswered */
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(T.qn, 2);
     CHECK(redlock_lock_followup(&L));
-    rep(1, REDLOCK_REPLY_ERROR, 0, noscript);     /* late */
+    err_to(0, "EVALSHA", noscript);     /* late */
     CHECK_EQ(T.qn, 3);
     CHECK_STR(T.q[2].cmd, release_eval_publish(redlock_lock_token(&L)));
     CHECK(!redlock_lock_followup(&L));
-    num(2, 1);
+    num_to(0, "EVAL", 1);
     CHECK_EQ(T.res.n, 2);                         /* acquire, release: nothing more */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(T.qn, 3);
@@ -198,17 +198,17 @@ static void test_release_late_noscript_after_timeout(void) {
        node 2's after the timer */
     setup_n(3, 0, 10000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     redlock_release(&L);                          /* 3, 4, 5: EVALSHA */
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     T.now += 60000;
-    rep(4, REDLOCK_REPLY_ERROR, 0, noscript);
+    err_to(1, "EVALSHA", noscript);
     k = find_cmd(6, 1, "EVAL ");
     CHECK(k >= 0);
     if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
     redlock_on_timer(&C);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
-    rep(5, REDLOCK_REPLY_ERROR, 0, noscript);
+    err_to(2, "EVALSHA", noscript);
     k = find_cmd(6, 2, "EVAL ");
     CHECK(k >= 0);
     if (k >= 0) CHECK_STR(T.q[k].cmd, release_eval_publish(redlock_lock_token(&L)));
@@ -223,13 +223,13 @@ static void test_release_late_noscript_after_timeout(void) {
 static void test_release_decides_without_straggler(void) {
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
-    num(3, 0); num(4, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
-    num(5, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     teardown();
@@ -247,61 +247,61 @@ static void test_followup(void) {
     setup_no_retry(3, 0, 10000);
     CHECK_EQ(redlock_lock_followup(&L), 0);            /* nothing running */
     redlock_acquire(&L);
-    ok(0);
-    ok(1);
+    ok_to(0, "SET");
+    ok_to(1, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_pending(&L), 0);             /* a won acquire leaves no round running ... */
     CHECK(redlock_lock_followup(&L) != 0);             /* ... but node 2's late SET may tell a GET + DEL release its bound */
-    ok(2);
+    ok_to(2, "SET");
     CHECK_EQ(redlock_lock_followup(&L), 0);
     redlock_release(&L);                               /* EVALSHA 3, 4, 5 */
-    num(3, 1);
-    num(4, 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK(redlock_lock_followup(&L) != 0);             /* node 2's first script: NOSCRIPT means EVAL next */
-    num(5, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_followup(&L), 0);
     redlock_acquire(&L);                               /* SET 6, 7, 8 */
-    ok(6);
-    ok(7);
+    ok_to(0, "SET");
+    ok_to(1, "SET");
     CHECK_EQ(redlock_lock_followup(&L), 0);            /* the release script ran on node 2 */
-    ok(8);
+    ok_to(2, "SET");
     redlock_release(&L);                               /* EVALSHA 9, 10, 11 */
-    num(9, 1);
-    num(10, 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
     CHECK(redlock_lock_pending(&L) != 0);
     CHECK_EQ(redlock_lock_followup(&L), 0);            /* node 2 ran a script before */
-    rep(11, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    err_to(2, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     CHECK(starts(12, "EVAL "));
     CHECK(redlock_lock_followup(&L) != 0);             /* its scripts are gone: not known again until answered */
-    num(12, 1);
+    num_to(2, "EVAL", 1);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_EQ(redlock_lock_followup(&L), 0);
     /* a chain on a node without scripts: GET owed, then DEL owed */
     redlock_acquire(&L);                               /* SET 13, 14, 15 */
-    ok(13);
-    ok(14);
-    ok(15);
+    ok_to(0, "SET");
+    ok_to(1, "SET");
+    ok_to(2, "SET");
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);       /* EVALSHA 16, 17, 18: node 0 has no scripts */
-    rep(16, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
     CHECK_STR(T.q[19].cmd, "GET res");
-    rep(19, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK(starts(20, "PEXPIRE res "));
-    num(20, 1);
-    num(17, 1);
-    num(18, 1);
+    num_to(0, "PEXPIRE", 1);
+    num_to(1, "EVALSHA", 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     redlock_release(&L);                               /* GET 21, EVALSHA 22, 23 */
     CHECK_STR(T.q[21].cmd, "GET res");
-    num(22, 1);
-    num(23, 1);
+    num_to(1, "EVALSHA", 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK(redlock_lock_followup(&L) != 0);             /* GET: DEL follows */
-    rep(21, REDLOCK_REPLY_STRING, 0, redlock_lock_token(&L));
+    str_to(0, "GET", redlock_lock_token(&L));
     CHECK_STR(T.q[24].cmd, "DEL res");
     CHECK(redlock_lock_pending(&L) != 0);
     CHECK_EQ(redlock_lock_followup(&L), 0);            /* DEL ends the chain */
-    num(24, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     teardown();
     /* MODERN configured: a first script still may be answered NOSCRIPT,
@@ -312,31 +312,31 @@ static void test_followup(void) {
     base_opts(&o, 10000, 0);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    ok(0);
-    ok(1);
-    ok(2);
+    ok_to(0, "SET");
+    ok_to(1, "SET");
+    ok_to(2, "SET");
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);       /* 3, 4, 5 */
-    num(3, 1);
-    num(4, 1);
-    num(5, 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
+    num_to(2, "EVALSHA", 1);
     redlock_release(&L);                               /* 6, 7, 8 */
-    num(6, 1);
-    num(7, 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
     CHECK(redlock_lock_followup(&L) != 0);
-    num(8, 1);
+    num_to(2, "EVALSHA", 1);
     teardown();
     /* legacy: a release is GET, then DEL */
     setup_legacy(3, -1, 10000);
     redlock_acquire(&L);
-    num(0, 1);
-    num(1, 1);
-    num(2, 1);
+    num_to(0, "SETNX", 1);
+    num_to(1, "SETNX", 1);
+    num_to(2, "SETNX", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     redlock_release(&L);                               /* GET 3, 4, 5 */
     for (k = 3; k < 5; k++) rep(k, REDLOCK_REPLY_STRING, 0, T.q[0].cmd + strlen("SETNX res "));
     CHECK_STR(T.q[6].cmd, "DEL res");
-    num(6, 1);
-    num(7, 1);
+    num_to(0, "DEL", 1);
+    num_to(1, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK(redlock_lock_followup(&L) != 0);             /* node 2's GET */
     teardown();

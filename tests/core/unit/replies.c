@@ -16,7 +16,7 @@ static void test_malformed_replies(void) {
     for (k = 0; k < sizeof acq / sizeof acq[0]; k++) {
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        rep(0, acq[k].type, acq[k].integer, acq[k].str);
+        reply(0, "SET", acq[k].type, acq[k].integer, acq[k].str);
         CHECK_EQ(vote_status(0), acq[k].status);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING); /* counted as a failed vote, retrying */
         teardown();
@@ -25,18 +25,18 @@ static void test_malformed_replies(void) {
     for (k = 0; k < sizeof bad_ints / sizeof bad_ints[0]; k++) {
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        ok(0);
+        ok_to(0, "SET");
         redlock_release(&L);
-        num(1, bad_ints[k]);
+        num_to(0, "EVALSHA", bad_ints[k]);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
         CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
         teardown();
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        ok(0);
+        ok_to(0, "SET");
         redlock_extend(&L, 0);
         if (bad_ints[k] != -1) {
-            num(1, bad_ints[k]);
+            num_to(0, "EVALSHA", bad_ints[k]);
             CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
             CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
         }
@@ -45,16 +45,16 @@ static void test_malformed_replies(void) {
     /* nil where OK expected is a "held elsewhere" vote, not an error */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    nil(0);
+    nil_to(0, "SET");
     CHECK_EQ(vote_status(0), 0);
     teardown();
     /* SETNX answered with a string; GET answered with an integer */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "ERR wrong number of arguments for 'set' command");
-    rep(1, REDLOCK_REPLY_STRING, 0, "redis_version:2.6.11");
+    err_to(0, "SET", "ERR wrong number of arguments for 'set' command");
+    str_to(0, "INFO", "redis_version:2.6.11");
     CHECK(starts(2, "SETNX res "));
-    rep(2, REDLOCK_REPLY_STRING, 0, "1");
+    str_to(0, "SETNX", "1");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     /* a NULL reply pointer */
@@ -66,7 +66,7 @@ static void test_malformed_replies(void) {
     /* transport error */
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_CONNECT);
+    fail_to(0, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_CONNECT);
     teardown();
 }
@@ -81,7 +81,7 @@ static void test_unknown_tags(void) {
     redlock_on_reply(NULL, T.q[0].tag, NULL);
     redlock_on_timer(NULL);
     CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 0);
-    ok(0);
+    ok_to(0, "SET");
     ok(0);                                /* twice: the second is stale */
     CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 1);
     teardown();
@@ -92,8 +92,8 @@ static void test_unknown_tags(void) {
 static void test_foreign_status_is_transport(void) {
     setup_n(3, 0, 1000);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    redlock_on_error(&C, T.q[0].tag, -500);
-    redlock_on_error(&C, T.q[1].tag, 7);
+    fail_to(0, "SET", -500);
+    fail_to(1, "SET", 7);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
     teardown();
@@ -114,9 +114,9 @@ static void test_defect4_tag_per_request(void) {
     setup_legacy(1, -1, 1000);
     redlock_acquire(&L);
     CHECK(starts(0, "SETNX res "));
-    num(0, 0);
+    num_to(0, "SETNX", 0);
     CHECK_STR(T.q[1].cmd, "GET res");
-    rep(1, REDLOCK_REPLY_STRING, 0, expired);
+    str_to(0, "GET", expired);
     CHECK(starts(2, "GETSET res "));
     CHECK(tags_distinct());
     res = T.res.n; ev = T.evn; qn = T.qn;
@@ -126,7 +126,7 @@ static void test_defect4_tag_per_request(void) {
     CHECK_EQ(T.evn, ev);
     CHECK_EQ(T.qn, qn);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
-    rep(2, REDLOCK_REPLY_STRING, 0, expired);    /* the real GETSET answer: we replaced what we read */
+    str_to(0, "GETSET", expired);    /* the real GETSET answer: we replaced what we read */
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     res = T.res.n; ev = T.evn; qn = T.qn;
     num(0, 1); rep(1, REDLOCK_REPLY_STRING, 0, expired); rep(2, REDLOCK_REPLY_NIL, 0, NULL);
@@ -137,13 +137,13 @@ static void test_defect4_tag_per_request(void) {
     snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
     redlock_release(&L);
     CHECK_STR(T.q[3].cmd, "GET res");
-    rep(3, REDLOCK_REPLY_STRING, 0, ours);
+    str_to(0, "GET", ours);
     CHECK_STR(T.q[4].cmd, "DEL res");
     CHECK(tags_distinct());
     rep(3, REDLOCK_REPLY_STRING, 0, ours);
     CHECK_EQ(T.res.n, res);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_RELEASING);
-    num(4, 1);
+    num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     res = T.res.n; ev = T.evn; qn = T.qn;
     rep(3, REDLOCK_REPLY_STRING, 0, ours); num(4, 1);
@@ -154,13 +154,13 @@ static void test_defect4_tag_per_request(void) {
     /* modern, three nodes, a NOSCRIPT step: still one tag per request */
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    ok(0); ok(1); ok(2);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     redlock_release(&L);
-    rep(3, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     CHECK(starts(6, "EVAL if redis.call('get'"));
     rep(3, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script. Please use EVAL.");
     CHECK_EQ(T.qn, 7);                    /* the duplicate did not trigger another EVAL */
-    num(4, 1); num(6, 1);
+    num_to(1, "EVALSHA", 1); num_to(0, "EVAL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK(tags_distinct());
     teardown();
@@ -173,7 +173,7 @@ static void test_defect7_null_string_set_step(void) {
     for (k = 0; k < 3; k++) {
         setup_n(1, 0, 1000);
         redlock_acquire(&L);
-        rep_raw(0, types[k], NULL, 11);
+        raw_to(0, "SET", types[k], NULL, 11);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);  /* a failed vote: retrying */
         CHECK_EQ(count_cmd(0, "INFO"), 0);
@@ -185,19 +185,19 @@ static void test_defect7_null_string_set_step(void) {
 static void test_defect7_null_string_release_step(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    rep_raw(1, REDLOCK_REPLY_ERROR, NULL, 8);
+    raw_to(0, "EVALSHA", REDLOCK_REPLY_ERROR, NULL, 8);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     teardown();
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
+    err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
     CHECK_STR(T.q[2].cmd, "GET res");
-    rep_raw(2, REDLOCK_REPLY_STRING, NULL, REDLOCK_TOKEN_LEN);   /* the old header read through NULL here */
+    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, REDLOCK_TOKEN_LEN);   /* the old header read through NULL here */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     teardown();
@@ -208,26 +208,26 @@ static void test_defect7_null_string_legacy_steps(void) {
     const char *expired = legacy_value(1600000000000LL, OTHER_TOKEN);
     setup_legacy(1, -1, 1000);
     redlock_acquire(&L);
-    num(0, 0);
-    rep_raw(1, REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GET */
+    num_to(0, "SETNX", 0);
+    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GET */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
     teardown();
     setup_legacy(1, -1, 1000);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "SETNX", 1);
     redlock_release(&L);
     CHECK_STR(T.q[1].cmd, "GET res");
-    rep_raw(1, REDLOCK_REPLY_STRING, NULL, 45);                  /* release GET */
+    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, 45);                  /* release GET */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     teardown();
     setup_legacy(1, -1, 1000);
     redlock_acquire(&L);
-    num(0, 0);
-    rep(1, REDLOCK_REPLY_STRING, 0, expired);
+    num_to(0, "SETNX", 0);
+    str_to(0, "GET", expired);
     CHECK(starts(2, "GETSET res "));
-    rep_raw(2, REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GETSET: the old header read through NULL */
+    raw_to(0, "GETSET", REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GETSET: the old header read through NULL */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
     teardown();
@@ -248,18 +248,18 @@ static void test_send_and_error_statuses(void) {
     T.fail_send_rc = REDLOCK_ERR_CONNECT;
     redlock_acquire(&L);
     CHECK_EQ(vote_status(2), REDLOCK_ERR_CONNECT);
-    redlock_on_error(&C, T.q[0].tag, 0);
+    fail_to(0, "SET", 0);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     teardown();
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    redlock_on_error(&C, T.q[0].tag, 7);
+    fail_to(0, "SET", 7);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
     teardown();
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    redlock_on_error(&C, T.q[0].tag, REDLOCK_ERR_NODE_TIMEOUT);
+    fail_to(0, "SET", REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NODE_TIMEOUT);
     teardown();
 }
@@ -269,11 +269,11 @@ static void test_send_and_error_statuses(void) {
 static void test_error_words_alone(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     redlock_release(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT");
+    err_to(0, "EVALSHA", "NOSCRIPT");
     CHECK(starts(2, "EVAL if redis.call('get'"));
-    rep(2, REDLOCK_REPLY_ERROR, 0, "NOPERM");
+    err_to(0, "EVAL", "NOPERM");
     CHECK_STR(T.q[3].cmd, "GET res");
     CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
     teardown();
@@ -285,8 +285,8 @@ static void test_null_reply_and_error_zero(void) {
     setup_n(5, 0, 1000);
     redlock_acquire(&L);
     redlock_on_reply(&C, T.q[0].tag, NULL);
-    redlock_on_error(&C, T.q[1].tag, 0);
-    redlock_on_error(&C, T.q[2].tag, REDLOCK_ERR_CONNECT);
+    fail_to(1, "SET", 0);
+    fail_to(2, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(vote_status(1), REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(vote_status(2), REDLOCK_ERR_CONNECT);

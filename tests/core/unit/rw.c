@@ -13,17 +13,17 @@ static void test_rw_commands(void) {
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 s 200", redlock_lock_token(&L));
     CHECK_STR(T.q[0].cmd, expect);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     redlock_extend(&L, 500);
     snprintf(expect, sizeof expect, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 1 res %s 500 s", redlock_lock_token(&L));
     CHECK_STR(T.q[1].cmd, expect);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     redlock_release(&L);
     snprintf(expect, sizeof expect, "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res %s 1", redlock_lock_token(&L));
     CHECK_STR(T.q[2].cmd, expect);
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
     /* a writer refused: the undo keeps its mark (no flag), the retry is
@@ -32,40 +32,40 @@ static void test_rw_commands(void) {
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
     CHECK_STR(T.q[0].cmd, expect);
-    num(0, 0);
+    num_to(0, "EVALSHA", 0);
     snprintf(expect, sizeof expect, "EVAL %s 1 res %s", redlock_rw_release_script(), redlock_lock_token(&L));
     CHECK_STR(T.q[1].cmd, expect);
-    num(1, 0);
+    num_to(0, "EVAL", 0);
     run_until_sent(2);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
     CHECK_STR(T.q[2].cmd, expect);
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_extend(&L, 0);
-    num(3, -1);                           /* a plain lock's string there */
+    num_to(0, "EVALSHA", -1);                           /* a plain lock's string there */
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
     teardown();
     /* malformed answers: a node error each */
     setup_rw(3, REDLOCK_ACCESS_SHARED);
     redlock_acquire(&L);
-    num(0, 2);
-    rep(1, REDLOCK_REPLY_STRING, 0, "1");
+    num_to(0, "EVALSHA", 2);
+    str_to(1, "EVALSHA", "1");
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(vote_status(1), REDLOCK_ERR_PROTOCOL);
     teardown();
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
-    num(1, 2);
+    num_to(0, "EVALSHA", 2);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     /* NOSCRIPT: EVAL of the text */
     setup_rw(1, REDLOCK_ACCESS_SHARED);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script.");
     CHECK(starts(1, "EVAL if redis.replicate_commands then redis.replicate_commands() end local k,tok,m=KEYS[1]"));
-    num(1, 1);
+    num_to(0, "EVAL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
 }
@@ -85,46 +85,46 @@ static void test_rw_upgrade_downgrade(void) {
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 u 200", redlock_lock_token(&L));
     CHECK_STR(T.q[0].cmd, expect);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     teardown();
     setup_rw(3, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);
     snprintf(expect, sizeof expect, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res %s 1000 200", redlock_lock_token(&L));
     CHECK_STR(T.q[3].cmd, expect);
     CHECK_STR(T.q[5].cmd, expect);
-    num(3, 0); num(4, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 0);  /* node 5 may still upgrade */
-    num(5, 0);
+    num_to(2, "EVALSHA", 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     run_until_sent(6);
     CHECK_STR(T.q[6].cmd, expect);
-    num(6, 1); num(7, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
-    num(8, 1);
+    num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);   /* exclusive already */
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
     snprintf(expect, sizeof expect, "EVALSHA b06ef25325497e7d384d8265d29a5597c574e502 1 res %s s", redlock_lock_token(&L));
     CHECK_STR(T.q[9].cmd, expect);
-    num(9, 1); num(10, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_INVALID); /* shared already */
     teardown();
     /* retries used up: LOCKED, the nodes settle back to update */
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     for (k = 1; k <= 3; k++) {
         run_until_sent(k);
-        num(k, 0);
+        num_to(0, "EVALSHA", 0);
     }
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
@@ -132,10 +132,10 @@ static void test_rw_upgrade_downgrade(void) {
     CHECK_STR(T.q[4].cmd, expect);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
-    num(4, 1);
+    num_to(0, "EVAL", 1);
     /* the entry gone: lost, the upgrade told first */
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
-    num(5, -1);
+    num_to(0, "EVALSHA", -1);
     CHECK_EQ(T.res.r[T.res.n - 2].op, REDLOCK_OP_UPGRADE);
     CHECK_EQ(T.res.r[T.res.n - 2].status, REDLOCK_ERR_QUORUM_LOST);
     CHECK_EQ(T.res.r[T.res.n - 1].op, REDLOCK_OP_LOST);
@@ -143,9 +143,9 @@ static void test_rw_upgrade_downgrade(void) {
     /* release cancels a waiting upgrade */
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
-    num(1, 0);
+    num_to(0, "EVALSHA", 0);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_CANCELLED);
     teardown();
@@ -167,15 +167,15 @@ static void test_rw_marks_and_endings(void) {
     o.retry_count = -1;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 0);
+    num_to(0, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     snprintf(expect, sizeof expect, "EVAL %s 1 res %s 2", redlock_rw_release_script(), redlock_lock_token(&L));
     CHECK_STR(T.q[1].cmd, expect);
     teardown();
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    num(0, 0);
-    num(1, 0);                             /* the undo (kept the mark) */
+    num_to(0, "EVALSHA", 0);
+    num_to(0, "EVAL", 0);                             /* the undo (kept the mark) */
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CANCELLED);
     snprintf(expect, sizeof expect, "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res %s 1", redlock_lock_token(&L));
@@ -183,9 +183,9 @@ static void test_rw_marks_and_endings(void) {
     teardown();
     setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
-    num(3, 0); num(4, 0);
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -197,13 +197,13 @@ static void test_rw_marks_and_endings(void) {
     o.wait_ms = 250;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
-    num(1, 0);
+    num_to(0, "EVALSHA", 0);
     run_until_sent(2);
-    num(2, 0);
+    num_to(0, "EVALSHA", 0);
     run_until_sent(3);
-    num(3, 0);
+    num_to(0, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_TIMEOUT);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     teardown();
@@ -218,18 +218,18 @@ static void test_rw_mode_per_hold(void) {
     char expect[1200];
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
     redlock_release(&L);
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
     CHECK_STR(T.q[3].cmd, expect);
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
@@ -237,13 +237,13 @@ static void test_rw_mode_per_hold(void) {
     /* a hold that ends LOST after a downgrade: the same */
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_downgrade(&L);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     advance_to(T.now + 2000000);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
-    num(T.qn - 1, 0);                      /* the cleanup's answer */
+    num_to(0, "EVAL", 0);                      /* the cleanup's answer */
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
     CHECK_STR(T.q[T.qn - 1].cmd, expect);
@@ -251,31 +251,31 @@ static void test_rw_mode_per_hold(void) {
     /* update: upgraded once, an update lock again at the next acquire */
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
     redlock_release(&L);
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 u 200", redlock_lock_token(&L));
     CHECK_STR(T.q[3].cmd, expect);
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
-    num(4, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     teardown();
     /* adopted: the options' mode too */
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_release(&L);
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_adopt(&L, "0123456789abcdef0123456789abcdef", 500), REDLOCK_OK);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
@@ -331,9 +331,9 @@ static void test_rw_upgrade_hold_cap(void) {
     o.max_extensions = 1;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_extend(&L, 0);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_HOLD_LIMIT);
     CHECK_EQ(T.qn, 2);
@@ -357,7 +357,7 @@ static void test_rw_upgrade_during_renewal(void) {
     o.wait_ms = 200;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     advance_to(T.timer);                   /* the watchdog's renewal goes out */
     CHECK_EQ(T.qn, 2);
     CHECK(starts(1, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158"));
@@ -366,13 +366,13 @@ static void test_rw_upgrade_during_renewal(void) {
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 2);                     /* after the renewal */
     T.now += 5000;
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK(T.timer <= T.now);               /* due at once */
     advance_to(T.now);
     CHECK_EQ(T.qn, 3);
     CHECK(starts(2, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251"));
     for (k = 2; k < 20 && last_status(REDLOCK_OP_UPGRADE) == 1; k++) {
-        if (k < T.qn) num(k, 0);
+        if (k < T.qn) num_to(0, "EVALSHA", 0);
         if (last_status(REDLOCK_OP_UPGRADE) == 1) run_until_sent(k + 1);
     }
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_TIMEOUT);
@@ -385,12 +385,12 @@ static void test_rw_upgrade_during_renewal(void) {
 static void test_rw_release_cancels_downgrade(void) {
     setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_CANCELLED);
-    num(3, 1); num(4, 1);                   /* the downgrade's answers: stale */
-    num(6, 1); num(7, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);                   /* the downgrade's answers: stale */
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(T.res.n, 3);
     teardown();
@@ -403,15 +403,15 @@ static void test_rw_downgrade_straggler_noscript(void) {
     char expect[1200];
     setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
-    num(3, 1); num(4, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
-    rep(5, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    err_to(2, "EVALSHA", "NOSCRIPT No matching script.");
     snprintf(expect, sizeof expect, "EVAL %s 1 res %s s", redlock_rw_set_mode_script(), redlock_lock_token(&L));
     CHECK_EQ(T.qn, 7);
     CHECK_STR(T.q[6].cmd, expect);
-    num(6, 1);
+    num_to(2, "EVAL", 1);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     teardown();
 }
@@ -445,8 +445,8 @@ static void test_rw_refusals(void) {
     redlock_client_deinit(&C);
     setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    rep(0, REDLOCK_REPLY_ERROR, 0, "NOPERM this user has no permissions to run the 'evalsha' command");
-    rep(1, REDLOCK_REPLY_ERROR, 0, "ERR unknown command 'EVALSHA'");
+    err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
+    err_to(1, "EVALSHA", "ERR unknown command 'EVALSHA'");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
     teardown();
 }
@@ -464,15 +464,15 @@ static void test_rw_upgrade_events(void) {
     int i, k;
     setup_rw(3, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     T.now += 7000;
     called = T.now;
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 6);
-    num(3, 0);                                      /* readers still there */
-    redlock_on_error(&C, T.q[4].tag, REDLOCK_ERR_TRANSPORT);
+    num_to(0, "EVALSHA", 0);                                      /* readers still there */
+    fail_to(1, "EVALSHA", REDLOCK_ERR_TRANSPORT);
     T.evn = 0;
-    redlock_on_error(&C, T.q[5].tag, REDLOCK_ERR_TRANSPORT);
+    fail_to(2, "EVALSHA", REDLOCK_ERR_TRANSPORT);
     ev = last_ev(REDLOCK_EV_VOTE);
     CHECK(ev && ev->op == REDLOCK_OP_UPGRADE && ev->node == 2 && ev->attempt == 1);
     ev = last_ev(REDLOCK_EV_RETRY);
@@ -486,8 +486,8 @@ static void test_rw_upgrade_events(void) {
     run_until_sent(7);
     CHECK_EQ(T.qn, 8);                              /* nodes 1 and 2 */
     T.fail_send_node = -1;
-    redlock_on_error(&C, T.q[6].tag, REDLOCK_ERR_NODE_TIMEOUT);
-    redlock_on_error(&C, T.q[7].tag, REDLOCK_ERR_NODE_TIMEOUT);
+    fail_to(1, "EVALSHA", REDLOCK_ERR_NODE_TIMEOUT);
+    fail_to(2, "EVALSHA", REDLOCK_ERR_NODE_TIMEOUT);
     ev = last_ev(REDLOCK_EV_RETRY);
     CHECK(ev && ev->op == REDLOCK_OP_UPGRADE && ev->status == REDLOCK_ERR_OVERLOADED && ev->attempt == 2);
     for (i = 0; i < T.evn; i++)
@@ -496,7 +496,7 @@ static void test_rw_upgrade_events(void) {
     run_until_sent(8);
     CHECK_EQ(T.qn, 11);
     T.now += 4000;
-    for (k = 8; k < 11; k++) redlock_on_error(&C, T.q[k].tag, REDLOCK_ERR_TRANSPORT);
+    for (k = 8; k < 11; k++) fail(k, REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_UPGRADE);
     CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_NO_QUORUM);
@@ -508,12 +508,12 @@ static void test_rw_upgrade_events(void) {
     /* one node, one attempt: the upgrade's OK result, from its call */
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     T.now += 9000;
     called = T.now;
     redlock_upgrade(&L);
     T.now += 1500;
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
     CHECK_EQ(T.res.r[T.res.n - 1].votes, 1);
@@ -530,19 +530,19 @@ static void test_rw_upgrade_validity_at_start(void) {
     int k;
     setup_rw(3, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     until = redlock_lock_valid_until(&L);
     T.now += 300000;
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), until);
-    for (k = 3; k < 6; k++) redlock_on_error(&C, T.q[k].tag, REDLOCK_ERR_TRANSPORT);
+    for (k = 3; k < 6; k++) fail(k, REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(redlock_lock_valid_until(&L), until);  /* no quorum: nothing renewed */
     teardown();
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_extend(&L, 5000);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     T.now += 1000;
     t1 = T.now;
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
@@ -564,22 +564,22 @@ static void test_rw_upgrade_result_after_deinit(void) {
     o.retry_count = -1;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     T.deinit_on_send = "EVAL ";                     /* the settle: EVAL of set-mode */
     T.scribble_on_send = 1;
-    num(1, 0);                                      /* refused, no retry left */
+    num_to(0, "EVALSHA", 0);                                      /* refused, no retry left */
     CHECK(T.deinit_on_send == NULL);                /* the settle went out */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     redlock_client_deinit(&C);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     T.deinit_on_result = 1;
     T.scribble_on_result = 1;
-    num(1, -1);                                     /* the entry is gone: lost */
+    num_to(0, "EVALSHA", -1);                                     /* the entry is gone: lost */
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_UPGRADE);
     CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_QUORUM_LOST);
@@ -600,17 +600,17 @@ static void test_rw_upgrade_after_noscript(void) {
     o.access = REDLOCK_ACCESS_UPDATE;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
-    rep(1, REDLOCK_REPLY_ERROR, 0, "NOSCRIPT No matching script.");
+    err_to(0, "EVALSHA", "NOSCRIPT No matching script.");
     snprintf(expect, sizeof expect, "EVAL %s 1 res %s 1000 200", redlock_rw_upgrade_script(), redlock_lock_token(&L));
     CHECK_STR(T.q[2].cmd, expect);
-    num(2, 0);
+    num_to(0, "EVAL", 0);
     CHECK(last_ev(REDLOCK_EV_RETRY) && last_ev(REDLOCK_EV_RETRY)->status == REDLOCK_ERR_LOCKED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     run_until_sent(3);
     CHECK(starts(3, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     done = T.now;
     CHECK_EQ(T.qn, 4);
@@ -632,25 +632,25 @@ static void test_rw_downgrade_release_elapsed(void) {
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_NOT_HELD);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_NOT_HELD);
     redlock_acquire(&L);
-    num(0, 1); num(1, 1); num(2, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
     T.now += 300000;
     called = T.now;
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     T.now += 2000;
-    num(3, 1); num(4, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
     CHECK_EQ(T.res.r[T.res.n - 1].votes, 2);
     CHECK_EQ(redlock_lock_pending(&L), 1);          /* node 2's answer still out */
-    num(5, 1);                                      /* comes quietly: no second result */
+    num_to(2, "EVALSHA", 1);                                      /* comes quietly: no second result */
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     T.now += 100000;
     called = T.now;
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     T.now += 3000;
-    num(6, 1); num(7, 1);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
     CHECK(last_ev(REDLOCK_EV_RELEASED) != NULL);
@@ -662,7 +662,7 @@ static void test_rw_downgrade_release_elapsed(void) {
     teardown();
     setup_n(1, 0, 1000);                            /* a plain lock has no mode to change */
     redlock_acquire(&L);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_INVALID);
@@ -682,31 +682,31 @@ static void test_rw_calls_busy(void) {
     int k;
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     teardown();
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);     /* the extend is over */
-    num(2, 0);                                      /* readers: waits for the retry */
+    num_to(0, "EVALSHA", 0);                                      /* readers: waits for the retry */
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_CANCELLED);
-    num(3, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    num(4, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     advance_to(T.now + 200000);                     /* past the cancelled upgrade's retry */
     CHECK_EQ(T.qn, 5);
@@ -718,16 +718,16 @@ static void test_rw_calls_busy(void) {
     o.access = REDLOCK_ACCESS_UPDATE;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     run_until_sent(1);
     CHECK(starts(1, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 "));
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 2);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     run_until_sent(2);
     k = T.qn - 1;
     CHECK(starts(k, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
-    num(k, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     teardown();
 }
@@ -752,7 +752,7 @@ static void test_rw_mark_life_with_jitter(void) {
     o.access = REDLOCK_ACCESS_UPDATE;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
     snprintf(expect, sizeof expect, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res %s 1000 230", redlock_lock_token(&L));
     CHECK_STR(T.q[1].cmd, expect);
@@ -767,7 +767,7 @@ static void test_rw_max_nodes(void) {
     int k, before, pass;
     setup_rw(REDLOCK_MAX_NODES, REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    for (k = 0; k < T.qn; k++) num(k, 1);
+    for (k = 0; k < T.qn; k++) num_to(k, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     for (pass = 0; pass < 2; pass++) {

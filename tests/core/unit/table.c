@@ -343,19 +343,19 @@ static void test_turns_wait_in_line(void) {
     CHECK_EQ(redlock_lock_state(&lk[3]), REDLOCK_STATE_ACQUIRING);
     CHECK_EQ(T.timer, t0 + 50000);               /* the running rounds' deadline only */
     T.now = t0 + 20000;
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(T.timer, T.now);                    /* a turn is free: handed on now */
     CHECK_EQ(T.qn, 2);
     redlock_on_timer(&C);
     CHECK_EQ(T.qn, 3);
     CHECK(cmd_of(2, &lk[2]));
-    ok(1);
+    ok_to(0, "SET");
     redlock_on_timer(&C);
     CHECK_EQ(T.qn, 4);
     CHECK(cmd_of(3, &lk[3]));
     t1 = T.now;
     advance_to(t0 + 60000);                      /* their rounds' deadline has not come */
-    ok(2); ok(3);
+    ok_to(0, "SET"); ok_to(0, "SET");
     for (i = 0; i < 4; i++) CHECK_EQ(redlock_lock_state(&lk[i]), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_valid_until(&lk[3]), t1 + 10000 * 1000 - 100000 - 2000);
     /* releases of 3, 1, 0, 2, in that order */
@@ -368,10 +368,10 @@ static void test_turns_wait_in_line(void) {
     num(5, 1);
     redlock_on_timer(&C);
     CHECK(T.qn == 7 && cmd_of(6, &lk[0]));
-    num(4, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_on_timer(&C);
     CHECK(T.qn == 8 && cmd_of(7, &lk[2]));
-    num(6, 1); num(7, 1);
+    num_to(0, "EVALSHA", 1); num_to(0, "EVALSHA", 1);
     CHECK_EQ(T.res.n, 8);
     for (i = 0; i < T.res.n; i++) CHECK_EQ(T.res.r[i].status, REDLOCK_OK);
     for (i = 0; i < 4; i++) redlock_lock_deinit(&lk[i]);
@@ -397,7 +397,7 @@ static void test_turns_held_first(void) {
         CHECK_EQ(redlock_lock_init(&lk[0], &C, &o), REDLOCK_OK);
     }
     redlock_acquire(&lk[0]);
-    ok(0);
+    ok_to(0, "SET");
     due = redlock_next_deadline(&C);             /* its first renewal */
     T.now = due - 100000;
     redlock_acquire(&lk[1]);                     /* takes the turn: command 1 */
@@ -407,10 +407,10 @@ static void test_turns_held_first(void) {
     CHECK_EQ(T.qn, 2);
     CHECK_EQ(T.timer, redlock_lock_valid_until(&lk[0])); /* (before lk[1]'s node timeout) */
     T.now = due + 10000;
-    ok(1);
+    ok_to(0, "SET");
     redlock_on_timer(&C);
     CHECK(T.qn == 3 && cmd_of(2, &lk[0]) && starts(2, "EVALSHA")); /* the renewal, not lk[2]'s SET */
-    num(2, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_on_timer(&C);
     CHECK(T.qn == 4 && cmd_of(3, &lk[2]) && starts(3, "SET"));    /* unanswered: the turn stays taken */
     until = redlock_lock_valid_until(&lk[0]);
@@ -446,7 +446,7 @@ static void test_turns_renewal_waits_across_cap(void) {
     CHECK_EQ(redlock_lock_init(&lk[0], &C, &o), REDLOCK_OK);
     t0 = T.now;
     redlock_acquire(&lk[0]);
-    ok(0);
+    ok_to(0, "SET");
     until = redlock_lock_valid_until(&lk[0]);
     CHECK_EQ(until, t0 + 3000000 - 30000 - 2000);
     due = redlock_next_deadline(&C);             /* its first renewal, inside the cap */
@@ -457,7 +457,7 @@ static void test_turns_renewal_waits_across_cap(void) {
     CHECK_EQ(T.qn, 2);
     CHECK(redlock_lock_pending(&lk[0]));
     T.now = t0 + 1600000;                        /* past the cap */
-    ok(1);
+    ok_to(0, "SET");
     redlock_on_timer(&C);                        /* the turn comes: the renewal is dropped */
     CHECK_EQ(T.qn, 2);
     CHECK(!redlock_lock_pending(&lk[0]));
@@ -469,23 +469,23 @@ static void test_turns_renewal_waits_across_cap(void) {
     CHECK_EQ(redlock_lock_state(&lk[0]), REDLOCK_STATE_LOST);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_HOLD_LIMIT);
     CHECK(T.qn == 3 && cmd_of(2, &lk[0]) && starts(2, "EVAL ")); /* the cleanup */
-    num(2, 1);
+    num_to(0, "EVAL", 1);
     /* again, held past the cap: the user's extend waits, then goes out */
     t0 = T.now;
     redlock_acquire(&lk[0]);
-    ok(3);
+    ok_to(0, "SET");
     T.now = t0 + 1600000;
     CHECK_EQ(redlock_release(&lk[1]), REDLOCK_OK); /* takes the turn: command 4 */
     CHECK_EQ(redlock_extend(&lk[0], 1000), REDLOCK_OK);
     CHECK_EQ(T.qn, 5);
     CHECK_EQ(redlock_lock_valid_until(&lk[0]), T.now + 1000000 - 10000 - 2000); /* cut at the call */
     T.now += 40000;
-    num(4, 1);
+    num_to(0, "EVALSHA", 1);
     turn = T.now;
     redlock_on_timer(&C);
     CHECK(T.qn == 6 && cmd_of(5, &lk[0]) && starts(5, "EVALSHA"));
     T.now += 1000;
-    num(5, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&lk[0]), turn + 1000000 - 10000 - 2000);
     redlock_lock_deinit(&lk[0]);
@@ -502,7 +502,7 @@ static void test_turns_deinit_sends_waiting_release(void) {
     char token[REDLOCK_TOKEN_LEN + 1];
     setup_turns(1, 50, lk, 3, 10000, 0);
     redlock_acquire(&lk[0]);
-    ok(0);
+    ok_to(0, "SET");
     memcpy(token, redlock_lock_token(&lk[0]), sizeof token);
     redlock_acquire(&lk[1]);                     /* the turn: command 1 */
     CHECK_EQ(redlock_release(&lk[0]), REDLOCK_OK);
@@ -513,8 +513,8 @@ static void test_turns_deinit_sends_waiting_release(void) {
     CHECK(starts(2, "EVALSHA") && strstr(T.q[2].cmd, token) != NULL);
     redlock_lock_deinit(&lk[2]);
     CHECK_EQ(T.qn, 3);
-    num(2, 1);                                   /* ignored */
-    ok(1);
+    num_to(0, "EVALSHA", 1);                                   /* ignored */
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&lk[1]), REDLOCK_STATE_HELD);
     CHECK_EQ(T.res.n, 2);                        /* lk[0]'s and lk[1]'s acquire */
     redlock_lock_deinit(&lk[1]);
@@ -532,11 +532,11 @@ static void test_turns_window_adapts(void) {
     for (i = 0; i < 60; i++) redlock_acquire(&lk[i]);
     CHECK_EQ(T.qn, 16);
     T.now += 1000;
-    for (i = 0; i < 16; i++) ok(i);              /* fast: one more turn */
+    for (i = 0; i < 16; i++) ok_to(0, "SET");              /* fast: one more turn */
     redlock_on_timer(&C);
     CHECK_EQ(T.qn, 16 + 17);
     T.now += 30000;
-    for (i = 16; i < 33; i++) ok(i);             /* 30 ms: more than half of 50: halved */
+    for (i = 16; i < 33; i++) ok_to(0, "SET");             /* 30 ms: more than half of 50: halved */
     redlock_on_timer(&C);
     CHECK_EQ(T.qn, 33 + 8);
     for (i = 0; i < 41; i++) CHECK_EQ(redlock_lock_state(&lk[i]), i < 33 ? REDLOCK_STATE_HELD : REDLOCK_STATE_ACQUIRING);
@@ -766,7 +766,7 @@ static void test_lock_numbers_wrap(void) {
     base_opts(&o, 1000, 0);
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
@@ -844,7 +844,7 @@ static void test_stale_tag_one_wrap_later(void) {
     }
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
     CHECK_EQ(T.res.n, 0);
-    ok(0);
+    ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     teardown();
