@@ -54,7 +54,7 @@ static void test_key_left_clobbered_node(void) {
     snprintf(ours, sizeof ours, "%s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
     num_to(0, "SETNX", 1);
     num_to(1, "SETNX", 0);
-    CHECK_STR(T.q[3].cmd, "GET res");
+    expect_sent(1, "GET res");
     str_to(1, "GET", expired);
     CHECK(starts(4, "GETSET res ") && T.q[4].node == 1);
     str_to(1, "GETSET", winner);   /* someone else took it over first */
@@ -175,7 +175,7 @@ static void test_key_left_unanswered_getset(void) {
     redlock_acquire(&L);
     num_to(0, "SETNX", 0);
     str_to(0, "GET", legacy_value(1600000000000LL, OTHER_TOKEN));
-    CHECK(starts(2, "GETSET res "));
+    expect_starts(0, "GETSET res ");
     advance_to(T.now + 50000);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
     CHECK_STR(T.q[3].cmd, "GET res");

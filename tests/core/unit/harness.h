@@ -286,6 +286,28 @@ static int addressed(int node, const char *verb) {
     CHECK(k >= 0);
     return k;
 }
+/* The index of node's oldest command without an answer, or -1. */
+static int next_to(int node) {
+    int k;
+    for (k = 0; k < T.qn; k++)
+        if (T.q[k].node == node && !T.q[k].answered) return k;
+    return -1;
+}
+static const char *next_cmd(int node) {
+    int k = next_to(node);
+    return k < 0 ? "(nothing waits)" : T.q[k].cmd;
+}
+/* Node's oldest command waiting for an answer is exactly cmd / starts with
+   prefix. Macros, so that a failure names the test's line. */
+#define expect_sent(node, cmd) CHECK_STR(next_cmd(node), cmd)
+#define expect_starts(node, prefix) CHECK(starts(next_to(node), prefix))
+#ifdef UNIT_TRACE
+static int site_cmd(int id, int k) {
+    fprintf(stderr, "CMD %d k=%d node=%d next=%d\n", id, k, k >= 0 && k < T.qn ? T.q[k].node : -9,
+            k >= 0 && k < T.qn && next_to(T.q[k].node) == k);
+    return 0;
+}
+#endif
 /* Replies to node's command verb (see above). */
 static void reply(int node, const char *verb, redlock_reply_type type, long long integer, const char *str) {
     int k = addressed(node, verb);
@@ -304,7 +326,7 @@ static void fail_to(int node, const char *verb, int status) {
     int k = addressed(node, verb);
     if (k >= 0) fail(k, status);
 }
-static int starts(int k, const char *p) { return k < T.qn && strncmp(T.q[k].cmd, p, strlen(p)) == 0; }
+static int starts(int k, const char *p) { return k >= 0 && k < T.qn && strncmp(T.q[k].cmd, p, strlen(p)) == 0; }
 static void advance_to(int64_t t) { T.now = t; redlock_on_timer(&C); }
 /* Fires timers until command k has been sent (or nothing is pending). */
 static void run_until_sent(int k) {
@@ -450,14 +472,13 @@ static int fixed_random(void *u, void *buf, size_t len) {
 
 /* Makes node 0 a node without scripts: an extend to the lock's ttl is answered NOPERM, then GET / PEXPIRE. */
 static void make_noscript(void) {
-    int k = T.qn;
     char tok[REDLOCK_TOKEN_LEN + 1];
     strcpy(tok, redlock_lock_token(&L));
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
-    CHECK_STR(T.q[k + 1].cmd, "GET res");
+    expect_sent(0, "GET res");
     str_to(0, "GET", tok);
-    CHECK(starts(k + 2, "PEXPIRE res "));
+    expect_starts(0, "PEXPIRE res ");
     num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
 }

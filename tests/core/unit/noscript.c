@@ -7,22 +7,22 @@ static void test_auto_noscript(void) {
     ok_to(0, "SET");
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOPERM User u has no permissions to run the 'evalsha' command");
-    CHECK_STR(T.q[2].cmd, "GET res");
+    expect_sent(0, "GET res");
     strcpy(tok, redlock_lock_token(&L));
     str_to(0, "GET", tok);
-    CHECK_STR(T.q[3].cmd, "DEL res");
+    expect_sent(0, "DEL res");
     num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO); /* SET NX PX still used */
     /* extend without scripts: GET, PEXPIRE */
     redlock_acquire(&L);
-    CHECK(starts(4, "SET res"));
+    expect_starts(0, "SET res");
     ok_to(0, "SET");
     strcpy(tok, redlock_lock_token(&L));
     redlock_extend(&L, 0);
-    CHECK_STR(T.q[5].cmd, "GET res");
+    expect_sent(0, "GET res");
     str_to(0, "GET", tok);
-    CHECK_STR(T.q[6].cmd, "PEXPIRE res 1000");
+    expect_sent(0, "PEXPIRE res 1000");
     num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     teardown();
@@ -39,9 +39,9 @@ static void test_noscript_release_after_lengthening_extend(void) {
     t1 = T.now;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
     err_to(0, "EVALSHA", "ERR unknown command 'evalsha'");
-    CHECK_STR(T.q[2].cmd, "GET res");
+    expect_sent(0, "GET res");
     str_to(0, "GET", redlock_lock_token(&L));
-    CHECK_STR(T.q[3].cmd, "PEXPIRE res 5000");
+    expect_sent(0, "PEXPIRE res 5000");
     num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), t1 + 5000000 - drift_us(5000, 0));
@@ -55,9 +55,9 @@ static void test_noscript_release_after_lengthening_extend(void) {
     make_noscript();
     T.now = t0 + 100000;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
-    CHECK_STR(T.q[4].cmd, "GET res");
+    expect_sent(0, "GET res");
     str_to(0, "GET", redlock_lock_token(&L));
-    CHECK_STR(T.q[5].cmd, "PEXPIRE res 5000");
+    expect_sent(0, "PEXPIRE res 5000");
     num_to(0, "PEXPIRE", 1);
     CHECK_EQ(release_at(t0 + 4000000, 0), 1);
     teardown();
@@ -77,9 +77,9 @@ static void test_noscript_release_after_shortening_extend(void) {
         CHECK_EQ(redlock_extend(&L, 1000), REDLOCK_OK);
         bound = t1 + 1000000 - drift_us(1000, 0);
         CHECK_EQ(redlock_lock_valid_until(&L), bound);      /* cut at once */
-        CHECK_STR(T.q[4].cmd, "GET res");
+        expect_sent(0, "GET res");
         str_to(0, "GET", redlock_lock_token(&L));
-        CHECK_STR(T.q[5].cmd, "PEXPIRE res 1000");
+        expect_sent(0, "PEXPIRE res 1000");
         if (pass < 2) {
             num_to(0, "PEXPIRE", 1);
             CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
@@ -104,7 +104,7 @@ static void test_noscript_bound_before_pexpire(void) {
     make_noscript();
     T.now = t0 + 100000;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
-    CHECK_STR(T.q[4].cmd, "GET res");
+    expect_sent(0, "GET res");
     advance_to(t0 + 150000);              /* never answered */
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 1000000 - drift_us(1000, 0));
@@ -119,7 +119,7 @@ static void test_noscript_bound_before_pexpire(void) {
     CHECK_EQ(redlock_extend(&L, 100), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), t1 + 100000 - drift_us(100, 0));
     str_to(0, "GET", redlock_lock_token(&L));
-    CHECK_STR(T.q[5].cmd, "PEXPIRE res 100");
+    expect_sent(0, "PEXPIRE res 100");
     num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -155,7 +155,7 @@ static void test_noscript_other_token_not_ours(void) {
    and sends the GET, whose index is returned. */
 static int noscript_get(void) {
     err_to(0, "EVALSHA", "NOPERM no permissions to run the 'evalsha' command");
-    CHECK(starts(T.qn - 1, "GET res"));
+    expect_starts(0, "GET res");
     return T.qn - 1;
 }
 
@@ -188,7 +188,7 @@ static void test_noscript_long_ttl_release(void) {
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     noscript_get();
     str_to(0, "GET", redlock_lock_token(&L));
-    CHECK(starts(T.qn - 1, "DEL res"));
+    expect_starts(0, "DEL res");
     num_to(0, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
@@ -212,7 +212,7 @@ static void test_noscript_long_dead_node(void) {
         for (k = first; k < first + 3; k++) {
             if (T.q[k].node != 0) { num(k, 1); continue; }
             if (round == 1) noscript_get();
-            else CHECK(starts(k, "GET res"));
+            else expect_starts(0, "GET res");
             if (round < 5) { err_to(0, "GET", "ERR busy"); continue; }
             str_to(0, "GET", redlock_lock_token(&L));
             CHECK(!starts(T.qn - 1, "PEXPIRE"));
@@ -249,7 +249,7 @@ static void test_noscript_acquire_bound(void) {
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     noscript_get();
     str_to(0, "GET", redlock_lock_token(&L));
-    CHECK(starts(T.qn - 1, "DEL res"));
+    expect_starts(0, "DEL res");
     teardown();
 }
 
