@@ -506,6 +506,8 @@ static void test_validity_zero_unless_held(void) {
     teardown();
 }
 
+/* Proves: a timer that fires early (one-shot timers may) is armed again
+   with the deadline that remains, even though it did not change. */
 static void test_early_timer_rearmed(void) {
     int64_t d;
     setup_n(1, 0, 1000);

@@ -32,11 +32,65 @@ static void test_api_misuse(void) {
     CHECK_EQ(redlock_release(&L), REDLOCK_ERR_DETACHED);
 }
 
+/* Reactions of the tests below, inside on_result or inside send. */
+static void release_when_acquired(redlock_lock *lk, const redlock_result *r) {
+    if (r->op == REDLOCK_OP_ACQUIRE && r->status == REDLOCK_OK) redlock_release(lk);
+}
+static void deinit_in_result(redlock_lock *lk, const redlock_result *r) {
+    (void)r;
+    redlock_lock_deinit(lk);
+}
+static void deinit_when_lost(redlock_lock *lk, const redlock_result *r) {
+    if (r->op == REDLOCK_OP_LOST) redlock_lock_deinit(lk);
+}
+/* ... and its memory overwritten, as if freed and reused */
+static void free_when_lost(redlock_lock *lk, const redlock_result *r) {
+    if (r->op != REDLOCK_OP_LOST) return;
+    redlock_lock_deinit(lk);
+    memset(lk, 0xAA, sizeof *lk);
+}
+static void deinit_at_extend(redlock_lock *lk, const redlock_result *r) {
+    if (r->op == REDLOCK_OP_EXTEND) redlock_lock_deinit(lk);
+}
+static void acquire_after_failure(redlock_lock *lk, const redlock_result *r) {
+    if (r->op != REDLOCK_OP_ACQUIRE || r->status == REDLOCK_OK) return;
+    T.on_result = NULL;
+    T.rc = redlock_acquire(lk);
+}
+static void acquire_after_failed_extend(redlock_lock *lk, const redlock_result *r) {
+    if (r->op != REDLOCK_OP_EXTEND || r->status == REDLOCK_OK) return;
+    T.on_result = NULL;
+    T.rc = redlock_acquire(lk);
+}
+static void acquire_when_lost(redlock_lock *lk, const redlock_result *r) {
+    if (r->op != REDLOCK_OP_LOST) return;
+    T.on_result = NULL;
+    T.rc = redlock_acquire(lk);
+}
+/* The lock initialised again (a 1 s lock on "res") by its first acquire's result. */
+static void reinit_when_acquired(redlock_lock *lk, const redlock_result *r) {
+    redlock_lock_opts o;
+    if (r->op != REDLOCK_OP_ACQUIRE) return;
+    T.on_result = NULL;
+    base_opts(&o, 1000, 0);
+    T.rc = redlock_lock_init(lk, T.client, &o);
+}
+/* The first EVALSHA or EVAL sent deinitialises L. */
+static void deinit_L_at_eval_any(const char *cmd) {
+    if (first_sent(cmd, "EVAL")) redlock_lock_deinit(&L);
+}
+static void deinit_L_at_eval(const char *cmd) {
+    if (first_sent(cmd, "EVAL ")) redlock_lock_deinit(&L);
+}
+static void deinit_L_at_set(const char *cmd) {
+    if (first_sent(cmd, "SET ")) redlock_lock_deinit(&L);
+}
+
 static void test_callbacks_reenter(void) {
     /* release from inside on_result, with a synchronous transport */
     setup_n(3, 0, 1000);
     T.sync = sync_ok;
-    T.release_on_acquired = 1;
+    T.on_result = release_when_acquired;
     redlock_acquire(&L);
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_RELEASE);
@@ -44,7 +98,7 @@ static void test_callbacks_reenter(void) {
     teardown();
     /* deinit from inside on_result: no further callbacks, no crash */
     setup_n(3, 0, 1000);
-    T.deinit_on_result = 1;
+    T.on_result = deinit_in_result;
     redlock_acquire(&L);
     ok_to(0, "SET"); ok_to(1, "SET");
     CHECK_EQ(T.res.n, 1);
@@ -53,8 +107,8 @@ static void test_callbacks_reenter(void) {
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     teardown();
 }
-/* The one-command undo / cleanup: the release script itself, not EVALSHA. */
-/* The undo of a failed attempt: no flag, nothing published. */
+/* The one-command undo of a failed attempt: the release script itself, not
+   EVALSHA; no flag, nothing published. */
 static const char *release_eval(const char *token) {
     static char buf[400];
     snprintf(buf, sizeof buf, "EVAL %s 1 res %s", redlock_release_script(), token);
@@ -66,7 +120,7 @@ static void test_defect3_rollback_sent_before_on_result_deinit(void) {
     char tok[REDLOCK_TOKEN_LEN + 1];
     int k;
     setup_no_retry(3, 0, 1000);
-    T.deinit_on_result = 1;
+    T.on_result = deinit_in_result;
     redlock_acquire(&L);
     strcpy(tok, redlock_lock_token(&L));
     nil_to(0, "SET");
@@ -101,14 +155,14 @@ static void test_defect3_reacquire_waits_for_rollback(void) {
     int k, pass;
     for (pass = 0; pass < 2; pass++) {    /* the undo ends by answers, then by node timeout */
         setup_no_retry(3, 0, 1000);
-        T.reacquire_on_fail = 1;
+        T.on_result = acquire_after_failure;
         redlock_acquire(&L);
         strcpy(old, redlock_lock_token(&L));
         nil_to(0, "SET");
         nil_to(1, "SET");
         CHECK_EQ(T.res.n, 1);
         CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_LOCKED);
-        CHECK_EQ(T.reacquire_rc, REDLOCK_OK);
+        CHECK_EQ(T.rc, REDLOCK_OK);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
         CHECK(redlock_lock_pending(&L) != 0);
         CHECK_EQ(T.qn, 6);                /* the undo with the old token, no SET yet */
@@ -139,7 +193,7 @@ static void test_defect3_reacquire_waits_for_rollback(void) {
 static void test_defect3_cleanup_sent_before_lost_deinit(void) {
     char tok[REDLOCK_TOKEN_LEN + 1];
     setup_n(1, 0, 1000);
-    T.deinit_on_lost = 1;
+    T.on_result = deinit_when_lost;
     redlock_acquire(&L);
     ok_to(0, "SET");
     strcpy(tok, redlock_lock_token(&L));
@@ -162,8 +216,7 @@ static void test_call_after_lost_freed(void) {
     for (call = 0; call < 4; call++) {
         int rc = 0;
         setup_n(1, 0, 1000);
-        T.deinit_on_lost = 1;
-        T.scribble_on_lost = 1;
+        T.on_result = free_when_lost;
         redlock_acquire(&L);
         ok_to(0, "SET");
         T.now = redlock_lock_valid_until(&L); /* no timer call: the next call settles it */
@@ -177,7 +230,7 @@ static void test_call_after_lost_freed(void) {
         CHECK_EQ(T.res.n, 2);
         CHECK_EQ(T.res.r[1].op, REDLOCK_OP_LOST);
         CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
-        T.deinit_on_lost = T.scribble_on_lost = 0;
+        T.on_result = NULL;
         memset(&L, 0, sizeof L);
         redlock_client_deinit(&C);
     }
@@ -224,12 +277,11 @@ static void test_defect8_reinit_in_on_result(void) {
     redlock_lock_opts o;
     redlock_lock L2;
     setup_n(3, 0, 1000);
-    base_opts(&T.reinit_opts, 1000, 0);
-    T.reinit_on_acquire = 1;
+    T.on_result = reinit_when_acquired;
     redlock_acquire(&L);
     ok_to(0, "SET"); ok_to(1, "SET");                         /* acquired: on_result re-initialises L */
     CHECK_EQ(T.res.n, 1);
-    CHECK_EQ(T.reinit_rc, REDLOCK_OK);
+    CHECK_EQ(T.rc, REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
@@ -552,7 +604,7 @@ static void test_tag_node_odd_tags(void) {
 /* Proves: a lock deinitialised inside send (the undo, or the cleanup after LOST) gets no further on_result. */
 static void test_deinit_inside_send_no_more_results(void) {
     setup_no_retry(1, 0, 1000);
-    T.deinit_on_send = "EVAL";
+    T.on_send = deinit_L_at_eval_any;
     redlock_acquire(&L);
     nil_to(0, "SET");
     CHECK_EQ(T.qn, 2);                    /* the undo went out ... */
@@ -563,7 +615,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
     ok_to(0, "SET");
-    T.deinit_on_send = "EVAL";
+    T.on_send = deinit_L_at_eval_any;
     advance_to(redlock_lock_valid_until(&L));
     CHECK_EQ(T.qn, 2);
     CHECK_EQ(T.res.n, 1);                 /* no LOST after deinit */
@@ -575,7 +627,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     redlock_acquire(&L);
     ok_to(0, "SET");
     T.now = redlock_lock_valid_until(&L) - 10;
-    T.deinit_on_extend = 1;
+    T.on_result = deinit_at_extend;
     redlock_extend(&L, 0);
     advance_to(T.now + 10);
     CHECK_EQ(T.res.n, 2);
@@ -592,10 +644,10 @@ static void test_acquire_in_failed_extend_result(void) {
     redlock_acquire(&L);
     ok_to(0, "SET");
     T.now = redlock_lock_valid_until(&L) - 10;
-    T.acquire_on_extend = 1;
+    T.on_result = acquire_after_failed_extend;
     redlock_extend(&L, 0);
     advance_to(T.now + 10);
-    CHECK_EQ(T.acquire_rc, REDLOCK_OK);
+    CHECK_EQ(T.rc, REDLOCK_OK);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
     CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_EXPIRED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
@@ -693,8 +745,6 @@ static void test_deinit_in_result_never_written_again(void) {
     }
 }
 
-/* Proves: a timer that fires early (one-shot timers may) is armed again
-   with the deadline that remains, even though it did not change. */
 /* Proves: a lock deinitialised inside send while its LOST cleanup goes out
    is never written again, and its LOST result is not reported. */
 static void test_deinit_in_cleanup_send(void) {
@@ -702,8 +752,7 @@ static void test_deinit_in_cleanup_send(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
     ok_to(0, "SET");
-    T.deinit_on_send = "EVAL ";
-    T.scribble_on_send = 1;
+    T.on_send = free_L_at_eval;
     advance_to(redlock_lock_valid_until(&L));
     CHECK(all_bytes(&L, sizeof L, 0xAA));
     CHECK_EQ(T.res.n, 1);
@@ -728,8 +777,7 @@ static void test_deinit_in_undo_send(void) {
     o.on_result = t_result;
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
     redlock_acquire(&L);
-    T.deinit_on_send = "EVAL ";
-    T.scribble_on_send = 1;
+    T.on_send = free_L_at_eval;
     nil_to(0, "SET");
     CHECK(all_bytes(&L, sizeof L, 0xAA));
     CHECK_EQ(T.res.n, 0);
@@ -751,7 +799,7 @@ static void test_settle_deinit_in_cleanup_send(void) {
     ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     q0 = T.qn;
     T.now = redlock_lock_valid_until(&L) + 1;
-    T.deinit_on_send = "EVAL ";
+    T.on_send = deinit_L_at_eval;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_ERR_DETACHED);
     CHECK_EQ(T.qn, q0 + 1);                       /* the first clean-up command only */
     expect_starts(0, "EVAL ");
@@ -767,10 +815,10 @@ static void test_settle_deinit_in_cleanup_send(void) {
     q0 = T.qn;
     T.now = redlock_lock_valid_until(&L) + 1;
     T.sync = sync_ok;
-    T.acquire_on_lost = 1;
-    T.deinit_on_send = "SET ";
+    T.on_result = acquire_when_lost;
+    T.on_send = deinit_L_at_set;
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_DETACHED);
-    CHECK_EQ(T.acquire_rc, REDLOCK_OK);
+    CHECK_EQ(T.rc, REDLOCK_OK);
     CHECK_EQ(T.qn, q0 + 2);                       /* the clean-up, then the SET */
     CHECK(starts(q0, "EVAL ") && starts(q0 + 1, "SET "));
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);

@@ -62,19 +62,13 @@ static struct {
     results res;
     redlock_event ev[256];
     int evn;
-    int deinit_on_result, release_on_acquired;
-    int deinit_on_lost;                   /* on_result deinitialises on op LOST */
-    int scribble_on_lost;                 /* ... and then overwrites the lock's memory (freed, reused) */
-    int scribble_on_result;               /* the same after any deinit in on_result */
-    int reacquire_on_fail, reacquire_rc;  /* on_result acquires again after a failed acquire */
-    int reinit_on_acquire, reinit_rc;     /* on_result re-initialises the lock (reinit_opts) */
-    redlock_lock_opts reinit_opts;
     int fail_send_rc;                     /* what send returns for fail_send_node (0: TRANSPORT) */
-    const char *deinit_on_send;           /* send deinitialises L when a command starts with this */
-    int scribble_on_send;                 /* ... and then overwrites L's memory with 0xAA */
-    int deinit_on_extend;                 /* on_result deinitialises on op EXTEND */
-    int acquire_on_extend, acquire_rc;    /* on_result acquires again on a failed op EXTEND */
-    int acquire_on_lost;                  /* ... and on LOST (its rc in acquire_rc) */
+    /* A test's own reactions, called after the bookkeeping: on_result with
+       every result of a lock set up here, on_send with every command sent.
+       A reaction that should happen once sets its pointer back to NULL. */
+    void (*on_result)(redlock_lock *lk, const redlock_result *r);
+    void (*on_send)(const char *cmd);
+    int rc;                               /* what a reaction's own call returned */
 } T;
 
 static redlock_lock L;   /* the tests' lock (defined below) */
@@ -109,11 +103,7 @@ static int t_send(void *u, int node, const redlock_command *cmd, redlock_tag tag
         off += cmd->argvlen[i];
     }
     s->cmd[off] = 0;
-    if (T.deinit_on_send && strncmp(s->cmd, T.deinit_on_send, strlen(T.deinit_on_send)) == 0) {
-        T.deinit_on_send = NULL;
-        redlock_lock_deinit(&L);
-        if (T.scribble_on_send) memset(&L, 0xAA, sizeof L);
-    }
+    if (T.on_send) T.on_send(s->cmd);
     if (T.sync) {
         redlock_reply r;
         memset(&r, 0, sizeof r);
@@ -129,28 +119,22 @@ static void t_result(redlock_lock *lk, const redlock_result *r) {
         T.res.pending[T.res.n] = redlock_lock_pending(lk);
         T.res.r[T.res.n++] = *r;
     }
-    if (T.release_on_acquired && r->op == REDLOCK_OP_ACQUIRE && r->status == REDLOCK_OK) redlock_release(lk);
-    if (T.reacquire_on_fail && r->op == REDLOCK_OP_ACQUIRE && r->status != REDLOCK_OK) {
-        T.reacquire_on_fail = 0;
-        T.reacquire_rc = redlock_acquire(lk);
-    }
-    if (T.reinit_on_acquire && r->op == REDLOCK_OP_ACQUIRE) {
-        T.reinit_on_acquire = 0;
-        T.reinit_rc = redlock_lock_init(lk, T.client, &T.reinit_opts);
-    }
-    if (T.acquire_on_extend && r->op == REDLOCK_OP_EXTEND && r->status != REDLOCK_OK) {
-        T.acquire_on_extend = 0;
-        T.acquire_rc = redlock_acquire(lk);
-    }
-    if (T.acquire_on_lost && r->op == REDLOCK_OP_LOST) {
-        T.acquire_on_lost = 0;
-        T.acquire_rc = redlock_acquire(lk);
-    }
-    if (T.deinit_on_result || (T.deinit_on_lost && r->op == REDLOCK_OP_LOST) ||
-        (T.deinit_on_extend && r->op == REDLOCK_OP_EXTEND)) {
-        redlock_lock_deinit(lk);
-        if ((T.scribble_on_lost && r->op == REDLOCK_OP_LOST) || T.scribble_on_result) memset(lk, 0xAA, sizeof *lk);
-    }
+    if (T.on_result) T.on_result(lk, r);
+}
+
+/* For a send reaction: true for the first command sent that starts with
+   prefix, and the reaction is then retired. */
+static int first_sent(const char *cmd, const char *prefix) {
+    if (strncmp(cmd, prefix, strlen(prefix)) != 0) return 0;
+    T.on_send = NULL;
+    return 1;
+}
+/* Send reaction: the first EVAL deinitialises L, whose memory is then
+   overwritten as if freed and reused. */
+static void free_L_at_eval(const char *cmd) {
+    if (!first_sent(cmd, "EVAL ")) return;
+    redlock_lock_deinit(&L);
+    memset(&L, 0xAA, sizeof L);
 }
 
 static redlock_client C;

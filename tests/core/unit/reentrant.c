@@ -307,8 +307,7 @@ static void test_reentrant_deinit_after_run_out(void) {
         CHECK_EQ(redlock_lock_pending(&L), 0);
         if (how == 2) T.sync = sync_ok;
         if (how == 3) {
-            T.deinit_on_send = "EVAL ";
-            T.scribble_on_send = 1;
+            T.on_send = free_L_at_eval;
         }
         if (how == 1) CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
         else redlock_lock_deinit(&L);

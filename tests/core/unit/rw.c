@@ -550,6 +550,14 @@ static void test_rw_upgrade_validity_at_start(void) {
     teardown();
 }
 
+/* Result reaction: the lock deinitialised and its memory overwritten, as
+   if freed and reused. */
+static void free_in_result(redlock_lock *lk, const redlock_result *r) {
+    (void)r;
+    redlock_lock_deinit(lk);
+    memset(lk, 0xAA, sizeof *lk);
+}
+
 /* Proves: a lock deinitialised while its upgrade ends is not touched again
    (no result, nothing scheduled, its memory free for reuse at once): when
    the deinit comes from the send of the failed upgrade's settle (set-mode
@@ -566,10 +574,9 @@ static void test_rw_upgrade_result_after_deinit(void) {
     redlock_acquire(&L);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
-    T.deinit_on_send = "EVAL ";                     /* the settle: EVAL of set-mode */
-    T.scribble_on_send = 1;
+    T.on_send = free_L_at_eval;                     /* the settle: EVAL of set-mode */
     num_to(0, "EVALSHA", 0);                                      /* refused, no retry left */
-    CHECK(T.deinit_on_send == NULL);                /* the settle went out */
+    CHECK(T.on_send == NULL);                       /* the settle went out */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     redlock_client_deinit(&C);
@@ -577,8 +584,7 @@ static void test_rw_upgrade_result_after_deinit(void) {
     redlock_acquire(&L);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
-    T.deinit_on_result = 1;
-    T.scribble_on_result = 1;
+    T.on_result = free_in_result;
     num_to(0, "EVALSHA", -1);                                     /* the entry is gone: lost */
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_UPGRADE);
