@@ -332,11 +332,11 @@ static void test_builtin_callbacks(void) {
    bytes per node). */
 static void test_handle_size(void) {
     printf("# sizeof(redlock_lock) %u, sizeof(redlock_client) %u, per node %u\n", (unsigned)sizeof(redlock_lock),
-           (unsigned)sizeof(redlock_client), (unsigned)sizeof(redlock__node));
+           (unsigned)sizeof(redlock_client), (unsigned)sizeof(node_state));
 #if REDLOCK_MAX_NODES == 16 && REDLOCK_MAX_KEY == 512
     CHECK(sizeof(redlock_lock) <= 512);
 #endif
-    CHECK(sizeof(redlock__node) <= 16);
+    CHECK(sizeof(node_state) <= 16);
 }
 
 static void test_key_block(void) {

@@ -232,9 +232,8 @@ static void test_event_fields(void) {
     teardown();
 }
 
-/* Proves (fails today): EV_RETRY and EV_FAILED report elapsed_us "since the round started", but
-   redlock__decide_acquire starts the undo round (which resets the round start) before filling
-   it in, so it is always 0. */
+/* Proves: EV_RETRY and EV_FAILED report elapsed_us since the failed
+   attempt's round started, not since the undo round that follows it. */
 static void test_retry_event_elapsed(void) {
     const redlock_event *ev;
     setup_n(1, 0, 1000);

@@ -15,6 +15,31 @@ static void unit_free(void *p);
 #include <stdlib.h>
 #include <unistd.h>
 
+/* ---- the core's internals the tests read ----
+   Named here only, so that a change inside redlock.h costs one edit. Field
+   macros take the struct itself (LOCK_ID(*lk)) and can be assigned to. */
+#define LOCK_ID(l) ((l)._id)
+#define LOCK_MAGIC(l) ((l)._magic)
+#define LOCK_DEADLINE(l) ((l)._deadline)       /* earliest time the lock needs the timer */
+#define LOCK_EXTENSIONS(l) ((l)._extensions)   /* successful extends of this hold */
+#define LOCK_BUCKET_NEXT(l) ((l)._bucket_next)
+#define CLIENT_TABLE(c) ((c)._table)           /* the lock table's buckets */
+#define CLIENT_TABLE_MASK(c) ((c)._table_mask)
+#define CLIENT_LOCKS(c) ((c)._locks)           /* locks filed in the table */
+#define CLIENT_NEXT_ID(c) ((c)._next_id)
+#define CLIENT_HASH_BITS(c) ((c)._hash_bits)
+#define CLIENT_MAX_ROUNDS(c) ((c)._cfg.max_rounds)
+#define tag_lock_id(tag) redlock__tag_lock_id(tag)
+#define table_find(c, id) redlock__find(c, id)
+#define table_filed(c, lk) redlock__filed(c, lk)
+typedef redlock__node node_state;              /* one node's state in the client */
+/* adapters/redlock_notify.h's set of listened keys */
+typedef redlock__notify notify_set;
+#define notify_add(n, lk) redlock__notify_add(n, lk)
+#define notify_remove(n, lk, key, len) redlock__notify_remove(n, lk, key, len)
+#define notify_message(n, key, len) redlock__notify_message(n, key, len)
+#define notify_free(n) redlock__notify_free(n)
+
 static long key_blocks;     /* live */
 static size_t last_block;   /* the size of the last one asked for */
 static int refuse_malloc;

@@ -212,7 +212,7 @@ static void test_wake_elsewhere(void) {
    subscribed when its first lock comes in and unsubscribed when its last
    goes; a message wakes only that key's waiting locks, each once. */
 static void test_notify_table(void) {
-    redlock__notify n;
+    notify_set n;
     redlock_lock other, third;
     redlock_lock_opts o;
     const char *key;
@@ -229,27 +229,27 @@ static void test_notify_table(void) {
     CHECK_EQ(redlock_lock_init(&other, &C, &o), REDLOCK_OK); /* the same key */
     o.key = "elsewhere";
     CHECK_EQ(redlock_lock_init(&third, &C, &o), REDLOCK_OK);
-    CHECK_EQ(redlock__notify_add(&n, &L), 1);      /* a new key: subscribe */
-    CHECK_EQ(redlock__notify_add(&n, &L), 0);      /* in already */
-    CHECK_EQ(redlock__notify_add(&n, &other), 0);  /* the key is listened to */
-    CHECK_EQ(redlock__notify_add(&n, &third), 1);
+    CHECK_EQ(notify_add(&n, &L), 1);      /* a new key: subscribe */
+    CHECK_EQ(notify_add(&n, &L), 0);      /* in already */
+    CHECK_EQ(notify_add(&n, &other), 0);  /* the key is listened to */
+    CHECK_EQ(notify_add(&n, &third), 1);
     CHECK_EQ((int)n.count, 3);
     /* L waits (its attempt failed, undo done); `other` and `third` are idle */
     redlock_acquire(&L);
     nil_to(0, "SET");
     num_to(0, "EVAL", 0);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
-    redlock__notify_message(&n, "elsewhere", 9);   /* another key: nothing */
+    notify_message(&n, "elsewhere", 9);   /* another key: nothing */
     CHECK_EQ(T.qn, 2);
-    redlock__notify_message(&n, "res", 3);         /* L's next attempt now */
+    notify_message(&n, "res", 3);         /* L's next attempt now */
     CHECK_EQ(T.qn, 3);
     expect_starts(0, "SET res");
-    redlock__notify_message(&n, "res", 3);         /* a copy from another node: the attempt runs */
+    notify_message(&n, "res", 3);         /* a copy from another node: the attempt runs */
     CHECK_EQ(T.qn, 3);
-    CHECK_EQ(redlock__notify_remove(&n, &other, &key, &len), 0); /* L still listens */
-    CHECK_EQ(redlock__notify_remove(&n, &L, &key, &len), 1);     /* the key's last */
+    CHECK_EQ(notify_remove(&n, &other, &key, &len), 0); /* L still listens */
+    CHECK_EQ(notify_remove(&n, &L, &key, &len), 1);     /* the key's last */
     CHECK_EQ(len, 3);
-    CHECK_EQ(redlock__notify_remove(&n, &L, &key, &len), 0);     /* gone already */
+    CHECK_EQ(notify_remove(&n, &L, &key, &len), 0);     /* gone already */
     /* the table grows past its first buckets and finds every lock again */
     {
         static redlock_lock many[40];
@@ -259,18 +259,18 @@ static void test_notify_table(void) {
             snprintf(names[i], sizeof names[i], "k%d", i % 20);
             o.key = names[i];
             CHECK_EQ(redlock_lock_init(&many[i], &C, &o), REDLOCK_OK);
-            subscribed += redlock__notify_add(&n, &many[i]);
+            subscribed += notify_add(&n, &many[i]);
         }
         CHECK_EQ(subscribed, 20);                      /* one per key */
         CHECK_EQ((int)n.count, 41);
         for (i = 0; i < 40; i++) {
-            int last = redlock__notify_remove(&n, &many[i], &key, &len);
+            int last = notify_remove(&n, &many[i], &key, &len);
             CHECK_EQ(last, i >= 20);                   /* k0..k19 each twice */
             redlock_lock_deinit(&many[i]);
         }
     }
     CHECK_EQ((int)n.count, 1);
-    redlock__notify_free(&n);
+    notify_free(&n);
     CHECK_EQ((int)n.count, 0);
     ok_to(0, "SET");
     redlock_lock_deinit(&other);

@@ -320,7 +320,7 @@ static void test_rw_upgrade_hold_cap(void) {
         CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_HOLD_LIMIT);
         CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_HOLD_LIMIT);
         if (cap == 0) CHECK(T.now <= start + 2500000);
-        else CHECK(L._extensions == 4);
+        else CHECK(LOCK_EXTENSIONS(L) == 4);
         teardown();
     }
     /* the cap reached before the call (an extend of the user's counts):

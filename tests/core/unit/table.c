@@ -75,7 +75,7 @@ static int64_t m_brute_deadline(redlock_lock *locks, int n) {
     int64_t d = REDLOCK_NO_DEADLINE;
     int i;
     for (i = 0; i < n; i++)
-        if (locks[i]._magic && locks[i]._deadline < d) d = locks[i]._deadline;
+        if (LOCK_MAGIC(locks[i]) && LOCK_DEADLINE(locks[i]) < d) d = LOCK_DEADLINE(locks[i]);
     return d;
 }
 
@@ -103,7 +103,7 @@ static void test_client_deinit_every_lock(void) {
         CHECK_EQ(redlock_lock_init(&many[i], &C, &o), REDLOCK_OK);
     }
     CHECK_EQ(key_blocks, before + 200 + 1); /* and one table: 64 entries grew to 256 */
-    CHECK_EQ(C._table_mask + 1, 256);
+    CHECK_EQ(CLIENT_TABLE_MASK(C) + 1, 256);
     redlock_client_deinit(&C);
     CHECK_EQ(key_blocks, before);
     for (i = 0; i < 200; i++) CHECK_EQ(redlock_acquire(&many[i]), REDLOCK_ERR_DETACHED);
@@ -156,7 +156,7 @@ static void test_renewals_spread(void) {
         redlock_on_timer(&c);
         for (k = 0; k < M.n; k++)
             for (i = 0; i < NL; i++)
-                if (redlock__tag_lock_id(M.tag[k]) == locks[i]._id) {
+                if (tag_lock_id(M.tag[k]) == LOCK_ID(locks[i])) {
                     if (first[i] < 0) first[i] = M.now;
                     else if (second[i] < 0) second[i] = M.now;
                 }
@@ -249,7 +249,7 @@ static void test_many_locks_table_and_heap(void) {
         for (tick = 0; tick < 40 && M.timer != REDLOCK_NO_DEADLINE; tick++) {
             int due = 0;
             int64_t at = M.timer;
-            for (i = 0; i < NL; i++) due += locks[i]._deadline <= at;
+            for (i = 0; i < NL; i++) due += LOCK_DEADLINE(locks[i]) <= at;
             M.now = at;
             redlock_on_timer(&c);
             CHECK_EQ((int)M.n, due);
@@ -292,7 +292,7 @@ static void test_many_locks_table_and_heap(void) {
         {
             uint32_t b;
             int left = 0;
-            for (b = 0; b <= c._table_mask; b++) left += c._table[b] != NULL;
+            for (b = 0; b <= CLIENT_TABLE_MASK(c); b++) left += CLIENT_TABLE(c)[b] != NULL;
             CHECK_EQ(left, 0);
         }
         redlock_client_deinit(&c);
@@ -321,7 +321,7 @@ static void setup_turns(int max_rounds, int64_t node_timeout_ms, redlock_lock *l
     }
 }
 /* Command k is for lock lk. */
-static int cmd_of(int k, const redlock_lock *lk) { return k < T.qn && redlock__tag_lock_id(T.q[k].tag) == lk->_id; }
+static int cmd_of(int k, const redlock_lock *lk) { return k < T.qn && tag_lock_id(T.q[k].tag) == LOCK_ID(*lk); }
 
 /* Proves: a client runs at most max_rounds rounds at once (2): the third
    and fourth acquire send nothing and their rounds' clocks have not
@@ -553,7 +553,7 @@ static void test_turns_config(void) {
     redlock_config_init(&cfg);
     CHECK_EQ(cfg.max_rounds, 128);
     setup_turns(0, 50, lk, 40, 10000, 0);
-    CHECK_EQ(C._cfg.max_rounds, 128);
+    CHECK_EQ(CLIENT_MAX_ROUNDS(C), 128);
     for (i = 0; i < 40; i++) redlock_lock_deinit(&lk[i]);
     teardown();
     setup_turns(-1, 50, lk, 40, 10000, 0);
@@ -602,11 +602,11 @@ static void test_stale_tag_of_freed_lock(void) {
 static size_t m_longest_chain(redlock_client *c) {
     size_t longest = 0;
     uint32_t b;
-    for (b = 0; b <= c->_table_mask; b++) {
+    for (b = 0; b <= CLIENT_TABLE_MASK(*c); b++) {
         size_t len = 0;
         redlock_lock *it;
-        for (it = c->_table[b]; it; it = it->_bucket_next, len++)
-            if (redlock__find(c, it->_id) != it || !redlock__filed(c, it)) return (size_t)-1;
+        for (it = CLIENT_TABLE(*c)[b]; it; it = LOCK_BUCKET_NEXT(*it), len++)
+            if (table_find(c, LOCK_ID(*it)) != it || !table_filed(c, it)) return (size_t)-1;
         if (len > longest) longest = len;
     }
     return longest;
@@ -634,7 +634,7 @@ static void test_lock_table_grows(void) {
     char key[32];
     if (!locks) { CHECK(0); return; }
     m_client(&c, NULL, 0);
-    CHECK_EQ(c._table_mask + 1, REDLOCK_LOCK_TABLE);
+    CHECK_EQ(CLIENT_TABLE_MASK(c) + 1, REDLOCK_LOCK_TABLE);
     memset(&o, 0, sizeof o);
     o.key = key;
     o.ttl_ms = 10000;
@@ -643,7 +643,7 @@ static void test_lock_table_grows(void) {
         CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
         CHECK_EQ(redlock_acquire(&locks[i]), REDLOCK_OK);
     }
-    CHECK_EQ(c._table_mask + 1, 8192);
+    CHECK_EQ(CLIENT_TABLE_MASK(c) + 1, 8192);
     CHECK_EQ(key_blocks, before + NL + 1); /* the keys and one table: the smaller ones were freed */
     CHECK(m_longest_chain(&c) <= 12);
     tags = (redlock_tag *)malloc(M.n * sizeof *tags);
@@ -657,12 +657,12 @@ static void test_lock_table_grows(void) {
         snprintf(key, sizeof key, "again:%d", i);
         CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
     }
-    CHECK_EQ(c._table_mask + 1, 8192);
+    CHECK_EQ(CLIENT_TABLE_MASK(c) + 1, 8192);
     for (i = NL; i < 2 * NL; i++) {
         snprintf(key, sizeof key, "more:%d", i);
         CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
     }
-    CHECK_EQ(c._table_mask + 1, 16384);
+    CHECK_EQ(CLIENT_TABLE_MASK(c) + 1, 16384);
     CHECK(m_longest_chain(&c) <= 12);
     {
         redlock_reply r;
@@ -681,7 +681,7 @@ static void test_lock_table_grows(void) {
     CHECK_EQ(idle, NL + 2000);
     for (i = 2000; i < NL; i++) CHECK_EQ(redlock_lock_state(&locks[i]), REDLOCK_STATE_HELD);
     for (i = 0; i < 2 * NL; i++) redlock_lock_deinit(&locks[i]);
-    CHECK_EQ(c._locks, 0);
+    CHECK_EQ(CLIENT_LOCKS(c), 0);
     CHECK_EQ(key_blocks, before + 1); /* the table stays until client_deinit */
     redlock_client_deinit(&c);
     CHECK_EQ(key_blocks, before);
@@ -691,8 +691,8 @@ static void test_lock_table_grows(void) {
         snprintf(key, sizeof key, "own:%d", i);
         CHECK_EQ(redlock_lock_init(&locks[i], &c, &o), REDLOCK_OK);
     }
-    CHECK(c._table == table);
-    CHECK_EQ(c._table_mask + 1, 16);
+    CHECK(CLIENT_TABLE(c) == table);
+    CHECK_EQ(CLIENT_TABLE_MASK(c) + 1, 16);
     CHECK_EQ(key_blocks, before + 3000);
     CHECK(m_longest_chain(&c) != (size_t)-1);
     redlock_client_deinit(&c);
@@ -732,8 +732,8 @@ static void test_lock_table_nomem(void) {
     CHECK_EQ(rc, REDLOCK_ERR_NOMEM);
     if (rc == REDLOCK_OK) redlock_lock_deinit(&locks[REDLOCK_LOCK_TABLE]);
     else CHECK(memcmp(&locks[REDLOCK_LOCK_TABLE], &spare, sizeof spare) == 0); /* not written */
-    CHECK_EQ(c._table_mask + 1, REDLOCK_LOCK_TABLE);
-    CHECK_EQ(c._locks, REDLOCK_LOCK_TABLE);
+    CHECK_EQ(CLIENT_TABLE_MASK(c) + 1, REDLOCK_LOCK_TABLE);
+    CHECK_EQ(CLIENT_LOCKS(c), REDLOCK_LOCK_TABLE);
     CHECK_EQ(key_blocks, before + REDLOCK_LOCK_TABLE);
     CHECK_EQ(redlock_acquire(&locks[REDLOCK_LOCK_TABLE]), REDLOCK_ERR_DETACHED);
     /* initialising a live lock again takes no room */
@@ -747,7 +747,7 @@ static void test_lock_table_nomem(void) {
     CHECK_EQ(M.n, 0);
     snprintf(key, sizeof key, "one-more");
     CHECK_EQ(redlock_lock_init(&locks[REDLOCK_LOCK_TABLE], &c, &o), REDLOCK_OK);
-    CHECK_EQ(c._table_mask + 1, 2 * REDLOCK_LOCK_TABLE);
+    CHECK_EQ(CLIENT_TABLE_MASK(c) + 1, 2 * REDLOCK_LOCK_TABLE);
     CHECK_EQ(key_blocks, before + REDLOCK_LOCK_TABLE + 2);
     CHECK_EQ(m_longest_chain(&c) != (size_t)-1, 1);
     redlock_client_deinit(&c);
@@ -762,7 +762,7 @@ static void test_lock_numbers_wrap(void) {
     redlock_lock_opts o;
     setup_n(1, 0, 1000);
     redlock_lock_deinit(&L);
-    C._next_id = (uint64_t)1 << (40 - C._hash_bits);
+    CLIENT_NEXT_ID(C) = (uint64_t)1 << (40 - CLIENT_HASH_BITS(C));
     base_opts(&o, 1000, 0);
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
@@ -787,9 +787,9 @@ static void test_live_ids_distinct_across_wrap(void) {
     o.key = "wrap";
     o.ttl_ms = 1000;
     for (i = 0; i < 3; i++) CHECK_EQ(redlock_lock_init(&lk[i], &c, &o), REDLOCK_OK);
-    c._next_id = (uint64_t)1 << 40; /* the next number wraps to the first lock's */
+    CLIENT_NEXT_ID(c) = (uint64_t)1 << 40; /* the next number wraps to the first lock's */
     CHECK_EQ(redlock_lock_init(&lk[3], &c, &o), REDLOCK_OK);
-    for (i = 0; i < 3; i++) CHECK(lk[3]._id != lk[i]._id);
+    for (i = 0; i < 3; i++) CHECK(LOCK_ID(lk[3]) != LOCK_ID(lk[i]));
     for (i = 0; i < 4; i++) CHECK_EQ(redlock_acquire(&lk[i]), REDLOCK_OK);
     CHECK_EQ(M.n, 4);
     {
@@ -823,7 +823,7 @@ static void test_stale_tag_one_wrap_later(void) {
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 1);
     old = T.q[0].tag;
-    old_id = L._id;
+    old_id = LOCK_ID(L);
     T.qn = 0;
     base_opts(&o, 1000, 0);
     for (k = 0; k < 65535; k++) {
@@ -831,7 +831,7 @@ static void test_stale_tag_one_wrap_later(void) {
         redlock_lock_deinit(&scratch);
     }
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
-    CHECK_EQ(L._id, old_id); /* the case in point */
+    CHECK_EQ(LOCK_ID(L), old_id); /* the case in point */
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 1);
     {
