@@ -1,4 +1,6 @@
-/* acquire.c - TITLE */
+/* acquire.c - acquiring: SET NX PX on every node, the quorum decided as
+   early as the votes allow, validity, retries and their jitter, the wait
+   deadline, failures to send, a synchronous transport, sixteen nodes. */
 
 static void test_acquire_single(void) {
     char expect[128];

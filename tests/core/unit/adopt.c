@@ -1,4 +1,5 @@
-/* adopt.c - TITLE */
+/* adopt.c - adopting a token acquired elsewhere (redlock_lock_adopt), and
+   token labels. */
 
 /* Proves: adopt refuses what it must, and changes nothing then. */
 static void test_adopt_errors(void) {

@@ -1,4 +1,7 @@
-/* config.c - TITLE */
+/* config.c - configuration: what client_init and lock_init refuse and
+   accept, the defaults, the ranges of millisecond settings, the built-in
+   callbacks and clocks, the script hashes, error strings, the size of a
+   handle and of its key block. */
 
 static void test_client_init_errors(void) {
     redlock_config cfg;

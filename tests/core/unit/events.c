@@ -1,4 +1,5 @@
-/* events.c - TITLE */
+/* events.c - events: the fields each event carries and the ones it leaves
+   zero, elapsed times, and EV_KEY_LEFT exactly when a key is left behind. */
 
 /* Proves: modern and no-script releases, undos and cleanups far from expiry never emit KEY_LEFT. */
 static void test_key_left_never_otherwise(void) {

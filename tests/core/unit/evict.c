@@ -1,4 +1,5 @@
-/* evict.c - TITLE */
+/* evict.c - nodes that may evict keys: what INFO tells, node state, and
+   the locks that refuse such nodes. */
 
 /* The latest result (a zeroed one if none came). */
 static const redlock_result *last_res(void) {

@@ -1,4 +1,6 @@
-/* extend.c - TITLE */
+/* extend.c - extending and the watchdog: extend's new validity (shorter
+   too), renewals on their cadence, hold caps, the lock lost by its
+   validity or by a lost quorum, and the timer that reports it. */
 
 /* Proves: a user's extend that finds the lock gone is answered before the
    LOST result, with why and with no votes (no node extended it). */

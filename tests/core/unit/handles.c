@@ -1,4 +1,7 @@
-/* handles.c - TITLE */
+/* handles.c - a handle's life: misuse of the API, detached, NULL and
+   zeroed handles, and callbacks that call back in (release, acquire,
+   re-initialise or deinitialise, even free, from inside on_result or send),
+   including locks without on_result. */
 
 static void test_api_misuse(void) {
     setup_n(1, 0, 1000);

@@ -1,5 +1,7 @@
-/* unit.c - the core driven by a scripted transport: every state transition,
-   replies delivered later and inside send, AUTO switching, bad input. */
+/* harness.h - what the unit tests share: the core built with counted
+   allocations, the scripted transport, the setups, and the helpers that
+   answer and check commands by node and verb. Included once, by unit.c. */
+
 /* The core's key blocks come through here: counted, and refused on demand. */
 #include <stddef.h>
 static void *unit_malloc(size_t n);
@@ -14,6 +16,8 @@ static void unit_free(void *p);
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <pthread.h>
 
 /* ---- the core's internals the tests read ----
    Named here only, so that a change inside redlock.h costs one edit. Field
@@ -61,6 +65,10 @@ static void unit_free(void *p) {
    header (to see the defect tests fail there). */
 static int redlock_lock_pending(const redlock_lock *lk) { (void)lk; return 0; }
 #endif
+
+/* ---- the scripted transport ----
+   Every command sent is queued as text with its node and tag; the tests
+   answer them (below), move the clock and fire the timer themselves. */
 
 #define MAXQ 256
 typedef struct sent {
@@ -165,6 +173,8 @@ static void free_L_at_eval(const char *cmd) {
 static redlock_client C;
 static redlock_lock L;
 
+/* ---- setups ---- */
+
 /* The tests' usual settings: 2 retries 100 ms apart, no jitter, defaults else. */
 static void base_config(redlock_config *cfg, int nodes) {
     redlock_config_init(cfg);
@@ -221,25 +231,64 @@ static void teardown(void) {
     redlock_client_deinit(&C);
 }
 
+static void setup_legacy(int nodes, int retry_count, int64_t ttl) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int i;
+    base_config(&cfg, nodes);
+    cfg.retry_count = retry_count;
+    for (i = 0; i < nodes; i++) cfg.mode[i] = REDLOCK_MODE_LEGACY;
+    base_opts(&o, ttl, 0);
+    setup_with(&cfg, &o);
+}
+
+static void setup_no_retry(int nodes, int watchdog, int64_t ttl) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    cfg.retry_count = -1;
+    base_opts(&o, ttl, watchdog);
+    setup_with(&cfg, &o);
+}
+
+static void setup_fenced(int nodes) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    base_opts(&o, 1000, 0);
+    o.fence = 1;
+    setup_with(&cfg, &o);
+}
+
+static void setup_rw(int nodes, redlock_access access) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    base_opts(&o, 1000, 0);
+    o.access = access;
+    setup_with(&cfg, &o);
+}
+
+static void reentrant_opts(redlock_lock_opts *o, const char *owner) {
+    base_opts(o, 1000, 0);
+    o->reentrant = 1;
+    o->owner = owner;
+}
+
+static void setup_reentrant(int nodes, const char *owner) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    base_config(&cfg, nodes);
+    reentrant_opts(&o, owner);
+    setup_with(&cfg, &o);
+}
+
 /* ---- replies by queue index ----
-   For what a node-and-verb address cannot say: a reply delivered twice, a
-   reply to a command no longer the oldest of its kind, a tag altered. */
-#ifdef UNIT_TRACE
-static int site_id;
-static int verb_is(int k, const char *verb);
-static int waiting(int node, const char *verb);
-#endif
+   For what a node-and-verb address cannot say: a reply delivered again, a
+   reply to a command that is not the oldest of its kind, one of a round's
+   commands picked by a loop. */
+
 static void answered(int k) {
-#ifdef UNIT_TRACE
-    if (site_id) {
-        char w[64];
-        size_t n = strcspn(T.q[k].cmd, " ");
-        if (n > 63) n = 63;
-        memcpy(w, T.q[k].cmd, n); w[n] = 0;
-        fprintf(stderr, "SITE %d k=%d qn=%d node=%d verb=%s oldest=%d\n", site_id, k, T.qn, k < T.qn ? T.q[k].node : -9, w, k < T.qn && waiting(T.q[k].node, w) == k);
-        site_id = 0;
-    }
-#endif
     if (k >= 0 && k < MAXQ) T.q[k].answered++;
 }
 /* Replies to queued command k. */
@@ -270,6 +319,17 @@ static void num(int k, long long v) { rep(k, REDLOCK_REPLY_INTEGER, v, NULL); }
 static void fail(int k, int status) {
     answered(k);
     redlock_on_error(&C, T.q[k].tag, status);
+}
+
+/* A reply held in a malloc'd buffer of exactly len bytes (no NUL after it),
+   so that a read past its end shows under ASan / valgrind. */
+static void rep_exact(int k, redlock_reply_type type, const char *s, size_t len) {
+    char *buf = (char *)malloc(len ? len : 1);
+    CHECK(buf != NULL);
+    if (!buf) return;
+    memcpy(buf, s, len);
+    rep_raw(k, type, buf, len);
+    free(buf);
 }
 
 /* ---- replies by node and verb ----
@@ -310,13 +370,7 @@ static const char *next_cmd(int node) {
    prefix. Macros, so that a failure names the test's line. */
 #define expect_sent(node, cmd) CHECK_STR(next_cmd(node), cmd)
 #define expect_starts(node, prefix) CHECK(starts(next_to(node), prefix))
-#ifdef UNIT_TRACE
-static int site_cmd(int id, int k) {
-    fprintf(stderr, "CMD %d k=%d node=%d next=%d\n", id, k, k >= 0 && k < T.qn ? T.q[k].node : -9,
-            k >= 0 && k < T.qn && next_to(T.q[k].node) == k);
-    return 0;
-}
-#endif
+
 /* Replies to node's command verb (see above). */
 static void reply(int node, const char *verb, redlock_reply_type type, long long integer, const char *str) {
     int k = addressed(node, verb);
@@ -335,7 +389,44 @@ static void fail_to(int node, const char *verb, int status) {
     int k = addressed(node, verb);
     if (k >= 0) fail(k, status);
 }
+
+static void exact_to(int node, const char *verb, redlock_reply_type type, const char *str, size_t len) {
+    int k = addressed(node, verb);
+    if (k >= 0) rep_exact(k, type, str, len);
+}
+
+/* ---- commands by queue index ---- */
+
 static int starts(int k, const char *p) { return k >= 0 && k < T.qn && strncmp(T.q[k].cmd, p, strlen(p)) == 0; }
+
+/* First command at index >= from sent to node (any node if -1) starting with prefix, or -1. */
+static int find_cmd(int from, int node, const char *prefix) {
+    int k;
+    for (k = from; k < T.qn; k++)
+        if ((node < 0 || T.q[k].node == node) && starts(k, prefix)) return k;
+    return -1;
+}
+static int count_cmd(int from, const char *prefix) {
+    int k, n = 0;
+    for (k = from; k < T.qn; k++) n += starts(k, prefix);
+    return n;
+}
+static int ends(int k, const char *suffix) {
+    size_t n = strlen(T.q[k].cmd), m = strlen(suffix);
+    return k < T.qn && n >= m && strcmp(T.q[k].cmd + n - m, suffix) == 0;
+}
+
+/* command k is `prefix` followed by the lock's token and `tail` */
+static int fsent_is(int k, const char *prefix, const char *tail) {
+    char expect[400];
+    snprintf(expect, sizeof expect, "%s%s%s", prefix, redlock_lock_token(&L), tail);
+    if (k < T.qn && strcmp(T.q[k].cmd, expect) == 0) return 1;
+    printf("#   command %d: \"%s\", expected \"%s\"\n", k, k < T.qn ? T.q[k].cmd : "(none)", expect);
+    return 0;
+}
+
+/* ---- time, results and events ---- */
+
 static void advance_to(int64_t t) { T.now = t; redlock_on_timer(&C); }
 /* Fires timers until command k has been sent (or nothing is pending). */
 static void run_until_sent(int k) {
@@ -365,30 +456,7 @@ static const redlock_event *last_ev(redlock_event_type t) {
     return NULL;
 }
 
-static int sync_ok(int node, const char *cmd, redlock_reply *r) {
-    (void)node;
-    if (strncmp(cmd, "SET", 3) == 0) { r->type = REDLOCK_REPLY_STATUS; r->str = "OK"; r->len = 2; }
-    else { r->type = REDLOCK_REPLY_INTEGER; r->integer = 1; }
-    return 1;
-}
-
-/* ---- many locks on one client: the lock table and the deadline heap ----
-   A transport of its own: it keeps every tag sent, in a growable array, and
-   the test answers them in any order. */
-typedef struct many {
-    redlock_tag *tag;
-    int *node;
-    size_t n, cap;
-    int64_t now;
-    int64_t timer;
-    int max_rounds;         /* the next m_client's (0: no bound that matters) */
-} many;
-static many M;
-
-/* ======================================================================= */
-/* Defects fixed by 38cd2dc. Each test below fails against the header      */
-/* before that commit and passes now.                                      */
-/* ======================================================================= */
+/* ---- commands and values the core is expected to produce ---- */
 
 static const char OTHER_TOKEN[] = "0123456789abcdef0123456789abcdef";
 
@@ -396,22 +464,6 @@ static const char OTHER_TOKEN[] = "0123456789abcdef0123456789abcdef";
    plus one 50 ms node timeout when some node is legacy. */
 static int64_t drift_us(int64_t ttl_ms, int legacy) { return ttl_ms * 10 + 2000 + (legacy ? 50000 : 0); }
 
-/* First command at index >= from sent to node (any node if -1) starting with prefix, or -1. */
-static int find_cmd(int from, int node, const char *prefix) {
-    int k;
-    for (k = from; k < T.qn; k++)
-        if ((node < 0 || T.q[k].node == node) && starts(k, prefix)) return k;
-    return -1;
-}
-static int count_cmd(int from, const char *prefix) {
-    int k, n = 0;
-    for (k = from; k < T.qn; k++) n += starts(k, prefix);
-    return n;
-}
-static int ends(int k, const char *suffix) {
-    size_t n = strlen(T.q[k].cmd), m = strlen(suffix);
-    return k < T.qn && n >= m && strcmp(T.q[k].cmd + n - m, suffix) == 0;
-}
 /* A release, or the cleanup after LOST: the flag that publishes. */
 static const char *release_eval_publish(const char *token) {
     static char buf[400];
@@ -423,46 +475,33 @@ static const char *legacy_value(long long expiry_ms, const char *token) {
     snprintf(buf, sizeof buf, "%lld:%s", expiry_ms, token);
     return buf;
 }
-static void setup_legacy(int nodes, int retry_count, int64_t ttl) {
-    redlock_config cfg;
-    redlock_lock_opts o;
-    int i;
-    base_config(&cfg, nodes);
-    cfg.retry_count = retry_count;
-    for (i = 0; i < nodes; i++) cfg.mode[i] = REDLOCK_MODE_LEGACY;
-    base_opts(&o, ttl, 0);
-    setup_with(&cfg, &o);
-}
-static void setup_no_retry(int nodes, int watchdog, int64_t ttl) {
-    redlock_config cfg;
-    redlock_lock_opts o;
-    base_config(&cfg, nodes);
-    cfg.retry_count = -1;
-    base_opts(&o, ttl, watchdog);
-    setup_with(&cfg, &o);
-}
-
-/* ======================================================================= */
-/* Behaviour a mutation of the core must not get past: each test below     */
-/* checks statuses, commands, states, deadlines and events exactly.       */
-/* ======================================================================= */
 
 static const char EXTEND_SHA[] = "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res ";
 static const char RELEASE_SHA[] = "EVALSHA 5936c7a91d6097fc50292f9e90ec2ed3e513e629 1 res ";
 
-/* A reply held in a malloc'd buffer of exactly len bytes (no NUL after it),
-   so that a read past its end shows under ASan / valgrind. */
-static void rep_exact(int k, redlock_reply_type type, const char *s, size_t len) {
-    char *buf = (char *)malloc(len ? len : 1);
-    CHECK(buf != NULL);
-    if (!buf) return;
-    memcpy(buf, s, len);
-    rep_raw(k, type, buf, len);
-    free(buf);
+static const char ADOPTED[] = "00112233445566778899aabbccddeeff";
+
+/* A token with opts.label is the label and 32 lowercase hex digits. */
+static int labelled(const char *tok, const char *label) {
+    size_t i, n = strlen(label);
+    if (strncmp(tok, label, n) != 0 || strlen(tok) != n + REDLOCK_TOKEN_LEN) return 0;
+    for (i = n; tok[i]; i++)
+        if (!strchr("0123456789abcdef", tok[i])) return 0;
+    return 1;
 }
-static void exact_to(int node, const char *verb, redlock_reply_type type, const char *str, size_t len) {
-    int k = addressed(node, verb);
-    if (k >= 0) rep_exact(k, type, str, len);
+
+static const char FACQ_SHA[] = "EVALSHA 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888 2 res " REDLOCK_FENCE_PREFIX "res ";
+static const char FENCE_SHA[] = "EVALSHA 48e95165afb854dba74eb9d2c02d43ed7c87f94a 2 res " REDLOCK_FENCE_PREFIX "res ";
+
+static const char RFACQ_SHA[] = "EVALSHA 9e90d98820f6fd7cf2d8944664d249d42ea91993 2 res " REDLOCK_FENCE_PREFIX "res ";
+
+/* ---- transports and scenarios several behaviours share ---- */
+
+static int sync_ok(int node, const char *cmd, redlock_reply *r) {
+    (void)node;
+    if (strncmp(cmd, "SET", 3) == 0) { r->type = REDLOCK_REPLY_STATUS; r->str = "OK"; r->len = 2; }
+    else { r->type = REDLOCK_REPLY_INTEGER; r->integer = 1; }
+    return 1;
 }
 
 /* A random source that always gives the same 64-bit value. */
@@ -517,6 +556,8 @@ static int release_at(int64_t at, int legacy) {
     return del;
 }
 
+/* ---- the runner: a test that hangs is reported, not waited for ---- */
+
 static const char *current_test = "";
 
 static void on_alarm(int sig) {
@@ -537,60 +578,3 @@ static int selected(int argc, char **argv, const char *name) {
 }
 #define RUN_T(fn) do { if (selected(argc, argv, #fn)) { \
     current_test = #fn; alarm(60); RUN(fn); alarm(0); } } while (0)
-
-static const char ADOPTED[] = "00112233445566778899aabbccddeeff";
-
-/* A token with opts.label is the label and 32 lowercase hex digits. */
-static int labelled(const char *tok, const char *label) {
-    size_t i, n = strlen(label);
-    if (strncmp(tok, label, n) != 0 || strlen(tok) != n + REDLOCK_TOKEN_LEN) return 0;
-    for (i = n; tok[i]; i++)
-        if (!strchr("0123456789abcdef", tok[i])) return 0;
-    return 1;
-}
-
-static const char FACQ_SHA[] = "EVALSHA 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888 2 res " REDLOCK_FENCE_PREFIX "res ";
-static const char FENCE_SHA[] = "EVALSHA 48e95165afb854dba74eb9d2c02d43ed7c87f94a 2 res " REDLOCK_FENCE_PREFIX "res ";
-
-static void setup_fenced(int nodes) {
-    redlock_config cfg;
-    redlock_lock_opts o;
-    base_config(&cfg, nodes);
-    base_opts(&o, 1000, 0);
-    o.fence = 1;
-    setup_with(&cfg, &o);
-}
-/* command k is `prefix` followed by the lock's token and `tail` */
-static int fsent_is(int k, const char *prefix, const char *tail) {
-    char expect[400];
-    snprintf(expect, sizeof expect, "%s%s%s", prefix, redlock_lock_token(&L), tail);
-    if (k < T.qn && strcmp(T.q[k].cmd, expect) == 0) return 1;
-    printf("#   command %d: \"%s\", expected \"%s\"\n", k, k < T.qn ? T.q[k].cmd : "(none)", expect);
-    return 0;
-}
-
-static const char RFACQ_SHA[] = "EVALSHA 9e90d98820f6fd7cf2d8944664d249d42ea91993 2 res " REDLOCK_FENCE_PREFIX "res ";
-
-static void setup_rw(int nodes, redlock_access access) {
-    redlock_config cfg;
-    redlock_lock_opts o;
-    base_config(&cfg, nodes);
-    base_opts(&o, 1000, 0);
-    o.access = access;
-    setup_with(&cfg, &o);
-}
-
-#include <pthread.h>
-
-static void reentrant_opts(redlock_lock_opts *o, const char *owner) {
-    base_opts(o, 1000, 0);
-    o->reentrant = 1;
-    o->owner = owner;
-}
-static void setup_reentrant(int nodes, const char *owner) {
-    redlock_config cfg;
-    redlock_lock_opts o;
-    base_config(&cfg, nodes);
-    reentrant_opts(&o, owner);
-    setup_with(&cfg, &o);
-}

@@ -1,4 +1,6 @@
-/* legacy.c - TITLE */
+/* legacy.c - servers without SET NX PX: AUTO switching (confirmed by INFO
+   server), the SETNX / GET / GETSET algorithm, its value parsing, and the
+   per-node bounds that decide whether a legacy key is still ours. */
 
 static void test_auto_legacy(void) {
     char val[128];

@@ -1,4 +1,5 @@
-/* noscript.c - TITLE */
+/* noscript.c - nodes without scripting (NOPERM, NOSCRIPT denied): the
+   GET-then-act fallback and the per-node bounds it acts within. */
 
 static void test_auto_noscript(void) {
     char tok[64];

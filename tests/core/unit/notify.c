@@ -1,4 +1,6 @@
-/* notify.c - TITLE */
+/* notify.c - release notifications: releases that publish, wakes that
+   retry at once within a budget, the listen callback, and the notify
+   adapter's set of listened keys. */
 
 /* Proves: a wake while the acquire waits out its retry delay starts the
    next attempt at once; one during the undo starts it as soon as the undo

@@ -1,4 +1,5 @@
-/* reentrant.c - TITLE */
+/* reentrant.c - reentrant locks: the owner hash and its scripts, owners
+   by default and given, nesting across handles, and nodes without scripts. */
 
 /* Proves: a fenced reentrant lock with a label keeps its token, owner and
    counter apart in its key block: three holds in a row send the owner and

@@ -1,4 +1,6 @@
-/* release.c - TITLE */
+/* release.c - releasing: the compare-and-delete script (EVALSHA, EVAL on
+   NOSCRIPT), its quorum, a release that cancels an acquire or an extend,
+   and what is still owed after a round is decided. */
 
 static void test_release_cancels_acquire(void) {
     setup_n(3, 0, 1000);

@@ -1,4 +1,7 @@
-/* replies.c - TITLE */
+/* replies.c - replies the core must not be fooled by: malformed or
+   foreign replies, unknown and stale tags, NULL strings, error words, and
+   the statuses that send and on_error report; an ACL's denial of a key
+   told apart from a denial of the command. */
 
 static void test_malformed_replies(void) {
     static const struct { redlock_reply_type type; long long integer; const char *str; int status; } acq[] = {
@@ -293,6 +296,74 @@ static void test_null_reply_and_error_zero(void) {
     teardown();
 }
 
+/* Proves: an ACL's denial of a key is told apart from a denial of the
+   command, in Redis's texts (6 and 7.0, 7.2, a script's own call): a fenced
+   acquire refused the counter key fails with NOPERM, not NO_SCRIPTING, at
+   once when no quorum is left, with no mode switch; a plain SET refused its
+   key says NOPERM (not SERVER); a release refused its key does not turn the
+   node to GET + compare (no switch, no GET), while the command's denial
+   still does; the status has its own words. */
+static void test_acl_key_denied(void) {
+    static const char *const denied[] = {
+        "NOPERM this user has no permissions to access one of the keys used as arguments",
+        "NOPERM No permissions to access a key",
+        ("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments "
+         "script: 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888, on @user_script:1."),
+        "ERR ACL failure in script: User u has no permissions to access the 'redlock:fence:res' key script: x",
+    };
+    int k;
+    for (k = 0; k < 4; k++) {
+        setup_fenced(3);
+        redlock_acquire(&L);
+        err_to(0, "EVALSHA", denied[k]);
+        err_to(1, "EVALSHA", denied[(k + 1) % 4]);
+        CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
+        CHECK_EQ(vote_status(1), REDLOCK_ERR_NOPERM);
+        CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM); /* at once: no retry can win */
+        CHECK(T.res.n == 1 && T.res.r[0].attempts == 1);
+        CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+        teardown();
+    }
+    /* one node of three and one silent: NOPERM said, retried */
+    setup_fenced(3);
+    redlock_acquire(&L);
+    err_to(0, "EVALSHA", denied[1]);
+    num_to(1, "EVALSHA", 1);
+    advance_to(T.now + 50000);
+    CHECK_EQ(T.res.n, 0);
+    CHECK(last_ev(REDLOCK_EV_RETRY) && last_ev(REDLOCK_EV_RETRY)->status == REDLOCK_ERR_NOPERM);
+    teardown();
+    /* a plain lock's SET */
+    setup_no_retry(1, 0, 1000);
+    redlock_acquire(&L);
+    err_to(0, "SET", denied[0]);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM);
+    teardown();
+    /* a release refused the key: no switch to GET + compare */
+    setup_n(1, 0, 1000);
+    redlock_acquire(&L);
+    ok_to(0, "SET");
+    redlock_release(&L);
+    err_to(0, "EVALSHA", denied[1]);
+    CHECK_EQ(T.qn, 2);
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NOPERM);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NOPERM);
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
+    CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
+    teardown();
+    /* the command refused (7.2's text names the user): still no scripting */
+    setup_fenced(1);
+    redlock_acquire(&L);
+    err_to(0, "EVALSHA", "NOPERM User keyholder has no permissions to run the 'evalsha' command");
+    CHECK_EQ(vote_status(0), REDLOCK_ERR_NO_SCRIPTING);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_SCRIPTING);
+    teardown();
+    CHECK(strstr(redlock_strerror(REDLOCK_ERR_NOPERM), "ACL") != NULL);
+    CHECK(strstr(redlock_strerror(REDLOCK_ERR_NOPERM), REDLOCK_FENCE_PREFIX) != NULL);
+    CHECK(strstr(redlock_strerror(REDLOCK_ERR_KEY), REDLOCK_FENCE_PREFIX) != NULL);
+}
+
 static void run_replies(int argc, char **argv) {
     RUN_T(test_malformed_replies);
     RUN_T(test_unknown_tags);
@@ -304,4 +375,5 @@ static void run_replies(int argc, char **argv) {
     RUN_T(test_error_words_alone);
     RUN_T(test_null_reply_and_error_zero);
     RUN_T(test_foreign_status_is_transport);
+    RUN_T(test_acl_key_denied);
 }

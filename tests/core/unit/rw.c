@@ -1,4 +1,5 @@
-/* rw.c - TITLE */
+/* rw.c - readers-writer locks: shared, exclusive and update access, upgrade
+   and downgrade, their marks, endings, refusals and BUSY answers. */
 
 /* Proves: a readers-writer lock sends one script per node and operation:
    the acquire with the token, the ttl, its mode and how long a refused

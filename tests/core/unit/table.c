@@ -1,4 +1,6 @@
-/* table.c - TITLE */
+/* table.c - many locks on one client: the lock table and its growth, the
+   deadline heap, renewals spread out, turns (how many rounds run at once),
+   lock numbers and tags across wrap-around. */
 
 static void test_many_locks_one_client(void) {
     redlock_lock locks[8];
@@ -15,6 +17,19 @@ static void test_many_locks_one_client(void) {
     for (i = 0; i < 8; i++) redlock_lock_deinit(&locks[i]);
     teardown();
 }
+
+/* Many locks on one client: the lock table and the deadline heap. A
+   transport of its own: it keeps every tag sent, in a growable array, and
+   the test answers them in any order. */
+typedef struct many {
+    redlock_tag *tag;
+    int *node;
+    size_t n, cap;
+    int64_t now;
+    int64_t timer;
+    int max_rounds;         /* the next m_client's (0: no bound that matters) */
+} many;
+static many M;
 static int64_t m_now(void *u) { (void)u; return M.now; }
 static void m_timer(void *u, int64_t d) { (void)u; M.timer = d; }
 static int m_send(void *u, int node, const redlock_command *cmd, redlock_tag tag) {
