@@ -47,7 +47,7 @@ static void test_quorum_early(void) {
     ok_to(2, "SET");
     CHECK_EQ(T.res.n, 1);                 /* decided without node 1 */
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
-    ok_to(1, "SET");                                /* the straggler changes nothing */
+    ok_to(1, "SET");                      /* the straggler changes nothing */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     teardown();
@@ -59,14 +59,14 @@ static void test_fail_rollback_retry(void) {
     redlock_acquire(&L);
     nil_to(0, "SET");
     CHECK_EQ(T.qn, 3);
-    nil_to(1, "SET");                               /* quorum impossible: decided now */
+    nil_to(1, "SET");                     /* quorum impossible: decided now */
     CHECK_EQ(T.res.n, 0);                 /* retries left: no result yet */
     CHECK_EQ(T.qn, 6);                    /* rollback to all nodes */
     for (k = 3; k < 6; k++) CHECK(starts(k, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) if ARGV[2] then pcall("));
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(T.timer, T.now + 50000);     /* first the rollback's deadline */
-    ok_to(2, "SET");                                /* stale reply of attempt 1: ignored */
-    num_to(0, "EVAL", 0); num_to(1, "EVAL", 0); num_to(2, "EVAL", 0);      /* rollback done: now the retry delay */
+    ok_to(2, "SET");                      /* stale reply of attempt 1: ignored */
+    num_to(0, "EVAL", 0); num_to(1, "EVAL", 0); num_to(2, "EVAL", 0); /* rollback done: now the retry delay */
     CHECK_EQ(T.timer, T.now + 100000);    /* retry delay, no jitter */
     advance_to(T.now + 100000);
     CHECK_EQ(T.qn, 9);                    /* attempt 2 */
@@ -92,7 +92,7 @@ static void test_timeouts_no_quorum(void) {
     CHECK_EQ(vote_status(1), REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(vote_status(2), REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
-    num_to(1, "SET", 1);                            /* late answer after timeout: ignored */
+    num_to(1, "SET", 1);                  /* late answer after timeout: ignored */
     CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 3);
     while (T.res.n == 0 && T.timer != REDLOCK_NO_DEADLINE) advance_to(T.timer);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
@@ -123,8 +123,8 @@ static void test_wait_deadline(void) {
     for (attempt = 1; attempt <= 4; attempt++) {
         expect_starts(0, "SET res");
         CHECK_EQ(T.now, t0 + (attempt < 4 ? attempt - 1 : 2) * 100000);
-        nil_to(0, "SET");                           /* held elsewhere */
-        num_to(0, "EVAL", 0);                    /* the undo */
+        nil_to(0, "SET");                 /* held elsewhere */
+        num_to(0, "EVAL", 0);             /* the undo */
         CHECK_EQ(T.res.n, 0);
         if (attempt < 4) {
             CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, attempt < 3 ? 100000 : 0);
@@ -173,7 +173,7 @@ static void test_wait_shorter_than_delay(void) {
             run_until_sent(2);
             CHECK_EQ(T.now, t0 + 150000);
             expect_starts(0, "SET res");
-            ok_to(0, "SET");                        /* won on the last try */
+            ok_to(0, "SET");              /* won on the last try */
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
         } else {
             CHECK_EQ(T.timer, t0 + 30000);
@@ -325,7 +325,7 @@ static delay_stats retry_delays(int64_t delay_ms, int64_t jitter_ms, int on_lock
         const redlock_event *ev;
         int64_t failed_at = T.now;
         T.evn = 0;
-        nil_to(0, "SET");                           /* the attempt fails ... */
+        nil_to(0, "SET");                 /* the attempt fails ... */
         ev = last_ev(REDLOCK_EV_RETRY);
         if (!ev || T.qn != 2) { CHECK(ev != NULL); CHECK_EQ(T.qn, 2); break; }
         d[i] = ev->delay_us;
@@ -474,7 +474,7 @@ static void test_sixteen_nodes_acquire(void) {
         CHECK_EQ(T.q[k].node, k - 16);
         CHECK_EQ(redlock_tag_node(T.q[k].tag), k - 16);
     }
-    for (k = 8; k < 16; k++) ok_to(k, "SET");       /* late OKs of the failed attempt: ignored */
+    for (k = 8; k < 16; k++) ok_to(k, "SET"); /* late OKs of the failed attempt: ignored */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     teardown();
@@ -731,7 +731,7 @@ static void test_wrongtype_is_another_holder(void) {
     base_opts(&o, 1000, 0);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    num_to(0, "SETNX", 0);                              /* SETNX: taken */
+    num_to(0, "SETNX", 0);                  /* SETNX: taken */
     expect_starts(0, "GET res");
     err_to(0, "GET", wt);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);

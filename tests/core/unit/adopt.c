@@ -19,11 +19,11 @@ static void test_adopt_errors(void) {
     CHECK_EQ(T.qn, 0);
     redlock_acquire(&L);                                 /* acquiring: BUSY */
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
-    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");                                 /* held: ALREADY_HELD */
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");   /* held: ALREADY_HELD */
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_ALREADY_HELD);
     redlock_release(&L);                                 /* releasing: BUSY */
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);                                /* released, node 2 still out: BUSY */
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);    /* released, node 2 still out: BUSY */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK(redlock_lock_pending(&L));
     CHECK_EQ(redlock_lock_adopt(&L, ADOPTED, 0), REDLOCK_ERR_BUSY);
@@ -157,7 +157,7 @@ static void test_adopt_unknown_validity(void) {
     expect_sent(0, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res 00112233445566778899aabbccddeeff 5000");
     T.now += 1000;
     num_to(0, "EVALSHA", 1);
-    num_to(1, "EVALSHA", -1);                              /* held by another there */
+    num_to(1, "EVALSHA", -1);                /* held by another there */
     CHECK_EQ(redlock_lock_remaining_us(&L), 0);
     num_to(2, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
@@ -280,7 +280,7 @@ static void test_adopt_noscript_pttl(void) {
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
     expect_sent(0, "PTTL res");
-    num_to(0, "PTTL", 30);                              /* < node timeout + drift: let it expire */
+    num_to(0, "PTTL", 30);                   /* < node timeout + drift: let it expire */
     expect_sent(0, "GET res");
     str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 6);                       /* no DEL */
@@ -288,17 +288,17 @@ static void test_adopt_noscript_pttl(void) {
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    num_to(0, "PTTL", -2);                              /* no such key */
+    num_to(0, "PTTL", -2);                   /* no such key */
     CHECK_EQ(T.qn, 7);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    str_to(0, "PTTL", "12");   /* not an integer */
+    str_to(0, "PTTL", "12");                 /* not an integer */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    num_to(0, "PTTL", -3);                              /* out of range */
+    num_to(0, "PTTL", -3);                   /* out of range */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     /* extend: PTTL, GET, PEXPIRE; -1 (no expiry) lives long enough */
     redlock_lock_adopt(&L, ADOPTED, 0);
@@ -326,7 +326,7 @@ static void test_adopt_pttl_counts_from_send(void) {
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOPERM no scripts for you");
     T.now += 40000;                          /* PTTL answered 40 ms after it went out */
-    num_to(0, "PTTL", 100);                             /* 100 - 40 - drift(1 ms + 2 ms) = 57 ms left > 50 + 3 */
+    num_to(0, "PTTL", 100);                  /* 100 - 40 - drift(1 ms + 2 ms) = 57 ms left > 50 + 3 */
     T.now += 5000;                           /* GET answered 5 ms later: 52 ms left, < 53 */
     str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 3);                       /* no DEL */
@@ -380,7 +380,7 @@ static void test_adopt_auto_legacy_value(void) {
     redlock_extend(&L, 0);
     err_to(0, "EVALSHA", "ERR unknown command 'EVALSHA'");
     expect_sent(0, "PTTL res");
-    err_to(0, "PTTL", "ERR unknown command 'PTTL'");  /* 2.4 has no PTTL */
+    err_to(0, "PTTL", "ERR unknown command 'PTTL'");               /* 2.4 has no PTTL */
     expect_sent(0, "GET res");
     str_to(0, "GET", legacy_value(T.wall + 5000, ADOPTED));
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
@@ -451,7 +451,7 @@ static void test_adopt_life_units(void) {
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
-    num_to(0, "PTTL", 0);                /* expiring now: nothing left to act on */
+    num_to(0, "PTTL", 0);     /* expiring now: nothing left to act on */
     str_to(0, "GET", ADOPTED);
     CHECK_EQ(T.qn, 8);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 2);

@@ -216,7 +216,7 @@ static void test_config_refused_after_decision(void) {
     setup_with(&cfg, &o);
     t0 = T.now;
     CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    nil_to(0, "SET");                                            /* held by another */
+    nil_to(0, "SET");                                  /* held by another */
     fail_to(1, "SET", REDLOCK_ERR_AUTH); /* decided: LOCKED so far */
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
@@ -479,7 +479,7 @@ static void test_defect6_ms_settings_range(void) {
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     CHECK_EQ(T.timer, T.now + max * 1000);   /* node timeout */
-    nil_to(0, "SET");                               /* retry, after the undo */
+    nil_to(0, "SET");                     /* retry, after the undo */
     num_to(0, "EVAL", 0);
     CHECK(T.timer >= T.now && T.timer <= T.now + 2 * max * 1000);
     run_until_sent(2);

@@ -6,7 +6,7 @@ static void test_key_left_never_otherwise(void) {
     int k;
     setup_n(3, 0, 1000);
     redlock_acquire(&L);
-    nil_to(0, "SET"); nil_to(1, "SET");                       /* undo */
+    nil_to(0, "SET"); nil_to(1, "SET");   /* undo */
     num_to(0, "EVAL", 0); num_to(1, "EVAL", 0); num_to(2, "EVAL", 0);
     run_until_sent(6);
     ok_to(0, "SET"); ok_to(1, "SET"); ok(8);
@@ -58,7 +58,7 @@ static void test_key_left_clobbered_node(void) {
     expect_sent(1, "GET res");
     str_to(1, "GET", expired);
     CHECK(starts(4, "GETSET res ") && T.q[4].node == 1);
-    str_to(1, "GETSET", winner);   /* someone else took it over first */
+    str_to(1, "GETSET", winner);               /* someone else took it over first */
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
     num_to(2, "SETNX", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
@@ -70,7 +70,7 @@ static void test_key_left_clobbered_node(void) {
     CHECK(T.q[q].node == 0 && T.q[q + 1].node == 2);
     str_to(0, "GET", ours);
     str_to(2, "GET", ours);
-    str_to(0, "GETSET", ours);   /* GETSET answers */
+    str_to(0, "GETSET", ours);                   /* GETSET answers */
     str_to(2, "GETSET", ours);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
@@ -145,7 +145,7 @@ static void test_key_left_clobbered_across_retries(void) {
     num_to(0, "SETNX", 1); num_to(1, "SETNX", 0); num_to(2, "SETNX", 0);
     str_to(1, "GET", expired);
     str_to(2, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
-    str_to(1, "GETSET", winner);      /* node 1 clobbered; attempt 1 fails */
+    str_to(1, "GETSET", winner);                  /* node 1 clobbered; attempt 1 fails */
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     CHECK_EQ(T.qn, 8);                            /* undo: GET on nodes 0 and 2 */
@@ -158,7 +158,7 @@ static void test_key_left_clobbered_across_retries(void) {
     CHECK_EQ(count_cmd(a2, "SETNX res "), 3);
     num_to(0, "SETNX", 0); num_to(1, "SETNX", 0); num_to(2, "SETNX", 0);
     str_to(0, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
-    str_to(1, "GET", ours);   /* node 1 shows our value from attempt 1 */
+    str_to(1, "GET", ours);                       /* node 1 shows our value from attempt 1 */
     str_to(2, "GET", legacy_value(1800000000000LL, OTHER_TOKEN));
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 2);
@@ -329,7 +329,7 @@ static void test_event_unused_fields_zero(void) {
     err_to(1, "EVALSHA", "NOPERM no permissions to run the 'evalsha' command"); /* node 1 */
     num_to(2, "EVALSHA", 1);
     CHECK(starts(6, "GET res") && T.q[6].node == 1);
-    nil_to(1, "GET");                                       /* the no-script node: gone already */
+    nil_to(1, "GET");                             /* the no-script node: gone already */
     CHECK(last_ev(REDLOCK_EV_MODE_SWITCH) && last_ev(REDLOCK_EV_MODE_SWITCH)->node == 1);
     CHECK(last_ev(REDLOCK_EV_RELEASED) && last_ev(REDLOCK_EV_RELEASED)->elapsed_us == 0);
     dirty_stack();

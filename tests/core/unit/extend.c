@@ -9,7 +9,7 @@ static void test_extend_result_when_lost(void) {
     redlock_acquire(&L);
     ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
     redlock_extend(&L, 0);
-    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);                     /* gone on a majority */
+    num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0); /* gone on a majority */
     CHECK_EQ(T.res.n, 3);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_EXTEND);
     CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_QUORUM_LOST);
@@ -107,7 +107,7 @@ static void test_expiry_without_watchdog(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     advance_to(T.now + 1);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
-    expect_starts(0, "EVAL if redis.call('get'");  /* best-effort cleanup, one command */
+    expect_starts(0, "EVAL if redis.call('get'");         /* best-effort cleanup, one command */
     teardown();
 }
 
@@ -214,7 +214,7 @@ static void test_defect1_shortening_extend(void) {
     CHECK_EQ(T.res.r[2].status, REDLOCK_ERR_EXPIRED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
     CHECK_EQ(redlock_lock_lost_reason(&L), REDLOCK_ERR_EXPIRED);
-    num_to(0, "EVALSHA", 1);                            /* the extend's late OK changes nothing */
+    num_to(0, "EVALSHA", 1);              /* the extend's late OK changes nothing */
     CHECK_EQ(T.res.n, 3);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
     teardown();
@@ -230,7 +230,7 @@ static void test_defect1_shortening_extend_no_quorum(void) {
     t1 = T.now;
     CHECK_EQ(redlock_extend(&L, 2000), REDLOCK_OK);
     bound = t1 + 2000000 - drift_us(2000, 0);
-    num_to(0, "EVALSHA", 1);                            /* one node took PEXPIRE 2000; the others never answer */
+    num_to(0, "EVALSHA", 1);              /* one node took PEXPIRE 2000; the others never answer */
     advance_to(t1 + 50000);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -375,7 +375,7 @@ static void test_hold_caps_exact(void) {
         CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_HOLD_LIMIT);
         ev = last_ev(REDLOCK_EV_LOST);
         CHECK(ev && ev->status == REDLOCK_ERR_HOLD_LIMIT);
-        expect_starts(0, "EVAL if redis.call('get'");  /* cleanup */
+        expect_starts(0, "EVAL if redis.call('get'");         /* cleanup */
         teardown();
     }
 }

@@ -27,7 +27,7 @@ static void test_fence_acquire_write_back(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
     CHECK_EQ(redlock_lock_fence(&L), 0);
     CHECK_EQ(T.res.n, 0);
-    num_to(1, "EVALSHA", 12);                           /* a late win: written back the same fence */
+    num_to(1, "EVALSHA", 12);             /* a late win: written back the same fence */
     CHECK(fsent_is(5, FENCE_SHA, " 9"));
     CHECK_EQ(T.q[5].node, 1);
     num_to(0, "EVALSHA", 1);

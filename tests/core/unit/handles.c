@@ -127,7 +127,7 @@ static void test_defect3_rollback_sent_before_on_result_deinit(void) {
     redlock_acquire(&L);
     strcpy(tok, redlock_lock_token(&L));
     nil_to(0, "SET");
-    nil_to(1, "SET");                               /* LOCKED, no retries: undo, then on_result deinits */
+    nil_to(1, "SET");                     /* LOCKED, no retries: undo, then on_result deinits */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_LOCKED);
     CHECK(T.res.pending[0] != 0);         /* the undo round runs while on_result is called */
@@ -137,7 +137,7 @@ static void test_defect3_rollback_sent_before_on_result_deinit(void) {
         CHECK_EQ(T.q[k].node, k - 3);
     }
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
-    num_to(0, "EVAL", 1);                            /* answers to a deinitialised lock: ignored */
+    num_to(0, "EVAL", 1);                 /* answers to a deinitialised lock: ignored */
     CHECK_EQ(T.res.n, 1);
     teardown();
     /* without deinit: pending while the undo runs, then not */
@@ -254,7 +254,7 @@ static void test_defect8_lock_init_twice(void) {
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);    /* terminates: no cycle */
     redlock_on_timer(&C);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
-    ok_to(0, "SET");                                /* reply to the forgotten incarnation */
+    ok_to(0, "SET");                      /* reply to the forgotten incarnation */
     CHECK_EQ(T.res.n, 0);
     CHECK_EQ(count_ev(REDLOCK_EV_VOTE), 0);
     /* both locks work */
@@ -282,14 +282,14 @@ static void test_defect8_reinit_in_on_result(void) {
     setup_n(3, 0, 1000);
     T.on_result = reinit_when_acquired;
     redlock_acquire(&L);
-    ok_to(0, "SET"); ok_to(1, "SET");                         /* acquired: on_result re-initialises L */
+    ok_to(0, "SET"); ok_to(1, "SET");     /* acquired: on_result re-initialises L */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.rc, REDLOCK_OK);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     redlock_on_timer(&C);
-    ok_to(2, "SET");                                /* the straggler of the old incarnation */
+    ok_to(2, "SET");                      /* the straggler of the old incarnation */
     CHECK_EQ(T.res.n, 1);
     base_opts(&o, 1000, 0);
     o.key = "other";
@@ -327,7 +327,7 @@ static void test_no_callback_lock_renews(void) {
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 900000 - drift_us(900, 0));
     CHECK_EQ(T.timer, t0 + 300000);
     CHECK_EQ(redlock_next_deadline(&C), t0 + 300000);
-    ok_to(2, "SET");                                /* straggler: nothing changes */
+    ok_to(2, "SET");                      /* straggler: nothing changes */
     for (i = 1; i <= 4; i++) {
         advance_to(T.timer);
         CHECK_EQ(T.now, t0 + i * 300000);
@@ -515,7 +515,7 @@ static void test_detached_after_lock_deinit(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_STR(redlock_lock_token(&L), "");
-    num_to(0, "EVALSHA", 1);                            /* the release's answer: ignored */
+    num_to(0, "EVALSHA", 1);              /* the release's answer: ignored */
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(redlock_lock_state(&L2), REDLOCK_STATE_HELD);
     redlock_lock_deinit(&L2);
@@ -690,7 +690,7 @@ static void test_deinit_in_cancelled_result(void) {
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CANCELLED);
     sent = T.qn;
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);      /* the release's answers: ignored now */
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1); /* the release's answers: ignored now */
     advance_to(T.now + 1000000);
     CHECK_EQ(T.qn, sent);
     CHECK_EQ(T.res.n, 1);
@@ -731,7 +731,7 @@ static void test_deinit_in_result_never_written_again(void) {
         scribble_op = pass == 0 ? REDLOCK_OP_ACQUIRE : pass == 1 ? REDLOCK_OP_LOST : REDLOCK_OP_EXTEND;
         redlock_acquire(&L);
         if (pass == 0) {
-            nil_to(0, "SET");                          /* held elsewhere: the acquire fails */
+            nil_to(0, "SET");                /* held elsewhere: the acquire fails */
         } else {
             ok_to(0, "SET");
             if (pass == 1) advance_to(redlock_lock_valid_until(&L));

@@ -7,14 +7,14 @@ static void test_auto_legacy(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
     err_to(0, "SET", "ERR syntax error");
-    expect_sent(0, "INFO server");  /* confirm: is the server that old? */
+    expect_sent(0, "INFO server");         /* confirm: is the server that old? */
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
     str_to(0, "INFO", "# Server\r\nredis_version:2.4.17\r\nredis_git_sha1:0\r\n");
     CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_LEGACY);
     CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
     snprintf(val, sizeof val, "SETNX res %lld:%s", (long long)(T.wall + 1001), redlock_lock_token(&L));
     expect_sent(0, val);
-    num_to(0, "SETNX", 0);                            /* held: look at the holder's expiry */
+    num_to(0, "SETNX", 0);                /* held: look at the holder's expiry */
     expect_sent(0, "GET res");
     str_to(0, "GET", "1600000000000:0123456789abcdef0123456789abcdef"); /* expired */
     expect_starts(0, "GETSET res ");
@@ -131,7 +131,7 @@ static void test_defect2_legacy_rollback_stale_until(void) {
     a2 = T.qn;
     run_until_sent(a2 + 2);
     CHECK(find_cmd(a2, 0, "SETNX res ") == a2);
-    num_to(0, "SETNX", 0);                           /* node 0: held ... */
+    num_to(0, "SETNX", 0);                /* node 0: held ... */
     g0 = find_cmd(a2, 0, "GET res");
     str_to(0, "GET", legacy_value(1600000000000LL, OTHER_TOKEN)); /* ... by an expired value */
     CHECK(find_cmd(g0, 0, "GETSET res ") > g0);   /* sent, never answered */
@@ -241,7 +241,7 @@ static void test_auto_no_switch_modern_server(void) {
         CHECK_EQ(redlock_node_mode(&C, 0), REDLOCK_MODE_AUTO);
         CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 0);
         CHECK_EQ(count_cmd(0, "SETNX"), 0);
-        num_to(0, "EVAL", 0);                        /* the undo */
+        num_to(0, "EVAL", 0);             /* the undo */
         q = T.qn;
         run_until_sent(q);                /* the retry: SET again, same error */
         expect_starts(0, "SET res ");
@@ -322,7 +322,7 @@ static void test_legacy_parse_bounds(void) {
             snprintf(want, sizeof want, "GETSET res %s", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
             expect_sent(0, want);
             CHECK_EQ(T.res.n, 0);
-            exact_to(0, "GETSET", REDLOCK_REPLY_STRING, v, n);   /* GETSET returns what we read: ours */
+            exact_to(0, "GETSET", REDLOCK_REPLY_STRING, v, n); /* GETSET returns what we read: ours */
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
         } else {
             CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);

@@ -15,7 +15,7 @@ static void test_wake_retries_now(void) {
     t0 = T.now;
     redlock_acquire(&L);
     CHECK_EQ(redlock_lock_waiting(&L), 0);  /* the attempt runs */
-    nil_to(0, "SET"); nil_to(1, "SET");                         /* lost: undo on 3..5, retry in 100 ms */
+    nil_to(0, "SET"); nil_to(1, "SET");     /* lost: undo on 3..5, retry in 100 ms */
     CHECK_EQ(T.qn, 6);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000);
@@ -47,7 +47,7 @@ static void test_wake_retries_now(void) {
     setup_n(1, 0, 1000);
     redlock_acquire(&L);
     nil_to(0, "SET");
-    num_to(0, "EVAL", 0);                              /* undo done */
+    num_to(0, "EVAL", 0);                   /* undo done */
     CHECK_EQ(T.qn, 2);
     CHECK_EQ(T.timer, T.now + 100000);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
@@ -70,7 +70,7 @@ static void test_wake_prompt(void) {
     setup_n(1, 0, 1000);                    /* 2 retries, 100 ms apart, no jitter */
     redlock_acquire(&L);
     nil_to(0, "SET");
-    num_to(0, "EVAL", 0);                              /* waits: the retry is due in 100 ms */
+    num_to(0, "EVAL", 0);                   /* waits: the retry is due in 100 ms */
     t0 = T.now;
     advance_to(t0 + 30000);                 /* nothing due yet */
     CHECK_EQ(T.qn, 2);
@@ -78,7 +78,7 @@ static void test_wake_prompt(void) {
     CHECK_EQ(T.qn, 3);
     expect_starts(0, "SET res");
     T.now = t0 + 30200;
-    nil_to(0, "SET");                                 /* another waiter was faster */
+    nil_to(0, "SET");                       /* another waiter was faster */
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000 - 30200);
     num_to(0, "EVAL", 0);
     CHECK_EQ(T.timer, t0 + 100000);         /* the retry keeps its time */
@@ -201,7 +201,7 @@ static void test_wake_elsewhere(void) {
     redlock_acquire(&L);
     nil_to(0, "SET");
     redlock_lock_wake(&L);                  /* during the undo */
-    num_to(0, "EVAL", 0);                              /* attempt 2 at once */
+    num_to(0, "EVAL", 0);                   /* attempt 2 at once */
     nil_to(0, "SET");
     CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000); /* the wake was attempt 2's, not 3's */
     teardown();
@@ -231,9 +231,9 @@ static void test_notify_table(void) {
     CHECK_EQ(redlock_lock_init(&other, &C, &o), REDLOCK_OK); /* the same key */
     o.key = "elsewhere";
     CHECK_EQ(redlock_lock_init(&third, &C, &o), REDLOCK_OK);
-    CHECK_EQ(notify_add(&n, &L), 1);      /* a new key: subscribe */
-    CHECK_EQ(notify_add(&n, &L), 0);      /* in already */
-    CHECK_EQ(notify_add(&n, &other), 0);  /* the key is listened to */
+    CHECK_EQ(notify_add(&n, &L), 1);               /* a new key: subscribe */
+    CHECK_EQ(notify_add(&n, &L), 0);               /* in already */
+    CHECK_EQ(notify_add(&n, &other), 0);           /* the key is listened to */
     CHECK_EQ(notify_add(&n, &third), 1);
     CHECK_EQ((int)n.count, 3);
     /* L waits (its attempt failed, undo done); `other` and `third` are idle */
@@ -241,17 +241,17 @@ static void test_notify_table(void) {
     nil_to(0, "SET");
     num_to(0, "EVAL", 0);
     CHECK_EQ(redlock_lock_waiting(&L), 1);
-    notify_message(&n, "elsewhere", 9);   /* another key: nothing */
+    notify_message(&n, "elsewhere", 9);            /* another key: nothing */
     CHECK_EQ(T.qn, 2);
-    notify_message(&n, "res", 3);         /* L's next attempt now */
+    notify_message(&n, "res", 3);                  /* L's next attempt now */
     CHECK_EQ(T.qn, 3);
     expect_starts(0, "SET res");
-    notify_message(&n, "res", 3);         /* a copy from another node: the attempt runs */
+    notify_message(&n, "res", 3);                  /* a copy from another node: the attempt runs */
     CHECK_EQ(T.qn, 3);
     CHECK_EQ(notify_remove(&n, &other, &key, &len), 0); /* L still listens */
-    CHECK_EQ(notify_remove(&n, &L, &key, &len), 1);     /* the key's last */
+    CHECK_EQ(notify_remove(&n, &L, &key, &len), 1);              /* the key's last */
     CHECK_EQ(len, 3);
-    CHECK_EQ(notify_remove(&n, &L, &key, &len), 0);     /* gone already */
+    CHECK_EQ(notify_remove(&n, &L, &key, &len), 0);              /* gone already */
     /* the table grows past its first buckets and finds every lock again */
     {
         static redlock_lock many[40];
@@ -310,7 +310,7 @@ static void test_listen_callback(void) {
     setup_listening(2);
     redlock_acquire(&L);
     CHECK_EQ(listen_n, 0);
-    nil_to(0, "SET");                                 /* lost: undo, then retry */
+    nil_to(0, "SET");                       /* lost: undo, then retry */
     CHECK_EQ(listen_n, 1);
     CHECK_EQ(listen_log[0], 1);
     num_to(0, "EVAL", 0);

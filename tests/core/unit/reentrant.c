@@ -66,10 +66,10 @@ static void test_reentrant_acquire_release(void) {
     CHECK(sent_is(0, RACQ_SHA, "svc-a", " 1000"));
     CHECK(sent_is(2, RACQ_SHA, "svc-a", " 1000"));
     num_to(0, "EVALSHA", 1);
-    num_to(1, "EVALSHA", 3);                            /* the owner holds it twice more there */
+    num_to(1, "EVALSHA", 3);              /* the owner holds it twice more there */
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), start + 1000000 - 12000);
-    num_to(2, "EVALSHA", 0);                            /* another owner there: changes nothing now */
+    num_to(2, "EVALSHA", 0);              /* another owner there: changes nothing now */
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK(sent_is(3, RREL_SHA, "svc-a", " 1"));

@@ -10,7 +10,7 @@ static void test_release_cancels_acquire(void) {
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(T.res.r[0].op, REDLOCK_OP_ACQUIRE);
     CHECK_EQ(T.res.r[0].status, REDLOCK_ERR_CANCELLED);
-    ok_to(1, "SET");                                /* stale */
+    ok_to(1, "SET");                      /* stale */
     num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 0); num_to(2, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     teardown();
@@ -23,7 +23,7 @@ static void test_release_cancels_extend(void) {
     redlock_extend(&L, 0);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_CANCELLED);
-    num_to(0, "EVALSHA", 1);                            /* the extend's reply: stale */
+    num_to(0, "EVALSHA", 1);              /* the extend's reply: stale */
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(T.res.n, 3);
@@ -187,7 +187,7 @@ static void test_release_late_noscript_after_timeout(void) {
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(T.qn, 2);
     CHECK(redlock_lock_followup(&L));
-    err_to(0, "EVALSHA", noscript);     /* late */
+    err_to(0, "EVALSHA", noscript);               /* late */
     CHECK_EQ(T.qn, 3);
     expect_sent(0, release_eval_publish(redlock_lock_token(&L)));
     CHECK(!redlock_lock_followup(&L));

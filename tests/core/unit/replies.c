@@ -129,7 +129,7 @@ static void test_defect4_tag_per_request(void) {
     CHECK_EQ(T.evn, ev);
     CHECK_EQ(T.qn, qn);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);
-    str_to(0, "GETSET", expired);    /* the real GETSET answer: we replaced what we read */
+    str_to(0, "GETSET", expired);                /* the real GETSET answer: we replaced what we read */
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     res = T.res.n; ev = T.evn; qn = T.qn;
     num(0, 1); rep(1, REDLOCK_REPLY_STRING, 0, expired); rep(2, REDLOCK_REPLY_NIL, 0, NULL);
@@ -200,7 +200,7 @@ static void test_defect7_null_string_release_step(void) {
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
     expect_sent(0, "GET res");
-    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, REDLOCK_TOKEN_LEN);   /* the old header read through NULL here */
+    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, REDLOCK_TOKEN_LEN); /* the old header read through NULL here */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     teardown();
@@ -212,7 +212,7 @@ static void test_defect7_null_string_legacy_steps(void) {
     setup_legacy(1, -1, 1000);
     redlock_acquire(&L);
     num_to(0, "SETNX", 0);
-    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GET */
+    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, strlen(expired)); /* GET */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
     teardown();
@@ -221,7 +221,7 @@ static void test_defect7_null_string_legacy_steps(void) {
     num_to(0, "SETNX", 1);
     redlock_release(&L);
     expect_sent(0, "GET res");
-    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, 45);                  /* release GET */
+    raw_to(0, "GET", REDLOCK_REPLY_STRING, NULL, 45);            /* release GET */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     teardown();
@@ -230,7 +230,7 @@ static void test_defect7_null_string_legacy_steps(void) {
     num_to(0, "SETNX", 0);
     str_to(0, "GET", expired);
     expect_starts(0, "GETSET res ");
-    raw_to(0, "GETSET", REDLOCK_REPLY_STRING, NULL, strlen(expired));     /* GETSET: the old header read through NULL */
+    raw_to(0, "GETSET", REDLOCK_REPLY_STRING, NULL, strlen(expired)); /* GETSET: the old header read through NULL */
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NO_QUORUM);
     teardown();

@@ -43,7 +43,7 @@ static void test_rw_commands(void) {
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_extend(&L, 0);
-    num_to(0, "EVALSHA", -1);                           /* a plain lock's string there */
+    num_to(0, "EVALSHA", -1);             /* a plain lock's string there */
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_ERR_STOLEN);
     teardown();
     /* malformed answers: a node error each */
@@ -176,7 +176,7 @@ static void test_rw_marks_and_endings(void) {
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
     num_to(0, "EVALSHA", 0);
-    num_to(0, "EVAL", 0);                             /* the undo (kept the mark) */
+    num_to(0, "EVAL", 0);                  /* the undo (kept the mark) */
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CANCELLED);
     snprintf(expect, sizeof expect, "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res %s 1", redlock_lock_token(&L));
@@ -244,7 +244,7 @@ static void test_rw_mode_per_hold(void) {
     advance_to(T.now + 2000000);
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
-    num_to(0, "EVAL", 0);                      /* the cleanup's answer */
+    num_to(0, "EVAL", 0);                  /* the cleanup's answer */
     redlock_acquire(&L);
     snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
     expect_sent(0, expect);
@@ -390,7 +390,7 @@ static void test_rw_release_cancels_downgrade(void) {
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_CANCELLED);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);                   /* the downgrade's answers: stale */
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); /* the downgrade's answers: stale */
     num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(T.res.n, 3);
@@ -470,7 +470,7 @@ static void test_rw_upgrade_events(void) {
     called = T.now;
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(T.qn, 6);
-    num_to(0, "EVALSHA", 0);                                      /* readers still there */
+    num_to(0, "EVALSHA", 0);                        /* readers still there */
     fail_to(1, "EVALSHA", REDLOCK_ERR_TRANSPORT);
     T.evn = 0;
     fail_to(2, "EVALSHA", REDLOCK_ERR_TRANSPORT);
@@ -650,7 +650,7 @@ static void test_rw_downgrade_release_elapsed(void) {
     CHECK_EQ(T.res.r[T.res.n - 1].elapsed_us, T.now - called);
     CHECK_EQ(T.res.r[T.res.n - 1].votes, 2);
     CHECK_EQ(redlock_lock_pending(&L), 1);          /* node 2's answer still out */
-    num_to(2, "EVALSHA", 1);                                      /* comes quietly: no second result */
+    num_to(2, "EVALSHA", 1);                        /* comes quietly: no second result */
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(redlock_lock_pending(&L), 0);
     T.now += 100000;
@@ -702,7 +702,7 @@ static void test_rw_calls_busy(void) {
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);     /* the extend is over */
-    num_to(0, "EVALSHA", 0);                                      /* readers: waits for the retry */
+    num_to(0, "EVALSHA", 0);                        /* readers: waits for the retry */
     CHECK_EQ(redlock_lock_pending(&L), 0);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);

@@ -528,7 +528,7 @@ static void test_turns_deinit_sends_waiting_release(void) {
     CHECK(starts(2, "EVALSHA") && strstr(T.q[2].cmd, token) != NULL);
     redlock_lock_deinit(&lk[2]);
     CHECK_EQ(T.qn, 3);
-    num_to(0, "EVALSHA", 1);                                   /* ignored */
+    num_to(0, "EVALSHA", 1);                     /* ignored */
     ok_to(0, "SET");
     CHECK_EQ(redlock_lock_state(&lk[1]), REDLOCK_STATE_HELD);
     CHECK_EQ(T.res.n, 2);                        /* lk[0]'s and lk[1]'s acquire */
@@ -547,11 +547,11 @@ static void test_turns_window_adapts(void) {
     for (i = 0; i < 60; i++) redlock_acquire(&lk[i]);
     CHECK_EQ(T.qn, 16);
     T.now += 1000;
-    for (i = 0; i < 16; i++) ok_to(0, "SET");              /* fast: one more turn */
+    for (i = 0; i < 16; i++) ok_to(0, "SET");    /* fast: one more turn */
     redlock_on_timer(&C);
     CHECK_EQ(T.qn, 16 + 17);
     T.now += 30000;
-    for (i = 16; i < 33; i++) ok_to(0, "SET");             /* 30 ms: more than half of 50: halved */
+    for (i = 16; i < 33; i++) ok_to(0, "SET");   /* 30 ms: more than half of 50: halved */
     redlock_on_timer(&C);
     CHECK_EQ(T.qn, 33 + 8);
     for (i = 0; i < 41; i++) CHECK_EQ(redlock_lock_state(&lk[i]), i < 33 ? REDLOCK_STATE_HELD : REDLOCK_STATE_ACQUIRING);
