@@ -576,7 +576,7 @@ static void test_rw_upgrade_result_after_deinit(void) {
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     T.on_send = free_L_at_eval;                     /* the settle: EVAL of set-mode */
-    num_to(0, "EVALSHA", 0);                                      /* refused, no retry left */
+    num_to(0, "EVALSHA", 0);                        /* refused, no retry left */
     CHECK(T.on_send == NULL);                       /* the settle went out */
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
