@@ -19,7 +19,7 @@ static void test_key_left_never_otherwise(void) {
     ok_to(0, "SET"); ok_to(1, "SET"); ok(17);
     advance_to(redlock_lock_valid_until(&L));   /* expired: cleanup */
     CHECK_EQ(last_status(REDLOCK_OP_LOST), REDLOCK_ERR_EXPIRED);
-    for (k = 18; k < 21; k++) num(k, 0);
+    for (k = 0; k < 3; k++) num_to(k, "EVAL", 0);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 0);
     teardown();
     /* legacy, early: GET + DEL, no KEY_LEFT; an undo with nothing clobbered: none either */
@@ -28,9 +28,9 @@ static void test_key_left_never_otherwise(void) {
     num_to(0, "SETNX", 1); num_to(1, "SETNX", 1); num_to(2, "SETNX", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_release(&L);
-    for (k = 3; k < 6; k++) rep(k, REDLOCK_REPLY_STRING, 0, legacy_value(T.wall + 1001, redlock_lock_token(&L)));
+    for (k = 0; k < 3; k++) str_to(k, "GET", legacy_value(T.wall + 1001, redlock_lock_token(&L)));
     CHECK_EQ(count_cmd(3, "DEL res"), 3);
-    for (k = 6; k < 9; k++) num(k, 1);
+    for (k = 0; k < 3; k++) num_to(k, "DEL", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     redlock_acquire(&L);
     num_to(0, "SETNX", 1); num_to(1, "SETNX", 0); num_to(2, "SETNX", 0);
@@ -98,7 +98,7 @@ static void test_key_left_clobbered_node(void) {
     CHECK_EQ(T.qn, q + 8);
     CHECK_EQ(count_cmd(q + 5, "GET res"), 3);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
-    for (k = q + 5; k < q + 8; k++) nil(k);
+    for (k = 0; k < 3; k++) nil_to(k, "GET");
     /* and one that wins: node 1 is ours again and released normally */
     q = T.qn;
     redlock_acquire(&L);
@@ -107,7 +107,7 @@ static void test_key_left_clobbered_node(void) {
     q = T.qn;
     redlock_release(&L);
     CHECK_EQ(T.qn, q + 3);
-    for (k = 0; k < 3; k++) rep(q + k, REDLOCK_REPLY_STRING, 0, ours);
+    for (k = 0; k < 3; k++) str_to(k, "GET", ours);
     CHECK_EQ(count_cmd(q, "DEL res"), 3);
     CHECK_EQ(count_ev(REDLOCK_EV_KEY_LEFT), 1);
     teardown();
@@ -215,7 +215,7 @@ static void test_event_fields(void) {
     ev = last_ev(REDLOCK_EV_RETRY);
     CHECK(ev && ev->status == REDLOCK_ERR_LOCKED && ev->votes == 1 && ev->attempt == 1 && ev->delay_us == 100000 &&
           ev->node == -1);
-    for (k = 3; k < 6; k++) num(k, 0);
+    for (k = 0; k < 3; k++) num_to(k, "EVAL", 0);
     run_until_sent(6);
     CHECK_EQ(count_ev(REDLOCK_EV_ATTEMPT), 2);
     ev = last_ev(REDLOCK_EV_ATTEMPT);

@@ -497,7 +497,7 @@ static void test_rw_upgrade_events(void) {
     run_until_sent(8);
     CHECK_EQ(T.qn, 11);
     T.now += 4000;
-    for (k = 8; k < 11; k++) fail(k, REDLOCK_ERR_TRANSPORT);
+    for (k = 0; k < 3; k++) fail_to(k, "EVALSHA", REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(T.res.n, 2);
     CHECK_EQ(T.res.r[1].op, REDLOCK_OP_UPGRADE);
     CHECK_EQ(T.res.r[1].status, REDLOCK_ERR_NO_QUORUM);
@@ -536,7 +536,7 @@ static void test_rw_upgrade_validity_at_start(void) {
     T.now += 300000;
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_lock_valid_until(&L), until);
-    for (k = 3; k < 6; k++) fail(k, REDLOCK_ERR_TRANSPORT);
+    for (k = 0; k < 3; k++) fail_to(k, "EVALSHA", REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(redlock_lock_valid_until(&L), until);  /* no quorum: nothing renewed */
     teardown();
     setup_rw(1, REDLOCK_ACCESS_UPDATE);
@@ -779,19 +779,21 @@ static void test_rw_max_nodes(void) {
         if (pass) run_until_sent(T.qn);             /* the retry */
         before = T.qn - REDLOCK_MAX_NODES;
         CHECK(before >= 0 && starts(before, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 "));
-        for (k = before; k < T.qn; k++) { CHECK_EQ(T.q[k].node, k - before); num(k, pass); }
+        for (k = before; k < T.qn; k++) CHECK_EQ(T.q[k].node, k - before);
+        for (k = 0; k < REDLOCK_MAX_NODES; k++) num_to(k, "EVALSHA", pass);
     }
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 2);
     before = T.qn;
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
-    for (k = before; k < T.qn; k++) { CHECK_EQ(T.q[k].node, k - before); num(k, 1); }
+    for (k = before; k < T.qn; k++) CHECK_EQ(T.q[k].node, k - before);
+    for (k = 0; k < REDLOCK_MAX_NODES; k++) num_to(k, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
     before = T.qn;
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(T.qn - before, REDLOCK_MAX_NODES);
-    for (k = before; k < T.qn; k++) num(k, 1);
+    for (k = 0; k < REDLOCK_MAX_NODES; k++) num_to(k, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
 }
