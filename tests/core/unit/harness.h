@@ -97,7 +97,7 @@ static struct {
     int evn;
     int fail_send_rc;                     /* what send returns for fail_send_node (0: TRANSPORT) */
     /* A test's own reactions, called after the bookkeeping: on_result with
-       every result of a lock set up here, on_send with every command sent.
+       every result t_result records, on_send with every command queued.
        A reaction that should happen once sets its pointer back to NULL. */
     void (*on_result)(redlock_lock *lk, const redlock_result *r);
     void (*on_send)(const char *cmd);
