@@ -130,6 +130,7 @@ static int t_send(void *u, int node, const redlock_command *cmd, redlock_tag tag
     s = &T.q[T.qn++];
     s->node = node;
     s->tag = tag;
+    s->answered = 0;                      /* a test may reuse the queue (T.qn = 0) */
     for (i = 0; i < cmd->argc && off + cmd->argvlen[i] + 2 < sizeof s->cmd; i++) {
         if (i) s->cmd[off++] = ' ';
         memcpy(s->cmd + off, cmd->argv[i], cmd->argvlen[i]);
