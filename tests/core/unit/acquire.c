@@ -329,7 +329,7 @@ static delay_stats retry_delays(int64_t delay_ms, int64_t jitter_ms, int on_lock
         ev = last_ev(REDLOCK_EV_RETRY);
         if (!ev || T.qn != 2) { CHECK(ev != NULL); CHECK_EQ(T.qn, 2); break; }
         d[i] = ev->delay_us;
-        num(1, 0);                        /* ... its undo is done: the retry is due at failed_at + delay */
+        num_to(0, "EVAL", 0);             /* ... its undo is done: the retry is due at failed_at + delay */
         if (T.qn == 2) {
             if (T.timer != failed_at + d[i]) s.bad_timer++;
             advance_to(T.timer);

@@ -78,13 +78,13 @@ static void test_token_label(void) {
     T.qn = 0;
     redlock_extend(&L, 2000);
     CHECK_STR(T.q[0].cmd, "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res db7:9:00112233445566778899aabbccddeeff 2000");
-    num(0, 1);
+    num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     redlock_release(&L);
-    num(1, 1);
+    num_to(0, "EVALSHA", 1);
     redlock_acquire(&L);                                     /* the lock's own label again */
     CHECK(labelled(redlock_lock_token(&L), "web1:42:"));
-    nil(2);
+    nil_to(0, "SET");
     redlock_lock_deinit(&L);
     CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
     CHECK_EQ(redlock_lock_adopt(&L, "00112233445566778899aabbccddeeff", 0), REDLOCK_OK); /* no label: fits */
@@ -100,14 +100,14 @@ static void test_token_label(void) {
     T.qn = 0;
     redlock_acquire(&spare);
     CHECK(labelled(redlock_lock_token(&spare), o.label));
-    nil(0);
+    nil_to(0, "SET");
     redlock_lock_deinit(&spare);
     o.label = "";
     CHECK_EQ(redlock_lock_init(&spare, &C, &o), REDLOCK_OK);
     T.qn = 0;
     redlock_acquire(&spare);
     CHECK(labelled(redlock_lock_token(&spare), ""));
-    nil(0);
+    nil_to(0, "SET");
     redlock_lock_deinit(&spare);
     teardown();
     /* legacy: "expiry:label+digits"; the same digits under another label are not ours */

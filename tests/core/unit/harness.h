@@ -314,7 +314,6 @@ static void rep_raw(int k, redlock_reply_type type, const char *str, size_t len)
     redlock_on_reply(&C, T.q[k].tag, &r);
 }
 static void ok(int k) { rep(k, REDLOCK_REPLY_STATUS, 0, "OK"); }
-static void nil(int k) { rep(k, REDLOCK_REPLY_NIL, 0, NULL); }
 static void num(int k, long long v) { rep(k, REDLOCK_REPLY_INTEGER, v, NULL); }
 /* Command k failed in the transport with status. */
 static void fail(int k, int status) {
