@@ -25,7 +25,7 @@ static void test_reentrant_label_layout(void) {
         CHECK(labelled(redlock_lock_token(&L), o.label));
         CHECK(strcmp(prev, redlock_lock_token(&L)) != 0);
         snprintf(expect, sizeof expect, "%ssvc-label-owner %s 1000", RFACQ_SHA, redlock_lock_token(&L));
-        CHECK_STR(T.q[0].cmd, expect);
+        expect_sent(0, expect);
         num_to(0, "EVALSHA", 3 + k);
         num_to(0, "EVALSHA", 1);
         CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
