@@ -285,9 +285,9 @@ static void setup_reentrant(int nodes, const char *owner) {
 }
 
 /* ---- replies by queue index ----
-   For what a node-and-verb address cannot say: a reply delivered again, a
-   reply to a command that is not the oldest of its kind, one of a round's
-   commands picked by a loop. */
+   For what a node-and-verb address cannot say: a reply delivered again, or
+   one to a command that is not the oldest waiting of its kind (a straggler
+   of an earlier round, replies out of order). */
 
 static void answered(int k) {
     if (k >= 0 && k < MAXQ) T.q[k].answered++;
@@ -389,7 +389,7 @@ static void fail_to(int node, const char *verb, int status) {
     int k = addressed(node, verb);
     if (k >= 0) fail(k, status);
 }
-
+/* The same reply, held as rep_exact holds it. */
 static void exact_to(int node, const char *verb, redlock_reply_type type, const char *str, size_t len) {
     int k = addressed(node, verb);
     if (k >= 0) rep_exact(k, type, str, len);
