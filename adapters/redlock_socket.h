@@ -97,7 +97,9 @@
    certificate required"); a TLS connection that failed otherwise has the
    words too ("TLS handshake: no answer within the connect timeout" with
    CONNECT: a paused server, or a plain-text port, which answers a
-   handshake with nothing). A CA, certificate or key that cannot be
+   handshake with nothing; a TLS port resets plain text without a word,
+   TRANSPORT: redlock_socket_probe() asks the port in the other protocol
+   to tell, for a message). A CA, certificate or key that cannot be
    loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
    TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
    MSG_NOSIGNAL, so no SIGPIPE.
@@ -434,8 +436,10 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
    or a command's reply); errbuf (optional) gets its text: for AUTH and
    SELECT the server's refusal ("WRONGPASS invalid username-password pair
    ...", "NOAUTH Authentication required.", "ERR DB index is out of
-   range"), for a TLS connection what OpenSSL said, else the status's
-   description; with status 0, the server's last error reply to a command
+   range"), for a TLS connection what OpenSSL said, for a connect that
+   failed why ("connection refused", "no such socket", "name does not
+   resolve (...)", "connect timed out", "cannot connect: ..."), else the
+   status's description; with status 0, the server's last error reply to a command
    on the current connection ("NOPERM ...", "ERR unknown command ...",
    "READONLY ..."; "" if none), which a vote that failed with
    REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only. */

@@ -989,6 +989,7 @@ static void raw_send(app *a, int node, int tag, const char *cmd)
         argv[1] = counter;
     }
     rc = redlock_socket_send(&a->s, node, 2, argv, len, (redlock_tag)tag);
+    if (rc != 0 && !a->rn[node].done) take_words(a, node, rc); /* a connect that failed at once: its words */
     if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
 
