@@ -478,8 +478,9 @@ typedef struct redlock_socket_probe_result {
    configured for (1 TLS, 0 plain text). Sends a plain-text PING; for a
    plain node whose port closes it without a word, a TLS hello on a second
    connection (with REDLOCK_SOCKET_TLS). Sends no AUTH, touches no key,
-   checks no certificate. Everything within timeout_ms (connects, both
-   questions), except getaddrinfo(), which blocks as it will: blocking, so
+   checks no certificate. Every wait within timeout_ms in all (connects,
+   answers; not getaddrinfo(), which blocks as it will, nor the CPU time
+   that making the TLS hello takes): blocking, so
    never inside an adapter's callback. Uses no adapter and no global
    state: any thread. OK (the port was reached: see *out), CONNECT (*out's
    words say why), or INVALID (node or out NULL, a port out of range, a
@@ -2695,12 +2696,12 @@ static void redlock__sock_probe_plain(int fd, int64_t until, redlock_socket_prob
 }
 
 #ifdef REDLOCK_SOCKET_TLS
-/* Does the port speak TLS? A hello (redlock_tls.h) answered with a TLS
-   record, a server's hello (0x16) or an alert (0x15), says so. */
-static void redlock__sock_probe_tls(int fd, int64_t until, redlock_socket_probe_result *r)
+/* Does the port speak TLS? A hello (hello[0..n), redlock_tls.h) answered
+   with a TLS record, a server's hello (0x16) or an alert (0x15), says so. */
+static void redlock__sock_probe_tls(int fd, const unsigned char *hello, size_t n, int64_t until,
+                                    redlock_socket_probe_result *r)
 {
-    unsigned char hello[4096];
-    size_t n = redlock__tls_hello(hello, sizeof hello), off = 0;
+    size_t off = 0;
     ssize_t got;
     unsigned char c;
     while (off < n) {
@@ -2711,7 +2712,7 @@ static void redlock__sock_probe_tls(int fd, int64_t until, redlock_socket_probe_
             continue;
         else return;
     }
-    if (!n || redlock__sock_probe_wait(fd, POLLIN, until) <= 0) return;
+    if (redlock__sock_probe_wait(fd, POLLIN, until) <= 0) return;
     do got = recv(fd, &c, 1, 0);
     while (got < 0 && errno == EINTR);
     if (got == 1 && (c == 0x15 || c == 0x16)) r->tls = 1;
@@ -2737,8 +2738,12 @@ REDLOCK_SOCKET_API int redlock_socket_probe(const redlock_node *node, int tls, i
 #ifdef REDLOCK_SOCKET_TLS
     if (!tls && r.silent) { /* a TLS port? asked in TLS, on a connection of its own */
         char scratch[sizeof r.words];
-        if ((fd = redlock__sock_probe_open(node, until, scratch, sizeof scratch)) >= 0) {
-            redlock__sock_probe_tls(fd, until, &r);
+        unsigned char hello[4096];
+        int64_t t0 = redlock_socket_now_us();
+        size_t n = redlock__tls_hello(hello, sizeof hello);
+        until += redlock_socket_now_us() - t0; /* making it is work, not waiting for the port */
+        if (n && (fd = redlock__sock_probe_open(node, until, scratch, sizeof scratch)) >= 0) {
+            redlock__sock_probe_tls(fd, hello, n, until, &r);
             close(fd);
         }
     }
