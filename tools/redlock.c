@@ -426,7 +426,7 @@ static void take_words(app *a, int node, int status)
                      status != REDLOCK_ERR_CONNECT))
         return;
     st = redlock_socket_node_status(&a->s, node, text, sizeof text);
-    if (st && strcmp(text, redlock_strerror(st)) == 0) text[0] = 0; /* no words of the server's */
+    if (st && strcmp(text, redlock_strerror(st)) == 0) text[0] = 0; /* no words: the status's description only */
     clean_text(&a->o->net.node[node], text, strlen(text), a->words[node], sizeof a->words[node]);
 }
 
