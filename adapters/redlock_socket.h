@@ -17,7 +17,8 @@
           optional) or Unix sockets, one per node, non-blocking, AUTH
           (password or ACL user + password), SELECT; node lists
           ("host:port,redis://...", $REDLOCK_NODES) parsed by
-          redlock_nodes.h, included
+          redlock_nodes.h, included; a node's port asked directly
+          (redlock_socket_probe(): plain text or TLS? why unreachable?)
        3. Blocking API driven by poll(): acquire / release / extend / run;
           optionally a watchdog thread that renews between the calls
        4. Foreign event loop API: fd, interest, on_readable, on_writable,
@@ -480,9 +481,8 @@ typedef struct redlock_socket_probe_result {
    connection (with REDLOCK_SOCKET_TLS). Sends no AUTH, touches no key,
    checks no certificate. Every wait within timeout_ms in all (connects,
    answers; not getaddrinfo(), which blocks as it will, nor the CPU time
-   that making the TLS hello takes): blocking, so
-   never inside an adapter's callback. Uses no adapter and no global
-   state: any thread. OK (the port was reached: see *out), CONNECT (*out's
+   that making the TLS hello takes): blocking, so never inside an
+   adapter's callback. Uses no adapter and no global state: any thread. OK (the port was reached: see *out), CONNECT (*out's
    words say why), or INVALID (node or out NULL, a port out of range, a
    negative timeout; *out untouched). */
 REDLOCK_SOCKET_API int redlock_socket_probe(const redlock_node *node, int tls, int64_t timeout_ms,
