@@ -22,7 +22,7 @@
        5. Compile-time options
        6. Errors
        7. Threads and callbacks
-       8. States: what moves a lock, and the commands of each operation
+       8. States: rounds, calls, options that combine, commands sent
        9. Reentrant locks: one owner, many holds
       10. Release notifications: waiting less
       11. Fencing tokens: a paused holder's late write refused
@@ -60,10 +60,12 @@
    A lock state machine for Redis, the "Redlock" algorithm: a lock is held
    when a majority (N/2+1) of N independent Redis masters hold the key with
    this lock's random token. N = 1 is the ordinary single-instance lock.
-   The core never does I/O, never sleeps and never allocates: it hands
-   commands to your `send` callback, asks for wake-ups through `set_timer`,
-   reads time through clock callbacks, and is fed replies, errors and timer
-   expiries by you (or by one of the adapters in adapters/).
+   The core never does I/O, never sleeps and never allocates per
+   operation (only once per redlock_lock_init, and the client's lock
+   table as it grows: section 5, Memory): it hands commands to your `send`
+   callback, asks for wake-ups through `set_timer`, reads time through
+   clock callbacks, and is fed replies, errors and timer expiries by you
+   (or by one of the adapters in adapters/).
 
    2. QUICK START
    --------------
@@ -374,10 +376,11 @@
    turn is handed on at the next redlock_on_timer, which the timer asks
    for at once. The undo, cleanup and settle that follow a round hold no
    turn and go out at once, as do a decided round's stragglers. The
-   window starts at 16 (or max_rounds if less) and, while rounds wait,
-   adapts: a round decided later than half the node timeout after its
-   start halves it, a sooner one adds a turn, at most once per round trip
-   (so keep node_timeout_ms above twice a round trip). A release that
+   window starts at 16 (or max_rounds if less; with no bound it is
+   unbounded from the start) and, while rounds wait, adapts: a round
+   decided later than half the node timeout after its start halves it,
+   a sooner one adds a turn, at most once per round trip (so keep
+   node_timeout_ms above twice a round trip). A release that
    still waits for its turn when its lock is deinitialised is sent then,
    unanswered. The first rounds of a burst start inside the calls that
    issue it: a caller that takes longer than a node timeout to issue the
@@ -414,8 +417,9 @@
    7. THREADS AND CALLBACKS
    No global mutable state. A client and its locks are used by one thread
    at a time; different clients may live on different threads. Inside any
-   callback you may call redlock_acquire/release/extend on any lock of the
-   client, redlock_lock_deinit and redlock_lock_init (also on the lock being
+   callback you may call redlock_acquire/release/extend/upgrade/downgrade,
+   redlock_lock_adopt and redlock_lock_wake on any lock of the client,
+   redlock_lock_deinit and redlock_lock_init (also on the lock being
    reported), and redlock_on_reply/on_error (synchronous transports). Do
    not call redlock_client_deinit inside a callback, and nothing of the
    library inside on_event (events are for logging and metrics).
@@ -429,54 +433,200 @@
    redlock_lock_followup() whether a step of that kind may still come.
 
    8. STATES
-   A lock is in one of five states (redlock_lock_state()):
+   A lock is in one of five states (redlock_lock_state()): IDLE, ACQUIRING,
+   HELD, RELEASING, LOST. Inside a state the lock runs at most one round at
+   a time (redlock_lock_pending()): one chain of commands per node, decided
+   by the votes as soon as they allow. The rounds below carry the names
+   of the implementation's phases (REDLOCK__PH_*), so that each can be
+   found there. ACQUIRE, FENCE, RELEASE, EXTEND, UPGRADE and DOWNGRADE hold
+   a turn from their start until decided, and may first wait in line for
+   one, nothing sent yet (section 5, Turns); ROLLBACK, SETTLE and CLEANUP
+   follow a decision (an attempt failed, an upgrade given up, the lock
+   lost), hold no turn and go out at once.
 
-       IDLE --acquire--> ACQUIRING --quorum, validity left--> HELD
-         ^                 |  failed attempt: undo, retry after the delay
-         |                 |  no retry left / wait_ms / CONFIG / release()
-         +-----------------+  (on_result ACQUIRE, not OK)
-       HELD --release--> RELEASING --quorum or decided--> IDLE (on_result RELEASE)
-       HELD --extend or watchdog renewal--> HELD (on_result EXTEND for yours)
-       HELD --validity runs out / STOLEN / QUORUM_LOST--> LOST (on_result LOST)
-       LOST --acquire--> ACQUIRING;  LOST --release/extend--> NOT_HELD
-       IDLE or LOST --adopt (a token acquired elsewhere)--> HELD
+       IDLE or LOST --redlock_acquire()--> ACQUIRING (the first attempt
+                  waits for an undo or cleanup still running: it needs
+                  the old token)
+       IDLE or LOST --redlock_lock_adopt()--> HELD (no round running only;
+                  validity as told, 0: unknown; a watchdog renews at once)
 
-   What moves a lock: the API calls above; redlock_on_reply/on_error (a
-   node's answer completes its step; the round is decided as soon as the
-   votes allow); redlock_on_timer (node timeouts, retry delays, renewal
-   times, the end of validity). Between two of these, redlock_lock_state()
+       ACQUIRING: attempts, each with the acquire's one token
+         +--> attempt: round ACQUIRE
+         |      quorum and validity left --------------------------> HELD
+         |      the same, fenced: round FENCE, the write-back where the
+         |        attempt won (same turn); a quorum of write-backs and
+         |        validity left -------------------------------------> HELD
+         |      no quorum possible, or no validity left: failed (LOCKED,
+         |        NO_QUORUM, VALIDITY, ...); a wake heard meanwhile is kept
+         |      v
+         |    undo: round ROLLBACK, on every node (a late grant may land)
+         |      too many nodes refuse for any retry to win (CONFIG, TLS;
+         |        NO_SCRIPTING, NOPERM, EVICTING) ----------> IDLE (at once)
+         |      no retry left ------------------------------------> IDLE
+         |      wait_ms: a retry due too late for its round to end by the
+         |        deadline moves up to the last moment that can; if that
+         |        one fails too, TIMEOUT at the deadline ----------> IDLE
+         |      v
+         |    between attempts (no round; listen(1) when the retry delay
+         |    is at least the node timeout), once the undo is done:
+         +---- the retry is due (retry_delay +- jitter; spends a retry)
+         +---- a release notification (redlock_lock_wake(); at most
+               REDLOCK_WAKES_PER_DELAY per retry delay): starts an
+               attempt now; if it loses, the retry keeps its time
+         redlock_release() --> RELEASING (the acquire: CANCELLED)
+         IDLE: on_result ACQUIRE, not OK; listen(0); an undo runs on
+
+       HELD: one activity at a time beside the validity's clock
+         renewal (opts.watchdog): round EXTEND every renew_every_ms
+           quorum -------------------------> HELD, validity from its start
+           undecided (too few answers): HELD, tried again after the
+             retry delay or a third of the validity left if sooner; never
+             through before the validity ends --------> LOST TRANSPORT
+           a majority says "not ours" ---------> LOST STOLEN / QUORUM_LOST
+           max_hold_ms or max_extensions reached: no more renewals; at
+             the validity's end ------------------------> LOST HOLD_LIMIT
+         extend (redlock_extend()): round EXTEND, as a renewal; on_result
+           EXTEND; a failure leaves no mark (the lock then runs out)
+         upgrade (redlock_upgrade(), an UPDATE hold): attempts, each a
+           round UPGRADE that also renews the hold, retried as an acquire
+           (retry_count, retry delay, wait_ms), the first once a running
+           renewal ends; on_result UPGRADE:
+           quorum converted -------------------------> HELD as EXCLUSIVE
+           given up (LOCKED, TIMEOUT, HOLD_LIMIT, ...): round SETTLE takes
+             the nodes it converted back to update ---> HELD as UPDATE
+           a majority says "not ours" ----------------> LOST QUORUM_LOST
+         downgrade (redlock_downgrade(), an EXCLUSIVE or UPDATE hold):
+           SHARED from the call; round DOWNGRADE, on_result DOWNGRADE
+           says whether a quorum of nodes agrees
+         the validity runs out (whatever runs) ----------> LOST EXPIRED
+           (or the reason a renewal left: TRANSPORT, HOLD_LIMIT)
+         redlock_release() --> RELEASING (an extend, upgrade or downgrade
+           of yours still running: CANCELLED)
+
+       RELEASING: round RELEASE
+         a quorum deleted (OK), or decided otherwise (EXPIRED: a quorum
+         answered, too few still held the key; NO_QUORUM, ...)
+                                           ------> IDLE, on_result RELEASE
+       LOST: round CLEANUP deletes what is still ours (sent before
+         on_result LOST); release and extend say NOT_HELD
+
+   What moves a lock: the API calls; redlock_on_reply/on_error (a node's
+   answer completes its step, or moves it to the next step of its chain);
+   redlock_on_timer (round deadlines, retry delays, renewal times, the end
+   of validity, a free turn). Between two of these, redlock_lock_state()
    reads the clock: a HELD lock past its validity already reads LOST, and
-   the next call reports it. Inside a state, a round of commands may run
-   (redlock_lock_pending()), or wait for its turn to (section 5, Turns):
-   an attempt, its undo, a release, an extend or renewal, or the cleanup
-   after LOST.
-   Per node, each operation is a short chain of steps; a node's answer
-   moves it along its chain, or ends it with a vote (yes, held by another,
-   not ours, or a node error):
-       acquire  SET key token NX PX ttl
-                AUTO, old-server error: INFO server, then (below 2.6.12)
-                the legacy chain SETNX "expiry:token"; if taken, GET; if
-                that value has expired, GETSET (ours only if GETSET returns
-                the value read, compared by a 32-bit hash, and it is still
-                expired)
-       release  EVALSHA compare-and-delete (and PUBLISH, section 10); EVAL
-                after NOSCRIPT (also one after the node timeout);
-       (undo,   without scripts: GET, compare, then DEL
-        cleanup)
-       extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
-                without scripts: GET, compare, then PEXPIRE (modern value)
-                or GETSET "expiry:token" (legacy value)
-       adopted  release and extend of an adopted token, without scripts:
-                PTTL before the GET (modern value; a legacy value carries
-                its expiry), so the act is safe without knowing the acquire
-       reentrant (section 9) acquire, release and extend: one script each,
-                EVALSHA, EVAL after NOSCRIPT; undo and cleanup: EVAL
-       rw       (section 12) acquire, release, extend, upgrade, set-mode:
-                one script each, EVALSHA, EVAL after NOSCRIPT
-       fenced   (section 11) acquire: EVALSHA set-and-count, EVAL after
-                NOSCRIPT; once a quorum won, the write-back script (EVALSHA,
-                EVAL after NOSCRIPT) where it won: HELD after a quorum of
-                write-backs. Release and extend: the plain lock's
+   each call that acts on the lock first reports it (on_result LOST).
+   A decided round's stragglers finish quietly (their round reads CLEANUP
+   after a release or downgrade): a node's next step still goes out (the
+   DEL after a GET, the EVAL after a NOSCRIPT, also one that comes after
+   the release's node timeout), and a fenced attempt's late win gets its
+   write-back; redlock_lock_followup() says whether such a step may still
+   come.
+
+   What a call does, by state and by what a HELD lock is doing (BUSY and
+   the other errors: refused, nothing changed):
+                  IDLE,     ACQUIR-  RELEAS-  HELD, and running:
+                  LOST      ING      ING      nothing  renewal  extend,
+                                                                upgrade,
+                                                                downgrade
+       acquire    starts    BUSY     BUSY     ALREADY_HELD
+       adopt      HELD (1)  BUSY     BUSY     ALREADY_HELD
+       release    NOT_HELD  cancels  BUSY     starts   starts   cancels
+       extend     NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
+       upgrade    NOT_HELD  NOT_HELD NOT_HELD starts   after it BUSY
+       downgrade  NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
+   (1) BUSY while a round still runs (an undo, a cleanup). Upgrade: INVALID
+   unless the hold is UPDATE; downgrade: INVALID unless it is EXCLUSIVE or
+   UPDATE. A settle or a downgrade's stragglers still running count as
+   "nothing", except for downgrade (BUSY) and upgrade (after it).
+   redlock_lock_wake() acts only on ACQUIRING (section 10).
+
+   Which options combine (redlock_lock_init() refuses the others):
+       reentrant + fence    one fence per owner's hold (section 11)
+       access + reentrant, access + fence, an access value not one of
+                            the four                               INVALID
+       reentrant, fence or access, with fewer than a quorum of nodes not
+                            configured REDLOCK_MODE_LEGACY    NO_SCRIPTING
+       watchdog             any kind; INVALID if renew_every_ms >= ttl_ms
+       label, refuse_evicting, max_hold_ms, max_extensions, retries,
+       wait_ms              any kind
+       release notifications (callbacks.listen)   any kind; only releases
+                            by script publish (section 10)
+       adopt                any kind: a reentrant lock under its own owner
+                            id, a readers-writer lock as opts.access says,
+                            a fenced one without a fence (0)
+   Per node the kind meets the node's mode (configured, or what AUTO
+   found, section 4): plain locks run on every node (scripts, or the
+   chains below); reentrant and readers-writer locks, and a fenced lock's
+   acquire, send nothing to a node known to have no scripts (configured
+   LEGACY, or switched by AUTO): its vote fails with NO_SCRIPTING, as it
+   does where such a lock's script is refused (no switch, no fallback).
+   A fenced lock's release and extend there are the plain lock's chains.
+
+   Per node, each operation is a short chain of steps (REDLOCK__ST_*); a
+   node's answer moves it along its chain, or ends it with a vote (yes,
+   held by another, not ours, or a node error). k is the key, t the token,
+   o a reentrant lock's owner id, c the fence counter
+   (REDLOCK_FENCE_PREFIX + key), "1" the flag that has a release publish
+   (section 10). "EVALSHA x" is the script x by its SHA1, followed by
+   "EVAL x" (its text) on NOSCRIPT; ROLLBACK, CLEANUP and SETTLE send EVAL
+   at once (one command per node: nothing is left to send should the lock
+   be deinitialised meanwhile).
+     plain lock, modern node (SET NX PX and scripts; the default)
+       acquire    SET k t NX PX ttl
+       release    EVALSHA release 1 k t 1
+       undo       EVAL release 1 k t          (no flag: publishes nothing)
+       cleanup    EVAL release 1 k t 1
+       extend     EVALSHA extend 1 k t ttl    (watchdog: the lock's ttl)
+     plain lock, node without scripting (AUTO, once a release's or an
+     extend's script is refused: NOPERM, not for a key, or "unknown
+     command"; the node stays switched for the client's life)
+       acquire    SET k t NX PX ttl
+       release,   GET k; ours: DEL k (not when less than node timeout +
+       undo,        drift of the key's life is left: it is left to expire,
+       cleanup      REDLOCK_EV_KEY_LEFT)
+       extend     GET k; ours: PEXPIRE k ttl (same rule: else it counts as gone)
+       adopted    a token taken by redlock_lock_adopt(): PTTL k first,
+                    then the chain above (the key's life is not known)
+     plain lock, legacy node (configured LEGACY, or AUTO: SET NX PX
+     refused as unknown, "syntax error" or "wrong number of arguments",
+     then INFO server says below 2.6.12)
+       acquire    [SET k t NX PX ttl; refused: INFO server;] SETNX k e:t
+                  (e: wall-clock expiry in ms); taken: GET k; gone: SETNX
+                  again (twice at most); expired: GETSET k e:t, ours if it
+                  returns the value read (by a 32-bit hash), still expired
+       release,   GET k; ours: DEL k (as above; never where a GETSET lost
+       undo,        its race or has not answered: REDLOCK_EV_KEY_LEFT)
+       cleanup
+       extend     GET k; ours: GETSET k e:t (with the new ttl)
+     reentrant lock (section 9; modern nodes only)
+       acquire    EVALSHA racquire 1 k o t ttl
+       release    EVALSHA rrelease 1 k o t 1
+       undo       EVAL rrelease 1 k o t
+       cleanup    EVAL rrelease 1 k o t 1
+       extend     EVALSHA rextend 1 k o t ttl
+     fenced lock (section 11)
+       acquire    EVALSHA facquire 2 k c t ttl    (the count, 0: held)
+       write-back EVALSHA fence 2 k c t f         (f: the highest count
+                                                   of the quorum)
+       release, undo, cleanup, extend: the plain lock's
+     reentrant and fenced: acquire EVALSHA rfacquire 2 k c o t ttl,
+       write-back EVALSHA rfence 2 k c o t f; the rest the reentrant's
+     readers-writer lock (section 12; m: s shared, u update, x exclusive;
+     w: how long a refused writer's mark lives, ms)
+       acquire    EVALSHA rwacquire 1 k t ttl m w
+       release    EVALSHA rwrelease 1 k t 1
+       undo       EVAL rwrelease 1 k t        (a retry follows: keeps
+                                               the writer's mark)
+                  EVAL rwrelease 1 k t 2      (the last attempt's: drops
+                                               it, publishes nothing)
+       cleanup    EVAL rwrelease 1 k t 1
+       extend     EVALSHA rwextend 1 k t ttl m   (m: the hold's mode)
+       upgrade    EVALSHA rwupgrade 1 k t ttl w
+       downgrade  EVALSHA rwsetmode 1 k t s
+       settle     EVAL rwsetmode 1 k t u
+   (build/sim --trace prints every command the simulated clients send,
+   e.g. build/sim --profile rw --runs 3 --seed 1 --trace.)
 
    9. REENTRANT LOCKS
    A lock initialised with opts.reentrant may be held by one owner many
@@ -784,8 +934,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TTL = -4,          /* ttl <= 0 or absurdly large */
     REDLOCK_ERR_NODES = -5,        /* node count outside 1..REDLOCK_MAX_NODES */
     REDLOCK_ERR_BUSY = -6,         /* another operation on this lock is running */
-    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend of a lock that is not held */
-    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire of a lock already held */
+    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend/upgrade/downgrade of a lock not held */
+    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire (or adopt) of a lock already held */
     REDLOCK_ERR_RANDOM = -9,       /* the random source failed */
     REDLOCK_ERR_NOMEM = -10,       /* out of memory */
     REDLOCK_ERR_DETACHED = -11,    /* lock not initialised or its client is gone */
@@ -799,7 +949,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_STOLEN = -25,      /* lost: a node holds another token */
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
-    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release, or deinit */
+    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT (section 4) */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
@@ -814,7 +964,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TLS = -48,          /* TLS refused: a certificate, an alert from the server, or an
                                        answer that is not TLS (adapters); as an acquire's outcome: too
                                        few usable nodes, some refuse TLS (section 4) */
-    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant and fenced locks need */
+    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant, fenced and
+                                       readers-writer locks need */
     REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
     REDLOCK_ERR_EVICTING = -51      /* the node may evict keys (maxmemory-policy): its grant does
@@ -828,7 +979,7 @@ typedef enum redlock_mode {
 } redlock_mode;
 
 typedef enum redlock_state {
-    REDLOCK_STATE_IDLE = 0,  /* not held, nothing running */
+    REDLOCK_STATE_IDLE = 0,  /* not held (an undo or a release's last answers may still run) */
     REDLOCK_STATE_ACQUIRING, /* attempts (and retry waits) in progress */
     REDLOCK_STATE_HELD,      /* held until redlock_lock_valid_until() */
     REDLOCK_STATE_RELEASING, /* release sent, waiting for the nodes */
@@ -965,7 +1116,7 @@ typedef struct redlock_config {
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
     int max_rounds;                    /* most rounds running at once (default 128; < 0: no
-                                          bound); more wait their turn (section 5, Many locks) */
+                                          bound); more wait their turn (section 5, Turns) */
     /* optional: where the client files its locks so that a reply finds
        its lock at once, for a client that must not allocate.
        lock_table_size entries, a power of two up to 2^24; about one per
@@ -1025,8 +1176,8 @@ typedef struct redlock_lock_opts {
     size_t owner_len;         /* 0: strlen(owner) */
     int fence;                /* nonzero: every acquire hands out a fencing token, higher than
                                  any earlier holder's (section 11) */
-    redlock_access access;    /* SHARED or EXCLUSIVE: a readers-writer lock (section 12);
-                                 not with reentrant or fence */
+    redlock_access access;    /* SHARED, EXCLUSIVE or UPDATE: a readers-writer lock
+                                 (section 12); not with reentrant or fence */
     int refuse_evicting;      /* a node whose server may evict keys (section 4, Eviction):
                                  > 0: its grants do not count; < 0: they count (the node
                                  is still reported); 0: refused for a fenced lock,
@@ -1188,8 +1339,11 @@ REDLOCK_API void redlock_client_deinit(redlock_client *client);
    full, its doubling: Many locks). A handle still initialised on
    this client is deinitialised first (its pending replies are then
    ignored); one initialised on another client must be deinitialised there.
-   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label), KEY, KEY_TOO_LONG,
-   TTL, DETACHED (client not initialised), NOMEM (the handle is then not
+   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label or
+   owner, access with reentrant or fence: section 8), KEY, KEY_TOO_LONG,
+   TTL, NO_SCRIPTING (a reentrant, fenced or readers-writer lock with
+   fewer than a quorum of nodes not configured REDLOCK_MODE_LEGACY),
+   DETACHED (client not initialised), NOMEM (the handle is then not
    initialised; the table refused: nothing else changed either). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
@@ -1227,8 +1381,9 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
    OVERLOADED (still held, until the possibly shortened validity; OVERLOADED:
    some command was refused with QUEUE_FULL); CANCELLED (release called
    meanwhile); or STOLEN / QUORUM_LOST / EXPIRED, then the lock is LOST and
-   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
-   renewal is running) / TTL (ttl_ms out of 0..2^40). */
+   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (an
+   extend or renewal, an upgrade or a downgrade is running) / TTL (ttl_ms
+   out of 0..2^40). */
 REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
 /* Readers-writer locks (section 12). Upgrade: an UPDATE lock held becomes
    EXCLUSIVE once the readers are gone (waiting, retrying and timing out as
@@ -1236,9 +1391,11 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    if it fails); the result comes with op REDLOCK_OP_UPGRADE. Downgrade: an
    EXCLUSIVE (or UPDATE) lock held is SHARED from the call on; the result
    (REDLOCK_OP_DOWNGRADE) says whether a quorum of nodes lets readers in.
-   Both: INVALID for another mode, NOT_HELD, BUSY while an extend, an
-   upgrade or a downgrade runs. Both change the current hold only: the
-   next acquire holds as opts.access says. */
+   Both: INVALID for another mode, NOT_HELD, BUSY while an extend of
+   yours, an upgrade or a downgrade runs (downgrade: while any round runs,
+   a renewal too; an upgrade's first attempt waits for a renewal: section
+   8). Both change the current hold only: the next acquire holds as
+   opts.access says. */
 REDLOCK_API int redlock_upgrade(redlock_lock *lock);
 REDLOCK_API int redlock_downgrade(redlock_lock *lock);
 /* While redlock_lock_state() says HELD: the hold's access mode (an
@@ -1302,9 +1459,10 @@ REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lock);
    no validity yet (redlock_lock_adopt). */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
 /* Nonzero while a round of commands of this lock is running or waiting
-   for its turn (an acquire attempt, a release, an extend, or the undo /
-   cleanup that follows one; each lasts at most node_timeout_ms from its
-   turn, section 5). Zero while it only waits (held, or between two
+   for its turn (an acquire attempt or its write-back, a release, an
+   extend, an upgrade attempt, a downgrade, or the undo / cleanup / settle
+   that follows one: section 8; each lasts at most node_timeout_ms from
+   its turn, section 5). Zero while it only waits (held, or between two
    acquire attempts). Deinitialising the lock while nonzero drops the
    steps not yet sent (see 7. THREADS AND CALLBACKS), but for a release
    still waiting for its turn: that goes out, unanswered. */
@@ -1459,8 +1617,11 @@ enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_
        REDLOCK__PH_UPGRADE, REDLOCK__PH_DOWNGRADE,
        REDLOCK__PH_SETTLE /* a failed upgrade given up: back to update where it got to exclusive */ };
 
-/* What one node is doing within a round. Each operation's steps are
-   contiguous: redlock__answer dispatches on the ranges. */
+/* What one node is doing within a round: one step per command. A script
+   step goes out as EVALSHA, or as EVAL when REDLOCK__ST_EVAL is set (after
+   NOSCRIPT, or where one command per node must do: an undo, a cleanup, a
+   settle); which script is the lock kind's (redlock__kinds). redlock__steps
+   says what each step is for. */
 enum {
     REDLOCK__ST_NONE,
     REDLOCK__ST_SET,        /* SET key token NX PX ttl */
@@ -1468,28 +1629,68 @@ enum {
     REDLOCK__ST_SETNX,      /* legacy: SETNX key expiry:token */
     REDLOCK__ST_ACQ_GET,    /* legacy: GET, is the holder's value expired? */
     REDLOCK__ST_ACQ_GETSET, /* legacy: GETSET, did we replace exactly what we read? */
-    REDLOCK__ST_RACQ_SHA,   /* reentrant: EVALSHA acquire */
-    REDLOCK__ST_RACQ_EVAL,  /* reentrant: EVAL acquire after NOSCRIPT */
-    REDLOCK__ST_FACQ_SHA,   /* fenced: EVALSHA acquire (SET NX PX, then INCR the counter) */
-    REDLOCK__ST_FACQ_EVAL,  /* fenced: EVAL acquire after NOSCRIPT */
-    REDLOCK__ST_REL_SHA,    /* EVALSHA release */
-    REDLOCK__ST_REL_EVAL,   /* EVAL release after NOSCRIPT */
+    REDLOCK__ST_ACQUIRE,    /* the acquire script (reentrant, fenced: SET NX PX then INCR the counter, readers-writer) */
+    REDLOCK__ST_RELEASE,    /* the release script */
     REDLOCK__ST_REL_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
     REDLOCK__ST_REL_GET,    /* no scripts: GET, compare */
     REDLOCK__ST_REL_DEL,    /*             then DEL */
-    REDLOCK__ST_EXT_SHA,    /* EVALSHA extend */
-    REDLOCK__ST_EXT_EVAL,   /* EVAL extend after NOSCRIPT */
+    REDLOCK__ST_EXTEND,     /* the extend script */
     REDLOCK__ST_EXT_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
     REDLOCK__ST_EXT_GET,    /* no scripts: GET, compare */
     REDLOCK__ST_EXT_PEXPIRE,/*             then PEXPIRE (modern value) */
     REDLOCK__ST_EXT_GETSET, /*             or GETSET (legacy value) */
-    REDLOCK__ST_FENCE_SHA,  /* fenced: EVALSHA write-back, counter = max(counter, fence) where the key is ours */
-    REDLOCK__ST_FENCE_EVAL, /* fenced: EVAL write-back after NOSCRIPT */
-    REDLOCK__ST_UPG_SHA,    /* readers-writer: EVALSHA upgrade */
-    REDLOCK__ST_UPG_EVAL,
-    REDLOCK__ST_MODE_SHA,   /* readers-writer: EVALSHA set-mode (downgrade; a failed upgrade's settle) */
-    REDLOCK__ST_MODE_EVAL
+    REDLOCK__ST_FENCE,      /* fenced: the write-back, counter = max(counter, fence) where the key is ours */
+    REDLOCK__ST_UPGRADE,    /* readers-writer: upgrade */
+    REDLOCK__ST_SET_MODE,   /* readers-writer: set-mode (downgrade; a failed upgrade's settle) */
+    REDLOCK__ST_EVAL = 0x80 /* with a script step: EVAL, not EVALSHA */
 };
+
+/* The operations a step serves (and a lock kind has a script for). */
+enum { REDLOCK__S_ACQUIRE, REDLOCK__S_RELEASE, REDLOCK__S_EXTEND, REDLOCK__S_FENCE, REDLOCK__S_UPGRADE,
+       REDLOCK__S_SET_MODE, REDLOCK__S_COUNT };
+
+/* How a step's command is made: the verb, then what follows it. */
+enum { REDLOCK__ARGS_KEY,    /* key */
+       REDLOCK__ARGS_SET,    /* key token NX PX ttl */
+       REDLOCK__ARGS_VALUE,  /* key expiry:token (a legacy value) */
+       REDLOCK__ARGS_TTL,    /* key ttl */
+       REDLOCK__ARGS_INFO,   /* "server" */
+       REDLOCK__ARGS_SCRIPT  /* the kind's script for the operation (redlock__build_script) */ };
+/* What a step's answer leads to. */
+enum { REDLOCK__THEN_MORE,   /* a chain goes on (another step follows, or the answer decides it) */
+       REDLOCK__THEN_SCRIPT, /* NOSCRIPT, or no scripting at all, may still call for another step */
+       REDLOCK__THEN_LAST }; /* a chain's last step: the answer ends the node's part */
+typedef struct redlock__step_info {
+    const char *verb;
+    uint8_t op;   /* REDLOCK__S_* (REDLOCK__S_COUNT: none) */
+    uint8_t args; /* REDLOCK__ARGS_* */
+    uint8_t then; /* REDLOCK__THEN_* */
+} redlock__step_info;
+static const redlock__step_info redlock__steps[] = {
+    /* NONE */       { "", REDLOCK__S_COUNT, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* SET */        { "SET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SET, REDLOCK__THEN_MORE },
+    /* PROBE */      { "INFO", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_INFO, REDLOCK__THEN_MORE },
+    /* SETNX */      { "SETNX", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
+    /* ACQ_GET */    { "GET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* ACQ_GETSET */ { "GETSET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
+    /* ACQUIRE */    { "", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* RELEASE */    { "", REDLOCK__S_RELEASE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* REL_PTTL */   { "PTTL", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* REL_GET */    { "GET", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* REL_DEL */    { "DEL", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_LAST },
+    /* EXTEND */     { "", REDLOCK__S_EXTEND, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* EXT_PTTL */   { "PTTL", REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* EXT_GET */    { "GET", REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* EXT_PEXPIRE */{ "PEXPIRE", REDLOCK__S_EXTEND, REDLOCK__ARGS_TTL, REDLOCK__THEN_LAST },
+    /* EXT_GETSET */ { "GETSET", REDLOCK__S_EXTEND, REDLOCK__ARGS_VALUE, REDLOCK__THEN_LAST },
+    /* FENCE */      { "", REDLOCK__S_FENCE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* UPGRADE */    { "", REDLOCK__S_UPGRADE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* SET_MODE */   { "", REDLOCK__S_SET_MODE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT }
+};
+/* A node's step without its EVAL bit, and what it is. */
+static int redlock__base_step(int st) { return st & ~REDLOCK__ST_EVAL; }
+static const redlock__step_info *redlock__step_info_of(int st) { return &redlock__steps[redlock__base_step(st)]; }
+static int redlock__is_script_step(int st) { return redlock__step_info_of(st)->args == REDLOCK__ARGS_SCRIPT; }
 
 /* LIFE: how long our key lives on the node is unknown (an adopted token):
    read it before a check-then-act step acts. CLOBBERED and LIFE outlive rounds;
@@ -1797,8 +1998,60 @@ static redlock_access redlock__access(const redlock_lock *lk) { return (redlock_
 static redlock_access redlock__opts_access(const redlock_lock *lk) {
     return (redlock_access)((lk->_kind >> REDLOCK__K_OPTS_ACCESS_SHIFT) & 3);
 }
-/* reentrant and readers-writer locks: scripts only, on every node */
-static int redlock__scripts_only(const redlock_lock *lk) { return redlock__reentrant(lk) || redlock__access(lk) != REDLOCK_ACCESS_DEFAULT; }
+
+/* The scripts, by number: a script's bit in redlock_client._scripted is
+   1 << (number - 1) (a server caches each script on its own). */
+enum { REDLOCK__LUA_NONE, REDLOCK__LUA_RELEASE, REDLOCK__LUA_EXTEND, REDLOCK__LUA_RACQUIRE, REDLOCK__LUA_RRELEASE,
+       REDLOCK__LUA_REXTEND, REDLOCK__LUA_FACQUIRE, REDLOCK__LUA_FENCE, REDLOCK__LUA_RFACQUIRE, REDLOCK__LUA_RFENCE,
+       REDLOCK__LUA_RWACQUIRE, REDLOCK__LUA_RWRELEASE, REDLOCK__LUA_RWEXTEND, REDLOCK__LUA_RWUPGRADE,
+       REDLOCK__LUA_RWSETMODE };
+
+/* A lock kind: its script per operation and the arguments they take.
+   Adding a kind is one row here (and redlock__kind_index) plus its scripts.
+   The plain kind's acquire is SET NX PX, not a script; its release and
+   extend fall back to check-then-act chains on nodes without scripts,
+   and its acquire to SETNX / GET / GETSET on legacy nodes: legacy and
+   no-scripting are what a node can do, not kinds. Every other operation
+   needs its script on the node: where the node refuses scripts, its vote
+   fails with NO_SCRIPTING (redlock__needs_scripts). */
+enum { REDLOCK__KIND_PLAIN, REDLOCK__KIND_REENTRANT, REDLOCK__KIND_FENCED, REDLOCK__KIND_REENTRANT_FENCED,
+       REDLOCK__KIND_RW };
+#define REDLOCK__BIT(op) (1u << (op))
+typedef struct redlock__kind {
+    uint8_t script[REDLOCK__S_COUNT]; /* REDLOCK__LUA_* per operation; NONE: a plain command, or no such operation */
+    uint8_t bare;    /* operations (REDLOCK__BIT) that go on without scripts on a node that refuses them */
+    uint8_t counter; /* operations whose script gets the fence counter too (KEYS[2]); the acquire
+                        answers the counter */
+    uint8_t owner;   /* ARGV[1] is the owner id: the key is a hash of owners' entries (section 9) */
+    uint8_t modes;   /* readers-writer (section 12): ARGV carries the access mode; the acquire answers 1 or 0 */
+} redlock__kind;
+static const redlock__kind redlock__kinds[] = {
+    /* PLAIN */ { { REDLOCK__LUA_NONE, REDLOCK__LUA_RELEASE, REDLOCK__LUA_EXTEND, 0, 0, 0 },
+                  REDLOCK__BIT(REDLOCK__S_RELEASE) | REDLOCK__BIT(REDLOCK__S_EXTEND), 0, 0, 0 },
+    /* REENTRANT */ { { REDLOCK__LUA_RACQUIRE, REDLOCK__LUA_RRELEASE, REDLOCK__LUA_REXTEND, 0, 0, 0 }, 0, 0, 1, 0 },
+    /* FENCED */ { { REDLOCK__LUA_FACQUIRE, REDLOCK__LUA_RELEASE, REDLOCK__LUA_EXTEND, REDLOCK__LUA_FENCE, 0, 0 },
+                   REDLOCK__BIT(REDLOCK__S_RELEASE) | REDLOCK__BIT(REDLOCK__S_EXTEND),
+                   REDLOCK__BIT(REDLOCK__S_ACQUIRE) | REDLOCK__BIT(REDLOCK__S_FENCE), 0, 0 },
+    /* REENTRANT_FENCED */ { { REDLOCK__LUA_RFACQUIRE, REDLOCK__LUA_RRELEASE, REDLOCK__LUA_REXTEND, REDLOCK__LUA_RFENCE,
+                             0, 0 }, 0, REDLOCK__BIT(REDLOCK__S_ACQUIRE) | REDLOCK__BIT(REDLOCK__S_FENCE), 1, 0 },
+    /* RW */ { { REDLOCK__LUA_RWACQUIRE, REDLOCK__LUA_RWRELEASE, REDLOCK__LUA_RWEXTEND, 0, REDLOCK__LUA_RWUPGRADE,
+                 REDLOCK__LUA_RWSETMODE }, 0, 0, 0, 1 }
+};
+/* The kind of the options' lock: the options allow no other combination
+   of reentrant, fence and access (redlock_lock_init). */
+static int redlock__kind_index(int reentrant, int fenced, redlock_access access) {
+    if (access != REDLOCK_ACCESS_DEFAULT) return REDLOCK__KIND_RW;
+    return (reentrant ? REDLOCK__KIND_REENTRANT : 0) + (fenced ? REDLOCK__KIND_FENCED : 0);
+}
+static const redlock__kind *redlock__kind_of(const redlock_lock *lk) {
+    return &redlock__kinds[redlock__kind_index(redlock__reentrant(lk), redlock__fenced(lk), redlock__access(lk))];
+}
+/* The one "needs scripts" rule: the kind runs a script for the operation
+   and has nothing to fall back on where a node refuses scripts. */
+static int redlock__kind_needs_scripts(const redlock__kind *k, int op) {
+    return op < REDLOCK__S_COUNT && k->script[op] != REDLOCK__LUA_NONE && !(k->bare & REDLOCK__BIT(op));
+}
+static int redlock__needs_scripts(const redlock_lock *lk, int op) { return redlock__kind_needs_scripts(redlock__kind_of(lk), op); }
 /* Node i's server may forget this lock's keys before their time (section
    4, Eviction) and the lock does not count such a node's grants. */
 static int redlock__refuses(const redlock_lock *lk, int i) {
@@ -1888,28 +2141,33 @@ static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
     return release ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET;
 }
 
-static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
-    if (phase == REDLOCK__PH_FENCE) return REDLOCK__ST_FENCE_SHA;
-    if (phase == REDLOCK__PH_UPGRADE) return REDLOCK__ST_UPG_SHA;
-    if (phase == REDLOCK__PH_DOWNGRADE) return REDLOCK__ST_MODE_SHA;
-    if (phase == REDLOCK__PH_SETTLE) return REDLOCK__ST_MODE_EVAL; /* one command per node, as an undo */
-    if (phase == REDLOCK__PH_ACQUIRE && redlock__fenced(lk)) return REDLOCK__ST_FACQ_SHA;
-    if (redlock__scripts_only(lk)) {
-        switch (phase) {
-        case REDLOCK__PH_ACQUIRE: return REDLOCK__ST_RACQ_SHA;
-        case REDLOCK__PH_EXTEND: return REDLOCK__ST_EXT_SHA;
-        case REDLOCK__PH_RELEASE: return REDLOCK__ST_REL_SHA;
-        default: return REDLOCK__ST_REL_EVAL;
-        }
-    }
+/* The operation a round's steps serve. */
+static int redlock__phase_op(int phase) {
     switch (phase) {
-    case REDLOCK__PH_ACQUIRE: return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
-    case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 0) : (uint8_t)REDLOCK__ST_EXT_SHA;
-    case REDLOCK__PH_RELEASE: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : (uint8_t)REDLOCK__ST_REL_SHA;
-    /* undo and cleanup send the script itself: one command per node, so
-       nothing is left to send if the lock is deinitialised meanwhile */
-    default: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : (uint8_t)REDLOCK__ST_REL_EVAL;
+    case REDLOCK__PH_ACQUIRE: return REDLOCK__S_ACQUIRE;
+    case REDLOCK__PH_EXTEND: return REDLOCK__S_EXTEND;
+    case REDLOCK__PH_FENCE: return REDLOCK__S_FENCE;
+    case REDLOCK__PH_UPGRADE: return REDLOCK__S_UPGRADE;
+    case REDLOCK__PH_DOWNGRADE:
+    case REDLOCK__PH_SETTLE: return REDLOCK__S_SET_MODE;
+    default: return REDLOCK__S_RELEASE; /* a release, an undo, a cleanup */
     }
+}
+
+/* Node i's first step in a round of this phase: the kind's script for the
+   operation (a plain SET where there is none), or the check-then-act
+   chain where the node refuses scripts and the kind may do without. */
+static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
+    static const uint8_t script_step[REDLOCK__S_COUNT] = { REDLOCK__ST_ACQUIRE, REDLOCK__ST_RELEASE, REDLOCK__ST_EXTEND,
+                                                           REDLOCK__ST_FENCE, REDLOCK__ST_UPGRADE, REDLOCK__ST_SET_MODE };
+    const redlock__kind *k = redlock__kind_of(lk);
+    int op = redlock__phase_op(phase);
+    /* undo, cleanup and settle send the script itself: one command per
+       node, so nothing is left to send if the lock is deinitialised meanwhile */
+    int eval = phase == REDLOCK__PH_ROLLBACK || phase == REDLOCK__PH_CLEANUP || phase == REDLOCK__PH_SETTLE;
+    if (k->script[op] == REDLOCK__LUA_NONE) return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
+    if ((k->bare & REDLOCK__BIT(op)) && redlock__node_noscript(lk, i)) return redlock__check_step(lk, i, op == REDLOCK__S_RELEASE);
+    return (uint8_t)(script_step[op] | (eval ? REDLOCK__ST_EVAL : 0));
 }
 
 /* A node's `until` (monotonic; 0: not ours to act on) is kept relative to
@@ -1999,10 +2257,9 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         n->status = 0;
         n->loops = 0;
         n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
-        /* a reentrant lock, or a fenced lock's acquire, sends nothing to a
-           node known to refuse scripts (configured LEGACY, or found so): its
-           vote fails at once */
-        if ((redlock__scripts_only(lk) || (redlock__fenced(lk) && phase == REDLOCK__PH_ACQUIRE)) && redlock__node_noscript(lk, i)) {
+        /* an operation that needs scripts sends nothing to a node known to
+           refuse them (configured LEGACY, or found so): its vote fails at once */
+        if (redlock__needs_scripts(lk, redlock__phase_op(phase)) && redlock__node_noscript(lk, i)) {
             n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
             n->outcome = REDLOCK__OUT_ERR;
             n->status = REDLOCK_ERR_NO_SCRIPTING;
@@ -2070,33 +2327,17 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
     /* sent by the drive loop that runs after every answer */
 }
 
-/* The script a step runs, as a bit of redlock_client._scripted (a server
-   caches each script on its own); 0 for the other steps. */
-enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
-       REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16, REDLOCK__SCRIPT_FACQUIRE = 32,
-       REDLOCK__SCRIPT_FENCE = 64, REDLOCK__SCRIPT_RFACQUIRE = 128, REDLOCK__SCRIPT_RFENCE = 256,
-       REDLOCK__SCRIPT_RWACQUIRE = 512, REDLOCK__SCRIPT_RWRELEASE = 1024, REDLOCK__SCRIPT_RWEXTEND = 2048,
-       REDLOCK__SCRIPT_RWUPGRADE = 4096, REDLOCK__SCRIPT_RWSETMODE = 8192 };
+/* The script a step runs (REDLOCK__LUA_*; NONE for the plain commands),
+   and its bit of redlock_client._scripted. */
+static int redlock__script_id(const redlock_lock *lk, int st) {
+    return redlock__is_script_step(st) ? redlock__kind_of(lk)->script[redlock__step_info_of(st)->op] : REDLOCK__LUA_NONE;
+}
 static int redlock__script_bit(const redlock_lock *lk, int st) {
-    int rw = redlock__access(lk) != REDLOCK_ACCESS_DEFAULT;
-    if (st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_UPG_EVAL) return REDLOCK__SCRIPT_RWUPGRADE;
-    if (st == REDLOCK__ST_MODE_SHA || st == REDLOCK__ST_MODE_EVAL) return REDLOCK__SCRIPT_RWSETMODE;
-    if (rw && (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL)) return REDLOCK__SCRIPT_RWACQUIRE;
-    if (rw && (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)) return REDLOCK__SCRIPT_RWRELEASE;
-    if (rw && (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)) return REDLOCK__SCRIPT_RWEXTEND;
-    if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
-    if (st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RFACQUIRE : REDLOCK__SCRIPT_FACQUIRE;
-    if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RFENCE : REDLOCK__SCRIPT_FENCE;
-    if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
-    if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_REXTEND : REDLOCK__SCRIPT_EXTEND;
-    return 0;
+    int id = redlock__script_id(lk, st);
+    return id == REDLOCK__LUA_NONE ? 0 : 1 << (id - 1);
 }
 
-/* A script step's script: its text and SHA1, in the order of the bits. */
+/* A script's text and SHA1, by number. */
 typedef struct redlock__script { const char *lua; size_t len; const char *sha; } redlock__script;
 static const redlock__script *redlock__script_of(const redlock_lock *lk, int st) {
 #define REDLOCK__SCRIPT(name) { redlock__##name##_lua, sizeof redlock__##name##_lua - 1, redlock__##name##_sha }
@@ -2108,9 +2349,7 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
                                                REDLOCK__SCRIPT(rwrelease), REDLOCK__SCRIPT(rwextend),
                                                REDLOCK__SCRIPT(rwupgrade), REDLOCK__SCRIPT(rwsetmode) };
 #undef REDLOCK__SCRIPT
-    int bit = redlock__script_bit(lk, st), k = 0;
-    while (bit > 1) { bit >>= 1; k++; }
-    return &scripts[k];
+    return &scripts[redlock__script_id(lk, st) - 1];
 }
 
 /* Text made for one command: a ttl, a legacy value. */
@@ -2120,156 +2359,125 @@ typedef struct redlock__scratch {
     char wait[24];           /* a readers-writer acquire: how long a waiting writer's mark lives */
 } redlock__scratch;
 
+#define REDLOCK__ARG(cmd, s, l) ((cmd)->argv[(cmd)->argc] = (s), (cmd)->argvlen[(cmd)->argc] = (l), (cmd)->argc++)
+#define REDLOCK__LIT(cmd, s) REDLOCK__ARG(cmd, s, sizeof(s) - 1)
+
+/* The number a step sends (a ttl, a fence) as text in sc->ttl; returns its
+   length, 0 for a step that sends none. */
+static size_t redlock__step_number(const redlock_lock *lk, int st, redlock__scratch *sc) {
+    switch (redlock__base_step(st)) {
+    case REDLOCK__ST_SET:
+    case REDLOCK__ST_ACQUIRE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_ttl_ms);
+    case REDLOCK__ST_FENCE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_fence);
+    case REDLOCK__ST_UPGRADE:
+    case REDLOCK__ST_EXTEND:
+    case REDLOCK__ST_EXT_PEXPIRE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
+    default: return 0;
+    }
+}
+
+/* A legacy value, "expiry:token", in sc->value; returns its length. The
+   expiry is taken when sent, so a late GETSET moves an expiry as little as
+   possible. */
+static size_t redlock__legacy_value(const redlock_lock *lk, int st, redlock__scratch *sc) {
+    redlock_client *c = lk->_client;
+    int64_t ttl_ms = st == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms;
+    size_t len = redlock__fmt_u64(sc->value, (uint64_t)(c->_cb.wall_ms(c->_user) + ttl_ms + 1));
+    sc->value[len++] = ':';
+    memcpy(sc->value + len, redlock__token(lk), redlock__token_len(lk));
+    return len + redlock__token_len(lk);
+}
+
+static const char *redlock__mode_letter(redlock_access a) {
+    return a == REDLOCK_ACCESS_SHARED ? "s" : a == REDLOCK_ACCESS_UPDATE ? "u" : "x";
+}
+
+/* How long a refused writer's mark keeps new readers out: until its next
+   attempt is due, and a little; as text in sc->wait. */
+static size_t redlock__writer_wait(const redlock_lock *lk, redlock__scratch *sc) {
+    int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
+    return redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1));
+}
+
+/* A readers-writer script's last arguments (section 12). */
+static void redlock__rw_args(const redlock_lock *lk, int op, redlock_command *cmd, redlock__scratch *sc) {
+    switch (op) {
+    case REDLOCK__S_RELEASE: /* the undo of an acquire's last attempt: drop the writer's mark, publish nothing */
+        if (lk->_phase == REDLOCK__PH_ROLLBACK && (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up))
+            REDLOCK__LIT(cmd, "2");
+        break;
+    case REDLOCK__S_ACQUIRE: /* the mode, and the mark's life */
+        REDLOCK__ARG(cmd, redlock__mode_letter(redlock__access(lk)), 1);
+        REDLOCK__ARG(cmd, sc->wait, redlock__writer_wait(lk, sc));
+        break;
+    case REDLOCK__S_UPGRADE: REDLOCK__ARG(cmd, sc->wait, redlock__writer_wait(lk, sc)); break;
+    case REDLOCK__S_EXTEND: /* an entry renews only where it is at least the holder's mode:
+                               an exclusive hold stands on its exclusive entries alone */
+        REDLOCK__ARG(cmd, redlock__mode_letter(redlock__access(lk)), 1);
+        break;
+    case REDLOCK__S_SET_MODE: /* by the operation, not the phase: a downgrade's straggler (its
+                                 EVAL after NOSCRIPT) runs in the cleanup that follows it */
+        if (lk->_phase_op == REDLOCK_OP_DOWNGRADE) REDLOCK__LIT(cmd, "s");
+        else REDLOCK__LIT(cmd, "u"); /* the settle of an upgrade that gave up */
+        break;
+    default: break;
+    }
+}
+
+/* A script step's command: EVALSHA sha (or EVAL script), KEYS[1] the key
+   [, KEYS[2] its fence counter], ARGV: [owner,] token [, ttl or fence]
+   (release: a flag instead, to publish, except for the undo of a failed
+   attempt) [, the readers-writer arguments]. */
+static void redlock__build_script(const redlock_lock *lk, int st, redlock_command *cmd, redlock__scratch *sc) {
+    const redlock__kind *k = redlock__kind_of(lk);
+    const redlock__script *script = redlock__script_of(lk, st);
+    int op = redlock__step_info_of(st)->op;
+    size_t numlen = redlock__step_number(lk, st, sc);
+    if (st & REDLOCK__ST_EVAL) {
+        REDLOCK__LIT(cmd, "EVAL"); REDLOCK__ARG(cmd, script->lua, script->len);
+    } else {
+        REDLOCK__LIT(cmd, "EVALSHA"); REDLOCK__ARG(cmd, script->sha, 40);
+    }
+    if (k->counter & REDLOCK__BIT(op)) {
+        REDLOCK__LIT(cmd, "2"); REDLOCK__ARG(cmd, lk->_key, lk->_key_len);
+        REDLOCK__ARG(cmd, redlock__counter(lk), REDLOCK__FENCE_PREFIX_LEN + lk->_key_len);
+    } else {
+        REDLOCK__LIT(cmd, "1"); REDLOCK__ARG(cmd, lk->_key, lk->_key_len);
+    }
+    if (k->owner) REDLOCK__ARG(cmd, redlock__owner(lk), lk->_owner_len);
+    REDLOCK__ARG(cmd, redlock__token(lk), redlock__token_len(lk));
+    if (numlen) REDLOCK__ARG(cmd, sc->ttl, numlen);
+    if (op == REDLOCK__S_RELEASE && lk->_phase != REDLOCK__PH_ROLLBACK) REDLOCK__LIT(cmd, "1");
+    if (k->modes) redlock__rw_args(lk, op, cmd, sc);
+}
+
 /* Builds the command for node i's current step. Argument text lives in the
    lock's strings (key, token) or in the caller's scratch, and stays valid
    during send. */
-static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redlock__scratch *sc) {
-    const redlock__node *n = &lk->_node[i];
-    char *val = sc->value;
-    size_t vallen = 0, ttllen = 0;
-    int a = 0;
-#define REDLOCK__ARG(s, l) (cmd->argv[a] = (s), cmd->argvlen[a] = (l), a++)
-#define REDLOCK__LIT(s) REDLOCK__ARG(s, sizeof(s) - 1)
-    switch (n->step) {
-    case REDLOCK__ST_SETNX:
-    case REDLOCK__ST_ACQ_GETSET:
-    case REDLOCK__ST_EXT_GETSET:
-        /* expiry taken when sent, so a late GETSET moves an expiry as little as possible */
-        vallen = redlock__fmt_u64(val, (uint64_t)(lk->_client->_cb.wall_ms(lk->_client->_user) +
-                                           (n->step == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms) + 1));
-        val[vallen++] = ':';
-        memcpy(val + vallen, redlock__token(lk), redlock__token_len(lk));
-        vallen += redlock__token_len(lk);
-        break;
-    case REDLOCK__ST_SET:
-    case REDLOCK__ST_RACQ_SHA:
-    case REDLOCK__ST_RACQ_EVAL:
-    case REDLOCK__ST_FACQ_SHA:
-    case REDLOCK__ST_FACQ_EVAL:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_ttl_ms);
-        break;
-    case REDLOCK__ST_FENCE_SHA:
-    case REDLOCK__ST_FENCE_EVAL:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_fence);
-        break;
-    case REDLOCK__ST_UPG_SHA:
-    case REDLOCK__ST_UPG_EVAL:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
-        break;
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-    case REDLOCK__ST_EXT_PEXPIRE:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
-        break;
-    default: break;
+static void redlock__build(const redlock_lock *lk, int i, redlock_command *cmd, redlock__scratch *sc) {
+    int st = lk->_node[i].step;
+    const redlock__step_info *info = redlock__step_info_of(st);
+    cmd->argc = 0;
+    if (info->args == REDLOCK__ARGS_SCRIPT) {
+        redlock__build_script(lk, st, cmd, sc);
+        return;
     }
-    switch (n->step) {
-    case REDLOCK__ST_SET:
-        REDLOCK__LIT("SET"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        REDLOCK__ARG(redlock__token(lk), redlock__token_len(lk)); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
-        REDLOCK__ARG(sc->ttl, ttllen);
-        break;
-    case REDLOCK__ST_SETNX:
-        REDLOCK__LIT("SETNX"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
-        break;
-    case REDLOCK__ST_PROBE:
-        REDLOCK__LIT("INFO"); REDLOCK__LIT("server");
-        break;
-    case REDLOCK__ST_ACQ_GET:
-    case REDLOCK__ST_REL_GET:
-    case REDLOCK__ST_EXT_GET:
-        REDLOCK__LIT("GET"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        break;
-    case REDLOCK__ST_REL_PTTL:
-    case REDLOCK__ST_EXT_PTTL:
-        REDLOCK__LIT("PTTL"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        break;
-    case REDLOCK__ST_ACQ_GETSET:
-    case REDLOCK__ST_EXT_GETSET:
-        REDLOCK__LIT("GETSET"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
-        break;
-    case REDLOCK__ST_RACQ_SHA:
-    case REDLOCK__ST_RACQ_EVAL:
-    case REDLOCK__ST_FACQ_SHA:
-    case REDLOCK__ST_FACQ_EVAL:
-    case REDLOCK__ST_REL_SHA:
-    case REDLOCK__ST_REL_EVAL:
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-    case REDLOCK__ST_FENCE_SHA:
-    case REDLOCK__ST_FENCE_EVAL:
-    case REDLOCK__ST_UPG_SHA:
-    case REDLOCK__ST_UPG_EVAL:
-    case REDLOCK__ST_MODE_SHA:
-    case REDLOCK__ST_MODE_EVAL: {
-        /* KEYS[1] key [, KEYS[2] its fence counter], ARGV: [owner,] token
-           [, ttl or fence] (release: a flag instead, to publish, except for
-           the undo of a failed attempt) */
-        const redlock__script *script = redlock__script_of(lk, n->step);
-        int counter = n->step == REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_FENCE_EVAL ||
-                      n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_FACQ_EVAL;
-        if (n->step == REDLOCK__ST_RACQ_SHA || n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_REL_SHA ||
-            n->step == REDLOCK__ST_EXT_SHA || n->step == REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_UPG_SHA ||
-            n->step == REDLOCK__ST_MODE_SHA) {
-            REDLOCK__LIT("EVALSHA"); REDLOCK__ARG(script->sha, 40);
-        } else {
-            REDLOCK__LIT("EVAL"); REDLOCK__ARG(script->lua, script->len);
-        }
-        if (counter) {
-            REDLOCK__LIT("2"); REDLOCK__ARG(lk->_key, lk->_key_len);
-            REDLOCK__ARG(redlock__counter(lk), REDLOCK__FENCE_PREFIX_LEN + lk->_key_len);
-        } else {
-            REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        }
-        if (redlock__reentrant(lk)) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
-        REDLOCK__ARG(redlock__token(lk), redlock__token_len(lk));
-        if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
-        if ((n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_REL_EVAL) && lk->_phase != REDLOCK__PH_ROLLBACK)
-            REDLOCK__LIT("1");
-        else if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWRELEASE &&
-                 (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up))
-            REDLOCK__LIT("2"); /* the undo of an acquire's last attempt: drop the writer's mark, publish nothing */
-        if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWACQUIRE) {
-            /* the mode, and how long a refused writer's mark keeps new
-               readers out: until its next attempt is due, and a little */
-            int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
-            if (redlock__access(lk) == REDLOCK_ACCESS_SHARED) REDLOCK__LIT("s");
-            else if (redlock__access(lk) == REDLOCK_ACCESS_UPDATE) REDLOCK__LIT("u");
-            else REDLOCK__LIT("x");
-            REDLOCK__ARG(sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1)));
-        }
-        if (n->step == REDLOCK__ST_UPG_SHA || n->step == REDLOCK__ST_UPG_EVAL) {
-            int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
-            REDLOCK__ARG(sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1)));
-        }
-        if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWEXTEND) {
-            /* an entry renews only where it is at least the holder's mode:
-               an exclusive hold stands on its exclusive entries alone */
-            redlock_access held_as = redlock__access(lk);
-            if (held_as == REDLOCK_ACCESS_SHARED) REDLOCK__LIT("s");
-            else if (held_as == REDLOCK_ACCESS_UPDATE) REDLOCK__LIT("u");
-            else REDLOCK__LIT("x");
-        }
-        if (n->step == REDLOCK__ST_MODE_SHA || n->step == REDLOCK__ST_MODE_EVAL) {
-            /* by the operation, not the phase: a downgrade's straggler (its
-               EVAL after NOSCRIPT) runs in the cleanup that follows it */
-            if (lk->_phase_op == REDLOCK_OP_DOWNGRADE) REDLOCK__LIT("s");
-            else REDLOCK__LIT("u"); /* the settle of an upgrade that gave up */
-        }
-        break;
+    REDLOCK__ARG(cmd, info->verb, strlen(info->verb));
+    if (info->args == REDLOCK__ARGS_INFO) {
+        REDLOCK__LIT(cmd, "server");
+        return;
     }
-    case REDLOCK__ST_REL_DEL:
-        REDLOCK__LIT("DEL"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        break;
-    case REDLOCK__ST_EXT_PEXPIRE:
-        REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(sc->ttl, ttllen);
-        break;
-    default: break;
+    REDLOCK__ARG(cmd, lk->_key, lk->_key_len);
+    if (info->args == REDLOCK__ARGS_SET) {
+        REDLOCK__ARG(cmd, redlock__token(lk), redlock__token_len(lk));
+        REDLOCK__LIT(cmd, "NX"); REDLOCK__LIT(cmd, "PX");
     }
+    if (info->args == REDLOCK__ARGS_SET || info->args == REDLOCK__ARGS_TTL)
+        REDLOCK__ARG(cmd, sc->ttl, redlock__step_number(lk, st, sc));
+    if (info->args == REDLOCK__ARGS_VALUE) REDLOCK__ARG(cmd, sc->value, redlock__legacy_value(lk, st, sc));
+}
 #undef REDLOCK__ARG
 #undef REDLOCK__LIT
-    cmd->argc = a;
-}
 
 /* A tag: the lock's id (40 bits), the request's sequence number (16 bits),
    the node (8 bits). */
@@ -2403,6 +2611,7 @@ enum {
 static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock_client *c = lk->_client;
     int st = lk->_node[i].step, auto_mode = c->_cfg.mode[i] == REDLOCK_MODE_AUTO;
+    int op = redlock__step_info_of(st)->op, script = redlock__is_script_step(st);
     /* a proxy or a renamed command says the same as an old server:
        switch to full legacy (keys without a TTL) only once INFO confirms */
     if (st == REDLOCK__ST_SET && auto_mode && !c->_modern[i] && redlock__old_set_error(r)) {
@@ -2410,28 +2619,24 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         return REDLOCK__A_STEP;
     }
     if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
-    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_RACQ_SHA ||
-         st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_MODE_SHA) &&
-        redlock__starts(r->str, r->len, "NOSCRIPT")) {
+    if (script && !(st & REDLOCK__ST_EVAL) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
-        if (st == REDLOCK__ST_REL_SHA) { /* compare-and-delete: sent however late (redlock__late_answer) */
-            lk->_node[i].step = REDLOCK__ST_REL_EVAL;
+        if (st == REDLOCK__ST_RELEASE) { /* compare-and-delete: sent however late (redlock__late_answer) */
+            lk->_node[i].step = REDLOCK__ST_RELEASE | REDLOCK__ST_EVAL;
             lk->_node[i].flags = (uint8_t)((lk->_node[i].flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
         } else {
-            redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
+            redlock__next_step(lk, i, (uint8_t)(st | REDLOCK__ST_EVAL), now);
         }
         return REDLOCK__A_STEP;
     }
-    if ((redlock__scripts_only(lk) || st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL || st == REDLOCK__ST_FENCE_SHA ||
-         st == REDLOCK__ST_FENCE_EVAL) && redlock__script_bit(lk, st) && redlock__no_script_error(r)) {
+    if (script && redlock__needs_scripts(lk, op) && redlock__no_script_error(r)) {
         /* no fallback without scripts: the node cannot take part */
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NO_SCRIPTING, now);
         return REDLOCK__A_STEP;
     }
-    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL || st == REDLOCK__ST_EXT_SHA ||
-         st == REDLOCK__ST_EXT_EVAL) && auto_mode && redlock__no_script_error(r)) {
-        redlock__switch(lk, i, 0);
-        redlock__next_step(lk, i, redlock__check_step(lk, i, st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL), now);
+    if (script && (redlock__kind_of(lk)->bare & REDLOCK__BIT(op)) && auto_mode && redlock__no_script_error(r)) {
+        redlock__switch(lk, i, 0); /* the kind falls back on check-then-act there */
+        redlock__next_step(lk, i, redlock__check_step(lk, i, op == REDLOCK__S_RELEASE), now);
         return REDLOCK__A_STEP;
     }
     /* PTTL refused (an old server, an ACL): GET anyway; a legacy value says
@@ -2443,13 +2648,13 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     }
     /* the key holds another kind of value (a reentrant lock's hash, or
        anything else): not ours, and held by someone else */
-    if (redlock__has(r->str, r->len, "WRONGTYPE") && st != REDLOCK__ST_FACQ_SHA && st != REDLOCK__ST_FACQ_EVAL) {
-        if ((st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL) || st >= REDLOCK__ST_FENCE_SHA) return REDLOCK__A_MISSING;
-        /* (upgrade and set-mode: not ours either) */
-        return REDLOCK__A_NO;
-    }
     /* (a fenced acquire's WRONGTYPE is about its counter, which is not a
        number: the server's error, for the user to mend) */
+    if (redlock__has(r->str, r->len, "WRONGTYPE") &&
+        !(script && op == REDLOCK__S_ACQUIRE && (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE)))) {
+        /* (a write-back, an upgrade and a set-mode: not ours either) */
+        return op == REDLOCK__S_ACQUIRE || op == REDLOCK__S_EXTEND ? REDLOCK__A_NO : REDLOCK__A_MISSING;
+    }
     /* a connection that never authenticated: as the adapters say it; an
        ACL that denies a key: said as such (no retry mends it) */
     redlock__node_done(lk, i, REDLOCK__OUT_ERR,
@@ -2458,12 +2663,21 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     return REDLOCK__A_STEP;
 }
 
-/* Acquire steps: SET; or PROBE, then SETNX, GET, GETSET (legacy). */
+/* A fenced kind's acquire: the counter after our SET; 0: held. */
+static int redlock__answer_counter(redlock_lock *lk, int i, const redlock_reply *r) {
+    if (r->type != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
+    /* the highest of the counted nodes; once the write-back is out, the fence is fixed */
+    if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE && !redlock__refuses(lk, i)) lk->_fence = r->integer;
+    return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
+}
+
+/* Acquire steps: SET; or PROBE, then SETNX, GET, GETSET (legacy); or the
+   kind's script. */
 static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__node *n = &lk->_node[i];
     int t = r->type;
-    switch (n->step) {
+    switch (redlock__base_step(n->step)) {
     case REDLOCK__ST_PROBE: {
         long version = redlock__server_version(r);
         if (version >= 0 && version < REDLOCK__FIRST_NX_PX) {
@@ -2478,16 +2692,12 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
     case REDLOCK__ST_SET:
         if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) return REDLOCK__A_ACQUIRED;
         return t == REDLOCK_REPLY_NIL ? REDLOCK__A_NO : REDLOCK__A_PROTOCOL;
-    case REDLOCK__ST_RACQ_SHA: /* the owner's count with this entry; 0: another owner holds it */
-    case REDLOCK__ST_RACQ_EVAL: /* (a readers-writer lock: 1 granted, 0 refused) */
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || (redlock__access(lk) != REDLOCK_ACCESS_DEFAULT && r->integer > 1))
+    case REDLOCK__ST_ACQUIRE:
+        if (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE)) return redlock__answer_counter(lk, i, r);
+        /* the owner's count with this entry, 0: another owner holds it; a
+           readers-writer lock's 1 granted, 0 refused */
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || (redlock__kind_of(lk)->modes && r->integer > 1))
             return REDLOCK__A_PROTOCOL;
-        return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
-    case REDLOCK__ST_FACQ_SHA: /* the counter after our SET; 0: held */
-    case REDLOCK__ST_FACQ_EVAL:
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
-        /* the highest of the counted nodes; once the write-back is out, the fence is fixed */
-        if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE && !redlock__refuses(lk, i)) lk->_fence = r->integer;
         return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_SETNX:
         if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
@@ -2594,9 +2804,8 @@ static void redlock__adopted_life(redlock_lock *lk, int i, const redlock_reply *
    then DEL on nodes without scripts (PTTL first for an adopted token). */
 static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     int t = r->type;
-    switch (lk->_node[i].step) {
-    case REDLOCK__ST_REL_SHA:
-    case REDLOCK__ST_REL_EVAL:
+    switch (redlock__base_step(lk->_node[i].step)) {
+    case REDLOCK__ST_RELEASE:
     case REDLOCK__ST_REL_DEL:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) return REDLOCK__A_PROTOCOL;
         return r->integer == 1 ? REDLOCK__A_YES : REDLOCK__A_MISSING;
@@ -2624,9 +2833,8 @@ static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply 
 static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock__node *n = &lk->_node[i];
     int t = r->type;
-    switch (n->step) {
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
+    switch (redlock__base_step(n->step)) {
+    case REDLOCK__ST_EXTEND:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) return REDLOCK__A_PROTOCOL;
         if (r->integer == 1) return REDLOCK__A_EXTENDED;
         return r->integer == 0 ? REDLOCK__A_MISSING : REDLOCK__A_NO;
@@ -2656,69 +2864,67 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
 }
 
 
-/* One reply (or error, when r is NULL) for node i: finish the node's round
-   or move it to its next step. */
 /* The answer to a release's EVALSHA (or to the EVAL that followed it)
    after the round timed out: the vote was counted as a timeout, but a
    NOSCRIPT still gets its EVAL, sent and not waited for (compare-and-delete
    is idempotent, and without it the key would stay until its ttl). */
 static void redlock__late_answer(redlock_lock *lk, int i, const redlock_reply *r) {
     redlock__node *n = &lk->_node[i];
-    if (n->step == REDLOCK__ST_REL_SHA && r && r->type == REDLOCK_REPLY_ERROR && r->str &&
+    if (n->step == REDLOCK__ST_RELEASE && r && r->type == REDLOCK_REPLY_ERROR && r->str &&
         redlock__starts(r->str, r->len, "NOSCRIPT")) {
         lk->_client->_scripted[i] = 0; /* the server lost its scripts */
-        n->step = REDLOCK__ST_REL_EVAL;
+        n->step = REDLOCK__ST_RELEASE | REDLOCK__ST_EVAL;
         n->flags |= REDLOCK__F_SEND; /* still DONE: the round is decided */
     }
 }
 
-static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
-    redlock__node *n = &lk->_node[i];
-    int st = n->step, a;
-    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
-    if (n->flags & REDLOCK__F_DONE) { redlock__late_answer(lk, i, r); return; }
-    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; } /* err: a node error status */
-    if (r->len > 0 && !r->str &&
-        (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
-        a = REDLOCK__A_PROTOCOL;
-    else if (r->type == REDLOCK_REPLY_ERROR)
-        a = redlock__answer_error(lk, i, r, now);
-    else if (st >= REDLOCK__ST_SET && st <= REDLOCK__ST_FACQ_EVAL)
-        a = redlock__answer_acquire(lk, i, r, now);
-    else if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL)
-        a = redlock__answer_release(lk, i, r, now);
-    else if (st >= REDLOCK__ST_UPG_SHA && st <= REDLOCK__ST_UPG_EVAL) {
-        /* 1 upgraded, 0 renewed but others hold it still, -1 gone */
-        a = r->type != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1 ? REDLOCK__A_PROTOCOL
-            : r->integer == 1 ? REDLOCK__A_EXTENDED : r->integer == 0 ? REDLOCK__A_WAITS : REDLOCK__A_MISSING;
-    } else if (st >= REDLOCK__ST_MODE_SHA) {
-        a = r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1) ? REDLOCK__A_PROTOCOL
-            : r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
-    } else if (st >= REDLOCK__ST_FENCE_SHA) { /* 1: written back where the key is ours; 0: not ours */
-        a = r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1) ? REDLOCK__A_PROTOCOL
-            : r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
+/* Script steps answered 1 or 0: done as asked, or the key is not ours. */
+static int redlock__answer_yes_no(const redlock_reply *r) {
+    if (r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
+    return r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
+}
+
+/* What a reply (not an error) means, by the operation its step serves. */
+static int redlock__answer_reply(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    int a;
+    switch (redlock__step_info_of(lk->_node[i].step)->op) {
+    case REDLOCK__S_ACQUIRE: return redlock__answer_acquire(lk, i, r, now);
+    case REDLOCK__S_RELEASE: return redlock__answer_release(lk, i, r, now);
+    case REDLOCK__S_EXTEND: return redlock__answer_extend(lk, i, r, now);
+    case REDLOCK__S_UPGRADE: /* 1 upgraded, 0 renewed but others hold it still, -1 gone */
+        if (r->type != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) return REDLOCK__A_PROTOCOL;
+        return r->integer == 1 ? REDLOCK__A_EXTENDED : r->integer == 0 ? REDLOCK__A_WAITS : REDLOCK__A_MISSING;
+    case REDLOCK__S_SET_MODE: return redlock__answer_yes_no(r);
+    case REDLOCK__S_FENCE: /* 1: written back where the key is ours; 0: not ours */
+        a = redlock__answer_yes_no(r);
         if (a == REDLOCK__A_MISSING) redlock__set_until(lk, i, 0);
-    } else
-        a = redlock__answer_extend(lk, i, r, now);
-    if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
-        lk->_client->_scripted[i] |= (uint16_t)redlock__script_bit(lk, st);
-    switch (a) {
-    case REDLOCK__A_ACQUIRED: {
-        /* a fenced acquire's late win, during the write-back or after the
-           lock was reported held: the write-back follows (the fence kept
-           everywhere the holder's entry is) */
-        int late = lk->_phase == REDLOCK__PH_FENCE || (redlock__fenced(lk) && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD);
-        /* the key is ours there, whether or not the grant counts */
-        redlock__life_known(lk, i, late ? lk->_valid_until
-                                        : lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
-        if (late && !redlock__refuses(lk, i)) {
-            redlock__next_step(lk, i, REDLOCK__ST_FENCE_SHA, now);
-            break;
-        }
-        n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
-        redlock__granted(lk, i, REDLOCK__OUT_YES, now);
-        break;
+        return a;
+    default: return REDLOCK__A_STEP;
     }
+}
+
+/* Node i's key is ours: its vote, or (a fenced acquire's late win, during
+   the write-back or after the lock was reported held) the write-back
+   follows, so that the fence is kept everywhere the holder's entry is. */
+static void redlock__acquired(redlock_lock *lk, int i, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    int late = lk->_phase == REDLOCK__PH_FENCE ||
+               (redlock__fenced(lk) && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD);
+    /* the key is ours there, whether or not the grant counts */
+    redlock__life_known(lk, i, late ? lk->_valid_until
+                                    : lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
+    if (late && !redlock__refuses(lk, i)) {
+        redlock__next_step(lk, i, REDLOCK__ST_FENCE, now);
+        return;
+    }
+    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
+    redlock__granted(lk, i, REDLOCK__OUT_YES, now);
+}
+
+/* Records what answer a (REDLOCK__A_*) of step st means for node i. */
+static void redlock__record(redlock_lock *lk, int i, int st, int a, int64_t now) {
+    switch (a) {
+    case REDLOCK__A_ACQUIRED: redlock__acquired(lk, i, now); break;
     case REDLOCK__A_EXTENDED:
         redlock__life_known(lk, i, redlock__extend_bound(lk));
         redlock__granted(lk, i, REDLOCK__OUT_YES, now);
@@ -2728,7 +2934,7 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         redlock__granted(lk, i, REDLOCK__OUT_NO, now);
         break;
     case REDLOCK__A_YES: /* a write-back is a grant too; a release or a set-mode is not */
-        if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL) redlock__granted(lk, i, REDLOCK__OUT_YES, now);
+        if (redlock__step_info_of(st)->op == REDLOCK__S_FENCE) redlock__granted(lk, i, REDLOCK__OUT_YES, now);
         else redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
         break;
     case REDLOCK__A_NO: redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now); break;
@@ -2736,6 +2942,26 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     case REDLOCK__A_PROTOCOL: redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_PROTOCOL, now); break;
     default: break;
     }
+}
+
+/* One reply (or error, when r is NULL: status err) for node i: finish the
+   node's round or move it to its next step. */
+static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    int st = n->step, a;
+    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
+    if (n->flags & REDLOCK__F_DONE) { redlock__late_answer(lk, i, r); return; }
+    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; }
+    if (r->len > 0 && !r->str &&
+        (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
+        a = REDLOCK__A_PROTOCOL;
+    else if (r->type == REDLOCK_REPLY_ERROR)
+        a = redlock__answer_error(lk, i, r, now);
+    else
+        a = redlock__answer_reply(lk, i, r, now);
+    if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
+        lk->_client->_scripted[i] |= (uint16_t)redlock__script_bit(lk, st);
+    redlock__record(lk, i, st, a, now);
 }
 
 /* ---- decisions ---- */
@@ -2901,7 +3127,7 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     bound = redlock__extend_bound(lk);
     if (bound < lk->_valid_until) lk->_valid_until = bound;
     for (i = 0; i < lk->_client->_cfg.node_count; i++)
-        if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < redlock__until(lk, i)) redlock__set_until(lk, i, bound);
+        if (lk->_node[i].step == REDLOCK__ST_EXTEND && bound < redlock__until(lk, i)) redlock__set_until(lk, i, bound);
 }
 
 /* Why a held lock whose validity ran out is lost. */
@@ -3305,7 +3531,7 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     if (lk->_phase != REDLOCK__PH_NONE && !redlock__waiting(lk) && now >= redlock__round_deadline(lk)) {
         for (i = 0; i < c->_cfg.node_count; i++) {
             redlock__node *n = &lk->_node[i];
-            int hears = n->step == REDLOCK__ST_REL_SHA && (n->flags & REDLOCK__F_WAIT);
+            int hears = n->step == REDLOCK__ST_RELEASE && (n->flags & REDLOCK__F_WAIT);
             if (n->flags & REDLOCK__F_DONE) continue;
             redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
             /* a release's EVALSHA still hears its answer: a late NOSCRIPT
@@ -3832,17 +4058,16 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         ((o->access != REDLOCK_ACCESS_SHARED && o->access != REDLOCK_ACCESS_EXCLUSIVE && o->access != REDLOCK_ACCESS_UPDATE) ||
          o->reentrant || o->fence))
         return REDLOCK_ERR_INVALID;
-    if (o->fence || o->access != REDLOCK_ACCESS_DEFAULT) { /* scripts only, as a reentrant lock */
-        int j, legacy = 0;
-        for (j = 0; j < c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
-        if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
-    }
     if (o->reentrant) {
-        int legacy = 0;
         olen = o->owner ? (o->owner_len ? o->owner_len : strlen(o->owner)) : 0;
         if (o->owner && (olen == 0 || olen > REDLOCK_MAX_OWNER)) return REDLOCK_ERR_INVALID;
         for (j = 0; j < olen; j++) /* printable, no space: it travels in environments and hash fields */
             if ((unsigned char)o->owner[j] <= ' ' || (unsigned char)o->owner[j] >= 127) return REDLOCK_ERR_INVALID;
+    }
+    /* a kind whose acquire needs scripts cannot win on nodes configured LEGACY */
+    if (redlock__kind_needs_scripts(&redlock__kinds[redlock__kind_index(o->reentrant, o->fence, o->access)],
+                                    REDLOCK__S_ACQUIRE)) {
+        int legacy = 0;
         for (j = 0; j < (size_t)c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
         if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
     }
@@ -4249,26 +4474,12 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {
    redlock_lock_followup). */
 static int redlock__owed_answer_matters(const redlock_lock *lk, int i) {
     int st = lk->_node[i].step, scripted = lk->_client->_scripted[i];
-    switch (st) {
-    case REDLOCK__ST_SET: /* no release script seen there yet: a GET + DEL release needs the key's life from it */
-        return !(scripted & REDLOCK__SCRIPT_RELEASE);
-    case REDLOCK__ST_RACQ_SHA:
-    case REDLOCK__ST_RACQ_EVAL:
-    case REDLOCK__ST_FACQ_SHA:
-    case REDLOCK__ST_FACQ_EVAL:
-    case REDLOCK__ST_REL_SHA:
-    case REDLOCK__ST_REL_EVAL:
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-    case REDLOCK__ST_FENCE_SHA:
-    case REDLOCK__ST_FENCE_EVAL: /* NOSCRIPT, or no scripting at all, may come */
-        return !(scripted & redlock__script_bit(lk, st));
-    case REDLOCK__ST_REL_DEL:
-    case REDLOCK__ST_EXT_PEXPIRE:
-    case REDLOCK__ST_EXT_GETSET: /* a chain's last step */
-        return 0;
-    default: /* PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
-        return 1;
+    /* no release script seen there yet: a GET + DEL release needs the key's life from it */
+    if (st == REDLOCK__ST_SET) return !(scripted & (1 << (redlock__kind_of(lk)->script[REDLOCK__S_RELEASE] - 1)));
+    switch (redlock__step_info_of(st)->then) {
+    case REDLOCK__THEN_SCRIPT: return !(scripted & redlock__script_bit(lk, st)); /* NOSCRIPT, or no scripting at all, may come */
+    case REDLOCK__THEN_LAST: return 0;
+    default: return 1; /* PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
     }
 }
 
@@ -4278,7 +4489,7 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         int flags = lk->_node[i].flags;
         /* (a timed-out release's EVALSHA, still heard: its NOSCRIPT gets the EVAL) */
-        if ((flags & REDLOCK__F_DONE) && !((flags & REDLOCK__F_WAIT) && lk->_node[i].step == REDLOCK__ST_REL_SHA)) continue;
+        if ((flags & REDLOCK__F_DONE) && !((flags & REDLOCK__F_WAIT) && lk->_node[i].step == REDLOCK__ST_RELEASE)) continue;
         if ((flags & REDLOCK__F_SEND) && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
         if ((flags & REDLOCK__F_WAIT) && redlock__owed_answer_matters(lk, i)) return 1;
     }
