@@ -22,7 +22,7 @@
        5. Compile-time options
        6. Errors
        7. Threads and callbacks
-       8. States: rounds, calls, options that combine, commands sent
+       8. States: what moves a lock, and the commands of each operation
        9. Reentrant locks: one owner, many holds
       10. Release notifications: waiting less
       11. Fencing tokens: a paused holder's late write refused
@@ -60,12 +60,10 @@
    A lock state machine for Redis, the "Redlock" algorithm: a lock is held
    when a majority (N/2+1) of N independent Redis masters hold the key with
    this lock's random token. N = 1 is the ordinary single-instance lock.
-   The core never does I/O, never sleeps and never allocates per
-   operation (only once per redlock_lock_init, and the client's lock
-   table as it grows: section 5, Memory): it hands commands to your `send`
-   callback, asks for wake-ups through `set_timer`, reads time through
-   clock callbacks, and is fed replies, errors and timer expiries by you
-   (or by one of the adapters in adapters/).
+   The core never does I/O, never sleeps and never allocates: it hands
+   commands to your `send` callback, asks for wake-ups through `set_timer`,
+   reads time through clock callbacks, and is fed replies, errors and timer
+   expiries by you (or by one of the adapters in adapters/).
 
    2. QUICK START
    --------------
@@ -376,11 +374,10 @@
    turn is handed on at the next redlock_on_timer, which the timer asks
    for at once. The undo, cleanup and settle that follow a round hold no
    turn and go out at once, as do a decided round's stragglers. The
-   window starts at 16 (or max_rounds if less; with no bound it is
-   unbounded from the start) and, while rounds wait, adapts: a round
-   decided later than half the node timeout after its start halves it,
-   a sooner one adds a turn, at most once per round trip (so keep
-   node_timeout_ms above twice a round trip). A release that
+   window starts at 16 (or max_rounds if less) and, while rounds wait,
+   adapts: a round decided later than half the node timeout after its
+   start halves it, a sooner one adds a turn, at most once per round trip
+   (so keep node_timeout_ms above twice a round trip). A release that
    still waits for its turn when its lock is deinitialised is sent then,
    unanswered. The first rounds of a burst start inside the calls that
    issue it: a caller that takes longer than a node timeout to issue the
@@ -417,9 +414,8 @@
    7. THREADS AND CALLBACKS
    No global mutable state. A client and its locks are used by one thread
    at a time; different clients may live on different threads. Inside any
-   callback you may call redlock_acquire/release/extend/upgrade/downgrade,
-   redlock_lock_adopt and redlock_lock_wake on any lock of the client,
-   redlock_lock_deinit and redlock_lock_init (also on the lock being
+   callback you may call redlock_acquire/release/extend on any lock of the
+   client, redlock_lock_deinit and redlock_lock_init (also on the lock being
    reported), and redlock_on_reply/on_error (synchronous transports). Do
    not call redlock_client_deinit inside a callback, and nothing of the
    library inside on_event (events are for logging and metrics).
@@ -433,200 +429,54 @@
    redlock_lock_followup() whether a step of that kind may still come.
 
    8. STATES
-   A lock is in one of five states (redlock_lock_state()): IDLE, ACQUIRING,
-   HELD, RELEASING, LOST. Inside a state the lock runs at most one round at
-   a time (redlock_lock_pending()): one chain of commands per node, decided
-   by the votes as soon as they allow. The rounds below carry the names
-   of the implementation's phases (REDLOCK__PH_*), so that each can be
-   found there. ACQUIRE, FENCE, RELEASE, EXTEND, UPGRADE and DOWNGRADE hold
-   a turn from their start until decided, and may first wait in line for
-   one, nothing sent yet (section 5, Turns); ROLLBACK, SETTLE and CLEANUP
-   follow a decision (an attempt failed, an upgrade given up, the lock
-   lost), hold no turn and go out at once.
+   A lock is in one of five states (redlock_lock_state()):
 
-       IDLE or LOST --redlock_acquire()--> ACQUIRING (the first attempt
-                  waits for an undo or cleanup still running: it needs
-                  the old token)
-       IDLE or LOST --redlock_lock_adopt()--> HELD (no round running only;
-                  validity as told, 0: unknown; a watchdog renews at once)
+       IDLE --acquire--> ACQUIRING --quorum, validity left--> HELD
+         ^                 |  failed attempt: undo, retry after the delay
+         |                 |  no retry left / wait_ms / CONFIG / release()
+         +-----------------+  (on_result ACQUIRE, not OK)
+       HELD --release--> RELEASING --quorum or decided--> IDLE (on_result RELEASE)
+       HELD --extend or watchdog renewal--> HELD (on_result EXTEND for yours)
+       HELD --validity runs out / STOLEN / QUORUM_LOST--> LOST (on_result LOST)
+       LOST --acquire--> ACQUIRING;  LOST --release/extend--> NOT_HELD
+       IDLE or LOST --adopt (a token acquired elsewhere)--> HELD
 
-       ACQUIRING: attempts, each with the acquire's one token
-         +--> attempt: round ACQUIRE
-         |      quorum and validity left --------------------------> HELD
-         |      the same, fenced: round FENCE, the write-back where the
-         |        attempt won (same turn); a quorum of write-backs and
-         |        validity left -------------------------------------> HELD
-         |      no quorum possible, or no validity left: failed (LOCKED,
-         |        NO_QUORUM, VALIDITY, ...); a wake heard meanwhile is kept
-         |      v
-         |    undo: round ROLLBACK, on every node (a late grant may land)
-         |      too many nodes refuse for any retry to win (CONFIG, TLS;
-         |        NO_SCRIPTING, NOPERM, EVICTING) ----------> IDLE (at once)
-         |      no retry left ------------------------------------> IDLE
-         |      wait_ms: a retry due too late for its round to end by the
-         |        deadline moves up to the last moment that can; if that
-         |        one fails too, TIMEOUT at the deadline ----------> IDLE
-         |      v
-         |    between attempts (no round; listen(1) when the retry delay
-         |    is at least the node timeout), once the undo is done:
-         +---- the retry is due (retry_delay +- jitter; spends a retry)
-         +---- a release notification (redlock_lock_wake(); at most
-               REDLOCK_WAKES_PER_DELAY per retry delay): starts an
-               attempt now; if it loses, the retry keeps its time
-         redlock_release() --> RELEASING (the acquire: CANCELLED)
-         IDLE: on_result ACQUIRE, not OK; listen(0); an undo runs on
-
-       HELD: one activity at a time beside the validity's clock
-         renewal (opts.watchdog): round EXTEND every renew_every_ms
-           quorum -------------------------> HELD, validity from its start
-           undecided (too few answers): HELD, tried again after the
-             retry delay or a third of the validity left if sooner; never
-             through before the validity ends --------> LOST TRANSPORT
-           a majority says "not ours" ---------> LOST STOLEN / QUORUM_LOST
-           max_hold_ms or max_extensions reached: no more renewals; at
-             the validity's end ------------------------> LOST HOLD_LIMIT
-         extend (redlock_extend()): round EXTEND, as a renewal; on_result
-           EXTEND; a failure leaves no mark (the lock then runs out)
-         upgrade (redlock_upgrade(), an UPDATE hold): attempts, each a
-           round UPGRADE that also renews the hold, retried as an acquire
-           (retry_count, retry delay, wait_ms), the first once a running
-           renewal ends; on_result UPGRADE:
-           quorum converted -------------------------> HELD as EXCLUSIVE
-           given up (LOCKED, TIMEOUT, HOLD_LIMIT, ...): round SETTLE takes
-             the nodes it converted back to update ---> HELD as UPDATE
-           a majority says "not ours" ----------------> LOST QUORUM_LOST
-         downgrade (redlock_downgrade(), an EXCLUSIVE or UPDATE hold):
-           SHARED from the call; round DOWNGRADE, on_result DOWNGRADE
-           says whether a quorum of nodes agrees
-         the validity runs out (whatever runs) ----------> LOST EXPIRED
-           (or the reason a renewal left: TRANSPORT, HOLD_LIMIT)
-         redlock_release() --> RELEASING (an extend, upgrade or downgrade
-           of yours still running: CANCELLED)
-
-       RELEASING: round RELEASE
-         a quorum deleted (OK), or decided otherwise (EXPIRED: a quorum
-         answered, too few still held the key; NO_QUORUM, ...)
-                                           ------> IDLE, on_result RELEASE
-       LOST: round CLEANUP deletes what is still ours (sent before
-         on_result LOST); release and extend say NOT_HELD
-
-   What moves a lock: the API calls; redlock_on_reply/on_error (a node's
-   answer completes its step, or moves it to the next step of its chain);
-   redlock_on_timer (round deadlines, retry delays, renewal times, the end
-   of validity, a free turn). Between two of these, redlock_lock_state()
+   What moves a lock: the API calls above; redlock_on_reply/on_error (a
+   node's answer completes its step; the round is decided as soon as the
+   votes allow); redlock_on_timer (node timeouts, retry delays, renewal
+   times, the end of validity). Between two of these, redlock_lock_state()
    reads the clock: a HELD lock past its validity already reads LOST, and
-   each call that acts on the lock first reports it (on_result LOST).
-   A decided round's stragglers finish quietly (their round reads CLEANUP
-   after a release or downgrade): a node's next step still goes out (the
-   DEL after a GET, the EVAL after a NOSCRIPT, also one that comes after
-   the release's node timeout), and a fenced attempt's late win gets its
-   write-back; redlock_lock_followup() says whether such a step may still
-   come.
-
-   What a call does, by state and by what a HELD lock is doing (BUSY and
-   the other errors: refused, nothing changed):
-                  IDLE,     ACQUIR-  RELEAS-  HELD, and running:
-                  LOST      ING      ING      nothing  renewal  extend,
-                                                                upgrade,
-                                                                downgrade
-       acquire    starts    BUSY     BUSY     ALREADY_HELD
-       adopt      HELD (1)  BUSY     BUSY     ALREADY_HELD
-       release    NOT_HELD  cancels  BUSY     starts   starts   cancels
-       extend     NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
-       upgrade    NOT_HELD  NOT_HELD NOT_HELD starts   after it BUSY
-       downgrade  NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
-   (1) BUSY while a round still runs (an undo, a cleanup). Upgrade: INVALID
-   unless the hold is UPDATE; downgrade: INVALID unless it is EXCLUSIVE or
-   UPDATE. A settle or a downgrade's stragglers still running count as
-   "nothing", except for downgrade (BUSY) and upgrade (after it).
-   redlock_lock_wake() acts only on ACQUIRING (section 10).
-
-   Which options combine (redlock_lock_init() refuses the others):
-       reentrant + fence    one fence per owner's hold (section 11)
-       access + reentrant, access + fence, an access value not one of
-                            the four                               INVALID
-       reentrant, fence or access, with fewer than a quorum of nodes not
-                            configured REDLOCK_MODE_LEGACY    NO_SCRIPTING
-       watchdog             any kind; INVALID if renew_every_ms >= ttl_ms
-       label, refuse_evicting, max_hold_ms, max_extensions, retries,
-       wait_ms              any kind
-       release notifications (callbacks.listen)   any kind; only releases
-                            by script publish (section 10)
-       adopt                any kind: a reentrant lock under its own owner
-                            id, a readers-writer lock as opts.access says,
-                            a fenced one without a fence (0)
-   Per node the kind meets the node's mode (configured, or what AUTO
-   found, section 4): plain locks run on every node (scripts, or the
-   chains below); reentrant and readers-writer locks, and a fenced lock's
-   acquire, send nothing to a node known to have no scripts (configured
-   LEGACY, or switched by AUTO): its vote fails with NO_SCRIPTING, as it
-   does where such a lock's script is refused (no switch, no fallback).
-   A fenced lock's release and extend there are the plain lock's chains.
-
-   Per node, each operation is a short chain of steps (REDLOCK__ST_*); a
-   node's answer moves it along its chain, or ends it with a vote (yes,
-   held by another, not ours, or a node error). k is the key, t the token,
-   o a reentrant lock's owner id, c the fence counter
-   (REDLOCK_FENCE_PREFIX + key), "1" the flag that has a release publish
-   (section 10). "EVALSHA x" is the script x by its SHA1, followed by
-   "EVAL x" (its text) on NOSCRIPT; ROLLBACK, CLEANUP and SETTLE send EVAL
-   at once (one command per node: nothing is left to send should the lock
-   be deinitialised meanwhile).
-     plain lock, modern node (SET NX PX and scripts; the default)
-       acquire    SET k t NX PX ttl
-       release    EVALSHA release 1 k t 1
-       undo       EVAL release 1 k t          (no flag: publishes nothing)
-       cleanup    EVAL release 1 k t 1
-       extend     EVALSHA extend 1 k t ttl    (watchdog: the lock's ttl)
-     plain lock, node without scripting (AUTO, once a release's or an
-     extend's script is refused: NOPERM, not for a key, or "unknown
-     command"; the node stays switched for the client's life)
-       acquire    SET k t NX PX ttl
-       release,   GET k; ours: DEL k (not when less than node timeout +
-       undo,        drift of the key's life is left: it is left to expire,
-       cleanup      REDLOCK_EV_KEY_LEFT)
-       extend     GET k; ours: PEXPIRE k ttl (same rule: else it counts as gone)
-       adopted    a token taken by redlock_lock_adopt(): PTTL k first,
-                    then the chain above (the key's life is not known)
-     plain lock, legacy node (configured LEGACY, or AUTO: SET NX PX
-     refused as unknown, "syntax error" or "wrong number of arguments",
-     then INFO server says below 2.6.12)
-       acquire    [SET k t NX PX ttl; refused: INFO server;] SETNX k e:t
-                  (e: wall-clock expiry in ms); taken: GET k; gone: SETNX
-                  again (twice at most); expired: GETSET k e:t, ours if it
-                  returns the value read (by a 32-bit hash), still expired
-       release,   GET k; ours: DEL k (as above; never where a GETSET lost
-       undo,        its race or has not answered: REDLOCK_EV_KEY_LEFT)
-       cleanup
-       extend     GET k; ours: GETSET k e:t (with the new ttl)
-     reentrant lock (section 9; modern nodes only)
-       acquire    EVALSHA racquire 1 k o t ttl
-       release    EVALSHA rrelease 1 k o t 1
-       undo       EVAL rrelease 1 k o t
-       cleanup    EVAL rrelease 1 k o t 1
-       extend     EVALSHA rextend 1 k o t ttl
-     fenced lock (section 11)
-       acquire    EVALSHA facquire 2 k c t ttl    (the count, 0: held)
-       write-back EVALSHA fence 2 k c t f         (f: the highest count
-                                                   of the quorum)
-       release, undo, cleanup, extend: the plain lock's
-     reentrant and fenced: acquire EVALSHA rfacquire 2 k c o t ttl,
-       write-back EVALSHA rfence 2 k c o t f; the rest the reentrant's
-     readers-writer lock (section 12; m: s shared, u update, x exclusive;
-     w: how long a refused writer's mark lives, ms)
-       acquire    EVALSHA rwacquire 1 k t ttl m w
-       release    EVALSHA rwrelease 1 k t 1
-       undo       EVAL rwrelease 1 k t        (a retry follows: keeps
-                                               the writer's mark)
-                  EVAL rwrelease 1 k t 2      (the last attempt's: drops
-                                               it, publishes nothing)
-       cleanup    EVAL rwrelease 1 k t 1
-       extend     EVALSHA rwextend 1 k t ttl m   (m: the hold's mode)
-       upgrade    EVALSHA rwupgrade 1 k t ttl w
-       downgrade  EVALSHA rwsetmode 1 k t s
-       settle     EVAL rwsetmode 1 k t u
-   (build/sim --trace prints every command the simulated clients send,
-   e.g. build/sim --profile rw --runs 3 --seed 1 --trace.)
+   the next call reports it. Inside a state, a round of commands may run
+   (redlock_lock_pending()), or wait for its turn to (section 5, Turns):
+   an attempt, its undo, a release, an extend or renewal, or the cleanup
+   after LOST.
+   Per node, each operation is a short chain of steps; a node's answer
+   moves it along its chain, or ends it with a vote (yes, held by another,
+   not ours, or a node error):
+       acquire  SET key token NX PX ttl
+                AUTO, old-server error: INFO server, then (below 2.6.12)
+                the legacy chain SETNX "expiry:token"; if taken, GET; if
+                that value has expired, GETSET (ours only if GETSET returns
+                the value read, compared by a 32-bit hash, and it is still
+                expired)
+       release  EVALSHA compare-and-delete (and PUBLISH, section 10); EVAL
+                after NOSCRIPT (also one after the node timeout);
+       (undo,   without scripts: GET, compare, then DEL
+        cleanup)
+       extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
+                without scripts: GET, compare, then PEXPIRE (modern value)
+                or GETSET "expiry:token" (legacy value)
+       adopted  release and extend of an adopted token, without scripts:
+                PTTL before the GET (modern value; a legacy value carries
+                its expiry), so the act is safe without knowing the acquire
+       reentrant (section 9) acquire, release and extend: one script each,
+                EVALSHA, EVAL after NOSCRIPT; undo and cleanup: EVAL
+       rw       (section 12) acquire, release, extend, upgrade, set-mode:
+                one script each, EVALSHA, EVAL after NOSCRIPT
+       fenced   (section 11) acquire: EVALSHA set-and-count, EVAL after
+                NOSCRIPT; once a quorum won, the write-back script (EVALSHA,
+                EVAL after NOSCRIPT) where it won: HELD after a quorum of
+                write-backs. Release and extend: the plain lock's
 
    9. REENTRANT LOCKS
    A lock initialised with opts.reentrant may be held by one owner many
@@ -934,8 +784,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TTL = -4,          /* ttl <= 0 or absurdly large */
     REDLOCK_ERR_NODES = -5,        /* node count outside 1..REDLOCK_MAX_NODES */
     REDLOCK_ERR_BUSY = -6,         /* another operation on this lock is running */
-    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend/upgrade/downgrade of a lock not held */
-    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire (or adopt) of a lock already held */
+    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend of a lock that is not held */
+    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire of a lock already held */
     REDLOCK_ERR_RANDOM = -9,       /* the random source failed */
     REDLOCK_ERR_NOMEM = -10,       /* out of memory */
     REDLOCK_ERR_DETACHED = -11,    /* lock not initialised or its client is gone */
@@ -949,7 +799,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_STOLEN = -25,      /* lost: a node holds another token */
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
-    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release */
+    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release, or deinit */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT (section 4) */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
@@ -964,8 +814,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_TLS = -48,          /* TLS refused: a certificate, an alert from the server, or an
                                        answer that is not TLS (adapters); as an acquire's outcome: too
                                        few usable nodes, some refuse TLS (section 4) */
-    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant, fenced and
-                                       readers-writer locks need */
+    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant and fenced locks need */
     REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
     REDLOCK_ERR_EVICTING = -51      /* the node may evict keys (maxmemory-policy): its grant does
@@ -979,7 +828,7 @@ typedef enum redlock_mode {
 } redlock_mode;
 
 typedef enum redlock_state {
-    REDLOCK_STATE_IDLE = 0,  /* not held (an undo or a release's last answers may still run) */
+    REDLOCK_STATE_IDLE = 0,  /* not held, nothing running */
     REDLOCK_STATE_ACQUIRING, /* attempts (and retry waits) in progress */
     REDLOCK_STATE_HELD,      /* held until redlock_lock_valid_until() */
     REDLOCK_STATE_RELEASING, /* release sent, waiting for the nodes */
@@ -1116,7 +965,7 @@ typedef struct redlock_config {
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
     int max_rounds;                    /* most rounds running at once (default 128; < 0: no
-                                          bound); more wait their turn (section 5, Turns) */
+                                          bound); more wait their turn (section 5, Many locks) */
     /* optional: where the client files its locks so that a reply finds
        its lock at once, for a client that must not allocate.
        lock_table_size entries, a power of two up to 2^24; about one per
@@ -1176,8 +1025,8 @@ typedef struct redlock_lock_opts {
     size_t owner_len;         /* 0: strlen(owner) */
     int fence;                /* nonzero: every acquire hands out a fencing token, higher than
                                  any earlier holder's (section 11) */
-    redlock_access access;    /* SHARED, EXCLUSIVE or UPDATE: a readers-writer lock
-                                 (section 12); not with reentrant or fence */
+    redlock_access access;    /* SHARED or EXCLUSIVE: a readers-writer lock (section 12);
+                                 not with reentrant or fence */
     int refuse_evicting;      /* a node whose server may evict keys (section 4, Eviction):
                                  > 0: its grants do not count; < 0: they count (the node
                                  is still reported); 0: refused for a fenced lock,
@@ -1236,10 +1085,8 @@ typedef struct redlock_client {
     uint64_t _line;
     int64_t _turn_at;         /* a turn came free then (redlock_on_timer hands it on) */
     int64_t _window_at;       /* the window last changed then */
-    uint8_t _legacy[REDLOCK_MAX_NODES];     /* node speaks only SETNX/GETSET */
-    uint8_t _no_scripts[REDLOCK_MAX_NODES]; /* node refuses EVAL/EVALSHA */
-    uint8_t _any_legacy;                    /* some _legacy[] is set */
-    uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
+    uint8_t _caps[REDLOCK_MAX_NODES];       /* REDLOCK__CAP_*: what the node was found to do */
+    uint8_t _any_legacy;                    /* some node is REDLOCK__CAP_LEGACY */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer refused TLS, AUTH or SELECT: -status, else 0 */
     uint8_t _evicts[REDLOCK_MAX_NODES];     /* redlock_evicts: what the node's server may evict */
     uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
@@ -1274,11 +1121,10 @@ struct redlock_lock {
     uint8_t _state;        /* redlock_state */
     uint8_t _phase_op;     /* user operation the round belongs to */
     uint8_t _cancel_op;    /* release() overtook this operation: report it CANCELLED */
-    uint8_t _last_try;     /* the wait deadline is near: no retry after the current one */
-    uint8_t _give_up;      /* nothing left to try: TIMEOUT is reported at the wait deadline */
+    uint8_t _try;          /* acquiring: REDLOCK__TRY_*, how the retries stand */
     uint8_t _fail_votes;   /* votes and elapsed time of the last failed attempt */
     uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
-    uint8_t _user_extend;  /* the last extend round was requested by the user (read in PH_EXTEND only) */
+    uint8_t _hold;         /* held: REDLOCK__HOLD_*, the user's operation on the hold */
     uint8_t _kind;         /* REDLOCK__K_*: reentrant (the key is a hash {owner: count,
                               owner:token: 1}), fenced, the hold's access mode and
                               the options' (each acquire starts from the latter) */
@@ -1288,7 +1134,6 @@ struct redlock_lock {
                               for its retry (only for the wake rate limit, _mark.wake_at) */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
-    uint8_t _upgrading;    /* held: an upgrade waits or runs (its attempts renew the hold) */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
@@ -1339,11 +1184,8 @@ REDLOCK_API void redlock_client_deinit(redlock_client *client);
    full, its doubling: Many locks). A handle still initialised on
    this client is deinitialised first (its pending replies are then
    ignored); one initialised on another client must be deinitialised there.
-   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label or
-   owner, access with reentrant or fence: section 8), KEY, KEY_TOO_LONG,
-   TTL, NO_SCRIPTING (a reentrant, fenced or readers-writer lock with
-   fewer than a quorum of nodes not configured REDLOCK_MODE_LEGACY),
-   DETACHED (client not initialised), NOMEM (the handle is then not
+   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label), KEY, KEY_TOO_LONG,
+   TTL, DETACHED (client not initialised), NOMEM (the handle is then not
    initialised; the table refused: nothing else changed either). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
@@ -1381,9 +1223,8 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
    OVERLOADED (still held, until the possibly shortened validity; OVERLOADED:
    some command was refused with QUEUE_FULL); CANCELLED (release called
    meanwhile); or STOLEN / QUORUM_LOST / EXPIRED, then the lock is LOST and
-   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (an
-   extend or renewal, an upgrade or a downgrade is running) / TTL (ttl_ms
-   out of 0..2^40). */
+   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
+   renewal is running) / TTL (ttl_ms out of 0..2^40). */
 REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
 /* Readers-writer locks (section 12). Upgrade: an UPDATE lock held becomes
    EXCLUSIVE once the readers are gone (waiting, retrying and timing out as
@@ -1391,11 +1232,9 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    if it fails); the result comes with op REDLOCK_OP_UPGRADE. Downgrade: an
    EXCLUSIVE (or UPDATE) lock held is SHARED from the call on; the result
    (REDLOCK_OP_DOWNGRADE) says whether a quorum of nodes lets readers in.
-   Both: INVALID for another mode, NOT_HELD, BUSY while an extend of
-   yours, an upgrade or a downgrade runs (downgrade: while any round runs,
-   a renewal too; an upgrade's first attempt waits for a renewal: section
-   8). Both change the current hold only: the next acquire holds as
-   opts.access says. */
+   Both: INVALID for another mode, NOT_HELD, BUSY while an extend, an
+   upgrade or a downgrade runs. Both change the current hold only: the
+   next acquire holds as opts.access says. */
 REDLOCK_API int redlock_upgrade(redlock_lock *lock);
 REDLOCK_API int redlock_downgrade(redlock_lock *lock);
 /* While redlock_lock_state() says HELD: the hold's access mode (an
@@ -1459,10 +1298,9 @@ REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lock);
    no validity yet (redlock_lock_adopt). */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
 /* Nonzero while a round of commands of this lock is running or waiting
-   for its turn (an acquire attempt or its write-back, a release, an
-   extend, an upgrade attempt, a downgrade, or the undo / cleanup / settle
-   that follows one: section 8; each lasts at most node_timeout_ms from
-   its turn, section 5). Zero while it only waits (held, or between two
+   for its turn (an acquire attempt, a release, an extend, or the undo /
+   cleanup that follows one; each lasts at most node_timeout_ms from its
+   turn, section 5). Zero while it only waits (held, or between two
    acquire attempts). Deinitialising the lock while nonzero drops the
    steps not yet sent (see 7. THREADS AND CALLBACKS), but for a release
    still waiting for its turn: that goes out, unanswered. */
@@ -1609,6 +1447,31 @@ extern "C" {
 #define REDLOCK__MAGIC 0x524c4b31
 #define REDLOCK__MAX_MS ((int64_t)1 << 40) /* every millisecond setting, ~34 years */
 #define REDLOCK__FIRST_NX_PX 20612          /* SET ... NX PX came with Redis 2.6.12 */
+
+/* An acquire's retries (redlock_lock._try, read while ACQUIRING):
+       RETRYING --the next retry would start too late for the wait--> LAST_TRY
+       LAST_TRY --its attempt failed--> TIMING_OUT
+   TIMING_OUT: nothing left to try; TIMEOUT is reported at the wait deadline. */
+enum { REDLOCK__TRY_RETRYING, REDLOCK__TRY_LAST, REDLOCK__TRY_TIMING_OUT };
+
+/* The user's operation on a hold (redlock_lock._hold, read while HELD):
+       IDLE --extend()--> EXTEND --its round decided, lost or released--> IDLE
+       IDLE --upgrade()--> UPGRADE --upgraded, failed, lost or released--> IDLE
+   EXTEND counts only while its round (REDLOCK__PH_EXTEND) runs: a
+   watchdog renewal runs in the same phase with IDLE. An upgrade waits
+   for a renewal already running; its attempts renew the hold. */
+enum { REDLOCK__HOLD_IDLE, REDLOCK__HOLD_EXTEND, REDLOCK__HOLD_UPGRADE };
+
+/* What the client learned a node can do (redlock_client._caps), from its
+   configured mode and its answers; sticky. Facts, not one state: a node
+   may have SET NX PX and refuse scripts, and LEGACY outweighs the others.
+       UNKNOWN --INFO: new enough, or INFO refused--> | NX_PX
+       UNKNOWN --INFO: older than SET NX PX; our token's legacy value--> | LEGACY
+       any --a release or extend script refused (AUTO)--> | NO_SCRIPTS */
+enum { REDLOCK__CAP_UNKNOWN = 0,    /* AUTO, nothing learned: SET NX PX and scripts are tried */
+       REDLOCK__CAP_NX_PX = 1,      /* SET NX PX exists there: its errors are the server's */
+       REDLOCK__CAP_NO_SCRIPTS = 2, /* refuses EVAL/EVALSHA: check-then-act chains instead */
+       REDLOCK__CAP_LEGACY = 4 };   /* SETNX / GET / GETSET only (no scripts either) */
 
 /* What a round is for. */
 enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_RELEASE,
@@ -2127,9 +1990,9 @@ static void redlock__event(redlock_lock *lk, redlock_event_type type, int node, 
 /* A release, undo or cleanup leaves node i's key to expire. */
 static void redlock__key_left(redlock_lock *lk, int i) { redlock__event(lk, REDLOCK_EV_KEY_LEFT, i, 0); }
 
-static int redlock__node_legacy(const redlock_lock *lk, int i) { return lk->_client->_legacy[i]; }
+static int redlock__node_legacy(const redlock_lock *lk, int i) { return (lk->_client->_caps[i] & REDLOCK__CAP_LEGACY) != 0; }
 static int redlock__node_noscript(const redlock_lock *lk, int i) {
-    return lk->_client->_legacy[i] || lk->_client->_no_scripts[i];
+    return (lk->_client->_caps[i] & (REDLOCK__CAP_LEGACY | REDLOCK__CAP_NO_SCRIPTS)) != 0;
 }
 
 /* The first step of a check-then-act chain (nodes without scripts): GET;
@@ -2403,7 +2266,7 @@ static size_t redlock__writer_wait(const redlock_lock *lk, redlock__scratch *sc)
 static void redlock__rw_args(const redlock_lock *lk, int op, redlock_command *cmd, redlock__scratch *sc) {
     switch (op) {
     case REDLOCK__S_RELEASE: /* the undo of an acquire's last attempt: drop the writer's mark, publish nothing */
-        if (lk->_phase == REDLOCK__PH_ROLLBACK && (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up))
+        if (lk->_phase == REDLOCK__PH_ROLLBACK && (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_try == REDLOCK__TRY_TIMING_OUT))
             REDLOCK__LIT(cmd, "2");
         break;
     case REDLOCK__S_ACQUIRE: /* the mode, and the mark's life */
@@ -2588,8 +2451,8 @@ static int redlock__safe_to_act(const redlock_lock *lk, int i, int64_t now) {
 static void redlock__switch(redlock_lock *lk, int i, int legacy) {
     redlock_client *c = lk->_client;
     redlock_event ev;
-    if (legacy) c->_legacy[i] = c->_any_legacy = 1;
-    else c->_no_scripts[i] = 1;
+    c->_caps[i] |= legacy ? REDLOCK__CAP_LEGACY : REDLOCK__CAP_NO_SCRIPTS;
+    if (legacy) c->_any_legacy = 1;
     ev = redlock__event_of(REDLOCK_EV_MODE_SWITCH, lk->_phase_op, i, 0, 0);
     ev.mode = legacy ? REDLOCK_MODE_LEGACY : 0;
     redlock__emit(lk, &ev);
@@ -2614,11 +2477,11 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     int op = redlock__step_info_of(st)->op, script = redlock__is_script_step(st);
     /* a proxy or a renamed command says the same as an old server:
        switch to full legacy (keys without a TTL) only once INFO confirms */
-    if (st == REDLOCK__ST_SET && auto_mode && !c->_modern[i] && redlock__old_set_error(r)) {
+    if (st == REDLOCK__ST_SET && auto_mode && !(c->_caps[i] & REDLOCK__CAP_NX_PX) && redlock__old_set_error(r)) {
         redlock__next_step(lk, i, REDLOCK__ST_PROBE, now);
         return REDLOCK__A_STEP;
     }
-    if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
+    if (st == REDLOCK__ST_PROBE) c->_caps[i] |= REDLOCK__CAP_NX_PX; /* INFO refused: do not guess */
     if (script && !(st & REDLOCK__ST_EVAL) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
         if (st == REDLOCK__ST_RELEASE) { /* compare-and-delete: sent however late (redlock__late_answer) */
@@ -2685,7 +2548,7 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
             redlock__next_step(lk, i, REDLOCK__ST_SETNX, now);
             return REDLOCK__A_STEP;
         }
-        c->_modern[i] = 1; /* SET ... NX PX exists there: its error is the server's */
+        c->_caps[i] |= REDLOCK__CAP_NX_PX; /* SET ... NX PX exists there: its error is the server's */
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_SERVER, now);
         return REDLOCK__A_STEP;
     }
@@ -3096,7 +2959,7 @@ static int64_t redlock__wake_gap(const redlock_lock *lk) {
 
 /* A notification was heard and its attempt may start now. */
 static int redlock__wake_due(const redlock_lock *lk, int64_t now) {
-    return lk->_woken && !lk->_give_up && now >= lk->_mark.wake_at;
+    return lk->_woken && lk->_try != REDLOCK__TRY_TIMING_OUT && now >= lk->_mark.wake_at;
 }
 
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
@@ -3119,7 +2982,8 @@ static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
 static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, int64_t now) {
     int64_t bound;
     int i;
-    lk->_user_extend = user;
+    if (user) lk->_hold = REDLOCK__HOLD_EXTEND;
+    else if (lk->_hold == REDLOCK__HOLD_EXTEND) lk->_hold = REDLOCK__HOLD_IDLE;
     lk->_extend_ttl_ms = ttl_ms;
     lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
@@ -3128,6 +2992,11 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     if (bound < lk->_valid_until) lk->_valid_until = bound;
     for (i = 0; i < lk->_client->_cfg.node_count; i++)
         if (lk->_node[i].step == REDLOCK__ST_EXTEND && bound < redlock__until(lk, i)) redlock__set_until(lk, i, bound);
+}
+
+/* The user's extend round runs (or waits for its turn). */
+static int redlock__user_extending(const redlock_lock *lk) {
+    return lk->_phase == REDLOCK__PH_EXTEND && lk->_hold == REDLOCK__HOLD_EXTEND;
 }
 
 /* Why a held lock whose validity ran out is lost. */
@@ -3139,8 +3008,8 @@ static int redlock__expiry_reason(const redlock_lock *lk) {
 /* The lock ended without the holder's release. A user extend still waiting
    gets its answer first, then the LOST result. */
 static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
-    int extend_waiting = lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend, upgrading = lk->_upgrading;
-    lk->_upgrading = 0;
+    int extend_waiting = redlock__user_extending(lk), upgrading = lk->_hold == REDLOCK__HOLD_UPGRADE;
+    lk->_hold = REDLOCK__HOLD_IDLE;
     lk->_state = REDLOCK_STATE_LOST;
     lk->_lost_status = reason;
     lk->_phase_op = REDLOCK_OP_LOST;
@@ -3316,7 +3185,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
         redlock__emit(lk, &ev);
         return 1;
     }
-    if (lk->_retries > 0 && !lk->_last_try) {
+    if (lk->_retries > 0 && lk->_try == REDLOCK__TRY_RETRYING) {
         /* (a notification heard meanwhile starts an attempt sooner) */
         int64_t delay = redlock__jitter_delay(lk);
         /* a wait deadline is kept, not cut short: when the next retry would
@@ -3324,7 +3193,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
            starts at the last moment from which it still can */
         int64_t latest = redlock__wait_deadline(lk) - c->_cfg.node_timeout_ms * 1000;
         if (lk->_wait_us > 0 && now + delay > latest) {
-            lk->_last_try = 1;
+            lk->_try = REDLOCK__TRY_LAST;
             delay = latest - now;
         }
         if (delay >= 0) {
@@ -3336,8 +3205,8 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
             return 1;
         }
     }
-    if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
-        lk->_give_up = 1;
+    if (lk->_try == REDLOCK__TRY_LAST) { /* the wait ran out: say so at the deadline, not before */
+        lk->_try = REDLOCK__TRY_TIMING_OUT;
         lk->_woken = 0;
         redlock__listen(lk, 0);
         lk->_next_at = redlock__wait_deadline(lk);
@@ -3349,7 +3218,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
 static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
-    int q = redlock__quorum(c), n = c->_cfg.node_count, user = lk->_user_extend, status;
+    int q = redlock__quorum(c), n = c->_cfg.node_count, user = lk->_hold == REDLOCK__HOLD_EXTEND, status;
     redlock_event ev = redlock__event_of(REDLOCK_EV_RENEWED, REDLOCK_OP_EXTEND, -1, 0, 0);
     ev.votes = t.yes;
     ev.elapsed_us = now - lk->_round_start;
@@ -3362,8 +3231,9 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
+        if (user) lk->_hold = REDLOCK__HOLD_IDLE;
         /* an upgrade called meanwhile keeps its time: its attempt is due now */
-        if (!lk->_upgrading) lk->_next_at = lk->_round_start + lk->_renew_every_us;
+        if (lk->_hold != REDLOCK__HOLD_UPGRADE) lk->_next_at = lk->_round_start + lk->_renew_every_us;
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
@@ -3378,8 +3248,9 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
        without renewals the lock simply expires. */
     status = user ? redlock__too_few(lk) : REDLOCK_ERR_TRANSPORT;
     redlock__round_over(lk, now);
-    if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
-    if (!lk->_upgrading) {
+    if (user) lk->_hold = REDLOCK__HOLD_IDLE;
+    else lk->_renew_status = REDLOCK_ERR_TRANSPORT;
+    if (lk->_hold != REDLOCK__HOLD_UPGRADE) {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
         if (again > left / 3) again = left / 3;
         lk->_next_at = now + again;
@@ -3408,7 +3279,7 @@ static int redlock__cap_reached(const redlock_lock *lk, int64_t now) {
 static int redlock__capped_in_line(redlock_lock *lk, int64_t now) {
     int i;
     if (lk->_state != REDLOCK_STATE_HELD || !redlock__cap_reached(lk, now) ||
-        !((lk->_phase == REDLOCK__PH_EXTEND && !lk->_user_extend) || lk->_phase == REDLOCK__PH_UPGRADE))
+        !((lk->_phase == REDLOCK__PH_EXTEND && lk->_hold != REDLOCK__HOLD_EXTEND) || lk->_phase == REDLOCK__PH_UPGRADE))
         return 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
@@ -3416,7 +3287,7 @@ static int redlock__capped_in_line(redlock_lock *lk, int64_t now) {
         n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
     }
     lk->_phase = REDLOCK__PH_NONE;
-    if (lk->_upgrading) lk->_next_at = now; /* the step ends the upgrade at once */
+    if (lk->_hold == REDLOCK__HOLD_UPGRADE) lk->_next_at = now; /* the step ends the upgrade at once */
     else lk->_capped = 1;
     return 1;
 }
@@ -3438,7 +3309,7 @@ static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
 
 /* The upgrade ended: the hold goes on (renewed as usual from now). */
 static int redlock__upgrade_done(redlock_lock *lk, const int *alive, int status, int votes, int64_t now) {
-    lk->_upgrading = 0;
+    lk->_hold = REDLOCK__HOLD_IDLE;
     lk->_next_at = now + lk->_renew_every_us;
     if (status != REDLOCK_OK && lk->_attempt > 0) /* back to update where it got further */
         redlock__round(lk, REDLOCK__PH_SETTLE, now);
@@ -3575,10 +3446,10 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         return redlock__give_up(lk, alive, redlock__unusable(lk->_client), lk->_fail_votes, lk->_saved_us, now);
     } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE &&
                (now >= lk->_next_at || redlock__wake_due(lk, now))) {
-        if (lk->_give_up)
+        if (lk->_try == REDLOCK__TRY_TIMING_OUT)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
-    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_upgrading && lk->_phase == REDLOCK__PH_NONE) {
+    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_hold == REDLOCK__HOLD_UPGRADE && lk->_phase == REDLOCK__PH_NONE) {
         if (now < lk->_next_at) return 1;
         if (redlock__cap_reached(lk, now)) { /* an attempt would renew the hold past its cap */
             lk->_capped = 1;
@@ -3601,11 +3472,11 @@ static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     if (lk->_phase != REDLOCK__PH_NONE) d = redlock__round_deadline(lk);
     if (lk->_state == REDLOCK_STATE_HELD) {
         if (lk->_valid_until < d) d = lk->_valid_until;
-        if ((lk->_watchdog || lk->_upgrading) && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d)
+        if ((lk->_watchdog || lk->_hold == REDLOCK__HOLD_UPGRADE) && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d)
             d = lk->_next_at;
     } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE) {
         if (lk->_next_at < d) d = lk->_next_at;
-        if (lk->_woken && !lk->_give_up && lk->_mark.wake_at < d) d = lk->_mark.wake_at;
+        if (lk->_woken && lk->_try != REDLOCK__TRY_TIMING_OUT && lk->_mark.wake_at < d) d = lk->_mark.wake_at;
     }
     return d;
 }
@@ -3996,8 +3867,8 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     c->_user = user;
     c->_armed = REDLOCK_NO_DEADLINE;
     for (i = 0; i < c->_cfg.node_count; i++) {
-        c->_legacy[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
-        c->_any_legacy |= c->_legacy[i];
+        c->_caps[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY ? REDLOCK__CAP_LEGACY : REDLOCK__CAP_UNKNOWN;
+        c->_any_legacy |= c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
     }
     c->_magic = REDLOCK__MAGIC;
     return REDLOCK_OK;
@@ -4136,7 +4007,7 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
         redlock__enter(c);
         lk->_busy = 1; /* an answer inside send is only recorded */
         lk->_alive = &alive;
-        lk->_upgrading = 0;
+        lk->_hold = REDLOCK__HOLD_IDLE;
         lk->_state = REDLOCK_STATE_LOST;
         lk->_lost_status = redlock__expiry_reason(lk);
         lk->_phase_op = REDLOCK_OP_LOST;
@@ -4198,13 +4069,88 @@ static int redlock__settle(redlock_lock *lk, int64_t *now) {
     return 1;
 }
 
+/* ---- may I start X now: one table of operation x activity ---- */
+
+/* What a lock is doing, as the API sees it. */
+enum { REDLOCK__ACT_IDLE,        /* IDLE or LOST, nothing running */
+       REDLOCK__ACT_FOLLOWUP,    /* IDLE or LOST: the undo or cleanup of the last token still runs */
+       REDLOCK__ACT_ACQUIRING,
+       REDLOCK__ACT_RELEASING,
+       REDLOCK__ACT_HELD,        /* held, nothing running */
+       REDLOCK__ACT_RENEWING,    /* held: a watchdog renewal runs */
+       REDLOCK__ACT_EXTENDING,   /* held: the user's extend runs */
+       REDLOCK__ACT_UPGRADING,   /* held: an upgrade waits or runs */
+       REDLOCK__ACT_DOWNGRADING, /* held: a downgrade's round runs */
+       REDLOCK__ACT_FOLLOWING,   /* held: a downgrade's stragglers or a failed upgrade's settle run */
+       REDLOCK__ACT_COUNT };
+/* The calls that start an operation. */
+enum { REDLOCK__CALL_ACQUIRE, REDLOCK__CALL_RELEASE, REDLOCK__CALL_EXTEND, REDLOCK__CALL_UPGRADE,
+       REDLOCK__CALL_DOWNGRADE, REDLOCK__CALL_ADOPT, REDLOCK__CALL_COUNT };
+
+static int redlock__activity(const redlock_lock *lk) {
+    switch (lk->_state) {
+    case REDLOCK_STATE_ACQUIRING: return REDLOCK__ACT_ACQUIRING;
+    case REDLOCK_STATE_RELEASING: return REDLOCK__ACT_RELEASING;
+    case REDLOCK_STATE_HELD: break;
+    default: return lk->_phase == REDLOCK__PH_NONE ? REDLOCK__ACT_IDLE : REDLOCK__ACT_FOLLOWUP;
+    }
+    if (lk->_hold == REDLOCK__HOLD_UPGRADE) return REDLOCK__ACT_UPGRADING; /* (perhaps behind a renewal) */
+    switch (lk->_phase) {
+    case REDLOCK__PH_NONE: return REDLOCK__ACT_HELD;
+    case REDLOCK__PH_EXTEND: return redlock__user_extending(lk) ? REDLOCK__ACT_EXTENDING : REDLOCK__ACT_RENEWING;
+    case REDLOCK__PH_DOWNGRADE: return REDLOCK__ACT_DOWNGRADING;
+    default: return REDLOCK__ACT_FOLLOWING;
+    }
+}
+
+/* May the call start its operation now: OK, or the status it returns.
+   A release overtakes what runs (that operation ends CANCELLED); an
+   upgrade may wait behind a renewal; a downgrade only starts when
+   nothing runs; an adopt waits for the old token's undo or cleanup. */
+static int redlock__may(const redlock_lock *lk, int call) {
+#define REDLOCK__NH REDLOCK_ERR_NOT_HELD
+#define REDLOCK__AH REDLOCK_ERR_ALREADY_HELD
+#define REDLOCK__BY REDLOCK_ERR_BUSY
+    static const signed char may[REDLOCK__CALL_COUNT][REDLOCK__ACT_COUNT] = {
+        /*            IDLE         FOLLOWUP     ACQUIRING    RELEASING    HELD         RENEWING     EXTENDING    UPGRADING    DOWNGRADING  FOLLOWING */
+        /* acquire */ { 0,           0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH },
+        /* release */ { REDLOCK__NH, REDLOCK__NH, 0,           REDLOCK__BY, 0,           0,           0,           0,           0,           0 },
+        /* extend */  { REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, 0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, 0 },
+        /* upgrade */ { REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, 0,           0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, 0 },
+        /* downgrade */ { REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, 0,         REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__BY },
+        /* adopt */   { 0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH }
+    };
+#undef REDLOCK__NH
+#undef REDLOCK__AH
+#undef REDLOCK__BY
+    return may[call][redlock__activity(lk)];
+}
+
+/* Every call on a lock starts here: INVALID for NULL, DETACHED for a lock
+   not initialised (or deinitialised by the LOST report redlock__settle
+   makes first); *now: the clock for the call. */
+static int redlock__begin(redlock_lock *lk, int64_t *now) {
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk) || !redlock__settle(lk, now)) return REDLOCK_ERR_DETACHED;
+    return REDLOCK_OK;
+}
+
+/* Runs the lock after a call changed it, and hands the timer its deadline
+   (the drive may deinitialise the lock: its client is read before). */
+static int redlock__run(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    redlock__enter(c);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
 REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
-    if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may(lk, REDLOCK__CALL_ACQUIRE);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     if (c->_cb.random(c->_user, redlock__fresh(lk), REDLOCK_TOKEN_LEN / 2) != 0) return REDLOCK_ERR_RANDOM;
     if (lk->_owner_default && !redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
@@ -4213,7 +4159,8 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
-    lk->_last_try = lk->_give_up = lk->_woken = 0;
+    lk->_try = REDLOCK__TRY_RETRYING;
+    lk->_woken = 0;
     lk->_op_start = now;
     lk->_next_at = now;  /* the first attempt: now, or when a running undo is done */
     lk->_mark.wake_at = now;
@@ -4227,20 +4174,20 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
 REDLOCK_API int redlock_release(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
-    if (lk->_state != REDLOCK_STATE_HELD && lk->_state != REDLOCK_STATE_ACQUIRING) return REDLOCK_ERR_NOT_HELD;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may(lk, REDLOCK__CALL_RELEASE);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     if (lk->_state == REDLOCK_STATE_ACQUIRING) {
         lk->_cancel_op = REDLOCK_OP_ACQUIRE;
         lk->_fence = 0; /* an attempt's count, not a fence */
         redlock__listen(lk, 0);
-    } else if (lk->_upgrading) {
+    } else if (lk->_hold == REDLOCK__HOLD_UPGRADE) {
         lk->_cancel_op = REDLOCK_OP_UPGRADE;
-        lk->_upgrading = 0;
-    } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) {
+        lk->_hold = REDLOCK__HOLD_IDLE;
+    } else if (redlock__user_extending(lk)) {
         lk->_cancel_op = REDLOCK_OP_EXTEND;
+        lk->_hold = REDLOCK__HOLD_IDLE;
     } else if (lk->_phase == REDLOCK__PH_DOWNGRADE) {
         lk->_cancel_op = REDLOCK_OP_DOWNGRADE;
     }
@@ -4249,7 +4196,7 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     lk->_phase_op = REDLOCK_OP_RELEASE;
     redlock__enter(c);
     redlock__round(lk, REDLOCK__PH_RELEASE, now);
-    redlock__drive(lk);
+    redlock__drive(lk); /* (which may deinitialise the lock: its client is read before) */
     redlock__leave(c);
     return REDLOCK_OK;
 }
@@ -4257,11 +4204,10 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
 REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
-    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
-    if (lk->_phase == REDLOCK__PH_EXTEND || lk->_upgrading || lk->_phase == REDLOCK__PH_DOWNGRADE) return REDLOCK_ERR_BUSY;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK && (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS)) rc = REDLOCK_ERR_TTL;
+    if (rc == REDLOCK_OK) rc = redlock__may(lk, REDLOCK__CALL_EXTEND);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     lk->_op_start = now;
     redlock__enter(c);
@@ -4275,36 +4221,37 @@ static int redlock__hex(char ch) {
     return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
+/* An upgrade or a downgrade may start: NOT_HELD first, then INVALID for a
+   hold of another mode, then BUSY. */
+static int redlock__may_change_mode(const redlock_lock *lk, int call) {
+    int rc = redlock__may(lk, call);
+    redlock_access a = redlock__access(lk);
+    if (rc == REDLOCK_ERR_NOT_HELD) return rc;
+    if (call == REDLOCK__CALL_UPGRADE ? a != REDLOCK_ACCESS_UPDATE
+                                      : a != REDLOCK_ACCESS_EXCLUSIVE && a != REDLOCK_ACCESS_UPDATE)
+        return REDLOCK_ERR_INVALID;
+    return rc;
+}
+
 REDLOCK_API int redlock_upgrade(redlock_lock *lk) {
-    redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
-    if (redlock__access(lk) != REDLOCK_ACCESS_UPDATE) return REDLOCK_ERR_INVALID;
-    if (lk->_upgrading || lk->_phase == REDLOCK__PH_DOWNGRADE || (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend))
-        return REDLOCK_ERR_BUSY;
-    c = lk->_client;
-    lk->_upgrading = 1;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may_change_mode(lk, REDLOCK__CALL_UPGRADE);
+    if (rc != REDLOCK_OK) return rc;
+    lk->_hold = REDLOCK__HOLD_UPGRADE;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
     lk->_op_start = now;
     lk->_next_at = now; /* the first attempt: now, or when a running renewal is done */
-    redlock__enter(c);
-    redlock__drive(lk);  /* which starts it (or ends it at once: the hold's cap) */
-    redlock__leave(c);
-    return REDLOCK_OK;
+    return redlock__run(lk); /* which starts it (or ends it at once: the hold's cap) */
 }
 
 REDLOCK_API int redlock_downgrade(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
-    if (redlock__access(lk) != REDLOCK_ACCESS_EXCLUSIVE && redlock__access(lk) != REDLOCK_ACCESS_UPDATE)
-        return REDLOCK_ERR_INVALID;
-    if (lk->_upgrading || lk->_phase != REDLOCK__PH_NONE) return REDLOCK_ERR_BUSY;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may_change_mode(lk, REDLOCK__CALL_DOWNGRADE);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     redlock__set_access(lk, REDLOCK_ACCESS_SHARED); /* a reader from now on, whatever the nodes say */
     lk->_op_start = now;
@@ -4316,27 +4263,30 @@ REDLOCK_API int redlock_downgrade(redlock_lock *lk) {
     return REDLOCK_OK;
 }
 
-REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t valid_ms) {
-    redlock_client *c;
-    int64_t now;
-    size_t j, len, label_len;
-    int i;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (!token || !redlock__ms_ok(valid_ms)) return REDLOCK_ERR_INVALID;
-    /* a label (printable, no space) that fits the lock's own, then the hex digits */
-    len = strlen(token);
-    if (len < REDLOCK_TOKEN_LEN || len > redlock__token_room(lk)) return REDLOCK_ERR_INVALID;
+/* A token as redlock_lock_token() gives it, whose label fits the lock's
+   own: a label (printable, no space), then the hex digits. */
+static int redlock__token_ok(const redlock_lock *lk, const char *token, size_t len) {
+    size_t j, label_len;
+    if (len < REDLOCK_TOKEN_LEN || len > redlock__token_room(lk)) return 0;
     label_len = len - REDLOCK_TOKEN_LEN;
     for (j = 0; j < label_len; j++)
-        if ((unsigned char)token[j] <= ' ' || (unsigned char)token[j] >= 127) return REDLOCK_ERR_INVALID;
+        if ((unsigned char)token[j] <= ' ' || (unsigned char)token[j] >= 127) return 0;
     for (; j < len; j++)
-        if (!redlock__hex(token[j])) return REDLOCK_ERR_INVALID;
-    if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
+        if (!redlock__hex(token[j])) return 0;
+    return 1;
+}
+
+REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t valid_ms) {
+    int64_t now;
+    size_t len;
+    int i, rc = redlock__begin(lk, &now);
+    if (rc != REDLOCK_OK) return rc;
+    if (!token || !redlock__ms_ok(valid_ms)) return REDLOCK_ERR_INVALID;
+    len = strlen(token);
+    if (!redlock__token_ok(lk, token, len)) return REDLOCK_ERR_INVALID;
     /* a running undo or cleanup still needs the old token */
-    if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING || lk->_phase != REDLOCK__PH_NONE)
-        return REDLOCK_ERR_BUSY;
-    c = lk->_client;
+    rc = redlock__may(lk, REDLOCK__CALL_ADOPT);
+    if (rc != REDLOCK_OK) return rc;
     if (lk->_owner_default) {
         if (!redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
         redlock__take_default_owner(lk);
@@ -4351,15 +4301,12 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;
     lk->_fence = 0; /* the holder that took it knows it; this handle does not */
     lk->_next_at = now; /* the watchdog renews at once: the key's time left is not ours to know */
-    for (i = 0; i < c->_cfg.node_count; i++) {
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         lk->_node[i].seq = 0;
         redlock__set_until(lk, i, 0);
         lk->_node[i].flags = REDLOCK__F_LIFE; /* and nothing clobbered: a new token */
     }
-    redlock__enter(c);
-    redlock__drive(lk);
-    redlock__leave(c);
-    return REDLOCK_OK;
+    return redlock__run(lk);
 }
 
 /* r NULL: the node failed with status err */
@@ -4384,7 +4331,7 @@ REDLOCK_API int redlock_lock_wake(redlock_lock *lk) {
     redlock_client *c;
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up) return REDLOCK_OK;
+    if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_try == REDLOCK__TRY_TIMING_OUT) return REDLOCK_OK;
     lk->_woken = 1; /* a running attempt may lose to the holder that just left: the next one early */
     if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) return REDLOCK_OK;
     c = lk->_client;
@@ -4498,7 +4445,7 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
 
 REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk) {
     return redlock__usable(lk) && lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE &&
-           lk->_phase != REDLOCK__PH_FENCE && !lk->_give_up;
+           lk->_phase != REDLOCK__PH_FENCE && lk->_try != REDLOCK__TRY_TIMING_OUT;
 }
 
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {
@@ -4532,7 +4479,7 @@ REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lk) {
 
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {
     if (!c || c->_magic != REDLOCK__MAGIC || node < 0 || node >= c->_cfg.node_count) return REDLOCK_MODE_AUTO;
-    if (c->_legacy[node]) return REDLOCK_MODE_LEGACY;
+    if (c->_caps[node] & REDLOCK__CAP_LEGACY) return REDLOCK_MODE_LEGACY;
     return c->_cfg.mode[node];
 }
 

@@ -1577,7 +1577,7 @@ static void observe_slot(world *w, client *c, int k) {
         if (redlock_next_deadline(&c->rc) > (limit_end > cb_now(c) ? limit_end : cb_now(c)))
             violation(w, "a notification heard was dropped: the acquire waits for its retry", c->id);
     }
-    if (s->listening && (redlock_lock_state(&s->lk) != REDLOCK_STATE_ACQUIRING || s->lk._give_up))
+    if (s->listening && (redlock_lock_state(&s->lk) != REDLOCK_STATE_ACQUIRING || s->lk._try == REDLOCK__TRY_TIMING_OUT))
         violation(w, "a lock listens with no attempt to come", c->id);
     if (held_inside(&s->lk) && s->lk._validity_unknown) {
         /* an adopted token without a validity: held, nothing to act on, and
