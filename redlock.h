@@ -2526,6 +2526,54 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     return REDLOCK__A_STEP;
 }
 
+/* Legacy acquire: the GET after SETNX failed. An expired value may be
+   taken over (GETSET); the key gone meanwhile: SETNX again. */
+static int redlock__answer_takeover_get(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__node *n = &lk->_node[i];
+    int64_t expiry;
+    const char *tok;
+    size_t toklen;
+    uint32_t h;
+    if (r->type == REDLOCK_REPLY_NIL) {        /* released meanwhile: try SETNX once more */
+        if (n->loops++ < 2) { redlock__next_step(lk, i, REDLOCK__ST_SETNX, now); return REDLOCK__A_STEP; }
+        return REDLOCK__A_NO;
+    }
+    if (r->type != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+    /* only a well-formed, expired value that fits our buffer is taken over */
+    if (!redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) || r->len > REDLOCK__VALUE_MAX ||
+        expiry >= c->_cb.wall_ms(c->_user))
+        return REDLOCK__A_NO;
+    /* remembered by its hash: the GETSET must give back exactly this */
+    h = redlock__hash32(r->str, r->len);
+    memcpy(&n->until, &h, sizeof h);
+    n->flags |= REDLOCK__F_SEEN;
+    redlock__next_step(lk, i, REDLOCK__ST_ACQ_GETSET, now);
+    return REDLOCK__A_STEP;
+}
+
+/* Legacy acquire: the takeover's GETSET. Ours only if it replaced exactly
+   the expired value the GET read. */
+static int redlock__answer_takeover_getset(redlock_lock *lk, int i, const redlock_reply *r) {
+    redlock_client *c = lk->_client;
+    redlock__node *n = &lk->_node[i];
+    int64_t expiry;
+    const char *tok;
+    size_t toklen;
+    uint32_t seen;
+    if (r->type == REDLOCK_REPLY_NIL) return REDLOCK__A_ACQUIRED;
+    if (r->type != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+    /* what GET read, expired still: a value written by another takeover
+       meanwhile has a fresh expiry, whatever its hash */
+    memcpy(&seen, &n->until, sizeof seen);
+    if ((n->flags & REDLOCK__F_SEEN) && redlock__hash32(r->str, r->len) == seen &&
+        redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && expiry < c->_cb.wall_ms(c->_user))
+        return REDLOCK__A_ACQUIRED;
+    redlock__set_until(lk, i, 0);
+    n->flags |= REDLOCK__F_CLOBBERED;    /* another client won the takeover */
+    return REDLOCK__A_NO;
+}
+
 /* A fenced kind's acquire: the counter after our SET; 0: held. */
 static int redlock__answer_counter(redlock_lock *lk, int i, const redlock_reply *r) {
     if (r->type != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
@@ -2567,44 +2615,8 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
         if (r->integer == 1) return REDLOCK__A_ACQUIRED;
         redlock__next_step(lk, i, REDLOCK__ST_ACQ_GET, now);
         return REDLOCK__A_STEP;
-    case REDLOCK__ST_ACQ_GET: {
-        int64_t expiry;
-        const char *tok;
-        size_t toklen;
-        if (t == REDLOCK_REPLY_NIL) {        /* released meanwhile: try SETNX once more */
-            if (n->loops++ < 2) { redlock__next_step(lk, i, REDLOCK__ST_SETNX, now); return REDLOCK__A_STEP; }
-            return REDLOCK__A_NO;
-        }
-        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
-        /* only a well-formed, expired value that fits our buffer is taken over */
-        if (!redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) || r->len > REDLOCK__VALUE_MAX ||
-            expiry >= c->_cb.wall_ms(c->_user))
-            return REDLOCK__A_NO;
-        {   /* remembered by its hash: the GETSET must give back exactly this */
-            uint32_t h = redlock__hash32(r->str, r->len);
-            memcpy(&n->until, &h, sizeof h);
-            n->flags |= REDLOCK__F_SEEN;
-        }
-        redlock__next_step(lk, i, REDLOCK__ST_ACQ_GETSET, now);
-        return REDLOCK__A_STEP;
-    }
-    case REDLOCK__ST_ACQ_GETSET: {
-        int64_t expiry;
-        const char *tok;
-        size_t toklen;
-        uint32_t seen;
-        if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_ACQUIRED;
-        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
-        /* what GET read, expired still: a value written by another takeover
-           meanwhile has a fresh expiry, whatever its hash */
-        memcpy(&seen, &n->until, sizeof seen);
-        if ((n->flags & REDLOCK__F_SEEN) && redlock__hash32(r->str, r->len) == seen &&
-            redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && expiry < c->_cb.wall_ms(c->_user))
-            return REDLOCK__A_ACQUIRED;
-        redlock__set_until(lk, i, 0);
-        n->flags |= REDLOCK__F_CLOBBERED;    /* another client won the takeover */
-        return REDLOCK__A_NO;
-    }
+    case REDLOCK__ST_ACQ_GET: return redlock__answer_takeover_get(lk, i, r, now);
+    case REDLOCK__ST_ACQ_GETSET: return redlock__answer_takeover_getset(lk, i, r);
     default:
         return REDLOCK__A_STEP;
     }
@@ -3387,77 +3399,56 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
     return redlock__report(lk, alive, REDLOCK_OP_RELEASE, status, t.yes, now);
 }
 
-/* One pass of the state machine at time `now`. Returns 0 if the lock was
-   deinitialised by a callback. */
-static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
-    redlock_client *c = lk->_client;
+/* The round's deadline has come: whoever has not answered failed (a round
+   waiting for its turn has sent nothing yet). */
+static void redlock__time_out(redlock_lock *lk, int64_t now) {
     int i;
-    if (lk->_cancel_op) {  /* release() overtook an acquire, extend, upgrade or downgrade: answer it */
-        redlock_op op = (redlock_op)lk->_cancel_op;
-        lk->_cancel_op = 0;
-        if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
+        redlock__node *n = &lk->_node[i];
+        int hears = n->step == REDLOCK__ST_RELEASE && (n->flags & REDLOCK__F_WAIT);
+        if (n->flags & REDLOCK__F_DONE) continue;
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
+        /* a release's EVALSHA still hears its answer: a late NOSCRIPT
+           gets the EVAL (redlock__late_answer) */
+        if (hears) n->flags |= REDLOCK__F_WAIT;
+        else n->seq = 0;
     }
-    /* the round's deadline: whoever has not answered failed (a round
-       waiting for its turn has sent nothing yet) */
-    if (lk->_phase != REDLOCK__PH_NONE && !redlock__waiting(lk) && now >= redlock__round_deadline(lk)) {
-        for (i = 0; i < c->_cfg.node_count; i++) {
-            redlock__node *n = &lk->_node[i];
-            int hears = n->step == REDLOCK__ST_RELEASE && (n->flags & REDLOCK__F_WAIT);
-            if (n->flags & REDLOCK__F_DONE) continue;
-            redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
-            /* a release's EVALSHA still hears its answer: a late NOSCRIPT
-               gets the EVAL (redlock__late_answer) */
-            if (hears) n->flags |= REDLOCK__F_WAIT;
-            else n->seq = 0;
-        }
-    }
-    /* validity ran out before a renewal succeeded: the holder must be told */
-    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
-        return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
-    if (redlock__waiting(lk)) return 1; /* its round has not started */
+}
+
+/* An operation's round: decided now, or its votes still out. */
+static int redlock__decide(redlock_lock *lk, const int *alive, int64_t now) {
     switch (lk->_phase) {
-    case REDLOCK__PH_ACQUIRE:
-        return redlock__decide_acquire(lk, alive, now);
-    case REDLOCK__PH_FENCE:
-        return redlock__decide_fence(lk, alive, now);
-    case REDLOCK__PH_UPGRADE:
-        return redlock__decide_upgrade(lk, alive, now);
-    case REDLOCK__PH_DOWNGRADE:
-        return redlock__decide_downgrade(lk, alive, now);
-    case REDLOCK__PH_EXTEND:
-        return redlock__decide_extend(lk, alive, now);
-    case REDLOCK__PH_RELEASE:
-        return redlock__decide_release(lk, alive, now);
-    case REDLOCK__PH_ROLLBACK:
-    case REDLOCK__PH_SETTLE:
-    case REDLOCK__PH_CLEANUP: {
-        redlock__tally t = redlock__count(lk);
-        if (t.pending == 0) redlock__round_over(lk, now);
-        break;
+    case REDLOCK__PH_ACQUIRE: return redlock__decide_acquire(lk, alive, now);
+    case REDLOCK__PH_FENCE: return redlock__decide_fence(lk, alive, now);
+    case REDLOCK__PH_UPGRADE: return redlock__decide_upgrade(lk, alive, now);
+    case REDLOCK__PH_DOWNGRADE: return redlock__decide_downgrade(lk, alive, now);
+    case REDLOCK__PH_EXTEND: return redlock__decide_extend(lk, alive, now);
+    case REDLOCK__PH_RELEASE: return redlock__decide_release(lk, alive, now);
+    default: return 1;
     }
-    default: break;
-    }
+}
+
+/* No round runs: the next one that is due (an acquire's attempt, an
+   upgrade's attempt, a watchdog renewal), or the end of an acquire. */
+static int redlock__next_round(redlock_lock *lk, const int *alive, int64_t now) {
     /* the next attempt waits for the undo of the last one (or the cleanup
        of the previous operation) to finish: it needs the same token */
-    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_attempt > 0 &&
-        redlock__unusable(lk->_client)) {
+    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_attempt > 0 && redlock__unusable(lk->_client)) {
         /* refusals that came after the attempt was decided (its undo was
            refused too): no retry can win */
         return redlock__give_up(lk, alive, redlock__unusable(lk->_client), lk->_fail_votes, lk->_saved_us, now);
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE &&
-               (now >= lk->_next_at || redlock__wake_due(lk, now))) {
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && (now >= lk->_next_at || redlock__wake_due(lk, now))) {
         if (lk->_try == REDLOCK__TRY_TIMING_OUT)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
-    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_hold == REDLOCK__HOLD_UPGRADE && lk->_phase == REDLOCK__PH_NONE) {
+    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_hold == REDLOCK__HOLD_UPGRADE) {
         if (now < lk->_next_at) return 1;
         if (redlock__cap_reached(lk, now)) { /* an attempt would renew the hold past its cap */
             lk->_capped = 1;
             return redlock__upgrade_done(lk, alive, REDLOCK_ERR_HOLD_LIMIT, 0, now);
         }
         redlock__start_upgrade(lk, now); /* its attempts renew the hold meanwhile */
-    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
-               !lk->_capped && now >= lk->_next_at) {
+    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && !lk->_capped && now >= lk->_next_at) {
         if (redlock__cap_reached(lk, now)) {
             lk->_capped = 1;  /* renewal stops; the lock runs out and is reported lost */
         } else {
@@ -3465,6 +3456,32 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
         }
     }
     return 1;
+}
+
+/* One pass of the state machine at time `now`. Returns 0 if the lock was
+   deinitialised by a callback. */
+static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
+    if (lk->_cancel_op) {  /* release() overtook an acquire, extend, upgrade or downgrade: answer it */
+        redlock_op op = (redlock_op)lk->_cancel_op;
+        lk->_cancel_op = 0;
+        if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
+    }
+    if (lk->_phase != REDLOCK__PH_NONE && !redlock__waiting(lk) && now >= redlock__round_deadline(lk))
+        redlock__time_out(lk, now);
+    /* validity ran out before a renewal succeeded: the holder must be told */
+    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
+        return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
+    if (redlock__waiting(lk)) return 1; /* its round has not started */
+    switch (lk->_phase) {
+    case REDLOCK__PH_NONE: break;
+    case REDLOCK__PH_ROLLBACK:
+    case REDLOCK__PH_SETTLE:
+    case REDLOCK__PH_CLEANUP: /* follow-ups are not decided: over when every node answered */
+        if (redlock__count(lk).pending == 0) redlock__round_over(lk, now);
+        break;
+    default: return redlock__decide(lk, alive, now);
+    }
+    return lk->_phase == REDLOCK__PH_NONE ? redlock__next_round(lk, alive, now) : 1;
 }
 
 static int64_t redlock__lock_deadline(const redlock_lock *lk) {
@@ -3902,25 +3919,35 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
     c->_magic = 0;
 }
 
-REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
-    size_t klen, olen = 0, llen, j;
-    char *strings;
-    int64_t jitter_ms;
-    int again;
-    if (!lk || !o) return REDLOCK_ERR_INVALID;
-    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+/* Printable bytes, no space: a hash field, a word of a command line. */
+static int redlock__printable(const char *s, size_t len) {
+    size_t j;
+    for (j = 0; j < len; j++)
+        if ((unsigned char)s[j] <= ' ' || (unsigned char)s[j] >= 127) return 0;
+    return 1;
+}
+
+/* The key of the options: its length in *klen, or an error status. */
+static int redlock__check_key(const redlock_lock_opts *o, size_t *klen) {
     if (!o->key) return REDLOCK_ERR_KEY;
-    klen = o->key_len ? o->key_len : strlen(o->key);
-    if (klen == 0) return REDLOCK_ERR_KEY;
-    if (klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
+    *klen = o->key_len ? o->key_len : strlen(o->key);
+    if (*klen == 0) return REDLOCK_ERR_KEY;
+    if (*klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
     /* no lock may stand on a fenced lock's counter */
-    if (klen >= REDLOCK__FENCE_PREFIX_LEN && memcmp(o->key, REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN) == 0)
+    if (*klen >= REDLOCK__FENCE_PREFIX_LEN && memcmp(o->key, REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN) == 0)
         return REDLOCK_ERR_KEY;
+    return REDLOCK_OK;
+}
+
+/* The options for a lock on client c: OK, or the error lock_init returns.
+   *klen, *llen and *olen: the key's, the label's and the owner's lengths. */
+static int redlock__check_opts(const redlock_client *c, const redlock_lock_opts *o, size_t *klen, size_t *llen,
+                               size_t *olen) {
+    int rc = redlock__check_key(o, klen), j, legacy = 0;
+    if (rc != REDLOCK_OK) return rc;
     if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
-    llen = o->label ? strlen(o->label) : 0;
-    if (llen > REDLOCK_MAX_LABEL) return REDLOCK_ERR_INVALID;
-    for (j = 0; j < llen; j++) /* printable, no space: a hash field, a command line's word */
-        if ((unsigned char)o->label[j] <= ' ' || (unsigned char)o->label[j] >= 127) return REDLOCK_ERR_INVALID;
+    *llen = o->label ? strlen(o->label) : 0;
+    if (*llen > REDLOCK_MAX_LABEL || !redlock__printable(o->label, *llen)) return REDLOCK_ERR_INVALID;
     if (!redlock__ms_ok(o->renew_every_ms) || !redlock__ms_ok(o->max_hold_ms) || o->max_extensions < 0 ||
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
@@ -3929,28 +3956,21 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         ((o->access != REDLOCK_ACCESS_SHARED && o->access != REDLOCK_ACCESS_EXCLUSIVE && o->access != REDLOCK_ACCESS_UPDATE) ||
          o->reentrant || o->fence))
         return REDLOCK_ERR_INVALID;
-    if (o->reentrant) {
-        olen = o->owner ? (o->owner_len ? o->owner_len : strlen(o->owner)) : 0;
-        if (o->owner && (olen == 0 || olen > REDLOCK_MAX_OWNER)) return REDLOCK_ERR_INVALID;
-        for (j = 0; j < olen; j++) /* printable, no space: it travels in environments and hash fields */
-            if ((unsigned char)o->owner[j] <= ' ' || (unsigned char)o->owner[j] >= 127) return REDLOCK_ERR_INVALID;
-    }
+    *olen = o->reentrant && o->owner ? (o->owner_len ? o->owner_len : strlen(o->owner)) : 0;
+    /* (the owner travels in environments and hash fields) */
+    if (o->reentrant && o->owner && (*olen == 0 || *olen > REDLOCK_MAX_OWNER || !redlock__printable(o->owner, *olen)))
+        return REDLOCK_ERR_INVALID;
     /* a kind whose acquire needs scripts cannot win on nodes configured LEGACY */
-    if (redlock__kind_needs_scripts(&redlock__kinds[redlock__kind_index(o->reentrant, o->fence, o->access)],
-                                    REDLOCK__S_ACQUIRE)) {
-        int legacy = 0;
-        for (j = 0; j < (size_t)c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
-        if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
-    }
-    /* initialising a lock that is still initialised on this client: forget
-       the old one first (otherwise the table would link the lock to itself);
-       a new one needs room in the table first */
-    again = redlock__filed(c, lk);
-    if (!again && !redlock__room(c)) return REDLOCK_ERR_NOMEM;
-    if (again) redlock_lock_deinit(lk);
-    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0));
-    if (!strings) return REDLOCK_ERR_NOMEM;
-    memset(lk, 0, sizeof *lk);
+    if (!redlock__kind_needs_scripts(&redlock__kinds[redlock__kind_index(o->reentrant, o->fence, o->access)],
+                                     REDLOCK__S_ACQUIRE))
+        return REDLOCK_OK;
+    for (j = 0; j < c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
+    return c->_cfg.node_count - legacy < redlock__quorum(c) ? REDLOCK_ERR_NO_SCRIPTING : REDLOCK_OK;
+}
+
+/* The lock's strings (redlock__strings_size) and kind, from the options. */
+static void redlock__set_strings(redlock_lock *lk, char *strings, const redlock_lock_opts *o, size_t klen, size_t llen,
+                                 size_t olen) {
     memcpy(strings, o->key, klen);
     memset(strings + klen, 0, redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0) - klen); /* no token yet */
     if (llen) memcpy(strings + klen, o->label, llen);
@@ -3964,8 +3984,6 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
             lk->_owner_len = (uint8_t)olen;
         }
     }
-    lk->_client = c;
-    lk->_magic = REDLOCK__MAGIC;
     if (o->fence) lk->_kind |= REDLOCK__K_FENCED;
     lk->_kind |= (uint8_t)((o->access << REDLOCK__K_ACCESS_SHIFT) | (o->access << REDLOCK__K_OPTS_ACCESS_SHIFT));
     /* by default only a fenced lock refuses: its counters never expire, and
@@ -3975,6 +3993,11 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         memcpy(redlock__counter(lk), REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN);
         memcpy(redlock__counter(lk) + REDLOCK__FENCE_PREFIX_LEN, o->key, klen);
     }
+}
+
+/* The lock's settings: the options', else the client's, else the defaults. */
+static void redlock__set_settings(redlock_lock *lk, const redlock_client *c, const redlock_lock_opts *o) {
+    int64_t jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
     lk->_ttl_ms = o->ttl_ms;
     lk->_watchdog = o->watchdog != 0;
     lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;
@@ -3983,11 +4006,33 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_retry_count = o->retry_count ? o->retry_count : c->_cfg.retry_count;
     if (lk->_retry_count < 0) lk->_retry_count = 0;
     lk->_retry_delay_us = (o->retry_delay_ms ? o->retry_delay_ms : c->_cfg.retry_delay_ms) * 1000;
-    jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
     lk->_retry_jitter_us = jitter_ms < 0 ? 0 : jitter_ms * 1000; /* negative: none (clamped before scaling) */
     lk->_wait_us = (o->wait_ms ? o->wait_ms : c->_cfg.wait_ms) * 1000;
     lk->_on_result = o->on_result;
     lk->_user = o->user;
+}
+
+REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
+    size_t klen = 0, olen = 0, llen = 0;
+    char *strings;
+    int again, rc;
+    if (!lk || !o) return REDLOCK_ERR_INVALID;
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+    rc = redlock__check_opts(c, o, &klen, &llen, &olen);
+    if (rc != REDLOCK_OK) return rc;
+    /* initialising a lock that is still initialised on this client: forget
+       the old one first (otherwise the table would link the lock to itself);
+       a new one needs room in the table first */
+    again = redlock__filed(c, lk);
+    if (!again && !redlock__room(c)) return REDLOCK_ERR_NOMEM;
+    if (again) redlock_lock_deinit(lk);
+    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0));
+    if (!strings) return REDLOCK_ERR_NOMEM;
+    memset(lk, 0, sizeof *lk);
+    redlock__set_strings(lk, strings, o, klen, llen, olen);
+    lk->_client = c;
+    lk->_magic = REDLOCK__MAGIC;
+    redlock__set_settings(lk, c, o);
     lk->_deadline = REDLOCK_NO_DEADLINE;
     redlock__file(c, lk);
     return REDLOCK_OK;
