@@ -814,7 +814,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TLS = -48,          /* TLS refused: a certificate, an alert from the server, or an
                                        answer that is not TLS (adapters); as an acquire's outcome: too
                                        few usable nodes, some refuse TLS (section 4) */
-    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant and fenced locks need */
+    REDLOCK_ERR_NO_SCRIPTING = -49, /* the node refuses scripts, which reentrant, fenced and
+                                       readers-writer locks need */
     REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
     REDLOCK_ERR_EVICTING = -51      /* the node may evict keys (maxmemory-policy): its grant does
@@ -1042,12 +1043,13 @@ typedef struct redlock_lock_opts {
 /* One node's part of the current round: only what a round needs. */
 typedef struct redlock__node {
     uint16_t seq;      /* tag sequence of the request awaited; 0 = none */
-    uint8_t step;      /* what the node is doing */
-    uint8_t flags;     /* need-send, in-flight, done, clobbered, life unknown, seen */
+    uint8_t step;      /* what the node is doing: REDLOCK__ST_* (and the EVAL bit) */
+    uint8_t flags;     /* REDLOCK__F_*: to send, awaited, done; clobbered, life unknown,
+                          seen, coarse */
     int8_t outcome;    /* result of this round on this node */
     int8_t status;     /* node error of this round */
     uint8_t loops;     /* SETNX/GET repeats */
-    uint8_t spare;
+    uint8_t spare;     /* (unused) */
     int32_t until;     /* our key here is safe to act on until then: after the
                           round's start, in µs, or in ms if F_COARSE (see
                           redlock__until); while F_SEEN is set, the hash of
@@ -1122,12 +1124,14 @@ struct redlock_lock {
     uint8_t _phase_op;     /* user operation the round belongs to */
     uint8_t _cancel_op;    /* release() overtook this operation: report it CANCELLED */
     uint8_t _try;          /* acquiring: REDLOCK__TRY_*, how the retries stand */
-    uint8_t _fail_votes;   /* votes and elapsed time of the last failed attempt */
-    uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
+    uint8_t _fail_votes;   /* votes of the last failed attempt (its elapsed time: _saved_us) */
+    uint8_t _phase;        /* REDLOCK__PH_*: the round in progress (an operation's, or the undo,
+                              cleanup or settle that follows one) */
     uint8_t _hold;         /* held: REDLOCK__HOLD_*, the user's operation on the hold */
     uint8_t _kind;         /* REDLOCK__K_*: reentrant (the key is a hash {owner: count,
                               owner:token: 1}), fenced, the hold's access mode and
-                              the options' (each acquire starts from the latter) */
+                              the options' (each acquire starts from the latter),
+                              refuses evicting nodes; redlock__kind_of: its row */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt need not wait
@@ -1135,7 +1139,8 @@ struct redlock_lock {
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
     int64_t _op_start;     /* when the user operation was called */
-    int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
+    int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal,
+                              or an upgrade's next attempt */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
                               extending: the validity left when the round started */
     /* the current round of commands, one step chain per node */
@@ -1790,8 +1795,6 @@ static int redlock__starts(const char *s, size_t len, const char *prefix) {
     return len >= n && memcmp(s, prefix, n) == 0;
 }
 
-/* Legacy value "expiry_ms:token". Returns 1 and fills the parts if it has
-   that shape. */
 /* 32 bits of FNV-1a, mixed: two different values of one key collide about
    once in 4 billion. */
 static uint32_t redlock__hash32(const char *s, size_t len) {
@@ -1804,6 +1807,8 @@ static uint32_t redlock__hash32(const char *s, size_t len) {
     return h;
 }
 
+/* Legacy value "expiry_ms:token". Returns 1 and fills the parts if it has
+   that shape. */
 static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
                                  const char **tok, size_t *toklen) {
     size_t i = 0;
@@ -2193,7 +2198,8 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
 /* The script a step runs (REDLOCK__LUA_*; NONE for the plain commands),
    and its bit of redlock_client._scripted. */
 static int redlock__script_id(const redlock_lock *lk, int st) {
-    return redlock__is_script_step(st) ? redlock__kind_of(lk)->script[redlock__step_info_of(st)->op] : REDLOCK__LUA_NONE;
+    if (!redlock__is_script_step(st)) return REDLOCK__LUA_NONE;
+    return redlock__kind_of(lk)->script[redlock__step_info_of(st)->op];
 }
 static int redlock__script_bit(const redlock_lock *lk, int st) {
     int id = redlock__script_id(lk, st);
@@ -2215,7 +2221,8 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
     return &scripts[redlock__script_id(lk, st) - 1];
 }
 
-/* Text made for one command: a ttl, a legacy value. */
+/* Text made for one command: a number (a ttl, a fence), a legacy value, a
+   writer's wait. */
 typedef struct redlock__scratch {
     char ttl[24];            /* or a fence */
     char value[REDLOCK__VALUE_MAX];
@@ -3075,9 +3082,9 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
 /* Too few answers: OVERLOADED when some node's command never left because
    the transport's queue was full (the nodes themselves may be fine),
    NOPERM when some node's ACL denied a key of the lock, NO_SCRIPTING when
-   some node refused the scripts of a reentrant lock, EVICTING when some
-   node's grant did not count because it may evict keys, NO_QUORUM
-   otherwise. */
+   some node refused a script the operation needs (redlock__needs_scripts),
+   EVICTING when some node's grant did not count because it may evict
+   keys, NO_QUORUM otherwise. */
 static int redlock__too_few(const redlock_lock *lk) {
     int i, scriptless = 0, denied = 0, evicting = 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
