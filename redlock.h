@@ -22,11 +22,12 @@
        5. Compile-time options
        6. Errors
        7. Threads and callbacks
-       8. States: what moves a lock, and the commands of each operation
+       8. States: rounds, calls, options that combine, commands sent
        9. Reentrant locks: one owner, many holds
       10. Release notifications: waiting less
       11. Fencing tokens: a paused holder's late write refused
       12. Readers-writer locks: shared, exclusive and update
+      13. Reading a lock's stored value
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
@@ -54,16 +55,20 @@
                   redlock_rw_acquire_script, redlock_rw_release_script,
                   redlock_rw_extend_script, redlock_rw_upgrade_script,
                   redlock_rw_set_mode_script
+       values     redlock_value_from_get, redlock_value_from_hash,
+                  redlock_value_fence
 
    1. WHAT IT IS
    ------------
    A lock state machine for Redis, the "Redlock" algorithm: a lock is held
    when a majority (N/2+1) of N independent Redis masters hold the key with
    this lock's random token. N = 1 is the ordinary single-instance lock.
-   The core never does I/O, never sleeps and never allocates: it hands
-   commands to your `send` callback, asks for wake-ups through `set_timer`,
-   reads time through clock callbacks, and is fed replies, errors and timer
-   expiries by you (or by one of the adapters in adapters/).
+   The core never does I/O, never sleeps and never allocates per
+   operation (only once per redlock_lock_init, and the client's lock
+   table as it grows: section 5, Memory): it hands commands to your `send`
+   callback, asks for wake-ups through `set_timer`, reads time through
+   clock callbacks, and is fed replies, errors and timer expiries by you
+   (or by one of the adapters in adapters/).
 
    2. QUICK START
    --------------
@@ -374,10 +379,11 @@
    turn is handed on at the next redlock_on_timer, which the timer asks
    for at once. The undo, cleanup and settle that follow a round hold no
    turn and go out at once, as do a decided round's stragglers. The
-   window starts at 16 (or max_rounds if less) and, while rounds wait,
-   adapts: a round decided later than half the node timeout after its
-   start halves it, a sooner one adds a turn, at most once per round trip
-   (so keep node_timeout_ms above twice a round trip). A release that
+   window starts at 16 (or max_rounds if less; with no bound it is
+   unbounded from the start) and, while rounds wait, adapts: a round
+   decided later than half the node timeout after its start halves it,
+   a sooner one adds a turn, at most once per round trip (so keep
+   node_timeout_ms above twice a round trip). A release that
    still waits for its turn when its lock is deinitialised is sent then,
    unanswered. The first rounds of a burst start inside the calls that
    issue it: a caller that takes longer than a node timeout to issue the
@@ -414,8 +420,9 @@
    7. THREADS AND CALLBACKS
    No global mutable state. A client and its locks are used by one thread
    at a time; different clients may live on different threads. Inside any
-   callback you may call redlock_acquire/release/extend on any lock of the
-   client, redlock_lock_deinit and redlock_lock_init (also on the lock being
+   callback you may call redlock_acquire/release/extend/upgrade/downgrade,
+   redlock_lock_adopt and redlock_lock_wake on any lock of the client,
+   redlock_lock_deinit and redlock_lock_init (also on the lock being
    reported), and redlock_on_reply/on_error (synchronous transports). Do
    not call redlock_client_deinit inside a callback, and nothing of the
    library inside on_event (events are for logging and metrics).
@@ -429,54 +436,200 @@
    redlock_lock_followup() whether a step of that kind may still come.
 
    8. STATES
-   A lock is in one of five states (redlock_lock_state()):
+   A lock is in one of five states (redlock_lock_state()): IDLE, ACQUIRING,
+   HELD, RELEASING, LOST. Inside a state the lock runs at most one round at
+   a time (redlock_lock_pending()): one chain of commands per node, decided
+   by the votes as soon as they allow. The rounds below carry the names
+   of the implementation's phases (REDLOCK__PH_*), so that each can be
+   found there. ACQUIRE, FENCE, RELEASE, EXTEND, UPGRADE and DOWNGRADE hold
+   a turn from their start until decided, and may first wait in line for
+   one, nothing sent yet (section 5, Turns); ROLLBACK, SETTLE and CLEANUP
+   follow a decision (an attempt failed, an upgrade given up, the lock
+   lost), hold no turn and go out at once.
 
-       IDLE --acquire--> ACQUIRING --quorum, validity left--> HELD
-         ^                 |  failed attempt: undo, retry after the delay
-         |                 |  no retry left / wait_ms / CONFIG / release()
-         +-----------------+  (on_result ACQUIRE, not OK)
-       HELD --release--> RELEASING --quorum or decided--> IDLE (on_result RELEASE)
-       HELD --extend or watchdog renewal--> HELD (on_result EXTEND for yours)
-       HELD --validity runs out / STOLEN / QUORUM_LOST--> LOST (on_result LOST)
-       LOST --acquire--> ACQUIRING;  LOST --release/extend--> NOT_HELD
-       IDLE or LOST --adopt (a token acquired elsewhere)--> HELD
+       IDLE or LOST --redlock_acquire()--> ACQUIRING (the first attempt
+                  waits for an undo or cleanup still running: it needs
+                  the old token)
+       IDLE or LOST --redlock_lock_adopt()--> HELD (no round running only;
+                  validity as told, 0: unknown; a watchdog renews at once)
 
-   What moves a lock: the API calls above; redlock_on_reply/on_error (a
-   node's answer completes its step; the round is decided as soon as the
-   votes allow); redlock_on_timer (node timeouts, retry delays, renewal
-   times, the end of validity). Between two of these, redlock_lock_state()
+       ACQUIRING: attempts, each with the acquire's one token
+         +--> attempt: round ACQUIRE
+         |      quorum and validity left --------------------------> HELD
+         |      the same, fenced: round FENCE, the write-back where the
+         |        attempt won (same turn); a quorum of write-backs and
+         |        validity left -------------------------------------> HELD
+         |      no quorum possible, or no validity left: failed (LOCKED,
+         |        NO_QUORUM, VALIDITY, ...); a wake heard meanwhile is kept
+         |      v
+         |    undo: round ROLLBACK, on every node (a late grant may land)
+         |      too many nodes refuse for any retry to win (CONFIG, TLS;
+         |        NO_SCRIPTING, NOPERM, EVICTING) ----------> IDLE (at once)
+         |      no retry left ------------------------------------> IDLE
+         |      wait_ms: a retry due too late for its round to end by the
+         |        deadline moves up to the last moment that can; if that
+         |        one fails too, TIMEOUT at the deadline ----------> IDLE
+         |      v
+         |    between attempts (no round; listen(1) when the retry delay
+         |    is at least the node timeout), once the undo is done:
+         +---- the retry is due (retry_delay +- jitter; spends a retry)
+         +---- a release notification (redlock_lock_wake(); at most
+               REDLOCK_WAKES_PER_DELAY per retry delay): starts an
+               attempt now; if it loses, the retry keeps its time
+         redlock_release() --> RELEASING (the acquire: CANCELLED)
+         IDLE: on_result ACQUIRE, not OK; listen(0); an undo runs on
+
+       HELD: one activity at a time beside the validity's clock
+         renewal (opts.watchdog): round EXTEND every renew_every_ms
+           quorum -------------------------> HELD, validity from its start
+           undecided (too few answers): HELD, tried again after the
+             retry delay or a third of the validity left if sooner; never
+             through before the validity ends --------> LOST TRANSPORT
+           a majority says "not ours" ---------> LOST STOLEN / QUORUM_LOST
+           max_hold_ms or max_extensions reached: no more renewals; at
+             the validity's end ------------------------> LOST HOLD_LIMIT
+         extend (redlock_extend()): round EXTEND, as a renewal; on_result
+           EXTEND; a failure leaves no mark (the lock then runs out)
+         upgrade (redlock_upgrade(), an UPDATE hold): attempts, each a
+           round UPGRADE that also renews the hold, retried as an acquire
+           (retry_count, retry delay, wait_ms), the first once a running
+           renewal ends; on_result UPGRADE:
+           quorum converted -------------------------> HELD as EXCLUSIVE
+           given up (LOCKED, TIMEOUT, HOLD_LIMIT, ...): round SETTLE takes
+             the nodes it converted back to update ---> HELD as UPDATE
+           a majority says "not ours" ----------------> LOST QUORUM_LOST
+         downgrade (redlock_downgrade(), an EXCLUSIVE or UPDATE hold):
+           SHARED from the call; round DOWNGRADE, on_result DOWNGRADE
+           says whether a quorum of nodes agrees
+         the validity runs out (whatever runs) ----------> LOST EXPIRED
+           (or the reason a renewal left: TRANSPORT, HOLD_LIMIT)
+         redlock_release() --> RELEASING (an extend, upgrade or downgrade
+           of yours still running: CANCELLED)
+
+       RELEASING: round RELEASE
+         a quorum deleted (OK), or decided otherwise (EXPIRED: a quorum
+         answered, too few still held the key; NO_QUORUM, ...)
+                                           ------> IDLE, on_result RELEASE
+       LOST: round CLEANUP deletes what is still ours (sent before
+         on_result LOST); release and extend say NOT_HELD
+
+   What moves a lock: the API calls; redlock_on_reply/on_error (a node's
+   answer completes its step, or moves it to the next step of its chain);
+   redlock_on_timer (round deadlines, retry delays, renewal times, the end
+   of validity, a free turn). Between two of these, redlock_lock_state()
    reads the clock: a HELD lock past its validity already reads LOST, and
-   the next call reports it. Inside a state, a round of commands may run
-   (redlock_lock_pending()), or wait for its turn to (section 5, Turns):
-   an attempt, its undo, a release, an extend or renewal, or the cleanup
-   after LOST.
-   Per node, each operation is a short chain of steps; a node's answer
-   moves it along its chain, or ends it with a vote (yes, held by another,
-   not ours, or a node error):
-       acquire  SET key token NX PX ttl
-                AUTO, old-server error: INFO server, then (below 2.6.12)
-                the legacy chain SETNX "expiry:token"; if taken, GET; if
-                that value has expired, GETSET (ours only if GETSET returns
-                the value read, compared by a 32-bit hash, and it is still
-                expired)
-       release  EVALSHA compare-and-delete (and PUBLISH, section 10); EVAL
-                after NOSCRIPT (also one after the node timeout);
-       (undo,   without scripts: GET, compare, then DEL
-        cleanup)
-       extend   EVALSHA compare-and-PEXPIRE; EVAL after NOSCRIPT;
-                without scripts: GET, compare, then PEXPIRE (modern value)
-                or GETSET "expiry:token" (legacy value)
-       adopted  release and extend of an adopted token, without scripts:
-                PTTL before the GET (modern value; a legacy value carries
-                its expiry), so the act is safe without knowing the acquire
-       reentrant (section 9) acquire, release and extend: one script each,
-                EVALSHA, EVAL after NOSCRIPT; undo and cleanup: EVAL
-       rw       (section 12) acquire, release, extend, upgrade, set-mode:
-                one script each, EVALSHA, EVAL after NOSCRIPT
-       fenced   (section 11) acquire: EVALSHA set-and-count, EVAL after
-                NOSCRIPT; once a quorum won, the write-back script (EVALSHA,
-                EVAL after NOSCRIPT) where it won: HELD after a quorum of
-                write-backs. Release and extend: the plain lock's
+   each call that acts on the lock first reports it (on_result LOST).
+   A decided round's stragglers finish quietly (their round reads CLEANUP
+   after a release or downgrade): a node's next step still goes out (the
+   DEL after a GET, the EVAL after a NOSCRIPT, also one that comes after
+   the release's node timeout), and a fenced attempt's late win gets its
+   write-back; redlock_lock_followup() says whether such a step may still
+   come.
+
+   What a call does, by state and by what a HELD lock is doing (BUSY and
+   the other errors: refused, nothing changed):
+                  IDLE,     ACQUIR-  RELEAS-  HELD, and running:
+                  LOST      ING      ING      nothing  renewal  extend,
+                                                                upgrade,
+                                                                downgrade
+       acquire    starts    BUSY     BUSY     ALREADY_HELD
+       adopt      HELD (1)  BUSY     BUSY     ALREADY_HELD
+       release    NOT_HELD  cancels  BUSY     starts   starts   cancels
+       extend     NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
+       upgrade    NOT_HELD  NOT_HELD NOT_HELD starts   after it BUSY
+       downgrade  NOT_HELD  NOT_HELD NOT_HELD starts   BUSY     BUSY
+   (1) BUSY while a round still runs (an undo, a cleanup). Upgrade: INVALID
+   unless the hold is UPDATE; downgrade: INVALID unless it is EXCLUSIVE or
+   UPDATE. A settle or a downgrade's stragglers still running count as
+   "nothing", except for downgrade (BUSY) and upgrade (after it).
+   redlock_lock_wake() acts only on ACQUIRING (section 10).
+
+   Which options combine (redlock_lock_init() refuses the others):
+       reentrant + fence    one fence per owner's hold (section 11)
+       access + reentrant, access + fence, an access value not one of
+                            the four                               INVALID
+       reentrant, fence or access, with fewer than a quorum of nodes not
+                            configured REDLOCK_MODE_LEGACY    NO_SCRIPTING
+       watchdog             any kind; INVALID if renew_every_ms >= ttl_ms
+       label, refuse_evicting, max_hold_ms, max_extensions, retries,
+       wait_ms              any kind
+       release notifications (callbacks.listen)   any kind; only releases
+                            by script publish (section 10)
+       adopt                any kind: a reentrant lock under its own owner
+                            id, a readers-writer lock as opts.access says,
+                            a fenced one without a fence (0)
+   Per node the kind meets the node's mode (configured, or what AUTO
+   found, section 4): plain locks run on every node (scripts, or the
+   chains below); reentrant and readers-writer locks, and a fenced lock's
+   acquire, send nothing to a node known to have no scripts (configured
+   LEGACY, or switched by AUTO): its vote fails with NO_SCRIPTING, as it
+   does where such a lock's script is refused (no switch, no fallback).
+   A fenced lock's release and extend there are the plain lock's chains.
+
+   Per node, each operation is a short chain of steps (REDLOCK__ST_*); a
+   node's answer moves it along its chain, or ends it with a vote (yes,
+   held by another, not ours, or a node error). k is the key, t the token,
+   o a reentrant lock's owner id, c the fence counter
+   (REDLOCK_FENCE_PREFIX + key), "1" the flag that has a release publish
+   (section 10). "EVALSHA x" is the script x by its SHA1, followed by
+   "EVAL x" (its text) on NOSCRIPT; ROLLBACK, CLEANUP and SETTLE send EVAL
+   at once (one command per node: nothing is left to send should the lock
+   be deinitialised meanwhile).
+     plain lock, modern node (SET NX PX and scripts; the default)
+       acquire    SET k t NX PX ttl
+       release    EVALSHA release 1 k t 1
+       undo       EVAL release 1 k t          (no flag: publishes nothing)
+       cleanup    EVAL release 1 k t 1
+       extend     EVALSHA extend 1 k t ttl    (watchdog: the lock's ttl)
+     plain lock, node without scripting (AUTO, once a release's or an
+     extend's script is refused: NOPERM, not for a key, or "unknown
+     command"; the node stays switched for the client's life)
+       acquire    SET k t NX PX ttl
+       release,   GET k; ours: DEL k (not when less than node timeout +
+       undo,        drift of the key's life is left: it is left to expire,
+       cleanup      REDLOCK_EV_KEY_LEFT)
+       extend     GET k; ours: PEXPIRE k ttl (same rule: else it counts as gone)
+       adopted    a token taken by redlock_lock_adopt(): PTTL k first,
+                    then the chain above (the key's life is not known)
+     plain lock, legacy node (configured LEGACY, or AUTO: SET NX PX
+     refused as unknown, "syntax error" or "wrong number of arguments",
+     then INFO server says below 2.6.12)
+       acquire    [SET k t NX PX ttl; refused: INFO server;] SETNX k e:t
+                  (e: wall-clock expiry in ms); taken: GET k; gone: SETNX
+                  again (twice at most); expired: GETSET k e:t, ours if it
+                  returns the value read (by a 32-bit hash), still expired
+       release,   GET k; ours: DEL k (as above; never where a GETSET lost
+       undo,        its race or has not answered: REDLOCK_EV_KEY_LEFT)
+       cleanup
+       extend     GET k; ours: GETSET k e:t (with the new ttl)
+     reentrant lock (section 9; modern nodes only)
+       acquire    EVALSHA racquire 1 k o t ttl
+       release    EVALSHA rrelease 1 k o t 1
+       undo       EVAL rrelease 1 k o t
+       cleanup    EVAL rrelease 1 k o t 1
+       extend     EVALSHA rextend 1 k o t ttl
+     fenced lock (section 11)
+       acquire    EVALSHA facquire 2 k c t ttl    (the count, 0: held)
+       write-back EVALSHA fence 2 k c t f         (f: the highest count
+                                                   of the quorum)
+       release, undo, cleanup, extend: the plain lock's
+     reentrant and fenced: acquire EVALSHA rfacquire 2 k c o t ttl,
+       write-back EVALSHA rfence 2 k c o t f; the rest the reentrant's
+     readers-writer lock (section 12; m: s shared, u update, x exclusive;
+     w: how long a refused writer's mark lives, ms)
+       acquire    EVALSHA rwacquire 1 k t ttl m w
+       release    EVALSHA rwrelease 1 k t 1
+       undo       EVAL rwrelease 1 k t        (a retry follows: keeps
+                                               the writer's mark)
+                  EVAL rwrelease 1 k t 2      (the last attempt's: drops
+                                               it, publishes nothing)
+       cleanup    EVAL rwrelease 1 k t 1
+       extend     EVALSHA rwextend 1 k t ttl m   (m: the hold's mode)
+       upgrade    EVALSHA rwupgrade 1 k t ttl w
+       downgrade  EVALSHA rwsetmode 1 k t s
+       settle     EVAL rwsetmode 1 k t u
+   (build/sim --trace prints every command the simulated clients send,
+   e.g. build/sim --profile rw --runs 3 --seed 1 --trace.)
 
    9. REENTRANT LOCKS
    A lock initialised with opts.reentrant may be held by one owner many
@@ -698,6 +851,33 @@
    exclude each other (a plain holder counts as a writer).
    Cost: one round trip per operation, as the plain lock; each acquire
    reads the hash (a few entries while few readers hold it).
+
+   13. READING A LOCK'S STORED VALUE
+   To tell who holds a lock without holding it (as `redlock inspect`
+   does, or a monitor), read the key on each node and decode the replies
+   with the functions below; they read replies only (no I/O, no clock, no
+   allocation), so any transport or client library can feed them. A
+   malformed or hostile value (a wrong type, a truncated token, a huge
+   count) is OTHER or an error status: never a crash, never a read past
+   what the reply holds.
+     GET key (and PTTL key)  redlock_value_from_get(): NONE (no key),
+                             PLAIN (a token: its label and
+                             REDLOCK_TOKEN_LEN hex digits, or any 32
+                             bytes of another Redlock client), LEGACY
+                             ("expiry_ms:token", section 4: the holder's
+                             wall-clock expiry), OTHER, or HASH: then
+     HGETALL key             redlock_value_from_hash(): REENTRANT (section
+                             9: the owner, its count of entries, its first
+                             entry's token, and a fenced hold's fence,
+                             field REDLOCK_FENCE_FIELD) or RW (section 12:
+                             the SHARED holders, the EXCLUSIVE and UPDATE
+                             holders' tokens, waiting writers'
+                             marks, REDLOCK_RW_WAITING_PREFIX+token;
+                             entries expired by your wall clock left out)
+     GET REDLOCK_FENCE_PREFIX+key  redlock_value_fence(): a fenced lock's
+                             counter on that node (section 11)
+   One node's value says what that node keeps; the lock is held by a
+   token (or owner) that a quorum of nodes show, as the acquire counts.
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -784,8 +964,8 @@ typedef enum redlock_status {
     REDLOCK_ERR_TTL = -4,          /* ttl <= 0 or absurdly large */
     REDLOCK_ERR_NODES = -5,        /* node count outside 1..REDLOCK_MAX_NODES */
     REDLOCK_ERR_BUSY = -6,         /* another operation on this lock is running */
-    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend of a lock that is not held */
-    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire of a lock already held */
+    REDLOCK_ERR_NOT_HELD = -7,     /* release/extend/upgrade/downgrade of a lock not held */
+    REDLOCK_ERR_ALREADY_HELD = -8, /* acquire (or adopt) of a lock already held */
     REDLOCK_ERR_RANDOM = -9,       /* the random source failed */
     REDLOCK_ERR_NOMEM = -10,       /* out of memory */
     REDLOCK_ERR_DETACHED = -11,    /* lock not initialised or its client is gone */
@@ -799,7 +979,7 @@ typedef enum redlock_status {
     REDLOCK_ERR_STOLEN = -25,      /* lost: a node holds another token */
     REDLOCK_ERR_QUORUM_LOST = -26, /* lost: a majority no longer has the key */
     REDLOCK_ERR_HOLD_LIMIT = -27,  /* lost (or an upgrade ended): max hold time / extensions reached */
-    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release, or deinit */
+    REDLOCK_ERR_CANCELLED = -28,   /* acquire (extend, upgrade, downgrade) cancelled by release */
     REDLOCK_ERR_CONFIG = -29,      /* too few usable nodes: the others refuse AUTH or SELECT (section 4) */
     REDLOCK_ERR_OVERLOADED = -30,  /* too few answers because the transport's queues were full */
     /* node errors: one node failed, its vote does not count */
@@ -829,7 +1009,7 @@ typedef enum redlock_mode {
 } redlock_mode;
 
 typedef enum redlock_state {
-    REDLOCK_STATE_IDLE = 0,  /* not held, nothing running */
+    REDLOCK_STATE_IDLE = 0,  /* not held (an undo or a release's last answers may still run) */
     REDLOCK_STATE_ACQUIRING, /* attempts (and retry waits) in progress */
     REDLOCK_STATE_HELD,      /* held until redlock_lock_valid_until() */
     REDLOCK_STATE_RELEASING, /* release sent, waiting for the nodes */
@@ -966,7 +1146,7 @@ typedef struct redlock_config {
     int64_t retry_jitter_ms;           /* +- this, default 100; < 0: none */
     int64_t wait_ms;                   /* overall acquire deadline, default none (0) */
     int max_rounds;                    /* most rounds running at once (default 128; < 0: no
-                                          bound); more wait their turn (section 5, Many locks) */
+                                          bound); more wait their turn (section 5, Turns) */
     /* optional: where the client files its locks so that a reply finds
        its lock at once, for a client that must not allocate.
        lock_table_size entries, a power of two up to 2^24; about one per
@@ -1026,8 +1206,8 @@ typedef struct redlock_lock_opts {
     size_t owner_len;         /* 0: strlen(owner) */
     int fence;                /* nonzero: every acquire hands out a fencing token, higher than
                                  any earlier holder's (section 11) */
-    redlock_access access;    /* SHARED or EXCLUSIVE: a readers-writer lock (section 12);
-                                 not with reentrant or fence */
+    redlock_access access;    /* SHARED, EXCLUSIVE or UPDATE: a readers-writer lock
+                                 (section 12); not with reentrant or fence */
     int refuse_evicting;      /* a node whose server may evict keys (section 4, Eviction):
                                  > 0: its grants do not count; < 0: they count (the node
                                  is still reported); 0: refused for a fenced lock,
@@ -1189,8 +1369,11 @@ REDLOCK_API void redlock_client_deinit(redlock_client *client);
    full, its doubling: Many locks). A handle still initialised on
    this client is deinitialised first (its pending replies are then
    ignored); one initialised on another client must be deinitialised there.
-   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label), KEY, KEY_TOO_LONG,
-   TTL, DETACHED (client not initialised), NOMEM (the handle is then not
+   Errors: INVALID (also a *_ms option out of 0..2^40, a bad label or
+   owner, access with reentrant or fence: section 8), KEY, KEY_TOO_LONG,
+   TTL, NO_SCRIPTING (a reentrant, fenced or readers-writer lock with
+   fewer than a quorum of nodes not configured REDLOCK_MODE_LEGACY),
+   DETACHED (client not initialised), NOMEM (the handle is then not
    initialised; the table refused: nothing else changed either). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
@@ -1228,8 +1411,9 @@ REDLOCK_API int redlock_release(redlock_lock *lock);
    OVERLOADED (still held, until the possibly shortened validity; OVERLOADED:
    some command was refused with QUEUE_FULL); CANCELLED (release called
    meanwhile); or STOLEN / QUORUM_LOST / EXPIRED, then the lock is LOST and
-   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (a
-   renewal is running) / TTL (ttl_ms out of 0..2^40). */
+   a LOST result follows. Returns OK if started, or NOT_HELD / BUSY (an
+   extend or renewal, an upgrade or a downgrade is running) / TTL (ttl_ms
+   out of 0..2^40). */
 REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
 /* Readers-writer locks (section 12). Upgrade: an UPDATE lock held becomes
    EXCLUSIVE once the readers are gone (waiting, retrying and timing out as
@@ -1237,9 +1421,11 @@ REDLOCK_API int redlock_extend(redlock_lock *lock, int64_t ttl_ms);
    if it fails); the result comes with op REDLOCK_OP_UPGRADE. Downgrade: an
    EXCLUSIVE (or UPDATE) lock held is SHARED from the call on; the result
    (REDLOCK_OP_DOWNGRADE) says whether a quorum of nodes lets readers in.
-   Both: INVALID for another mode, NOT_HELD, BUSY while an extend, an
-   upgrade or a downgrade runs. Both change the current hold only: the
-   next acquire holds as opts.access says. */
+   Both: INVALID for another mode, NOT_HELD, BUSY while an extend of
+   yours, an upgrade or a downgrade runs (downgrade: while any round runs,
+   a renewal too; an upgrade's first attempt waits for a renewal: section
+   8). Both change the current hold only: the next acquire holds as
+   opts.access says. */
 REDLOCK_API int redlock_upgrade(redlock_lock *lock);
 REDLOCK_API int redlock_downgrade(redlock_lock *lock);
 /* While redlock_lock_state() says HELD: the hold's access mode (an
@@ -1303,9 +1489,10 @@ REDLOCK_API int64_t redlock_lock_remaining_us(const redlock_lock *lock);
    no validity yet (redlock_lock_adopt). */
 REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
 /* Nonzero while a round of commands of this lock is running or waiting
-   for its turn (an acquire attempt, a release, an extend, or the undo /
-   cleanup that follows one; each lasts at most node_timeout_ms from its
-   turn, section 5). Zero while it only waits (held, or between two
+   for its turn (an acquire attempt or its write-back, a release, an
+   extend, an upgrade attempt, a downgrade, or the undo / cleanup / settle
+   that follows one: section 8; each lasts at most node_timeout_ms from
+   its turn, section 5). Zero while it only waits (held, or between two
    acquire attempts). Deinitialising the lock while nonzero drops the
    steps not yet sent (see 7. THREADS AND CALLBACKS), but for a release
    still waiting for its turn: that goes out, unanswered. */
@@ -1400,6 +1587,66 @@ REDLOCK_API const char *redlock_rw_release_script(void);
 REDLOCK_API const char *redlock_rw_extend_script(void);
 REDLOCK_API const char *redlock_rw_upgrade_script(void);
 REDLOCK_API const char *redlock_rw_set_mode_script(void);
+
+/* ---- reading a lock's stored value (section 13) ---- */
+
+/* What one node keeps for a lock's key. */
+typedef enum redlock_value_kind {
+    REDLOCK_VALUE_NONE = 0,  /* no key: not held there */
+    REDLOCK_VALUE_PLAIN,     /* a token (SET NX PX; a fenced lock's too) */
+    REDLOCK_VALUE_LEGACY,    /* "expiry_ms:token" (SETNX / GETSET, section 4) */
+    REDLOCK_VALUE_HASH,      /* not a string: read it with HGETALL (redlock_value_from_hash) */
+    REDLOCK_VALUE_REENTRANT, /* a reentrant lock's hash (section 9) */
+    REDLOCK_VALUE_RW,        /* a readers-writer lock's hash (section 12) */
+    REDLOCK_VALUE_OTHER      /* a key that is no lock of these formats */
+} redlock_value_kind;
+
+#define REDLOCK_VALUE_TOKEN_MAX (REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN) /* bytes of a token with its label */
+/* A fenced reentrant lock's hash keeps its hold's fence in this field (no
+   owner id has a space; section 11). */
+#define REDLOCK_FENCE_FIELD " fence"
+/* A readers-writer hash marks a waiting writer with this + its token
+   (section 12). */
+#define REDLOCK_RW_WAITING_PREFIX "w:"
+
+/* A decoded value. Tokens are copies, NUL-terminated (a foreign token may
+   hold a NUL: the lengths count); "" and 0 where a field does not apply. */
+typedef struct redlock_value {
+    redlock_value_kind kind;
+    char token[REDLOCK_VALUE_TOKEN_MAX + 1]; /* PLAIN, LEGACY: the holder's token; REENTRANT:
+                                                the token of the owner's first entry */
+    size_t token_len;
+    size_t label_len;        /* bytes of token before its REDLOCK_TOKEN_LEN hex digits */
+    int64_t expiry_ms;       /* LEGACY: the holder's wall-clock expiry (ms since 1970); else -1 */
+    char owner[REDLOCK_MAX_OWNER + 1]; /* REENTRANT: the owner id */
+    size_t owner_len;
+    long long entries;       /* REENTRANT: the owner's entries (its count) */
+    int64_t fence;           /* REENTRANT: the hold's fence (REDLOCK_FENCE_FIELD); else -1 */
+    long long readers;       /* RW: SHARED holders not expired by now_ms */
+    long long writers_waiting; /* RW: waiting writers' marks not expired by now_ms */
+    char writer[REDLOCK_VALUE_TOKEN_MAX + 1]; /* RW: the EXCLUSIVE holder's token */
+    size_t writer_len;
+    char update[REDLOCK_VALUE_TOKEN_MAX + 1]; /* RW: the UPDATE holder's token */
+    size_t update_len;
+} redlock_value;
+
+/* Decoders of a lock's key as a node keeps it (section 13): no I/O, no
+   clock, no allocation. Each takes the reply of the read named and
+   returns OK (*v filled), INVALID (NULL argument), SERVER (an error reply
+   the read cannot mean: its words are in the reply) or PROTOCOL (a reply
+   of a type the read cannot give); on error *v is left untouched.
+   From GET key: NONE, PLAIN, LEGACY, OTHER, or HASH (WRONGTYPE: do
+   HGETALL). expires: nonzero when the key has a time to live (PTTL >= 0);
+   legacy values never do, so a label such as "42:" is then no expiry. */
+REDLOCK_API int redlock_value_from_get(const redlock_reply *get, int expires, redlock_value *v);
+/* From HGETALL key: REENTRANT, RW, NONE (no key any more) or OTHER (also
+   for WRONGTYPE). now_ms: the wall clock (ms since 1970) by which a
+   readers-writer entry has expired and is not counted (for showing only:
+   the servers' clocks decide). */
+REDLOCK_API int redlock_value_from_hash(const redlock_reply *hgetall, int64_t now_ms, redlock_value *v);
+/* From GET REDLOCK_FENCE_PREFIX+key: the fence counter (the highest count
+   handed out on that node, section 11), or -1 when the reply holds none. */
+REDLOCK_API int64_t redlock_value_fence(const redlock_reply *get);
 
 #ifdef __cplusplus
 }
@@ -4678,6 +4925,239 @@ REDLOCK_API const char *redlock_event_name(redlock_event_type t) {
     case REDLOCK_EV_NODE_EVICTS: return "node-evicts";
     default: return "unknown";
     }
+}
+
+/* ---- reading a lock's stored value (section 13) ---- */
+
+/* The readers-writer hash's mode letters, as its scripts write them. */
+enum { REDLOCK__RW_SHARED = 's', REDLOCK__RW_EXCLUSIVE = 'x', REDLOCK__RW_UPDATE = 'u', REDLOCK__RW_WAITING = 'w' };
+#define REDLOCK__FENCE_FIELD_LEN (sizeof REDLOCK_FENCE_FIELD - 1)
+#define REDLOCK__RW_WAITING_LEN (sizeof REDLOCK_RW_WAITING_PREFIX - 1)
+#define REDLOCK__COUNT_DIGITS 9 /* a reentrant count; more is no count of ours */
+#define REDLOCK__NUM_DIGITS 19  /* an expiry in ms, a fence; more is no number of ours */
+
+static int redlock__value_hex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A token as the core writes it: a label (printable, no space, at most
+   REDLOCK_MAX_LABEL bytes) and REDLOCK_TOKEN_LEN hex digits. */
+static int redlock__value_token(const char *s, size_t len) {
+    size_t i;
+    if (len < REDLOCK_TOKEN_LEN || len > REDLOCK_VALUE_TOKEN_MAX) return 0;
+    for (i = 0; i < len - REDLOCK_TOKEN_LEN; i++)
+        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127) return 0;
+    for (; i < len; i++)
+        if (!redlock__value_hex(s[i])) return 0;
+    return 1;
+}
+
+/* 1..max decimal digits and nothing else, without overflow. */
+static int redlock__value_digits(const char *s, size_t len, size_t max, int64_t *out) {
+    size_t i;
+    int64_t v = 0;
+    if (len == 0 || len > max) return 0;
+    for (i = 0; i < len; i++) {
+        int d = s[i] - '0';
+        if (d < 0 || d > 9 || v > (INT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+static int redlock__value_str(const redlock_reply *r) {
+    return r->type == REDLOCK_REPLY_STRING && (r->str || r->len == 0);
+}
+
+/* A string reply equal to s. */
+static int redlock__value_is(const redlock_reply *r, const char *s, size_t len) {
+    return redlock__value_str(r) && r->len == len && memcmp(r->str, s, len) == 0;
+}
+
+/* A token into out (room for REDLOCK_VALUE_TOKEN_MAX + 1), NUL-terminated. */
+static void redlock__value_copy(char *out, size_t *out_len, const char *s, size_t len) {
+    if (len) memcpy(out, s, len);
+    out[len] = '\0';
+    *out_len = len;
+}
+
+static void redlock__value_take_token(redlock_value *v, const char *s, size_t len) {
+    redlock__value_copy(v->token, &v->token_len, s, len);
+    v->label_len = len > REDLOCK_TOKEN_LEN ? len - REDLOCK_TOKEN_LEN : 0;
+}
+
+static void redlock__value_clear(redlock_value *v, redlock_value_kind kind) {
+    memset(v, 0, sizeof *v);
+    v->kind = kind;
+    v->expiry_ms = -1;
+    v->fence = -1;
+}
+
+/* A string value: a token, or legacy "expiry_ms:token" when the key does
+   not expire (legacy keys never do: a label such as "42:" of an expiring
+   key is no expiry). A token of exactly REDLOCK_TOKEN_LEN bytes may be
+   another Redlock client's, for which a token is any value. */
+static void redlock__value_string(const char *s, size_t len, int expires, redlock_value *v) {
+    size_t i = 0;
+    int64_t expiry;
+    while (!expires && i < len && i < REDLOCK__NUM_DIGITS && s[i] >= '0' && s[i] <= '9') i++;
+    if (i > 0 && i < len && s[i] == ':' && redlock__value_digits(s, i, REDLOCK__NUM_DIGITS, &expiry) &&
+        (len - i - 1 == REDLOCK_TOKEN_LEN || redlock__value_token(s + i + 1, len - i - 1))) {
+        redlock__value_clear(v, REDLOCK_VALUE_LEGACY);
+        redlock__value_take_token(v, s + i + 1, len - i - 1);
+        v->expiry_ms = expiry;
+    } else if (len == REDLOCK_TOKEN_LEN || redlock__value_token(s, len)) {
+        redlock__value_clear(v, REDLOCK_VALUE_PLAIN);
+        redlock__value_take_token(v, s, len);
+    } else {
+        redlock__value_clear(v, REDLOCK_VALUE_OTHER);
+    }
+}
+
+/* An answer that is not the value: SERVER for an error reply, PROTOCOL
+   for a type the read cannot give; 0 for a value. */
+static int redlock__value_answer(const redlock_reply *r, redlock_reply_type want) {
+    if (r->type == REDLOCK_REPLY_ERROR) return REDLOCK_ERR_SERVER;
+    if (r->type != want && r->type != REDLOCK_REPLY_NIL) return REDLOCK_ERR_PROTOCOL;
+    return 0;
+}
+
+static int redlock__value_wrongtype(const redlock_reply *r) {
+    static const char w[] = "WRONGTYPE";
+    return r->type == REDLOCK_REPLY_ERROR && r->str && r->len >= sizeof w - 1 && memcmp(r->str, w, sizeof w - 1) == 0;
+}
+
+REDLOCK_API int redlock_value_from_get(const redlock_reply *get, int expires, redlock_value *v) {
+    int rc;
+    redlock_value out;
+    if (!get || !v) return REDLOCK_ERR_INVALID;
+    if (redlock__value_wrongtype(get)) {
+        redlock__value_clear(v, REDLOCK_VALUE_HASH);
+        return REDLOCK_OK;
+    }
+    if ((rc = redlock__value_answer(get, REDLOCK_REPLY_STRING)) != 0) return rc;
+    if (get->type == REDLOCK_REPLY_NIL) redlock__value_clear(&out, REDLOCK_VALUE_NONE);
+    else if (!get->str && get->len) return REDLOCK_ERR_PROTOCOL;
+    else redlock__value_string(get->str, get->len, expires, &out);
+    *v = out;
+    return REDLOCK_OK;
+}
+
+/* The field REDLOCK_FENCE_FIELD of a fenced reentrant lock's hash. */
+static int redlock__value_fence_field(const redlock_reply *f) {
+    return redlock__value_is(f, REDLOCK_FENCE_FIELD, REDLOCK__FENCE_FIELD_LEN);
+}
+
+/* An entry of owner o: "o:" and a token. */
+static int redlock__value_entry(const redlock_reply *f, const redlock_reply *o) {
+    return redlock__value_str(f) && f->len > o->len + 1 && memcmp(f->str, o->str, o->len) == 0 &&
+           f->str[o->len] == ':' && redlock__value_token(f->str + o->len + 1, f->len - o->len - 1);
+}
+
+/* A reentrant lock's hash (section 9): field owner = its count of
+   entries, one field "owner:token" per entry, and maybe the fence field;
+   nothing else. The owner is shorter than its entries: the shortest
+   field, or none. 1: read into v. */
+static int redlock__value_reentrant(const redlock_reply *r, redlock_value *v) {
+    const redlock_reply *owner = NULL, *count = NULL, *first = NULL;
+    size_t i, entries = 0;
+    int64_t n, fence = -1;
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *f = &r->element[i];
+        if (!redlock__value_str(f) || f->len == 0) return 0;
+        if (!redlock__value_fence_field(f) && (!owner || f->len < owner->len)) {
+            owner = f;
+            count = &r->element[i + 1];
+        }
+    }
+    if (!owner || owner->len > REDLOCK_MAX_OWNER || !redlock__value_str(count) ||
+        !redlock__value_digits(count->str, count->len, REDLOCK__COUNT_DIGITS, &n))
+        return 0;
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *f = &r->element[i], *val = &r->element[i + 1];
+        if (f == owner) continue;
+        if (redlock__value_fence_field(f)) {
+            if (!redlock__value_str(val) || !redlock__value_digits(val->str, val->len, REDLOCK__NUM_DIGITS, &fence)) fence = -1;
+            continue;
+        }
+        if (!redlock__value_entry(f, owner)) return 0;
+        if (!first) first = f;
+        entries++;
+    }
+    if (n <= 0 || (uint64_t)n != (uint64_t)entries) return 0;
+    redlock__value_clear(v, REDLOCK_VALUE_REENTRANT);
+    memcpy(v->owner, owner->str, owner->len);
+    v->owner[owner->len] = '\0';
+    v->owner_len = owner->len;
+    v->entries = n;
+    v->fence = fence;
+    redlock__value_take_token(v, first->str + owner->len + 1, first->len - owner->len - 1);
+    return 1;
+}
+
+/* One entry of a readers-writer hash (section 12): field token = mode
+   letter and the holder's expiry (the server's ms), or field
+   REDLOCK_RW_WAITING_PREFIX + token = the waiting mark's letter and its
+   expiry. A waiting writer's mark is told by its value, as the scripts
+   do. The mode letter, or 0 for an entry that is not one of ours. */
+static int redlock__value_rw_entry(const redlock_reply *f, const redlock_reply *val, int64_t *expiry) {
+    int c;
+    if (!redlock__value_str(f) || !redlock__value_str(val) || val->len < 2 ||
+        !redlock__value_digits(val->str + 1, val->len - 1, REDLOCK__NUM_DIGITS, expiry))
+        return 0;
+    c = val->str[0];
+    if (c == REDLOCK__RW_WAITING)
+        return f->len > REDLOCK__RW_WAITING_LEN && memcmp(f->str, REDLOCK_RW_WAITING_PREFIX, REDLOCK__RW_WAITING_LEN) == 0 &&
+                       redlock__value_token(f->str + REDLOCK__RW_WAITING_LEN, f->len - REDLOCK__RW_WAITING_LEN)
+                   ? c
+                   : 0;
+    if (c != REDLOCK__RW_SHARED && c != REDLOCK__RW_EXCLUSIVE && c != REDLOCK__RW_UPDATE) return 0;
+    return redlock__value_token(f->str, f->len) ? c : 0;
+}
+
+/* A readers-writer lock's hash; entries past their expiry by now_ms are
+   left out. 1: read into v. */
+static int redlock__value_rw(const redlock_reply *r, int64_t now_ms, redlock_value *v) {
+    size_t i;
+    int64_t expiry;
+    for (i = 0; i < r->elements; i += 2) /* every field must be one of ours */
+        if (!redlock__value_rw_entry(&r->element[i], &r->element[i + 1], &expiry)) return 0;
+    redlock__value_clear(v, REDLOCK_VALUE_RW);
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *f = &r->element[i];
+        int c = redlock__value_rw_entry(f, &r->element[i + 1], &expiry);
+        if (expiry <= now_ms) continue;
+        if (c == REDLOCK__RW_WAITING) v->writers_waiting++;
+        else if (c == REDLOCK__RW_SHARED) v->readers++;
+        else if (c == REDLOCK__RW_EXCLUSIVE) redlock__value_copy(v->writer, &v->writer_len, f->str, f->len);
+        else redlock__value_copy(v->update, &v->update_len, f->str, f->len);
+    }
+    return 1;
+}
+
+REDLOCK_API int redlock_value_from_hash(const redlock_reply *hgetall, int64_t now_ms, redlock_value *v) {
+    int rc;
+    redlock_value out;
+    const redlock_reply *r = hgetall;
+    if (!r || !v) return REDLOCK_ERR_INVALID;
+    if (redlock__value_wrongtype(r)) { /* neither a string nor a hash */
+        redlock__value_clear(v, REDLOCK_VALUE_OTHER);
+        return REDLOCK_OK;
+    }
+    if ((rc = redlock__value_answer(r, REDLOCK_REPLY_ARRAY)) != 0) return rc;
+    if (r->type == REDLOCK_REPLY_NIL || r->elements == 0) redlock__value_clear(&out, REDLOCK_VALUE_NONE);
+    else if (!r->element) return REDLOCK_ERR_PROTOCOL;
+    else if (r->elements % 2 || !(redlock__value_reentrant(r, &out) || redlock__value_rw(r, now_ms, &out)))
+        redlock__value_clear(&out, REDLOCK_VALUE_OTHER);
+    *v = out;
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int64_t redlock_value_fence(const redlock_reply *get) {
+    int64_t n;
+    if (!get || !redlock__value_str(get) || !redlock__value_digits(get->str, get->len, REDLOCK__NUM_DIGITS, &n)) return -1;
+    return n;
 }
 
 #ifdef __cplusplus

@@ -431,9 +431,14 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 /* A node's last connection error (CONNECT, AUTH, SERVER, NODE_TIMEOUT,
    TRANSPORT, PROTOCOL, TLS; see 2.), kept while the node is down. 0: none
    yet, or a new connection has answered since (a good AUTH / SELECT reply
-   or a command's reply); errbuf (optional) gets its text (this adapter
-   keeps no server words: the status's description, or for a TLS
-   connection what OpenSSL said). */
+   or a command's reply); errbuf (optional) gets its text: for AUTH and
+   SELECT the server's refusal ("WRONGPASS invalid username-password pair
+   ...", "NOAUTH Authentication required.", "ERR DB index is out of
+   range"), for a TLS connection what OpenSSL said, else the status's
+   description; with status 0, the server's last error reply to a command
+   on the current connection ("NOPERM ...", "ERR unknown command ...",
+   "READONLY ..."; "" if none), which a vote that failed with
+   REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only. */
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
@@ -679,6 +684,7 @@ struct redlock__sock_node {
     char *tls_name;
     int tls_verify, tls_want;
     char tls_err[120];
+    char words[120];   /* the server's last error reply on this connection (redlock_socket_node_status) */
 };
 
 static int redlock__sock_opening(const struct redlock__sock_node *nd)
@@ -794,6 +800,18 @@ static void redlock__sock_timer_report(redlock_socket *s)
     if (d != s->_timer_reported) redlock__sock_timer_set(s, d);
 }
 
+/* Keeps an error reply's words for redlock_socket_node_status(): printable
+   ASCII only (a '?' for any other byte), cut to fit, trailing blanks
+   trimmed. */
+static void redlock__sock_words(struct redlock__sock_node *nd, const redlock_reply *r)
+{
+    size_t i, o = 0;
+    for (i = 0; r->str && i < r->len && o + 1 < sizeof nd->words; i++)
+        nd->words[o++] = r->str[i] >= 0x20 && r->str[i] < 0x7f ? r->str[i] : '?';
+    while (o && nd->words[o - 1] == ' ') o--;
+    nd->words[o] = 0;
+}
+
 static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
 {
     s->_in_cb++;
@@ -807,6 +825,7 @@ static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_
 static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag,
                                         const redlock_reply *r)
 {
+    if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
     if (r->type == REDLOCK_REPLY_ERROR && r->len >= 6 && memcmp(r->str, "NOAUTH", 6) == 0) {
         nd->last_status = REDLOCK_ERR_AUTH;
         redlock__sock_deliver_error(s, nd, tag, REDLOCK_ERR_AUTH);
@@ -1163,6 +1182,7 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     int rc;
     redlock__sock_close(s, nd);
     nd->tls_err[0] = 0; /* the words of this connection's failure, if TLS has any */
+    nd->words[0] = 0;   /* and the server's */
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
     rc = redlock__sock_resolve(nd);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd);
@@ -1450,6 +1470,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
                 return;
             }
             if (r->type != REDLOCK_REPLY_STATUS) {
+                if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL);
                 return;
             }
@@ -1468,6 +1489,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         }
         if (req.kind == REDLOCK__REQ_SELECT) {
             if (r->type != REDLOCK_REPLY_STATUS) {
+                if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SELECT : REDLOCK_ERR_PROTOCOL);
                 return;
             }
@@ -2140,6 +2162,8 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
         const char *t = st ? "node error" : "";
 #endif
         if (st && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err; /* this connection's TLS words */
+        else if ((!st || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT) && s->_nodes[node].words[0])
+            t = s->_nodes[node].words; /* the server's: its refusal, or its last error reply */
         redlock__sock_text(errbuf, errsz, t);
     }
     redlock__sock_leave(s, entered, 0);

@@ -1,7 +1,7 @@
 /* poll_loop.c - drive the redlock core from a hand-written poll() loop,
    using only the RESP2 encoder and parser (adapters/redlock_resp.h) and
    the node-list parser (adapters/redlock_nodes.h), both sans-I/O.
-   This is what an adapter does, in ~150 lines: one blocking-connected,
+   This is what an adapter does, in about 200 lines: one blocking-connected,
    then non-blocking socket per node; the core's send callback encodes the
    command into that node's output buffer and remembers the tag; replies
    come back in order, so each one answers the oldest tag. No timeouts or

@@ -29,6 +29,10 @@ CPU_CHECKS += check-compile check-include-order check-unit check-sim check-mutat
 $(BUILD)/unit: tests/core/unit.c redlock.h tests/shared/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@ -pthread
 
+# The decoders of a lock's stored value (redlock.h section 13).
+$(BUILD)/value: tests/core/value.c redlock.h tests/shared/check.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@
+
 # Strict C99 on purpose: no POSIX clocks (see the file's top comment).
 $(BUILD)/platform: tests/core/platform.c redlock.h tests/shared/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@
@@ -55,9 +59,10 @@ check-compile: | $(BUILD)
 check-include-order: | $(BUILD)
 	@tests/core/compile/include_order.sh $(BUILD)
 
-check-unit: $(BUILD)/unit $(BUILD)/platform
+check-unit: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value
 	@$(BUILD)/unit
 	@$(BUILD)/platform
+	@$(BUILD)/value
 
 # At least 20,000 schedules per profile across N = 1, 3, 5, modern and
 # legacy servers, 5,000 of many locks per client, 5,000 of a server clock
@@ -93,9 +98,10 @@ check-sim: $(BUILD)/sim
 check-mutations: | $(BUILD)
 	@tests/core/mutations/check.sh $(MUTATION_RUNS) $(BUILD)
 
-check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
+check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value $(BUILD)/sim
 	@scripts/parallel.sh \
-	  'if $(VALGRIND) $(BUILD)/unit >/dev/null && $(VALGRIND) $(BUILD)/platform >/dev/null; \
+	  'if $(VALGRIND) $(BUILD)/unit >/dev/null && $(VALGRIND) $(BUILD)/platform >/dev/null && \
+	      $(VALGRIND) $(BUILD)/value >/dev/null; \
 	   then echo "ok valgrind unit: 0 errors, 0 leaks"; else echo "not ok valgrind unit"; fi' \
 	  'if $(VALGRIND) $(BUILD)/sim --profile modern --runs 200 --seed 7 >/dev/null && \
 	      $(VALGRIND) $(BUILD)/sim --profile noscript --runs 100 --seed 7 >/dev/null && \
@@ -111,10 +117,11 @@ check-valgrind-core: $(BUILD)/unit $(BUILD)/platform $(BUILD)/sim
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 check-sanitize-core: | $(BUILD)
-	@scripts/parallel.sh '$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/unit.c -o $(BUILD)/unit-san' \
+	@scripts/parallel.sh '$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/unit.c -o $(BUILD)/unit-san && \
+	  $(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/value.c -o $(BUILD)/value-san' \
 	  '$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(INCS) tests/core/sim.c -o $(BUILD)/sim-san' && \
 	 scripts/parallel.sh \
-	  'if $(BUILD)/unit-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null; \
+	  'if $(BUILD)/unit-san >/dev/null && $(BUILD)/value-san >/dev/null && $(BUILD)/sim-san --profile modern --runs 1000 >/dev/null; \
 	   then echo "ok ASan+UBSan: unit tests and 1000 modern schedules clean"; else echo "not ok ASan+UBSan unit, modern"; fi' \
 	  'if $(BUILD)/sim-san --profile legacy --runs 1000 >/dev/null && \
 	      $(BUILD)/sim-san --profile noscript --runs 500 >/dev/null && \

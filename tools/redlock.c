@@ -22,11 +22,11 @@
      memory for the node's maxmemory-policy); exit 0 held, 1 free, 69/76/78 unknown; --json.
    * run: COMMAND in a process group of its own, led by a watcher that
      kills the group when redlock dies however it dies (see "run" below).
-   * messages: a node's failure in its own words (why_node()); for a
-     refused connection, AUTH or SELECT the tool asks the node once more
-     (probe()), since the adapter keeps only a status; for an error reply
-     to the lock command, with a twin of that command that cannot take
-     effect (twin_of()). A TLS node that timed out and a plain node whose
+   * messages: a node's failure in its own words (why_node()): a refused
+     AUTH or SELECT and an error reply to the lock command in the
+     server's words, which the adapter's node status keeps
+     (take_words()); for a refused connection the tool connects once
+     more (probe()) to name the cause. A TLS node that timed out and a plain node whose
      connection was lost are asked in the other protocol (port_mismatch():
      to the adapter a port of the other kind looks like a failing
      network); such ports, like refusals, end an acquire at once when they
@@ -166,21 +166,14 @@ typedef struct rnode {
     int done;
     int outcome;      /* RN_YES: both answered, RN_ERR: the node failed */
     int status;       /* node error when RN_ERR */
-    int val_type;     /* GET reply type, 0: none yet */
-    char val[24 + REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN]; /* a legacy value "expiry:token" fits */
+    /* the key's value (redlock.h section 13): GET's answer (a string is
+       read once PTTL says whether the key expires), or HGETALL's */
+    redlock_value v;
+    char val[24 + REDLOCK_VALUE_TOKEN_MAX]; /* GET's string; a legacy value "expiry:token" fits */
     size_t val_len;
     int val_long;     /* value did not fit: not a lock value */
     int have_pttl;
     long long pttl;
-    /* a reentrant lock's hash (GET said WRONGTYPE, HGETALL followed) */
-    char owner[REDLOCK_MAX_OWNER + 1];
-    long long count;  /* the owner's entries; 0: not a reentrant lock's hash */
-    char label[REDLOCK_MAX_LABEL + 1]; /* the label of its first entry's token */
-    /* a readers-writer lock's hash: its live holders and waiting writers */
-    int rw;
-    int readers, writers_waiting;
-    char writer[9], update[9]; /* first 8 hex digits of their tokens, or "" */
-    char writer_label[REDLOCK_MAX_LABEL + 1], update_label[REDLOCK_MAX_LABEL + 1]; /* their tokens' labels */
     int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
     long long fence;
     int evicts;       /* INFO memory: redlock_evicts, -1 unknown (refused, no policy named) */
@@ -232,6 +225,7 @@ typedef struct app {
     redlock_event acq_ev;
     /* node failures of the last round, and the words for them */
     nfail nf[REDLOCK_MAX_NODES];
+    char words[REDLOCK_MAX_NODES][128]; /* the server's, with the node's last failed vote (take_words()) */
     int64_t conn_start[REDLOCK_MAX_NODES]; /* when the node's current socket was opened */
     int64_t words_timeout_ms; /* "no answer within" this */
     int64_t cmd_timeout_ms;   /* the adapter drops a node whose answer is this late */
@@ -421,6 +415,20 @@ static void clean_text(const redlock_node *t, const char *s, size_t n, char *out
     out[o] = 0;
 }
 
+/* The server's words for a failure that has them (a refused AUTH or
+   SELECT, an error reply), from the adapter's node status while they are
+   fresh: inside the event or callback that reports the failure (a later
+   reconnect replaces them). */
+static void take_words(app *a, int node, int status)
+{
+    char text[160];
+    int st;
+    if (!a->s_up || (status != REDLOCK_ERR_AUTH && status != REDLOCK_ERR_SELECT && status != REDLOCK_ERR_SERVER)) return;
+    st = redlock_socket_node_status(&a->s, node, text, sizeof text);
+    if (st && strcmp(text, redlock_strerror(st)) == 0) text[0] = 0; /* no words of the server's */
+    clean_text(&a->o->net.node[node], text, strlen(text), a->words[node], sizeof a->words[node]);
+}
+
 static int ms_left(int64_t until)
 {
     int64_t d = until - redlock_socket_now_us();
@@ -466,185 +474,28 @@ static int probe_connect(int family, const struct sockaddr *sa, socklen_t len, i
     return -1;
 }
 
-/* The lock command that failed with an error reply, as a twin that cannot
-   take effect: the same command on the same key(s), which the server
-   refuses with the same words before it runs (an ACL that denies the
-   command, MOVED, READONLY, OOM, MISCONF, LOADING ...); once it runs, it
-   fails on an argument of its own (own_error) and changes nothing:
-   SET NAME x NX PX 0 (an invalid expire time); for the locks that run
-   scripts, a script that makes that call (the refusals of a script's
-   writes, READONLY, OOM, come only when it runs). argc 0: no twin (legacy
-   SETNX has none). */
-typedef struct twin_cmd {
-    int argc;
-    const char *argv[6];
-    size_t len[6];
-    const char *own_error;
-    char counter[sizeof REDLOCK_FENCE_PREFIX + REDLOCK_MAX_KEY];
-} twin_cmd;
-
-static void twin_arg(twin_cmd *c, const char *s, size_t len)
-{
-    c->argv[c->argc] = s;
-    c->len[c->argc++] = len;
-}
-
-static void twin_of(app *a, int node, twin_cmd *c)
-{
-    static const char lua[] = "return redis.call('set',KEYS[1],'x','NX','PX','0')";
-    const tool_opts *o = a->o;
-    int scripts = o->access || o->reentrant || o->fence || a->vote_op != REDLOCK_OP_ACQUIRE;
-    memset(c, 0, sizeof *c);
-    if (o->mode == REDLOCK_MODE_LEGACY || (a->s_up && redlock_node_mode(redlock_socket_client(&a->s), node) == REDLOCK_MODE_LEGACY))
-        return;
-    if (scripts) {
-        twin_arg(c, "EVAL", 4);
-        twin_arg(c, lua, sizeof lua - 1);
-        twin_arg(c, o->fence && a->vote_op == REDLOCK_OP_ACQUIRE ? "2" : "1", 1);
-        twin_arg(c, o->name, strlen(o->name));
-        if (o->fence && a->vote_op == REDLOCK_OP_ACQUIRE)
-            twin_arg(c, c->counter, (size_t)snprintf(c->counter, sizeof c->counter, "%s%s", REDLOCK_FENCE_PREFIX, o->name));
-        c->own_error = "invalid expire time";
-    } else {
-        twin_arg(c, "SET", 3);
-        twin_arg(c, o->name, strlen(o->name));
-        twin_arg(c, "x", 1);
-        twin_arg(c, "NX", 2);
-        twin_arg(c, "PX", 2);
-        twin_arg(c, "0", 1);
-        c->own_error = "invalid expire time";
-    }
-}
-
 static int has_text(const char *s, const char *what)
 {
     return strstr(s, what) != NULL;
 }
 
-/* Connected: AUTH, SELECT and PING (or the lock command's twin),
-   pipelined; the first error reply says what is wrong. An ACL that denies
-   PING is not what is wrong: that reply is passed over. */
-static void probe_talk(const redlock_node *t, nfail *f, int fd, int64_t until, const twin_cmd *twin)
-{
-    char buf[1024 + 2 * REDLOCK_MAX_KEY], num[24], text[128];
-    const char *argv[3];
-    int kinds[3], expect = 0, got = 0, argc, received = 0;
-    size_t len = 0, off = 0, need;
-    redlock_resp_parser p;
-    if (t->password) {
-        argc = 0;
-        argv[argc++] = "AUTH";
-        if (t->username) argv[argc++] = t->username;
-        argv[argc++] = t->password;
-        need = redlock_resp_encode(buf, sizeof buf, argc, argv, NULL);
-        if (need > sizeof buf) return;
-        len = need;
-        kinds[expect++] = WHY_AUTH;
-    }
-    if (t->db > 0) {
-        snprintf(num, sizeof num, "%d", t->db);
-        argv[0] = "SELECT";
-        argv[1] = num;
-        need = redlock_resp_encode(buf + len, sizeof buf - len, 2, argv, NULL);
-        if (need > sizeof buf - len) return;
-        len += need;
-        kinds[expect++] = WHY_SELECT;
-    }
-    if (twin && twin->argc) {
-        need = redlock_resp_encode(buf + len, sizeof buf - len, twin->argc, twin->argv, twin->len);
-        kinds[expect] = WHY_REPLY;
-    } else {
-        argv[0] = "PING";
-        need = redlock_resp_encode(buf + len, sizeof buf - len, 1, argv, NULL);
-        kinds[expect] = WHY_OTHER;
-    }
-    if (need > sizeof buf - len) return;
-    len += need;
-    expect++;
-    while (off < len) {
-        struct pollfd pf;
-        ssize_t w = send(fd, buf + off, len - off, 0); /* SIGPIPE is ignored */
-        if (w > 0) { off += (size_t)w; continue; }
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break;
-        pf.fd = fd;
-        pf.events = POLLOUT;
-        pf.revents = 0;
-        if (poll(&pf, 1, ms_left(until)) == 0) break;
-    }
-    {
-        volatile char *v = buf; /* the password */
-        size_t i;
-        for (i = 0; i < sizeof buf; i++) v[i] = 0;
-    }
-    if (off < len) {
-        set_why(f, WHY_CONNECT, "connected, but the connection failed while writing");
-        return;
-    }
-    redlock_resp_parser_init(&p);
-    while (got < expect) {
-        const redlock_reply *r;
-        struct pollfd pf;
-        ssize_t n;
-        int rc;
-        while (got < expect && (rc = redlock_resp_next(&p, &r)) == 1) {
-            int k = kinds[got++];
-            if (r->type != REDLOCK_REPLY_ERROR) continue;
-            clean_text(t, r->str, r->len, text, sizeof text);
-            if (k == WHY_AUTH)
-                set_why(f, WHY_AUTH, "authentication refused: %s", text);
-            else if (k == WHY_SELECT)
-                set_why(f, WHY_SELECT, "SELECT %d refused: %s", t->db, text);
-            else if (strncmp(text, "NOAUTH", 6) == 0)
-                set_why(f, WHY_AUTH, "a password is required: %s", text);
-            else if (k == WHY_REPLY && has_text(text, twin->own_error))
-                continue; /* the twin ran: the lock command's refusal came later, words unknown */
-            else if (k == WHY_REPLY)
-                set_why(f, strncmp(text, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply to the lock command: %s", text);
-            else if (strncmp(text, "NOPERM", 6) == 0)
-                continue; /* PING denied: not what the lock needs */
-            else
-                set_why(f, WHY_REPLY, "error reply: %s", text);
-            got = expect + 1;
-        }
-        if (got >= expect) break;
-        if (redlock_resp_error(&p)) {
-            set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
-            break;
-        }
-        pf.fd = fd;
-        pf.events = POLLIN;
-        pf.revents = 0;
-        if (poll(&pf, 1, ms_left(until)) <= 0) {
-            set_why(f, WHY_TIMEOUT, "connects, but does not answer");
-            break;
-        }
-        n = recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) {
-            set_why(f, WHY_CONNECT, "connects, but closes the connection");
-            f->closed_silent = !received;
-            break;
-        }
-        received = 1;
-        if (redlock_resp_feed(&p, buf, (size_t)n) != 0) {
-            set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)");
-            break;
-        }
-    }
-    redlock_resp_parser_free(&p);
-}
-
-/* A TLS node that did not answer: does its port speak plain text? A PING
-   in plain text answered in RESP says so (a TLS server resets instead). */
+/* Does the port speak plain text? A PING answered in RESP (PONG, or an
+   error such as NOAUTH) says so; a TLS server closes or resets it
+   without a word (closed_silent). */
 static void probe_plain(nfail *f, int fd, int64_t until)
 {
     static const char ping[] = "*1\r\n$4\r\nPING\r\n";
     struct pollfd pf;
+    ssize_t n;
     char c;
     if (send(fd, ping, sizeof ping - 1, 0) != (ssize_t)(sizeof ping - 1)) return;
     pf.fd = fd;
     pf.events = POLLIN;
     pf.revents = 0;
-    if (poll(&pf, 1, ms_left(until)) > 0 && recv(fd, &c, 1, 0) == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
+    if (poll(&pf, 1, ms_left(until)) <= 0) return;
+    n = recv(fd, &c, 1, 0);
+    if (n == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
+    f->closed_silent = n <= 0;
 }
 
 #ifdef REDLOCK_SOCKET_TLS
@@ -719,38 +570,32 @@ static int probe_open(app *a, int i, nfail *f)
     return fd;
 }
 
-/* For a message only: asks a failed node again what is wrong, on a socket
-   of its own and bounded by a->probe_until: resolves its name, connects,
-   sends AUTH / SELECT / PING and keeps the first error (the server's own
-   words); a TLS node's port is asked in plain text, and a plain node's
-   port that closes without a word is asked in TLS (port_mismatch()).
+static int tls_node(const app *a, int i)
+{
+    return a->o->net.node[i].tls.enable || a->o->net.tls.enable;
+}
+
+/* For a message only: what the network and the port say about a failed
+   node (the server's own words come with its node status, see
+   take_words()), on a socket of its own and bounded by a->probe_until:
+   resolves its name and connects (a refusal, a name that does not
+   resolve, a missing socket), then asks the port in plain text, and a
+   plain node's port that closes without a word in TLS (port_mismatch()).
    Never touches a key. Its findings go to f (node i's nfail, or a
    scratch one): when it finds nothing more precise, the words already in
    f->why stay. */
 static void probe(app *a, int i, nfail *f)
 {
-    const redlock_node *t = &a->o->net.node[i];
     int fd = probe_open(a, i, f);
     if (fd < 0) return;
-    if (!t->tls.enable && !a->o->net.tls.enable) { /* plain text only */
-        twin_cmd twin;
-        twin_of(a, i, &twin);
-        probe_talk(t, f, fd, a->probe_until, f->status == REDLOCK_ERR_SERVER ? &twin : NULL);
+    probe_plain(f, fd, a->probe_until);
 #ifdef REDLOCK_SOCKET_TLS
-        if (f->closed_silent) { /* a TLS port? ask it in TLS, on a socket of its own */
-            close(fd);
-            if ((fd = probe_open(a, i, f)) >= 0) probe_tls(f, fd, a->probe_until);
-        }
-#endif
-    } else {
-        probe_plain(f, fd, a->probe_until);
+    if (!tls_node(a, i) && f->closed_silent) { /* a TLS port? ask it in TLS, on a socket of its own */
+        close(fd);
+        if ((fd = probe_open(a, i, f)) >= 0) probe_tls(f, fd, a->probe_until);
     }
+#endif
     if (fd >= 0) close(fd);
-}
-
-static int tls_node(const app *a, int i)
-{
-    return a->o->net.node[i].tls.enable || a->o->net.tls.enable;
 }
 
 /* What to change for a TLS failure, from OpenSSL's words. */
@@ -861,13 +706,13 @@ static const char *why_node(app *a, int i)
         set_why(f, WHY_TLS, "%s%s", text, tls_hint(text));
         break;
     }
-    case REDLOCK_ERR_AUTH:
-        set_why(f, WHY_AUTH, "authentication refused");
-        probe(a, i, f);
+    case REDLOCK_ERR_AUTH: /* the server's words, if it said any */
+        if (strncmp(a->words[i], "NOAUTH", 6) == 0) set_why(f, WHY_AUTH, "a password is required: %s", a->words[i]);
+        else set_why(f, WHY_AUTH, "authentication refused%s%s", a->words[i][0] ? ": " : "", a->words[i]);
         break;
     case REDLOCK_ERR_SELECT:
-        set_why(f, WHY_SELECT, "SELECT refused");
-        probe(a, i, f);
+        if (a->words[i][0]) set_why(f, WHY_SELECT, "SELECT %d refused: %s", a->o->net.node[i].db, a->words[i]);
+        else set_why(f, WHY_SELECT, "SELECT refused");
         break;
     case REDLOCK_ERR_NOPERM: /* which of the two keys, the server does not say */
         if (a->o->fence)
@@ -886,8 +731,8 @@ static const char *why_node(app *a, int i)
             set_why(f, strncmp(f->reply, "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply: %s", f->reply);
             break;
         }
-        set_why(f, WHY_REPLY, "error reply to the lock command");
-        probe(a, i, f);
+        set_why(f, strncmp(a->words[i], "NOPERM", 6) == 0 ? WHY_ACL : WHY_REPLY, "error reply to the lock command%s%s",
+                a->words[i][0] ? ": " : "", a->words[i]);
         break;
     case REDLOCK_ERR_EVICTING: {
         char policy[24];
@@ -1145,6 +990,7 @@ static void on_event(void *user, const redlock_event *ev)
             a->vote_other[ev->node] = ev->held_by_other;
             a->nf[ev->node].status = ev->status;
             a->nf[ev->node].conn_timeout = connect_timed_out(a, ev->node, ev->status);
+            take_words(a, ev->node, ev->status);
             if (a->acquired && ev->vote) a->late++;
         } else if (a->vote_op == REDLOCK_OP_EXTEND && ev->op == REDLOCK_OP_LOST && !a->voted[ev->node] &&
                    !a->after[ev->node]) {
@@ -1154,6 +1000,7 @@ static void on_event(void *user, const redlock_event *ev)
         if (ev->op == REDLOCK_OP_EXTEND && a->vote_op == REDLOCK_OP_ACQUIRE) { /* a renewal of run's lock */
             a->hold_now[ev->node] = ev->vote ? HOLD_YES : ev->status ? HOLD_FAIL : ev->held_by_other ? HOLD_OTHER : HOLD_NOT;
             a->hold_status[ev->node] = ev->status;
+            if (ev->status) take_words(a, ev->node, ev->status);
             a->answered_at[ev->node] = now;
             a->await_until[ev->node] = 0;
         }
@@ -1205,12 +1052,6 @@ static void on_event(void *user, const redlock_event *ev)
 
 /* ---- raw mode (inspect: GET and PTTL on every node) ---- */
 
-static int starts(const redlock_reply *r, const char *p)
-{
-    size_t n = strlen(p);
-    return r->str && r->len >= n && memcmp(r->str, p, n) == 0;
-}
-
 static void rn_done(app *a, int node, int outcome, int status)
 {
     rnode *x = &a->rn[node];
@@ -1235,129 +1076,36 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A lock value: a token (32 characters, or a label and 32 hex digits:
-   tool_token_split()), or legacy "expiry_ms:token". A key that expires is
-   not a legacy value (those have no TTL): a label such as "42:" is then
-   not taken for an expiry. */
-static int parse_value(const char *v, size_t len, int expires, const char **tok, size_t *toklen, int64_t *expiry)
-{
-    size_t i = 0;
-    int64_t e = 0;
-    *expiry = -1;
-    if (!expires) {
-        while (i < len && i < 19 && v[i] >= '0' && v[i] <= '9') e = e * 10 + (v[i++] - '0');
-        if (i > 0 && i < len && v[i] == ':' &&
-            (len - i - 1 == REDLOCK_TOKEN_LEN || tool_token_split(v + i + 1, len - i - 1, NULL))) {
-            *tok = v + i + 1;
-            *toklen = len - i - 1;
-            *expiry = e;
-            return 1;
-        }
-    }
-    if (len != REDLOCK_TOKEN_LEN && !tool_token_split(v, len, NULL)) return 0;
-    *tok = v;
-    *toklen = len;
-    return 1;
-}
-
 /* A token's label, for people: without the one ':' that ends the tool's
    own ("web1:4242:" reads "web1:4242"). */
-static void label_of(const char *tok, size_t toklen, char *out, size_t cap)
+static void label_of(const char *tok, size_t label_len, char *out, size_t cap)
 {
-    size_t n = toklen > REDLOCK_TOKEN_LEN ? toklen - REDLOCK_TOKEN_LEN : 0;
+    size_t n = label_len;
     if (n && tok[n - 1] == ':') n--;
     if (n >= cap) n = cap - 1;
     memcpy(out, tok, n);
     out[n] = 0;
 }
 
-/* A reentrant lock's hash: one field `owner` with the count of entries,
-   the others `owner:token` (a label and 32 hex digits). Anything else is
-   no lock. */
-static int entry_field(const redlock_reply *f, const char *owner, size_t olen)
+/* A token for people: its first 8 hex digits, "" for none. */
+static const char *short_id(const char *tok, size_t len, char out[9])
 {
-    return f->type == REDLOCK_REPLY_STRING && f->len > olen + 1 && memcmp(f->str, owner, olen) == 0 &&
-           f->str[olen] == ':' && tool_token_split(f->str + olen + 1, f->len - olen - 1, NULL);
+    out[0] = 0;
+    if (len >= REDLOCK_TOKEN_LEN) {
+        memcpy(out, tok + len - REDLOCK_TOKEN_LEN, 8);
+        out[8] = 0;
+    }
+    return out;
 }
 
-/* The field " fence" of a fenced reentrant lock's hash (its hold's fence). */
-static int fence_field(const redlock_reply *f)
+/* A readers-writer lock's writer and update holder, for people: their
+   short ids and labels ("" for none). */
+static void rw_holders(const redlock_value *v, char w[9], char *wl, char u[9], char *ul)
 {
-    return f->type == REDLOCK_REPLY_STRING && f->len == 6 && memcmp(f->str, " fence", 6) == 0;
-}
-
-static void reentrant_hash(rnode *x, const redlock_reply *r)
-{
-    size_t i, j, entries = 0, fields = r->elements / 2;
-    const redlock_reply *owner = NULL, *count = NULL;
-    long long n = 0;
-    if (r->elements < 4 || r->elements % 2) return;
-    for (i = 0; i < r->elements && !owner; i += 2) { /* the field no other field extends */
-        const redlock_reply *f = &r->element[i];
-        if (f->type != REDLOCK_REPLY_STRING || f->len == 0 || f->len > REDLOCK_MAX_OWNER || fence_field(f)) continue;
-        for (j = 0; j < r->elements; j += 2)
-            if (j != i && !entry_field(&r->element[j], f->str, f->len) && !fence_field(&r->element[j])) break;
-        if (j >= r->elements) { owner = f; count = &r->element[i + 1]; }
-    }
-    if (!owner || count->type != REDLOCK_REPLY_STRING || count->len == 0 || count->len > 9) return;
-    for (i = 0; i < count->len; i++) {
-        if (count->str[i] < '0' || count->str[i] > '9') return;
-        n = n * 10 + (count->str[i] - '0');
-    }
-    for (i = 0; i < r->elements; i += 2) fields -= fence_field(&r->element[i]);
-    entries = fields - 1;
-    if (n <= 0 || (size_t)n != entries) return;
-    memcpy(x->owner, owner->str, owner->len);
-    x->owner[owner->len] = '\0';
-    x->count = n;
-    for (i = 0; i < r->elements; i += 2) { /* who took the first entry */
-        const redlock_reply *f = &r->element[i];
-        if (f == owner || fence_field(f)) continue;
-        label_of(f->str + owner->len + 1, f->len - owner->len - 1, x->label, sizeof x->label);
-        break;
-    }
-}
-
-/* A readers-writer lock's hash (redlock.h section 12): fields token (a
-   label and 32 hex digits) = mode letter (s, x, u) and the holder's expiry
-   (the server's ms), fields "w:" + token = "w" and a waiting writer's
-   expiry. Entries past their expiry (by this machine's clock: for showing
-   only) are left out. */
-static int hex32(const char *s, size_t len)
-{
-    return tool_token_split(s, len, NULL);
-}
-
-static void rw_hash(rnode *x, const redlock_reply *r, int64_t now_ms)
-{
-    size_t i, j;
-    if (r->elements < 2 || r->elements % 2) return;
-    for (i = 0; i < r->elements; i += 2) { /* every field must be one of ours */
-        const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
-        /* a waiting writer's mark is told by its value, as the scripts do */
-        int mark = v->type == REDLOCK_REPLY_STRING && v->len && v->str[0] == 'w';
-        if (f->type != REDLOCK_REPLY_STRING || v->type != REDLOCK_REPLY_STRING || v->len < 2 || v->len > 20 ||
-            (mark && (f->len < 2 || f->str[0] != 'w' || f->str[1] != ':')) ||
-            !(mark ? hex32(f->str + 2, f->len - 2) : hex32(f->str, f->len)) ||
-            (mark ? v->str[0] != 'w' : !strchr("sxu", v->str[0])))
-            return;
-        for (j = 1; j < v->len; j++)
-            if (v->str[j] < '0' || v->str[j] > '9') return;
-    }
-    x->rw = 1;
-    for (i = 0; i < r->elements; i += 2) {
-        const redlock_reply *f = &r->element[i], *v = &r->element[i + 1];
-        char digits[21];
-        memcpy(digits, v->str + 1, v->len - 1);
-        digits[v->len - 1] = 0;
-        if (strtoll(digits, NULL, 10) <= now_ms) continue;
-        if (v->str[0] == 'w') x->writers_waiting++;
-        else if (v->str[0] == 's') x->readers++;
-        else {
-            memcpy(v->str[0] == 'x' ? x->writer : x->update, f->str + f->len - REDLOCK_TOKEN_LEN, 8);
-            label_of(f->str, f->len, v->str[0] == 'x' ? x->writer_label : x->update_label, sizeof x->writer_label);
-        }
-    }
+    short_id(v->writer, v->writer_len, w);
+    short_id(v->update, v->update_len, u);
+    label_of(v->writer, v->writer_len > REDLOCK_TOKEN_LEN ? v->writer_len - REDLOCK_TOKEN_LEN : 0, wl, REDLOCK_MAX_LABEL + 1);
+    label_of(v->update, v->update_len > REDLOCK_TOKEN_LEN ? v->update_len - REDLOCK_TOKEN_LEN : 0, ul, REDLOCK_MAX_LABEL + 1);
 }
 
 /* CMD NAME; T_FENCE: GET of NAME's fence counter; T_INFO: INFO memory. */
@@ -1391,52 +1139,34 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
     x = &a->rn[node];
     if (x->done) return;
     x->waiting--;
-    if (tag == T_GET) {
-        if (r->type == REDLOCK_REPLY_STRING) {
-            x->val_type = REDLOCK_REPLY_STRING;
+    if (tag == T_GET || tag == T_HGETALL) {
+        /* a readers-writer entry's expiry is judged by this machine's
+           clock: for showing only */
+        int rc = tag == T_GET ? redlock_value_from_get(r, 0, &x->v) : redlock_value_from_hash(r, wall_ms(), &x->v);
+        if (rc == REDLOCK_ERR_SERVER) {
+            rn_server_error(a, node, r);
+            return;
+        }
+        if (rc != REDLOCK_OK) {
+            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
+            return;
+        }
+        if (tag == T_GET && r->type == REDLOCK_REPLY_STRING) { /* read again once PTTL has answered */
             if (r->len <= sizeof x->val) {
                 if (r->len) memcpy(x->val, r->str, r->len);
                 x->val_len = r->len;
             } else {
                 x->val_long = 1;
             }
-        } else if (r->type == REDLOCK_REPLY_NIL) {
-            x->val_type = REDLOCK_REPLY_NIL;
-        } else if (r->type == REDLOCK_REPLY_ERROR && starts(r, "WRONGTYPE")) {
-            x->val_type = REDLOCK_REPLY_ERROR; /* another kind of key: a reentrant lock's hash? */
+        } else if (x->v.kind == REDLOCK_VALUE_HASH) { /* a reentrant or readers-writer lock's hash? */
             x->waiting++;
             raw_send(a, node, T_HGETALL, "HGETALL");
             if (x->done) return;
-        } else if (r->type == REDLOCK_REPLY_ERROR) {
-            rn_server_error(a, node, r);
-            return;
-        } else {
-            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
-            return;
-        }
-    } else if (tag == T_HGETALL) {
-        if (r->type == REDLOCK_REPLY_ERROR && starts(r, "WRONGTYPE")) {
-            /* neither a string nor a hash: not a lock */
-        } else if (r->type == REDLOCK_REPLY_ERROR) {
-            rn_server_error(a, node, r);
-            return;
-        } else if (r->type != REDLOCK_REPLY_ARRAY) {
-            rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL);
-            return;
-        } else {
-            reentrant_hash(x, r);
-            if (!x->count) rw_hash(x, r, wall_ms());
         }
     } else if (tag == T_FENCE) {
         /* a number, or nothing to show (no counter, a refusal, another value) */
-        if (r->type == REDLOCK_REPLY_STRING && r->len > 0 && r->len < 20) {
-            char digits[20];
-            char *end;
-            memcpy(digits, r->str, r->len);
-            digits[r->len] = 0;
-            x->fence = strtoll(digits, &end, 10);
-            x->have_fence = *end == 0 && x->fence >= 0;
-        }
+        x->fence = redlock_value_fence(r);
+        x->have_fence = x->fence >= 0;
     } else if (tag == T_INFO) {
         /* the policy, or unknown (INFO refused by an ACL, no policy named) */
         if (r->type == REDLOCK_REPLY_STRING) x->evicts = redlock_info_evicts(r->str, r->len, x->policy, sizeof x->policy);
@@ -1454,7 +1184,10 @@ static void on_raw_error(void *user, int node, redlock_tag tag, int status)
     app *a = (app *)user;
     (void)tag;
     if (node < 0 || node >= a->n) return;
-    if (!a->rn[node].done) a->nf[node].conn_timeout = connect_timed_out(a, node, status);
+    if (!a->rn[node].done) {
+        a->nf[node].conn_timeout = connect_timed_out(a, node, status);
+        take_words(a, node, status);
+    }
     rn_done(a, node, RN_ERR, status ? status : REDLOCK_ERR_TRANSPORT);
 }
 
@@ -2207,8 +1940,7 @@ static int cmd_inspect(app *a)
     if (a->abort_sig) return 128 + a->abort_sig;
     now_wall = wall_ms();
     for (i = 0; i < a->n; i++) {
-        const rnode *x = &a->rn[i];
-        int64_t expiry;
+        rnode *x = &a->rn[i];
         tok[i] = own[i] = NULL;
         toklen[i] = 0;
         label[i][0] = 0;
@@ -2217,23 +1949,34 @@ static int cmd_inspect(app *a)
         legacy[i] = 0;
         if (x->outcome == RN_ERR) { st[i] = S_ERROR; continue; }
         answered++;
-        if (x->val_type == REDLOCK_REPLY_NIL) {
+        if (x->val_long) {
+            x->v.kind = REDLOCK_VALUE_OTHER;
+        } else if (x->val_len) { /* GET's string: a legacy value only where the key does not expire */
+            redlock_reply r;
+            memset(&r, 0, sizeof r);
+            r.type = REDLOCK_REPLY_STRING;
+            r.str = x->val;
+            r.len = x->val_len;
+            (void)redlock_value_from_get(&r, x->have_pttl && x->pttl >= 0, &x->v);
+        }
+        if (x->v.kind == REDLOCK_VALUE_NONE) {
             st[i] = S_FREE;
             free_n++;
-        } else if (x->val_type == REDLOCK_REPLY_STRING && !x->val_long &&
-                   parse_value(x->val, x->val_len, x->have_pttl && x->pttl >= 0, &tok[i], &toklen[i], &expiry)) {
+        } else if (x->v.kind == REDLOCK_VALUE_PLAIN || x->v.kind == REDLOCK_VALUE_LEGACY) {
             st[i] = S_HELD;
-            label_of(tok[i], toklen[i], label[i], sizeof label[i]);
-            legacy[i] = expiry >= 0;
-            if (expiry >= 0) ttl[i] = expiry - now_wall < 0 ? 0 : expiry - now_wall;
+            tok[i] = x->v.token;
+            toklen[i] = x->v.token_len;
+            label_of(tok[i], x->v.label_len, label[i], sizeof label[i]);
+            legacy[i] = x->v.kind == REDLOCK_VALUE_LEGACY;
+            if (legacy[i]) ttl[i] = x->v.expiry_ms - now_wall < 0 ? 0 : x->v.expiry_ms - now_wall;
             else if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
-        } else if (x->val_type == REDLOCK_REPLY_ERROR && x->count > 0) {
+        } else if (x->v.kind == REDLOCK_VALUE_REENTRANT) {
             st[i] = S_HELD;
-            own[i] = x->owner;
-            memcpy(label[i], x->label, sizeof label[i]);
+            own[i] = x->v.owner;
+            label_of(x->v.token, x->v.label_len, label[i], sizeof label[i]); /* who took the first entry */
             if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
-        } else if (x->val_type == REDLOCK_REPLY_ERROR && x->rw) {
-            rwn[i] = x->readers + (x->writer[0] != 0) + (x->update[0] != 0);
+        } else if (x->v.kind == REDLOCK_VALUE_RW) {
+            rwn[i] = (int)x->v.readers + (x->v.writer_len != 0) + (x->v.update_len != 0);
             if (rwn[i]) {
                 st[i] = S_HELD;
                 if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
@@ -2310,22 +2053,25 @@ static int cmd_inspect(app *a)
             fputs(",\"owner\":", f);
             json_cstr(f, own[i]);
             fputs(",\"count\":", f);
-            if (own[i]) fprintf(f, "%lld", a->rn[i].count);
+            if (own[i]) fprintf(f, "%lld", a->rn[i].v.entries);
             else fputs("null", f);
             fputs(",\"fence\":", f);
             if (st[i] != S_ERROR && a->rn[i].have_fence) fprintf(f, "%lld", a->rn[i].fence);
             else fputs("null", f);
             fputs(",\"rw\":", f);
-            if (st[i] != S_ERROR && a->rn[i].rw) {
-                fprintf(f, "{\"readers\":%d,\"writer\":", a->rn[i].readers);
-                json_cstr(f, a->rn[i].writer[0] ? a->rn[i].writer : NULL);
+            if (st[i] != S_ERROR && a->rn[i].v.kind == REDLOCK_VALUE_RW) {
+                const redlock_value *v = &a->rn[i].v;
+                char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
+                rw_holders(v, w, wl, u, ul);
+                fprintf(f, "{\"readers\":%lld,\"writer\":", v->readers);
+                json_cstr(f, w[0] ? w : NULL);
                 fputs(",\"writer_label\":", f);
-                json_cstr(f, a->rn[i].writer_label[0] ? a->rn[i].writer_label : NULL);
+                json_cstr(f, wl[0] ? wl : NULL);
                 fputs(",\"update\":", f);
-                json_cstr(f, a->rn[i].update[0] ? a->rn[i].update : NULL);
+                json_cstr(f, u[0] ? u : NULL);
                 fputs(",\"update_label\":", f);
-                json_cstr(f, a->rn[i].update_label[0] ? a->rn[i].update_label : NULL);
-                fprintf(f, ",\"writers_waiting\":%d}", a->rn[i].writers_waiting);
+                json_cstr(f, ul[0] ? ul : NULL);
+                fprintf(f, ",\"writers_waiting\":%lld}", v->writers_waiting);
             } else {
                 fputs("null", f);
             }
@@ -2350,16 +2096,18 @@ static int cmd_inspect(app *a)
         } else if (st[i] == S_FREE) {
             printf("%-32s %-7s %-9s %s\n", d, "free", "-", "-");
         } else if (st[i] == S_HELD) {
+            const redlock_value *v = &a->rn[i].v;
+            char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
+            rw_holders(v, w, wl, u, ul);
             if (ttl[i] >= 0) tool_format_ms(b1, sizeof b1, ttl[i]);
             else snprintf(b1, sizeof b1, ttl[i] == -1 ? "none" : "-");
             if (own[i])
                 printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries%s%s)\n", d, "held", "-", b1, own[i],
-                       a->rn[i].count, label[i][0] ? ", by " : "", label[i]);
+                       v->entries, label[i][0] ? ", by " : "", label[i]);
             else if (rwn[i])
-                printf("%-32s %-7s %-9s %s (%d readers, writer %s%s%s, update %s%s%s, %d writers waiting)\n", d, "held", "-",
-                       b1, a->rn[i].readers, a->rn[i].writer[0] ? a->rn[i].writer : "-",
-                       a->rn[i].writer_label[0] ? " by " : "", a->rn[i].writer_label, a->rn[i].update[0] ? a->rn[i].update : "-",
-                       a->rn[i].update_label[0] ? " by " : "", a->rn[i].update_label, a->rn[i].writers_waiting);
+                printf("%-32s %-7s %-9s %s (%lld readers, writer %s%s%s, update %s%s%s, %lld writers waiting)\n", d, "held",
+                       "-", b1, v->readers, w[0] ? w : "-", wl[0] ? " by " : "", wl, u[0] ? u : "-", ul[0] ? " by " : "", ul,
+                       v->writers_waiting);
             else
                 printf("%-32s %-7s %.8s  %s%s%s%s\n", d, "held", tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, b1,
                        label[i][0] ? "  by " : "", label[i], legacy[i] ? " (legacy value, wall clock)" : "");

@@ -479,6 +479,54 @@ static void socket_status_after_restart(void)
     redis_nodes_stop(&rn);
 }
 
+/* redlock_socket_node_status()'s text: the server's own words for a
+   refused AUTH and SELECT, and with status 0 for an error reply to a
+   command (an ACL that denies SET); a new connection starts without
+   them. */
+static void socket_status_words(void)
+{
+    redis_nodes rn;
+    redlock_socket_config cfg;
+    redlock_socket s;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    char out[64], text[160];
+    int kind;
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    CHECK_EQ(redis_nodes_cmd(&rn, 0, out, sizeof out, "ACL", "SETUSER", "noset", "on", ">nspw", "~*", "+@all", "-set",
+                             (char *)NULL), 0);
+    for (kind = 0; kind < 3; kind++) {
+        redlock_socket_config_init(&cfg);
+        cfg.node_count = 1;
+        cfg.node[0].port = redis_nodes_port(&rn, 0);
+        cfg.node[0].username = "noset";
+        cfg.node[0].password = kind == 1 ? "wrong" : "nspw";
+        cfg.node[0].db = kind == 2 ? 99 : 0;
+        cfg.core.retry_count = -1;
+        CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+        memset(&o, 0, sizeof o);
+        o.key = "status-words";
+        o.ttl_ms = 10000;
+        CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+        CHECK(redlock_socket_acquire(&l) != REDLOCK_OK);
+        text[0] = 0;
+        if (kind == 0) { /* SET denied: the connection works, the words are the reply's */
+            CHECK_EQ(redlock_socket_node_status(&s, 0, text, sizeof text), 0);
+            CHECK(strncmp(text, "NOPERM", 6) == 0 && strstr(text, "'set'") != NULL);
+        } else if (kind == 1) {
+            CHECK_EQ(redlock_socket_node_status(&s, 0, text, sizeof text), REDLOCK_ERR_AUTH);
+            CHECK(strncmp(text, "WRONGPASS", 9) == 0);
+        } else {
+            CHECK_EQ(redlock_socket_node_status(&s, 0, text, sizeof text), REDLOCK_ERR_SELECT);
+            CHECK(strstr(text, "DB index is out of range") != NULL);
+        }
+        printf("#   socket_status_words %d: %s\n", kind, text);
+        redlock_socket_lock_deinit(&l);
+        redlock_socket_deinit(&s);
+    }
+    redis_nodes_stop(&rn);
+}
+
 /* An IPv6 literal: the node's server listens on ::1 too, and the adapter
    connects there (skipped with a message where loopback has no IPv6). */
 static void socket_ipv6(void)
@@ -987,6 +1035,7 @@ int main(void)
     redis_nodes_deadline(170);
     if (it_selected("socket_unix_select")) RUN(socket_unix_select);
     if (it_selected("socket_status_after_restart")) RUN(socket_status_after_restart);
+    if (it_selected("socket_status_words")) RUN(socket_status_words);
     if (it_selected("socket_ipv6")) RUN(socket_ipv6);
     if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
     if (it_selected("socket_detached_while_waiting")) RUN(socket_detached_while_waiting);

@@ -467,8 +467,8 @@ nw=$(grep -c "refuses release notifications (" "$T/err")
 rl release noch "$NOCH_TOKEN"
 for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER noch >/dev/null; done
 # the lock command refused with an error reply: the server's own words
-# for it (the tool asks again with a twin of the command that cannot take
-# effect), never those of another command: a user denied SET (and PING)
+# for it (kept by the adapter with the node's status), never those of
+# another command: a user denied SET (and PING)
 NOSET=
 for p in $(cat "$T/nodes/ports"); do
   timeout 5 redis-cli -p "$p" ACL SETUSER noset on '>nspw' '~*' '+@all' '-set' '-ping' >/dev/null
