@@ -2764,14 +2764,13 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         return REDLOCK__A_STEP;
     }
     /* the key holds another kind of value (a reentrant lock's hash, or
-       anything else): not ours, and held by someone else */
-    /* (a fenced acquire's WRONGTYPE is about its counter, which is not a
-       number: the server's error, for the user to mend) */
+       anything else): not ours, held by someone else; for a release, a
+       write-back, an upgrade and a set-mode, not ours either. A fenced
+       acquire's WRONGTYPE is about its counter, which is not a number: the
+       server's error, for the user to mend */
     if (redlock__has(r->str, r->len, "WRONGTYPE") &&
-        !(script && op == REDLOCK__S_ACQUIRE && (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE)))) {
-        /* (a write-back, an upgrade and a set-mode: not ours either) */
+        !(script && op == REDLOCK__S_ACQUIRE && (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE))))
         return op == REDLOCK__S_ACQUIRE || op == REDLOCK__S_EXTEND ? REDLOCK__A_NO : REDLOCK__A_MISSING;
-    }
     /* a connection that never authenticated: as the adapters say it; an
        ACL that denies a key: said as such (no retry mends it) */
     redlock__node_done(lk, i, REDLOCK__OUT_ERR,
