@@ -31,6 +31,27 @@
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
+   IMPLEMENTATION MAP (each part starts with a "---- name ----" line)
+       states, steps and scripts  the lock's and nodes' states as enums,
+                      the step table (one step per command, EVALSHA and
+                      EVAL as one step), the Lua scripts and their SHA1s
+       built-in clocks and randomness
+       small helpers
+       what kind of lock  the kind table: a kind's script per operation,
+                      its arguments, and the one "needs scripts" rule
+       what a lock keeps outside its handle  key, label, owner and fence
+                      strings; times derived from the options
+       rounds         starting a round, each node's first step, building
+                      a step's command, tags, and reading each answer
+       decisions      what votes decide for acquire, fence, extend,
+                      release, upgrade and downgrade; retries, renewals,
+                      turns, timers
+       the lock table locks filed by address, found by a reply's tag
+       API            the public functions, each behind one prologue
+       may I start X now  the operation x activity table (BUSY,
+                      NOT_HELD, ALREADY_HELD)
+       reading a lock's stored value  section 13's decoders
+
    API (declared below)
        setup      redlock_config_init, redlock_client_init,
                   redlock_client_deinit, redlock_lock_init, redlock_lock_deinit
@@ -1695,6 +1716,8 @@ REDLOCK_API int64_t redlock_value_fence(const redlock_reply *get);
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- states, steps and scripts ---- */
 
 #define REDLOCK__MAGIC 0x524c4b31
 #define REDLOCK__MAX_MS ((int64_t)1 << 40) /* every millisecond setting, ~34 years */
