@@ -1245,12 +1245,11 @@ typedef struct redlock_lock_opts {
 typedef struct redlock__node {
     uint16_t seq;      /* tag sequence of the request awaited; 0 = none */
     uint8_t step;      /* what the node is doing: REDLOCK__ST_* (and the EVAL bit) */
-    uint8_t flags;     /* REDLOCK__F_*: to send, awaited, done; clobbered, life unknown,
-                          seen, coarse */
+    uint8_t flags;     /* REDLOCK__F_*: clobbered, life unknown, seen, coarse */
     int8_t outcome;    /* result of this round on this node */
     int8_t status;     /* node error of this round */
     uint8_t loops;     /* SETNX/GET repeats */
-    uint8_t spare;     /* (unused) */
+    uint8_t progress;  /* where its step is: REDLOCK__N_* */
     int32_t until;     /* our key here is safe to act on until then: after the
                           round's start, in µs, or in ms if F_COARSE (see
                           redlock__until); while F_SEEN is set, the hash of
@@ -1830,13 +1829,31 @@ static int redlock__base_step(int st) { return st & ~REDLOCK__ST_EVAL; }
 static const redlock__step_info *redlock__step_info_of(int st) { return &redlock__steps[redlock__base_step(st)]; }
 static int redlock__is_script_step(int st) { return redlock__step_info_of(st)->args == REDLOCK__ARGS_SCRIPT; }
 
-/* LIFE: how long our key lives on the node is unknown (an adopted token):
-   read it before a check-then-act step acts. CLOBBERED and LIFE outlive rounds;
-   SEEN ends with its round (redlock__rebase) or when until is set. */
-enum { REDLOCK__F_SEND = 1, REDLOCK__F_WAIT = 2, REDLOCK__F_DONE = 4, REDLOCK__F_CLOBBERED = 8, REDLOCK__F_LIFE = 16,
+/* Where a node's step is in the current round (redlock__node.progress):
+       IDLE --round starts--> TO_SEND --flushed--> AWAITED --answer--> IDLE
+            (read at once: the next step TO_SEND, or DONE with a vote)
+       TO_SEND or AWAITED --vote counted (answer, error, deadline)--> DONE
+   Once the round is decided a node may still be owed an answer or have a
+   step to send (redlock_lock_followup):
+       DONE --a late NOSCRIPT: the EVAL goes out however late--> DONE_TO_SEND
+       DONE_TO_SEND --flushed--> DONE_AWAITED --answer--> DONE
+       AWAITED --a release's deadline: its EVALSHA still heard--> DONE_AWAITED */
+enum { REDLOCK__N_IDLE, REDLOCK__N_TO_SEND, REDLOCK__N_AWAITED,
+       REDLOCK__N_DONE, REDLOCK__N_DONE_TO_SEND, REDLOCK__N_DONE_AWAITED };
+static int redlock__n_done(const redlock__node *n) { return n->progress >= REDLOCK__N_DONE; }
+static int redlock__n_to_send(const redlock__node *n) {
+    return n->progress == REDLOCK__N_TO_SEND || n->progress == REDLOCK__N_DONE_TO_SEND;
+}
+static int redlock__n_awaited(const redlock__node *n) {
+    return n->progress == REDLOCK__N_AWAITED || n->progress == REDLOCK__N_DONE_AWAITED;
+}
+/* Facts about our key on a node (redlock__node.flags). LIFE: how long our
+   key lives on the node is unknown (an adopted token): read it before a
+   check-then-act step acts. CLOBBERED and LIFE outlive rounds; SEEN ends
+   with its round (redlock__rebase) or when until is set. */
+enum { REDLOCK__F_CLOBBERED = 8, REDLOCK__F_LIFE = 16,
        REDLOCK__F_SEEN = 32,   /* until holds the hash of what a takeover's GET read */
-       REDLOCK__F_COARSE = 64, /* until is in ms: further than half an hour from the round's start */
-       REDLOCK__F_KEEP = REDLOCK__F_CLOBBERED | REDLOCK__F_LIFE | REDLOCK__F_SEEN | REDLOCK__F_COARSE };
+       REDLOCK__F_COARSE = 64  /* until is in ms: further than half an hour from the round's start */ };
 /* A node's answer in the current round. */
 enum { REDLOCK__OUT_NONE, REDLOCK__OUT_YES, REDLOCK__OUT_NO /* another holder */,
        REDLOCK__OUT_MISSING /* not (or no longer) ours */, REDLOCK__OUT_ERR };
@@ -2376,10 +2393,10 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         /* the write-back goes where the attempt won; a node whose acquire
            is still out keeps waiting for it (and gets the write-back if it
            wins too); the others count as no answer */
-        if (phase == REDLOCK__PH_FENCE && !(n->flags & REDLOCK__F_DONE)) continue;
+        if (phase == REDLOCK__PH_FENCE && !redlock__n_done(n)) continue;
         if (phase == REDLOCK__PH_FENCE && n->outcome != REDLOCK__OUT_YES) {
             n->seq = 0;
-            n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+            n->progress = REDLOCK__N_DONE;
             n->outcome = REDLOCK__OUT_ERR;
             n->status = 0;
             continue;
@@ -2394,18 +2411,18 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         n->step = redlock__first_step(lk, phase, i);
         n->status = 0;
         n->loops = 0;
-        n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
+        n->progress = REDLOCK__N_TO_SEND;
         /* an operation that needs scripts sends nothing to a node known to
            refuse them (configured LEGACY, or found so): its vote fails at once */
         if (redlock__needs_scripts(lk, redlock__phase_op(phase)) && redlock__node_noscript(lk, i)) {
-            n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+            n->progress = REDLOCK__N_DONE;
             n->outcome = REDLOCK__OUT_ERR;
             n->status = REDLOCK_ERR_NO_SCRIPTING;
             continue;
         }
         /* a node where we overwrote another holder's value is left alone */
         if ((n->flags & REDLOCK__F_CLOBBERED) && phase != REDLOCK__PH_ACQUIRE) {
-            n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+            n->progress = REDLOCK__N_DONE;
             n->outcome = REDLOCK__OUT_MISSING;
             if (phase != REDLOCK__PH_EXTEND) redlock__key_left(lk, i);
         }
@@ -2416,7 +2433,7 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
 static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status, int64_t now) {
     redlock__node *n = &lk->_node[i];
     if (status < -128) status = REDLOCK_ERR_TRANSPORT; /* not a status of ours */
-    n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+    n->progress = REDLOCK__N_DONE;
     n->outcome = (int8_t)outcome;
     n->status = (int8_t)status;
     /* a node that refuses the client's TLS, credentials or database
@@ -2455,7 +2472,7 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
        node stays unanswered, and the deadline counts it as timed out */
     if (now >= redlock__round_deadline(lk)) return;
     n->step = step;
-    n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
+    n->progress = REDLOCK__N_TO_SEND;
     /* the PEXPIRE about to go out sets the key's remaining time; a GETSET
        may even replace another holder's value (a takeover racing ours):
        until its answer says otherwise, the node is not ours to act on */
@@ -2640,9 +2657,9 @@ static void redlock__flush(redlock_lock *lk, int64_t now, const int *alive) {
         redlock__scratch scratch;
         uint16_t seq;
         int rc;
-        if (!(n->flags & REDLOCK__F_SEND)) continue;
+        if (!redlock__n_to_send(n)) continue;
         redlock__build(lk, i, &cmd, &scratch);
-        n->flags = (uint8_t)((n->flags & ~REDLOCK__F_SEND) | REDLOCK__F_WAIT);
+        n->progress = n->progress == REDLOCK__N_TO_SEND ? REDLOCK__N_AWAITED : REDLOCK__N_DONE_AWAITED;
         /* a step sent over an hour into its round counts as sent then: its
            bounds only come out shorter */
         n->sent_us = now - lk->_round_start < (int64_t)UINT32_MAX ? (uint32_t)(now - lk->_round_start) : UINT32_MAX;
@@ -2653,7 +2670,7 @@ static void redlock__flush(redlock_lock *lk, int64_t now, const int *alive) {
         seq = n->seq = lk->_seq;
         rc = c->_cb.send(c->_user, i, &cmd, redlock__tag(lk, i));
         if (!*alive) return;
-        if (rc != 0 && n->seq == seq && (n->flags & REDLOCK__F_WAIT))
+        if (rc != 0 && n->seq == seq && redlock__n_awaited(n))
             redlock__node_done(lk, i, REDLOCK__OUT_ERR, rc < 0 ? rc : REDLOCK_ERR_TRANSPORT, now);
     }
 }
@@ -2763,7 +2780,7 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         c->_scripted[i] = 0; /* the server lost its scripts */
         if (st == REDLOCK__ST_RELEASE) { /* compare-and-delete: sent however late (redlock__late_answer) */
             lk->_node[i].step = REDLOCK__ST_RELEASE | REDLOCK__ST_EVAL;
-            lk->_node[i].flags = (uint8_t)((lk->_node[i].flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
+            lk->_node[i].progress = REDLOCK__N_TO_SEND;
         } else {
             redlock__next_step(lk, i, (uint8_t)(st | REDLOCK__ST_EVAL), now);
         }
@@ -3025,7 +3042,7 @@ static void redlock__late_answer(redlock_lock *lk, int i, const redlock_reply *r
         redlock__starts(r->str, r->len, "NOSCRIPT")) {
         lk->_client->_scripted[i] = 0; /* the server lost its scripts */
         n->step = REDLOCK__ST_RELEASE | REDLOCK__ST_EVAL;
-        n->flags |= REDLOCK__F_SEND; /* still DONE: the round is decided */
+        n->progress = REDLOCK__N_DONE_TO_SEND; /* the round is decided */
     }
 }
 
@@ -3100,8 +3117,12 @@ static void redlock__record(redlock_lock *lk, int i, int st, int a, int64_t now)
 static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
     redlock__node *n = &lk->_node[i];
     int st = n->step, a;
-    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
-    if (n->flags & REDLOCK__F_DONE) { redlock__late_answer(lk, i, r); return; }
+    if (n->progress == REDLOCK__N_DONE_AWAITED) {
+        n->progress = REDLOCK__N_DONE;
+        redlock__late_answer(lk, i, r);
+        return;
+    }
+    n->progress = REDLOCK__N_IDLE; /* read now: the next step, or a vote */
     if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; }
     if (r->len > 0 && !r->str &&
         (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
@@ -3125,7 +3146,7 @@ static redlock__tally redlock__count(const redlock_lock *lk) {
     memset(&t, 0, sizeof t);
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         const redlock__node *n = &lk->_node[i];
-        if (!(n->flags & REDLOCK__F_DONE)) { t.pending++; continue; }
+        if (!redlock__n_done(n)) { t.pending++; continue; }
         switch (n->outcome) {
         case REDLOCK__OUT_YES: t.yes++; break;
         case REDLOCK__OUT_NO: t.no++; break;
@@ -3572,7 +3593,7 @@ static int redlock__capped_in_line(redlock_lock *lk, int64_t now) {
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
         n->seq = 0;
-        n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
+        n->progress = REDLOCK__N_DONE;
     }
     lk->_phase = REDLOCK__PH_NONE;
     if (lk->_hold == REDLOCK__HOLD_UPGRADE) lk->_next_at = now; /* the step ends the upgrade at once */
@@ -3681,12 +3702,12 @@ static void redlock__time_out(redlock_lock *lk, int64_t now) {
     int i;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
-        int hears = n->step == REDLOCK__ST_RELEASE && (n->flags & REDLOCK__F_WAIT);
-        if (n->flags & REDLOCK__F_DONE) continue;
+        int hears = n->step == REDLOCK__ST_RELEASE && redlock__n_awaited(n);
+        if (redlock__n_done(n)) continue;
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
         /* a release's EVALSHA still hears its answer: a late NOSCRIPT
            gets the EVAL (redlock__late_answer) */
-        if (hears) n->flags |= REDLOCK__F_WAIT;
+        if (hears) n->progress = REDLOCK__N_DONE_AWAITED;
         else n->seq = 0;
     }
 }
@@ -4626,6 +4647,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
         lk->_node[i].seq = 0;
         redlock__set_until(lk, i, 0);
         lk->_node[i].flags = REDLOCK__F_LIFE; /* and nothing clobbered: a new token */
+        lk->_node[i].progress = REDLOCK__N_IDLE;
     }
     return redlock__run(lk);
 }
@@ -4637,7 +4659,7 @@ static void redlock__input(redlock_client *c, redlock_tag tag, const redlock_rep
     int node = redlock_tag_node(tag);
     if (!c || c->_magic != REDLOCK__MAGIC || seq == 0 || node >= c->_cfg.node_count) return;
     lk = redlock__find(c, redlock__tag_lock_id(tag));
-    if (!lk || lk->_node[node].seq != seq || !(lk->_node[node].flags & REDLOCK__F_WAIT)) return; /* stale */
+    if (!lk || lk->_node[node].seq != seq || !redlock__n_awaited(&lk->_node[node])) return; /* stale */
     redlock__enter(c);
     redlock__answer(lk, node, r, err < 0 ? err : REDLOCK_ERR_TRANSPORT, redlock__now(c));
     redlock__drive(lk);
@@ -4755,11 +4777,11 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
     int i;
     if (!redlock__usable(lk)) return 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
-        int flags = lk->_node[i].flags;
+        const redlock__node *n = &lk->_node[i];
         /* (a timed-out release's EVALSHA, still heard: its NOSCRIPT gets the EVAL) */
-        if ((flags & REDLOCK__F_DONE) && !((flags & REDLOCK__F_WAIT) && lk->_node[i].step == REDLOCK__ST_RELEASE)) continue;
-        if ((flags & REDLOCK__F_SEND) && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
-        if ((flags & REDLOCK__F_WAIT) && redlock__owed_answer_matters(lk, i)) return 1;
+        if (redlock__n_done(n) && !(n->progress == REDLOCK__N_DONE_AWAITED && n->step == REDLOCK__ST_RELEASE)) continue;
+        if (n->progress == REDLOCK__N_TO_SEND && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
+        if (redlock__n_awaited(n) && redlock__owed_answer_matters(lk, i)) return 1;
     }
     return 0;
 }

@@ -782,7 +782,7 @@ static slot *slot_of_tag(client *c, redlock_tag tag) {
    take the answer, not drop it as stale)? */
 static int awaited(client *c, int n, redlock_tag tag) {
     const slot *s = slot_of_tag(c, tag);
-    return s && s->lk._node[n].seq == redlock__tag_seq(tag) && (s->lk._node[n].flags & 2 /* waiting */);
+    return s && s->lk._node[n].seq == redlock__tag_seq(tag) && redlock__n_awaited(&s->lk._node[n]);
 }
 
 /* The check-then-act DEL of a legacy node acts on what GET showed; if the
@@ -1472,7 +1472,7 @@ static int script_lost(world *w, const redlock_lock *lk) {
     int i;
     for (i = 0; i < w->nn; i++) {
         int st = lk->_node[i].step;
-        if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
+        if (redlock__n_done(&lk->_node[i])) continue;
         if (redlock__access(lk) != REDLOCK_ACCESS_DEFAULT) {
             unsigned bit = st == REDLOCK__ST_ACQUIRE ? 128u : st == REDLOCK__ST_RELEASE ? 256u : st == REDLOCK__ST_EXTEND ? 512u : 0u;
             if (w->nodes[i].rlost & bit) return 1;
@@ -1687,7 +1687,7 @@ static void check_books(world *w, client *c) {
                validity (held) or after every held one */
             int k2, sent = 0;
             waiting++;
-            for (k2 = 0; k2 < w->nn; k2++) sent |= (lk->_node[k2].flags & REDLOCK__F_WAIT) != 0;
+            for (k2 = 0; k2 < w->nn; k2++) sent |= redlock__n_awaited(&lk->_node[k2]);
             if (sent || lk->_phase == REDLOCK__PH_NONE)
                 violation(w, "a lock waiting for its turn has a command out or no round", c->id);
             if (lk->_state == REDLOCK_STATE_HELD ? lk->_deadline != (lk->_valid_until < REDLOCK__IN_LINE ? lk->_valid_until : REDLOCK__IN_LINE - 1)
@@ -1906,7 +1906,7 @@ static int clobbered_somewhere(const redlock_lock *lk, int key) {
         entry *e = &W->nodes[n].e[key];
         size_t len;
         const char *tok;
-        if (lk->_node[n].flags & 8 /* clobbered */) return 1;
+        if (lk->_node[n].flags & REDLOCK__F_CLOBBERED) return 1;
         /* a GETSET whose answer came too late for its round: the lock does
            not act there (its bound is 0), the taker would */
         if (!entry_live(W, e) || redlock__until(lk, n) != 0) continue;
@@ -2236,7 +2236,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
         !(r->status == REDLOCK_ERR_CANCELLED && lk->_phase == REDLOCK__PH_RELEASE && lk->_heap_where == REDLOCK__WAITING)) {
         int i;
         for (i = 0; i < w->nn; i++)
-            if (lk->_node[i].flags & REDLOCK__F_SEND) {
+            if (redlock__n_to_send(&lk->_node[i])) {
                 violation(w, "on_result before the undo or cleanup was sent", c->id);
                 break;
             }
