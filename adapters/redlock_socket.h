@@ -641,8 +641,8 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 
 /* ---- connections ---- */
 
-/* CONNECTING: TCP connect in progress; HANDSHAKE: TLS handshake in progress */
-enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_HANDSHAKE, REDLOCK__SOCK_UP };
+/* A connection's state is the connection layer's (redlock_conn.h):
+   CONNECTING while the TCP connect runs, HANDSHAKE while TLS's does. */
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
@@ -680,7 +680,7 @@ struct redlock__sock_node {
 
 static int redlock__sock_opening(const struct redlock__sock_node *nd)
 {
-    return nd->state == REDLOCK__SOCK_CONNECTING || nd->state == REDLOCK__SOCK_HANDSHAKE;
+    return nd->state == REDLOCK__CONN_CONNECTING || nd->state == REDLOCK__CONN_HANDSHAKE;
 }
 
 /* The core's validity clock (CLOCK_BOOTTIME where it exists): one clock for
@@ -747,9 +747,9 @@ static int redlock__sock_slots(const redlock_socket *s) { return s->_cfg.node_co
 
 static int redlock__sock_interest_of(const struct redlock__sock_node *nd)
 {
-    if (nd->state == REDLOCK__SOCK_CONNECTING) return REDLOCK_SOCKET_WRITE;
-    if (nd->state == REDLOCK__SOCK_HANDSHAKE) return nd->tls_want;
-    if (nd->state == REDLOCK__SOCK_UP)
+    if (nd->state == REDLOCK__CONN_CONNECTING) return REDLOCK_SOCKET_WRITE;
+    if (nd->state == REDLOCK__CONN_HANDSHAKE) return nd->tls_want;
+    if (nd->state == REDLOCK__CONN_UP)
         return REDLOCK_SOCKET_READ |
                ((nd->out_off < nd->out_len && nd->tls_want != REDLOCK_SOCKET_READ) || nd->tls_want == REDLOCK_SOCKET_WRITE
                     ? REDLOCK_SOCKET_WRITE : 0);
@@ -783,7 +783,7 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
         const struct redlock__sock_node *nd = &s->_nodes[i];
         if (redlock__sock_opening(nd) && nd->connect_deadline < d) d = nd->connect_deadline;
         if (redlock__conn_due(&nd->q, redlock__sock_command_us(s)) < d) d = redlock__conn_due(&nd->q, redlock__sock_command_us(s));
-        if (nd->sub && nd->state == REDLOCK__SOCK_DOWN && s->_subs.table.count && nd->retry_at < d) d = nd->retry_at;
+        if (nd->sub && nd->state == REDLOCK__CONN_DOWN && s->_subs.table.count && nd->retry_at < d) d = nd->retry_at;
     }
     if (s->_nsub && redlock__conn_idle_due(&s->_subs) < d) d = redlock__conn_idle_due(&s->_subs);
     return d;
@@ -806,16 +806,11 @@ static void redlock__sock_timer_report(redlock_socket *s)
     if (d != s->_timer_reported) redlock__sock_timer_set(s, d);
 }
 
-/* Keeps an error reply's words for redlock_socket_node_status(): printable
-   ASCII only (a '?' for any other byte), cut to fit, trailing blanks
-   trimmed. */
+/* Keeps an error reply's words for redlock_socket_node_status()
+   (redlock__conn_words: printable, cut to fit). */
 static void redlock__sock_words(struct redlock__sock_node *nd, const redlock_reply *r)
 {
-    size_t i, o = 0;
-    for (i = 0; r->str && i < r->len && o + 1 < sizeof nd->words; i++)
-        nd->words[o++] = r->str[i] >= 0x20 && r->str[i] < 0x7f ? r->str[i] : '?';
-    while (o && nd->words[o - 1] == ' ') o--;
-    nd->words[o] = 0;
+    redlock__conn_words(nd->words, sizeof nd->words, r->str, r->len);
 }
 
 static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
@@ -882,7 +877,7 @@ static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd
     nd->ssl = NULL;
     nd->tls_want = 0;
     nd->fd = -1;
-    nd->state = REDLOCK__SOCK_DOWN;
+    nd->state = REDLOCK__CONN_DOWN;
     nd->gen++;
     redlock__sock_clear_out(nd);
     redlock_resp_parser_reset(&nd->parser);
@@ -991,7 +986,7 @@ static void redlock__sock_tls_start(redlock_socket *s, struct redlock__sock_node
     BIO_set_init(bio, 1);
     SSL_set_bio(ssl, bio, bio);
     nd->ssl = ssl;
-    nd->state = REDLOCK__SOCK_HANDSHAKE;
+    nd->state = REDLOCK__CONN_HANDSHAKE;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000; /* its own timeout */
     redlock__sock_tls_handshake(s, nd);
 }
@@ -1079,12 +1074,12 @@ static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *
 #endif
         if (connect(fd, sa, nd->addrlen[nd->cur]) == 0) {
             nd->fd = fd; /* a TLS node starts its handshake once writable */
-            nd->state = nd->tls_ctx ? REDLOCK__SOCK_CONNECTING : REDLOCK__SOCK_UP;
+            nd->state = nd->tls_ctx ? REDLOCK__CONN_CONNECTING : REDLOCK__CONN_UP;
             return 0;
         }
         if (errno == EINPROGRESS || errno == EINTR) {
             nd->fd = fd;
-            nd->state = REDLOCK__SOCK_CONNECTING;
+            nd->state = REDLOCK__CONN_CONNECTING;
             return 0;
         }
         close(fd);
@@ -1222,7 +1217,7 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
     int rc;
     if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
     nd = &s->_nodes[node];
-    if (nd->state == REDLOCK__SOCK_UP && nd->q.count == 0) {
+    if (nd->state == REDLOCK__CONN_UP && nd->q.count == 0) {
         int idle = redlock__sock_idle_state(nd);
         if (idle == REDLOCK__CONN_IDLE_CLOSED) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT); /* reopened below, for this command */
@@ -1234,7 +1229,7 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
             return REDLOCK_ERR_PROTOCOL;
         }
     }
-    if (nd->state == REDLOCK__SOCK_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
+    if (nd->state == REDLOCK__CONN_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
         redlock__sock_report(s, nd);
         return rc;
     }
@@ -1258,7 +1253,7 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 
 static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd)
 {
-    while (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) {
+    while (nd->state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) {
         ssize_t w = redlock__sock_send(nd, nd->out + nd->out_off, nd->out_len - nd->out_off);
         if (w > 0) {
             nd->out_off += (size_t)w;
@@ -1305,20 +1300,20 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
             return;
         }
 #endif
-        nd->state = REDLOCK__SOCK_UP;
+        nd->state = REDLOCK__CONN_UP;
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
     }
     nd->fd = -1;
     redlock__sock_drop_fd(s, nd, fd);
-    if (nd->gen != gen || nd->state != REDLOCK__SOCK_CONNECTING) return; /* failed from inside the hook */
+    if (nd->gen != gen || nd->state != REDLOCK__CONN_CONNECTING) return; /* failed from inside the hook */
     nd->cur++;
     if (redlock__sock_try_addr(s, nd) != 0) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
         return;
     }
-    if (nd->state == REDLOCK__SOCK_UP) {
+    if (nd->state == REDLOCK__CONN_UP) {
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
     } else {
@@ -1336,7 +1331,7 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
     r = SSL_connect((SSL *)nd->ssl);
     if (r == 1) {
         nd->tls_want = 0;
-        nd->state = REDLOCK__SOCK_UP;
+        nd->state = REDLOCK__CONN_UP;
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
@@ -1410,7 +1405,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         int rc = redlock_resp_next(&nd->parser, &r);
         if (rc == 0) return;
         if (rc > 0 && nd->sub && redlock__sock_message(s, r)) {
-            if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
+            if (nd->gen != gen || nd->state != REDLOCK__CONN_UP) return;
             continue;
         }
         if (rc < 0 || !redlock__conn_pop(&nd->q, &req)) { /* broken, or a reply nobody asked for */
@@ -1456,7 +1451,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         }
 #endif
         redlock__sock_deliver_reply(s, nd, req.tag, r);
-        if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
+        if (nd->gen != gen || nd->state != REDLOCK__CONN_UP) return;
     }
 }
 
@@ -1465,7 +1460,7 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
     char buf[16384];
     unsigned gen = nd->gen;
     int round;
-    for (round = 0; round < 8 && nd->gen == gen && nd->state == REDLOCK__SOCK_UP; round++) {
+    for (round = 0; round < 8 && nd->gen == gen && nd->state == REDLOCK__CONN_UP; round++) {
         ssize_t r = redlock__sock_recv(nd, buf, sizeof buf);
         if (r > 0) {
             int rc = redlock_resp_feed(&nd->parser, buf, (size_t)r);
@@ -1499,7 +1494,7 @@ static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *
     char stack[256], *ch;
     const char *argv[2];
     size_t argl[2];
-    if (nd->state == REDLOCK__SOCK_DOWN) return;
+    if (nd->state == REDLOCK__CONN_DOWN) return;
     if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
         return;
@@ -1535,7 +1530,7 @@ static void redlock__sock_subs_tend(redlock_socket *s)
         struct redlock__sock_node *nd = &s->_nodes[s->_cfg.node_count + i];
         if (s->_subs.table.count) {
             redlock__sock_sub_at at;
-            if (nd->state != REDLOCK__SOCK_DOWN || now < nd->retry_at) continue;
+            if (nd->state != REDLOCK__CONN_DOWN || now < nd->retry_at) continue;
             if (redlock__sock_open(s, nd) != 0) {
                 nd->retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
                 continue;
@@ -1544,7 +1539,7 @@ static void redlock__sock_subs_tend(redlock_socket *s)
             at.nd = nd;
             redlock__notify_each_key(&s->_subs.table, redlock__sock_sub_key, &at);
             redlock__sock_report(s, nd);
-        } else if (now >= redlock__conn_idle_due(&s->_subs) && nd->state != REDLOCK__SOCK_DOWN) {
+        } else if (now >= redlock__conn_idle_due(&s->_subs) && nd->state != REDLOCK__CONN_DOWN) {
             redlock__sock_close(s, nd);
         }
     }
@@ -1557,16 +1552,16 @@ static void redlock__sock_timeouts(redlock_socket *s)
     int i;
     for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline) {
+        if (nd->state == REDLOCK__CONN_CONNECTING && now >= nd->connect_deadline) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
-        } else if (nd->state == REDLOCK__SOCK_HANDSHAKE && now >= nd->connect_deadline) {
+        } else if (nd->state == REDLOCK__CONN_HANDSHAKE && now >= nd->connect_deadline) {
             /* a silent server: paused, or plain text (redlock_tls.h) */
             snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS handshake: no answer within the connect timeout");
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
         } else if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s))) {
             /* the answer may be waiting unread (the loop did not run for
                a while): read before declaring the node dead */
-            if (nd->state == REDLOCK__SOCK_UP) redlock__sock_read(s, nd);
+            if (nd->state == REDLOCK__CONN_UP) redlock__sock_read(s, nd);
             if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s)))
                 redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
         }
@@ -1583,22 +1578,22 @@ static void redlock__sock_timeouts(redlock_socket *s)
 
 static void redlock__sock_event(redlock_socket *s, struct redlock__sock_node *nd, int readable, int writable)
 {
-    if (nd->state == REDLOCK__SOCK_CONNECTING) {
+    if (nd->state == REDLOCK__CONN_CONNECTING) {
         if (readable || writable) redlock__sock_connected(s, nd);
         return;
     }
 #ifdef REDLOCK_SOCKET_TLS
-    if (nd->state == REDLOCK__SOCK_HANDSHAKE) {
+    if (nd->state == REDLOCK__CONN_HANDSHAKE) {
         if (readable || writable) redlock__sock_tls_handshake(s, nd);
         return;
     }
 #endif
-    if (nd->state != REDLOCK__SOCK_UP) return;
+    if (nd->state != REDLOCK__CONN_UP) return;
     if (writable) redlock__sock_flush(s, nd);
     /* a TLS read may wait for the socket to take a write */
-    if ((readable || (writable && nd->tls_want == REDLOCK_SOCKET_WRITE)) && nd->state == REDLOCK__SOCK_UP)
+    if ((readable || (writable && nd->tls_want == REDLOCK_SOCKET_WRITE)) && nd->state == REDLOCK__CONN_UP)
         redlock__sock_read(s, nd);
-    if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+    if (nd->state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
 }
 
 /* redlock_socket_pollfds(), for the loop's owner: this adapter's poll()
@@ -1609,7 +1604,7 @@ static int redlock__sock_fill(redlock_socket *s, struct pollfd *pfd)
     for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         int in;
-        if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+        if (nd->state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
         in = redlock__sock_interest_of(nd);
         if (nd->fd < 0 || !in) continue;
         pfd[n].fd = nd->fd;
@@ -1731,7 +1726,7 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         failures[i] = nd->failures;
-        if (nd->state == REDLOCK__SOCK_DOWN) {
+        if (nd->state == REDLOCK__CONN_DOWN) {
             redlock__sock_open(s, nd);
             redlock__sock_report(s, nd);
         }
@@ -1745,7 +1740,7 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
     } while (redlock_socket_now_us() < until);
     for (i = 0; i < s->_cfg.node_count; i++) {
         const struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->state == REDLOCK__SOCK_UP && !redlock__sock_handshaking(nd)) continue;
+        if (nd->state == REDLOCK__CONN_UP && !redlock__sock_handshaking(nd)) continue;
         /* last_status may be older than this call: only a failure during
            it counts; otherwise the handshake is still unanswered */
         if (rc == REDLOCK_OK)
@@ -2154,7 +2149,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
     int up, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
     entered = redlock__sock_enter(s);
-    up = s->_nodes[node].state == REDLOCK__SOCK_UP;
+    up = s->_nodes[node].state == REDLOCK__CONN_UP;
     redlock__sock_leave(s, entered, 0);
     return up;
 }
@@ -2366,10 +2361,10 @@ static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l
         int i, follow = redlock_lock_followup(&l->lock), unwritten = 0, answering = 0;
         for (i = 0; i < s->_cfg.node_count; i++) {
             struct redlock__sock_node *nd = &s->_nodes[i];
-            if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
-            if ((nd->state == REDLOCK__SOCK_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
+            if (nd->state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+            if ((nd->state == REDLOCK__CONN_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
                 unwritten = 1;
-            else if (nd->state == REDLOCK__SOCK_UP && nd->q.count > 0)
+            else if (nd->state == REDLOCK__CONN_UP && nd->q.count > 0)
                 answering = 1; /* asked, and may still answer */
         }
         if (unwritten && now >= write_until) unwritten = 0;
