@@ -257,7 +257,8 @@ static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
    new connection opens (the driver closes this one, and reopens it after
    its delay). `status` is the node's last failure, 0 once a connection
    answered since; `words` say it in the server's (or TLS library's, or
-   transport's) words. A subscriber refused by its node (`shunned`: AUTH
+   transport's) words, and `server` keeps the server's last error reply
+   on this connection, whatever the status. A subscriber refused by its node (`shunned`: AUTH
    or SERVER, with the node's words) is reopened only after a backoff
    that doubles at each refusal in a row (redlock_notify.h), until a
    SUBSCRIBE is confirmed.
@@ -274,6 +275,7 @@ typedef struct redlock__conn_life {
     int64_t retry_at;   /* down: not reopened before this (the adapter's clock, us) */
     int64_t backoff_ms; /* subscriber: the backoff after the node refused it, 0 if it did not */
     char words[128];    /* status in words */
+    char server[120];   /* the server's last error reply on this connection (redlock__conn_heard) */
 } redlock__conn_life;
 
 /* The node's status and its words (NULL: none). */
@@ -283,25 +285,26 @@ static inline void redlock__conn_set(redlock__conn_life *l, int status, const ch
     snprintf(l->words, sizeof l->words, "%s", words ? words : "");
 }
 
-/* A server's error reply (str, len) as words fit for a status line:
-   printable ASCII only (a '?' for any other byte), cut to fit dst[cap],
-   trailing blanks trimmed. */
-static inline void redlock__conn_words(char *dst, size_t cap, const char *str, size_t len)
+/* The server answered with an error (str, len): its words are kept as
+   fit for a status line: printable ASCII only (a '?' for any other
+   byte), cut to fit, trailing blanks trimmed. */
+static inline void redlock__conn_heard(redlock__conn_life *l, const char *str, size_t len)
 {
     size_t i, o = 0;
-    if (!cap) return;
-    for (i = 0; str && i < len && o + 1 < cap; i++) dst[o++] = str[i] >= 0x20 && str[i] < 0x7f ? str[i] : '?';
-    while (o && dst[o - 1] == ' ') o--;
-    dst[o] = 0;
+    for (i = 0; str && i < len && o + 1 < sizeof l->server; i++)
+        l->server[o++] = str[i] >= 0x20 && str[i] < 0x7f ? str[i] : '?';
+    while (o && l->server[o - 1] == ' ') o--;
+    l->server[o] = 0;
 }
 
 /* A new connection is on its way (CONNECTING, or UP at once): nothing
-   asked of it yet, nothing refused. */
+   asked of it yet, nothing refused, nothing heard. */
 static inline void redlock__conn_opened(redlock__conn_life *l, int state)
 {
     l->state = state;
     l->refused = 0;
     l->asked = 0;
+    l->server[0] = 0;
 }
 
 /* The connection is gone: DOWN, reopened no earlier than delay_ms after
