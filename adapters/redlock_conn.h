@@ -168,6 +168,26 @@ static inline int redlock__conn_info_argv(int info, const char *argv[2], size_t 
     return 2;
 }
 
+/* Queues a new connection's preamble, each command through `queue`
+   (its kind, argc, argv, lengths: 0, or what stops the preamble, which
+   is returned): AUTH, SELECT, INFO memory as the node needs them. */
+static inline int redlock__conn_preamble_queue(const char *user, const char *pass, int db, int info,
+                                               int (*queue)(void *ctx, int kind, int argc, const char **argv,
+                                                            const size_t *len),
+                                               void *ctx)
+{
+    const char *argv[3];
+    size_t len[3];
+    char num[16];
+    int k, rc = 0;
+    if ((k = redlock__conn_auth_argv(user, pass, argv, len)) != 0) rc = queue(ctx, REDLOCK__CONN_AUTH, k, argv, len);
+    if (rc == 0 && (k = redlock__conn_select_argv(db, num, argv, len)) != 0)
+        rc = queue(ctx, REDLOCK__CONN_SELECT, k, argv, len);
+    if (rc == 0 && (k = redlock__conn_info_argv(info, argv, len)) != 0)
+        rc = queue(ctx, REDLOCK__CONN_INFO, k, argv, len);
+    return rc;
+}
+
 /* INFO memory's answer (a bulk string str/len, or NULL): what node may
    evict, told to the core before the replies of the commands behind it,
    and its policy's name kept in policy[cap]. An error (an ACL without
@@ -323,7 +343,7 @@ static inline int redlock__conn_may_open(const redlock__conn_life *l, int64_t no
 
 /* The preamble's AUTH or SELECT (kind) was answered: with an error's
    words (refused: 1), or not (NULL: the new connection answers). */
-static inline int redlock__conn_preamble(redlock__conn_life *l, int kind, const char *refusal)
+static inline int redlock__conn_preamble_answer(redlock__conn_life *l, int kind, const char *refusal)
 {
     if (refusal) {
         l->refused = 1;

@@ -414,10 +414,10 @@ static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, r
     cn->unsent++;
 }
 
-/* Appends one handshake command (AUTH, SELECT, INFO) to a new connection. */
-static inline int redlock__hiredis_handshake(redlock__hiredis_conn *cn, int kind, int argc, const char **argv,
-                                             const size_t *len)
+/* Appends one command of a new connection's preamble (redlock_conn.h). */
+static inline int redlock__hiredis_handshake(void *ctx, int kind, int argc, const char **argv, const size_t *len)
 {
+    redlock__hiredis_conn *cn = (redlock__hiredis_conn *)ctx;
     if (redlock__hiredis_reserve(&cn->q) != 0 || redisAppendCommandArgv(cn->ctx, argc, argv, len) != REDIS_OK)
         return -1;
     redlock__hiredis_queue(cn, kind, 0);
@@ -435,18 +435,7 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     cn->q.head = cn->q.count = cn->unsent = 0;
     redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
-    {
-        const char *argv[3];
-        size_t len[3];
-        char num[16];
-        int k = redlock__conn_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_AUTH, k, argv, len) != 0) return -1;
-        k = redlock__conn_select_argv(cn->ep.db, num, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_SELECT, k, argv, len) != 0) return -1;
-        k = redlock__conn_info_argv(cn->ep.info, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_INFO, k, argv, len) != 0) return -1;
-    }
-    return 0;
+    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.info, redlock__hiredis_handshake, cn);
 }
 
 static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)
@@ -602,7 +591,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             continue;
         }
         if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
-            (void)redlock__conn_preamble(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL);
+            (void)redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL);
             freeReplyObject(r);
             continue;
         }

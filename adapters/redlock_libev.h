@@ -330,7 +330,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
         return;
     }
     if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
-        if (r && redlock__conn_preamble(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL) &&
+        if (r && redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL) &&
             cn->ac == ac)
             redisAsyncDisconnect(ac); /* after the replies still owed */
         return;
@@ -479,18 +479,18 @@ static inline void redlock__libev_arm_watch(redlock_libev *c)
     }
 }
 
-/* Opens node i's connection and queues AUTH / SELECT. */
-/* Queues a new connection's AUTH or SELECT; 0 if it could not be (out of
-   memory). */
-static inline int redlock__libev_handshake(redlock__libev_conn *cn, redisAsyncContext *ac, int kind, int argc,
-                                           const char **argv, const size_t *len)
+/* Queues one command of a new connection's preamble (redlock_conn.h);
+   -1 if it could not be (out of memory). */
+static inline int redlock__libev_handshake(void *ctx, int kind, int argc, const char **argv, const size_t *len)
 {
-    if (redlock__hiredis_push(&cn->q, kind, 0) != 0) return 0;
-    if (redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 1;
+    redlock__libev_conn *cn = (redlock__libev_conn *)ctx;
+    if (redlock__hiredis_push(&cn->q, kind, 0) != 0) return -1;
+    if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 0;
     redlock__hiredis_unpush(&cn->q);
-    return 0;
+    return -1;
 }
 
+/* Opens node i's connection and queues its preamble. */
 static inline void redlock__libev_connect(redlock_libev *c, int i)
 {
     redlock__libev_conn *cn = &c->_conn[i];
@@ -540,20 +540,9 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_start = redlock__hiredis_now_us();
     cn->drop_status = 0;
-    {
-        const char *argv[3];
-        size_t len[3];
-        char num[16];
-        int k = redlock__conn_auth_argv(cn->ep.user, cn->ep.pass, argv, len), queued = 1;
-        if (k) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_AUTH, k, argv, len);
-        k = redlock__conn_select_argv(cn->ep.db, num, argv, len);
-        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_SELECT, k, argv, len);
-        k = redlock__conn_info_argv(cn->ep.info, argv, len);
-        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_INFO, k, argv, len);
-        if (!queued) { /* a connection without its AUTH or SELECT is not used */
-            redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
-            return;
-        }
+    if (redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.info, redlock__libev_handshake, cn)) {
+        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory"); /* not used without its AUTH or SELECT */
+        return;
     }
     redlock__libev_arm_watch(c); /* the connect timeout, and AUTH / SELECT owed */
 }

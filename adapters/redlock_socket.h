@@ -1160,19 +1160,16 @@ static int redlock__sock_queue(struct redlock__sock_node *nd, int argc,
 
 /* Queues the preamble (redlock_conn.h): AUTH, SELECT, and INFO memory
    for the core's node health (not on a subscriber, nor in raw mode). */
+/* One command of the preamble (redlock_conn.h), adapter-sent (no tag). */
+static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const char **argv, const size_t *len)
+{
+    return redlock__sock_queue((struct redlock__sock_node *)ctx, argc, argv, len, 0, kind);
+}
+
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
-    const char *argv[3];
-    size_t len[3];
-    char num[16];
-    int k, rc = 0, info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
-    if ((k = redlock__conn_auth_argv(nd->user, nd->pass, argv, len)) != 0)
-        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_AUTH);
-    if (rc == 0 && (k = redlock__conn_select_argv(nd->db, num, argv, len)) != 0)
-        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_SELECT);
-    if (rc == 0 && (k = redlock__conn_info_argv(info, argv, len)) != 0)
-        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_INFO);
-    return rc;
+    int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
+    return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, info, redlock__sock_queue_preamble, nd);
 }
 
 /* Opens the connection and queues the preamble in front of everything. */
