@@ -341,6 +341,21 @@ static inline int redlock__conn_may_open(const redlock__conn_life *l, int64_t no
     return now >= l->retry_at;
 }
 
+/* What is overdue on a connection at `now`: its TCP connect (CONNECT) or
+   its TLS handshake (HANDSHAKE; handshaking: the driver's word), both
+   due by connect_deadline; else the oldest reply owed (REPLY), unless
+   `hold`: its clock waits for the handshake. NONE: nothing. */
+enum { REDLOCK__CONN_LATE_NONE = 0, REDLOCK__CONN_LATE_CONNECT, REDLOCK__CONN_LATE_HANDSHAKE,
+       REDLOCK__CONN_LATE_REPLY };
+static inline int redlock__conn_late(const redlock__conn_life *l, const redlock__conn_ring *q, int handshaking,
+                                     int hold, int64_t connect_deadline, int64_t command_us, int64_t now)
+{
+    if (l->state == REDLOCK__CONN_CONNECTING && now >= connect_deadline) return REDLOCK__CONN_LATE_CONNECT;
+    if (handshaking && now >= connect_deadline) return REDLOCK__CONN_LATE_HANDSHAKE;
+    if (!hold && now >= redlock__conn_due(q, command_us)) return REDLOCK__CONN_LATE_REPLY;
+    return REDLOCK__CONN_LATE_NONE;
+}
+
 /* The preamble's AUTH or SELECT (kind) was answered: with an error's
    words (refused: 1), or not (NULL: the new connection answers). */
 static inline int redlock__conn_preamble_answer(redlock__conn_life *l, int kind, const char *refusal)

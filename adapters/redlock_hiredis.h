@@ -835,12 +835,14 @@ static inline void redlock__hiredis_expire(redlock_hiredis *c)
     int i;
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
-        if (cn->ctx && cn->life.state == REDLOCK__CONN_CONNECTING && now >= cn->connect_deadline)
+        int hs = redlock__hiredis_tls_handshaking(cn->ssl), late;
+        if (!cn->ctx) continue;
+        late = redlock__conn_late(&cn->life, &cn->q, hs, hs, cn->connect_deadline, cmd_us, now);
+        if (late == REDLOCK__CONN_LATE_CONNECT)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
-        else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
+        else if (late == REDLOCK__CONN_LATE_HANDSHAKE)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
-        else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
-                 now >= redlock__conn_due(&cn->q, cmd_us))
+        else if (late == REDLOCK__CONN_LATE_REPLY)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
 }

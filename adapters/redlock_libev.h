@@ -566,26 +566,18 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
     (void)revents;
     for (i = 0; i < c->_n; i++) {
         redlock__libev_conn *cn = &c->_conn[i];
-        if (cn->ac && cn->life.state == REDLOCK__CONN_CONNECTING) {
-            if (now - cn->connect_start >= (int64_t)c->_connect_timeout_ms * 1000) {
-                redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "connect timed out");
-                continue;
-            }
-            busy = 1;
-        }
-        if (cn->ac && redlock__hiredis_tls_handshaking(cn->ssl)) {
-            if (now - cn->connect_start >= (int64_t)c->_connect_timeout_ms * 1000) {
-                redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
-                continue;
-            }
-            busy = 1;
-        }
-        if (!cn->ac || cn->q.count == 0 || redlock__hiredis_tls_handshaking(cn->ssl)) continue;
-        if (now >= redlock__conn_due(&cn->q, (int64_t)c->_command_timeout_ms * 1000)) {
+        int hs = cn->ac && redlock__hiredis_tls_handshaking(cn->ssl), late;
+        if (!cn->ac) continue;
+        late = redlock__conn_late(&cn->life, &cn->q, hs, hs, cn->connect_start + (int64_t)c->_connect_timeout_ms * 1000,
+                                  (int64_t)c->_command_timeout_ms * 1000, now);
+        if (late == REDLOCK__CONN_LATE_CONNECT)
+            redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "connect timed out");
+        else if (late == REDLOCK__CONN_LATE_HANDSHAKE)
+            redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
+        else if (late == REDLOCK__CONN_LATE_REPLY)
             redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
-        } else {
+        else if (cn->life.state == REDLOCK__CONN_CONNECTING || hs || cn->q.count)
             busy = 1;
-        }
     }
     if (!busy) ev_timer_stop(c->_loop, &c->_watch);
 }

@@ -1544,13 +1544,15 @@ static void redlock__sock_timeouts(redlock_socket *s)
     int i;
     for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->life.state == REDLOCK__CONN_CONNECTING && now >= nd->connect_deadline) {
+        int late = redlock__conn_late(&nd->life, &nd->q, nd->life.state == REDLOCK__CONN_HANDSHAKE, 0,
+                                      nd->connect_deadline, redlock__sock_command_us(s), now);
+        if (late == REDLOCK__CONN_LATE_CONNECT) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
-        } else if (nd->life.state == REDLOCK__CONN_HANDSHAKE && now >= nd->connect_deadline) {
+        } else if (late == REDLOCK__CONN_LATE_HANDSHAKE) {
             /* a silent server: paused, or plain text (redlock_tls.h) */
             snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS handshake: no answer within the connect timeout");
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
-        } else if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s))) {
+        } else if (late == REDLOCK__CONN_LATE_REPLY) {
             /* the answer may be waiting unread (the loop did not run for
                a while): read before declaring the node dead */
             if (nd->life.state == REDLOCK__CONN_UP) redlock__sock_read(s, nd);
