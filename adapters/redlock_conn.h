@@ -278,7 +278,8 @@ static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
    its delay). `status` is the node's last failure, 0 once a connection
    answered since; `words` say it in the server's (or TLS library's, or
    transport's) words, and `server` keeps the server's last error reply
-   on this connection, whatever the status. A subscriber refused by its node (`shunned`: AUTH
+   on this connection, whatever the status (redlock_socket_node_status
+   shows it). A subscriber refused by its node (`shunned`: AUTH
    or SERVER, with the node's words) is reopened only after a backoff
    that doubles at each refusal in a row (redlock_notify.h), until a
    SUBSCRIBE is confirmed.

@@ -590,6 +590,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             freeReplyObject(r);
             continue;
         }
+        redlock__hiredis_heard(&cn->life, r);
         if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
             (void)redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL);
             freeReplyObject(r);

@@ -493,6 +493,12 @@ static inline void redlock__hiredis_set_text(char *dst, size_t cap, const char *
     snprintf(dst, cap, "%s", msg ? msg : "");
 }
 
+/* An error reply's words, kept as the server's last (redlock_conn.h). */
+static inline void redlock__hiredis_heard(redlock__conn_life *l, const redisReply *r)
+{
+    if (r && r->type == REDIS_REPLY_ERROR) redlock__conn_heard(l, r->str, (size_t)r->len);
+}
+
 /* -NOAUTH / -WRONGPASS: the node wants (other) credentials. */
 static inline int redlock__hiredis_auth_error(const redisReply *r)
 {

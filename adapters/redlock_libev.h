@@ -329,6 +329,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
         if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, r);
         return;
     }
+    redlock__hiredis_heard(&cn->life, r);
     if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
         if (r && redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL) &&
             cn->ac == ac)
