@@ -279,12 +279,11 @@ static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
    answered since; `words` say it in the server's (or TLS library's, or
    transport's) words, and `server` keeps the server's last error reply
    on this connection, whatever the status (redlock_socket_node_status
-   shows it). A subscriber refused by its node (`shunned`: AUTH
-   or SERVER, with the node's words) is reopened only after a backoff
-   that doubles at each refusal in a row (redlock_notify.h), until a
-   SUBSCRIBE is confirmed.
-   The driver says when the state changes; this layer keeps what it
-   means. */
+   shows it). A subscriber refused by its node (`shunned`: AUTH or
+   SERVER, with the node's words) is reopened only after a backoff that
+   doubles at each refusal in a row (redlock_notify.h), until a
+   SUBSCRIBE is confirmed. The driver says when the state changes; this
+   layer keeps what it means. */
 enum { REDLOCK__CONN_DOWN = 0, REDLOCK__CONN_CONNECTING, REDLOCK__CONN_HANDSHAKE, REDLOCK__CONN_UP };
 
 typedef struct redlock__conn_life {
