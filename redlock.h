@@ -31,6 +31,27 @@
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
+   IMPLEMENTATION MAP (each part starts with a "---- name ----" line)
+       states, steps and scripts  the lock's and nodes' states as enums,
+                      the step table (one step per command, EVALSHA and
+                      EVAL as one step), the Lua scripts and their SHA1s
+       built-in clocks and randomness
+       small helpers
+       what kind of lock  the kind table: a kind's script per operation,
+                      its arguments, and the one "needs scripts" rule
+       what a lock keeps outside its handle  key, label, owner and fence
+                      strings; times derived from the options
+       rounds         starting a round, each node's first step, building
+                      a step's command, tags, and reading each answer
+       decisions      what votes decide for acquire, fence, extend,
+                      release, upgrade and downgrade; retries, renewals,
+                      turns, timers
+       the lock table locks filed by address, found by a reply's tag
+       API            the public functions, each behind one prologue
+       may I start X now  the operation x activity table (BUSY,
+                      NOT_HELD, ALREADY_HELD)
+       reading a lock's stored value  section 13's decoders
+
    API (declared below)
        setup      redlock_config_init, redlock_client_init,
                   redlock_client_deinit, redlock_lock_init, redlock_lock_deinit
@@ -1223,12 +1244,13 @@ typedef struct redlock_lock_opts {
 /* One node's part of the current round: only what a round needs. */
 typedef struct redlock__node {
     uint16_t seq;      /* tag sequence of the request awaited; 0 = none */
-    uint8_t step;      /* what the node is doing */
-    uint8_t flags;     /* need-send, in-flight, done, clobbered, life unknown, seen */
+    uint8_t step;      /* what the node is doing: REDLOCK__ST_* (and the EVAL bit) */
+    uint8_t flags;     /* REDLOCK__F_*: to send, awaited, done; clobbered, life unknown,
+                          seen, coarse */
     int8_t outcome;    /* result of this round on this node */
     int8_t status;     /* node error of this round */
     uint8_t loops;     /* SETNX/GET repeats */
-    uint8_t spare;
+    uint8_t spare;     /* (unused) */
     int32_t until;     /* our key here is safe to act on until then: after the
                           round's start, in µs, or in ms if F_COARSE (see
                           redlock__until); while F_SEEN is set, the hash of
@@ -1266,10 +1288,8 @@ typedef struct redlock_client {
     uint64_t _line;
     int64_t _turn_at;         /* a turn came free then (redlock_on_timer hands it on) */
     int64_t _window_at;       /* the window last changed then */
-    uint8_t _legacy[REDLOCK_MAX_NODES];     /* node speaks only SETNX/GETSET */
-    uint8_t _no_scripts[REDLOCK_MAX_NODES]; /* node refuses EVAL/EVALSHA */
-    uint8_t _any_legacy;                    /* some _legacy[] is set */
-    uint8_t _modern[REDLOCK_MAX_NODES];     /* AUTO: INFO showed SET NX PX exists */
+    uint8_t _caps[REDLOCK_MAX_NODES];       /* REDLOCK__CAP_*: what the node was found to do */
+    uint8_t _any_legacy;                    /* some node is REDLOCK__CAP_LEGACY */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer refused TLS, AUTH or SELECT: -status, else 0 */
     uint8_t _evicts[REDLOCK_MAX_NODES];     /* redlock_evicts: what the node's server may evict */
     uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
@@ -1304,23 +1324,24 @@ struct redlock_lock {
     uint8_t _state;        /* redlock_state */
     uint8_t _phase_op;     /* user operation the round belongs to */
     uint8_t _cancel_op;    /* release() overtook this operation: report it CANCELLED */
-    uint8_t _last_try;     /* the wait deadline is near: no retry after the current one */
-    uint8_t _give_up;      /* nothing left to try: TIMEOUT is reported at the wait deadline */
-    uint8_t _fail_votes;   /* votes and elapsed time of the last failed attempt */
-    uint8_t _phase;        /* round in progress: acquire, rollback, release, extend, cleanup */
-    uint8_t _user_extend;  /* the last extend round was requested by the user (read in PH_EXTEND only) */
+    uint8_t _try;          /* acquiring: REDLOCK__TRY_*, how the retries stand */
+    uint8_t _fail_votes;   /* votes of the last failed attempt (its elapsed time: _saved_us) */
+    uint8_t _phase;        /* REDLOCK__PH_*: the round in progress (an operation's, or the undo,
+                              cleanup or settle that follows one) */
+    uint8_t _hold;         /* held: REDLOCK__HOLD_*, the user's operation on the hold */
     uint8_t _kind;         /* REDLOCK__K_*: reentrant (the key is a hash {owner: count,
                               owner:token: 1}), fenced, the hold's access mode and
-                              the options' (each acquire starts from the latter) */
+                              the options' (each acquire starts from the latter),
+                              refuses evicting nodes; redlock__kind_of: its row */
     uint8_t _owner_len;    /* reentrant: bytes of the owner id (after the token's in _key) */
     uint8_t _owner_default;/* reentrant: the owner id is made at acquire (client id, thread id) */
     uint8_t _woken;        /* acquiring: a release was notified; the next attempt need not wait
                               for its retry (only for the wake rate limit, _mark.wake_at) */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
-    uint8_t _upgrading;    /* held: an upgrade waits or runs (its attempts renew the hold) */
     int64_t _op_start;     /* when the user operation was called */
-    int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal */
+    int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal,
+                              or an upgrade's next attempt */
     int64_t _saved_us;     /* acquiring: the last failed attempt's elapsed time;
                               extending: the validity left when the round started */
     /* the current round of commands, one step chain per node */
@@ -1696,9 +1717,36 @@ REDLOCK_API int64_t redlock_value_fence(const redlock_reply *get);
 extern "C" {
 #endif
 
+/* ---- states, steps and scripts ---- */
+
 #define REDLOCK__MAGIC 0x524c4b31
 #define REDLOCK__MAX_MS ((int64_t)1 << 40) /* every millisecond setting, ~34 years */
 #define REDLOCK__FIRST_NX_PX 20612          /* SET ... NX PX came with Redis 2.6.12 */
+
+/* An acquire's retries (redlock_lock._try, read while ACQUIRING):
+       RETRYING --the next retry would start too late for the wait--> LAST_TRY
+       LAST_TRY --its attempt failed--> TIMING_OUT
+   TIMING_OUT: nothing left to try; TIMEOUT is reported at the wait deadline. */
+enum { REDLOCK__TRY_RETRYING, REDLOCK__TRY_LAST, REDLOCK__TRY_TIMING_OUT };
+
+/* The user's operation on a hold (redlock_lock._hold, read while HELD):
+       IDLE --extend()--> EXTEND --its round decided, lost or released--> IDLE
+       IDLE --upgrade()--> UPGRADE --upgraded, failed, lost or released--> IDLE
+   EXTEND counts only while its round (REDLOCK__PH_EXTEND) runs: a
+   watchdog renewal runs in the same phase with IDLE. An upgrade waits
+   for a renewal already running; its attempts renew the hold. */
+enum { REDLOCK__HOLD_IDLE, REDLOCK__HOLD_EXTEND, REDLOCK__HOLD_UPGRADE };
+
+/* What the client learned a node can do (redlock_client._caps), from its
+   configured mode and its answers; sticky. Facts, not one state: a node
+   may have SET NX PX and refuse scripts, and LEGACY outweighs the others.
+       UNKNOWN --INFO: new enough, or INFO refused--> | NX_PX
+       UNKNOWN --INFO: older than SET NX PX; our token's legacy value--> | LEGACY
+       any --a release or extend script refused (AUTO)--> | NO_SCRIPTS */
+enum { REDLOCK__CAP_UNKNOWN = 0,    /* AUTO, nothing learned: SET NX PX and scripts are tried */
+       REDLOCK__CAP_NX_PX = 1,      /* SET NX PX exists there: its errors are the server's */
+       REDLOCK__CAP_NO_SCRIPTS = 2, /* refuses EVAL/EVALSHA: check-then-act chains instead */
+       REDLOCK__CAP_LEGACY = 4 };   /* SETNX / GET / GETSET only (no scripts either) */
 
 /* What a round is for. */
 enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_RELEASE,
@@ -1707,8 +1755,11 @@ enum { REDLOCK__PH_NONE, REDLOCK__PH_ACQUIRE, REDLOCK__PH_ROLLBACK, REDLOCK__PH_
        REDLOCK__PH_UPGRADE, REDLOCK__PH_DOWNGRADE,
        REDLOCK__PH_SETTLE /* a failed upgrade given up: back to update where it got to exclusive */ };
 
-/* What one node is doing within a round. Each operation's steps are
-   contiguous: redlock__answer dispatches on the ranges. */
+/* What one node is doing within a round: one step per command. A script
+   step goes out as EVALSHA, or as EVAL when REDLOCK__ST_EVAL is set (after
+   NOSCRIPT, or where one command per node must do: an undo, a cleanup, a
+   settle); which script is the lock kind's (redlock__kinds). redlock__steps
+   says what each step is for. */
 enum {
     REDLOCK__ST_NONE,
     REDLOCK__ST_SET,        /* SET key token NX PX ttl */
@@ -1716,28 +1767,68 @@ enum {
     REDLOCK__ST_SETNX,      /* legacy: SETNX key expiry:token */
     REDLOCK__ST_ACQ_GET,    /* legacy: GET, is the holder's value expired? */
     REDLOCK__ST_ACQ_GETSET, /* legacy: GETSET, did we replace exactly what we read? */
-    REDLOCK__ST_RACQ_SHA,   /* reentrant: EVALSHA acquire */
-    REDLOCK__ST_RACQ_EVAL,  /* reentrant: EVAL acquire after NOSCRIPT */
-    REDLOCK__ST_FACQ_SHA,   /* fenced: EVALSHA acquire (SET NX PX, then INCR the counter) */
-    REDLOCK__ST_FACQ_EVAL,  /* fenced: EVAL acquire after NOSCRIPT */
-    REDLOCK__ST_REL_SHA,    /* EVALSHA release */
-    REDLOCK__ST_REL_EVAL,   /* EVAL release after NOSCRIPT */
+    REDLOCK__ST_ACQUIRE,    /* the acquire script (reentrant, fenced: SET NX PX then INCR the counter, readers-writer) */
+    REDLOCK__ST_RELEASE,    /* the release script */
     REDLOCK__ST_REL_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
     REDLOCK__ST_REL_GET,    /* no scripts: GET, compare */
     REDLOCK__ST_REL_DEL,    /*             then DEL */
-    REDLOCK__ST_EXT_SHA,    /* EVALSHA extend */
-    REDLOCK__ST_EXT_EVAL,   /* EVAL extend after NOSCRIPT */
+    REDLOCK__ST_EXTEND,     /* the extend script */
     REDLOCK__ST_EXT_PTTL,   /* no scripts, adopted token: PTTL, how long does the key live? */
     REDLOCK__ST_EXT_GET,    /* no scripts: GET, compare */
     REDLOCK__ST_EXT_PEXPIRE,/*             then PEXPIRE (modern value) */
     REDLOCK__ST_EXT_GETSET, /*             or GETSET (legacy value) */
-    REDLOCK__ST_FENCE_SHA,  /* fenced: EVALSHA write-back, counter = max(counter, fence) where the key is ours */
-    REDLOCK__ST_FENCE_EVAL, /* fenced: EVAL write-back after NOSCRIPT */
-    REDLOCK__ST_UPG_SHA,    /* readers-writer: EVALSHA upgrade */
-    REDLOCK__ST_UPG_EVAL,
-    REDLOCK__ST_MODE_SHA,   /* readers-writer: EVALSHA set-mode (downgrade; a failed upgrade's settle) */
-    REDLOCK__ST_MODE_EVAL
+    REDLOCK__ST_FENCE,      /* fenced: the write-back, counter = max(counter, fence) where the key is ours */
+    REDLOCK__ST_UPGRADE,    /* readers-writer: upgrade */
+    REDLOCK__ST_SET_MODE,   /* readers-writer: set-mode (downgrade; a failed upgrade's settle) */
+    REDLOCK__ST_EVAL = 0x80 /* with a script step: EVAL, not EVALSHA */
 };
+
+/* The operations a step serves (and a lock kind has a script for). */
+enum { REDLOCK__S_ACQUIRE, REDLOCK__S_RELEASE, REDLOCK__S_EXTEND, REDLOCK__S_FENCE, REDLOCK__S_UPGRADE,
+       REDLOCK__S_SET_MODE, REDLOCK__S_COUNT };
+
+/* How a step's command is made: the verb, then what follows it. */
+enum { REDLOCK__ARGS_KEY,    /* key */
+       REDLOCK__ARGS_SET,    /* key token NX PX ttl */
+       REDLOCK__ARGS_VALUE,  /* key expiry:token (a legacy value) */
+       REDLOCK__ARGS_TTL,    /* key ttl */
+       REDLOCK__ARGS_INFO,   /* "server" */
+       REDLOCK__ARGS_SCRIPT  /* the kind's script for the operation (redlock__build_script) */ };
+/* What a step's answer leads to. */
+enum { REDLOCK__THEN_MORE,   /* a chain goes on (another step follows, or the answer decides it) */
+       REDLOCK__THEN_SCRIPT, /* NOSCRIPT, or no scripting at all, may still call for another step */
+       REDLOCK__THEN_LAST }; /* a chain's last step: the answer ends the node's part */
+typedef struct redlock__step_info {
+    const char *verb;
+    uint8_t op;   /* REDLOCK__S_* (REDLOCK__S_COUNT: none) */
+    uint8_t args; /* REDLOCK__ARGS_* */
+    uint8_t then; /* REDLOCK__THEN_* */
+} redlock__step_info;
+static const redlock__step_info redlock__steps[] = {
+    /* NONE */       { "", REDLOCK__S_COUNT, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* SET */        { "SET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SET, REDLOCK__THEN_MORE },
+    /* PROBE */      { "INFO", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_INFO, REDLOCK__THEN_MORE },
+    /* SETNX */      { "SETNX", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
+    /* ACQ_GET */    { "GET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* ACQ_GETSET */ { "GETSET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
+    /* ACQUIRE */    { "", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* RELEASE */    { "", REDLOCK__S_RELEASE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* REL_PTTL */   { "PTTL", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* REL_GET */    { "GET", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* REL_DEL */    { "DEL", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_LAST },
+    /* EXTEND */     { "", REDLOCK__S_EXTEND, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* EXT_PTTL */   { "PTTL", REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* EXT_GET */    { "GET", REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* EXT_PEXPIRE */{ "PEXPIRE", REDLOCK__S_EXTEND, REDLOCK__ARGS_TTL, REDLOCK__THEN_LAST },
+    /* EXT_GETSET */ { "GETSET", REDLOCK__S_EXTEND, REDLOCK__ARGS_VALUE, REDLOCK__THEN_LAST },
+    /* FENCE */      { "", REDLOCK__S_FENCE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* UPGRADE */    { "", REDLOCK__S_UPGRADE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* SET_MODE */   { "", REDLOCK__S_SET_MODE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT }
+};
+/* A node's step without its EVAL bit, and what it is. */
+static int redlock__base_step(int st) { return st & ~REDLOCK__ST_EVAL; }
+static const redlock__step_info *redlock__step_info_of(int st) { return &redlock__steps[redlock__base_step(st)]; }
+static int redlock__is_script_step(int st) { return redlock__step_info_of(st)->args == REDLOCK__ARGS_SCRIPT; }
 
 /* LIFE: how long our key lives on the node is unknown (an adopted token):
    read it before a check-then-act step acts. CLOBBERED and LIFE outlive rounds;
@@ -1974,8 +2065,6 @@ static int redlock__starts(const char *s, size_t len, const char *prefix) {
     return len >= n && memcmp(s, prefix, n) == 0;
 }
 
-/* Legacy value "expiry_ms:token". Returns 1 and fills the parts if it has
-   that shape. */
 /* 32 bits of FNV-1a, mixed: two different values of one key collide about
    once in 4 billion. */
 static uint32_t redlock__hash32(const char *s, size_t len) {
@@ -1988,6 +2077,8 @@ static uint32_t redlock__hash32(const char *s, size_t len) {
     return h;
 }
 
+/* Legacy value "expiry_ms:token". Returns 1 and fills the parts if it has
+   that shape. */
 static int redlock__parse_legacy(const char *s, size_t len, int64_t *expiry,
                                  const char **tok, size_t *toklen) {
     size_t i = 0;
@@ -2045,8 +2136,60 @@ static redlock_access redlock__access(const redlock_lock *lk) { return (redlock_
 static redlock_access redlock__opts_access(const redlock_lock *lk) {
     return (redlock_access)((lk->_kind >> REDLOCK__K_OPTS_ACCESS_SHIFT) & 3);
 }
-/* reentrant and readers-writer locks: scripts only, on every node */
-static int redlock__scripts_only(const redlock_lock *lk) { return redlock__reentrant(lk) || redlock__access(lk) != REDLOCK_ACCESS_DEFAULT; }
+
+/* The scripts, by number: a script's bit in redlock_client._scripted is
+   1 << (number - 1) (a server caches each script on its own). */
+enum { REDLOCK__LUA_NONE, REDLOCK__LUA_RELEASE, REDLOCK__LUA_EXTEND, REDLOCK__LUA_RACQUIRE, REDLOCK__LUA_RRELEASE,
+       REDLOCK__LUA_REXTEND, REDLOCK__LUA_FACQUIRE, REDLOCK__LUA_FENCE, REDLOCK__LUA_RFACQUIRE, REDLOCK__LUA_RFENCE,
+       REDLOCK__LUA_RWACQUIRE, REDLOCK__LUA_RWRELEASE, REDLOCK__LUA_RWEXTEND, REDLOCK__LUA_RWUPGRADE,
+       REDLOCK__LUA_RWSETMODE };
+
+/* A lock kind: its script per operation and the arguments they take.
+   Adding a kind is one row here (and redlock__kind_index) plus its scripts.
+   The plain kind's acquire is SET NX PX, not a script; its release and
+   extend fall back to check-then-act chains on nodes without scripts,
+   and its acquire to SETNX / GET / GETSET on legacy nodes: legacy and
+   no-scripting are what a node can do, not kinds. Every other operation
+   needs its script on the node: where the node refuses scripts, its vote
+   fails with NO_SCRIPTING (redlock__needs_scripts). */
+enum { REDLOCK__KIND_PLAIN, REDLOCK__KIND_REENTRANT, REDLOCK__KIND_FENCED, REDLOCK__KIND_REENTRANT_FENCED,
+       REDLOCK__KIND_RW };
+#define REDLOCK__BIT(op) (1u << (op))
+typedef struct redlock__kind {
+    uint8_t script[REDLOCK__S_COUNT]; /* REDLOCK__LUA_* per operation; NONE: a plain command, or no such operation */
+    uint8_t bare;    /* operations (REDLOCK__BIT) that go on without scripts on a node that refuses them */
+    uint8_t counter; /* operations whose script gets the fence counter too (KEYS[2]); the acquire
+                        answers the counter */
+    uint8_t owner;   /* ARGV[1] is the owner id: the key is a hash of owners' entries (section 9) */
+    uint8_t modes;   /* readers-writer (section 12): ARGV carries the access mode; the acquire answers 1 or 0 */
+} redlock__kind;
+static const redlock__kind redlock__kinds[] = {
+    /* PLAIN */ { { REDLOCK__LUA_NONE, REDLOCK__LUA_RELEASE, REDLOCK__LUA_EXTEND, 0, 0, 0 },
+                  REDLOCK__BIT(REDLOCK__S_RELEASE) | REDLOCK__BIT(REDLOCK__S_EXTEND), 0, 0, 0 },
+    /* REENTRANT */ { { REDLOCK__LUA_RACQUIRE, REDLOCK__LUA_RRELEASE, REDLOCK__LUA_REXTEND, 0, 0, 0 }, 0, 0, 1, 0 },
+    /* FENCED */ { { REDLOCK__LUA_FACQUIRE, REDLOCK__LUA_RELEASE, REDLOCK__LUA_EXTEND, REDLOCK__LUA_FENCE, 0, 0 },
+                   REDLOCK__BIT(REDLOCK__S_RELEASE) | REDLOCK__BIT(REDLOCK__S_EXTEND),
+                   REDLOCK__BIT(REDLOCK__S_ACQUIRE) | REDLOCK__BIT(REDLOCK__S_FENCE), 0, 0 },
+    /* REENTRANT_FENCED */ { { REDLOCK__LUA_RFACQUIRE, REDLOCK__LUA_RRELEASE, REDLOCK__LUA_REXTEND, REDLOCK__LUA_RFENCE,
+                             0, 0 }, 0, REDLOCK__BIT(REDLOCK__S_ACQUIRE) | REDLOCK__BIT(REDLOCK__S_FENCE), 1, 0 },
+    /* RW */ { { REDLOCK__LUA_RWACQUIRE, REDLOCK__LUA_RWRELEASE, REDLOCK__LUA_RWEXTEND, 0, REDLOCK__LUA_RWUPGRADE,
+                 REDLOCK__LUA_RWSETMODE }, 0, 0, 0, 1 }
+};
+/* The kind of the options' lock: the options allow no other combination
+   of reentrant, fence and access (redlock_lock_init). */
+static int redlock__kind_index(int reentrant, int fenced, redlock_access access) {
+    if (access != REDLOCK_ACCESS_DEFAULT) return REDLOCK__KIND_RW;
+    return (reentrant ? REDLOCK__KIND_REENTRANT : 0) + (fenced ? REDLOCK__KIND_FENCED : 0);
+}
+static const redlock__kind *redlock__kind_of(const redlock_lock *lk) {
+    return &redlock__kinds[redlock__kind_index(redlock__reentrant(lk), redlock__fenced(lk), redlock__access(lk))];
+}
+/* The one "needs scripts" rule: the kind runs a script for the operation
+   and has nothing to fall back on where a node refuses scripts. */
+static int redlock__kind_needs_scripts(const redlock__kind *k, int op) {
+    return op < REDLOCK__S_COUNT && k->script[op] != REDLOCK__LUA_NONE && !(k->bare & REDLOCK__BIT(op));
+}
+static int redlock__needs_scripts(const redlock_lock *lk, int op) { return redlock__kind_needs_scripts(redlock__kind_of(lk), op); }
 /* Node i's server may forget this lock's keys before their time (section
    4, Eviction) and the lock does not count such a node's grants. */
 static int redlock__refuses(const redlock_lock *lk, int i) {
@@ -2122,9 +2265,9 @@ static void redlock__event(redlock_lock *lk, redlock_event_type type, int node, 
 /* A release, undo or cleanup leaves node i's key to expire. */
 static void redlock__key_left(redlock_lock *lk, int i) { redlock__event(lk, REDLOCK_EV_KEY_LEFT, i, 0); }
 
-static int redlock__node_legacy(const redlock_lock *lk, int i) { return lk->_client->_legacy[i]; }
+static int redlock__node_legacy(const redlock_lock *lk, int i) { return (lk->_client->_caps[i] & REDLOCK__CAP_LEGACY) != 0; }
 static int redlock__node_noscript(const redlock_lock *lk, int i) {
-    return lk->_client->_legacy[i] || lk->_client->_no_scripts[i];
+    return (lk->_client->_caps[i] & (REDLOCK__CAP_LEGACY | REDLOCK__CAP_NO_SCRIPTS)) != 0;
 }
 
 /* The first step of a check-then-act chain (nodes without scripts): GET;
@@ -2136,28 +2279,33 @@ static uint8_t redlock__check_step(const redlock_lock *lk, int i, int release) {
     return release ? REDLOCK__ST_REL_GET : REDLOCK__ST_EXT_GET;
 }
 
-static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
-    if (phase == REDLOCK__PH_FENCE) return REDLOCK__ST_FENCE_SHA;
-    if (phase == REDLOCK__PH_UPGRADE) return REDLOCK__ST_UPG_SHA;
-    if (phase == REDLOCK__PH_DOWNGRADE) return REDLOCK__ST_MODE_SHA;
-    if (phase == REDLOCK__PH_SETTLE) return REDLOCK__ST_MODE_EVAL; /* one command per node, as an undo */
-    if (phase == REDLOCK__PH_ACQUIRE && redlock__fenced(lk)) return REDLOCK__ST_FACQ_SHA;
-    if (redlock__scripts_only(lk)) {
-        switch (phase) {
-        case REDLOCK__PH_ACQUIRE: return REDLOCK__ST_RACQ_SHA;
-        case REDLOCK__PH_EXTEND: return REDLOCK__ST_EXT_SHA;
-        case REDLOCK__PH_RELEASE: return REDLOCK__ST_REL_SHA;
-        default: return REDLOCK__ST_REL_EVAL;
-        }
-    }
+/* The operation a round's steps serve. */
+static int redlock__phase_op(int phase) {
     switch (phase) {
-    case REDLOCK__PH_ACQUIRE: return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
-    case REDLOCK__PH_EXTEND: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 0) : (uint8_t)REDLOCK__ST_EXT_SHA;
-    case REDLOCK__PH_RELEASE: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : (uint8_t)REDLOCK__ST_REL_SHA;
-    /* undo and cleanup send the script itself: one command per node, so
-       nothing is left to send if the lock is deinitialised meanwhile */
-    default: return redlock__node_noscript(lk, i) ? redlock__check_step(lk, i, 1) : (uint8_t)REDLOCK__ST_REL_EVAL;
+    case REDLOCK__PH_ACQUIRE: return REDLOCK__S_ACQUIRE;
+    case REDLOCK__PH_EXTEND: return REDLOCK__S_EXTEND;
+    case REDLOCK__PH_FENCE: return REDLOCK__S_FENCE;
+    case REDLOCK__PH_UPGRADE: return REDLOCK__S_UPGRADE;
+    case REDLOCK__PH_DOWNGRADE:
+    case REDLOCK__PH_SETTLE: return REDLOCK__S_SET_MODE;
+    default: return REDLOCK__S_RELEASE; /* a release, an undo, a cleanup */
     }
+}
+
+/* Node i's first step in a round of this phase: the kind's script for the
+   operation (a plain SET where there is none), or the check-then-act
+   chain where the node refuses scripts and the kind may do without. */
+static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
+    static const uint8_t script_step[REDLOCK__S_COUNT] = { REDLOCK__ST_ACQUIRE, REDLOCK__ST_RELEASE, REDLOCK__ST_EXTEND,
+                                                           REDLOCK__ST_FENCE, REDLOCK__ST_UPGRADE, REDLOCK__ST_SET_MODE };
+    const redlock__kind *k = redlock__kind_of(lk);
+    int op = redlock__phase_op(phase);
+    /* undo, cleanup and settle send the script itself: one command per
+       node, so nothing is left to send if the lock is deinitialised meanwhile */
+    int eval = phase == REDLOCK__PH_ROLLBACK || phase == REDLOCK__PH_CLEANUP || phase == REDLOCK__PH_SETTLE;
+    if (k->script[op] == REDLOCK__LUA_NONE) return redlock__node_legacy(lk, i) ? REDLOCK__ST_SETNX : REDLOCK__ST_SET;
+    if ((k->bare & REDLOCK__BIT(op)) && redlock__node_noscript(lk, i)) return redlock__check_step(lk, i, op == REDLOCK__S_RELEASE);
+    return (uint8_t)(script_step[op] | (eval ? REDLOCK__ST_EVAL : 0));
 }
 
 /* A node's `until` (monotonic; 0: not ours to act on) is kept relative to
@@ -2247,10 +2395,9 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         n->status = 0;
         n->loops = 0;
         n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
-        /* a reentrant lock, or a fenced lock's acquire, sends nothing to a
-           node known to refuse scripts (configured LEGACY, or found so): its
-           vote fails at once */
-        if ((redlock__scripts_only(lk) || (redlock__fenced(lk) && phase == REDLOCK__PH_ACQUIRE)) && redlock__node_noscript(lk, i)) {
+        /* an operation that needs scripts sends nothing to a node known to
+           refuse them (configured LEGACY, or found so): its vote fails at once */
+        if (redlock__needs_scripts(lk, redlock__phase_op(phase)) && redlock__node_noscript(lk, i)) {
             n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
             n->outcome = REDLOCK__OUT_ERR;
             n->status = REDLOCK_ERR_NO_SCRIPTING;
@@ -2318,33 +2465,18 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
     /* sent by the drive loop that runs after every answer */
 }
 
-/* The script a step runs, as a bit of redlock_client._scripted (a server
-   caches each script on its own); 0 for the other steps. */
-enum { REDLOCK__SCRIPT_RELEASE = 1, REDLOCK__SCRIPT_EXTEND = 2, REDLOCK__SCRIPT_RACQUIRE = 4,
-       REDLOCK__SCRIPT_RRELEASE = 8, REDLOCK__SCRIPT_REXTEND = 16, REDLOCK__SCRIPT_FACQUIRE = 32,
-       REDLOCK__SCRIPT_FENCE = 64, REDLOCK__SCRIPT_RFACQUIRE = 128, REDLOCK__SCRIPT_RFENCE = 256,
-       REDLOCK__SCRIPT_RWACQUIRE = 512, REDLOCK__SCRIPT_RWRELEASE = 1024, REDLOCK__SCRIPT_RWEXTEND = 2048,
-       REDLOCK__SCRIPT_RWUPGRADE = 4096, REDLOCK__SCRIPT_RWSETMODE = 8192 };
+/* The script a step runs (REDLOCK__LUA_*; NONE for the plain commands),
+   and its bit of redlock_client._scripted. */
+static int redlock__script_id(const redlock_lock *lk, int st) {
+    if (!redlock__is_script_step(st)) return REDLOCK__LUA_NONE;
+    return redlock__kind_of(lk)->script[redlock__step_info_of(st)->op];
+}
 static int redlock__script_bit(const redlock_lock *lk, int st) {
-    int rw = redlock__access(lk) != REDLOCK_ACCESS_DEFAULT;
-    if (st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_UPG_EVAL) return REDLOCK__SCRIPT_RWUPGRADE;
-    if (st == REDLOCK__ST_MODE_SHA || st == REDLOCK__ST_MODE_EVAL) return REDLOCK__SCRIPT_RWSETMODE;
-    if (rw && (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL)) return REDLOCK__SCRIPT_RWACQUIRE;
-    if (rw && (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)) return REDLOCK__SCRIPT_RWRELEASE;
-    if (rw && (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)) return REDLOCK__SCRIPT_RWEXTEND;
-    if (st == REDLOCK__ST_RACQ_SHA || st == REDLOCK__ST_RACQ_EVAL) return REDLOCK__SCRIPT_RACQUIRE;
-    if (st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RFACQUIRE : REDLOCK__SCRIPT_FACQUIRE;
-    if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RFENCE : REDLOCK__SCRIPT_FENCE;
-    if (st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_RRELEASE : REDLOCK__SCRIPT_RELEASE;
-    if (st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_EXT_EVAL)
-        return redlock__reentrant(lk) ? REDLOCK__SCRIPT_REXTEND : REDLOCK__SCRIPT_EXTEND;
-    return 0;
+    int id = redlock__script_id(lk, st);
+    return id == REDLOCK__LUA_NONE ? 0 : 1 << (id - 1);
 }
 
-/* A script step's script: its text and SHA1, in the order of the bits. */
+/* A script's text and SHA1, by number. */
 typedef struct redlock__script { const char *lua; size_t len; const char *sha; } redlock__script;
 static const redlock__script *redlock__script_of(const redlock_lock *lk, int st) {
 #define REDLOCK__SCRIPT(name) { redlock__##name##_lua, sizeof redlock__##name##_lua - 1, redlock__##name##_sha }
@@ -2356,168 +2488,136 @@ static const redlock__script *redlock__script_of(const redlock_lock *lk, int st)
                                                REDLOCK__SCRIPT(rwrelease), REDLOCK__SCRIPT(rwextend),
                                                REDLOCK__SCRIPT(rwupgrade), REDLOCK__SCRIPT(rwsetmode) };
 #undef REDLOCK__SCRIPT
-    int bit = redlock__script_bit(lk, st), k = 0;
-    while (bit > 1) { bit >>= 1; k++; }
-    return &scripts[k];
+    return &scripts[redlock__script_id(lk, st) - 1];
 }
 
-/* Text made for one command: a ttl, a legacy value. */
+/* Text made for one command: a number (a ttl, a fence), a legacy value, a
+   writer's wait. */
 typedef struct redlock__scratch {
     char ttl[24];            /* or a fence */
     char value[REDLOCK__VALUE_MAX];
     char wait[24];           /* a readers-writer acquire: how long a waiting writer's mark lives */
 } redlock__scratch;
 
+#define REDLOCK__ARG(cmd, s, l) ((cmd)->argv[(cmd)->argc] = (s), (cmd)->argvlen[(cmd)->argc] = (l), (cmd)->argc++)
+#define REDLOCK__LIT(cmd, s) REDLOCK__ARG(cmd, s, sizeof(s) - 1)
+
+/* The number a step sends (a ttl, a fence) as text in sc->ttl; returns its
+   length, 0 for a step that sends none. */
+static size_t redlock__step_number(const redlock_lock *lk, int st, redlock__scratch *sc) {
+    switch (redlock__base_step(st)) {
+    case REDLOCK__ST_SET:
+    case REDLOCK__ST_ACQUIRE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_ttl_ms);
+    case REDLOCK__ST_FENCE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_fence);
+    case REDLOCK__ST_UPGRADE:
+    case REDLOCK__ST_EXTEND:
+    case REDLOCK__ST_EXT_PEXPIRE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
+    default: return 0;
+    }
+}
+
+/* A legacy value, "expiry:token", in sc->value; returns its length. The
+   expiry is taken when sent, so a late GETSET moves an expiry as little as
+   possible. */
+static size_t redlock__legacy_value(const redlock_lock *lk, int st, redlock__scratch *sc) {
+    redlock_client *c = lk->_client;
+    int64_t ttl_ms = st == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms;
+    size_t len = redlock__fmt_u64(sc->value, (uint64_t)(c->_cb.wall_ms(c->_user) + ttl_ms + 1));
+    sc->value[len++] = ':';
+    memcpy(sc->value + len, redlock__token(lk), redlock__token_len(lk));
+    return len + redlock__token_len(lk);
+}
+
+static const char *redlock__mode_letter(redlock_access a) {
+    return a == REDLOCK_ACCESS_SHARED ? "s" : a == REDLOCK_ACCESS_UPDATE ? "u" : "x";
+}
+
+/* How long a refused writer's mark keeps new readers out: until its next
+   attempt is due, and a little; as text in sc->wait. */
+static size_t redlock__writer_wait(const redlock_lock *lk, redlock__scratch *sc) {
+    int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
+    return redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1));
+}
+
+/* A readers-writer script's last arguments (section 12). */
+static void redlock__rw_args(const redlock_lock *lk, int op, redlock_command *cmd, redlock__scratch *sc) {
+    switch (op) {
+    case REDLOCK__S_RELEASE: /* the undo of an acquire's last attempt: drop the writer's mark, publish nothing */
+        if (lk->_phase == REDLOCK__PH_ROLLBACK && (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_try == REDLOCK__TRY_TIMING_OUT))
+            REDLOCK__LIT(cmd, "2");
+        break;
+    case REDLOCK__S_ACQUIRE: /* the mode, and the mark's life */
+        REDLOCK__ARG(cmd, redlock__mode_letter(redlock__access(lk)), 1);
+        REDLOCK__ARG(cmd, sc->wait, redlock__writer_wait(lk, sc));
+        break;
+    case REDLOCK__S_UPGRADE: REDLOCK__ARG(cmd, sc->wait, redlock__writer_wait(lk, sc)); break;
+    case REDLOCK__S_EXTEND: /* an entry renews only where it is at least the holder's mode:
+                               an exclusive hold stands on its exclusive entries alone */
+        REDLOCK__ARG(cmd, redlock__mode_letter(redlock__access(lk)), 1);
+        break;
+    case REDLOCK__S_SET_MODE: /* by the operation, not the phase: a downgrade's straggler (its
+                                 EVAL after NOSCRIPT) runs in the cleanup that follows it */
+        if (lk->_phase_op == REDLOCK_OP_DOWNGRADE) REDLOCK__LIT(cmd, "s");
+        else REDLOCK__LIT(cmd, "u"); /* the settle of an upgrade that gave up */
+        break;
+    default: break;
+    }
+}
+
+/* A script step's command: EVALSHA sha (or EVAL script), KEYS[1] the key
+   [, KEYS[2] its fence counter], ARGV: [owner,] token [, ttl or fence]
+   (release: a flag instead, to publish, except for the undo of a failed
+   attempt) [, the readers-writer arguments]. */
+static void redlock__build_script(const redlock_lock *lk, int st, redlock_command *cmd, redlock__scratch *sc) {
+    const redlock__kind *k = redlock__kind_of(lk);
+    const redlock__script *script = redlock__script_of(lk, st);
+    int op = redlock__step_info_of(st)->op;
+    size_t numlen = redlock__step_number(lk, st, sc);
+    if (st & REDLOCK__ST_EVAL) {
+        REDLOCK__LIT(cmd, "EVAL"); REDLOCK__ARG(cmd, script->lua, script->len);
+    } else {
+        REDLOCK__LIT(cmd, "EVALSHA"); REDLOCK__ARG(cmd, script->sha, 40);
+    }
+    if (k->counter & REDLOCK__BIT(op)) {
+        REDLOCK__LIT(cmd, "2"); REDLOCK__ARG(cmd, lk->_key, lk->_key_len);
+        REDLOCK__ARG(cmd, redlock__counter(lk), REDLOCK__FENCE_PREFIX_LEN + lk->_key_len);
+    } else {
+        REDLOCK__LIT(cmd, "1"); REDLOCK__ARG(cmd, lk->_key, lk->_key_len);
+    }
+    if (k->owner) REDLOCK__ARG(cmd, redlock__owner(lk), lk->_owner_len);
+    REDLOCK__ARG(cmd, redlock__token(lk), redlock__token_len(lk));
+    if (numlen) REDLOCK__ARG(cmd, sc->ttl, numlen);
+    if (op == REDLOCK__S_RELEASE && lk->_phase != REDLOCK__PH_ROLLBACK) REDLOCK__LIT(cmd, "1");
+    if (k->modes) redlock__rw_args(lk, op, cmd, sc);
+}
+
 /* Builds the command for node i's current step. Argument text lives in the
    lock's strings (key, token) or in the caller's scratch, and stays valid
    during send. */
-static void redlock__build(redlock_lock *lk, int i, redlock_command *cmd, redlock__scratch *sc) {
-    const redlock__node *n = &lk->_node[i];
-    char *val = sc->value;
-    size_t vallen = 0, ttllen = 0;
-    int a = 0;
-#define REDLOCK__ARG(s, l) (cmd->argv[a] = (s), cmd->argvlen[a] = (l), a++)
-#define REDLOCK__LIT(s) REDLOCK__ARG(s, sizeof(s) - 1)
-    switch (n->step) {
-    case REDLOCK__ST_SETNX:
-    case REDLOCK__ST_ACQ_GETSET:
-    case REDLOCK__ST_EXT_GETSET:
-        /* expiry taken when sent, so a late GETSET moves an expiry as little as possible */
-        vallen = redlock__fmt_u64(val, (uint64_t)(lk->_client->_cb.wall_ms(lk->_client->_user) +
-                                           (n->step == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms) + 1));
-        val[vallen++] = ':';
-        memcpy(val + vallen, redlock__token(lk), redlock__token_len(lk));
-        vallen += redlock__token_len(lk);
-        break;
-    case REDLOCK__ST_SET:
-    case REDLOCK__ST_RACQ_SHA:
-    case REDLOCK__ST_RACQ_EVAL:
-    case REDLOCK__ST_FACQ_SHA:
-    case REDLOCK__ST_FACQ_EVAL:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_ttl_ms);
-        break;
-    case REDLOCK__ST_FENCE_SHA:
-    case REDLOCK__ST_FENCE_EVAL:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_fence);
-        break;
-    case REDLOCK__ST_UPG_SHA:
-    case REDLOCK__ST_UPG_EVAL:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
-        break;
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-    case REDLOCK__ST_EXT_PEXPIRE:
-        ttllen = redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
-        break;
-    default: break;
+static void redlock__build(const redlock_lock *lk, int i, redlock_command *cmd, redlock__scratch *sc) {
+    int st = lk->_node[i].step;
+    const redlock__step_info *info = redlock__step_info_of(st);
+    cmd->argc = 0;
+    if (info->args == REDLOCK__ARGS_SCRIPT) {
+        redlock__build_script(lk, st, cmd, sc);
+        return;
     }
-    switch (n->step) {
-    case REDLOCK__ST_SET:
-        REDLOCK__LIT("SET"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        REDLOCK__ARG(redlock__token(lk), redlock__token_len(lk)); REDLOCK__LIT("NX"); REDLOCK__LIT("PX");
-        REDLOCK__ARG(sc->ttl, ttllen);
-        break;
-    case REDLOCK__ST_SETNX:
-        REDLOCK__LIT("SETNX"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
-        break;
-    case REDLOCK__ST_PROBE:
-        REDLOCK__LIT("INFO"); REDLOCK__LIT("server");
-        break;
-    case REDLOCK__ST_ACQ_GET:
-    case REDLOCK__ST_REL_GET:
-    case REDLOCK__ST_EXT_GET:
-        REDLOCK__LIT("GET"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        break;
-    case REDLOCK__ST_REL_PTTL:
-    case REDLOCK__ST_EXT_PTTL:
-        REDLOCK__LIT("PTTL"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        break;
-    case REDLOCK__ST_ACQ_GETSET:
-    case REDLOCK__ST_EXT_GETSET:
-        REDLOCK__LIT("GETSET"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(val, vallen);
-        break;
-    case REDLOCK__ST_RACQ_SHA:
-    case REDLOCK__ST_RACQ_EVAL:
-    case REDLOCK__ST_FACQ_SHA:
-    case REDLOCK__ST_FACQ_EVAL:
-    case REDLOCK__ST_REL_SHA:
-    case REDLOCK__ST_REL_EVAL:
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-    case REDLOCK__ST_FENCE_SHA:
-    case REDLOCK__ST_FENCE_EVAL:
-    case REDLOCK__ST_UPG_SHA:
-    case REDLOCK__ST_UPG_EVAL:
-    case REDLOCK__ST_MODE_SHA:
-    case REDLOCK__ST_MODE_EVAL: {
-        /* KEYS[1] key [, KEYS[2] its fence counter], ARGV: [owner,] token
-           [, ttl or fence] (release: a flag instead, to publish, except for
-           the undo of a failed attempt) */
-        const redlock__script *script = redlock__script_of(lk, n->step);
-        int counter = n->step == REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_FENCE_EVAL ||
-                      n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_FACQ_EVAL;
-        if (n->step == REDLOCK__ST_RACQ_SHA || n->step == REDLOCK__ST_FACQ_SHA || n->step == REDLOCK__ST_REL_SHA ||
-            n->step == REDLOCK__ST_EXT_SHA || n->step == REDLOCK__ST_FENCE_SHA || n->step == REDLOCK__ST_UPG_SHA ||
-            n->step == REDLOCK__ST_MODE_SHA) {
-            REDLOCK__LIT("EVALSHA"); REDLOCK__ARG(script->sha, 40);
-        } else {
-            REDLOCK__LIT("EVAL"); REDLOCK__ARG(script->lua, script->len);
-        }
-        if (counter) {
-            REDLOCK__LIT("2"); REDLOCK__ARG(lk->_key, lk->_key_len);
-            REDLOCK__ARG(redlock__counter(lk), REDLOCK__FENCE_PREFIX_LEN + lk->_key_len);
-        } else {
-            REDLOCK__LIT("1"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        }
-        if (redlock__reentrant(lk)) REDLOCK__ARG(redlock__owner(lk), lk->_owner_len);
-        REDLOCK__ARG(redlock__token(lk), redlock__token_len(lk));
-        if (ttllen) REDLOCK__ARG(sc->ttl, ttllen);
-        if ((n->step == REDLOCK__ST_REL_SHA || n->step == REDLOCK__ST_REL_EVAL) && lk->_phase != REDLOCK__PH_ROLLBACK)
-            REDLOCK__LIT("1");
-        else if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWRELEASE &&
-                 (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up))
-            REDLOCK__LIT("2"); /* the undo of an acquire's last attempt: drop the writer's mark, publish nothing */
-        if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWACQUIRE) {
-            /* the mode, and how long a refused writer's mark keeps new
-               readers out: until its next attempt is due, and a little */
-            int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
-            if (redlock__access(lk) == REDLOCK_ACCESS_SHARED) REDLOCK__LIT("s");
-            else if (redlock__access(lk) == REDLOCK_ACCESS_UPDATE) REDLOCK__LIT("u");
-            else REDLOCK__LIT("x");
-            REDLOCK__ARG(sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1)));
-        }
-        if (n->step == REDLOCK__ST_UPG_SHA || n->step == REDLOCK__ST_UPG_EVAL) {
-            int64_t wait_ms = (lk->_retry_delay_us + lk->_retry_jitter_us) / 1000 + 2 * lk->_client->_cfg.node_timeout_ms;
-            REDLOCK__ARG(sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)(wait_ms > 0 ? wait_ms : 1)));
-        }
-        if (redlock__script_bit(lk, n->step) == REDLOCK__SCRIPT_RWEXTEND) {
-            /* an entry renews only where it is at least the holder's mode:
-               an exclusive hold stands on its exclusive entries alone */
-            redlock_access held_as = redlock__access(lk);
-            if (held_as == REDLOCK_ACCESS_SHARED) REDLOCK__LIT("s");
-            else if (held_as == REDLOCK_ACCESS_UPDATE) REDLOCK__LIT("u");
-            else REDLOCK__LIT("x");
-        }
-        if (n->step == REDLOCK__ST_MODE_SHA || n->step == REDLOCK__ST_MODE_EVAL) {
-            /* by the operation, not the phase: a downgrade's straggler (its
-               EVAL after NOSCRIPT) runs in the cleanup that follows it */
-            if (lk->_phase_op == REDLOCK_OP_DOWNGRADE) REDLOCK__LIT("s");
-            else REDLOCK__LIT("u"); /* the settle of an upgrade that gave up */
-        }
-        break;
+    REDLOCK__ARG(cmd, info->verb, strlen(info->verb));
+    if (info->args == REDLOCK__ARGS_INFO) {
+        REDLOCK__LIT(cmd, "server");
+        return;
     }
-    case REDLOCK__ST_REL_DEL:
-        REDLOCK__LIT("DEL"); REDLOCK__ARG(lk->_key, lk->_key_len);
-        break;
-    case REDLOCK__ST_EXT_PEXPIRE:
-        REDLOCK__LIT("PEXPIRE"); REDLOCK__ARG(lk->_key, lk->_key_len); REDLOCK__ARG(sc->ttl, ttllen);
-        break;
-    default: break;
+    REDLOCK__ARG(cmd, lk->_key, lk->_key_len);
+    if (info->args == REDLOCK__ARGS_SET) {
+        REDLOCK__ARG(cmd, redlock__token(lk), redlock__token_len(lk));
+        REDLOCK__LIT(cmd, "NX"); REDLOCK__LIT(cmd, "PX");
     }
+    if (info->args == REDLOCK__ARGS_SET || info->args == REDLOCK__ARGS_TTL)
+        REDLOCK__ARG(cmd, sc->ttl, redlock__step_number(lk, st, sc));
+    if (info->args == REDLOCK__ARGS_VALUE) REDLOCK__ARG(cmd, sc->value, redlock__legacy_value(lk, st, sc));
+}
 #undef REDLOCK__ARG
 #undef REDLOCK__LIT
-    cmd->argc = a;
-}
 
 /* A tag: the lock's id (40 bits), the request's sequence number (16 bits),
    the node (8 bits). */
@@ -2628,8 +2728,8 @@ static int redlock__safe_to_act(const redlock_lock *lk, int i, int64_t now) {
 static void redlock__switch(redlock_lock *lk, int i, int legacy) {
     redlock_client *c = lk->_client;
     redlock_event ev;
-    if (legacy) c->_legacy[i] = c->_any_legacy = 1;
-    else c->_no_scripts[i] = 1;
+    c->_caps[i] |= legacy ? REDLOCK__CAP_LEGACY : REDLOCK__CAP_NO_SCRIPTS;
+    if (legacy) c->_any_legacy = 1;
     ev = redlock__event_of(REDLOCK_EV_MODE_SWITCH, lk->_phase_op, i, 0, 0);
     ev.mode = legacy ? REDLOCK_MODE_LEGACY : 0;
     redlock__emit(lk, &ev);
@@ -2651,35 +2751,32 @@ enum {
 static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock_client *c = lk->_client;
     int st = lk->_node[i].step, auto_mode = c->_cfg.mode[i] == REDLOCK_MODE_AUTO;
+    int op = redlock__step_info_of(st)->op, script = redlock__is_script_step(st);
     /* a proxy or a renamed command says the same as an old server:
        switch to full legacy (keys without a TTL) only once INFO confirms */
-    if (st == REDLOCK__ST_SET && auto_mode && !c->_modern[i] && redlock__old_set_error(r)) {
+    if (st == REDLOCK__ST_SET && auto_mode && !(c->_caps[i] & REDLOCK__CAP_NX_PX) && redlock__old_set_error(r)) {
         redlock__next_step(lk, i, REDLOCK__ST_PROBE, now);
         return REDLOCK__A_STEP;
     }
-    if (st == REDLOCK__ST_PROBE) c->_modern[i] = 1; /* INFO refused: do not guess */
-    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_EXT_SHA || st == REDLOCK__ST_RACQ_SHA ||
-         st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_UPG_SHA || st == REDLOCK__ST_MODE_SHA) &&
-        redlock__starts(r->str, r->len, "NOSCRIPT")) {
+    if (st == REDLOCK__ST_PROBE) c->_caps[i] |= REDLOCK__CAP_NX_PX; /* INFO refused: do not guess */
+    if (script && !(st & REDLOCK__ST_EVAL) && redlock__starts(r->str, r->len, "NOSCRIPT")) {
         c->_scripted[i] = 0; /* the server lost its scripts */
-        if (st == REDLOCK__ST_REL_SHA) { /* compare-and-delete: sent however late (redlock__late_answer) */
-            lk->_node[i].step = REDLOCK__ST_REL_EVAL;
+        if (st == REDLOCK__ST_RELEASE) { /* compare-and-delete: sent however late (redlock__late_answer) */
+            lk->_node[i].step = REDLOCK__ST_RELEASE | REDLOCK__ST_EVAL;
             lk->_node[i].flags = (uint8_t)((lk->_node[i].flags & REDLOCK__F_KEEP) | REDLOCK__F_SEND);
         } else {
-            redlock__next_step(lk, i, (uint8_t)(st + 1), now); /* the EVAL step follows each EVALSHA step */
+            redlock__next_step(lk, i, (uint8_t)(st | REDLOCK__ST_EVAL), now);
         }
         return REDLOCK__A_STEP;
     }
-    if ((redlock__scripts_only(lk) || st == REDLOCK__ST_FACQ_SHA || st == REDLOCK__ST_FACQ_EVAL || st == REDLOCK__ST_FENCE_SHA ||
-         st == REDLOCK__ST_FENCE_EVAL) && redlock__script_bit(lk, st) && redlock__no_script_error(r)) {
+    if (script && redlock__needs_scripts(lk, op) && redlock__no_script_error(r)) {
         /* no fallback without scripts: the node cannot take part */
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NO_SCRIPTING, now);
         return REDLOCK__A_STEP;
     }
-    if ((st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL || st == REDLOCK__ST_EXT_SHA ||
-         st == REDLOCK__ST_EXT_EVAL) && auto_mode && redlock__no_script_error(r)) {
-        redlock__switch(lk, i, 0);
-        redlock__next_step(lk, i, redlock__check_step(lk, i, st == REDLOCK__ST_REL_SHA || st == REDLOCK__ST_REL_EVAL), now);
+    if (script && (redlock__kind_of(lk)->bare & REDLOCK__BIT(op)) && auto_mode && redlock__no_script_error(r)) {
+        redlock__switch(lk, i, 0); /* the kind falls back on check-then-act there */
+        redlock__next_step(lk, i, redlock__check_step(lk, i, op == REDLOCK__S_RELEASE), now);
         return REDLOCK__A_STEP;
     }
     /* PTTL refused (an old server, an ACL): GET anyway; a legacy value says
@@ -2690,14 +2787,13 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
         return REDLOCK__A_STEP;
     }
     /* the key holds another kind of value (a reentrant lock's hash, or
-       anything else): not ours, and held by someone else */
-    if (redlock__has(r->str, r->len, "WRONGTYPE") && st != REDLOCK__ST_FACQ_SHA && st != REDLOCK__ST_FACQ_EVAL) {
-        if ((st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL) || st >= REDLOCK__ST_FENCE_SHA) return REDLOCK__A_MISSING;
-        /* (upgrade and set-mode: not ours either) */
-        return REDLOCK__A_NO;
-    }
-    /* (a fenced acquire's WRONGTYPE is about its counter, which is not a
-       number: the server's error, for the user to mend) */
+       anything else): not ours, held by someone else; for a release, a
+       write-back, an upgrade and a set-mode, not ours either. A fenced
+       acquire's WRONGTYPE is about its counter, which is not a number: the
+       server's error, for the user to mend */
+    if (redlock__has(r->str, r->len, "WRONGTYPE") &&
+        !(script && op == REDLOCK__S_ACQUIRE && (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE))))
+        return op == REDLOCK__S_ACQUIRE || op == REDLOCK__S_EXTEND ? REDLOCK__A_NO : REDLOCK__A_MISSING;
     /* a connection that never authenticated: as the adapters say it; an
        ACL that denies a key: said as such (no retry mends it) */
     redlock__node_done(lk, i, REDLOCK__OUT_ERR,
@@ -2706,12 +2802,69 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     return REDLOCK__A_STEP;
 }
 
-/* Acquire steps: SET; or PROBE, then SETNX, GET, GETSET (legacy). */
+/* Legacy acquire: the GET after SETNX failed. An expired value may be
+   taken over (GETSET); the key gone meanwhile: SETNX again. */
+static int redlock__answer_takeover_get(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    redlock_client *c = lk->_client;
+    redlock__node *n = &lk->_node[i];
+    int64_t expiry;
+    const char *tok;
+    size_t toklen;
+    uint32_t h;
+    if (r->type == REDLOCK_REPLY_NIL) {        /* released meanwhile: try SETNX once more */
+        if (n->loops++ < 2) { redlock__next_step(lk, i, REDLOCK__ST_SETNX, now); return REDLOCK__A_STEP; }
+        return REDLOCK__A_NO;
+    }
+    if (r->type != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+    /* only a well-formed, expired value that fits our buffer is taken over */
+    if (!redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) || r->len > REDLOCK__VALUE_MAX ||
+        expiry >= c->_cb.wall_ms(c->_user))
+        return REDLOCK__A_NO;
+    /* remembered by its hash: the GETSET must give back exactly this */
+    h = redlock__hash32(r->str, r->len);
+    memcpy(&n->until, &h, sizeof h);
+    n->flags |= REDLOCK__F_SEEN;
+    redlock__next_step(lk, i, REDLOCK__ST_ACQ_GETSET, now);
+    return REDLOCK__A_STEP;
+}
+
+/* Legacy acquire: the takeover's GETSET. Ours only if it replaced exactly
+   the expired value the GET read. */
+static int redlock__answer_takeover_getset(redlock_lock *lk, int i, const redlock_reply *r) {
+    redlock_client *c = lk->_client;
+    redlock__node *n = &lk->_node[i];
+    int64_t expiry;
+    const char *tok;
+    size_t toklen;
+    uint32_t seen;
+    if (r->type == REDLOCK_REPLY_NIL) return REDLOCK__A_ACQUIRED;
+    if (r->type != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
+    /* what GET read, expired still: a value written by another takeover
+       meanwhile has a fresh expiry, whatever its hash */
+    memcpy(&seen, &n->until, sizeof seen);
+    if ((n->flags & REDLOCK__F_SEEN) && redlock__hash32(r->str, r->len) == seen &&
+        redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && expiry < c->_cb.wall_ms(c->_user))
+        return REDLOCK__A_ACQUIRED;
+    redlock__set_until(lk, i, 0);
+    n->flags |= REDLOCK__F_CLOBBERED;    /* another client won the takeover */
+    return REDLOCK__A_NO;
+}
+
+/* A fenced kind's acquire: the counter after our SET; 0: held. */
+static int redlock__answer_counter(redlock_lock *lk, int i, const redlock_reply *r) {
+    if (r->type != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
+    /* the highest of the counted nodes; once the write-back is out, the fence is fixed */
+    if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE && !redlock__refuses(lk, i)) lk->_fence = r->integer;
+    return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
+}
+
+/* Acquire steps: SET; or PROBE, then SETNX, GET, GETSET (legacy); or the
+   kind's script. */
 static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__node *n = &lk->_node[i];
     int t = r->type;
-    switch (n->step) {
+    switch (redlock__base_step(n->step)) {
     case REDLOCK__ST_PROBE: {
         long version = redlock__server_version(r);
         if (version >= 0 && version < REDLOCK__FIRST_NX_PX) {
@@ -2719,67 +2872,27 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
             redlock__next_step(lk, i, REDLOCK__ST_SETNX, now);
             return REDLOCK__A_STEP;
         }
-        c->_modern[i] = 1; /* SET ... NX PX exists there: its error is the server's */
+        c->_caps[i] |= REDLOCK__CAP_NX_PX; /* SET ... NX PX exists there: its error is the server's */
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_SERVER, now);
         return REDLOCK__A_STEP;
     }
     case REDLOCK__ST_SET:
         if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) return REDLOCK__A_ACQUIRED;
         return t == REDLOCK_REPLY_NIL ? REDLOCK__A_NO : REDLOCK__A_PROTOCOL;
-    case REDLOCK__ST_RACQ_SHA: /* the owner's count with this entry; 0: another owner holds it */
-    case REDLOCK__ST_RACQ_EVAL: /* (a readers-writer lock: 1 granted, 0 refused) */
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || (redlock__access(lk) != REDLOCK_ACCESS_DEFAULT && r->integer > 1))
+    case REDLOCK__ST_ACQUIRE:
+        if (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE)) return redlock__answer_counter(lk, i, r);
+        /* the owner's count with this entry, 0: another owner holds it; a
+           readers-writer lock's 1 granted, 0 refused */
+        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || (redlock__kind_of(lk)->modes && r->integer > 1))
             return REDLOCK__A_PROTOCOL;
-        return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
-    case REDLOCK__ST_FACQ_SHA: /* the counter after our SET; 0: held */
-    case REDLOCK__ST_FACQ_EVAL:
-        if (t != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
-        /* the highest of the counted nodes; once the write-back is out, the fence is fixed */
-        if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE && !redlock__refuses(lk, i)) lk->_fence = r->integer;
         return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
     case REDLOCK__ST_SETNX:
         if (t != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
         if (r->integer == 1) return REDLOCK__A_ACQUIRED;
         redlock__next_step(lk, i, REDLOCK__ST_ACQ_GET, now);
         return REDLOCK__A_STEP;
-    case REDLOCK__ST_ACQ_GET: {
-        int64_t expiry;
-        const char *tok;
-        size_t toklen;
-        if (t == REDLOCK_REPLY_NIL) {        /* released meanwhile: try SETNX once more */
-            if (n->loops++ < 2) { redlock__next_step(lk, i, REDLOCK__ST_SETNX, now); return REDLOCK__A_STEP; }
-            return REDLOCK__A_NO;
-        }
-        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
-        /* only a well-formed, expired value that fits our buffer is taken over */
-        if (!redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) || r->len > REDLOCK__VALUE_MAX ||
-            expiry >= c->_cb.wall_ms(c->_user))
-            return REDLOCK__A_NO;
-        {   /* remembered by its hash: the GETSET must give back exactly this */
-            uint32_t h = redlock__hash32(r->str, r->len);
-            memcpy(&n->until, &h, sizeof h);
-            n->flags |= REDLOCK__F_SEEN;
-        }
-        redlock__next_step(lk, i, REDLOCK__ST_ACQ_GETSET, now);
-        return REDLOCK__A_STEP;
-    }
-    case REDLOCK__ST_ACQ_GETSET: {
-        int64_t expiry;
-        const char *tok;
-        size_t toklen;
-        uint32_t seen;
-        if (t == REDLOCK_REPLY_NIL) return REDLOCK__A_ACQUIRED;
-        if (t != REDLOCK_REPLY_STRING) return REDLOCK__A_PROTOCOL;
-        /* what GET read, expired still: a value written by another takeover
-           meanwhile has a fresh expiry, whatever its hash */
-        memcpy(&seen, &n->until, sizeof seen);
-        if ((n->flags & REDLOCK__F_SEEN) && redlock__hash32(r->str, r->len) == seen &&
-            redlock__parse_legacy(r->str, r->len, &expiry, &tok, &toklen) && expiry < c->_cb.wall_ms(c->_user))
-            return REDLOCK__A_ACQUIRED;
-        redlock__set_until(lk, i, 0);
-        n->flags |= REDLOCK__F_CLOBBERED;    /* another client won the takeover */
-        return REDLOCK__A_NO;
-    }
+    case REDLOCK__ST_ACQ_GET: return redlock__answer_takeover_get(lk, i, r, now);
+    case REDLOCK__ST_ACQ_GETSET: return redlock__answer_takeover_getset(lk, i, r);
     default:
         return REDLOCK__A_STEP;
     }
@@ -2842,9 +2955,8 @@ static void redlock__adopted_life(redlock_lock *lk, int i, const redlock_reply *
    then DEL on nodes without scripts (PTTL first for an adopted token). */
 static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     int t = r->type;
-    switch (lk->_node[i].step) {
-    case REDLOCK__ST_REL_SHA:
-    case REDLOCK__ST_REL_EVAL:
+    switch (redlock__base_step(lk->_node[i].step)) {
+    case REDLOCK__ST_RELEASE:
     case REDLOCK__ST_REL_DEL:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || r->integer > 1) return REDLOCK__A_PROTOCOL;
         return r->integer == 1 ? REDLOCK__A_YES : REDLOCK__A_MISSING;
@@ -2872,9 +2984,8 @@ static int redlock__answer_release(redlock_lock *lk, int i, const redlock_reply 
 static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     redlock__node *n = &lk->_node[i];
     int t = r->type;
-    switch (n->step) {
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
+    switch (redlock__base_step(n->step)) {
+    case REDLOCK__ST_EXTEND:
         if (t != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) return REDLOCK__A_PROTOCOL;
         if (r->integer == 1) return REDLOCK__A_EXTENDED;
         return r->integer == 0 ? REDLOCK__A_MISSING : REDLOCK__A_NO;
@@ -2904,69 +3015,67 @@ static int redlock__answer_extend(redlock_lock *lk, int i, const redlock_reply *
 }
 
 
-/* One reply (or error, when r is NULL) for node i: finish the node's round
-   or move it to its next step. */
 /* The answer to a release's EVALSHA (or to the EVAL that followed it)
    after the round timed out: the vote was counted as a timeout, but a
    NOSCRIPT still gets its EVAL, sent and not waited for (compare-and-delete
    is idempotent, and without it the key would stay until its ttl). */
 static void redlock__late_answer(redlock_lock *lk, int i, const redlock_reply *r) {
     redlock__node *n = &lk->_node[i];
-    if (n->step == REDLOCK__ST_REL_SHA && r && r->type == REDLOCK_REPLY_ERROR && r->str &&
+    if (n->step == REDLOCK__ST_RELEASE && r && r->type == REDLOCK_REPLY_ERROR && r->str &&
         redlock__starts(r->str, r->len, "NOSCRIPT")) {
         lk->_client->_scripted[i] = 0; /* the server lost its scripts */
-        n->step = REDLOCK__ST_REL_EVAL;
+        n->step = REDLOCK__ST_RELEASE | REDLOCK__ST_EVAL;
         n->flags |= REDLOCK__F_SEND; /* still DONE: the round is decided */
     }
 }
 
-static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
-    redlock__node *n = &lk->_node[i];
-    int st = n->step, a;
-    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
-    if (n->flags & REDLOCK__F_DONE) { redlock__late_answer(lk, i, r); return; }
-    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; } /* err: a node error status */
-    if (r->len > 0 && !r->str &&
-        (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
-        a = REDLOCK__A_PROTOCOL;
-    else if (r->type == REDLOCK_REPLY_ERROR)
-        a = redlock__answer_error(lk, i, r, now);
-    else if (st >= REDLOCK__ST_SET && st <= REDLOCK__ST_FACQ_EVAL)
-        a = redlock__answer_acquire(lk, i, r, now);
-    else if (st >= REDLOCK__ST_REL_SHA && st <= REDLOCK__ST_REL_DEL)
-        a = redlock__answer_release(lk, i, r, now);
-    else if (st >= REDLOCK__ST_UPG_SHA && st <= REDLOCK__ST_UPG_EVAL) {
-        /* 1 upgraded, 0 renewed but others hold it still, -1 gone */
-        a = r->type != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1 ? REDLOCK__A_PROTOCOL
-            : r->integer == 1 ? REDLOCK__A_EXTENDED : r->integer == 0 ? REDLOCK__A_WAITS : REDLOCK__A_MISSING;
-    } else if (st >= REDLOCK__ST_MODE_SHA) {
-        a = r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1) ? REDLOCK__A_PROTOCOL
-            : r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
-    } else if (st >= REDLOCK__ST_FENCE_SHA) { /* 1: written back where the key is ours; 0: not ours */
-        a = r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1) ? REDLOCK__A_PROTOCOL
-            : r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
+/* Script steps answered 1 or 0: done as asked, or the key is not ours. */
+static int redlock__answer_yes_no(const redlock_reply *r) {
+    if (r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
+    return r->integer ? REDLOCK__A_YES : REDLOCK__A_MISSING;
+}
+
+/* What a reply (not an error) means, by the operation its step serves. */
+static int redlock__answer_reply(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    int a;
+    switch (redlock__step_info_of(lk->_node[i].step)->op) {
+    case REDLOCK__S_ACQUIRE: return redlock__answer_acquire(lk, i, r, now);
+    case REDLOCK__S_RELEASE: return redlock__answer_release(lk, i, r, now);
+    case REDLOCK__S_EXTEND: return redlock__answer_extend(lk, i, r, now);
+    case REDLOCK__S_UPGRADE: /* 1 upgraded, 0 renewed but others hold it still, -1 gone */
+        if (r->type != REDLOCK_REPLY_INTEGER || r->integer < -1 || r->integer > 1) return REDLOCK__A_PROTOCOL;
+        return r->integer == 1 ? REDLOCK__A_EXTENDED : r->integer == 0 ? REDLOCK__A_WAITS : REDLOCK__A_MISSING;
+    case REDLOCK__S_SET_MODE: return redlock__answer_yes_no(r);
+    case REDLOCK__S_FENCE: /* 1: written back where the key is ours; 0: not ours */
+        a = redlock__answer_yes_no(r);
         if (a == REDLOCK__A_MISSING) redlock__set_until(lk, i, 0);
-    } else
-        a = redlock__answer_extend(lk, i, r, now);
-    if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
-        lk->_client->_scripted[i] |= (uint16_t)redlock__script_bit(lk, st);
-    switch (a) {
-    case REDLOCK__A_ACQUIRED: {
-        /* a fenced acquire's late win, during the write-back or after the
-           lock was reported held: the write-back follows (the fence kept
-           everywhere the holder's entry is) */
-        int late = lk->_phase == REDLOCK__PH_FENCE || (redlock__fenced(lk) && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD);
-        /* the key is ours there, whether or not the grant counts */
-        redlock__life_known(lk, i, late ? lk->_valid_until
-                                        : lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
-        if (late && !redlock__refuses(lk, i)) {
-            redlock__next_step(lk, i, REDLOCK__ST_FENCE_SHA, now);
-            break;
-        }
-        n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
-        redlock__granted(lk, i, REDLOCK__OUT_YES, now);
-        break;
+        return a;
+    default: return REDLOCK__A_STEP;
     }
+}
+
+/* Node i's key is ours: its vote, or (a fenced acquire's late win, during
+   the write-back or after the lock was reported held) the write-back
+   follows, so that the fence is kept everywhere the holder's entry is. */
+static void redlock__acquired(redlock_lock *lk, int i, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    int late = lk->_phase == REDLOCK__PH_FENCE ||
+               (redlock__fenced(lk) && lk->_phase == REDLOCK__PH_NONE && lk->_state == REDLOCK_STATE_HELD);
+    /* the key is ours there, whether or not the grant counts */
+    redlock__life_known(lk, i, late ? lk->_valid_until
+                                    : lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
+    if (late && !redlock__refuses(lk, i)) {
+        redlock__next_step(lk, i, REDLOCK__ST_FENCE, now);
+        return;
+    }
+    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_CLOBBERED); /* the value there is ours now */
+    redlock__granted(lk, i, REDLOCK__OUT_YES, now);
+}
+
+/* Records what answer a (REDLOCK__A_*) of step st means for node i. */
+static void redlock__record(redlock_lock *lk, int i, int st, int a, int64_t now) {
+    switch (a) {
+    case REDLOCK__A_ACQUIRED: redlock__acquired(lk, i, now); break;
     case REDLOCK__A_EXTENDED:
         redlock__life_known(lk, i, redlock__extend_bound(lk));
         redlock__granted(lk, i, REDLOCK__OUT_YES, now);
@@ -2976,7 +3085,7 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
         redlock__granted(lk, i, REDLOCK__OUT_NO, now);
         break;
     case REDLOCK__A_YES: /* a write-back is a grant too; a release or a set-mode is not */
-        if (st == REDLOCK__ST_FENCE_SHA || st == REDLOCK__ST_FENCE_EVAL) redlock__granted(lk, i, REDLOCK__OUT_YES, now);
+        if (redlock__step_info_of(st)->op == REDLOCK__S_FENCE) redlock__granted(lk, i, REDLOCK__OUT_YES, now);
         else redlock__node_done(lk, i, REDLOCK__OUT_YES, 0, now);
         break;
     case REDLOCK__A_NO: redlock__node_done(lk, i, REDLOCK__OUT_NO, 0, now); break;
@@ -2984,6 +3093,26 @@ static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int
     case REDLOCK__A_PROTOCOL: redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_PROTOCOL, now); break;
     default: break;
     }
+}
+
+/* One reply (or error, when r is NULL: status err) for node i: finish the
+   node's round or move it to its next step. */
+static void redlock__answer(redlock_lock *lk, int i, const redlock_reply *r, int err, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    int st = n->step, a;
+    n->flags = (uint8_t)(n->flags & ~REDLOCK__F_WAIT);
+    if (n->flags & REDLOCK__F_DONE) { redlock__late_answer(lk, i, r); return; }
+    if (!r) { redlock__node_done(lk, i, REDLOCK__OUT_ERR, err, now); return; }
+    if (r->len > 0 && !r->str &&
+        (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR || r->type == REDLOCK_REPLY_STRING))
+        a = REDLOCK__A_PROTOCOL;
+    else if (r->type == REDLOCK_REPLY_ERROR)
+        a = redlock__answer_error(lk, i, r, now);
+    else
+        a = redlock__answer_reply(lk, i, r, now);
+    if (a != REDLOCK__A_PROTOCOL && r->type != REDLOCK_REPLY_ERROR)
+        lk->_client->_scripted[i] |= (uint16_t)redlock__script_bit(lk, st);
+    redlock__record(lk, i, st, a, now);
 }
 
 /* ---- decisions ---- */
@@ -3118,7 +3247,7 @@ static int64_t redlock__wake_gap(const redlock_lock *lk) {
 
 /* A notification was heard and its attempt may start now. */
 static int redlock__wake_due(const redlock_lock *lk, int64_t now) {
-    return lk->_woken && !lk->_give_up && now >= lk->_mark.wake_at;
+    return lk->_woken && lk->_try != REDLOCK__TRY_TIMING_OUT && now >= lk->_mark.wake_at;
 }
 
 static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
@@ -3141,7 +3270,8 @@ static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
 static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, int64_t now) {
     int64_t bound;
     int i;
-    lk->_user_extend = user;
+    if (user) lk->_hold = REDLOCK__HOLD_EXTEND;
+    else if (lk->_hold == REDLOCK__HOLD_EXTEND) lk->_hold = REDLOCK__HOLD_IDLE;
     lk->_extend_ttl_ms = ttl_ms;
     lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
@@ -3149,7 +3279,12 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     bound = redlock__extend_bound(lk);
     if (bound < lk->_valid_until) lk->_valid_until = bound;
     for (i = 0; i < lk->_client->_cfg.node_count; i++)
-        if (lk->_node[i].step == REDLOCK__ST_EXT_SHA && bound < redlock__until(lk, i)) redlock__set_until(lk, i, bound);
+        if (lk->_node[i].step == REDLOCK__ST_EXTEND && bound < redlock__until(lk, i)) redlock__set_until(lk, i, bound);
+}
+
+/* The user's extend round runs (or waits for its turn). */
+static int redlock__user_extending(const redlock_lock *lk) {
+    return lk->_phase == REDLOCK__PH_EXTEND && lk->_hold == REDLOCK__HOLD_EXTEND;
 }
 
 /* Why a held lock whose validity ran out is lost. */
@@ -3161,8 +3296,8 @@ static int redlock__expiry_reason(const redlock_lock *lk) {
 /* The lock ended without the holder's release. A user extend still waiting
    gets its answer first, then the LOST result. */
 static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
-    int extend_waiting = lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend, upgrading = lk->_upgrading;
-    lk->_upgrading = 0;
+    int extend_waiting = redlock__user_extending(lk), upgrading = lk->_hold == REDLOCK__HOLD_UPGRADE;
+    lk->_hold = REDLOCK__HOLD_IDLE;
     lk->_state = REDLOCK_STATE_LOST;
     lk->_lost_status = reason;
     lk->_phase_op = REDLOCK_OP_LOST;
@@ -3216,9 +3351,9 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
 /* Too few answers: OVERLOADED when some node's command never left because
    the transport's queue was full (the nodes themselves may be fine),
    NOPERM when some node's ACL denied a key of the lock, NO_SCRIPTING when
-   some node refused the scripts of a reentrant lock, EVICTING when some
-   node's grant did not count because it may evict keys, NO_QUORUM
-   otherwise. */
+   some node refused a script the operation needs (redlock__needs_scripts),
+   EVICTING when some node's grant did not count because it may evict
+   keys, NO_QUORUM otherwise. */
 static int redlock__too_few(const redlock_lock *lk) {
     int i, scriptless = 0, denied = 0, evicting = 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
@@ -3338,7 +3473,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
         redlock__emit(lk, &ev);
         return 1;
     }
-    if (lk->_retries > 0 && !lk->_last_try) {
+    if (lk->_retries > 0 && lk->_try == REDLOCK__TRY_RETRYING) {
         /* (a notification heard meanwhile starts an attempt sooner) */
         int64_t delay = redlock__jitter_delay(lk);
         /* a wait deadline is kept, not cut short: when the next retry would
@@ -3346,7 +3481,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
            starts at the last moment from which it still can */
         int64_t latest = redlock__wait_deadline(lk) - c->_cfg.node_timeout_ms * 1000;
         if (lk->_wait_us > 0 && now + delay > latest) {
-            lk->_last_try = 1;
+            lk->_try = REDLOCK__TRY_LAST;
             delay = latest - now;
         }
         if (delay >= 0) {
@@ -3358,8 +3493,8 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
             return 1;
         }
     }
-    if (lk->_last_try) { /* the wait ran out: say so at the deadline, not before */
-        lk->_give_up = 1;
+    if (lk->_try == REDLOCK__TRY_LAST) { /* the wait ran out: say so at the deadline, not before */
+        lk->_try = REDLOCK__TRY_TIMING_OUT;
         lk->_woken = 0;
         redlock__listen(lk, 0);
         lk->_next_at = redlock__wait_deadline(lk);
@@ -3371,7 +3506,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
 static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t now) {
     redlock_client *c = lk->_client;
     redlock__tally t = redlock__count(lk);
-    int q = redlock__quorum(c), n = c->_cfg.node_count, user = lk->_user_extend, status;
+    int q = redlock__quorum(c), n = c->_cfg.node_count, user = lk->_hold == REDLOCK__HOLD_EXTEND, status;
     redlock_event ev = redlock__event_of(REDLOCK_EV_RENEWED, REDLOCK_OP_EXTEND, -1, 0, 0);
     ev.votes = t.yes;
     ev.elapsed_us = now - lk->_round_start;
@@ -3384,8 +3519,9 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         lk->_valid_until = redlock__extend_bound(lk);
         lk->_extensions++;
         lk->_renew_status = 0;
+        if (user) lk->_hold = REDLOCK__HOLD_IDLE;
         /* an upgrade called meanwhile keeps its time: its attempt is due now */
-        if (!lk->_upgrading) lk->_next_at = lk->_round_start + lk->_renew_every_us;
+        if (lk->_hold != REDLOCK__HOLD_UPGRADE) lk->_next_at = lk->_round_start + lk->_renew_every_us;
         ev.validity_us = lk->_valid_until - now;
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
@@ -3400,8 +3536,9 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
        without renewals the lock simply expires. */
     status = user ? redlock__too_few(lk) : REDLOCK_ERR_TRANSPORT;
     redlock__round_over(lk, now);
-    if (!user) lk->_renew_status = REDLOCK_ERR_TRANSPORT;
-    if (!lk->_upgrading) {
+    if (user) lk->_hold = REDLOCK__HOLD_IDLE;
+    else lk->_renew_status = REDLOCK_ERR_TRANSPORT;
+    if (lk->_hold != REDLOCK__HOLD_UPGRADE) {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
         if (again > left / 3) again = left / 3;
         lk->_next_at = now + again;
@@ -3430,7 +3567,7 @@ static int redlock__cap_reached(const redlock_lock *lk, int64_t now) {
 static int redlock__capped_in_line(redlock_lock *lk, int64_t now) {
     int i;
     if (lk->_state != REDLOCK_STATE_HELD || !redlock__cap_reached(lk, now) ||
-        !((lk->_phase == REDLOCK__PH_EXTEND && !lk->_user_extend) || lk->_phase == REDLOCK__PH_UPGRADE))
+        !((lk->_phase == REDLOCK__PH_EXTEND && lk->_hold != REDLOCK__HOLD_EXTEND) || lk->_phase == REDLOCK__PH_UPGRADE))
         return 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         redlock__node *n = &lk->_node[i];
@@ -3438,7 +3575,7 @@ static int redlock__capped_in_line(redlock_lock *lk, int64_t now) {
         n->flags = (uint8_t)((n->flags & REDLOCK__F_KEEP) | REDLOCK__F_DONE);
     }
     lk->_phase = REDLOCK__PH_NONE;
-    if (lk->_upgrading) lk->_next_at = now; /* the step ends the upgrade at once */
+    if (lk->_hold == REDLOCK__HOLD_UPGRADE) lk->_next_at = now; /* the step ends the upgrade at once */
     else lk->_capped = 1;
     return 1;
 }
@@ -3460,7 +3597,7 @@ static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
 
 /* The upgrade ended: the hold goes on (renewed as usual from now). */
 static int redlock__upgrade_done(redlock_lock *lk, const int *alive, int status, int votes, int64_t now) {
-    lk->_upgrading = 0;
+    lk->_hold = REDLOCK__HOLD_IDLE;
     lk->_next_at = now + lk->_renew_every_us;
     if (status != REDLOCK_OK && lk->_attempt > 0) /* back to update where it got further */
         redlock__round(lk, REDLOCK__PH_SETTLE, now);
@@ -3538,77 +3675,56 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
     return redlock__report(lk, alive, REDLOCK_OP_RELEASE, status, t.yes, now);
 }
 
-/* One pass of the state machine at time `now`. Returns 0 if the lock was
-   deinitialised by a callback. */
-static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
-    redlock_client *c = lk->_client;
+/* The round's deadline has come: whoever has not answered failed (a round
+   waiting for its turn has sent nothing yet). */
+static void redlock__time_out(redlock_lock *lk, int64_t now) {
     int i;
-    if (lk->_cancel_op) {  /* release() overtook an acquire, extend, upgrade or downgrade: answer it */
-        redlock_op op = (redlock_op)lk->_cancel_op;
-        lk->_cancel_op = 0;
-        if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
+        redlock__node *n = &lk->_node[i];
+        int hears = n->step == REDLOCK__ST_RELEASE && (n->flags & REDLOCK__F_WAIT);
+        if (n->flags & REDLOCK__F_DONE) continue;
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
+        /* a release's EVALSHA still hears its answer: a late NOSCRIPT
+           gets the EVAL (redlock__late_answer) */
+        if (hears) n->flags |= REDLOCK__F_WAIT;
+        else n->seq = 0;
     }
-    /* the round's deadline: whoever has not answered failed (a round
-       waiting for its turn has sent nothing yet) */
-    if (lk->_phase != REDLOCK__PH_NONE && !redlock__waiting(lk) && now >= redlock__round_deadline(lk)) {
-        for (i = 0; i < c->_cfg.node_count; i++) {
-            redlock__node *n = &lk->_node[i];
-            int hears = n->step == REDLOCK__ST_REL_SHA && (n->flags & REDLOCK__F_WAIT);
-            if (n->flags & REDLOCK__F_DONE) continue;
-            redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_NODE_TIMEOUT, now);
-            /* a release's EVALSHA still hears its answer: a late NOSCRIPT
-               gets the EVAL (redlock__late_answer) */
-            if (hears) n->flags |= REDLOCK__F_WAIT;
-            else n->seq = 0;
-        }
-    }
-    /* validity ran out before a renewal succeeded: the holder must be told */
-    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
-        return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
-    if (redlock__waiting(lk)) return 1; /* its round has not started */
+}
+
+/* An operation's round: decided now, or its votes still out. */
+static int redlock__decide(redlock_lock *lk, const int *alive, int64_t now) {
     switch (lk->_phase) {
-    case REDLOCK__PH_ACQUIRE:
-        return redlock__decide_acquire(lk, alive, now);
-    case REDLOCK__PH_FENCE:
-        return redlock__decide_fence(lk, alive, now);
-    case REDLOCK__PH_UPGRADE:
-        return redlock__decide_upgrade(lk, alive, now);
-    case REDLOCK__PH_DOWNGRADE:
-        return redlock__decide_downgrade(lk, alive, now);
-    case REDLOCK__PH_EXTEND:
-        return redlock__decide_extend(lk, alive, now);
-    case REDLOCK__PH_RELEASE:
-        return redlock__decide_release(lk, alive, now);
-    case REDLOCK__PH_ROLLBACK:
-    case REDLOCK__PH_SETTLE:
-    case REDLOCK__PH_CLEANUP: {
-        redlock__tally t = redlock__count(lk);
-        if (t.pending == 0) redlock__round_over(lk, now);
-        break;
+    case REDLOCK__PH_ACQUIRE: return redlock__decide_acquire(lk, alive, now);
+    case REDLOCK__PH_FENCE: return redlock__decide_fence(lk, alive, now);
+    case REDLOCK__PH_UPGRADE: return redlock__decide_upgrade(lk, alive, now);
+    case REDLOCK__PH_DOWNGRADE: return redlock__decide_downgrade(lk, alive, now);
+    case REDLOCK__PH_EXTEND: return redlock__decide_extend(lk, alive, now);
+    case REDLOCK__PH_RELEASE: return redlock__decide_release(lk, alive, now);
+    default: return 1;
     }
-    default: break;
-    }
+}
+
+/* No round runs: the next one that is due (an acquire's attempt, an
+   upgrade's attempt, a watchdog renewal), or the end of an acquire. */
+static int redlock__next_round(redlock_lock *lk, const int *alive, int64_t now) {
     /* the next attempt waits for the undo of the last one (or the cleanup
        of the previous operation) to finish: it needs the same token */
-    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE && lk->_attempt > 0 &&
-        redlock__unusable(lk->_client)) {
+    if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_attempt > 0 && redlock__unusable(lk->_client)) {
         /* refusals that came after the attempt was decided (its undo was
            refused too): no retry can win */
         return redlock__give_up(lk, alive, redlock__unusable(lk->_client), lk->_fail_votes, lk->_saved_us, now);
-    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE &&
-               (now >= lk->_next_at || redlock__wake_due(lk, now))) {
-        if (lk->_give_up)
+    } else if (lk->_state == REDLOCK_STATE_ACQUIRING && (now >= lk->_next_at || redlock__wake_due(lk, now))) {
+        if (lk->_try == REDLOCK__TRY_TIMING_OUT)
             return redlock__give_up(lk, alive, REDLOCK_ERR_TIMEOUT, lk->_fail_votes, lk->_saved_us, now);
         redlock__start_attempt(lk, now);
-    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_upgrading && lk->_phase == REDLOCK__PH_NONE) {
+    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_hold == REDLOCK__HOLD_UPGRADE) {
         if (now < lk->_next_at) return 1;
         if (redlock__cap_reached(lk, now)) { /* an attempt would renew the hold past its cap */
             lk->_capped = 1;
             return redlock__upgrade_done(lk, alive, REDLOCK_ERR_HOLD_LIMIT, 0, now);
         }
         redlock__start_upgrade(lk, now); /* its attempts renew the hold meanwhile */
-    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && lk->_phase == REDLOCK__PH_NONE &&
-               !lk->_capped && now >= lk->_next_at) {
+    } else if (lk->_state == REDLOCK_STATE_HELD && lk->_watchdog && !lk->_capped && now >= lk->_next_at) {
         if (redlock__cap_reached(lk, now)) {
             lk->_capped = 1;  /* renewal stops; the lock runs out and is reported lost */
         } else {
@@ -3618,16 +3734,42 @@ static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
     return 1;
 }
 
+/* One pass of the state machine at time `now`. Returns 0 if the lock was
+   deinitialised by a callback. */
+static int redlock__step(redlock_lock *lk, const int *alive, int64_t now) {
+    if (lk->_cancel_op) {  /* release() overtook an acquire, extend, upgrade or downgrade: answer it */
+        redlock_op op = (redlock_op)lk->_cancel_op;
+        lk->_cancel_op = 0;
+        if (!redlock__report(lk, alive, op, REDLOCK_ERR_CANCELLED, 0, now)) return 0;
+    }
+    if (lk->_phase != REDLOCK__PH_NONE && !redlock__waiting(lk) && now >= redlock__round_deadline(lk))
+        redlock__time_out(lk, now);
+    /* validity ran out before a renewal succeeded: the holder must be told */
+    if (lk->_state == REDLOCK_STATE_HELD && now >= lk->_valid_until)
+        return redlock__lose(lk, alive, redlock__expiry_reason(lk), now);
+    if (redlock__waiting(lk)) return 1; /* its round has not started */
+    switch (lk->_phase) {
+    case REDLOCK__PH_NONE: break;
+    case REDLOCK__PH_ROLLBACK:
+    case REDLOCK__PH_SETTLE:
+    case REDLOCK__PH_CLEANUP: /* follow-ups are not decided: over when every node answered */
+        if (redlock__count(lk).pending == 0) redlock__round_over(lk, now);
+        break;
+    default: return redlock__decide(lk, alive, now);
+    }
+    return lk->_phase == REDLOCK__PH_NONE ? redlock__next_round(lk, alive, now) : 1;
+}
+
 static int64_t redlock__lock_deadline(const redlock_lock *lk) {
     int64_t d = REDLOCK_NO_DEADLINE;
     if (lk->_phase != REDLOCK__PH_NONE) d = redlock__round_deadline(lk);
     if (lk->_state == REDLOCK_STATE_HELD) {
         if (lk->_valid_until < d) d = lk->_valid_until;
-        if ((lk->_watchdog || lk->_upgrading) && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d)
+        if ((lk->_watchdog || lk->_hold == REDLOCK__HOLD_UPGRADE) && lk->_phase == REDLOCK__PH_NONE && !lk->_capped && lk->_next_at < d)
             d = lk->_next_at;
     } else if (lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase == REDLOCK__PH_NONE) {
         if (lk->_next_at < d) d = lk->_next_at;
-        if (lk->_woken && !lk->_give_up && lk->_mark.wake_at < d) d = lk->_mark.wake_at;
+        if (lk->_woken && lk->_try != REDLOCK__TRY_TIMING_OUT && lk->_mark.wake_at < d) d = lk->_mark.wake_at;
     }
     return d;
 }
@@ -4018,8 +4160,8 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     c->_user = user;
     c->_armed = REDLOCK_NO_DEADLINE;
     for (i = 0; i < c->_cfg.node_count; i++) {
-        c->_legacy[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
-        c->_any_legacy |= c->_legacy[i];
+        c->_caps[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY ? REDLOCK__CAP_LEGACY : REDLOCK__CAP_UNKNOWN;
+        c->_any_legacy |= c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
     }
     c->_magic = REDLOCK__MAGIC;
     return REDLOCK_OK;
@@ -4053,25 +4195,35 @@ REDLOCK_API void redlock_client_deinit(redlock_client *c) {
     c->_magic = 0;
 }
 
-REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
-    size_t klen, olen = 0, llen, j;
-    char *strings;
-    int64_t jitter_ms;
-    int again;
-    if (!lk || !o) return REDLOCK_ERR_INVALID;
-    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+/* Printable bytes, no space: a hash field, a word of a command line. */
+static int redlock__printable(const char *s, size_t len) {
+    size_t j;
+    for (j = 0; j < len; j++)
+        if ((unsigned char)s[j] <= ' ' || (unsigned char)s[j] >= 127) return 0;
+    return 1;
+}
+
+/* The key of the options: its length in *klen, or an error status. */
+static int redlock__check_key(const redlock_lock_opts *o, size_t *klen) {
     if (!o->key) return REDLOCK_ERR_KEY;
-    klen = o->key_len ? o->key_len : strlen(o->key);
-    if (klen == 0) return REDLOCK_ERR_KEY;
-    if (klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
+    *klen = o->key_len ? o->key_len : strlen(o->key);
+    if (*klen == 0) return REDLOCK_ERR_KEY;
+    if (*klen > REDLOCK_MAX_KEY) return REDLOCK_ERR_KEY_TOO_LONG;
     /* no lock may stand on a fenced lock's counter */
-    if (klen >= REDLOCK__FENCE_PREFIX_LEN && memcmp(o->key, REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN) == 0)
+    if (*klen >= REDLOCK__FENCE_PREFIX_LEN && memcmp(o->key, REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN) == 0)
         return REDLOCK_ERR_KEY;
+    return REDLOCK_OK;
+}
+
+/* The options for a lock on client c: OK, or the error lock_init returns.
+   *klen, *llen and *olen: the key's, the label's and the owner's lengths. */
+static int redlock__check_opts(const redlock_client *c, const redlock_lock_opts *o, size_t *klen, size_t *llen,
+                               size_t *olen) {
+    int rc = redlock__check_key(o, klen), j, legacy = 0;
+    if (rc != REDLOCK_OK) return rc;
     if (o->ttl_ms <= 0 || o->ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
-    llen = o->label ? strlen(o->label) : 0;
-    if (llen > REDLOCK_MAX_LABEL) return REDLOCK_ERR_INVALID;
-    for (j = 0; j < llen; j++) /* printable, no space: a hash field, a command line's word */
-        if ((unsigned char)o->label[j] <= ' ' || (unsigned char)o->label[j] >= 127) return REDLOCK_ERR_INVALID;
+    *llen = o->label ? strlen(o->label) : 0;
+    if (*llen > REDLOCK_MAX_LABEL || !redlock__printable(o->label, *llen)) return REDLOCK_ERR_INVALID;
     if (!redlock__ms_ok(o->renew_every_ms) || !redlock__ms_ok(o->max_hold_ms) || o->max_extensions < 0 ||
         !redlock__ms_ok(o->retry_delay_ms) || !redlock__ms_ok(o->wait_ms) || o->retry_jitter_ms > REDLOCK__MAX_MS ||
         (o->watchdog && o->renew_every_ms >= o->ttl_ms))
@@ -4080,29 +4232,21 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         ((o->access != REDLOCK_ACCESS_SHARED && o->access != REDLOCK_ACCESS_EXCLUSIVE && o->access != REDLOCK_ACCESS_UPDATE) ||
          o->reentrant || o->fence))
         return REDLOCK_ERR_INVALID;
-    if (o->fence || o->access != REDLOCK_ACCESS_DEFAULT) { /* scripts only, as a reentrant lock */
-        int j, legacy = 0;
-        for (j = 0; j < c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
-        if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
-    }
-    if (o->reentrant) {
-        int legacy = 0;
-        olen = o->owner ? (o->owner_len ? o->owner_len : strlen(o->owner)) : 0;
-        if (o->owner && (olen == 0 || olen > REDLOCK_MAX_OWNER)) return REDLOCK_ERR_INVALID;
-        for (j = 0; j < olen; j++) /* printable, no space: it travels in environments and hash fields */
-            if ((unsigned char)o->owner[j] <= ' ' || (unsigned char)o->owner[j] >= 127) return REDLOCK_ERR_INVALID;
-        for (j = 0; j < (size_t)c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
-        if (c->_cfg.node_count - legacy < redlock__quorum(c)) return REDLOCK_ERR_NO_SCRIPTING;
-    }
-    /* initialising a lock that is still initialised on this client: forget
-       the old one first (otherwise the table would link the lock to itself);
-       a new one needs room in the table first */
-    again = redlock__filed(c, lk);
-    if (!again && !redlock__room(c)) return REDLOCK_ERR_NOMEM;
-    if (again) redlock_lock_deinit(lk);
-    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0));
-    if (!strings) return REDLOCK_ERR_NOMEM;
-    memset(lk, 0, sizeof *lk);
+    *olen = o->reentrant && o->owner ? (o->owner_len ? o->owner_len : strlen(o->owner)) : 0;
+    /* (the owner travels in environments and hash fields) */
+    if (o->reentrant && o->owner && (*olen == 0 || *olen > REDLOCK_MAX_OWNER || !redlock__printable(o->owner, *olen)))
+        return REDLOCK_ERR_INVALID;
+    /* a kind whose acquire needs scripts cannot win on nodes configured LEGACY */
+    if (!redlock__kind_needs_scripts(&redlock__kinds[redlock__kind_index(o->reentrant, o->fence, o->access)],
+                                     REDLOCK__S_ACQUIRE))
+        return REDLOCK_OK;
+    for (j = 0; j < c->_cfg.node_count; j++) legacy += c->_cfg.mode[j] == REDLOCK_MODE_LEGACY;
+    return c->_cfg.node_count - legacy < redlock__quorum(c) ? REDLOCK_ERR_NO_SCRIPTING : REDLOCK_OK;
+}
+
+/* The lock's strings (redlock__strings_size) and kind, from the options. */
+static void redlock__set_strings(redlock_lock *lk, char *strings, const redlock_lock_opts *o, size_t klen, size_t llen,
+                                 size_t olen) {
     memcpy(strings, o->key, klen);
     memset(strings + klen, 0, redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0) - klen); /* no token yet */
     if (llen) memcpy(strings + klen, o->label, llen);
@@ -4116,8 +4260,6 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
             lk->_owner_len = (uint8_t)olen;
         }
     }
-    lk->_client = c;
-    lk->_magic = REDLOCK__MAGIC;
     if (o->fence) lk->_kind |= REDLOCK__K_FENCED;
     lk->_kind |= (uint8_t)((o->access << REDLOCK__K_ACCESS_SHIFT) | (o->access << REDLOCK__K_OPTS_ACCESS_SHIFT));
     /* by default only a fenced lock refuses: its counters never expire, and
@@ -4127,6 +4269,11 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
         memcpy(redlock__counter(lk), REDLOCK_FENCE_PREFIX, REDLOCK__FENCE_PREFIX_LEN);
         memcpy(redlock__counter(lk) + REDLOCK__FENCE_PREFIX_LEN, o->key, klen);
     }
+}
+
+/* The lock's settings: the options', else the client's, else the defaults. */
+static void redlock__set_settings(redlock_lock *lk, const redlock_client *c, const redlock_lock_opts *o) {
+    int64_t jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
     lk->_ttl_ms = o->ttl_ms;
     lk->_watchdog = o->watchdog != 0;
     lk->_renew_every_us = (o->renew_every_ms ? o->renew_every_ms : (o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1)) * 1000;
@@ -4135,11 +4282,33 @@ REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const red
     lk->_retry_count = o->retry_count ? o->retry_count : c->_cfg.retry_count;
     if (lk->_retry_count < 0) lk->_retry_count = 0;
     lk->_retry_delay_us = (o->retry_delay_ms ? o->retry_delay_ms : c->_cfg.retry_delay_ms) * 1000;
-    jitter_ms = o->retry_jitter_ms ? o->retry_jitter_ms : c->_cfg.retry_jitter_ms;
     lk->_retry_jitter_us = jitter_ms < 0 ? 0 : jitter_ms * 1000; /* negative: none (clamped before scaling) */
     lk->_wait_us = (o->wait_ms ? o->wait_ms : c->_cfg.wait_ms) * 1000;
     lk->_on_result = o->on_result;
     lk->_user = o->user;
+}
+
+REDLOCK_API int redlock_lock_init(redlock_lock *lk, redlock_client *c, const redlock_lock_opts *o) {
+    size_t klen = 0, olen = 0, llen = 0;
+    char *strings;
+    int again, rc;
+    if (!lk || !o) return REDLOCK_ERR_INVALID;
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+    rc = redlock__check_opts(c, o, &klen, &llen, &olen);
+    if (rc != REDLOCK_OK) return rc;
+    /* initialising a lock that is still initialised on this client: forget
+       the old one first (otherwise the table would link the lock to itself);
+       a new one needs room in the table first */
+    again = redlock__filed(c, lk);
+    if (!again && !redlock__room(c)) return REDLOCK_ERR_NOMEM;
+    if (again) redlock_lock_deinit(lk);
+    strings = (char *)REDLOCK_MALLOC(redlock__strings_size(klen, llen, o->reentrant != 0, o->fence != 0));
+    if (!strings) return REDLOCK_ERR_NOMEM;
+    memset(lk, 0, sizeof *lk);
+    redlock__set_strings(lk, strings, o, klen, llen, olen);
+    lk->_client = c;
+    lk->_magic = REDLOCK__MAGIC;
+    redlock__set_settings(lk, c, o);
     lk->_deadline = REDLOCK_NO_DEADLINE;
     redlock__file(c, lk);
     return REDLOCK_OK;
@@ -4159,7 +4328,7 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
         redlock__enter(c);
         lk->_busy = 1; /* an answer inside send is only recorded */
         lk->_alive = &alive;
-        lk->_upgrading = 0;
+        lk->_hold = REDLOCK__HOLD_IDLE;
         lk->_state = REDLOCK_STATE_LOST;
         lk->_lost_status = redlock__expiry_reason(lk);
         lk->_phase_op = REDLOCK_OP_LOST;
@@ -4221,13 +4390,88 @@ static int redlock__settle(redlock_lock *lk, int64_t *now) {
     return 1;
 }
 
+/* ---- may I start X now: one table of operation x activity ---- */
+
+/* What a lock is doing, as the API sees it. */
+enum { REDLOCK__ACT_IDLE,        /* IDLE or LOST, nothing running */
+       REDLOCK__ACT_FOLLOWUP,    /* IDLE or LOST: the undo or cleanup of the last token still runs */
+       REDLOCK__ACT_ACQUIRING,
+       REDLOCK__ACT_RELEASING,
+       REDLOCK__ACT_HELD,        /* held, nothing running */
+       REDLOCK__ACT_RENEWING,    /* held: a watchdog renewal runs */
+       REDLOCK__ACT_EXTENDING,   /* held: the user's extend runs */
+       REDLOCK__ACT_UPGRADING,   /* held: an upgrade waits or runs */
+       REDLOCK__ACT_DOWNGRADING, /* held: a downgrade's round runs */
+       REDLOCK__ACT_FOLLOWING,   /* held: a downgrade's stragglers or a failed upgrade's settle run */
+       REDLOCK__ACT_COUNT };
+/* The calls that start an operation. */
+enum { REDLOCK__CALL_ACQUIRE, REDLOCK__CALL_RELEASE, REDLOCK__CALL_EXTEND, REDLOCK__CALL_UPGRADE,
+       REDLOCK__CALL_DOWNGRADE, REDLOCK__CALL_ADOPT, REDLOCK__CALL_COUNT };
+
+static int redlock__activity(const redlock_lock *lk) {
+    switch (lk->_state) {
+    case REDLOCK_STATE_ACQUIRING: return REDLOCK__ACT_ACQUIRING;
+    case REDLOCK_STATE_RELEASING: return REDLOCK__ACT_RELEASING;
+    case REDLOCK_STATE_HELD: break;
+    default: return lk->_phase == REDLOCK__PH_NONE ? REDLOCK__ACT_IDLE : REDLOCK__ACT_FOLLOWUP;
+    }
+    if (lk->_hold == REDLOCK__HOLD_UPGRADE) return REDLOCK__ACT_UPGRADING; /* (perhaps behind a renewal) */
+    switch (lk->_phase) {
+    case REDLOCK__PH_NONE: return REDLOCK__ACT_HELD;
+    case REDLOCK__PH_EXTEND: return redlock__user_extending(lk) ? REDLOCK__ACT_EXTENDING : REDLOCK__ACT_RENEWING;
+    case REDLOCK__PH_DOWNGRADE: return REDLOCK__ACT_DOWNGRADING;
+    default: return REDLOCK__ACT_FOLLOWING;
+    }
+}
+
+/* May the call start its operation now: OK, or the status it returns.
+   A release overtakes what runs (that operation ends CANCELLED); an
+   upgrade may wait behind a renewal; a downgrade only starts when
+   nothing runs; an adopt waits for the old token's undo or cleanup. */
+static int redlock__may(const redlock_lock *lk, int call) {
+#define REDLOCK__NH REDLOCK_ERR_NOT_HELD
+#define REDLOCK__AH REDLOCK_ERR_ALREADY_HELD
+#define REDLOCK__BY REDLOCK_ERR_BUSY
+    static const signed char may[REDLOCK__CALL_COUNT][REDLOCK__ACT_COUNT] = {
+        /*            IDLE         FOLLOWUP     ACQUIRING    RELEASING    HELD         RENEWING     EXTENDING    UPGRADING    DOWNGRADING  FOLLOWING */
+        /* acquire */ { 0,           0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH },
+        /* release */ { REDLOCK__NH, REDLOCK__NH, 0,           REDLOCK__BY, 0,           0,           0,           0,           0,           0 },
+        /* extend */  { REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, 0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, 0 },
+        /* upgrade */ { REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, 0,           0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, 0 },
+        /* downgrade */ { REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, REDLOCK__NH, 0,         REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__BY },
+        /* adopt */   { 0,           REDLOCK__BY, REDLOCK__BY, REDLOCK__BY, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH, REDLOCK__AH }
+    };
+#undef REDLOCK__NH
+#undef REDLOCK__AH
+#undef REDLOCK__BY
+    return may[call][redlock__activity(lk)];
+}
+
+/* Every call on a lock starts here: INVALID for NULL, DETACHED for a lock
+   not initialised (or deinitialised by the LOST report redlock__settle
+   makes first); *now: the clock for the call. */
+static int redlock__begin(redlock_lock *lk, int64_t *now) {
+    if (!lk) return REDLOCK_ERR_INVALID;
+    if (!redlock__usable(lk) || !redlock__settle(lk, now)) return REDLOCK_ERR_DETACHED;
+    return REDLOCK_OK;
+}
+
+/* Runs the lock after a call changed it, and hands the timer its deadline
+   (the drive may deinitialise the lock: its client is read before). */
+static int redlock__run(redlock_lock *lk) {
+    redlock_client *c = lk->_client;
+    redlock__enter(c);
+    redlock__drive(lk);
+    redlock__leave(c);
+    return REDLOCK_OK;
+}
+
 REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
-    if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may(lk, REDLOCK__CALL_ACQUIRE);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     if (c->_cb.random(c->_user, redlock__fresh(lk), REDLOCK_TOKEN_LEN / 2) != 0) return REDLOCK_ERR_RANDOM;
     if (lk->_owner_default && !redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
@@ -4236,7 +4480,8 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
-    lk->_last_try = lk->_give_up = lk->_woken = 0;
+    lk->_try = REDLOCK__TRY_RETRYING;
+    lk->_woken = 0;
     lk->_op_start = now;
     lk->_next_at = now;  /* the first attempt: now, or when a running undo is done */
     lk->_mark.wake_at = now;
@@ -4250,20 +4495,20 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
 REDLOCK_API int redlock_release(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state == REDLOCK_STATE_RELEASING) return REDLOCK_ERR_BUSY;
-    if (lk->_state != REDLOCK_STATE_HELD && lk->_state != REDLOCK_STATE_ACQUIRING) return REDLOCK_ERR_NOT_HELD;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may(lk, REDLOCK__CALL_RELEASE);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     if (lk->_state == REDLOCK_STATE_ACQUIRING) {
         lk->_cancel_op = REDLOCK_OP_ACQUIRE;
         lk->_fence = 0; /* an attempt's count, not a fence */
         redlock__listen(lk, 0);
-    } else if (lk->_upgrading) {
+    } else if (lk->_hold == REDLOCK__HOLD_UPGRADE) {
         lk->_cancel_op = REDLOCK_OP_UPGRADE;
-        lk->_upgrading = 0;
-    } else if (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend) {
+        lk->_hold = REDLOCK__HOLD_IDLE;
+    } else if (redlock__user_extending(lk)) {
         lk->_cancel_op = REDLOCK_OP_EXTEND;
+        lk->_hold = REDLOCK__HOLD_IDLE;
     } else if (lk->_phase == REDLOCK__PH_DOWNGRADE) {
         lk->_cancel_op = REDLOCK_OP_DOWNGRADE;
     }
@@ -4272,7 +4517,7 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     lk->_phase_op = REDLOCK_OP_RELEASE;
     redlock__enter(c);
     redlock__round(lk, REDLOCK__PH_RELEASE, now);
-    redlock__drive(lk);
+    redlock__drive(lk); /* (which may deinitialise the lock: its client is read before) */
     redlock__leave(c);
     return REDLOCK_OK;
 }
@@ -4280,11 +4525,10 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
 REDLOCK_API int redlock_extend(redlock_lock *lk, int64_t ttl_ms) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS) return REDLOCK_ERR_TTL;
-    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
-    if (lk->_phase == REDLOCK__PH_EXTEND || lk->_upgrading || lk->_phase == REDLOCK__PH_DOWNGRADE) return REDLOCK_ERR_BUSY;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK && (ttl_ms < 0 || ttl_ms > REDLOCK__MAX_MS)) rc = REDLOCK_ERR_TTL;
+    if (rc == REDLOCK_OK) rc = redlock__may(lk, REDLOCK__CALL_EXTEND);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     lk->_op_start = now;
     redlock__enter(c);
@@ -4298,36 +4542,37 @@ static int redlock__hex(char ch) {
     return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
+/* An upgrade or a downgrade may start: NOT_HELD first, then INVALID for a
+   hold of another mode, then BUSY. */
+static int redlock__may_change_mode(const redlock_lock *lk, int call) {
+    int rc = redlock__may(lk, call);
+    redlock_access a = redlock__access(lk);
+    if (rc == REDLOCK_ERR_NOT_HELD) return rc;
+    if (call == REDLOCK__CALL_UPGRADE ? a != REDLOCK_ACCESS_UPDATE
+                                      : a != REDLOCK_ACCESS_EXCLUSIVE && a != REDLOCK_ACCESS_UPDATE)
+        return REDLOCK_ERR_INVALID;
+    return rc;
+}
+
 REDLOCK_API int redlock_upgrade(redlock_lock *lk) {
-    redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
-    if (redlock__access(lk) != REDLOCK_ACCESS_UPDATE) return REDLOCK_ERR_INVALID;
-    if (lk->_upgrading || lk->_phase == REDLOCK__PH_DOWNGRADE || (lk->_phase == REDLOCK__PH_EXTEND && lk->_user_extend))
-        return REDLOCK_ERR_BUSY;
-    c = lk->_client;
-    lk->_upgrading = 1;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may_change_mode(lk, REDLOCK__CALL_UPGRADE);
+    if (rc != REDLOCK_OK) return rc;
+    lk->_hold = REDLOCK__HOLD_UPGRADE;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
     lk->_op_start = now;
     lk->_next_at = now; /* the first attempt: now, or when a running renewal is done */
-    redlock__enter(c);
-    redlock__drive(lk);  /* which starts it (or ends it at once: the hold's cap) */
-    redlock__leave(c);
-    return REDLOCK_OK;
+    return redlock__run(lk); /* which starts it (or ends it at once: the hold's cap) */
 }
 
 REDLOCK_API int redlock_downgrade(redlock_lock *lk) {
     redlock_client *c;
     int64_t now;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state != REDLOCK_STATE_HELD) return REDLOCK_ERR_NOT_HELD;
-    if (redlock__access(lk) != REDLOCK_ACCESS_EXCLUSIVE && redlock__access(lk) != REDLOCK_ACCESS_UPDATE)
-        return REDLOCK_ERR_INVALID;
-    if (lk->_upgrading || lk->_phase != REDLOCK__PH_NONE) return REDLOCK_ERR_BUSY;
+    int rc = redlock__begin(lk, &now);
+    if (rc == REDLOCK_OK) rc = redlock__may_change_mode(lk, REDLOCK__CALL_DOWNGRADE);
+    if (rc != REDLOCK_OK) return rc;
     c = lk->_client;
     redlock__set_access(lk, REDLOCK_ACCESS_SHARED); /* a reader from now on, whatever the nodes say */
     lk->_op_start = now;
@@ -4339,27 +4584,30 @@ REDLOCK_API int redlock_downgrade(redlock_lock *lk) {
     return REDLOCK_OK;
 }
 
-REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t valid_ms) {
-    redlock_client *c;
-    int64_t now;
-    size_t j, len, label_len;
-    int i;
-    if (!lk) return REDLOCK_ERR_INVALID;
-    if (!redlock__usable(lk) || !redlock__settle(lk, &now)) return REDLOCK_ERR_DETACHED;
-    if (!token || !redlock__ms_ok(valid_ms)) return REDLOCK_ERR_INVALID;
-    /* a label (printable, no space) that fits the lock's own, then the hex digits */
-    len = strlen(token);
-    if (len < REDLOCK_TOKEN_LEN || len > redlock__token_room(lk)) return REDLOCK_ERR_INVALID;
+/* A token as redlock_lock_token() gives it, whose label fits the lock's
+   own: a label (printable, no space), then the hex digits. */
+static int redlock__token_ok(const redlock_lock *lk, const char *token, size_t len) {
+    size_t j, label_len;
+    if (len < REDLOCK_TOKEN_LEN || len > redlock__token_room(lk)) return 0;
     label_len = len - REDLOCK_TOKEN_LEN;
     for (j = 0; j < label_len; j++)
-        if ((unsigned char)token[j] <= ' ' || (unsigned char)token[j] >= 127) return REDLOCK_ERR_INVALID;
+        if ((unsigned char)token[j] <= ' ' || (unsigned char)token[j] >= 127) return 0;
     for (; j < len; j++)
-        if (!redlock__hex(token[j])) return REDLOCK_ERR_INVALID;
-    if (lk->_state == REDLOCK_STATE_HELD) return REDLOCK_ERR_ALREADY_HELD;
+        if (!redlock__hex(token[j])) return 0;
+    return 1;
+}
+
+REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t valid_ms) {
+    int64_t now;
+    size_t len;
+    int i, rc = redlock__begin(lk, &now);
+    if (rc != REDLOCK_OK) return rc;
+    if (!token || !redlock__ms_ok(valid_ms)) return REDLOCK_ERR_INVALID;
+    len = strlen(token);
+    if (!redlock__token_ok(lk, token, len)) return REDLOCK_ERR_INVALID;
     /* a running undo or cleanup still needs the old token */
-    if (lk->_state == REDLOCK_STATE_ACQUIRING || lk->_state == REDLOCK_STATE_RELEASING || lk->_phase != REDLOCK__PH_NONE)
-        return REDLOCK_ERR_BUSY;
-    c = lk->_client;
+    rc = redlock__may(lk, REDLOCK__CALL_ADOPT);
+    if (rc != REDLOCK_OK) return rc;
     if (lk->_owner_default) {
         if (!redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
         redlock__take_default_owner(lk);
@@ -4374,15 +4622,12 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
     lk->_extensions = lk->_capped = lk->_renew_status = lk->_lost_status = 0;
     lk->_fence = 0; /* the holder that took it knows it; this handle does not */
     lk->_next_at = now; /* the watchdog renews at once: the key's time left is not ours to know */
-    for (i = 0; i < c->_cfg.node_count; i++) {
+    for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         lk->_node[i].seq = 0;
         redlock__set_until(lk, i, 0);
         lk->_node[i].flags = REDLOCK__F_LIFE; /* and nothing clobbered: a new token */
     }
-    redlock__enter(c);
-    redlock__drive(lk);
-    redlock__leave(c);
-    return REDLOCK_OK;
+    return redlock__run(lk);
 }
 
 /* r NULL: the node failed with status err */
@@ -4407,7 +4652,7 @@ REDLOCK_API int redlock_lock_wake(redlock_lock *lk) {
     redlock_client *c;
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
-    if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_give_up) return REDLOCK_OK;
+    if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_try == REDLOCK__TRY_TIMING_OUT) return REDLOCK_OK;
     lk->_woken = 1; /* a running attempt may lose to the holder that just left: the next one early */
     if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) return REDLOCK_OK;
     c = lk->_client;
@@ -4497,26 +4742,12 @@ REDLOCK_API int redlock_lock_pending(const redlock_lock *lk) {
    redlock_lock_followup). */
 static int redlock__owed_answer_matters(const redlock_lock *lk, int i) {
     int st = lk->_node[i].step, scripted = lk->_client->_scripted[i];
-    switch (st) {
-    case REDLOCK__ST_SET: /* no release script seen there yet: a GET + DEL release needs the key's life from it */
-        return !(scripted & REDLOCK__SCRIPT_RELEASE);
-    case REDLOCK__ST_RACQ_SHA:
-    case REDLOCK__ST_RACQ_EVAL:
-    case REDLOCK__ST_FACQ_SHA:
-    case REDLOCK__ST_FACQ_EVAL:
-    case REDLOCK__ST_REL_SHA:
-    case REDLOCK__ST_REL_EVAL:
-    case REDLOCK__ST_EXT_SHA:
-    case REDLOCK__ST_EXT_EVAL:
-    case REDLOCK__ST_FENCE_SHA:
-    case REDLOCK__ST_FENCE_EVAL: /* NOSCRIPT, or no scripting at all, may come */
-        return !(scripted & redlock__script_bit(lk, st));
-    case REDLOCK__ST_REL_DEL:
-    case REDLOCK__ST_EXT_PEXPIRE:
-    case REDLOCK__ST_EXT_GETSET: /* a chain's last step */
-        return 0;
-    default: /* PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
-        return 1;
+    /* no release script seen there yet: a GET + DEL release needs the key's life from it */
+    if (st == REDLOCK__ST_SET) return !(scripted & (1 << (redlock__kind_of(lk)->script[REDLOCK__S_RELEASE] - 1)));
+    switch (redlock__step_info_of(st)->then) {
+    case REDLOCK__THEN_SCRIPT: return !(scripted & redlock__script_bit(lk, st)); /* NOSCRIPT, or no scripting at all, may come */
+    case REDLOCK__THEN_LAST: return 0;
+    default: return 1; /* PROBE, SETNX, GET, an acquire's GETSET, PTTL: a chain goes on */
     }
 }
 
@@ -4526,7 +4757,7 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         int flags = lk->_node[i].flags;
         /* (a timed-out release's EVALSHA, still heard: its NOSCRIPT gets the EVAL) */
-        if ((flags & REDLOCK__F_DONE) && !((flags & REDLOCK__F_WAIT) && lk->_node[i].step == REDLOCK__ST_REL_SHA)) continue;
+        if ((flags & REDLOCK__F_DONE) && !((flags & REDLOCK__F_WAIT) && lk->_node[i].step == REDLOCK__ST_RELEASE)) continue;
         if ((flags & REDLOCK__F_SEND) && lk->_phase != REDLOCK__PH_NONE) return 1; /* a step still to go out */
         if ((flags & REDLOCK__F_WAIT) && redlock__owed_answer_matters(lk, i)) return 1;
     }
@@ -4535,7 +4766,7 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk) {
 
 REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk) {
     return redlock__usable(lk) && lk->_state == REDLOCK_STATE_ACQUIRING && lk->_phase != REDLOCK__PH_ACQUIRE &&
-           lk->_phase != REDLOCK__PH_FENCE && !lk->_give_up;
+           lk->_phase != REDLOCK__PH_FENCE && lk->_try != REDLOCK__TRY_TIMING_OUT;
 }
 
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lk) {
@@ -4569,7 +4800,7 @@ REDLOCK_API int64_t redlock_lock_fence(const redlock_lock *lk) {
 
 REDLOCK_API redlock_mode redlock_node_mode(const redlock_client *c, int node) {
     if (!c || c->_magic != REDLOCK__MAGIC || node < 0 || node >= c->_cfg.node_count) return REDLOCK_MODE_AUTO;
-    if (c->_legacy[node]) return REDLOCK_MODE_LEGACY;
+    if (c->_caps[node] & REDLOCK__CAP_LEGACY) return REDLOCK_MODE_LEGACY;
     return c->_cfg.mode[node];
 }
 

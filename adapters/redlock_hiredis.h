@@ -132,7 +132,7 @@
    and tested by tests/shared/integration.h.
 
    WATCHDOG THREAD
-   With opts.watchdog_thread set, a background thread owns the connections
+   With cfg.watchdog_thread set, a background thread owns the connections
    and runs the core: it keeps renewing locks acquired with
    redlock_lock_opts.watchdog = 1 for as long as they are held, and reports
    a loss through that lock's on_result (op REDLOCK_OP_LOST), called on the
@@ -147,7 +147,7 @@
    the core, with the client's mutex held: they may call the redlock_* core
    functions on the lock (e.g. redlock_release(&lk->lock)); the blocking
    redlock_hiredis_* calls of the same client return REDLOCK_ERR_BUSY there
-   (redlock_hiredis_poll returns at once) instead of waiting on themselves.
+   (redlock_hiredis_run returns at once) instead of waiting on themselves.
 
    THREADS
    Without the watchdog thread, a client and its locks are used by one

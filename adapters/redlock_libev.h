@@ -120,7 +120,7 @@
    Everything runs on the loop's thread. Core callbacks (on_result,
    on_event) run inside libev/hiredis callbacks: they may use the core API
    (acquire, release, extend, lock_deinit) but must not call
-   redlock_libev_free.
+   redlock_libev_deinit.
 */
 #ifndef REDLOCK_LIBEV_H
 #define REDLOCK_LIBEV_H

@@ -17,7 +17,8 @@
           optional) or Unix sockets, one per node, non-blocking, AUTH
           (password or ACL user + password), SELECT; node lists
           ("host:port,redis://...", $REDLOCK_NODES) parsed by
-          redlock_nodes.h, included
+          redlock_nodes.h, included; a node's port asked directly
+          (redlock_socket_probe(): plain text or TLS? why unreachable?)
        3. Blocking API driven by poll(): acquire / release / extend / run;
           optionally a watchdog thread that renews between the calls
        4. Foreign event loop API: fd, interest, on_readable, on_writable,
@@ -58,10 +59,10 @@
                                  here), an alert from the server (no
                                  client certificate ...), an answer to the
                                  handshake that is not TLS
+   When a connection fails, every command in flight on it gets
+   redlock_on_error() with that status; the next command reconnects.
    TLS, AUTH and SELECT are the refusals no retry cures: an acquire ends
-   at once when they leave too few nodes (redlock.h section 4).
-   and then every command in flight on it gets redlock_on_error() with that
-   status; the next command reconnects. redlock_socket_node_status() keeps
+   at once when they leave too few nodes (redlock.h section 4). redlock_socket_node_status() keeps
    the last one until a new connection has answered (AUTH, SELECT or a
    command): then it is 0 again. Passwords and tokens are never logged
    (this file logs nothing) and the output buffer is wiped once written.
@@ -97,7 +98,9 @@
    certificate required"); a TLS connection that failed otherwise has the
    words too ("TLS handshake: no answer within the connect timeout" with
    CONNECT: a paused server, or a plain-text port, which answers a
-   handshake with nothing). A CA, certificate or key that cannot be
+   handshake with nothing; a TLS port resets plain text without a word,
+   TRANSPORT: redlock_socket_probe() asks the port in the other protocol
+   to tell, for a message). A CA, certificate or key that cannot be
    loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
    TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
    MSG_NOSIGNAL, so no SIGPIPE.
@@ -434,8 +437,10 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
    or a command's reply); errbuf (optional) gets its text: for AUTH and
    SELECT the server's refusal ("WRONGPASS invalid username-password pair
    ...", "NOAUTH Authentication required.", "ERR DB index is out of
-   range"), for a TLS connection what OpenSSL said, else the status's
-   description; with status 0, the server's last error reply to a command
+   range"), for a TLS connection what OpenSSL said, for a connect that
+   failed why ("connection refused", "no such socket", "name does not
+   resolve (...)", "connect timed out", "cannot connect: ..."), else the
+   status's description; with status 0, the server's last error reply to a command
    on the current connection ("NOPERM ...", "ERR unknown command ...",
    "READONLY ..."; "" if none), which a vote that failed with
    REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only. */
@@ -453,6 +458,35 @@ REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
 REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size);
+/* What a node's port speaks, asked directly (redlock_socket_probe()). */
+typedef struct redlock_socket_probe_result {
+    int plain;       /* 1: it answered a plain-text PING in RESP (+PONG, -NOAUTH ...): plain-text Redis */
+    int silent;      /* 1: it closed or reset that PING without a word, as a TLS port does */
+    int tls;         /* 1: it answered a TLS hello with a TLS record (a server hello or an alert); 0 also
+                        when not asked (a TLS node, a port that answered the PING, a build without TLS) */
+    int other;       /* 1: the port speaks the other protocol than the node was asked in (tls argument):
+                        plain for a TLS node, TLS for a plain one. The fix is the node's settings */
+    char words[96];  /* REDLOCK_ERR_CONNECT: why ("connection refused", "no such socket", "name does not
+                        resolve (...)", "connect timed out", "cannot connect: ..."); "" otherwise */
+} redlock_socket_probe_result;
+/* A diagnostic, apart from any adapter: asks node's port (node->host and
+   port, or its Unix socket; the defaults as in a configuration) what it
+   speaks, on connections of its own, and tells why it cannot be reached.
+   For a message about a node that failed in a way the adapter cannot
+   tell from a failing network: a plain-text Redis answers a TLS handshake
+   with nothing (CONNECT or NODE_TIMEOUT), and a TLS port resets plain
+   text without a word (TRANSPORT). tls: the protocol the node is
+   configured for (1 TLS, 0 plain text). Sends a plain-text PING; for a
+   plain node whose port closes it without a word, a TLS hello on a second
+   connection (with REDLOCK_SOCKET_TLS). Sends no AUTH, touches no key,
+   checks no certificate. Every wait within timeout_ms in all (connects,
+   answers; not getaddrinfo(), which blocks as it will, nor the CPU time
+   that making the TLS hello takes): blocking, so never inside an
+   adapter's callback. Uses no adapter and no global state: any thread. OK (the port was reached: see *out), CONNECT (*out's
+   words say why), or INVALID (node or out NULL, a port out of range, a
+   negative timeout; *out untouched). */
+REDLOCK_SOCKET_API int redlock_socket_probe(const redlock_node *node, int tls, int64_t timeout_ms,
+                                            redlock_socket_probe_result *out);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
 REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 /* Commands in flight on one node (0 for a bad node): e.g. to stop waiting
@@ -673,6 +707,7 @@ struct redlock__sock_node {
     char *tls_name;
     int tls_verify, tls_want;
     char tls_err[120];
+    char conn_words[96]; /* why the last connect failed: "connection refused" ... (redlock_socket_node_status) */
 };
 
 static int redlock__sock_opening(const struct redlock__sock_node *nd)
@@ -1047,6 +1082,23 @@ static ssize_t redlock__sock_send(struct redlock__sock_node *nd, const char *p, 
     }
 }
 
+/* A connect's failure in words, for redlock_socket_node_status() (err:
+   errno's); shared with redlock_socket_probe(). */
+static void redlock__sock_connect_words(char *out, size_t cap, int err, int unix_socket)
+{
+    if (err == ECONNREFUSED) snprintf(out, cap, "%s", "connection refused");
+    else if (err == ENOENT && unix_socket) snprintf(out, cap, "%s", "no such socket");
+    else if (err == ETIMEDOUT) snprintf(out, cap, "%s", "connect timed out");
+    else snprintf(out, cap, "cannot connect: %s", strerror(err));
+}
+
+/* A name getaddrinfo() did not resolve (rc its answer), in words. */
+static void redlock__sock_resolve_words(char *out, size_t cap, int rc)
+{
+    snprintf(out, cap, "name does not resolve (%s)",
+             rc == 0 ? "no IPv4 or IPv6 address" : rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+}
+
 static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *nd)
 {
     (void)s;
@@ -1054,11 +1106,13 @@ static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *
         const struct sockaddr *sa = (const struct sockaddr *)&nd->addr[nd->cur];
         int fd = socket(sa->sa_family, SOCK_STREAM, 0), fl, one = 1;
         if (fd < 0) {
+            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, errno, 0);
             nd->cur++;
             continue;
         }
         fl = fcntl(fd, F_GETFL, 0);
         if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, errno, 0);
             close(fd);
             nd->cur++;
             continue;
@@ -1078,6 +1132,7 @@ static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *
             nd->life.state = REDLOCK__CONN_CONNECTING;
             return 0;
         }
+        redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, errno, sa->sa_family == AF_UNIX);
         close(fd);
         nd->cur++;
     }
@@ -1091,7 +1146,10 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
     if (nd->unix_path) {
         struct sockaddr_un *su = (struct sockaddr_un *)&nd->addr[0];
         size_t n = strlen(nd->unix_path);
-        if (n == 0 || n >= sizeof su->sun_path) return REDLOCK_ERR_CONNECT;
+        if (n == 0 || n >= sizeof su->sun_path) {
+            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, ENAMETOOLONG, 1);
+            return REDLOCK_ERR_CONNECT;
+        }
         memset(su, 0, sizeof *su);
         su->sun_family = AF_UNIX;
         memcpy(su->sun_path, nd->unix_path, n + 1);
@@ -1100,11 +1158,15 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
     } else {
         struct addrinfo hints, *res = NULL, *ai;
         char port[16];
+        int rc;
         memset(&hints, 0, sizeof hints);
         hints.ai_family = AF_UNSPEC;
         hints.ai_socktype = SOCK_STREAM;
         port[redlock__resp_num(port, (unsigned long long)nd->port)] = 0;
-        if (REDLOCK_SOCKET_GETADDRINFO(nd->host, port, &hints, &res) != 0 || !res) return REDLOCK_ERR_CONNECT;
+        if ((rc = REDLOCK_SOCKET_GETADDRINFO(nd->host, port, &hints, &res)) != 0 || !res) {
+            redlock__sock_resolve_words(nd->conn_words, sizeof nd->conn_words, rc);
+            return REDLOCK_ERR_CONNECT;
+        }
         for (ai = res; ai && nd->naddr < REDLOCK__SOCK_MAX_ADDR; ai = ai->ai_next) {
             if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
                 ai->ai_addrlen > (socklen_t)sizeof nd->addr[0])
@@ -1114,7 +1176,10 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
             nd->naddr++;
         }
         REDLOCK_SOCKET_FREEADDRINFO(res);
-        if (!nd->naddr) return REDLOCK_ERR_CONNECT;
+        if (!nd->naddr) {
+            redlock__sock_resolve_words(nd->conn_words, sizeof nd->conn_words, 0);
+            return REDLOCK_ERR_CONNECT;
+        }
     }
     return 0;
 }
@@ -1179,6 +1244,7 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     redlock__sock_close(s, nd);
     nd->tls_err[0] = 0; /* the words of this connection's failure, if TLS has any */
     nd->life.server[0] = 0; /* and the server's */
+    nd->conn_words[0] = 0;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
     rc = redlock__sock_resolve(nd);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd);
@@ -1299,6 +1365,7 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
         return;
     }
     nd->fd = -1;
+    redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, err, nd->unix_path != NULL);
     redlock__sock_drop_fd(s, nd, fd);
     if (nd->gen != gen || nd->life.state != REDLOCK__CONN_CONNECTING) return; /* failed from inside the hook */
     nd->cur++;
@@ -1547,6 +1614,7 @@ static void redlock__sock_timeouts(redlock_socket *s)
         int late = redlock__conn_late(&nd->life, &nd->q, nd->life.state == REDLOCK__CONN_HANDSHAKE, 0,
                                       nd->connect_deadline, redlock__sock_command_us(s), now);
         if (late == REDLOCK__CONN_LATE_CONNECT) {
+            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, ETIMEDOUT, 0);
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
         } else if (late == REDLOCK__CONN_LATE_HANDSHAKE) {
             /* a silent server: paused, or plain text (redlock_tls.h) */
@@ -2112,6 +2180,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
         const char *t = st ? "node error" : "";
 #endif
         if (st && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err; /* this connection's TLS words */
+        else if (st == REDLOCK_ERR_CONNECT && s->_nodes[node].conn_words[0]) t = s->_nodes[node].conn_words;
         else if ((!st || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT) && s->_nodes[node].life.server[0])
             t = s->_nodes[node].life.server; /* the server's: its refusal, or its last error reply */
         redlock__sock_text(errbuf, errsz, t);
@@ -2497,6 +2566,181 @@ REDLOCK_SOCKET_API int64_t redlock_socket_lock_valid_until(const redlock_socket_
     return v;
 }
 #endif /* !REDLOCK_SOCKET_NO_CORE */
+
+/* ---- diagnostics: a port asked directly (redlock_socket_probe) ----
+   Apart from the adapter's connections on purpose: asking a port in the
+   other protocol takes connections of its own, which the adapter must not
+   open behind its caller's back, and a caller asks only when a message
+   needs it. */
+
+/* Waits up to `until` (us) for events on fd: > 0 ready, 0 time is up,
+   < 0 failed. */
+static int redlock__sock_probe_wait(int fd, short events, int64_t until)
+{
+    for (;;) {
+        struct pollfd pf;
+        int64_t left = until - redlock_socket_now_us();
+        int r;
+        pf.fd = fd;
+        pf.events = events;
+        pf.revents = 0;
+        r = poll(&pf, 1, left <= 0 ? 0 : (int)((left + 999) / 1000));
+        if (r >= 0 || errno != EINTR) return r;
+    }
+}
+
+/* A non-blocking connect to sa, bounded by until: the socket, or -1 with
+   words set (*timed_out too when the time ran out). */
+static int redlock__sock_probe_connect(const struct sockaddr *sa, socklen_t len, int64_t until, char *words,
+                                       size_t cap, int *timed_out)
+{
+    int fd = socket(sa->sa_family, SOCK_STREAM, 0), fl, e = 0, one = 1;
+    socklen_t el = (socklen_t)sizeof e;
+    (void)one;
+    if (fd < 0) {
+        redlock__sock_connect_words(words, cap, errno, 0);
+        return -1;
+    }
+    fl = fcntl(fd, F_GETFL, 0);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        redlock__sock_connect_words(words, cap, errno, 0);
+        close(fd);
+        return -1;
+    }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+#ifdef SO_NOSIGPIPE
+    (void)setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+    if (connect(fd, sa, len) == 0) return fd;
+    if (errno == EINPROGRESS || errno == EINTR) {
+        if (redlock__sock_probe_wait(fd, POLLOUT, until) <= 0) {
+            *timed_out = 1;
+            e = ETIMEDOUT;
+        } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) {
+            e = errno;
+        }
+        if (e == 0) return fd;
+    } else {
+        e = errno;
+    }
+    redlock__sock_connect_words(words, cap, e, sa->sa_family == AF_UNIX);
+    close(fd);
+    return -1;
+}
+
+/* A socket connected to the node, or -1 with words set. */
+static int redlock__sock_probe_open(const redlock_node *node, int64_t until, char *words, size_t cap)
+{
+    const char *path = redlock__sock_path(node);
+    int fd = -1, timed_out = 0;
+    if (path) {
+        struct sockaddr_un su;
+        size_t n = strlen(path);
+        if (n >= sizeof su.sun_path) {
+            redlock__sock_connect_words(words, cap, ENAMETOOLONG, 1);
+            return -1;
+        }
+        memset(&su, 0, sizeof su);
+        su.sun_family = AF_UNIX;
+        memcpy(su.sun_path, path, n + 1);
+        return redlock__sock_probe_connect((const struct sockaddr *)&su, (socklen_t)sizeof su, until, words, cap,
+                                           &timed_out);
+    } else {
+        struct addrinfo hints, *res = NULL, *ai;
+        char port[16];
+        int rc, tried = 0;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        port[redlock__resp_num(port, (unsigned long long)(node->port ? node->port : 6379))] = 0;
+        rc = REDLOCK_SOCKET_GETADDRINFO(node->host && node->host[0] ? node->host : "127.0.0.1", port, &hints, &res);
+        if (rc != 0 || !res) {
+            redlock__sock_resolve_words(words, cap, rc);
+            return -1;
+        }
+        for (ai = res; ai && fd < 0 && !timed_out; ai = ai->ai_next)
+            if (ai->ai_family == AF_INET || ai->ai_family == AF_INET6) {
+                tried = 1;
+                fd = redlock__sock_probe_connect(ai->ai_addr, ai->ai_addrlen, until, words, cap, &timed_out);
+            }
+        REDLOCK_SOCKET_FREEADDRINFO(res);
+        if (!tried) redlock__sock_resolve_words(words, cap, 0);
+    }
+    return fd;
+}
+
+/* Does the port speak plain text? A PING answered in RESP says so; a TLS
+   server closes or resets it without a word. */
+static void redlock__sock_probe_plain(int fd, int64_t until, redlock_socket_probe_result *r)
+{
+    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    ssize_t n;
+    char c;
+    if (send(fd, ping, sizeof ping - 1, REDLOCK__SOCK_NOSIGNAL) != (ssize_t)(sizeof ping - 1)) return;
+    if (redlock__sock_probe_wait(fd, POLLIN, until) <= 0) return;
+    do n = recv(fd, &c, 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n == 1 && (c == '+' || c == '-')) r->plain = 1;
+    r->silent = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+#ifdef REDLOCK_SOCKET_TLS
+/* Does the port speak TLS? A hello (hello[0..n), redlock_tls.h) answered
+   with a TLS record, a server's hello (0x16) or an alert (0x15), says so. */
+static void redlock__sock_probe_tls(int fd, const unsigned char *hello, size_t n, int64_t until,
+                                    redlock_socket_probe_result *r)
+{
+    size_t off = 0;
+    ssize_t got;
+    unsigned char c;
+    while (off < n) {
+        ssize_t w = send(fd, hello + off, n - off, REDLOCK__SOCK_NOSIGNAL);
+        if (w > 0) off += (size_t)w;
+        else if (w < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+                                              redlock__sock_probe_wait(fd, POLLOUT, until) > 0)))
+            continue;
+        else return;
+    }
+    if (redlock__sock_probe_wait(fd, POLLIN, until) <= 0) return;
+    do got = recv(fd, &c, 1, 0);
+    while (got < 0 && errno == EINTR);
+    if (got == 1 && (c == 0x15 || c == 0x16)) r->tls = 1;
+}
+#endif
+
+REDLOCK_SOCKET_API int redlock_socket_probe(const redlock_node *node, int tls, int64_t timeout_ms,
+                                            redlock_socket_probe_result *out)
+{
+    redlock_socket_probe_result r;
+    int64_t until;
+    int fd;
+    if (!node || !out || timeout_ms < 0 || node->port < 0 || node->port > 65535) return REDLOCK_ERR_INVALID;
+    memset(&r, 0, sizeof r);
+    until = redlock_socket_now_us() + (timeout_ms > 86400000 ? 86400000 : timeout_ms) * 1000;
+    fd = redlock__sock_probe_open(node, until, r.words, sizeof r.words);
+    if (fd < 0) {
+        *out = r;
+        return REDLOCK_ERR_CONNECT;
+    }
+    redlock__sock_probe_plain(fd, until, &r);
+    close(fd);
+#ifdef REDLOCK_SOCKET_TLS
+    if (!tls && r.silent) { /* a TLS port? asked in TLS, on a connection of its own */
+        char scratch[sizeof r.words];
+        unsigned char hello[4096];
+        int64_t t0 = redlock_socket_now_us();
+        size_t n = redlock__tls_hello(hello, sizeof hello);
+        until += redlock_socket_now_us() - t0; /* making it is work, not waiting for the port */
+        if (n && (fd = redlock__sock_probe_open(node, until, scratch, sizeof scratch)) >= 0) {
+            redlock__sock_probe_tls(fd, hello, n, until, &r);
+            close(fd);
+        }
+    }
+#endif
+    r.other = tls ? r.plain : r.tls;
+    *out = r;
+    return REDLOCK_OK;
+}
 
 #endif /* REDLOCK_SOCKET_IMPLEMENTATION */
 

@@ -17,7 +17,8 @@
    an answer within the connect timeout CONNECT: the network's, or a
    paused server's, and retried. (A plain-text Redis answers a handshake
    with nothing, and a TLS port resets plain text: to an adapter both look
-   like a network failing; the `redlock` tool probes the port to tell.) */
+   like a network failing; redlock_socket_probe() asks the port to tell,
+   with the hello made here.) */
 #ifndef REDLOCK_TLS_H
 #define REDLOCK_TLS_H
 
@@ -148,6 +149,37 @@ static inline void redlock__tls_words(const SSL *ssl, int verify, int e, const c
     if (q) w = ERR_reason_error_string(q);
     if (!w) w = e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN ? "the server closed the connection" : "failed";
     snprintf(out, cap, "TLS %s: %s", during, w);
+}
+
+/* A TLS client's hello, the first flight of a handshake, into out[0..cap),
+   for asking a port whether it speaks TLS (redlock_socket_probe()): no
+   name, no certificate, no session; only the answer's first byte will
+   count. Made through memory BIOs, so the caller sends it as it sends
+   anything (no SIGPIPE). Its length, or 0 (no memory, or cap too small). */
+static inline size_t redlock__tls_hello(unsigned char *out, size_t cap)
+{
+    SSL_CTX *ctx;
+    SSL *ssl = NULL;
+    BIO *rb = NULL, *wb = NULL;
+    size_t n = 0;
+    ERR_clear_error();
+    ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx) ssl = SSL_new(ctx);
+    if (ssl && (rb = BIO_new(BIO_s_mem())) != NULL && (wb = BIO_new(BIO_s_mem())) != NULL) {
+        int len, got;
+        SSL_set_bio(ssl, rb, wb); /* the session owns both now */
+        rb = wb = NULL;
+        SSL_set_connect_state(ssl);
+        (void)SSL_do_handshake(ssl); /* writes the hello, then wants the answer */
+        len = (int)BIO_pending(SSL_get_wbio(ssl));
+        if (len > 0 && (size_t)len <= cap && (got = BIO_read(SSL_get_wbio(ssl), out, len)) > 0) n = (size_t)got;
+    }
+    if (rb) BIO_free(rb);
+    if (wb) BIO_free(wb);
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    ERR_clear_error();
+    return n;
 }
 
 /* The idle probe's look through a TLS session (redlock_conn.h): a byte of

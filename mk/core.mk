@@ -26,7 +26,7 @@ BOUNDS := -fsanitize=bounds -fsanitize-undefined-trap-on-error
 
 CPU_CHECKS += check-compile check-include-order check-unit check-sim check-mutations check-valgrind-core check-sanitize-core
 
-$(BUILD)/unit: tests/core/unit.c redlock.h tests/shared/check.h | $(BUILD)
+$(BUILD)/unit: tests/core/unit.c $(wildcard tests/core/unit/*) redlock.h tests/shared/check.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(BOUNDS) $(WARN) $(INCS) $< -o $@ -pthread
 
 # The decoders of a lock's stored value (redlock.h section 13).

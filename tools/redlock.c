@@ -24,12 +24,13 @@
      kills the group when redlock dies however it dies (see "run" below).
    * messages: a node's failure in its own words (why_node()): a refused
      AUTH or SELECT and an error reply to the lock command in the
-     server's words, which the adapter's node status keeps
-     (take_words()); for a refused connection the tool connects once
-     more (probe()) to name the cause. A TLS node that timed out and a plain node whose
-     connection was lost are asked in the other protocol (port_mismatch():
-     to the adapter a port of the other kind looks like a failing
-     network); such ports, like refusals, end an acquire at once when they
+     server's words, a failed connect in the adapter's ("connection
+     refused", "name does not resolve ..."), both kept by the adapter's
+     node status (take_words()). A TLS node that timed out and a plain
+     node whose connection was lost have their port asked in the other
+     protocol by the library (redlock_socket_probe(), port_mismatch(): to
+     the adapter a port of the other kind looks like a failing network);
+     such ports, like refusals, end an acquire at once when they
      leave too few nodes for a quorum (attempt_mismatched()). While run holds the lock, a node that stops or
      starts holding it again is reported once per change (hold_changes()).
    * tokens carry a label (redlock_lock_opts.label, "host:pid:" by
@@ -191,9 +192,6 @@ typedef struct nfail {
     int conn_timeout;  /* CONNECT after the whole connect timeout */
     char reply[128];   /* a command's error reply (status SERVER), cleaned */
     int kind;          /* WHY_*, valid once why[0] */
-    int closed_silent; /* the probe's connection was closed before any answer */
-    int plain_answer;  /* a TLS node's port answered the probe's plain-text PING */
-    int tls_answer;    /* a plain node's port answered the probe's TLS hello in TLS */
     char why[224];
 } nfail;
 
@@ -415,63 +413,21 @@ static void clean_text(const redlock_node *t, const char *s, size_t n, char *out
     out[o] = 0;
 }
 
-/* The server's words for a failure that has them (a refused AUTH or
-   SELECT, an error reply), from the adapter's node status while they are
-   fresh: inside the event or callback that reports the failure (a later
-   reconnect replaces them). */
+/* The words for a failure that has them (the server's for a refused AUTH
+   or SELECT and an error reply; the adapter's for a connect that failed:
+   "connection refused", "no such socket", "name does not resolve (...)"),
+   from the adapter's node status while they are fresh: inside the event
+   or callback that reports the failure (a later reconnect replaces them). */
 static void take_words(app *a, int node, int status)
 {
     char text[160];
     int st;
-    if (!a->s_up || (status != REDLOCK_ERR_AUTH && status != REDLOCK_ERR_SELECT && status != REDLOCK_ERR_SERVER)) return;
+    if (!a->s_up || (status != REDLOCK_ERR_AUTH && status != REDLOCK_ERR_SELECT && status != REDLOCK_ERR_SERVER &&
+                     status != REDLOCK_ERR_CONNECT))
+        return;
     st = redlock_socket_node_status(&a->s, node, text, sizeof text);
-    if (st && strcmp(text, redlock_strerror(st)) == 0) text[0] = 0; /* no words of the server's */
+    if (st && strcmp(text, redlock_strerror(st)) == 0) text[0] = 0; /* no words: the status's description only */
     clean_text(&a->o->net.node[node], text, strlen(text), a->words[node], sizeof a->words[node]);
-}
-
-static int ms_left(int64_t until)
-{
-    int64_t d = until - redlock_socket_now_us();
-    return d <= 0 ? 0 : d > 60000000 ? 60000 : (int)((d + 999) / 1000);
-}
-
-/* A non-blocking connect, bounded. The socket, or -1 with *err (errno) or
-   *timed_out set. */
-static int probe_connect(int family, const struct sockaddr *sa, socklen_t len, int64_t until, int *err, int *timed_out)
-{
-    int fd = socket(family, SOCK_STREAM, 0), fl, e = 0;
-    socklen_t el = (socklen_t)sizeof e;
-    struct pollfd pf;
-    if (fd < 0) {
-        *err = errno;
-        return -1;
-    }
-    fl = fcntl(fd, F_GETFL, 0);
-    (void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    if (connect(fd, sa, len) == 0) return fd;
-    if (errno != EINPROGRESS && errno != EINTR) {
-        *err = errno;
-        close(fd);
-        return -1;
-    }
-    pf.fd = fd;
-    pf.events = POLLOUT;
-    for (;;) {
-        int r;
-        pf.revents = 0;
-        r = poll(&pf, 1, ms_left(until));
-        if (r > 0) break;
-        if (r < 0 && errno == EINTR) continue;
-        *timed_out = 1;
-        close(fd);
-        return -1;
-    }
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0) e = errno;
-    if (e == 0) return fd;
-    *err = e;
-    close(fd);
-    return -1;
 }
 
 static int has_text(const char *s, const char *what)
@@ -479,123 +435,30 @@ static int has_text(const char *s, const char *what)
     return strstr(s, what) != NULL;
 }
 
-/* Does the port speak plain text? A PING answered in RESP (PONG, or an
-   error such as NOAUTH) says so; a TLS server closes or resets it
-   without a word (closed_silent). */
-static void probe_plain(nfail *f, int fd, int64_t until)
-{
-    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
-    struct pollfd pf;
-    ssize_t n;
-    char c;
-    if (send(fd, ping, sizeof ping - 1, 0) != (ssize_t)(sizeof ping - 1)) return;
-    pf.fd = fd;
-    pf.events = POLLIN;
-    pf.revents = 0;
-    if (poll(&pf, 1, ms_left(until)) <= 0) return;
-    n = recv(fd, &c, 1, 0);
-    if (n == 1 && (c == '+' || c == '-')) f->plain_answer = 1;
-    f->closed_silent = n <= 0;
-}
-
-#ifdef REDLOCK_SOCKET_TLS
-/* A plain-text node whose connection was lost: does its port speak TLS?
-   The first step of a handshake (no certificate checked: only the answer
-   counts) answered with a TLS record, a server's hello or an alert, says
-   so (a TLS port resets plain text without a word). */
-static void probe_tls(nfail *f, int fd, int64_t until)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    SSL *ssl = ctx ? SSL_new(ctx) : NULL;
-    struct pollfd pf;
-    unsigned char c;
-    int r, e;
-    ERR_clear_error();
-    if (ssl && SSL_set_fd(ssl, fd) == 1) {
-        r = SSL_connect(ssl); /* non-blocking: the hello goes out, the answer may be in already */
-        e = SSL_get_error(ssl, r);
-        pf.fd = fd;
-        pf.events = POLLIN;
-        pf.revents = 0;
-        if (r == 1 || (e == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_last_error()) >= SSL_AD_REASON_OFFSET))
-            f->tls_answer = 1; /* a handshake done, or the server's alert */
-        else if (e == SSL_ERROR_WANT_READ && poll(&pf, 1, ms_left(until)) > 0 && recv(fd, &c, 1, MSG_PEEK) == 1 &&
-                 (c == 0x15 || c == 0x16))
-            f->tls_answer = 1; /* a TLS record: handshake or alert */
-    }
-    SSL_free(ssl);
-    SSL_CTX_free(ctx);
-    ERR_clear_error();
-}
-#endif
-
-/* A socket connected to node i, for probe(), bounded by a->probe_until;
-   -1 when it cannot connect (f->why then says why). */
-static int probe_open(app *a, int i, nfail *f)
-{
-    const redlock_node *t = &a->o->net.node[i];
-    int fd = -1, err = 0, timed_out = 0;
-    int64_t until = a->probe_until;
-    if (t->unix_path) {
-        struct sockaddr_un su;
-        memset(&su, 0, sizeof su);
-        su.sun_family = AF_UNIX;
-        if (strlen(t->unix_path) >= sizeof su.sun_path) return -1;
-        memcpy(su.sun_path, t->unix_path, strlen(t->unix_path) + 1);
-        fd = probe_connect(AF_UNIX, (const struct sockaddr *)&su, (socklen_t)sizeof su, until, &err, &timed_out);
-    } else {
-        struct addrinfo hints, *res = NULL, *ai;
-        char port[16];
-        int rc;
-        memset(&hints, 0, sizeof hints);
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        snprintf(port, sizeof port, "%d", t->port);
-        rc = getaddrinfo(t->host, port, &hints, &res);
-        if (rc != 0 || !res) {
-            set_why(f, WHY_RESOLVE, "name does not resolve (%s)", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
-            return -1;
-        }
-        for (ai = res; ai && fd < 0 && !timed_out; ai = ai->ai_next)
-            if (ai->ai_family == AF_INET || ai->ai_family == AF_INET6)
-                fd = probe_connect(ai->ai_family, ai->ai_addr, ai->ai_addrlen, until, &err, &timed_out);
-        freeaddrinfo(res);
-    }
-    if (fd < 0) {
-        if (timed_out) set_why(f, WHY_TIMEOUT, "connect timed out");
-        else if (err == ECONNREFUSED) set_why(f, WHY_REFUSED, "connection refused");
-        else if (err == ENOENT && t->unix_path) set_why(f, WHY_REFUSED, "no such socket");
-        else set_why(f, WHY_CONNECT, "cannot connect: %s", strerror(err));
-    }
-    return fd;
-}
-
 static int tls_node(const app *a, int i)
 {
     return a->o->net.node[i].tls.enable || a->o->net.tls.enable;
 }
 
-/* For a message only: what the network and the port say about a failed
-   node (the server's own words come with its node status, see
-   take_words()), on a socket of its own and bounded by a->probe_until:
-   resolves its name and connects (a refusal, a name that does not
-   resolve, a missing socket), then asks the port in plain text, and a
-   plain node's port that closes without a word in TLS (port_mismatch()).
-   Never touches a key. Its findings go to f (node i's nfail, or a
-   scratch one): when it finds nothing more precise, the words already in
-   f->why stay. */
-static void probe(app *a, int i, nfail *f)
+/* The kind of a connect failure, from the library's words for it
+   (redlock_socket_node_status(), redlock_socket_probe()). */
+static int connect_kind(const char *words)
 {
-    int fd = probe_open(a, i, f);
-    if (fd < 0) return;
-    probe_plain(f, fd, a->probe_until);
-#ifdef REDLOCK_SOCKET_TLS
-    if (!tls_node(a, i) && f->closed_silent) { /* a TLS port? ask it in TLS, on a socket of its own */
-        close(fd);
-        if ((fd = probe_open(a, i, f)) >= 0) probe_tls(f, fd, a->probe_until);
-    }
-#endif
-    if (fd >= 0) close(fd);
+    if (strncmp(words, "name does not resolve", 21) == 0) return WHY_RESOLVE;
+    if (strcmp(words, "connection refused") == 0 || strcmp(words, "no such socket") == 0) return WHY_REFUSED;
+    if (strncmp(words, "connect timed out", 17) == 0) return WHY_TIMEOUT;
+    return WHY_CONNECT;
+}
+
+/* For a message only: what node i's port speaks and why it cannot be
+   reached, asked by the library on connections of its own
+   (redlock_socket_probe(): a plain-text PING, and a TLS hello to a plain
+   node's port that closes it without a word), within a->probe_until.
+   Never touches a key. */
+static int probe(app *a, int i, redlock_socket_probe_result *p)
+{
+    int64_t left = a->probe_until - redlock_socket_now_us();
+    return redlock_socket_probe(&a->o->net.node[i], tls_node(a, i), left > 0 ? (left + 999) / 1000 : 0, p);
 }
 
 /* What to change for a TLS failure, from OpenSSL's words. */
@@ -633,15 +496,12 @@ static void probe_budget(app *a)
    plain-text PING, a TLS record to a hello. */
 static int port_mismatch(app *a, int i, int st)
 {
-    int tls = tls_node(a, i);
-    nfail probed;
+    redlock_socket_probe_result p;
     if (a->mismatch[i]) return a->mismatch[i] > 0;
-    if (tls ? st != REDLOCK_ERR_NODE_TIMEOUT && st != REDLOCK_ERR_CONNECT : st != REDLOCK_ERR_TRANSPORT) return 0;
-    memset(&probed, 0, sizeof probed);
-    probed.status = st;
+    if (tls_node(a, i) ? st != REDLOCK_ERR_NODE_TIMEOUT && st != REDLOCK_ERR_CONNECT : st != REDLOCK_ERR_TRANSPORT)
+        return 0;
     probe_budget(a);
-    probe(a, i, &probed);
-    a->mismatch[i] = (tls ? probed.plain_answer : probed.tls_answer) ? 1 : -1;
+    a->mismatch[i] = probe(a, i, &p) == REDLOCK_OK && p.other ? 1 : -1;
     return a->mismatch[i] > 0;
 }
 
@@ -666,16 +526,17 @@ static const char *why_node(app *a, int i)
         set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
         if (port_mismatch(a, i, f->status)) {
             set_why(f, WHY_TLS, "connection lost: " WORDS_TLS_PORT);
-        } else if (!tls_node(a, i)) {
-            probe(a, i, f);
+        } else if (!tls_node(a, i)) { /* gone since? a refusal, a name that no longer resolves */
+            redlock_socket_probe_result p;
+            int rc = probe(a, i, &p);
 #ifndef REDLOCK_SOCKET_TLS /* no TLS to ask the port in: its silence is the hint */
-            if (f->closed_silent)
+            if (rc == REDLOCK_OK && p.silent)
                 set_why(f, WHY_TLS, "connection lost: the node closes the connection without an answer: is this port "
                                     "TLS? (then rediss:// or --tls, in a build with TLS)");
             else
 #endif
-            if (f->kind == WHY_CONNECT || f->kind == WHY_TIMEOUT)
-                set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
+            if (rc == REDLOCK_ERR_CONNECT && (connect_kind(p.words) == WHY_RESOLVE || connect_kind(p.words) == WHY_REFUSED))
+                set_why(f, connect_kind(p.words), "%s", p.words);
         }
         break;
     case REDLOCK_ERR_PROTOCOL: set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)"); break;
@@ -696,8 +557,8 @@ static const char *why_node(app *a, int i)
             set_why(f, WHY_TIMEOUT, "connect timed out after %s", dur(b, sizeof b, TOOL_CONNECT_TIMEOUT_MS * 1000));
             break;
         }
-        set_why(f, WHY_CONNECT, "cannot connect");
-        probe(a, i, f);
+        if (a->words[i][0]) set_why(f, connect_kind(a->words[i]), "%s", a->words[i]); /* the adapter's */
+        else set_why(f, WHY_CONNECT, "cannot connect");
         break;
     case REDLOCK_ERR_TLS: { /* the adapter's words: what OpenSSL said */
         char text[160];
@@ -1128,6 +989,7 @@ static void raw_send(app *a, int node, int tag, const char *cmd)
         argv[1] = counter;
     }
     rc = redlock_socket_send(&a->s, node, 2, argv, len, (redlock_tag)tag);
+    if (rc != 0 && !a->rn[node].done) take_words(a, node, rc); /* a connect that failed at once: its words */
     if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
 

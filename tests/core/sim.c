@@ -1474,16 +1474,16 @@ static int script_lost(world *w, const redlock_lock *lk) {
         int st = lk->_node[i].step;
         if (lk->_node[i].flags & REDLOCK__F_DONE) continue;
         if (redlock__access(lk) != REDLOCK_ACCESS_DEFAULT) {
-            unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 128u : st == REDLOCK__ST_REL_SHA ? 256u : st == REDLOCK__ST_EXT_SHA ? 512u : 0u;
+            unsigned bit = st == REDLOCK__ST_ACQUIRE ? 128u : st == REDLOCK__ST_RELEASE ? 256u : st == REDLOCK__ST_EXTEND ? 512u : 0u;
             if (w->nodes[i].rlost & bit) return 1;
         } else if (redlock__reentrant(lk)) {
-            unsigned bit = st == REDLOCK__ST_RACQ_SHA ? 1u : st == REDLOCK__ST_REL_SHA ? 2u : st == REDLOCK__ST_EXT_SHA ? 4u
-                         : st == REDLOCK__ST_FACQ_SHA ? 32u : st == REDLOCK__ST_FENCE_SHA ? 64u : 0u;
+            unsigned bit = st == REDLOCK__ST_ACQUIRE ? (redlock__fenced(lk) ? 32u : 1u) : st == REDLOCK__ST_RELEASE ? 2u
+                         : st == REDLOCK__ST_EXTEND ? 4u : st == REDLOCK__ST_FENCE ? 64u : 0u;
             if (w->nodes[i].rlost & bit) return 1;
-        } else if ((st == REDLOCK__ST_REL_SHA && w->nodes[i].lost_release) ||
-                   (st == REDLOCK__ST_EXT_SHA && w->nodes[i].lost_extend) ||
-                   (st == REDLOCK__ST_FACQ_SHA && (w->nodes[i].rlost & 8u)) ||
-                   (st == REDLOCK__ST_FENCE_SHA && (w->nodes[i].rlost & 16u))) {
+        } else if ((st == REDLOCK__ST_RELEASE && w->nodes[i].lost_release) ||
+                   (st == REDLOCK__ST_EXTEND && w->nodes[i].lost_extend) ||
+                   (st == REDLOCK__ST_ACQUIRE && (w->nodes[i].rlost & 8u)) ||
+                   (st == REDLOCK__ST_FENCE && (w->nodes[i].rlost & 16u))) {
             return 1;
         }
     }
@@ -1577,7 +1577,7 @@ static void observe_slot(world *w, client *c, int k) {
         if (redlock_next_deadline(&c->rc) > (limit_end > cb_now(c) ? limit_end : cb_now(c)))
             violation(w, "a notification heard was dropped: the acquire waits for its retry", c->id);
     }
-    if (s->listening && (redlock_lock_state(&s->lk) != REDLOCK_STATE_ACQUIRING || s->lk._give_up))
+    if (s->listening && (redlock_lock_state(&s->lk) != REDLOCK_STATE_ACQUIRING || s->lk._try == REDLOCK__TRY_TIMING_OUT))
         violation(w, "a lock listens with no attempt to come", c->id);
     if (held_inside(&s->lk) && s->lk._validity_unknown) {
         /* an adopted token without a validity: held, nothing to act on, and

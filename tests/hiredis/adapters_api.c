@@ -32,7 +32,7 @@ static const redlock_api_fn api[] = {
     API(redlock_socket_client), API(redlock_socket_lock_init), API(redlock_socket_lock_deinit),
     API(redlock_socket_acquire), API(redlock_socket_release), API(redlock_socket_extend),
     API(redlock_socket_upgrade), API(redlock_socket_downgrade), API(redlock_socket_last_result),
-    API(redlock_socket_lock_state), API(redlock_socket_lock_valid_until),
+    API(redlock_socket_lock_state), API(redlock_socket_lock_valid_until), API(redlock_socket_probe),
     /* redlock_hiredis.h */
     API(redlock_hiredis_config_init), API(redlock_hiredis_init), API(redlock_hiredis_deinit),
     API(redlock_hiredis_client), API(redlock_hiredis_run), API(redlock_hiredis_node_status),
@@ -63,6 +63,7 @@ int main(void)
     if (redlock_socket_init(NULL, &so) != REDLOCK_ERR_INVALID || redlock_hiredis_init(NULL, &ho) != REDLOCK_ERR_INVALID ||
         redlock_libev_init(NULL, NULL, &lo) != REDLOCK_ERR_INVALID)
         return 1;
+    if (redlock_socket_probe(NULL, 0, 0, NULL) != REDLOCK_ERR_INVALID) return 1;
     printf("ok %d functions\n", (int)(sizeof api / sizeof api[0]));
     return 0;
 }

@@ -527,6 +527,112 @@ static void socket_status_words(void)
     redis_nodes_stop(&rn);
 }
 
+/* redlock_socket_node_status()'s text for a connect that failed: the
+   adapter's words for it (a refusal, a missing socket, a name that does
+   not resolve, a connect that never completes). */
+static void socket_status_connect_words(void)
+{
+    static const char *const want[] = { "connection refused", "no such socket", "name does not resolve (",
+                                        "connect timed out" };
+    redlock_socket_config cfg;
+    redlock_socket s;
+    char text[160];
+    int kind, lfd = -1, filler = -1, full = hostile_full_backlog(&lfd, &filler);
+    CHECK(full > 0);
+    for (kind = 0; kind < 4; kind++) {
+        redlock_socket_config_init(&cfg);
+        cfg.node_count = 1;
+        cfg.connect_timeout_ms = 200;
+        if (kind == 0) cfg.node[0].port = hostile_closed_port();
+        if (kind == 1) cfg.node[0].unix_path = "/nonexistent/redlock-test.sock";
+        if (kind == 2) cfg.node[0].host = "nosuchhost.invalid";
+        if (kind == 3) cfg.node[0].port = full;
+        CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+        CHECK_EQ(redlock_socket_connect(&s), REDLOCK_ERR_CONNECT);
+        text[0] = 0;
+        CHECK_EQ(redlock_socket_node_status(&s, 0, text, sizeof text), REDLOCK_ERR_CONNECT);
+        CHECK(strncmp(text, want[kind], strlen(want[kind])) == 0);
+        printf("#   socket_status_connect_words %d: %s\n", kind, text);
+        redlock_socket_deinit(&s);
+    }
+    if (lfd >= 0) close(lfd);
+    if (filler >= 0) close(filler);
+}
+
+/* redlock_socket_probe(): a plain-text Redis answers the PING (the other
+   protocol for a TLS node), a port that resets or stays silent is told
+   apart, an unreachable one is put into words, every answer within the
+   time given; bad arguments are refused, the result left untouched. */
+static void socket_probe(void)
+{
+    static const char *const want[] = { "connection refused", "no such socket", "name does not resolve (",
+                                        "connect timed out" };
+    redis_nodes rn;
+    redlock_node node;
+    redlock_socket_probe_result r, keep;
+    hostile h;
+    long long t0;
+    int k, lfd = -1, filler = -1;
+    memset(&node, 0, sizeof node);
+    memset(&keep, 0x5a, sizeof keep);
+    r = keep;
+    CHECK_EQ(redlock_socket_probe(NULL, 0, 100, &r), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_probe(&node, 0, 100, NULL), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_socket_probe(&node, 0, -1, &r), REDLOCK_ERR_INVALID);
+    node.port = 65536;
+    CHECK_EQ(redlock_socket_probe(&node, 0, 100, &r), REDLOCK_ERR_INVALID);
+    node.port = -1;
+    CHECK_EQ(redlock_socket_probe(&node, 1, 100, &r), REDLOCK_ERR_INVALID);
+    CHECK(memcmp(&r, &keep, sizeof r) == 0);
+
+    if (redis_nodes_start(&rn, 1, NULL, NULL) != 0) { CHECK(0); return; }
+    memset(&node, 0, sizeof node);
+    node.port = redis_nodes_port(&rn, 0);
+    CHECK_EQ(redlock_socket_probe(&node, 0, 1000, &r), REDLOCK_OK);
+    CHECK(r.plain == 1 && r.silent == 0 && r.tls == 0 && r.other == 0 && r.words[0] == 0);
+    CHECK_EQ(redlock_socket_probe(&node, 1, 1000, &r), REDLOCK_OK); /* asked as a TLS node: the other protocol */
+    CHECK(r.plain == 1 && r.other == 1);
+    redis_nodes_stop(&rn);
+
+    for (k = 0; k < 4; k++) { /* unreachable: the words */
+        memset(&node, 0, sizeof node);
+        if (k == 0) node.port = hostile_closed_port();
+        if (k == 1) node.unix_path = "/nonexistent/redlock-test.sock";
+        if (k == 2) node.host = "nosuchhost.invalid";
+        if (k == 3) CHECK((node.port = hostile_full_backlog(&lfd, &filler)) > 0);
+        t0 = it_now_ms();
+        CHECK_EQ(redlock_socket_probe(&node, k & 1, 300, &r), REDLOCK_ERR_CONNECT);
+        CHECK(it_now_ms() - t0 < 1500);
+        CHECK(strncmp(r.words, want[k], strlen(want[k])) == 0 && !r.plain && !r.silent && !r.tls && !r.other);
+        printf("#   socket_probe unreachable %d: %s\n", k, r.words);
+    }
+    if (lfd >= 0) close(lfd);
+    if (filler >= 0) close(filler);
+
+    /* a port that resets plain text without a word, as a TLS port does
+       (in a build with TLS it is then asked in TLS: no TLS answer here) */
+    memset(&node, 0, sizeof node);
+    CHECK_EQ(hostile_start(&h, HOSTILE_RESET, NULL), 0);
+    node.port = h.port;
+    CHECK_EQ(redlock_socket_probe(&node, 0, 1000, &r), REDLOCK_OK);
+    CHECK(r.silent == 1 && r.plain == 0 && r.tls == 0 && r.other == 0);
+    hostile_stop(&h);
+    /* a port that never answers: bounded by the time given */
+    CHECK_EQ(hostile_start(&h, HOSTILE_SILENT, NULL), 0);
+    node.port = h.port;
+    t0 = it_now_ms();
+    CHECK_EQ(redlock_socket_probe(&node, 0, 200, &r), REDLOCK_OK);
+    CHECK(it_now_ms() - t0 >= 150 && it_now_ms() - t0 < 1500);
+    CHECK(r.silent == 0 && r.plain == 0 && r.tls == 0 && r.other == 0);
+    hostile_stop(&h);
+    /* an answer that is not RESP: neither protocol */
+    CHECK_EQ(hostile_start(&h, HOSTILE_CANNED, "HTTP/1.1 400 Bad Request\r\n\r\n"), 0);
+    node.port = h.port;
+    CHECK_EQ(redlock_socket_probe(&node, 1, 1000, &r), REDLOCK_OK);
+    CHECK(r.silent == 0 && r.plain == 0 && r.other == 0);
+    hostile_stop(&h);
+}
+
 /* An IPv6 literal: the node's server listens on ::1 too, and the adapter
    connects there (skipped with a message where loopback has no IPv6). */
 static void socket_ipv6(void)
@@ -1000,8 +1106,30 @@ static void socket_tls_big_command(void)
     free(value);
 }
 
+/* redlock_socket_probe() over TLS: a TLS port resets a plain-text PING
+   and answers a hello in TLS (the other protocol for a plain node); its
+   plain-text port answers the PING (the other protocol for a TLS node). */
+static void socket_tls_probe(void)
+{
+    redis_nodes *rn = &it_plain[1];
+    redlock_node node;
+    redlock_socket_probe_result r;
+    memset(&node, 0, sizeof node);
+    node.port = redis_nodes_tls_port(rn, 0);
+    CHECK_EQ(redlock_socket_probe(&node, 0, 1000, &r), REDLOCK_OK);
+    CHECK(r.silent == 1 && r.plain == 0 && r.tls == 1 && r.other == 1);
+    CHECK_EQ(redlock_socket_probe(&node, 1, 1000, &r), REDLOCK_OK); /* a TLS node on its TLS port: not asked in TLS */
+    CHECK(r.silent == 1 && r.plain == 0 && r.tls == 0 && r.other == 0);
+    node.port = redis_nodes_port(rn, 0);
+    CHECK_EQ(redlock_socket_probe(&node, 1, 1000, &r), REDLOCK_OK);
+    CHECK(r.plain == 1 && r.tls == 0 && r.other == 1);
+    CHECK_EQ(redlock_socket_probe(&node, 0, 1000, &r), REDLOCK_OK);
+    CHECK(r.plain == 1 && r.tls == 0 && r.other == 0);
+}
+
 static void tls_more(void)
 {
+    if (it_selected("socket_tls_probe")) RUN(socket_tls_probe);
     if (it_selected("socket_tls_foreign_loop")) RUN(socket_tls_foreign_loop);
     if (it_selected("socket_tls_big_command")) RUN(socket_tls_big_command);
 }
@@ -1017,6 +1145,8 @@ int main(void)
 #ifdef IT_TLS
     (void)socket_unix_select;
     (void)socket_status_after_restart;
+    (void)socket_status_connect_words;
+    (void)socket_probe;
     (void)socket_ipv6;
     (void)socket_blocking_call_in_callback;
     (void)socket_detached_while_waiting;
@@ -1036,6 +1166,8 @@ int main(void)
     if (it_selected("socket_unix_select")) RUN(socket_unix_select);
     if (it_selected("socket_status_after_restart")) RUN(socket_status_after_restart);
     if (it_selected("socket_status_words")) RUN(socket_status_words);
+    if (it_selected("socket_status_connect_words")) RUN(socket_status_connect_words);
+    if (it_selected("socket_probe")) RUN(socket_probe);
     if (it_selected("socket_ipv6")) RUN(socket_ipv6);
     if (it_selected("socket_blocking_call_in_callback")) RUN(socket_blocking_call_in_callback);
     if (it_selected("socket_detached_while_waiting")) RUN(socket_detached_while_waiting);
