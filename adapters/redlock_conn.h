@@ -13,7 +13,12 @@
      * the idle probe: what an idle connection shows before a command is
        written to it;
      * the subscriber table behind the core's `listen` hook (which keys
-       the subscribers follow, and since when none is listened to).
+       the subscribers follow, and since when none is listened to);
+     * a connection's lifecycle: its state (down, connecting, TLS
+       handshake, up, and refused: AUTH or SELECT said no), when it may be
+       reopened (the reconnect delay, the backoff after a refusal), the
+       node's status with its words (the server's, the TLS library's or
+       the transport's), and when the node counts as asked.
 
    The drivers keep only what their transport decides: how a command is
    written, when a connection counts as open, how a reply is read. Not a
@@ -163,6 +168,26 @@ static inline int redlock__conn_info_argv(int info, const char *argv[2], size_t 
     return 2;
 }
 
+/* Queues a new connection's preamble, each command through `queue`
+   (its kind, argc, argv, lengths: 0, or what stops the preamble, which
+   is returned): AUTH, SELECT, INFO memory as the node needs them. */
+static inline int redlock__conn_preamble_queue(const char *user, const char *pass, int db, int info,
+                                               int (*queue)(void *ctx, int kind, int argc, const char **argv,
+                                                            const size_t *len),
+                                               void *ctx)
+{
+    const char *argv[3];
+    size_t len[3];
+    char num[16];
+    int k, rc = 0;
+    if ((k = redlock__conn_auth_argv(user, pass, argv, len)) != 0) rc = queue(ctx, REDLOCK__CONN_AUTH, k, argv, len);
+    if (rc == 0 && (k = redlock__conn_select_argv(db, num, argv, len)) != 0)
+        rc = queue(ctx, REDLOCK__CONN_SELECT, k, argv, len);
+    if (rc == 0 && (k = redlock__conn_info_argv(info, argv, len)) != 0)
+        rc = queue(ctx, REDLOCK__CONN_INFO, k, argv, len);
+    return rc;
+}
+
 /* INFO memory's answer (a bulk string str/len, or NULL): what node may
    evict, told to the core before the replies of the commands behind it,
    and its policy's name kept in policy[cap]. An error (an ACL without
@@ -238,6 +263,164 @@ static inline void redlock__conn_listen(redlock__conn_subs *t, redlock_lock *lk,
 static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
 {
     return !t->table.count && t->idle_since ? t->idle_since + t->idle_us : INT64_MAX;
+}
+
+/* ---- a connection's lifecycle ----
+
+       DOWN --open--> CONNECTING --(TLS)--> HANDSHAKE --> UP
+         ^                |                     |          |
+         +----------------+---------------------+----------+  lost, failed, timed out:
+                                                              reopened from retry_at
+
+   UP with `refused` set: the node refused the preamble's AUTH or SELECT
+   on this connection; what is asked of it fails with that status until a
+   new connection opens (the driver closes this one, and reopens it after
+   its delay). `status` is the node's last failure, 0 once a connection
+   answered since; `words` say it in the server's (or TLS library's, or
+   transport's) words, and `server` keeps the server's last error reply
+   on this connection, whatever the status (redlock_socket_node_status
+   shows it). A subscriber refused by its node (`shunned`: AUTH or
+   SERVER, with the node's words) is reopened only after a backoff that
+   doubles at each refusal in a row (redlock_notify.h), until a
+   SUBSCRIBE is confirmed. The driver says when the state changes; this
+   layer keeps what it means. */
+enum { REDLOCK__CONN_DOWN = 0, REDLOCK__CONN_CONNECTING, REDLOCK__CONN_HANDSHAKE, REDLOCK__CONN_UP };
+
+typedef struct redlock__conn_life {
+    int state;          /* DOWN / CONNECTING / HANDSHAKE / UP */
+    int refused;        /* this connection's AUTH or SELECT was refused (status says which) */
+    int asked;          /* a core command was filed since the connection opened */
+    int status;         /* last failure, 0 if none or a connection answered since */
+    int shunned;        /* subscriber: 0, or AUTH / SERVER while its node refuses it */
+    int64_t retry_at;   /* down: not reopened before this (the adapter's clock, us) */
+    int64_t backoff_ms; /* subscriber: the backoff after the node refused it, 0 if it did not */
+    char words[128];    /* status in words */
+    char server[120];   /* the server's last error reply on this connection (redlock__conn_heard) */
+} redlock__conn_life;
+
+/* The node's status and its words (NULL: none). */
+static inline void redlock__conn_set(redlock__conn_life *l, int status, const char *words)
+{
+    l->status = status;
+    snprintf(l->words, sizeof l->words, "%s", words ? words : "");
+}
+
+/* The server answered with an error (str, len): its words are kept as
+   fit for a status line: printable ASCII only (a '?' for any other
+   byte), cut to fit, trailing blanks trimmed. */
+static inline void redlock__conn_heard(redlock__conn_life *l, const char *str, size_t len)
+{
+    size_t i, o = 0;
+    for (i = 0; str && i < len && o + 1 < sizeof l->server; i++)
+        l->server[o++] = str[i] >= 0x20 && str[i] < 0x7f ? str[i] : '?';
+    while (o && l->server[o - 1] == ' ') o--;
+    l->server[o] = 0;
+}
+
+/* A new connection is on its way (CONNECTING, or UP at once): nothing
+   asked of it yet, nothing refused, nothing heard. */
+static inline void redlock__conn_opened(redlock__conn_life *l, int state)
+{
+    l->state = state;
+    l->refused = 0;
+    l->asked = 0;
+    l->server[0] = 0;
+}
+
+/* The connection is gone: DOWN, reopened no earlier than delay_ms after
+   now (0: at once). */
+static inline void redlock__conn_down(redlock__conn_life *l, int64_t now, int64_t delay_ms)
+{
+    l->state = REDLOCK__CONN_DOWN;
+    l->retry_at = delay_ms ? now + delay_ms * 1000 : 0;
+}
+
+/* May a connection be opened now (its delay or backoff is over)? */
+static inline int redlock__conn_may_open(const redlock__conn_life *l, int64_t now)
+{
+    return now >= l->retry_at;
+}
+
+/* What is overdue on a connection at `now`: its TCP connect (CONNECT) or
+   its TLS handshake (HANDSHAKE; handshaking: the driver's word), both
+   due by connect_deadline; else the oldest reply owed (REPLY), unless
+   `hold`: its clock waits for the handshake. NONE: nothing. */
+enum { REDLOCK__CONN_LATE_NONE = 0, REDLOCK__CONN_LATE_CONNECT, REDLOCK__CONN_LATE_HANDSHAKE,
+       REDLOCK__CONN_LATE_REPLY };
+static inline int redlock__conn_late(const redlock__conn_life *l, const redlock__conn_ring *q, int handshaking,
+                                     int hold, int64_t connect_deadline, int64_t command_us, int64_t now)
+{
+    if (l->state == REDLOCK__CONN_CONNECTING && now >= connect_deadline) return REDLOCK__CONN_LATE_CONNECT;
+    if (handshaking && now >= connect_deadline) return REDLOCK__CONN_LATE_HANDSHAKE;
+    if (!hold && now >= redlock__conn_due(q, command_us)) return REDLOCK__CONN_LATE_REPLY;
+    return REDLOCK__CONN_LATE_NONE;
+}
+
+/* The preamble's AUTH or SELECT (kind) was answered: with an error's
+   words (refused: 1), or not (NULL: the new connection answers). */
+static inline int redlock__conn_preamble_answer(redlock__conn_life *l, int kind, const char *refusal)
+{
+    if (refusal) {
+        l->refused = 1;
+        redlock__conn_set(l, kind == REDLOCK__CONN_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, refusal);
+        return 1;
+    }
+    if (!l->refused) l->status = 0;
+    return 0;
+}
+
+/* A core command's reply came: what its tag fails with, or 0 to hand the
+   reply on (the connection answers). auth_refusal: the reply's words if
+   it is NOAUTH / WRONGPASS (the node wants other credentials), else NULL. */
+static inline int redlock__conn_answer(redlock__conn_life *l, const char *auth_refusal)
+{
+    if (l->refused) return l->status ? l->status : REDLOCK_ERR_AUTH;
+    if (auth_refusal) {
+        redlock__conn_set(l, REDLOCK_ERR_AUTH, auth_refusal);
+        return REDLOCK_ERR_AUTH;
+    }
+    l->status = 0;
+    return 0;
+}
+
+/* Files core command `tag` on a connection's ring (room reserved), owed
+   from `now`. Its first one since the connection opened restarts the
+   clock of the preamble queued then (AUTH, SELECT, INFO): those go out
+   with that command, so their answers are due within its timeout, not
+   counted from the opening (a blocking caller may open the adapter long
+   before its first command, with a TLS handshake left unfinished until
+   then). */
+static inline void redlock__conn_file(redlock__conn_life *l, redlock__conn_ring *q, redlock_tag tag, int64_t now)
+{
+    redlock__conn_push(q, REDLOCK__CONN_CORE, tag, now);
+    if (!l->asked) {
+        size_t k;
+        for (k = 0; k + 1 < q->count; k++) {
+            redlock__conn_req *r = redlock__conn_at(q, k);
+            if (r->kind == REDLOCK__CONN_CORE) break;
+            r->since = now;
+        }
+        l->asked = 1;
+    }
+}
+
+/* The node refused a subscriber (status: AUTH or SERVER; words: the
+   node's): the backoff doubles, and the subscriber is not reopened
+   before it is over. Call after the connection was closed. */
+static inline void redlock__conn_shunned(redlock__conn_life *l, int status, const char *words, int64_t now)
+{
+    l->backoff_ms = redlock__notify_backoff(l->backoff_ms);
+    l->shunned = status;
+    snprintf(l->words, sizeof l->words, "%s", words ? words : "");
+    l->retry_at = now + l->backoff_ms * 1000;
+}
+
+/* A subscriber's SUBSCRIBE was confirmed: notifications work (again). */
+static inline void redlock__conn_welcomed(redlock__conn_life *l)
+{
+    l->backoff_ms = 0;
+    l->shunned = 0;
+    l->words[0] = 0;
 }
 
 #endif /* REDLOCK_CONN_H */

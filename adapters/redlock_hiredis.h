@@ -200,14 +200,10 @@ typedef struct redlock__hiredis_conn {
     redlock__conn_ring q; /* requests awaiting replies (a node owing more is dropped) */
     int need_flush;
     size_t unsent;         /* requests at the ring's tail not written yet */
-    int asked;             /* a core command was filed since the connection opened */
-    int connecting;        /* non-blocking connect in progress */
+    redlock__conn_life life; /* DOWN / CONNECTING (non-blocking connect) / UP, refused, the reconnect
+                              delay, status and words (redlock_conn.h) */
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect and the TLS handshake */
-    int auth_failed;
-    int64_t retry_at;      /* no reconnect before this */
-    int status;            /* last failure, 0 if none */
-    char errstr[128];
     redlock__hiredis_endpoint ep; /* where, and how to log in */
     redlock__hiredis_bound bound; /* the reader's reply memory */
 } redlock__hiredis_conn;
@@ -381,12 +377,6 @@ typedef redlock_hiredis_config redlock_hiredis_opts;                    /* depre
 
 /* ---- connections ---- */
 
-static inline void redlock__hiredis_set_error(redlock__hiredis_conn *cn, int status, const char *msg)
-{
-    cn->status = status;
-    redlock__hiredis_set_text(cn->errstr, sizeof cn->errstr, msg);
-}
-
 /* Drops node i's connection; every request it owed fails with `status`
    (the core ignores the ones it no longer waits for). */
 static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
@@ -405,10 +395,9 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     cn->ssl = NULL; /* freed with the context */
     cn->need_flush = 0;
     cn->unsent = 0;
-    cn->connecting = 0;
-    cn->auth_failed = 0;
-    redlock__hiredis_set_error(cn, status, text);
-    cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
+    cn->life.refused = 0;
+    redlock__conn_set(&cn->life, status, text);
+    redlock__conn_down(&cn->life, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
     for (k = 0; k < owed.count; k++) {
         const redlock__conn_req *r = redlock__conn_at(&owed, k);
         if (r->kind == REDLOCK__CONN_CORE) redlock_on_error(&c->_client, r->tag, status);
@@ -420,15 +409,15 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
 static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
 {
     /* cannot fail: reserved */
-    if (kind == REDLOCK__CONN_CORE) (void)redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
-    else (void)redlock__hiredis_push(&cn->q, kind, tag);
+    if (kind == REDLOCK__CONN_CORE) redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
+    else redlock__conn_push(&cn->q, kind, tag, redlock__hiredis_now_us());
     cn->unsent++;
 }
 
-/* Appends one handshake command (AUTH, SELECT, INFO) to a new connection. */
-static inline int redlock__hiredis_handshake(redlock__hiredis_conn *cn, int kind, int argc, const char **argv,
-                                             const size_t *len)
+/* Appends one command of a new connection's preamble (redlock_conn.h). */
+static inline int redlock__hiredis_handshake(void *ctx, int kind, int argc, const char **argv, const size_t *len)
 {
+    redlock__hiredis_conn *cn = (redlock__hiredis_conn *)ctx;
     if (redlock__hiredis_reserve(&cn->q) != 0 || redisAppendCommandArgv(cn->ctx, argc, argv, len) != REDIS_OK)
         return -1;
     redlock__hiredis_queue(cn, kind, 0);
@@ -443,22 +432,10 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     cn->ctx = ctx;
     cn->fd = ctx->fd;
     redlock__hiredis_bound_install(&cn->bound, ctx->reader, REDLOCK_HIREDIS_MAX_BUFFERED);
-    cn->auth_failed = 0;
-    cn->q.head = cn->q.count = cn->unsent = cn->asked = 0;
-    cn->connecting = 1;
+    cn->q.head = cn->q.count = cn->unsent = 0;
+    redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
-    {
-        const char *argv[3];
-        size_t len[3];
-        char num[16];
-        int k = redlock__conn_auth_argv(cn->ep.user, cn->ep.pass, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_AUTH, k, argv, len) != 0) return -1;
-        k = redlock__conn_select_argv(cn->ep.db, num, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_SELECT, k, argv, len) != 0) return -1;
-        k = redlock__conn_info_argv(cn->ep.info, argv, len);
-        if (k && redlock__hiredis_handshake(cn, REDLOCK__CONN_INFO, k, argv, len) != 0) return -1;
-    }
-    return 0;
+    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.info, redlock__hiredis_handshake, cn);
 }
 
 static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)
@@ -474,12 +451,12 @@ static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
     redisContext *ctx;
     int status = 0;
     char err[128];
-    if (cn->ctx || redlock__hiredis_now_us() < cn->retry_at) return;
+    if (cn->ctx || !redlock__conn_may_open(&cn->life, redlock__hiredis_now_us())) return;
     err[0] = 0;
     ctx = redlock__hiredis_open(&cn->ep, &status, err, sizeof err);
     if (!ctx) {
-        redlock__hiredis_set_error(cn, status, err);
-        cn->retry_at = redlock__hiredis_now_us() + (int64_t)c->_reconnect_delay_ms * 1000;
+        redlock__conn_set(&cn->life, status, err);
+        redlock__conn_down(&cn->life, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
         return;
     }
     if (redlock__hiredis_install(c, i, ctx) != 0)
@@ -506,12 +483,12 @@ static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
             return;
         }
     }
-    cn->connecting = 0;
+    cn->life.state = REDLOCK__CONN_UP; /* TLS: the handshake runs in the reads and writes (tls_handshaking) */
 }
 
 static inline int redlock__hiredis_wants_flush(const redlock__hiredis_conn *cn)
 {
-    return cn->ctx && cn->need_flush && !cn->connecting;
+    return cn->ctx && cn->need_flush && cn->life.state != REDLOCK__CONN_CONNECTING;
 }
 
 /* Writes out node i's buffered commands; SIGPIPE is blocked by the caller.
@@ -581,8 +558,8 @@ static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
 static inline void redlock__hiredis_closed_idle(redlock_hiredis *c, int i, const char *why)
 {
     redlock__hiredis_drop(c, i, REDLOCK_ERR_TRANSPORT, why);
-    c->_conn[i].retry_at = 0;
-    redlock__hiredis_set_error(&c->_conn[i], 0, "");
+    redlock__conn_down(&c->_conn[i].life, 0, 0);
+    redlock__conn_set(&c->_conn[i].life, 0, "");
 }
 
 /* Hands every complete reply node i has buffered to the core. */
@@ -593,6 +570,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         void *rv = NULL;
         redisReply *r;
         redlock__conn_req req;
+        int st;
         if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
             redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->ctx->errstr);
             return;
@@ -612,37 +590,30 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             freeReplyObject(r);
             continue;
         }
-        if (req.kind != REDLOCK__CONN_CORE) {
-            if (r->type == REDIS_REPLY_ERROR) {
-                cn->auth_failed = 1;
-                redlock__hiredis_set_error(cn, req.kind == REDLOCK__CONN_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT,
-                                           r->str);
-            } else if (!cn->auth_failed) {
-                cn->status = 0; /* the new connection answers */
-            }
+        redlock__hiredis_heard(&cn->life, r);
+        if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
+            (void)redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL);
             freeReplyObject(r);
             continue;
         }
-        if (cn->auth_failed) {
+        if (cn->life.refused) {
             freeReplyObject(r);
-            redlock_on_error(&c->_client, req.tag, cn->status);
+            redlock_on_error(&c->_client, req.tag, redlock__conn_answer(&cn->life, NULL));
             if (cn->q.count == 0 && cn->ctx) {
-                char why[128];
-                memcpy(why, cn->errstr, sizeof why);
-                redlock__hiredis_drop(c, i, cn->status, why); /* retry after the delay */
+                char why[sizeof cn->life.words];
+                memcpy(why, cn->life.words, sizeof why);
+                redlock__hiredis_drop(c, i, cn->life.status, why); /* retry after the delay */
             }
             continue;
         }
-        if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
-            redlock__hiredis_set_error(cn, REDLOCK_ERR_AUTH, r->str);
-            freeReplyObject(r);
-            redlock_on_error(&c->_client, req.tag, REDLOCK_ERR_AUTH);
+        if ((st = redlock__conn_answer(&cn->life, redlock__hiredis_auth_error(r) ? r->str : NULL)) != 0) {
+            freeReplyObject(r); /* no or wrong credentials */
+            redlock_on_error(&c->_client, req.tag, st);
             continue;
         }
         {
             redlock_reply rr;
             redlock__hiredis_translate(r, &rr);
-            cn->status = 0;
             redlock_on_reply(&c->_client, req.tag, &rr);
         }
         freeReplyObject(r);
@@ -657,7 +628,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     redlock_hiredis *c = (redlock_hiredis *)user;
     redlock__hiredis_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     if (redlock__hiredis_on_driver(c)) {
-        if (cn->ctx && !cn->connecting && cn->q.count == 0) {
+        if (cn->ctx && cn->life.state == REDLOCK__CONN_UP && cn->q.count == 0) {
             int idle = redlock__hiredis_idle_state(cn->fd, cn->ssl, cn->ctx->reader->len - cn->ctx->reader->pos);
             if (idle == REDLOCK__CONN_IDLE_CLOSED) {
                 /* closed while idle (a restart): replaced for this command */
@@ -669,7 +640,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
         }
         if (!cn->ctx) redlock__hiredis_ensure(c, node);
     }
-    if (!cn->ctx) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
+    if (!cn->ctx) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
     {   /* room first: once appended, the command must have its entry */
         int rc = redlock__hiredis_reserve(&cn->q);
         if (rc != 0) return rc;
@@ -752,7 +723,7 @@ static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *p
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
         short ev = 0;
-        if (cn->ctx && cn->connecting) {
+        if (cn->ctx && cn->life.state == REDLOCK__CONN_CONNECTING) {
             ev = POLLOUT;
             if (cn->connect_deadline < *until) *until = cn->connect_deadline;
         } else if (cn->ctx) {
@@ -763,8 +734,8 @@ static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *p
             } else if (redlock__conn_due(&cn->q, cmd_us) < *until) {
                 *until = redlock__conn_due(&cn->q, cmd_us);
             }
-        } else if (c->_threaded && cn->retry_at < *until) {
-            *until = cn->retry_at;
+        } else if (c->_threaded && cn->life.retry_at < *until) {
+            *until = cn->life.retry_at;
         }
         if (!ev) continue;
         pfd[np].fd = cn->fd;
@@ -795,7 +766,7 @@ static inline void redlock__hiredis_sub_event(redlock_hiredis *c, int k, int fd,
 {
     redlock__hiredis_sub *sb = &c->_subs.sub[k];
     if (!sb->ctx || sb->fd != fd) return; /* closed meanwhile */
-    if (sb->connecting) {
+    if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
         redlock__hiredis_flush_nodes(c, REDLOCK_MAX_NODES + k);
         return;
@@ -845,7 +816,7 @@ static inline void redlock__hiredis_node_event(redlock_hiredis *c, int node, int
 {
     redlock__hiredis_conn *cn = &c->_conn[node];
     if (!cn->ctx || cn->fd != fd) return; /* dropped meanwhile */
-    if (cn->connecting) {
+    if (cn->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_connect_done(c, node);
         redlock__hiredis_flush_nodes(c, node);
         return;
@@ -865,12 +836,14 @@ static inline void redlock__hiredis_expire(redlock_hiredis *c)
     int i;
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
-        if (cn->ctx && cn->connecting && now >= cn->connect_deadline)
+        int hs = redlock__hiredis_tls_handshaking(cn->ssl), late;
+        if (!cn->ctx) continue;
+        late = redlock__conn_late(&cn->life, &cn->q, hs, hs, cn->connect_deadline, cmd_us, now);
+        if (late == REDLOCK__CONN_LATE_CONNECT)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
-        else if (cn->ctx && redlock__hiredis_tls_handshaking(cn->ssl) && now >= cn->connect_deadline)
+        else if (late == REDLOCK__CONN_LATE_HANDSHAKE)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
-        else if (cn->ctx && cn->q.count > 0 && !redlock__hiredis_tls_handshaking(cn->ssl) &&
-                 now >= redlock__conn_due(&cn->q, cmd_us))
+        else if (late == REDLOCK__CONN_LATE_REPLY)
             redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
     }
 }
@@ -1310,8 +1283,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, in
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
-    s = c->_conn[i].status;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
+    s = c->_conn[i].life.status;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].life.words);
     redlock__hiredis_leave(c, entered);
     return s;
 }
@@ -1321,8 +1294,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, 
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
-    s = c->_subs.sub[i].refused;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].refused_text : "");
+    s = c->_subs.sub[i].life.shunned;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].life.words : "");
     redlock__hiredis_leave(c, entered);
     return s;
 }

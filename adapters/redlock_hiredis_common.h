@@ -103,28 +103,6 @@ static inline int redlock__hiredis_push(redlock__conn_ring *q, int kind, redlock
     return rc;
 }
 
-/* Files core command `tag` on a connection: its first one (asked: 0 until
-   then) restarts the clock of the preamble queued when the connection
-   opened (AUTH, SELECT, INFO). Those go out with that command, so their
-   answers are due within its timeout, not counted from the opening: a
-   blocking caller may open the adapter long before its first command, with
-   a TLS handshake left unfinished until then. Once per connection. */
-static inline int redlock__hiredis_push_core(redlock__conn_ring *q, int *asked, redlock_tag tag)
-{
-    int rc = redlock__hiredis_push(q, REDLOCK__CONN_CORE, tag);
-    if (rc == 0 && !*asked) {
-        int64_t now = redlock__conn_at(q, q->count - 1)->since;
-        size_t k;
-        for (k = 0; k + 1 < q->count; k++) {
-            redlock__conn_req *r = redlock__conn_at(q, k);
-            if (r->kind == REDLOCK__CONN_CORE) break;
-            r->since = now;
-        }
-        *asked = 1;
-    }
-    return rc;
-}
-
 /* Takes back the request just appended (it could not be sent). */
 static inline void redlock__hiredis_unpush(redlock__conn_ring *q) { q->count--; }
 
@@ -515,6 +493,12 @@ static inline void redlock__hiredis_set_text(char *dst, size_t cap, const char *
     snprintf(dst, cap, "%s", msg ? msg : "");
 }
 
+/* An error reply's words, kept as the server's last (redlock_conn.h). */
+static inline void redlock__hiredis_heard(redlock__conn_life *l, const redisReply *r)
+{
+    if (r && r->type == REDIS_REPLY_ERROR) redlock__conn_heard(l, r->str, (size_t)r->len);
+}
+
 /* -NOAUTH / -WRONGPASS: the node wants (other) credentials. */
 static inline int redlock__hiredis_auth_error(const redisReply *r)
 {
@@ -600,16 +584,13 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_endpoin
 typedef struct redlock__hiredis_sub {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
-    int connecting;
     int need_flush;
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect, then the TLS handshake */
-    int64_t retry_at;      /* no reconnect before this */
     redlock__conn_ring q;  /* the commands owed an answer, oldest first */
     redlock__hiredis_bound bound; /* the reader's reply memory */
-    int64_t refused_ms;    /* the backoff after the node refused, 0 if it did not */
-    int refused;           /* 0, or REDLOCK_ERR_SERVER / AUTH: notifications off (notify_status) */
-    char refused_text[128]; /* the node's words */
+    redlock__conn_life life; /* DOWN / CONNECTING / UP, when it may reopen, and shunned: 0, or
+                              SERVER / AUTH while the node refuses it, with its words (notify_status) */
 } redlock__hiredis_sub;
 
 /* A client's subscribers, and the table of what they listen to. The
@@ -653,10 +634,9 @@ static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, 
     sb->ctx = NULL;
     sb->fd = -1;
     sb->ssl = NULL; /* freed with the context */
-    sb->connecting = 0;
     sb->need_flush = 0;
     redlock__conn_ring_free(&sb->q);
-    sb->retry_at = failed ? redlock__hiredis_now_us() + (int64_t)ss->reconnect_delay_ms * 1000 : 0;
+    redlock__conn_down(&sb->life, redlock__hiredis_now_us(), failed ? ss->reconnect_delay_ms : 0);
 }
 
 /* Node i refused a subscriber's command (error reply r): closed, and not
@@ -664,11 +644,9 @@ static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, 
 static inline void redlock__hiredis_sub_refused(redlock__hiredis_subs *ss, int i, const redisReply *r)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
-    sb->refused_ms = redlock__notify_backoff(sb->refused_ms);
-    sb->refused = redlock__hiredis_auth_error(r) ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER;
-    redlock__hiredis_set_text(sb->refused_text, sizeof sb->refused_text, r->str);
     redlock__hiredis_sub_close(ss, i, 1);
-    sb->retry_at = redlock__hiredis_now_us() + sb->refused_ms * 1000;
+    redlock__conn_shunned(&sb->life, redlock__hiredis_auth_error(r) ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, r->str,
+                          redlock__hiredis_now_us());
 }
 
 static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
@@ -724,14 +702,14 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     int status = 0, k;
     char err[128];
     redlock__hiredis_sub_at at;
-    if (sb->ctx || now < sb->retry_at) return;
+    if (sb->ctx || !redlock__conn_may_open(&sb->life, now)) return;
     sb->ctx = redlock__hiredis_open(ep, &status, err, sizeof err);
     if (!sb->ctx) {
-        sb->retry_at = now + (int64_t)ss->reconnect_delay_ms * 1000;
+        redlock__conn_down(&sb->life, now, ss->reconnect_delay_ms);
         return;
     }
     sb->fd = sb->ctx->fd;
-    sb->connecting = 1;
+    redlock__conn_opened(&sb->life, REDLOCK__CONN_CONNECTING);
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
     redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
     k = redlock__conn_auth_argv(ep->user, ep->pass, argv, len);
@@ -766,7 +744,7 @@ static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int
             return;
         }
     }
-    sb->connecting = 0;
+    sb->life.state = REDLOCK__CONN_UP; /* TLS: the handshake runs in the reads and writes */
     {   /* what was queued during the connect is owed from now */
         int64_t now = redlock__hiredis_now_us();
         redlock__conn_restart(&sb->q, 0, now);
@@ -775,7 +753,7 @@ static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int
 
 static inline int redlock__hiredis_sub_wants_flush(const redlock__hiredis_sub *sb)
 {
-    return sb->ctx && sb->need_flush && !sb->connecting;
+    return sb->ctx && sb->need_flush && sb->life.state != REDLOCK__CONN_CONNECTING;
 }
 
 /* Writes subscriber i's buffered commands; -1 if the write failed (the
@@ -831,9 +809,7 @@ static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i
             return;
         }
         if (redlock__hiredis_sub_is(r, "subscribe")) {
-            sb->refused_ms = 0;
-            sb->refused = 0;
-            sb->refused_text[0] = 0;
+            redlock__conn_welcomed(&sb->life);
         }
         freeReplyObject(r);
     }
@@ -865,7 +841,7 @@ static inline void redlock__hiredis_sub_read(redlock__hiredis_subs *ss, int i, s
 static inline short redlock__hiredis_sub_events(const redlock__hiredis_sub *sb)
 {
     if (!sb->ctx) return 0;
-    if (sb->connecting) return POLLOUT;
+    if (sb->life.state == REDLOCK__CONN_CONNECTING) return POLLOUT;
     return (short)(POLLIN | (sb->need_flush && !redlock__hiredis_tls_wants_read(sb->ssl) ? POLLOUT : 0));
 }
 
@@ -888,7 +864,7 @@ static inline void redlock__hiredis_subs_listen(redlock__hiredis_subs *ss, redlo
    none owed, or the connection is still opening). */
 static inline int64_t redlock__hiredis_sub_owed_until(const redlock__hiredis_subs *ss, const redlock__hiredis_sub *sb)
 {
-    if (!sb->ctx || sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) return INT64_MAX;
+    if (!sb->ctx || sb->life.state == REDLOCK__CONN_CONNECTING || redlock__hiredis_tls_handshaking(sb->ssl)) return INT64_MAX;
     return redlock__conn_due(&sb->q, ss->command_us);
 }
 
@@ -915,7 +891,7 @@ static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
     int i;
     for (i = 0; i < ss->n; i++) {
         redlock__hiredis_sub *sb = &ss->sub[i];
-        if (sb->ctx && (sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline) {
+        if (sb->ctx && (sb->life.state == REDLOCK__CONN_CONNECTING || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline) {
             redlock__hiredis_sub_close(ss, i, 1);
         } else if (now >= redlock__hiredis_sub_owed_until(ss, sb) && !redlock__hiredis_sub_unread(sb)) {
             redlock__hiredis_sub_close(ss, i, 1);
@@ -939,8 +915,8 @@ static inline int64_t redlock__hiredis_subs_due(const redlock__hiredis_subs *ss)
     for (i = 0; i < ss->n; i++) {
         const redlock__hiredis_sub *sb = &ss->sub[i];
         if (!sb->ctx) {
-            if (ss->t.table.count && sb->retry_at < due) due = sb->retry_at;
-        } else if ((sb->connecting || redlock__hiredis_tls_handshaking(sb->ssl)) && sb->connect_deadline < due) {
+            if (ss->t.table.count && sb->life.retry_at < due) due = sb->life.retry_at;
+        } else if ((sb->life.state == REDLOCK__CONN_CONNECTING || redlock__hiredis_tls_handshaking(sb->ssl)) && sb->connect_deadline < due) {
             due = sb->connect_deadline;
         } else if (redlock__hiredis_sub_owed_until(ss, sb) < due) {
             due = redlock__hiredis_sub_owed_until(ss, sb);
@@ -957,7 +933,7 @@ static inline void redlock__hiredis_sub_ready(redlock__hiredis_subs *ss, int i, 
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
     if (!sb->ctx) return;
-    if (sb->connecting) {
+    if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_connected(ss, i);
         return;
     }

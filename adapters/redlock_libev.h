@@ -187,24 +187,17 @@ static inline void redlock_libev_config_init(redlock_libev_config *o) { redlock_
 
 struct redlock_libev;
 
-enum { REDLOCK__LIBEV_DOWN = 0, REDLOCK__LIBEV_CONNECTING, REDLOCK__LIBEV_UP };
-
 typedef struct redlock__libev_conn {
     struct redlock_libev *owner;
     int index;
     redisAsyncContext *ac;  /* NULL while down */
     redisReader *shadow;    /* counts the replies read before hiredis sees them */
-    int state;
+    redlock__conn_life life; /* DOWN / CONNECTING / UP, refused, status and words (redlock_conn.h) */
     int64_t connect_start;  /* when the connect began (the TLS handshake ends within the same timeout) */
     void *ssl;              /* TLS: the session (hiredis owns it), or NULL */
     redlock__conn_ring q; /* requests in flight, in send order (full: sends fail) */
-    int auth_failed;
-    int asked;              /* a core command was filed since the connection opened */
     int drop_status;        /* what owed tags are failed with */
-    int status;             /* last failure, 0 if none */
-    char errstr[128];
-    ev_timer reconnect;
-    int64_t reconnect_at;   /* when the reconnect timer is due (adapter clock, us) */
+    ev_timer reconnect;     /* due at life.retry_at */
     redlock__hiredis_endpoint ep; /* where, and how to log in */
     redlock__hiredis_bound bound; /* the shadow reader's count of a reply's objects */
 } redlock__libev_conn;
@@ -297,18 +290,12 @@ typedef redlock_libev_config redlock_libev_opts;                    /* deprecate
 #if defined(REDLOCK_LIBEV_IMPLEMENTATION) && !defined(REDLOCK__LIBEV_IMPLEMENTED)
 #define REDLOCK__LIBEV_IMPLEMENTED
 
-static inline void redlock__libev_set_error(redlock__libev_conn *cn, int status, const char *msg)
-{
-    cn->status = status;
-    redlock__hiredis_set_text(cn->errstr, sizeof cn->errstr, msg);
-}
-
-
+/* Node cn is down: reopened from its timer ms from now. */
 static inline void redlock__libev_schedule_reconnect(redlock_libev *c, redlock__libev_conn *cn, int ms)
 {
     if (c->_closing) return;
     ev_timer_stop(c->_loop, &cn->reconnect);
-    cn->reconnect_at = redlock__hiredis_now_us() + (int64_t)ms * 1000;
+    redlock__conn_down(&cn->life, redlock__hiredis_now_us(), ms);
     ev_timer_set(&cn->reconnect, ms / 1000.0, 0.);
     ev_timer_start(c->_loop, &cn->reconnect);
 }
@@ -318,15 +305,15 @@ static inline void redlock__libev_schedule_reconnect(redlock_libev *c, redlock__
 static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, const char *why)
 {
     redlock_libev *c = cn->owner;
-    if (status) redlock__libev_set_error(cn, status, why); /* first: why may be the shadow reader's errstr */
+    if (status) redlock__conn_set(&cn->life, status, why); /* first: why may be the shadow reader's errstr */
     cn->ac = NULL;
     cn->ssl = NULL; /* freed with the context */
-    cn->state = REDLOCK__LIBEV_DOWN;
+    cn->life.state = REDLOCK__CONN_DOWN;
     if (cn->shadow) {
         redisReaderFree(cn->shadow);
         cn->shadow = NULL;
     }
-    redlock__libev_schedule_reconnect(c, cn, cn->auth_failed ? 1000 : c->_reconnect_delay_ms);
+    redlock__libev_schedule_reconnect(c, cn, cn->life.refused ? 1000 : c->_reconnect_delay_ms);
 }
 
 /* Completion callback of every command: privdata is the connection. */
@@ -336,33 +323,27 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     redlock_libev *c = cn->owner;
     redisReply *r = (redisReply *)reply;
     redlock__conn_req req;
+    int st;
     if (!redlock__conn_pop(&cn->q, &req)) return;
     if (req.kind == REDLOCK__CONN_INFO) { /* before the replies behind it reach the core */
         if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, r);
         return;
     }
+    redlock__hiredis_heard(&cn->life, r);
     if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
-        if (r && r->type == REDIS_REPLY_ERROR) {
-            cn->auth_failed = 1;
-            redlock__libev_set_error(cn, req.kind == REDLOCK__CONN_AUTH ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SELECT, r->str);
-            if (cn->ac == ac) redisAsyncDisconnect(ac); /* after the replies still owed */
-        } else if (r && !cn->auth_failed) {
-            cn->status = 0; /* the new connection answers */
-        }
+        if (r && redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL) &&
+            cn->ac == ac)
+            redisAsyncDisconnect(ac); /* after the replies still owed */
         return;
     }
     if (c->_closing) return;
     if (!r) {
         redlock_on_error(&c->_client, req.tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
-    } else if (cn->auth_failed) {
-        redlock_on_error(&c->_client, req.tag, cn->status ? cn->status : REDLOCK_ERR_AUTH);
-    } else if (redlock__hiredis_auth_error(r)) { /* no or wrong credentials */
-        redlock__libev_set_error(cn, REDLOCK_ERR_AUTH, r->str);
-        redlock_on_error(&c->_client, req.tag, REDLOCK_ERR_AUTH);
+    } else if ((st = redlock__conn_answer(&cn->life, redlock__hiredis_auth_error(r) ? r->str : NULL)) != 0) {
+        redlock_on_error(&c->_client, req.tag, st);
     } else {
         redlock_reply rr;
         redlock__hiredis_translate(r, &rr);
-        cn->status = 0; /* the connection answers: see redlock_libev_node_status() */
         redlock_on_reply(&c->_client, req.tag, &rr);
     }
 }
@@ -376,7 +357,7 @@ static inline void redlock__libev_on_connect(const redisAsyncContext *ac, int st
         redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, ac->errstr);
         return;
     }
-    cn->state = REDLOCK__LIBEV_UP;
+    cn->life.state = REDLOCK__CONN_UP;
     if (cn->ssl) cn->connect_start = redlock__hiredis_now_us(); /* the TLS handshake: its own connect timeout */
 }
 
@@ -499,18 +480,18 @@ static inline void redlock__libev_arm_watch(redlock_libev *c)
     }
 }
 
-/* Opens node i's connection and queues AUTH / SELECT. */
-/* Queues a new connection's AUTH or SELECT; 0 if it could not be (out of
-   memory). */
-static inline int redlock__libev_handshake(redlock__libev_conn *cn, redisAsyncContext *ac, int kind, int argc,
-                                           const char **argv, const size_t *len)
+/* Queues one command of a new connection's preamble (redlock_conn.h);
+   -1 if it could not be (out of memory). */
+static inline int redlock__libev_handshake(void *ctx, int kind, int argc, const char **argv, const size_t *len)
 {
-    if (redlock__hiredis_push(&cn->q, kind, 0) != 0) return 0;
-    if (redisAsyncCommandArgv(ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 1;
+    redlock__libev_conn *cn = (redlock__libev_conn *)ctx;
+    if (redlock__hiredis_push(&cn->q, kind, 0) != 0) return -1;
+    if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 0;
     redlock__hiredis_unpush(&cn->q);
-    return 0;
+    return -1;
 }
 
+/* Opens node i's connection and queues its preamble. */
 static inline void redlock__libev_connect(redlock_libev *c, int i)
 {
     redlock__libev_conn *cn = &c->_conn[i];
@@ -519,12 +500,12 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     if (cn->ep.unix_path) ac = redisAsyncConnectUnix(cn->ep.unix_path);
     else ac = redisAsyncConnect(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
     if (!ac) {
-        redlock__libev_set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        redlock__conn_set(&cn->life, REDLOCK_ERR_NOMEM, "out of memory");
         redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
     if (ac->err) {
-        redlock__libev_set_error(cn, REDLOCK_ERR_CONNECT, ac->errstr);
+        redlock__conn_set(&cn->life, REDLOCK_ERR_CONNECT, ac->errstr);
         redisAsyncFree(ac);
         redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
@@ -534,7 +515,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
         char why[128];
         int rc = redlock__hiredis_tls_start(&cn->ep, &ac->c, &cn->ssl, why, sizeof why);
         if (rc != 0) {
-            redlock__libev_set_error(cn, rc, why);
+            redlock__conn_set(&cn->life, rc, why);
             redisAsyncFree(ac);
             redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
             return;
@@ -545,7 +526,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     if (cn->shadow) redlock__hiredis_bound_install(&cn->bound, cn->shadow, REDLOCK_LIBEV_MAX_BUFFERED);
     /* attaching a fresh context fails only when an allocation does */
     if (!cn->shadow || redisLibevAttach(c->_loop, ac) != REDIS_OK) {
-        redlock__libev_set_error(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        redlock__conn_set(&cn->life, REDLOCK_ERR_NOMEM, "out of memory");
         if (cn->shadow) redisReaderFree(cn->shadow);
         cn->shadow = NULL;
         cn->ssl = NULL;
@@ -557,25 +538,12 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     redisAsyncSetConnectCallback(ac, redlock__libev_on_connect);
     redisAsyncSetDisconnectCallback(ac, redlock__libev_on_disconnect);
     cn->ac = ac;
-    cn->state = REDLOCK__LIBEV_CONNECTING;
+    redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_start = redlock__hiredis_now_us();
-    cn->auth_failed = 0;
-    cn->asked = 0;
     cn->drop_status = 0;
-    {
-        const char *argv[3];
-        size_t len[3];
-        char num[16];
-        int k = redlock__conn_auth_argv(cn->ep.user, cn->ep.pass, argv, len), queued = 1;
-        if (k) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_AUTH, k, argv, len);
-        k = redlock__conn_select_argv(cn->ep.db, num, argv, len);
-        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_SELECT, k, argv, len);
-        k = redlock__conn_info_argv(cn->ep.info, argv, len);
-        if (k && queued) queued = redlock__libev_handshake(cn, ac, REDLOCK__CONN_INFO, k, argv, len);
-        if (!queued) { /* a connection without its AUTH or SELECT is not used */
-            redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory");
-            return;
-        }
+    if (redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.info, redlock__libev_handshake, cn)) {
+        redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory"); /* not used without its AUTH or SELECT */
+        return;
     }
     redlock__libev_arm_watch(c); /* the connect timeout, and AUTH / SELECT owed */
 }
@@ -599,26 +567,18 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
     (void)revents;
     for (i = 0; i < c->_n; i++) {
         redlock__libev_conn *cn = &c->_conn[i];
-        if (cn->ac && cn->state == REDLOCK__LIBEV_CONNECTING) {
-            if (now - cn->connect_start >= (int64_t)c->_connect_timeout_ms * 1000) {
-                redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "connect timed out");
-                continue;
-            }
-            busy = 1;
-        }
-        if (cn->ac && redlock__hiredis_tls_handshaking(cn->ssl)) {
-            if (now - cn->connect_start >= (int64_t)c->_connect_timeout_ms * 1000) {
-                redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
-                continue;
-            }
-            busy = 1;
-        }
-        if (!cn->ac || cn->q.count == 0 || redlock__hiredis_tls_handshaking(cn->ssl)) continue;
-        if (now >= redlock__conn_due(&cn->q, (int64_t)c->_command_timeout_ms * 1000)) {
+        int hs = cn->ac && redlock__hiredis_tls_handshaking(cn->ssl), late;
+        if (!cn->ac) continue;
+        late = redlock__conn_late(&cn->life, &cn->q, hs, hs, cn->connect_start + (int64_t)c->_connect_timeout_ms * 1000,
+                                  (int64_t)c->_command_timeout_ms * 1000, now);
+        if (late == REDLOCK__CONN_LATE_CONNECT)
+            redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "connect timed out");
+        else if (late == REDLOCK__CONN_LATE_HANDSHAKE)
+            redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
+        else if (late == REDLOCK__CONN_LATE_REPLY)
             redlock__libev_drop(cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
-        } else {
+        else if (cn->life.state == REDLOCK__CONN_CONNECTING || hs || cn->q.count)
             busy = 1;
-        }
     }
     if (!busy) ev_timer_stop(c->_loop, &c->_watch);
 }
@@ -637,7 +597,7 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
 {
     redlock_libev *c = (redlock_libev *)user;
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
-    if (cn->ac && !c->_closing && cn->state == REDLOCK__LIBEV_UP && cn->q.count == 0) {
+    if (cn->ac && !c->_closing && cn->life.state == REDLOCK__CONN_UP && cn->q.count == 0) {
         int idle = redlock__hiredis_idle_state(cn->ac->c.fd, cn->ssl, cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
         if (idle == REDLOCK__CONN_IDLE_CLOSED) {
             /* closed while idle (a restart): replaced for this command */
@@ -652,15 +612,16 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
     /* a node down past its reconnect delay is reconnected by the command
        itself: the loop may not have run the timer yet (the program was
        busy), and the vote (or a release's delete) would be lost for nothing */
-    if (!cn->ac && !c->_closing && ev_is_active(&cn->reconnect) && redlock__hiredis_now_us() >= cn->reconnect_at) {
+    if (!cn->ac && !c->_closing && ev_is_active(&cn->reconnect) && redlock__conn_may_open(&cn->life, redlock__hiredis_now_us())) {
         ev_timer_stop(c->_loop, &cn->reconnect);
         redlock__libev_connect(c, node);
     }
-    if (!cn->ac || c->_closing) return cn->status ? cn->status : REDLOCK_ERR_CONNECT;
-    if (cn->auth_failed) return cn->status ? cn->status : REDLOCK_ERR_AUTH;
+    if (!cn->ac || c->_closing) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
+    if (cn->life.refused) return cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH;
     {
-        int rc = redlock__hiredis_push_core(&cn->q, &cn->asked, tag);
+        int rc = redlock__hiredis_reserve(&cn->q);
         if (rc != 0) return rc; /* QUEUE_FULL or NOMEM */
+        redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
     }
     if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, cmd->argc,
                               (const char **)cmd->argv, cmd->argvlen) != REDIS_OK) {
@@ -715,7 +676,7 @@ static inline void redlock__libev_on_sub_io(struct ev_loop *loop, ev_io *w, int 
     int i = (int)(w - c->_sub_io);
     redlock__hiredis_sub *sb = &c->_subs.sub[i];
     (void)loop;
-    if (sb->connecting) {
+    if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_ready(&c->_subs, i, 0, REDLOCK_LIBEV_MAX_BUFFERED);
         redlock__libev_sub_flush(c, i);
     } else {
@@ -847,7 +808,7 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
         if (cn->ac) {
             redisAsyncContext *ac = cn->ac;
             cn->ac = NULL;
-            cn->state = REDLOCK__LIBEV_DOWN;
+            cn->life.state = REDLOCK__CONN_DOWN;
             redisAsyncFree(ac);
         }
         redlock__hiredis_endpoint_free(&cn->ep);
@@ -861,8 +822,8 @@ REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c) { retur
 REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].errstr);
-    return c->_conn[i].status;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].life.words);
+    return c->_conn[i].life.status;
 }
 
 REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, char *buf, size_t size)
@@ -876,7 +837,7 @@ REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, c
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i)
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return 0;
-    return c->_conn[i].state == REDLOCK__LIBEV_UP && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
+    return c->_conn[i].life.state == REDLOCK__CONN_UP && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
 }
 
 REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
@@ -884,8 +845,8 @@ REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i,
     const redlock__hiredis_sub *sb;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
     sb = &c->_subs.sub[i];
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->refused ? sb->refused_text : "");
-    return sb->refused;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->life.shunned ? sb->life.words : "");
+    return sb->life.shunned;
 }
 
 #endif /* REDLOCK_LIBEV_IMPLEMENTATION */

@@ -675,13 +675,15 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 
 /* ---- connections ---- */
 
-/* CONNECTING: TCP connect in progress; HANDSHAKE: TLS handshake in progress */
-enum { REDLOCK__SOCK_DOWN = 0, REDLOCK__SOCK_CONNECTING, REDLOCK__SOCK_HANDSHAKE, REDLOCK__SOCK_UP };
+/* A connection's state is the connection layer's (redlock_conn.h):
+   CONNECTING while the TCP connect runs, HANDSHAKE while TLS's does. */
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
 struct redlock__sock_node {
-    int index, fd, state;
+    int index, fd;
+    redlock__conn_life life; /* state (DOWN / CONNECTING / HANDSHAKE / UP), status, the server's words, and a
+                                subscriber's retry time, backoff and refusal (redlock_conn.h) */
     unsigned gen;
     char *host, *unix_path, *user, *pass;
     int port, db;
@@ -693,13 +695,9 @@ struct redlock__sock_node {
     size_t out_len, out_off, out_cap;
     redlock__conn_ring q;   /* the replies owed (redlock_conn.h), up to MAX_PENDING */
     redlock_resp_parser parser;
-    int last_status;
     unsigned failures; /* connections lost or refused so far */
     int sub;           /* a subscriber (release notifications), not a node's command connection */
     char policy[24];   /* maxmemory_policy the last INFO memory named ("" none yet) */
-    int64_t retry_at;  /* subscriber: not reopened before this */
-    int64_t refused_ms; /* subscriber: the backoff after the node refused it, 0 if it did not */
-    int refused;       /* subscriber: 0, or AUTH / SERVER while refused (notify_status) */
     int rep_fd, rep_interest;
     /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
        this connection, what OpenSSL waits for (REDLOCK_SOCKET_READ /
@@ -709,13 +707,12 @@ struct redlock__sock_node {
     char *tls_name;
     int tls_verify, tls_want;
     char tls_err[120];
-    char words[120];   /* the server's last error reply on this connection (redlock_socket_node_status) */
     char conn_words[96]; /* why the last connect failed: "connection refused" ... (redlock_socket_node_status) */
 };
 
 static int redlock__sock_opening(const struct redlock__sock_node *nd)
 {
-    return nd->state == REDLOCK__SOCK_CONNECTING || nd->state == REDLOCK__SOCK_HANDSHAKE;
+    return nd->life.state == REDLOCK__CONN_CONNECTING || nd->life.state == REDLOCK__CONN_HANDSHAKE;
 }
 
 /* The core's validity clock (CLOCK_BOOTTIME where it exists): one clock for
@@ -782,9 +779,9 @@ static int redlock__sock_slots(const redlock_socket *s) { return s->_cfg.node_co
 
 static int redlock__sock_interest_of(const struct redlock__sock_node *nd)
 {
-    if (nd->state == REDLOCK__SOCK_CONNECTING) return REDLOCK_SOCKET_WRITE;
-    if (nd->state == REDLOCK__SOCK_HANDSHAKE) return nd->tls_want;
-    if (nd->state == REDLOCK__SOCK_UP)
+    if (nd->life.state == REDLOCK__CONN_CONNECTING) return REDLOCK_SOCKET_WRITE;
+    if (nd->life.state == REDLOCK__CONN_HANDSHAKE) return nd->tls_want;
+    if (nd->life.state == REDLOCK__CONN_UP)
         return REDLOCK_SOCKET_READ |
                ((nd->out_off < nd->out_len && nd->tls_want != REDLOCK_SOCKET_READ) || nd->tls_want == REDLOCK_SOCKET_WRITE
                     ? REDLOCK_SOCKET_WRITE : 0);
@@ -818,7 +815,7 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
         const struct redlock__sock_node *nd = &s->_nodes[i];
         if (redlock__sock_opening(nd) && nd->connect_deadline < d) d = nd->connect_deadline;
         if (redlock__conn_due(&nd->q, redlock__sock_command_us(s)) < d) d = redlock__conn_due(&nd->q, redlock__sock_command_us(s));
-        if (nd->sub && nd->state == REDLOCK__SOCK_DOWN && s->_subs.table.count && nd->retry_at < d) d = nd->retry_at;
+        if (nd->sub && nd->life.state == REDLOCK__CONN_DOWN && s->_subs.table.count && nd->life.retry_at < d) d = nd->life.retry_at;
     }
     if (s->_nsub && redlock__conn_idle_due(&s->_subs) < d) d = redlock__conn_idle_due(&s->_subs);
     return d;
@@ -841,16 +838,10 @@ static void redlock__sock_timer_report(redlock_socket *s)
     if (d != s->_timer_reported) redlock__sock_timer_set(s, d);
 }
 
-/* Keeps an error reply's words for redlock_socket_node_status(): printable
-   ASCII only (a '?' for any other byte), cut to fit, trailing blanks
-   trimmed. */
+/* Keeps an error reply's words for redlock_socket_node_status(). */
 static void redlock__sock_words(struct redlock__sock_node *nd, const redlock_reply *r)
 {
-    size_t i, o = 0;
-    for (i = 0; r->str && i < r->len && o + 1 < sizeof nd->words; i++)
-        nd->words[o++] = r->str[i] >= 0x20 && r->str[i] < 0x7f ? r->str[i] : '?';
-    while (o && nd->words[o - 1] == ' ') o--;
-    nd->words[o] = 0;
+    redlock__conn_heard(&nd->life, r->str, r->len);
 }
 
 static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
@@ -868,11 +859,11 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
 {
     if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
     if (r->type == REDLOCK_REPLY_ERROR && r->len >= 6 && memcmp(r->str, "NOAUTH", 6) == 0) {
-        nd->last_status = REDLOCK_ERR_AUTH;
+        nd->life.status = REDLOCK_ERR_AUTH;
         redlock__sock_deliver_error(s, nd, tag, REDLOCK_ERR_AUTH);
         return;
     }
-    nd->last_status = 0; /* the connection works: see redlock_socket_node_status() */
+    nd->life.status = 0; /* the connection works: see redlock_socket_node_status() */
     s->_in_cb++;
     if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -917,7 +908,7 @@ static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd
     nd->ssl = NULL;
     nd->tls_want = 0;
     nd->fd = -1;
-    nd->state = REDLOCK__SOCK_DOWN;
+    nd->life.state = REDLOCK__CONN_DOWN;
     nd->gen++;
     redlock__sock_clear_out(nd);
     redlock_resp_parser_reset(&nd->parser);
@@ -933,9 +924,9 @@ static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd,
     redlock__conn_ring q = nd->q;
     size_t i;
     memset(&nd->q, 0, sizeof nd->q); /* the callbacks may send: a new queue grows meanwhile */
-    nd->last_status = status; /* already true when the watch hook hears of the close */
+    nd->life.status = status; /* already true when the watch hook hears of the close */
     nd->failures++;
-    if (nd->sub) nd->retry_at = redlock_socket_now_us() + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
+    if (nd->sub) nd->life.retry_at = redlock_socket_now_us() + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
     redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
     for (i = 0; i < q.count; i++) {
@@ -1026,7 +1017,7 @@ static void redlock__sock_tls_start(redlock_socket *s, struct redlock__sock_node
     BIO_set_init(bio, 1);
     SSL_set_bio(ssl, bio, bio);
     nd->ssl = ssl;
-    nd->state = REDLOCK__SOCK_HANDSHAKE;
+    nd->life.state = REDLOCK__CONN_HANDSHAKE;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000; /* its own timeout */
     redlock__sock_tls_handshake(s, nd);
 }
@@ -1133,12 +1124,12 @@ static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *
 #endif
         if (connect(fd, sa, nd->addrlen[nd->cur]) == 0) {
             nd->fd = fd; /* a TLS node starts its handshake once writable */
-            nd->state = nd->tls_ctx ? REDLOCK__SOCK_CONNECTING : REDLOCK__SOCK_UP;
+            nd->life.state = nd->tls_ctx ? REDLOCK__CONN_CONNECTING : REDLOCK__CONN_UP;
             return 0;
         }
         if (errno == EINPROGRESS || errno == EINTR) {
             nd->fd = fd;
-            nd->state = REDLOCK__SOCK_CONNECTING;
+            nd->life.state = REDLOCK__CONN_CONNECTING;
             return 0;
         }
         redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, errno, sa->sa_family == AF_UNIX);
@@ -1234,19 +1225,16 @@ static int redlock__sock_queue(struct redlock__sock_node *nd, int argc,
 
 /* Queues the preamble (redlock_conn.h): AUTH, SELECT, and INFO memory
    for the core's node health (not on a subscriber, nor in raw mode). */
+/* One command of the preamble (redlock_conn.h), adapter-sent (no tag). */
+static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const char **argv, const size_t *len)
+{
+    return redlock__sock_queue((struct redlock__sock_node *)ctx, argc, argv, len, 0, kind);
+}
+
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
-    const char *argv[3];
-    size_t len[3];
-    char num[16];
-    int k, rc = 0, info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
-    if ((k = redlock__conn_auth_argv(nd->user, nd->pass, argv, len)) != 0)
-        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_AUTH);
-    if (rc == 0 && (k = redlock__conn_select_argv(nd->db, num, argv, len)) != 0)
-        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_SELECT);
-    if (rc == 0 && (k = redlock__conn_info_argv(info, argv, len)) != 0)
-        rc = redlock__sock_queue(nd, k, argv, len, 0, REDLOCK__CONN_INFO);
-    return rc;
+    int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
+    return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, info, redlock__sock_queue_preamble, nd);
 }
 
 /* Opens the connection and queues the preamble in front of everything. */
@@ -1255,7 +1243,7 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     int rc;
     redlock__sock_close(s, nd);
     nd->tls_err[0] = 0; /* the words of this connection's failure, if TLS has any */
-    nd->words[0] = 0;   /* and the server's */
+    nd->life.server[0] = 0; /* and the server's */
     nd->conn_words[0] = 0;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
     rc = redlock__sock_resolve(nd);
@@ -1263,9 +1251,9 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     if (rc == 0) rc = redlock__sock_preamble(s, nd);
     if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
         redlock__sock_close(s, nd);
-        nd->last_status = rc;
+        nd->life.status = rc;
         nd->failures++;
-        return nd->last_status;
+        return nd->life.status;
     }
     return 0;
 }
@@ -1288,7 +1276,7 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
     int rc;
     if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
     nd = &s->_nodes[node];
-    if (nd->state == REDLOCK__SOCK_UP && nd->q.count == 0) {
+    if (nd->life.state == REDLOCK__CONN_UP && nd->q.count == 0) {
         int idle = redlock__sock_idle_state(nd);
         if (idle == REDLOCK__CONN_IDLE_CLOSED) {
             redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT); /* reopened below, for this command */
@@ -1300,12 +1288,12 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
             return REDLOCK_ERR_PROTOCOL;
         }
     }
-    if (nd->state == REDLOCK__SOCK_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
+    if (nd->life.state == REDLOCK__CONN_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
         redlock__sock_report(s, nd);
         return rc;
     }
     rc = redlock__sock_queue(nd, argc, argv, argvlen, tag, REDLOCK__CONN_CORE);
-    if (rc == REDLOCK_ERR_NOMEM) nd->last_status = REDLOCK_ERR_NOMEM;
+    if (rc == REDLOCK_ERR_NOMEM) nd->life.status = REDLOCK_ERR_NOMEM;
     redlock__sock_report(s, nd);
     redlock__sock_timer_report(s);
     return rc;
@@ -1324,7 +1312,7 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
 
 static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd)
 {
-    while (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) {
+    while (nd->life.state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) {
         ssize_t w = redlock__sock_send(nd, nd->out + nd->out_off, nd->out_len - nd->out_off);
         if (w > 0) {
             nd->out_off += (size_t)w;
@@ -1371,7 +1359,7 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
             return;
         }
 #endif
-        nd->state = REDLOCK__SOCK_UP;
+        nd->life.state = REDLOCK__CONN_UP;
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
@@ -1379,13 +1367,13 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
     nd->fd = -1;
     redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, err, nd->unix_path != NULL);
     redlock__sock_drop_fd(s, nd, fd);
-    if (nd->gen != gen || nd->state != REDLOCK__SOCK_CONNECTING) return; /* failed from inside the hook */
+    if (nd->gen != gen || nd->life.state != REDLOCK__CONN_CONNECTING) return; /* failed from inside the hook */
     nd->cur++;
     if (redlock__sock_try_addr(s, nd) != 0) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
         return;
     }
-    if (nd->state == REDLOCK__SOCK_UP) {
+    if (nd->life.state == REDLOCK__CONN_UP) {
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
     } else {
@@ -1403,7 +1391,7 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
     r = SSL_connect((SSL *)nd->ssl);
     if (r == 1) {
         nd->tls_want = 0;
-        nd->state = REDLOCK__SOCK_UP;
+        nd->life.state = REDLOCK__CONN_UP;
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
@@ -1449,10 +1437,9 @@ static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
    and not reopened before the backoff (redlock_notify.h). */
 static void redlock__sock_sub_refused(redlock_socket *s, struct redlock__sock_node *nd, int status)
 {
-    nd->refused_ms = redlock__notify_backoff(nd->refused_ms);
-    nd->refused = status;
+    redlock__conn_shunned(&nd->life, status, NULL, redlock_socket_now_us()); /* before the watch hook hears */
     redlock__sock_fail(s, nd, status);
-    nd->retry_at = redlock_socket_now_us() + nd->refused_ms * 1000;
+    nd->life.retry_at = redlock_socket_now_us() + nd->life.backoff_ms * 1000; /* the backoff, from the close */
 }
 #ifndef REDLOCK_SOCKET_NO_CORE
 /* A new connection's INFO memory: the core learns what the node may evict
@@ -1477,7 +1464,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         int rc = redlock_resp_next(&nd->parser, &r);
         if (rc == 0) return;
         if (rc > 0 && nd->sub && redlock__sock_message(s, r)) {
-            if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
+            if (nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
             continue;
         }
         if (rc < 0 || !redlock__conn_pop(&nd->q, &req)) { /* broken, or a reply nobody asked for */
@@ -1494,7 +1481,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL);
                 return;
             }
-            nd->last_status = 0;
+            nd->life.status = 0;
             continue;
         }
         if (req.kind == REDLOCK__CONN_SUB) { /* confirmed; refused (an ACL): off for the backoff */
@@ -1504,7 +1491,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             }
             if (r->type == REDLOCK_REPLY_ARRAY && r->elements == 3 && r->element[0].type == REDLOCK_REPLY_STRING &&
                 r->element[0].len == 9 && memcmp(r->element[0].str, "subscribe", 9) == 0)
-                nd->refused_ms = nd->refused = 0; /* notifications work (again) */
+                redlock__conn_welcomed(&nd->life); /* notifications work (again) */
             continue;
         }
         if (req.kind == REDLOCK__CONN_SELECT) {
@@ -1513,7 +1500,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SELECT : REDLOCK_ERR_PROTOCOL);
                 return;
             }
-            nd->last_status = 0;
+            nd->life.status = 0;
             continue;
         }
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -1523,7 +1510,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         }
 #endif
         redlock__sock_deliver_reply(s, nd, req.tag, r);
-        if (nd->gen != gen || nd->state != REDLOCK__SOCK_UP) return;
+        if (nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
     }
 }
 
@@ -1532,7 +1519,7 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
     char buf[16384];
     unsigned gen = nd->gen;
     int round;
-    for (round = 0; round < 8 && nd->gen == gen && nd->state == REDLOCK__SOCK_UP; round++) {
+    for (round = 0; round < 8 && nd->gen == gen && nd->life.state == REDLOCK__CONN_UP; round++) {
         ssize_t r = redlock__sock_recv(nd, buf, sizeof buf);
         if (r > 0) {
             int rc = redlock_resp_feed(&nd->parser, buf, (size_t)r);
@@ -1566,7 +1553,7 @@ static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *
     char stack[256], *ch;
     const char *argv[2];
     size_t argl[2];
-    if (nd->state == REDLOCK__SOCK_DOWN) return;
+    if (nd->life.state == REDLOCK__CONN_DOWN) return;
     if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
         return;
@@ -1602,16 +1589,16 @@ static void redlock__sock_subs_tend(redlock_socket *s)
         struct redlock__sock_node *nd = &s->_nodes[s->_cfg.node_count + i];
         if (s->_subs.table.count) {
             redlock__sock_sub_at at;
-            if (nd->state != REDLOCK__SOCK_DOWN || now < nd->retry_at) continue;
+            if (nd->life.state != REDLOCK__CONN_DOWN || now < nd->life.retry_at) continue;
             if (redlock__sock_open(s, nd) != 0) {
-                nd->retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
+                nd->life.retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
                 continue;
             }
             at.s = s;
             at.nd = nd;
             redlock__notify_each_key(&s->_subs.table, redlock__sock_sub_key, &at);
             redlock__sock_report(s, nd);
-        } else if (now >= redlock__conn_idle_due(&s->_subs) && nd->state != REDLOCK__SOCK_DOWN) {
+        } else if (now >= redlock__conn_idle_due(&s->_subs) && nd->life.state != REDLOCK__CONN_DOWN) {
             redlock__sock_close(s, nd);
         }
     }
@@ -1624,17 +1611,19 @@ static void redlock__sock_timeouts(redlock_socket *s)
     int i;
     for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->state == REDLOCK__SOCK_CONNECTING && now >= nd->connect_deadline) {
+        int late = redlock__conn_late(&nd->life, &nd->q, nd->life.state == REDLOCK__CONN_HANDSHAKE, 0,
+                                      nd->connect_deadline, redlock__sock_command_us(s), now);
+        if (late == REDLOCK__CONN_LATE_CONNECT) {
             redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, ETIMEDOUT, 0);
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
-        } else if (nd->state == REDLOCK__SOCK_HANDSHAKE && now >= nd->connect_deadline) {
+        } else if (late == REDLOCK__CONN_LATE_HANDSHAKE) {
             /* a silent server: paused, or plain text (redlock_tls.h) */
             snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS handshake: no answer within the connect timeout");
             redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
-        } else if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s))) {
+        } else if (late == REDLOCK__CONN_LATE_REPLY) {
             /* the answer may be waiting unread (the loop did not run for
                a while): read before declaring the node dead */
-            if (nd->state == REDLOCK__SOCK_UP) redlock__sock_read(s, nd);
+            if (nd->life.state == REDLOCK__CONN_UP) redlock__sock_read(s, nd);
             if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s)))
                 redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
         }
@@ -1651,22 +1640,22 @@ static void redlock__sock_timeouts(redlock_socket *s)
 
 static void redlock__sock_event(redlock_socket *s, struct redlock__sock_node *nd, int readable, int writable)
 {
-    if (nd->state == REDLOCK__SOCK_CONNECTING) {
+    if (nd->life.state == REDLOCK__CONN_CONNECTING) {
         if (readable || writable) redlock__sock_connected(s, nd);
         return;
     }
 #ifdef REDLOCK_SOCKET_TLS
-    if (nd->state == REDLOCK__SOCK_HANDSHAKE) {
+    if (nd->life.state == REDLOCK__CONN_HANDSHAKE) {
         if (readable || writable) redlock__sock_tls_handshake(s, nd);
         return;
     }
 #endif
-    if (nd->state != REDLOCK__SOCK_UP) return;
+    if (nd->life.state != REDLOCK__CONN_UP) return;
     if (writable) redlock__sock_flush(s, nd);
     /* a TLS read may wait for the socket to take a write */
-    if ((readable || (writable && nd->tls_want == REDLOCK_SOCKET_WRITE)) && nd->state == REDLOCK__SOCK_UP)
+    if ((readable || (writable && nd->tls_want == REDLOCK_SOCKET_WRITE)) && nd->life.state == REDLOCK__CONN_UP)
         redlock__sock_read(s, nd);
-    if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+    if (nd->life.state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
 }
 
 /* redlock_socket_pollfds(), for the loop's owner: this adapter's poll()
@@ -1677,7 +1666,7 @@ static int redlock__sock_fill(redlock_socket *s, struct pollfd *pfd)
     for (i = 0; i < redlock__sock_slots(s); i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         int in;
-        if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+        if (nd->life.state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
         in = redlock__sock_interest_of(nd);
         if (nd->fd < 0 || !in) continue;
         pfd[n].fd = nd->fd;
@@ -1799,7 +1788,7 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
     for (i = 0; i < s->_cfg.node_count; i++) {
         struct redlock__sock_node *nd = &s->_nodes[i];
         failures[i] = nd->failures;
-        if (nd->state == REDLOCK__SOCK_DOWN) {
+        if (nd->life.state == REDLOCK__CONN_DOWN) {
             redlock__sock_open(s, nd);
             redlock__sock_report(s, nd);
         }
@@ -1813,11 +1802,11 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
     } while (redlock_socket_now_us() < until);
     for (i = 0; i < s->_cfg.node_count; i++) {
         const struct redlock__sock_node *nd = &s->_nodes[i];
-        if (nd->state == REDLOCK__SOCK_UP && !redlock__sock_handshaking(nd)) continue;
+        if (nd->life.state == REDLOCK__CONN_UP && !redlock__sock_handshaking(nd)) continue;
         /* last_status may be older than this call: only a failure during
            it counts; otherwise the handshake is still unanswered */
         if (rc == REDLOCK_OK)
-            rc = nd->failures != failures[i] && nd->last_status ? nd->last_status : REDLOCK_ERR_NODE_TIMEOUT;
+            rc = nd->failures != failures[i] && nd->life.status ? nd->life.status : REDLOCK_ERR_NODE_TIMEOUT;
     }
     redlock__sock_timer_report(s);
     redlock__sock_leave(s, entered, 1);
@@ -2183,7 +2172,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
     int st, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
-    st = s->_nodes[node].last_status;
+    st = s->_nodes[node].life.status;
     if (errbuf && errsz) {
 #ifndef REDLOCK_SOCKET_NO_CORE
         const char *t = st ? redlock_strerror(st) : "";
@@ -2192,8 +2181,8 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 #endif
         if (st && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err; /* this connection's TLS words */
         else if (st == REDLOCK_ERR_CONNECT && s->_nodes[node].conn_words[0]) t = s->_nodes[node].conn_words;
-        else if ((!st || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT) && s->_nodes[node].words[0])
-            t = s->_nodes[node].words; /* the server's: its refusal, or its last error reply */
+        else if ((!st || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT) && s->_nodes[node].life.server[0])
+            t = s->_nodes[node].life.server; /* the server's: its refusal, or its last error reply */
         redlock__sock_text(errbuf, errsz, t);
     }
     redlock__sock_leave(s, entered, 0);
@@ -2205,7 +2194,7 @@ REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int
     int st, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
-    st = node < s->_nsub ? s->_nodes[s->_cfg.node_count + node].refused : 0;
+    st = node < s->_nsub ? s->_nodes[s->_cfg.node_count + node].life.shunned : 0;
     if (errbuf && errsz) {
 #ifndef REDLOCK_SOCKET_NO_CORE
         const char *t = st ? redlock_strerror(st) : "";
@@ -2223,7 +2212,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
     int up, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
     entered = redlock__sock_enter(s);
-    up = s->_nodes[node].state == REDLOCK__SOCK_UP;
+    up = s->_nodes[node].life.state == REDLOCK__CONN_UP;
     redlock__sock_leave(s, entered, 0);
     return up;
 }
@@ -2435,10 +2424,10 @@ static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l
         int i, follow = redlock_lock_followup(&l->lock), unwritten = 0, answering = 0;
         for (i = 0; i < s->_cfg.node_count; i++) {
             struct redlock__sock_node *nd = &s->_nodes[i];
-            if (nd->state == REDLOCK__SOCK_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
-            if ((nd->state == REDLOCK__SOCK_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
+            if (nd->life.state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
+            if ((nd->life.state == REDLOCK__CONN_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
                 unwritten = 1;
-            else if (nd->state == REDLOCK__SOCK_UP && nd->q.count > 0)
+            else if (nd->life.state == REDLOCK__CONN_UP && nd->q.count > 0)
                 answering = 1; /* asked, and may still answer */
         }
         if (unwritten && now >= write_until) unwritten = 0;
