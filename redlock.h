@@ -1799,31 +1799,34 @@ enum { REDLOCK__THEN_MORE,   /* a chain goes on (another step follows, or the an
        REDLOCK__THEN_LAST }; /* a chain's last step: the answer ends the node's part */
 typedef struct redlock__step_info {
     const char *verb;
+    uint8_t verb_len;
     uint8_t op;   /* REDLOCK__S_* (REDLOCK__S_COUNT: none) */
     uint8_t args; /* REDLOCK__ARGS_* */
     uint8_t then; /* REDLOCK__THEN_* */
 } redlock__step_info;
+#define REDLOCK__VERB(s) s, sizeof s - 1 /* a verb and its length */
 static const redlock__step_info redlock__steps[] = {
-    /* NONE */       { "", REDLOCK__S_COUNT, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
-    /* SET */        { "SET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SET, REDLOCK__THEN_MORE },
-    /* PROBE */      { "INFO", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_INFO, REDLOCK__THEN_MORE },
-    /* SETNX */      { "SETNX", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
-    /* ACQ_GET */    { "GET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
-    /* ACQ_GETSET */ { "GETSET", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
-    /* ACQUIRE */    { "", REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
-    /* RELEASE */    { "", REDLOCK__S_RELEASE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
-    /* REL_PTTL */   { "PTTL", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
-    /* REL_GET */    { "GET", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
-    /* REL_DEL */    { "DEL", REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_LAST },
-    /* EXTEND */     { "", REDLOCK__S_EXTEND, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
-    /* EXT_PTTL */   { "PTTL", REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
-    /* EXT_GET */    { "GET", REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
-    /* EXT_PEXPIRE */{ "PEXPIRE", REDLOCK__S_EXTEND, REDLOCK__ARGS_TTL, REDLOCK__THEN_LAST },
-    /* EXT_GETSET */ { "GETSET", REDLOCK__S_EXTEND, REDLOCK__ARGS_VALUE, REDLOCK__THEN_LAST },
-    /* FENCE */      { "", REDLOCK__S_FENCE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
-    /* UPGRADE */    { "", REDLOCK__S_UPGRADE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
-    /* SET_MODE */   { "", REDLOCK__S_SET_MODE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT }
+    /* NONE */       { REDLOCK__VERB(""), REDLOCK__S_COUNT, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* SET */        { REDLOCK__VERB("SET"), REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SET, REDLOCK__THEN_MORE },
+    /* PROBE */      { REDLOCK__VERB("INFO"), REDLOCK__S_ACQUIRE, REDLOCK__ARGS_INFO, REDLOCK__THEN_MORE },
+    /* SETNX */      { REDLOCK__VERB("SETNX"), REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
+    /* ACQ_GET */    { REDLOCK__VERB("GET"), REDLOCK__S_ACQUIRE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* ACQ_GETSET */ { REDLOCK__VERB("GETSET"), REDLOCK__S_ACQUIRE, REDLOCK__ARGS_VALUE, REDLOCK__THEN_MORE },
+    /* ACQUIRE */    { REDLOCK__VERB(""), REDLOCK__S_ACQUIRE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* RELEASE */    { REDLOCK__VERB(""), REDLOCK__S_RELEASE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* REL_PTTL */   { REDLOCK__VERB("PTTL"), REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* REL_GET */    { REDLOCK__VERB("GET"), REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* REL_DEL */    { REDLOCK__VERB("DEL"), REDLOCK__S_RELEASE, REDLOCK__ARGS_KEY, REDLOCK__THEN_LAST },
+    /* EXTEND */     { REDLOCK__VERB(""), REDLOCK__S_EXTEND, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* EXT_PTTL */   { REDLOCK__VERB("PTTL"), REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* EXT_GET */    { REDLOCK__VERB("GET"), REDLOCK__S_EXTEND, REDLOCK__ARGS_KEY, REDLOCK__THEN_MORE },
+    /* EXT_PEXPIRE */{ REDLOCK__VERB("PEXPIRE"), REDLOCK__S_EXTEND, REDLOCK__ARGS_TTL, REDLOCK__THEN_LAST },
+    /* EXT_GETSET */ { REDLOCK__VERB("GETSET"), REDLOCK__S_EXTEND, REDLOCK__ARGS_VALUE, REDLOCK__THEN_LAST },
+    /* FENCE */      { REDLOCK__VERB(""), REDLOCK__S_FENCE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* UPGRADE */    { REDLOCK__VERB(""), REDLOCK__S_UPGRADE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* SET_MODE */   { REDLOCK__VERB(""), REDLOCK__S_SET_MODE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT }
 };
+#undef REDLOCK__VERB
 /* A node's step without its EVAL bit, and what it is. */
 static int redlock__base_step(int st) { return st & ~REDLOCK__ST_EVAL; }
 static const redlock__step_info *redlock__step_info_of(int st) { return &redlock__steps[redlock__base_step(st)]; }
@@ -2414,7 +2417,7 @@ static void redlock__round(redlock_lock *lk, int phase, int64_t now) {
         n->progress = REDLOCK__N_TO_SEND;
         /* an operation that needs scripts sends nothing to a node known to
            refuse them (configured LEGACY, or found so): its vote fails at once */
-        if (redlock__needs_scripts(lk, redlock__phase_op(phase)) && redlock__node_noscript(lk, i)) {
+        if (redlock__node_noscript(lk, i) && redlock__needs_scripts(lk, redlock__phase_op(phase))) {
             n->progress = REDLOCK__N_DONE;
             n->outcome = REDLOCK__OUT_ERR;
             n->status = REDLOCK_ERR_NO_SCRIPTING;
@@ -2619,7 +2622,7 @@ static void redlock__build(const redlock_lock *lk, int i, redlock_command *cmd, 
         redlock__build_script(lk, st, cmd, sc);
         return;
     }
-    REDLOCK__ARG(cmd, info->verb, strlen(info->verb));
+    REDLOCK__ARG(cmd, info->verb, info->verb_len);
     if (info->args == REDLOCK__ARGS_INFO) {
         REDLOCK__LIT(cmd, "server");
         return;
