@@ -45,11 +45,16 @@
                       a step's command, tags, and reading each answer
        decisions      what votes decide for acquire, fence, extend,
                       release, upgrade and downgrade; retries, renewals,
-                      turns, timers
+                      the next round, a lock's deadline
+       deadlines      the pairing heap of the locks' deadlines
+       turns          how many rounds run at once; the rounds waiting
+                      for one
        the lock table locks filed by address, found by a reply's tag
-       API            the public functions, each behind one prologue
+       setup and teardown  redlock_config_init .. redlock_lock_deinit
        may I start X now  the operation x activity table (BUSY,
-                      NOT_HELD, ALREADY_HELD)
+                      NOT_HELD, ALREADY_HELD), the prologue of every call
+                      on a lock (redlock__begin), then those calls, the
+                      transport's entry points, the queries and the names
        reading a lock's stored value  section 13's decoders
 
    API (declared below)
@@ -506,7 +511,7 @@
            undecided (too few answers): HELD, tried again after the
              retry delay or a third of the validity left if sooner; never
              through before the validity ends --------> LOST TRANSPORT
-           a majority says "not ours" ---------> LOST STOLEN / QUORUM_LOST
+           too many say "not ours" for a quorum --> LOST STOLEN / QUORUM_LOST
            max_hold_ms or max_extensions reached: no more renewals; at
              the validity's end ------------------------> LOST HOLD_LIMIT
          extend (redlock_extend()): round EXTEND, as a renewal; on_result
@@ -518,7 +523,7 @@
            quorum converted -------------------------> HELD as EXCLUSIVE
            given up (LOCKED, TIMEOUT, HOLD_LIMIT, ...): round SETTLE takes
              the nodes it converted back to update ---> HELD as UPDATE
-           a majority says "not ours" ----------------> LOST QUORUM_LOST
+           too many say "not ours" for a quorum -----> LOST QUORUM_LOST
          downgrade (redlock_downgrade(), an EXCLUSIVE or UPDATE hold):
            SHARED from the call; round DOWNGRADE, on_result DOWNGRADE
            says whether a quorum of nodes agrees
@@ -891,8 +896,8 @@
                              9: the owner, its count of entries, its first
                              entry's token, and a fenced hold's fence,
                              field REDLOCK_FENCE_FIELD) or RW (section 12:
-                             the SHARED holders, the EXCLUSIVE and UPDATE
-                             holders' tokens, waiting writers'
+                             the number of SHARED holders, the EXCLUSIVE
+                             and UPDATE holders' tokens, waiting writers'
                              marks, REDLOCK_RW_WAITING_PREFIX+token;
                              entries expired by your wall clock left out)
      GET REDLOCK_FENCE_PREFIX+key  redlock_value_fence(): a fenced lock's
@@ -1308,8 +1313,10 @@ struct redlock_lock {
     uint8_t _heap_where;   /* REDLOCK__IN_HEAP, REDLOCK__PARKED, REDLOCK__WAITING or 0 */
     int _magic;
     uint32_t _key_len;
-    char *_key;            /* one block from REDLOCK_MALLOC (redlock__strings): the key,
-                              the token and the next token's bytes */
+    char *_key;            /* one block from REDLOCK_MALLOC (redlock__strings_size,
+                              redlock__set_strings): the key, the label, the token, the
+                              next token's bytes, a reentrant lock's owner, a fenced
+                              lock's counter */
     /* settings from the options, fixed until the next lock_init; every
        duration in microseconds but the ttl, which goes to Redis in ms */
     int64_t _ttl_ms;
@@ -1723,8 +1730,8 @@ extern "C" {
 #define REDLOCK__FIRST_NX_PX 20612          /* SET ... NX PX came with Redis 2.6.12 */
 
 /* An acquire's retries (redlock_lock._try, read while ACQUIRING):
-       RETRYING --the next retry would start too late for the wait--> LAST_TRY
-       LAST_TRY --its attempt failed--> TIMING_OUT
+       RETRYING --the next retry would start too late for the wait--> LAST
+       LAST --its attempt failed--> TIMING_OUT
    TIMING_OUT: nothing left to try; TIMEOUT is reported at the wait deadline. */
 enum { REDLOCK__TRY_RETRYING, REDLOCK__TRY_LAST, REDLOCK__TRY_TIMING_OUT };
 
@@ -1833,8 +1840,11 @@ static const redlock__step_info *redlock__step_info_of(int st) { return &redlock
 static int redlock__is_script_step(int st) { return redlock__step_info_of(st)->args == REDLOCK__ARGS_SCRIPT; }
 
 /* Where a node's step is in the current round (redlock__node.progress):
-       IDLE --round starts--> TO_SEND --flushed--> AWAITED --answer--> IDLE
+       any --round starts--> TO_SEND --flushed--> AWAITED --answer--> IDLE
             (read at once: the next step TO_SEND, or DONE with a vote)
+       (a write-back round leaves a node still awaited AWAITED and one
+       that did not grant DONE; a lock ended while waiting its turn has
+       every node DONE)
        TO_SEND or AWAITED --vote counted (answer, error, deadline)--> DONE
    Once the round is decided a node may still be owed an answer or have a
    step to send (redlock_lock_followup):
@@ -2165,7 +2175,9 @@ enum { REDLOCK__LUA_NONE, REDLOCK__LUA_RELEASE, REDLOCK__LUA_EXTEND, REDLOCK__LU
        REDLOCK__LUA_RWSETMODE };
 
 /* A lock kind: its script per operation and the arguments they take.
-   Adding a kind is one row here (and redlock__kind_index) plus its scripts.
+   Adding a kind is one row here (and redlock__kind_index) plus its
+   scripts: a REDLOCK__LUA_* number each and a row in redlock__script_of's
+   table (redlock_client._scripted has 16 bits, 14 in use).
    The plain kind's acquire is SET NX PX, not a script; its release and
    extend fall back to check-then-act chains on nodes without scripts,
    and its acquire to SETNX / GET / GETSET on legacy nodes: legacy and
@@ -2313,8 +2325,9 @@ static int redlock__phase_op(int phase) {
 }
 
 /* Node i's first step in a round of this phase: the kind's script for the
-   operation (a plain SET where there is none), or the check-then-act
-   chain where the node refuses scripts and the kind may do without. */
+   operation (SET, or SETNX on a legacy node, where there is none), or
+   the check-then-act chain where the node refuses scripts and the kind
+   may do without. */
 static uint8_t redlock__first_step(const redlock_lock *lk, int phase, int i) {
     static const uint8_t script_step[REDLOCK__S_COUNT] = { REDLOCK__ST_ACQUIRE, REDLOCK__ST_RELEASE, REDLOCK__ST_EXTEND,
                                                            REDLOCK__ST_FENCE, REDLOCK__ST_UPGRADE, REDLOCK__ST_SET_MODE };
@@ -4115,7 +4128,7 @@ static int redlock__usable(const redlock_lock *lk) {
     return lk && lk->_magic == REDLOCK__MAGIC && lk->_client->_magic == REDLOCK__MAGIC;
 }
 
-/* ---- API ---- */
+/* ---- setup and teardown ---- */
 
 REDLOCK_API void redlock_config_init(redlock_config *cfg) {
     if (!cfg) return;
