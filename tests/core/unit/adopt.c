@@ -501,9 +501,7 @@ static void test_adopt_life_units(void) {
    adopted token whose life the node will not say (PTTL refused) is left
    to expire, not deleted on the strength of the old hold. */
 static void test_adopt_forgets_old_life(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);

@@ -615,9 +615,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.on_send = deinit_L_at_eval_any;
     advance_to(redlock_lock_valid_until(&L));
     CHECK_EQ(T.qn, 2);
@@ -626,9 +624,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     teardown();
     /* deinit in the EXTEND answer of a lock that ran out: no LOST after it */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.now = redlock_lock_valid_until(&L) - 10;
     T.on_result = deinit_at_extend;
     redlock_extend(&L, 0);
@@ -643,9 +639,7 @@ static void test_deinit_inside_send_no_more_results(void) {
 /* Proves: acquire() called in the EXTEND answer of a lock that ran out starts a new attempt once the cleanup is done. */
 static void test_acquire_in_failed_extend_result(void) {
     int q;
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.now = redlock_lock_valid_until(&L) - 10;
     T.on_result = acquire_after_failed_extend;
     redlock_extend(&L, 0);
@@ -752,9 +746,7 @@ static void test_deinit_in_result_never_written_again(void) {
    is never written again, and its LOST result is not reported. */
 static void test_deinit_in_cleanup_send(void) {
     int sent;
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.on_send = free_L_at_eval;
     advance_to(redlock_lock_valid_until(&L));
     CHECK(all_bytes(&L, sizeof L, 0xAA));

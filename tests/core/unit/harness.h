@@ -395,6 +395,37 @@ static void exact_to(int node, const char *verb, redlock_reply_type type, const 
     if (k >= 0) rep_exact(k, type, str, len);
 }
 
+/* The same answer to the oldest verb waiting on each of nodes 0..nodes-1. */
+static void ok_all(int nodes, const char *verb) {
+    int i;
+    for (i = 0; i < nodes; i++) ok_to(i, verb);
+}
+static void num_all(int nodes, const char *verb, long long v) {
+    int i;
+    for (i = 0; i < nodes; i++) num_to(i, verb, v);
+}
+
+/* ---- locks held ---- */
+
+/* setup_n without a watchdog, then L acquired: every node's SET answered OK. */
+static void setup_held(int nodes, int64_t ttl) {
+    setup_n(nodes, 0, ttl);
+    redlock_acquire(&L);
+    ok_all(nodes, "SET");
+}
+/* setup_rw, then L acquired: every node's script voted for it. */
+static void setup_rw_held(int nodes, redlock_access access) {
+    setup_rw(nodes, access);
+    redlock_acquire(&L);
+    num_all(nodes, "EVALSHA", 1);
+}
+/* setup_rw's settings, for a test to change before setup_with. */
+static void rw_settings(redlock_config *cfg, redlock_lock_opts *o, int nodes, redlock_access access, int watchdog) {
+    base_config(cfg, nodes);
+    base_opts(o, 1000, watchdog);
+    o->access = access;
+}
+
 /* ---- commands by queue index ---- */
 
 static int starts(int k, const char *p) { return k >= 0 && k < T.qn && strncmp(T.q[k].cmd, p, strlen(p)) == 0; }
@@ -478,6 +509,34 @@ static const char *legacy_value(long long expiry_ms, const char *token) {
 
 static const char EXTEND_SHA[] = "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res ";
 static const char RELEASE_SHA[] = "EVALSHA 5936c7a91d6097fc50292f9e90ec2ed3e513e629 1 res ";
+
+/* The readers-writer scripts' commands up to the token. */
+#define RW_ACQUIRE_SHA "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res "
+#define RW_RELEASE_SHA "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res "
+#define RW_EXTEND_SHA "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 1 res "
+#define RW_UPGRADE_SHA "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res "
+#define RW_SET_MODE_SHA "EVALSHA b06ef25325497e7d384d8265d29a5597c574e502 1 res "
+
+/* head, the lock's token, tail: a command as the core sends it for L. */
+static const char *with_token(const char *head, const char *tail) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s%s%s", head, redlock_lock_token(&L), tail);
+    return buf;
+}
+/* EVAL of script on "res" with L's token and tail (after NOSCRIPT, or a
+   round sent as text). */
+static const char *script_sent(const char *script, const char *tail) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "EVAL %s 1 res %s%s", script, redlock_lock_token(&L), tail);
+    return buf;
+}
+/* L's readers-writer acquire in mode ("s", "x", "u"): ttl 1000, a
+   refused writer's mark 200 ms. */
+static const char *rw_acquire_sent(const char *mode) {
+    char tail[32];
+    snprintf(tail, sizeof tail, " 1000 %s 200", mode);
+    return with_token(RW_ACQUIRE_SHA, tail);
+}
 
 static const char ADOPTED[] = "00112233445566778899aabbccddeeff";
 

@@ -3,9 +3,7 @@
 
 static void test_auto_noscript(void) {
     char tok[64];
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOPERM User u has no permissions to run the 'evalsha' command");
     expect_sent(0, "GET res");
@@ -69,9 +67,7 @@ static void test_noscript_release_after_shortening_extend(void) {
     int pass;
     for (pass = 0; pass < 4; pass++) {   /* PEXPIRE answered / unanswered; at the limit / 1 µs before */
         int64_t t1, bound, limit = 50000 + drift_us(10000, 0);
-        setup_n(1, 0, 10000);
-        redlock_acquire(&L);
-        ok_to(0, "SET");
+        setup_held(1, 10000);
         make_noscript();
         T.now += 100000;
         t1 = T.now;
@@ -111,9 +107,7 @@ static void test_noscript_bound_before_pexpire(void) {
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 1000000 - drift_us(1000, 0));
     CHECK_EQ(release_at(t0 + 1000000 - drift_us(1000, 0) - 50000 - drift_us(1000, 0), 0), 0);
     teardown();
-    setup_n(1, 0, 10000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 10000);
     make_noscript();
     T.now += 100000;
     t1 = T.now;
@@ -131,18 +125,14 @@ static void test_noscript_bound_before_pexpire(void) {
 
 /* Proves: on a node without scripts (modern values) a GET showing another 32-character token is not ours: no DEL, and extend sees it as STOLEN. */
 static void test_noscript_other_token_not_ours(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     make_noscript();
     redlock_release(&L);
     str_to(0, "GET", OTHER_TOKEN);
     CHECK_EQ(T.qn, 5);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     make_noscript();
     redlock_extend(&L, 0);
     str_to(0, "GET", OTHER_TOKEN);

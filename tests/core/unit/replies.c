@@ -26,17 +26,13 @@ static void test_malformed_replies(void) {
     }
     /* release / extend integers out of range */
     for (k = 0; k < sizeof bad_ints / sizeof bad_ints[0]; k++) {
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
-        ok_to(0, "SET");
+        setup_held(1, 1000);
         redlock_release(&L);
         num_to(0, "EVALSHA", bad_ints[k]);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
         CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
         teardown();
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
-        ok_to(0, "SET");
+        setup_held(1, 1000);
         redlock_extend(&L, 0);
         if (bad_ints[k] != -1) {
             num_to(0, "EVALSHA", bad_ints[k]);
@@ -155,9 +151,7 @@ static void test_defect4_tag_per_request(void) {
     CHECK_EQ(T.qn, qn);
     teardown();
     /* modern, three nodes, a NOSCRIPT step: still one tag per request */
-    setup_n(3, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
+    setup_held(3, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     expect_starts(0, "EVAL if redis.call('get'");
@@ -186,17 +180,13 @@ static void test_defect7_null_string_set_step(void) {
 
 /* Proves: on the release steps (EVALSHA, and GET on a node without scripts) a NULL string with len > 0 is a protocol error. */
 static void test_defect7_null_string_release_step(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     raw_to(0, "EVALSHA", REDLOCK_REPLY_ERROR, NULL, 8);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
     expect_sent(0, "GET res");
@@ -270,9 +260,7 @@ static void test_send_and_error_statuses(void) {
 /* Proves: replies that are exactly "NOSCRIPT" or "NOPERM" (no message after
    the word) are recognised like the longer forms. */
 static void test_error_words_alone(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOSCRIPT");
     expect_starts(0, "EVAL if redis.call('get'");
@@ -341,9 +329,7 @@ static void test_acl_key_denied(void) {
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM);
     teardown();
     /* a release refused the key: no switch to GET + compare */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", denied[1]);
     CHECK_EQ(T.qn, 2);
