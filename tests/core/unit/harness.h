@@ -405,27 +405,6 @@ static void num_all(int nodes, const char *verb, long long v) {
     for (i = 0; i < nodes; i++) num_to(i, verb, v);
 }
 
-/* ---- locks held ---- */
-
-/* setup_n without a watchdog, then L acquired: every node's SET answered OK. */
-static void setup_held(int nodes, int64_t ttl) {
-    setup_n(nodes, 0, ttl);
-    redlock_acquire(&L);
-    ok_all(nodes, "SET");
-}
-/* setup_rw, then L acquired: every node's script voted for it. */
-static void setup_rw_held(int nodes, redlock_access access) {
-    setup_rw(nodes, access);
-    redlock_acquire(&L);
-    num_all(nodes, "EVALSHA", 1);
-}
-/* setup_rw's settings, for a test to change before setup_with. */
-static void rw_settings(redlock_config *cfg, redlock_lock_opts *o, int nodes, redlock_access access, int watchdog) {
-    base_config(cfg, nodes);
-    base_opts(o, 1000, watchdog);
-    o->access = access;
-}
-
 /* ---- commands by queue index ---- */
 
 static int starts(int k, const char *p) { return k >= 0 && k < T.qn && strncmp(T.q[k].cmd, p, strlen(p)) == 0; }
@@ -553,6 +532,62 @@ static const char FACQ_SHA[] = "EVALSHA 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888
 static const char FENCE_SHA[] = "EVALSHA 48e95165afb854dba74eb9d2c02d43ed7c87f94a 2 res " REDLOCK_FENCE_PREFIX "res ";
 
 static const char RFACQ_SHA[] = "EVALSHA 9e90d98820f6fd7cf2d8944664d249d42ea91993 2 res " REDLOCK_FENCE_PREFIX "res ";
+
+/* ---- locks held, made again, freed ---- */
+
+/* setup_n without a watchdog, then L acquired: every node's SET answered OK. */
+static void setup_held(int nodes, int64_t ttl) {
+    setup_n(nodes, 0, ttl);
+    redlock_acquire(&L);
+    ok_all(nodes, "SET");
+}
+/* setup_rw, then L acquired: every node's script voted for it. */
+static void setup_rw_held(int nodes, redlock_access access) {
+    setup_rw(nodes, access);
+    redlock_acquire(&L);
+    num_all(nodes, "EVALSHA", 1);
+}
+/* setup_rw's settings, for a test to change before setup_with. */
+static void rw_settings(redlock_config *cfg, redlock_lock_opts *o, int nodes, redlock_access access, int watchdog) {
+    base_config(cfg, nodes);
+    base_opts(o, 1000, watchdog);
+    o->access = access;
+}
+
+/* L made again on client C with options of the test's own: key "res",
+   ttl 1000 ms, retry_count (0: the client's), on_result. */
+static void reinit_L(int retry_count, void (*on_result)(redlock_lock *, const redlock_result *)) {
+    redlock_lock_opts o;
+    redlock_lock_deinit(&L);
+    memset(&o, 0, sizeof o);
+    o.key = "res";
+    o.ttl_ms = 1000;
+    o.retry_count = retry_count;
+    o.on_result = on_result;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+}
+/* After a callback freed L: the client sends nothing more within later_us. */
+static void nothing_more_sent(int64_t later_us) {
+    int sent = T.qn;
+    advance_to(T.now + later_us);
+    CHECK_EQ(T.qn, sent);
+}
+/* Ends client C of a test whose L was freed: its bytes zeroed first, as a
+   program that reused the memory would leave it. */
+static void end_with_L_freed(void) {
+    memset(&L, 0, sizeof L);
+    redlock_client_deinit(&C);
+}
+
+/* A lock whose client is gone, or never was, reads as idle: no validity,
+   no loss, nothing pending, no token. */
+static void reads_detached(redlock_lock *lk) {
+    CHECK_EQ(redlock_lock_state(lk), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_lock_valid_until(lk), 0);
+    CHECK_EQ(redlock_lock_lost_reason(lk), 0);
+    CHECK_EQ(redlock_lock_pending(lk), 0);
+    CHECK_STR(redlock_lock_token(lk), "");
+}
 
 /* ---- transports and scenarios several behaviours share ---- */
 
