@@ -535,10 +535,14 @@ static const char RFACQ_SHA[] = "EVALSHA 9e90d98820f6fd7cf2d8944664d249d42ea9199
 
 /* ---- locks held, made again, freed ---- */
 
-/* setup_n without a watchdog, then L acquired: every node's SET answered OK. */
-static void setup_held(int nodes, int64_t ttl) {
+/* setup_n without a watchdog, then L's acquire sent: no answer yet. */
+static void setup_acquiring(int nodes, int64_t ttl) {
     setup_n(nodes, 0, ttl);
     redlock_acquire(&L);
+}
+/* The same, and every node's SET answered OK: L held. */
+static void setup_held(int nodes, int64_t ttl) {
+    setup_acquiring(nodes, ttl);
     ok_all(nodes, "SET");
 }
 /* setup_rw, then L acquired: every node's script voted for it. */
@@ -623,6 +627,11 @@ static void make_noscript(void) {
     expect_starts(0, "PEXPIRE res ");
     num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+}
+/* setup_held on one node, then the node made one without scripts. */
+static void setup_noscript_held(int64_t ttl) {
+    setup_held(1, ttl);
+    make_noscript();
 }
 /* Releases L at `at`: the GET is answered with our value; returns 1 if DEL followed, 0 if the key was left (KEY_LEFT checked). */
 static int release_at(int64_t at, int legacy) {

@@ -17,8 +17,7 @@ static void test_malformed_replies(void) {
     static const long long bad_ints[] = {2, -1, 5, 1LL << 40, -(1LL << 62)};
     size_t k;
     for (k = 0; k < sizeof acq / sizeof acq[0]; k++) {
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
+        setup_acquiring(1, 1000);
         reply(0, "SET", acq[k].type, acq[k].integer, acq[k].str);
         CHECK_EQ(vote_status(0), acq[k].status);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING); /* counted as a failed vote, retrying */
@@ -42,14 +41,12 @@ static void test_malformed_replies(void) {
         teardown();
     }
     /* nil where OK expected is a "held elsewhere" vote, not an error */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     nil_to(0, "SET");
     CHECK_EQ(vote_status(0), 0);
     teardown();
     /* SETNX answered with a string; GET answered with an integer */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     err_to(0, "SET", "ERR wrong number of arguments for 'set' command");
     str_to(0, "INFO", "redis_version:2.6.11");
     expect_starts(0, "SETNX res ");
@@ -57,22 +54,19 @@ static void test_malformed_replies(void) {
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     /* a NULL reply pointer */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     redlock_on_reply(&C, T.q[0].tag, NULL);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     /* transport error */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     fail_to(0, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_CONNECT);
     teardown();
 }
 
 static void test_unknown_tags(void) {
-    setup_n(3, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(3, 1000);
     redlock_on_reply(&C, 0, NULL);
     redlock_on_reply(&C, T.q[0].tag ^ ((redlock_tag)1 << 40), NULL); /* another lock id */
     redlock_on_reply(&C, (T.q[0].tag & ~(redlock_tag)0xFF) | 200, NULL); /* node out of range */
@@ -168,8 +162,7 @@ static void test_defect7_null_string_set_step(void) {
     static const redlock_reply_type types[] = {REDLOCK_REPLY_STATUS, REDLOCK_REPLY_STRING, REDLOCK_REPLY_ERROR};
     size_t k;
     for (k = 0; k < 3; k++) {
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
+        setup_acquiring(1, 1000);
         raw_to(0, "SET", types[k], NULL, 11);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);  /* a failed vote: retrying */
@@ -245,13 +238,11 @@ static void test_send_and_error_statuses(void) {
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     fail_to(0, "SET", 7);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     fail_to(0, "SET", REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NODE_TIMEOUT);
     teardown();
@@ -273,8 +264,7 @@ static void test_error_words_alone(void) {
 /* Proves: no reply at all (NULL) is a malformed answer, PROTOCOL; an
    on_error status that is not negative is a TRANSPORT failure. */
 static void test_null_reply_and_error_zero(void) {
-    setup_n(5, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(5, 1000);
     redlock_on_reply(&C, T.q[0].tag, NULL);
     fail_to(1, "SET", 0);
     fail_to(2, "SET", REDLOCK_ERR_CONNECT);
