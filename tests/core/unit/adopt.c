@@ -426,8 +426,6 @@ static void test_adopt_auto_legacy_value(void) {
    drifts). */
 static void test_adopt_life_units(void) {
     static const char noperm[] = "NOPERM this user has no permissions to run the 'evalsha' command";
-    redlock_config cfg;
-    redlock_lock_opts o;
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
@@ -470,28 +468,17 @@ static void test_adopt_life_units(void) {
     /* legacy, ttl 1000: drift 10 + 2 + 50 ms; acts when more than
        50 + 62 ms remain after the drift: 174 ms is not enough, 175 is */
     setup_legacy(1, 0, 1000);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 174, ADOPTED));
+    release_adopted_legacy(174);
     CHECK_EQ(T.qn, 1);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 175, ADOPTED));
+    release_adopted_legacy(175);
     expect_sent(0, "DEL res");
     teardown();
     /* ttl 45: drift 0.45 + 2 + 50 ms, threshold 102.45 ms after it:
        154 ms is not enough, 155 is */
-    base_config(&cfg, 1);
-    cfg.mode[0] = REDLOCK_MODE_LEGACY;
-    base_opts(&o, 45, 0);
-    setup_with(&cfg, &o);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 154, ADOPTED));
+    setup_legacy(1, 2, 45);
+    release_adopted_legacy(154);
     CHECK_EQ(T.qn, 1);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 155, ADOPTED));
+    release_adopted_legacy(155);
     expect_sent(0, "DEL res");
     teardown();
 }

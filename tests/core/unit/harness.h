@@ -633,6 +633,25 @@ static void setup_noscript_held(int64_t ttl) {
     setup_held(1, ttl);
     make_noscript();
 }
+/* L adopts ADOPTED and releases it from a legacy node whose GET shows
+   the token expiring expires_in_ms from now on the wall clock. */
+static void release_adopted_legacy(int64_t expires_in_ms) {
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    str_to(0, "GET", legacy_value(T.wall + expires_in_ms, ADOPTED));
+}
+/* An acquire with cfg and o whose SETs fail on node a (status sa) and
+   node b (sb): errors of the network or the server, not of the
+   configuration: no result yet, a retry. */
+static void failures_retried(const redlock_config *cfg, const redlock_lock_opts *o, int a, int sa, int b, int sb) {
+    setup_with(cfg, o);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    fail_to(a, "SET", sa);
+    fail_to(b, "SET", sb);
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    teardown();
+}
 /* Releases L at `at`: the GET is answered with our value; returns 1 if DEL followed, 0 if the key was left (KEY_LEFT checked). */
 static int release_at(int64_t at, int legacy) {
     int k = T.qn, left0 = count_ev(REDLOCK_EV_KEY_LEFT), del;
