@@ -467,20 +467,10 @@ static void test_adopt_life_units(void) {
     teardown();
     /* legacy, ttl 1000: drift 10 + 2 + 50 ms; acts when more than
        50 + 62 ms remain after the drift: 174 ms is not enough, 175 is */
-    setup_legacy(1, 0, 1000);
-    release_adopted_legacy(174);
-    CHECK_EQ(T.qn, 1);
-    release_adopted_legacy(175);
-    expect_sent(0, "DEL res");
-    teardown();
+    adopted_legacy_tips(0, 1000, 174);
     /* ttl 45: drift 0.45 + 2 + 50 ms, threshold 102.45 ms after it:
        154 ms is not enough, 155 is */
-    setup_legacy(1, 2, 45);
-    release_adopted_legacy(154);
-    CHECK_EQ(T.qn, 1);
-    release_adopted_legacy(155);
-    expect_sent(0, "DEL res");
-    teardown();
+    adopted_legacy_tips(2, 45, 154);
 }
 
 /* Proves: adopt forgets what the handle knew of its previous token's key:

@@ -652,6 +652,17 @@ static void failures_retried(const redlock_config *cfg, const redlock_lock_opts 
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     teardown();
 }
+/* A legacy node (setup_legacy with retry_count and ttl) on which a
+   release of the adopted token leaves a value with kept_ms left alone
+   (only its GET sent) and deletes one with a millisecond more. */
+static void adopted_legacy_tips(int retry_count, int64_t ttl, int64_t kept_ms) {
+    setup_legacy(1, retry_count, ttl);
+    release_adopted_legacy(kept_ms);
+    CHECK_EQ(T.qn, 1);
+    release_adopted_legacy(kept_ms + 1);
+    expect_sent(0, "DEL res");
+    teardown();
+}
 /* Releases L at `at`: the GET is answered with our value; returns 1 if DEL followed, 0 if the key was left (KEY_LEFT checked). */
 static int release_at(int64_t at, int legacy) {
     int k = T.qn, left0 = count_ev(REDLOCK_EV_KEY_LEFT), del;
