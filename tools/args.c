@@ -345,13 +345,20 @@ static const char *opt_name(int id, char *buf, size_t cap)
 
 int tool_token_split(const char *s, size_t len, size_t *label_len)
 {
-    size_t i;
-    if (len < REDLOCK_TOKEN_LEN || len > REDLOCK_MAX_LABEL + REDLOCK_TOKEN_LEN) return 0;
-    for (i = 0; i < len - REDLOCK_TOKEN_LEN; i++)
-        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 127) return 0;
-    for (; i < len; i++)
-        if (hexval((unsigned char)s[i]) < 0) return 0;
-    if (label_len) *label_len = len - REDLOCK_TOKEN_LEN;
+    redlock_reply r;
+    redlock_value v;
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_STRING;
+    r.str = s;
+    r.len = len;
+    /* read as a key with a time to live: a label such as "42:" is no
+       legacy expiry */
+    if (redlock_value_from_get(&r, 1, &v) != REDLOCK_OK || v.kind != REDLOCK_VALUE_PLAIN || v.token_len != len)
+        return 0;
+    /* a foreign value of exactly REDLOCK_TOKEN_LEN bytes also reads as a
+       token; ours is hex */
+    if (len == REDLOCK_TOKEN_LEN && strspn(s, "0123456789abcdefABCDEF") < len) return 0;
+    if (label_len) *label_len = v.label_len;
     return 1;
 }
 
@@ -437,14 +444,17 @@ static int command_of(const char *w)
     return TOOL_CMD_NONE;
 }
 
-int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errlen)
-{
+/* What the command line gave besides the options' values: the positionals,
+   where "--" stood, which options were given. */
+typedef struct parse_state {
     const char *pos[4];
-    int npos = 0, i, dashdash = -1, have_nodes = 0, want_help = 0, want_version = 0, shared = 0, exclusive = 0;
-    char *nodes_arg[8];
-    int nnodes_arg = 0, given[40], ngiven = 0;
-    char nb[32];
+    int npos, dashdash, have_nodes, want_help, want_version, shared, exclusive;
+    char *nodes_arg[8]; /* -n values, scrubbed of passwords once parsed */
+    int nnodes_arg, given[40], ngiven;
+} parse_state;
 
+static void opts_defaults(tool_opts *o)
+{
     memset(o, 0, sizeof *o);
     redlock_socket_config_init(&o->net);
     o->ttl_ms = TOOL_DEFAULT_TTL_MS;
@@ -454,195 +464,241 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
     o->kill_after_ms = TOOL_DEFAULT_KILL_AFTER_MS;
     o->mode = REDLOCK_MODE_AUTO;
     o->on_lost = TOOL_ON_LOST_TERM;
+}
 
+/* The options whose value is a word or a name: 1 taken, 0 not one of
+   them, -1 a bad value (err says). */
+static int word_option(int c, const char *val, tool_opts *o, char *err, size_t errlen)
+{
+    switch (c) {
+    case O_MODE:
+        if (strcmp(val, "auto") == 0) o->mode = REDLOCK_MODE_AUTO;
+        else if (strcmp(val, "modern") == 0) o->mode = REDLOCK_MODE_MODERN;
+        else if (strcmp(val, "legacy") == 0) o->mode = REDLOCK_MODE_LEGACY;
+        else { say(err, errlen, "bad --mode '%.40s' (auto, modern or legacy)", val); return -1; }
+        return 1;
+    case O_ON_LOST:
+        if (strcmp(val, "term") == 0) o->on_lost = TOOL_ON_LOST_TERM;
+        else if (strcmp(val, "kill") == 0) o->on_lost = TOOL_ON_LOST_KILL;
+        else if (strcmp(val, "ignore") == 0) o->on_lost = TOOL_ON_LOST_IGNORE;
+        else { say(err, errlen, "bad --on-lost '%.40s' (term, kill or ignore)", val); return -1; }
+        return 1;
+    case O_EVICTING:
+        if (strcmp(val, "refuse") == 0) o->refuse_evicting = 1;
+        else if (strcmp(val, "count") == 0) o->refuse_evicting = -1;
+        else { say(err, errlen, "bad --evicting '%.40s' (refuse or count)", val); return -1; }
+        return 1;
+    case O_LABEL:
+        /* the token's label is this and ':' */
+        if (!tool_owner_ok(val) || strlen(val) > REDLOCK_MAX_LABEL - 1) {
+            say(err, errlen, "bad --label '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_LABEL - 1);
+            return -1;
+        }
+        o->label = val;
+        return 1;
+    case O_OWNER:
+        if (!tool_owner_ok(val)) {
+            say(err, errlen, "bad --owner '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_OWNER);
+            return -1;
+        }
+        o->owner = val;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* One option c with its value: 0, or -1 (err says). */
+static int take_option(int c, const char *val, tool_opts *o, parse_state *ps, char *err, size_t errlen)
+{
+    int w = word_option(c, val, o, err, errlen);
+    if (w) return w < 0 ? -1 : 0;
+    switch (c) {
+    case 'n':
+        if (add_nodes(o, val, err, errlen) != 0) return -1;
+        if (ps->nnodes_arg < 8) ps->nodes_arg[ps->nnodes_arg++] = (char *)val;
+        ps->have_nodes = 1;
+        return 0;
+    case 't': return duration_arg("ttl", val, TOOL_MIN_TTL_MS, &o->ttl_ms, err, errlen);
+    case 'w': return duration_arg("wait", val, 0, &o->wait_ms, err, errlen);
+    case O_NO_WAIT: o->wait_ms = 0; return 0;
+    case O_RETRY: return duration_arg("retry-delay", val, 1, &o->retry_delay_ms, err, errlen);
+    case O_NODE_TIMEOUT: return duration_arg("node-timeout", val, 1, &o->node_timeout_ms, err, errlen);
+    case O_KILL_AFTER: return duration_arg("kill-after", val, 0, &o->kill_after_ms, err, errlen);
+    case O_LEGACY: o->mode = REDLOCK_MODE_LEGACY; return 0;
+    case O_FOREGROUND: o->foreground = 1; return 0;
+    case O_REENTRANT: o->reentrant = 1; return 0;
+    case O_FENCE: o->fence = 1; return 0;
+    case O_NO_LABEL: o->no_label = 1; return 0;
+    case 's': o->access = REDLOCK_ACCESS_SHARED; ps->shared = 1; return 0;
+    case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; ps->exclusive = 1; return 0;
+    case O_JSON: o->json = 1; return 0;
+    case O_TLS: o->net.tls.enable = 1; return 0;
+    case O_TLS_CA: o->net.tls.ca = val; return 0;
+    case O_TLS_CERT: o->net.tls.cert = val; return 0;
+    case O_TLS_KEY: o->net.tls.key = val; return 0;
+    case O_TLS_SERVER_NAME: o->net.tls.server_name = val; return 0;
+    case O_TLS_INSECURE: o->net.tls.insecure_skip_verify = 1; return 0;
+    case 'q': o->verbose = -1; return 0;
+    case 'v': o->verbose = 1; return 0;
+    case 'h': ps->want_help = 1; return 0;
+    case 'V': ps->want_version = 1; return 0;
+    default: say(err, errlen, "unknown option"); return -1;
+    }
+}
+
+/* The options, and the positionals among them, up to "--": 0 or -1. */
+static int read_options(int argc, char **argv, tool_opts *o, parse_state *ps, char *err, size_t errlen)
+{
     opterr = 0;
     optind = 1;
     while (optind < argc) {
         int before = optind, c;
-        const char *val;
         c = getopt_long(argc, argv, short_opts, long_opts, NULL);
         if (c == -1) {
-            if (optind == before + 1 && strcmp(argv[before], "--") == 0) { dashdash = before; break; }
+            if (optind == before + 1 && strcmp(argv[before], "--") == 0) { ps->dashdash = before; break; }
             if (optind >= argc) break;
             /* a positional argument ("-" alone too): take it, go on */
-            if (npos == 4) { say(err, errlen, "too many arguments ('%.40s')", argv[optind]); goto usage; }
-            pos[npos++] = argv[optind++];
+            if (ps->npos == 4) { say(err, errlen, "too many arguments ('%.40s')", argv[optind]); return -1; }
+            ps->pos[ps->npos++] = argv[optind++];
             continue;
         }
-        if (c == '?') { bad_option(argv[optind - 1], optopt, err, errlen); goto usage; }
+        if (c == '?') { bad_option(argv[optind - 1], optopt, err, errlen); return -1; }
         if (c == ':') {
             const char *a = argv[optind - 1];
             if (a && strncmp(a, "--", 2) == 0) say(err, errlen, "option '%.40s' needs a value", a);
             else say(err, errlen, "option '-%c' needs a value", optopt);
-            goto usage;
+            return -1;
         }
-        val = optarg;
-        if (ngiven < (int)(sizeof given / sizeof given[0])) given[ngiven++] = c;
-        switch (c) {
-        case 'n':
-            if (add_nodes(o, val, err, errlen) != 0) goto usage;
-            if (nnodes_arg < 8) nodes_arg[nnodes_arg++] = (char *)val;
-            have_nodes = 1;
-            break;
-        case 't':
-            if (duration_arg("ttl", val, TOOL_MIN_TTL_MS, &o->ttl_ms, err, errlen)) goto usage;
-            break;
-        case 'w':
-            if (duration_arg("wait", val, 0, &o->wait_ms, err, errlen)) goto usage;
-            break;
-        case O_NO_WAIT: o->wait_ms = 0; break;
-        case O_RETRY:
-            if (duration_arg("retry-delay", val, 1, &o->retry_delay_ms, err, errlen)) goto usage;
-            break;
-        case O_NODE_TIMEOUT:
-            if (duration_arg("node-timeout", val, 1, &o->node_timeout_ms, err, errlen)) goto usage;
-            break;
-        case O_KILL_AFTER:
-            if (duration_arg("kill-after", val, 0, &o->kill_after_ms, err, errlen)) goto usage;
-            break;
-        case O_LEGACY: o->mode = REDLOCK_MODE_LEGACY; break;
-        case O_MODE:
-            if (strcmp(val, "auto") == 0) o->mode = REDLOCK_MODE_AUTO;
-            else if (strcmp(val, "modern") == 0) o->mode = REDLOCK_MODE_MODERN;
-            else if (strcmp(val, "legacy") == 0) o->mode = REDLOCK_MODE_LEGACY;
-            else { say(err, errlen, "bad --mode '%.40s' (auto, modern or legacy)", val); goto usage; }
-            break;
-        case O_ON_LOST:
-            if (strcmp(val, "term") == 0) o->on_lost = TOOL_ON_LOST_TERM;
-            else if (strcmp(val, "kill") == 0) o->on_lost = TOOL_ON_LOST_KILL;
-            else if (strcmp(val, "ignore") == 0) o->on_lost = TOOL_ON_LOST_IGNORE;
-            else { say(err, errlen, "bad --on-lost '%.40s' (term, kill or ignore)", val); goto usage; }
-            break;
-        case O_FOREGROUND: o->foreground = 1; break;
-        case O_REENTRANT: o->reentrant = 1; break;
-        case O_FENCE: o->fence = 1; break;
-        case O_EVICTING:
-            if (strcmp(val, "refuse") == 0) o->refuse_evicting = 1;
-            else if (strcmp(val, "count") == 0) o->refuse_evicting = -1;
-            else { say(err, errlen, "bad --evicting '%.40s' (refuse or count)", val); goto usage; }
-            break;
-        case O_LABEL:
-            /* the token's label is this and ':' */
-            if (!tool_owner_ok(val) || strlen(val) > REDLOCK_MAX_LABEL - 1) {
-                say(err, errlen, "bad --label '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_LABEL - 1);
-                goto usage;
-            }
-            o->label = val;
-            break;
-        case O_NO_LABEL: o->no_label = 1; break;
-        case 's': o->access = REDLOCK_ACCESS_SHARED; shared = 1; break;
-        case 'x': o->access = REDLOCK_ACCESS_EXCLUSIVE; exclusive = 1; break;
-        case O_OWNER:
-            if (!tool_owner_ok(val)) {
-                say(err, errlen, "bad --owner '%.40s' (1 to %d printable characters, no space)", val, REDLOCK_MAX_OWNER);
-                goto usage;
-            }
-            o->owner = val;
-            break;
-        case O_JSON: o->json = 1; break;
-        case O_TLS: o->net.tls.enable = 1; break;
-        case O_TLS_CA: o->net.tls.ca = val; break;
-        case O_TLS_CERT: o->net.tls.cert = val; break;
-        case O_TLS_KEY: o->net.tls.key = val; break;
-        case O_TLS_SERVER_NAME: o->net.tls.server_name = val; break;
-        case O_TLS_INSECURE: o->net.tls.insecure_skip_verify = 1; break;
-        case 'q': o->verbose = -1; break;
-        case 'v': o->verbose = 1; break;
-        case 'h': want_help = 1; break;
-        case 'V': want_version = 1; break;
-        default: say(err, errlen, "unknown option"); goto usage;
-        }
+        if (ps->ngiven < (int)(sizeof ps->given / sizeof ps->given[0])) ps->given[ps->ngiven++] = c;
+        if (take_option(c, optarg, o, ps, err, errlen) != 0) return -1;
     }
-    for (i = 0; i < nnodes_arg; i++) redlock_scrub_nodes(nodes_arg[i]);
+    return 0;
+}
 
-    o->cmd = npos ? command_of(pos[0]) : TOOL_CMD_NONE;
-    if (npos && o->cmd == TOOL_CMD_NONE) { say(err, errlen, "unknown command '%.40s'", pos[0]); goto usage; }
+/* The subcommand: 1 when it is help or version (o says which), 0 for a
+   lock's command whose options all apply to it, -1 (err says). */
+static int read_command(tool_opts *o, const parse_state *ps, char *err, size_t errlen)
+{
+    int i;
+    char nb[32];
+    o->cmd = ps->npos ? command_of(ps->pos[0]) : TOOL_CMD_NONE;
+    if (ps->npos && o->cmd == TOOL_CMD_NONE) { say(err, errlen, "unknown command '%.40s'", ps->pos[0]); return -1; }
     if (o->cmd == TOOL_CMD_HELP) { /* redlock help [COMMAND] */
-        o->help_for = npos > 1 ? command_of(pos[1]) : TOOL_CMD_NONE;
-        if (npos > 1 && (o->help_for == TOOL_CMD_NONE || o->help_for >= TOOL_CMD_HELP)) {
-            say(err, errlen, "help: unknown command '%.40s'", pos[1]);
-            goto usage;
+        o->help_for = ps->npos > 1 ? command_of(ps->pos[1]) : TOOL_CMD_NONE;
+        if (ps->npos > 1 && (o->help_for == TOOL_CMD_NONE || o->help_for >= TOOL_CMD_HELP)) {
+            say(err, errlen, "help: unknown command '%.40s'", ps->pos[1]);
+            return -1;
         }
-        return 0;
+        return 1;
     }
-    if (want_help) { /* redlock [COMMAND] --help */
+    if (ps->want_help) { /* redlock [COMMAND] --help */
         o->help_for = o->cmd == TOOL_CMD_VERSION ? TOOL_CMD_NONE : o->cmd;
         o->cmd = TOOL_CMD_HELP;
-        return 0;
+        return 1;
     }
-    if (want_version || o->cmd == TOOL_CMD_VERSION) { o->cmd = TOOL_CMD_VERSION; return 0; }
-    if (npos == 0) { say(err, errlen, "missing command (run, acquire, release, extend or inspect)"); goto usage; }
-    for (i = 0; i < ngiven; i++)
-        if (!(applies_to(given[i]) & C_(o->cmd))) {
-            say(err, errlen, "option '%s' does not apply to '%s'", opt_name(given[i], nb, sizeof nb), pos[0]);
-            goto usage;
+    if (ps->want_version || o->cmd == TOOL_CMD_VERSION) { o->cmd = TOOL_CMD_VERSION; return 1; }
+    if (ps->npos == 0) { say(err, errlen, "missing command (run, acquire, release, extend or inspect)"); return -1; }
+    for (i = 0; i < ps->ngiven; i++)
+        if (!(applies_to(ps->given[i]) & C_(o->cmd))) {
+            say(err, errlen, "option '%s' does not apply to '%s'", opt_name(ps->given[i], nb, sizeof nb), ps->pos[0]);
+            return -1;
         }
+    return 0;
+}
 
+/* The command's arguments: run's NAME and COMMAND, the others' NAME (and
+   TOKEN); 0 or -1. */
+static int read_arguments(int argc, char **argv, tool_opts *o, parse_state *ps, char *err, size_t errlen)
+{
+    int i;
+    const char *cmd = ps->pos[0];
     if (o->cmd == TOOL_CMD_RUN) {
-        if (npos < 2) { say(err, errlen, "run: missing lock NAME"); goto usage; }
-        if (npos > 2 || dashdash < 0) { say(err, errlen, "run: put '--' between NAME and COMMAND"); goto usage; }
-        if (dashdash + 1 >= argc) { say(err, errlen, "run: missing COMMAND after '--'"); goto usage; }
-        o->child_argv = argv + dashdash + 1;
+        if (ps->npos < 2) { say(err, errlen, "run: missing lock NAME"); return -1; }
+        if (ps->npos > 2 || ps->dashdash < 0) { say(err, errlen, "run: put '--' between NAME and COMMAND"); return -1; }
+        if (ps->dashdash + 1 >= argc) { say(err, errlen, "run: missing COMMAND after '--'"); return -1; }
+        o->child_argv = argv + ps->dashdash + 1;
     } else {
         /* after "--" only positionals (a NAME may start with '-') */
-        if (dashdash >= 0)
-            for (i = dashdash + 1; i < argc; i++) {
-                if (npos == 4) { say(err, errlen, "too many arguments"); goto usage; }
-                pos[npos++] = argv[i];
+        if (ps->dashdash >= 0)
+            for (i = ps->dashdash + 1; i < argc; i++) {
+                if (ps->npos == 4) { say(err, errlen, "too many arguments"); return -1; }
+                ps->pos[ps->npos++] = argv[i];
             }
-        if (npos < 2) { say(err, errlen, "%s: missing lock NAME", pos[0]); goto usage; }
+        if (ps->npos < 2) { say(err, errlen, "%s: missing lock NAME", cmd); return -1; }
         if (o->cmd == TOOL_CMD_RELEASE || o->cmd == TOOL_CMD_EXTEND) {
-            if (npos < 3) { say(err, errlen, "%s: missing TOKEN (printed by 'redlock acquire')", pos[0]); goto usage; }
-            if (npos > 3) { say(err, errlen, "%s: too many arguments", pos[0]); goto usage; }
-            if (!tool_token_split(pos[2], strlen(pos[2]), NULL)) {
+            if (ps->npos < 3) { say(err, errlen, "%s: missing TOKEN (printed by 'redlock acquire')", cmd); return -1; }
+            if (ps->npos > 3) { say(err, errlen, "%s: too many arguments", cmd); return -1; }
+            if (!tool_token_split(ps->pos[2], strlen(ps->pos[2]), NULL)) {
                 say(err, errlen, "%s: bad TOKEN (expected what 'redlock acquire' printed: a label and %d hex digits)",
-                    pos[0], REDLOCK_TOKEN_LEN);
-                goto usage;
+                    cmd, REDLOCK_TOKEN_LEN);
+                return -1;
             }
-            o->token = pos[2];
-        } else if (npos > 2) {
-            say(err, errlen, "%s: too many arguments ('%.40s')", pos[0], pos[2]);
-            goto usage;
+            o->token = ps->pos[2];
+        } else if (ps->npos > 2) {
+            say(err, errlen, "%s: too many arguments ('%.40s')", cmd, ps->pos[2]);
+            return -1;
         }
     }
-    o->name = pos[1];
-    if (!o->name[0]) { say(err, errlen, "the lock NAME is empty"); goto usage; }
-    if (strlen(o->name) > REDLOCK_MAX_KEY) { say(err, errlen, "the lock NAME is longer than %d bytes", REDLOCK_MAX_KEY); goto usage; }
+    o->name = ps->pos[1];
+    if (!o->name[0]) { say(err, errlen, "the lock NAME is empty"); return -1; }
+    if (strlen(o->name) > REDLOCK_MAX_KEY) { say(err, errlen, "the lock NAME is longer than %d bytes", REDLOCK_MAX_KEY); return -1; }
     /* the fence counters' keys are no locks (the core refuses them too);
        inspect may still read one */
     if (o->cmd != TOOL_CMD_INSPECT && strncmp(o->name, REDLOCK_FENCE_PREFIX, strlen(REDLOCK_FENCE_PREFIX)) == 0) {
         say(err, errlen, "the lock NAME may not start with '%s': that prefix holds the fence counters", REDLOCK_FENCE_PREFIX);
-        goto usage;
+        return -1;
     }
+    return 0;
+}
 
-    if (!have_nodes) {
+/* The nodes (REDLOCK_NODES when no -n) and the options that do not go
+   together: 0 or -1. */
+static int check_options(tool_opts *o, const parse_state *ps, char *err, size_t errlen)
+{
+    if (!ps->have_nodes) {
         const char *env = getenv("REDLOCK_NODES");
-        if (!env || !env[0]) { say(err, errlen, "no nodes: use -n host:port,... or set REDLOCK_NODES"); goto usage; }
-        if (add_nodes(o, NULL, err, errlen) != 0) goto usage; /* NULL: REDLOCK_NODES */
+        if (!env || !env[0]) { say(err, errlen, "no nodes: use -n host:port,... or set REDLOCK_NODES"); return -1; }
+        if (add_nodes(o, NULL, err, errlen) != 0) return -1; /* NULL: REDLOCK_NODES */
     }
-    if (check_tls(o, err, errlen) != 0) goto usage;
+    if (check_tls(o, err, errlen) != 0) return -1;
     if (o->cmd == TOOL_CMD_RUN && o->ttl_ms < 3 * TOOL_MIN_TTL_MS) {
         say(err, errlen, "run: --ttl must be at least %dms (it is renewed every ttl/3)", 3 * TOOL_MIN_TTL_MS);
-        goto usage;
+        return -1;
     }
-    if (o->owner && !o->reentrant) { say(err, errlen, "run: --owner needs --reentrant"); goto usage; }
+    if (o->owner && !o->reentrant) { say(err, errlen, "run: --owner needs --reentrant"); return -1; }
     if (o->reentrant && o->mode == REDLOCK_MODE_LEGACY) {
         say(err, errlen, "run: --reentrant needs scripting, not --legacy or --mode legacy");
-        goto usage;
+        return -1;
     }
-    if (o->label && o->no_label) { say(err, errlen, "'--label' and '--no-label' do not go together"); goto usage; }
-    if (shared && exclusive) { /* one lock, one mode: not the last one given */
+    if (o->label && o->no_label) { say(err, errlen, "'--label' and '--no-label' do not go together"); return -1; }
+    if (ps->shared && ps->exclusive) { /* one lock, one mode: not the last one given */
         say(err, errlen, "run: '--shared' and '--exclusive' do not go together (-s: readers, -x: a writer)");
-        goto usage;
+        return -1;
     }
     if (o->access && (o->reentrant || o->fence || o->mode == REDLOCK_MODE_LEGACY)) {
         say(err, errlen, "run: --shared / --exclusive do not go with --reentrant, --fence or --legacy");
-        goto usage;
+        return -1;
     }
     if (o->fence && o->mode == REDLOCK_MODE_LEGACY) {
         say(err, errlen, "run: --fence needs scripting, not --legacy or --mode legacy");
-        goto usage;
+        return -1;
     }
+    return 0;
+}
+
+int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errlen)
+{
+    parse_state ps;
+    int i, rc;
+    memset(&ps, 0, sizeof ps);
+    ps.dashdash = -1;
+    opts_defaults(o);
+    if (read_options(argc, argv, o, &ps, err, errlen) != 0) goto usage;
+    for (i = 0; i < ps.nnodes_arg; i++) redlock_scrub_nodes(ps.nodes_arg[i]);
+    rc = read_command(o, &ps, err, errlen);
+    if (rc > 0) return 0;
+    if (rc < 0 || read_arguments(argc, argv, o, &ps, err, errlen) != 0 || check_options(o, &ps, err, errlen) != 0)
+        goto usage;
     nodes_id(o);
     /* inside an outer `redlock run --reentrant NAME`: a run of that NAME
        (a script calling another that takes the same lock) enters, unless
@@ -652,7 +708,7 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
         goto usage;
     return 0;
 usage:
-    for (i = 0; i < nnodes_arg; i++) redlock_scrub_nodes(nodes_arg[i]);
+    for (i = 0; i < ps.nnodes_arg; i++) redlock_scrub_nodes(ps.nodes_arg[i]);
     tool_opts_free(o);
     return TOOL_EXIT_USAGE;
 }

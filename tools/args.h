@@ -100,8 +100,9 @@ int tool_parse_args(int argc, char **argv, tool_opts *o, char *err, size_t errle
 char *tool_owner_scope(const tool_opts *o, const char *owner);
 
 /* A token as redlock.h makes it: a label (0..REDLOCK_MAX_LABEL printable
-   bytes, no space) and REDLOCK_TOKEN_LEN hex digits. 1 (and the label's
-   length in *label_len, if given) or 0. */
+   bytes, no space) and REDLOCK_TOKEN_LEN hex digits, read by the library's
+   decoder (redlock_value_from_get). 1 (and the label's length in
+   *label_len, if given) or 0. */
 int tool_token_split(const char *s, size_t len, size_t *label_len);
 
 /* Frees the node strings (passwords wiped first). */

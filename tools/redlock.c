@@ -1779,17 +1779,10 @@ static const char *evicts_word(int evicts)
     return evicts == REDLOCK_EVICTS_ALL ? "all" : evicts == REDLOCK_EVICTS_VOLATILE ? "volatile" : "none";
 }
 
-/* Exit codes: 0 held by a quorum; 1 free (fewer than a quorum could hold
-   it, counting every node that did not answer as a holder); 69/76/78
-   when too few nodes answered to tell. */
-static int cmd_inspect(app *a)
-{
-    int i, answered = 0, free_n = 0, best = 0, best_i = -1, failed[REDLOCK_MAX_NODES], nf, code = 0, fenced = 0;
-    long long fence = 0;
-    const char *state;
-    char b1[24], holder[REDLOCK_TOKEN_LEN + 1] = "", hlabel[REDLOCK_MAX_LABEL + 1] = "";
-    int64_t now_wall;
-    enum { S_ERROR, S_FREE, S_HELD, S_OTHER };
+/* What inspect read from the nodes: each node's state and holder, and the
+   holder found on the most nodes. */
+enum { S_ERROR, S_FREE, S_HELD, S_OTHER };
+typedef struct inspection {
     int st[REDLOCK_MAX_NODES];
     int64_t ttl[REDLOCK_MAX_NODES]; /* ms; -1: no expiry; -2: none to show */
     const char *tok[REDLOCK_MAX_NODES];
@@ -1798,203 +1791,233 @@ static int cmd_inspect(app *a)
     const char *own[REDLOCK_MAX_NODES]; /* a reentrant lock's owner */
     int rwn[REDLOCK_MAX_NODES];         /* a readers-writer lock's holders there */
     int legacy[REDLOCK_MAX_NODES];
-    raw_round(a);
-    if (a->abort_sig) return 128 + a->abort_sig;
-    now_wall = wall_ms();
-    for (i = 0; i < a->n; i++) {
-        rnode *x = &a->rn[i];
-        tok[i] = own[i] = NULL;
-        toklen[i] = 0;
-        label[i][0] = 0;
-        rwn[i] = 0;
-        ttl[i] = -2;
-        legacy[i] = 0;
-        if (x->outcome == RN_ERR) { st[i] = S_ERROR; continue; }
-        answered++;
-        if (x->val_long) {
-            x->v.kind = REDLOCK_VALUE_OTHER;
-        } else if (x->val_len) { /* GET's string: a legacy value only where the key does not expire */
-            redlock_reply r;
-            memset(&r, 0, sizeof r);
-            r.type = REDLOCK_REPLY_STRING;
-            r.str = x->val;
-            r.len = x->val_len;
-            (void)redlock_value_from_get(&r, x->have_pttl && x->pttl >= 0, &x->v);
-        }
-        if (x->v.kind == REDLOCK_VALUE_NONE) {
-            st[i] = S_FREE;
-            free_n++;
-        } else if (x->v.kind == REDLOCK_VALUE_PLAIN || x->v.kind == REDLOCK_VALUE_LEGACY) {
-            st[i] = S_HELD;
-            tok[i] = x->v.token;
-            toklen[i] = x->v.token_len;
-            label_of(tok[i], x->v.label_len, label[i], sizeof label[i]);
-            legacy[i] = x->v.kind == REDLOCK_VALUE_LEGACY;
-            if (legacy[i]) ttl[i] = x->v.expiry_ms - now_wall < 0 ? 0 : x->v.expiry_ms - now_wall;
-            else if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
-        } else if (x->v.kind == REDLOCK_VALUE_REENTRANT) {
-            st[i] = S_HELD;
-            own[i] = x->v.owner;
-            label_of(x->v.token, x->v.label_len, label[i], sizeof label[i]); /* who took the first entry */
-            if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
-        } else if (x->v.kind == REDLOCK_VALUE_RW) {
-            rwn[i] = (int)x->v.readers + (x->v.writer_len != 0) + (x->v.update_len != 0);
-            if (rwn[i]) {
-                st[i] = S_HELD;
-                if (x->have_pttl && x->pttl >= -1) ttl[i] = x->pttl;
-            } else { /* only writers waiting, or entries past their time */
-                st[i] = S_FREE;
-                free_n++;
-            }
-        } else {
-            st[i] = S_OTHER;
-        }
+    int failed[REDLOCK_MAX_NODES], nf;
+    int answered, free_n, best, best_i, fenced;
+    long long fence;
+    char holder[REDLOCK_TOKEN_LEN + 1], hlabel[REDLOCK_MAX_LABEL + 1]; /* the quorum's token, shortened */
+} inspection;
+
+/* Node i's answers: its value decoded, and what it says of the lock. */
+static void inspect_node(app *a, int i, int64_t now_wall, inspection *in)
+{
+    rnode *x = &a->rn[i];
+    in->tok[i] = in->own[i] = NULL;
+    in->toklen[i] = 0;
+    in->label[i][0] = 0;
+    in->rwn[i] = 0;
+    in->ttl[i] = -2;
+    in->legacy[i] = 0;
+    if (x->outcome == RN_ERR) { in->st[i] = S_ERROR; return; }
+    in->answered++;
+    if (x->val_long) {
+        x->v.kind = REDLOCK_VALUE_OTHER;
+    } else if (x->val_len) { /* GET's string: a legacy value only where the key does not expire */
+        redlock_reply r;
+        memset(&r, 0, sizeof r);
+        r.type = REDLOCK_REPLY_STRING;
+        r.str = x->val;
+        r.len = x->val_len;
+        (void)redlock_value_from_get(&r, x->have_pttl && x->pttl >= 0, &x->v);
     }
+    if (x->v.kind == REDLOCK_VALUE_NONE) {
+        in->st[i] = S_FREE;
+        in->free_n++;
+    } else if (x->v.kind == REDLOCK_VALUE_PLAIN || x->v.kind == REDLOCK_VALUE_LEGACY) {
+        in->st[i] = S_HELD;
+        in->tok[i] = x->v.token;
+        in->toklen[i] = x->v.token_len;
+        label_of(in->tok[i], x->v.label_len, in->label[i], sizeof in->label[i]);
+        in->legacy[i] = x->v.kind == REDLOCK_VALUE_LEGACY;
+        if (in->legacy[i]) in->ttl[i] = x->v.expiry_ms - now_wall < 0 ? 0 : x->v.expiry_ms - now_wall;
+        else if (x->have_pttl && x->pttl >= -1) in->ttl[i] = x->pttl;
+    } else if (x->v.kind == REDLOCK_VALUE_REENTRANT) {
+        in->st[i] = S_HELD;
+        in->own[i] = x->v.owner;
+        label_of(x->v.token, x->v.label_len, in->label[i], sizeof in->label[i]); /* who took the first entry */
+        if (x->have_pttl && x->pttl >= -1) in->ttl[i] = x->pttl;
+    } else if (x->v.kind == REDLOCK_VALUE_RW) {
+        in->rwn[i] = (int)x->v.readers + (x->v.writer_len != 0) + (x->v.update_len != 0);
+        if (in->rwn[i]) {
+            in->st[i] = S_HELD;
+            if (x->have_pttl && x->pttl >= -1) in->ttl[i] = x->pttl;
+        } else { /* only writers waiting, or entries past their time */
+            in->st[i] = S_FREE;
+            in->free_n++;
+        }
+    } else {
+        in->st[i] = S_OTHER;
+    }
+}
+
+/* The holder on the most nodes, the highest fence counter, the nodes that
+   failed. */
+static void inspect_tally(app *a, inspection *in)
+{
+    int i;
     for (i = 0; i < a->n; i++) { /* the token held on the most nodes */
         int j, same = 0;
-        if (st[i] != S_HELD) continue;
+        if (in->st[i] != S_HELD) continue;
         for (j = 0; j < a->n; j++) /* the same token, owner, or readers-writer holders */
-            same += st[j] == S_HELD && (tok[i]   ? tok[j] && toklen[j] == toklen[i] && memcmp(tok[j], tok[i], toklen[i]) == 0
-                                        : own[i] ? own[j] && strcmp(own[j], own[i]) == 0
-                                                 : rwn[j] > 0);
-        if (same > best) { best = same; best_i = i; }
+            same += in->st[j] == S_HELD &&
+                    (in->tok[i]   ? in->tok[j] && in->toklen[j] == in->toklen[i] &&
+                                        memcmp(in->tok[j], in->tok[i], in->toklen[i]) == 0
+                     : in->own[i] ? in->own[j] && strcmp(in->own[j], in->own[i]) == 0
+                                  : in->rwn[j] > 0);
+        if (same > in->best) { in->best = same; in->best_i = i; }
     }
     for (i = 0; i < a->n; i++) /* a fenced lock's counter: the highest is the last holder's fence */
-        if (st[i] != S_ERROR && a->rn[i].have_fence) {
-            fenced++;
-            if (a->rn[i].fence > fence) fence = a->rn[i].fence;
+        if (in->st[i] != S_ERROR && a->rn[i].have_fence) {
+            in->fenced++;
+            if (a->rn[i].fence > in->fence) in->fence = a->rn[i].fence;
         }
-    nf = raw_failed_count(a, failed);
-    if (best_i >= 0 && tok[best_i]) {
-        memcpy(holder, tok[best_i] + toklen[best_i] - REDLOCK_TOKEN_LEN, 8), holder[8] = 0;
-        memcpy(hlabel, label[best_i], sizeof hlabel);
+    in->nf = raw_failed_count(a, in->failed);
+    if (in->best_i >= 0 && in->tok[in->best_i]) {
+        memcpy(in->holder, in->tok[in->best_i] + in->toklen[in->best_i] - REDLOCK_TOKEN_LEN, 8), in->holder[8] = 0;
+        memcpy(in->hlabel, in->label[in->best_i], sizeof in->hlabel);
     }
-    if (best >= a->quorum) {
-        state = "held";
-    } else if (best + nf < a->quorum) {
-        state = "free";
-        code = TOOL_EXIT_NOT_HELD;
+}
+
+/* inspect --json: a readers-writer lock's entries on one node. */
+static void inspect_json_rw(FILE *f, const redlock_value *v)
+{
+    char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
+    rw_holders(v, w, wl, u, ul);
+    fprintf(f, "{\"readers\":%lld,\"writer\":", v->readers);
+    json_cstr(f, w[0] ? w : NULL);
+    fputs(",\"writer_label\":", f);
+    json_cstr(f, wl[0] ? wl : NULL);
+    fputs(",\"update\":", f);
+    json_cstr(f, u[0] ? u : NULL);
+    fputs(",\"update_label\":", f);
+    json_cstr(f, ul[0] ? ul : NULL);
+    fprintf(f, ",\"writers_waiting\":%lld}", v->writers_waiting);
+}
+
+/* inspect --json: node i's object. */
+static void inspect_json_node(FILE *f, app *a, const inspection *in, int i)
+{
+    static const char *const names[] = { "error", "free", "held", "other" };
+    int known = in->st[i] != S_ERROR;
+    fputs(i ? ",{\"node\":" : "{\"node\":", f);
+    json_cstr(f, a->o->shown[i]);
+    fprintf(f, ",\"state\":\"%s\",\"holder\":", names[in->st[i]]);
+    if (in->tok[i]) json_str(f, in->tok[i] + in->toklen[i] - REDLOCK_TOKEN_LEN, 8);
+    else fputs("null", f);
+    fputs(",\"label\":", f);
+    json_cstr(f, in->label[i][0] ? in->label[i] : NULL);
+    fputs(",\"ttl_ms\":", f);
+    if (in->ttl[i] >= -1) fprintf(f, "%lld", (long long)in->ttl[i]);
+    else fputs("null", f);
+    fputs(",\"owner\":", f);
+    json_cstr(f, in->own[i]);
+    fputs(",\"count\":", f);
+    if (in->own[i]) fprintf(f, "%lld", a->rn[i].v.entries);
+    else fputs("null", f);
+    fputs(",\"fence\":", f);
+    if (known && a->rn[i].have_fence) fprintf(f, "%lld", a->rn[i].fence);
+    else fputs("null", f);
+    fputs(",\"rw\":", f);
+    if (known && a->rn[i].v.kind == REDLOCK_VALUE_RW) inspect_json_rw(f, &a->rn[i].v);
+    else fputs("null", f);
+    fprintf(f, ",\"legacy\":%s,\"error\":", in->legacy[i] ? "true" : "false");
+    json_cstr(f, known ? NULL : a->nf[i].why);
+    fputs(",\"maxmemory_policy\":", f); /* null: not known (no answer, INFO refused) */
+    json_cstr(f, known && a->rn[i].policy[0] ? a->rn[i].policy : NULL);
+    fputs(",\"evicts\":", f);
+    if (known && a->rn[i].evicts >= 0) fprintf(f, "\"%s\"", evicts_word(a->rn[i].evicts));
+    else fputs("null", f);
+    fputc('}', f);
+}
+
+/* inspect --json: one object, the lock's state and one entry a node. */
+static void inspect_json(app *a, const inspection *in, const char *state)
+{
+    FILE *f = stdout;
+    int i, held = in->best >= a->quorum, b = in->best_i;
+    fputs("{\"key\":", f);
+    json_cstr(f, a->o->name);
+    fprintf(f, ",\"state\":\"%s\",\"holder\":", state);
+    if (held && in->tok[b]) json_cstr(f, in->holder);
+    else fputs("null", f);
+    fputs(",\"label\":", f);
+    json_cstr(f, held && (in->tok[b] || in->own[b]) && in->label[b][0] ? in->label[b] : NULL);
+    fputs(",\"owner\":", f);
+    json_cstr(f, held ? in->own[b] : NULL);
+    fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"fence\":", in->best, a->quorum, a->n,
+            in->answered);
+    if (in->fenced) fprintf(f, "%lld", in->fence);
+    else fputs("null", f);
+    fputs(",\"nodes\":[", f);
+    for (i = 0; i < a->n; i++) inspect_json_node(f, a, in, i);
+    fputs("]}\n", f);
+    fflush(f);
+}
+
+/* inspect's table: node i's row. */
+static void inspect_row(app *a, const inspection *in, int i)
+{
+    const char *d = a->o->shown[i];
+    char b1[24];
+    if (in->st[i] == S_ERROR) {
+        printf("%-32s %-7s %-9s %s\n", d, "error", "-", a->nf[i].why);
+    } else if (in->st[i] == S_FREE) {
+        printf("%-32s %-7s %-9s %s\n", d, "free", "-", "-");
+    } else if (in->st[i] == S_HELD) {
+        const redlock_value *v = &a->rn[i].v;
+        const char *label = in->label[i];
+        char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
+        rw_holders(v, w, wl, u, ul);
+        if (in->ttl[i] >= 0) tool_format_ms(b1, sizeof b1, in->ttl[i]);
+        else snprintf(b1, sizeof b1, in->ttl[i] == -1 ? "none" : "-");
+        if (in->own[i])
+            printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries%s%s)\n", d, "held", "-", b1, in->own[i],
+                   v->entries, label[0] ? ", by " : "", label);
+        else if (in->rwn[i])
+            printf("%-32s %-7s %-9s %s (%lld readers, writer %s%s%s, update %s%s%s, %lld writers waiting)\n", d, "held",
+                   "-", b1, v->readers, w[0] ? w : "-", wl[0] ? " by " : "", wl, u[0] ? u : "-", ul[0] ? " by " : "", ul,
+                   v->writers_waiting);
+        else
+            printf("%-32s %-7s %.8s  %s%s%s%s\n", d, "held", in->tok[i] + in->toklen[i] - REDLOCK_TOKEN_LEN, b1,
+                   label[0] ? "  by " : "", label, in->legacy[i] ? " (legacy value, wall clock)" : "");
     } else {
-        char w[80];
-        state = "unknown"; /* the nodes that did not answer could make it held */
-        snprintf(w, sizeof w, "inspect '%.40s'", a->o->name);
-        code = report_failed(a, failed, w);
+        printf("%-32s %-7s %-9s %s\n", d, "other", "-", "the key is not a lock");
     }
-    for (i = 0; i < a->n; i++) /* the words before the output, which names them */
-        if (failed[i]) why_node(a, i);
-    for (i = 0; i < a->n; i++)
-        if (st[i] != S_ERROR) warn_evicting(a, i, a->rn[i].evicts, a->rn[i].policy, -1);
-    if (a->o->json) {
-        FILE *f = stdout;
-        fputs("{\"key\":", f);
-        json_cstr(f, a->o->name);
-        fprintf(f, ",\"state\":\"%s\",\"holder\":", state);
-        if (best >= a->quorum && tok[best_i]) json_cstr(f, holder);
-        else fputs("null", f);
-        fputs(",\"label\":", f);
-        json_cstr(f, best >= a->quorum && (tok[best_i] || own[best_i]) && label[best_i][0] ? label[best_i] : NULL);
-        fputs(",\"owner\":", f);
-        json_cstr(f, best >= a->quorum ? own[best_i] : NULL);
-        fprintf(f, ",\"held_on\":%d,\"quorum\":%d,\"node_count\":%d,\"answered\":%d,\"fence\":", best, a->quorum, a->n,
-                answered);
-        if (fenced) fprintf(f, "%lld", fence);
-        else fputs("null", f);
-        fputs(",\"nodes\":[", f);
-        for (i = 0; i < a->n; i++) {
-            static const char *const names[] = { "error", "free", "held", "other" };
-            fputs(i ? ",{\"node\":" : "{\"node\":", f);
-            json_cstr(f, a->o->shown[i]);
-            fprintf(f, ",\"state\":\"%s\",\"holder\":", names[st[i]]);
-            if (tok[i]) json_str(f, tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, 8);
-            else fputs("null", f);
-            fputs(",\"label\":", f);
-            json_cstr(f, label[i][0] ? label[i] : NULL);
-            fputs(",\"ttl_ms\":", f);
-            if (ttl[i] >= -1) fprintf(f, "%lld", (long long)ttl[i]);
-            else fputs("null", f);
-            fputs(",\"owner\":", f);
-            json_cstr(f, own[i]);
-            fputs(",\"count\":", f);
-            if (own[i]) fprintf(f, "%lld", a->rn[i].v.entries);
-            else fputs("null", f);
-            fputs(",\"fence\":", f);
-            if (st[i] != S_ERROR && a->rn[i].have_fence) fprintf(f, "%lld", a->rn[i].fence);
-            else fputs("null", f);
-            fputs(",\"rw\":", f);
-            if (st[i] != S_ERROR && a->rn[i].v.kind == REDLOCK_VALUE_RW) {
-                const redlock_value *v = &a->rn[i].v;
-                char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
-                rw_holders(v, w, wl, u, ul);
-                fprintf(f, "{\"readers\":%lld,\"writer\":", v->readers);
-                json_cstr(f, w[0] ? w : NULL);
-                fputs(",\"writer_label\":", f);
-                json_cstr(f, wl[0] ? wl : NULL);
-                fputs(",\"update\":", f);
-                json_cstr(f, u[0] ? u : NULL);
-                fputs(",\"update_label\":", f);
-                json_cstr(f, ul[0] ? ul : NULL);
-                fprintf(f, ",\"writers_waiting\":%lld}", v->writers_waiting);
-            } else {
-                fputs("null", f);
-            }
-            fprintf(f, ",\"legacy\":%s,\"error\":", legacy[i] ? "true" : "false");
-            json_cstr(f, st[i] == S_ERROR ? a->nf[i].why : NULL);
-            fputs(",\"maxmemory_policy\":", f); /* null: not known (no answer, INFO refused) */
-            json_cstr(f, st[i] != S_ERROR && a->rn[i].policy[0] ? a->rn[i].policy : NULL);
-            fputs(",\"evicts\":", f);
-            if (st[i] != S_ERROR && a->rn[i].evicts >= 0) fprintf(f, "\"%s\"", evicts_word(a->rn[i].evicts));
-            else fputs("null", f);
-            fputc('}', f);
-        }
-        fputs("]}\n", f);
-        fflush(f);
-        return code;
-    }
-    printf("%-32s %-7s %-9s %s\n", "NODE", "STATE", "HOLDER", "TTL");
-    for (i = 0; i < a->n; i++) {
-        const char *d = a->o->shown[i];
-        if (st[i] == S_ERROR) {
-            printf("%-32s %-7s %-9s %s\n", d, "error", "-", a->nf[i].why);
-        } else if (st[i] == S_FREE) {
-            printf("%-32s %-7s %-9s %s\n", d, "free", "-", "-");
-        } else if (st[i] == S_HELD) {
-            const redlock_value *v = &a->rn[i].v;
-            char w[9], u[9], wl[REDLOCK_MAX_LABEL + 1], ul[REDLOCK_MAX_LABEL + 1];
-            rw_holders(v, w, wl, u, ul);
-            if (ttl[i] >= 0) tool_format_ms(b1, sizeof b1, ttl[i]);
-            else snprintf(b1, sizeof b1, ttl[i] == -1 ? "none" : "-");
-            if (own[i])
-                printf("%-32s %-7s %-9s %s (reentrant: owner %s, %lld entries%s%s)\n", d, "held", "-", b1, own[i],
-                       v->entries, label[i][0] ? ", by " : "", label[i]);
-            else if (rwn[i])
-                printf("%-32s %-7s %-9s %s (%lld readers, writer %s%s%s, update %s%s%s, %lld writers waiting)\n", d, "held",
-                       "-", b1, v->readers, w[0] ? w : "-", wl[0] ? " by " : "", wl, u[0] ? u : "-", ul[0] ? " by " : "", ul,
-                       v->writers_waiting);
-            else
-                printf("%-32s %-7s %.8s  %s%s%s%s\n", d, "held", tok[i] + toklen[i] - REDLOCK_TOKEN_LEN, b1,
-                       label[i][0] ? "  by " : "", label[i], legacy[i] ? " (legacy value, wall clock)" : "");
-        } else {
-            printf("%-32s %-7s %-9s %s\n", d, "other", "-", "the key is not a lock");
-        }
-    }
-    if (best >= a->quorum && rwn[best_i])
-        printf("'%s' is held (readers-writer) on %d/%d nodes (quorum %d)\n", a->o->name, best, a->n, a->quorum);
-    else if (best >= a->quorum && own[best_i])
-        printf("'%s' is held by owner %s (reentrant%s%s) on %d/%d nodes (quorum %d)\n", a->o->name, own[best_i],
-               label[best_i][0] ? ", by " : "", label[best_i], best, a->n, a->quorum);
-    else if (best >= a->quorum)
-        printf("'%s' is held by %s%s%s%s on %d/%d nodes (quorum %d)\n", a->o->name, holder, hlabel[0] ? " (" : "", hlabel,
-               hlabel[0] ? ")" : "", best, a->n, a->quorum);
-    else if (free_n == a->n)
-        printf("'%s' is free on all %d nodes\n", a->o->name, a->n);
+}
+
+/* inspect's table: the line that says who holds the lock, if anyone. */
+static void inspect_verdict(app *a, const inspection *in, int code)
+{
+    const char *name = a->o->name;
+    int held = in->best >= a->quorum, b = in->best_i;
+    if (held && in->rwn[b])
+        printf("'%s' is held (readers-writer) on %d/%d nodes (quorum %d)\n", name, in->best, a->n, a->quorum);
+    else if (held && in->own[b])
+        printf("'%s' is held by owner %s (reentrant%s%s) on %d/%d nodes (quorum %d)\n", name, in->own[b],
+               in->label[b][0] ? ", by " : "", in->label[b], in->best, a->n, a->quorum);
+    else if (held)
+        printf("'%s' is held by %s%s%s%s on %d/%d nodes (quorum %d)\n", name, in->holder, in->hlabel[0] ? " (" : "",
+               in->hlabel, in->hlabel[0] ? ")" : "", in->best, a->n, a->quorum);
+    else if (in->free_n == a->n)
+        printf("'%s' is free on all %d nodes\n", name, a->n);
     else if (code == TOOL_EXIT_NOT_HELD)
-        printf("'%s' is free: not held by a quorum (%d of %d nodes answered, quorum %d)\n", a->o->name, answered, a->n, a->quorum);
+        printf("'%s' is free: not held by a quorum (%d of %d nodes answered, quorum %d)\n", name, in->answered, a->n,
+               a->quorum);
     else
-        printf("'%s' is unknown: too few nodes answered (%d of %d, quorum %d)\n", a->o->name, answered, a->n, a->quorum);
-    if (fenced) {
-        printf("fence counter: %lld (the highest; per node:", fence);
+        printf("'%s' is unknown: too few nodes answered (%d of %d, quorum %d)\n", name, in->answered, a->n, a->quorum);
+}
+
+/* inspect's table: a row a node, the verdict, the fence counters and the
+   nodes' eviction policies. */
+static void inspect_table(app *a, const inspection *in, int code)
+{
+    int i;
+    printf("%-32s %-7s %-9s %s\n", "NODE", "STATE", "HOLDER", "TTL");
+    for (i = 0; i < a->n; i++) inspect_row(a, in, i);
+    inspect_verdict(a, in, code);
+    if (in->fenced) {
+        printf("fence counter: %lld (the highest; per node:", in->fence);
         for (i = 0; i < a->n; i++) {
-            if (st[i] != S_ERROR && a->rn[i].have_fence) printf(" %lld", a->rn[i].fence);
+            if (in->st[i] != S_ERROR && a->rn[i].have_fence) printf(" %lld", a->rn[i].fence);
             else printf(" -");
         }
         printf(")\n");
@@ -2003,13 +2026,48 @@ static int cmd_inspect(app *a)
     for (i = 0; i < a->n; i++) {
         const rnode *x = &a->rn[i];
         const char *sep = i ? "," : "";
-        if (st[i] == S_ERROR || !x->policy[0]) printf("%s -", sep);
+        if (in->st[i] == S_ERROR || !x->policy[0]) printf("%s -", sep);
         else if (x->evicts == REDLOCK_EVICTS_NONE && strcmp(x->policy, "noeviction") != 0)
             printf("%s %s (no maxmemory: evicts nothing)", sep, x->policy);
         else printf("%s %s%s", sep, x->policy, x->evicts > REDLOCK_EVICTS_NONE ? " (may evict keys)" : "");
     }
     printf("\n");
     fflush(stdout);
+}
+
+/* Exit codes: 0 held by a quorum; 1 free (fewer than a quorum could hold
+   it, counting every node that did not answer as a holder); 69/76/78
+   when too few nodes answered to tell. */
+static int cmd_inspect(app *a)
+{
+    inspection in;
+    const char *state;
+    int i, code = 0;
+    int64_t now_wall;
+    raw_round(a);
+    if (a->abort_sig) return 128 + a->abort_sig;
+    memset(&in, 0, sizeof in);
+    in.best_i = -1;
+    now_wall = wall_ms();
+    for (i = 0; i < a->n; i++) inspect_node(a, i, now_wall, &in);
+    inspect_tally(a, &in);
+    if (in.best >= a->quorum) {
+        state = "held";
+    } else if (in.best + in.nf < a->quorum) {
+        state = "free";
+        code = TOOL_EXIT_NOT_HELD;
+    } else {
+        char w[80];
+        state = "unknown"; /* the nodes that did not answer could make it held */
+        snprintf(w, sizeof w, "inspect '%.40s'", a->o->name);
+        code = report_failed(a, in.failed, w);
+    }
+    for (i = 0; i < a->n; i++) /* the words before the output, which names them */
+        if (in.failed[i]) why_node(a, i);
+    for (i = 0; i < a->n; i++)
+        if (in.st[i] != S_ERROR) warn_evicting(a, i, a->rn[i].evicts, a->rn[i].policy, -1);
+    if (a->o->json) inspect_json(a, &in, state);
+    else inspect_table(a, &in, code);
     return code;
 }
 

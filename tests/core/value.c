@@ -51,61 +51,75 @@ static int untouched(const redlock_value *v) {
     return memcmp(v, &s, sizeof s) == 0;
 }
 
+/* The kind GET's answer r reads as, given expires (the read's OK checked;
+   *v filled). */
+static redlock_value_kind get_kind(const redlock_reply *r, int expires, redlock_value *v) {
+    CHECK_EQ(redlock_value_from_get(r, expires, v), REDLOCK_OK);
+    return v->kind;
+}
+/* The same for HGETALL's answer r read at now_ms. */
+static redlock_value_kind hash_kind(const redlock_reply *r, int64_t now_ms, redlock_value *v) {
+    CHECK_EQ(redlock_value_from_hash(r, now_ms, v), REDLOCK_OK);
+    return v->kind;
+}
+
+/* Each of the n HGETALL answers in cases reads as OTHER. */
+static void hashes_are_other(const char *const *const *cases, size_t n) {
+    redlock_value v;
+    redlock_reply r;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        r = hash(cases[i]);
+        CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
+    }
+}
+
 /* Proves: GET's answers: no key, a token with and without a label, a
    foreign 32-byte value, a legacy value (only for a key that does not
    expire), and strings that are no lock. */
 static void test_value_get_string(void) {
     redlock_value v;
     redlock_reply r = typed(REDLOCK_REPLY_NIL, NULL);
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_NONE);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_NONE);
     CHECK_EQ(v.token_len, 0);
     CHECK_EQ(v.expiry_ms, -1);
 
     r = str(TOK);
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_PLAIN);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_PLAIN);
     CHECK_STR(v.token, TOK);
     CHECK_EQ(v.token_len, REDLOCK_TOKEN_LEN);
     CHECK_EQ(v.label_len, 0);
 
     r = str("web1:4242:" TOK);
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_PLAIN);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_PLAIN);
     CHECK_STR(v.token, "web1:4242:" TOK);
     CHECK_EQ(v.label_len, 10);
     CHECK_EQ(v.expiry_ms, -1);
 
     r = str("a value of 32 bytes, not hex!!!!"); /* another client's token */
     CHECK_EQ(r.len, REDLOCK_TOKEN_LEN);
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_PLAIN);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_PLAIN);
     CHECK_EQ(v.label_len, 0);
 
     r = str("1700000000000:web1:" TOK);
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_LEGACY);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_LEGACY);
     CHECK_EQ(v.expiry_ms, 1700000000000LL);
     CHECK_STR(v.token, "web1:" TOK);
     CHECK_EQ(v.label_len, 5);
     /* the same bytes in a key with a TTL: a label "1700000000000:web1:" */
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_PLAIN);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_PLAIN);
     CHECK_EQ(v.label_len, 19);
     CHECK_EQ(v.expiry_ms, -1);
 
     r = str("42:" TOK);
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_LEGACY);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_LEGACY);
     CHECK_EQ(v.expiry_ms, 42);
     CHECK_STR(v.token, TOK);
 
     r = str("");
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
     r = str("hello");
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_OTHER);
 }
 
 /* Proves: truncated and hostile strings are OTHER: a token one digit
@@ -116,44 +130,35 @@ static void test_value_get_hostile(void) {
     char buf[256];
     redlock_value v;
     redlock_reply r = str("web1:0123456789abcdef0123456789abcde"); /* 31 digits after the label */
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_OTHER);
     r = str("web 1:" TOK);
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_OTHER);
     memset(buf, 'L', REDLOCK_MAX_LABEL + 1);
     memcpy(buf + REDLOCK_MAX_LABEL + 1, TOK, REDLOCK_TOKEN_LEN + 1);
     r = str(buf);
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_OTHER);
     buf[0] = '-'; /* one byte shorter: fits */
     r.str = buf + 1;
     r.len--;
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_PLAIN);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_PLAIN);
     CHECK_EQ(v.token_len, REDLOCK_VALUE_TOKEN_MAX);
     CHECK_EQ(v.label_len, REDLOCK_MAX_LABEL);
     r = str("9999999999999999999:" TOK); /* past INT64_MAX: no time of ours, so a label */
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_PLAIN);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_PLAIN);
     CHECK_EQ(v.label_len, 20);
     CHECK_EQ(v.expiry_ms, -1);
     r = str("9223372036854775807:" TOK);
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_LEGACY);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_LEGACY);
     CHECK_EQ(v.expiry_ms, INT64_MAX);
     r = str("17:");
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
     memset(big, '7', sizeof big);
     r.str = big;
     r.len = sizeof big;
-    CHECK_EQ(redlock_value_from_get(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
     r.len = 1u << 30; /* a length the string does not have: never read past what is needed */
     r.str = "x";
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_OTHER);
 }
 
 /* Proves: GET's other answers: WRONGTYPE asks for HGETALL, another error
@@ -162,8 +167,7 @@ static void test_value_get_hostile(void) {
 static void test_value_get_answers(void) {
     redlock_value v;
     redlock_reply r = typed(REDLOCK_REPLY_ERROR, "WRONGTYPE Operation against a key holding the wrong kind of value");
-    CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_HASH);
+    CHECK_EQ(get_kind(&r, 1, &v), REDLOCK_VALUE_HASH);
     v = sentinel();
     r = typed(REDLOCK_REPLY_ERROR, "NOPERM this user has no permissions to access one of the keys");
     CHECK_EQ(redlock_value_from_get(&r, 1, &v), REDLOCK_ERR_SERVER);
@@ -196,8 +200,7 @@ static void test_value_reentrant(void) {
     static const char *const bad_fence[] = { "o", "1", "o:" TOK, "1", " fence", "x", NULL };
     redlock_value v;
     redlock_reply r = hash(two);
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_REENTRANT);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_REENTRANT);
     CHECK_STR(v.owner, "svc-a");
     CHECK_EQ(v.owner_len, 5);
     CHECK_EQ(v.entries, 2);
@@ -205,15 +208,13 @@ static void test_value_reentrant(void) {
     CHECK_EQ(v.label_len, 5);
     CHECK_EQ(v.fence, -1);
     r = hash(fenced);
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_REENTRANT);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_REENTRANT);
     CHECK_STR(v.owner, "svc-a");
     CHECK_EQ(v.entries, 1);
     CHECK_EQ(v.fence, 17);
     CHECK_STR(v.token, TOK);
     r = hash(bad_fence); /* a fence field that is no number: no fence, still the lock */
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_REENTRANT);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_REENTRANT);
     CHECK_EQ(v.fence, -1);
 }
 
@@ -237,35 +238,26 @@ static void test_value_reentrant_hostile(void) {
     const char *kv[5];
     redlock_value v;
     redlock_reply r;
-    size_t i;
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        r = hash(cases[i]);
-        CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-        CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
-    }
+    hashes_are_other(cases, sizeof cases / sizeof cases[0]);
     memset(owner, 'o', REDLOCK_MAX_OWNER + 1); /* one byte too long */
     owner[REDLOCK_MAX_OWNER + 1] = 0;
     snprintf(entry, sizeof entry, "%s:%s", owner, TOK);
     kv[0] = owner, kv[1] = "1", kv[2] = entry, kv[3] = "1", kv[4] = NULL;
     r = hash(kv);
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
     owner[REDLOCK_MAX_OWNER] = 0; /* at the limit: a lock */
     snprintf(entry, sizeof entry, "%s:%s", owner, TOK);
     r = hash(kv);
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_REENTRANT);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_REENTRANT);
     CHECK_EQ(v.owner_len, REDLOCK_MAX_OWNER);
     kv[1] = "1", kv[3] = "1";
     r = hash(kv);
     elems[3].type = REDLOCK_REPLY_INTEGER; /* a value of another type does not matter to an entry */
     elems[1].type = REDLOCK_REPLY_INTEGER; /* but the count must be a string */
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
     r = hash(kv);
     elems[2].type = REDLOCK_REPLY_NIL; /* a field that is no string */
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
 }
 
 /* Proves: a readers-writer hash: live readers, the writer and update
@@ -277,8 +269,7 @@ static void test_value_rw(void) {
     static const char *const only_waiting[] = { "w:" TOK, "w2000", NULL };
     redlock_value v;
     redlock_reply r = hash(kv);
-    CHECK_EQ(redlock_value_from_hash(&r, 1000, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_RW);
+    CHECK_EQ(hash_kind(&r, 1000, &v), REDLOCK_VALUE_RW);
     CHECK_EQ(v.readers, 2);
     CHECK_EQ(v.writers_waiting, 1);
     CHECK_STR(v.writer, "web1:" TOK2);
@@ -292,8 +283,7 @@ static void test_value_rw(void) {
     CHECK_EQ(v.writer_len, 0);
     CHECK_STR(v.update, "");
     r = hash(only_waiting);
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_RW);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_RW);
     CHECK_EQ(v.readers, 0);
     CHECK_EQ(v.writers_waiting, 1);
 }
@@ -313,16 +303,10 @@ static void test_value_rw_hostile(void) {
     static const char *const *const cases[] = { letter, bare, nan, minus, long_ms, mark, field, nul };
     redlock_value v;
     redlock_reply r;
-    size_t i;
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        r = hash(cases[i]);
-        CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-        CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
-    }
+    hashes_are_other(cases, sizeof cases / sizeof cases[0]);
     r = hash(letter);
     elems[1].len = 1; elems[1].str = "\0"; /* a NUL for a letter */
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
 }
 
 /* Proves: HGETALL's other answers: WRONGTYPE is OTHER (neither string nor
@@ -333,11 +317,9 @@ static void test_value_rw_hostile(void) {
 static void test_value_hash_answers(void) {
     redlock_value v;
     redlock_reply r = typed(REDLOCK_REPLY_ERROR, "WRONGTYPE Operation against a key holding the wrong kind of value");
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
     r = typed(REDLOCK_REPLY_ARRAY, NULL);
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_NONE);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_NONE);
     v = sentinel();
     r = typed(REDLOCK_REPLY_ERROR, "ERR unknown command 'HGETALL'");
     CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_ERR_SERVER);
@@ -351,8 +333,7 @@ static void test_value_hash_answers(void) {
     CHECK(untouched(&v));
     r.element = elems;
     r.elements = (size_t)-1; /* odd: decided before any element is read */
-    CHECK_EQ(redlock_value_from_hash(&r, 0, &v), REDLOCK_OK);
-    CHECK_EQ(v.kind, REDLOCK_VALUE_OTHER);
+    CHECK_EQ(hash_kind(&r, 0, &v), REDLOCK_VALUE_OTHER);
     v = sentinel();
     CHECK_EQ(redlock_value_from_hash(NULL, 0, &v), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_value_from_hash(&r, 0, NULL), REDLOCK_ERR_INVALID);

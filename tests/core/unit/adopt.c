@@ -426,8 +426,6 @@ static void test_adopt_auto_legacy_value(void) {
    drifts). */
 static void test_adopt_life_units(void) {
     static const char noperm[] = "NOPERM this user has no permissions to run the 'evalsha' command";
-    redlock_config cfg;
-    redlock_lock_opts o;
     setup_n(1, 0, 1000);
     redlock_lock_adopt(&L, ADOPTED, 0);
     redlock_release(&L);
@@ -469,31 +467,10 @@ static void test_adopt_life_units(void) {
     teardown();
     /* legacy, ttl 1000: drift 10 + 2 + 50 ms; acts when more than
        50 + 62 ms remain after the drift: 174 ms is not enough, 175 is */
-    setup_legacy(1, 0, 1000);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 174, ADOPTED));
-    CHECK_EQ(T.qn, 1);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 175, ADOPTED));
-    expect_sent(0, "DEL res");
-    teardown();
+    adopted_legacy_tips(0, 1000, 174);
     /* ttl 45: drift 0.45 + 2 + 50 ms, threshold 102.45 ms after it:
        154 ms is not enough, 155 is */
-    base_config(&cfg, 1);
-    cfg.mode[0] = REDLOCK_MODE_LEGACY;
-    base_opts(&o, 45, 0);
-    setup_with(&cfg, &o);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 154, ADOPTED));
-    CHECK_EQ(T.qn, 1);
-    redlock_lock_adopt(&L, ADOPTED, 0);
-    redlock_release(&L);
-    str_to(0, "GET", legacy_value(T.wall + 155, ADOPTED));
-    expect_sent(0, "DEL res");
-    teardown();
+    adopted_legacy_tips(2, 45, 154);
 }
 
 /* Proves: adopt forgets what the handle knew of its previous token's key:
@@ -501,9 +478,7 @@ static void test_adopt_life_units(void) {
    adopted token whose life the node will not say (PTTL refused) is left
    to expire, not deleted on the strength of the old hold. */
 static void test_adopt_forgets_old_life(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);

@@ -133,13 +133,7 @@ static void test_config_refused(void) {
     teardown();
 
     /* other errors are not configuration: NO_QUORUM and retries as before */
-    setup_with(&cfg, &o);
-    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    fail_to(0, "SET", REDLOCK_ERR_SERVER);
-    fail_to(1, "SET", REDLOCK_ERR_CONNECT);
-    CHECK_EQ(T.res.n, 0);
-    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
-    teardown();
+    failures_retried(&cfg, &o, 0, REDLOCK_ERR_SERVER, 1, REDLOCK_ERR_CONNECT);
 }
 
 /* Nodes that refuse the client's TLS (a certificate refused, an alert, an
@@ -181,13 +175,7 @@ static void test_tls_refused(void) {
     teardown();
 
     /* the control: resets and timeouts over TLS are the network's: retried */
-    setup_with(&cfg, &o);
-    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
-    fail_to(0, "SET", REDLOCK_ERR_TRANSPORT);
-    fail_to(2, "SET", REDLOCK_ERR_CONNECT);
-    CHECK_EQ(T.res.n, 0);
-    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
-    teardown();
+    failures_retried(&cfg, &o, 0, REDLOCK_ERR_TRANSPORT, 2, REDLOCK_ERR_CONNECT);
 
     /* the next acquire tries again; a node that answers counts again */
     base_config(&cfg, 1);
@@ -460,9 +448,7 @@ static void test_defect6_ms_settings_range(void) {
     }
     redlock_client_deinit(&c);
     /* extend's ttl: the same range */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     CHECK_EQ(redlock_extend(&L, INT64_MAX), REDLOCK_ERR_TTL);
     CHECK_EQ(redlock_extend(&L, max + 1), REDLOCK_ERR_TTL);
     CHECK_EQ(T.qn, 1);

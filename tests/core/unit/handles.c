@@ -234,8 +234,7 @@ static void test_call_after_lost_freed(void) {
         CHECK_EQ(T.res.r[1].op, REDLOCK_OP_LOST);
         CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
         T.on_result = NULL;
-        memset(&L, 0, sizeof L);
-        redlock_client_deinit(&C);
+        end_with_L_freed();
     }
 }
 
@@ -464,11 +463,7 @@ static void test_detached_after_client_deinit(void) {
     CHECK_EQ(redlock_release(&L), REDLOCK_ERR_DETACHED);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_DETACHED);
     CHECK_EQ(redlock_extend(&L, 500), REDLOCK_ERR_DETACHED);
-    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
-    CHECK_EQ(redlock_lock_valid_until(&L), 0);
-    CHECK_EQ(redlock_lock_lost_reason(&L), 0);
-    CHECK_EQ(redlock_lock_pending(&L), 0);
-    CHECK_STR(redlock_lock_token(&L), "");
+    reads_detached(&L);
     redlock_lock_deinit(&L);
     redlock_lock_deinit(&L);
     memset(&r, 0, sizeof r);
@@ -533,11 +528,7 @@ static void test_null_and_zeroed_handles(void) {
     CHECK_EQ(redlock_acquire(&z), REDLOCK_ERR_DETACHED);
     CHECK_EQ(redlock_release(&z), REDLOCK_ERR_DETACHED);
     CHECK_EQ(redlock_extend(&z, 0), REDLOCK_ERR_DETACHED);
-    CHECK_EQ(redlock_lock_state(&z), REDLOCK_STATE_IDLE);
-    CHECK_EQ(redlock_lock_valid_until(&z), 0);
-    CHECK_EQ(redlock_lock_lost_reason(&z), 0);
-    CHECK_EQ(redlock_lock_pending(&z), 0);
-    CHECK_STR(redlock_lock_token(&z), "");
+    reads_detached(&z);
     redlock_lock_deinit(&z);
     /* a zero-filled client */
     base_opts(&o, 1000, 0);
@@ -615,9 +606,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_IDLE);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.on_send = deinit_L_at_eval_any;
     advance_to(redlock_lock_valid_until(&L));
     CHECK_EQ(T.qn, 2);
@@ -626,9 +615,7 @@ static void test_deinit_inside_send_no_more_results(void) {
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
     teardown();
     /* deinit in the EXTEND answer of a lock that ran out: no LOST after it */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.now = redlock_lock_valid_until(&L) - 10;
     T.on_result = deinit_at_extend;
     redlock_extend(&L, 0);
@@ -643,9 +630,7 @@ static void test_deinit_inside_send_no_more_results(void) {
 /* Proves: acquire() called in the EXTEND answer of a lock that ran out starts a new attempt once the cleanup is done. */
 static void test_acquire_in_failed_extend_result(void) {
     int q;
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.now = redlock_lock_valid_until(&L) - 10;
     T.on_result = acquire_after_failed_extend;
     redlock_extend(&L, 0);
@@ -675,15 +660,9 @@ static void scribble_on_cancel(redlock_lock *lk, const redlock_result *r) {
     }
 }
 static void test_deinit_in_cancelled_result(void) {
-    redlock_lock_opts o;
     int sent;
     setup_n(3, 0, 1000);
-    redlock_lock_deinit(&L);
-    memset(&o, 0, sizeof o);
-    o.key = "res";
-    o.ttl_ms = 1000;
-    o.on_result = scribble_on_cancel;
-    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    reinit_L(0, scribble_on_cancel);
     redlock_acquire(&L);
     ok_to(0, "SET");
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
@@ -695,8 +674,7 @@ static void test_deinit_in_cancelled_result(void) {
     CHECK_EQ(T.qn, sent);
     CHECK_EQ(T.res.n, 1);
     CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
-    memset(&L, 0, sizeof L);
-    redlock_client_deinit(&C);
+    end_with_L_freed();
 }
 
 /* Proves: a lock deinitialised (and its memory scribbled over) inside a
@@ -718,16 +696,8 @@ static int all_bytes(const void *p, size_t n, unsigned char v) {
 static void test_deinit_in_result_never_written_again(void) {
     int pass;
     for (pass = 0; pass < 3; pass++) {
-        redlock_lock_opts o;
-        int sent;
         setup_n(1, 0, 1000);
-        redlock_lock_deinit(&L);
-        memset(&o, 0, sizeof o);
-        o.key = "res";
-        o.ttl_ms = 1000;
-        o.retry_count = -1;                  /* no retries */
-        o.on_result = scribble_on_op;
-        CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+        reinit_L(-1, scribble_on_op);
         scribble_op = pass == 0 ? REDLOCK_OP_ACQUIRE : pass == 1 ? REDLOCK_OP_LOST : REDLOCK_OP_EXTEND;
         redlock_acquire(&L);
         if (pass == 0) {
@@ -739,56 +709,36 @@ static void test_deinit_in_result_never_written_again(void) {
         }
         CHECK_EQ(T.res.n, 1 + (pass > 0));
         CHECK(all_bytes(&L, sizeof L, 0xAA));
-        sent = T.qn;
-        advance_to(T.now + 2000000);
-        CHECK_EQ(T.qn, sent);
+        nothing_more_sent(2000000);
         CHECK_EQ(redlock_next_deadline(&C), REDLOCK_NO_DEADLINE);
-        memset(&L, 0, sizeof L);
-        redlock_client_deinit(&C);
+        end_with_L_freed();
     }
 }
 
 /* Proves: a lock deinitialised inside send while its LOST cleanup goes out
    is never written again, and its LOST result is not reported. */
 static void test_deinit_in_cleanup_send(void) {
-    int sent;
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     T.on_send = free_L_at_eval;
     advance_to(redlock_lock_valid_until(&L));
     CHECK(all_bytes(&L, sizeof L, 0xAA));
     CHECK_EQ(T.res.n, 1);
-    sent = T.qn;
-    advance_to(T.now + 2000000);
-    CHECK_EQ(T.qn, sent);
-    memset(&L, 0, sizeof L);
-    redlock_client_deinit(&C);
+    nothing_more_sent(2000000);
+    end_with_L_freed();
 }
 
 /* Proves: the same when the lock is deinitialised inside the send of the
    undo of a failed acquire: no result, nothing written, nothing sent. */
 static void test_deinit_in_undo_send(void) {
-    redlock_lock_opts o;
-    int sent;
     setup_n(1, 0, 1000);
-    redlock_lock_deinit(&L);
-    memset(&o, 0, sizeof o);
-    o.key = "res";
-    o.ttl_ms = 1000;
-    o.retry_count = -1;
-    o.on_result = t_result;
-    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+    reinit_L(-1, t_result);
     redlock_acquire(&L);
     T.on_send = free_L_at_eval;
     nil_to(0, "SET");
     CHECK(all_bytes(&L, sizeof L, 0xAA));
     CHECK_EQ(T.res.n, 0);
-    sent = T.qn;
-    advance_to(T.now + 2000000);
-    CHECK_EQ(T.qn, sent);
-    memset(&L, 0, sizeof L);
-    redlock_client_deinit(&C);
+    nothing_more_sent(2000000);
+    end_with_L_freed();
 }
 
 /* Proves: a lock whose validity ran out unnoticed is reported LOST when the

@@ -395,6 +395,16 @@ static void exact_to(int node, const char *verb, redlock_reply_type type, const 
     if (k >= 0) rep_exact(k, type, str, len);
 }
 
+/* The same answer to the oldest verb waiting on each of nodes 0..nodes-1. */
+static void ok_all(int nodes, const char *verb) {
+    int i;
+    for (i = 0; i < nodes; i++) ok_to(i, verb);
+}
+static void num_all(int nodes, const char *verb, long long v) {
+    int i;
+    for (i = 0; i < nodes; i++) num_to(i, verb, v);
+}
+
 /* ---- commands by queue index ---- */
 
 static int starts(int k, const char *p) { return k >= 0 && k < T.qn && strncmp(T.q[k].cmd, p, strlen(p)) == 0; }
@@ -479,6 +489,34 @@ static const char *legacy_value(long long expiry_ms, const char *token) {
 static const char EXTEND_SHA[] = "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res ";
 static const char RELEASE_SHA[] = "EVALSHA 5936c7a91d6097fc50292f9e90ec2ed3e513e629 1 res ";
 
+/* The readers-writer scripts' commands up to the token. */
+#define RW_ACQUIRE_SHA "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res "
+#define RW_RELEASE_SHA "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res "
+#define RW_EXTEND_SHA "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 1 res "
+#define RW_UPGRADE_SHA "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res "
+#define RW_SET_MODE_SHA "EVALSHA b06ef25325497e7d384d8265d29a5597c574e502 1 res "
+
+/* head, the lock's token, tail: a command as the core sends it for L. */
+static const char *with_token(const char *head, const char *tail) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s%s%s", head, redlock_lock_token(&L), tail);
+    return buf;
+}
+/* EVAL of script on "res" with L's token and tail (after NOSCRIPT, or a
+   round sent as text). */
+static const char *script_sent(const char *script, const char *tail) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "EVAL %s 1 res %s%s", script, redlock_lock_token(&L), tail);
+    return buf;
+}
+/* L's readers-writer acquire in mode ("s", "x", "u"): ttl 1000, a
+   refused writer's mark 200 ms. */
+static const char *rw_acquire_sent(const char *mode) {
+    char tail[32];
+    snprintf(tail, sizeof tail, " 1000 %s 200", mode);
+    return with_token(RW_ACQUIRE_SHA, tail);
+}
+
 static const char ADOPTED[] = "00112233445566778899aabbccddeeff";
 
 /* A token with opts.label is the label and 32 lowercase hex digits. */
@@ -494,6 +532,66 @@ static const char FACQ_SHA[] = "EVALSHA 08c7557d4c89b0ab5b53a3a0ef90a225f2be7888
 static const char FENCE_SHA[] = "EVALSHA 48e95165afb854dba74eb9d2c02d43ed7c87f94a 2 res " REDLOCK_FENCE_PREFIX "res ";
 
 static const char RFACQ_SHA[] = "EVALSHA 9e90d98820f6fd7cf2d8944664d249d42ea91993 2 res " REDLOCK_FENCE_PREFIX "res ";
+
+/* ---- locks held, made again, freed ---- */
+
+/* setup_n without a watchdog, then L's acquire sent: no answer yet. */
+static void setup_acquiring(int nodes, int64_t ttl) {
+    setup_n(nodes, 0, ttl);
+    redlock_acquire(&L);
+}
+/* The same, and every node's SET answered OK: L held. */
+static void setup_held(int nodes, int64_t ttl) {
+    setup_acquiring(nodes, ttl);
+    ok_all(nodes, "SET");
+}
+/* setup_rw, then L acquired: every node's script voted for it. */
+static void setup_rw_held(int nodes, redlock_access access) {
+    setup_rw(nodes, access);
+    redlock_acquire(&L);
+    num_all(nodes, "EVALSHA", 1);
+}
+/* setup_rw's settings, for a test to change before setup_with. */
+static void rw_settings(redlock_config *cfg, redlock_lock_opts *o, int nodes, redlock_access access, int watchdog) {
+    base_config(cfg, nodes);
+    base_opts(o, 1000, watchdog);
+    o->access = access;
+}
+
+/* L made again on client C with options of the test's own: key "res",
+   ttl 1000 ms, retry_count (0: the client's), on_result. */
+static void reinit_L(int retry_count, void (*on_result)(redlock_lock *, const redlock_result *)) {
+    redlock_lock_opts o;
+    redlock_lock_deinit(&L);
+    memset(&o, 0, sizeof o);
+    o.key = "res";
+    o.ttl_ms = 1000;
+    o.retry_count = retry_count;
+    o.on_result = on_result;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_OK);
+}
+/* After a callback freed L: the client sends nothing more within later_us. */
+static void nothing_more_sent(int64_t later_us) {
+    int sent = T.qn;
+    advance_to(T.now + later_us);
+    CHECK_EQ(T.qn, sent);
+}
+/* Ends client C of a test whose L was freed: its bytes zeroed first, as a
+   program that reused the memory would leave it. */
+static void end_with_L_freed(void) {
+    memset(&L, 0, sizeof L);
+    redlock_client_deinit(&C);
+}
+
+/* A lock whose client is gone, or never was, reads as idle: no validity,
+   no loss, nothing pending, no token. */
+static void reads_detached(redlock_lock *lk) {
+    CHECK_EQ(redlock_lock_state(lk), REDLOCK_STATE_IDLE);
+    CHECK_EQ(redlock_lock_valid_until(lk), 0);
+    CHECK_EQ(redlock_lock_lost_reason(lk), 0);
+    CHECK_EQ(redlock_lock_pending(lk), 0);
+    CHECK_STR(redlock_lock_token(lk), "");
+}
 
 /* ---- transports and scenarios several behaviours share ---- */
 
@@ -529,6 +627,41 @@ static void make_noscript(void) {
     expect_starts(0, "PEXPIRE res ");
     num_to(0, "PEXPIRE", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+}
+/* setup_held on one node, then the node made one without scripts. */
+static void setup_noscript_held(int64_t ttl) {
+    setup_held(1, ttl);
+    make_noscript();
+}
+/* L adopts ADOPTED and releases it from a legacy node whose GET shows
+   the token expiring expires_in_ms from now on the wall clock. */
+static void release_adopted_legacy(int64_t expires_in_ms) {
+    redlock_lock_adopt(&L, ADOPTED, 0);
+    redlock_release(&L);
+    str_to(0, "GET", legacy_value(T.wall + expires_in_ms, ADOPTED));
+}
+/* An acquire with cfg and o whose SETs fail on node a (status sa) and
+   node b (sb): errors of the network or the server, not of the
+   configuration: no result yet, a retry. */
+static void failures_retried(const redlock_config *cfg, const redlock_lock_opts *o, int a, int sa, int b, int sb) {
+    setup_with(cfg, o);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    fail_to(a, "SET", sa);
+    fail_to(b, "SET", sb);
+    CHECK_EQ(T.res.n, 0);
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    teardown();
+}
+/* A legacy node (setup_legacy with retry_count and ttl) on which a
+   release of the adopted token leaves a value with kept_ms left alone
+   (only its GET sent) and deletes one with a millisecond more. */
+static void adopted_legacy_tips(int retry_count, int64_t ttl, int64_t kept_ms) {
+    setup_legacy(1, retry_count, ttl);
+    release_adopted_legacy(kept_ms);
+    CHECK_EQ(T.qn, 1);
+    release_adopted_legacy(kept_ms + 1);
+    expect_sent(0, "DEL res");
+    teardown();
 }
 /* Releases L at `at`: the GET is answered with our value; returns 1 if DEL followed, 0 if the key was left (KEY_LEFT checked). */
 static int release_at(int64_t at, int legacy) {

@@ -3,9 +3,7 @@
 
 static void test_auto_noscript(void) {
     char tok[64];
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOPERM User u has no permissions to run the 'evalsha' command");
     expect_sent(0, "GET res");
@@ -32,10 +30,8 @@ static void test_auto_noscript(void) {
 /* Proves: on a node without scripts, a longer extend moves the node's bound: a release after the old validity but before the new one still DELetes (GET, DEL). */
 static void test_noscript_release_after_lengthening_extend(void) {
     int64_t t0, t1;
-    setup_n(1, 0, 1000);
+    setup_held(1, 1000);
     t0 = T.now;
-    redlock_acquire(&L);
-    ok_to(0, "SET");
     T.now = t0 + 100000;
     t1 = T.now;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
@@ -49,11 +45,8 @@ static void test_noscript_release_after_lengthening_extend(void) {
     CHECK_EQ(release_at(t0 + 2000000, 0), 1);
     teardown();
     /* the same with the node known to have no scripts before the extend */
-    setup_n(1, 0, 1000);
+    setup_noscript_held(1000);
     t0 = T.now;
-    redlock_acquire(&L);
-    ok_to(0, "SET");
-    make_noscript();
     T.now = t0 + 100000;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
     expect_sent(0, "GET res");
@@ -69,10 +62,7 @@ static void test_noscript_release_after_shortening_extend(void) {
     int pass;
     for (pass = 0; pass < 4; pass++) {   /* PEXPIRE answered / unanswered; at the limit / 1 µs before */
         int64_t t1, bound, limit = 50000 + drift_us(10000, 0);
-        setup_n(1, 0, 10000);
-        redlock_acquire(&L);
-        ok_to(0, "SET");
-        make_noscript();
+        setup_noscript_held(10000);
         T.now += 100000;
         t1 = T.now;
         CHECK_EQ(redlock_extend(&L, 1000), REDLOCK_OK);
@@ -98,11 +88,8 @@ static void test_noscript_release_after_shortening_extend(void) {
 static void test_noscript_bound_before_pexpire(void) {
     int64_t t0, t1;
     const redlock_event *ev;
-    setup_n(1, 0, 1000);
+    setup_noscript_held(1000);
     t0 = T.now;
-    redlock_acquire(&L);
-    ok_to(0, "SET");
-    make_noscript();
     T.now = t0 + 100000;
     CHECK_EQ(redlock_extend(&L, 5000), REDLOCK_OK);
     expect_sent(0, "GET res");
@@ -111,10 +98,7 @@ static void test_noscript_bound_before_pexpire(void) {
     CHECK_EQ(redlock_lock_valid_until(&L), t0 + 1000000 - drift_us(1000, 0));
     CHECK_EQ(release_at(t0 + 1000000 - drift_us(1000, 0) - 50000 - drift_us(1000, 0), 0), 0);
     teardown();
-    setup_n(1, 0, 10000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
-    make_noscript();
+    setup_noscript_held(10000);
     T.now += 100000;
     t1 = T.now;
     CHECK_EQ(redlock_extend(&L, 100), REDLOCK_OK);
@@ -131,19 +115,13 @@ static void test_noscript_bound_before_pexpire(void) {
 
 /* Proves: on a node without scripts (modern values) a GET showing another 32-character token is not ours: no DEL, and extend sees it as STOLEN. */
 static void test_noscript_other_token_not_ours(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
-    make_noscript();
+    setup_noscript_held(1000);
     redlock_release(&L);
     str_to(0, "GET", OTHER_TOKEN);
     CHECK_EQ(T.qn, 5);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_EXPIRED);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
-    make_noscript();
+    setup_noscript_held(1000);
     redlock_extend(&L, 0);
     str_to(0, "GET", OTHER_TOKEN);
     CHECK_EQ(count_cmd(0, "PEXPIRE"), 1);       /* only make_noscript's */

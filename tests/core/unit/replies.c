@@ -17,8 +17,7 @@ static void test_malformed_replies(void) {
     static const long long bad_ints[] = {2, -1, 5, 1LL << 40, -(1LL << 62)};
     size_t k;
     for (k = 0; k < sizeof acq / sizeof acq[0]; k++) {
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
+        setup_acquiring(1, 1000);
         reply(0, "SET", acq[k].type, acq[k].integer, acq[k].str);
         CHECK_EQ(vote_status(0), acq[k].status);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING); /* counted as a failed vote, retrying */
@@ -26,17 +25,13 @@ static void test_malformed_replies(void) {
     }
     /* release / extend integers out of range */
     for (k = 0; k < sizeof bad_ints / sizeof bad_ints[0]; k++) {
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
-        ok_to(0, "SET");
+        setup_held(1, 1000);
         redlock_release(&L);
         num_to(0, "EVALSHA", bad_ints[k]);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
         CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
         teardown();
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
-        ok_to(0, "SET");
+        setup_held(1, 1000);
         redlock_extend(&L, 0);
         if (bad_ints[k] != -1) {
             num_to(0, "EVALSHA", bad_ints[k]);
@@ -46,14 +41,12 @@ static void test_malformed_replies(void) {
         teardown();
     }
     /* nil where OK expected is a "held elsewhere" vote, not an error */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     nil_to(0, "SET");
     CHECK_EQ(vote_status(0), 0);
     teardown();
     /* SETNX answered with a string; GET answered with an integer */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     err_to(0, "SET", "ERR wrong number of arguments for 'set' command");
     str_to(0, "INFO", "redis_version:2.6.11");
     expect_starts(0, "SETNX res ");
@@ -61,22 +54,19 @@ static void test_malformed_replies(void) {
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     /* a NULL reply pointer */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     redlock_on_reply(&C, T.q[0].tag, NULL);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     teardown();
     /* transport error */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     fail_to(0, "SET", REDLOCK_ERR_CONNECT);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_CONNECT);
     teardown();
 }
 
 static void test_unknown_tags(void) {
-    setup_n(3, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(3, 1000);
     redlock_on_reply(&C, 0, NULL);
     redlock_on_reply(&C, T.q[0].tag ^ ((redlock_tag)1 << 40), NULL); /* another lock id */
     redlock_on_reply(&C, (T.q[0].tag & ~(redlock_tag)0xFF) | 200, NULL); /* node out of range */
@@ -155,9 +145,7 @@ static void test_defect4_tag_per_request(void) {
     CHECK_EQ(T.qn, qn);
     teardown();
     /* modern, three nodes, a NOSCRIPT step: still one tag per request */
-    setup_n(3, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
+    setup_held(3, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOSCRIPT No matching script. Please use EVAL.");
     expect_starts(0, "EVAL if redis.call('get'");
@@ -174,8 +162,7 @@ static void test_defect7_null_string_set_step(void) {
     static const redlock_reply_type types[] = {REDLOCK_REPLY_STATUS, REDLOCK_REPLY_STRING, REDLOCK_REPLY_ERROR};
     size_t k;
     for (k = 0; k < 3; k++) {
-        setup_n(1, 0, 1000);
-        redlock_acquire(&L);
+        setup_acquiring(1, 1000);
         raw_to(0, "SET", types[k], NULL, 11);
         CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
         CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING);  /* a failed vote: retrying */
@@ -186,17 +173,13 @@ static void test_defect7_null_string_set_step(void) {
 
 /* Proves: on the release steps (EVALSHA, and GET on a node without scripts) a NULL string with len > 0 is a protocol error. */
 static void test_defect7_null_string_release_step(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     raw_to(0, "EVALSHA", REDLOCK_REPLY_ERROR, NULL, 8);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_ERR_NO_QUORUM);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOPERM this user has no permissions to run the 'evalsha' command");
     expect_sent(0, "GET res");
@@ -255,13 +238,11 @@ static void test_send_and_error_statuses(void) {
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     fail_to(0, "SET", 7);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_TRANSPORT);
     teardown();
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(1, 1000);
     fail_to(0, "SET", REDLOCK_ERR_NODE_TIMEOUT);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_NODE_TIMEOUT);
     teardown();
@@ -270,9 +251,7 @@ static void test_send_and_error_statuses(void) {
 /* Proves: replies that are exactly "NOSCRIPT" or "NOPERM" (no message after
    the word) are recognised like the longer forms. */
 static void test_error_words_alone(void) {
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", "NOSCRIPT");
     expect_starts(0, "EVAL if redis.call('get'");
@@ -285,8 +264,7 @@ static void test_error_words_alone(void) {
 /* Proves: no reply at all (NULL) is a malformed answer, PROTOCOL; an
    on_error status that is not negative is a TRANSPORT failure. */
 static void test_null_reply_and_error_zero(void) {
-    setup_n(5, 0, 1000);
-    redlock_acquire(&L);
+    setup_acquiring(5, 1000);
     redlock_on_reply(&C, T.q[0].tag, NULL);
     fail_to(1, "SET", 0);
     fail_to(2, "SET", REDLOCK_ERR_CONNECT);
@@ -341,9 +319,7 @@ static void test_acl_key_denied(void) {
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_NOPERM);
     teardown();
     /* a release refused the key: no switch to GET + compare */
-    setup_n(1, 0, 1000);
-    redlock_acquire(&L);
-    ok_to(0, "SET");
+    setup_held(1, 1000);
     redlock_release(&L);
     err_to(0, "EVALSHA", denied[1]);
     CHECK_EQ(T.qn, 2);

@@ -9,21 +9,17 @@
    undo of a failed attempt does not (the mark keeps new readers out until
    the next attempt); extend: 1, 0 (gone), -1 (another kind of lock). */
 static void test_rw_commands(void) {
-    char expect[1024];
     setup_rw(1, REDLOCK_ACCESS_SHARED);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 s 200", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, rw_acquire_sent("s"));
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     redlock_extend(&L, 500);
-    snprintf(expect, sizeof expect, "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 1 res %s 500 s", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, with_token(RW_EXTEND_SHA, " 500 s"));
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     redlock_release(&L);
-    snprintf(expect, sizeof expect, "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res %s 1", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, with_token(RW_RELEASE_SHA, " 1"));
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();
@@ -31,15 +27,12 @@ static void test_rw_commands(void) {
        the same command */
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, rw_acquire_sent("x"));
     num_to(0, "EVALSHA", 0);
-    snprintf(expect, sizeof expect, "EVAL %s 1 res %s", redlock_rw_release_script(), redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, script_sent(redlock_rw_release_script(), ""));
     num_to(0, "EVAL", 0);
     run_until_sent(2);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, rw_acquire_sent("x"));
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     redlock_extend(&L, 0);
@@ -54,9 +47,7 @@ static void test_rw_commands(void) {
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
     CHECK_EQ(vote_status(1), REDLOCK_ERR_PROTOCOL);
     teardown();
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     redlock_upgrade(&L);
     num_to(0, "EVALSHA", 2);
     CHECK_EQ(vote_status(0), REDLOCK_ERR_PROTOCOL);
@@ -84,14 +75,11 @@ static void test_rw_upgrade_downgrade(void) {
     setup_rw(3, REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_NOT_HELD);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 u 200", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, rw_acquire_sent("u"));
     num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     teardown();
-    setup_rw(3, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    setup_rw_held(3, REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_ERR_BUSY);
@@ -112,16 +100,13 @@ static void test_rw_upgrade_downgrade(void) {
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);   /* exclusive already */
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
-    snprintf(expect, sizeof expect, "EVALSHA b06ef25325497e7d384d8265d29a5597c574e502 1 res %s s", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, with_token(RW_SET_MODE_SHA, " s"));
     num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_INVALID); /* shared already */
     teardown();
     /* retries used up: LOCKED, the nodes settle back to update */
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     for (k = 1; k <= 3; k++) {
         run_until_sent(k);
@@ -129,8 +114,7 @@ static void test_rw_upgrade_downgrade(void) {
     }
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_ERR_LOCKED);
     CHECK_EQ(T.res.r[T.res.n - 1].attempts, 3);
-    snprintf(expect, sizeof expect, "EVAL %s 1 res %s u", redlock_rw_set_mode_script(), redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, script_sent(redlock_rw_set_mode_script(), " u"));
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     num_to(0, "EVAL", 1);
@@ -142,9 +126,7 @@ static void test_rw_upgrade_downgrade(void) {
     CHECK_EQ(T.res.r[T.res.n - 1].op, REDLOCK_OP_LOST);
     teardown();
     /* release cancels a waiting upgrade */
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     redlock_upgrade(&L);
     num_to(0, "EVALSHA", 0);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
@@ -161,17 +143,13 @@ static void test_rw_upgrade_downgrade(void) {
 static void test_rw_marks_and_endings(void) {
     redlock_config cfg;
     redlock_lock_opts o;
-    char expect[1200];
-    base_config(&cfg, 1);
-    base_opts(&o, 1000, 0);
-    o.access = REDLOCK_ACCESS_EXCLUSIVE;
+    rw_settings(&cfg, &o, 1, REDLOCK_ACCESS_EXCLUSIVE, 0);
     o.retry_count = -1;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     num_to(0, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_LOCKED);
-    snprintf(expect, sizeof expect, "EVAL %s 1 res %s 2", redlock_rw_release_script(), redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, script_sent(redlock_rw_release_script(), " 2"));
     teardown();
     setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
@@ -179,21 +157,16 @@ static void test_rw_marks_and_endings(void) {
     num_to(0, "EVAL", 0);                  /* the undo (kept the mark) */
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_CANCELLED);
-    snprintf(expect, sizeof expect, "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res %s 1", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, with_token(RW_RELEASE_SHA, " 1"));
     teardown();
-    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    setup_rw_held(3, REDLOCK_ACCESS_EXCLUSIVE);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     num_to(0, "EVALSHA", 0); num_to(1, "EVALSHA", 0);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_NO_QUORUM);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     teardown();
-    base_config(&cfg, 1);
-    base_opts(&o, 1000, 0);
-    o.access = REDLOCK_ACCESS_UPDATE;
+    rw_settings(&cfg, &o, 1, REDLOCK_ACCESS_UPDATE, 0);
     o.retry_count = 100;
     o.wait_ms = 250;
     setup_with(&cfg, &o);
@@ -216,10 +189,7 @@ static void test_rw_marks_and_endings(void) {
    may upgrade again); redlock_lock_access says the hold's mode while held,
    the options' otherwise. */
 static void test_rw_mode_per_hold(void) {
-    char expect[1200];
-    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_EXCLUSIVE);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_SHARED);
@@ -228,17 +198,14 @@ static void test_rw_mode_per_hold(void) {
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, rw_acquire_sent("x"));
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     teardown();
     /* a hold that ends LOST after a downgrade: the same */
-    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_EXCLUSIVE);
     redlock_downgrade(&L);
     num_to(0, "EVALSHA", 1);
     advance_to(T.now + 2000000);
@@ -246,13 +213,10 @@ static void test_rw_mode_per_hold(void) {
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_EXCLUSIVE);
     num_to(0, "EVAL", 0);                  /* the cleanup's answer */
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 200", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, rw_acquire_sent("x"));
     teardown();
     /* update: upgraded once, an update lock again at the next acquire */
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
@@ -261,8 +225,7 @@ static void test_rw_mode_per_hold(void) {
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 u 200", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, rw_acquire_sent("u"));
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(redlock_lock_access(&L), REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
@@ -270,9 +233,7 @@ static void test_rw_mode_per_hold(void) {
     CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
     teardown();
     /* adopted: the options' mode too */
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     redlock_upgrade(&L);
     num_to(0, "EVALSHA", 1);
     redlock_release(&L);
@@ -301,9 +262,7 @@ static void test_rw_upgrade_hold_cap(void) {
     int64_t start;
     int done = 0, cap;
     for (cap = 0; cap < 2; cap++) {
-        base_config(&cfg, 1);
-        base_opts(&o, 1000, 1);
-        o.access = REDLOCK_ACCESS_UPDATE;
+        rw_settings(&cfg, &o, 1, REDLOCK_ACCESS_UPDATE, 1);
         o.retry_count = 1000;
         if (cap == 0) o.max_hold_ms = 1500;
         else o.max_extensions = 4;
@@ -326,9 +285,7 @@ static void test_rw_upgrade_hold_cap(void) {
     }
     /* the cap reached before the call (an extend of the user's counts):
        ends at once, nothing sent */
-    base_config(&cfg, 1);
-    base_opts(&o, 1000, 0);
-    o.access = REDLOCK_ACCESS_UPDATE;
+    rw_settings(&cfg, &o, 1, REDLOCK_ACCESS_UPDATE, 0);
     o.max_extensions = 1;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
@@ -384,9 +341,7 @@ static void test_rw_upgrade_during_renewal(void) {
 /* Proves: a release while a downgrade's round runs answers the downgrade
    (CANCELLED), then the release. */
 static void test_rw_release_cancels_downgrade(void) {
-    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    setup_rw_held(3, REDLOCK_ACCESS_EXCLUSIVE);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     CHECK_EQ(redlock_release(&L), REDLOCK_OK);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_ERR_CANCELLED);
@@ -402,9 +357,7 @@ static void test_rw_release_cancels_downgrade(void) {
    with "s". */
 static void test_rw_downgrade_straggler_noscript(void) {
     char expect[1200];
-    setup_rw(3, REDLOCK_ACCESS_EXCLUSIVE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    setup_rw_held(3, REDLOCK_ACCESS_EXCLUSIVE);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
@@ -463,9 +416,7 @@ static void test_rw_upgrade_events(void) {
     const redlock_event *ev;
     int64_t called;
     int i, k;
-    setup_rw(3, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    setup_rw_held(3, REDLOCK_ACCESS_UPDATE);
     T.now += 7000;
     called = T.now;
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
@@ -507,9 +458,7 @@ static void test_rw_upgrade_events(void) {
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
     teardown();
     /* one node, one attempt: the upgrade's OK result, from its call */
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     T.now += 9000;
     called = T.now;
     redlock_upgrade(&L);
@@ -529,9 +478,7 @@ static void test_rw_upgrade_events(void) {
 static void test_rw_upgrade_validity_at_start(void) {
     int64_t until, t1;
     int k;
-    setup_rw(3, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    setup_rw_held(3, REDLOCK_ACCESS_UPDATE);
     until = redlock_lock_valid_until(&L);
     T.now += 300000;
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
@@ -539,9 +486,7 @@ static void test_rw_upgrade_validity_at_start(void) {
     for (k = 0; k < 3; k++) fail_to(k, "EVALSHA", REDLOCK_ERR_TRANSPORT);
     CHECK_EQ(redlock_lock_valid_until(&L), until);  /* no quorum: nothing renewed */
     teardown();
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     redlock_extend(&L, 5000);
     num_to(0, "EVALSHA", 1);
     T.now += 1000;
@@ -567,9 +512,7 @@ static void free_in_result(redlock_lock *lk, const redlock_result *r) {
 static void test_rw_upgrade_result_after_deinit(void) {
     redlock_config cfg;
     redlock_lock_opts o;
-    base_config(&cfg, 1);
-    base_opts(&o, 1000, 0);
-    o.access = REDLOCK_ACCESS_UPDATE;
+    rw_settings(&cfg, &o, 1, REDLOCK_ACCESS_UPDATE, 0);
     o.retry_count = -1;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
@@ -600,18 +543,14 @@ static void test_rw_upgrade_result_after_deinit(void) {
 static void test_rw_upgrade_after_noscript(void) {
     redlock_config cfg;
     redlock_lock_opts o;
-    char expect[1200];
     int64_t done;
-    base_config(&cfg, 1);
-    base_opts(&o, 1000, 1);
-    o.access = REDLOCK_ACCESS_UPDATE;
+    rw_settings(&cfg, &o, 1, REDLOCK_ACCESS_UPDATE, 1);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
     err_to(0, "EVALSHA", "NOSCRIPT No matching script.");
-    snprintf(expect, sizeof expect, "EVAL %s 1 res %s 1000 200", redlock_rw_upgrade_script(), redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, script_sent(redlock_rw_upgrade_script(), " 1000 200"));
     num_to(0, "EVAL", 0);
     CHECK(last_ev(REDLOCK_EV_RETRY) && last_ev(REDLOCK_EV_RETRY)->status == REDLOCK_ERR_LOCKED);
     CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_HELD);
@@ -686,18 +625,14 @@ static void test_rw_downgrade_release_elapsed(void) {
 static void test_rw_calls_busy(void) {
     redlock_config cfg;
     redlock_lock_opts o;
-    setup_rw(1, REDLOCK_ACCESS_EXCLUSIVE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_EXCLUSIVE);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_ERR_BUSY);
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
     CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
     teardown();
-    setup_rw(1, REDLOCK_ACCESS_UPDATE);
-    redlock_acquire(&L);
-    num_to(0, "EVALSHA", 1);
+    setup_rw_held(1, REDLOCK_ACCESS_UPDATE);
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     CHECK_EQ(redlock_upgrade(&L), REDLOCK_ERR_BUSY);
     num_to(0, "EVALSHA", 1);
@@ -719,9 +654,7 @@ static void test_rw_calls_busy(void) {
     CHECK_EQ(redlock_extend(&L, 0), REDLOCK_OK);
     teardown();
     /* a watchdog renewal running: the upgrade is taken, and goes out after it */
-    base_config(&cfg, 1);
-    base_opts(&o, 1000, 1);
-    o.access = REDLOCK_ACCESS_UPDATE;
+    rw_settings(&cfg, &o, 1, REDLOCK_ACCESS_UPDATE, 1);
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     num_to(0, "EVALSHA", 1);
@@ -744,23 +677,20 @@ static void test_rw_calls_busy(void) {
 static void test_rw_mark_life_with_jitter(void) {
     redlock_config cfg;
     redlock_lock_opts o;
-    char expect[200];
     base_config(&cfg, 1);
     cfg.retry_jitter_ms = 30;
     base_opts(&o, 1000, 0);
     o.access = REDLOCK_ACCESS_EXCLUSIVE;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
-    snprintf(expect, sizeof expect, "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res %s 1000 x 230", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, with_token(RW_ACQUIRE_SHA, " 1000 x 230"));
     teardown();
     o.access = REDLOCK_ACCESS_UPDATE;
     setup_with(&cfg, &o);
     redlock_acquire(&L);
     num_to(0, "EVALSHA", 1);
     redlock_upgrade(&L);
-    snprintf(expect, sizeof expect, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res %s 1000 230", redlock_lock_token(&L));
-    expect_sent(0, expect);
+    expect_sent(0, with_token(RW_UPGRADE_SHA, " 1000 230"));
     teardown();
 }
 
