@@ -338,7 +338,11 @@ REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_loc
 
 /* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
    NODE_TIMEOUT, ...), or 0 if none yet or a new connection has answered
-   since; errbuf (optional) gets the text. */
+   since; errbuf (optional) gets the text, as redlock_socket_node_status()
+   gives it: the failure's words (the server's refusal, what OpenSSL said,
+   why a connect failed: "connection refused", "connect timeout" ...),
+   else the status's description; with status 0, the server's last error
+   reply to a command on the current connection ("" if none). */
 REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 
 /* Is node i connected right now? */

@@ -254,7 +254,11 @@ REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c);
 
 /* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
    if none yet or a new connection has answered since; errbuf (optional)
-   gets the text. */
+   gets the text, as redlock_socket_node_status() gives it: the failure's
+   words (the server's refusal, what OpenSSL said, hiredis's for a failed
+   connect, "connect timed out" ...), else the status's description; with
+   status 0, the server's last error reply to a command on the current
+   connection ("" if none). */
 REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
 
 /* Is node i connected (connect completed, not dropped)? */

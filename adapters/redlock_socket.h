@@ -481,10 +481,12 @@ typedef struct redlock_socket_probe_result {
    connection (with REDLOCK_SOCKET_TLS). Sends no AUTH, touches no key,
    checks no certificate. Every wait within timeout_ms in all (connects,
    answers; not getaddrinfo(), which blocks as it will, nor the CPU time
-   that making the TLS hello takes): blocking, so never inside an
-   adapter's callback. Uses no adapter and no global state: any thread. OK (the port was reached: see *out), CONNECT (*out's
-   words say why), or INVALID (node or out NULL, a port out of range, a
-   negative timeout; *out untouched). */
+   that making the TLS hello takes). It blocks the calling thread for up
+   to timeout_ms: never call it inside the core's callbacks (on_result,
+   on_event, the hooks) nor an adapter's, whose loop it would stall. Uses
+   no adapter and no global state: any thread. OK (the port was reached:
+   see *out), CONNECT (*out's words say why), or INVALID (node or out
+   NULL, a port out of range, a negative timeout; *out untouched). */
 REDLOCK_SOCKET_API int redlock_socket_probe(const redlock_node *node, int tls, int64_t timeout_ms,
                                             redlock_socket_probe_result *out);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
