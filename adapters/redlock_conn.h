@@ -372,34 +372,34 @@ static inline void redlock__conn_lost(redlock__conn_life *l, int status, const c
     redlock__conn_down(l, now, delay_ms);
 }
 
-/* What a driver does when a connection is dropped: its transport's
-   teardown (close the socket, free the context; the lifecycle is DOWN
-   already), and how a core command's tag fails (the core's on_error, or
-   the caller's in raw mode). */
-typedef struct redlock__conn_drop_ops {
-    void (*teardown)(void *ctx);
-    void (*fail)(void *ctx, redlock_tag tag, int status);
-} redlock__conn_drop_ops;
-
-/* Drops a connection with `status` (why: its words): every reply still
-   owed is taken off the ring first (what the callbacks send meanwhile
-   goes on a fresh one, to a new connection), the lifecycle is DOWN with
-   the status before the teardown (a hook that runs in it sees both), and
-   then each core command owed fails with the status, oldest first (the
-   core ignores the tags it no longer waits for). */
-static inline void redlock__conn_drop(redlock__conn_life *l, redlock__conn_ring *q, int status, const char *why,
-                                      int64_t now, int64_t delay_ms, const redlock__conn_drop_ops *ops, void *ctx)
+/* Dropping a connection with `status` (why: its words), in two steps
+   around the driver's teardown of its transport. First this: the
+   replies it still owed are taken off its ring and returned (what the
+   callbacks send meanwhile goes on a fresh ring, to a new connection),
+   and the lifecycle is DOWN with the status (redlock__conn_lost), so a
+   hook that runs in the teardown sees both. */
+static inline redlock__conn_ring redlock__conn_drop(redlock__conn_life *l, redlock__conn_ring *q, int status,
+                                                    const char *why, int64_t now, int64_t delay_ms)
 {
     redlock__conn_ring owed = *q;
-    size_t k;
     memset(q, 0, sizeof *q);
     redlock__conn_lost(l, status, why, now, delay_ms);
-    ops->teardown(ctx);
-    for (k = 0; k < owed.count; k++) {
-        const redlock__conn_req *r = redlock__conn_at(&owed, k);
-        if (r->kind == REDLOCK__CONN_CORE) ops->fail(ctx, r->tag, status);
+    return owed;
+}
+
+/* Then this, once the transport is gone: each core command owed fails
+   with the status through `fail` (the core's on_error, or the caller's
+   in raw mode), oldest first (the core ignores the tags it no longer
+   waits for); the ring's memory is freed. */
+static inline void redlock__conn_fail_owed(redlock__conn_ring *owed, int status,
+                                           void (*fail)(void *ctx, redlock_tag tag, int status), void *ctx)
+{
+    size_t k;
+    for (k = 0; k < owed->count; k++) {
+        const redlock__conn_req *r = redlock__conn_at(owed, k);
+        if (r->kind == REDLOCK__CONN_CORE) fail(ctx, r->tag, status);
     }
-    redlock__conn_ring_free(&owed);
+    redlock__conn_ring_free(owed);
 }
 
 /* May a connection be opened now (its delay or backoff is over)? */

@@ -381,42 +381,26 @@ typedef redlock_hiredis_config redlock_hiredis_opts;                    /* depre
 
 /* ---- connections ---- */
 
-/* Node i, for the connection layer's callbacks. */
-typedef struct redlock__hiredis_at {
-    redlock_hiredis *c;
-    int i;
-} redlock__hiredis_at;
-
-static inline void redlock__hiredis_teardown(void *at)
+static inline void redlock__hiredis_fail_tag(void *client, redlock_tag tag, int status)
 {
-    const redlock__hiredis_at *a = (const redlock__hiredis_at *)at;
-    redlock__hiredis_conn *cn = &a->c->_conn[a->i];
-    if (cn->ctx) {
-        redisFree(cn->ctx);
-        cn->ctx = NULL;
-    }
+    redlock_on_error((redlock_client *)client, tag, status);
+}
+
+/* Drops node i's connection (redlock_conn.h): every request it owed
+   fails with `status` (why: its words, kept before the context that may
+   hold them is freed); reopened after the reconnect delay. */
+static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
+{
+    redlock__hiredis_conn *cn = &c->_conn[i];
+    redlock__conn_ring owed =
+        redlock__conn_drop(&cn->life, &cn->q, status, why, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
+    if (cn->ctx) redisFree(cn->ctx);
+    cn->ctx = NULL;
     cn->fd = -1;
     cn->ssl = NULL; /* freed with the context */
     cn->need_flush = 0;
     cn->unsent = 0;
-}
-
-static inline void redlock__hiredis_fail_tag(void *at, redlock_tag tag, int status)
-{
-    redlock_on_error(&((const redlock__hiredis_at *)at)->c->_client, tag, status);
-}
-
-/* Drops node i's connection (redlock_conn.h): every request it owed
-   fails with `status` (why: its words, kept before the context, which
-   may hold them, is freed); reopened after the reconnect delay. */
-static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
-{
-    static const redlock__conn_drop_ops ops = { redlock__hiredis_teardown, redlock__hiredis_fail_tag };
-    redlock__hiredis_at at;
-    at.c = c;
-    at.i = i;
-    redlock__conn_drop(&c->_conn[i].life, &c->_conn[i].q, status, why, redlock__hiredis_now_us(),
-                       c->_reconnect_delay_ms, &ops, &at);
+    redlock__conn_fail_owed(&owed, status, redlock__hiredis_fail_tag, &c->_client);
 }
 
 /* Files a request whose room redlock__hiredis_reserve() made. */

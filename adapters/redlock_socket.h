@@ -927,13 +927,6 @@ typedef struct redlock__sock_at {
     struct redlock__sock_node *nd;
 } redlock__sock_at;
 
-static void redlock__sock_teardown(void *at)
-{
-    const redlock__sock_at *a = (const redlock__sock_at *)at;
-    redlock__sock_close(a->s, a->nd);
-    redlock__sock_report(a->s, a->nd);
-}
-
 static void redlock__sock_fail_tag(void *at, redlock_tag tag, int status)
 {
     const redlock__sock_at *a = (const redlock__sock_at *)at;
@@ -947,13 +940,15 @@ static void redlock__sock_fail_tag(void *at, redlock_tag tag, int status)
    command. */
 static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd, int status, const char *why)
 {
-    static const redlock__conn_drop_ops ops = { redlock__sock_teardown, redlock__sock_fail_tag };
+    redlock__conn_ring owed = redlock__conn_drop(&nd->life, &nd->q, status, why, redlock_socket_now_us(),
+                                                 nd->sub ? REDLOCK__SOCK_SUB_RETRY_MS : 0);
     redlock__sock_at at;
     at.s = s;
     at.nd = nd;
     nd->failures++;
-    redlock__conn_drop(&nd->life, &nd->q, status, why, redlock_socket_now_us(),
-                       nd->sub ? REDLOCK__SOCK_SUB_RETRY_MS : 0, &ops, &at);
+    redlock__sock_close(s, nd);
+    redlock__sock_report(s, nd);
+    redlock__conn_fail_owed(&owed, status, redlock__sock_fail_tag, &at);
 }
 
 /* ---- the byte stream: plain or TLS ----
