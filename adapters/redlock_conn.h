@@ -11,18 +11,21 @@
      * the preamble every new connection sends first (AUTH, SELECT,
        INFO memory) and what its answers mean;
      * the idle probe: what an idle connection shows before a command is
-       written to it;
+       written to it, and when it is asked;
      * the subscriber table behind the core's `listen` hook (which keys
        the subscribers follow, and since when none is listened to);
      * a connection's lifecycle: its state (down, connecting, TLS
        handshake, up, and refused: AUTH or SELECT said no), when it may be
        reopened (the reconnect delay, the backoff after a refusal), the
        node's status with its words (the server's, the TLS library's or
-       the transport's), and when the node counts as asked.
+       the transport's) and the text a node status shows, when the node
+       counts as asked, and what a dropped connection owed (each core
+       command fails with the drop's status).
 
    The drivers keep only what their transport decides: how a command is
-   written, when a connection counts as open, how a reply is read. Not a
-   public API: every name here is private (redlock__conn_).
+   written, when a connection counts as open, how a reply is read, how
+   it is torn down. Not a public API: every name here is private
+   (redlock__conn_).
 
    Include spelling, in every adapter: "../redlock.h", relative to the
    adapter itself, so that it finds the library beside adapters/ in this
