@@ -11,18 +11,21 @@
      * the preamble every new connection sends first (AUTH, SELECT,
        INFO memory) and what its answers mean;
      * the idle probe: what an idle connection shows before a command is
-       written to it;
+       written to it, and when it is asked;
      * the subscriber table behind the core's `listen` hook (which keys
        the subscribers follow, and since when none is listened to);
      * a connection's lifecycle: its state (down, connecting, TLS
        handshake, up, and refused: AUTH or SELECT said no), when it may be
        reopened (the reconnect delay, the backoff after a refusal), the
        node's status with its words (the server's, the TLS library's or
-       the transport's), and when the node counts as asked.
+       the transport's) and the text a node status shows, when the node
+       counts as asked, and what a dropped connection owed (each core
+       command fails with the drop's status).
 
    The drivers keep only what their transport decides: how a command is
-   written, when a connection counts as open, how a reply is read. Not a
-   public API: every name here is private (redlock__conn_).
+   written, when a connection counts as open, how a reply is read, how
+   it is torn down. Not a public API: every name here is private
+   (redlock__conn_).
 
    Include spelling, in every adapter: "../redlock.h", relative to the
    adapter itself, so that it finds the library beside adapters/ in this
@@ -276,10 +279,11 @@ static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
    on this connection; what is asked of it fails with that status until a
    new connection opens (the driver closes this one, and reopens it after
    its delay). `status` is the node's last failure, 0 once a connection
-   answered since; `words` say it in the server's (or TLS library's, or
-   transport's) words, and `server` keeps the server's last error reply
-   on this connection, whatever the status (redlock_socket_node_status
-   shows it). A subscriber refused by its node (`shunned`: AUTH or
+   answered since; `words` say that failure in the server's (or TLS
+   library's, or transport's) words, set with it (redlock__conn_set), and
+   `server` keeps the server's last error reply on this connection,
+   whatever the status; redlock__conn_text() says which the node status
+   shows. A subscriber refused by its node (`shunned`: AUTH or
    SERVER, with the node's words) is reopened only after a backoff that
    doubles at each refusal in a row (redlock_notify.h), until a
    SUBSCRIBE is confirmed. The driver says when the state changes; this
@@ -298,11 +302,35 @@ typedef struct redlock__conn_life {
     char server[120];   /* the server's last error reply on this connection (redlock__conn_heard) */
 } redlock__conn_life;
 
-/* The node's status and its words (NULL: none). */
+/* The node's status and its words (NULL: none; l->words itself: the
+   words the driver wrote there as the failure happened, kept). */
 static inline void redlock__conn_set(redlock__conn_life *l, int status, const char *words)
 {
     l->status = status;
-    snprintf(l->words, sizeof l->words, "%s", words ? words : "");
+    if (words != l->words) snprintf(l->words, sizeof l->words, "%s", words ? words : "");
+}
+
+/* The node status's text: the failure's words; with no words, or no
+   failure (0), the server's last error reply on this connection if the
+   status is its (AUTH, SELECT) or 0 (a vote that failed with SERVER
+   reads it from inside its event); else `generic` (the status's
+   description). */
+static inline const char *redlock__conn_text(const redlock__conn_life *l, const char *generic)
+{
+    int st = l->status;
+    if (st && l->words[0]) return l->words;
+    if ((!st || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT) && l->server[0]) return l->server;
+    return generic;
+}
+
+/* A connect's failure in words (err: errno's; unix_socket: to a Unix
+   socket path), as every adapter and redlock_socket_probe() say it. */
+static inline void redlock__conn_connect_words(char *out, size_t cap, int err, int unix_socket)
+{
+    if (err == ECONNREFUSED) snprintf(out, cap, "%s", "connection refused");
+    else if (err == ENOENT && unix_socket) snprintf(out, cap, "%s", "no such socket");
+    else if (err == ETIMEDOUT) snprintf(out, cap, "%s", "connect timed out");
+    else snprintf(out, cap, "cannot connect: %s", strerror(err));
 }
 
 /* The server answered with an error (str, len): its words are kept as
@@ -335,6 +363,48 @@ static inline void redlock__conn_down(redlock__conn_life *l, int64_t now, int64_
     l->retry_at = delay_ms ? now + delay_ms * 1000 : 0;
 }
 
+/* The connection is gone: DOWN, reopened no earlier than delay_ms after
+   now, its refusal forgotten (it was this connection's); a failure
+   (status, with its words why, NULL none) is the node's status, while 0
+   (a close that lost nothing) keeps the status there was. */
+static inline void redlock__conn_lost(redlock__conn_life *l, int status, const char *why, int64_t now,
+                                      int64_t delay_ms)
+{
+    if (status) redlock__conn_set(l, status, why);
+    l->refused = 0;
+    redlock__conn_down(l, now, delay_ms);
+}
+
+/* Dropping a connection with `status` (why: its words), in two steps
+   around the driver's teardown of its transport. First this: the
+   replies it still owed are taken off its ring and returned (what the
+   callbacks send meanwhile goes on a fresh ring, to a new connection),
+   and the lifecycle is DOWN with the status (redlock__conn_lost), so a
+   hook that runs in the teardown sees both. */
+static inline redlock__conn_ring redlock__conn_drop(redlock__conn_life *l, redlock__conn_ring *q, int status,
+                                                    const char *why, int64_t now, int64_t delay_ms)
+{
+    redlock__conn_ring owed = *q;
+    memset(q, 0, sizeof *q);
+    redlock__conn_lost(l, status, why, now, delay_ms);
+    return owed;
+}
+
+/* Then this, once the transport is gone: each core command owed fails
+   with the status through `fail` (the core's on_error, or the caller's
+   in raw mode), oldest first (the core ignores the tags it no longer
+   waits for); the ring's memory is freed. */
+static inline void redlock__conn_fail_owed(redlock__conn_ring *owed, int status,
+                                           void (*fail)(void *ctx, redlock_tag tag, int status), void *ctx)
+{
+    size_t k;
+    for (k = 0; k < owed->count; k++) {
+        const redlock__conn_req *r = redlock__conn_at(owed, k);
+        if (r->kind == REDLOCK__CONN_CORE) fail(ctx, r->tag, status);
+    }
+    redlock__conn_ring_free(owed);
+}
+
 /* May a connection be opened now (its delay or backoff is over)? */
 static inline int redlock__conn_may_open(const redlock__conn_life *l, int64_t now)
 {
@@ -354,6 +424,19 @@ static inline int redlock__conn_late(const redlock__conn_life *l, const redlock_
     if (handshaking && now >= connect_deadline) return REDLOCK__CONN_LATE_HANDSHAKE;
     if (!hold && now >= redlock__conn_due(q, command_us)) return REDLOCK__CONN_LATE_REPLY;
     return REDLOCK__CONN_LATE_NONE;
+}
+
+/* Before a core command is written: a connection that is UP and owes
+   nothing is probed (redlock__conn_idle_state: the driver gives its fd,
+   the bytes its reader holds, and its TLS peek and session, or NULL).
+   CLOSED: the node closed it while idle, nothing was lost, the driver
+   replaces it for the command; UNASKED: the node misbehaves, the driver
+   drops it with PROTOCOL; OK: the command goes out on it. */
+static inline int redlock__conn_send_probe(const redlock__conn_life *l, const redlock__conn_ring *q, int fd,
+                                           size_t buffered, int (*tls_peek)(void *ssl), void *ssl)
+{
+    if (l->state != REDLOCK__CONN_UP || q->count) return REDLOCK__CONN_IDLE_OK;
+    return redlock__conn_idle_state(fd, buffered, tls_peek, ssl);
 }
 
 /* The preamble's AUTH or SELECT (kind) was answered: with an error's

@@ -338,7 +338,11 @@ REDLOCK_HIREDIS_API int64_t redlock_hiredis_lock_valid_until(redlock_hiredis_loc
 
 /* Node i's last failure (REDLOCK_ERR_CONNECT, AUTH, TRANSPORT,
    NODE_TIMEOUT, ...), or 0 if none yet or a new connection has answered
-   since; errbuf (optional) gets the text. */
+   since; errbuf (optional) gets the text, as redlock_socket_node_status()
+   gives it: the failure's words (the server's refusal, what OpenSSL said,
+   why a connect failed: "connection refused", "connect timeout" ...),
+   else the status's description; with status 0, the server's last error
+   reply to a command on the current connection ("" if none). */
 REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 
 /* Is node i connected right now? */
@@ -377,32 +381,26 @@ typedef redlock_hiredis_config redlock_hiredis_opts;                    /* depre
 
 /* ---- connections ---- */
 
-/* Drops node i's connection; every request it owed fails with `status`
-   (the core ignores the ones it no longer waits for). */
+static inline void redlock__hiredis_fail_tag(void *client, redlock_tag tag, int status)
+{
+    redlock_on_error((redlock_client *)client, tag, status);
+}
+
+/* Drops node i's connection (redlock_conn.h): every request it owed
+   fails with `status` (why: its words, kept before the context that may
+   hold them is freed); reopened after the reconnect delay. */
 static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
-    redlock__conn_ring owed = cn->q; /* detached: the callbacks may send again */
-    char text[128];
-    size_t k;
-    snprintf(text, sizeof text, "%s", why ? why : ""); /* why may be the context's errstr, freed below */
-    memset(&cn->q, 0, sizeof cn->q);
-    if (cn->ctx) {
-        redisFree(cn->ctx);
-        cn->ctx = NULL;
-    }
+    redlock__conn_ring owed =
+        redlock__conn_drop(&cn->life, &cn->q, status, why, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
+    if (cn->ctx) redisFree(cn->ctx);
+    cn->ctx = NULL;
     cn->fd = -1;
     cn->ssl = NULL; /* freed with the context */
     cn->need_flush = 0;
     cn->unsent = 0;
-    cn->life.refused = 0;
-    redlock__conn_set(&cn->life, status, text);
-    redlock__conn_down(&cn->life, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
-    for (k = 0; k < owed.count; k++) {
-        const redlock__conn_req *r = redlock__conn_at(&owed, k);
-        if (r->kind == REDLOCK__CONN_CORE) redlock_on_error(&c->_client, r->tag, status);
-    }
-    redlock__conn_ring_free(&owed);
+    redlock__conn_fail_owed(&owed, status, redlock__hiredis_fail_tag, &c->_client);
 }
 
 /* Files a request whose room redlock__hiredis_reserve() made. */
@@ -455,8 +453,7 @@ static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
     err[0] = 0;
     ctx = redlock__hiredis_open(&cn->ep, &status, err, sizeof err);
     if (!ctx) {
-        redlock__conn_set(&cn->life, status, err);
-        redlock__conn_down(&cn->life, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
+        redlock__conn_lost(&cn->life, status, err, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
         return;
     }
     if (redlock__hiredis_install(c, i, ctx) != 0)
@@ -471,7 +468,9 @@ static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
     socklen_t len = (socklen_t)sizeof err;
     if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err) {
-        redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, strerror(err));
+        char why[96];
+        redlock__conn_connect_words(why, sizeof why, err, cn->ep.unix_path != NULL);
+        redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, why);
         return;
     }
     if (cn->ep.tls_ctx) { /* the handshake goes on in the reads and writes, within its own connect timeout */
@@ -599,11 +598,8 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         if (cn->life.refused) {
             freeReplyObject(r);
             redlock_on_error(&c->_client, req.tag, redlock__conn_answer(&cn->life, NULL));
-            if (cn->q.count == 0 && cn->ctx) {
-                char why[sizeof cn->life.words];
-                memcpy(why, cn->life.words, sizeof why);
-                redlock__hiredis_drop(c, i, cn->life.status, why); /* retry after the delay */
-            }
+            if (cn->q.count == 0 && cn->ctx)
+                redlock__hiredis_drop(c, i, cn->life.status, cn->life.words); /* retry after the delay */
             continue;
         }
         if ((st = redlock__conn_answer(&cn->life, redlock__hiredis_auth_error(r) ? r->str : NULL)) != 0) {
@@ -628,15 +624,15 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     redlock_hiredis *c = (redlock_hiredis *)user;
     redlock__hiredis_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
     if (redlock__hiredis_on_driver(c)) {
-        if (cn->ctx && cn->life.state == REDLOCK__CONN_UP && cn->q.count == 0) {
-            int idle = redlock__hiredis_idle_state(cn->fd, cn->ssl, cn->ctx->reader->len - cn->ctx->reader->pos);
-            if (idle == REDLOCK__CONN_IDLE_CLOSED) {
-                /* closed while idle (a restart): replaced for this command */
-                redlock__hiredis_closed_idle(c, node, "connection closed");
-            } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
-                /* retried after the reconnect delay, as any protocol failure */
-                redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "unexpected reply");
-            }
+        int idle = !cn->ctx ? REDLOCK__CONN_IDLE_OK :
+                   redlock__hiredis_send_probe(&cn->life, &cn->q, cn->fd, cn->ssl,
+                                               cn->ctx->reader->len - cn->ctx->reader->pos);
+        if (idle == REDLOCK__CONN_IDLE_CLOSED) {
+            /* closed while idle (a restart): replaced for this command */
+            redlock__hiredis_closed_idle(c, node, "connection closed");
+        } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
+            /* retried after the reconnect delay, as any protocol failure */
+            redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "unexpected reply");
         }
         if (!cn->ctx) redlock__hiredis_ensure(c, node);
     }
@@ -1284,7 +1280,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_status(const redlock_hiredis *c, in
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
     s = c->_conn[i].life.status;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].life.words);
+    redlock__hiredis_status_text(&c->_conn[i].life, errbuf, errsz);
     redlock__hiredis_leave(c, entered);
     return s;
 }

@@ -531,16 +531,25 @@ static inline int64_t redlock__hiredis_clock(void *user)
     (void)user;
     return redlock__hiredis_now_us();
 }
-/* The idle probe (redlock_conn.h) of a connection whose reader holds
-   `buffered` unparsed bytes, through its TLS session if it has one. */
-static inline int redlock__hiredis_idle_state(int fd, void *ssl, size_t buffered)
+/* The probe before a command is written (redlock_conn.h) of a
+   connection whose reader holds `buffered` unparsed bytes, through its
+   TLS session if it has one. */
+static inline int redlock__hiredis_send_probe(const redlock__conn_life *l, const redlock__conn_ring *q, int fd,
+                                              void *ssl, size_t buffered)
 {
 #if REDLOCK__HIREDIS_HAS_TLS
-    return redlock__conn_idle_state(fd, buffered, redlock__tls_idle, ssl);
+    return redlock__conn_send_probe(l, q, fd, buffered, redlock__tls_idle, ssl);
 #else
     (void)ssl;
-    return redlock__conn_idle_state(fd, buffered, NULL, NULL);
+    return redlock__conn_send_probe(l, q, fd, buffered, NULL, NULL);
 #endif
+}
+
+/* A node's status text (redlock_conn.h) into errbuf, cut to fit. */
+static inline void redlock__hiredis_status_text(const redlock__conn_life *l, char *errbuf, size_t errsz)
+{
+    if (errbuf && errsz)
+        redlock__hiredis_set_text(errbuf, errsz, redlock__conn_text(l, l->status ? redlock_strerror(l->status) : ""));
 }
 
 /* strdup is POSIX, not C99 */

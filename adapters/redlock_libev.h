@@ -254,7 +254,11 @@ REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c);
 
 /* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
    if none yet or a new connection has answered since; errbuf (optional)
-   gets the text. */
+   gets the text, as redlock_socket_node_status() gives it: the failure's
+   words (the server's refusal, what OpenSSL said, hiredis's for a failed
+   connect, "connect timed out" ...), else the status's description; with
+   status 0, the server's last error reply to a command on the current
+   connection ("" if none). */
 REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
 
 /* Is node i connected (connect completed, not dropped)? */
@@ -300,20 +304,22 @@ static inline void redlock__libev_schedule_reconnect(redlock_libev *c, redlock__
     ev_timer_start(c->_loop, &cn->reconnect);
 }
 
-/* The node's context is gone (or going): forget it, reconnect later.
-   Tags it still owes are failed by hiredis's NULL-reply callbacks. */
+/* The node's context is gone (or going; status 0: closed, nothing
+   failed): the lifecycle's (redlock_conn.h) first, as why may be the
+   shadow reader's errstr; reconnected later (1 s after a refusal). Tags
+   it still owes are failed by hiredis's NULL-reply callbacks. */
 static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, const char *why)
 {
     redlock_libev *c = cn->owner;
-    if (status) redlock__conn_set(&cn->life, status, why); /* first: why may be the shadow reader's errstr */
+    int delay_ms = cn->life.refused ? 1000 : c->_reconnect_delay_ms;
+    redlock__conn_lost(&cn->life, status, why, redlock__hiredis_now_us(), delay_ms);
     cn->ac = NULL;
     cn->ssl = NULL; /* freed with the context */
-    cn->life.state = REDLOCK__CONN_DOWN;
     if (cn->shadow) {
         redisReaderFree(cn->shadow);
         cn->shadow = NULL;
     }
-    redlock__libev_schedule_reconnect(c, cn, cn->life.refused ? 1000 : c->_reconnect_delay_ms);
+    redlock__libev_schedule_reconnect(c, cn, delay_ms);
 }
 
 /* Completion callback of every command: privdata is the connection. */
@@ -597,8 +603,9 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
 {
     redlock_libev *c = (redlock_libev *)user;
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
-    if (cn->ac && !c->_closing && cn->life.state == REDLOCK__CONN_UP && cn->q.count == 0) {
-        int idle = redlock__hiredis_idle_state(cn->ac->c.fd, cn->ssl, cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
+    if (cn->ac && !c->_closing) {
+        int idle = redlock__hiredis_send_probe(&cn->life, &cn->q, cn->ac->c.fd, cn->ssl,
+                                               cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
         if (idle == REDLOCK__CONN_IDLE_CLOSED) {
             /* closed while idle (a restart): replaced for this command */
             redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
@@ -822,7 +829,7 @@ REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c) { retur
 REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, c->_conn[i].life.words);
+    redlock__hiredis_status_text(&c->_conn[i].life, errbuf, errsz);
     return c->_conn[i].life.status;
 }
 

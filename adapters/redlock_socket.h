@@ -481,10 +481,12 @@ typedef struct redlock_socket_probe_result {
    connection (with REDLOCK_SOCKET_TLS). Sends no AUTH, touches no key,
    checks no certificate. Every wait within timeout_ms in all (connects,
    answers; not getaddrinfo(), which blocks as it will, nor the CPU time
-   that making the TLS hello takes): blocking, so never inside an
-   adapter's callback. Uses no adapter and no global state: any thread. OK (the port was reached: see *out), CONNECT (*out's
-   words say why), or INVALID (node or out NULL, a port out of range, a
-   negative timeout; *out untouched). */
+   that making the TLS hello takes). It blocks the calling thread for up
+   to timeout_ms: never call it inside the core's callbacks (on_result,
+   on_event, the hooks) nor an adapter's, whose loop it would stall. Uses
+   no adapter and no global state: any thread. OK (the port was reached:
+   see *out), CONNECT (*out's words say why), or INVALID (node or out
+   NULL, a port out of range, a negative timeout; *out untouched). */
 REDLOCK_SOCKET_API int redlock_socket_probe(const redlock_node *node, int tls, int64_t timeout_ms,
                                             redlock_socket_probe_result *out);
 /* Commands in flight on all nodes (e.g. run the loop until 0 before exit). */
@@ -702,13 +704,16 @@ struct redlock__sock_node {
     /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
        this connection, what OpenSSL waits for (REDLOCK_SOCKET_READ /
        WRITE: during the handshake, or a read that must write / a write
-       that must read), and the last TLS failure's words */
+       that must read). A failure's words (TLS's, a connect's) are the
+       node status's, in life. */
     void *tls_ctx, *ssl;
     char *tls_name;
     int tls_verify, tls_want;
-    char tls_err[120];
-    char conn_words[96]; /* why the last connect failed: "connection refused" ... (redlock_socket_node_status) */
 };
+
+/* Room for a failure's words, as the node status has always cut them. */
+#define REDLOCK__SOCK_TLS_WORDS 120
+#define REDLOCK__SOCK_CONNECT_WORDS 96
 
 static int redlock__sock_opening(const struct redlock__sock_node *nd)
 {
@@ -859,7 +864,7 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
 {
     if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
     if (r->type == REDLOCK_REPLY_ERROR && r->len >= 6 && memcmp(r->str, "NOAUTH", 6) == 0) {
-        nd->life.status = REDLOCK_ERR_AUTH;
+        redlock__conn_set(&nd->life, REDLOCK_ERR_AUTH, NULL);
         redlock__sock_deliver_error(s, nd, tag, REDLOCK_ERR_AUTH);
         return;
     }
@@ -916,31 +921,41 @@ static void redlock__sock_close(redlock_socket *s, struct redlock__sock_node *nd
     redlock__sock_drop_fd(s, nd, fd);
 }
 
-/* The connection failed: close it, then tell the owner of every command
-   in flight. The queue is detached first, so the callbacks may send
-   (which reconnects) without disturbing this loop. */
-static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd, int status)
+/* A node of an adapter, for the connection layer's callbacks. */
+typedef struct redlock__sock_at {
+    redlock_socket *s;
+    struct redlock__sock_node *nd;
+} redlock__sock_at;
+
+static void redlock__sock_fail_tag(void *at, redlock_tag tag, int status)
 {
-    redlock__conn_ring q = nd->q;
-    size_t i;
-    memset(&nd->q, 0, sizeof nd->q); /* the callbacks may send: a new queue grows meanwhile */
-    nd->life.status = status; /* already true when the watch hook hears of the close */
+    const redlock__sock_at *a = (const redlock__sock_at *)at;
+    redlock__sock_deliver_error(a->s, a->nd, tag, status);
+}
+
+/* The connection failed (status; why: its words, NULL none, or
+   nd->life.words where TLS just wrote them): closed, then the owner of
+   every command in flight is told (redlock_conn.h). A failed subscriber
+   is reopened after its retry delay; a node's connection by its next
+   command. */
+static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd, int status, const char *why)
+{
+    redlock__conn_ring owed = redlock__conn_drop(&nd->life, &nd->q, status, why, redlock_socket_now_us(),
+                                                 nd->sub ? REDLOCK__SOCK_SUB_RETRY_MS : 0);
+    redlock__sock_at at;
+    at.s = s;
+    at.nd = nd;
     nd->failures++;
-    if (nd->sub) nd->life.retry_at = redlock_socket_now_us() + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
     redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
-    for (i = 0; i < q.count; i++) {
-        const redlock__conn_req *r = redlock__conn_at(&q, i);
-        if (r->kind == REDLOCK__CONN_CORE) redlock__sock_deliver_error(s, nd, r->tag, status);
-    }
-    redlock__conn_ring_free(&q);
+    redlock__conn_fail_owed(&owed, status, redlock__sock_fail_tag, &at);
 }
 
 /* ---- the byte stream: plain or TLS ----
    redlock__sock_recv / redlock__sock_send move bytes over the node's
    connection: > 0 bytes moved; 0 the peer closed (recv only); -1 would
    block; -2 the connection failed; -3 the server refused us over TLS (an
-   alert, redlock_tls.h). nd->tls_err says why a TLS connection failed. */
+   alert, redlock_tls.h). A TLS failure's words are in nd->life.words. */
 
 #ifdef REDLOCK_SOCKET_TLS
 /* OpenSSL reads and writes the socket through this BIO: send() with
@@ -973,10 +988,11 @@ static long redlock__sock_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
     return cmd == BIO_CTRL_FLUSH;
 }
 
-/* The words of the last TLS failure on this node (e: SSL_get_error's). */
+/* The words of the TLS failure on this node (e: SSL_get_error's), for
+   the status it fails with next. */
 static void redlock__sock_tls_words(struct redlock__sock_node *nd, int e, const char *during)
 {
-    redlock__tls_words((const SSL *)nd->ssl, nd->tls_verify, e, during, nd->tls_err, sizeof nd->tls_err);
+    redlock__tls_words((const SSL *)nd->ssl, nd->tls_verify, e, during, nd->life.words, REDLOCK__SOCK_TLS_WORDS);
 }
 
 /* The node's TLS context, made once at init: what to trust, what to show. */
@@ -1009,8 +1025,7 @@ static void redlock__sock_tls_start(redlock_socket *s, struct redlock__sock_node
     BIO *bio = ssl ? BIO_new((BIO_METHOD *)s->_bio_method) : NULL;
     if (!bio) {
         if (ssl) SSL_free(ssl);
-        snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS setup: out of memory");
-        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
+        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, "TLS setup: out of memory");
         return;
     }
     BIO_set_data(bio, (void *)(intptr_t)nd->fd);
@@ -1082,16 +1097,6 @@ static ssize_t redlock__sock_send(struct redlock__sock_node *nd, const char *p, 
     }
 }
 
-/* A connect's failure in words, for redlock_socket_node_status() (err:
-   errno's); shared with redlock_socket_probe(). */
-static void redlock__sock_connect_words(char *out, size_t cap, int err, int unix_socket)
-{
-    if (err == ECONNREFUSED) snprintf(out, cap, "%s", "connection refused");
-    else if (err == ENOENT && unix_socket) snprintf(out, cap, "%s", "no such socket");
-    else if (err == ETIMEDOUT) snprintf(out, cap, "%s", "connect timed out");
-    else snprintf(out, cap, "cannot connect: %s", strerror(err));
-}
-
 /* A name getaddrinfo() did not resolve (rc its answer), in words. */
 static void redlock__sock_resolve_words(char *out, size_t cap, int rc)
 {
@@ -1099,20 +1104,22 @@ static void redlock__sock_resolve_words(char *out, size_t cap, int rc)
              rc == 0 ? "no IPv4 or IPv6 address" : rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 }
 
-static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *nd)
+/* Connects to the node's next address that takes it; why gets each
+   failure's words (the last one's stay). */
+static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *nd, char *why)
 {
     (void)s;
     while (nd->cur < nd->naddr) {
         const struct sockaddr *sa = (const struct sockaddr *)&nd->addr[nd->cur];
         int fd = socket(sa->sa_family, SOCK_STREAM, 0), fl, one = 1;
         if (fd < 0) {
-            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, errno, 0);
+            redlock__conn_connect_words(why, REDLOCK__SOCK_CONNECT_WORDS, errno, 0);
             nd->cur++;
             continue;
         }
         fl = fcntl(fd, F_GETFL, 0);
         if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, errno, 0);
+            redlock__conn_connect_words(why, REDLOCK__SOCK_CONNECT_WORDS, errno, 0);
             close(fd);
             nd->cur++;
             continue;
@@ -1132,14 +1139,15 @@ static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *
             nd->life.state = REDLOCK__CONN_CONNECTING;
             return 0;
         }
-        redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, errno, sa->sa_family == AF_UNIX);
+        redlock__conn_connect_words(why, REDLOCK__SOCK_CONNECT_WORDS, errno, sa->sa_family == AF_UNIX);
         close(fd);
         nd->cur++;
     }
     return REDLOCK_ERR_CONNECT;
 }
 
-static int redlock__sock_resolve(struct redlock__sock_node *nd)
+/* The node's addresses; why gets the words of a failure. */
+static int redlock__sock_resolve(struct redlock__sock_node *nd, char *why)
 {
     nd->naddr = 0;
     nd->cur = 0;
@@ -1147,7 +1155,7 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
         struct sockaddr_un *su = (struct sockaddr_un *)&nd->addr[0];
         size_t n = strlen(nd->unix_path);
         if (n == 0 || n >= sizeof su->sun_path) {
-            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, ENAMETOOLONG, 1);
+            redlock__conn_connect_words(why, REDLOCK__SOCK_CONNECT_WORDS, ENAMETOOLONG, 1);
             return REDLOCK_ERR_CONNECT;
         }
         memset(su, 0, sizeof *su);
@@ -1164,7 +1172,7 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
         hints.ai_socktype = SOCK_STREAM;
         port[redlock__resp_num(port, (unsigned long long)nd->port)] = 0;
         if ((rc = REDLOCK_SOCKET_GETADDRINFO(nd->host, port, &hints, &res)) != 0 || !res) {
-            redlock__sock_resolve_words(nd->conn_words, sizeof nd->conn_words, rc);
+            redlock__sock_resolve_words(why, REDLOCK__SOCK_CONNECT_WORDS, rc);
             return REDLOCK_ERR_CONNECT;
         }
         for (ai = res; ai && nd->naddr < REDLOCK__SOCK_MAX_ADDR; ai = ai->ai_next) {
@@ -1177,7 +1185,7 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd)
         }
         REDLOCK_SOCKET_FREEADDRINFO(res);
         if (!nd->naddr) {
-            redlock__sock_resolve_words(nd->conn_words, sizeof nd->conn_words, 0);
+            redlock__sock_resolve_words(why, REDLOCK__SOCK_CONNECT_WORDS, 0);
             return REDLOCK_ERR_CONNECT;
         }
     }
@@ -1240,32 +1248,34 @@ static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *
 /* Opens the connection and queues the preamble in front of everything. */
 static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
 {
+    char why[REDLOCK__SOCK_CONNECT_WORDS];
     int rc;
     redlock__sock_close(s, nd);
-    nd->tls_err[0] = 0; /* the words of this connection's failure, if TLS has any */
-    nd->life.server[0] = 0; /* and the server's */
-    nd->conn_words[0] = 0;
+    why[0] = 0;
+    nd->life.words[0] = 0; /* the last failure's words go with its connection; the status stays */
+    nd->life.server[0] = 0;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
-    rc = redlock__sock_resolve(nd);
-    if (rc == 0) rc = redlock__sock_try_addr(s, nd);
+    rc = redlock__sock_resolve(nd, why);
+    if (rc == 0) rc = redlock__sock_try_addr(s, nd, why);
     if (rc == 0) rc = redlock__sock_preamble(s, nd);
     if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
         redlock__sock_close(s, nd);
-        nd->life.status = rc;
+        redlock__conn_set(&nd->life, rc, rc == REDLOCK_ERR_CONNECT ? why : NULL);
         nd->failures++;
         return nd->life.status;
     }
     return 0;
 }
 
-/* What an idle connection shows before a command is written to it
+/* What the connection shows before a command is written to it
    (redlock_conn.h): bytes the parser holds count as unasked. */
-static int redlock__sock_idle_state(struct redlock__sock_node *nd)
+static int redlock__sock_send_probe(struct redlock__sock_node *nd)
 {
 #ifdef REDLOCK_SOCKET_TLS
-    return redlock__conn_idle_state(nd->fd, redlock_resp_buffered(&nd->parser), redlock__tls_idle, nd->ssl);
+    return redlock__conn_send_probe(&nd->life, &nd->q, nd->fd, redlock_resp_buffered(&nd->parser), redlock__tls_idle,
+                                    nd->ssl);
 #else
-    return redlock__conn_idle_state(nd->fd, redlock_resp_buffered(&nd->parser), NULL, NULL);
+    return redlock__conn_send_probe(&nd->life, &nd->q, nd->fd, redlock_resp_buffered(&nd->parser), NULL, NULL);
 #endif
 }
 
@@ -1273,20 +1283,18 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
                                   const size_t *argvlen, redlock_tag tag)
 {
     struct redlock__sock_node *nd;
-    int rc;
+    int rc, idle;
     if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
     nd = &s->_nodes[node];
-    if (nd->life.state == REDLOCK__CONN_UP && nd->q.count == 0) {
-        int idle = redlock__sock_idle_state(nd);
-        if (idle == REDLOCK__CONN_IDLE_CLOSED) {
-            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT); /* reopened below, for this command */
-        } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
-            /* a node that misbehaves is not trusted with this command;
-               the next one reconnects */
-            redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL);
-            redlock__sock_timer_report(s);
-            return REDLOCK_ERR_PROTOCOL;
-        }
+    idle = redlock__sock_send_probe(nd);
+    if (idle == REDLOCK__CONN_IDLE_CLOSED) {
+        redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT, NULL); /* reopened below, for this command */
+    } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
+        /* a node that misbehaves is not trusted with this command; the
+           next one reconnects */
+        redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL, NULL);
+        redlock__sock_timer_report(s);
+        return REDLOCK_ERR_PROTOCOL;
     }
     if (nd->life.state == REDLOCK__CONN_DOWN && (rc = redlock__sock_open(s, nd)) != 0) {
         redlock__sock_report(s, nd);
@@ -1324,7 +1332,7 @@ static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd
                closed: read it, it says why */
             char alert[256];
             if (w == -2 && nd->ssl && redlock__sock_recv(nd, alert, sizeof alert) == -3) w = -3;
-            redlock__sock_fail(s, nd, w == -3 ? REDLOCK_ERR_TLS : REDLOCK_ERR_TRANSPORT);
+            redlock__sock_fail(s, nd, w == -3 ? REDLOCK_ERR_TLS : REDLOCK_ERR_TRANSPORT, nd->life.words);
             return;
         }
     }
@@ -1345,6 +1353,7 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
     unsigned gen = nd->gen;
     socklen_t len = (socklen_t)sizeof err;
     struct pollfd pf;
+    char why[REDLOCK__SOCK_CONNECT_WORDS];
     /* Only the socket knows: the event may be stale (meant for the previous
        socket with this number) or spurious (a foreign loop's guess). */
     pf.fd = fd;
@@ -1365,12 +1374,12 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
         return;
     }
     nd->fd = -1;
-    redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, err, nd->unix_path != NULL);
+    redlock__conn_connect_words(why, sizeof why, err, nd->unix_path != NULL);
     redlock__sock_drop_fd(s, nd, fd);
     if (nd->gen != gen || nd->life.state != REDLOCK__CONN_CONNECTING) return; /* failed from inside the hook */
     nd->cur++;
-    if (redlock__sock_try_addr(s, nd) != 0) {
-        redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
+    if (redlock__sock_try_addr(s, nd, why) != 0) {
+        redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, why);
         return;
     }
     if (nd->life.state == REDLOCK__CONN_UP) {
@@ -1403,8 +1412,10 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
         return;
     }
     redlock__sock_tls_words(nd, e, "handshake");
-    redlock__sock_fail(s, nd, redlock__tls_refused((const SSL *)nd->ssl, nd->tls_verify, e, 1) ? REDLOCK_ERR_TLS
-                                                                                            : REDLOCK_ERR_TRANSPORT);
+    redlock__sock_fail(s, nd,
+                       redlock__tls_refused((const SSL *)nd->ssl, nd->tls_verify, e, 1) ? REDLOCK_ERR_TLS
+                                                                                      : REDLOCK_ERR_TRANSPORT,
+                       nd->life.words);
 }
 #endif
 
@@ -1438,7 +1449,7 @@ static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
 static void redlock__sock_sub_refused(redlock_socket *s, struct redlock__sock_node *nd, int status)
 {
     redlock__conn_shunned(&nd->life, status, NULL, redlock_socket_now_us()); /* before the watch hook hears */
-    redlock__sock_fail(s, nd, status);
+    redlock__sock_fail(s, nd, status, NULL);
     nd->life.retry_at = redlock_socket_now_us() + nd->life.backoff_ms * 1000; /* the backoff, from the close */
 }
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -1468,7 +1479,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             continue;
         }
         if (rc < 0 || !redlock__conn_pop(&nd->q, &req)) { /* broken, or a reply nobody asked for */
-            redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL);
+            redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL, NULL);
             return;
         }
         if (req.kind == REDLOCK__CONN_AUTH) {
@@ -1478,7 +1489,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             }
             if (r->type != REDLOCK_REPLY_STATUS) {
                 if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
-                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL);
+                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL, NULL);
                 return;
             }
             nd->life.status = 0;
@@ -1497,7 +1508,7 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         if (req.kind == REDLOCK__CONN_SELECT) {
             if (r->type != REDLOCK_REPLY_STATUS) {
                 if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
-                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SELECT : REDLOCK_ERR_PROTOCOL);
+                redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_SELECT : REDLOCK_ERR_PROTOCOL, NULL);
                 return;
             }
             nd->life.status = 0;
@@ -1524,19 +1535,20 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
         if (r > 0) {
             int rc = redlock_resp_feed(&nd->parser, buf, (size_t)r);
             if (rc != 0) {
-                redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL);
+                redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL, NULL);
                 return;
             }
             redlock__sock_drain(s, nd);
             if ((size_t)r < sizeof buf) break;
         } else if (r == 0) {
             /* closed: mid-reply is a truncated (malformed) reply */
-            redlock__sock_fail(s, nd, redlock_resp_buffered(&nd->parser) ? REDLOCK_ERR_PROTOCOL : REDLOCK_ERR_TRANSPORT);
+            redlock__sock_fail(s, nd, redlock_resp_buffered(&nd->parser) ? REDLOCK_ERR_PROTOCOL : REDLOCK_ERR_TRANSPORT,
+                               NULL);
             return;
         } else if (r == -1) {
             break;
         } else {
-            redlock__sock_fail(s, nd, r == -3 ? REDLOCK_ERR_TLS : REDLOCK_ERR_TRANSPORT);
+            redlock__sock_fail(s, nd, r == -3 ? REDLOCK_ERR_TLS : REDLOCK_ERR_TRANSPORT, nd->life.words);
             return;
         }
     }
@@ -1555,24 +1567,19 @@ static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *
     size_t argl[2];
     if (nd->life.state == REDLOCK__CONN_DOWN) return;
     if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) {
-        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
+        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, NULL);
         return;
     }
     if (redlock__sock_queue(nd, 2, argv, argl, 0, REDLOCK__CONN_SUB) != 0)
-        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM);
+        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, NULL);
     else
         redlock__sock_report(s, nd);
     if (ch != stack) free(ch);
 }
 
-typedef struct redlock__sock_sub_at {
-    redlock_socket *s;
-    struct redlock__sock_node *nd;
-} redlock__sock_sub_at;
-
 static void redlock__sock_sub_key(void *at, const char *key, size_t len)
 {
-    const redlock__sock_sub_at *a = (const redlock__sock_sub_at *)at;
+    const redlock__sock_at *a = (const redlock__sock_at *)at;
     redlock__sock_sub_cmd(a->s, a->nd, "SUBSCRIBE", key, len);
 }
 
@@ -1588,7 +1595,7 @@ static void redlock__sock_subs_tend(redlock_socket *s)
     for (i = 0; i < s->_nsub; i++) {
         struct redlock__sock_node *nd = &s->_nodes[s->_cfg.node_count + i];
         if (s->_subs.table.count) {
-            redlock__sock_sub_at at;
+            redlock__sock_at at;
             if (nd->life.state != REDLOCK__CONN_DOWN || now < nd->life.retry_at) continue;
             if (redlock__sock_open(s, nd) != 0) {
                 nd->life.retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
@@ -1614,18 +1621,18 @@ static void redlock__sock_timeouts(redlock_socket *s)
         int late = redlock__conn_late(&nd->life, &nd->q, nd->life.state == REDLOCK__CONN_HANDSHAKE, 0,
                                       nd->connect_deadline, redlock__sock_command_us(s), now);
         if (late == REDLOCK__CONN_LATE_CONNECT) {
-            redlock__sock_connect_words(nd->conn_words, sizeof nd->conn_words, ETIMEDOUT, 0);
-            redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
+            char why[REDLOCK__SOCK_CONNECT_WORDS];
+            redlock__conn_connect_words(why, sizeof why, ETIMEDOUT, 0);
+            redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, why);
         } else if (late == REDLOCK__CONN_LATE_HANDSHAKE) {
             /* a silent server: paused, or plain text (redlock_tls.h) */
-            snprintf(nd->tls_err, sizeof nd->tls_err, "%s", "TLS handshake: no answer within the connect timeout");
-            redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT);
+            redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
         } else if (late == REDLOCK__CONN_LATE_REPLY) {
             /* the answer may be waiting unread (the loop did not run for
                a while): read before declaring the node dead */
             if (nd->life.state == REDLOCK__CONN_UP) redlock__sock_read(s, nd);
             if (now >= redlock__conn_due(&nd->q, redlock__sock_command_us(s)))
-                redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT);
+                redlock__sock_fail(s, nd, REDLOCK_ERR_NODE_TIMEOUT, NULL);
         }
     }
     redlock__sock_subs_tend(s);
@@ -2179,11 +2186,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 #else
         const char *t = st ? "node error" : "";
 #endif
-        if (st && s->_nodes[node].tls_err[0]) t = s->_nodes[node].tls_err; /* this connection's TLS words */
-        else if (st == REDLOCK_ERR_CONNECT && s->_nodes[node].conn_words[0]) t = s->_nodes[node].conn_words;
-        else if ((!st || st == REDLOCK_ERR_AUTH || st == REDLOCK_ERR_SELECT) && s->_nodes[node].life.server[0])
-            t = s->_nodes[node].life.server; /* the server's: its refusal, or its last error reply */
-        redlock__sock_text(errbuf, errsz, t);
+        redlock__sock_text(errbuf, errsz, redlock__conn_text(&s->_nodes[node].life, t));
     }
     redlock__sock_leave(s, entered, 0);
     return st;
@@ -2598,12 +2601,12 @@ static int redlock__sock_probe_connect(const struct sockaddr *sa, socklen_t len,
     socklen_t el = (socklen_t)sizeof e;
     (void)one;
     if (fd < 0) {
-        redlock__sock_connect_words(words, cap, errno, 0);
+        redlock__conn_connect_words(words, cap, errno, 0);
         return -1;
     }
     fl = fcntl(fd, F_GETFL, 0);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-        redlock__sock_connect_words(words, cap, errno, 0);
+        redlock__conn_connect_words(words, cap, errno, 0);
         close(fd);
         return -1;
     }
@@ -2623,7 +2626,7 @@ static int redlock__sock_probe_connect(const struct sockaddr *sa, socklen_t len,
     } else {
         e = errno;
     }
-    redlock__sock_connect_words(words, cap, e, sa->sa_family == AF_UNIX);
+    redlock__conn_connect_words(words, cap, e, sa->sa_family == AF_UNIX);
     close(fd);
     return -1;
 }
@@ -2637,7 +2640,7 @@ static int redlock__sock_probe_open(const redlock_node *node, int64_t until, cha
         struct sockaddr_un su;
         size_t n = strlen(path);
         if (n >= sizeof su.sun_path) {
-            redlock__sock_connect_words(words, cap, ENAMETOOLONG, 1);
+            redlock__conn_connect_words(words, cap, ENAMETOOLONG, 1);
             return -1;
         }
         memset(&su, 0, sizeof su);
