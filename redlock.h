@@ -585,10 +585,12 @@
    Per node the kind meets the node's mode (configured, or what AUTO
    found, section 4): plain locks run on every node (scripts, or the
    chains below); reentrant and readers-writer locks, and a fenced lock's
-   acquire, send nothing to a node known to have no scripts (configured
-   LEGACY, or switched by AUTO): its vote fails with NO_SCRIPTING, as it
-   does where such a lock's script is refused (no switch, no fallback).
-   A fenced lock's release and extend there are the plain lock's chains.
+   acquire and write-back, send nothing to a node known to have no
+   scripts when their round starts (configured LEGACY, or switched by
+   AUTO, also by another lock after the node's acquire won): its vote
+   fails with NO_SCRIPTING, as it does where such a lock's script is
+   refused (no switch, no fallback). A fenced lock's release and extend
+   there are the plain lock's chains.
 
    Per node, each operation is a short chain of steps (REDLOCK__ST_*); a
    node's answer moves it along its chain, or ends it with a vote (yes,
@@ -776,10 +778,12 @@
      write-back  once a quorum won, f = the highest count among them goes
                  back to those nodes (and to any that wins later, also
                  after the lock was reported held): counter = max(counter,
-                 f), only where the key
-                 still holds this token. The lock is held (and reported)
-                 only when a quorum of nodes did so; otherwise the attempt
-                 failed (undone, retried as any other).
+                 f), only where the key still holds this token (a node
+                 known to refuse scripts when the write-back starts, e.g.
+                 switched by another lock since its acquire won, gets
+                 none and counts as no write-back). The lock is held (and
+                 reported) only when a quorum of nodes did so; otherwise
+                 the attempt failed (undone, retried as any other).
    Why it holds: any later holder B wins a quorum, which meets the
    write-back quorum on some node; B's SET there came after A reported
    success, so after the write-back, and B's count there, hence its own f,
