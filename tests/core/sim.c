@@ -39,6 +39,12 @@
      - a holder is told: a lock still HELD at or after its validity end when
        the client's timer fires, or a timer armed past a held validity, is a
        violation;
+     - stored values: when a caller is told it acquired or upgraded, every
+       node's keys and fence counters, answered as a real server answers
+       GET and HGETALL, decode through the public decoders (redlock.h
+       section 13) to what the simulated server holds; and, while no
+       fault took keys away (and not on legacy servers), a quorum shows
+       the hold as the caller asked for it;
      - no key left behind: once a token is done with (replaced, its lock
        deinitialised, or everything stopped at the end of the run), no node
        still holds it for longer than the documented let-it-expire margin,
