@@ -576,6 +576,9 @@
                             the four                               INVALID
        reentrant, fence or access, with fewer than a quorum of nodes not
                             configured REDLOCK_MODE_LEGACY    NO_SCRIPTING
+                            (the options are checked first: one that is
+                            INVALID, e.g. a bad owner id, says so whatever
+                            the nodes)
        watchdog             any kind; INVALID if renew_every_ms >= ttl_ms
        label, refuse_evicting, max_hold_ms, max_extensions, retries,
        wait_ms              any kind
@@ -587,10 +590,12 @@
    Per node the kind meets the node's mode (configured, or what AUTO
    found, section 4): plain locks run on every node (scripts, or the
    chains below); reentrant and readers-writer locks, and a fenced lock's
-   acquire, send nothing to a node known to have no scripts (configured
-   LEGACY, or switched by AUTO): its vote fails with NO_SCRIPTING, as it
-   does where such a lock's script is refused (no switch, no fallback).
-   A fenced lock's release and extend there are the plain lock's chains.
+   acquire and write-back, send nothing to a node known to have no
+   scripts when their round starts (configured LEGACY, or switched by
+   AUTO, also by another lock after the node's acquire won): its vote
+   fails with NO_SCRIPTING, as it does where such a lock's script is
+   refused (no switch, no fallback). A fenced lock's release and extend
+   there are the plain lock's chains.
 
    Per node, each operation is a short chain of steps (REDLOCK__ST_*); a
    node's answer moves it along its chain, or ends it with a vote (yes,
@@ -778,10 +783,12 @@
      write-back  once a quorum won, f = the highest count among them goes
                  back to those nodes (and to any that wins later, also
                  after the lock was reported held): counter = max(counter,
-                 f), only where the key
-                 still holds this token. The lock is held (and reported)
-                 only when a quorum of nodes did so; otherwise the attempt
-                 failed (undone, retried as any other).
+                 f), only where the key still holds this token (a node
+                 known to refuse scripts when the write-back starts, e.g.
+                 switched by another lock since its acquire won, gets
+                 none and counts as no write-back). The lock is held (and
+                 reported) only when a quorum of nodes did so; otherwise
+                 the attempt failed (undone, retried as any other).
    Why it holds: any later holder B wins a quorum, which meets the
    write-back quorum on some node; B's SET there came after A reported
    success, so after the write-back, and B's count there, hence its own f,
@@ -1399,8 +1406,9 @@ REDLOCK_API void redlock_client_deinit(redlock_client *client);
    Errors: INVALID (also a *_ms option out of 0..2^40, a bad label or
    owner, access with reentrant or fence: section 8), KEY, KEY_TOO_LONG,
    TTL, NO_SCRIPTING (a reentrant, fenced or readers-writer lock with
-   fewer than a quorum of nodes not configured REDLOCK_MODE_LEGACY),
-   DETACHED (client not initialised), NOMEM (the handle is then not
+   fewer than a quorum of nodes not configured REDLOCK_MODE_LEGACY; asked
+   only of options that are otherwise valid: a bad option is INVALID
+   whatever the nodes), DETACHED (client not initialised), NOMEM (the handle is then not
    initialised; the table refused: nothing else changed either). */
 REDLOCK_API int redlock_lock_init(redlock_lock *lock, redlock_client *client,
                                   const redlock_lock_opts *opts);
@@ -1524,20 +1532,21 @@ REDLOCK_API int64_t redlock_lock_valid_until(const redlock_lock *lock);
    steps not yet sent (see 7. THREADS AND CALLBACKS), but for a release
    still waiting for its turn: that goes out, unanswered. */
 REDLOCK_API int redlock_lock_pending(const redlock_lock *lk);
-/* Nonzero while a node still owes this lock an answer that the core will
-   follow with another command, or that a later release needs: a step of a
-   check-then-act chain (nodes without scripts, legacy nodes), a node's
-   first script (NOSCRIPT is answered with EVAL), a won acquire's late SET
-   on a node where no release script has run yet (without scripts, a
-   release deletes only a key whose remaining life it was told). Zero when
-   every command still owed completes its node's part as sent. An adapter
-   that runs only inside blocking calls reads replies until this clears
-   before returning, and need not wait for the other stragglers: their
-   replies can be read at the next call. An answer that calls for a step
-   the core could not foresee (NOSCRIPT after the server lost its scripts)
-   waits for the next call too. A release's EVALSHA that timed out is still
-   owed while its script may be missing on the node (its NOSCRIPT gets the
-   EVAL). */
+/* Nonzero while a node still owes this lock an answer that the core
+   will follow with another command, or that a later release needs: a
+   step of a check-then-act chain (nodes without scripts, legacy nodes),
+   a node's first run of a script (any operation's, upgrade and
+   downgrade too: NOSCRIPT is answered with EVAL; once it ran there,
+   not), a won acquire's late SET on a node where no release script has
+   run yet (without scripts, a release deletes only a key whose
+   remaining life it was told). Zero when every command still owed
+   completes its node's part as sent. An adapter that runs only inside
+   blocking calls reads replies until this clears before returning, and
+   need not wait for the other stragglers: their replies can be read at
+   the next call. An answer that calls for a step the core could not
+   foresee (NOSCRIPT after the server lost its scripts) waits for the
+   next call too. A release's EVALSHA that timed out is still owed while
+   its script may be missing on the node (its NOSCRIPT gets the EVAL). */
 REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
 /* Nonzero while an acquire waits for its next attempt (its retry delay):
    when a release notification would help it (section 10). */

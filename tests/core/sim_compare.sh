@@ -5,9 +5,10 @@
 # For every profile and seeds 1..3 it records the summary lines and a
 # digest of the full --trace (every command sent, every reply and result,
 # in order; request tags and the per-process part of owner names left out,
-# as both are drawn from the process's randomness). A change that keeps
-# the core's behaviour keeps both; any difference is printed and the
-# script exits 1. Shows that a restructuring of redlock.h changes no
+# as both are drawn from the process's randomness; the verdict lines, ok
+# and not ok, left out of both, as they count what the checkers did). A
+# change that keeps the core's behaviour keeps both; any difference is
+# printed and the script exits 1. Shows that a restructuring of redlock.h changes no
 # behaviour: tests/core/sim_compare.sh main
 set -eu
 base=${1:?usage: sim_compare.sh BASE [RUNS]}
@@ -30,7 +31,8 @@ for p in $profiles; do
         for side in base new; do
             "$work/sim-$side" --profile "$p" --runs "$runs" --seed "$seed" --expect-violations >"$work/$side.sum" 2>&1 || true
             "$work/sim-$side" --profile "$p" --runs "$((runs / 10 + 1))" --seed "$seed" --trace 2>&1 |
-                sed -e 's/#[0-9a-f]*:/#:/g' -e 's/\([0-9a-f]\{16\}\):[0-9a-f]\{16\}/\1:/g' >"$work/$side.trace" || true
+                sed -e 's/#[0-9a-f]*:/#:/g' -e 's/\([0-9a-f]\{16\}\):[0-9a-f]\{16\}/\1:/g' -e '/^ok /d' -e '/^not ok /d' \
+                    >"$work/$side.trace" || true
             { grep -v '^ok \|^not ok ' "$work/$side.sum" || true; sha256sum <"$work/$side.trace"; } >"$work/$side.out"
         done
         n=$((n + 1))

@@ -80,6 +80,57 @@ static void test_lock_init_errors(void) {
     CHECK_EQ(redlock_lock_init(&lk, NULL, &o), REDLOCK_ERR_DETACHED);
     teardown();
 }
+/* Proves: lock_init checks the options before what the nodes can do: on
+   a client whose nodes are all configured LEGACY (no scripts), a lock kind
+   that needs scripts with an option it refuses (a bad owner id with
+   reentrant + fence, access with reentrant or fence, an access value not
+   one of the four, a bad label) is INVALID; the same kinds with valid
+   options are NO_SCRIPTING. */
+static void test_lock_init_options_before_nodes(void) {
+    redlock_config cfg;
+    redlock_callbacks cb;
+    redlock_lock_opts o;
+    char longowner[REDLOCK_MAX_OWNER + 2];
+    int k;
+    base_config(&cfg, 3);
+    for (k = 0; k < 3; k++) cfg.mode[k] = REDLOCK_MODE_LEGACY;
+    base_callbacks(&cb);
+    CHECK_EQ(redlock_client_init(&C, &cfg, &cb, NULL), REDLOCK_OK);
+    base_opts(&o, 1000, 0);
+    o.fence = 1;
+    o.reentrant = 1;
+    o.owner = "svc a";                    /* a space: not a hash field's word */
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    memset(longowner, 'o', sizeof longowner - 1);
+    longowner[sizeof longowner - 1] = 0;
+    o.owner = longowner;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = "svc-a";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+    o.reentrant = 0;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+    o.label = "web 1";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.label = NULL;
+    o.access = REDLOCK_ACCESS_SHARED;     /* with fence */
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.fence = 0;
+    o.reentrant = 1;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.reentrant = 0;
+    o.access = (redlock_access)7;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.access = REDLOCK_ACCESS_EXCLUSIVE;
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+    o.access = REDLOCK_ACCESS_DEFAULT;
+    o.reentrant = 1;
+    o.owner = "svc a";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_INVALID);
+    o.owner = "svc-a";
+    CHECK_EQ(redlock_lock_init(&L, &C, &o), REDLOCK_ERR_NO_SCRIPTING);
+    redlock_client_deinit(&C);
+}
+
 /* Nodes that refuse the client's AUTH or SELECT: once too few others are
    left for a quorum, the acquire ends at once with CONFIG (no retry, no
    waiting for wait_ms); the undo still goes out to every node. */
@@ -632,6 +683,7 @@ static void test_builtin_mono_exact(void) {
 static void run_config(int argc, char **argv) {
     RUN_T(test_client_init_errors);
     RUN_T(test_lock_init_errors);
+    RUN_T(test_lock_init_options_before_nodes);
     RUN_T(test_config_refused);
     RUN_T(test_config_refused_after_decision);
     RUN_T(test_tls_refused);

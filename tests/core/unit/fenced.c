@@ -222,6 +222,48 @@ static void test_fence_reentrant(void) {
     CHECK(strstr(redlock_reentrant_release_script(), "redis.call('del',k)") != NULL);
 }
 
+/* Proves: the write-back goes only to nodes that may run its script: a
+   node whose acquire won but that was found to refuse scripts before the
+   write-back started (another lock's extend refused there: NOPERM) gets
+   nothing and counts as no write-back, as a reentrant fenced lock's does;
+   the other nodes' write-backs still make the lock held. */
+static void test_fence_write_back_skips_noscript(void) {
+    static const char B_EXTEND[] = "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 other";
+    redlock_lock B;
+    redlock_lock_opts o;
+    char expect[200];
+    setup_fenced(3);
+    base_opts(&o, 1000, 0);
+    o.key = "other";
+    CHECK_EQ(redlock_lock_init(&B, &C, &o), REDLOCK_OK);
+    redlock_acquire(&B);
+    ok_to(0, "SET"); ok_to(1, "SET"); ok_to(2, "SET");
+    CHECK_EQ(redlock_lock_state(&B), REDLOCK_STATE_HELD);
+    CHECK_EQ(redlock_acquire(&L), REDLOCK_OK);
+    num_to(0, FACQ_SHA, 5);                /* node 0's acquire won */
+    CHECK_EQ(redlock_extend(&B, 0), REDLOCK_OK);
+    err_to(0, B_EXTEND, "NOPERM this user has no permissions to run the 'evalsha' command");
+    CHECK_EQ(count_ev(REDLOCK_EV_MODE_SWITCH), 1);
+    str_to(0, "GET", redlock_lock_token(&B));
+    num_to(0, "PEXPIRE", 1);
+    num_to(1, B_EXTEND, 1); num_to(2, B_EXTEND, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_EXTEND), REDLOCK_OK);
+    num_to(1, FACQ_SHA, 7);                /* a quorum won: the write-back */
+    CHECK_EQ(next_to(0), -1);              /* none to node 0 */
+    snprintf(expect, sizeof expect, "%s%s 7", FENCE_SHA, redlock_lock_token(&L));
+    expect_sent(1, expect);
+    num_to(1, FENCE_SHA, 1);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_ACQUIRING); /* one write-back is not a quorum */
+    num_to(2, FACQ_SHA, 6);                /* a late win: the same fence */
+    expect_sent(2, expect);
+    num_to(2, FENCE_SHA, 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 7);
+    CHECK_EQ(next_to(0), -1);
+    redlock_lock_deinit(&B);
+    teardown();
+}
+
 /* Proves: an adopted token shows no fence. */
 static void test_fence_adopted(void) {
     setup_fenced(1);
@@ -234,6 +276,7 @@ static void run_fenced(int argc, char **argv) {
     RUN_T(test_fence_acquire_write_back);
     RUN_T(test_fence_write_back_fails);
     RUN_T(test_fence_scripts_and_refusals);
+    RUN_T(test_fence_write_back_skips_noscript);
     RUN_T(test_fence_adopted);
     RUN_T(test_fence_reentrant);
 }

@@ -728,6 +728,48 @@ static void test_rw_max_nodes(void) {
     teardown();
 }
 
+/* Proves: redlock_lock_followup() counts an upgrade's and a downgrade's
+   script as any other script: a node's answer still owed after the
+   round was decided is a follow-up while that script has not run there
+   yet (its NOSCRIPT brings the EVAL), and is none once it has. */
+static void test_rw_followup(void) {
+    setup_rw(3, REDLOCK_ACCESS_UPDATE);
+    redlock_acquire(&L);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);  /* node 2's first upgrade */
+    num_to(2, "EVALSHA", 1);
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
+    CHECK(redlock_lock_followup(&L) != 0);  /* node 2's first set-mode */
+    num_to(2, "EVALSHA", 1);
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    /* both scripts have run on node 2: its late answers change nothing */
+    redlock_acquire(&L);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1); num_to(2, "EVALSHA", 1);
+    CHECK_EQ(redlock_upgrade(&L), REDLOCK_OK);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_UPGRADE), REDLOCK_OK);
+    expect_starts(2, "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 ");
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    num_to(2, "EVALSHA", 1);
+    CHECK_EQ(redlock_downgrade(&L), REDLOCK_OK);
+    num_to(0, "EVALSHA", 1); num_to(1, "EVALSHA", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_DOWNGRADE), REDLOCK_OK);
+    expect_starts(2, "EVALSHA b06ef25325497e7d384d8265d29a5597c574e502 ");
+    CHECK_EQ(redlock_lock_followup(&L), 0);
+    num_to(2, "EVALSHA", 1);
+    CHECK_EQ(redlock_lock_pending(&L), 0);
+    teardown();
+}
+
 static void run_rw(int argc, char **argv) {
     RUN_T(test_rw_commands);
     RUN_T(test_rw_refusals);
@@ -743,6 +785,7 @@ static void run_rw(int argc, char **argv) {
     RUN_T(test_rw_upgrade_after_noscript);
     RUN_T(test_rw_downgrade_release_elapsed);
     RUN_T(test_rw_downgrade_straggler_noscript);
+    RUN_T(test_rw_followup);
     RUN_T(test_rw_calls_busy);
     RUN_T(test_rw_mark_life_with_jitter);
     RUN_T(test_rw_max_nodes);
