@@ -509,6 +509,53 @@ static int port_mismatch(app *a, int i, int st)
                          "redis:// node: no rediss://, no --tls)"
 #define WORDS_TLS_PORT "the port speaks TLS, not plain text: is this port TLS? (then rediss:// or --tls)"
 
+/* Node i's lost connection: a TLS port spoken to in plain text, or,
+   asked again, a refusal or a name that no longer resolves. */
+static void why_transport(app *a, int i, nfail *f)
+{
+    set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
+    if (port_mismatch(a, i, f->status)) {
+        set_why(f, WHY_TLS, "connection lost: " WORDS_TLS_PORT);
+    } else if (!tls_node(a, i)) { /* gone since? a refusal, a name that no longer resolves */
+        redlock_socket_probe_result p;
+        int rc = probe(a, i, &p);
+#ifndef REDLOCK_SOCKET_TLS /* no TLS to ask the port in: its silence is the hint */
+        if (rc == REDLOCK_OK && p.silent)
+            set_why(f, WHY_TLS, "connection lost: the node closes the connection without an answer: is this port "
+                                "TLS? (then rediss:// or --tls, in a build with TLS)");
+        else
+#endif
+        if (rc == REDLOCK_ERR_CONNECT && (connect_kind(p.words) == WHY_RESOLVE || connect_kind(p.words) == WHY_REFUSED))
+            set_why(f, connect_kind(p.words), "%s", p.words);
+    }
+}
+
+/* Node i's failed connect: a handshake a plain-text port leaves
+   unanswered, the adapter's TLS words, a connect timeout, or the
+   adapter's words for the failure. */
+static void why_connect(app *a, int i, nfail *f)
+{
+    char b[24];
+    if (tls_node(a, i) && port_mismatch(a, i, f->status)) {
+        set_why(f, WHY_TLS, "TLS handshake unanswered: " WORDS_PLAIN_PORT);
+        return;
+    }
+    if (tls_node(a, i) && a->s_up) { /* the adapter's words: "TLS handshake: no answer ..." */
+        char text[160];
+        redlock_socket_node_status(&a->s, i, text, sizeof text);
+        if (has_text(text, "TLS handshake")) {
+            set_why(f, WHY_TIMEOUT, "%s", text);
+            return;
+        }
+    }
+    if (f->conn_timeout) {
+        set_why(f, WHY_TIMEOUT, "connect timed out after %s", dur(b, sizeof b, TOOL_CONNECT_TIMEOUT_MS * 1000));
+        return;
+    }
+    if (a->words[i][0]) set_why(f, connect_kind(a->words[i]), "%s", a->words[i]); /* the adapter's */
+    else set_why(f, WHY_CONNECT, "cannot connect");
+}
+
 /* The words for node i's failure (probing it at most once), e.g.
    "authentication refused: WRONGPASS invalid username-password pair ...". */
 static const char *why_node(app *a, int i)
@@ -523,43 +570,10 @@ static const char *why_node(app *a, int i)
         else set_why(f, WHY_TIMEOUT, "timed out (no answer within %s)", dur(b, sizeof b, a->words_timeout_ms * 1000));
         break;
     case REDLOCK_ERR_TRANSPORT: /* plain text to a TLS port: reset without a word */
-        set_why(f, WHY_CONNECT, "connection lost (closed or reset)");
-        if (port_mismatch(a, i, f->status)) {
-            set_why(f, WHY_TLS, "connection lost: " WORDS_TLS_PORT);
-        } else if (!tls_node(a, i)) { /* gone since? a refusal, a name that no longer resolves */
-            redlock_socket_probe_result p;
-            int rc = probe(a, i, &p);
-#ifndef REDLOCK_SOCKET_TLS /* no TLS to ask the port in: its silence is the hint */
-            if (rc == REDLOCK_OK && p.silent)
-                set_why(f, WHY_TLS, "connection lost: the node closes the connection without an answer: is this port "
-                                    "TLS? (then rediss:// or --tls, in a build with TLS)");
-            else
-#endif
-            if (rc == REDLOCK_ERR_CONNECT && (connect_kind(p.words) == WHY_RESOLVE || connect_kind(p.words) == WHY_REFUSED))
-                set_why(f, connect_kind(p.words), "%s", p.words);
-        }
+        why_transport(a, i, f);
         break;
     case REDLOCK_ERR_PROTOCOL: set_why(f, WHY_PROTOCOL, "protocol error: the answer is not Redis (RESP)"); break;
-    case REDLOCK_ERR_CONNECT:
-        if (tls_node(a, i) && port_mismatch(a, i, f->status)) {
-            set_why(f, WHY_TLS, "TLS handshake unanswered: " WORDS_PLAIN_PORT);
-            break;
-        }
-        if (tls_node(a, i) && a->s_up) { /* the adapter's words: "TLS handshake: no answer ..." */
-            char text[160];
-            redlock_socket_node_status(&a->s, i, text, sizeof text);
-            if (has_text(text, "TLS handshake")) {
-                set_why(f, WHY_TIMEOUT, "%s", text);
-                break;
-            }
-        }
-        if (f->conn_timeout) {
-            set_why(f, WHY_TIMEOUT, "connect timed out after %s", dur(b, sizeof b, TOOL_CONNECT_TIMEOUT_MS * 1000));
-            break;
-        }
-        if (a->words[i][0]) set_why(f, connect_kind(a->words[i]), "%s", a->words[i]); /* the adapter's */
-        else set_why(f, WHY_CONNECT, "cannot connect");
-        break;
+    case REDLOCK_ERR_CONNECT: why_connect(a, i, f); break;
     case REDLOCK_ERR_TLS: { /* the adapter's words: what OpenSSL said */
         char text[160];
         if (a->s_up) redlock_socket_node_status(&a->s, i, text, sizeof text);
@@ -1426,13 +1440,12 @@ static void on_tstp(int install)
 }
 
 /* Starts COMMAND (a->child). Returns 0, or the exit code after a message. */
-static int start_command(app *a)
+/* COMMAND's environment from the lock: a reentrant run's scope and
+   owner (a nested `redlock run` of this NAME on these nodes re-enters),
+   a fenced run's fence. 0, or the exit status. */
+static int child_environment(app *a)
 {
-    int ep[2], cm[2] = { 0, 0 }; /* what failed in the child: 0 exec, 1 setup; errno */
-    pid_t pid, parent = getpid();
-    a->pgrp = 0;
-    /* a `redlock run` of this NAME on these nodes inside COMMAND re-enters
-       (and only such a run: the scope names the lock with the owner) */
+    /* only such a run re-enters: the scope names the lock with the owner */
     if (a->o->reentrant) {
         const char *owner = redlock_lock_owner(&a->lock);
         char *scope = tool_owner_scope(a->o, owner); /* reads REDLOCK_OWNER: before it changes */
@@ -1451,6 +1464,47 @@ static int start_command(app *a)
             return TOOL_EXIT_INTERNAL;
         }
     }
+    return 0;
+}
+
+/* In the child: joins the run's process group, dies with redlock, and
+   becomes COMMAND; what failed goes up the pipe ep (cm: 0 exec, 1 setup;
+   errno). Never returns. */
+static void child_exec(app *a, int ep[2], pid_t parent)
+{
+    int cm[2] = { 0, 0 };
+    ssize_t w;
+    close(ep[0]);
+    if (a->watch_fd >= 0) close(a->watch_fd);
+    if (a->pgrp > 0 && setpgid(0, a->pgrp) != 0) {
+        cm[0] = 1;
+        cm[1] = errno;
+    }
+#ifdef __linux__
+    /* dies with redlock; a redlock that died before this line is seen
+       by getppid() below */
+    if (!cm[1] && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        cm[0] = 1;
+        cm[1] = errno;
+    }
+#endif
+    if (getppid() != parent) _exit(TOOL_EXIT_INTERNAL); /* redlock is gone: never run unprotected */
+    if (!cm[1]) {
+        child_signals_default();
+        execvp(a->o->child_argv[0], a->o->child_argv);
+        cm[1] = errno;
+    }
+    w = write(ep[1], cm, sizeof cm);
+    (void)w;
+    _exit(cm[0] ? TOOL_EXIT_INTERNAL : cm[1] == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC);
+}
+
+static int start_command(app *a)
+{
+    int ep[2], cm[2] = { 0, 0 }, rc; /* what failed in the child: 0 exec, 1 setup; errno */
+    pid_t pid, parent = getpid();
+    a->pgrp = 0;
+    if ((rc = child_environment(a)) != 0) return rc;
     if (!a->o->foreground && start_watcher(a, 0) < 0) {
         ERR("cannot start '%s': no watcher process: %s", a->o->child_argv[0], strerror(errno));
         return TOOL_EXIT_INTERNAL;
@@ -1476,32 +1530,7 @@ static int start_command(app *a)
         stop_watcher(a, 0);
         return TOOL_EXIT_INTERNAL;
     }
-    if (pid == 0) {
-        ssize_t w;
-        close(ep[0]);
-        if (a->watch_fd >= 0) close(a->watch_fd);
-        if (a->pgrp > 0 && setpgid(0, a->pgrp) != 0) {
-            cm[0] = 1;
-            cm[1] = errno;
-        }
-#ifdef __linux__
-        /* dies with redlock; a redlock that died before this line is seen
-           by getppid() below */
-        if (!cm[1] && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-            cm[0] = 1;
-            cm[1] = errno;
-        }
-#endif
-        if (getppid() != parent) _exit(TOOL_EXIT_INTERNAL); /* redlock is gone: never run unprotected */
-        if (!cm[1]) {
-            child_signals_default();
-            execvp(a->o->child_argv[0], a->o->child_argv);
-            cm[1] = errno;
-        }
-        w = write(ep[1], cm, sizeof cm);
-        (void)w;
-        _exit(cm[0] ? TOOL_EXIT_INTERNAL : cm[1] == ENOENT ? TOOL_EXIT_NOT_FOUND : TOOL_EXIT_CANNOT_EXEC);
-    }
+    if (pid == 0) child_exec(a, ep, parent);
     if (a->pgrp > 0) (void)setpgid(pid, a->pgrp);
     close(ep[1]);
     for (;;) {
