@@ -1291,7 +1291,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, 
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
     s = c->_subs.sub[i].life.shunned;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].life.words : "");
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].life.refusal : "");
     redlock__hiredis_leave(c, entered);
     return s;
 }

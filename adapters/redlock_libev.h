@@ -852,7 +852,7 @@ REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i,
     const redlock__hiredis_sub *sb;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
     sb = &c->_subs.sub[i];
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->life.shunned ? sb->life.words : "");
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->life.shunned ? sb->life.refusal : "");
     return sb->life.shunned;
 }
 
