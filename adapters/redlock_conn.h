@@ -14,6 +14,10 @@
        written to it, and when it is asked;
      * the subscriber table behind the core's `listen` hook (which keys
        the subscribers follow, and since when none is listened to);
+     * the subscribers' state machine: what a subscriber sends when it
+       opens and when the table changes, what each reply it reads means
+       (a message, a confirmation, a refusal, or a protocol error), the
+       backoff after a refusal, and when it opens and idle-closes;
      * a connection's lifecycle: its state (down, connecting, TLS
        handshake, up, and refused: AUTH or SELECT said no), when it may be
        reopened (the reconnect delay, the backoff after a refusal), the
@@ -284,9 +288,9 @@ static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
    `server` keeps the server's last error reply on this connection,
    whatever the status; redlock__conn_text() says which the node status
    shows. A subscriber refused by its node (`shunned`: AUTH or
-   SERVER, with the node's words) is reopened only after a backoff that
-   doubles at each refusal in a row (redlock_notify.h), until a
-   SUBSCRIBE is confirmed. The driver says when the state changes; this
+   SERVER, with the node's words in `refusal`) is reopened only after a
+   backoff that doubles at each refusal in a row (redlock_notify.h),
+   until a SUBSCRIBE is confirmed (the subscribers, at the end). The driver says when the state changes; this
    layer keeps what it means. */
 enum { REDLOCK__CONN_DOWN = 0, REDLOCK__CONN_CONNECTING, REDLOCK__CONN_HANDSHAKE, REDLOCK__CONN_UP };
 

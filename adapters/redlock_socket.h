@@ -116,9 +116,11 @@
    sleeps out its delay). A node that refuses its subscriber (an ACL that
    denies the channel, as Redis 7's default for new users does; a renamed
    SUBSCRIBE; a refused AUTH) is asked again only after a backoff (1 s,
-   doubled at each refusal in a row up to 60 s), and
-   redlock_socket_notify_status() says so until a SUBSCRIBE is confirmed
-   again. cfg.notify_off = 1: no subscribers. In the
+   doubled at each refusal in a row up to 60 s, kept when the
+   subscribers close idle), and redlock_socket_notify_status() says so,
+   in the node's words, until a SUBSCRIBE is confirmed again. A reply a
+   subscriber did not ask for drops it (PROTOCOL), as a failure.
+   cfg.notify_off = 1: no subscribers. In the
    foreign-loop API (4.) node i's subscriber is slot node_count + i.
 
    NODE LISTS. A node is a redlock_node (redlock_nodes.h, included: the
@@ -451,7 +453,8 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
    never refused; REDLOCK_ERR_SERVER (AUTH for a refused login) once the
    node refused its subscriber (an ACL without the channel, a renamed
    SUBSCRIBE): its releases are then not heard, and the subscriber is
-   tried again after a backoff; errbuf (optional) gets the status's text. */
+   tried again after a backoff; errbuf (optional) gets the node's words
+   (printable ASCII). */
 REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* What the node may evict (redlock.h section 4, Eviction): its
    maxmemory_policy as the last INFO memory that named one said ("" before
