@@ -692,8 +692,9 @@ enum { REDLOCK__CONN_SUB_KEEP = 0, REDLOCK__CONN_SUB_OPEN, REDLOCK__CONN_SUB_CLO
 static inline int redlock__conn_sub_tend(const redlock__conn_subs *t, const redlock__conn_life *l, int open,
                                          int64_t now)
 {
-    if (t->table.count) return !open && redlock__conn_may_open(l, now) ? REDLOCK__CONN_SUB_OPEN : REDLOCK__CONN_SUB_KEEP;
-    return open && now >= redlock__conn_idle_due(t) ? REDLOCK__CONN_SUB_CLOSE : REDLOCK__CONN_SUB_KEEP;
+    if (t->table.count && !open && redlock__conn_may_open(l, now)) return REDLOCK__CONN_SUB_OPEN;
+    if (!t->table.count && open && now >= redlock__conn_idle_due(t)) return REDLOCK__CONN_SUB_CLOSE;
+    return REDLOCK__CONN_SUB_KEEP;
 }
 
 /* After every subscriber was tended: an idle close that was due is done. */

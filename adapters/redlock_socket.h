@@ -1246,7 +1246,8 @@ static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const cha
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
-    if (nd->sub) return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_queue_preamble, nd);
+    if (nd->sub) /* a subscriber's own: AUTH, then every key (redlock_conn.h) */
+        return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_queue_preamble, nd);
     return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, info, redlock__sock_queue_preamble, nd);
 }
 
