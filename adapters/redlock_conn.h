@@ -175,13 +175,15 @@ static inline int redlock__conn_info_argv(int info, const char *argv[2], size_t 
     return 2;
 }
 
+/* A command of the driver's: kind (REDLOCK__CONN_*), argc, argv and
+   lengths, queued on the connection and owed an answer; 0, or why not. */
+typedef int (*redlock__conn_queue_fn)(void *ctx, int kind, int argc, const char **argv, const size_t *len);
+
 /* Queues a new connection's preamble, each command through `queue`
-   (its kind, argc, argv, lengths: 0, or what stops the preamble, which
-   is returned): AUTH, SELECT, INFO memory as the node needs them. */
+   (0, or what stops the preamble, which is returned): AUTH, SELECT, INFO
+   memory as the node needs them. */
 static inline int redlock__conn_preamble_queue(const char *user, const char *pass, int db, int info,
-                                               int (*queue)(void *ctx, int kind, int argc, const char **argv,
-                                                            const size_t *len),
-                                               void *ctx)
+                                               redlock__conn_queue_fn queue, void *ctx)
 {
     const char *argv[3];
     size_t len[3];
@@ -543,10 +545,6 @@ static inline void redlock__conn_welcomed(redlock__conn_life *l)
    The driver opens, writes, reads and closes; it hands each reply here
    as a small view (redlock__conn_sub_reply), and this layer says what it
    means. */
-
-/* A command of the driver's: kind (REDLOCK__CONN_*), argc, argv and
-   lengths, queued on the connection and owed an answer; 0, or why not. */
-typedef int (*redlock__conn_queue_fn)(void *ctx, int kind, int argc, const char **argv, const size_t *len);
 
 /* SUBSCRIBE or UNSUBSCRIBE (verb) of key's channel, through queue (kind
    SUB): 0, NOMEM, or queue's failure. */

@@ -503,7 +503,7 @@ static inline void redlock__hiredis_heard(redlock__conn_life *l, const redisRepl
 static inline int redlock__hiredis_auth_error(const redisReply *r)
 {
     return r && r->type == REDIS_REPLY_ERROR && r->str &&
-           (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
+           redlock__conn_refusal_status(r->str, (size_t)r->len) == REDLOCK_ERR_AUTH;
 }
 
 /* INFO memory's answer on node i's new connection (redlock_conn.h). */
