@@ -14,6 +14,10 @@
        written to it, and when it is asked;
      * the subscriber table behind the core's `listen` hook (which keys
        the subscribers follow, and since when none is listened to);
+     * the subscribers' state machine: what a subscriber sends when it
+       opens and when the table changes, what each reply it reads means
+       (a message, a confirmation, a refusal, or a protocol error), the
+       backoff after a refusal, and when it opens and idle-closes;
      * a connection's lifecycle: its state (down, connecting, TLS
        handshake, up, and refused: AUTH or SELECT said no), when it may be
        reopened (the reconnect delay, the backoff after a refusal), the
@@ -171,13 +175,15 @@ static inline int redlock__conn_info_argv(int info, const char *argv[2], size_t 
     return 2;
 }
 
+/* A command of the driver's: kind (REDLOCK__CONN_*), argc, argv and
+   lengths, queued on the connection and owed an answer; 0, or why not. */
+typedef int (*redlock__conn_queue_fn)(void *ctx, int kind, int argc, const char **argv, const size_t *len);
+
 /* Queues a new connection's preamble, each command through `queue`
-   (its kind, argc, argv, lengths: 0, or what stops the preamble, which
-   is returned): AUTH, SELECT, INFO memory as the node needs them. */
+   (0, or what stops the preamble, which is returned): AUTH, SELECT, INFO
+   memory as the node needs them. */
 static inline int redlock__conn_preamble_queue(const char *user, const char *pass, int db, int info,
-                                               int (*queue)(void *ctx, int kind, int argc, const char **argv,
-                                                            const size_t *len),
-                                               void *ctx)
+                                               redlock__conn_queue_fn queue, void *ctx)
 {
     const char *argv[3];
     size_t len[3];
@@ -284,9 +290,9 @@ static inline int64_t redlock__conn_idle_due(const redlock__conn_subs *t)
    `server` keeps the server's last error reply on this connection,
    whatever the status; redlock__conn_text() says which the node status
    shows. A subscriber refused by its node (`shunned`: AUTH or
-   SERVER, with the node's words) is reopened only after a backoff that
-   doubles at each refusal in a row (redlock_notify.h), until a
-   SUBSCRIBE is confirmed. The driver says when the state changes; this
+   SERVER, with the node's words in `refusal`) is reopened only after a
+   backoff that doubles at each refusal in a row (redlock_notify.h),
+   until a SUBSCRIBE is confirmed (the subscribers, at the end). The driver says when the state changes; this
    layer keeps what it means. */
 enum { REDLOCK__CONN_DOWN = 0, REDLOCK__CONN_CONNECTING, REDLOCK__CONN_HANDSHAKE, REDLOCK__CONN_UP };
 
@@ -300,6 +306,7 @@ typedef struct redlock__conn_life {
     int64_t backoff_ms; /* subscriber: the backoff after the node refused it, 0 if it did not */
     char words[128];    /* status in words */
     char server[120];   /* the server's last error reply on this connection (redlock__conn_heard) */
+    char refusal[120];  /* subscriber: the node's words while it is shunned */
 } redlock__conn_life;
 
 /* The node's status and its words (NULL: none; l->words itself: the
@@ -333,16 +340,21 @@ static inline void redlock__conn_connect_words(char *out, size_t cap, int err, i
     else snprintf(out, cap, "cannot connect: %s", strerror(err));
 }
 
-/* The server answered with an error (str, len): its words are kept as
-   fit for a status line: printable ASCII only (a '?' for any other
-   byte), cut to fit, trailing blanks trimmed. */
-static inline void redlock__conn_heard(redlock__conn_life *l, const char *str, size_t len)
+/* A server's words (str, len) into out[cap], as fit for a status line:
+   printable ASCII only (a '?' for any other byte), cut to fit, trailing
+   blanks trimmed. */
+static inline void redlock__conn_printable(char *out, size_t cap, const char *str, size_t len)
 {
     size_t i, o = 0;
-    for (i = 0; str && i < len && o + 1 < sizeof l->server; i++)
-        l->server[o++] = str[i] >= 0x20 && str[i] < 0x7f ? str[i] : '?';
-    while (o && l->server[o - 1] == ' ') o--;
-    l->server[o] = 0;
+    for (i = 0; str && i < len && o + 1 < cap; i++) out[o++] = str[i] >= 0x20 && str[i] < 0x7f ? str[i] : '?';
+    while (o && out[o - 1] == ' ') o--;
+    out[o] = 0;
+}
+
+/* The server answered with an error (str, len): its words are kept. */
+static inline void redlock__conn_heard(redlock__conn_life *l, const char *str, size_t len)
+{
+    redlock__conn_printable(l->server, sizeof l->server, str, len);
 }
 
 /* A new connection is on its way (CONNECTING, or UP at once): nothing
@@ -487,14 +499,20 @@ static inline void redlock__conn_file(redlock__conn_life *l, redlock__conn_ring 
     }
 }
 
-/* The node refused a subscriber (status: AUTH or SERVER; words: the
-   node's): the backoff doubles, and the subscriber is not reopened
-   before it is over. Call after the connection was closed. */
-static inline void redlock__conn_shunned(redlock__conn_life *l, int status, const char *words, int64_t now)
+/* The node refused a subscriber (status: AUTH or SERVER; the node's
+   words str/len, kept as its refusal): the backoff doubles. Call before
+   the driver closes it, and redlock__conn_sub_hold() after. */
+static inline void redlock__conn_shunned(redlock__conn_life *l, int status, const char *str, size_t len)
 {
     l->backoff_ms = redlock__notify_backoff(l->backoff_ms);
     l->shunned = status;
-    snprintf(l->words, sizeof l->words, "%s", words ? words : "");
+    redlock__conn_printable(l->refusal, sizeof l->refusal, str, len);
+}
+
+/* A refused subscriber, closed: not reopened before its backoff is over
+   (counted from the close: the driver's close set its own delay). */
+static inline void redlock__conn_sub_hold(redlock__conn_life *l, int64_t now)
+{
     l->retry_at = now + l->backoff_ms * 1000;
 }
 
@@ -503,7 +521,191 @@ static inline void redlock__conn_welcomed(redlock__conn_life *l)
 {
     l->backoff_ms = 0;
     l->shunned = 0;
-    l->words[0] = 0;
+    l->refusal[0] = 0;
+}
+
+/* ---- the subscribers: release notifications (redlock.h section 10) ----
+   A subscriber connection per node, whatever carries it:
+
+       closed --a lock listens, its delay or backoff over--> opening
+       opening --TCP (and TLS), the driver's--> up
+       up --the table empty for idle_us--> closed (only one that is open:
+            a refused subscriber keeps its backoff)
+       opening, up --failure, an answer owed past the command timeout,
+            an unexpected reply (PROTOCOL)--> closed, reopened after the
+            driver's delay
+       up --an error answer--> refused: closed, reopened after the backoff
+            (redlock__notify_backoff: doubled at each refusal in a row,
+            reset by a confirmed SUBSCRIBE)
+
+   Opening queues AUTH if the node has a password (no SELECT: channels
+   are server-wide), then SUBSCRIBE of every key the table listens to;
+   the core's listen (redlock__conn_listen) adds SUBSCRIBE / UNSUBSCRIBE
+   of one key. Each is owed its answer on the ring (kind AUTH or SUB).
+   The driver opens, writes, reads and closes; it hands each reply here
+   as a small view (redlock__conn_sub_reply), and this layer says what it
+   means. */
+
+/* SUBSCRIBE or UNSUBSCRIBE (verb) of key's channel, through queue (kind
+   SUB): 0, NOMEM, or queue's failure. */
+static inline int redlock__conn_sub_cmd(const char *verb, const char *key, size_t len, redlock__conn_queue_fn queue,
+                                        void *ctx)
+{
+    char stack[256], *ch;
+    const char *argv[2];
+    size_t argl[2];
+    int rc;
+    if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) return REDLOCK_ERR_NOMEM;
+    rc = queue(ctx, REDLOCK__CONN_SUB, 2, argv, argl);
+    if (ch != stack) free(ch);
+    return rc;
+}
+
+typedef struct redlock__conn_sub_opening {
+    redlock__conn_queue_fn queue;
+    void *ctx;
+    int rc; /* the first failure */
+} redlock__conn_sub_opening;
+
+static inline void redlock__conn_sub_key(void *at, const char *key, size_t len)
+{
+    redlock__conn_sub_opening *o = (redlock__conn_sub_opening *)at;
+    if (o->rc == 0) o->rc = redlock__conn_sub_cmd("SUBSCRIBE", key, len, o->queue, o->ctx);
+}
+
+/* A new subscriber's commands, through queue: AUTH (user, pass: the
+   node's) if a password is set, then SUBSCRIBE of every key in table.
+   0, or the first failure (nothing queued after it). */
+static inline int redlock__conn_sub_open_queue(const char *user, const char *pass, const redlock__notify *table,
+                                               redlock__conn_queue_fn queue, void *ctx)
+{
+    const char *argv[3];
+    size_t len[3];
+    int k = redlock__conn_auth_argv(user, pass, argv, len);
+    redlock__conn_sub_opening o;
+    o.queue = queue;
+    o.ctx = ctx;
+    o.rc = k ? queue(ctx, REDLOCK__CONN_AUTH, k, argv, len) : 0;
+    if (o.rc == 0) redlock__notify_each_key(table, redlock__conn_sub_key, &o);
+    return o.rc;
+}
+
+/* A reply on a subscriber, as its driver parsed it: its type
+   (REDLOCK_REPLY_*), a status's or error's text, and for an array of
+   three its first two elements when they are strings (else NULL). */
+typedef struct redlock__conn_sub_reply {
+    int type;
+    const char *str, *word, *channel;
+    size_t len, word_len, channel_len;
+} redlock__conn_sub_reply;
+
+/* The view of a redlock_reply (redlock_resp.h's parser). */
+static inline void redlock__conn_sub_view(redlock__conn_sub_reply *v, const redlock_reply *r)
+{
+    memset(v, 0, sizeof *v);
+    v->type = r->type;
+    if (r->type == REDLOCK_REPLY_STATUS || r->type == REDLOCK_REPLY_ERROR) {
+        v->str = r->str;
+        v->len = r->len;
+    }
+    if (r->type != REDLOCK_REPLY_ARRAY || r->elements != 3) return;
+    if (r->element[0].type == REDLOCK_REPLY_STRING) {
+        v->word = r->element[0].str;
+        v->word_len = r->element[0].len;
+    }
+    if (r->element[1].type == REDLOCK_REPLY_STRING) {
+        v->channel = r->element[1].str;
+        v->channel_len = r->element[1].len;
+    }
+}
+
+/* Is v a pub/sub array whose first element is `word`? */
+static inline int redlock__conn_sub_is(const redlock__conn_sub_reply *v, const char *word)
+{
+    size_t n = strlen(word);
+    return v->type == REDLOCK_REPLY_ARRAY && v->word && v->word_len == n && memcmp(v->word, word, n) == 0;
+}
+
+/* What a node's refusal (its error text) says: AUTH when it wants other
+   credentials (NOAUTH, WRONGPASS), else SERVER (an ACL that denies the
+   channel, a renamed SUBSCRIBE). */
+static inline int redlock__conn_refusal_status(const char *str, size_t len)
+{
+    if (str && len >= 6 && memcmp(str, "NOAUTH", 6) == 0) return REDLOCK_ERR_AUTH;
+    if (str && len >= 9 && memcmp(str, "WRONGPASS", 9) == 0) return REDLOCK_ERR_AUTH;
+    return REDLOCK_ERR_SERVER;
+}
+
+/* What a subscriber's reply means. NEXT: read on. REFUSED: the node
+   refused a command (the status, in l->shunned, and its words are kept:
+   redlock__conn_shunned); the driver closes the subscriber, then calls
+   redlock__conn_sub_hold(). PROTOCOL: a reply it did not expect; the
+   driver drops it with PROTOCOL. */
+enum { REDLOCK__CONN_SUB_NEXT = 0, REDLOCK__CONN_SUB_REFUSED, REDLOCK__CONN_SUB_PROTOCOL };
+
+/* A reply on subscriber l (q: the answers it owes; table: the keys
+   followed). A message ["message", channel, payload] owes nothing: it
+   wakes the table's waiting locks of the channel's key (a channel not
+   ours is ignored). Anything else answers the oldest command owed: an
+   error refuses it; AUTH's status, a SUBSCRIBE's or UNSUBSCRIBE's
+   confirmation is what it asked for (a confirmed SUBSCRIBE: the node
+   hears us again); anything else, or a reply with nothing owed, is
+   PROTOCOL. A message's wake may run callbacks that close the
+   subscriber: the driver checks it is still there before reading on. */
+static inline int redlock__conn_sub_answer(redlock__conn_life *l, redlock__conn_ring *q, redlock__notify *table,
+                                           const redlock__conn_sub_reply *v)
+{
+    redlock__conn_req req;
+    int owed;
+    if (redlock__conn_sub_is(v, "message")) {
+        size_t klen;
+        const char *key = v->channel ? redlock__notify_key_of(v->channel, v->channel_len, &klen) : NULL;
+        if (key) redlock__notify_message(table, key, klen);
+        return REDLOCK__CONN_SUB_NEXT;
+    }
+    owed = redlock__conn_pop(q, &req);
+    if (v->type == REDLOCK_REPLY_ERROR) {
+        redlock__conn_shunned(l, redlock__conn_refusal_status(v->str, v->len), v->str, v->len);
+        return REDLOCK__CONN_SUB_REFUSED;
+    }
+    if (!owed) return REDLOCK__CONN_SUB_PROTOCOL;
+    if (req.kind == REDLOCK__CONN_AUTH && v->type == REDLOCK_REPLY_STATUS) {
+        l->status = 0;
+        return REDLOCK__CONN_SUB_NEXT;
+    }
+    if (req.kind == REDLOCK__CONN_SUB && redlock__conn_sub_is(v, "subscribe")) {
+        redlock__conn_welcomed(l);
+        return REDLOCK__CONN_SUB_NEXT;
+    }
+    if (req.kind == REDLOCK__CONN_SUB && redlock__conn_sub_is(v, "unsubscribe")) return REDLOCK__CONN_SUB_NEXT;
+    return REDLOCK__CONN_SUB_PROTOCOL;
+}
+
+/* What a subscriber (open: the driver has a connection for it, opening
+   or up) is due to do at `now`. OPEN: a lock listens and its delay or
+   backoff is over; CLOSE: no lock has listened for idle_us and it is
+   open (one that is closed keeps its delay: a refused subscriber's
+   backoff outlives the idle close); KEEP: nothing. */
+enum { REDLOCK__CONN_SUB_KEEP = 0, REDLOCK__CONN_SUB_OPEN, REDLOCK__CONN_SUB_CLOSE };
+static inline int redlock__conn_sub_tend(const redlock__conn_subs *t, const redlock__conn_life *l, int open,
+                                         int64_t now)
+{
+    if (t->table.count && !open && redlock__conn_may_open(l, now)) return REDLOCK__CONN_SUB_OPEN;
+    if (!t->table.count && open && now >= redlock__conn_idle_due(t)) return REDLOCK__CONN_SUB_CLOSE;
+    return REDLOCK__CONN_SUB_KEEP;
+}
+
+/* After every subscriber was tended: an idle close that was due is done. */
+static inline void redlock__conn_subs_tended(redlock__conn_subs *t, int64_t now)
+{
+    if (now >= redlock__conn_idle_due(t)) t->idle_since = 0;
+}
+
+/* When a closed subscriber is due to reopen (INT64_MAX: it is open, or
+   no lock listens). */
+static inline int64_t redlock__conn_sub_reopen_due(const redlock__conn_subs *t, const redlock__conn_life *l, int open)
+{
+    return !open && t->table.count ? l->retry_at : INT64_MAX;
 }
 
 #endif /* REDLOCK_CONN_H */

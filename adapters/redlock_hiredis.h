@@ -115,9 +115,11 @@
      refuses its subscriber (an error answer: an ACL that denies the
      channel, as Redis 7's default for new users does, or SUBSCRIBE; a
      renamed command; a refused AUTH) is asked again only after a backoff
-     (1 s, doubled at each refusal in a row up to 60 s), and
-     redlock_hiredis_notify_status() says why until a SUBSCRIBE is
-     confirmed again.
+     (1 s, doubled at each refusal in a row up to 60 s, kept when the
+     subscribers close idle), and redlock_hiredis_notify_status() says
+     why, in the node's words, until a SUBSCRIBE is confirmed again. A
+     reply a subscriber did not ask for drops it, as a failure. No
+     SELECT on a subscriber: channels are server-wide.
    * When a blocking call has its result, the commands the core sent last
      (the undo of a failed attempt, a release) are written out, also to a
      node that is reconnecting (within its connect timeout). If a slower
@@ -1291,7 +1293,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, 
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
     s = c->_subs.sub[i].life.shunned;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].life.words : "");
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].life.refusal : "");
     redlock__hiredis_leave(c, entered);
     return s;
 }

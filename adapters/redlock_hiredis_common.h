@@ -503,7 +503,7 @@ static inline void redlock__hiredis_heard(redlock__conn_life *l, const redisRepl
 static inline int redlock__hiredis_auth_error(const redisReply *r)
 {
     return r && r->type == REDIS_REPLY_ERROR && r->str &&
-           (strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0);
+           redlock__conn_refusal_status(r->str, (size_t)r->len) == REDLOCK_ERR_AUTH;
 }
 
 /* INFO memory's answer on node i's new connection (redlock_conn.h). */
@@ -582,14 +582,10 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_endpoin
 
 #include "redlock_notify.h"
 
-/* Node i's subscriber (redlock.h section 10): up while a lock of the
-   client waits for its next attempt, and idle_ms after. Every command it
-   sends (AUTH, each SUBSCRIBE and UNSUBSCRIBE) is owed an answer: one
-   owed for the command timeout closes it (a frozen node must not collect
-   commands for as long as locks wait). A node that refuses (an error
-   answer: an ACL without the channel, a renamed command) is left alone
-   for a backoff that doubles up to REDLOCK__NOTIFY_BACKOFF_MAX_MS: its
-   releases are not heard meanwhile (notify_status says why). */
+/* Node i's subscriber (redlock.h section 10), over a hiredis context:
+   what it sends and what its replies mean are the connection layer's
+   (redlock_conn.h, the subscribers); here, how it connects, writes and
+   reads. */
 typedef struct redlock__hiredis_sub {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
@@ -599,7 +595,7 @@ typedef struct redlock__hiredis_sub {
     redlock__conn_ring q;  /* the commands owed an answer, oldest first */
     redlock__hiredis_bound bound; /* the reader's reply memory */
     redlock__conn_life life; /* DOWN / CONNECTING / UP, when it may reopen, and shunned: 0, or
-                              SERVER / AUTH while the node refuses it, with its words (notify_status) */
+                              SERVER / AUTH while the node refuses it, with its refusal (notify_status) */
 } redlock__hiredis_sub;
 
 /* A client's subscribers, and the table of what they listen to. The
@@ -648,16 +644,6 @@ static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, 
     redlock__conn_down(&sb->life, redlock__hiredis_now_us(), failed ? ss->reconnect_delay_ms : 0);
 }
 
-/* Node i refused a subscriber's command (error reply r): closed, and not
-   reopened before the backoff (doubled at each refusal in a row). */
-static inline void redlock__hiredis_sub_refused(redlock__hiredis_subs *ss, int i, const redisReply *r)
-{
-    redlock__hiredis_sub *sb = &ss->sub[i];
-    redlock__hiredis_sub_close(ss, i, 1);
-    redlock__conn_shunned(&sb->life, redlock__hiredis_auth_error(r) ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER, r->str,
-                          redlock__hiredis_now_us());
-}
-
 static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
 {
     int i;
@@ -665,52 +651,39 @@ static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
     redlock__notify_free(&ss->t.table);
 }
 
-/* Appends `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel to subscriber i. */
+/* One of subscriber sb's commands (redlock_conn.h's queue): appended to
+   its context, owed an answer from now. */
+static inline int redlock__hiredis_sub_queue(void *ctx, int kind, int argc, const char **argv, const size_t *len)
+{
+    redlock__hiredis_sub *sb = (redlock__hiredis_sub *)ctx;
+    int rc = redlock__hiredis_reserve(&sb->q);
+    if (rc != 0) return rc;
+    if (redisAppendCommandArgv(sb->ctx, argc, argv, len) != REDIS_OK) return REDLOCK_ERR_NOMEM;
+    (void)redlock__hiredis_push(&sb->q, kind, 0); /* room reserved */
+    sb->need_flush = 1;
+    return 0;
+}
+
+/* Appends `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel to subscriber
+   i, if it is open (one that opens later subscribes every key). */
 static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, const char *verb, const char *key,
                                             size_t len)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
-    char stack[256], *ch;
-    const char *argv[2];
-    size_t argl[2];
-    if (!sb->ctx) return;
-    if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) {
+    if (sb->ctx && redlock__conn_sub_cmd(verb, key, len, redlock__hiredis_sub_queue, sb) != 0)
         redlock__hiredis_sub_close(ss, i, 1);
-        return;
-    }
-    if (redlock__hiredis_reserve(&sb->q) == 0 && redisAppendCommandArgv(sb->ctx, 2, argv, argl) == REDIS_OK) {
-        (void)redlock__hiredis_push(&sb->q, REDLOCK__CONN_SUB, 0); /* room reserved */
-        sb->need_flush = 1;
-    } else {
-        redlock__hiredis_sub_close(ss, i, 1);
-    }
-    if (ch != stack) free(ch);
 }
 
-typedef struct redlock__hiredis_sub_at {
-    redlock__hiredis_subs *ss;
-    int i;
-} redlock__hiredis_sub_at;
-
-static inline void redlock__hiredis_sub_key(void *at, const char *key, size_t len)
-{
-    const redlock__hiredis_sub_at *a = (const redlock__hiredis_sub_at *)at;
-    redlock__hiredis_sub_cmd(a->ss, a->i, "SUBSCRIBE", key, len);
-}
-
-/* Opens subscriber i if it is down and its delay has passed: AUTH first
-   (a refusal closes it again), then every key the table listens to. The
-   connect and a TLS handshake run in the adapter's loop. */
+/* Opens subscriber i if it is down and its delay has passed, with its
+   commands queued (redlock__conn_sub_open_queue: AUTH, then every key).
+   The connect and a TLS handshake run in the adapter's loop. */
 static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
     const redlock__hiredis_endpoint *ep = ss->ep[i];
     int64_t now = redlock__hiredis_now_us();
-    const char *argv[3];
-    size_t len[3];
-    int status = 0, k;
+    int status = 0;
     char err[128];
-    redlock__hiredis_sub_at at;
     if (sb->ctx || !redlock__conn_may_open(&sb->life, now)) return;
     sb->ctx = redlock__hiredis_open(ep, &status, err, sizeof err);
     if (!sb->ctx) {
@@ -721,17 +694,9 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     redlock__conn_opened(&sb->life, REDLOCK__CONN_CONNECTING);
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
     redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
-    k = redlock__conn_auth_argv(ep->user, ep->pass, argv, len);
-    if (k && (redlock__hiredis_reserve(&sb->q) != 0 ||
-              redisAppendCommandArgv(sb->ctx, k, (const char **)argv, len) != REDIS_OK)) {
-        redlock__hiredis_sub_close(ss, i, 1);
-        return;
-    }
-    if (k) (void)redlock__hiredis_push(&sb->q, REDLOCK__CONN_AUTH, 0);
     sb->need_flush = 1;
-    at.ss = ss;
-    at.i = i;
-    redlock__notify_each_key(&ss->t.table, redlock__hiredis_sub_key, &at);
+    if (redlock__conn_sub_open_queue(ep->user, ep->pass, &ss->t.table, redlock__hiredis_sub_queue, sb) != 0)
+        redlock__hiredis_sub_close(ss, i, 1);
 }
 
 /* Subscriber i's socket became writable (or failed) while connecting. */
@@ -777,50 +742,51 @@ static inline int redlock__hiredis_sub_write(redlock__hiredis_subs *ss, int i)
     return 0;
 }
 
-/* Is r a pub/sub array whose first element is `word` (3 elements)? */
-static inline int redlock__hiredis_sub_is(const redisReply *r, const char *word)
+/* The connection layer's view of a reply (pointing into r). */
+static inline void redlock__hiredis_sub_view(const redisReply *r, redlock__conn_sub_reply *v)
 {
-    size_t n = strlen(word);
-    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
-           r->element[0]->len == n && memcmp(r->element[0]->str, word, n) == 0;
+    redlock_reply t;
+    redlock__hiredis_translate(r, &t);
+    memset(v, 0, sizeof *v);
+    v->type = t.type;
+    if (t.type == REDLOCK_REPLY_STATUS || t.type == REDLOCK_REPLY_ERROR) {
+        v->str = t.str;
+        v->len = t.len;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) return;
+    if (r->element[0]->type == REDIS_REPLY_STRING) {
+        v->word = r->element[0]->str;
+        v->word_len = (size_t)r->element[0]->len;
+    }
+    if (r->element[1]->type == REDIS_REPLY_STRING) {
+        v->channel = r->element[1]->str;
+        v->channel_len = (size_t)r->element[1]->len;
+    }
 }
 
-/* Every reply subscriber i has buffered: a release of a key the table
-   listens to wakes its waiting locks; anything else answers the oldest
-   command owed. An error answer (AUTH refused, SUBSCRIBE denied by an
-   ACL or renamed) turns the node's notifications off for its backoff; a
-   confirmed SUBSCRIBE turns them on again. */
+/* Every reply subscriber i has buffered, as the connection layer reads
+   it (redlock__conn_sub_answer): a release wakes the waiting locks of
+   its key; a refusal closes the subscriber for its backoff; a reply it
+   did not expect drops it. */
 static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
     while (sb->ctx) {
         void *rv = NULL;
-        redisReply *r;
-        redlock__conn_req req;
+        redlock__conn_sub_reply v;
+        int what;
         if (redisGetReplyFromReader(sb->ctx, &rv) != REDIS_OK) {
             redlock__hiredis_sub_close(ss, i, 1);
             return;
         }
         if (!rv) return;
-        r = (redisReply *)rv;
-        if (redlock__hiredis_sub_is(r, "message")) { /* no answer to a command */
-            size_t klen;
-            const char *key = r->element[1]->type != REDIS_REPLY_STRING ? NULL :
-                              redlock__notify_key_of(r->element[1]->str, r->element[1]->len, &klen);
-            if (key) redlock__notify_message(&ss->t.table, key, klen);
-            freeReplyObject(r);
-            continue;
-        }
-        (void)redlock__conn_pop(&sb->q, &req);
-        if (r->type == REDIS_REPLY_ERROR) {
-            redlock__hiredis_sub_refused(ss, i, r);
-            freeReplyObject(r);
-            return;
-        }
-        if (redlock__hiredis_sub_is(r, "subscribe")) {
-            redlock__conn_welcomed(&sb->life);
-        }
-        freeReplyObject(r);
+        redlock__hiredis_sub_view((const redisReply *)rv, &v);
+        what = redlock__conn_sub_answer(&sb->life, &sb->q, &ss->t.table, &v);
+        freeReplyObject(rv);
+        if (what == REDLOCK__CONN_SUB_NEXT) continue;
+        redlock__hiredis_sub_close(ss, i, 1);
+        if (what == REDLOCK__CONN_SUB_REFUSED) redlock__conn_sub_hold(&sb->life, redlock__hiredis_now_us());
+        return;
     }
 }
 
@@ -869,14 +835,6 @@ static inline void redlock__hiredis_subs_listen(redlock__hiredis_subs *ss, redlo
     redlock__conn_listen(&ss->t, lk, on, redlock__hiredis_now_us(), redlock__hiredis_subs_cmd, ss);
 }
 
-/* When subscriber sb's oldest command is owed for too long (INT64_MAX:
-   none owed, or the connection is still opening). */
-static inline int64_t redlock__hiredis_sub_owed_until(const redlock__hiredis_subs *ss, const redlock__hiredis_sub *sb)
-{
-    if (!sb->ctx || sb->life.state == REDLOCK__CONN_CONNECTING || redlock__hiredis_tls_handshaking(sb->ssl)) return INT64_MAX;
-    return redlock__conn_due(&sb->q, ss->command_us);
-}
-
 /* Has subscriber sb bytes waiting to be read? An answer owed for too
    long may be among them (the loop did not run for a while): the read
    that follows comes first. (Not read here: tend runs inside the core's
@@ -891,47 +849,51 @@ static inline int redlock__hiredis_sub_unread(const redlock__hiredis_sub *sb)
     return poll(&pf, 1, 0) > 0;
 }
 
-/* Before a wait: subscribers up while locks listen, closed once idle for
-   idle_ms, dropped when a connect or handshake outlasts its timeout or
-   an answer is owed for longer than the command timeout. */
+/* Is subscriber sb's connect or TLS handshake still running? */
+static inline int redlock__hiredis_sub_opening(const redlock__hiredis_sub *sb)
+{
+    return sb->life.state == REDLOCK__CONN_CONNECTING || redlock__hiredis_tls_handshaking(sb->ssl);
+}
+
+/* Before a wait: subscribers dropped when a connect or handshake
+   outlasts its timeout or an answer is owed for longer than the command
+   timeout, then opened and closed as the table says
+   (redlock__conn_sub_tend). */
 static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
 {
     int64_t now = redlock__hiredis_now_us();
     int i;
     for (i = 0; i < ss->n; i++) {
         redlock__hiredis_sub *sb = &ss->sub[i];
-        if (sb->ctx && (sb->life.state == REDLOCK__CONN_CONNECTING || redlock__hiredis_tls_handshaking(sb->ssl)) && now >= sb->connect_deadline) {
+        int late;
+        if (!sb->ctx) continue;
+        late = redlock__conn_late(&sb->life, &sb->q, redlock__hiredis_tls_handshaking(sb->ssl),
+                                  redlock__hiredis_sub_opening(sb), sb->connect_deadline, ss->command_us, now);
+        if (late == REDLOCK__CONN_LATE_CONNECT || late == REDLOCK__CONN_LATE_HANDSHAKE ||
+            (late == REDLOCK__CONN_LATE_REPLY && !redlock__hiredis_sub_unread(sb)))
             redlock__hiredis_sub_close(ss, i, 1);
-        } else if (now >= redlock__hiredis_sub_owed_until(ss, sb) && !redlock__hiredis_sub_unread(sb)) {
-            redlock__hiredis_sub_close(ss, i, 1);
-        }
     }
-    if (ss->t.table.count) {
-        for (i = 0; i < ss->n; i++)
-            if (!ss->sub[i].ctx) redlock__hiredis_sub_open(ss, i);
-    } else if (now >= redlock__conn_idle_due(&ss->t)) {
-        for (i = 0; i < ss->n; i++) redlock__hiredis_sub_close(ss, i, 0);
-        ss->t.idle_since = 0;
+    for (i = 0; i < ss->n; i++) {
+        int act = redlock__conn_sub_tend(&ss->t, &ss->sub[i].life, ss->sub[i].ctx != NULL, now);
+        if (act == REDLOCK__CONN_SUB_OPEN) redlock__hiredis_sub_open(ss, i);
+        else if (act == REDLOCK__CONN_SUB_CLOSE) redlock__hiredis_sub_close(ss, i, 0);
     }
+    redlock__conn_subs_tended(&ss->t, now);
 }
 
 /* When redlock__hiredis_subs_tend has something to do next (a reconnect,
    a connect timeout, the idle close), or INT64_MAX. */
 static inline int64_t redlock__hiredis_subs_due(const redlock__hiredis_subs *ss)
 {
-    int64_t due = INT64_MAX;
+    int64_t due = redlock__conn_idle_due(&ss->t);
     int i;
     for (i = 0; i < ss->n; i++) {
         const redlock__hiredis_sub *sb = &ss->sub[i];
-        if (!sb->ctx) {
-            if (ss->t.table.count && sb->life.retry_at < due) due = sb->life.retry_at;
-        } else if ((sb->life.state == REDLOCK__CONN_CONNECTING || redlock__hiredis_tls_handshaking(sb->ssl)) && sb->connect_deadline < due) {
-            due = sb->connect_deadline;
-        } else if (redlock__hiredis_sub_owed_until(ss, sb) < due) {
-            due = redlock__hiredis_sub_owed_until(ss, sb);
-        }
+        int64_t d = !sb->ctx ? redlock__conn_sub_reopen_due(&ss->t, &sb->life, 0)
+                    : redlock__hiredis_sub_opening(sb) ? sb->connect_deadline
+                                                       : redlock__conn_due(&sb->q, ss->command_us);
+        if (d < due) due = d;
     }
-    if (redlock__conn_idle_due(&ss->t) < due) due = redlock__conn_idle_due(&ss->t);
     return due;
 }
 

@@ -99,8 +99,11 @@
      subscriber (an ACL that denies the channel, as Redis 7's default for
      new users does; a renamed SUBSCRIBE; a refused AUTH) is asked again
      only after a backoff (1 s, doubled at each refusal in a row up to
-     60 s), and redlock_libev_notify_status() says why until a SUBSCRIBE
-     is confirmed again.
+     60 s, kept when the subscribers close idle), and
+     redlock_libev_notify_status() says why, in the node's words, until a
+     SUBSCRIBE is confirmed again. A reply a subscriber did not ask for
+     drops it, as a failure. No SELECT on a subscriber: channels are
+     server-wide.
    * SIGPIPE: hiredis writes with write(2); ignore SIGPIPE in programs that
      may write to a node that vanished (signal(SIGPIPE, SIG_IGN)).
    * TLS (hiredis 1.x only): as in redlock_hiredis.h (build with
@@ -852,7 +855,7 @@ REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i,
     const redlock__hiredis_sub *sb;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
     sb = &c->_subs.sub[i];
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->life.shunned ? sb->life.words : "");
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->life.shunned ? sb->life.refusal : "");
     return sb->life.shunned;
 }
 

@@ -116,9 +116,11 @@
    sleeps out its delay). A node that refuses its subscriber (an ACL that
    denies the channel, as Redis 7's default for new users does; a renamed
    SUBSCRIBE; a refused AUTH) is asked again only after a backoff (1 s,
-   doubled at each refusal in a row up to 60 s), and
-   redlock_socket_notify_status() says so until a SUBSCRIBE is confirmed
-   again. cfg.notify_off = 1: no subscribers. In the
+   doubled at each refusal in a row up to 60 s, kept when the
+   subscribers close idle), and redlock_socket_notify_status() says so,
+   in the node's words, until a SUBSCRIBE is confirmed again. A reply a
+   subscriber did not ask for drops it (PROTOCOL), as a failure.
+   cfg.notify_off = 1: no subscribers. In the
    foreign-loop API (4.) node i's subscriber is slot node_count + i.
 
    NODE LISTS. A node is a redlock_node (redlock_nodes.h, included: the
@@ -451,7 +453,8 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
    never refused; REDLOCK_ERR_SERVER (AUTH for a refused login) once the
    node refused its subscriber (an ACL without the channel, a renamed
    SUBSCRIBE): its releases are then not heard, and the subscriber is
-   tried again after a backoff; errbuf (optional) gets the status's text. */
+   tried again after a backoff; errbuf (optional) gets the node's words
+   (printable ASCII). */
 REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* What the node may evict (redlock.h section 4, Eviction): its
    maxmemory_policy as the last INFO memory that named one said ("" before
@@ -820,7 +823,8 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
         const struct redlock__sock_node *nd = &s->_nodes[i];
         if (redlock__sock_opening(nd) && nd->connect_deadline < d) d = nd->connect_deadline;
         if (redlock__conn_due(&nd->q, redlock__sock_command_us(s)) < d) d = redlock__conn_due(&nd->q, redlock__sock_command_us(s));
-        if (nd->sub && nd->life.state == REDLOCK__CONN_DOWN && s->_subs.table.count && nd->life.retry_at < d) d = nd->life.retry_at;
+        if (nd->sub && redlock__conn_sub_reopen_due(&s->_subs, &nd->life, nd->life.state != REDLOCK__CONN_DOWN) < d)
+            d = nd->life.retry_at;
     }
     if (s->_nsub && redlock__conn_idle_due(&s->_subs) < d) d = redlock__conn_idle_due(&s->_subs);
     return d;
@@ -1242,6 +1246,8 @@ static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const cha
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
+    if (nd->sub) /* a subscriber's own: AUTH, then every key (redlock_conn.h) */
+        return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_queue_preamble, nd);
     return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, info, redlock__sock_queue_preamble, nd);
 }
 
@@ -1419,38 +1425,30 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
 }
 #endif
 
-/* A subscriber's reply: a message ["message", channel, payload] wakes
-   the waiting locks of the channel's key (1); anything else is the answer
-   to a queued command (0). */
-static int redlock__sock_message(redlock_socket *s, const redlock_reply *r)
+/* A reply on subscriber nd, as the connection layer reads it
+   (redlock__conn_sub_answer): 1 to read on; 0 when it was closed: the
+   node refused it (closed for the backoff, with the node's words) or
+   sent what it did not expect (PROTOCOL). */
+static int redlock__sock_sub_reply(redlock_socket *s, struct redlock__sock_node *nd, const redlock_reply *r)
 {
-    const char *key;
-    size_t klen;
-    if (r->type != REDLOCK_REPLY_ARRAY || r->elements != 3 || r->element[0].type != REDLOCK_REPLY_STRING ||
-        r->element[0].len != 7 || memcmp(r->element[0].str, "message", 7) != 0 ||
-        r->element[1].type != REDLOCK_REPLY_STRING)
-        return 0;
-    key = redlock__notify_key_of(r->element[1].str, r->element[1].len, &klen);
 #ifndef REDLOCK_SOCKET_NO_CORE
-    if (key) {
-        s->_in_cb++;
-        redlock__notify_message(&s->_subs.table, key, klen);
-        s->_in_cb--;
+    redlock__conn_sub_reply v;
+    int what;
+    redlock__conn_sub_view(&v, r);
+    s->_in_cb++; /* a message's wake runs the core's callbacks */
+    what = redlock__conn_sub_answer(&nd->life, &nd->q, &s->_subs.table, &v);
+    s->_in_cb--;
+    if (what == REDLOCK__CONN_SUB_NEXT) return 1;
+    if (what == REDLOCK__CONN_SUB_REFUSED) { /* shunned before the watch hook hears */
+        redlock__sock_fail(s, nd, nd->life.shunned, nd->life.refusal);
+        redlock__conn_sub_hold(&nd->life, redlock_socket_now_us());
+        return 0;
     }
 #else
-    (void)s; /* no core, no subscribers */
-    (void)key;
+    (void)r; /* no core, no subscribers */
 #endif
-    return 1;
-}
-
-/* The node refused subscriber nd's AUTH or SUBSCRIBE (status): closed,
-   and not reopened before the backoff (redlock_notify.h). */
-static void redlock__sock_sub_refused(redlock_socket *s, struct redlock__sock_node *nd, int status)
-{
-    redlock__conn_shunned(&nd->life, status, NULL, redlock_socket_now_us()); /* before the watch hook hears */
-    redlock__sock_fail(s, nd, status, NULL);
-    nd->life.retry_at = redlock_socket_now_us() + nd->life.backoff_ms * 1000; /* the backoff, from the close */
+    redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL, NULL);
+    return 0;
 }
 #ifndef REDLOCK_SOCKET_NO_CORE
 /* A new connection's INFO memory: the core learns what the node may evict
@@ -1474,8 +1472,8 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
         redlock__conn_req req;
         int rc = redlock_resp_next(&nd->parser, &r);
         if (rc == 0) return;
-        if (rc > 0 && nd->sub && redlock__sock_message(s, r)) {
-            if (nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
+        if (rc > 0 && nd->sub) {
+            if (!redlock__sock_sub_reply(s, nd, r) || nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
             continue;
         }
         if (rc < 0 || !redlock__conn_pop(&nd->q, &req)) { /* broken, or a reply nobody asked for */
@@ -1483,26 +1481,12 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             return;
         }
         if (req.kind == REDLOCK__CONN_AUTH) {
-            if (r->type == REDLOCK_REPLY_ERROR && nd->sub) {
-                redlock__sock_sub_refused(s, nd, REDLOCK_ERR_AUTH);
-                return;
-            }
             if (r->type != REDLOCK_REPLY_STATUS) {
                 if (r->type == REDLOCK_REPLY_ERROR) redlock__sock_words(nd, r);
                 redlock__sock_fail(s, nd, r->type == REDLOCK_REPLY_ERROR ? REDLOCK_ERR_AUTH : REDLOCK_ERR_PROTOCOL, NULL);
                 return;
             }
             nd->life.status = 0;
-            continue;
-        }
-        if (req.kind == REDLOCK__CONN_SUB) { /* confirmed; refused (an ACL): off for the backoff */
-            if (r->type == REDLOCK_REPLY_ERROR) {
-                redlock__sock_sub_refused(s, nd, REDLOCK_ERR_SERVER);
-                return;
-            }
-            if (r->type == REDLOCK_REPLY_ARRAY && r->elements == 3 && r->element[0].type == REDLOCK_REPLY_STRING &&
-                r->element[0].len == 9 && memcmp(r->element[0].str, "subscribe", 9) == 0)
-                redlock__conn_welcomed(&nd->life); /* notifications work (again) */
             continue;
         }
         if (req.kind == REDLOCK__CONN_SELECT) {
@@ -1556,36 +1540,24 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
 
 /* ---- release notifications: the subscribers ---- */
 
+#ifndef REDLOCK_SOCKET_NO_CORE /* the core's listen hook sends these */
 /* Queues `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel on subscriber
    nd, if it is open or opening (one that is down subscribes every key
    when it opens). */
 static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *nd, const char *verb, const char *key,
                                   size_t len)
 {
-    char stack[256], *ch;
-    const char *argv[2];
-    size_t argl[2];
     if (nd->life.state == REDLOCK__CONN_DOWN) return;
-    if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) {
-        redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, NULL);
-        return;
-    }
-    if (redlock__sock_queue(nd, 2, argv, argl, 0, REDLOCK__CONN_SUB) != 0)
+    if (redlock__conn_sub_cmd(verb, key, len, redlock__sock_queue_preamble, nd) != 0)
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, NULL);
     else
         redlock__sock_report(s, nd);
-    if (ch != stack) free(ch);
 }
+#endif
 
-static void redlock__sock_sub_key(void *at, const char *key, size_t len)
-{
-    const redlock__sock_at *a = (const redlock__sock_at *)at;
-    redlock__sock_sub_cmd(a->s, a->nd, "SUBSCRIBE", key, len);
-}
-
-/* Subscribers open (AUTH, then every key) while a lock listens, after a
-   failure not before their retry time; all closed once none has
-   listened for notify_idle_ms. */
+/* Subscribers open (redlock__sock_open queues AUTH, then every key) and
+   close as the connection layer says (redlock__conn_sub_tend); one that
+   could not open is tried again after its retry delay. */
 static void redlock__sock_subs_tend(redlock_socket *s)
 {
     int64_t now;
@@ -1594,22 +1566,15 @@ static void redlock__sock_subs_tend(redlock_socket *s)
     now = redlock_socket_now_us();
     for (i = 0; i < s->_nsub; i++) {
         struct redlock__sock_node *nd = &s->_nodes[s->_cfg.node_count + i];
-        if (s->_subs.table.count) {
-            redlock__sock_at at;
-            if (nd->life.state != REDLOCK__CONN_DOWN || now < nd->life.retry_at) continue;
-            if (redlock__sock_open(s, nd) != 0) {
-                nd->life.retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
-                continue;
-            }
-            at.s = s;
-            at.nd = nd;
-            redlock__notify_each_key(&s->_subs.table, redlock__sock_sub_key, &at);
-            redlock__sock_report(s, nd);
-        } else if (now >= redlock__conn_idle_due(&s->_subs) && nd->life.state != REDLOCK__CONN_DOWN) {
+        int act = redlock__conn_sub_tend(&s->_subs, &nd->life, nd->life.state != REDLOCK__CONN_DOWN, now);
+        if (act == REDLOCK__CONN_SUB_OPEN) {
+            if (redlock__sock_open(s, nd) != 0) nd->life.retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
+            else redlock__sock_report(s, nd);
+        } else if (act == REDLOCK__CONN_SUB_CLOSE) {
             redlock__sock_close(s, nd);
         }
     }
-    if (now >= redlock__conn_idle_due(&s->_subs)) s->_subs.idle_since = 0;
+    redlock__conn_subs_tended(&s->_subs, now);
 }
 
 static void redlock__sock_timeouts(redlock_socket *s)
@@ -2198,14 +2163,7 @@ REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
     st = node < s->_nsub ? s->_nodes[s->_cfg.node_count + node].life.shunned : 0;
-    if (errbuf && errsz) {
-#ifndef REDLOCK_SOCKET_NO_CORE
-        const char *t = st ? redlock_strerror(st) : "";
-#else
-        const char *t = st ? "node error" : "";
-#endif
-        redlock__sock_text(errbuf, errsz, t);
-    }
+    if (errbuf && errsz) redlock__sock_text(errbuf, errsz, st ? s->_nodes[s->_cfg.node_count + node].life.refusal : "");
     redlock__sock_leave(s, entered, 0);
     return st;
 }

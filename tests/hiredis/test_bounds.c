@@ -659,7 +659,7 @@ static void socket_subscribe_refused(redis_nodes *rn)
     CHECK_EQ(redlock_socket_acquire(&lk), REDLOCK_ERR_TIMEOUT);
     refused_check(rn, "socket");
     CHECK_EQ(redlock_socket_notify_status(&s, 0, text, sizeof text), REDLOCK_ERR_SERVER);
-    CHECK_STR(text, redlock_strerror(REDLOCK_ERR_SERVER));
+    CHECK(strncmp(text, "NOPERM", 6) == 0);
     redlock_socket_lock_deinit(&lk);
     redlock_socket_deinit(&s);
     CHECK_EQ(redlock_hiredis_release(&hlk), REDLOCK_OK);

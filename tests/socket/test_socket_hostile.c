@@ -3,7 +3,8 @@
    stopped by PID): malformed RESP, RESP3, absurd lengths, wrong reply
    types, truncated replies, silence, resets, floods, refused connections,
    AUTH refusal. Each gives an exact status for that node, no crash, and
-   bounded memory. Transport (raw mode) first, then through the core, then
+   bounded memory. The subscribers' reading of each reply (the connection
+   layer's, every adapter's) first, without a server; then transport (raw mode), then through the core, then
    the foreign-loop API: a hand-written poll() loop, and a strict loop
    (epoll on Linux, a one-shot timer) that knows only what the watch and
    set_timer hooks told it: timers fired early or spuriously, an fd
@@ -1274,10 +1275,101 @@ static void test_tls_not_built(void)
     CHECK(strcmp(redlock_strerror(REDLOCK_ERR_NO_TLS), "unknown status") != 0);
 }
 
+/* ---- the subscribers' state machine (redlock_conn.h), without a server ---- */
+
+static redlock_reply sub_str(const char *t)
+{
+    redlock_reply r;
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_STRING;
+    r.str = t;
+    r.len = strlen(t);
+    return r;
+}
+
+/* What a subscriber makes of reply r when it owes `kind` (-1: nothing);
+   sub_left: the answers it still owes after. */
+static size_t sub_left;
+static int sub_answer(redlock__conn_life *l, int kind, const redlock_reply *r)
+{
+    static redlock__notify table; /* empty: a message wakes nobody */
+    redlock__conn_ring q;
+    redlock__conn_sub_reply v;
+    int what;
+    memset(&q, 0, sizeof q);
+    if (kind >= 0) {
+        CHECK_EQ(redlock__conn_reserve(&q, 4, 4), 0);
+        redlock__conn_push(&q, kind, 0, 0);
+    }
+    redlock__conn_sub_view(&v, r);
+    what = redlock__conn_sub_answer(l, &q, &table, &v);
+    sub_left = q.count;
+    redlock__conn_ring_free(&q);
+    return what;
+}
+
+/* Proves each reply's meaning on a subscriber, for every adapter: a
+   message owes nothing; AUTH's status and (UN)SUBSCRIBE's confirmations
+   answer what was asked (a confirmed SUBSCRIBE ends a refusal and its
+   backoff); an error is a refusal whose status comes from its words
+   (NOAUTH / WRONGPASS: AUTH, else SERVER), kept, with a backoff that
+   doubles; anything else, or a reply owed nothing, is PROTOCOL; and the
+   idle close leaves a refused (closed) subscriber's backoff alone. */
+static void test_sub_answer(void)
+{
+    redlock__conn_life l;
+    redlock__conn_subs t;
+    redlock_reply el[3], arr, st, err;
+    memset(&l, 0, sizeof l);
+    memset(&t, 0, sizeof t);
+    el[0] = sub_str("message");
+    el[1] = sub_str(REDLOCK_CHANNEL_PREFIX "k");
+    el[2] = sub_str("released");
+    memset(&arr, 0, sizeof arr);
+    arr.type = REDLOCK_REPLY_ARRAY;
+    arr.element = el;
+    arr.elements = 3;
+    st = sub_str("OK");
+    st.type = REDLOCK_REPLY_STATUS;
+    err = sub_str("NOPERM this user has no permissions to access the channel");
+    err.type = REDLOCK_REPLY_ERROR;
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &arr), REDLOCK__CONN_SUB_NEXT);
+    CHECK_EQ(sub_left, 1); /* a message answers nothing */
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_AUTH, &st), REDLOCK__CONN_SUB_NEXT);
+    CHECK_EQ(sub_left, 0);
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &err), REDLOCK__CONN_SUB_REFUSED);
+    CHECK_EQ(l.shunned, REDLOCK_ERR_SERVER);
+    CHECK_STR(l.refusal, err.str);
+    CHECK_EQ(l.backoff_ms, REDLOCK__NOTIFY_BACKOFF_MIN_MS);
+    err.str = "WRONGPASS invalid username-password pair";
+    err.len = strlen(err.str);
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_AUTH, &err), REDLOCK__CONN_SUB_REFUSED);
+    CHECK_EQ(l.shunned, REDLOCK_ERR_AUTH);
+    CHECK_EQ(l.backoff_ms, 2 * REDLOCK__NOTIFY_BACKOFF_MIN_MS);
+    redlock__conn_sub_hold(&l, 5000000);
+    CHECK_EQ(l.retry_at, 5000000 + 2 * REDLOCK__NOTIFY_BACKOFF_MIN_MS * 1000);
+    /* closed and refused, the table empty and idle: it keeps its backoff */
+    t.idle_since = 1;
+    CHECK_EQ(redlock__conn_sub_tend(&t, &l, 0, 6000000), REDLOCK__CONN_SUB_KEEP);
+    CHECK_EQ(redlock__conn_sub_tend(&t, &l, 1, 6000000), REDLOCK__CONN_SUB_CLOSE);
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &st), REDLOCK__CONN_SUB_PROTOCOL);
+    el[0] = sub_str("subscribe");
+    CHECK_EQ(sub_answer(&l, -1, &arr), REDLOCK__CONN_SUB_PROTOCOL);
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_AUTH, &arr), REDLOCK__CONN_SUB_PROTOCOL);
+    CHECK_EQ(l.shunned, REDLOCK_ERR_AUTH);
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &arr), REDLOCK__CONN_SUB_NEXT);
+    CHECK_EQ(l.shunned, 0);
+    CHECK_EQ(l.backoff_ms, 0);
+    CHECK_STR(l.refusal, "");
+    el[0] = sub_str("unsubscribe");
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &arr), REDLOCK__CONN_SUB_NEXT);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     alarm(100);
+    RUN(test_sub_answer);
     RUN(test_malformed_reply);
     RUN(test_bad_line_ending);
     RUN(test_bad_integer);
