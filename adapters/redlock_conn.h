@@ -26,10 +26,13 @@
        counts as asked, and what a dropped connection owed (each core
        command fails with the drop's status).
 
-   The drivers keep only what their transport decides: how a command is
+   The drivers keep what their transport decides: how a command is
    written, when a connection counts as open, how a reply is read, how
-   it is torn down. Not a public API: every name here is private
-   (redlock__conn_).
+   it is torn down. hiredis and libev move a connection's state through
+   the lifecycle functions below; the socket driver, which opens several
+   addresses in turn and runs its own TLS handshake, sets the state
+   itself at those points and uses the rest. Not a public API: every
+   name here is private (redlock__conn_).
 
    Include spelling, in every adapter: "../redlock.h", relative to the
    adapter itself, so that it finds the library beside adapters/ in this

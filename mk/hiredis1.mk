@@ -48,7 +48,10 @@ $(BUILD)/h1/.dir:
 
 H1_BINS := $(BUILD)/h1/test_hiredis $(BUILD)/h1/test_libev $(BUILD)/h1/test_limits $(BUILD)/h1/test_bounds \
            $(BUILD)/h1/test_hiredis_tls $(BUILD)/h1/test_libev_tls
-H1_VALGRIND_ONLY := basic_n1,contend_n1,tls_accepted,wrong_ca,no_client_cert,mid_handshake
+# Not no_client_cert: the TLS 1.3 server's alert races the client's first
+# commands, and a client slowed by memcheck loses that race on every
+# attempt (the connection reset reads TRANSPORT); it runs natively above.
+H1_VALGRIND_ONLY := basic_n1,contend_n1,tls_accepted,wrong_ca,mid_handshake
 
 # The binaries are built only once the tree is there (make is re-entered).
 check-hiredis1:
