@@ -70,8 +70,9 @@
                   redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
                   redlock_lock_key, redlock_lock_fence, redlock_lock_access,
                   redlock_lock_token, redlock_lock_owner, redlock_node_mode,
-                  redlock_clock_us, redlock_node_evicts
-       health     redlock_node_set_evicts, redlock_info_evicts
+                  redlock_clock_us, redlock_node_evicts, redlock_node_restarted_at
+       health     redlock_node_set_evicts, redlock_info_evicts,
+                  redlock_node_set_life, redlock_info_life, redlock_node_failed_over
        names      redlock_strerror, redlock_state_name, redlock_event_name,
                   redlock_release_script, redlock_extend_script,
                   redlock_reentrant_acquire_script, redlock_reentrant_release_script,
@@ -175,10 +176,13 @@
      Early or spurious calls are harmless. Alternatively poll
      redlock_next_deadline().
    * Node health (optional): when a connection to a node opens, read its
-     INFO memory and pass redlock_info_evicts()'s answer (when not -1) to
-     redlock_node_set_evicts(client, node, ...) before the replies of the
-     commands behind it (section 4, Eviction). Not told, the core takes a
-     node to evict nothing.
+     INFO and pass redlock_info_evicts()'s answer (when not -1) to
+     redlock_node_set_evicts(client, node, ...) (section 4, Eviction), and
+     redlock_info_life()'s (with durable set when CONFIG GET appendfsync
+     says "always" and INFO's aof_enabled is 1) to
+     redlock_node_set_life() (section 4, Restarts), before the replies of
+     the commands behind it. Not told, the core takes a node to evict
+     nothing and never to have restarted.
    * now_us(user): a monotonic clock in microseconds. wall_ms(user): the wall
      clock in milliseconds since 1970, not negative (used only by the legacy
      algorithm).
@@ -261,13 +265,41 @@
    stopped). A failed extend of yours leaves no mark of its own: the lock
    then ends as EXPIRED unless the watchdog renews it.
    Clocks: safety assumes each client's monotonic clock runs within
-   drift_factor of real time and servers keep keys for their TTL. A server
-   that restarts without persistence forgets keys: keep it down for the max
-   TTL before it rejoins (or enable AOF with fsync always). A server whose
+   drift_factor of real time and servers keep keys for their TTL (a server
+   that loses keys at a restart or failover: Restarts, below). A server whose
    clock jumps forward (beyond the drift allowance) expires keys early, as
    if it had lost them; as a holder may have only a bare majority, N nodes
    (quorum q) survive that on fewer than 2q - N of them: one node when N
    is even, none when N is odd.
+   Restarts: a server that restarts without its keys (no persistence, or
+   an RDB snapshot older than the keys), or a Sentinel group that fails
+   over to a replica the key had not reached yet, forgets a holder's key:
+   without more, another client could take the lock there while the
+   holder still counts on it. So a node that may have lost keys counts no
+   grant until the bound has passed since then: the keys a holder set there
+   before were set at most one ttl before the event and have expired by
+   then, so nobody can still count on them. The bound is the lock's ttl, or
+   cfg.max_ttl_ms if longer: set that to the longest ttl any client of
+   these nodes uses. Its refusals still count, and its key is still set
+   (and renewed, and released), so it counts again once the bound is past.
+   The adapters read each node's INFO (run_id, uptime_in_seconds,
+   aof_enabled) and CONFIG GET appendfsync once per connection and tell
+   the core (redlock_node_set_life): a node may have lost keys when its
+   run_id changed since the client last saw it (from the moment it is
+   seen), when its server started less than the bound ago and does not
+   keep keys across restarts (appendonly yes with appendfsync always
+   does; from the start), and when its group failed over
+   (redlock_node_failed_over; from the moment it is seen). Such an event
+   is reported (REDLOCK_EV_NODE_RESTARTED), and a vote it discounts fails
+   with REDLOCK_ERR_RESTARTED: an acquire with too few other nodes fails
+   with RESTARTED until the bound has passed (retries and wait_ms span it;
+   the client's clock counts it). The cost: right after servers without
+   such persistence start, for one bound, only the other nodes can grant,
+   and a lone node grants nothing. The fence counters follow the rule too:
+   a counter reset by a restart makes no fence. Limits: an INFO refused
+   (an ACL without +info) tells nothing (the node counts at once), and a
+   CONFIG refused counts as no such persistence. cfg.max_ttl_ms < 0 turns
+   the rule off (grants count at once, the events are still reported).
    Eviction: a server with maxmemory set evicts keys when its memory runs
    short, as its maxmemory-policy says: volatile-* evicts keys with a time
    to live (every lock key: mutual exclusion breaks, for every kind of
@@ -1031,8 +1063,11 @@ typedef enum redlock_status {
                                        readers-writer locks need */
     REDLOCK_ERR_NOPERM = -50,       /* the node's ACL denies this user a key of the lock (its key, or its
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
-    REDLOCK_ERR_EVICTING = -51      /* the node may evict keys (maxmemory-policy): its grant does
+    REDLOCK_ERR_EVICTING = -51,     /* the node may evict keys (maxmemory-policy): its grant does
                                        not count for a lock that refuses such nodes (section 4) */
+    REDLOCK_ERR_RESTARTED = -52     /* the node restarted or failed over less than the bound ago
+                                       and may have lost keys: its grant does not count yet
+                                       (section 4, Restarts) */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -1103,15 +1138,18 @@ typedef enum redlock_event_type {
     REDLOCK_EV_MODE_SWITCH,   /* node switched: mode (LEGACY), or scripts off */
     REDLOCK_EV_KEY_LEFT,      /* node, op: a release / undo / cleanup leaves the key there
                                  to expire instead of deleting it (see 4. legacy mode) */
-    REDLOCK_EV_NODE_EVICTS    /* node, mode = its redlock_evicts, lock NULL: what the node's
+    REDLOCK_EV_NODE_EVICTS,   /* node, mode = its redlock_evicts, lock NULL: what the node's
                                  server may evict changed (section 4, Eviction) */
+    REDLOCK_EV_NODE_RESTARTED /* node, mode = its redlock_restart, elapsed_us = how long ago,
+                                 lock NULL: the node may have lost keys then (section 4,
+                                 Restarts) */
 } redlock_event_type;
 
 struct redlock_lock;
 
 /* Events carry per-phase timings for logging and metrics. Fields that do
    not apply to a type are 0 (node: -1). Tokens are never included. An
-   event about a node rather than a lock (EV_NODE_EVICTS) has lock NULL. */
+   event about a node rather than a lock (EV_NODE_*) has lock NULL. */
 typedef struct redlock_event {
     redlock_event_type type;
     const struct redlock_lock *lock;
@@ -1123,7 +1161,8 @@ typedef struct redlock_event {
     int votes;               /* votes for, in this round */
     int attempt;             /* 1-based acquire attempt number */
     int mode;                /* EV_MODE_SWITCH: REDLOCK_MODE_LEGACY, or 0 = scripts off;
-                                EV_NODE_EVICTS: the node's redlock_evicts */
+                                EV_NODE_EVICTS: the node's redlock_evicts;
+                                EV_NODE_RESTARTED: its redlock_restart */
     int64_t rtt_us;          /* EV_VOTE: round trip of this node */
     int64_t elapsed_us;      /* since the round started */
     int64_t validity_us;     /* validity left after the round */
@@ -1190,6 +1229,12 @@ typedef struct redlock_config {
        (section 5, Many locks). */
     struct redlock_lock **lock_table;
     size_t lock_table_size;
+    /* restarts (section 4, Restarts): a node that may have lost keys (it
+       restarted, or failed over) counts no grant until this long after,
+       or the lock's own ttl if that is longer. Set it to the longest ttl
+       any client of these nodes uses. 0: each lock's ttl; < 0: grants
+       count at once (the node is still reported) */
+    int64_t max_ttl_ms;
 } redlock_config;
 
 /* How a lock is held (section 12). DEFAULT: the plain lock (the key is a
@@ -1210,6 +1255,23 @@ typedef enum redlock_evicts {
     REDLOCK_EVICTS_VOLATILE,  /* volatile-*: keys with a time to live (every lock key) */
     REDLOCK_EVICTS_ALL        /* allkeys-*: any key (lock keys and fence counters) */
 } redlock_evicts;
+
+/* Why a node may have lost keys (section 4, Restarts). */
+typedef enum redlock_restart {
+    REDLOCK_RESTART_NONE = 0,
+    REDLOCK_RESTART_UPTIME,   /* its server started less than the bound ago, keys not kept
+                                 across restarts (no appendfsync always) */
+    REDLOCK_RESTART_RUN_ID,   /* its server's run_id changed: another process answers there */
+    REDLOCK_RESTART_FAILOVER  /* its group failed over to another primary (Sentinel) */
+} redlock_restart;
+
+/* What a node's INFO says of its server process (redlock_info_life). */
+typedef struct redlock_node_life {
+    char run_id[41];   /* INFO server's run_id (40 hex digits), "" when not known */
+    int64_t uptime_s;  /* uptime_in_seconds; < 0 when not known */
+    int durable;       /* nonzero: AOF on with appendfsync always (CONFIG GET appendfsync):
+                          the keys outlive a restart */
+} redlock_node_life;
 
 /* Per-lock options; zero fields take the client's setting or the default. */
 typedef struct redlock_lock_opts {
@@ -1303,6 +1365,9 @@ typedef struct redlock_client {
     uint8_t _any_legacy;                    /* some node is REDLOCK__CAP_LEGACY */
     uint8_t _refused[REDLOCK_MAX_NODES];    /* last answer refused TLS, AUTH or SELECT: -status, else 0 */
     uint8_t _evicts[REDLOCK_MAX_NODES];     /* redlock_evicts: what the node's server may evict */
+    uint8_t _restart_why[REDLOCK_MAX_NODES]; /* redlock_restart of _restart_at */
+    int64_t _restart_at[REDLOCK_MAX_NODES]; /* the node may have lost keys then (INT64_MIN: never) */
+    uint64_t _run_id[REDLOCK_MAX_NODES];    /* hash of the run_id last told, 0: none */
     uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
     char _owner_id[17];                     /* reentrant locks' default owner: the client's part */
     int _magic;
@@ -1587,6 +1652,27 @@ REDLOCK_API redlock_evicts redlock_node_evicts(const redlock_client *client, int
    NULL) gets the policy's name, NUL-terminated and cut to cap, "" if
    none. A missing maxmemory line counts as a limit that is set. */
 REDLOCK_API int redlock_info_evicts(const char *info, size_t len, char *policy, size_t cap);
+/* Restarts (section 4, Restarts), for transports: what the node's INFO
+   (run_id, uptime_in_seconds) and CONFIG GET appendfsync said, once per
+   connection, before the replies of the commands behind it. The node may
+   have lost keys when its run_id differs from the one last told (then:
+   now), or, when no run_id was told before and the keys do not outlive a
+   restart (durable 0), when its server started (now - uptime). Until the
+   bound has passed since then, its grants do not count (REDLOCK_ERR_
+   RESTARTED). A later such time is reported with REDLOCK_EV_NODE_RESTARTED.
+   Returns OK, INVALID (node out of range, life NULL) or DETACHED. */
+REDLOCK_API int redlock_node_set_life(redlock_client *client, int node, const redlock_node_life *life);
+/* The node's group failed over to another primary (a Sentinel's
+   +switch-master, or a new address from the sentinels): it may have lost
+   keys now. Returns OK, INVALID or DETACHED. */
+REDLOCK_API int redlock_node_failed_over(redlock_client *client, int node);
+/* When the node last may have lost keys, on the validity clock (now_us),
+   and why (may be NULL); INT64_MIN (why NONE) when never. */
+REDLOCK_API int64_t redlock_node_restarted_at(const redlock_client *client, int node, redlock_restart *why);
+/* Reads an INFO reply (INFO server, or all of INFO): its run_id and
+   uptime_in_seconds lines into *life (durable is left 0: INFO does not
+   say the fsync policy). Returns 0 when it found either, else -1. */
+REDLOCK_API int redlock_info_life(const char *info, size_t len, redlock_node_life *life);
 /* Tag helpers for transports that multiplex: which node a tag is for. */
 REDLOCK_API int redlock_tag_node(redlock_tag tag);
 
@@ -2231,10 +2317,28 @@ static int redlock__kind_needs_scripts(const redlock__kind *k, int op) {
     return op < REDLOCK__S_COUNT && k->script[op] != REDLOCK__LUA_NONE && !(k->bare & REDLOCK__BIT(op));
 }
 static int redlock__needs_scripts(const redlock_lock *lk, int op) { return redlock__kind_needs_scripts(redlock__kind_of(lk), op); }
+/* How long after node i may have lost keys its grants count again for
+   this lock (section 4, Restarts): any holder's key there was set at most
+   a ttl before, so it is gone by then; the drift allowance covers our
+   clock running fast. */
+static int64_t redlock__restart_bound_us(const redlock_lock *lk) {
+    int64_t ms = lk->_ttl_ms > lk->_client->_cfg.max_ttl_ms ? lk->_ttl_ms : lk->_client->_cfg.max_ttl_ms;
+    return ms * 1000 + redlock__drift_us(lk->_client, ms);
+}
 /* Node i's server may forget this lock's keys before their time (section
    4, Eviction) and the lock does not count such a node's grants. */
 static int redlock__refuses(const redlock_lock *lk, int i) {
     return (lk->_kind & REDLOCK__K_REFUSE_EVICTING) && lk->_client->_evicts[i] != REDLOCK_EVICTS_NONE;
+}
+/* Why node i's grant does not count for this lock now, or 0: the lock
+   refuses it (EVICTING), or it may have lost keys too recently
+   (section 4, Restarts). */
+static int redlock__discounted(const redlock_lock *lk, int i, int64_t now) {
+    const redlock_client *c = lk->_client;
+    if (redlock__refuses(lk, i)) return REDLOCK_ERR_EVICTING;
+    if (c->_cfg.max_ttl_ms >= 0 && c->_restart_at[i] != INT64_MIN && now - c->_restart_at[i] < redlock__restart_bound_us(lk))
+        return REDLOCK_ERR_RESTARTED;
+    return 0;
 }
 
 /* ---- what a lock keeps outside its handle, and times derived from it ---- */
@@ -2477,10 +2581,11 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
 }
 
 /* Node i granted (an acquire, a write-back, a renewal): it counts as
-   `outcome`, unless the lock refuses nodes that may evict keys and this
-   one may (section 4, Eviction): then its vote fails with EVICTING. */
+   `outcome`, unless its grant does not count now (redlock__discounted:
+   EVICTING or RESTARTED): then its vote fails with that status. */
 static void redlock__granted(redlock_lock *lk, int i, int outcome, int64_t now) {
-    if (redlock__refuses(lk, i)) redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_EVICTING, now);
+    int why = redlock__discounted(lk, i, now);
+    if (why) redlock__node_done(lk, i, REDLOCK__OUT_ERR, why, now);
     else redlock__node_done(lk, i, outcome, 0, now);
 }
 
@@ -2893,10 +2998,10 @@ static int redlock__answer_takeover_getset(redlock_lock *lk, int i, const redloc
 }
 
 /* A fenced kind's acquire: the counter after our SET; 0: held. */
-static int redlock__answer_counter(redlock_lock *lk, int i, const redlock_reply *r) {
+static int redlock__answer_counter(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
     if (r->type != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
     /* the highest of the counted nodes; once the write-back is out, the fence is fixed */
-    if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE && !redlock__refuses(lk, i)) lk->_fence = r->integer;
+    if (r->integer > lk->_fence && lk->_phase == REDLOCK__PH_ACQUIRE && !redlock__discounted(lk, i, now)) lk->_fence = r->integer;
     return r->integer > 0 ? REDLOCK__A_ACQUIRED : REDLOCK__A_NO;
 }
 
@@ -2922,7 +3027,7 @@ static int redlock__answer_acquire(redlock_lock *lk, int i, const redlock_reply 
         if (t == REDLOCK_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) return REDLOCK__A_ACQUIRED;
         return t == REDLOCK_REPLY_NIL ? REDLOCK__A_NO : REDLOCK__A_PROTOCOL;
     case REDLOCK__ST_ACQUIRE:
-        if (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE)) return redlock__answer_counter(lk, i, r);
+        if (redlock__kind_of(lk)->counter & REDLOCK__BIT(REDLOCK__S_ACQUIRE)) return redlock__answer_counter(lk, i, r, now);
         /* the owner's count with this entry, 0: another owner holds it; a
            readers-writer lock's 1 granted, 0 refused */
         if (t != REDLOCK_REPLY_INTEGER || r->integer < 0 || (redlock__kind_of(lk)->modes && r->integer > 1))
@@ -3106,7 +3211,7 @@ static void redlock__acquired(redlock_lock *lk, int i, int64_t now) {
     /* the key is ours there, whether or not the grant counts */
     redlock__life_known(lk, i, late ? lk->_valid_until
                                     : lk->_round_start + lk->_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_ttl_ms));
-    if (late && !redlock__refuses(lk, i)) {
+    if (late && !redlock__discounted(lk, i, now)) {
         redlock__next_step(lk, i, REDLOCK__ST_FENCE, now);
         return;
     }
@@ -3399,17 +3504,19 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
    NOPERM when some node's ACL denied a key of the lock, NO_SCRIPTING when
    some node refused a script the operation needs (redlock__needs_scripts),
    EVICTING when some node's grant did not count because it may evict
-   keys, NO_QUORUM otherwise. */
+   keys, RESTARTED when one did not count (yet) because it may have lost
+   keys at a restart, NO_QUORUM otherwise. */
 static int redlock__too_few(const redlock_lock *lk) {
-    int i, scriptless = 0, denied = 0, evicting = 0;
+    int i, scriptless = 0, denied = 0, evicting = 0, restarted = 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         if (lk->_node[i].status == REDLOCK_ERR_QUEUE_FULL) return REDLOCK_ERR_OVERLOADED;
         scriptless |= lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING;
         denied |= lk->_node[i].status == REDLOCK_ERR_NOPERM;
         evicting |= lk->_node[i].status == REDLOCK_ERR_EVICTING;
+        restarted |= lk->_node[i].status == REDLOCK_ERR_RESTARTED;
     }
     return denied ? REDLOCK_ERR_NOPERM : scriptless ? REDLOCK_ERR_NO_SCRIPTING :
-           evicting ? REDLOCK_ERR_EVICTING : REDLOCK_ERR_NO_QUORUM;
+           evicting ? REDLOCK_ERR_EVICTING : restarted ? REDLOCK_ERR_RESTARTED : REDLOCK_ERR_NO_QUORUM;
 }
 
 /* A lock that refuses nodes that may evict keys can never win while the
@@ -4166,6 +4273,7 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
     if (!redlock__ms_ok(cfg->node_timeout_ms) || !redlock__ms_ok(cfg->clock_drift_ms) ||
         !redlock__ms_ok(cfg->retry_delay_ms) || !redlock__ms_ok(cfg->wait_ms) ||
+        cfg->max_ttl_ms > REDLOCK__MAX_MS ||
         cfg->retry_jitter_ms > REDLOCK__MAX_MS || !(cfg->drift_factor >= 0.0 && cfg->drift_factor < 0.5))
         return REDLOCK_ERR_INVALID;
     for (i = 0; i < cfg->node_count; i++)
@@ -4205,6 +4313,7 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     if (!c->_cb.random) c->_cb.random = redlock__os_random;
     c->_user = user;
     c->_armed = REDLOCK_NO_DEADLINE;
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) c->_restart_at[i] = INT64_MIN;
     for (i = 0; i < c->_cfg.node_count; i++) {
         c->_caps[i] = c->_cfg.mode[i] == REDLOCK_MODE_LEGACY ? REDLOCK__CAP_LEGACY : REDLOCK__CAP_UNKNOWN;
         c->_any_legacy |= c->_cfg.mode[i] == REDLOCK_MODE_LEGACY;
@@ -4872,6 +4981,60 @@ REDLOCK_API redlock_evicts redlock_node_evicts(const redlock_client *c, int node
     return (redlock_evicts)c->_evicts[node];
 }
 
+/* Node `node` may have lost keys at `at` (why): kept if later than what
+   the client knew, and reported. */
+static void redlock__restarted(redlock_client *c, int node, int64_t at, redlock_restart why, int64_t now) {
+    if (at <= c->_restart_at[node]) return;
+    c->_restart_at[node] = at;
+    c->_restart_why[node] = (uint8_t)why;
+    if (c->_cb.on_event) {
+        redlock_event ev = redlock__event_of(REDLOCK_EV_NODE_RESTARTED, 0, node, REDLOCK_ERR_RESTARTED, 0);
+        ev.mode = (int)why;
+        ev.elapsed_us = now - at;
+        c->_cb.on_event(c->_user, &ev);
+    }
+}
+
+REDLOCK_API int redlock_node_set_life(redlock_client *c, int node, const redlock_node_life *life) {
+    uint64_t id = 0;
+    int64_t now;
+    size_t k;
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+    if (node < 0 || node >= c->_cfg.node_count || !life) return REDLOCK_ERR_INVALID;
+    now = c->_cb.now_us(c->_user);
+    if (life->run_id[0]) { /* FNV-1a of the run_id; 0 means none */
+        id = UINT64_C(14695981039346656037);
+        for (k = 0; k < sizeof life->run_id && life->run_id[k]; k++) id = (id ^ (uint8_t)life->run_id[k]) * UINT64_C(1099511628211);
+        id += !id;
+    }
+    if (id && c->_run_id[node] && id != c->_run_id[node]) {
+        /* another process: when it took over is not known, so from now */
+        redlock__restarted(c, node, now, REDLOCK_RESTART_RUN_ID, now);
+    } else if (!(id && id == c->_run_id[node]) && !life->durable && life->uptime_s >= 0) {
+        int64_t up = life->uptime_s < REDLOCK__MAX_MS / 1000 ? life->uptime_s : REDLOCK__MAX_MS / 1000;
+        /* uptime_in_seconds counts whole seconds: now - up is at or after the start */
+        redlock__restarted(c, node, now - up * 1000000, REDLOCK_RESTART_UPTIME, now);
+    }
+    if (id) c->_run_id[node] = id;
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int redlock_node_failed_over(redlock_client *c, int node) {
+    int64_t now;
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+    if (node < 0 || node >= c->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    now = c->_cb.now_us(c->_user);
+    redlock__restarted(c, node, now, REDLOCK_RESTART_FAILOVER, now);
+    c->_run_id[node] = 0; /* the new primary's first INFO is a first sight */
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int64_t redlock_node_restarted_at(const redlock_client *c, int node, redlock_restart *why) {
+    int ok = c && c->_magic == REDLOCK__MAGIC && node >= 0 && node < c->_cfg.node_count;
+    if (why) *why = ok ? (redlock_restart)c->_restart_why[node] : REDLOCK_RESTART_NONE;
+    return ok ? c->_restart_at[node] : INT64_MIN;
+}
+
 /* The value of INFO's line "name:value", or NULL; *vlen its length. */
 static const char *redlock__info_field(const char *s, size_t len, const char *name, size_t *vlen) {
     size_t nl = strlen(name), i = 0;
@@ -4906,6 +5069,34 @@ REDLOCK_API int redlock_info_evicts(const char *info, size_t len, char *policy, 
     if (redlock__starts(p, plen, "allkeys-")) return REDLOCK_EVICTS_ALL;
     if (redlock__starts(p, plen, "volatile-")) return REDLOCK_EVICTS_VOLATILE;
     return -1;
+}
+
+REDLOCK_API int redlock_info_life(const char *info, size_t len, redlock_node_life *life) {
+    const char *p;
+    size_t plen = 0, k;
+    int found = 0;
+    if (!life) return -1;
+    life->run_id[0] = 0;
+    life->uptime_s = -1;
+    life->durable = 0;
+    if (!info) return -1;
+    p = redlock__info_field(info, len, "run_id", &plen);
+    if (p && plen > 0 && plen < sizeof life->run_id) {
+        for (k = 0; k < plen && p[k] > ' ' && p[k] < 127; k++) life->run_id[k] = p[k];
+        life->run_id[k] = 0;
+        found = k == plen;
+        if (!found) life->run_id[0] = 0;
+    }
+    p = redlock__info_field(info, len, "uptime_in_seconds", &plen);
+    if (p && plen > 0 && plen < 19) {
+        int64_t v = 0;
+        for (k = 0; k < plen && p[k] >= '0' && p[k] <= '9'; k++) v = v * 10 + (p[k] - '0');
+        if (k == plen) {
+            life->uptime_s = v;
+            found = 1;
+        }
+    }
+    return found ? 0 : -1;
 }
 
 REDLOCK_API const char *redlock_release_script(void) { return redlock__release_lua; }
@@ -4963,6 +5154,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
     case REDLOCK_ERR_NOPERM:
         return "the node's ACL denies this user a key of the lock (its key, or " REDLOCK_FENCE_PREFIX "key for a fenced lock)";
     case REDLOCK_ERR_EVICTING: return "the node may evict keys (maxmemory-policy): its grant does not count";
+    case REDLOCK_ERR_RESTARTED: return "the node restarted or failed over recently and may have lost keys: its grant does not count yet";
     default: return "unknown status";
     }
 }
@@ -4992,6 +5184,7 @@ REDLOCK_API const char *redlock_event_name(redlock_event_type t) {
     case REDLOCK_EV_MODE_SWITCH: return "mode-switch";
     case REDLOCK_EV_KEY_LEFT: return "key-left";
     case REDLOCK_EV_NODE_EVICTS: return "node-evicts";
+    case REDLOCK_EV_NODE_RESTARTED: return "node-restarted";
     default: return "unknown";
     }
 }
