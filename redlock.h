@@ -292,8 +292,9 @@
    (redlock_node_failed_over; from the moment it is seen). Such an event
    is reported (REDLOCK_EV_NODE_RESTARTED), and a vote it discounts fails
    with REDLOCK_ERR_RESTARTED: an acquire with too few other nodes fails
-   with RESTARTED until the bound has passed (retries and wait_ms span it;
-   the client's clock counts it). The cost: right after servers without
+   with RESTARTED until the bound has passed (the client's clock counts
+   it); one with a wait (wait_ms) retries no sooner than when such a node
+   counts again, one without retries as usual. The cost: right after servers without
    such persistence start, for one bound, only the other nodes can grant,
    and a lone node grants nothing. The fence counters follow the rule too:
    a counter reset by a restart makes no fence. Limits: an INFO refused
@@ -3600,11 +3601,26 @@ static int redlock__decide_fence(redlock_lock *lk, const int *alive, int64_t now
     return redlock__attempt_failed(lk, alive, status, t.yes, start, now);
 }
 
+/* When the soonest of the nodes whose grant this round did not count
+   because of a restart (RESTARTED) counts again. */
+static int64_t redlock__counts_again_at(const redlock_lock *lk) {
+    int64_t soonest = INT64_MAX;
+    int i;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++)
+        if (lk->_node[i].status == REDLOCK_ERR_RESTARTED) {
+            int64_t at = lk->_client->_restart_at[i] + redlock__restart_bound_us(lk);
+            if (at < soonest) soonest = at;
+        }
+    return soonest;
+}
+
 /* The attempt that started at `start` failed with `status`: undo it
    everywhere (a late OK may land), then retry or give up. */
 static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int status, int votes, int64_t start, int64_t now) {
     redlock_client *c = lk->_client;
     int hopeless;
+    /* a waiting acquire that lost to restarted nodes retries when one of them counts again */
+    int64_t again = status == REDLOCK_ERR_RESTARTED && lk->_wait_us > 0 ? redlock__counts_again_at(lk) : now;
     redlock_event ev = redlock__event_of(REDLOCK_EV_RETRY, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
     ev.votes = votes;
     ev.elapsed_us = now - start;  /* the attempt's, before the undo round starts */
@@ -3629,6 +3645,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     if (lk->_retries > 0 && lk->_try == REDLOCK__TRY_RETRYING) {
         /* (a notification heard meanwhile starts an attempt sooner) */
         int64_t delay = redlock__jitter_delay(lk);
+        if (again - now > delay) delay = again - now;
         /* a wait deadline is kept, not cut short: when the next retry would
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */

@@ -264,6 +264,50 @@ static void test_restart_fenced(void) {
     teardown();
 }
 
+/* Proves: an acquire with a wait that lost to a restarted node retries
+   when that node counts again (not every retry delay), and wins then;
+   without a wait it retries as usual and ends with RESTARTED. */
+static void test_restart_wait(void) {
+    redlock_config cfg;
+    redlock_lock_opts o;
+    int64_t start, bound = 1000 * 1000 + drift_us(1000, 0);
+    base_config(&cfg, 1);
+    base_opts(&o, 1000, 0);
+    o.wait_ms = 5000;
+    setup_with(&cfg, &o);
+    tell_life(0, RUN_A, 0, 0);
+    start = T.now;
+    T.now += 100000;
+    redlock_acquire(&L);
+    ok_to(0, "SET");
+    CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->status, REDLOCK_ERR_RESTARTED);
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, start + bound - T.now);
+    num_to(0, "EVAL", 1);
+    advance_to(start + bound - 1);
+    CHECK(waiting(0, "SET") < 0);
+    advance_to(start + bound);
+    ok_to(0, "SET");
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(last_res()->attempts, 2);
+    teardown();
+
+    setup_n(1, 0, 1000); /* 2 retries 100 ms apart */
+    tell_life(0, RUN_A, 0, 0);
+    redlock_acquire(&L);
+    ok_to(0, "SET");
+    CHECK_EQ(last_ev(REDLOCK_EV_RETRY)->delay_us, 100000);
+    num_to(0, "EVAL", 1);
+    advance_to(T.now + 100000);
+    ok_to(0, "SET");
+    num_to(0, "EVAL", 1);
+    advance_to(T.now + 100000);
+    ok_to(0, "SET");
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_RESTARTED);
+    CHECK_EQ(last_res()->attempts, 3);
+    teardown();
+}
+
 static void run_restart(int argc, char **argv) {
     RUN_T(test_restart_info_parse);
     RUN_T(test_restart_node_state);
@@ -271,4 +315,5 @@ static void run_restart(int argc, char **argv) {
     RUN_T(test_restart_quorum);
     RUN_T(test_restart_max_ttl);
     RUN_T(test_restart_fenced);
+    RUN_T(test_restart_wait);
 }
