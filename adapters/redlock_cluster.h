@@ -21,7 +21,7 @@
    live in one slot: a fenced lock's counter is REDLOCK_FENCE_PREFIX + key,
    which shares the key's slot when the key has a hash tag (the prefix has
    no brace) - so on a cluster a fenced lock's key needs one, e.g.
-   "{orders}:lock" (redlock.h section 4, Cluster).
+   "{orders}:lock".
 
    THREADS: no state of its own; a map is the caller's to guard. */
 #ifndef REDLOCK_CLUSTER_H
