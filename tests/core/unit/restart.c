@@ -31,9 +31,15 @@ static void test_restart_info_parse(void) {
     CHECK_STR(l.run_id, RUN_A);
     CHECK_EQ(l.uptime_s, 1234);
     CHECK_EQ(l.durable, 0);
+    CHECK_EQ(l.aof, 1);
     CHECK_EQ(redlock_info_life("uptime_in_seconds:7\nrun_id:abc\n", 30, &l), 0);
     CHECK_STR(l.run_id, "abc");
     CHECK_EQ(l.uptime_s, 7);
+    CHECK_EQ(l.aof, 0);
+    CHECK_EQ(redlock_info_life("aof_enabled:0\r\nuptime_in_seconds:1\r\n", 36, &l), 0);
+    CHECK_EQ(l.aof, 0);
+    CHECK_EQ(redlock_info_life("aof_enabled:10\r\nuptime_in_seconds:1\r\n", 37, &l), 0);
+    CHECK_EQ(l.aof, 0);
     CHECK_EQ(redlock_info_life("run_id:a b\r\nuptime_in_seconds:x1\r\n", 34, &l), -1);
     CHECK_STR(l.run_id, "");
     CHECK_EQ(l.uptime_s, -1);
@@ -61,17 +67,17 @@ static void test_restart_node_state(void) {
     setup_n(3, 0, 1000);
     CHECK_EQ(redlock_node_restarted_at(&C, 0, &why), INT64_MIN);
     CHECK_EQ(why, REDLOCK_RESTART_NONE);
-    tell_life(0, RUN_A, 100, 0);
-    CHECK_EQ(redlock_node_restarted_at(&C, 0, &why), T.now - 100 * 1000000LL);
+    tell_life(0, RUN_A, 100, 0); /* up 99 to 100 s: uptime_in_seconds may count one more */
+    CHECK_EQ(redlock_node_restarted_at(&C, 0, &why), T.now - 99 * 1000000LL);
     CHECK_EQ(why, REDLOCK_RESTART_UPTIME);
     CHECK_EQ(count_ev(REDLOCK_EV_NODE_RESTARTED), 1);
     CHECK(last_ev(REDLOCK_EV_NODE_RESTARTED)->node == 0 && last_ev(REDLOCK_EV_NODE_RESTARTED)->lock == NULL &&
           last_ev(REDLOCK_EV_NODE_RESTARTED)->mode == REDLOCK_RESTART_UPTIME &&
           last_ev(REDLOCK_EV_NODE_RESTARTED)->status == REDLOCK_ERR_RESTARTED &&
-          last_ev(REDLOCK_EV_NODE_RESTARTED)->elapsed_us == 100 * 1000000LL);
+          last_ev(REDLOCK_EV_NODE_RESTARTED)->elapsed_us == 99 * 1000000LL);
     T.now += 5000000;
     tell_life(0, RUN_A, 105, 0); /* the next connection to the same process */
-    CHECK_EQ(redlock_node_restarted_at(&C, 0, NULL), T.now - 105 * 1000000LL);
+    CHECK_EQ(redlock_node_restarted_at(&C, 0, NULL), T.now - 104 * 1000000LL);
     CHECK_EQ(count_ev(REDLOCK_EV_NODE_RESTARTED), 1);
     tell_life(0, RUN_B, 3600, 1); /* another process, however long up and durable */
     CHECK_EQ(redlock_node_restarted_at(&C, 0, &why), T.now);
@@ -82,16 +88,18 @@ static void test_restart_node_state(void) {
     tell_life(1, RUN_A, 2, 1); /* durable: its keys outlived the start */
     CHECK_EQ(redlock_node_restarted_at(&C, 1, NULL), INT64_MIN);
     tell_life(2, "", 3, 0); /* no run_id: each connection dates it by uptime */
-    CHECK_EQ(redlock_node_restarted_at(&C, 2, NULL), T.now - 3000000);
+    CHECK_EQ(redlock_node_restarted_at(&C, 2, NULL), T.now - 2000000);
     T.now += 1000000;
     CHECK_EQ(redlock_node_failed_over(&C, 1), REDLOCK_OK);
     CHECK_EQ(redlock_node_restarted_at(&C, 1, &why), T.now);
     CHECK_EQ(why, REDLOCK_RESTART_FAILOVER);
     T.now += 1000000;
-    tell_life(1, RUN_A, 1, 0); /* the new primary, first seen: its start is older than the failover */
+    tell_life(1, RUN_A, 2, 0); /* the new primary, first seen: its start is older than the failover */
     CHECK_EQ(redlock_node_restarted_at(&C, 1, NULL), T.now - 1000000);
+    tell_life(2, "", 0, 0); /* 0 s: now */
+    CHECK_EQ(redlock_node_restarted_at(&C, 2, NULL), T.now);
 
-    CHECK_EQ(count_ev(REDLOCK_EV_NODE_RESTARTED), 4);
+    CHECK_EQ(count_ev(REDLOCK_EV_NODE_RESTARTED), 5);
     any = life_of("", 0, 0);
     CHECK_EQ(redlock_node_set_life(&C, 3, &any), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_node_set_life(&C, -1, &any), REDLOCK_ERR_INVALID);
@@ -198,6 +206,8 @@ static void test_restart_max_ttl(void) {
     cfg.max_ttl_ms = 5000;
     base_opts(&o, 1000, 0);
     setup_with(&cfg, &o);
+    CHECK_EQ(redlock_lock_restart_bound_us(&L), 5000000 + drift_us(5000, 0));
+    CHECK_EQ(redlock_lock_restart_bound_us(NULL), 0);
     tell_life(0, RUN_A, 0, 0);
     T.now += 2000000;
     redlock_acquire(&L);
@@ -212,7 +222,8 @@ static void test_restart_max_ttl(void) {
     cfg.max_ttl_ms = 10;
     o.ttl_ms = 3000;
     setup_with(&cfg, &o);
-    tell_life(0, RUN_A, 2, 0);
+    CHECK_EQ(redlock_lock_restart_bound_us(&L), 3000000 + drift_us(3000, 0));
+    tell_life(0, RUN_A, 3, 0); /* up 2 to 3 s: the 3 s ttl is not past */
     redlock_acquire(&L);
     ok_to(0, "SET");
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_ERR_RESTARTED);
