@@ -2251,7 +2251,7 @@ static void inspect_verdict(app *a, const inspection *in, int code)
 /* inspect's table: whether each node's server keeps keys across
    restarts, how long it has been up, and whether it may have lost keys at
    its start ("-": not known), e.g.
-   "restarts per node: durable (up 3h); not durable (up 4s, may have lost keys at its start); -". */
+   "restarts per node: durable (up 86400s); not durable (up 4s, may have lost keys at its start); -". */
 static void inspect_table_life(app *a, const inspection *in)
 {
     int i;
@@ -2264,7 +2264,7 @@ static void inspect_table_life(app *a, const inspection *in)
             printf("%s -", sep);
             continue;
         }
-        if (x->life.uptime_s > 0) tool_format_ms(b, sizeof b, x->life.uptime_s * 1000);
+        if (x->life.uptime_s > 0) snprintf(b, sizeof b, "%llds", (long long)x->life.uptime_s);
         else snprintf(b, sizeof b, "%s", x->life.uptime_s == 0 ? "less than 1s" : "?");
         printf("%s %s (up %s%s)", sep, x->life.durable ? "durable" : "not durable", b,
                x->restart_at == INT64_MIN ? "" : ", may have lost keys at its start");
