@@ -577,9 +577,10 @@ static int64_t restart_bound_ms(const app *a)
 /* A node that may have lost keys `ago` us ago (why: redlock_restart), in
    words: what happened, how long ago, and when its grants count again,
    e.g. "restarted 200ms ago (a new run_id: another server process) and
-   may have lost keys: its grants count 3s (the lock's ttl) after that,
-   in about 2.8s". */
-static void restart_words(const app *a, int why, int64_t ago, char *out, size_t cap)
+   may have lost keys then: its grants count 3.000s (the lock's ttl)
+   after that, in about 2.800s". refused: for a grant that did not count
+   (which may have been just before the bound passed). */
+static void restart_words(const app *a, int why, int64_t ago, int refused, char *out, size_t cap)
 {
     char b1[24], b2[24], b3[24];
     int64_t bound = restart_bound_ms(a), left = bound * 1000 - ago;
@@ -595,7 +596,8 @@ static void restart_words(const app *a, int why, int64_t ago, char *out, size_t 
                  (long long)(ago / 1000000));
     len = strlen(out);
     if (left <= 0) {
-        snprintf(out + len, cap - len, ": long enough ago, its grants count");
+        snprintf(out + len, cap - len, "%s", refused ? ": its grant did not count yet when it answered; they count now"
+                                                     : ": long enough ago, its grants count");
         return;
     }
     snprintf(out + len, cap - len, " and may have lost keys then: its grants count %s (%s) after that, in about %s",
@@ -615,7 +617,7 @@ static void why_restarted(app *a, int i, nfail *f)
         set_why(f, WHY_RESTARTED, "restarted recently and may have lost keys: its grants do not count yet");
         return;
     }
-    restart_words(a, (int)why, redlock_socket_now_us() - at, words, sizeof words);
+    restart_words(a, (int)why, redlock_socket_now_us() - at, 1, words, sizeof words);
     set_why(f, WHY_RESTARTED, "%s", words);
 }
 
@@ -989,7 +991,7 @@ static void on_event(void *user, const redlock_event *ev)
     case REDLOCK_EV_NODE_RESTARTED: /* the node's INFO and CONFIG, on a new connection */
         if (ev->node >= 0 && ev->node < a->n && g_verbose > 0) {
             char words[200];
-            restart_words(a, ev->mode, ev->elapsed_us, words, sizeof words);
+            restart_words(a, ev->mode, ev->elapsed_us, 0, words, sizeof words);
             INFO("node %s: %s", a->o->shown[ev->node], words);
         }
         break;
