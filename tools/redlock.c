@@ -592,8 +592,8 @@ static void restart_words(const app *a, int why, int64_t ago, int refused, char 
     else if (ago < 1000000) /* INFO's uptime counts whole seconds: the core counts from the latest start it allows */
         snprintf(out, cap, "up less than 1s, without keeping keys across restarts (no appendonly with appendfsync always)");
     else
-        snprintf(out, cap, "up %llds only, without keeping keys across restarts (no appendonly with appendfsync always)",
-                 (long long)(ago / 1000000));
+        snprintf(out, cap, "up %llds%s, without keeping keys across restarts (no appendonly with appendfsync always)",
+                 (long long)(ago / 1000000), left > 0 ? " only" : "");
     len = strlen(out);
     if (left <= 0) {
         snprintf(out + len, cap - len, "%s", refused ? ": its grant did not count yet when it answered; they count now"
@@ -2384,8 +2384,9 @@ static const help_line help_about[] = {
     { H_EXT, "Sets the remaining time of the lock NAME held by TOKEN to --ttl.\n" },
     { H_INS, "Shows, per node, whether NAME is held, the first 8 hex digits of the\n"
              "holder's token, the remaining TTL and who holds it (the token's label,\n"
-             "by default host:pid), then a summary line and each node's\n"
-             "maxmemory-policy, with a warning for a node that may evict keys (--json:\n"
+             "by default host:pid), then a summary line, each node's maxmemory-policy,\n"
+             "with a warning for a node that may evict keys, and whether each node's\n"
+             "server keeps keys across restarts and how long it has been up (--json:\n"
              "one JSON object instead).\n" },
 };
 
