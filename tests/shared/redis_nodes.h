@@ -459,21 +459,37 @@ static inline int redis_nodes__wait_ready(redis_nodes *rn, int i)
     return -1;
 }
 
-/* Removes what dir holds, and its subdirectories' files (appendonlydir/),
-   but `keep` (a name, or NULL); then dir itself unless keep is set. */
-static inline void redis_nodes__empty_dir(const char *dir, const char *keep, int depth)
+/* out = a "/" b; -1 if it does not fit in cap. */
+static inline int redis_nodes__join(char *out, size_t cap, const char *a, const char *b)
 {
-    DIR *d;
-    struct dirent *e;
-    char path[REDIS_NODES__DIRLEN + 300];
+    size_t al = strlen(a), bl = strlen(b);
+    if (al + 1 + bl + 1 > cap) return -1;
+    memcpy(out, a, al);
+    out[al] = '/';
+    memcpy(out + al + 1, b, bl + 1);
+    return 0;
+}
+
+/* Removes the files dir holds, and those of its subdirectories (Redis 7's
+   appendonlydir/) with them, but `keep` (a name, or NULL); then dir
+   itself unless keep is set. */
+static inline void redis_nodes__empty_dir(const char *dir, const char *keep)
+{
+    DIR *d, *sub;
+    struct dirent *e, *f;
+    char path[REDIS_NODES__DIRLEN + 300], inner[REDIS_NODES__DIRLEN + 600];
     if (!dir[0]) return;
     d = opendir(dir);
     if (d) {
         while ((e = readdir(d)) != NULL) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            if (keep && !strcmp(e->d_name, keep)) continue;
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            if (unlink(path) != 0 && depth < 2) redis_nodes__empty_dir(path, NULL, depth + 1); /* a directory */
+            if ((keep && !strcmp(e->d_name, keep)) || redis_nodes__join(path, sizeof path, dir, e->d_name) != 0)
+                continue;
+            if (unlink(path) == 0 || !(sub = opendir(path))) continue;
+            while ((f = readdir(sub)) != NULL) /* a directory: its files */
+                if (redis_nodes__join(inner, sizeof inner, path, f->d_name) == 0) unlink(inner);
+            closedir(sub);
+            rmdir(path);
         }
         closedir(d);
     }
@@ -482,7 +498,7 @@ static inline void redis_nodes__empty_dir(const char *dir, const char *keep, int
 
 static inline void redis_nodes__remove_dir(const char *dir)
 {
-    redis_nodes__empty_dir(dir, NULL, 0);
+    redis_nodes__empty_dir(dir, NULL);
 }
 
 /* Stops node i: SIGTERM (SIGCONT if paused), up to 2 s, then SIGKILL;
@@ -571,7 +587,7 @@ static inline int redis_node_restart_volatile(redis_nodes *rn, int i)
 {
     if (!rn || i < 0 || i >= rn->n) return -1;
     redis_node_stop(rn, i);
-    redis_nodes__empty_dir(rn->node[i].dir, "redis.conf", 0);
+    redis_nodes__empty_dir(rn->node[i].dir, "redis.conf");
     rn->node[i].not_durable = 1;
     return redis_node__respawn(rn, i);
 }
