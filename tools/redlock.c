@@ -589,7 +589,7 @@ static void restart_words(const app *a, int why, int64_t ago, int refused, char 
         snprintf(out, cap, "restarted %s ago (a new run_id: another server process)", dur(b1, sizeof b1, ago));
     else if (why == REDLOCK_RESTART_FAILOVER)
         snprintf(out, cap, "failed over to another server %s ago", dur(b1, sizeof b1, ago));
-    else if (ago < 1000000) /* INFO's uptime counts whole seconds: the core counts from the latest start it allows */
+    else if (ago < 1000000) /* INFO's uptime counts whole seconds */
         snprintf(out, cap, "up less than 1s, without keeping keys across restarts (no appendonly with appendfsync always)");
     else
         snprintf(out, cap, "up %llds%s, without keeping keys across restarts (no appendonly with appendfsync always)",
@@ -1095,7 +1095,8 @@ static void raw_send(app *a, int node, int tag, const char *cmd)
     if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
 
-/* Is INFO's line `name` "name:1"? */
+/* Is INFO's line `name` "name:1"? (aof_enabled: the library reads it in
+   the connection layer, which raw mode does not run.) */
 static int info_says_one(const char *s, size_t len, const char *name)
 {
     size_t n = strlen(name), i = 0;
