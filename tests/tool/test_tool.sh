@@ -1068,10 +1068,11 @@ node_uptime() { timeout 5 redis-cli -p "$1" INFO server | sed -n 's/^uptime_in_s
 # granted once they have been up for the ttl, never before.
 t0=$(now_ms)
 FRESH=$("$NODES_SH" start --volatile 3 "$T/fresh") || nok "restart: fresh nodes start"
-rl -n "$FRESH" -t 2s --no-wait acquire fr
+# (a ttl of 5s for the refusal: the machine may be slow to get there)
+rl -n "$FRESH" -t 5s --no-wait acquire fr
 named=0
 for p in $(cat "$T/fresh/ports"); do
-  grep -Eq "^redlock: node 127\.0\.0\.1:$p: up (less than 1s|[0-9]+s only), without keeping keys across restarts \(no appendonly with appendfsync always\) and may have lost keys then: its grants count 2\.000s \(the lock's ttl\) after that, in about " "$T/err" &&
+  grep -Eq "^redlock: node 127\.0\.0\.1:$p: up (less than 1s|[0-9]+s only), without keeping keys across restarts \(no appendonly with appendfsync always\) and may have lost keys then: its grants count 5\.000s \(the lock's ttl\) after that, in about " "$T/err" &&
     named=$((named + 1))
 done
 [ "$RC" -eq 75 ] && [ ! -s "$T/out" ] && [ "$named" -ge 2 ] &&
@@ -1122,7 +1123,7 @@ if [ -n "${RESTART_NODES:-}" ]; then
     rl -n "$RESTART_NODES" -t 3s --no-wait run rs -- sh -c "echo B-now >>'$f.log'"
     # (the outcome is decided by the first two answers: one or both of the
     # restarted nodes are named)
-    named=$(grep -Ec "^redlock: node 127\.0\.0\.1:($P1|$P2): up (less than 1s|1s only), without keeping keys across restarts .* its grants count 3\.000s \(the lock's ttl\) after that" "$T/err")
+    named=$(grep -Ec "^redlock: node 127\.0\.0\.1:($P1|$P2): up (less than 1s|[0-9]+s only), without keeping keys across restarts .* its grants count 3\.000s \(the lock's ttl\) after that" "$T/err")
     [ "$held" -eq 0 ] && [ "$RC" -eq 75 ] && ! grep -q B-now "$f.log" && [ "$named" -ge 1 ] &&
       grep -Eq "^redlock: 'rs' not acquired: $named of 3 nodes restarted recently and may have lost keys, their grants do not count yet(; 1 held by another token)? \(a quorum needs 2\)$" "$T/err" &&
       ok "restart: 2 of 3 nodes restarted empty under a holder: B at once is refused (75), naming $named of them" ||
