@@ -1165,5 +1165,20 @@ if [ -n "$VALGRIND" ]; then
   else nok "valgrind" "statuses $a $b $c $d $e $f (99 = valgrind error)"; fi
 fi
 
+# A durable node (appendonly yes, appendfsync always: the tests' nodes)
+# killed and restarted keeps its keys, and counts at once for a client
+# that first sees it: its keys outlive the restart.
+rl acquire -t 20s dur; TOKEN=$(cat "$T/out")
+PORT2=$(sed -n 3p "$T/nodes/ports")
+if "$NODES_SH" restart "$T/nodes" 2; then
+  rl --no-wait acquire dur2; T2=$(cat "$T/out"); rc2=$RC
+  rl inspect --json dur
+  [ "$(timeout 5 redis-cli -p "$PORT2" GET dur)" = "$TOKEN" ] && [ "$rc2" -eq 0 ] &&
+    json_ok "d['nodes'][2]['durable'] is True and d['nodes'][2]['restart'] is None and d['nodes'][2]['uptime_s'] < 30 and d['held_on']==3" &&
+    ok "restart: a durable node killed and restarted keeps its keys and counts at once" ||
+    nok "restart: a durable node keeps its keys and counts at once" "acquire status $rc2, $(head -c 300 "$T/out")"
+  rl release dur "$TOKEN"; rl release dur2 "$T2"
+else nok "restart: a durable node restarts"; fi
+
 echo "# tool tests: $PASS passed, $FAIL failed"
 [ $FAIL -eq 0 ]
