@@ -6,10 +6,11 @@
 
      * the request ring: the replies a connection owes, oldest first,
        each with its kind (the core's command, or the adapter's own
-       AUTH / SELECT / INFO / (UN)SUBSCRIBE) and the time its reply's
-       clock started;
+       AUTH / SELECT / INFO / CONFIG / (UN)SUBSCRIBE) and the time its
+       reply's clock started;
      * the preamble every new connection sends first (AUTH, SELECT,
-       INFO memory) and what its answers mean;
+       INFO, CONFIG GET appendfsync) and what its answers mean: what the
+       node may evict, and what its server process says of its life;
      * the idle probe: what an idle connection shows before a command is
        written to it, and when it is asked;
      * the subscriber table behind the core's `listen` hook (which keys
@@ -58,7 +59,7 @@
 /* What a reply answers: the core's command (or the caller's, in raw
    mode), or one the adapter sent for itself. */
 enum { REDLOCK__CONN_CORE = 0, REDLOCK__CONN_AUTH, REDLOCK__CONN_SELECT, REDLOCK__CONN_INFO,
-       REDLOCK__CONN_SUB /* SUBSCRIBE / UNSUBSCRIBE */ };
+       REDLOCK__CONN_SUB /* SUBSCRIBE / UNSUBSCRIBE */, REDLOCK__CONN_CONFIG /* CONFIG GET appendfsync */ };
 
 typedef struct redlock__conn_req {
     redlock_tag tag;
@@ -149,9 +150,12 @@ static inline void redlock__conn_ring_free(redlock__conn_ring *q)
 
 /* ---- the preamble: what a new connection says first ----
    AUTH (password, or ACL user and password) if a password is set,
-   SELECT db if db > 0, INFO memory if the core wants the node's eviction
-   policy (redlock.h section 4, Eviction). Each fills argv/len and
-   returns argc, or 0 when not needed. */
+   SELECT db if db > 0, and if the core wants the node's health: INFO
+   (its default sections: server, persistence and memory) for the
+   eviction policy and the process's run_id, uptime and AOF (redlock.h
+   section 4, Eviction and Restarts), then CONFIG GET appendfsync (are
+   the keys on disk before a write is answered?). Each fills argv/len
+   and returns argc, or 0 when not needed. */
 static inline int redlock__conn_auth_argv(const char *user, const char *pass, const char *argv[3], size_t len[3])
 {
     int k = 0;
@@ -170,12 +174,20 @@ static inline int redlock__conn_select_argv(int db, char num[16], const char *ar
     return 2;
 }
 
-static inline int redlock__conn_info_argv(int info, const char *argv[2], size_t len[2])
+static inline int redlock__conn_info_argv(int info, const char *argv[1], size_t len[1])
 {
     if (!info) return 0;
     argv[0] = "INFO"; len[0] = 4;
-    argv[1] = "memory"; len[1] = 6;
-    return 2;
+    return 1;
+}
+
+static inline int redlock__conn_config_argv(int info, const char *argv[3], size_t len[3])
+{
+    if (!info) return 0;
+    argv[0] = "CONFIG"; len[0] = 6;
+    argv[1] = "GET"; len[1] = 3;
+    argv[2] = "appendfsync"; len[2] = 11;
+    return 3;
 }
 
 /* A command of the driver's: kind (REDLOCK__CONN_*), argc, argv and
@@ -184,7 +196,7 @@ typedef int (*redlock__conn_queue_fn)(void *ctx, int kind, int argc, const char 
 
 /* Queues a new connection's preamble, each command through `queue`
    (0, or what stops the preamble, which is returned): AUTH, SELECT, INFO
-   memory as the node needs them. */
+   and CONFIG GET appendfsync as the node needs them. */
 static inline int redlock__conn_preamble_queue(const char *user, const char *pass, int db, int info,
                                                redlock__conn_queue_fn queue, void *ctx)
 {
@@ -197,23 +209,69 @@ static inline int redlock__conn_preamble_queue(const char *user, const char *pas
         rc = queue(ctx, REDLOCK__CONN_SELECT, k, argv, len);
     if (rc == 0 && (k = redlock__conn_info_argv(info, argv, len)) != 0)
         rc = queue(ctx, REDLOCK__CONN_INFO, k, argv, len);
+    if (rc == 0 && (k = redlock__conn_config_argv(info, argv, len)) != 0)
+        rc = queue(ctx, REDLOCK__CONN_CONFIG, k, argv, len);
     return rc;
 }
 
-/* INFO memory's answer (a bulk string str/len, or NULL): what node may
-   evict, told to the core before the replies of the commands behind it,
-   and its policy's name kept in policy[cap]. An error (an ACL without
-   +info), no string, or no policy known here: what the core knew stays. */
-static inline void redlock__conn_info_answer(redlock_client *client, int node, char *policy, size_t cap,
+/* What a node's preamble said of its health: the policy's name as the
+   last INFO that named one said, and between a connection's INFO and
+   CONFIG answers, what INFO said of its process (told to the core with
+   CONFIG's answer). Per node, in the driver's node state. */
+typedef struct redlock__conn_health {
+    char policy[24];        /* maxmemory_policy the last INFO named ("" none yet) */
+    redlock_node_life life; /* this connection's INFO: run_id, uptime (durable: with CONFIG's) */
+    int life_known;         /* INFO named either: the core is told with CONFIG's answer */
+    int aof;                /* INFO said aof_enabled:1 */
+} redlock__conn_health;
+
+/* Is INFO line `name` (at a line's start) "name:1"? */
+static inline int redlock__conn_info_one(const char *s, size_t len, const char *name)
+{
+    size_t n = strlen(name), i = 0;
+    while (i + n + 2 <= len) {
+        if (memcmp(s + i, name, n) == 0 && s[i + n] == ':')
+            return s[i + n + 1] == '1' && (i + n + 2 == len || s[i + n + 2] == '\r' || s[i + n + 2] == '\n');
+        while (i < len && s[i] != '\n') i++; /* the next line */
+        i++;
+    }
+    return 0;
+}
+
+/* INFO's answer (a bulk string str/len, or NULL): what node may evict,
+   told to the core before the replies of the commands behind it, its
+   policy's name kept; and what it says of the server's process (run_id,
+   uptime, AOF), kept for CONFIG's answer. An error (an ACL without
+   +info), no string, or nothing known here: what the core knew stays
+   (the process: nothing is told). */
+static inline void redlock__conn_info_answer(redlock_client *client, int node, redlock__conn_health *h,
                                              const char *str, size_t len)
 {
     char name[24];
     int evicts;
+    h->life_known = str && redlock_info_life(str, len, &h->life) == 0;
+    h->aof = str && redlock__conn_info_one(str, len, "aof_enabled");
     if (!str) return;
     evicts = redlock_info_evicts(str, len, name, sizeof name);
     if (evicts < 0) return;
-    snprintf(policy, cap, "%s", name);
+    snprintf(h->policy, sizeof h->policy, "%s", name);
     redlock_node_set_evicts(client, node, (redlock_evicts)evicts);
+}
+
+/* CONFIG GET appendfsync's answer: the value (str/len: the second of the
+   two strings of its array), or NULL for anything else (an error: an ACL
+   without +config, a renamed CONFIG; no such parameter). The keys outlive
+   a restart (durable) when AOF is on and fsync'd before every answer
+   ("always"); anything else, or no answer, is not durable. The core
+   learns the process's life now, before the replies of the commands
+   behind it, if the connection's INFO named it. */
+static inline void redlock__conn_config_answer(redlock_client *client, int node, redlock__conn_health *h,
+                                               const char *str, size_t len)
+{
+    if (!h->life_known) return;
+    h->life_known = 0;
+    h->life.durable = h->aof && str && len == 6 && memcmp(str, "always", 6) == 0;
+    redlock_node_set_life(client, node, &h->life);
 }
 
 /* ---- the idle probe ----
@@ -483,7 +541,7 @@ static inline int redlock__conn_answer(redlock__conn_life *l, const char *auth_r
 
 /* Files core command `tag` on a connection's ring (room reserved), owed
    from `now`. Its first one since the connection opened restarts the
-   clock of the preamble queued then (AUTH, SELECT, INFO): those go out
+   clock of the preamble queued then (AUTH, SELECT, INFO, CONFIG): those go out
    with that command, so their answers are due within its timeout, not
    counted from the opening (a blocking caller may open the adapter long
    before its first command, with a TLS handshake left unfinished until

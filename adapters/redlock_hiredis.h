@@ -63,13 +63,16 @@
    * A node whose connection broke is reconnected on its next command, at
      most every reconnect_delay_ms; until then its votes fail at once with
      REDLOCK_ERR_CONNECT.
-   * AUTH (password, or ACL user + password), SELECT and INFO memory are
-     pipelined in front of the first command on every new connection:
-     nothing blocks on a handshake. INFO's maxmemory_policy tells the core
-     what the node may evict before the replies behind it (redlock.h
-     section 4, Eviction; redlock_hiredis_node_policy); refused or
-     unreadable, the node stays as it was (at first: evicts nothing);
-     cfg.info_off = 1 leaves it out. An AUTH refusal turns that node's answers into
+   * AUTH (password, or ACL user + password), SELECT, INFO and CONFIG GET
+     appendfsync are pipelined in front of the first command on every new
+     connection: nothing blocks on a handshake. Before the replies behind
+     them, INFO's maxmemory_policy tells the core what the node may evict
+     (redlock.h section 4, Eviction; redlock_hiredis_node_policy), and its
+     run_id, uptime_in_seconds and aof_enabled with CONFIG's appendfsync
+     whether the server restarted and keeps keys across restarts (section
+     4, Restarts); an INFO refused or unreadable leaves the node as it was
+     (at first: evicts nothing, never restarted), a CONFIG refused counts
+     as keys not kept; cfg.info_off = 1 leaves both out. An AUTH refusal turns that node's answers into
      REDLOCK_ERR_AUTH, a SELECT refusal into REDLOCK_ERR_SELECT (too few
      usable nodes left: the acquire ends at once with REDLOCK_ERR_CONFIG,
      see redlock.h); redlock_hiredis_node_status() tells what a node last
@@ -359,7 +362,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c,
    (optional) gets the node's words. */
 REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
 /* What node i may evict (redlock.h section 4, Eviction): its
-   maxmemory_policy as the last INFO memory that named one said ("" before
+   maxmemory_policy as the last INFO that named one said ("" before
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
 REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, int i, char *buf, size_t size);
@@ -587,8 +590,8 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         /* answered, so written: a long output still being written counts
            only the requests left in the ring as unsent */
         if (cn->unsent > cn->q.count) cn->unsent = cn->q.count;
-        if (req.kind == REDLOCK__CONN_INFO) {
-            redlock__hiredis_info_reply(&c->_client, i, &cn->ep, r);
+        if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) {
+            redlock__hiredis_info_reply(&c->_client, i, &cn->ep, req.kind, r);
             freeReplyObject(r);
             continue;
         }
@@ -1305,7 +1308,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, in
     if (buf && size) buf[0] = 0;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
-    if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.policy);
+    if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.health.policy);
     e = (int)redlock_node_evicts(&c->_client, i);
     redlock__hiredis_leave(c, entered);
     return e;

@@ -235,8 +235,9 @@ typedef struct redlock_hiredis_config {
                                 a waiting acquire sleeps out its retry delays */
     int notify_idle_ms;      /* 0: 1000; a subscriber connection with no lock
                                 waiting is closed after this long */
-    int info_off;            /* 1: no INFO memory on new connections: the core never
-                                learns what a node may evict (redlock.h section 4) */
+    int info_off;            /* 1: no INFO nor CONFIG on new connections: the core never
+                                learns what a node may evict nor that it restarted
+                                (redlock.h section 4) */
     int watchdog_thread;     /* redlock_hiredis.h only: a background thread drives
                                 the core (libev: INVALID, the loop is yours) */
     redlock_config core;     /* core settings; node_count is taken from above.
@@ -293,8 +294,8 @@ static inline char *redlock__hiredis_strdup(const char *s)
 typedef struct redlock__hiredis_endpoint {
     char *host, *unix_path, *user, *pass; /* unix_path set: host is NULL */
     int port, db;
-    int info;            /* a new command connection asks INFO memory (node health) */
-    char policy[24];     /* the maxmemory_policy the last INFO memory named, "" none yet */
+    int info;            /* a new command connection asks INFO and CONFIG (node health) */
+    redlock__conn_health health; /* what they said (redlock_conn.h) */
     void *tls_ctx;       /* SSL_CTX, or NULL: plain text */
     char *tls_name;
     int tls_verify;
@@ -507,12 +508,19 @@ static inline int redlock__hiredis_auth_error(const redisReply *r)
            redlock__conn_refusal_status(r->str, (size_t)r->len) == REDLOCK_ERR_AUTH;
 }
 
-/* INFO memory's answer on node i's new connection (redlock_conn.h). */
-static inline void redlock__hiredis_info_reply(redlock_client *client, int i, redlock__hiredis_endpoint *e,
+/* INFO's or CONFIG GET appendfsync's (kind) answer on node i's new
+   connection (redlock_conn.h). */
+static inline void redlock__hiredis_info_reply(redlock_client *client, int i, redlock__hiredis_endpoint *e, int kind,
                                                const redisReply *r)
 {
-    redlock__conn_info_answer(client, i, e->policy, sizeof e->policy,
-                              r->type == REDIS_REPLY_STRING ? r->str : NULL, (size_t)r->len);
+    if (kind == REDLOCK__CONN_INFO) {
+        redlock__conn_info_answer(client, i, &e->health, r->type == REDIS_REPLY_STRING ? r->str : NULL,
+                                  (size_t)r->len);
+    } else {
+        int pair = r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING;
+        redlock__conn_config_answer(client, i, &e->health, pair ? r->element[1]->str : NULL,
+                                    pair ? (size_t)r->element[1]->len : 0);
+    }
 }
 
 #ifdef REDLOCK_NO_BUILTIN_CLOCKS

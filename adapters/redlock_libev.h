@@ -50,12 +50,16 @@
      its votes fail at once with its last status (REDLOCK_ERR_CONNECT if
      none). A command sent once the delay has passed opens the connection
      itself, whether or not the loop has run the timer yet.
-   * AUTH (password, or ACL user + password), SELECT and INFO memory are
-     queued right after the connect. INFO's maxmemory_policy tells the core
-     what the node may evict before the replies behind it (redlock.h
-     section 4, Eviction; redlock_libev_node_policy); refused or
-     unreadable, the node stays as it was; cfg.info_off = 1 leaves it out
-     (needed with a REDLOCK_LIBEV_MAX_BUFFERED below its answer, ~1.5 KiB).
+   * AUTH (password, or ACL user + password), SELECT, INFO and CONFIG GET
+     appendfsync are queued right after the connect. Before the replies
+     behind them, INFO's maxmemory_policy tells the core what the node may
+     evict (redlock.h section 4, Eviction; redlock_libev_node_policy), and
+     its run_id, uptime_in_seconds and aof_enabled with CONFIG's
+     appendfsync whether the server restarted and keeps keys across
+     restarts (section 4, Restarts); an INFO refused or unreadable leaves
+     the node as it was, a CONFIG refused counts as keys not kept;
+     cfg.info_off = 1 leaves both out (needed with a
+     REDLOCK_LIBEV_MAX_BUFFERED below INFO's answer, ~6 KiB).
      An AUTH refusal makes that node's answers REDLOCK_ERR_AUTH
      (REDLOCK_ERR_SELECT for SELECT; too few usable nodes left: the
      acquire ends at once with REDLOCK_ERR_CONFIG, see redlock.h) and is
@@ -277,7 +281,7 @@ REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i
    the node's words. */
 REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
 /* What node i may evict (redlock.h section 4, Eviction): its
-   maxmemory_policy as the last INFO memory that named one said ("" before
+   maxmemory_policy as the last INFO that named one said ("" before
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
 REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, char *buf, size_t size);
@@ -336,8 +340,8 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     redlock__conn_req req;
     int st;
     if (!redlock__conn_pop(&cn->q, &req)) return;
-    if (req.kind == REDLOCK__CONN_INFO) { /* before the replies behind it reach the core */
-        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, r);
+    if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) { /* before the replies behind */
+        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r);
         return;
     }
     redlock__hiredis_heard(&cn->life, r);
@@ -842,7 +846,7 @@ REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, c
 {
     if (buf && size) buf[0] = 0;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
-    if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.policy);
+    if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.health.policy);
     return (int)redlock_node_evicts(&c->_client, i);
 }
 

@@ -35,12 +35,16 @@
    2. CONNECTIONS
    --------------
    Nothing connects at init. The first command for a node opens its
-   connection (non-blocking connect, then AUTH, SELECT and INFO memory
-   pipelined before the command). INFO's maxmemory_policy tells the core
-   what the node may evict before the replies behind it are handed on
-   (redlock.h section 4, Eviction; redlock_socket_node_policy()); an INFO
-   refused (an ACL) or unreadable leaves the node as it was (at first:
-   evicts nothing), and cfg.info_off = 1 (or raw mode) leaves it out.
+   connection (non-blocking connect, then AUTH, SELECT, INFO and CONFIG
+   GET appendfsync pipelined before the command). Before the replies
+   behind them are handed on, INFO's maxmemory_policy tells the core what
+   the node may evict (redlock.h section 4, Eviction;
+   redlock_socket_node_policy()), and its run_id, uptime_in_seconds and
+   aof_enabled with CONFIG's appendfsync tell it whether the server
+   restarted and keeps keys across restarts (section 4, Restarts); an
+   INFO refused (an ACL) or unreadable leaves the node as it was (at
+   first: evicts nothing, never restarted), a CONFIG refused counts as
+   keys not kept, and cfg.info_off = 1 (or raw mode) leaves both out.
    Host names are resolved with getaddrinfo(), which blocks: use addresses
    where that matters. A node's connection fails with:
        REDLOCK_ERR_CONNECT       refused, unreachable, no connection within
@@ -341,8 +345,9 @@ typedef struct redlock_socket_config {
                                                section 10; see 2.): no subscriber connections */
     int64_t notify_idle_ms;                 /* 0: 1000; a subscriber with no lock waiting
                                                closes after this long (negative: INVALID) */
-    int info_off;                           /* 1: no INFO memory on new connections: the core
-                                               never learns what a node may evict (see 2.) */
+    int info_off;                           /* 1: no INFO nor CONFIG on new connections: the core
+                                               never learns what a node may evict nor that it
+                                               restarted (see 2.) */
     int watchdog_thread;                    /* 1: a thread runs the loop between calls, renewing
                                                held locks (REDLOCK_SOCKET_THREAD; see 3.) */
     redlock_config core;                    /* zero fields: defaults; node_count ignored */
@@ -458,7 +463,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, in
    (printable ASCII). */
 REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* What the node may evict (redlock.h section 4, Eviction): its
-   maxmemory_policy as the last INFO memory that named one said ("" before
+   maxmemory_policy as the last INFO that named one said ("" before
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
 REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int node, char *buf, size_t size);
@@ -703,7 +708,7 @@ struct redlock__sock_node {
     redlock_resp_parser parser;
     unsigned failures; /* connections lost or refused so far */
     int sub;           /* a subscriber (release notifications), not a node's command connection */
-    char policy[24];   /* maxmemory_policy the last INFO memory named ("" none yet) */
+    redlock__conn_health health; /* what INFO and CONFIG said (redlock_conn.h) */
     int rep_fd, rep_interest;
     /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
        this connection, what OpenSSL waits for (REDLOCK_SOCKET_READ /
@@ -1236,14 +1241,15 @@ static int redlock__sock_queue(struct redlock__sock_node *nd, int argc,
     return 0;
 }
 
-/* Queues the preamble (redlock_conn.h): AUTH, SELECT, and INFO memory
-   for the core's node health (not on a subscriber, nor in raw mode). */
 /* One command of the preamble (redlock_conn.h), adapter-sent (no tag). */
 static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const char **argv, const size_t *len)
 {
     return redlock__sock_queue((struct redlock__sock_node *)ctx, argc, argv, len, 0, kind);
 }
 
+/* Queues the preamble (redlock_conn.h): AUTH, SELECT, and INFO and
+   CONFIG for the core's node health (not on a subscriber, nor in raw
+   mode). */
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
@@ -1452,15 +1458,21 @@ static int redlock__sock_sub_reply(redlock_socket *s, struct redlock__sock_node 
     return 0;
 }
 #ifndef REDLOCK_SOCKET_NO_CORE
-/* A new connection's INFO memory: the core learns what the node may evict
-   before the replies of the commands behind it. Refused (an ACL), not a
-   string or naming no known policy: what the core knew stays. */
-static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd, const redlock_reply *r)
+/* A new connection's INFO or CONFIG GET appendfsync (kind): the core
+   learns what the node may evict and whether its server restarted before
+   the replies of the commands behind them (redlock_conn.h). */
+static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd, int kind, const redlock_reply *r)
 {
     if (!s->_core) return;
     s->_in_cb++; /* the core's event hook may run */
-    redlock__conn_info_answer(&s->_client, nd->index, nd->policy, sizeof nd->policy,
-                              r->type == REDLOCK_REPLY_STRING ? r->str : NULL, r->len);
+    if (kind == REDLOCK__CONN_INFO) {
+        redlock__conn_info_answer(&s->_client, nd->index, &nd->health,
+                                  r->type == REDLOCK_REPLY_STRING ? r->str : NULL, r->len);
+    } else {
+        int pair = r->type == REDLOCK_REPLY_ARRAY && r->elements == 2 && r->element[1].type == REDLOCK_REPLY_STRING;
+        redlock__conn_config_answer(&s->_client, nd->index, &nd->health, pair ? r->element[1].str : NULL,
+                                    pair ? r->element[1].len : 0);
+    }
     s->_in_cb--;
 }
 #endif
@@ -1500,8 +1512,8 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             continue;
         }
 #ifndef REDLOCK_SOCKET_NO_CORE
-        if (req.kind == REDLOCK__CONN_INFO) {
-            redlock__sock_info(s, nd, r);
+        if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) {
+            redlock__sock_info(s, nd, req.kind, r);
             continue;
         }
 #endif
@@ -2186,7 +2198,7 @@ REDLOCK_SOCKET_API int redlock_socket_node_policy(const redlock_socket *s, int n
     if (buf && size) buf[0] = 0;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
-    if (buf && size) redlock__sock_text(buf, size, s->_nodes[node].policy);
+    if (buf && size) redlock__sock_text(buf, size, s->_nodes[node].health.policy);
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (s->_core) e = (int)redlock_node_evicts(&s->_client, node);
 #endif

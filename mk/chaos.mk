@@ -3,7 +3,7 @@
 # schedule and the negative control; `make chaos` the long one.
 CHAOS_SRC  := tests/chaos/chaos.c tests/chaos/client.c tests/chaos/check.c
 CHAOS_HDRS := tests/chaos/chaos.h tests/shared/tcp_proxy.h tests/shared/redis_nodes.h redlock.h \
-              adapters/redlock_socket.h adapters/redlock_resp.h
+              adapters/redlock_socket.h adapters/redlock_conn.h adapters/redlock_resp.h
 CHAOS_SEED    ?= 1
 CHAOS_SECONDS ?= 300
 

@@ -1,6 +1,6 @@
 # mk/resp.mk - the RESP2 codec (adapters/redlock_resp.h): parser/encoder
 # tests, the fuzz loop, the libFuzzer target and the header built alone.
-RESP_HDRS := adapters/redlock_resp.h adapters/redlock_socket.h adapters/redlock_notify.h adapters/redlock_nodes.h redlock.h tests/shared/check.h
+RESP_HDRS := adapters/redlock_resp.h adapters/redlock_conn.h adapters/redlock_socket.h adapters/redlock_notify.h adapters/redlock_nodes.h redlock.h tests/shared/check.h
 RESP_STD  := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 
 CPU_CHECKS += check-resp check-resp-fuzz check-resp-compile

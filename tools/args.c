@@ -285,7 +285,7 @@ char *tool_owner_scope(const tool_opts *o, const char *owner)
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
        O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
-       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL };
+       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL, O_MAX_TTL };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -303,6 +303,7 @@ static const struct option long_opts[] = {
     { "owner", required_argument, NULL, O_OWNER },
     { "fence", no_argument, NULL, O_FENCE },
     { "evicting", required_argument, NULL, O_EVICTING },
+    { "max-ttl", required_argument, NULL, O_MAX_TTL },
     { "label", required_argument, NULL, O_LABEL },
     { "no-label", no_argument, NULL, O_NO_LABEL },
     { "shared", no_argument, NULL, 's' },
@@ -329,7 +330,7 @@ static const char short_opts[] = "+:n:t:w:sxqvhV";
 static unsigned applies_to(int id)
 {
     switch (id) {
-    case 't': return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
+    case 't': case O_MAX_TTL: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
     case 'w': case O_NO_WAIT: case O_RETRY: case O_EVICTING: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: case O_FENCE: case 's': case 'x':
         return C_(TOOL_CMD_RUN);
@@ -532,6 +533,7 @@ static int take_option(int c, const char *val, tool_opts *o, parse_state *ps, ch
     case O_RETRY: return duration_arg("retry-delay", val, 1, &o->retry_delay_ms, err, errlen);
     case O_NODE_TIMEOUT: return duration_arg("node-timeout", val, 1, &o->node_timeout_ms, err, errlen);
     case O_KILL_AFTER: return duration_arg("kill-after", val, 0, &o->kill_after_ms, err, errlen);
+    case O_MAX_TTL: return duration_arg("max-ttl", val, 0, &o->max_ttl_ms, err, errlen);
     case O_LEGACY: o->mode = REDLOCK_MODE_LEGACY; return 0;
     case O_FOREGROUND: o->foreground = 1; return 0;
     case O_REENTRANT: o->reentrant = 1; return 0;

@@ -171,6 +171,20 @@ static inline int it_holders_settle(redis_nodes *rn, const char *key, const char
 
 static inline int it_quorum(void) { return it_n / 2 + 1; }
 
+/* Acquires l after nodes restarted (redlock.h section 4, Restarts): while
+   a restarted node's grant does not count yet (RESTARTED), or a durable
+   node kept an earlier holder's key (LOCKED), tries again, for up to ms
+   (the lock's ttl from the restart, and a margin). The last status. */
+static inline int it_acquire_after_restart(it_client *c, it_lock *l, long ms)
+{
+    long long until = it_now_ms() + ms;
+    int st;
+    while ((st = it->acquire(l, NULL)) != REDLOCK_OK && (st == REDLOCK_ERR_RESTARTED || st == REDLOCK_ERR_LOCKED) &&
+           it_now_ms() < until)
+        it->idle(c, 50);
+    return st;
+}
+
 /* The adapters' on_event in the tests: counts mode switches, and prints
    every event when IT_DEBUG is set. */
 /* The status of each node's last failed vote in an acquire ([0]) and in
@@ -178,18 +192,34 @@ static inline int it_quorum(void) { return it_n / 2 + 1; }
 static int it_vote_status[2][REDLOCK_MAX_NODES];
 /* What the core was last told each node may evict (EV_NODE_EVICTS), -1: nothing */
 static int it_evicts_told[REDLOCK_MAX_NODES];
+/* The nodes each client was told may have lost keys (EV_NODE_RESTARTED):
+   the client (who), the node, its redlock_restart and how long ago. */
+typedef struct it_restart_event {
+    const void *who;
+    int node, mode;
+    int64_t elapsed_us;
+} it_restart_event;
+static it_restart_event it_restarts[64];
+static int it_nrestarts;
 
 static inline void it_note_event(int *switches, const void *who, const redlock_event *ev)
 {
     if (ev->type == REDLOCK_EV_MODE_SWITCH) (*switches)++;
     if (ev->type == REDLOCK_EV_NODE_EVICTS && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES && !ev->lock)
         it_evicts_told[ev->node] = ev->mode;
+    if (ev->type == REDLOCK_EV_NODE_RESTARTED && it_nrestarts < (int)(sizeof it_restarts / sizeof *it_restarts)) {
+        it_restarts[it_nrestarts].who = who;
+        it_restarts[it_nrestarts].node = ev->node;
+        it_restarts[it_nrestarts].mode = ev->mode;
+        it_restarts[it_nrestarts].elapsed_us = ev->elapsed_us;
+        it_nrestarts++;
+    }
     if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES)
         it_vote_status[ev->op != REDLOCK_OP_ACQUIRE][ev->node] = ev->status;
     if (getenv("IT_DEBUG"))
-        printf("#   [%p] %s op=%d node=%d status=%s vote=%d votes=%d attempt=%d\n", who,
+        printf("#   [%p] %s op=%d node=%d status=%s vote=%d votes=%d attempt=%d mode=%d\n", who,
                redlock_event_name(ev->type), (int)ev->op, ev->node, redlock_strerror(ev->status),
-               ev->vote, ev->votes, ev->attempt);
+               ev->vote, ev->votes, ev->attempt, ev->mode);
 }
 
 static inline void it_key(char *buf, size_t sz, const char *what)
@@ -697,8 +727,11 @@ static void it_node_killed(void)
     }
     CHECK_EQ(redis_node_restart(rn, 0), 0);
     it->idle(a, 300); /* past the reconnect delay (the loop runs meanwhile) */
-    /* reconnected: the restarted node votes again */
-    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    /* reconnected: the restarted node votes again. Another process answers
+       there (a new run_id): its grant counts once the lock's ttl has passed
+       since the client saw it, and a lone node's key, kept by its AOF,
+       may still hold la's earlier token until it expires */
+    CHECK_EQ(it_n >= 3 ? it->acquire(la, NULL) : it_acquire_after_restart(a, la, 1000 + 3000), REDLOCK_OK);
     CHECK_EQ(it->node_connected(a, 0), 1);
     {   /* its status clears with its next good reply, which may come after
            the quorum of the others decided (a slow machine): bounded wait */
@@ -2244,7 +2277,12 @@ static void it_inflight_drop(void)
     CHECK(it->node_status(a, 0) != 0);
     for (i = 0; i < it_quorum(); i++) CHECK_EQ(redis_node_restart(rn, i), 0);
     it->idle(a, 300);
-    CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+    /* a majority restarted (new run_ids): they grant again once a lock's
+       ttl has passed since the client saw them; a short one waits little */
+    it->unlock(la);
+    o.ttl_ms = 300;
+    la = it->lock(a, &o);
+    CHECK_EQ(it_acquire_after_restart(a, la, 300 + 3000), REDLOCK_OK);
     CHECK_EQ(it_holders_settle(rn, key, it->token(la), it_n), it_n);
     CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
     it->unlock(la);
@@ -2501,7 +2539,9 @@ static inline void it_hostile(int kind, int threaded)
 /* A node restarts while the client is idle (no loop runs, no thread): the
    next acquire notices the closed connection before writing to it and
    gets that node's vote on a new connection, on the first attempt; the
-   node's status is 0 again once it has answered. */
+   node's status is 0 again once it has answered. Its grant does not
+   count for a ttl (a new run_id: redlock.h section 4, Restarts): with the
+   others, the lock is won at once; a lone node refuses it (RESTARTED). */
 static void it_restart_idle(void)
 {
     redis_nodes *rn = &it_plain[it_n];
@@ -2524,13 +2564,148 @@ static void it_restart_idle(void)
     CHECK_EQ(redis_node_restart(rn, 0), 0);
     redis_nodes__sleep_ms(150); /* the restart is older than any reconnect delay */
     memset(&r, 0, sizeof r);
-    CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
-    CHECK_EQ(r.attempts, 1);
-    CHECK_EQ(it_holders_settle(rn, key, it->token(l), it_n), it_n); /* the restarted node too */
+    if (it_n == 1) {
+        it->unlock(l);
+        o.retry_count = -1; /* one attempt */
+        l = it->lock(a, &o);
+        it_vote_status[0][0] = 0;
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_RESTARTED);
+        CHECK_EQ(r.attempts, 1);
+        CHECK_EQ(it_vote_status[0][0], REDLOCK_ERR_RESTARTED); /* its grant, on the new connection */
+    } else {
+        CHECK_EQ(it->acquire(l, &r), REDLOCK_OK);
+        CHECK_EQ(r.attempts, 1);
+        CHECK_EQ(it_holders_settle(rn, key, it->token(l), it_n), it_n); /* the restarted node too */
+    }
     it->idle(a, 50); /* a blocking client reads a straggler's answer when it next runs */
     CHECK_EQ(it->node_status(a, 0), 0);
-    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    if (it_n > 1) CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
     it->unlock(l);
+    it->close(a);
+}
+
+/* ---- restarts without persistence (redlock.h section 4, Restarts) ----
+   Three nodes that do not keep keys across a restart (it_volatile). A
+   holds a lock (watchdog on); two of the three nodes are killed and
+   restarted empty. The key of A is gone there, so those nodes would
+   grant it to anyone: a client that never saw them before (B) counts
+   their grants only once a ttl has passed since their server started,
+   and A's own client, which saw them before, once a ttl has passed
+   since it saw their new run_id. Until then B is refused (never granted
+   while A may still count on its validity), and a second lock of A's
+   client on a free key too; within the bound and a margin, both win. */
+static redis_nodes it_volatile;
+
+/* Did client `who` hear EV_NODE_RESTARTED of node with this mode? */
+static inline int it_restart_heard(const void *who, int node, int mode)
+{
+    int k, n = it_nrestarts;
+    for (k = 0; k < n; k++)
+        if (it_restarts[k].who == who && it_restarts[k].node == node && it_restarts[k].mode == mode) return 1;
+    return 0;
+}
+
+/* One acquire of l (one attempt) while a restart's bound may not have
+   passed: refused (RESTARTED; LOCKED if locked_ok; NO_QUORUM while the
+   client has not reconnected yet), or granted, which must not be before
+   `ttl_ms` after `t_kill` nor while `holder` (NULL: none) still reads
+   HELD; the grant's time goes to *won (kept once set). */
+static inline void it_try_after_restart(it_lock *l, it_lock *holder, long long t_kill, int64_t ttl_ms, int locked_ok,
+                                        long long *won)
+{
+    int st;
+    if (*won) return;
+    st = it->acquire(l, NULL);
+    if (st == REDLOCK_OK) {
+        *won = it_now_ms();
+        CHECK(*won - t_kill >= ttl_ms); /* not before the bound */
+        if (holder) CHECK(it->state(holder) != REDLOCK_STATE_HELD);
+        return;
+    }
+    if (st != REDLOCK_ERR_RESTARTED && st != REDLOCK_ERR_NO_QUORUM && !(locked_ok && st == REDLOCK_ERR_LOCKED)) {
+        printf("#   refused with %s\n", redlock_strerror(st));
+        CHECK(0);
+    }
+}
+
+static void it_restart_empty(void)
+{
+    enum { TTL = 1500 };
+    redis_nodes *rn = &it_volatile;
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la, *la2, *lb;
+    redlock_lock_opts o;
+    char key[96], key2[96];
+    long long t0, t_kill, won_a = 0, won_b = 0;
+    int st;
+    if (rn->n != 3) {
+        printf("#   the nodes without persistence did not start\n");
+        CHECK(0);
+        return;
+    }
+    it_defaults(&s, rn, ports);
+    s.watchdog_thread = 1;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (!a) return;
+    it_key(key, sizeof key, "restart-empty");
+    it_key(key2, sizeof key2, "restart-empty-2");
+    it_lock_opts(&o, key, TTL);
+    o.watchdog = 1;
+    la = it->lock(a, &o);
+    /* the nodes may be younger than the ttl: their grants count once it has
+       passed since they started */
+    t0 = it_now_ms();
+    while ((st = it->acquire(la, NULL)) == REDLOCK_ERR_RESTARTED && it_now_ms() - t0 < TTL + 5000) it->idle(a, 50);
+    CHECK_EQ(st, REDLOCK_OK);
+    if (st != REDLOCK_OK) {
+        it->unlock(la);
+        it->close(a);
+        return;
+    }
+    t_kill = it_now_ms();
+    redis_node_kill(rn, 0);
+    redis_node_kill(rn, 1);
+    CHECK_EQ(redis_node_restart_volatile(rn, 0), 0);
+    CHECK_EQ(redis_node_restart_volatile(rn, 1), 0);
+    /* B never saw these nodes: 2 grant (empty), 1 refuses (A's key) */
+    s.watchdog_thread = 0;
+    b = it->open(&s);
+    CHECK(b != NULL);
+    if (!b) {
+        it->unlock(la);
+        it->close(a);
+        return;
+    }
+    it_lock_opts(&o, key, TTL);
+    o.retry_count = -1; /* one attempt per call */
+    lb = it->lock(b, &o);
+    st = it->acquire(lb, NULL);
+    CHECK(st == REDLOCK_ERR_RESTARTED || st == REDLOCK_ERR_LOCKED);
+    CHECK(it_restart_heard(b, 0, REDLOCK_RESTART_UPTIME) && it_restart_heard(b, 1, REDLOCK_RESTART_UPTIME));
+    /* A's client saw them before: a new run_id (once it has reconnected),
+       and a free key is refused */
+    it_lock_opts(&o, key2, TTL);
+    o.retry_count = -1;
+    la2 = it->lock(a, &o);
+    while ((!won_a || !won_b) && it_now_ms() - t_kill < TTL + 5000) {
+        it_try_after_restart(lb, la, t_kill, TTL, 1, &won_b);
+        it_try_after_restart(la2, NULL, t_kill, TTL, 0, &won_a);
+        it->idle(a, 25);
+        it->idle(b, 25);
+    }
+    CHECK(won_a && won_b); /* within the bound and a margin */
+    CHECK(it_restart_heard(a, 0, REDLOCK_RESTART_RUN_ID) && it_restart_heard(a, 1, REDLOCK_RESTART_RUN_ID));
+    printf("#   granted %lld ms (B) and %lld ms (A's second lock) after the kill; ttl %d ms\n",
+           won_b ? won_b - t_kill : -1, won_a ? won_a - t_kill : -1, (int)TTL);
+    if (won_b) CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    if (won_a) CHECK_EQ(it->release(la2, NULL), REDLOCK_OK);
+    it->unlock(lb);
+    it->unlock(la2);
+    it->unlock(la);
+    it->close(b);
     it->close(a);
 }
 
@@ -2727,6 +2902,8 @@ static int it_main(const it_ops *ops)
     it = ops;
     redis_nodes_deadline(170);
     if (it_start_sets(sizes, 3, NULL, auth_args, 0) != 0) return 1;
+    /* started early: it_restart_empty finds them older than its ttl */
+    if (redis_nodes_start_volatile(&it_volatile, 3, NULL, NULL) != 0) memset(&it_volatile, 0, sizeof it_volatile);
     for (k = 0; k < 3; k++) {
         int n = sizes[k];
         IT_RUN(it_basic, n);
@@ -2783,7 +2960,9 @@ static int it_main(const it_ops *ops)
     IT_RUN(it_proxy_latency, 3);
     IT_RUN(it_proxy_partition, 3);
     IT_RUN(it_proxy_reset, 3);
+    IT_RUN(it_restart_empty, 3);
     it_stop_sets(sizes, 3);
+    redis_nodes_stop(&it_volatile);
     return CHECK_EXIT();
 }
 

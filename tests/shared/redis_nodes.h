@@ -10,14 +10,25 @@
        redis_node_pause(&rn, 1);    // SIGSTOP
        redis_node_resume(&rn, 1);   // SIGCONT
        redis_node_kill(&rn, 2);     // SIGKILL, reaped
-       redis_node_restart(&rn, 2);  // same port, same dir
+       redis_node_restart(&rn, 2);  // same port, same dir: its keys kept
+       redis_node_restart_volatile(&rn, 2); // its keys lost, not durable
        redis_nodes_stop(&rn);       // SIGTERM, then SIGKILL; temp dirs removed
 
    * Each node listens on 127.0.0.1 on a free port (bind port 0, close,
      start the server there; a collision is retried on a new port), runs in
-     its own mkdtemp() directory with `--save '' --appendonly no` plus the
-     caller's extra arguments, and is ready when it answers PING (any
-     reply, so -NOAUTH counts) over a plain socket.
+     its own mkdtemp() directory with `--save ''` plus the caller's extra
+     arguments, and is ready when it answers PING (any reply, so -NOAUTH
+     counts) over a plain socket.
+   * Nodes are durable: `--appendonly yes --appendfsync always`, so their
+     keys outlive a restart and the library counts their grants at once
+     (redlock.h section 4, Restarts: a server without that persistence
+     counts no grant for a ttl after it starts). Their directories are
+     under /dev/shm when it is a writable directory (an fsync there costs
+     nothing), else under $TMPDIR, else /tmp. A node that is not durable
+     (`--appendonly no`), for restart tests: redis_nodes_start_volatile()
+     starts every node so, redis_node_restart_volatile() restarts one so,
+     with its directory emptied first (Redis 7 keeps its AOF in
+     appendonlydir/; Redis 6 in appendonly.aof).
    * `config` (optional) is written to DIR/redis.conf and passed as the
      config file: use it for lines that have no command-line form, e.g.
      "user u on >pw ~* +@all -@scripting\n" or "rename-command EVAL \"\"\n".
@@ -87,6 +98,7 @@ typedef struct redis_node {
     int tls_port;                     /* redis_nodes_start_tls(): its --tls-port */
     pid_t pid;                        /* 0: not running */
     int paused;
+    int not_durable;                    /* not durable: --appendonly no (keys lost at a restart) */
     char dir[REDIS_NODES__DIRLEN];    /* "" once removed */
 } redis_node;
 
@@ -110,21 +122,37 @@ static int redis_nodes__installed;
 static inline void redis_nodes__rmdir_fixed(const char *dir)
 {
     /* Only the file names this header (or redis with our options) creates:
-       usable from a signal handler, where opendir() is not allowed. */
+       usable from a signal handler, where opendir() is not allowed. Redis
+       7's AOF is a manifest and numbered files in appendonlydir/ (the
+       number grows at each rewrite: the first few are tried). */
     static const char *const names[] = { "redis.conf", "redis.log", "dump.rdb",
-                                         "appendonly.aof", "temp.rdb", NULL };
-    char path[REDIS_NODES__DIRLEN + 32];
-    int i;
+                                         "appendonly.aof", "temp.rdb",
+                                         "appendonlydir/appendonly.aof.manifest", NULL };
+    static const char *const aof[] = { ".base.rdb", ".base.aof", ".incr.aof", NULL };
+    char path[REDIS_NODES__DIRLEN + 64];
+    int i, k;
     size_t dl = strlen(dir);
-    if (!dir[0]) return;
+    if (!dir[0] || dl + 64 > sizeof path) return;
+    memcpy(path, dir, dl);
+    path[dl] = '/';
     for (i = 0; names[i]; i++) {
-        size_t nl = strlen(names[i]);
-        if (dl + 1 + nl + 1 > sizeof path) continue;
-        memcpy(path, dir, dl);
-        path[dl] = '/';
-        memcpy(path + dl + 1, names[i], nl + 1);
+        memcpy(path + dl + 1, names[i], strlen(names[i]) + 1);
         unlink(path);
     }
+    for (k = 1; k <= 32; k++)
+        for (i = 0; aof[i]; i++) {
+            static const char head[] = "appendonlydir/appendonly.aof.";
+            size_t at = dl + 1 + sizeof head - 1, m = 0, j;
+            char num[4];
+            int v = k;
+            memcpy(path + dl + 1, head, sizeof head - 1);
+            do num[m++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+            for (j = 0; j < m; j++) path[at + j] = num[m - 1 - j]; /* no snprintf in a signal handler */
+            memcpy(path + at + m, aof[i], strlen(aof[i]) + 1);
+            unlink(path);
+        }
+    memcpy(path + dl + 1, "appendonlydir", sizeof "appendonlydir");
+    rmdir(path);
     rmdir(dir);
 }
 
@@ -379,7 +407,8 @@ static inline int redis_nodes__spawn(redis_nodes *rn, int i)
     argv[k++] = "--logfile"; argv[k++] = logbuf;
     argv[k++] = "--daemonize"; argv[k++] = "no";
     argv[k++] = "--save"; argv[k++] = "";
-    argv[k++] = "--appendonly"; argv[k++] = "no";
+    argv[k++] = "--appendonly"; argv[k++] = nd->not_durable ? "no" : "yes";
+    if (!nd->not_durable) { argv[k++] = "--appendfsync"; argv[k++] = "always"; }
     for (j = 0; j < rn->nargs; j++) argv[k++] = rn->args[j];
     argv[k] = NULL;
 
@@ -430,22 +459,46 @@ static inline int redis_nodes__wait_ready(redis_nodes *rn, int i)
     return -1;
 }
 
-static inline void redis_nodes__remove_dir(const char *dir)
+/* out = a "/" b; -1 if it does not fit in cap. */
+static inline int redis_nodes__join(char *out, size_t cap, const char *a, const char *b)
 {
-    DIR *d;
-    struct dirent *e;
-    char path[REDIS_NODES__DIRLEN + 300];
+    size_t al = strlen(a), bl = strlen(b);
+    if (al + 1 + bl + 1 > cap) return -1;
+    memcpy(out, a, al);
+    out[al] = '/';
+    memcpy(out + al + 1, b, bl + 1);
+    return 0;
+}
+
+/* Removes the files dir holds, and those of its subdirectories (Redis 7's
+   appendonlydir/) with them, but `keep` (a name, or NULL); then dir
+   itself unless keep is set. */
+static inline void redis_nodes__empty_dir(const char *dir, const char *keep)
+{
+    DIR *d, *sub;
+    struct dirent *e, *f;
+    char path[REDIS_NODES__DIRLEN + 300], inner[REDIS_NODES__DIRLEN + 600];
     if (!dir[0]) return;
     d = opendir(dir);
     if (d) {
         while ((e = readdir(d)) != NULL) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
+            if ((keep && !strcmp(e->d_name, keep)) || redis_nodes__join(path, sizeof path, dir, e->d_name) != 0)
+                continue;
+            if (unlink(path) == 0 || !(sub = opendir(path))) continue;
+            while ((f = readdir(sub)) != NULL) /* a directory: its files */
+                if (redis_nodes__join(inner, sizeof inner, path, f->d_name) == 0) unlink(inner);
+            closedir(sub);
+            rmdir(path);
         }
         closedir(d);
     }
-    rmdir(dir);
+    if (!keep) rmdir(dir);
+}
+
+static inline void redis_nodes__remove_dir(const char *dir)
+{
+    redis_nodes__empty_dir(dir, NULL);
 }
 
 /* Stops node i: SIGTERM (SIGCONT if paused), up to 2 s, then SIGKILL;
@@ -504,19 +557,39 @@ static inline void redis_node_resume(redis_nodes *rn, int i)
     rn->node[i].paused = 0;
 }
 
-/* Restarts node i on the same port and directory (stopping it first if it
-   runs). Data is gone (no persistence). 0 when it answers PING again. */
-static inline int redis_node_restart(redis_nodes *rn, int i)
+static inline int redis_node__respawn(redis_nodes *rn, int i)
 {
     int tries;
-    if (!rn || i < 0 || i >= rn->n) return -1;
-    redis_node_stop(rn, i);
     for (tries = 0; tries < 50; tries++) {
         if (redis_nodes__spawn(rn, i) != 0) return -1;
         if (redis_nodes__wait_ready(rn, i) == 0) return 0;
         redis_nodes__sleep_ms(100); /* port still held: try again */
     }
     return -1;
+}
+
+/* Restarts node i on the same port and directory (stopping it first if it
+   runs): a new process (a new run_id). A durable node keeps its keys (its
+   AOF); one that is not durable has lost them. 0 when it answers PING
+   again. */
+static inline int redis_node_restart(redis_nodes *rn, int i)
+{
+    if (!rn || i < 0 || i >= rn->n) return -1;
+    redis_node_stop(rn, i);
+    return redis_node__respawn(rn, i);
+}
+
+/* Restarts node i (stopping it first if it runs) on the same port with
+   its directory emptied (its redis.conf kept) and not durable
+   (--appendonly no), from now on: a server that restarted without its
+   keys. 0 when it answers PING again. */
+static inline int redis_node_restart_volatile(redis_nodes *rn, int i)
+{
+    if (!rn || i < 0 || i >= rn->n) return -1;
+    redis_node_stop(rn, i);
+    redis_nodes__empty_dir(rn->node[i].dir, "redis.conf");
+    rn->node[i].not_durable = 1;
+    return redis_node__respawn(rn, i);
 }
 
 static inline int redis_node_running(const redis_nodes *rn, int i)
@@ -549,8 +622,19 @@ static inline void redis_nodes_stop(redis_nodes *rn)
     rn->n = 0;
 }
 
+/* Where the nodes' directories go: /dev/shm if it is a writable
+   directory (fsync costs nothing there), else $TMPDIR, else /tmp. */
+static inline const char *redis_nodes__tmp(void)
+{
+    struct stat st;
+    const char *tmp = getenv("TMPDIR");
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK | X_OK) == 0) return "/dev/shm";
+    if (!tmp || !tmp[0] || strlen(tmp) > REDIS_NODES__DIRLEN - 40) tmp = "/tmp";
+    return tmp;
+}
+
 static inline int redis_nodes__start(redis_nodes *rn, int n, const char *const *extra,
-                                     const char *config, int tls)
+                                     const char *config, int tls, int not_durable)
 {
     int i;
     if (!rn || n < 1 || n > REDIS_NODES_MAX) return -1;
@@ -570,9 +654,8 @@ static inline int redis_nodes__start(redis_nodes *rn, int n, const char *const *
     for (i = 0; i < n; i++) {
         redis_node *nd = &rn->node[i];
         int tries;
-        const char *tmp = getenv("TMPDIR");
-        if (!tmp || !tmp[0] || strlen(tmp) > REDIS_NODES__DIRLEN - 40) tmp = "/tmp";
-        snprintf(nd->dir, sizeof nd->dir, "%s/redlock-node-XXXXXX", tmp);
+        snprintf(nd->dir, sizeof nd->dir, "%s/redlock-node-XXXXXX", redis_nodes__tmp());
+        nd->not_durable = not_durable;
         rn->n = i + 1;
         if (!mkdtemp(nd->dir)) {
             nd->dir[0] = 0;
@@ -602,13 +685,21 @@ fail:
     return -1;
 }
 
-/* Starts n nodes. extra: NULL-terminated extra arguments (or NULL);
-   config: text for DIR/redis.conf (or NULL). 0 when all answer PING;
-   otherwise -1 with nothing left running. */
+/* Starts n durable nodes. extra: NULL-terminated extra arguments (or
+   NULL); config: text for DIR/redis.conf (or NULL). 0 when all answer
+   PING; otherwise -1 with nothing left running. */
 static inline int redis_nodes_start(redis_nodes *rn, int n, const char *const *extra,
                                     const char *config)
 {
-    return redis_nodes__start(rn, n, extra, config, 0);
+    return redis_nodes__start(rn, n, extra, config, 0, 0);
+}
+
+/* The same, the nodes not durable (--appendonly no): for a ttl after
+   they start, the library counts no grant of theirs. */
+static inline int redis_nodes_start_volatile(redis_nodes *rn, int n, const char *const *extra,
+                                             const char *config)
+{
+    return redis_nodes__start(rn, n, extra, config, 0, 1);
 }
 
 /* The same, and each node also listens with TLS on its own free port
@@ -618,7 +709,7 @@ static inline int redis_nodes_start(redis_nodes *rn, int n, const char *const *e
 static inline int redis_nodes_start_tls(redis_nodes *rn, int n, const char *const *extra,
                                         const char *config)
 {
-    return redis_nodes__start(rn, n, extra, config, 1);
+    return redis_nodes__start(rn, n, extra, config, 1, 0);
 }
 
 static inline int redis_nodes_tls_port(const redis_nodes *rn, int i)

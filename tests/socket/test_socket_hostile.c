@@ -469,19 +469,24 @@ static void test_core_wrong_type(void)
 static void test_core_silent(void) { core_case(HOSTILE_SILENT, NULL, REDLOCK_ERR_NODE_TIMEOUT, REDLOCK_ERR_NODE_TIMEOUT); }
 static void test_core_reset(void) { core_case(HOSTILE_RESET, NULL, REDLOCK_ERR_TRANSPORT, REDLOCK_ERR_TRANSPORT); }
 
-/* A new connection's INFO memory, answered (with the SET's +OK after it)
-   by a fake server: a policy named is kept and told to the core (a lock
-   that refuses such nodes does not count the grant); an INFO refused, or
-   an answer that is not a string, leaves the node as it was and the
-   connection up. */
-static int info_case(const char *replies, int refuse, int *evicts, char *policy, size_t cap)
+/* A new connection's INFO and CONFIG GET appendfsync, answered (with the
+   SET's +OK after them) by a fake server: a policy named is kept and told
+   to the core (a lock that refuses such nodes does not count the grant);
+   an INFO refused, or an answer that is not a string, leaves the node as
+   it was and the connection up. What INFO says of the process (run_id,
+   uptime, aof_enabled) reaches the core with CONFIG's answer: *why gets
+   the redlock_restart the core keeps for the node. */
+static int info_case(const char *info, const char *config, int refuse, int *evicts, char *policy, size_t cap,
+                     redlock_restart *why)
 {
     hostile h;
     redlock_socket s;
     redlock_socket_lock l;
     redlock_lock_opts o;
     votes v;
+    char replies[1024];
     int rc = -100;
+    snprintf(replies, sizeof replies, "%s%s+OK\r\n", info, config);
     CHECK_EQ(hostile_start(&h, HOSTILE_ONCE, replies), 0);
     CHECK_EQ(core_open(&s, &v, &h.port, 1), REDLOCK_OK);
     memset(&o, 0, sizeof o);
@@ -493,31 +498,105 @@ static int info_case(const char *replies, int refuse, int *evicts, char *policy,
     *evicts = (int)redlock_node_evicts(redlock_socket_client(&s), 0);
     CHECK_EQ(redlock_socket_node_policy(&s, 0, policy, cap), *evicts);
     CHECK_EQ(redlock_socket_node_status(&s, 0, NULL, 0), 0);
+    (void)redlock_node_restarted_at(redlock_socket_client(&s), 0, why);
     redlock_socket_lock_deinit(&l);
     redlock_socket_deinit(&s);
     hostile_stop(&h);
     return rc;
 }
 
+/* CONFIG GET appendfsync's answers (a RESP2 pair), and a refusal */
+#define FSYNC_EVERYSEC "*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n"
+#define FSYNC_ALWAYS "*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n"
+#define CONFIG_DENIED "-NOPERM this user has no permissions to run the 'config|get' command\r\n"
+
 static void test_core_info(void)
 {
-    static const char lru[] = "$49\r\nmaxmemory:1048576\r\nmaxmemory_policy:allkeys-lru\r\n\r\n+OK\r\n";
+    static const char lru[] = "$49\r\nmaxmemory:1048576\r\nmaxmemory_policy:allkeys-lru\r\n\r\n";
     int evicts;
     char policy[32];
-    CHECK_EQ(info_case(lru, 0, &evicts, policy, sizeof policy), REDLOCK_OK); /* counted by default */
+    redlock_restart why;
+    /* counted by default */
+    CHECK_EQ(info_case(lru, FSYNC_EVERYSEC, 0, &evicts, policy, sizeof policy, &why), REDLOCK_OK);
     CHECK_EQ(evicts, REDLOCK_EVICTS_ALL);
     CHECK_STR(policy, "allkeys-lru");
-    CHECK_EQ(info_case(lru, 1, &evicts, policy, sizeof policy), REDLOCK_ERR_EVICTING);
-    CHECK_EQ(info_case("-NOPERM this user has no permissions to run the 'info' command\r\n+OK\r\n", 1, &evicts, policy,
-                       sizeof policy), REDLOCK_OK);
+    CHECK_EQ(why, REDLOCK_RESTART_NONE); /* no run_id, no uptime: nothing told */
+    CHECK_EQ(info_case(lru, FSYNC_EVERYSEC, 1, &evicts, policy, sizeof policy, &why), REDLOCK_ERR_EVICTING);
+    CHECK_EQ(info_case("-NOPERM this user has no permissions to run the 'info' command\r\n", FSYNC_EVERYSEC, 1, &evicts,
+                       policy, sizeof policy, &why), REDLOCK_OK);
     CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
     CHECK_STR(policy, "");
-    CHECK_EQ(info_case(":1\r\n+OK\r\n", 1, &evicts, policy, sizeof policy), REDLOCK_OK);
+    CHECK_EQ(info_case(":1\r\n", FSYNC_EVERYSEC, 1, &evicts, policy, sizeof policy, &why), REDLOCK_OK);
     CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
-    CHECK_EQ(info_case("$10\r\n# Memory\r\n\r\n+OK\r\n", 1, &evicts, policy, sizeof policy), REDLOCK_OK);
+    CHECK_EQ(info_case("$10\r\n# Memory\r\n\r\n", FSYNC_EVERYSEC, 1, &evicts, policy, sizeof policy, &why), REDLOCK_OK);
     CHECK_EQ(evicts, REDLOCK_EVICTS_NONE);
     CHECK_EQ(redlock_socket_node_policy(NULL, 0, policy, sizeof policy), REDLOCK_ERR_INVALID);
     CHECK_STR(policy, "");
+}
+
+/* An INFO with a run_id, an uptime of `up` seconds and aof_enabled:`aof`
+   (a bulk string, in out[cap]). */
+static const char *life_info(char *out, size_t cap, int up, int aof)
+{
+    char body[256];
+    int n = snprintf(body, sizeof body,
+                     "# Server\r\nrun_id:6b3c2a91d0e4f5a6b7c8d9e0f1a2b3c4d5e6f708\r\nuptime_in_seconds:%d\r\n\r\n"
+                     "# Persistence\r\naof_enabled:%d\r\n",
+                     up, aof);
+    snprintf(out, cap, "$%d\r\n%s\r\n", n, body);
+    return out;
+}
+
+/* What the preamble tells the core of a node's process: a server started
+   0 s ago counts no grant (a lone node: RESTARTED) unless it keeps keys
+   across restarts: AOF on (aof_enabled:1) and fsync'd before each answer
+   (appendfsync always), both; a CONFIG refused (an ACL, a renamed CONFIG)
+   or an answer that is not the pair counts as not durable. A server up
+   for longer than the bound grants at once; an INFO refused tells
+   nothing. */
+static void test_core_info_life(void)
+{
+    char info[512];
+    int evicts;
+    char policy[32];
+    redlock_restart why;
+    CHECK_EQ(info_case(life_info(info, sizeof info, 0, 0), FSYNC_EVERYSEC, 0, &evicts, policy, sizeof policy, &why),
+             REDLOCK_ERR_RESTARTED);
+    CHECK_EQ(why, REDLOCK_RESTART_UPTIME);
+    CHECK_EQ(info_case(life_info(info, sizeof info, 0, 1), FSYNC_ALWAYS, 0, &evicts, policy, sizeof policy, &why),
+             REDLOCK_OK);
+    CHECK_EQ(why, REDLOCK_RESTART_NONE);
+    CHECK_EQ(info_case(life_info(info, sizeof info, 0, 0), FSYNC_ALWAYS, 0, &evicts, policy, sizeof policy, &why),
+             REDLOCK_ERR_RESTARTED); /* fsync always, but AOF off */
+    CHECK_EQ(info_case(life_info(info, sizeof info, 0, 1), FSYNC_EVERYSEC, 0, &evicts, policy, sizeof policy, &why),
+             REDLOCK_ERR_RESTARTED);
+    CHECK_EQ(info_case(life_info(info, sizeof info, 0, 1), CONFIG_DENIED, 0, &evicts, policy, sizeof policy, &why),
+             REDLOCK_ERR_RESTARTED);
+    CHECK_EQ(info_case(life_info(info, sizeof info, 0, 1), "*2\r\n$11\r\nappendfsync\r\n:1\r\n", 0, &evicts, policy,
+                       sizeof policy, &why), REDLOCK_ERR_RESTARTED);
+    CHECK_EQ(info_case(life_info(info, sizeof info, 0, 1), "*0\r\n", 0, &evicts, policy, sizeof policy, &why),
+             REDLOCK_ERR_RESTARTED); /* no such parameter */
+    CHECK_EQ(info_case(life_info(info, sizeof info, 100, 0), FSYNC_EVERYSEC, 0, &evicts, policy, sizeof policy, &why),
+             REDLOCK_OK); /* started 100 s ago: past the bound (2 s) */
+    CHECK_EQ(why, REDLOCK_RESTART_UPTIME);
+    CHECK_EQ(info_case("-NOPERM this user has no permissions to run the 'info' command\r\n", FSYNC_EVERYSEC, 0, &evicts,
+                       policy, sizeof policy, &why), REDLOCK_OK);
+    CHECK_EQ(why, REDLOCK_RESTART_NONE);
+}
+
+/* The layer's reading of INFO's aof_enabled (redlock_conn.h): "1" only,
+   at a line's start, the whole value. */
+static void test_info_aof(void)
+{
+    static const char *yes[] = { "aof_enabled:1", "aof_enabled:1\r\n", "# Persistence\r\naof_enabled:1\r\nx:0\r\n",
+                                 "aof_enabled:1\n" };
+    static const char *no[] = { "", "aof_enabled:0\r\n", "aof_enabled:10\r\n", "xaof_enabled:1\r\n", "aof_enabled:",
+                                "aof_enabled\r\n", "aof_enabled_x:1\r\n", "# aof_enabled:1\r\n" };
+    size_t k;
+    for (k = 0; k < sizeof yes / sizeof *yes; k++)
+        CHECK_EQ(redlock__conn_info_one(yes[k], strlen(yes[k]), "aof_enabled"), 1);
+    for (k = 0; k < sizeof no / sizeof *no; k++)
+        CHECK_EQ(redlock__conn_info_one(no[k], strlen(no[k]), "aof_enabled"), 0);
 }
 
 static void test_core_refused(void)
@@ -1370,6 +1449,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     alarm(100);
     RUN(test_sub_answer);
+    RUN(test_info_aof);
     RUN(test_malformed_reply);
     RUN(test_bad_line_ending);
     RUN(test_bad_integer);
@@ -1403,6 +1483,7 @@ int main(void)
     RUN(test_core_reset);
     RUN(test_core_refused);
     RUN(test_core_info);
+    RUN(test_core_info_life);
     RUN(test_foreign_loop);
     RUN(test_poll_helpers);
     RUN(test_foreign_timer_early);
