@@ -583,7 +583,8 @@ static int64_t restart_bound_ms(const app *a)
 static void restart_words(const app *a, int why, int64_t ago, int refused, char *out, size_t cap)
 {
     char b1[24], b2[24], b3[24];
-    int64_t bound = restart_bound_ms(a), left = bound * 1000 - ago;
+    /* the core's bound has its clock drift allowance too */
+    int64_t bound = restart_bound_ms(a), left = (a->lock_up ? redlock_lock_restart_bound_us(&a->lock) : bound * 1000) - ago;
     size_t len;
     if (why == REDLOCK_RESTART_RUN_ID)
         snprintf(out, cap, "restarted %s ago (a new run_id: another server process)", dur(b1, sizeof b1, ago));
@@ -1095,20 +1096,6 @@ static void raw_send(app *a, int node, int tag, const char *cmd)
     if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
 
-/* Is INFO's line `name` "name:1"? (aof_enabled: the library reads it in
-   the connection layer, which raw mode does not run.) */
-static int info_says_one(const char *s, size_t len, const char *name)
-{
-    size_t n = strlen(name), i = 0;
-    while (i + n + 2 <= len) {
-        if (memcmp(s + i, name, n) == 0 && s[i + n] == ':')
-            return s[i + n + 1] == '1' && (i + n + 2 == len || s[i + n + 2] == '\r' || s[i + n + 2] == '\n');
-        while (i < len && s[i] != '\n') i++;
-        i++;
-    }
-    return 0;
-}
-
 static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_reply *r)
 {
     app *a = (app *)user;
@@ -1150,7 +1137,7 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
         if (r->type == REDLOCK_REPLY_STRING) {
             x->evicts = redlock_info_evicts(r->str, r->len, x->policy, sizeof x->policy);
             x->life_known = redlock_info_life(r->str, r->len, &x->life) == 0;
-            x->aof = info_says_one(r->str, r->len, "aof_enabled");
+            x->aof = x->life.aof;
         }
     } else if (tag == T_CONFIG) {
         /* ["appendfsync", value]; anything else (refused): not "always" */
