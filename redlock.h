@@ -70,7 +70,8 @@
                   redlock_lock_followup, redlock_lock_waiting, redlock_lock_lost_reason,
                   redlock_lock_key, redlock_lock_fence, redlock_lock_access,
                   redlock_lock_token, redlock_lock_owner, redlock_node_mode,
-                  redlock_clock_us, redlock_node_evicts, redlock_node_restarted_at
+                  redlock_clock_us, redlock_node_evicts, redlock_node_restarted_at,
+                  redlock_lock_restart_bound_us
        health     redlock_node_set_evicts, redlock_info_evicts,
                   redlock_node_set_life, redlock_info_life, redlock_node_failed_over
        names      redlock_strerror, redlock_state_name, redlock_event_name,
@@ -292,8 +293,9 @@
    (redlock_node_failed_over; from the moment it is seen). Such an event
    is reported (REDLOCK_EV_NODE_RESTARTED), and a vote it discounts fails
    with REDLOCK_ERR_RESTARTED: an acquire with too few other nodes fails
-   with RESTARTED until the bound has passed (retries and wait_ms span it;
-   the client's clock counts it). The cost: right after servers without
+   with RESTARTED until the bound has passed (the client's clock counts
+   it); one with a wait (wait_ms) retries no sooner than when such a node
+   counts again, one without retries as usual. The cost: right after servers without
    such persistence start, for one bound, only the other nodes can grant,
    and a lone node grants nothing. The fence counters follow the rule too:
    a counter reset by a restart makes no fence. Limits: an INFO refused
@@ -1271,6 +1273,7 @@ typedef struct redlock_node_life {
     int64_t uptime_s;  /* uptime_in_seconds; < 0 when not known */
     int durable;       /* nonzero: AOF on with appendfsync always (CONFIG GET appendfsync):
                           the keys outlive a restart */
+    int aof;           /* INFO's aof_enabled:1 (durable needs appendfsync always too) */
 } redlock_node_life;
 
 /* Per-lock options; zero fields take the client's setting or the default. */
@@ -1666,12 +1669,18 @@ REDLOCK_API int redlock_node_set_life(redlock_client *client, int node, const re
    +switch-master, or a new address from the sentinels): it may have lost
    keys now. Returns OK, INVALID or DETACHED. */
 REDLOCK_API int redlock_node_failed_over(redlock_client *client, int node);
+/* How long after a node may have lost keys its grants count again for
+   this lock, in µs: the larger of its ttl and cfg.max_ttl_ms, plus the
+   drift allowance; 0 for a lock not initialised. */
+REDLOCK_API int64_t redlock_lock_restart_bound_us(const redlock_lock *lock);
 /* When the node last may have lost keys, on the validity clock (now_us),
    and why (may be NULL); INT64_MIN (why NONE) when never. */
 REDLOCK_API int64_t redlock_node_restarted_at(const redlock_client *client, int node, redlock_restart *why);
-/* Reads an INFO reply (INFO server, or all of INFO): its run_id and
-   uptime_in_seconds lines into *life (durable is left 0: INFO does not
-   say the fsync policy). Returns 0 when it found either, else -1. */
+/* Reads an INFO reply (all of INFO, or INFO server and persistence): its
+   run_id, uptime_in_seconds and aof_enabled lines into *life (durable is
+   left 0: INFO does not say the fsync policy; set it when aof is 1 and
+   CONFIG GET appendfsync says "always"). Returns 0 when it found run_id
+   or uptime, else -1. */
 REDLOCK_API int redlock_info_life(const char *info, size_t len, redlock_node_life *life);
 /* Tag helpers for transports that multiplex: which node a tag is for. */
 REDLOCK_API int redlock_tag_node(redlock_tag tag);
@@ -3600,11 +3609,26 @@ static int redlock__decide_fence(redlock_lock *lk, const int *alive, int64_t now
     return redlock__attempt_failed(lk, alive, status, t.yes, start, now);
 }
 
+/* When the soonest of the nodes whose grant this round did not count
+   because of a restart (RESTARTED) counts again. */
+static int64_t redlock__counts_again_at(const redlock_lock *lk) {
+    int64_t soonest = INT64_MAX;
+    int i;
+    for (i = 0; i < lk->_client->_cfg.node_count; i++)
+        if (lk->_node[i].status == REDLOCK_ERR_RESTARTED) {
+            int64_t at = lk->_client->_restart_at[i] + redlock__restart_bound_us(lk);
+            if (at < soonest) soonest = at;
+        }
+    return soonest;
+}
+
 /* The attempt that started at `start` failed with `status`: undo it
    everywhere (a late OK may land), then retry or give up. */
 static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int status, int votes, int64_t start, int64_t now) {
     redlock_client *c = lk->_client;
     int hopeless;
+    /* a waiting acquire that lost to restarted nodes retries when one of them counts again */
+    int64_t again = status == REDLOCK_ERR_RESTARTED && lk->_wait_us > 0 ? redlock__counts_again_at(lk) : now;
     redlock_event ev = redlock__event_of(REDLOCK_EV_RETRY, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
     ev.votes = votes;
     ev.elapsed_us = now - start;  /* the attempt's, before the undo round starts */
@@ -3629,6 +3653,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     if (lk->_retries > 0 && lk->_try == REDLOCK__TRY_RETRYING) {
         /* (a notification heard meanwhile starts an attempt sooner) */
         int64_t delay = redlock__jitter_delay(lk);
+        if (again - now > delay) delay = again - now;
         /* a wait deadline is kept, not cut short: when the next retry would
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */
@@ -5012,8 +5037,10 @@ REDLOCK_API int redlock_node_set_life(redlock_client *c, int node, const redlock
         redlock__restarted(c, node, now, REDLOCK_RESTART_RUN_ID, now);
     } else if (!(id && id == c->_run_id[node]) && !life->durable && life->uptime_s >= 0) {
         int64_t up = life->uptime_s < REDLOCK__MAX_MS / 1000 ? life->uptime_s : REDLOCK__MAX_MS / 1000;
-        /* uptime_in_seconds counts whole seconds: now - up is at or after the start */
-        redlock__restarted(c, node, now - up * 1000000, REDLOCK_RESTART_UPTIME, now);
+        /* uptime_in_seconds is the difference of two whole-second clocks:
+           up to a second more than the time really up; one second less is
+           at or after the start */
+        redlock__restarted(c, node, now - (up > 0 ? up - 1 : 0) * 1000000, REDLOCK_RESTART_UPTIME, now);
     }
     if (id) c->_run_id[node] = id;
     return REDLOCK_OK;
@@ -5027,6 +5054,10 @@ REDLOCK_API int redlock_node_failed_over(redlock_client *c, int node) {
     redlock__restarted(c, node, now, REDLOCK_RESTART_FAILOVER, now);
     c->_run_id[node] = 0; /* the new primary's first INFO is a first sight */
     return REDLOCK_OK;
+}
+
+REDLOCK_API int64_t redlock_lock_restart_bound_us(const redlock_lock *lk) {
+    return redlock__usable(lk) ? redlock__restart_bound_us(lk) : 0;
 }
 
 REDLOCK_API int64_t redlock_node_restarted_at(const redlock_client *c, int node, redlock_restart *why) {
@@ -5079,7 +5110,10 @@ REDLOCK_API int redlock_info_life(const char *info, size_t len, redlock_node_lif
     life->run_id[0] = 0;
     life->uptime_s = -1;
     life->durable = 0;
+    life->aof = 0;
     if (!info) return -1;
+    p = redlock__info_field(info, len, "aof_enabled", &plen);
+    life->aof = p && plen == 1 && p[0] == '1';
     p = redlock__info_field(info, len, "run_id", &plen);
     if (p && plen > 0 && plen < sizeof life->run_id) {
         for (k = 0; k < plen && p[k] > ' ' && p[k] < 127; k++) life->run_id[k] = p[k];

@@ -280,8 +280,9 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID, NODES, NOMEM, NO_TLS or TLS (see HOW IT
-   TALKS), or the core's. */
+   thread if asked. Errors: INVALID (also: a node that is a Sentinel group
+   or a cluster, which this version does not serve), NODES, NOMEM, NO_TLS
+   or TLS (see HOW IT TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
 /* Stops the watchdog thread, detaches every lock (without releasing it on

@@ -313,6 +313,7 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
     const char *path = nd->unix_path ? nd->unix_path : nd->host && nd->host[0] == '/' ? nd->host : NULL;
     redlock_tls t;
     const redlock_tls *tls = redlock__tls_settings(&nd->tls, &o->tls, &t);
+    if (nd->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID; /* single servers only */
     e->port = nd->port > 0 ? nd->port : 6379;
     e->db = nd->db > 0 ? nd->db : o->db;
     e->info = !o->info_off;

@@ -248,7 +248,9 @@ extern "C" {
 #endif
 
 /* Sets up the client on `loop` and starts connecting every node. Errors:
-   INVALID, NODES, NOMEM, NO_TLS or TLS (see TLS above), or the core's. */
+   INVALID (also: a node that is a Sentinel group or a cluster, which this
+   version does not serve), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
+   the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
 /* Detaches every lock (without releasing it on the servers: release

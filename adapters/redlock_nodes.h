@@ -30,6 +30,21 @@
        redis://[user:pass@]host[:port][/db]
        rediss://[user:pass@]host[:port][/db]   the same over TLS (tls.enable)
        unix://[user:pass@]/path/to/redis.sock[?db=N]
+       redis-sentinel://[user:pass@]host:port[+host:port...]/MASTER[?OPTIONS]
+                                        a primary and its replicas behind
+                                        Sentinel: the sentinels, the name
+                                        they know the group by (MASTER);
+                                        user:pass logs in to the primary
+       redis-cluster://[user:pass@]host:port[+host:port...]
+                                        a Redis Cluster, by some of its
+                                        nodes (seeds; every master is found
+                                        from them)
+       rediss-sentinel://, rediss-cluster://   the same over TLS
+   OPTIONS are name=value joined by '&': db=N, and for the sentinels
+   sentinel_user=NAME and sentinel_password=PASS (they may have their own
+   login; none by default), with %XX escapes ('@' as %40, '&' as %26). At most REDLOCK_NODES_MAX_SEEDS hosts a node.
+   A sentinel group or a cluster is ONE node of the lock's quorum, as a
+   single server is (independent groups or clusters make a Redlock quorum).
    with %XX escapes in user and password (%2C for ',', %25 for '%'; a
    password may hold '@' and '/': the last '@' ends it). A host is at most
    REDLOCK_NODES_MAX_HOST characters, none of them a space, a control
@@ -38,7 +53,8 @@
    case-insensitive, port and db, or same path and db) is refused: it
    would vote twice.
    Whether TLS is built in is the adapter's business: its init refuses a
-   rediss:// node it cannot serve (REDLOCK_ERR_NO_TLS).
+   rediss:// node it cannot serve (REDLOCK_ERR_NO_TLS), and a kind of node
+   it does not serve (REDLOCK_ERR_INVALID; see its doc block).
 
    DEFAULTS: redlock_parse_nodes(.., NULL, ..) reads $REDLOCK_NODES; a
    program that wants a node when neither its argument nor $REDLOCK_NODES
@@ -77,9 +93,26 @@
 /* The forms, for a program's usage text (two lines, the second indented). */
 #define REDLOCK_NODES_SYNTAX                                                                   \
     "host[:port], [ipv6]:port, /path/to/redis.sock, redis://[user:pass@]host[:port][/db],\n" \
-    "       rediss://... (TLS), unix://[user:pass@]/path/to/redis.sock[?db=N]"
+    "       rediss://... (TLS), unix://[user:pass@]/path/to/redis.sock[?db=N],\n"            \
+    "       redis-sentinel://[user:pass@]host:port[+host:port...]/MASTER[?db=N],\n"          \
+    "       redis-cluster://[user:pass@]host:port[+host:port...], rediss-sentinel://, rediss-cluster://"
 /* The longest host name a list may hold (a DNS name has at most 253). */
 #define REDLOCK_NODES_MAX_HOST 255
+/* The most hosts (sentinels, or a cluster's seeds) one node may name. */
+#define REDLOCK_NODES_MAX_SEEDS 8
+
+/* What a node is: one server, a Sentinel-managed group, or a cluster. */
+typedef enum redlock_node_kind {
+    REDLOCK_NODE_SERVER = 0, /* host/port (or unix_path) is the server */
+    REDLOCK_NODE_SENTINEL,   /* host/port and seed[] are sentinels; master names the group */
+    REDLOCK_NODE_CLUSTER     /* host/port and seed[] are nodes of one cluster */
+} redlock_node_kind;
+
+/* A further host of a node (a sentinel, a cluster's seed). */
+typedef struct redlock_node_seed {
+    const char *host;
+    int port; /* 1..65535; 0: 6379 (a sentinel's usual port is 26379: give it) */
+} redlock_node_seed;
 
 /* A node: where it is and how to log in. A zero field takes the
    configuration's value (cfg.username, cfg.password, cfg.db, cfg.tls),
@@ -92,6 +125,11 @@ typedef struct redlock_node {
     const char *password;  /* NULL: the configuration's; "" or both NULL: no AUTH */
     int db;                /* > 0: SELECT db; 0: the configuration's */
     redlock_tls tls;       /* TLS (redlock_tls.h): enable set: on, NULL fields the configuration's */
+    redlock_node_kind kind;  /* SERVER (0), SENTINEL or CLUSTER */
+    const char *master;      /* SENTINEL: the name the sentinels know the group by */
+    int seed_count;          /* further sentinels or seeds, in seed[] */
+    redlock_node_seed seed[REDLOCK_NODES_MAX_SEEDS - 1];
+    const char *sentinel_username, *sentinel_password; /* SENTINEL: the sentinels' login; NULL: none */
 } redlock_node;
 
 /* Parses `list` (NULL: getenv("REDLOCK_NODES")) into node[] (room for
@@ -208,20 +246,41 @@ static inline int redlock__nodes_userinfo(const char *s, size_t len, size_t *ui,
     return 0;
 }
 
+/* Where a sentinel_password's value is in the spec s[0..len) (after the
+   userinfo's '@', from): 1 and [*from, *to), or 0. */
+static inline int redlock__nodes_option_secret(const char *s, size_t len, size_t after, size_t *from, size_t *to)
+{
+    static const char name[] = "sentinel_password=";
+    size_t i, n = sizeof name - 1;
+    for (i = after; i + n <= len; i++)
+        if ((s[i - 1] == '?' || s[i - 1] == '&') && memcmp(s + i, name, n) == 0) {
+            *from = i + n;
+            for (*to = *from; *to < len && s[*to] != '&'; ++*to) {}
+            return 1;
+        }
+    return 0;
+}
+
 /* The spec s[0..len) for a message: the password (the whole userinfo when
-   it has no ':') as "***", cut to REDLOCK__NODES_SHOWN characters. */
+   it has no ':') and a sentinel_password as "***", cut to
+   REDLOCK__NODES_SHOWN characters. */
 static inline void redlock__nodes_redact(redlock__nodes_msg *m, const char *s, size_t len)
 {
-    size_t ui, at, from = len, to = len;
+    size_t ui, at, hide[2][2], shown = len < REDLOCK__NODES_SHOWN ? len : REDLOCK__NODES_SHOWN, pos = 0, after = 1;
+    int n = 0, k;
     if (redlock__nodes_userinfo(s, len, &ui, &at)) {
         const char *colon = (const char *)memchr(s + ui, ':', at - ui);
-        from = colon ? (size_t)(colon - s) + 1 : ui;
-        to = at;
+        hide[n][0] = colon ? (size_t)(colon - s) + 1 : ui;
+        hide[n++][1] = at;
+        after = at + 1;
     }
-    if (len > REDLOCK__NODES_SHOWN) len = REDLOCK__NODES_SHOWN;
-    redlock__nodes_put_text(m, s, from < len ? from : len);
-    if (from < len) redlock__nodes_put(m, "***");
-    if (to < len) redlock__nodes_put_text(m, s + to, len - to);
+    if (redlock__nodes_option_secret(s, len, after, &hide[n][0], &hide[n][1])) n++;
+    for (k = 0; k < n && hide[k][0] < shown; k++) {
+        redlock__nodes_put_text(m, s + pos, hide[k][0] - pos);
+        redlock__nodes_put(m, "***");
+        pos = hide[k][1];
+    }
+    if (pos < shown) redlock__nodes_put_text(m, s + pos, shown - pos);
 }
 
 /* Appends s[0..n), percent-decoded if asked, to the block; NULL on a bad
@@ -312,22 +371,77 @@ static inline const char *redlock__nodes_login(redlock__nodes_mem *m, const char
     return NULL;
 }
 
-/* redis:// or rediss:// (hp: after the scheme) to end. */
+/* The hosts of a sentinel or cluster URL, s[0..n): host:port joined by '+'. */
+static inline const char *redlock__nodes_seeds(redlock__nodes_mem *m, const char *s, size_t n, redlock_node *nd)
+{
+    const char *end = s + n, *why;
+    for (;;) {
+        const char *plus = (const char *)memchr(s, '+', (size_t)(end - s)), *stop = plus ? plus : end;
+        redlock_node one;
+        memset(&one, 0, sizeof one);
+        if ((why = redlock__nodes_hostport(m, s, (size_t)(stop - s), nd->host ? &one : nd))) return why;
+        if (nd->host && nd->seed_count >= REDLOCK_NODES_MAX_SEEDS - 1) return "too many hosts (at most REDLOCK_NODES_MAX_SEEDS)";
+        if (one.host) {
+            nd->seed[nd->seed_count].host = one.host;
+            nd->seed[nd->seed_count++].port = one.port;
+        }
+        if (!plus) return NULL;
+        s = plus + 1;
+    }
+}
+
+/* A sentinel URL's options s[0..n) (after '?'): db=, sentinel_user=,
+   sentinel_password=, joined by '&'. */
+static inline const char *redlock__nodes_options(redlock__nodes_mem *m, const char *s, size_t n, redlock_node *nd)
+{
+    const char *end = s + n;
+    while (s < end) {
+        const char *amp = (const char *)memchr(s, '&', (size_t)(end - s)), *stop = amp ? amp : end;
+        const char *eq = (const char *)memchr(s, '=', (size_t)(stop - s));
+        size_t nl = eq ? (size_t)(eq - s) : 0, vl = eq ? (size_t)(stop - eq - 1) : 0;
+        if (!eq || vl == 0) return "an option is name=value";
+        if (nl == 2 && memcmp(s, "db", 2) == 0) {
+            if (redlock__nodes_int(eq + 1, vl, 0, 1000000, &nd->db) != 0) return "database must be a number";
+        } else if (nl == 13 && memcmp(s, "sentinel_user", 13) == 0) {
+            if (!(nd->sentinel_username = redlock__nodes_keep(m, eq + 1, vl, 1))) return "bad %-escape in sentinel_user";
+        } else if (nl == 17 && memcmp(s, "sentinel_password", 17) == 0) {
+            if (!(nd->sentinel_password = redlock__nodes_keep(m, eq + 1, vl, 1))) return "bad %-escape in sentinel_password";
+        } else {
+            return "unknown option (db, sentinel_user, sentinel_password)";
+        }
+        s = stop + (amp != NULL);
+    }
+    if (nd->sentinel_username && !nd->sentinel_password) return "sentinel_user needs a sentinel_password";
+    return NULL;
+}
+
+/* redis[s]://, redis[s]-sentinel:// or redis[s]-cluster:// (hp: after the
+   scheme; nd->kind set) to end. */
 static inline const char *redlock__nodes_url(redlock__nodes_mem *m, const char *s, size_t len, const char *hp,
                                              redlock_node *nd)
 {
-    const char *end = s + len, *p, *why;
+    const char *end = s + len, *p, *q, *why;
     size_t ui, at;
     if (redlock__nodes_userinfo(s, len, &ui, &at)) {
         if ((why = redlock__nodes_login(m, s + ui, at - ui, nd))) return why;
         hp = s + at + 1;
     }
     for (p = hp; p < end && *p != '/' && *p != '?' && *p != '#'; p++) {}
-    if ((why = redlock__nodes_hostport(m, hp, (size_t)(p - hp), nd))) return why;
-    if (p < end && (*p == '?' || *p == '#')) return "URL options are not supported";
-    if (p < end && p + 1 < end && redlock__nodes_int(p + 1, (size_t)(end - p - 1), 0, 1000000, &nd->db) != 0)
-        return "database must be a number";
-    return NULL;
+    if (nd->kind == REDLOCK_NODE_SERVER) {
+        if ((why = redlock__nodes_hostport(m, hp, (size_t)(p - hp), nd))) return why;
+        if (p < end && (*p == '?' || *p == '#')) return "URL options are not supported";
+        if (p < end && p + 1 < end && redlock__nodes_int(p + 1, (size_t)(end - p - 1), 0, 1000000, &nd->db) != 0)
+            return "database must be a number";
+        return NULL;
+    }
+    if ((why = redlock__nodes_seeds(m, hp, (size_t)(p - hp), nd))) return why;
+    if (p < end && *p == '#') return "a URL fragment ('#') is not supported";
+    if (nd->kind == REDLOCK_NODE_CLUSTER) return p < end ? "a cluster URL has no database or options (a cluster has db 0 only)" : NULL;
+    if (p == end || *p != '/' || p + 1 == end || p[1] == '?') return "name the group after the hosts: /MASTER";
+    for (q = p + 1; q < end && *q != '?'; q++) {}
+    if (!(nd->master = redlock__nodes_keep(m, p + 1, (size_t)(q - p - 1), 1)) || !nd->master[0])
+        return "bad %-escape in the group's name";
+    return q < end ? redlock__nodes_options(m, q + 1, (size_t)(end - q - 1), nd) : NULL;
 }
 
 /* unix://[userinfo@]/path[?db=N] to end. */
@@ -356,13 +470,21 @@ static inline const char *redlock__nodes_one(redlock__nodes_mem *m, const char *
     memset(nd, 0, sizeof *nd);
     if (sep == len && memchr(s, '/', len)) nd->unix_path = redlock__nodes_keep(m, s, len, 0); /* a socket path */
     else if (sep == len) why = redlock__nodes_hostport(m, s, len, nd);
-    else if ((sep == 5 && memcmp(s, "redis", 5) == 0) || (sep == 6 && memcmp(s, "rediss", 6) == 0)) {
-        nd->tls.enable = sep == 6;
-        why = redlock__nodes_url(m, s, len, s + sep + 3, nd);
-    } else if (sep == 4 && memcmp(s, "unix", 4) == 0) {
+    else if (sep == 4 && memcmp(s, "unix", 4) == 0) {
         why = redlock__nodes_unix_url(m, s, len, nd);
     } else {
-        why = "unknown URL scheme (use redis://, rediss:// or unix://)";
+        size_t base = sep >= 6 && memcmp(s, "rediss", 6) == 0 ? 6 : 5;
+        if (sep < 5 || memcmp(s, "redis", 5) != 0) base = 0;
+        else if (sep == base) nd->kind = REDLOCK_NODE_SERVER;
+        else if (sep == base + 9 && memcmp(s + base, "-sentinel", 9) == 0) nd->kind = REDLOCK_NODE_SENTINEL;
+        else if (sep == base + 8 && memcmp(s + base, "-cluster", 8) == 0) nd->kind = REDLOCK_NODE_CLUSTER;
+        else base = 0;
+        if (base) {
+            nd->tls.enable = base == 6;
+            why = redlock__nodes_url(m, s, len, s + sep + 3, nd);
+        } else {
+            why = "unknown URL scheme (use redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://)";
+        }
     }
     if (!why && nd->unix_path && strlen(nd->unix_path) >= REDLOCK__NODES_PATH_MAX) why = "unix socket path too long";
     return why;
@@ -397,16 +519,33 @@ static inline int redlock__nodes_comma(redlock__nodes_msg *msg, const char *s, s
     return 0;
 }
 
-/* The same node twice would vote twice. */
+/* The k-th host of a node (0: host/port, then seed[]). */
+static inline void redlock__nodes_host_at(const redlock_node *n, int k, const char **host, int *port)
+{
+    *host = k ? n->seed[k - 1].host : n->host;
+    *port = k ? n->seed[k - 1].port : n->port;
+}
+
+/* The same node twice would vote twice: the same server (host, case-
+   insensitive, and port; or path) and db, also as one of a cluster's
+   seeds; the same group (name) through a sentinel of both lists. */
 static inline int redlock__nodes_same(const redlock_node *a, const redlock_node *b)
 {
-    const char *x, *y;
-    if (a->db != b->db) return 0;
+    int i, j;
+    if (a->db != b->db || (a->kind == REDLOCK_NODE_SENTINEL) != (b->kind == REDLOCK_NODE_SENTINEL)) return 0;
+    if (a->kind == REDLOCK_NODE_SENTINEL && strcmp(a->master, b->master) != 0) return 0;
     if (a->unix_path || b->unix_path) return a->unix_path && b->unix_path && strcmp(a->unix_path, b->unix_path) == 0;
-    if (a->port != b->port || !a->host || !b->host) return 0;
-    for (x = a->host, y = b->host; *x && *y && redlock__nodes_lower((unsigned char)*x) == redlock__nodes_lower((unsigned char)*y);
-         x++, y++) {}
-    return *x == 0 && *y == 0;
+    for (i = 0; i <= a->seed_count; i++)
+        for (j = 0; j <= b->seed_count; j++) {
+            const char *x, *y;
+            int px, py;
+            redlock__nodes_host_at(a, i, &x, &px);
+            redlock__nodes_host_at(b, j, &y, &py);
+            if (px != py || !x || !y) continue;
+            for (; *x && *y && redlock__nodes_lower((unsigned char)*x) == redlock__nodes_lower((unsigned char)*y); x++, y++) {}
+            if (*x == 0 && *y == 0) return 1;
+        }
+    return 0;
 }
 
 static inline void redlock_free_nodes(void *mem)
@@ -521,6 +660,32 @@ static inline int redlock_format_node(const redlock_node *n, char *out, size_t c
     m.len = 0;
     redlock__nodes_put(&m, "");
     if (!n) return 0;
+    if (n->kind == REDLOCK_NODE_SENTINEL || n->kind == REDLOCK_NODE_CLUSTER) {
+        int k;
+        redlock__nodes_put(&m, n->tls.enable ? "rediss" : "redis");
+        redlock__nodes_put(&m, n->kind == REDLOCK_NODE_SENTINEL ? "-sentinel://" : "-cluster://");
+        if (n->password || n->username) {
+            if (n->username) redlock__nodes_put(&m, n->username);
+            redlock__nodes_put(&m, ":***@");
+        }
+        for (k = 0; k <= n->seed_count && k < REDLOCK_NODES_MAX_SEEDS; k++) {
+            const char *h;
+            int port;
+            redlock__nodes_host_at(n, k, &h, &port);
+            if (k) redlock__nodes_put(&m, "+");
+            if (h && strchr(h, ':')) redlock__nodes_put(&m, "[");
+            redlock__nodes_put(&m, h && h[0] ? h : "127.0.0.1");
+            redlock__nodes_put(&m, h && strchr(h, ':') ? "]:" : ":");
+            redlock__nodes_put_num(&m, port > 0 ? port : 6379);
+        }
+        if (n->kind == REDLOCK_NODE_SENTINEL) {
+            redlock__nodes_put(&m, "/");
+            redlock__nodes_put(&m, n->master ? n->master : "");
+            if (n->db > 0) redlock__nodes_put(&m, "?db=");
+            if (n->db > 0) redlock__nodes_put_num(&m, n->db);
+        }
+        return (int)m.len;
+    }
     if (n->password || n->username) { /* a URL: the password shown as *** */
         redlock__nodes_put(&m, n->unix_path ? "unix://" : n->tls.enable ? "rediss://" : "redis://");
         if (n->username) redlock__nodes_put(&m, n->username);
@@ -550,10 +715,14 @@ static inline void redlock_scrub_nodes(char *s)
     if (!s) return;
     for (;;) {
         size_t n = strcspn(s, ","), ui, at, i;
+        size_t from, to, after = 1;
         if (redlock__nodes_userinfo(s, n, &ui, &at)) {
             const char *colon = (const char *)memchr(s + ui, ':', at - ui);
             for (i = colon ? (size_t)(colon - s) + 1 : ui; i < at; i++) s[i] = 'x';
+            after = at + 1;
         }
+        if (redlock__nodes_option_secret(s, n, after, &from, &to))
+            for (i = from; i < to; i++) s[i] = 'x';
         if (!s[n]) break;
         s += n + 1;
     }

@@ -414,7 +414,8 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg);
 #define redlock_socket_format_node(n, out, cap) redlock_format_node(n, out, cap)  /* deprecated */
 #define redlock_socket_scrub_nodes(list) redlock_scrub_nodes(list)               /* deprecated */
 /* INVALID (also: watchdog_thread without REDLOCK_SOCKET_THREAD, in raw
-   mode or with watch / set_timer), NODES, NOMEM (also: no thread could be
+   mode or with watch / set_timer; a node that is a Sentinel group or a
+   cluster, which this version does not serve), NODES, NOMEM (also: no thread could be
    started), NO_TLS (TLS asked for without REDLOCK_SOCKET_TLS), TLS (a CA /
    certificate / key that cannot be loaded), or a redlock_client_init
    error. Connects lazily; starts the watchdog thread if asked. */
@@ -2012,6 +2013,7 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         redlock_tls t;
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
+        if (c->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID; /* single servers only */
         if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */

@@ -83,6 +83,14 @@ static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
     int i;
     if (redlock_parse_nodes(o->net.node, &o->net.node_count, list, &o->node_mem, err, errlen) != 0) return -1;
     for (i = 0; i < o->net.node_count; i++) redlock_format_node(&o->net.node[i], o->shown[i], sizeof o->shown[i]);
+    for (i = 0; i < o->net.node_count; i++)
+        if (o->net.node[i].kind != REDLOCK_NODE_SERVER) { /* the socket adapter serves single servers only */
+            snprintf(err, errlen, "node '%s': %s", o->shown[i],
+                     o->net.node[i].kind == REDLOCK_NODE_SENTINEL
+                         ? "Sentinel groups are not served by this version yet: list the group's primary (redis://host:port)"
+                         : "clusters are not served by this version yet");
+            return -1;
+        }
     o->node_count = o->net.node_count;
     return 0;
 }
@@ -277,7 +285,7 @@ char *tool_owner_scope(const tool_opts *o, const char *owner)
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
        O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
-       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL };
+       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL, O_MAX_TTL };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -295,6 +303,7 @@ static const struct option long_opts[] = {
     { "owner", required_argument, NULL, O_OWNER },
     { "fence", no_argument, NULL, O_FENCE },
     { "evicting", required_argument, NULL, O_EVICTING },
+    { "max-ttl", required_argument, NULL, O_MAX_TTL },
     { "label", required_argument, NULL, O_LABEL },
     { "no-label", no_argument, NULL, O_NO_LABEL },
     { "shared", no_argument, NULL, 's' },
@@ -321,7 +330,7 @@ static const char short_opts[] = "+:n:t:w:sxqvhV";
 static unsigned applies_to(int id)
 {
     switch (id) {
-    case 't': return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
+    case 't': case O_MAX_TTL: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
     case 'w': case O_NO_WAIT: case O_RETRY: case O_EVICTING: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: case O_FENCE: case 's': case 'x':
         return C_(TOOL_CMD_RUN);
@@ -524,6 +533,7 @@ static int take_option(int c, const char *val, tool_opts *o, parse_state *ps, ch
     case O_RETRY: return duration_arg("retry-delay", val, 1, &o->retry_delay_ms, err, errlen);
     case O_NODE_TIMEOUT: return duration_arg("node-timeout", val, 1, &o->node_timeout_ms, err, errlen);
     case O_KILL_AFTER: return duration_arg("kill-after", val, 0, &o->kill_after_ms, err, errlen);
+    case O_MAX_TTL: return duration_arg("max-ttl", val, 0, &o->max_ttl_ms, err, errlen);
     case O_LEGACY: o->mode = REDLOCK_MODE_LEGACY; return 0;
     case O_FOREGROUND: o->foreground = 1; return 0;
     case O_REENTRANT: o->reentrant = 1; return 0;

@@ -22,7 +22,8 @@ enum {
     TOOL_EXIT_USAGE = 64,       /* EX_USAGE: bad command line */
     TOOL_EXIT_UNREACHABLE = 69, /* EX_UNAVAILABLE: too few nodes usable (inspect: answered) */
     TOOL_EXIT_INTERNAL = 70,    /* EX_SOFTWARE: fork/pipe/memory failure */
-    TOOL_EXIT_BUSY = 75,        /* EX_TEMPFAIL: held by someone else, wait over */
+    TOOL_EXIT_BUSY = 75,        /* EX_TEMPFAIL: held by someone else, or nodes that restarted
+                                   recently do not count yet; wait over */
     TOOL_EXIT_PROTOCOL = 76,    /* EX_PROTOCOL: not Redis as expected, or an error reply */
     TOOL_EXIT_LOST = 77,        /* run: the lock was lost while COMMAND ran */
     TOOL_EXIT_AUTH = 78,        /* EX_CONFIG: AUTH (or a password required) or SELECT refused, or
@@ -47,6 +48,7 @@ typedef struct tool_opts {
     int64_t retry_delay_ms;  /* --retry-delay, default 200 ms */
     int64_t node_timeout_ms; /* --node-timeout, default 200 ms */
     int64_t kill_after_ms;   /* --kill-after, default 5 s */
+    int64_t max_ttl_ms;      /* --max-ttl, default 0: the lock's own ttl (redlock_config.max_ttl_ms) */
     redlock_mode mode;       /* --mode / --legacy */
     int on_lost;             /* --on-lost */
     int foreground;          /* run --foreground: COMMAND stays in redlock's process group */

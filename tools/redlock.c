@@ -19,7 +19,8 @@
      --legacy fall back to GET + compare + DEL / PEXPIRE / GETSET, as the
      core does.
    * inspect uses raw mode too: GET and PTTL on every node (and GET of the fence counter, INFO
-     memory for the node's maxmemory-policy); exit 0 held, 1 free, 69/76/78 unknown; --json.
+     for the node's maxmemory-policy and its process, CONFIG GET appendfsync for whether it keeps
+     keys across restarts); exit 0 held, 1 free, 69/76/78 unknown; --json.
    * run: COMMAND in a process group of its own, led by a watcher that
      kills the group when redlock dies however it dies (see "run" below).
    * messages: a node's failure in its own words (why_node()): a refused
@@ -160,7 +161,7 @@ static void signals_teardown(void)
 
 enum { RN_NONE, RN_YES, RN_ERR };
 enum { HOLD_UNKNOWN, HOLD_YES, HOLD_FAIL, HOLD_NOT, HOLD_OTHER };
-enum { T_GET = 1, T_PTTL, T_HGETALL, T_FENCE, T_INFO };
+enum { T_GET = 1, T_PTTL, T_HGETALL, T_FENCE, T_INFO, T_CONFIG };
 
 typedef struct rnode {
     int waiting;      /* replies outstanding */
@@ -177,22 +178,30 @@ typedef struct rnode {
     long long pttl;
     int have_fence;   /* a fenced lock's counter (REDLOCK_FENCE_PREFIX + NAME) is there */
     long long fence;
-    int evicts;       /* INFO memory: redlock_evicts, -1 unknown (refused, no policy named) */
+    int evicts;       /* INFO: redlock_evicts, -1 unknown (refused, no policy named) */
     char policy[24];  /* its maxmemory_policy, "" unknown */
+    /* the server's process (redlock.h section 4, Restarts): INFO's run_id
+       and uptime, and whether it keeps keys across restarts (INFO's
+       aof_enabled:1 and CONFIG GET appendfsync "always"; a refused CONFIG:
+       not durable) */
+    redlock_node_life life;
+    int life_known, aof, fsync_always;
+    int64_t restart_at; /* when it may have lost keys (the core's word: redlock_node_restarted_at), INT64_MIN never */
+    int restart_why;    /* redlock_restart */
 } rnode;
 
 /* A node's failure, for messages: the status, what the tool saw (a
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
 enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
-       WHY_TLS, WHY_ACL, WHY_SCRIPTS, WHY_EVICTING };
+       WHY_TLS, WHY_ACL, WHY_SCRIPTS, WHY_EVICTING, WHY_RESTARTED };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
     int conn_timeout;  /* CONNECT after the whole connect timeout */
     char reply[128];   /* a command's error reply (status SERVER), cleaned */
     int kind;          /* WHY_*, valid once why[0] */
-    char why[224];
+    char why[256];
 } nfail;
 
 #define TOOL_CONNECT_TIMEOUT_MS 1000
@@ -379,6 +388,7 @@ static const char *node_reason(int st)
     case REDLOCK_ERR_PROTOCOL: return "protocol error (not a Redis server?)";
     case REDLOCK_ERR_SERVER: return "error reply";
     case REDLOCK_ERR_EVICTING: return "may evict keys (maxmemory-policy): not counted";
+    case REDLOCK_ERR_RESTARTED: return "restarted recently, may have lost keys: not counted yet";
     default: return redlock_strerror(st);
     }
 }
@@ -556,6 +566,62 @@ static void why_connect(app *a, int i, nfail *f)
     else set_why(f, WHY_CONNECT, "cannot connect");
 }
 
+/* How long after a node may have lost keys its grants count again
+   (redlock.h section 4, Restarts): the lock's ttl, or --max-ttl if
+   longer (the core adds its clock drift allowance to it). */
+static int64_t restart_bound_ms(const app *a)
+{
+    return a->o->max_ttl_ms > a->o->ttl_ms ? a->o->max_ttl_ms : a->o->ttl_ms;
+}
+
+/* A node that may have lost keys `ago` us ago (why: redlock_restart), in
+   words: what happened, how long ago, and when its grants count again,
+   e.g. "restarted 200ms ago (a new run_id: another server process) and
+   may have lost keys then: its grants count 3.000s (the lock's ttl)
+   after that, in about 2.800s". refused: for a grant that did not count
+   (which may have been just before the bound passed). */
+static void restart_words(const app *a, int why, int64_t ago, int refused, char *out, size_t cap)
+{
+    char b1[24], b2[24], b3[24];
+    /* the core's bound has its clock drift allowance too */
+    int64_t bound = restart_bound_ms(a), left = (a->lock_up ? redlock_lock_restart_bound_us(&a->lock) : bound * 1000) - ago;
+    size_t len;
+    if (why == REDLOCK_RESTART_RUN_ID)
+        snprintf(out, cap, "restarted %s ago (a new run_id: another server process)", dur(b1, sizeof b1, ago));
+    else if (why == REDLOCK_RESTART_FAILOVER)
+        snprintf(out, cap, "failed over to another server %s ago", dur(b1, sizeof b1, ago));
+    else if (ago < 1000000) /* INFO's uptime counts whole seconds */
+        snprintf(out, cap, "up less than 1s, without keeping keys across restarts (no appendonly with appendfsync always)");
+    else
+        snprintf(out, cap, "up %llds%s, without keeping keys across restarts (no appendonly with appendfsync always)",
+                 (long long)(ago / 1000000), left > 0 ? " only" : "");
+    len = strlen(out);
+    if (left <= 0) {
+        snprintf(out + len, cap - len, "%s", refused ? ": its grant did not count yet when it answered; they count now"
+                                                     : ": long enough ago, its grants count");
+        return;
+    }
+    snprintf(out + len, cap - len, " and may have lost keys then: its grants count %s (%s) after that, in about %s",
+             dur(b2, sizeof b2, bound * 1000), a->o->max_ttl_ms > a->o->ttl_ms ? "--max-ttl" : "the lock's ttl",
+             dur(b3, sizeof b3, left));
+}
+
+/* Node i's grant that did not count: when and why it may have lost keys,
+   as the core knows it (redlock_node_restarted_at()). */
+static void why_restarted(app *a, int i, nfail *f)
+{
+    redlock_restart why = REDLOCK_RESTART_NONE;
+    int64_t at = a->s_up && redlock_socket_client(&a->s) ? redlock_node_restarted_at(redlock_socket_client(&a->s), i, &why)
+                                                          : INT64_MIN;
+    char words[200];
+    if (at == INT64_MIN) {
+        set_why(f, WHY_RESTARTED, "restarted recently and may have lost keys: its grants do not count yet");
+        return;
+    }
+    restart_words(a, (int)why, redlock_socket_now_us() - at, 1, words, sizeof words);
+    set_why(f, WHY_RESTARTED, "%s", words);
+}
+
 /* The words for node i's failure (probing it at most once), e.g.
    "authentication refused: WRONGPASS invalid username-password pair ...". */
 static const char *why_node(app *a, int i)
@@ -617,19 +683,21 @@ static const char *why_node(app *a, int i)
                 a->o->refuse_evicting > 0 ? "" : " (--evicting count to count it)");
         break;
     }
+    case REDLOCK_ERR_RESTARTED: why_restarted(a, i, f); break;
     default: set_why(f, WHY_OTHER, "%s", redlock_strerror(f->status)); break;
     }
     return f->why;
 }
 
-/* Exit code for a set of failed nodes: 78 if one refuses the configuration
-   (AUTH, a password required, SELECT, TLS, an ACL that denies a key or a
-   command, no scripting for a lock that needs it) or is refused for it (a
-   node that may evict keys), else 76 for protocol errors and error
-   replies, else 69. */
+/* Exit code for a set of failed nodes: 75 if the nodes that restarted
+   recently (their grants count later) are what leaves too few, else 78
+   if one refuses the configuration (AUTH, a password required, SELECT,
+   TLS, an ACL that denies a key or a command, no scripting for a lock
+   that needs it) or is refused for it (a node that may evict keys), else
+   76 for protocol errors and error replies, else 69. */
 static int code_for(app *a, const int *failed)
 {
-    int i, conf = 0, proto = 0;
+    int i, conf = 0, proto = 0, restarted = 0, others = 0;
     for (i = 0; i < a->n; i++) {
         if (!failed[i]) continue;
         why_node(a, i);
@@ -637,7 +705,10 @@ static int code_for(app *a, const int *failed)
             a->nf[i].kind == WHY_SCRIPTS || a->nf[i].kind == WHY_EVICTING)
             conf = 1;
         if (a->nf[i].kind == WHY_PROTOCOL || a->nf[i].kind == WHY_REPLY) proto = 1;
+        if (a->nf[i].kind == WHY_RESTARTED) restarted++;
+        else others++;
     }
+    if (restarted && a->n - others >= a->quorum) return TOOL_EXIT_BUSY;
     return conf ? TOOL_EXIT_AUTH : proto ? TOOL_EXIT_PROTOCOL : TOOL_EXIT_UNREACHABLE;
 }
 
@@ -731,11 +802,16 @@ static int attempt_mismatched(app *a)
     return a->n - bad < a->quorum;
 }
 
+/* Do the nodes that failed this attempt leave too few for a quorum?
+   (include_transient: counting those a retry may cure; a node that
+   restarted recently is not one of them: its grants count later.) */
 static int attempt_hopeless(const app *a, int include_transient)
 {
     int i, bad = 0;
     for (i = 0; i < a->n; i++)
-        if (a->voted[i] && a->nf[i].status && (include_transient || hard_error(a->nf[i].status))) bad++;
+        if (a->voted[i] && a->nf[i].status && a->nf[i].status != REDLOCK_ERR_RESTARTED &&
+            (include_transient || hard_error(a->nf[i].status)))
+            bad++;
     return a->n - bad < a->quorum;
 }
 
@@ -913,7 +989,14 @@ static void on_event(void *user, const redlock_event *ev)
     case REDLOCK_EV_RELEASED:
         if (a->vote_op != REDLOCK_OP_RELEASE) INFO("released '%s': quorum %d/%d confirmed", a->o->name, a->quorum, a->n);
         break;
-    case REDLOCK_EV_NODE_EVICTS: { /* the node's INFO memory, on a new connection */
+    case REDLOCK_EV_NODE_RESTARTED: /* the node's INFO and CONFIG, on a new connection */
+        if (ev->node >= 0 && ev->node < a->n && g_verbose > 0) {
+            char words[200];
+            restart_words(a, ev->mode, ev->elapsed_us, 0, words, sizeof words);
+            INFO("node %s: %s", a->o->shown[ev->node], words);
+        }
+        break;
+    case REDLOCK_EV_NODE_EVICTS: { /* the node's INFO, on a new connection */
         char policy[24];
         redlock_socket_node_policy(&a->s, ev->node, policy, sizeof policy);
         warn_evicting(a, ev->node, ev->mode, policy,
@@ -983,26 +1066,32 @@ static void rw_holders(const redlock_value *v, char w[9], char *wl, char u[9], c
     label_of(v->update, v->update_len > REDLOCK_TOKEN_LEN ? v->update_len - REDLOCK_TOKEN_LEN : 0, ul, REDLOCK_MAX_LABEL + 1);
 }
 
-/* CMD NAME; T_FENCE: GET of NAME's fence counter; T_INFO: INFO memory. */
+/* CMD NAME; T_FENCE: GET of NAME's fence counter; T_INFO: INFO (its
+   default sections: memory for the eviction policy, server and
+   persistence for the process); T_CONFIG: CONFIG GET appendfsync. */
 static void raw_send(app *a, int node, int tag, const char *cmd)
 {
-    const char *argv[2];
-    size_t len[2];
+    const char *argv[3];
+    size_t len[3];
     char counter[sizeof REDLOCK_FENCE_PREFIX + REDLOCK_MAX_KEY];
-    int rc;
+    int rc, argc = 2;
     argv[0] = cmd;
     len[0] = strlen(cmd);
     argv[1] = a->o->name;
     len[1] = strlen(a->o->name);
-    if (tag == T_INFO) { /* INFO memory: the node's eviction policy */
-        argv[1] = "memory";
-        len[1] = 6;
+    if (tag == T_INFO) argc = 1;
+    if (tag == T_CONFIG) {
+        argv[1] = "GET";
+        argv[2] = "appendfsync";
+        len[1] = 3;
+        len[2] = 11;
+        argc = 3;
     }
     if (tag == T_FENCE) {
         len[1] = (size_t)snprintf(counter, sizeof counter, "%s%s", REDLOCK_FENCE_PREFIX, a->o->name);
         argv[1] = counter;
     }
-    rc = redlock_socket_send(&a->s, node, 2, argv, len, (redlock_tag)tag);
+    rc = redlock_socket_send(&a->s, node, argc, argv, len, (redlock_tag)tag);
     if (rc != 0 && !a->rn[node].done) take_words(a, node, rc); /* a connect that failed at once: its words */
     if (rc != 0) rn_done(a, node, RN_ERR, rc);
 }
@@ -1044,8 +1133,17 @@ static void on_raw_reply(void *user, int node, redlock_tag tag, const redlock_re
         x->fence = redlock_value_fence(r);
         x->have_fence = x->fence >= 0;
     } else if (tag == T_INFO) {
-        /* the policy, or unknown (INFO refused by an ACL, no policy named) */
-        if (r->type == REDLOCK_REPLY_STRING) x->evicts = redlock_info_evicts(r->str, r->len, x->policy, sizeof x->policy);
+        /* the policy and the process, or unknown (INFO refused by an ACL, nothing named) */
+        if (r->type == REDLOCK_REPLY_STRING) {
+            x->evicts = redlock_info_evicts(r->str, r->len, x->policy, sizeof x->policy);
+            x->life_known = redlock_info_life(r->str, r->len, &x->life) == 0;
+            x->aof = x->life.aof;
+        }
+    } else if (tag == T_CONFIG) {
+        /* ["appendfsync", value]; anything else (refused): not "always" */
+        x->fsync_always = r->type == REDLOCK_REPLY_ARRAY && r->elements == 2 &&
+                          r->element[1].type == REDLOCK_REPLY_STRING && r->element[1].len == 6 &&
+                          memcmp(r->element[1].str, "always", 6) == 0;
     } else if (tag == T_PTTL) {
         if (r->type == REDLOCK_REPLY_ERROR) { rn_server_error(a, node, r); return; }
         if (r->type != REDLOCK_REPLY_INTEGER) { rn_done(a, node, RN_ERR, REDLOCK_ERR_PROTOCOL); return; }
@@ -1092,6 +1190,7 @@ static int open_socket(app *a, int raw)
     } else {
         cfg.on_event = on_event;
         cfg.core.node_timeout_ms = a->o->node_timeout_ms;
+        cfg.core.max_ttl_ms = a->o->max_ttl_ms;
         for (i = 0; i < a->n; i++) cfg.core.mode[i] = a->o->mode;
         if (a->o->wait_ms == 0) {
             cfg.core.retry_count = -1;
@@ -1195,6 +1294,29 @@ static void make_label(const tool_opts *o, char *out, size_t cap)
     snprintf(out, cap, "%.40s:%ld:", host, (long)getpid());
 }
 
+/* An acquire that failed because nodes that may have lost keys at a
+   restart do not count yet (REDLOCK_ERR_RESTARTED): how many, then each
+   failed node in words (which restarted, how long ago, when its grants
+   count again), e.g.
+   "'job' not acquired: 2 of 3 nodes restarted recently and may have lost
+   keys, their grants do not count yet (a quorum needs 2)". */
+static void restarted_refusal(app *a, const int *failed, int64_t start)
+{
+    char b1[24], gave[48] = "", other[48] = "";
+    int i, n = 0, held = 0;
+    for (i = 0; i < a->n; i++) {
+        n += failed[i] && a->nf[i].status == REDLOCK_ERR_RESTARTED;
+        held += a->voted[i] && !failed[i] && a->vote_other[i];
+    }
+    if (held) snprintf(other, sizeof other, "; %d held by another token", held);
+    if (a->o->wait_ms > 0)
+        snprintf(gave, sizeof gave, "; gave up after %s", dur(b1, sizeof b1, redlock_socket_now_us() - start));
+    ERR("'%s' not acquired: %d of %d nodes restarted recently and may have lost keys, their grants do not count "
+        "yet%s (a quorum needs %d)%s", a->o->name, n, a->n, other, a->quorum, gave);
+    for (i = 0; i < a->n; i++)
+        if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
+}
+
 /* Returns 0 when held, else the exit code (messages printed). */
 static int acquire_lock(app *a, int watchdog)
 {
@@ -1256,6 +1378,13 @@ static int acquire_lock(app *a, int watchdog)
         if (a->fail_fast || st == REDLOCK_ERR_CONFIG || st == REDLOCK_ERR_TLS ||
             (st != REDLOCK_ERR_CANCELLED && attempt_hopeless(a, 1)))
             return report_failed(a, failed, what);
+        for (i = 0; i < a->n; i++) /* the last attempt's: waiting longer cures them */
+            if (failed[i] && a->nf[i].status == REDLOCK_ERR_RESTARTED &&
+                (st == REDLOCK_ERR_RESTARTED || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_TIMEOUT ||
+                 st == REDLOCK_ERR_NO_QUORUM)) {
+                restarted_refusal(a, failed, start);
+                return TOOL_EXIT_BUSY;
+            }
         switch (st) {
         case REDLOCK_ERR_LOCKED:
         case REDLOCK_ERR_TIMEOUT:
@@ -1735,7 +1864,7 @@ static int cmd_release_extend(app *a, int release)
 
 /* ---- inspect ---- */
 
-/* GET, PTTL, GET of the fence counter and INFO memory to every node,
+/* GET, PTTL, GET of the fence counter, INFO and CONFIG GET appendfsync to every node,
    until all answered (bounded). */
 static void raw_round(app *a)
 {
@@ -1743,12 +1872,13 @@ static void raw_round(app *a)
     int64_t until = redlock_socket_now_us() +
                     (1000 + 3 * (a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000)) * 1000;
     for (i = 0; i < a->n; i++) {
-        a->rn[i].waiting = 4;
+        a->rn[i].waiting = 5;
         a->rn[i].evicts = -1;
         raw_send(a, i, T_GET, "GET");
         if (!a->rn[i].done) raw_send(a, i, T_PTTL, "PTTL");
         if (!a->rn[i].done) raw_send(a, i, T_FENCE, "GET");
         if (!a->rn[i].done) raw_send(a, i, T_INFO, "INFO");
+        if (!a->rn[i].done) raw_send(a, i, T_CONFIG, "CONFIG");
     }
     for (;;) {
         int done = 0;
@@ -1758,6 +1888,55 @@ static void raw_round(app *a)
     }
     for (i = 0; i < a->n; i++)
         if (!a->rn[i].done) rn_done(a, i, RN_ERR, REDLOCK_ERR_NODE_TIMEOUT);
+}
+
+static int no_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
+{
+    (void)user, (void)node, (void)cmd, (void)tag;
+    return REDLOCK_OK;
+}
+static int64_t clock_now_us(void *user)
+{
+    (void)user;
+    return redlock_socket_now_us();
+}
+static int64_t clock_wall_ms(void *user)
+{
+    (void)user;
+    return wall_ms();
+}
+
+/* When each node may have lost keys, in the core's words: what INFO and
+   CONFIG said is told to a client of the core's own (raw mode has none,
+   and sends nothing through this one), which applies its rule
+   (redlock_node_set_life(), redlock_node_restarted_at()). For a client
+   that never saw the node before, that is its start when it does not keep
+   keys across restarts. */
+static void inspect_restarts(app *a)
+{
+    redlock_client c;
+    redlock_config cfg;
+    redlock_callbacks cb;
+    int i, ok;
+    redlock_config_init(&cfg);
+    cfg.node_count = a->n;
+    memset(&cb, 0, sizeof cb);
+    cb.send = no_send;
+    cb.now_us = clock_now_us;
+    cb.wall_ms = clock_wall_ms;
+    ok = redlock_client_init(&c, &cfg, &cb, NULL) == REDLOCK_OK;
+    for (i = 0; i < a->n; i++) {
+        rnode *x = &a->rn[i];
+        redlock_restart why = REDLOCK_RESTART_NONE;
+        x->restart_at = INT64_MIN;
+        x->restart_why = REDLOCK_RESTART_NONE;
+        if (!ok || x->outcome == RN_ERR || !x->life_known) continue;
+        x->life.durable = x->aof && x->fsync_always;
+        redlock_node_set_life(&c, i, &x->life);
+        x->restart_at = redlock_node_restarted_at(&c, i, &why);
+        x->restart_why = (int)why;
+    }
+    if (ok) redlock_client_deinit(&c);
 }
 
 static int raw_failed_count(const app *a, int *failed)
@@ -1922,6 +2101,29 @@ static void inspect_json_rw(FILE *f, const redlock_value *v)
     fprintf(f, ",\"writers_waiting\":%lld}", v->writers_waiting);
 }
 
+/* A redlock_restart for JSON and the table. */
+static const char *restart_word(int why)
+{
+    return why == REDLOCK_RESTART_RUN_ID ? "run_id" : why == REDLOCK_RESTART_FAILOVER ? "failover" : "uptime";
+}
+
+/* inspect --json: what a node's INFO and CONFIG say of its server's
+   process, and when it may have lost keys (all null: not known). */
+static void inspect_json_life(FILE *f, const rnode *x, int known)
+{
+    int life = known && x->life_known;
+    fputs(",\"run_id\":", f);
+    json_cstr(f, life && x->life.run_id[0] ? x->life.run_id : NULL);
+    fputs(",\"uptime_s\":", f);
+    if (life && x->life.uptime_s >= 0) fprintf(f, "%lld", (long long)x->life.uptime_s);
+    else fputs("null", f);
+    fprintf(f, ",\"durable\":%s,\"restart\":", !life ? "null" : x->life.durable ? "true" : "false");
+    if (life && x->restart_at != INT64_MIN)
+        fprintf(f, "{\"why\":\"%s\",\"ago_ms\":%lld}", restart_word(x->restart_why),
+                (long long)((redlock_socket_now_us() - x->restart_at) / 1000));
+    else fputs("null", f);
+}
+
 /* inspect --json: node i's object. */
 static void inspect_json_node(FILE *f, app *a, const inspection *in, int i)
 {
@@ -1955,6 +2157,7 @@ static void inspect_json_node(FILE *f, app *a, const inspection *in, int i)
     fputs(",\"evicts\":", f);
     if (known && a->rn[i].evicts >= 0) fprintf(f, "\"%s\"", evicts_word(a->rn[i].evicts));
     else fputs("null", f);
+    inspect_json_life(f, &a->rn[i], known);
     fputc('}', f);
 }
 
@@ -2035,8 +2238,32 @@ static void inspect_verdict(app *a, const inspection *in, int code)
         printf("'%s' is unknown: too few nodes answered (%d of %d, quorum %d)\n", name, in->answered, a->n, a->quorum);
 }
 
-/* inspect's table: a row a node, the verdict, the fence counters and the
-   nodes' eviction policies. */
+/* inspect's table: whether each node's server keeps keys across
+   restarts, how long it has been up, and whether it may have lost keys at
+   its start ("-": not known), e.g.
+   "restarts per node: durable (up 86400s); not durable (up 4s, may have lost keys at its start); -". */
+static void inspect_table_life(app *a, const inspection *in)
+{
+    int i;
+    char b[24] = "";
+    printf("restarts per node:");
+    for (i = 0; i < a->n; i++) {
+        const rnode *x = &a->rn[i];
+        const char *sep = i ? ";" : "";
+        if (in->st[i] == S_ERROR || !x->life_known) {
+            printf("%s -", sep);
+            continue;
+        }
+        if (x->life.uptime_s > 0) snprintf(b, sizeof b, "%llds", (long long)x->life.uptime_s);
+        else snprintf(b, sizeof b, "%s", x->life.uptime_s == 0 ? "less than 1s" : "?");
+        printf("%s %s (up %s%s)", sep, x->life.durable ? "durable" : "not durable", b,
+               x->restart_at == INT64_MIN ? "" : ", may have lost keys at its start");
+    }
+    printf("\n");
+}
+
+/* inspect's table: a row a node, the verdict, the fence counters, the
+   nodes' eviction policies and restarts. */
 static void inspect_table(app *a, const inspection *in, int code)
 {
     int i;
@@ -2061,6 +2288,7 @@ static void inspect_table(app *a, const inspection *in, int code)
         else printf("%s %s%s", sep, x->policy, x->evicts > REDLOCK_EVICTS_NONE ? " (may evict keys)" : "");
     }
     printf("\n");
+    inspect_table_life(a, in);
     fflush(stdout);
 }
 
@@ -2075,6 +2303,7 @@ static int cmd_inspect(app *a)
     int64_t now_wall;
     raw_round(a);
     if (a->abort_sig) return 128 + a->abort_sig;
+    inspect_restarts(a);
     memset(&in, 0, sizeof in);
     in.best_i = -1;
     now_wall = wall_ms();
@@ -2143,8 +2372,9 @@ static const help_line help_about[] = {
     { H_EXT, "Sets the remaining time of the lock NAME held by TOKEN to --ttl.\n" },
     { H_INS, "Shows, per node, whether NAME is held, the first 8 hex digits of the\n"
              "holder's token, the remaining TTL and who holds it (the token's label,\n"
-             "by default host:pid), then a summary line and each node's\n"
-             "maxmemory-policy, with a warning for a node that may evict keys (--json:\n"
+             "by default host:pid), then a summary line, each node's maxmemory-policy,\n"
+             "with a warning for a node that may evict keys, and whether each node's\n"
+             "server keeps keys across restarts and how long it has been up (--json:\n"
              "one JSON object instead).\n" },
 };
 
@@ -2171,6 +2401,11 @@ static const help_line help_opts[] = {
                      "                        refuse (its grant does not count; the default with\n"
                      "                        --fence) or count (the default otherwise); either\n"
                      "                        way a warning names it\n" },
+    { H_RUN | H_ACQ | H_EXT | H_TOP,
+      "      --max-ttl D       the longest ttl any client of these nodes uses (default:\n"
+      "                        the lock's ttl): a node that may have lost keys (it\n"
+      "                        restarted without them) counts no grant until the\n"
+      "                        longer of the two has passed since then\n" },
     { H_ALL | H_TOP, "      --node-timeout D  how long one round waits for a node (default 200ms)\n"
              "      --mode MODE       auto (default: modern, per-node fallback for old ones),\n"
              "                        modern (SET NX PX and scripts) or legacy (SETNX/GETSET)\n"
@@ -2235,7 +2470,11 @@ static const help_line help_exit[] = {
                      "  69     too few nodes usable for a quorum: connection refused, name not\n"
                      "         resolved, no such socket, timed out (inspect: too few answered)\n"
                      "  70     internal error (fork, pipe, out of memory)\n" },
-    { H_RUN | H_ACQ | H_TOP, "  75     lock busy: held by someone else when --wait ran out (or --no-wait)\n" },
+    { H_RUN | H_ACQ | H_TOP, "  75     lock busy: held by someone else when --wait ran out (or --no-wait),\n"
+                             "         or nodes that restarted recently (they may have lost keys) do\n"
+                             "         not count yet: a later try can succeed\n" },
+    { H_EXT, "  75     nodes that restarted recently (they may have lost keys) do not count\n"
+             "         yet: a later extend can succeed\n" },
     { H_ALL | H_TOP, "  76     protocol error: a node answered unexpectedly (not a Redis server?),\n"
                      "         or with an error reply\n" },
     { H_RUN | H_TOP, "  77     run: the lock was lost while COMMAND ran (COMMAND signalled, --on-lost)\n" },

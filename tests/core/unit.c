@@ -27,6 +27,7 @@
 #include "unit/fenced.c"
 #include "unit/rw.c"
 #include "unit/evict.c"
+#include "unit/restart.c"
 #include "unit/notify.c"
 
 int main(int argc, char **argv) {
@@ -46,6 +47,7 @@ int main(int argc, char **argv) {
     run_fenced(argc, argv);
     run_rw(argc, argv);
     run_evict(argc, argv);
+    run_restart(argc, argv);
     run_notify(argc, argv);
     return CHECK_EXIT();
 }

@@ -151,7 +151,7 @@ static void test_node_errors(void)
     }
     expect_bad("redis://h/zero", REDLOCK_ERR_INVALID, "bad node 'redis://h/zero': database must be a number");
     expect_bad("redis://h?timeout=1", REDLOCK_ERR_INVALID, "bad node 'redis://h?timeout=1': URL options are not supported");
-    expect_bad("http://h", REDLOCK_ERR_INVALID, "bad node 'http://h': unknown URL scheme (use redis://, rediss:// or unix://)");
+    expect_bad("http://h", REDLOCK_ERR_INVALID, "bad node 'http://h': unknown URL scheme (use redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://)");
     expect_bad("redis://alice@h", REDLOCK_ERR_INVALID, "bad node 'redis://***@h': give a password as user:pass@ or :pass@");
     expect_bad("redis://:@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': empty password");
     expect_bad("redis://:%zz@h", REDLOCK_ERR_INVALID, "bad node 'redis://:***@h': bad %-escape in the password");
@@ -200,6 +200,96 @@ static void test_node_errors(void)
     for (i = 0; i < REDLOCK_MAX_NODES + 1; i++)
         snprintf(many + strlen(many), sizeof many - strlen(many), "%sh:%d", i ? "," : "", 7000 + i);
     expect_bad(many, REDLOCK_ERR_NODES, "too many nodes (at most 16)");
+}
+
+/* list -> "kind|host:port+host:port...|master|user|pass|db|tls|sentinel user|sentinel pass" of
+   node 0 and the formatted text */
+static void expect_group(const char *list, const char *fields, const char *shown)
+{
+    nodes c;
+    void *mem;
+    char err[256], got[600], hosts[300] = "", fmt[256];
+    int rc = parse1(list, &c, &mem, err, sizeof err), k;
+    CHECK_EQ(rc, 0);
+    if (rc != 0) {
+        printf("#   %s: %s\n", list, err);
+        return;
+    }
+    for (k = 0; k <= c.node[0].seed_count; k++) {
+        const redlock_node_seed *sd = k ? &c.node[0].seed[k - 1] : NULL;
+        snprintf(hosts + strlen(hosts), sizeof hosts - strlen(hosts), "%s%s:%d", k ? "+" : "",
+                 s_or(sd ? sd->host : c.node[0].host), sd ? sd->port : c.node[0].port);
+    }
+    snprintf(got, sizeof got, "%d|%s|%s|%s|%s|%d|%d|%s|%s", (int)c.node[0].kind, hosts, s_or(c.node[0].master),
+             s_or(c.node[0].username), s_or(c.node[0].password), c.node[0].db, c.node[0].tls.enable,
+             s_or(c.node[0].sentinel_username), s_or(c.node[0].sentinel_password));
+    CHECK_STR(got, fields);
+    CHECK_EQ(redlock_format_node(&c.node[0], fmt, sizeof fmt), (long long)strlen(shown));
+    CHECK_STR(fmt, shown);
+    redlock_free_nodes(mem);
+}
+
+/* Sentinel groups and clusters: their hosts joined by '+', the group's
+   name, the sentinels' own login, TLS; each refusal in its words, the
+   sentinels' password never among them; the same group or a shared
+   cluster seed listed twice is refused; the scrubbing hides the
+   sentinels' password too. */
+static void test_node_kinds(void)
+{
+    char argv1[128];
+    expect_group("redis-sentinel://s1:26379+s2:26380+[::1]:26381/mymaster",
+                 "1|s1:26379+s2:26380+::1:26381|mymaster|(null)|(null)|0|0|(null)|(null)",
+                 "redis-sentinel://s1:26379+s2:26380+[::1]:26381/mymaster");
+    expect_group("rediss-sentinel://u:pw@s1:26379/m%2F1?db=2&sentinel_user=su&sentinel_password=p%40ss",
+                 "1|s1:26379|m/1|u|pw|2|1|su|p@ss", "rediss-sentinel://u:***@s1:26379/m/1?db=2");
+    expect_group("redis-sentinel://s1/g?sentinel_password=x", "1|s1:6379|g|(null)|(null)|0|0|(null)|x",
+                 "redis-sentinel://s1:6379/g");
+    expect_group("redis-cluster://c1:7000+c2:7001", "2|c1:7000+c2:7001|(null)|(null)|(null)|0|0|(null)|(null)",
+                 "redis-cluster://c1:7000+c2:7001");
+    expect_group("rediss-cluster://:p@w@c1:7000", "2|c1:7000|(null)|(null)|p@w|0|1|(null)|(null)",
+                 "rediss-cluster://:***@c1:7000");
+    expect_group("redis-cluster://a:1+b:2+c:3+d:4+e:5+f:6+g:7+h:8",
+                 "2|a:1+b:2+c:3+d:4+e:5+f:6+g:7+h:8|(null)|(null)|(null)|0|0|(null)|(null)",
+                 "redis-cluster://a:1+b:2+c:3+d:4+e:5+f:6+g:7+h:8");
+    expect_bad("redis-cluster://a:1+b:2+c:3+d:4+e:5+f:6+g:7+h:8+i:9", REDLOCK_ERR_INVALID,
+               "bad node 'redis-cluster://a:1+b:2+c:3+d:4+e:5+f:6+g:7+h:8+i:9': too many hosts (at most REDLOCK_NODES_MAX_SEEDS)");
+    expect_bad("redis-sentinel://s1:26379", REDLOCK_ERR_INVALID,
+               "bad node 'redis-sentinel://s1:26379': name the group after the hosts: /MASTER");
+    expect_bad("redis-sentinel://s1:26379/", REDLOCK_ERR_INVALID,
+               "bad node 'redis-sentinel://s1:26379/': name the group after the hosts: /MASTER");
+    expect_bad("redis-sentinel://s1:26379/?db=1", REDLOCK_ERR_INVALID,
+               "bad node 'redis-sentinel://s1:26379/?db=1': name the group after the hosts: /MASTER");
+    expect_bad("redis-sentinel://s1+/m", REDLOCK_ERR_INVALID, "bad node 'redis-sentinel://s1+/m': missing host");
+    expect_bad("redis-sentinel://s1/m?db=x", REDLOCK_ERR_INVALID, "bad node 'redis-sentinel://s1/m?db=x': database must be a number");
+    expect_bad("redis-sentinel://s1/m?dbx=1", REDLOCK_ERR_INVALID,
+               "bad node 'redis-sentinel://s1/m?dbx=1': unknown option (db, sentinel_user, sentinel_password)");
+    expect_bad("redis-sentinel://s1/m?db", REDLOCK_ERR_INVALID, "bad node 'redis-sentinel://s1/m?db': an option is name=value");
+    expect_bad("redis-sentinel://s1/m?sentinel_user=a", REDLOCK_ERR_INVALID,
+               "bad node 'redis-sentinel://s1/m?sentinel_user=a': sentinel_user needs a sentinel_password");
+    expect_bad("redis-sentinel://s1/m?sentinel_password=top%zz", REDLOCK_ERR_INVALID,
+               "bad node 'redis-sentinel://s1/m?sentinel_password=***': bad %-escape in sentinel_password");
+    expect_bad("redis-sentinel://:pw@s1/m?sentinel_password=topsecret&db=x", REDLOCK_ERR_INVALID,
+               "bad node 'redis-sentinel://:***@s1/m?sentinel_password=***&db=x': database must be a number");
+    expect_bad("redis-cluster://c1:7000/1", REDLOCK_ERR_INVALID,
+               "bad node 'redis-cluster://c1:7000/1': a cluster URL has no database or options (a cluster has db 0 only)");
+    expect_bad("redis-clusters://c1", REDLOCK_ERR_INVALID,
+               "bad node 'redis-clusters://c1': unknown URL scheme (use redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://)");
+    expect_bad("redis-sentinel://s1:1+s2:2/m,redis-sentinel://s2:2/m", REDLOCK_ERR_INVALID,
+               "node 'redis-sentinel://s2:2/m' is listed twice");
+    expect_bad("redis-cluster://c1:1+c2:2,redis-cluster://C2:2", REDLOCK_ERR_INVALID,
+               "node 'redis-cluster://C2:2' is listed twice");
+    expect_bad("c2:2,redis-cluster://c1:1+c2:2", REDLOCK_ERR_INVALID, "node 'redis-cluster://c1:1+c2:2' is listed twice");
+    {   /* two groups behind the same sentinels, a server and a sentinel at one address: distinct */
+        nodes c;
+        void *mem;
+        char err[256];
+        CHECK_EQ(parse1("redis-sentinel://s:1/a,redis-sentinel://s:1/b,s:1", &c, &mem, err, sizeof err), 0);
+        CHECK_EQ(c.node_count, 3);
+        redlock_free_nodes(mem);
+    }
+    snprintf(argv1, sizeof argv1, "redis-sentinel://u:pw@s:1/m?sentinel_password=abc&db=1,h:1");
+    redlock_scrub_nodes(argv1);
+    CHECK_STR(argv1, "redis-sentinel://u:xx@s:1/m?sentinel_password=xxx&db=1,h:1");
 }
 
 static void test_node_lists(void)
@@ -436,6 +526,7 @@ int main(int argc, char **argv)
     if (argc > 1) rounds = atol(argv[1]);
     RUN(test_node_specs);
     RUN(test_node_errors);
+    RUN(test_node_kinds);
     RUN(test_node_lists);
     RUN(test_small_error_buffers);
     RUN(test_hostile_text);

@@ -11,11 +11,15 @@
 #   * it links only the libraries it needs: the NEEDED entries of the binary
 #     (linked with --no-as-needed: what its rule names) are among the ones
 #     allowed below, and include the adapter's own.
-# Nodes are redis-servers started here (a temp dir, no persistence; stopped
-# by PID). Where a private network namespace can be had (unshare -rn), the
-# whole check runs inside one, so that the server on 127.0.0.1:6379 that
-# the default needs is ours; elsewhere that check is skipped ("# skip",
-# counted neither way). The shell example nested_run.sh and the README's
+# Nodes are redis-servers started here (stopped by PID), durable as a
+# client wants them to grant at once (redlock.h section 4, Restarts: a node
+# that may lose its keys at a restart counts no grant for a ttl after it
+# starts): --appendonly yes --appendfsync always, their data in a temp dir
+# under /dev/shm when that is writable (fsync costs nothing there), else in
+# the temp dir of the logs. Where a private network namespace can be had
+# (unshare -rn), the whole check runs inside one, so that the server on
+# 127.0.0.1:6379 that the default needs is ours; elsewhere that check is
+# skipped ("# skip", counted neither way). The shell example nested_run.sh and the README's
 # quick start are checked too when no EXAMPLE is named (the former with
 # --help, on $REDLOCK_NODES and on the default).
 # Usage: tests/shared/examples.sh BUILD_DIR [EXAMPLE...]
@@ -28,8 +32,10 @@ shift
 examples=${*:-example_socket example_poll_loop hiredis_sync libev_async fenced_write}
 status=0
 dir=$(mktemp -d)
+data=$dir
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then data=$(mktemp -d /dev/shm/redlock-examples.XXXXXX) || data=$dir; fi
 pids=""
-trap 'for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$dir"' EXIT
+trap 'for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$dir" "$data"' EXIT
 if [ -n "${EXAMPLES_NETNS:-}" ]; then
   PATH=$PATH:/usr/sbin:/sbin ip link set lo up || { echo "not ok examples: no loopback in the namespace"; exit 1; }
 fi
@@ -45,10 +51,11 @@ allowed() {
   esac
 }
 
-# start PORT: a redis-server of ours on 127.0.0.1:PORT (PID in $pids)
+# start PORT: a durable redis-server of ours on 127.0.0.1:PORT (PID in $pids)
 start() {
-  mkdir -p "$dir/$1"
-  redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir/$1" >"$dir/$1/log" 2>&1 &
+  mkdir -p "$dir/$1" "$data/$1"
+  redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always --dir "$data/$1" \
+    >"$dir/$1/log" 2>&1 &
   pids="$pids $!"
   for _ in $(seq 50); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "not ok examples: redis-server on port $1 did not start: $(tail -c 300 "$dir/$1/log")"

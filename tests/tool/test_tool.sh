@@ -22,7 +22,8 @@ cleanup() {
   [ -n "$WATCHDOG" ] && { kill -TERM "$WATCHDOG"; wait "$WATCHDOG"; } 2>/dev/null
   # only jobs still running: their PIDs cannot have been reused
   for p in $(jobs -p); do { kill -KILL "$p"; wait "$p"; } 2>/dev/null; done
-  for d in "$T/nodes" "$T/auth" "$T/dead" "$T/evict" "$T/replica" "$T/tlsnodes" "$T/tlsreq" "$T/tls2" "$T/tls3"; do
+  for d in "$T/nodes" "$T/auth" "$T/dead" "$T/evict" "$T/replica" "$T/tlsnodes" "$T/tlsreq" "$T/tls2" "$T/tls3" \
+           "$T/restart" "$T/fresh"; do
     [ -f "$d/pids" ] && "$NODES_SH" stop "$d" >/dev/null 2>&1
   done
   rm -rf "$T"
@@ -212,7 +213,11 @@ if [ -n "${MAN_PAGE:-}" ]; then
 fi
 
 # ----------------------------------------------------------------- 3 nodes
+# (durable, as scripts/redis-nodes.sh starts them: they count at once)
 NODES=$("$NODES_SH" start 3 "$T/nodes") || { echo "not ok tool tests: cannot start redis nodes"; exit 1; }
+# three nodes that do not keep keys across restarts, for the restart tests
+# below: started now, they are up longer than those tests' ttl by then
+RESTART_NODES=$("$NODES_SH" start --volatile 3 "$T/restart") || nok "restart: volatile nodes start"
 export REDLOCK_NODES=$NODES
 PIDS=$(cat "$T/nodes/pids")
 PORT0=$(head -n 1 "$T/nodes/ports")
@@ -791,7 +796,8 @@ rl -n "$DEAD,127.0.0.1:$PORT0,127.0.0.1:$PORT1" inspect --json js
 if [ "$RC" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 1 ] &&
    json_ok "d['key']=='js' and d['state']=='held' and d['holder']=='${TOKEN: -32:8}' and d['label']=='${TOKEN%:*}'
             and d['held_on']==2 and d['quorum']==2 and d['node_count']==3 and d['answered']==2 and len(d['nodes'])==3
-            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'label':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'rw':None,'legacy':False,'error':'connection refused','maxmemory_policy':None,'evicts':None}
+            and d['nodes'][0]=={'node':'$DEAD','state':'error','holder':None,'label':None,'ttl_ms':None,'owner':None,'count':None,'fence':None,'rw':None,'legacy':False,'error':'connection refused','maxmemory_policy':None,'evicts':None,
+                               'run_id':None,'uptime_s':None,'durable':None,'restart':None}
             and d['nodes'][1]['state']=='held' and d['nodes'][1]['holder']=='${TOKEN: -32:8}' and d['nodes'][1]['label']=='${TOKEN%:*}'
             and 15000 < d['nodes'][1]['ttl_ms'] <= 20000
             and d['nodes'][1]['error'] is None"; then
@@ -1044,6 +1050,104 @@ else
   nok "tls: certificates and TLS nodes (openssl, redis-server with TLS)"
 fi
 
+# ---------------------------------------------------------------- restarts
+# A node that may have lost keys at a restart counts no grant until the
+# lock's ttl (--max-ttl if longer) has passed since then (redlock.h
+# section 4, Restarts). The nodes here keep no keys across restarts
+# (--volatile): what the rule is for. A client that first sees such a
+# node counts from its start as INFO's uptime_in_seconds tells it (the
+# library allows for its whole seconds): no grant before the ttl.
+
+# node_uptime PORT: the node's uptime_in_seconds
+node_uptime() { timeout 5 redis-cli -p "$1" INFO server | sed -n 's/^uptime_in_seconds:\([0-9]*\).*/\1/p'; }
+
+# Fresh servers: for one ttl after they start, no grant counts (the
+# documented cost): refused at once with 75, words naming each node, then
+# granted once they have been up for the ttl, never before.
+t0=$(now_ms)
+FRESH=$("$NODES_SH" start --volatile 3 "$T/fresh") || nok "restart: fresh nodes start"
+# (a ttl of 5s for the refusal: the machine may be slow to get there)
+rl -n "$FRESH" -t 5s --no-wait acquire fr
+named=0
+for p in $(cat "$T/fresh/ports"); do
+  grep -Eq "^redlock: node 127\.0\.0\.1:$p: up (less than 1s|[0-9]+s only), without keeping keys across restarts \(no appendonly with appendfsync always\) and may have lost keys then: its grants count 5\.000s \(the lock's ttl\) after that, in about " "$T/err" &&
+    named=$((named + 1))
+done
+[ "$RC" -eq 75 ] && [ ! -s "$T/out" ] && [ "$named" -ge 2 ] &&
+  grep -Eq "^redlock: 'fr' not acquired: [23] of 3 nodes restarted recently and may have lost keys, their grants do not count yet \(a quorum needs 2\)$" "$T/err" &&
+  ok "restart: fresh servers that keep no keys: acquire --no-wait gives 75, naming $named nodes, when their grants count" ||
+  nok "restart: fresh servers: 75 naming the nodes" "status $RC, $named nodes named"
+rl -n "$FRESH" -t 1s --max-ttl 30s --no-wait acquire fr
+[ "$RC" -eq 75 ] && grep -q "its grants count 30\.000s (--max-ttl) after that" "$T/err" &&
+  ok "restart: --max-ttl 30s longer than the ttl: the bound is 30s" || nok "restart: --max-ttl is the bound" "status $RC"
+rl -n "$FRESH" inspect --json fr
+json_ok "all(n['durable'] is False and n['restart']['why']=='uptime' and 0 <= n['restart']['ago_ms'] < 60000 and
+          len(n['run_id'])==40 and n['uptime_s'] < 60 for n in d['nodes'])" &&
+  ok "restart: inspect --json: fresh nodes are not durable, may have lost keys at their start" ||
+  nok "restart: inspect --json of fresh nodes" "$(head -c 400 "$T/out")"
+rl inspect --json fr
+json_ok "all(n['durable'] is True and n['restart'] is None and len(n['run_id'])==40 and n['uptime_s'] >= 0 for n in d['nodes'])" &&
+  ok "restart: inspect --json: durable nodes (appendonly, appendfsync always) may not have lost keys" ||
+  nok "restart: inspect --json of durable nodes" "$(head -c 400 "$T/out")"
+rl -n "$FRESH" inspect fr
+[ "$(grep -c '^restarts per node: not durable (up [0-9a-z ]*s, may have lost keys at its start); not durable (up [0-9a-z ]*s, may have lost keys at its start); not durable (up [0-9a-z ]*s, may have lost keys at its start)$' "$T/out")" = 1 ] &&
+  ok "restart: inspect's table says so per node" || nok "restart: inspect's restarts line" "$(tail -n 1 "$T/out")"
+rl -n "$FRESH" -t 2s -w 10s acquire fr; t1=$(now_ms)
+[ "$RC" -eq 0 ] && [ $((t1 - t0)) -ge 2000 ] &&
+  ok "restart: fresh servers grant once up for the ttl, not before ($((t1 - t0)) ms after their start began)" ||
+  nok "restart: fresh servers grant after the ttl" "status $RC after $((t1 - t0)) ms"
+"$NODES_SH" stop "$T/fresh"
+
+# The scenario of a restart under a holder: A holds NAME (ttl 3s, renewed)
+# on three nodes up longer than that; two of them are killed and restarted
+# empty. B at once: refused (75), never granted while A may count on
+# NAME; B waiting: granted, but only the ttl after the restart. A learns
+# the restart (a new run_id) and loses the lock (77); its COMMAND is gone
+# before B's runs.
+if [ -n "${RESTART_NODES:-}" ]; then
+  P1=$(sed -n 2p "$T/restart/ports"); P2=$(sed -n 3p "$T/restart/ports")
+  for _ in $(seq 1 60); do # bounded: they started with the tests above
+    up=1; for p in $(cat "$T/restart/ports"); do [ "$(node_uptime "$p")" -ge 5 ] 2>/dev/null || up=0; done
+    [ $up = 1 ] && break; sleep 0.1
+  done
+  f=$T/rs
+  "$BIN" -n "$RESTART_NODES" -v -t 3s run rs -- sh -c "echo up >'$f.up'; while :; do echo tick >>'$f.log'; sleep 0.05; done" \
+    >/dev/null 2>"$f.err" &
+  pa=$!
+  if wait_file "$f.up"; then
+    rl -n "$RESTART_NODES" inspect rs; held=$RC
+    t0=$(now_ms)
+    "$NODES_SH" restart --volatile "$T/restart" 1 && "$NODES_SH" restart --volatile "$T/restart" 2 || nok "restart: nodes restart"
+    rl -n "$RESTART_NODES" -t 3s --no-wait run rs -- sh -c "echo B-now >>'$f.log'"
+    # (the outcome is decided by the first two answers: one or both of the
+    # restarted nodes are named)
+    named=$(grep -Ec "^redlock: node 127\.0\.0\.1:($P1|$P2): up (less than 1s|[0-9]+s only), without keeping keys across restarts .* its grants count 3\.000s \(the lock's ttl\) after that" "$T/err")
+    [ "$held" -eq 0 ] && [ "$RC" -eq 75 ] && ! grep -q B-now "$f.log" && [ "$named" -ge 1 ] &&
+      grep -Eq "^redlock: 'rs' not acquired: $named of 3 nodes restarted recently and may have lost keys, their grants do not count yet(; 1 held by another token)? \(a quorum needs 2\)$" "$T/err" &&
+      ok "restart: 2 of 3 nodes restarted empty under a holder: B at once is refused (75), naming $named of them" ||
+      nok "restart: B at once is refused" "A held: $held (want 0); B: status $RC (want 75)"
+    rl -n "$RESTART_NODES" -v -t 3s -w 15s run rs -- sh -c "echo B-in >>'$f.log'; date +%s%3N"
+    tb=$(cat "$T/out")
+    [ "$RC" -eq 0 ] && [ -n "$tb" ] && [ $((tb - t0)) -ge 3000 ] &&
+      ok "restart: B waiting is granted after the bound since the restart, not before ($((tb - t0)) ms after it began)" ||
+      nok "restart: B granted after the ttl" "status $RC, B in $((${tb:-0} - t0)) ms after the restart began"
+    grep -q "^redlock: node 127.0.0.1:$P1: up .*, without keeping keys across restarts" "$T/err" &&
+      ok "restart: -v reports a node that may have lost keys when its connection opens" ||
+      nok "restart: -v reports the restarted node"
+    wait $pa; ra=$?
+    [ "$ra" -eq 77 ] && [ "$(sed -n '/B-in/,$p' "$f.log" | grep -c tick)" -eq 0 ] &&
+      grep -q "^redlock: node 127.0.0.1:$P1: restarted .* ago (a new run_id: another server process)" "$f.err" &&
+      ok "restart: A sees the new run_id and loses the lock (77); no tick of its COMMAND after B's entry" ||
+      nok "restart: A loses the lock, never beside B" "A status $ra (want 77), ticks after B: $(sed -n '/B-in/,$p' "$f.log" | grep -c tick)" \
+        "$(tr '\n' '|' <"$f.err" | head -c 400)"
+  else
+    nok "restart: A holds the lock"; kill "$pa" 2>/dev/null; wait "$pa" 2>/dev/null
+  fi
+  "$NODES_SH" stop "$T/restart"
+fi
+usage "--max-ttl does not apply to inspect" --max-ttl 10s inspect x
+usage "--max-ttl negative" -n 127.0.0.1:6379 --max-ttl -1s acquire x
+
 # valgrind: acquire, inspect, extend, release, run (0 errors, 0 leaks)
 if [ -n "$VALGRIND" ]; then
   # (--node-timeout 2s: valgrind is slow, and on a loaded machine its
@@ -1058,6 +1162,21 @@ if [ -n "$VALGRIND" ]; then
   if [ "$a$b$c$d$e$f" = "0000569" ]; then ok "valgrind: acquire, inspect, extend, release, run, unreachable: 0 errors, 0 leaks"
   else nok "valgrind" "statuses $a $b $c $d $e $f (99 = valgrind error)"; fi
 fi
+
+# A durable node (appendonly yes, appendfsync always: the tests' nodes)
+# killed and restarted keeps its keys, and counts at once for a client
+# that first sees it: its keys outlive the restart.
+rl acquire -t 20s dur; TOKEN=$(cat "$T/out")
+PORT2=$(sed -n 3p "$T/nodes/ports")
+if "$NODES_SH" restart "$T/nodes" 2; then
+  rl --no-wait acquire dur2; T2=$(cat "$T/out"); rc2=$RC
+  rl inspect --json dur
+  [ "$(timeout 5 redis-cli -p "$PORT2" GET dur)" = "$TOKEN" ] && [ "$rc2" -eq 0 ] &&
+    json_ok "d['nodes'][2]['durable'] is True and d['nodes'][2]['restart'] is None and d['nodes'][2]['uptime_s'] < 30 and d['held_on']==3" &&
+    ok "restart: a durable node killed and restarted keeps its keys and counts at once" ||
+    nok "restart: a durable node keeps its keys and counts at once" "acquire status $rc2, $(head -c 300 "$T/out")"
+  rl release dur "$TOKEN"; rl release dur2 "$T2"
+else nok "restart: a durable node restarts"; fi
 
 echo "# tool tests: $PASS passed, $FAIL failed"
 [ $FAIL -eq 0 ]

@@ -1,0 +1,110 @@
+/* adapters/redlock_sentinel.h - what a transport needs to find and keep a
+   Sentinel-managed group's primary: the question to the sentinels
+   (SENTINEL get-master-addr-by-name), their answer, the check that a
+   server is a primary (ROLE), and the error replies that mean it is not
+   (any more): READONLY, LOADING, MASTERDOWN. Sans-I/O: no socket, no
+   clock.
+
+       const char *argv[3]; size_t len[3];
+       redlock_sentinel_ask_argv("mymaster", argv, len);    // to a sentinel
+       ... its reply r ...
+       char host[REDLOCK_SENTINEL_MAX_HOST + 1]; int port;
+       if (redlock_sentinel_primary_addr(&r, host, sizeof host, &port) == 0)
+           ... connect to host:port, send ROLE first ...
+       if (redlock_sentinel_role(&role_reply) != REDLOCK_SENTINEL_PRIMARY)
+           ... not the primary (a failover is under way): ask again ...
+
+   A node never votes through a replica: a replica's keys are copies that
+   may lag, and it refuses writes. The adapters ask the sentinels on every
+   (re)connection, so a failover is followed at the next connection; a new
+   primary is a server that may lack the latest keys (redlock.h section 4,
+   Restarts: redlock_node_failed_over).
+
+   THREADS: no state of its own. */
+#ifndef REDLOCK_SENTINEL_H
+#define REDLOCK_SENTINEL_H
+
+#include "../redlock.h"
+
+#include <string.h>
+
+#define REDLOCK_SENTINEL_MAX_HOST 255
+
+enum { REDLOCK_SENTINEL_OTHER = 0, REDLOCK_SENTINEL_PRIMARY = 1 };
+
+/* SENTINEL get-master-addr-by-name MASTER into argv/len; returns argc (3). */
+static inline int redlock_sentinel_ask_argv(const char *master, const char *argv[3], size_t len[3]);
+/* A sentinel's answer: 0 and host (NUL-terminated) / *port; 1 when it
+   does not know the group (nil); -1 when malformed (or the host does not
+   fit cap, or is not a host name). */
+static inline int redlock_sentinel_primary_addr(const redlock_reply *r, char *host, size_t cap, int *port);
+/* ROLE's answer: REDLOCK_SENTINEL_PRIMARY ("master"), REDLOCK_SENTINEL_OTHER
+   (a replica, a sentinel), or -1 (malformed, or an error: ROLE refused). */
+static inline int redlock_sentinel_role(const redlock_reply *r);
+/* 1 when an error reply says the server is not the primary now:
+   READONLY (a replica), LOADING (a restart reading its data), MASTERDOWN
+   (a replica that lost its primary). */
+static inline int redlock_sentinel_not_primary(const char *err, size_t len);
+
+/* ---- implementation ---- */
+
+static inline int redlock_sentinel_ask_argv(const char *master, const char *argv[3], size_t len[3])
+{
+    argv[0] = "SENTINEL";
+    len[0] = 8;
+    argv[1] = "get-master-addr-by-name";
+    len[1] = 23;
+    argv[2] = master ? master : "";
+    len[2] = strlen(argv[2]);
+    return 3;
+}
+
+static inline int redlock_sentinel_primary_addr(const redlock_reply *r, char *host, size_t cap, int *port)
+{
+    const redlock_reply *h, *p;
+    size_t i;
+    long v = 0;
+    if (!r || !host || !port || cap == 0) return -1;
+    host[0] = 0;
+    if (r->type == REDLOCK_REPLY_NIL) return 1;
+    if (r->type != REDLOCK_REPLY_ARRAY || r->elements != 2) return -1;
+    h = &r->element[0];
+    p = &r->element[1];
+    if (h->type != REDLOCK_REPLY_STRING || p->type != REDLOCK_REPLY_STRING || h->len == 0 || h->len >= cap ||
+        h->len > REDLOCK_SENTINEL_MAX_HOST || p->len == 0 || p->len > 5)
+        return -1;
+    for (i = 0; i < h->len; i++) {
+        unsigned char c = (unsigned char)h->str[i];
+        if (c <= ' ' || c == 127 || c == '@' || c == '/' || c == ',' || c == '[' || c == ']') return -1;
+    }
+    for (i = 0; i < p->len; i++) {
+        if (p->str[i] < '0' || p->str[i] > '9') return -1;
+        v = v * 10 + (p->str[i] - '0');
+    }
+    if (v < 1 || v > 65535) return -1;
+    memcpy(host, h->str, h->len);
+    host[h->len] = 0;
+    *port = (int)v;
+    return 0;
+}
+
+static inline int redlock_sentinel_role(const redlock_reply *r)
+{
+    const redlock_reply *k;
+    if (!r || r->type != REDLOCK_REPLY_ARRAY || r->elements < 1) return -1;
+    k = &r->element[0];
+    if (k->type != REDLOCK_REPLY_STRING && k->type != REDLOCK_REPLY_STATUS) return -1;
+    if (k->len == 6 && memcmp(k->str, "master", 6) == 0) return REDLOCK_SENTINEL_PRIMARY;
+    if ((k->len == 5 && memcmp(k->str, "slave", 5) == 0) || (k->len == 7 && memcmp(k->str, "replica", 7) == 0) ||
+        (k->len == 8 && memcmp(k->str, "sentinel", 8) == 0))
+        return REDLOCK_SENTINEL_OTHER;
+    return -1;
+}
+
+static inline int redlock_sentinel_not_primary(const char *err, size_t len)
+{
+    return err && ((len >= 8 && memcmp(err, "READONLY", 8) == 0) || (len >= 7 && memcmp(err, "LOADING", 7) == 0) ||
+                   (len >= 10 && memcmp(err, "MASTERDOWN", 10) == 0));
+}
+
+#endif /* REDLOCK_SENTINEL_H */

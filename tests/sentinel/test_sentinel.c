@@ -1,0 +1,117 @@
+/* test_sentinel.c - adapters/redlock_sentinel.h on its own: the question
+   to the sentinels, their answers (an address, "unknown group", hostile
+   ones), ROLE's answer and the errors that mean "not the primary". */
+#include "adapters/redlock_sentinel.h"
+#include "check.h"
+
+static redlock_reply bulk(const char *s)
+{
+    redlock_reply r;
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_STRING;
+    r.str = s;
+    r.len = strlen(s);
+    return r;
+}
+
+static redlock_reply array(redlock_reply *e, size_t n)
+{
+    redlock_reply r;
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_ARRAY;
+    r.element = e;
+    r.elements = n;
+    return r;
+}
+
+static int addr_of(const char *h, const char *p, char *host, size_t cap, int *port)
+{
+    redlock_reply e[2], r;
+    e[0] = bulk(h);
+    e[1] = bulk(p);
+    r = array(e, 2);
+    return redlock_sentinel_primary_addr(&r, host, cap, port);
+}
+
+/* Proves: the question names the group; an answer gives host and port,
+   nil says the group is unknown; anything else (wrong shape, a port out
+   of range or not a number, a host that is no host name or does not fit)
+   is malformed and leaves the host empty. */
+static void test_primary_addr(void)
+{
+    const char *argv[3];
+    size_t len[3];
+    char host[64];
+    int port = 0;
+    redlock_reply nil, one[1], r;
+    CHECK_EQ(redlock_sentinel_ask_argv("my master", argv, len), 3);
+    CHECK(len[0] == 8 && memcmp(argv[0], "SENTINEL", 8) == 0);
+    CHECK(len[1] == 23 && memcmp(argv[1], "get-master-addr-by-name", 23) == 0);
+    CHECK(len[2] == 9 && memcmp(argv[2], "my master", 9) == 0);
+    CHECK_EQ(addr_of("127.0.0.1", "6380", host, sizeof host, &port), 0);
+    CHECK_STR(host, "127.0.0.1");
+    CHECK_EQ(port, 6380);
+    CHECK_EQ(addr_of("::1", "1", host, sizeof host, &port), 0);
+    CHECK_STR(host, "::1");
+    CHECK_EQ(addr_of("h", "0", host, sizeof host, &port), -1);
+    CHECK_STR(host, "");
+    CHECK_EQ(addr_of("h", "65536", host, sizeof host, &port), -1);
+    CHECK_EQ(addr_of("h", "6x", host, sizeof host, &port), -1);
+    CHECK_EQ(addr_of("h", "", host, sizeof host, &port), -1);
+    CHECK_EQ(addr_of("", "1", host, sizeof host, &port), -1);
+    CHECK_EQ(addr_of("a b", "1", host, sizeof host, &port), -1);
+    CHECK_EQ(addr_of("a/b", "1", host, sizeof host, &port), -1);
+    CHECK_EQ(addr_of("0123456789", "1", host, 10, &port), -1); /* does not fit with its NUL */
+    CHECK_EQ(addr_of("012345678", "1", host, 10, &port), 0);
+    memset(&nil, 0, sizeof nil);
+    nil.type = REDLOCK_REPLY_NIL;
+    CHECK_EQ(redlock_sentinel_primary_addr(&nil, host, sizeof host, &port), 1);
+    one[0] = bulk("h");
+    r = array(one, 1);
+    CHECK_EQ(redlock_sentinel_primary_addr(&r, host, sizeof host, &port), -1);
+    r = bulk("h:1");
+    CHECK_EQ(redlock_sentinel_primary_addr(&r, host, sizeof host, &port), -1);
+    r.type = REDLOCK_REPLY_ERROR; /* e.g. -NOAUTH, or a server that is no sentinel */
+    CHECK_EQ(redlock_sentinel_primary_addr(&r, host, sizeof host, &port), -1);
+    CHECK_EQ(redlock_sentinel_primary_addr(NULL, host, sizeof host, &port), -1);
+    CHECK_EQ(redlock_sentinel_primary_addr(&nil, host, 0, &port), -1);
+}
+
+/* Proves: ROLE says primary only for "master"; a replica (old and new
+   words) or a sentinel is another role; errors and odd shapes are -1;
+   READONLY, LOADING and MASTERDOWN mean "not the primary now". */
+static void test_role(void)
+{
+    redlock_reply e[3], r;
+    e[0] = bulk("master");
+    memset(&e[1], 0, sizeof e[1]);
+    e[1].type = REDLOCK_REPLY_INTEGER;
+    r = array(e, 3);
+    CHECK_EQ(redlock_sentinel_role(&r), REDLOCK_SENTINEL_PRIMARY);
+    e[0] = bulk("slave");
+    CHECK_EQ(redlock_sentinel_role(&r), REDLOCK_SENTINEL_OTHER);
+    e[0] = bulk("replica");
+    CHECK_EQ(redlock_sentinel_role(&r), REDLOCK_SENTINEL_OTHER);
+    e[0] = bulk("sentinel");
+    CHECK_EQ(redlock_sentinel_role(&r), REDLOCK_SENTINEL_OTHER);
+    e[0] = bulk("masterx");
+    CHECK_EQ(redlock_sentinel_role(&r), -1);
+    r = array(e, 0);
+    CHECK_EQ(redlock_sentinel_role(&r), -1);
+    r = bulk("master");
+    CHECK_EQ(redlock_sentinel_role(&r), -1);
+    CHECK_EQ(redlock_sentinel_role(NULL), -1);
+    CHECK(redlock_sentinel_not_primary("READONLY You can't write against a read only replica.", 54));
+    CHECK(redlock_sentinel_not_primary("LOADING Redis is loading the dataset in memory", 46));
+    CHECK(redlock_sentinel_not_primary("MASTERDOWN Link with MASTER is down", 35));
+    CHECK(!redlock_sentinel_not_primary("ERR READONLY", 12));
+    CHECK(!redlock_sentinel_not_primary("READ", 4));
+    CHECK(!redlock_sentinel_not_primary(NULL, 8));
+}
+
+int main(void)
+{
+    RUN(test_primary_addr);
+    RUN(test_role);
+    return CHECK_EXIT();
+}
