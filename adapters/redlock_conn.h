@@ -220,23 +220,9 @@ static inline int redlock__conn_preamble_queue(const char *user, const char *pas
    CONFIG's answer). Per node, in the driver's node state. */
 typedef struct redlock__conn_health {
     char policy[24];        /* maxmemory_policy the last INFO named ("" none yet) */
-    redlock_node_life life; /* this connection's INFO: run_id, uptime (durable: with CONFIG's) */
-    int life_known;         /* INFO named either: the core is told with CONFIG's answer */
-    int aof;                /* INFO said aof_enabled:1 */
+    redlock_node_life life; /* this connection's INFO: run_id, uptime, aof (durable: with CONFIG's) */
+    int life_known;         /* INFO named run_id or uptime: the core is told with CONFIG's answer */
 } redlock__conn_health;
-
-/* Is INFO line `name` (at a line's start) "name:1"? */
-static inline int redlock__conn_info_one(const char *s, size_t len, const char *name)
-{
-    size_t n = strlen(name), i = 0;
-    while (i + n + 2 <= len) {
-        if (memcmp(s + i, name, n) == 0 && s[i + n] == ':')
-            return s[i + n + 1] == '1' && (i + n + 2 == len || s[i + n + 2] == '\r' || s[i + n + 2] == '\n');
-        while (i < len && s[i] != '\n') i++; /* the next line */
-        i++;
-    }
-    return 0;
-}
 
 /* INFO's answer (a bulk string str/len, or NULL): what node may evict,
    told to the core before the replies of the commands behind it, its
@@ -250,7 +236,6 @@ static inline void redlock__conn_info_answer(redlock_client *client, int node, r
     char name[24];
     int evicts;
     h->life_known = str && redlock_info_life(str, len, &h->life) == 0;
-    h->aof = str && redlock__conn_info_one(str, len, "aof_enabled");
     if (!str) return;
     evicts = redlock_info_evicts(str, len, name, sizeof name);
     if (evicts < 0) return;
@@ -270,7 +255,7 @@ static inline void redlock__conn_config_answer(redlock_client *client, int node,
 {
     if (!h->life_known) return;
     h->life_known = 0;
-    h->life.durable = h->aof && str && len == 6 && memcmp(str, "always", 6) == 0;
+    h->life.durable = h->life.aof && str && len == 6 && memcmp(str, "always", 6) == 0;
     redlock_node_set_life(client, node, &h->life);
 }
 

@@ -584,21 +584,6 @@ static void test_core_info_life(void)
     CHECK_EQ(why, REDLOCK_RESTART_NONE);
 }
 
-/* The layer's reading of INFO's aof_enabled (redlock_conn.h): "1" only,
-   at a line's start, the whole value. */
-static void test_info_aof(void)
-{
-    static const char *yes[] = { "aof_enabled:1", "aof_enabled:1\r\n", "# Persistence\r\naof_enabled:1\r\nx:0\r\n",
-                                 "aof_enabled:1\n" };
-    static const char *no[] = { "", "aof_enabled:0\r\n", "aof_enabled:10\r\n", "xaof_enabled:1\r\n", "aof_enabled:",
-                                "aof_enabled\r\n", "aof_enabled_x:1\r\n", "# aof_enabled:1\r\n" };
-    size_t k;
-    for (k = 0; k < sizeof yes / sizeof *yes; k++)
-        CHECK_EQ(redlock__conn_info_one(yes[k], strlen(yes[k]), "aof_enabled"), 1);
-    for (k = 0; k < sizeof no / sizeof *no; k++)
-        CHECK_EQ(redlock__conn_info_one(no[k], strlen(no[k]), "aof_enabled"), 0);
-}
-
 static void test_core_refused(void)
 {
     hostile h[2];
@@ -1449,7 +1434,6 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     alarm(100);
     RUN(test_sub_answer);
-    RUN(test_info_aof);
     RUN(test_malformed_reply);
     RUN(test_bad_line_ending);
     RUN(test_bad_integer);
