@@ -296,6 +296,7 @@
 #include "redlock_nodes.h"
 #include "redlock_notify.h"
 #include "redlock_conn.h"
+#include "redlock_sentinel.h"
 
 #ifndef REDLOCK_SOCKET_API
 #ifdef REDLOCK_SOCKET_STATIC
@@ -691,6 +692,16 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
+/* A Sentinel group's sentinels (redlock_sentinel.h): asked which server
+   is the primary at each connection, from the one that answered last. */
+struct redlock__sock_sentinels {
+    char *group, *user, *pass;
+    char *host[REDLOCK_NODES_MAX_SEEDS];
+    int port[REDLOCK_NODES_MAX_SEEDS];
+    int count, next;
+    int named; /* host/port are a primary some sentinel named (a new answer: a failover) */
+};
+
 struct redlock__sock_node {
     int index, fd;
     redlock__conn_life life; /* state (DOWN / CONNECTING / HANDSHAKE / UP), status, the server's words, and a
@@ -698,6 +709,7 @@ struct redlock__sock_node {
     unsigned gen;
     char *host, *unix_path, *user, *pass;
     int port, db;
+    struct redlock__sock_sentinels *sentinels; /* a Sentinel group's; NULL: a single server */
     struct sockaddr_storage addr[REDLOCK__SOCK_MAX_ADDR];
     socklen_t addrlen[REDLOCK__SOCK_MAX_ADDR];
     int naddr, cur;
@@ -1247,15 +1259,139 @@ static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const cha
     return redlock__sock_queue((struct redlock__sock_node *)ctx, argc, argv, len, 0, kind);
 }
 
-/* Queues the preamble (redlock_conn.h): AUTH, SELECT, and INFO and
-   CONFIG for the core's node health (not on a subscriber, nor in raw
-   mode). */
+/* Queues the preamble (redlock_conn.h): AUTH, SELECT, ROLE (a Sentinel
+   group's server must be its primary), and INFO and CONFIG for the core's
+   node health (not on a subscriber, nor in raw mode). */
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
     if (nd->sub) /* a subscriber's own: AUTH, then every key (redlock_conn.h) */
         return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_queue_preamble, nd);
-    return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, info, redlock__sock_queue_preamble, nd);
+    return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, nd->sentinels != NULL, info,
+                                        redlock__sock_queue_preamble, nd);
+}
+
+/* ---- a Sentinel group: which server is its primary ---- */
+
+static int redlock__sock_probe_wait(int fd, short events, int64_t until);
+static int redlock__sock_probe_open(const redlock_node *node, int64_t until, char *words, size_t cap);
+
+/* Asks sentinel `at` of g which server is the primary: blocking, bounded
+   by connect_timeout_ms (as the name lookup before a connection is). 0
+   and host/port, or -1 with words. */
+static int redlock__sock_sentinel_query(redlock_socket *s, const struct redlock__sock_sentinels *g, int at, char *host,
+                                        size_t hcap, int *port, char *words, size_t cap)
+{
+    redlock_node sn;
+    redlock_resp_parser p;
+    const char *av[3], *qv[3];
+    size_t al[3], ql[3], na, nq, off = 0;
+    int64_t until = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
+    int ac = redlock__conn_auth_argv(g->user, g->pass, av, al), fd, rc = -1, auth = ac > 0;
+    char *buf, in[4096];
+    memset(&sn, 0, sizeof sn);
+    sn.host = g->host[at];
+    sn.port = g->port[at];
+    redlock_sentinel_ask_argv(g->group, qv, ql);
+    na = ac ? redlock_resp_encode(NULL, 0, ac, av, al) : 0;
+    nq = redlock_resp_encode(NULL, 0, 3, qv, ql);
+    if (!(buf = (char *)malloc(na + nq))) return snprintf(words, cap, "out of memory"), -1;
+    if (ac) redlock_resp_encode(buf, na, ac, av, al);
+    redlock_resp_encode(buf + na, nq, 3, qv, ql);
+    if ((fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) {
+        memset(buf, 0, na + nq); /* a password */
+        free(buf);
+        return -1;
+    }
+    while (off < na + nq) {
+        ssize_t w = send(fd, buf + off, na + nq - off, REDLOCK__SOCK_NOSIGNAL);
+        if (w > 0) off += (size_t)w;
+        else if (!(w < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+                                                 redlock__sock_probe_wait(fd, POLLOUT, until) > 0))))
+            break;
+    }
+    memset(buf, 0, na + nq);
+    free(buf);
+    redlock_resp_parser_init(&p);
+    while (off == na + nq) {
+        const redlock_reply *r;
+        ssize_t got;
+        int k = redlock_resp_next(&p, &r);
+        if (k < 0) {
+            snprintf(words, cap, "answered what is not RESP");
+            break;
+        }
+        if (k > 0 && auth) { /* AUTH's answer */
+            if (r->type != REDLOCK_REPLY_STATUS) {
+                char said[64];
+                redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? r->len : 0);
+                snprintf(words, cap, "refused the login (%s)", said);
+                break;
+            }
+            auth = 0;
+            continue;
+        }
+        if (k > 0) {
+            k = redlock_sentinel_primary_addr(r, host, hcap, port);
+            if (k == 0) rc = 0;
+            else if (k == 1) snprintf(words, cap, "does not know the group '%s'", g->group);
+            else if (r->type == REDLOCK_REPLY_ERROR) {
+                char said[64];
+                redlock__conn_printable(said, sizeof said, r->str, r->len);
+                snprintf(words, cap, "refused (%s)", said);
+            } else snprintf(words, cap, "answered no address");
+            break;
+        }
+        if (redlock__sock_probe_wait(fd, POLLIN, until) <= 0) {
+            snprintf(words, cap, "timed out");
+            break;
+        }
+        do got = recv(fd, in, sizeof in, 0);
+        while (got < 0 && errno == EINTR);
+        if (got <= 0 || redlock_resp_feed(&p, in, (size_t)got) != 0) {
+            snprintf(words, cap, got <= 0 ? "closed the connection" : "answered what is not RESP");
+            break;
+        }
+    }
+    if (off != na + nq) snprintf(words, cap, "cannot write to it");
+    redlock_resp_parser_free(&p);
+    close(fd);
+    return rc;
+}
+
+/* The primary of nd's group, as its sentinels name it (one after the
+   other, from the one that answered last): nd->host/port set, 0; or
+   CONNECT with why. A primary other than the one named before is a
+   failover: the node may have lost keys (redlock.h section 4, Restarts). */
+static int redlock__sock_ask_sentinels(redlock_socket *s, struct redlock__sock_node *nd, char *why)
+{
+    struct redlock__sock_sentinels *g = nd->sentinels;
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], words[REDLOCK__SOCK_CONNECT_WORDS];
+    int k, port = 0;
+    for (k = 0; k < g->count; k++) {
+        int at = (g->next + k) % g->count;
+        char *copy;
+        if (redlock__sock_sentinel_query(s, g, at, host, sizeof host, &port, words, sizeof words) != 0) {
+            snprintf(why, REDLOCK__SOCK_CONNECT_WORDS, "sentinel %.30s:%d %.50s", g->host[at], g->port[at], words);
+            continue;
+        }
+        g->next = at;
+        if (g->named && nd->port == port && strcmp(nd->host, host) == 0) return 0;
+        if (!(copy = redlock__sock_strdup(host))) return REDLOCK_ERR_NOMEM;
+#ifndef REDLOCK_SOCKET_NO_CORE
+        if (g->named && !nd->sub && s->_core) { /* the primary moved: a failover */
+            s->_in_cb++; /* the core's event hook may run */
+            redlock_node_failed_over(&s->_client, nd->index);
+            s->_in_cb--;
+        }
+#endif
+        free(nd->host);
+        nd->host = copy;
+        nd->port = port;
+        g->named = 1;
+        return 0;
+    }
+    return REDLOCK_ERR_CONNECT;
 }
 
 /* Opens the connection and queues the preamble in front of everything. */
@@ -1268,7 +1404,8 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     nd->life.words[0] = 0; /* the last failure's words go with its connection; the status stays */
     nd->life.server[0] = 0;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
-    rc = redlock__sock_resolve(nd, why);
+    rc = nd->sentinels ? redlock__sock_ask_sentinels(s, nd, why) : 0;
+    if (rc == 0) rc = redlock__sock_resolve(nd, why);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd, why);
     if (rc == 0) rc = redlock__sock_preamble(s, nd);
     if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
@@ -1511,6 +1648,17 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             nd->life.status = 0;
             continue;
         }
+        if (req.kind == REDLOCK__CONN_ROLE) {
+            int role = redlock_sentinel_role(r);
+            if (role != REDLOCK_SENTINEL_PRIMARY) { /* a failover under way: ask the sentinels again */
+                char why[160];
+                snprintf(why, sizeof why, "%.24s:%d is not the primary of '%.16s' (%s): asking the sentinels again", nd->host,
+                         nd->port, nd->sentinels->group, role < 0 ? "ROLE refused" : "a replica");
+                redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, why);
+                return;
+            }
+            continue;
+        }
 #ifndef REDLOCK_SOCKET_NO_CORE
         if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) {
             redlock__sock_info(s, nd, req.kind, r);
@@ -1519,6 +1667,11 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
 #endif
         redlock__sock_deliver_reply(s, nd, req.tag, r);
         if (nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
+        if (nd->sentinels && r->type == REDLOCK_REPLY_ERROR && redlock_sentinel_not_primary(r->str, r->len)) {
+            /* no longer (or not yet) the primary: the next connection asks the sentinels */
+            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT, "the server is no longer the group's primary");
+            return;
+        }
     }
 }
 
@@ -2013,13 +2166,45 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         redlock_tls t;
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
-        if (c->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID; /* single servers only */
+        /* single servers and Sentinel groups (not over TLS yet: the sentinels are asked in plain text) */
+        if (c->kind == REDLOCK_NODE_CLUSTER || (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master))) return REDLOCK_ERR_INVALID;
         if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */
 #endif
     }
     return 0;
+}
+
+/* nd's copy of a Sentinel group's sentinels and logins; nonzero when
+   out of memory (deinit frees what was made). */
+static int redlock__sock_sentinels_init(struct redlock__sock_node *nd, const redlock_socket_node *c)
+{
+    struct redlock__sock_sentinels *g = (struct redlock__sock_sentinels *)calloc(1, sizeof *g);
+    int k, bad = 0;
+    if (!(nd->sentinels = g)) return 1;
+    bad |= !(g->group = redlock__sock_strdup(c->master));
+    if (c->sentinel_password) bad |= !(g->pass = redlock__sock_strdup(c->sentinel_password));
+    if (c->sentinel_username) bad |= !(g->user = redlock__sock_strdup(c->sentinel_username));
+    for (k = 0; k <= c->seed_count && k < REDLOCK_NODES_MAX_SEEDS; k++) {
+        const char *h = k ? c->seed[k - 1].host : c->host;
+        int port = k ? c->seed[k - 1].port : c->port;
+        bad |= !(g->host[k] = redlock__sock_strdup(h && h[0] ? h : "127.0.0.1"));
+        g->port[k] = port ? port : 26379;
+        g->count = k + 1;
+    }
+    return bad;
+}
+
+static void redlock__sock_sentinels_free(struct redlock__sock_sentinels *g)
+{
+    int k;
+    if (!g) return;
+    for (k = 0; k < g->count; k++) free(g->host[k]);
+    free(g->group);
+    redlock__sock_wipe_free(g->user);
+    redlock__sock_wipe_free(g->pass);
+    free(g);
 }
 
 /* Connection i: node i % node_count's command connection, then its
@@ -2040,6 +2225,7 @@ static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_confi
     bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
     if (pass && pass[0]) bad |= !(nd->pass = redlock__sock_strdup(pass)); /* "": no AUTH */
     if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
+    if (c->kind == REDLOCK_NODE_SENTINEL) bad |= redlock__sock_sentinels_init(nd, c);
     redlock_resp_parser_init(&nd->parser);
     bad = bad ? REDLOCK_ERR_NOMEM : 0;
 #ifdef REDLOCK_SOCKET_TLS
@@ -2142,6 +2328,7 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
         free(nd->unix_path);
         redlock__sock_wipe_free(nd->user);
         redlock__sock_wipe_free(nd->pass);
+        redlock__sock_sentinels_free(nd->sentinels);
     }
     free(s->_nodes);
     s->_nodes = NULL;
