@@ -290,7 +290,9 @@
    seen), when its server started less than the bound ago and does not
    keep keys across restarts (appendonly yes with appendfsync always
    does; from the start), and when its group failed over
-   (redlock_node_failed_over; from the moment it is seen). Such an event
+   (redlock_node_failed_over: from the moment a new primary is seen, or
+   from the failover the sentinels report to a client that first sees
+   the group). Such an event
    is reported (REDLOCK_EV_NODE_RESTARTED), and a vote it discounts fails
    with REDLOCK_ERR_RESTARTED: an acquire with too few other nodes fails
    with RESTARTED until the bound has passed (the client's clock counts
@@ -1665,10 +1667,11 @@ REDLOCK_API int redlock_info_evicts(const char *info, size_t len, char *policy, 
    RESTARTED). A later such time is reported with REDLOCK_EV_NODE_RESTARTED.
    Returns OK, INVALID (node out of range, life NULL) or DETACHED. */
 REDLOCK_API int redlock_node_set_life(redlock_client *client, int node, const redlock_node_life *life);
-/* The node's group failed over to another primary (a Sentinel's
-   +switch-master, or a new address from the sentinels): it may have lost
-   keys now. Returns OK, INVALID or DETACHED. */
-REDLOCK_API int redlock_node_failed_over(redlock_client *client, int node);
+/* The node's group failed over to another primary ago_ms ago (0: now; a
+   new address from the sentinels, or what they say of the last
+   failover): it may have lost keys then. Returns OK, INVALID (node out of
+   range, ago_ms < 0) or DETACHED. */
+REDLOCK_API int redlock_node_failed_over(redlock_client *client, int node, int64_t ago_ms);
 /* How long after a node may have lost keys its grants count again for
    this lock, in µs: the larger of its ttl and cfg.max_ttl_ms, plus the
    drift allowance; 0 for a lock not initialised. */
@@ -5046,12 +5049,13 @@ REDLOCK_API int redlock_node_set_life(redlock_client *c, int node, const redlock
     return REDLOCK_OK;
 }
 
-REDLOCK_API int redlock_node_failed_over(redlock_client *c, int node) {
+REDLOCK_API int redlock_node_failed_over(redlock_client *c, int node, int64_t ago_ms) {
     int64_t now;
     if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
-    if (node < 0 || node >= c->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    if (node < 0 || node >= c->_cfg.node_count || ago_ms < 0) return REDLOCK_ERR_INVALID;
     now = c->_cb.now_us(c->_user);
-    redlock__restarted(c, node, now, REDLOCK_RESTART_FAILOVER, now);
+    if (ago_ms > REDLOCK__MAX_MS) ago_ms = REDLOCK__MAX_MS;
+    redlock__restarted(c, node, now - ago_ms * 1000, REDLOCK_RESTART_FAILOVER, now);
     c->_run_id[node] = 0; /* the new primary's first INFO is a first sight */
     return REDLOCK_OK;
 }

@@ -38,6 +38,14 @@ static inline int redlock_sentinel_ask_argv(const char *master, const char *argv
    does not know the group (nil); -1 when malformed (or the host does not
    fit cap, or is not a host name). */
 static inline int redlock_sentinel_primary_addr(const redlock_reply *r, char *host, size_t cap, int *port);
+/* SENTINEL MASTER MASTER into argv/len; returns argc (3). */
+static inline int redlock_sentinel_master_argv(const char *master, const char *argv[3], size_t len[3]);
+/* A sentinel's SENTINEL MASTER answer (field, value, ...): 1 when the
+   group has failed over since the sentinel knows it (config-epoch > 0),
+   with *ago_ms the time since the sentinel saw the current primary take
+   that role (role-reported-time); 0 when it never failed over; -1 when
+   malformed or refused. */
+static inline int redlock_sentinel_last_failover(const redlock_reply *r, int64_t *ago_ms);
 /* ROLE's answer: REDLOCK_SENTINEL_PRIMARY ("master"), REDLOCK_SENTINEL_OTHER
    (a replica, a sentinel), or -1 (malformed, or an error: ROLE refused). */
 static inline int redlock_sentinel_role(const redlock_reply *r);
@@ -57,6 +65,45 @@ static inline int redlock_sentinel_ask_argv(const char *master, const char *argv
     argv[2] = master ? master : "";
     len[2] = strlen(argv[2]);
     return 3;
+}
+
+static inline int redlock_sentinel_master_argv(const char *master, const char *argv[3], size_t len[3])
+{
+    argv[0] = "SENTINEL";
+    len[0] = 8;
+    argv[1] = "MASTER";
+    len[1] = 6;
+    argv[2] = master ? master : "";
+    len[2] = strlen(argv[2]);
+    return 3;
+}
+
+/* A decimal field's value (a bulk string of digits, at most 18): 0 and *v, or -1. */
+static inline int redlock__sentinel_num(const redlock_reply *r, int64_t *v)
+{
+    size_t i;
+    if (r->type != REDLOCK_REPLY_STRING || r->len == 0 || r->len > 18) return -1;
+    for (*v = 0, i = 0; i < r->len; i++) {
+        if (r->str[i] < '0' || r->str[i] > '9') return -1;
+        *v = *v * 10 + (r->str[i] - '0');
+    }
+    return 0;
+}
+
+static inline int redlock_sentinel_last_failover(const redlock_reply *r, int64_t *ago_ms)
+{
+    int64_t epoch = -1, ago = -1;
+    size_t i;
+    if (!r || !ago_ms || r->type != REDLOCK_REPLY_ARRAY || r->elements % 2) return -1;
+    for (i = 0; i < r->elements; i += 2) {
+        const redlock_reply *k = &r->element[i], *v = &r->element[i + 1];
+        if (k->type != REDLOCK_REPLY_STRING) return -1;
+        if (k->len == 12 && memcmp(k->str, "config-epoch", 12) == 0 && redlock__sentinel_num(v, &epoch) != 0) return -1;
+        if (k->len == 18 && memcmp(k->str, "role-reported-time", 18) == 0 && redlock__sentinel_num(v, &ago) != 0) return -1;
+    }
+    if (epoch < 0 || ago < 0) return -1;
+    *ago_ms = ago;
+    return epoch > 0;
 }
 
 static inline int redlock_sentinel_primary_addr(const redlock_reply *r, char *host, size_t cap, int *port)

@@ -109,9 +109,50 @@ static void test_role(void)
     CHECK(!redlock_sentinel_not_primary(NULL, 8));
 }
 
+/* SENTINEL MASTER's answer with these config-epoch and role-reported-time. */
+static int failover_of(const char *epoch, const char *rrt, int64_t *ago)
+{
+    redlock_reply e[8], r;
+    e[0] = bulk("name"), e[1] = bulk("g");
+    e[2] = bulk("role-reported-time"), e[3] = bulk(rrt);
+    e[4] = bulk("config-epoch"), e[5] = bulk(epoch);
+    e[6] = bulk("flags"), e[7] = bulk("master");
+    r = array(e, 8);
+    return redlock_sentinel_last_failover(&r, ago);
+}
+
+/* Proves: SENTINEL MASTER tells whether and how long ago the group failed
+   over (config-epoch > 0: role-reported-time); a group never failed over
+   is 0; missing or odd fields are -1. */
+static void test_last_failover(void)
+{
+    const char *argv[3];
+    size_t len[3];
+    int64_t ago = -5;
+    redlock_reply e[2], r;
+    CHECK_EQ(redlock_sentinel_master_argv("g", argv, len), 3);
+    CHECK(len[1] == 6 && memcmp(argv[1], "MASTER", 6) == 0);
+    CHECK_EQ(failover_of("2", "1119", &ago), 1);
+    CHECK_EQ(ago, 1119);
+    CHECK_EQ(failover_of("0", "6", &ago), 0);
+    CHECK_EQ(failover_of("x", "6", &ago), -1);
+    CHECK_EQ(failover_of("1", "", &ago), -1);
+    CHECK_EQ(failover_of("1", "1234567890123456789", &ago), -1);
+    e[0] = bulk("config-epoch"), e[1] = bulk("1");
+    r = array(e, 2);
+    CHECK_EQ(redlock_sentinel_last_failover(&r, &ago), -1); /* no role-reported-time */
+    r = array(e, 1);
+    CHECK_EQ(redlock_sentinel_last_failover(&r, &ago), -1);
+    r = bulk("ERR No such master with that name");
+    r.type = REDLOCK_REPLY_ERROR;
+    CHECK_EQ(redlock_sentinel_last_failover(&r, &ago), -1);
+    CHECK_EQ(redlock_sentinel_last_failover(NULL, &ago), -1);
+}
+
 int main(void)
 {
     RUN(test_primary_addr);
+    RUN(test_last_failover);
     RUN(test_role);
     return CHECK_EXIT();
 }

@@ -90,8 +90,11 @@ static void test_restart_node_state(void) {
     tell_life(2, "", 3, 0); /* no run_id: each connection dates it by uptime */
     CHECK_EQ(redlock_node_restarted_at(&C, 2, NULL), T.now - 2000000);
     T.now += 1000000;
-    CHECK_EQ(redlock_node_failed_over(&C, 1), REDLOCK_OK);
+    CHECK_EQ(redlock_node_failed_over(&C, 1, 0), REDLOCK_OK);
     CHECK_EQ(redlock_node_restarted_at(&C, 1, &why), T.now);
+    CHECK_EQ(redlock_node_failed_over(&C, 1, 500), REDLOCK_OK); /* an older failover changes nothing */
+    CHECK_EQ(redlock_node_restarted_at(&C, 1, NULL), T.now);
+    CHECK_EQ(count_ev(REDLOCK_EV_NODE_RESTARTED), 4);
     CHECK_EQ(why, REDLOCK_RESTART_FAILOVER);
     T.now += 1000000;
     tell_life(1, RUN_A, 2, 0); /* the new primary, first seen: its start is older than the failover */
@@ -104,12 +107,13 @@ static void test_restart_node_state(void) {
     CHECK_EQ(redlock_node_set_life(&C, 3, &any), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_node_set_life(&C, -1, &any), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_node_set_life(&C, 0, NULL), REDLOCK_ERR_INVALID);
-    CHECK_EQ(redlock_node_failed_over(&C, 3), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_node_failed_over(&C, 3, 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_node_failed_over(&C, 0, -1), REDLOCK_ERR_INVALID);
     CHECK_EQ(redlock_node_restarted_at(&C, 3, &why), INT64_MIN);
     CHECK_EQ(why, REDLOCK_RESTART_NONE);
     memset(&dead, 0, sizeof dead);
     CHECK_EQ(redlock_node_set_life(&dead, 0, &any), REDLOCK_ERR_DETACHED);
-    CHECK_EQ(redlock_node_failed_over(NULL, 0), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_node_failed_over(NULL, 0, 0), REDLOCK_ERR_DETACHED);
     CHECK_EQ(redlock_node_restarted_at(NULL, 0, NULL), INT64_MIN);
     CHECK_STR(redlock_event_name(REDLOCK_EV_NODE_RESTARTED), "node-restarted");
     teardown();
