@@ -149,9 +149,19 @@ static inline int redis_group_failover(redis_group *g)
     char out[256];
     int before = redis_group_primary_port(g), after = -1;
     long long until = redis_nodes__now_ms() + REDIS_GROUP_WAIT_MS;
-    if (before < 0 || redis_group__ask(redis_group_sentinel_port(g, 0), "SENTINEL", "FAILOVER", g->name, out, sizeof out) != 0 ||
-        out[0] != '+')
-        return -1;
+    if (before < 0) return -1;
+    /* refused while the sentinel has not yet heard from the replica itself
+       (NOGOODSLAVE): asked again until it takes it */
+    for (;;) {
+        if (redis_group__ask(redis_group_sentinel_port(g, 0), "SENTINEL", "FAILOVER", g->name, out, sizeof out) == 0 &&
+            out[0] == '+')
+            break;
+        if (redis_nodes__now_ms() >= until) {
+            fprintf(stderr, "redis_group: SENTINEL FAILOVER: %s\n", out);
+            return -1;
+        }
+        redis_nodes__sleep_ms(100);
+    }
     while (redis_nodes__now_ms() < until) {
         after = redis_group_primary_port(g);
         if (after > 0 && after != before && redis_group__info_has(after, "replication", "role:master")) return after;
