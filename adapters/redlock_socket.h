@@ -700,6 +700,7 @@ struct redlock__sock_sentinels {
     int port[REDLOCK_NODES_MAX_SEEDS];
     int count, next;
     int named; /* host/port are a primary some sentinel named (a new answer: a failover) */
+    int fd;    /* open to sentinel `next` (logged in), or -1 */
 };
 
 struct redlock__sock_node {
@@ -1276,44 +1277,56 @@ static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *
 static int redlock__sock_probe_wait(int fd, short events, int64_t until);
 static int redlock__sock_probe_open(const redlock_node *node, int64_t until, char *words, size_t cap);
 
-/* Asks sentinel `at` of g which server is the primary: blocking, bounded
-   by connect_timeout_ms (as the name lookup before a connection is). 0
-   and host/port, or -1 with words. */
-static int redlock__sock_sentinel_query(redlock_socket *s, const struct redlock__sock_sentinels *g, int at, char *host,
-                                        size_t hcap, int *port, char *words, size_t cap)
+/* Asks sentinel g->next which server is the primary (and, if `history`,
+   when the group last failed over: *ago_ms, -1 if it never did or the
+   sentinel does not say), on g->fd (opened and logged in first if closed;
+   closed on any failure): blocking, bounded by connect_timeout_ms (as
+   the name lookup before a connection is). 0 and host/port, or -1 with
+   words. */
+static int redlock__sock_sentinel_query(redlock_socket *s, struct redlock__sock_sentinels *g, int history, char *host,
+                                        size_t hcap, int *port, int64_t *ago_ms, char *words, size_t cap)
 {
-    redlock_node sn;
     redlock_resp_parser p;
-    const char *av[3], *qv[3];
-    size_t al[3], ql[3], na, nq, off = 0;
+    const char *av[3], *qv[3], *mv[3];
+    size_t al[3], ql[3], ml[3], na = 0, nq, nm = 0, off = 0, n;
     int64_t until = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
-    int ac = redlock__conn_auth_argv(g->user, g->pass, av, al), fd, rc = -1, auth = ac > 0;
+    int ac = 0, rc = -1, auth, named = 0;
     char *buf, in[4096];
-    memset(&sn, 0, sizeof sn);
-    sn.host = g->host[at];
-    sn.port = g->port[at];
+    *ago_ms = -1;
+    if (g->fd < 0) { /* a new connection logs in first */
+        redlock_node sn;
+        memset(&sn, 0, sizeof sn);
+        sn.host = g->host[g->next];
+        sn.port = g->port[g->next];
+        if ((g->fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) return -1;
+        ac = redlock__conn_auth_argv(g->user, g->pass, av, al);
+    }
+    auth = ac > 0;
     redlock_sentinel_ask_argv(g->group, qv, ql);
-    na = ac ? redlock_resp_encode(NULL, 0, ac, av, al) : 0;
+    redlock_sentinel_master_argv(g->group, mv, ml);
+    if (ac) na = redlock_resp_encode(NULL, 0, ac, av, al);
     nq = redlock_resp_encode(NULL, 0, 3, qv, ql);
-    if (!(buf = (char *)malloc(na + nq))) return snprintf(words, cap, "out of memory"), -1;
+    if (history) nm = redlock_resp_encode(NULL, 0, 3, mv, ml);
+    n = na + nq + nm;
+    if (!(buf = (char *)malloc(n))) {
+        snprintf(words, cap, "out of memory");
+        goto done;
+    }
     if (ac) redlock_resp_encode(buf, na, ac, av, al);
     redlock_resp_encode(buf + na, nq, 3, qv, ql);
-    if ((fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) {
-        memset(buf, 0, na + nq); /* a password */
-        free(buf);
-        return -1;
-    }
-    while (off < na + nq) {
-        ssize_t w = send(fd, buf + off, na + nq - off, REDLOCK__SOCK_NOSIGNAL);
+    if (history) redlock_resp_encode(buf + na + nq, nm, 3, mv, ml);
+    while (off < n) {
+        ssize_t w = send(g->fd, buf + off, n - off, REDLOCK__SOCK_NOSIGNAL);
         if (w > 0) off += (size_t)w;
         else if (!(w < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) &&
-                                                 redlock__sock_probe_wait(fd, POLLOUT, until) > 0))))
+                                                 redlock__sock_probe_wait(g->fd, POLLOUT, until) > 0))))
             break;
     }
-    memset(buf, 0, na + nq);
+    memset(buf, 0, n); /* a password */
     free(buf);
+    if (off != n) snprintf(words, cap, "cannot write to it");
     redlock_resp_parser_init(&p);
-    while (off == na + nq) {
+    while (off == n) {
         const redlock_reply *r;
         ssize_t got;
         int k = redlock_resp_next(&p, &r);
@@ -1331,68 +1344,120 @@ static int redlock__sock_sentinel_query(redlock_socket *s, const struct redlock_
             auth = 0;
             continue;
         }
+        if (k > 0 && named) { /* SENTINEL MASTER's: when the group last failed over */
+            int64_t ago;
+            if (redlock_sentinel_last_failover(r, &ago) == 1) *ago_ms = ago;
+            rc = 0;
+            break;
+        }
         if (k > 0) {
             k = redlock_sentinel_primary_addr(r, host, hcap, port);
-            if (k == 0) rc = 0;
-            else if (k == 1) snprintf(words, cap, "does not know the group '%s'", g->group);
-            else if (r->type == REDLOCK_REPLY_ERROR) {
+            if (k == 0 && history) {
+                named = 1;
+                continue;
+            }
+            if (k == 0) {
+                rc = 0;
+            } else if (k == 1) {
+                snprintf(words, cap, "does not know the group '%.40s'", g->group);
+            } else if (r->type == REDLOCK_REPLY_ERROR) {
                 char said[64];
                 redlock__conn_printable(said, sizeof said, r->str, r->len);
                 snprintf(words, cap, "refused (%s)", said);
-            } else snprintf(words, cap, "answered no address");
+            } else {
+                snprintf(words, cap, "answered no address");
+            }
             break;
         }
-        if (redlock__sock_probe_wait(fd, POLLIN, until) <= 0) {
+        if (redlock__sock_probe_wait(g->fd, POLLIN, until) <= 0) {
             snprintf(words, cap, "timed out");
             break;
         }
-        do got = recv(fd, in, sizeof in, 0);
+        do got = recv(g->fd, in, sizeof in, 0);
         while (got < 0 && errno == EINTR);
         if (got <= 0 || redlock_resp_feed(&p, in, (size_t)got) != 0) {
             snprintf(words, cap, got <= 0 ? "closed the connection" : "answered what is not RESP");
             break;
         }
     }
-    if (off != na + nq) snprintf(words, cap, "cannot write to it");
+    if (rc == 0 && redlock_resp_buffered(&p)) rc = -1, snprintf(words, cap, "answered more than asked");
     redlock_resp_parser_free(&p);
-    close(fd);
+done:
+    if (rc != 0) {
+        close(g->fd);
+        g->fd = -1;
+    }
     return rc;
 }
 
-/* The primary of nd's group, as its sentinels name it (one after the
-   other, from the one that answered last): nd->host/port set, 0; or
-   CONNECT with why. A primary other than the one named before is a
-   failover: the node may have lost keys (redlock.h section 4, Restarts). */
-static int redlock__sock_ask_sentinels(redlock_socket *s, struct redlock__sock_node *nd, char *why)
+/* The primary of nd's group as its sentinels name it now, asked in turn
+   from the one that answered last (history: and when the group last
+   failed over). 0 and host/port, or CONNECT with why. */
+static int redlock__sock_sentinels_say(redlock_socket *s, struct redlock__sock_sentinels *g, int history, char *host,
+                                       size_t hcap, int *port, int64_t *ago_ms, char *why)
 {
-    struct redlock__sock_sentinels *g = nd->sentinels;
-    char host[REDLOCK_SENTINEL_MAX_HOST + 1], words[REDLOCK__SOCK_CONNECT_WORDS];
-    int k, port = 0;
+    char words[REDLOCK__SOCK_CONNECT_WORDS];
+    int k;
     for (k = 0; k < g->count; k++) {
-        int at = (g->next + k) % g->count;
-        char *copy;
-        if (redlock__sock_sentinel_query(s, g, at, host, sizeof host, &port, words, sizeof words) != 0) {
-            snprintf(why, REDLOCK__SOCK_CONNECT_WORDS, "sentinel %.30s:%d %.50s", g->host[at], g->port[at], words);
-            continue;
-        }
-        g->next = at;
-        if (g->named && nd->port == port && strcmp(nd->host, host) == 0) return 0;
-        if (!(copy = redlock__sock_strdup(host))) return REDLOCK_ERR_NOMEM;
-#ifndef REDLOCK_SOCKET_NO_CORE
-        if (g->named && !nd->sub && s->_core) { /* the primary moved: a failover */
-            s->_in_cb++; /* the core's event hook may run */
-            redlock_node_failed_over(&s->_client, nd->index);
-            s->_in_cb--;
-        }
-#endif
-        free(nd->host);
-        nd->host = copy;
-        nd->port = port;
-        g->named = 1;
-        return 0;
+        if (redlock__sock_sentinel_query(s, g, history, host, hcap, port, ago_ms, words, sizeof words) == 0) return 0;
+        snprintf(why, REDLOCK__SOCK_CONNECT_WORDS, "sentinel %.30s:%d %.50s", g->host[g->next], g->port[g->next], words);
+        g->next = (g->next + 1) % g->count;
     }
     return REDLOCK_ERR_CONNECT;
 }
+
+/* The primary of nd's group, for a new connection: nd->host/port set, 0;
+   or CONNECT with why. A primary other than the one named before is a
+   failover now; a first answer tells the group's last failover (redlock.h
+   section 4, Restarts). */
+static int redlock__sock_ask_sentinels(redlock_socket *s, struct redlock__sock_node *nd, char *why)
+{
+    struct redlock__sock_sentinels *g = nd->sentinels;
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], *copy;
+    int port = 0, rc;
+    int64_t ago;
+    if ((rc = redlock__sock_sentinels_say(s, g, !g->named, host, sizeof host, &port, &ago, why)) != 0) return rc;
+    if (g->named && nd->port == port && strcmp(nd->host, host) == 0) return 0;
+    if (!(copy = redlock__sock_strdup(host))) return REDLOCK_ERR_NOMEM;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if ((g->named || ago >= 0) && !nd->sub && s->_core) {
+        s->_in_cb++; /* the core's event hook may run */
+        redlock_node_failed_over(&s->_client, nd->index, g->named ? 0 : ago);
+        s->_in_cb--;
+    }
+#endif
+    free(nd->host);
+    nd->host = copy;
+    nd->port = port;
+    g->named = 1;
+    return 0;
+}
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* A core command was just queued on a Sentinel group's connection: do the
+   sentinels still name its server as the primary? Asked after the round
+   began and before its reply is read, so a reply counts only if the
+   group had not failed over when the round began (a holder cannot renew
+   on a former primary that Sentinel has not yet turned into a replica).
+   If they name another server, or none answers, the connection fails
+   and the command with it. */
+static void redlock__sock_confirm_primary(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], why[REDLOCK__SOCK_CONNECT_WORDS];
+    int port = 0;
+    int64_t ago;
+    if (redlock__sock_sentinels_say(s, nd->sentinels, 0, host, sizeof host, &port, &ago, why) != 0) {
+        redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, why);
+        return;
+    }
+    if (port == nd->port && strcmp(host, nd->host) == 0) return;
+    s->_in_cb++; /* the core's event hook may run */
+    redlock_node_failed_over(&s->_client, nd->index, 0);
+    s->_in_cb--;
+    snprintf(why, sizeof why, "the group failed over to %.40s:%d", host, port);
+    redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT, why);
+}
+#endif
 
 /* Opens the connection and queues the preamble in front of everything. */
 static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
@@ -1974,8 +2039,11 @@ static int redlock__sock_core_send(void *user, int node, const redlock_command *
     /* the core's commands are well formed; send checks them all the same
        (the core runs with the mutex held, if there is one) */
     redlock_socket *s = (redlock_socket *)user;
+    int rc;
     if (node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
-    return redlock__sock_send_cmd(s, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
+    rc = redlock__sock_send_cmd(s, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
+    if (rc == 0 && s->_nodes[node].sentinels) redlock__sock_confirm_primary(s, &s->_nodes[node]);
+    return rc;
 }
 
 static void redlock__sock_core_timer(void *user, int64_t deadline_us)
@@ -2183,6 +2251,7 @@ static int redlock__sock_sentinels_init(struct redlock__sock_node *nd, const red
     struct redlock__sock_sentinels *g = (struct redlock__sock_sentinels *)calloc(1, sizeof *g);
     int k, bad = 0;
     if (!(nd->sentinels = g)) return 1;
+    g->fd = -1;
     bad |= !(g->group = redlock__sock_strdup(c->master));
     if (c->sentinel_password) bad |= !(g->pass = redlock__sock_strdup(c->sentinel_password));
     if (c->sentinel_username) bad |= !(g->user = redlock__sock_strdup(c->sentinel_username));
@@ -2200,6 +2269,7 @@ static void redlock__sock_sentinels_free(struct redlock__sock_sentinels *g)
 {
     int k;
     if (!g) return;
+    if (g->fd >= 0) close(g->fd);
     for (k = 0; k < g->count; k++) free(g->host[k]);
     free(g->group);
     redlock__sock_wipe_free(g->user);
