@@ -59,7 +59,8 @@
 /* What a reply answers: the core's command (or the caller's, in raw
    mode), or one the adapter sent for itself. */
 enum { REDLOCK__CONN_CORE = 0, REDLOCK__CONN_AUTH, REDLOCK__CONN_SELECT, REDLOCK__CONN_INFO,
-       REDLOCK__CONN_SUB /* SUBSCRIBE / UNSUBSCRIBE */, REDLOCK__CONN_CONFIG /* CONFIG GET appendfsync */ };
+       REDLOCK__CONN_SUB /* SUBSCRIBE / UNSUBSCRIBE */, REDLOCK__CONN_CONFIG /* CONFIG GET appendfsync */,
+       REDLOCK__CONN_ROLE /* ROLE: a Sentinel group's server must be its primary */ };
 
 typedef struct redlock__conn_req {
     redlock_tag tag;
@@ -195,9 +196,11 @@ static inline int redlock__conn_config_argv(int info, const char *argv[3], size_
 typedef int (*redlock__conn_queue_fn)(void *ctx, int kind, int argc, const char **argv, const size_t *len);
 
 /* Queues a new connection's preamble, each command through `queue`
-   (0, or what stops the preamble, which is returned): AUTH, SELECT, INFO
-   and CONFIG GET appendfsync as the node needs them. */
-static inline int redlock__conn_preamble_queue(const char *user, const char *pass, int db, int info,
+   (0, or what stops the preamble, which is returned): AUTH, SELECT, ROLE
+   (role: a Sentinel group's server, which must be its primary before
+   anything else it says counts), INFO and CONFIG GET appendfsync as the
+   node needs them. */
+static inline int redlock__conn_preamble_queue(const char *user, const char *pass, int db, int role, int info,
                                                redlock__conn_queue_fn queue, void *ctx)
 {
     const char *argv[3];
@@ -207,6 +210,11 @@ static inline int redlock__conn_preamble_queue(const char *user, const char *pas
     if ((k = redlock__conn_auth_argv(user, pass, argv, len)) != 0) rc = queue(ctx, REDLOCK__CONN_AUTH, k, argv, len);
     if (rc == 0 && (k = redlock__conn_select_argv(db, num, argv, len)) != 0)
         rc = queue(ctx, REDLOCK__CONN_SELECT, k, argv, len);
+    if (rc == 0 && role) {
+        argv[0] = "ROLE";
+        len[0] = 4;
+        rc = queue(ctx, REDLOCK__CONN_ROLE, 1, argv, len);
+    }
     if (rc == 0 && (k = redlock__conn_info_argv(info, argv, len)) != 0)
         rc = queue(ctx, REDLOCK__CONN_INFO, k, argv, len);
     if (rc == 0 && (k = redlock__conn_config_argv(info, argv, len)) != 0)

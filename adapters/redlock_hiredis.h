@@ -439,7 +439,7 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     cn->q.head = cn->q.count = cn->unsent = 0;
     redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
-    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.info, redlock__hiredis_handshake, cn);
+    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, 0, cn->ep.info, redlock__hiredis_handshake, cn);
 }
 
 static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)

@@ -556,7 +556,7 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_start = redlock__hiredis_now_us();
     cn->drop_status = 0;
-    if (redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.info, redlock__libev_handshake, cn)) {
+    if (redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, 0, cn->ep.info, redlock__libev_handshake, cn)) {
         redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory"); /* not used without its AUTH or SELECT */
         return;
     }

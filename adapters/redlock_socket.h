@@ -296,6 +296,7 @@
 #include "redlock_nodes.h"
 #include "redlock_notify.h"
 #include "redlock_conn.h"
+#include "redlock_sentinel.h"
 
 #ifndef REDLOCK_SOCKET_API
 #ifdef REDLOCK_SOCKET_STATIC
@@ -691,6 +692,17 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
+/* A Sentinel group's sentinels (redlock_sentinel.h): asked which server
+   is the primary at each connection, from the one that answered last. */
+struct redlock__sock_sentinels {
+    char *group, *user, *pass;
+    char *host[REDLOCK_NODES_MAX_SEEDS];
+    int port[REDLOCK_NODES_MAX_SEEDS];
+    int count, next;
+    int named; /* host/port are a primary some sentinel named (a new answer: a failover) */
+    int fd;    /* open to sentinel `next` (logged in), or -1 */
+};
+
 struct redlock__sock_node {
     int index, fd;
     redlock__conn_life life; /* state (DOWN / CONNECTING / HANDSHAKE / UP), status, the server's words, and a
@@ -698,6 +710,7 @@ struct redlock__sock_node {
     unsigned gen;
     char *host, *unix_path, *user, *pass;
     int port, db;
+    struct redlock__sock_sentinels *sentinels; /* a Sentinel group's; NULL: a single server */
     struct sockaddr_storage addr[REDLOCK__SOCK_MAX_ADDR];
     socklen_t addrlen[REDLOCK__SOCK_MAX_ADDR];
     int naddr, cur;
@@ -1247,16 +1260,204 @@ static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const cha
     return redlock__sock_queue((struct redlock__sock_node *)ctx, argc, argv, len, 0, kind);
 }
 
-/* Queues the preamble (redlock_conn.h): AUTH, SELECT, and INFO and
-   CONFIG for the core's node health (not on a subscriber, nor in raw
-   mode). */
+/* Queues the preamble (redlock_conn.h): AUTH, SELECT, ROLE (a Sentinel
+   group's server must be its primary), and INFO and CONFIG for the core's
+   node health (not on a subscriber, nor in raw mode). */
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
     if (nd->sub) /* a subscriber's own: AUTH, then every key (redlock_conn.h) */
         return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_queue_preamble, nd);
-    return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, info, redlock__sock_queue_preamble, nd);
+    return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, nd->sentinels != NULL, info,
+                                        redlock__sock_queue_preamble, nd);
 }
+
+/* ---- a Sentinel group: which server is its primary ---- */
+
+static int redlock__sock_probe_wait(int fd, short events, int64_t until);
+static int redlock__sock_probe_open(const redlock_node *node, int64_t until, char *words, size_t cap);
+
+/* Asks sentinel g->next which server is the primary (and, if `history`,
+   when the group last failed over: *ago_ms, -1 if it never did or the
+   sentinel does not say), on g->fd (opened and logged in first if closed;
+   closed on any failure): blocking, bounded by connect_timeout_ms (as
+   the name lookup before a connection is). 0 and host/port, or -1 with
+   words. */
+static int redlock__sock_sentinel_query(redlock_socket *s, struct redlock__sock_sentinels *g, int history, char *host,
+                                        size_t hcap, int *port, int64_t *ago_ms, char *words, size_t cap)
+{
+    redlock_resp_parser p;
+    const char *av[3], *qv[3], *mv[3];
+    size_t al[3], ql[3], ml[3], na = 0, nq, nm = 0, off = 0, n;
+    int64_t until = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
+    int ac = 0, rc = -1, auth, named = 0;
+    char *buf, in[4096];
+    *ago_ms = -1;
+    if (g->fd < 0) { /* a new connection logs in first */
+        redlock_node sn;
+        memset(&sn, 0, sizeof sn);
+        sn.host = g->host[g->next];
+        sn.port = g->port[g->next];
+        if ((g->fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) return -1;
+        ac = redlock__conn_auth_argv(g->user, g->pass, av, al);
+    }
+    auth = ac > 0;
+    redlock_sentinel_ask_argv(g->group, qv, ql);
+    redlock_sentinel_master_argv(g->group, mv, ml);
+    if (ac) na = redlock_resp_encode(NULL, 0, ac, av, al);
+    nq = redlock_resp_encode(NULL, 0, 3, qv, ql);
+    if (history) nm = redlock_resp_encode(NULL, 0, 3, mv, ml);
+    n = na + nq + nm;
+    if (!(buf = (char *)malloc(n))) {
+        snprintf(words, cap, "out of memory");
+        goto done;
+    }
+    if (ac) redlock_resp_encode(buf, na, ac, av, al);
+    redlock_resp_encode(buf + na, nq, 3, qv, ql);
+    if (history) redlock_resp_encode(buf + na + nq, nm, 3, mv, ml);
+    while (off < n) {
+        ssize_t w = send(g->fd, buf + off, n - off, REDLOCK__SOCK_NOSIGNAL);
+        if (w > 0) off += (size_t)w;
+        else if (!(w < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+                                                 redlock__sock_probe_wait(g->fd, POLLOUT, until) > 0))))
+            break;
+    }
+    memset(buf, 0, n); /* a password */
+    free(buf);
+    if (off != n) snprintf(words, cap, "cannot write to it");
+    redlock_resp_parser_init(&p);
+    while (off == n) {
+        const redlock_reply *r;
+        ssize_t got;
+        int k = redlock_resp_next(&p, &r);
+        if (k < 0) {
+            snprintf(words, cap, "answered what is not RESP");
+            break;
+        }
+        if (k > 0 && auth) { /* AUTH's answer */
+            if (r->type != REDLOCK_REPLY_STATUS) {
+                char said[64];
+                redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? r->len : 0);
+                snprintf(words, cap, "refused the login (%s)", said);
+                break;
+            }
+            auth = 0;
+            continue;
+        }
+        if (k > 0 && named) { /* SENTINEL MASTER's: when the group last failed over */
+            int64_t ago;
+            if (redlock_sentinel_last_failover(r, &ago) == 1) *ago_ms = ago;
+            rc = 0;
+            break;
+        }
+        if (k > 0) {
+            k = redlock_sentinel_primary_addr(r, host, hcap, port);
+            if (k == 0 && history) {
+                named = 1;
+                continue;
+            }
+            if (k == 0) {
+                rc = 0;
+            } else if (k == 1) {
+                snprintf(words, cap, "does not know the group '%.40s'", g->group);
+            } else if (r->type == REDLOCK_REPLY_ERROR) {
+                char said[64];
+                redlock__conn_printable(said, sizeof said, r->str, r->len);
+                snprintf(words, cap, "refused (%s)", said);
+            } else {
+                snprintf(words, cap, "answered no address");
+            }
+            break;
+        }
+        if (redlock__sock_probe_wait(g->fd, POLLIN, until) <= 0) {
+            snprintf(words, cap, "timed out");
+            break;
+        }
+        do got = recv(g->fd, in, sizeof in, 0);
+        while (got < 0 && errno == EINTR);
+        if (got <= 0 || redlock_resp_feed(&p, in, (size_t)got) != 0) {
+            snprintf(words, cap, got <= 0 ? "closed the connection" : "answered what is not RESP");
+            break;
+        }
+    }
+    if (rc == 0 && redlock_resp_buffered(&p)) rc = -1, snprintf(words, cap, "answered more than asked");
+    redlock_resp_parser_free(&p);
+done:
+    if (rc != 0) {
+        close(g->fd);
+        g->fd = -1;
+    }
+    return rc;
+}
+
+/* The primary of nd's group as its sentinels name it now, asked in turn
+   from the one that answered last (history: and when the group last
+   failed over). 0 and host/port, or CONNECT with why. */
+static int redlock__sock_sentinels_say(redlock_socket *s, struct redlock__sock_sentinels *g, int history, char *host,
+                                       size_t hcap, int *port, int64_t *ago_ms, char *why)
+{
+    char words[REDLOCK__SOCK_CONNECT_WORDS];
+    int k;
+    for (k = 0; k < g->count; k++) {
+        if (redlock__sock_sentinel_query(s, g, history, host, hcap, port, ago_ms, words, sizeof words) == 0) return 0;
+        snprintf(why, REDLOCK__SOCK_CONNECT_WORDS, "sentinel %.30s:%d %.50s", g->host[g->next], g->port[g->next], words);
+        g->next = (g->next + 1) % g->count;
+    }
+    return REDLOCK_ERR_CONNECT;
+}
+
+/* The primary of nd's group, for a new connection: nd->host/port set, 0;
+   or CONNECT with why. A primary other than the one named before is a
+   failover now; a first answer tells the group's last failover (redlock.h
+   section 4, Restarts). */
+static int redlock__sock_ask_sentinels(redlock_socket *s, struct redlock__sock_node *nd, char *why)
+{
+    struct redlock__sock_sentinels *g = nd->sentinels;
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], *copy;
+    int port = 0, rc;
+    int64_t ago;
+    if ((rc = redlock__sock_sentinels_say(s, g, !g->named, host, sizeof host, &port, &ago, why)) != 0) return rc;
+    if (g->named && nd->port == port && strcmp(nd->host, host) == 0) return 0;
+    if (!(copy = redlock__sock_strdup(host))) return REDLOCK_ERR_NOMEM;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if ((g->named || ago >= 0) && !nd->sub && s->_core) {
+        s->_in_cb++; /* the core's event hook may run */
+        redlock_node_failed_over(&s->_client, nd->index, g->named ? 0 : ago);
+        s->_in_cb--;
+    }
+#endif
+    free(nd->host);
+    nd->host = copy;
+    nd->port = port;
+    g->named = 1;
+    return 0;
+}
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* A core command was just queued on a Sentinel group's connection: do the
+   sentinels still name its server as the primary? Asked after the round
+   began and before its reply is read, so a reply counts only if the
+   group had not failed over when the round began (a holder cannot renew
+   on a former primary that Sentinel has not yet turned into a replica).
+   If they name another server, or none answers, the connection fails
+   and the command with it. */
+static void redlock__sock_confirm_primary(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], why[REDLOCK__SOCK_CONNECT_WORDS];
+    int port = 0;
+    int64_t ago;
+    if (redlock__sock_sentinels_say(s, nd->sentinels, 0, host, sizeof host, &port, &ago, why) != 0) {
+        redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, why);
+        return;
+    }
+    if (port == nd->port && strcmp(host, nd->host) == 0) return;
+    s->_in_cb++; /* the core's event hook may run */
+    redlock_node_failed_over(&s->_client, nd->index, 0);
+    s->_in_cb--;
+    snprintf(why, sizeof why, "the group failed over to %.40s:%d", host, port);
+    redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT, why);
+}
+#endif
 
 /* Opens the connection and queues the preamble in front of everything. */
 static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
@@ -1268,7 +1469,8 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     nd->life.words[0] = 0; /* the last failure's words go with its connection; the status stays */
     nd->life.server[0] = 0;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
-    rc = redlock__sock_resolve(nd, why);
+    rc = nd->sentinels ? redlock__sock_ask_sentinels(s, nd, why) : 0;
+    if (rc == 0) rc = redlock__sock_resolve(nd, why);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd, why);
     if (rc == 0) rc = redlock__sock_preamble(s, nd);
     if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
@@ -1511,6 +1713,17 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             nd->life.status = 0;
             continue;
         }
+        if (req.kind == REDLOCK__CONN_ROLE) {
+            int role = redlock_sentinel_role(r);
+            if (role != REDLOCK_SENTINEL_PRIMARY) { /* a failover under way: ask the sentinels again */
+                char why[160];
+                snprintf(why, sizeof why, "%.24s:%d is not the primary of '%.16s' (%s): asking the sentinels again", nd->host,
+                         nd->port, nd->sentinels->group, role < 0 ? "ROLE refused" : "a replica");
+                redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, why);
+                return;
+            }
+            continue;
+        }
 #ifndef REDLOCK_SOCKET_NO_CORE
         if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) {
             redlock__sock_info(s, nd, req.kind, r);
@@ -1519,6 +1732,11 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
 #endif
         redlock__sock_deliver_reply(s, nd, req.tag, r);
         if (nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
+        if (nd->sentinels && r->type == REDLOCK_REPLY_ERROR && redlock_sentinel_not_primary(r->str, r->len)) {
+            /* no longer (or not yet) the primary: the next connection asks the sentinels */
+            redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT, "the server is no longer the group's primary");
+            return;
+        }
     }
 }
 
@@ -1821,8 +2039,11 @@ static int redlock__sock_core_send(void *user, int node, const redlock_command *
     /* the core's commands are well formed; send checks them all the same
        (the core runs with the mutex held, if there is one) */
     redlock_socket *s = (redlock_socket *)user;
+    int rc;
     if (node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
-    return redlock__sock_send_cmd(s, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
+    rc = redlock__sock_send_cmd(s, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
+    if (rc == 0 && s->_nodes[node].sentinels) redlock__sock_confirm_primary(s, &s->_nodes[node]);
+    return rc;
 }
 
 static void redlock__sock_core_timer(void *user, int64_t deadline_us)
@@ -2013,13 +2234,47 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         redlock_tls t;
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
-        if (c->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID; /* single servers only */
+        /* single servers and Sentinel groups (not over TLS yet: the sentinels are asked in plain text) */
+        if (c->kind == REDLOCK_NODE_CLUSTER || (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master))) return REDLOCK_ERR_INVALID;
         if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */
 #endif
     }
     return 0;
+}
+
+/* nd's copy of a Sentinel group's sentinels and logins; nonzero when
+   out of memory (deinit frees what was made). */
+static int redlock__sock_sentinels_init(struct redlock__sock_node *nd, const redlock_socket_node *c)
+{
+    struct redlock__sock_sentinels *g = (struct redlock__sock_sentinels *)calloc(1, sizeof *g);
+    int k, bad = 0;
+    if (!(nd->sentinels = g)) return 1;
+    g->fd = -1;
+    bad |= !(g->group = redlock__sock_strdup(c->master));
+    if (c->sentinel_password) bad |= !(g->pass = redlock__sock_strdup(c->sentinel_password));
+    if (c->sentinel_username) bad |= !(g->user = redlock__sock_strdup(c->sentinel_username));
+    for (k = 0; k <= c->seed_count && k < REDLOCK_NODES_MAX_SEEDS; k++) {
+        const char *h = k ? c->seed[k - 1].host : c->host;
+        int port = k ? c->seed[k - 1].port : c->port;
+        bad |= !(g->host[k] = redlock__sock_strdup(h && h[0] ? h : "127.0.0.1"));
+        g->port[k] = port ? port : 26379;
+        g->count = k + 1;
+    }
+    return bad;
+}
+
+static void redlock__sock_sentinels_free(struct redlock__sock_sentinels *g)
+{
+    int k;
+    if (!g) return;
+    if (g->fd >= 0) close(g->fd);
+    for (k = 0; k < g->count; k++) free(g->host[k]);
+    free(g->group);
+    redlock__sock_wipe_free(g->user);
+    redlock__sock_wipe_free(g->pass);
+    free(g);
 }
 
 /* Connection i: node i % node_count's command connection, then its
@@ -2040,6 +2295,7 @@ static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_confi
     bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
     if (pass && pass[0]) bad |= !(nd->pass = redlock__sock_strdup(pass)); /* "": no AUTH */
     if (user && user[0]) bad |= !(nd->user = redlock__sock_strdup(user));
+    if (c->kind == REDLOCK_NODE_SENTINEL) bad |= redlock__sock_sentinels_init(nd, c);
     redlock_resp_parser_init(&nd->parser);
     bad = bad ? REDLOCK_ERR_NOMEM : 0;
 #ifdef REDLOCK_SOCKET_TLS
@@ -2142,6 +2398,7 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
         free(nd->unix_path);
         redlock__sock_wipe_free(nd->user);
         redlock__sock_wipe_free(nd->pass);
+        redlock__sock_sentinels_free(nd->sentinels);
     }
     free(s->_nodes);
     s->_nodes = NULL;

@@ -32,7 +32,7 @@ check-socket-nomem: $(BUILD)/test_nomem $(BUILD)/test_nomem_count
 $(BUILD)/test_socket_hostile: tests/socket/test_socket_hostile.c tests/socket/strict_loop.h tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket_hostile.c
 
-$(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
+$(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket.c -lpthread
 
 check-socket-hostile: $(BUILD)/test_socket_hostile

@@ -60,11 +60,14 @@ $(BUILD)/redlock-notls: $(TOOL_DEPS) | $(BUILD)
 $(BUILD)/tool_fake_server: tests/tool/fake_server.c | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $< -o $@
 
+$(BUILD)/tool_sentinel_group: tests/tool/sentinel_group.c tests/shared/redis_group.h tests/shared/redis_nodes.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(INCS) $< -o $@
+
 # Builds with gcc and clang, then the tool's tests against redis-servers
 # they start themselves (tests/tool/test_tool.sh, bounded to 240 s).
 # valgrind checks redlock itself; a forked helper (the watcher of `run`)
 # ends with _exit and would report the heap it inherited: silenced.
-check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/redlock-notls
+check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/redlock-notls $(BUILD)/tool_sentinel_group
 	@if $(MAKE) --no-print-directory -s $(BUILD)/redlock-clang >$(BUILD)/tool_clang.log 2>&1; \
 	 then echo "ok tool builds with clang -std=c99 $(WARN)"; \
 	 else cat $(BUILD)/tool_clang.log; echo "not ok tool builds with clang"; fi
@@ -73,6 +76,7 @@ check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/redlock-notls
 	 then echo "ok tool man page renders without warnings (groff -man -Tutf8 -ww)"; \
 	 else cat $(BUILD)/tool_man.log; echo "not ok tool man page has groff warnings"; fi
 	@VALGRIND="$(VALGRIND) --child-silent-after-fork=yes" MAN_PAGE=$(TOOL_MAN) NOTLS_BIN=$(BUILD)/redlock-notls \
+	 GROUP_BIN=$(BUILD)/tool_sentinel_group \
 	 tests/tool/test_tool.sh $(BUILD)/redlock $(BUILD)/tool_fake_server
 
 # Installs into a temporary PREFIX (and a DESTDIR) and builds a consumer

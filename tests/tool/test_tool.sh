@@ -1178,5 +1178,44 @@ if "$NODES_SH" restart "$T/nodes" 2; then
   rl release dur "$TOKEN"; rl release dur2 "$T2"
 else nok "restart: a durable node restarts"; fi
 
+# ---------------------------------------------------------------- Sentinel
+# A Sentinel-managed group (a primary, a replica, three sentinels:
+# tests/tool/sentinel_group.c) as one node: redis-sentinel://s1+s2+s3/NAME.
+# The tool finds the primary through the sentinels; during SENTINEL
+# FAILOVER, A (run, ttl 2s) sees the new primary at its next renewal and
+# loses the lock (77); B, a new client, is refused at once (75) and,
+# waiting, gets the lock after A's COMMAND is gone.
+if [ -n "${GROUP_BIN:-}" ]; then
+  export BIN T
+  rm -f "$T"/sg.*
+  "$GROUP_BIN" rl-tool '
+    "$BIN" -n "$SNODES" acquire sk1 >"$T/sg.tok" 2>"$T/sg.acq.err"; echo $? >"$T/sg.acq.rc"
+    "$BIN" -n "$SNODES" inspect --json sk1 >"$T/sg.insp" 2>/dev/null
+    redis-cli -p "$PRIMARY" GET sk1 >"$T/sg.primary"
+    "$BIN" -n "$SNODES" release sk1 "$(cat "$T/sg.tok")" 2>/dev/null; echo $? >"$T/sg.rel.rc"
+    ( timeout 30 "$BIN" -n "$SNODES" -v -t 2s run sk2 -- sh -c "echo up >\"$T/sg.up\"; while :; do echo tick >>\"$T/sg.log\"; sleep 0.05; done" \
+        2>"$T/sg.a.err"; echo $? >"$T/sg.a.rc" ) &
+    for i in $(seq 1 100); do [ -f "$T/sg.up" ] && break; sleep 0.05; done' '
+    "$BIN" -n "$SNODES" -t 2s --no-wait acquire sk2 >/dev/null 2>"$T/sg.b.err"; echo $? >"$T/sg.b.rc"
+    "$BIN" -n "$SNODES" -t 2s -w 15s run sk2 -- sh -c "echo B-in >>\"$T/sg.log\"" 2>"$T/sg.b2.err"; echo $? >"$T/sg.b2.rc"
+    for i in $(seq 1 100); do [ -f "$T/sg.a.rc" ] && break; sleep 0.1; done' 2>"$T/sg.err"
+  [ "$(cat "$T/sg.acq.rc" 2>/dev/null)" = 0 ] && [ -s "$T/sg.tok" ] && [ "$(cat "$T/sg.primary")" = "$(cat "$T/sg.tok")" ] &&
+    grep -q '"held_on": *1' "$T/sg.insp" && [ "$(cat "$T/sg.rel.rc")" = 0 ] &&
+    ok "sentinel: a redis-sentinel:// node: acquire puts the token on the primary, inspect shows it held, release" ||
+    nok "sentinel: acquire, inspect, release through the sentinels" "acquire $(cat "$T/sg.acq.rc" 2>/dev/null): $(head -c 200 "$T/sg.acq.err"); $(cat "$T/sg.err")"
+  [ "$(cat "$T/sg.b.rc" 2>/dev/null)" = 75 ] &&
+    ok "sentinel: after SENTINEL FAILOVER, B at once is refused (75)" ||
+    nok "sentinel: B at once after the failover" "status $(cat "$T/sg.b.rc" 2>/dev/null), $(head -c 300 "$T/sg.b.err")"
+  [ "$(cat "$T/sg.a.rc" 2>/dev/null)" = 77 ] && grep -q "failed over to another server" "$T/sg.a.err" &&
+    [ "$(cat "$T/sg.b2.rc" 2>/dev/null)" = 0 ] && [ "$(sed -n '/B-in/,$p' "$T/sg.log" | grep -c tick)" = 0 ] &&
+    ok "sentinel: A sees the failover at its renewal and loses the lock (77); B waiting gets it, no tick of A after B's entry" ||
+    nok "sentinel: A loses the lock, B gets it after" "A: $(cat "$T/sg.a.rc" 2>/dev/null), B waiting: $(cat "$T/sg.b2.rc" 2>/dev/null), $(tail -n 3 "$T/sg.a.err" | tr '\n' '|')"
+else
+  nok "sentinel: GROUP_BIN (tests/tool/sentinel_group.c) not given"
+fi
+rl -n redis-cluster://127.0.0.1:7000 acquire cl
+[ "$RC" -eq 64 ] && grep -q "clusters are not served by this version yet" "$T/err" &&
+  ok "cluster: a redis-cluster:// node is refused (64), saying so" || nok "cluster: refused" "status $RC"
+
 echo "# tool tests: $PASS passed, $FAIL failed"
 [ $FAIL -eq 0 ]
