@@ -304,6 +304,20 @@
    (an ACL without +info) tells nothing (the node counts at once), and a
    CONFIG refused counts as no such persistence. cfg.max_ttl_ms < 0 turns
    the rule off (grants count at once, the events are still reported).
+   Deployments: a node is one server, or (in the node lists of the
+   adapters, redlock_nodes.h) a primary and its replicas behind Sentinel,
+   or a Redis Cluster; each is ONE node of the quorum (several independent
+   groups or clusters make a Redlock quorum). A Sentinel group is served
+   by the raw-socket adapter (and the tool): the primary is asked of the
+   sentinels at each connection, checked with ROLE, and every command's
+   answer is confirmed by the sentinels before it counts, so that a holder
+   cannot renew on a former primary that Sentinel has not yet turned into
+   a replica; its failovers are restarts (above). Its primary never votes
+   through a replica. A Redis Cluster is not served yet: the pieces a
+   transport needs to route by hash slot are in adapters/redlock_cluster.h.
+   Every key of a lock must then live in one slot: a fenced lock's counter
+   (REDLOCK_FENCE_PREFIX + key) shares its key's slot only when the key has
+   a hash tag, e.g. "{orders}:lock".
    Eviction: a server with maxmemory set evicts keys when its memory runs
    short, as its maxmemory-policy says: volatile-* evicts keys with a time
    to live (every lock key: mutual exclusion breaks, for every kind of
