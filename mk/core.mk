@@ -220,6 +220,16 @@ bench-restart: $(BUILD)/bench_restart
 	 echo "layout: servers on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_restart --server-cpu 0 $(RESTART_ARGS)
 
+$(BUILD)/bench_sentinel: bench/bench_sentinel.c bench/bench_util.h tests/shared/redis_group.h tests/shared/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+
+# A Sentinel group beside a plain node: cycles/s, p50/p99, a new client.
+.PHONY: bench-sentinel
+bench-sentinel: $(BUILD)/bench_sentinel
+	@cpu=$$(( $$(nproc) - 1 )); \
+	 echo "layout: servers and sentinels on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
+	 taskset -c $$cpu $(BUILD)/bench_sentinel --server-cpu 0 $(SENTINEL_ARGS)
+
 .PHONY: bench
 bench: bench-deps
-	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport bench-wait bench-restart
+	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport bench-wait bench-restart bench-sentinel
