@@ -104,8 +104,11 @@ typedef struct profile {
     int legacy;            /* nodes are old servers: no SET NX PX, no scripting */
     int noscript;          /* nodes refuse scripting (ACL) */
     int crashes;           /* node crashes happen (2: many, for the control) */
-    int persist;           /* crashed nodes keep their data (AOF fsync always); -1: random */
-    int restart_delay;     /* crashed nodes stay down for the max TTL */
+    int persist;           /* nodes keep their data across restarts (AOF fsync always): 1 all,
+                              0 none, -1: each node at random */
+    int rule;              /* the clients count a node that may have lost keys (restarted,
+                              failed over) only a bound after (cfg.max_ttl_ms >= 0); 0: the
+                              rule off (max_ttl_ms < 0), for the control */
     double drift_bound;    /* client clock rate error bound */
     double drift_factor;   /* given to the core */
     int pauses;            /* client pauses */
@@ -125,51 +128,62 @@ typedef struct profile {
     int ctl_rw;            /* negative controls, the servers' scripts: 1 grant a shared hold beside
                               an exclusive one, 2 an update beside an update, 3 upgrade beside readers */
     double rw_update;      /* of the readers-writer handles, the share in update mode (0: a quarter) */
+    int failovers;         /* nodes fail over to a replica that lacks the latest writes */
 } profile;
 
 static const profile profiles[] = {
-    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.2, 0, 0, 0},
-    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0, 0},
-    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0, 0},
+    {"modern", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.2, 0, 0, 0, 0},
+    {"legacy", 1, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0, 0, 0},
+    {"noscript", 0, 1, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.1, 0, 0, 0, 0},
     /* a crowd on one key of old servers: takeover races (GETSET) are common */
-    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"legacy-crowd", 1, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* misconfigured clients (wrong password, missing database) beside good
        ones; no crashes, so that a refusal is always heard */
-    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"refusing", 0, 0, 0, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
     /* up to 12 handles per client on 6 keys, filed in a lock table of 1, 2
        or 4 entries (every bucket a chain); deinitialised handles are
        scribbled over, as freed memory reused */
-    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2, 0, 0, 0},
+    {"many-locks", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 1, 0, 0, 0.2, 0, 0, 0, 0},
     /* the same, each client running at most 1 to 3 rounds at once: the
        others (attempts, releases, renewals, extends) wait for a turn */
-    {"turns", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 2, 0, 0, 0.2, 0, 0, 0},
+    {"turns", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 2, 0, 0, 0.2, 0, 0, 0, 0},
     /* fenced locks (most handles) beside plain ones, every fault class,
        crashes with and without persistence */
-    {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8, 0, 0, 0},
+    {"fencing", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.8, 0, 0, 0, 0},
     /* readers-writer locks (shared, exclusive) beside plain ones on the same
        keys, every fault class */
-    {"rw", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.8, 0, 0},
+    {"rw", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.8, 0, 0, 0},
     /* the same, most readers-writer handles in update mode: many upgrades */
-    {"rw-upgrade", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 0, 0.7},
+    {"rw-upgrade", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 0, 0.7, 0},
     /* reentrant locks beside plain ones, every fault class */
-    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3, 0, 0, 0},
+    {"reentrant", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 1, 0.3, 0, 0, 0, 0},
     /* nodes that evict keys beside nodes that keep them: fenced and plain
        handles, all refusing the evicting ones; every fault class */
-    {"evicting", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.5, 0, 0, 0},
+    {"evicting", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.5, 0, 0, 0, 0},
+    /* many restarts without a restart delay, most without persistence: the
+       rule (redlock.h section 4, Restarts) alone keeps holders apart; some
+       clients start late and first see a node that restarted recently,
+       some schedules have a bound of seconds (a node's uptime counts) */
+    {"restart", 0, 0, 2, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    /* failovers (Sentinel: announced to the clients, or seen only as a new
+       run_id) to a replica that lacks the latest writes, beside crashes;
+       fenced and plain handles, the whole API */
+    {"failover", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.3, 0, 0, 0, 1},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
-    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-drift", 0, 0, 0, 0, 0, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0},
-    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0},
-    {"ctl-rw-shared-beside-exclusive", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 1, 0},
-    {"ctl-rw-update-beside-update", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 2, 0},
-    {"ctl-rw-upgrade-beside-readers", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 3, 0},
-    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0},
+    {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    /* restarts without persistence, the rule switched off (max_ttl_ms < 0) */
+    {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-drift", 0, 0, 0, 0, 1, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0},
+    {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0},
+    {"ctl-rw-shared-beside-exclusive", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 1, 0, 0},
+    {"ctl-rw-update-beside-update", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 2, 0, 0},
+    {"ctl-rw-upgrade-beside-readers", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0.9, 3, 0, 0},
+    {"ctl-jump-two-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0},
     /* the same evicting nodes, counted by every handle (refuse_evicting < 0) */
-    {"ctl-evict-counted", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0.5, 0, 0, 0},
+    {"ctl-evict-counted", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 1, 0, 0, 0, 0, 0, 0.5, 0, 0, 0, 0},
 };
 
 /* Nodes that evict keys: a minority of them (1 of 3, 2 of 5) drop any key
@@ -211,6 +225,13 @@ typedef struct node {
                                 the fenced lock's: 8 acquire, 16 write-back; the fenced
                                 reentrant lock's: 32 acquire, 64 write-back */
     long long counter[MAX_KEYS]; /* fenced locks' counters (REDLOCK_FENCE_PREFIX + key) */
+    /* the server process answering there, as its INFO and CONFIG say */
+    uint32_t run;            /* its run_id (a number, printed as 40 hex digits) */
+    int64_t started;         /* when it started (true time; before 0: before the clients) */
+    int durable;             /* appendonly yes, appendfsync always: keys outlive a restart */
+    /* the replica a failover promotes: the primary's data as of its last sync */
+    entry replica[MAX_KEYS];
+    long long replica_counter[MAX_KEYS];
 } node;
 
 typedef struct slot {        /* one lock handle of a client */
@@ -304,6 +325,14 @@ typedef struct client {
     int listens;             /* has a listen callback: subscribes to release notifications
                                 while the core says (as an adapter would) */
     int table_changed;       /* a lock was initialised or deinitialised since the last check_books */
+    /* what its transport told the core of each node (redlock_node_set_life,
+       redlock_node_failed_over), to check the events the core reports */
+    uint32_t told_epoch[MAX_NODES]; /* connection whose INFO went out, + 1 (0: none yet) */
+    uint32_t told_run[MAX_NODES];   /* run_id last told (0: none) */
+    int telling;             /* node of the set_life / failed_over call running, -1 none */
+    int telling_failover;    /* that call is failed_over */
+    redlock_node_life told;  /* what the set_life call running says */
+    uint32_t telling_run;    /* and of which process */
 } client;
 
 /* A token the checker follows from its first attempt until it is done. */
@@ -318,7 +347,12 @@ typedef struct token_rec {
     int noscript;            /* a node that had lost its script answered NOSCRIPT to it */
 } token_rec;
 
-enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP, E_WAKE, E_EVICT };
+enum { E_REQ, E_REP, E_ERR, E_TIMER, E_ACT, E_CRASH, E_RESTART, E_PAUSE, E_LEAK, E_JUMP, E_WAKE, E_EVICT,
+       E_INFO,      /* a new connection's INFO reaches the node */
+       E_LIFE,      /* its answer reaches the client: redlock_node_set_life */
+       E_SYNC,      /* the node's replica catches up */
+       E_FAILOVER,  /* the node's replica becomes its primary */
+       E_SWITCH };  /* a client hears of it (Sentinel's +switch-master): redlock_node_failed_over */
 
 typedef struct msg {
     int argc;
@@ -381,6 +415,11 @@ typedef struct world {
                                             retry kept; wakes held back by the rate limit */
     int calm;                /* no faults at all in this schedule */
     int keys_gone;           /* a node crashed, evicted or jumped: keys may be gone before their time */
+    int64_t max_ttl_ms;      /* the clients' cfg.max_ttl_ms: the longest ttl any of them uses,
+                                or more; -1: the rule off */
+    uint32_t runs;           /* run_ids handed out */
+    int announced;           /* failovers are announced to the clients (Sentinel) */
+    long restarts, failovers, lives, discounted; /* restarts, failovers, INFOs told, grants not counted */
     long decoded;            /* keys and counters read through the public decoders */
     long shown;              /* holds a quorum of nodes was checked to show */
     int late_timers;         /* some clients' event loops call the timer late now and then */
@@ -681,16 +720,46 @@ static int listens_to(const client *c, int k) {
     return 0;
 }
 
+/* EV_NODE_RESTARTED comes only from what the transport just told the core
+   of that node (redlock.h section 4, Restarts): a run_id other than the
+   last one told (from now), a first sight of a server that does not keep
+   keys across restarts (from its start: now - uptime), a failover (now). */
+static void check_restarted(client *c, const redlock_event *ev) {
+    int n = ev->node;
+    if (ev->lock || n != c->telling) {
+        violation(W, "a node reported restarted outside the transport's calls about it", c->id);
+        return;
+    }
+    switch (ev->mode) {
+    case REDLOCK_RESTART_FAILOVER:
+        if (!c->telling_failover || ev->elapsed_us != 0) violation(W, "a failover reported wrongly", c->id);
+        break;
+    case REDLOCK_RESTART_RUN_ID:
+        if (c->telling_failover || !c->told_run[n] || c->telling_run == c->told_run[n] || ev->elapsed_us != 0)
+            violation(W, "a new run_id reported wrongly (or not from now)", c->id);
+        break;
+    case REDLOCK_RESTART_UPTIME:
+        if (c->telling_failover || c->told.durable || ev->elapsed_us != c->told.uptime_s * 1000000)
+            violation(W, "a young server reported wrongly (durable, or not from its start)", c->id);
+        break;
+    default:
+        violation(W, "a node restarted for no documented reason", c->id);
+    }
+}
+
 static void cb_event(void *u, const redlock_event *ev) {
     client *c = (client *)u;
     int k = slot_of(c, ev->lock);
+    if (ev->type == REDLOCK_EV_NODE_RESTARTED) check_restarted(c, ev);
+    if (ev->type == REDLOCK_EV_VOTE && ev->status == REDLOCK_ERR_RESTARTED) W->discounted++;
     if (k >= 0) check_event(c, &c->s[k], ev);
     if (ev->type == REDLOCK_EV_ACQUIRED) W->acquired_events++;
     /* a node that failed or timed out may keep a key the core meant to
        delete (one that refuses the client never had it; one whose grant
        did not count because it evicts answered, and is released as any) */
     if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->status != REDLOCK_ERR_AUTH &&
-        ev->status != REDLOCK_ERR_SELECT && ev->status != REDLOCK_ERR_TLS && ev->status != REDLOCK_ERR_EVICTING)
+        ev->status != REDLOCK_ERR_SELECT && ev->status != REDLOCK_ERR_TLS && ev->status != REDLOCK_ERR_EVICTING &&
+        ev->status != REDLOCK_ERR_RESTARTED)
         fault((client *)u);
     /* the core says it leaves a key to expire (check-then-act nodes): the
        documented exception, not held to the leak check */
@@ -886,6 +955,22 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
             m->argvlen[i] = cmd->argvlen[i];
             off += cmd->argvlen[i] + 1;
         }
+    }
+    if (c->told_epoch[n] != c->conn_epoch[n] + 1) {
+        /* a new connection: the transport's INFO goes out first, and its
+           answer comes back before the replies behind it (one connection,
+           in order); never lost alone (a transport waits for it) */
+        event info;
+        memset(&info, 0, sizeof info);
+        info.kind = E_INFO;
+        info.c = c->id;
+        info.n = n;
+        info.epoch = c->conn_epoch[n];
+        info.t = w->now + net_delay(w, c);
+        if (info.t <= c->last_req[n]) info.t = c->last_req[n] + 1;
+        c->last_req[n] = info.t;
+        push(w, info);
+        c->told_epoch[n] = c->conn_epoch[n] + 1;
     }
     e.kind = E_REQ;
     e.m = m;
@@ -2331,8 +2416,17 @@ static void random_call(world *w, client *c, int k) {
 
 /* Each operation ends with a status from its documented set; OVERLOADED
    only after the transport refused one of the lock's commands. */
+/* A node may have lost keys, by the world's events and what the clients
+   were told: its grants may not count yet (RESTARTED). */
+static int restarting(const world *w) {
+    int n, young = 0;
+    for (n = 0; n < w->nn; n++) young |= w->nodes[n].started > -3000000;
+    return w->max_ttl_ms >= 0 && (w->p->crashes || w->p->failovers || young);
+}
+
 static void check_result(world *w, client *c, slot *s, const redlock_result *r) {
     int st = r->status, ok;
+    int restarted = st == REDLOCK_ERR_RESTARTED && restarting(w);
     int overloaded = st == REDLOCK_ERR_OVERLOADED && (r->op == REDLOCK_OP_RELEASE ? s->release_queue_full : s->queue_full);
     s->queue_full = 0;
     switch (r->op) {
@@ -2342,7 +2436,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
              st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) ||
              (st == refused_status(c) && refusing) ||
              (st == REDLOCK_ERR_NO_SCRIPTING && s->fenced && (w->p->legacy || w->p->noscript)) ||
-             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0);
+             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0) || restarted;
         if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
         if (st == REDLOCK_OK && s->fenced && (w->p->legacy || w->p->noscript)) {
             violation(w, "a fenced lock was acquired without scripts", c->id);
@@ -2365,7 +2459,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
            its races spent every retry, each after its delay, however many
            notifications came */
         if (!s->waits && (st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || st == REDLOCK_ERR_VALIDITY ||
-                          st == REDLOCK_ERR_OVERLOADED) && s->spent != s->retries) {
+                          st == REDLOCK_ERR_OVERLOADED || st == REDLOCK_ERR_RESTARTED) && s->spent != s->retries) {
             char what[128];
             snprintf(what, sizeof what, "the acquire gave up after %d of its %d retries", s->spent, s->retries);
             violation(w, what, c->id);
@@ -2384,7 +2478,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || overloaded || st == REDLOCK_ERR_CANCELLED ||
              st == REDLOCK_ERR_STOLEN || st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED ||
              st == REDLOCK_ERR_TRANSPORT || (st == REDLOCK_ERR_HOLD_LIMIT && s->capped) ||
-             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0);
+             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0) || restarted;
         s->ext_ttl_ms = 0;
         break;
     case REDLOCK_OP_LOST:
@@ -2395,7 +2489,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || overloaded ||
              st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) || st == REDLOCK_ERR_STOLEN ||
              st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED || st == REDLOCK_ERR_TRANSPORT ||
-             (st == REDLOCK_ERR_HOLD_LIMIT && s->capped);
+             (st == REDLOCK_ERR_HOLD_LIMIT && s->capped) || restarted;
         if (st == REDLOCK_OK && redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD) ok = 0;
         break;
     case REDLOCK_OP_DOWNGRADE: /* or a release came first */
@@ -2625,12 +2719,30 @@ static void setup(world *w, const profile *p, uint64_t seed) {
     if (w->calm) w->drop = w->reset = w->spike = w->queue_full = 0.0;
     w->late_timers = p->reentrant && rng_chance(&w->rng, 0.5);
     for (i = 0; i < n_keys(w); i++) w->key_ttl_ms[i] = rng_range(&w->rng, 30, 120);
-    for (i = 0; i < w->nn; i++) w->nodes[i].up = 1;
+    for (i = 0; i < w->nn; i++) {
+        node *nd = &w->nodes[i];
+        nd->up = 1;
+        nd->run = ++w->runs;
+        /* the servers started long before the clients (their grants count
+           at once); in the restart profile some only just before them */
+        nd->started = -rng_range(&w->rng, 10, 100000) * 1000000;
+        if (p->crashes == 2 && rng_chance(&w->rng, 0.3)) nd->started = -rng_range(&w->rng, 0, 3000000);
+        nd->durable = p->persist < 0 ? rng_chance(&w->rng, 0.5) : p->persist;
+    }
+    /* cfg.max_ttl_ms: the longest ttl any client asks for (a lock's, up to
+       120 ms; an extend's, up to 3x that), or more; now and then seconds,
+       so that a server's uptime (whole seconds) decides */
+    w->max_ttl_ms = p->api ? 3 * 120 : 120;
+    if (rng_chance(&w->rng, 0.2)) w->max_ttl_ms += rng_range(&w->rng, 1, 200);
+    if (p->crashes == 2 && rng_chance(&w->rng, 0.3)) w->max_ttl_ms = rng_range(&w->rng, 1000, 2500);
+    if (!p->rule) w->max_ttl_ms = -1;
+    w->announced = p->failovers && rng_chance(&w->rng, 0.5);
 }
 
 
 static void start_clients(world *w) {
     int i, j, k;
+    int64_t late;
     for (i = 0; i < w->nc; i++) {
         client *c = &w->clients[i];
         redlock_config cfg;
@@ -2675,6 +2787,8 @@ static void start_clients(world *w) {
             cfg.lock_table_size = (size_t)1 << rng_range(&w->rng, 0, 2);
         }
         if (w->p->many == 2) cfg.max_rounds = (int)rng_range(&w->rng, 1, 3);
+        cfg.max_ttl_ms = w->max_ttl_ms;
+        c->telling = -1;
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }
         for (j = 0; j < w->nevict; j++) /* before any reply of theirs, as the adapters' INFO memory */
             if (redlock_node_set_evicts(&c->rc, j, REDLOCK_EVICTS_ALL) != REDLOCK_OK) { fprintf(stderr, "set_evicts failed\n"); exit(2); }
@@ -2690,11 +2804,14 @@ static void start_clients(world *w) {
         c->ns = w->p->many ? (int)rng_range(&w->rng, 4, MAX_SLOTS)
                 : w->p->reentrant ? (int)rng_range(&w->rng, 2, 4)
                 : w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 1, 3) : 1;
+        /* restart profiles: a client that starts late first connects to
+           nodes that may have restarted just before */
+        late = w->p->crashes == 2 && i > 0 && rng_chance(&w->rng, 0.4) ? rng_range(&w->rng, 0, w->end / 2) : 0;
         for (k = 0; k < c->ns; k++) {
             c->s[k].key = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 0, n_keys(w) - 1) : 0;
             c->s[k].token = -1;
             init_slot(w, c, k);
-            schedule_act(w, c, k, rng_range(&w->rng, 0, c->s[k].ttl_ms * 1000));
+            schedule_act(w, c, k, late + rng_range(&w->rng, 0, c->s[k].ttl_ms * 1000));
         }
     }
 }
@@ -2724,6 +2841,23 @@ static void plan_faults(world *w) {
             e.n = (int)rng_range(&w->rng, 0, jumpy - 1);
             e.t = rng_range(&w->rng, ttl, w->end - ttl);
             e.status = (int)rng_range(&w->rng, ttl / 4, 2 * ttl); /* how far, us */
+            push(w, e);
+        }
+    }
+    if (p->failovers) { /* each node's replica syncs now and then; 1 to 4 failovers */
+        for (k = 0; k < w->nn; k++) {
+            memset(&e, 0, sizeof e);
+            e.kind = E_SYNC;
+            e.n = k;
+            e.t = rng_range(&w->rng, 0, 5000);
+            push(w, e);
+        }
+        count = (int)rng_range(&w->rng, 1, 4);
+        for (k = 0; k < count; k++) {
+            memset(&e, 0, sizeof e);
+            e.kind = E_FAILOVER;
+            e.n = (int)rng_range(&w->rng, 0, w->nn - 1);
+            e.t = rng_range(&w->rng, ttl, w->end - ttl);
             push(w, e);
         }
     }
@@ -2779,6 +2913,68 @@ static void crash(world *w, int n, int persist, int64_t down_for) {
         e.n = n;
         e.t = w->now + down_for;
         push(w, e);
+    }
+}
+
+/* A new connection's INFO answer reaches client c: its transport reads it
+   with redlock_info_life, adds what CONFIG GET appendfsync said, and tells
+   the core before the replies behind it. */
+static void tell_life(world *w, client *c, int n, uint32_t run, int64_t uptime_s, int durable) {
+    char info[200];
+    redlock_node_life life;
+    uint32_t h = run * 0x9E3779B1u;
+    int len = snprintf(info, sizeof info, "# Server\r\nredis_version:7.0.15\r\nrun_id:%08x%08x%08x%08x%08x\r\n"
+                       "uptime_in_seconds:%lld\r\n", h, h ^ 0x5bd1e995u, h + 1u, h ^ 0xffffu, run,
+                       (long long)uptime_s);
+    if (redlock_info_life(info, (size_t)len, &life) != 0 || life.uptime_s != uptime_s || strlen(life.run_id) != 40 ||
+        life.durable) {
+        violation(w, "redlock_info_life misread an INFO", c->id);
+        return;
+    }
+    life.durable = durable;
+    c->telling = n;
+    c->telling_failover = 0;
+    c->told = life;
+    c->telling_run = run;
+    if (redlock_node_set_life(&c->rc, n, &life) != REDLOCK_OK) violation(w, "set_life refused", c->id);
+    c->telling = -1;
+    c->told_run[n] = run;
+    w->lives++;
+}
+
+/* Node n's replica becomes its primary: the writes it had not received
+   yet are gone (keys, deletions, counts), another process answers (its
+   run_id, up for long), every connection breaks; Sentinel tells the
+   clients (in the schedules that announce failovers), each in its time,
+   before or after it reconnects. */
+static void failover(world *w, int n) {
+    node *nd = &w->nodes[n];
+    int i;
+    memcpy(nd->e, nd->replica, sizeof nd->e);
+    memcpy(nd->counter, nd->replica_counter, sizeof nd->counter);
+    w->keys_gone = 1;
+    if (w->ncounter_lost < 8) w->counter_lost[w->ncounter_lost] = w->now; /* counts may come back lower */
+    w->ncounter_lost++;
+    nd->lost_release |= nd->sha_release;
+    nd->lost_extend |= nd->sha_extend;
+    nd->sha_release = nd->sha_extend = 0;
+    nd->rlost |= nd->rsha;
+    nd->rsha = 0;
+    nd->run = ++w->runs;
+    nd->started = w->now - rng_range(&w->rng, 10, 100000) * 1000000;
+    w->failovers++;
+    for (i = 0; i < w->nc; i++) {
+        w->clients[i].conn_epoch[n]++;
+        fault(&w->clients[i]);
+        if (w->announced) {
+            event e;
+            memset(&e, 0, sizeof e);
+            e.kind = E_SWITCH;
+            e.c = i;
+            e.n = n;
+            e.t = w->now + rng_range(&w->rng, 0, 3000);
+            push(w, e);
+        }
     }
 }
 
@@ -2923,17 +3119,64 @@ static void step(world *w, event e) {
         observe(w, c);
         return;
     case E_CRASH: {
-        /* the max TTL any client sets: ttl up to 120 ms, extends up to 3x that */
-        int64_t ttl = 120 * 1000, max_ttl = 3 * ttl;
-        int persist = w->p->persist < 0 ? rng_chance(&w->rng, 0.5) : w->p->persist;
-        int64_t down = w->p->restart_delay && !persist ? max_ttl + rng_range(&w->rng, 1000, ttl)
-                                                       : rng_range(&w->rng, 100, ttl / 4);
+        /* back at once, or after a while: never kept down for the max TTL
+           (the clients' rule, not the operators, keeps holders apart) */
+        int64_t ttl = 120 * 1000;
+        int64_t down = rng_chance(&w->rng, 0.2) ? rng_range(&w->rng, ttl, 3 * ttl) : rng_range(&w->rng, 100, ttl / 4);
         if (w->stopping) return;
-        crash(w, e.n, persist, down);
+        if (w->verbose)
+            printf("%10lld n%d crashes (%s), down %lld us\n", (long long)w->now, e.n, nd->durable ? "keys kept" : "keys lost",
+                   (long long)down);
+        crash(w, e.n, nd->durable, down);
         return;
     }
-    case E_RESTART:
+    case E_RESTART: /* a new process: a new run_id, its uptime from now */
         nd->up = 1;
+        nd->run = ++w->runs;
+        nd->started = w->now;
+        w->restarts++;
+        return;
+    case E_INFO: /* the node answers a new connection's INFO (and CONFIG GET appendfsync) */
+        if (e.epoch != c->conn_epoch[e.n] || !nd->up) return; /* the connection died: the next one asks */
+        e.kind = E_LIFE;
+        e.gen = nd->run;
+        e.tag = (redlock_tag)((w->now - nd->started) / 1000000); /* uptime_in_seconds */
+        e.status = nd->durable;
+        e.t = w->now + net_delay(w, c);
+        if (e.t <= c->last_rep[e.n]) e.t = c->last_rep[e.n] + 1;
+        c->last_rep[e.n] = e.t;
+        push(w, e);
+        return;
+    case E_LIFE:
+        if (!deliver_to_client(w, &e)) return;
+        if (e.epoch != c->conn_epoch[e.n]) return;
+        if (w->verbose)
+            printf("%10lld c%d <- n%d: INFO run %u uptime %llu s%s\n", (long long)w->now, e.c, e.n, (unsigned)e.gen,
+                   (unsigned long long)e.tag, e.status ? " (appendfsync always)" : "");
+        tell_life(w, c, e.n, e.gen, (int64_t)e.tag, e.status);
+        observe(w, c);
+        return;
+    case E_SWITCH:
+        if (!deliver_to_client(w, &e)) return;
+        if (w->verbose) printf("%10lld c%d: n%d failed over (+switch-master)\n", (long long)w->now, e.c, e.n);
+        c->telling = e.n;
+        c->telling_failover = 1;
+        if (redlock_node_failed_over(&c->rc, e.n) != REDLOCK_OK) violation(w, "failed_over refused", c->id);
+        c->telling = -1;
+        c->telling_failover = 0;
+        observe(w, c);
+        return;
+    case E_SYNC: /* the replica has every write up to now */
+        if (w->stopping) return;
+        memcpy(nd->replica, nd->e, sizeof nd->e);
+        memcpy(nd->replica_counter, nd->counter, sizeof nd->counter);
+        e.t = w->now + rng_range(&w->rng, 200, 20000);
+        push(w, e);
+        return;
+    case E_FAILOVER:
+        if (w->stopping || !nd->up) return;
+        if (w->verbose) printf("%10lld n%d fails over to its replica\n", (long long)w->now, e.n);
+        failover(w, e.n);
         return;
     case E_PAUSE:
         if (w->stopping) return;
@@ -3061,7 +3304,8 @@ int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
          nested = 0, wakes = 0, wakes_waiting = 0, woke = 0, woke_lost = 0, wakes_limited = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
-         by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, decoded = 0, shown = 0, ran;
+         by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, decoded = 0, shown = 0, ran,
+         restarts = 0, failovers = 0, lives = 0, discounted = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
     const profile *p;
@@ -3116,6 +3360,10 @@ int main(int argc, char **argv) {
         decoded += w.decoded;
         shown += w.shown;
         evictions += w.evictions;
+        restarts += w.restarts;
+        failovers += w.failovers;
+        lives += w.lives;
+        discounted += w.discounted;
         live += w.acquired_events > 0;
         if (bad) {
             failing++;
@@ -3150,6 +3398,9 @@ int main(int argc, char **argv) {
         printf("# profile %s: %ld fenced holds, %ld pairs of them checked for increasing fences\n", p->name, fence_holds,
                fence_pairs);
     if (p_evicting(p)) printf("# profile %s: %ld keys and counters evicted\n", p->name, evictions);
+    if (p->crashes || p->failovers)
+        printf("# profile %s: %ld restarts, %ld failovers, %ld INFOs told, %ld grants not counted (RESTARTED)\n", p->name,
+               restarts, failovers, lives, discounted);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);
