@@ -2,9 +2,21 @@
 
    Virtual time, a seeded scheduler, and faults: message delay, loss and
    duplication, connection resets, node crashes and restarts (with and
-   without persistence, with and without a restart delay), client pauses,
-   client clock drift, server clock jumps, and nodes that evict keys (a
-   maxmemory-policy of allkeys-*: lock keys and fence counters vanish).
+   without persistence, back at once or after a while, never kept down on
+   purpose), failovers to a replica that lacks the latest writes (keys,
+   deletions and counts since its last sync gone; announced by Sentinel,
+   or seen only as a new run_id), client pauses, client clock drift,
+   server clock jumps, and nodes that evict keys (a maxmemory-policy of
+   allkeys-*: lock keys and fence counters vanish). Every server process
+   has its run_id and start time, and keeps keys across restarts or not
+   (appendfsync always); each new connection's INFO (and CONFIG GET
+   appendfsync) answer reaches the core before the replies behind it
+   (redlock_node_set_life), as the adapters do. The servers started long
+   before the clients, but in the restart profile some only just before,
+   and some clients start late: they first see a node that restarted
+   recently. The clients set cfg.max_ttl_ms to the longest ttl any of
+   them asks for (or more, now and then seconds); the control switches
+   the rule off.
 
    The clients use the whole API, at random: several lock handles per
    client on the same and on different keys; acquire, release (also to
@@ -24,8 +36,9 @@
    (max_rounds): the others wait for a turn.
 
    The checker asserts:
-     - mutual exclusion: per key, no two lock handles inside their validity
-       windows at the same true instant (two handles of one client count
+     - mutual exclusion (a restart or a failover excuses nothing): per
+       key, no two lock handles inside their validity windows at the same
+       true instant (two handles of one client count
        as two holders), unless both are reentrant locks of one owner or
        readers-writer holds that may share; a hold's mode is the one its
        acquire was configured with (the lock's options), then what the
@@ -36,6 +49,11 @@
        never valid beyond max_hold_ms + ttl but by the user's own extends;
      - reentrant counts: on every node the owner's count equals its
        entries, never below zero, and an empty hash does not stay;
+     - node events: REDLOCK_EV_NODE_RESTARTED only as the transport's
+       calls about that node say (a run_id other than the last told, from
+       now; a first sight of a server that loses keys at a restart, from
+       its start; a failover, from now), never for a durable server's
+       uptime; RESTARTED results only where nodes restart or fail over;
      - a holder is told: a lock still HELD at or after its validity end when
        the client's timer fires, or a timer armed past a held validity, is a
        violation;
