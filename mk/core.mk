@@ -1,5 +1,10 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
 SIM_RUNS ?= 20000
+# refusing and legacy-crowd: no crashes (the restart rule has nothing to
+# do there); fewer schedules (4/5 and 1/2 of SIM_RUNS) pay for the restart
+# and failover profiles
+SIM_REFUSING_RUNS ?= $(shell expr $(SIM_RUNS) \* 4 / 5)
+SIM_CROWD_RUNS ?= $(shell expr $(SIM_RUNS) / 2)
 # many-locks: up to 12 handles per client, each schedule about 4x the work
 SIM_MANY_RUNS ?= 5000
 # jump-one-of-four: one configuration (N = 4, one jumping node), each schedule
@@ -10,13 +15,18 @@ SIM_REENTRANT_RUNS ?= 10000
 # fencing: most handles fenced, every fault class (the fence checker)
 SIM_FENCING_RUNS ?= 10000
 # rw: readers-writer locks (shared, exclusive) beside plain ones
-SIM_RW_RUNS ?= 20000
+SIM_RW_RUNS ?= 16000
 # rw-upgrade: the same with most readers-writer handles in update mode
 SIM_RW_UPGRADE_RUNS ?= 4000
 # evicting: a minority of nodes drop keys and fence counters, refused by every handle
 SIM_EVICTING_RUNS ?= 4000
 # turns: many-locks with 1..3 rounds at once per client (the rest wait)
 SIM_TURNS_RUNS ?= 2000
+# restart: many restarts, no restart delay, the restart rule keeps holders
+# apart (late clients, bounds of seconds); failover: failovers to a lagging
+# replica, announced or seen only as a new run_id
+SIM_RESTART_RUNS ?= 5000
+SIM_FAILOVER_RUNS ?= 4000
 
 MUTATION_RUNS ?= 20000
 
@@ -64,17 +74,19 @@ check-unit: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value
 	@$(BUILD)/platform
 	@$(BUILD)/value
 
-# At least 20,000 schedules per profile across N = 1, 3, 5, modern and
-# legacy servers, 5,000 of many locks per client, 5,000 of a server clock
-# jumping on one node of four, 10,000 of reentrant locks (the profiles side
-# by side, one per CPU), plus the negative controls that must find
-# violations.
+# 20,000 schedules per profile across N = 1, 3, 5, modern and legacy
+# servers (fewer for the refusing clients and the legacy crowd), 5,000 of
+# many locks per client, 5,000 of a server clock jumping on one node of
+# four, 10,000 of reentrant locks, 5,000 of restarts and 4,000 of failovers
+# without a restart delay (the profiles side by side, one per CPU), plus
+# the negative controls that must find violations (ctl-restart: the same
+# restarts with the clients' restart rule off).
 check-sim: $(BUILD)/sim
 	@scripts/parallel.sh '$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile noscript --runs $(SIM_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile refusing --runs $(SIM_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile legacy-crowd --runs $(SIM_CROWD_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile refusing --runs $(SIM_REFUSING_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile many-locks --runs $(SIM_MANY_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile turns --runs $(SIM_TURNS_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile jump-one-of-four --runs $(SIM_JUMP_RUNS) --seed 1' \
@@ -82,7 +94,9 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile fencing --runs $(SIM_FENCING_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile rw --runs $(SIM_RW_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile rw-upgrade --runs $(SIM_RW_UPGRADE_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile evicting --runs $(SIM_EVICTING_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile evicting --runs $(SIM_EVICTING_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile restart --runs $(SIM_RESTART_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile failover --runs $(SIM_FAILOVER_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations
