@@ -438,6 +438,8 @@ typedef struct world {
     uint32_t runs;           /* run_ids handed out */
     int announced;           /* failovers are announced to the clients (Sentinel) */
     long restarts, failovers, lives, discounted; /* restarts, failovers, INFOs told, grants not counted */
+    long reported[4];        /* EV_NODE_RESTARTED by redlock_restart (UPTIME: a server younger than
+                                the bound only) */
     long decoded;            /* keys and counters read through the public decoders */
     long shown;              /* holds a quorum of nodes was checked to show */
     int late_timers;         /* some clients' event loops call the timer late now and then */
@@ -748,6 +750,8 @@ static void check_restarted(client *c, const redlock_event *ev) {
         violation(W, "a node reported restarted outside the transport's calls about it", c->id);
         return;
     }
+    if (ev->mode > 0 && ev->mode < 4 && (ev->mode != REDLOCK_RESTART_UPTIME || ev->elapsed_us < W->max_ttl_ms * 1000))
+        W->reported[ev->mode]++;
     switch (ev->mode) {
     case REDLOCK_RESTART_FAILOVER:
         if (!c->telling_failover || ev->elapsed_us != 0) violation(W, "a failover reported wrongly", c->id);
@@ -3323,7 +3327,7 @@ int main(int argc, char **argv) {
          nested = 0, wakes = 0, wakes_waiting = 0, woke = 0, woke_lost = 0, wakes_limited = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, decoded = 0, shown = 0, ran,
-         restarts = 0, failovers = 0, lives = 0, discounted = 0;
+         restarts = 0, failovers = 0, lives = 0, discounted = 0, reported[4] = {0, 0, 0, 0};
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
     const profile *p;
@@ -3382,6 +3386,7 @@ int main(int argc, char **argv) {
         failovers += w.failovers;
         lives += w.lives;
         discounted += w.discounted;
+        for (i = 1; i < 4; i++) reported[i] += w.reported[i];
         live += w.acquired_events > 0;
         if (bad) {
             failing++;
@@ -3417,8 +3422,10 @@ int main(int argc, char **argv) {
                fence_pairs);
     if (p_evicting(p)) printf("# profile %s: %ld keys and counters evicted\n", p->name, evictions);
     if (p->crashes || p->failovers)
-        printf("# profile %s: %ld restarts, %ld failovers, %ld INFOs told, %ld grants not counted (RESTARTED)\n", p->name,
-               restarts, failovers, lives, discounted);
+        printf("# profile %s: %ld restarts, %ld failovers, %ld INFOs told; reported: %ld new run_ids, %ld first\n"
+               "# sights of a server younger than the bound, %ld failovers; %ld grants not counted (RESTARTED)\n",
+               p->name, restarts, failovers, lives, reported[REDLOCK_RESTART_RUN_ID], reported[REDLOCK_RESTART_UPTIME],
+               reported[REDLOCK_RESTART_FAILOVER], discounted);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);
