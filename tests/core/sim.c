@@ -121,7 +121,7 @@ typedef struct profile {
     const char *name;
     int legacy;            /* nodes are old servers: no SET NX PX, no scripting */
     int noscript;          /* nodes refuse scripting (ACL) */
-    int crashes;           /* node crashes happen (2: many, for the control) */
+    int crashes;           /* node crashes happen (2: many, the restart profile and its control) */
     int persist;           /* nodes keep their data across restarts (AOF fsync always): 1 all,
                               0 none, -1: each node at random */
     int rule;              /* the clients count a node that may have lost keys (restarted,
@@ -2436,15 +2436,16 @@ static void random_call(world *w, client *c, int k) {
     }
 }
 
-/* Each operation ends with a status from its documented set; OVERLOADED
-   only after the transport refused one of the lock's commands. */
-/* A node may have lost keys, by the world's events and what the clients
-   were told: its grants may not count yet (RESTARTED). */
+/* Some node may have lost keys, by the world's events (and the clients
+   keep the rule): its grants may not count yet (RESTARTED). */
 static int restarting(const world *w) {
     int n, young = 0;
     for (n = 0; n < w->nn; n++) young |= w->nodes[n].started > -3000000;
     return w->max_ttl_ms >= 0 && (w->p->crashes || w->p->failovers || young);
 }
+
+/* Each operation ends with a status from its documented set; OVERLOADED
+   only after the transport refused one of the lock's commands. */
 
 static void check_result(world *w, client *c, slot *s, const redlock_result *r) {
     int st = r->status, ok;
