@@ -11,10 +11,12 @@
    has its run_id and start time, and keeps keys across restarts or not
    (appendfsync always); each new connection's INFO (and CONFIG GET
    appendfsync) answer reaches the core before the replies behind it
-   (redlock_node_set_life), as the adapters do. The servers started long
-   before the clients, but in the restart profile some only just before,
-   and some clients start late: they first see a node that restarted
-   recently. The clients set cfg.max_ttl_ms to the longest ttl any of
+   (redlock_node_set_life), as the adapters do; uptime_in_seconds is the
+   difference of two whole-second readings of the server's clock. The
+   servers started long before the clients, but in the restart profile
+   some only just before, and some clients start late: they first see a
+   node that restarted recently (or, where Sentinel announces failovers,
+   one that failed over: the sentinels say when). The clients set cfg.max_ttl_ms to the longest ttl any of
    them asks for (or more, now and then seconds); the control switches
    the rule off.
 
@@ -247,6 +249,9 @@ typedef struct node {
     uint32_t run;            /* its run_id (a number, printed as 40 hex digits) */
     int64_t started;         /* when it started (true time; before 0: before the clients) */
     int durable;             /* appendonly yes, appendfsync always: keys outlive a restart */
+    int64_t phase;           /* where its clock's whole seconds fall (us): uptime_in_seconds is
+                                the difference of two whole-second readings */
+    int64_t failed_over_at;  /* its last failover (true time), -1 none */
     /* the replica a failover promotes: the primary's data as of its last sync */
     entry replica[MAX_KEYS];
     long long replica_counter[MAX_KEYS];
@@ -351,6 +356,7 @@ typedef struct client {
     int telling_failover;    /* that call is failed_over */
     redlock_node_life told;  /* what the set_life call running says */
     uint32_t telling_run;    /* and of which process */
+    int64_t telling_ago_ms;  /* what the failed_over call running says */
 } client;
 
 /* A token the checker follows from its first attempt until it is done. */
@@ -437,6 +443,7 @@ typedef struct world {
                                 or more; -1: the rule off */
     uint32_t runs;           /* run_ids handed out */
     int announced;           /* failovers are announced to the clients (Sentinel) */
+    int64_t long_ttl_ms;     /* locks of a second or more: ttls up to this (0: none) */
     long restarts, failovers, lives, discounted; /* restarts, failovers, INFOs told, grants not counted */
     long reported[4];        /* EV_NODE_RESTARTED by redlock_restart (UPTIME: a server younger than
                                 the bound only) */
@@ -550,6 +557,14 @@ static int64_t drift_us(const client *c, int64_t ttl_ms) {
     for (i = 0; i < W->nn; i++)
         if (redlock_node_mode(&c->rc, i) == REDLOCK_MODE_LEGACY) return d + c->node_timeout_ms * 1000;
     return d;
+}
+
+/* How long after a node may have lost keys its grants count again for
+   slot s's lock (redlock.h section 4, Restarts): the larger of its ttl and
+   cfg.max_ttl_ms, plus the drift allowance. */
+static int64_t restart_bound_us(const client *c, const slot *s) {
+    int64_t ms = s->ttl_ms > W->max_ttl_ms ? s->ttl_ms : W->max_ttl_ms;
+    return ms * 1000 + drift_us(c, ms);
 }
 
 /* The core's own state (white box): redlock_lock_state() already reads a
@@ -669,6 +684,9 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
         }
         if (s->last_try) violation(W, "a retry after the last try before the wait deadline", c->id);
         if (++s->spent > s->retries) violation(W, "more retries than retry_count", c->id);
+        /* a waiting acquire that lost to restarted nodes retries no sooner
+           than one of them counts again: at most a restart bound later */
+        if (ev->status == REDLOCK_ERR_RESTARTED && s->waits && restart_bound_us(c, s) > jit) jit = restart_bound_us(c, s);
         if (ev->delay_us < (base - jit > 0 ? base - jit : 0) || ev->delay_us > base + jit) {
             /* only the last try before a wait deadline comes sooner */
             if (!s->waits || ev->delay_us < 0 || ev->delay_us > base + jit)
@@ -754,14 +772,18 @@ static void check_restarted(client *c, const redlock_event *ev) {
         W->reported[ev->mode]++;
     switch (ev->mode) {
     case REDLOCK_RESTART_FAILOVER:
-        if (!c->telling_failover || ev->elapsed_us != 0) violation(W, "a failover reported wrongly", c->id);
+        if (!c->telling_failover || ev->elapsed_us != c->telling_ago_ms * 1000)
+            violation(W, "a failover reported wrongly (or not from when it was)", c->id);
         break;
     case REDLOCK_RESTART_RUN_ID:
         if (c->telling_failover || !c->told_run[n] || c->telling_run == c->told_run[n] || ev->elapsed_us != 0)
             violation(W, "a new run_id reported wrongly (or not from now)", c->id);
         break;
     case REDLOCK_RESTART_UPTIME:
-        if (c->telling_failover || c->told.durable || ev->elapsed_us != c->told.uptime_s * 1000000)
+        /* from its start as the INFO dates it: up to a second later than
+           now - uptime_in_seconds (two whole-second readings), never sooner */
+        if (c->telling_failover || c->told.durable || ev->elapsed_us > c->told.uptime_s * 1000000 ||
+            ev->elapsed_us < (c->told.uptime_s - 1) * 1000000)
             violation(W, "a young server reported wrongly (durable, or not from its start)", c->id);
         break;
     default:
@@ -2093,7 +2115,8 @@ static void init_slot(world *w, client *c, int k) {
     redlock_lock_opts o;
     /* legacy: a late GETSET writes its own client's expiry, so the algorithm
        needs one ttl per key (documented); elsewhere every lock picks its own */
-    int64_t ttl = w->p->legacy ? w->key_ttl_ms[s->key] : rng_range(&w->rng, 30, 120);
+    int64_t ttl = w->p->legacy ? w->key_ttl_ms[s->key] : w->long_ttl_ms ? rng_range(&w->rng, w->long_ttl_ms / 2, w->long_ttl_ms)
+                  : rng_range(&w->rng, 30, 120);
     if (s->inited) {
         observe_slot(w, c, k);
         close_interval(w, c, k, w->now);
@@ -2159,6 +2182,8 @@ static void init_slot(world *w, client *c, int k) {
     s->poll_due = 0;
     s->ttl_ms = ttl;
     s->watchdog = o.watchdog;
+    if (redlock_lock_restart_bound_us(&s->lk) != restart_bound_us(c, s))
+        violation(w, "redlock_lock_restart_bound_us is not max(ttl, max_ttl_ms) + drift", c->id);
     s->release_at = -1;
     s->token = -1;
     s->last_op = 0;
@@ -2751,13 +2776,18 @@ static void setup(world *w, const profile *p, uint64_t seed) {
         nd->started = -rng_range(&w->rng, 10, 100000) * 1000000;
         if (p->crashes == 2 && rng_chance(&w->rng, 0.3)) nd->started = -rng_range(&w->rng, 0, 3000000);
         nd->durable = p->persist < 0 ? rng_chance(&w->rng, 0.5) : p->persist;
+        nd->phase = rng_range(&w->rng, 0, 999999);
+        nd->failed_over_at = -1;
     }
     /* cfg.max_ttl_ms: the longest ttl any client asks for (a lock's, up to
        120 ms; an extend's, up to 3x that), or more; now and then seconds,
        so that a server's uptime (whole seconds) decides */
     w->max_ttl_ms = p->api ? 3 * 120 : 120;
     if (rng_chance(&w->rng, 0.2)) w->max_ttl_ms += rng_range(&w->rng, 1, 200);
-    if (p->crashes == 2 && rng_chance(&w->rng, 0.3)) w->max_ttl_ms = rng_range(&w->rng, 1000, 2500);
+    if (p->crashes == 2 && rng_chance(&w->rng, 0.3)) {
+        /* and locks as long: a server's uptime, in whole seconds, decides to the second */
+        w->max_ttl_ms = w->long_ttl_ms = rng_range(&w->rng, 1000, 2500);
+    }
     if (!p->rule) w->max_ttl_ms = -1;
     w->announced = p->failovers && rng_chance(&w->rng, 0.5);
 }
@@ -2827,9 +2857,12 @@ static void start_clients(world *w) {
         c->ns = w->p->many ? (int)rng_range(&w->rng, 4, MAX_SLOTS)
                 : w->p->reentrant ? (int)rng_range(&w->rng, 2, 4)
                 : w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 1, 3) : 1;
-        /* restart profiles: a client that starts late first connects to
-           nodes that may have restarted just before */
-        late = w->p->crashes == 2 && i > 0 && rng_chance(&w->rng, 0.4) ? rng_range(&w->rng, 0, w->end / 2) : 0;
+        /* a client that starts late first connects to nodes that may have
+           restarted (the restart profile) or failed over (where Sentinel
+           tells: a client first seeing a silent failover cannot know)
+           just before */
+        late = (w->p->crashes == 2 || w->announced) && i > 0 && rng_chance(&w->rng, 0.4)
+                   ? rng_range(&w->rng, 0, w->end / 2) : 0;
         for (k = 0; k < c->ns; k++) {
             c->s[k].key = w->p->api && !w->p->crowd ? (int)rng_range(&w->rng, 0, n_keys(w) - 1) : 0;
             c->s[k].token = -1;
@@ -2939,18 +2972,24 @@ static void crash(world *w, int n, int persist, int64_t down_for) {
     }
 }
 
+/* A floor division by a second, for times before 0 too. */
+static int64_t whole_s(int64_t us) { return us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000); }
+/* INFO's uptime_in_seconds: the server's whole-second clock now less the
+   same clock at its start, up to a second more than the time really up. */
+static int64_t uptime_s(const node *nd, int64_t now) { return whole_s(now + nd->phase) - whole_s(nd->started + nd->phase); }
+
 /* A new connection's INFO answer reaches client c: its transport reads it
    with redlock_info_life, adds what CONFIG GET appendfsync said, and tells
    the core before the replies behind it. */
-static void tell_life(world *w, client *c, int n, uint32_t run, int64_t uptime_s, int durable) {
+static void tell_life(world *w, client *c, int n, uint32_t run, int64_t up_s, int durable) {
     char info[200];
     redlock_node_life life;
     uint32_t h = run * 0x9E3779B1u;
     int len = snprintf(info, sizeof info, "# Server\r\nredis_version:7.0.15\r\nrun_id:%08x%08x%08x%08x%08x\r\n"
-                       "uptime_in_seconds:%lld\r\n", h, h ^ 0x5bd1e995u, h + 1u, h ^ 0xffffu, run,
-                       (long long)uptime_s);
-    if (redlock_info_life(info, (size_t)len, &life) != 0 || life.uptime_s != uptime_s || strlen(life.run_id) != 40 ||
-        life.durable) {
+                       "uptime_in_seconds:%lld\r\n# Persistence\r\naof_enabled:%d\r\n", h, h ^ 0x5bd1e995u, h + 1u,
+                       h ^ 0xffffu, run, (long long)up_s, durable);
+    if (redlock_info_life(info, (size_t)len, &life) != 0 || life.uptime_s != up_s || strlen(life.run_id) != 40 ||
+        life.durable || life.aof != durable) {
         violation(w, "redlock_info_life misread an INFO", c->id);
         return;
     }
@@ -2963,6 +3002,18 @@ static void tell_life(world *w, client *c, int n, uint32_t run, int64_t uptime_s
     c->telling = -1;
     c->told_run[n] = run;
     w->lives++;
+}
+
+/* Client c's transport tells the core node n's group failed over ago_ms
+   ago (a +switch-master heard: 0; the sentinels' last failover, to a
+   client that first sees the group). */
+static void tell_failover(world *w, client *c, int n, int64_t ago_ms) {
+    c->telling = n;
+    c->telling_failover = 1;
+    c->telling_ago_ms = ago_ms;
+    if (redlock_node_failed_over(&c->rc, n, ago_ms) != REDLOCK_OK) violation(w, "failed_over refused", c->id);
+    c->telling = -1;
+    c->telling_failover = 0;
 }
 
 /* Node n's replica becomes its primary: the writes it had not received
@@ -2985,6 +3036,7 @@ static void failover(world *w, int n) {
     nd->rsha = 0;
     nd->run = ++w->runs;
     nd->started = w->now - rng_range(&w->rng, 10, 100000) * 1000000;
+    nd->failed_over_at = w->now;
     w->failovers++;
     for (i = 0; i < w->nc; i++) {
         w->clients[i].conn_epoch[n]++;
@@ -3163,7 +3215,7 @@ static void step(world *w, event e) {
         if (e.epoch != c->conn_epoch[e.n] || !nd->up) return; /* the connection died: the next one asks */
         e.kind = E_LIFE;
         e.gen = nd->run;
-        e.tag = (redlock_tag)((w->now - nd->started) / 1000000); /* uptime_in_seconds */
+        e.tag = (redlock_tag)uptime_s(nd, w->now);
         e.status = nd->durable;
         e.t = w->now + net_delay(w, c);
         if (e.t <= c->last_rep[e.n]) e.t = c->last_rep[e.n] + 1;
@@ -3176,17 +3228,17 @@ static void step(world *w, event e) {
         if (w->verbose)
             printf("%10lld c%d <- n%d: INFO run %u uptime %llu s%s\n", (long long)w->now, e.c, e.n, (unsigned)e.gen,
                    (unsigned long long)e.tag, e.status ? " (appendfsync always)" : "");
+        /* a Sentinel transport's first sight of the group: the sentinels
+           say when it last failed over (to the ms, never sooner) */
+        if (w->announced && !c->told_run[e.n] && nd->failed_over_at >= 0)
+            tell_failover(w, c, e.n, (w->now - nd->failed_over_at) / 1000);
         tell_life(w, c, e.n, e.gen, (int64_t)e.tag, e.status);
         observe(w, c);
         return;
     case E_SWITCH:
         if (!deliver_to_client(w, &e)) return;
         if (w->verbose) printf("%10lld c%d: n%d failed over (+switch-master)\n", (long long)w->now, e.c, e.n);
-        c->telling = e.n;
-        c->telling_failover = 1;
-        if (redlock_node_failed_over(&c->rc, e.n) != REDLOCK_OK) violation(w, "failed_over refused", c->id);
-        c->telling = -1;
-        c->telling_failover = 0;
+        tell_failover(w, c, e.n, 0);
         observe(w, c);
         return;
     case E_SYNC: /* the replica has every write up to now */
