@@ -302,7 +302,12 @@
    and a lone node grants nothing. The fence counters follow the rule too:
    a counter reset by a restart makes no fence. Limits: an INFO refused
    (an ACL without +info) tells nothing (the node counts at once), and a
-   CONFIG refused counts as no such persistence. cfg.max_ttl_ms < 0 turns
+   CONFIG refused counts as no such persistence; a failover that nobody
+   announces (a primary replaced behind one address, without Sentinel) is
+   seen by a client that saw the old primary (its run_id changes), not by
+   one that first connects after it; and the default bound (each lock's
+   own ttl) holds only when every client locks a key with the same ttl:
+   with mixed ttls set cfg.max_ttl_ms. cfg.max_ttl_ms < 0 turns
    the rule off (grants count at once, the events are still reported).
    Deployments: a node is one server, or (in the node lists of the
    adapters, redlock_nodes.h) a primary and its replicas behind Sentinel,
