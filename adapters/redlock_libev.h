@@ -368,8 +368,14 @@ static inline void redlock__libev_on_connect(const redisAsyncContext *ac, int st
     redlock__libev_conn *cn = (redlock__libev_conn *)ac->data;
     if (!cn || cn->ac != ac) return;
     if (status != REDIS_OK) { /* hiredis frees the context itself */
-        cn->drop_status = REDLOCK_ERR_CONNECT;
-        redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, ac->errstr);
+        /* a TLS handshake refused this early (a certificate) is TLS, which
+           ends an acquire at once, not CONNECT, which is retried */
+        char why[128];
+        int st;
+        snprintf(why, sizeof why, "%s", ac->errstr);
+        st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_CONNECT, why, sizeof why);
+        cn->drop_status = st;
+        redlock__libev_lost(cn, st, st == REDLOCK_ERR_TLS ? why : ac->errstr);
         return;
     }
     cn->life.state = REDLOCK__CONN_UP;
