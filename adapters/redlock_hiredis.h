@@ -439,7 +439,9 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     cn->q.head = cn->q.count = cn->unsent = 0;
     redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
-    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, 0, cn->ep.info, redlock__hiredis_handshake, cn);
+    /* ROLE: a Sentinel group's server must be its primary */
+    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.sentinels != NULL, cn->ep.info,
+                                        redlock__hiredis_handshake, cn);
 }
 
 static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)
@@ -447,8 +449,44 @@ static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)
     return !c->_threaded || pthread_equal(pthread_self(), c->_thread);
 }
 
+/* SIGPIPE kept away from blocking writes (a sentinel's): blocked, and a
+   SIGPIPE a failed write raised taken back unless one was pending before. */
+typedef struct redlock__hiredis_nopipe {
+    sigset_t set, old;
+    int was_pending;
+} redlock__hiredis_nopipe;
+
+static inline void redlock__hiredis_nopipe_begin(redlock__hiredis_nopipe *np)
+{
+    sigset_t pend;
+    sigemptyset(&np->set);
+    sigaddset(&np->set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &np->set, &np->old);
+    sigpending(&pend);
+    np->was_pending = sigismember(&pend, SIGPIPE);
+}
+
+static inline void redlock__hiredis_nopipe_end(redlock__hiredis_nopipe *np)
+{
+    sigset_t pend;
+    sigpending(&pend);
+    if (!np->was_pending && sigismember(&pend, SIGPIPE)) {
+        struct timespec zero = { 0, 0 };
+        sigtimedwait(&np->set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &np->old, NULL);
+}
+
+/* Node i's group failed over ago_ms ago (redlock.h section 4, Restarts). */
+static inline void redlock__hiredis_failed_over(redlock_hiredis *c, int i, int64_t ago_ms)
+{
+    if (ago_ms >= 0) redlock_node_failed_over(&c->_client, i, ago_ms); /* the event hook counts as a callback */
+}
+
 /* Starts connecting node i if it is down and its reconnect delay has
-   passed. Never blocks on the network. Only on the thread that does I/O. */
+   passed. Never blocks on the network, except a Sentinel group's node,
+   whose sentinels are asked for its primary first (blocking, each within
+   the connect timeout). Only on the thread that does I/O. */
 static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
@@ -457,6 +495,18 @@ static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
     char err[128];
     if (cn->ctx || !redlock__conn_may_open(&cn->life, redlock__hiredis_now_us())) return;
     err[0] = 0;
+    if (cn->ep.sentinels) {
+        redlock__hiredis_nopipe np;
+        int64_t ago;
+        redlock__hiredis_nopipe_begin(&np);
+        status = redlock__hiredis_sentinels_primary(&cn->ep, c->_connect_timeout_ms, &ago, err, sizeof err);
+        redlock__hiredis_nopipe_end(&np);
+        if (status != 0) {
+            redlock__conn_lost(&cn->life, status, err, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
+            return;
+        }
+        redlock__hiredis_failed_over(c, i, ago);
+    }
     ctx = redlock__hiredis_open(&cn->ep, &status, err, sizeof err);
     if (!ctx) {
         redlock__conn_lost(&cn->life, status, err, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
@@ -567,6 +617,28 @@ static inline void redlock__hiredis_closed_idle(redlock_hiredis *c, int i, const
     redlock__conn_set(&c->_conn[i].life, 0, "");
 }
 
+/* A core command's reply came on a Sentinel group's connection: do the
+   sentinels still name its server as the primary? Asked after the
+   command was written and before its reply reaches the core, so a reply
+   counts only if the group had not failed over when the round began: a
+   holder cannot renew on a former primary that Sentinel has not yet
+   turned into a replica (it would still accept the write). 0, or the
+   status the reply fails with (the group failed over: TRANSPORT, the
+   client told; no sentinel answers: CONNECT), its words kept. */
+static inline int redlock__hiredis_confirm(redlock_hiredis *c, int i)
+{
+    redlock__hiredis_conn *cn = &c->_conn[i];
+    redlock__hiredis_nopipe np;
+    char why[128];
+    int rc;
+    redlock__hiredis_nopipe_begin(&np);
+    rc = redlock__hiredis_sentinels_confirm(&cn->ep, c->_connect_timeout_ms, why, sizeof why);
+    redlock__hiredis_nopipe_end(&np);
+    if (rc == REDLOCK_ERR_TRANSPORT) redlock__hiredis_failed_over(c, i, 0);
+    if (rc != 0) redlock__conn_set(&cn->life, rc, why);
+    return rc;
+}
+
 /* Hands every complete reply node i has buffered to the core. */
 static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
 {
@@ -595,6 +667,19 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             freeReplyObject(r);
             continue;
         }
+        if (req.kind == REDLOCK__CONN_ROLE) {
+            redlock_reply rr, el[8];
+            int role = redlock__hiredis_view(r, &rr, el, 8) == 0 ? redlock_sentinel_role(&rr) : -1;
+            freeReplyObject(r);
+            if (role != REDLOCK_SENTINEL_PRIMARY && !cn->life.refused) { /* (a refused AUTH tells its own) */ /* a failover under way: the next connection asks again */
+                char why[128];
+                snprintf(why, sizeof why, "%.24s:%d is not the primary of '%.16s' (%s): asking the sentinels again",
+                         cn->ep.host, cn->ep.port, cn->ep.sentinels->group, role < 0 ? "ROLE refused" : "a replica");
+                redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, why);
+                return;
+            }
+            continue;
+        }
         redlock__hiredis_heard(&cn->life, r);
         if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
             (void)redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL);
@@ -613,12 +698,26 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             redlock_on_error(&c->_client, req.tag, st);
             continue;
         }
+        if (cn->ep.sentinels && (st = redlock__hiredis_confirm(c, i)) != 0) {
+            freeReplyObject(r); /* not counted: the group failed over, or no sentinel answers */
+            redlock_on_error(&c->_client, req.tag, st);
+            if (cn->ctx) redlock__hiredis_drop(c, i, st, cn->life.words);
+            return;
+        }
         {
+            const redisContext *ctx = cn->ctx;
             redlock_reply rr;
+            int gone;
             redlock__hiredis_translate(r, &rr);
             redlock_on_reply(&c->_client, req.tag, &rr);
+            gone = cn->ep.sentinels && r->type == REDIS_REPLY_ERROR && r->str &&
+                   redlock_sentinel_not_primary(r->str, (size_t)r->len);
+            freeReplyObject(r);
+            if (gone && cn->ctx == ctx) { /* no longer (or not yet) the primary: the next connection asks */
+                redlock__hiredis_drop(c, i, REDLOCK_ERR_TRANSPORT, "the server is no longer the group's primary");
+                return;
+            }
         }
-        freeReplyObject(r);
     }
 }
 
