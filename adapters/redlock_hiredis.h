@@ -40,8 +40,8 @@
    are the core's too.
    * Every socket is non-blocking, and connects too: they are finished by
      the same poll() loop, so no call into the core (send, timers) ever
-     waits for the network, and the loop never sleeps past the core's next
-     deadline. connect_timeout_ms bounds a connect; a node that has owed a
+     waits for the network (but for a Sentinel group's sentinels, below),
+     and the loop never sleeps past the core's next deadline. connect_timeout_ms bounds a connect; a node that has owed a
      reply for command_timeout_ms is disconnected (its requests fail with
      REDLOCK_ERR_NODE_TIMEOUT), whether or not bytes are trickling in, and
      reconnected later. Host names are resolved with getaddrinfo(), which
@@ -84,6 +84,35 @@
      connection, and the vote is not lost.
    * SIGPIPE is blocked around writes: a node that vanished is a transport
      error, never a signal.
+   * A Sentinel group (a node of kind REDLOCK_NODE_SENTINEL: redis-sentinel://
+     h1:p1+h2:p2/NAME[?db=N&sentinel_user=U&sentinel_password=P], see
+     redlock_nodes.h) is ONE node of the quorum, served by its primary. At
+     each (re)connection its sentinels are asked in turn, from the one that
+     answered last, which server that is (SENTINEL get-master-addr-by-name;
+     blocking, each sentinel within connect_timeout_ms, on a connection to
+     it that is kept open); none answering fails the connection with
+     REDLOCK_ERR_CONNECT and their words ("sentinel 10.0.0.1:26379 does not
+     know the group 'x'"), retried after the reconnect delay. The first
+     answer also asks SENTINEL MASTER when the group last failed over, and
+     a later answer that names another server is a failover now: either
+     is told to the core (redlock_node_failed_over; redlock.h section 4,
+     Restarts: the new primary may lack the latest keys, so its grants
+     count only once the bound has passed). The preamble asks ROLE after
+     AUTH and SELECT: a server that is not the primary (a failover under
+     way) fails the connection, and the next one asks again. An error
+     reply READONLY, LOADING or MASTERDOWN to a core command is delivered,
+     then the connection fails (REDLOCK_ERR_TRANSPORT) and the next asks
+     again. And every core command's reply is held until the sentinels,
+     asked after the command was written, still name its server: if they
+     name another (the core is told of the failover) or none answers, that
+     reply fails (TRANSPORT / CONNECT) and the connection with it. So a
+     reply counts only if the group had not failed over when its round
+     began: a holder cannot renew on a former primary that Sentinel has
+     not yet turned into a replica, which would still accept the write.
+     That costs a round trip to a sentinel per reply. Not over TLS: a
+     rediss-sentinel:// node (or a group with cfg.tls or its own tls) is
+     refused by init with REDLOCK_ERR_INVALID (the sentinels are asked in
+     plain text); nor a cluster (INVALID).
    * TLS (hiredis 1.x only): build with REDLOCK_HIREDIS_TLS and link
      -lhiredis_ssl -lssl -lcrypto. cfg.tls (every node) or a node's own
      tls (redlock_tls.h: enable, ca file or hashed dir, cert + key,
@@ -280,8 +309,9 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID (also: a node that is a Sentinel group
-   or a cluster, which this version does not serve), NODES, NOMEM, NO_TLS
+   thread if asked. Errors: INVALID (also: a cluster node, which this
+   version does not serve; a Sentinel group over TLS, or without its
+   group's name), NODES, NOMEM, NO_TLS
    or TLS (see HOW IT TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
