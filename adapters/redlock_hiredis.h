@@ -41,7 +41,8 @@
    * Every socket is non-blocking, and connects too: they are finished by
      the same poll() loop, so no call into the core (send, timers) ever
      waits for the network (but for a Sentinel group's sentinels, below),
-     and the loop never sleeps past the core's next deadline. connect_timeout_ms bounds a connect; a node that has owed a
+     and the loop never sleeps past the core's next deadline.
+     connect_timeout_ms bounds a connect; a node that has owed a
      reply for command_timeout_ms is disconnected (its requests fail with
      REDLOCK_ERR_NODE_TIMEOUT), whether or not bytes are trickling in, and
      reconnected later. Host names are resolved with getaddrinfo(), which
@@ -510,7 +511,7 @@ static inline void redlock__hiredis_nopipe_end(redlock__hiredis_nopipe *np)
 /* Node i's group failed over ago_ms ago (redlock.h section 4, Restarts). */
 static inline void redlock__hiredis_failed_over(redlock_hiredis *c, int i, int64_t ago_ms)
 {
-    if (ago_ms >= 0) redlock_node_failed_over(&c->_client, i, ago_ms); /* the event hook counts as a callback */
+    if (ago_ms >= 0) redlock_node_failed_over(&c->_client, i, ago_ms); /* on_event runs as any callback */
 }
 
 /* Starts connecting node i if it is down and its reconnect delay has
@@ -701,7 +702,9 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             redlock_reply rr, el[8];
             int role = redlock__hiredis_view(r, &rr, el, 8) == 0 ? redlock_sentinel_role(&rr) : -1;
             freeReplyObject(r);
-            if (role != REDLOCK_SENTINEL_PRIMARY && !cn->life.refused) { /* (a refused AUTH tells its own) */ /* a failover under way: the next connection asks again */
+            /* not the primary (a failover under way): the next connection asks
+               the sentinels again; after a refused AUTH, the refusal tells */
+            if (role != REDLOCK_SENTINEL_PRIMARY && !cn->life.refused) {
                 char why[128];
                 snprintf(why, sizeof why, "%.24s:%d is not the primary of '%.16s' (%s): asking the sentinels again",
                          cn->ep.host, cn->ep.port, cn->ep.sentinels->group, role < 0 ? "ROLE refused" : "a replica");

@@ -2,7 +2,9 @@
    share on top of the connection layer (redlock_conn.h): translating
    hiredis's redisReply into the core's redlock_reply and bounding its
    memory, the node endpoint and its TLS, spotting authentication errors,
-   the clock, the subscriber connections. Internal: include one of those
+   the clock, the subscriber connections, a Sentinel group's sentinels
+   (asked blocking: redlock_hiredis.h serves groups, redlock_libev.h
+   refuses them). Internal: include one of those
    two adapters instead. */
 #ifndef REDLOCK_HIREDIS_COMMON_H
 #define REDLOCK_HIREDIS_COMMON_H
