@@ -1043,9 +1043,10 @@ static int sent_client(redlock_hiredis *c, const char *list, int64_t ttl_ms, red
 /* Proves, on a primary + replica + 3 sentinels: a redis-sentinel:// node
    finds the primary through the sentinels (the key is on the primary,
    under the token), also when the first sentinel listed is down; a group
-   the sentinels do not know fails with their words; TLS sentinels are
-   refused at init, and so is any Sentinel group by the libev adapter
-   (tests/libev). */
+   the sentinels do not know fails with their words; a server named that
+   is not the primary (ROLE: a replica) fails the connection, and nothing
+   is written there; TLS sentinels are refused at init, and so is any
+   Sentinel group by the libev adapter (tests/libev). */
 static void hiredis_sentinel_discovery(void)
 {
     redis_group g;
@@ -1084,6 +1085,33 @@ static void hiredis_sentinel_discovery(void)
     if (!strstr(words, "does not know")) printf("#   status words: %s\n", words);
     redlock_hiredis_lock_deinit(&l);
     redlock_hiredis_deinit(&c);
+
+    {   /* a sentinel (scripted) that names the replica: ROLE says so, the connection fails */
+        hostile fake;
+        char said[160];
+        int rp = g.port[1]; /* the first replica, still one: no failover here */
+        snprintf(said, sizeof said,
+                 "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%d\r\n"
+                 "*4\r\n$12\r\nconfig-epoch\r\n$1\r\n0\r\n$18\r\nrole-reported-time\r\n$1\r\n5\r\n",
+                 rp >= 10000 ? 5 : rp >= 1000 ? 4 : 3, rp);
+        CHECK_EQ(hostile_start(&fake, HOSTILE_CANNED, said), 0);
+        snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/rl-it", fake.port);
+        CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), 0);
+        /* init asked the sentinel and connects; the loop reads ROLE's answer
+           (no command yet: nothing asks the scripted sentinel again, which
+           would answer more than asked) */
+        CHECK_EQ(redlock_hiredis_run(&c, 500), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_node_status(&c, 0, words, sizeof words), REDLOCK_ERR_CONNECT);
+        CHECK(strstr(words, "is not the primary of 'rl-it' (a replica)") != NULL);
+        if (!strstr(words, "is not the primary")) printf("#   status words: %s\n", words);
+        CHECK(redlock_hiredis_acquire(&l) != REDLOCK_OK);
+        argv[0] = "EXISTS", argv[1] = "hsent-disc", argv[2] = NULL;
+        CHECK_EQ(redis_nodes_queryv(rp, NULL, NULL, 1000, argv, out, sizeof out), 0);
+        CHECK_STR(out, ":0"); /* nothing was written through the replica */
+        redlock_hiredis_lock_deinit(&l);
+        redlock_hiredis_deinit(&c);
+        hostile_stop(&fake);
+    }
 
     snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
     CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), REDLOCK_ERR_INVALID);
