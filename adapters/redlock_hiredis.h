@@ -40,8 +40,9 @@
    are the core's too.
    * Every socket is non-blocking, and connects too: they are finished by
      the same poll() loop, so no call into the core (send, timers) ever
-     waits for the network, and the loop never sleeps past the core's next
-     deadline. connect_timeout_ms bounds a connect; a node that has owed a
+     waits for the network (but for a Sentinel group's sentinels, below),
+     and the loop never sleeps past the core's next deadline.
+     connect_timeout_ms bounds a connect; a node that has owed a
      reply for command_timeout_ms is disconnected (its requests fail with
      REDLOCK_ERR_NODE_TIMEOUT), whether or not bytes are trickling in, and
      reconnected later. Host names are resolved with getaddrinfo(), which
@@ -84,6 +85,35 @@
      connection, and the vote is not lost.
    * SIGPIPE is blocked around writes: a node that vanished is a transport
      error, never a signal.
+   * A Sentinel group (a node of kind REDLOCK_NODE_SENTINEL: redis-sentinel://
+     h1:p1+h2:p2/NAME[?db=N&sentinel_user=U&sentinel_password=P], see
+     redlock_nodes.h) is ONE node of the quorum, served by its primary. At
+     each (re)connection its sentinels are asked in turn, from the one that
+     answered last, which server that is (SENTINEL get-master-addr-by-name;
+     blocking, each sentinel within connect_timeout_ms, on a connection to
+     it that is kept open); none answering fails the connection with
+     REDLOCK_ERR_CONNECT and their words ("sentinel 10.0.0.1:26379 does not
+     know the group 'x'"), retried after the reconnect delay. The first
+     answer also asks SENTINEL MASTER when the group last failed over, and
+     a later answer that names another server is a failover now: either
+     is told to the core (redlock_node_failed_over; redlock.h section 4,
+     Restarts: the new primary may lack the latest keys, so its grants
+     count only once the bound has passed). The preamble asks ROLE after
+     AUTH and SELECT: a server that is not the primary (a failover under
+     way) fails the connection, and the next one asks again. An error
+     reply READONLY, LOADING or MASTERDOWN to a core command is delivered,
+     then the connection fails (REDLOCK_ERR_TRANSPORT) and the next asks
+     again. And every core command's reply is held until the sentinels,
+     asked after the command was written, still name its server: if they
+     name another (the core is told of the failover) or none answers, that
+     reply fails (TRANSPORT / CONNECT) and the connection with it. So a
+     reply counts only if the group had not failed over when its round
+     began: a holder cannot renew on a former primary that Sentinel has
+     not yet turned into a replica, which would still accept the write.
+     That costs a round trip to a sentinel per reply. Not over TLS: a
+     rediss-sentinel:// node (or a group with cfg.tls or its own tls) is
+     refused by init with REDLOCK_ERR_INVALID (the sentinels are asked in
+     plain text); nor a cluster (INVALID).
    * TLS (hiredis 1.x only): build with REDLOCK_HIREDIS_TLS and link
      -lhiredis_ssl -lssl -lcrypto. cfg.tls (every node) or a node's own
      tls (redlock_tls.h: enable, ca file or hashed dir, cert + key,
@@ -280,8 +310,9 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID (also: a node that is a Sentinel group
-   or a cluster, which this version does not serve), NODES, NOMEM, NO_TLS
+   thread if asked. Errors: INVALID (also: a cluster node, which this
+   version does not serve; a Sentinel group over TLS, or without its
+   group's name), NODES, NOMEM, NO_TLS
    or TLS (see HOW IT TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
@@ -439,7 +470,9 @@ static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisConte
     cn->q.head = cn->q.count = cn->unsent = 0;
     redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
-    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, 0, cn->ep.info, redlock__hiredis_handshake, cn);
+    /* ROLE: a Sentinel group's server must be its primary */
+    return redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.sentinels != NULL, cn->ep.info,
+                                        redlock__hiredis_handshake, cn);
 }
 
 static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)
@@ -447,8 +480,44 @@ static inline int redlock__hiredis_on_driver(const redlock_hiredis *c)
     return !c->_threaded || pthread_equal(pthread_self(), c->_thread);
 }
 
+/* SIGPIPE kept away from blocking writes (a sentinel's): blocked, and a
+   SIGPIPE a failed write raised taken back unless one was pending before. */
+typedef struct redlock__hiredis_nopipe {
+    sigset_t set, old;
+    int was_pending;
+} redlock__hiredis_nopipe;
+
+static inline void redlock__hiredis_nopipe_begin(redlock__hiredis_nopipe *np)
+{
+    sigset_t pend;
+    sigemptyset(&np->set);
+    sigaddset(&np->set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &np->set, &np->old);
+    sigpending(&pend);
+    np->was_pending = sigismember(&pend, SIGPIPE);
+}
+
+static inline void redlock__hiredis_nopipe_end(redlock__hiredis_nopipe *np)
+{
+    sigset_t pend;
+    sigpending(&pend);
+    if (!np->was_pending && sigismember(&pend, SIGPIPE)) {
+        struct timespec zero = { 0, 0 };
+        sigtimedwait(&np->set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &np->old, NULL);
+}
+
+/* Node i's group failed over ago_ms ago (redlock.h section 4, Restarts). */
+static inline void redlock__hiredis_failed_over(redlock_hiredis *c, int i, int64_t ago_ms)
+{
+    if (ago_ms >= 0) redlock_node_failed_over(&c->_client, i, ago_ms); /* on_event runs as any callback */
+}
+
 /* Starts connecting node i if it is down and its reconnect delay has
-   passed. Never blocks on the network. Only on the thread that does I/O. */
+   passed. Never blocks on the network, except a Sentinel group's node,
+   whose sentinels are asked for its primary first (blocking, each within
+   the connect timeout). Only on the thread that does I/O. */
 static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
 {
     redlock__hiredis_conn *cn = &c->_conn[i];
@@ -457,6 +526,18 @@ static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
     char err[128];
     if (cn->ctx || !redlock__conn_may_open(&cn->life, redlock__hiredis_now_us())) return;
     err[0] = 0;
+    if (cn->ep.sentinels) {
+        redlock__hiredis_nopipe np;
+        int64_t ago;
+        redlock__hiredis_nopipe_begin(&np);
+        status = redlock__hiredis_sentinels_primary(&cn->ep, c->_connect_timeout_ms, &ago, err, sizeof err);
+        redlock__hiredis_nopipe_end(&np);
+        if (status != 0) {
+            redlock__conn_lost(&cn->life, status, err, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
+            return;
+        }
+        redlock__hiredis_failed_over(c, i, ago);
+    }
     ctx = redlock__hiredis_open(&cn->ep, &status, err, sizeof err);
     if (!ctx) {
         redlock__conn_lost(&cn->life, status, err, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
@@ -567,6 +648,28 @@ static inline void redlock__hiredis_closed_idle(redlock_hiredis *c, int i, const
     redlock__conn_set(&c->_conn[i].life, 0, "");
 }
 
+/* A core command's reply came on a Sentinel group's connection: do the
+   sentinels still name its server as the primary? Asked after the
+   command was written and before its reply reaches the core, so a reply
+   counts only if the group had not failed over when the round began: a
+   holder cannot renew on a former primary that Sentinel has not yet
+   turned into a replica (it would still accept the write). 0, or the
+   status the reply fails with (the group failed over: TRANSPORT, the
+   client told; no sentinel answers: CONNECT), its words kept. */
+static inline int redlock__hiredis_confirm(redlock_hiredis *c, int i)
+{
+    redlock__hiredis_conn *cn = &c->_conn[i];
+    redlock__hiredis_nopipe np;
+    char why[128];
+    int rc;
+    redlock__hiredis_nopipe_begin(&np);
+    rc = redlock__hiredis_sentinels_confirm(&cn->ep, c->_connect_timeout_ms, why, sizeof why);
+    redlock__hiredis_nopipe_end(&np);
+    if (rc == REDLOCK_ERR_TRANSPORT) redlock__hiredis_failed_over(c, i, 0);
+    if (rc != 0) redlock__conn_set(&cn->life, rc, why);
+    return rc;
+}
+
 /* Hands every complete reply node i has buffered to the core. */
 static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
 {
@@ -595,6 +698,21 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             freeReplyObject(r);
             continue;
         }
+        if (req.kind == REDLOCK__CONN_ROLE) {
+            redlock_reply rr, el[8];
+            int role = redlock__hiredis_view(r, &rr, el, 8) == 0 ? redlock_sentinel_role(&rr) : -1;
+            freeReplyObject(r);
+            /* not the primary (a failover under way): the next connection asks
+               the sentinels again; after a refused AUTH, the refusal tells */
+            if (role != REDLOCK_SENTINEL_PRIMARY && !cn->life.refused) {
+                char why[128];
+                snprintf(why, sizeof why, "%.24s:%d is not the primary of '%.16s' (%s): asking the sentinels again",
+                         cn->ep.host, cn->ep.port, cn->ep.sentinels->group, role < 0 ? "ROLE refused" : "a replica");
+                redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, why);
+                return;
+            }
+            continue;
+        }
         redlock__hiredis_heard(&cn->life, r);
         if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
             (void)redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL);
@@ -613,12 +731,26 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
             redlock_on_error(&c->_client, req.tag, st);
             continue;
         }
+        if (cn->ep.sentinels && (st = redlock__hiredis_confirm(c, i)) != 0) {
+            freeReplyObject(r); /* not counted: the group failed over, or no sentinel answers */
+            redlock_on_error(&c->_client, req.tag, st);
+            if (cn->ctx) redlock__hiredis_drop(c, i, st, cn->life.words);
+            return;
+        }
         {
+            const redisContext *ctx = cn->ctx;
             redlock_reply rr;
+            int gone;
             redlock__hiredis_translate(r, &rr);
             redlock_on_reply(&c->_client, req.tag, &rr);
+            gone = cn->ep.sentinels && r->type == REDIS_REPLY_ERROR && r->str &&
+                   redlock_sentinel_not_primary(r->str, (size_t)r->len);
+            freeReplyObject(r);
+            if (gone && cn->ctx == ctx) { /* no longer (or not yet) the primary: the next connection asks */
+                redlock__hiredis_drop(c, i, REDLOCK_ERR_TRANSPORT, "the server is no longer the group's primary");
+                return;
+            }
         }
-        freeReplyObject(r);
     }
 }
 

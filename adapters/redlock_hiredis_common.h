@@ -2,7 +2,9 @@
    share on top of the connection layer (redlock_conn.h): translating
    hiredis's redisReply into the core's redlock_reply and bounding its
    memory, the node endpoint and its TLS, spotting authentication errors,
-   the clock, the subscriber connections. Internal: include one of those
+   the clock, the subscriber connections, a Sentinel group's sentinels
+   (asked blocking: redlock_hiredis.h serves groups, redlock_libev.h
+   refuses them). Internal: include one of those
    two adapters instead. */
 #ifndef REDLOCK_HIREDIS_COMMON_H
 #define REDLOCK_HIREDIS_COMMON_H
@@ -21,6 +23,7 @@
 #include "redlock_tls.h"
 #include "redlock_nodes.h"
 #include "redlock_conn.h"
+#include "redlock_sentinel.h"
 
 /* TLS: built in with REDLOCK_HIREDIS_TLS on hiredis 1.x (which has
    hiredis_ssl; link -lhiredis_ssl -lssl -lcrypto); asked of an older
@@ -299,7 +302,63 @@ typedef struct redlock__hiredis_endpoint {
     void *tls_ctx;       /* SSL_CTX, or NULL: plain text */
     char *tls_name;
     int tls_verify;
+    struct redlock__hiredis_sentinels *sentinels; /* a Sentinel group's (host: its primary once
+                                                     named, else NULL); NULL: a single server */
 } redlock__hiredis_endpoint;
+
+/* A Sentinel group's sentinels (redlock_sentinel.h): asked which server
+   is the primary at each connection, from the one that answered last,
+   on a blocking context kept open to it. */
+typedef struct redlock__hiredis_sentinels {
+    char *group, *user, *pass;
+    char *host[REDLOCK_NODES_MAX_SEEDS];
+    int port[REDLOCK_NODES_MAX_SEEDS];
+    int count, next;
+    int named;                     /* the endpoint's host/port are a primary some sentinel named */
+    redisContext *ctx;             /* open to sentinel `next` (logged in), or NULL */
+    redlock__hiredis_bound bound;  /* its reader's reply memory */
+} redlock__hiredis_sentinels;
+
+static inline void redlock__hiredis_wipe_free(char *s)
+{
+    if (s) {
+        volatile char *v = s;
+        while (*v) *v++ = 0;
+    }
+    free(s);
+}
+
+static inline void redlock__hiredis_sentinels_free(redlock__hiredis_sentinels *g)
+{
+    int k;
+    if (!g) return;
+    if (g->ctx) redisFree(g->ctx);
+    for (k = 0; k < g->count; k++) free(g->host[k]);
+    free(g->group);
+    redlock__hiredis_wipe_free(g->user);
+    redlock__hiredis_wipe_free(g->pass);
+    free(g);
+}
+
+/* e's copy of node nd's sentinels and their login: 0, or NOMEM (what
+   was made is freed with the endpoint). */
+static inline int redlock__hiredis_sentinels_init(redlock__hiredis_endpoint *e, const redlock_node *nd)
+{
+    redlock__hiredis_sentinels *g = (redlock__hiredis_sentinels *)calloc(1, sizeof *g);
+    int k, bad = 0;
+    if (!(e->sentinels = g)) return REDLOCK_ERR_NOMEM;
+    bad |= !(g->group = redlock__hiredis_strdup(nd->master));
+    if (nd->sentinel_password) bad |= !(g->pass = redlock__hiredis_strdup(nd->sentinel_password));
+    if (nd->sentinel_username) bad |= !(g->user = redlock__hiredis_strdup(nd->sentinel_username));
+    for (k = 0; k <= nd->seed_count && k < REDLOCK_NODES_MAX_SEEDS; k++) {
+        const char *h = k ? nd->seed[k - 1].host : nd->host;
+        int port = k ? nd->seed[k - 1].port : nd->port;
+        bad |= !(g->host[k] = redlock__hiredis_strdup(h && h[0] ? h : "127.0.0.1"));
+        g->port[k] = port > 0 ? port : 26379;
+        g->count = k + 1;
+    }
+    return bad ? REDLOCK_ERR_NOMEM : 0;
+}
 
 /* 0, NOMEM, INVALID (TLS on a Unix socket, a certificate without its
    key), NO_TLS (not built in), or TLS (a CA / certificate / key that
@@ -313,7 +372,20 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
     const char *path = nd->unix_path ? nd->unix_path : nd->host && nd->host[0] == '/' ? nd->host : NULL;
     redlock_tls t;
     const redlock_tls *tls = redlock__tls_settings(&nd->tls, &o->tls, &t);
-    if (nd->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID; /* single servers only */
+    /* single servers and Sentinel groups; not a group over TLS (the
+       sentinels are asked in plain text), nor a cluster */
+    if (nd->kind == REDLOCK_NODE_SENTINEL) {
+        int rc;
+        if (tls || !nd->master || path) return REDLOCK_ERR_INVALID;
+        e->db = nd->db > 0 ? nd->db : o->db;
+        e->info = !o->info_off;
+        e->user = redlock__hiredis_strdup(u);
+        e->pass = redlock__hiredis_strdup(p);
+        if ((u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
+        rc = redlock__hiredis_sentinels_init(e, nd);
+        return rc; /* host and port: the primary the sentinels name */
+    }
+    if (nd->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID;
     e->port = nd->port > 0 ? nd->port : 6379;
     e->db = nd->db > 0 ? nd->db : o->db;
     e->info = !o->info_off;
@@ -342,15 +414,13 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
 
 static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
 {
-    if (e->pass) {
-        volatile char *v = e->pass;
-        while (*v) *v++ = 0;
-    }
+    redlock__hiredis_wipe_free(e->pass);
     free(e->host);
     free(e->unix_path);
     free(e->user);
-    free(e->pass);
     free(e->tls_name);
+    redlock__hiredis_sentinels_free(e->sentinels);
+    e->sentinels = NULL;
 #if REDLOCK__HIREDIS_HAS_TLS
     SSL_CTX_free((SSL_CTX *)e->tls_ctx);
 #endif
@@ -587,6 +657,211 @@ static inline redisContext *redlock__hiredis_open(const redlock__hiredis_endpoin
     return ctx;
 }
 
+/* ---- a Sentinel group: which server is its primary ---- */
+
+/* r as the core's redlock_reply with an array's elements too (one level,
+   into el[0..cap)): 0, or -1 when they do not fit. Points into r. */
+static inline int redlock__hiredis_view(const redisReply *r, redlock_reply *out, redlock_reply *el, size_t cap)
+{
+    size_t k;
+    redlock__hiredis_translate(r, out);
+    if (r->type != REDIS_REPLY_ARRAY) return 0;
+    if (r->elements > cap) return -1;
+    for (k = 0; k < r->elements; k++) redlock__hiredis_translate(r->element[k], &el[k]);
+    out->element = el;
+    out->elements = r->elements;
+    return 0;
+}
+
+#define REDLOCK__HIREDIS_SENTINEL_MAX_REPLY 65536 /* a sentinel's answer, parsed or not */
+
+/* The next reply of g->ctx, read by at most `until`: 0 and *out, or -1
+   with words. Its own deadline, not the socket's timeouts: a sentinel
+   that trickles bytes cannot hold the caller longer. */
+static inline int redlock__hiredis_sentinel_reply(redlock__hiredis_sentinels *g, int64_t until, redisReply **out,
+                                                  char *words, size_t cap)
+{
+    void *rv = NULL;
+    for (;;) {
+        struct pollfd pf;
+        int64_t left;
+        if (redisGetReplyFromReader(g->ctx, &rv) != REDIS_OK) {
+            snprintf(words, cap, "%s", g->bound.over ? "answered too much" : "answered what is not RESP");
+            return -1;
+        }
+        if (rv) break;
+        if (g->ctx->reader->len - g->ctx->reader->pos > REDLOCK__HIREDIS_SENTINEL_MAX_REPLY) {
+            snprintf(words, cap, "answered too much");
+            return -1;
+        }
+        left = until - redlock__hiredis_now_us();
+        pf.fd = g->ctx->fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (left <= 0 || poll(&pf, 1, (int)((left + 999) / 1000)) <= 0) {
+            snprintf(words, cap, "timed out");
+            return -1;
+        }
+        if (redisBufferRead(g->ctx) != REDIS_OK) {
+            snprintf(words, cap, "%s", g->ctx->err == REDIS_ERR_EOF ? "closed the connection" : g->ctx->errstr);
+            return -1;
+        }
+    }
+    *out = (redisReply *)rv;
+    return 0;
+}
+
+/* Asks sentinel g->next which server is the primary (and, if `history`,
+   when the group last failed over: *ago_ms, -1 if it never did or the
+   sentinel does not say), on g->ctx (opened and logged in first if
+   closed; closed on any failure): blocking, bounded by timeout_ms (as
+   the name lookup before a connection is). 0 and host/port, or -1 with
+   words. The caller keeps SIGPIPE away: hiredis writes with write(2). */
+static inline int redlock__hiredis_sentinel_query(redlock__hiredis_sentinels *g, int history, int timeout_ms,
+                                                  char *host, size_t hcap, int *port, int64_t *ago_ms, char *words,
+                                                  size_t cap)
+{
+    const char *av[3], *qv[3], *mv[3];
+    size_t al[3], ql[3], ml[3];
+    int64_t until = redlock__hiredis_now_us() + (int64_t)timeout_ms * 1000;
+    int ac = 0, k, n, done = 0, rc = -1;
+    *ago_ms = -1;
+    if (!g->ctx) { /* a new connection logs in first */
+        struct timeval tv;
+        tv.tv_sec = timeout_ms / 1000;
+        tv.tv_usec = (timeout_ms % 1000) * 1000;
+        g->ctx = redisConnectWithTimeout(g->host[g->next], g->port[g->next], tv); /* writes time out too */
+        if (!g->ctx || g->ctx->err) {
+            snprintf(words, cap, "%s", !g->ctx ? "out of memory" : g->ctx->errstr[0] ? g->ctx->errstr : "cannot connect");
+            goto out;
+        }
+        redlock__hiredis_bound_install(&g->bound, g->ctx->reader, REDLOCK__HIREDIS_SENTINEL_MAX_REPLY);
+        ac = redlock__conn_auth_argv(g->user, g->pass, av, al);
+    }
+    redlock_sentinel_ask_argv(g->group, qv, ql);
+    redlock_sentinel_master_argv(g->group, mv, ml);
+    if ((ac && redisAppendCommandArgv(g->ctx, ac, av, al) != REDIS_OK) || redisAppendCommandArgv(g->ctx, 3, qv, ql) != REDIS_OK ||
+        (history && redisAppendCommandArgv(g->ctx, 3, mv, ml) != REDIS_OK)) {
+        snprintf(words, cap, "out of memory");
+        goto out;
+    }
+    while (!done)
+        if (redisBufferWrite(g->ctx, &done) != REDIS_OK) {
+            snprintf(words, cap, "cannot write to it (%.60s)", g->ctx->errstr);
+            goto out;
+        }
+    n = (ac > 0) + 1 + (history != 0);
+    for (k = 0; k < n; k++) {
+        redisReply *r;
+        redlock_reply rr, el[128];
+        int v;
+        if (redlock__hiredis_sentinel_reply(g, until, &r, words, cap) != 0) goto out;
+        if (k == 0 && ac > 0) { /* AUTH's answer */
+            if (r->type != REDIS_REPLY_STATUS) {
+                char said[64];
+                redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? (size_t)r->len : 0);
+                snprintf(words, cap, "refused the login (%s)", said);
+                freeReplyObject(r);
+                goto out;
+            }
+            freeReplyObject(r);
+            continue;
+        }
+        v = redlock__hiredis_view(r, &rr, el, sizeof el / sizeof el[0]);
+        if (k == n - 1 && history) { /* SENTINEL MASTER's: when the group last failed over */
+            int64_t ago;
+            if (v == 0 && redlock_sentinel_last_failover(&rr, &ago) == 1) *ago_ms = ago;
+            freeReplyObject(r);
+            continue;
+        }
+        v = v == 0 ? redlock_sentinel_primary_addr(&rr, host, hcap, port) : -1;
+        if (v == 1) {
+            snprintf(words, cap, "does not know the group '%.40s'", g->group);
+        } else if (v != 0 && r->type == REDIS_REPLY_ERROR) {
+            char said[64];
+            redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? (size_t)r->len : 0);
+            snprintf(words, cap, "refused (%s)", said);
+        } else if (v != 0) {
+            snprintf(words, cap, "answered no address");
+        }
+        freeReplyObject(r);
+        if (v != 0) goto out;
+    }
+    if (g->ctx->reader->len > g->ctx->reader->pos) snprintf(words, cap, "answered more than asked");
+    else rc = 0;
+out:
+    if (rc != 0 && g->ctx) {
+        redisFree(g->ctx);
+        g->ctx = NULL;
+    }
+    return rc;
+}
+
+/* The primary of group g as its sentinels name it now, asked in turn from
+   the one that answered last (history: and when the group last failed
+   over). 0 and host/port, or CONNECT with why (the last sentinel's). */
+static inline int redlock__hiredis_sentinels_say(redlock__hiredis_sentinels *g, int history, int timeout_ms, char *host,
+                                                 size_t hcap, int *port, int64_t *ago_ms, char *why, size_t cap)
+{
+    char words[128];
+    int k;
+    for (k = 0; k < g->count; k++) {
+        if (redlock__hiredis_sentinel_query(g, history, timeout_ms, host, hcap, port, ago_ms, words, sizeof words) == 0)
+            return 0;
+        snprintf(why, cap, "sentinel %.30s:%d %.60s", g->host[g->next], g->port[g->next], words);
+        g->next = (g->next + 1) % g->count;
+    }
+    return REDLOCK_ERR_CONNECT;
+}
+
+/* Before a new connection of e (a Sentinel group's): e's host and port
+   set to the group's primary, 0; or CONNECT (why) / NOMEM. *failed_over_ms:
+   >= 0 when the client must be told the group failed over that long ago
+   (redlock_node_failed_over; redlock.h section 4, Restarts): a primary
+   other than the one named before is a failover now (0); a first answer
+   tells the group's last failover; else -1. */
+static inline int redlock__hiredis_sentinels_primary(redlock__hiredis_endpoint *e, int timeout_ms,
+                                                     int64_t *failed_over_ms, char *why, size_t cap)
+{
+    redlock__hiredis_sentinels *g = e->sentinels;
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], *copy;
+    int port = 0, rc;
+    int64_t ago;
+    *failed_over_ms = -1;
+    if ((rc = redlock__hiredis_sentinels_say(g, !g->named, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
+        return rc;
+    if (g->named && e->port == port && strcmp(e->host, host) == 0) return 0;
+    if (!(copy = redlock__hiredis_strdup(host))) return REDLOCK_ERR_NOMEM;
+    *failed_over_ms = g->named ? 0 : ago;
+    free(e->host);
+    e->host = copy;
+    e->port = port;
+    g->named = 1;
+    return 0;
+}
+
+/* Do e's sentinels still name the server e is connected to the primary?
+   0: yes. CONNECT (why): none answered. TRANSPORT (why): they name
+   another, which becomes e's address (the group failed over: the caller
+   tells the client, redlock_node_failed_over(..., 0), and drops the
+   connection; the next one goes there without a second report). */
+static inline int redlock__hiredis_sentinels_confirm(redlock__hiredis_endpoint *e, int timeout_ms, char *why, size_t cap)
+{
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], *copy;
+    int port = 0, rc;
+    int64_t ago;
+    if ((rc = redlock__hiredis_sentinels_say(e->sentinels, 0, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
+        return rc;
+    if (port == e->port && strcmp(host, e->host) == 0) return 0;
+    snprintf(why, cap, "the group failed over to %.40s:%d", host, port);
+    if ((copy = redlock__hiredis_strdup(host)) != NULL) { /* else: the next connection asks, and reports it again */
+        free(e->host);
+        e->host = copy;
+        e->port = port;
+    }
+    return REDLOCK_ERR_TRANSPORT;
+}
+
 /* ---- release notifications: a subscriber connection per node ---- */
 
 #include "redlock_notify.h"
@@ -694,6 +969,10 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     int status = 0;
     char err[128];
     if (sb->ctx || !redlock__conn_may_open(&sb->life, now)) return;
+    if (ep->sentinels && !ep->sentinels->named) { /* the group's primary is not known yet */
+        redlock__conn_down(&sb->life, now, ss->reconnect_delay_ms);
+        return;
+    }
     sb->ctx = redlock__hiredis_open(ep, &status, err, sizeof err);
     if (!sb->ctx) {
         redlock__conn_down(&sb->life, now, ss->reconnect_delay_ms);

@@ -88,7 +88,11 @@
      ends REDLOCK_ERR_OVERLOADED.
    * Nothing blocks: connects, reads and writes are non-blocking and driven
      by the loop (host names are resolved with getaddrinfo(), which may
-     block: give addresses where that matters).
+     block: give addresses where that matters). So single servers only:
+     a Sentinel group (redis-sentinel://) or a cluster node is refused by
+     init with REDLOCK_ERR_INVALID, since asking the sentinels would block
+     the loop (redlock_hiredis.h and redlock_socket.h serve Sentinel
+     groups).
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
@@ -249,7 +253,8 @@ extern "C" {
 
 /* Sets up the client on `loop` and starts connecting every node. Errors:
    INVALID (also: a node that is a Sentinel group or a cluster, which this
-   version does not serve), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
+   adapter does not serve: redlock_hiredis.h and redlock_socket.h serve
+   Sentinel groups), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
    the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
@@ -788,6 +793,10 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         c->_sub_io[i].data = c;
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
+        if (o->node[i].kind != REDLOCK_NODE_SERVER) { /* single servers only: asking sentinels blocks */
+            rc = REDLOCK_ERR_INVALID;
+            goto fail;
+        }
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
     }

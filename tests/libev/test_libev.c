@@ -205,7 +205,9 @@ static int t_node_error(it_client *c, int i, char *buf, size_t n) { return redlo
 static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
-/* Proves: a port outside 1..65535 is refused at init (0 means 6379). */
+/* Proves: a port outside 1..65535 is refused at init (0 means 6379), and
+   so is a Sentinel group or a cluster (asking the sentinels would block
+   the loop: this adapter serves single servers). */
 static void libev_port_range(void)
 {
     static const int bad[] = { 70000, 65536, -1 };
@@ -220,6 +222,14 @@ static void libev_port_range(void)
         o.node[0].port = bad[k];
         CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
     }
+    o.node[0].port = 26379;
+    o.node[0].kind = REDLOCK_NODE_SENTINEL;
+    o.node[0].master = "mymaster";
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
+    o.node[0].kind = REDLOCK_NODE_CLUSTER;
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
+    o.node[0].kind = REDLOCK_NODE_SERVER;
+    o.node[0].master = NULL;
     o.node[0].port = 0;
     o.node_count = 0;
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_NODES);
