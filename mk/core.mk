@@ -1,5 +1,5 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
-SIM_RUNS ?= 20000
+SIM_RUNS ?= 14000
 # refusing and legacy-crowd: no crashes (the restart rule has nothing to
 # do there); fewer schedules (4/5 and 1/2 of SIM_RUNS) pay for the restart
 # and failover profiles
