@@ -74,7 +74,7 @@ check-unit: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value
 	@$(BUILD)/platform
 	@$(BUILD)/value
 
-# 20,000 schedules per profile across N = 1, 3, 5, modern and legacy
+# 14,000 schedules per profile across N = 1, 3, 5, modern and legacy
 # servers (fewer for the refusing clients and the legacy crowd), 5,000 of
 # many locks per client, 5,000 of a server clock jumping on one node of
 # four, 10,000 of reentrant locks, 5,000 of restarts and 4,000 of failovers
