@@ -127,7 +127,9 @@ $(BUILD)/test_resp_san: tests/resp/test_resp.c $(RESP_HDRS) | $(BUILD)
 $(BUILD)/fuzz_resp_san: tests/resp/fuzz_resp.c $(RESP_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/resp/fuzz_resp.c
 
-CHECKS += check-sanitize-adapters
+# In the CPU lane although test_socket_san starts nodes: its sanitized
+# builds keep a core busy, and the lane of node checks is the longer one.
+CPU_CHECKS += check-sanitize-adapters
 .PHONY: check-sanitize-adapters
 check-sanitize-adapters: $(BUILD)/test_resp_san $(BUILD)/fuzz_resp_san $(BUILD)/test_socket_hostile_san \
                          $(BUILD)/test_socket_san
