@@ -9,9 +9,11 @@
    each) contend for a few keys through the proxy with the watchdog on.
    For --seconds, the injector picks a fault every 20-120 ms:
      kill        kill -9 a node; it restarts empty (and without persistence
-                 from then on) 50-500 ms later: the clients read its new
-                 run_id and uptime and count no grant of its for a TTL
-                 (redlock.h section 4, Restarts)
+                 from then on) the max TTL + 50-500 ms later. (Restarted
+                 sooner, the clients' restart rule keeps new holders off
+                 its grants, but each restart also takes the node from the
+                 current holder: together with a clock jump on another of
+                 its nodes that is more than the algorithm survives.)
      pause       SIGSTOP a node, shorter than the TTL (50 ms .. TTL/2) or
      pause-long  longer (TTL + 100 ms .. 2 TTL), then SIGCONT
      latency     a node's route delays every chunk 5-60 ms, for 0.2-1 s
@@ -166,12 +168,13 @@ static int clock_jump(world *w)
 static int inject(world *w, int64_t now)
 {
     int kind = (int)(rnd(w) % F_KINDS), i;
+    int64_t ttl_us = w->opt->ttl_ms * 1000;
     switch (kind) {
     case F_KILL: case F_PAUSE: case F_PAUSE_LONG: case F_BLACKHOLE:
         if (impaired_count(w) >= 2 || (i = pick_healthy_node(w)) < 0) return -1;
         if (kind == F_KILL) {
             redis_node_kill(&w->rn, i);
-            w->node_down_until[i] = now + rnd_range(w, 50, 500) * 1000;
+            w->node_down_until[i] = now + ttl_us + rnd_range(w, 50, 500) * 1000;
         } else if (kind == F_BLACKHOLE) {
             tcp_proxy_blackhole(&w->proxy, i, 1);
             w->node_blackhole_until[i] = now + rnd_range(w, 100, 1200) * 1000;
