@@ -336,6 +336,22 @@ static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, cons
     redlock__libev_schedule_reconnect(c, cn, delay_ms);
 }
 
+/* The status the commands a connection owes fail with. hiredis fails
+   them before it calls the disconnect callback, so a TLS refusal met
+   mid-handshake (the certificate, once the server answered) is read here
+   from the session, which lives until the context is freed: TLS, which
+   no retry cures, not TRANSPORT. */
+static inline int redlock__libev_failure(redlock__libev_conn *cn, const redisAsyncContext *ac)
+{
+    char why[128];
+    if (!cn->drop_status && ac->err && cn->ssl) {
+        snprintf(why, sizeof why, "%s", ac->errstr);
+        if (redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why) == REDLOCK_ERR_TLS)
+            cn->drop_status = REDLOCK_ERR_TLS;
+    }
+    return cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT;
+}
+
 /* Completion callback of every command: privdata is the connection. */
 static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
@@ -358,7 +374,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     }
     if (c->_closing) return;
     if (!r) {
-        redlock_on_error(&c->_client, req.tag, cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT);
+        redlock_on_error(&c->_client, req.tag, redlock__libev_failure(cn, ac));
     } else if ((st = redlock__conn_answer(&cn->life, redlock__hiredis_auth_error(r) ? r->str : NULL)) != 0) {
         redlock_on_error(&c->_client, req.tag, st);
     } else {
@@ -396,7 +412,7 @@ static inline void redlock__libev_on_disconnect(const redisAsyncContext *ac, int
     if (status != REDIS_OK) { /* over TLS, what OpenSSL says (the session lives until we return) */
         snprintf(why, sizeof why, "%s", ac->errstr);
         st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
-        if (st == REDLOCK_ERR_TLS) cn->drop_status = st; /* the tags still owed fail with it */
+        if (st == REDLOCK_ERR_TLS) cn->drop_status = st; /* a later failure's tags fail with it too */
     }
     redlock__libev_lost(cn, st, status == REDIS_OK ? "" : why);
 }
