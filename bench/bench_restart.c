@@ -37,18 +37,6 @@
 #define MAX_BLOCKS 32
 #define GIVE_UP_MS 20000 /* a try loop past the bound by this much: the row fails */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int open_client(redlock_socket *s, const redis_nodes *rn, int info_off, int rule_off)
 {
     redlock_socket_config cfg;
@@ -253,10 +241,10 @@ int main(int argc, char **argv)
                 rc = 1;
                 continue;
             }
-            snprintf(a, sizeof a, "%.0f / %.0f", median(fresh, ok), fmax);
-            snprintf(b, sizeof b, "%.0f / %.0f", median(seen, ok), smax);
+            snprintf(a, sizeof a, "%.0f / %.0f", bench_median(fresh, ok), fmax);
+            snprintf(b, sizeof b, "%.0f / %.0f", bench_median(seen, ok), smax);
             printf("%-8lld %-5s %10.0f %20s %24s %16.0f\n", (long long)ttl[k], off ? "off" : "on", bound, a, b,
-                   median(left, ok));
+                   bench_median(left, ok));
         }
     }
     redis_nodes_stop(&rn);
@@ -278,7 +266,7 @@ int main(int argc, char **argv)
                 failed[which] += f;
                 if (f < connects) us[which][n[which]++] = v;
             }
-        for (i = 0; i < 2; i++) med[i] = n[i] ? median(us[i], n[i]) : 0;
+        for (i = 0; i < 2; i++) med[i] = n[i] ? bench_median(us[i], n[i]) : 0;
         printf("\none node (durable), connect + preamble, median of %d blocks of %d connections;\n"
                "INFO's answer here: %ld bytes\n\n", blocks, connects, info_bytes(&rn));
         printf("%-26s %16s %8s\n", "preamble", "us/connection", "failed");

@@ -29,20 +29,6 @@
 #define MAX_BLOCKS 32
 #define MAX_SAMPLES 400000
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double p)
-{
-    int k;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    k = (int)(p * (n - 1) + 0.5);
-    return v[k];
-}
-
 /* A client of one node given as text, and its lock on "bench-sentinel". */
 static int open_client(redlock_socket *s, redlock_socket_lock *l, const char *list)
 {
@@ -106,7 +92,7 @@ static double connect_us(const char *list, int n)
             v[k++] = (bench_now_s() - t0) * 1e6;
         close_client(&s, &l);
     }
-    return k == n ? pct(v, k, 0.5) : -1;
+    return k == n ? bench_pct(v, k, 0.5) : -1;
 }
 
 static void pin(const redis_nodes *rn, int cpu)
@@ -170,11 +156,11 @@ int main(int argc, char **argv)
     }
     printf("%-30s %12s %10s %10s\n", "node", "cycles/s", "p50 us", "p99 us");
     for (i = 0; i < 2; i++) {
-        double r = pct(rate[i], blocks, 0.5);
-        printf("%-30s %12.0f %10.1f %10.1f\n", names[i], r, pct(lat[i], nlat[i], 0.5) * 1e6, pct(lat[i], nlat[i], 0.99) * 1e6);
+        double r = bench_pct(rate[i], blocks, 0.5);
+        printf("%-30s %12.0f %10.1f %10.1f\n", names[i], r, bench_pct(lat[i], nlat[i], 0.5) * 1e6, bench_pct(lat[i], nlat[i], 0.99) * 1e6);
     }
     printf("Sentinel / plain: %.2f of the cycles/s (each command's answer confirmed by a sentinel first)\n",
-           pct(rate[1], blocks, 0.5) / pct(rate[0], blocks, 0.5));
+           bench_pct(rate[1], blocks, 0.5) / bench_pct(rate[0], blocks, 0.5));
     for (i = 0; i < 2; i++) close_client(&s[i], &l[i]);
     printf("a new client: init, connect, acquire + release (median of %d)\n", connects);
     for (i = 0; i < 2; i++) {

@@ -37,18 +37,6 @@
 static int fail_every;                /* 0: no injected failures */
 
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int open_client(redlock_socket *s, int port, const char *ca)
 {
     redlock_socket_config cfg;
@@ -202,9 +190,9 @@ int main(int argc, char **argv)
                 r[ok_blocks[i]] = ok[i][b] / wall[i][b];
                 c[ok_blocks[i]++] = cpu[i][b] / n * 1e6;
             }
-        rate[i] = ok_blocks[i] ? median(r, ok_blocks[i]) : 0;
+        rate[i] = ok_blocks[i] ? bench_median(r, ok_blocks[i]) : 0;
         us[i] = rate[i] > 0 ? 1e6 / rate[i] : 0;
-        cpu_us[i] = ok_blocks[i] ? median(c, ok_blocks[i]) : 0;
+        cpu_us[i] = ok_blocks[i] ? bench_median(c, ok_blocks[i]) : 0;
         redlock_socket_deinit(&s[i]);
     }
     setup[0] = setup_s(redis_nodes_port(&rn, 0), NULL, connects, &setup_failed[0]);
