@@ -45,31 +45,10 @@ static inline int redis_group__ask(int port, const char *a0, const char *a1, con
     return redis_nodes_queryv(port, NULL, NULL, 1000, argv, out, cap);
 }
 
-/* `port`'s INFO section, whole (redis_nodes_query keeps a bulk string's
-   first line only): 0, or -1. */
+/* `port`'s INFO section, whole: 0, or -1. */
 static inline int redis_group__info(int port, const char *section, char *out, size_t cap)
 {
-    char cmd[96], line[64];
-    long n;
-    size_t got = 0;
-    int fd = redis_nodes__connect(port, 1000), rc = -1;
-    if (fd < 0) return -1;
-    snprintf(cmd, sizeof cmd, "*2\r\n$4\r\nINFO\r\n$%u\r\n%s\r\n", (unsigned)strlen(section), section);
-    if (redis_nodes__write_all(fd, cmd, strlen(cmd)) == 0 && redis_nodes__read_line(fd, line, sizeof line) == 0 &&
-        line[0] == '$' && (n = atol(line + 1)) >= 0 && (size_t)n < cap) {
-        while (got < (size_t)n) {
-            ssize_t r = recv(fd, out + got, (size_t)n - got, 0);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            got += (size_t)r;
-        }
-        if (got == (size_t)n) {
-            out[n] = 0;
-            rc = 0;
-        }
-    }
-    close(fd);
-    return rc;
+    return redis_group__ask(port, "INFO", section, NULL, out, cap);
 }
 
 /* Does `port`'s INFO section hold `needle`? */

@@ -313,8 +313,30 @@ static inline int redis_nodes__read_line(int fd, char *buf, size_t cap)
     }
 }
 
+/* Reads a bulk string's n bytes and its CRLF; out gets as much of it as
+   fits (NUL-terminated). -1 on failure. */
+static inline int redis_nodes__read_bulk(int fd, long n, char *out, size_t outsz)
+{
+    size_t got = 0, want = (size_t)n + 2;
+    while (got < want) {
+        char buf[4096];
+        size_t k = want - got < sizeof buf ? want - got : sizeof buf;
+        ssize_t r = recv(fd, buf, k, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        if (out && outsz && got < outsz - 1) {
+            size_t c = (size_t)r < outsz - 1 - got ? (size_t)r : outsz - 1 - got;
+            memcpy(out + got, buf, c);
+        }
+        got += (size_t)r;
+    }
+    if (out && outsz) out[(size_t)n < outsz - 1 ? (size_t)n : outsz - 1] = 0;
+    return 0;
+}
+
 /* Sends argv (NULL-terminated) as a RESP array, reads the reply's first
-   line into out; a bulk string's content replaces its "$len" line. */
+   line into out; a bulk string's whole content (INFO's text, say)
+   replaces its "$len" line. */
 static inline int redis_nodes__roundtrip(int fd, const char *const *argv, char *out, size_t outsz)
 {
     char head[32];
@@ -332,9 +354,7 @@ static inline int redis_nodes__roundtrip(int fd, const char *const *argv, char *
             return -1;
     }
     if (redis_nodes__read_line(fd, line, sizeof line) != 0) return -1;
-    if (line[0] == '$' && atol(line + 1) >= 0) {
-        if (redis_nodes__read_line(fd, line, sizeof line) != 0) return -1;
-    }
+    if (line[0] == '$' && atol(line + 1) >= 0) return redis_nodes__read_bulk(fd, atol(line + 1), out, outsz);
     if (out && outsz) {
         size_t l = strlen(line);
         if (l >= outsz) l = outsz - 1;
@@ -346,7 +366,7 @@ static inline int redis_nodes__roundtrip(int fd, const char *const *argv, char *
 
 /* Sends one command to 127.0.0.1:port, argv NULL-terminated. AUTH with
    user/pass first if pass is not NULL. out gets the first reply line
-   ("+OK", "-ERR ...", ":1", "$-1") or a bulk string's content. 0 on a
+   ("+OK", "-ERR ...", ":1", "$-1") or a bulk string's whole content. 0 on a
    reply, -1 on a connect / I/O error or timeout (timeout_ms each way). */
 static inline int redis_nodes_queryv(int port, const char *user, const char *pass,
                                      int timeout_ms, const char *const *argv,
