@@ -1689,8 +1689,9 @@ REDLOCK_API int redlock_info_evicts(const char *info, size_t len, char *policy, 
 REDLOCK_API int redlock_node_set_life(redlock_client *client, int node, const redlock_node_life *life);
 /* The node's group failed over to another primary ago_ms ago (0: now; a
    new address from the sentinels, or what they say of the last
-   failover): it may have lost keys then. Returns OK, INVALID (node out of
-   range, ago_ms < 0) or DETACHED. */
+   failover): it may have lost keys then. The run_id last told stays:
+   another server's later is a restart then too. Returns OK, INVALID
+   (node out of range, ago_ms < 0) or DETACHED. */
 REDLOCK_API int redlock_node_failed_over(redlock_client *client, int node, int64_t ago_ms);
 /* How long after a node may have lost keys its grants count again for
    this lock, in µs: the larger of its ttl and cfg.max_ttl_ms, plus the
@@ -5075,8 +5076,10 @@ REDLOCK_API int redlock_node_failed_over(redlock_client *c, int node, int64_t ag
     if (node < 0 || node >= c->_cfg.node_count || ago_ms < 0) return REDLOCK_ERR_INVALID;
     now = c->_cb.now_us(c->_user);
     if (ago_ms > REDLOCK__MAX_MS) ago_ms = REDLOCK__MAX_MS;
+    /* the run_id last told stays: a server other than that one later is a
+       restart then, whatever this call said (it may come while the old
+       primary still answers, or be a late word of an earlier failover) */
     redlock__restarted(c, node, now - ago_ms * 1000, REDLOCK_RESTART_FAILOVER, now);
-    c->_run_id[node] = 0; /* the new primary's first INFO is a first sight */
     return REDLOCK_OK;
 }
 

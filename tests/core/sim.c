@@ -445,6 +445,7 @@ typedef struct world {
     int announced;           /* failovers are announced to the clients (Sentinel) */
     int64_t long_ttl_ms;     /* locks of a second or more: ttls up to this (0: none) */
     long restarts, failovers, lives, discounted; /* restarts, failovers, INFOs told, grants not counted */
+    long inner_failovers;    /* failovers told from inside a callback (node_call) */
     long reported[4];        /* EV_NODE_RESTARTED by redlock_restart (UPTIME: a server younger than
                                 the bound only) */
     long decoded;            /* keys and counters read through the public decoders */
@@ -2426,9 +2427,32 @@ static int sim_downgrade(world *w, client *c, int k) {
 
 /* Any call on slot k, whatever its state: the core must refuse what does
    not apply and stay correct for what does. */
+static void tell_failover(world *w, client *c, int n, int64_t ago_ms);
+
+/* The client's node calls, as a transport or a user makes them from a
+   callback: what the core says of a node's last restart must be a time
+   not later than now, with a reason exactly when there is one; and, where
+   nodes fail over anyway, a failover reported there and then (ago up to
+   twice the longest ttl: a Sentinel's word for a client that first sees
+   a group), which the core must date as told (check_restarted). */
+static void node_call(world *w, client *c) {
+    int n = (int)rng_range(&w->rng, 0, w->nn - 1);
+    redlock_restart why = (redlock_restart)-1;
+    int64_t at = redlock_node_restarted_at(&c->rc, n, &why);
+    if ((at == INT64_MIN) != (why == REDLOCK_RESTART_NONE) || at > local_of(c, w->now) || (int)why < 0 ||
+        why > REDLOCK_RESTART_FAILOVER)
+        violation(w, "redlock_node_restarted_at: a time without a reason, a reason without a time, or a time to come",
+                  c->id);
+    if ((w->p->crashes || w->p->failovers) && rng_chance(&w->rng, 0.5)) {
+        tell_failover(w, c, n, rng_range(&w->rng, 0, 2 * (w->max_ttl_ms > 0 ? w->max_ttl_ms : 1000)));
+        w->inner_failovers++;
+    }
+}
+
 static void random_call(world *w, client *c, int k) {
     slot *s = &c->s[k];
-    switch (rng_range(&w->rng, 0, 7)) {
+    switch (rng_range(&w->rng, 0, 8)) {
+    case 8: node_call(w, c); break;
     case 7: wake_key(w, c, s->key); break; /* a notification for nothing: spurious */
     case 6: sim_adopt(w, c, k); break;
     case 0: sim_release(s); break;
@@ -3008,12 +3032,17 @@ static void tell_life(world *w, client *c, int n, uint32_t run, int64_t up_s, in
    ago (a +switch-master heard: 0; the sentinels' last failover, to a
    client that first sees the group). */
 static void tell_failover(world *w, client *c, int n, int64_t ago_ms) {
+    /* also from inside a callback of another such call: the outer one's
+       words come back after */
+    int telling = c->telling, failover = c->telling_failover;
+    int64_t ago = c->telling_ago_ms;
     c->telling = n;
     c->telling_failover = 1;
     c->telling_ago_ms = ago_ms;
     if (redlock_node_failed_over(&c->rc, n, ago_ms) != REDLOCK_OK) violation(w, "failed_over refused", c->id);
-    c->telling = -1;
-    c->telling_failover = 0;
+    c->telling = telling;
+    c->telling_failover = failover;
+    c->telling_ago_ms = ago;
 }
 
 /* Node n's replica becomes its primary: the writes it had not received
@@ -3380,7 +3409,8 @@ int main(int argc, char **argv) {
          nested = 0, wakes = 0, wakes_waiting = 0, woke = 0, woke_lost = 0, wakes_limited = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, decoded = 0, shown = 0, ran,
-         restarts = 0, failovers = 0, lives = 0, discounted = 0, reported[4] = {0, 0, 0, 0};
+         restarts = 0, failovers = 0, lives = 0, discounted = 0, reported[4] = {0, 0, 0, 0},
+         inner_failovers = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
     const profile *p;
@@ -3439,6 +3469,7 @@ int main(int argc, char **argv) {
         failovers += w.failovers;
         lives += w.lives;
         discounted += w.discounted;
+        inner_failovers += w.inner_failovers;
         for (i = 1; i < 4; i++) reported[i] += w.reported[i];
         live += w.acquired_events > 0;
         if (bad) {
@@ -3476,9 +3507,10 @@ int main(int argc, char **argv) {
     if (p_evicting(p)) printf("# profile %s: %ld keys and counters evicted\n", p->name, evictions);
     if (p->crashes || p->failovers)
         printf("# profile %s: %ld restarts, %ld failovers, %ld INFOs told; reported: %ld new run_ids, %ld first\n"
-               "# sights of a server younger than the bound, %ld failovers; %ld grants not counted (RESTARTED)\n",
+               "# sights of a server younger than the bound, %ld failovers (%ld told from inside callbacks); %ld\n"
+               "# grants not counted (RESTARTED)\n",
                p->name, restarts, failovers, lives, reported[REDLOCK_RESTART_RUN_ID], reported[REDLOCK_RESTART_UPTIME],
-               reported[REDLOCK_RESTART_FAILOVER], discounted);
+               reported[REDLOCK_RESTART_FAILOVER], inner_failovers, discounted);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);
