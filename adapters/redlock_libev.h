@@ -346,7 +346,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     int st;
     if (!redlock__conn_pop(&cn->q, &req)) return;
     if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) { /* before the replies behind */
-        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r);
+        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r, NULL, 0);
         return;
     }
     redlock__hiredis_heard(&cn->life, r);
