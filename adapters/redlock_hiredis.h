@@ -898,8 +898,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, redlock__hiredis
             redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
         }
-        x.cmd = NULL;
-        x.hops = 0;
+        memset(&x, 0, sizeof x);
         if (cl) (void)redlock__hiredis_copies_pop(&cn->sent, &x);
         /* answered, so written: a long output still being written counts
            only the requests left in the ring as unsent */
