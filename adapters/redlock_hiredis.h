@@ -446,10 +446,15 @@ static inline void redlock__hiredis_drop_conn(redlock_hiredis *c, redlock__hired
     cn->need_flush = 0;
     cn->unsent = 0;
     redlock__hiredis_copies_free(&cn->sent);
-    if (cn->link >= 0 && status) { /* the cluster node's status; a seed next, a map asked again */
+    if (cn->link >= 0) {
         redlock__hiredis_cluster *cl = c->_conn[cn->node].ep.cluster;
-        redlock__conn_set(&c->_conn[cn->node].life, status, cn->life.words);
-        redlock__hiredis_cluster_failed(cl, cn->link);
+        size_t k;
+        for (k = 0; k < owed.count; k++) /* a CLUSTER SLOTS it owed: asked again elsewhere */
+            if (redlock__conn_at(&owed, k)->kind == REDLOCK__HIREDIS_SLOTS) cl->refreshing = 0;
+        if (status) { /* the cluster node's status; a seed next, the map asked again */
+            redlock__conn_set(&c->_conn[cn->node].life, status, cn->life.words);
+            redlock__hiredis_cluster_failed(cl, cn->link);
+        }
     }
     redlock__conn_fail_owed(&owed, status, redlock__hiredis_fail_tag, &c->_client);
 }
