@@ -209,6 +209,13 @@ static inline int redlock_cluster_answer(redlock_cluster *c, const redlock_reply
 static inline int redlock_cluster_life(redlock_cluster *c, int master, const redlock_node_life *life, int64_t *ago_ms);
 /* The ASKING command that goes before a command an ASK redirected. */
 static inline void redlock_cluster_asking_argv(const char *argv[1], size_t len[1]);
+/* 1 when every key the lock touches lives in its key's slot, as a
+   cluster needs: 0 for a fenced lock whose key has no {hash tag} (its
+   counter, REDLOCK_FENCE_PREFIX + key, is in another slot). The adapters
+   refuse such a lock on a cluster node at lock_init (REDLOCK_ERR_INVALID):
+   give the key a tag, e.g. "{orders}:lock". Readers-writer marks and
+   reentrant counts live in the key's own hash: always 1 for them. */
+static inline int redlock_cluster_lock_fits(const redlock_lock_opts *o);
 
 /* ---- implementation ---- */
 
@@ -581,6 +588,29 @@ static inline void redlock_cluster_asking_argv(const char *argv[1], size_t len[1
 {
     argv[0] = "ASKING";
     len[0] = 6;
+}
+
+static inline int redlock_cluster_lock_fits(const redlock_lock_opts *o)
+{
+    static const char prefix[] = REDLOCK_FENCE_PREFIX;
+    const size_t plen = sizeof prefix - 1;
+    size_t len;
+    unsigned slot;
+    uint16_t crc = 0;
+    size_t i, open, close;
+    if (!o || !o->key || !o->fence) return 1;
+    len = o->key_len ? o->key_len : strlen(o->key);
+    slot = redlock_cluster_slot(o->key, len);
+    /* the counter's slot: its tag is the key's unless the prefix has one
+       (it has no brace), so the key's first {tag} decides */
+    for (open = 0; open < len && o->key[open] != '{'; open++) {
+    }
+    for (close = open + 1; close < len && o->key[close] != '}'; close++) {
+    }
+    if (open < len && close < len && close > open + 1) return 1; /* a tag: both in its slot */
+    for (i = 0; i < plen; i++) crc = (uint16_t)((crc << 8) ^ redlock__cluster_crc[((crc >> 8) ^ (uint8_t)prefix[i]) & 0xff]);
+    for (i = 0; i < len; i++) crc = (uint16_t)((crc << 8) ^ redlock__cluster_crc[((crc >> 8) ^ (uint8_t)o->key[i]) & 0xff]);
+    return (crc & (REDLOCK_CLUSTER_SLOTS - 1)) == slot; /* untagged: the same slot only by chance */
 }
 
 #endif /* REDLOCK_CLUSTER_H */

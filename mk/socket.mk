@@ -3,7 +3,7 @@
 # integration tests on real redis-servers (with the watchdog thread under
 # ThreadSanitizer too). Its RESP codec: mk/resp.mk.
 SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_conn.h adapters/redlock_resp.h adapters/redlock_tls.h adapters/redlock_notify.h \
-                adapters/redlock_nodes.h adapters/redlock_sentinel.h redlock.h tests/shared/check.h
+                adapters/redlock_nodes.h adapters/redlock_sentinel.h adapters/redlock_cluster.h redlock.h tests/shared/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)

@@ -383,6 +383,28 @@ static void test_answers(void)
     CHECK(al[0] == 6 && memcmp(av[0], "ASKING", 6) == 0);
 }
 
+/* Proves: a fenced lock fits one slot only with a {hash tag}; other
+   locks always fit. */
+static void test_lock_fits(void)
+{
+    redlock_lock_opts o;
+    memset(&o, 0, sizeof o);
+    o.key = "orders";
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 1); /* not fenced */
+    o.fence = 1;
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 0);
+    o.key = "{orders}:lock";
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 1);
+    o.key = "a{}b{c}"; /* an empty first tag: the whole key counts */
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 0);
+    o.key = "x{orders}";
+    o.key_len = 2; /* "x{": no tag within the length */
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 0);
+    o.key_len = 0;
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 1);
+    CHECK_EQ(redlock_cluster_lock_fits(NULL), 1);
+}
+
 static redlock_node_life life_of(const char *run_id, int64_t uptime_s, int durable)
 {
     redlock_node_life l;
@@ -473,6 +495,7 @@ int main(int argc, char **argv)
     RUN(test_routing);
     RUN(test_answers);
     RUN(test_lives);
+    RUN(test_lock_fits);
     RUN(test_against_server);
     return CHECK_EXIT();
 }
