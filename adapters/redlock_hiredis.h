@@ -811,7 +811,7 @@ static inline int redlock__hiredis_link_send(redlock_hiredis *c, int i, int k, r
         redisFreeCommand(s);
         return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
     }
-    if (asking && (rc = redlock__hiredis_link_own(cn, REDLOCK__HIREDIS_ASKING, 1, ask)) != 0) {
+    if (asking && (rc = redlock__hiredis_link_own(cn, REDLOCK__CONN_ASKING, 1, ask)) != 0) {
         redisFreeCommand(s);
         return rc;
     }
@@ -843,6 +843,7 @@ static inline int redlock__hiredis_cluster_send(redlock_hiredis *c, int i, const
     char *s;
     size_t len;
     int k, rc;
+    if (redlock__hiredis_cluster_crossslot(cmd)) return REDLOCK_ERR_INVALID;
     redlock__hiredis_cluster_refresh(c, i);
     if ((k = redlock__hiredis_cluster_route(cl, cmd)) < 0) return REDLOCK_ERR_NOMEM;
     if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;
@@ -913,7 +914,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, redlock__hiredis
             freeReplyObject(r);
             continue;
         }
-        if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__HIREDIS_ASKING) {
+        if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__CONN_ASKING) {
             if (req.kind == REDLOCK__HIREDIS_SLOTS) {
                 int k, promoted = redlock__hiredis_cluster_slots(cl, cn->link, r);
                 if (promoted > 0) redlock__hiredis_failed_over(c, i, 0); /* a replica took a master's slots */
@@ -1506,7 +1507,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hi
     int rc, entered;
     if (!lk || !c || !opts || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;
     for (rc = 0; rc < c->_n; rc++) /* a cluster: a fenced lock's counter must share its key's slot */
-        if (c->_links[rc] && !redlock__hiredis_cluster_key_ok(opts)) return REDLOCK_ERR_KEY;
+        if (c->_links[rc] && !redlock_cluster_lock_fits(opts)) return REDLOCK_ERR_INVALID;
     o = *opts;
     o.on_result = redlock__hiredis_on_result;
     o.user = lk;

@@ -379,8 +379,8 @@ static inline int redlock__hiredis_sentinels_init(redlock__hiredis_endpoint *e, 
 
 /* Links of one cluster node: its seeds, then masters. */
 #define REDLOCK__HIREDIS_LINKS (REDLOCK_NODES_MAX_SEEDS + REDLOCK_CLUSTER_MAX_MASTERS)
-/* The adapter's own commands on a link, beside redlock_conn.h's kinds. */
-enum { REDLOCK__HIREDIS_SLOTS = 64 /* CLUSTER SLOTS */, REDLOCK__HIREDIS_ASKING /* before an ASK's retry */ };
+/* CLUSTER SLOTS on a link: a request kind beside redlock_conn.h's. */
+enum { REDLOCK__HIREDIS_SLOTS = 64 };
 
 typedef struct redlock__hiredis_cluster {
     redlock_cluster *rc;                /* the routing: slot map, masters (by index), staleness */
@@ -461,6 +461,20 @@ static inline int redlock__hiredis_cluster_route(redlock__hiredis_cluster *cl, c
     int m = redlock_cluster_route(cl->rc, cmd);
     if (m == REDLOCK_CLUSTER_ANY) m = cl->rc->map.masters > 0 ? 0 : REDLOCK_CLUSTER_UNKNOWN;
     return m < 0 ? cl->next_seed : redlock__hiredis_cluster_master_link(cl, m);
+}
+
+/* Does cmd name keys in two slots (a script with two keys: a fenced
+   lock's counter without the key's {hash tag})? A cluster refuses such a
+   command (CROSSSLOT): its vote fails with INVALID before it is sent
+   (redlock_cluster_lock_fits() says so at lock_init where an adapter
+   wraps it). */
+static inline int redlock__hiredis_cluster_crossslot(const redlock_command *cmd)
+{
+    if (cmd->argc < 5 || cmd->argvlen[2] != 1 || cmd->argv[2][0] != '2') return 0;
+    if (!((cmd->argvlen[0] == 4 && memcmp(cmd->argv[0], "EVAL", 4) == 0) ||
+          (cmd->argvlen[0] == 7 && memcmp(cmd->argv[0], "EVALSHA", 7) == 0)))
+        return 0;
+    return redlock_cluster_slot(cmd->argv[3], cmd->argvlen[3]) != redlock_cluster_slot(cmd->argv[4], cmd->argvlen[4]);
 }
 
 /* Is a CLUSTER SLOTS due now (redlock_cluster_refresh_due: the map empty
@@ -608,20 +622,6 @@ static inline int redlock__hiredis_format(const redlock_command *cmd, char **out
     if (n < 0 || !s) return REDLOCK_ERR_NOMEM;
     *out = s;
     *len = (size_t)n;
-    return 0;
-}
-
-/* A fenced lock on a cluster needs its counter (REDLOCK_FENCE_PREFIX +
-   key, section 11) in its key's slot: a key with a {hash tag}, which
-   the prefix (no brace) keeps. 1: this lock may use a cluster. */
-static inline int redlock__hiredis_cluster_key_ok(const redlock_lock_opts *o)
-{
-    size_t len, i, open;
-    if (!o->fence || !o->key) return 1;
-    len = o->key_len ? o->key_len : strlen(o->key);
-    for (open = 0; open < len && o->key[open] != '{'; open++) {}
-    for (i = open + 1; i < len; i++)
-        if (o->key[i] == '}') return i > open + 1;
     return 0;
 }
 
@@ -881,9 +881,7 @@ static inline void redlock__hiredis_info_reply(redlock_client *client, int i, re
         size_t len = pair ? (size_t)r->element[1]->len : 0;
         if (!cl) {
             redlock__conn_config_answer(client, i, &e->health, str, len);
-        } else if (e->health.life_known) { /* a cluster's master: followed per master */
-            e->health.life_known = 0;
-            e->health.life.durable = e->health.life.aof && str && len == 6 && memcmp(str, "always", 6) == 0;
+        } else if (redlock__conn_config_life(&e->health, str, len)) { /* a cluster's master: followed per master */
             e->life_pending = 1;
             redlock__hiredis_cluster_apply(client, i, cl, k, e);
         }

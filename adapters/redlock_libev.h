@@ -452,7 +452,7 @@ static inline int redlock__libev_link_send(redlock_libev *c, int i, int k, redlo
          : cn->life.refused    ? (cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH)
                                : 0;
     redlock_cluster_asking_argv(ask, asklen);
-    if (rc == 0 && asking) rc = redlock__libev_link_own(cn, REDLOCK__HIREDIS_ASKING, 1, ask);
+    if (rc == 0 && asking) rc = redlock__libev_link_own(cn, REDLOCK__CONN_ASKING, 1, ask);
     if (rc != 0) {
         redisFreeCommand(s);
         return rc;
@@ -485,6 +485,7 @@ static inline int redlock__libev_cluster_send(redlock_libev *c, int i, const red
     char *s;
     size_t len;
     int k, rc;
+    if (redlock__hiredis_cluster_crossslot(cmd)) return REDLOCK_ERR_INVALID;
     redlock__libev_cluster_refresh(c, i);
     if ((k = redlock__hiredis_cluster_route(cl, cmd)) < 0) return REDLOCK_ERR_NOMEM;
     if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;
@@ -577,7 +578,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
         if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r, cl, cn->link);
         return;
     }
-    if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__HIREDIS_ASKING) {
+    if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__CONN_ASKING) {
         if (req.kind == REDLOCK__HIREDIS_SLOTS) redlock__libev_slots(c, cn, r);
         return; /* ASKING's answer: the command behind it tells */
     }

@@ -6,6 +6,7 @@
 #include "adapters/redlock_hiredis.h"
 #include "integration.h"
 #include "redis_group.h"
+#include "redis_cluster.h"
 
 struct it_client {
     redlock_hiredis h;
@@ -1163,6 +1164,162 @@ static void hiredis_sentinel_failover(void)
     redis_group_stop(&g);
 }
 
+/* ---- a Redis Cluster node (redis_cluster.h) ---- */
+
+/* The master of `slot` in a cluster started by redis_cluster_start. */
+static int cl_master_of(const redis_cluster *rc, unsigned slot)
+{
+    int i = rc->n - 1;
+    while (i > 0 && (unsigned)redis_cluster_first_slot(rc, i) > slot) i--;
+    return i;
+}
+
+/* A key (prefix + a number) whose slot master `want` serves; its slot in *slot. */
+static void cl_key_on(const redis_cluster *rc, int want, const char *prefix, char *key, size_t cap, unsigned *slot)
+{
+    int n;
+    for (n = 0; n < 100000; n++) {
+        snprintf(key, cap, "%s%d", prefix, n);
+        *slot = redlock_cluster_slot(key, strlen(key));
+        if (cl_master_of(rc, *slot) == want) return;
+    }
+}
+
+/* GET key on cluster master i (no redirection: what that server holds). */
+static void cl_get(const redis_cluster *rc, int i, const char *key, char *out, size_t cap)
+{
+    const char *argv[3];
+    argv[0] = "GET", argv[1] = key, argv[2] = NULL;
+    if (redis_nodes_queryv(redis_cluster_port(rc, i), NULL, NULL, 1000, argv, out, cap) != 0) snprintf(out, cap, "?");
+}
+
+/* A client of one cluster node seeded by master `seed` (a
+   redis-cluster:// URL), and a lock on it: 0, or the parse's, init's
+   or lock_init's status. */
+static int cl_client(redlock_hiredis *c, const redis_cluster *rc, int seed, redlock_hiredis_lock *l,
+                     const redlock_lock_opts *lo)
+{
+    redlock_hiredis_config cfg;
+    void *mem = NULL;
+    char list[96], err[256];
+    int rc_;
+    redlock_hiredis_config_init(&cfg);
+    snprintf(list, sizeof list, "redis-cluster://127.0.0.1:%d", redis_cluster_port(rc, seed));
+    if ((rc_ = redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err)) != 0) {
+        printf("#   %s\n", err);
+        return rc_;
+    }
+    cfg.core.node_timeout_ms = 500;
+    cfg.core.retry_delay_ms = 100;
+    cfg.on_event = sent_on_event;
+    rc_ = redlock_hiredis_init(c, &cfg);
+    redlock_free_nodes(mem);
+    if (rc_ != 0) return rc_;
+    if ((rc_ = redlock_hiredis_lock_init(c, l, lo)) != 0) redlock_hiredis_deinit(c);
+    return rc_;
+}
+
+/* Proves, on a 3-master cluster (durable: every grant counts at once)
+   given as ONE node seeded by the last master: a lock whose key is on
+   each master in turn is acquired there (the key holds the token on the
+   master that serves its slot, nowhere else: the first command went to
+   the seed, whose MOVED redirected it), extended and released there; a
+   fenced lock needs a {hash tag} (INVALID at lock_init without one) and
+   with one gets its fence. */
+static void hiredis_cluster_routing(void)
+{
+    redis_cluster rc;
+    redlock_hiredis c;
+    redlock_hiredis_lock l;
+    redlock_lock_opts lo;
+    char key[64], out[128];
+    unsigned slot;
+    int m, other;
+    if (redis_cluster_start(&rc, 3, 1) != 0) {
+        CHECK(!"a cluster started");
+        return;
+    }
+    for (m = 0; m < 3; m++) {
+        memset(&lo, 0, sizeof lo);
+        cl_key_on(&rc, m, "hcl-route-", key, sizeof key, &slot);
+        lo.key = key;
+        lo.ttl_ms = 10000;
+        CHECK_EQ(cl_client(&c, &rc, 2, &l, &lo), 0);
+        CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_last_result(&l)->attempts, 1); /* redirected, not retried */
+        cl_get(&rc, m, key, out, sizeof out);
+        CHECK_STR(out, redlock_lock_token(&l.lock));
+        other = (m + 1) % 3;
+        cl_get(&rc, other, key, out, sizeof out);
+        CHECK(strncmp(out, "-MOVED", 6) == 0); /* not there: that master redirects */
+        CHECK_EQ(redlock_hiredis_extend(&l, 10000), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+        cl_get(&rc, m, key, out, sizeof out);
+        CHECK_STR(out, "$-1");
+        CHECK_EQ(redlock_hiredis_node_status(&c, 0, NULL, 0), 0);
+        CHECK(redlock_hiredis_node_connected(&c, 0));
+        redlock_hiredis_lock_deinit(&l);
+        redlock_hiredis_deinit(&c);
+    }
+    memset(&lo, 0, sizeof lo);
+    lo.key = "hcl-fenced";
+    lo.ttl_ms = 10000;
+    lo.fence = 1;
+    CHECK_EQ(cl_client(&c, &rc, 0, &l, &lo), REDLOCK_ERR_INVALID); /* its counter: another slot */
+    lo.key = "{hcl}-fenced";
+    CHECK_EQ(cl_client(&c, &rc, 0, &l, &lo), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+    CHECK(redlock_lock_fence(&l.lock) > 0);
+    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+    redlock_hiredis_lock_deinit(&l);
+    redlock_hiredis_deinit(&c);
+    redis_cluster_stop(&rc);
+}
+
+/* Proves: the slot of a held lock's key migrates from master 0 to
+   master 1 (MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE) with an extend
+   at each step: while the key is still on the source it renews there;
+   once moved, the source's ASK sends it (with ASKING) to the target;
+   once the slot is the target's, its MOVED does, and the map follows.
+   The hold survives every step, and the release deletes the key on the
+   target. */
+static void hiredis_cluster_migrate_mid_hold(void)
+{
+    redis_cluster rc;
+    redlock_hiredis c;
+    redlock_hiredis_lock l;
+    redlock_lock_opts lo;
+    char key[64], out[128];
+    unsigned slot;
+    if (redis_cluster_start(&rc, 3, 1) != 0) {
+        CHECK(!"a cluster started");
+        return;
+    }
+    memset(&lo, 0, sizeof lo);
+    cl_key_on(&rc, 0, "hcl-mig-", key, sizeof key, &slot);
+    lo.key = key;
+    lo.ttl_ms = 10000;
+    CHECK_EQ(cl_client(&c, &rc, 0, &l, &lo), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redis_cluster_slot_begin(&rc, (int)slot, 0, 1), 0);
+    CHECK_EQ(redlock_hiredis_extend(&l, 10000), REDLOCK_OK); /* still on the source */
+    CHECK_EQ(redis_cluster_slot_move_keys(&rc, (int)slot, 0, 1), 1);
+    cl_get(&rc, 1, key, out, sizeof out);
+    CHECK(strncmp(out, "-MOVED", 6) == 0); /* importing: only an ASKING client is served */
+    CHECK_EQ(redlock_hiredis_extend(&l, 10000), REDLOCK_OK); /* ASK, then ASKING + the script there */
+    CHECK_EQ(redis_cluster_slot_finish(&rc, (int)slot, 0, 1), 0);
+    CHECK_EQ(redlock_hiredis_extend(&l, 10000), REDLOCK_OK); /* MOVED: the map learns */
+    CHECK_EQ(redlock_hiredis_lock_state(&l), REDLOCK_STATE_HELD);
+    cl_get(&rc, 1, key, out, sizeof out);
+    CHECK_STR(out, redlock_lock_token(&l.lock));
+    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+    cl_get(&rc, 1, key, out, sizeof out);
+    CHECK_STR(out, "$-1");
+    redlock_hiredis_lock_deinit(&l);
+    redlock_hiredis_deinit(&c);
+    redis_cluster_stop(&rc);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -1173,6 +1330,8 @@ int main(void)
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
     (void)hiredis_sentinel_discovery;
     (void)hiredis_sentinel_failover;
+    (void)hiredis_cluster_routing;
+    (void)hiredis_cluster_migrate_mid_hold;
     rc = it_main_tls(&ops, NULL);
     return rc | CHECK_EXIT();
 #endif
@@ -1190,6 +1349,8 @@ int main(void)
     if (it_selected("hiredis_reconnect_delay")) RUN(hiredis_reconnect_delay);
     if (it_selected("hiredis_sentinel_discovery")) RUN(hiredis_sentinel_discovery);
     if (it_selected("hiredis_sentinel_failover")) RUN(hiredis_sentinel_failover);
+    if (it_selected("hiredis_cluster_routing")) RUN(hiredis_cluster_routing);
+    if (it_selected("hiredis_cluster_migrate_mid_hold")) RUN(hiredis_cluster_migrate_mid_hold);
     rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);

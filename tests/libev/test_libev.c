@@ -206,8 +206,8 @@ static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
 /* Proves: a port outside 1..65535 is refused at init (0 means 6379), and
-   so is a Sentinel group or a cluster (asking the sentinels would block
-   the loop: this adapter serves single servers). */
+   so is a Sentinel group (asking the sentinels would block the loop) and
+   a cluster with a db; a cluster is served. */
 static void libev_port_range(void)
 {
     static const int bad[] = { 70000, 65536, -1 };
@@ -226,8 +226,12 @@ static void libev_port_range(void)
     o.node[0].kind = REDLOCK_NODE_SENTINEL;
     o.node[0].master = "mymaster";
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
-    o.node[0].kind = REDLOCK_NODE_CLUSTER;
+    o.node[0].kind = REDLOCK_NODE_CLUSTER; /* served (its seed is not asked before a command) */
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK);
+    redlock_libev_deinit(&c);
+    o.node[0].db = 2; /* a cluster has db 0 only */
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
+    o.node[0].db = 0;
     o.node[0].kind = REDLOCK_NODE_SERVER;
     o.node[0].master = NULL;
     o.node[0].port = 0;
