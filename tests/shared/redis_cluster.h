@@ -53,7 +53,7 @@ static inline int redis_cluster__array(const redis_cluster *c, int i, const char
         return -1;
     }
     if (line[0] != '*') { /* one line: an error, a status */
-        if (max > 0) snprintf(out[0], 128, "%s", line);
+        if (max > 0) snprintf(out[0], 128, "%.127s", line);
         close(fd);
         return line[0] == '-' ? -1 : 1;
     }
@@ -64,7 +64,7 @@ static inline int redis_cluster__array(const redis_cluster *c, int i, const char
             close(fd);
             return -1;
         }
-        if (got < max) snprintf(out[got++], 128, "%s", line);
+        if (got < max) snprintf(out[got++], 128, "%.127s", line);
     }
     close(fd);
     return got;
