@@ -57,13 +57,21 @@ static it_client *t_open(const it_setup *st)
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     redlock_socket_config_init(&cfg);
-    cfg.node_count = st->n;
-    for (i = 0; i < st->n; i++) {
+    cfg.node_count = st->cluster ? 1 : st->n;
+    for (i = 0; i < cfg.node_count; i++) {
         cfg.node[i].host = "127.0.0.1";
         cfg.node[i].port = st->ports[i];
         cfg.node[i].username = st->user;
         cfg.node[i].password = st->pass;
         cfg.node[i].db = st->db;
+    }
+    if (st->cluster) { /* one node: the cluster, its seeds */
+        cfg.node[0].kind = REDLOCK_NODE_CLUSTER;
+        for (i = 1; i < st->n && i < REDLOCK_NODES_MAX_SEEDS; i++) {
+            cfg.node[0].seed[i - 1].host = "127.0.0.1";
+            cfg.node[0].seed[i - 1].port = st->ports[i];
+            cfg.node[0].seed_count = i;
+        }
     }
     it_tls_config(st, &cfg.tls);
     cfg.core = st->core;
@@ -1287,7 +1295,7 @@ int main(void)
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core
     };
     int rc;
-#ifdef IT_TLS
+#if defined(IT_TLS) || defined(IT_CLUSTER)
     (void)socket_unix_select;
     (void)socket_status_after_restart;
     (void)socket_status_connect_words;
@@ -1306,7 +1314,12 @@ int main(void)
     (void)socket_thread_refused;
     (void)socket_sentinel_discovery;
     (void)socket_sentinel_failover;
+#ifdef IT_CLUSTER
+    (void)it_main;
+    rc = it_main_cluster(&ops);
+#else
     rc = it_main_tls(&ops, tls_more);
+#endif
     return rc ? rc : CHECK_EXIT();
 #endif
     redis_nodes_deadline(170);
