@@ -842,12 +842,12 @@ static inline int redlock__hiredis_cluster_send(redlock_hiredis *c, int i, const
     redlock__hiredis_cluster *cl = c->_conn[i].ep.cluster;
     char *s;
     size_t len;
-    int k, rc;
+    int k, rc, hops;
     if (redlock__hiredis_cluster_crossslot(cmd)) return REDLOCK_ERR_INVALID;
     redlock__hiredis_cluster_refresh(c, i);
-    if ((k = redlock__hiredis_cluster_route(cl, cmd)) < 0) return REDLOCK_ERR_NOMEM;
+    if ((k = redlock__hiredis_cluster_route(cl, cmd, &hops)) < 0) return REDLOCK_ERR_NOMEM;
     if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;
-    return redlock__hiredis_link_send(c, i, k, tag, s, len, 0, 0);
+    return redlock__hiredis_link_send(c, i, k, tag, s, len, hops, 0);
 }
 
 /* A core command's reply on link cn (copy x: its command), as
@@ -920,6 +920,13 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, redlock__hiredis
                 if (promoted > 0) redlock__hiredis_failed_over(c, i, 0); /* a replica took a master's slots */
                 for (k = 0; k < cl->links; k++) /* the lives of masters the map names now */
                     redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
+                /* the watchdog thread opens every master's connection: a
+                   blocking call's command, sent on its caller's thread,
+                   cannot open one */
+                for (k = 0; c->_threaded && k < cl->rc->map.masters; k++) {
+                    int l = redlock__hiredis_cluster_master_link(cl, k);
+                    if (l >= 0) (void)redlock__hiredis_link(c, i, l);
+                }
             }
             freeReplyObject(r); /* ASKING's answer: what follows tells */
             continue;

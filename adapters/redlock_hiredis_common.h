@@ -455,11 +455,13 @@ static inline int redlock__hiredis_cluster_init(redlock__hiredis_endpoint *e, co
 
 /* The link a command goes to: the master of its key's slot (a command
    without a key: the first master), or a seed while the map does not
-   know. -1: the table is full (NOMEM). */
-static inline int redlock__hiredis_cluster_route(redlock__hiredis_cluster *cl, const redlock_command *cmd)
+   know (*hops -1: the seed's MOVED is the map's answer, not a
+   redirection; else 0). -1: the table is full (NOMEM). */
+static inline int redlock__hiredis_cluster_route(redlock__hiredis_cluster *cl, const redlock_command *cmd, int *hops)
 {
     int m = redlock_cluster_route(cl->rc, cmd);
     if (m == REDLOCK_CLUSTER_ANY) m = cl->rc->map.masters > 0 ? 0 : REDLOCK_CLUSTER_UNKNOWN;
+    *hops = m < 0 ? -1 : 0;
     return m < 0 ? cl->next_seed : redlock__hiredis_cluster_master_link(cl, m);
 }
 

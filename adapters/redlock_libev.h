@@ -484,12 +484,12 @@ static inline int redlock__libev_cluster_send(redlock_libev *c, int i, const red
     redlock__hiredis_cluster *cl = c->_conn[i].ep.cluster;
     char *s;
     size_t len;
-    int k, rc;
+    int k, rc, hops;
     if (redlock__hiredis_cluster_crossslot(cmd)) return REDLOCK_ERR_INVALID;
     redlock__libev_cluster_refresh(c, i);
-    if ((k = redlock__hiredis_cluster_route(cl, cmd)) < 0) return REDLOCK_ERR_NOMEM;
+    if ((k = redlock__hiredis_cluster_route(cl, cmd, &hops)) < 0) return REDLOCK_ERR_NOMEM;
     if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;
-    return redlock__libev_link_send(c, i, k, tag, s, len, 0, 0);
+    return redlock__libev_link_send(c, i, k, tag, s, len, hops, 0);
 }
 
 /* A core command's reply on link cn (copy x: its command), as

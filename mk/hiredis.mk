@@ -14,9 +14,9 @@ ADAPTER_DEPS := $(ADAPTER_HDRS) tests/shared/integration.h tests/shared/redis_no
                 tests/shared/tcp_proxy.h
 
 CPU_CHECKS += check-adapters-compile
-CHECKS += check-hiredis check-valgrind-hiredis check-tsan-hiredis
+CHECKS += check-hiredis check-valgrind-hiredis check-tsan-hiredis check-hiredis-cluster
 
-.PHONY: check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis examples-hiredis
+.PHONY: check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis check-hiredis-cluster examples-hiredis
 
 $(BUILD)/test_hiredis: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
@@ -99,6 +99,16 @@ check-hiredis: $(BUILD)/test_hiredis_san $(BUILD)/test_limits $(BUILD)/test_hire
 	@$(BUILD)/test_limits
 	@$(BUILD)/test_hiredis_nomem
 	@$(BUILD)/test_bounds_san
+
+# A Redis Cluster node (redis-cluster://): the cluster scenarios of
+# integration.h (it_main_cluster) on one 3-master cluster the test starts
+# (tests/shared/redis_cluster.h), then the adapter's own (the first
+# command through a seed, the watchdog thread), under memcheck.
+$(BUILD)/test_hiredis_cluster: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
+
+check-hiredis-cluster: $(BUILD)/test_hiredis_cluster
+	$(VALGRIND) $(BUILD)/test_hiredis_cluster
 
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-hiredis: $(BUILD)/test_hiredis
