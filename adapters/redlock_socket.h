@@ -926,7 +926,7 @@ static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_
     if (nd->cl) redlock__sock_cluster_forget(nd->cl, tag); /* its vote ends here */
 #endif
     s->_in_cb++;
-    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
+    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->node, tag, status);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_error(&s->_client, tag, status);
 #endif
@@ -944,7 +944,7 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
     }
     nd->life.status = 0; /* the connection works: see redlock_socket_node_status() */
     s->_in_cb++;
-    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
+    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->node, tag, r);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_reply(&s->_client, tag, r);
 #endif
@@ -1589,12 +1589,31 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
     return redlock__sock_send_on(s, &s->_nodes[node], argc, argv, argvlen, NULL, 0, tag, REDLOCK__CONN_CORE);
 }
 
+#ifndef REDLOCK_SOCKET_NO_CORE
+static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cluster *cl, const redlock_command *cmd,
+                                      redlock_tag tag);
+#endif
+
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
                                            const size_t *argvlen, redlock_tag tag)
 {
     int rc, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_cl[node]) { /* routed by its key, as the core's */
+        redlock_command c;
+        int k;
+        rc = REDLOCK_ERR_INVALID;
+        if (argc >= 1 && argc <= REDLOCK_MAX_ARGS && argv && argvlen) {
+            c.argc = argc;
+            for (k = 0; k < argc; k++) c.argv[k] = argv[k], c.argvlen[k] = argvlen[k];
+            rc = redlock__sock_cluster_send(s, s->_cl[node], &c, tag);
+        }
+        redlock__sock_leave(s, entered, 1);
+        return rc;
+    }
+#endif
     rc = redlock__sock_send_cmd(s, node, argc, argv, argvlen, tag);
     redlock__sock_leave(s, entered, 1);
     return rc;
@@ -1721,7 +1740,7 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
         if (k > 0) {
             if (redlock_cluster_update(&cl->c, r, host, &failovers) >= 0) {
                 rc = 0;
-                if (failovers > 0) { /* a replica took its master's slots: keys may be lost */
+                if (failovers > 0 && s->_core) { /* a replica took its master's slots: keys may be lost */
                     s->_in_cb++;
                     redlock_node_failed_over(&s->_client, cl->node, 0);
                     s->_in_cb--;
@@ -1789,6 +1808,11 @@ static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cl
     int at, rc;
     char why[64];
     if (!len) return REDLOCK_ERR_INVALID;
+    if (redlock_cluster_cross_slot(cmd)) { /* the cluster would answer CROSSSLOT: say why instead */
+        redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_INVALID,
+                          "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
+        return REDLOCK_ERR_INVALID;
+    }
     if (redlock_cluster_refresh_due(&cl->c, redlock_socket_now_us())) redlock__sock_cluster_refresh(s, cl);
     at = redlock_cluster_route(&cl->c, cmd);
     if (at == REDLOCK_CLUSTER_ANY) at = redlock_cluster_owner(&cl->c.map, 0); /* no key: any master */
@@ -1844,7 +1868,7 @@ static void redlock__sock_cluster_reply(redlock_socket *s, struct redlock__sock_
         return;
     }
     redlock_cluster_answer(&cl->c, r, nd->host, c->redirects, &st);
-    if (st.failover) {
+    if (st.failover && s->_core) {
         s->_in_cb++;
         redlock_node_failed_over(&s->_client, cl->node, 0);
         s->_in_cb--;
@@ -2594,12 +2618,13 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
         /* Sentinel groups and clusters not over TLS yet (the sentinels, and
-           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only,
-           and its replies are the core's (not raw mode) */
+           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only */
         if (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master)) return REDLOCK_ERR_INVALID;
-        if (c->kind == REDLOCK_NODE_CLUSTER &&
-            (tls || redlock__sock_path(c) || c->db || cfg->db || cfg->on_reply))
+        if (c->kind == REDLOCK_NODE_CLUSTER && (tls || redlock__sock_path(c) || c->db || cfg->db))
             return REDLOCK_ERR_INVALID;
+#ifdef REDLOCK_SOCKET_NO_CORE
+        if (c->kind == REDLOCK_NODE_CLUSTER) return REDLOCK_ERR_INVALID; /* the routing is built with the core */
+#endif
         if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */
