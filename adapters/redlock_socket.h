@@ -14,7 +14,8 @@
    CONTENTS
        1. RESP2 encoder and incremental parser: redlock_resp.h, included
        2. Connections: TCP (names via getaddrinfo), TLS over TCP (OpenSSL,
-          optional) or Unix sockets, one per node, non-blocking, AUTH
+          optional) or Unix sockets, one per node (per master of a Redis
+          Cluster node), non-blocking, AUTH
           (password or ACL user + password), SELECT; node lists
           ("host:port,redis://...", $REDLOCK_NODES) parsed by
           redlock_nodes.h, included; a node's port asked directly
@@ -108,6 +109,47 @@
    loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
    TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
    MSG_NOSIGNAL, so no SIGPIPE.
+
+   REDIS CLUSTER. A node of kind REDLOCK_NODE_CLUSTER (redis-cluster://
+   m1:port+m2:port..., its host and seed[] the seeds) is ONE node of the
+   core's quorum; inside it each command goes to the master that serves
+   its key's slot (adapters/redlock_cluster.h does the routing):
+     * one command connection per master used, opened when first needed
+       (AUTH, INFO, CONFIG GET appendfsync as any node's; no SELECT: a
+       cluster has db 0 only, init refuses a db, TLS or a Unix socket for
+       it with REDLOCK_ERR_INVALID); at most REDLOCK_SOCKET_CLUSTER_CONNS
+       (16) per cluster node: a command for yet another master reuses a
+       connection that owes nothing, or fails (CONNECT);
+     * the slot map is asked with CLUSTER SLOTS of a master it knows, then
+       of the seeds, blocking (as getaddrinfo is), within
+       connect_timeout_ms; again when a MOVED, CLUSTERDOWN or a lost master
+       made it stale, at most every REDLOCK_CLUSTER_REFRESH_MS (100 ms);
+       none answering fails the command (CONNECT, the words in
+       redlock_socket_node_status());
+     * MOVED: the command is sent again to the master named; ASK: ASKING,
+       then the command, there; once: a second redirection, TRYAGAIN and
+       CLUSTERDOWN are delivered as the error they are, a failed vote.
+       The replies of one node's commands may so come back in another
+       order than they were sent: the core matches them by tag;
+     * every key of a lock must live in one slot: a fenced lock's key
+       needs a {hash tag} (its counter is REDLOCK_FENCE_PREFIX + key), and
+       redlock_socket_lock_init() refuses one without (REDLOCK_ERR_INVALID;
+       the core's redlock_lock_init() does not know the nodes: a script
+       whose keys span slots is then not sent, INVALID with words);
+     * restarts (redlock.h section 4): each master's INFO and CONFIG are
+       kept per master, not told with redlock_node_set_life() (the
+       masters' run_ids in turn would read as restarts); a master whose
+       run_id changed (now), or first seen young without appendfsync
+       always (since it started), and a slot taken over by a replica of
+       its master (CLUSTER SLOTS, or a MOVED to it: a failover, now) are
+       told with redlock_node_failed_over(); a planned migration is not;
+     * release notifications: the node's subscriber SUBSCRIBEs on the
+       first seed (PUBLISH reaches every node of a cluster), not sharded
+       pub/sub;
+     * raw mode (on_reply) routes a cluster node's commands the same way,
+       by their key (INFO, CONFIG: the master of slot 0).
+   In the foreign-loop API (4.) the further connections have slots of
+   their own, after the subscribers'.
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
    client waits for its next attempt (a retry delay at least the node
@@ -219,7 +261,9 @@
    ---------------------
    For each slot i below redlock_socket_fd_count() (the nodes' connections
    0 .. node_count-1, then, unless notify_off, the subscribers of release
-   notifications: at most REDLOCK_SOCKET_MAX_FDS), watch
+   notifications, then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more for each
+   cluster node, in the order of the nodes: fixed at init, at most
+   REDLOCK_SOCKET_MAX_FDS; without a cluster node, as before), watch
    redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
@@ -259,6 +303,8 @@
                                       with REDLOCK_ERR_QUEUE_FULL (the node
                                       itself is not failed)
        REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 64 MiB
+       REDLOCK_SOCKET_CLUSTER_CONNS   command connections per cluster node
+                                      (one per master), default 16
        REDLOCK_SOCKET_GETADDRINFO     the resolver, default getaddrinfo and
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
