@@ -209,6 +209,10 @@ static inline int redlock_cluster_answer(redlock_cluster *c, const redlock_reply
 static inline int redlock_cluster_life(redlock_cluster *c, int master, const redlock_node_life *life, int64_t *ago_ms);
 /* The ASKING command that goes before a command an ASK redirected. */
 static inline void redlock_cluster_asking_argv(const char *argv[1], size_t len[1]);
+/* 1 when a script command (EVAL/EVALSHA) names keys of more than one
+   slot (a cluster answers CROSSSLOT): a transport refuses it before
+   sending, with words that name the cause (redlock_cluster_lock_fits). */
+static inline int redlock_cluster_cross_slot(const redlock_command *cmd);
 /* 1 when every key the lock touches lives in its key's slot, as a
    cluster needs: 0 for a fenced lock whose key has no {hash tag} (its
    counter, REDLOCK_FENCE_PREFIX + key, is in another slot). The adapters
@@ -611,6 +615,22 @@ static inline int redlock_cluster_lock_fits(const redlock_lock_opts *o)
     for (i = 0; i < plen; i++) crc = (uint16_t)((crc << 8) ^ redlock__cluster_crc[((crc >> 8) ^ (uint8_t)prefix[i]) & 0xff]);
     for (i = 0; i < len; i++) crc = (uint16_t)((crc << 8) ^ redlock__cluster_crc[((crc >> 8) ^ (uint8_t)o->key[i]) & 0xff]);
     return (crc & (REDLOCK_CLUSTER_SLOTS - 1)) == slot; /* untagged: the same slot only by chance */
+}
+
+static inline int redlock_cluster_cross_slot(const redlock_command *cmd)
+{
+    int n, k;
+    unsigned slot;
+    if (!cmd || cmd->argc < 4) return 0;
+    if (!redlock__cluster_is(cmd->argv[0], cmd->argvlen[0], "EVAL") && !redlock__cluster_is(cmd->argv[0], cmd->argvlen[0], "EVALSHA"))
+        return 0;
+    if (cmd->argvlen[2] != 1 || cmd->argv[2][0] < '1' || cmd->argv[2][0] > '9') return 0;
+    n = cmd->argv[2][0] - '0';
+    if (n + 3 > cmd->argc) return 0;
+    slot = redlock_cluster_slot(cmd->argv[3], cmd->argvlen[3]);
+    for (k = 1; k < n; k++)
+        if (redlock_cluster_slot(cmd->argv[3 + k], cmd->argvlen[3 + k]) != slot) return 1;
+    return 0;
 }
 
 #endif /* REDLOCK_CLUSTER_H */

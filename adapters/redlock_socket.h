@@ -14,7 +14,8 @@
    CONTENTS
        1. RESP2 encoder and incremental parser: redlock_resp.h, included
        2. Connections: TCP (names via getaddrinfo), TLS over TCP (OpenSSL,
-          optional) or Unix sockets, one per node, non-blocking, AUTH
+          optional) or Unix sockets, one per node (per master of a Redis
+          Cluster node), non-blocking, AUTH
           (password or ACL user + password), SELECT; node lists
           ("host:port,redis://...", $REDLOCK_NODES) parsed by
           redlock_nodes.h, included; a node's port asked directly
@@ -108,6 +109,47 @@
    loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
    TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
    MSG_NOSIGNAL, so no SIGPIPE.
+
+   REDIS CLUSTER. A node of kind REDLOCK_NODE_CLUSTER (redis-cluster://
+   m1:port+m2:port..., its host and seed[] the seeds) is ONE node of the
+   core's quorum; inside it each command goes to the master that serves
+   its key's slot (adapters/redlock_cluster.h does the routing):
+     * one command connection per master used, opened when first needed
+       (AUTH, INFO, CONFIG GET appendfsync as any node's; no SELECT: a
+       cluster has db 0 only, init refuses a db, TLS or a Unix socket for
+       it with REDLOCK_ERR_INVALID); at most REDLOCK_SOCKET_CLUSTER_CONNS
+       (16) per cluster node: a command for yet another master reuses a
+       connection that owes nothing, or fails (CONNECT);
+     * the slot map is asked with CLUSTER SLOTS of a master it knows, then
+       of the seeds, blocking (as getaddrinfo is), within
+       connect_timeout_ms; again when a MOVED, CLUSTERDOWN or a lost master
+       made it stale, at most every REDLOCK_CLUSTER_REFRESH_MS (100 ms);
+       none answering fails the command (CONNECT, the words in
+       redlock_socket_node_status());
+     * MOVED: the command is sent again to the master named; ASK: ASKING,
+       then the command, there; once: a second redirection, TRYAGAIN and
+       CLUSTERDOWN are delivered as the error they are, a failed vote.
+       The replies of one node's commands may so come back in another
+       order than they were sent: the core matches them by tag;
+     * every key of a lock must live in one slot: a fenced lock's key
+       needs a {hash tag} (its counter is REDLOCK_FENCE_PREFIX + key), and
+       redlock_socket_lock_init() refuses one without (REDLOCK_ERR_INVALID;
+       the core's redlock_lock_init() does not know the nodes: a script
+       whose keys span slots is then not sent, INVALID with words);
+     * restarts (redlock.h section 4): each master's INFO and CONFIG are
+       kept per master, not told with redlock_node_set_life() (the
+       masters' run_ids in turn would read as restarts); a master whose
+       run_id changed (now), or first seen young without appendfsync
+       always (since it started), and a slot taken over by a replica of
+       its master (CLUSTER SLOTS, or a MOVED to it: a failover, now) are
+       told with redlock_node_failed_over(); a planned migration is not;
+     * release notifications: the node's subscriber SUBSCRIBEs on the
+       first seed (PUBLISH reaches every node of a cluster), not sharded
+       pub/sub;
+     * raw mode (on_reply) routes a cluster node's commands the same way,
+       by their key (INFO, CONFIG: the master of slot 0).
+   In the foreign-loop API (4.) the further connections have slots of
+   their own, after the subscribers'.
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
    client waits for its next attempt (a retry delay at least the node
@@ -219,7 +261,9 @@
    ---------------------
    For each slot i below redlock_socket_fd_count() (the nodes' connections
    0 .. node_count-1, then, unless notify_off, the subscribers of release
-   notifications: at most REDLOCK_SOCKET_MAX_FDS), watch
+   notifications, then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more for each
+   cluster node, in the order of the nodes: fixed at init, at most
+   REDLOCK_SOCKET_MAX_FDS; without a cluster node, as before), watch
    redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
@@ -259,6 +303,8 @@
                                       with REDLOCK_ERR_QUEUE_FULL (the node
                                       itself is not failed)
        REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 64 MiB
+       REDLOCK_SOCKET_CLUSTER_CONNS   command connections per cluster node
+                                      (one per master), default 16
        REDLOCK_SOCKET_GETADDRINFO     the resolver, default getaddrinfo and
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
@@ -926,7 +972,7 @@ static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_
     if (nd->cl) redlock__sock_cluster_forget(nd->cl, tag); /* its vote ends here */
 #endif
     s->_in_cb++;
-    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
+    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->node, tag, status);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_error(&s->_client, tag, status);
 #endif
@@ -944,7 +990,7 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
     }
     nd->life.status = 0; /* the connection works: see redlock_socket_node_status() */
     s->_in_cb++;
-    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
+    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->node, tag, r);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_reply(&s->_client, tag, r);
 #endif
@@ -1589,12 +1635,31 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
     return redlock__sock_send_on(s, &s->_nodes[node], argc, argv, argvlen, NULL, 0, tag, REDLOCK__CONN_CORE);
 }
 
+#ifndef REDLOCK_SOCKET_NO_CORE
+static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cluster *cl, const redlock_command *cmd,
+                                      redlock_tag tag);
+#endif
+
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
                                            const size_t *argvlen, redlock_tag tag)
 {
     int rc, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_cl[node]) { /* routed by its key, as the core's */
+        redlock_command c;
+        int k;
+        rc = REDLOCK_ERR_INVALID;
+        if (argc >= 1 && argc <= REDLOCK_MAX_ARGS && argv && argvlen) {
+            c.argc = argc;
+            for (k = 0; k < argc; k++) c.argv[k] = argv[k], c.argvlen[k] = argvlen[k];
+            rc = redlock__sock_cluster_send(s, s->_cl[node], &c, tag);
+        }
+        redlock__sock_leave(s, entered, 1);
+        return rc;
+    }
+#endif
     rc = redlock__sock_send_cmd(s, node, argc, argv, argvlen, tag);
     redlock__sock_leave(s, entered, 1);
     return rc;
@@ -1721,7 +1786,7 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
         if (k > 0) {
             if (redlock_cluster_update(&cl->c, r, host, &failovers) >= 0) {
                 rc = 0;
-                if (failovers > 0) { /* a replica took its master's slots: keys may be lost */
+                if (failovers > 0 && s->_core) { /* a replica took its master's slots: keys may be lost */
                     s->_in_cb++;
                     redlock_node_failed_over(&s->_client, cl->node, 0);
                     s->_in_cb--;
@@ -1789,6 +1854,11 @@ static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cl
     int at, rc;
     char why[64];
     if (!len) return REDLOCK_ERR_INVALID;
+    if (redlock_cluster_cross_slot(cmd)) { /* the cluster would answer CROSSSLOT: say why instead */
+        redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_INVALID,
+                          "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
+        return REDLOCK_ERR_INVALID;
+    }
     if (redlock_cluster_refresh_due(&cl->c, redlock_socket_now_us())) redlock__sock_cluster_refresh(s, cl);
     at = redlock_cluster_route(&cl->c, cmd);
     if (at == REDLOCK_CLUSTER_ANY) at = redlock_cluster_owner(&cl->c.map, 0); /* no key: any master */
@@ -1844,7 +1914,7 @@ static void redlock__sock_cluster_reply(redlock_socket *s, struct redlock__sock_
         return;
     }
     redlock_cluster_answer(&cl->c, r, nd->host, c->redirects, &st);
-    if (st.failover) {
+    if (st.failover && s->_core) {
         s->_in_cb++;
         redlock_node_failed_over(&s->_client, cl->node, 0);
         s->_in_cb--;
@@ -2594,12 +2664,13 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
         /* Sentinel groups and clusters not over TLS yet (the sentinels, and
-           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only,
-           and its replies are the core's (not raw mode) */
+           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only */
         if (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master)) return REDLOCK_ERR_INVALID;
-        if (c->kind == REDLOCK_NODE_CLUSTER &&
-            (tls || redlock__sock_path(c) || c->db || cfg->db || cfg->on_reply))
+        if (c->kind == REDLOCK_NODE_CLUSTER && (tls || redlock__sock_path(c) || c->db || cfg->db))
             return REDLOCK_ERR_INVALID;
+#ifdef REDLOCK_SOCKET_NO_CORE
+        if (c->kind == REDLOCK_NODE_CLUSTER) return REDLOCK_ERR_INVALID; /* the routing is built with the core */
+#endif
         if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */

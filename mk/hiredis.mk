@@ -10,7 +10,7 @@
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_HDRS := redlock.h adapters/redlock_conn.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_notify.h \
                 adapters/redlock_tls.h adapters/redlock_nodes.h adapters/redlock_sentinel.h
-ADAPTER_DEPS := $(ADAPTER_HDRS) tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/hostile_server.h tests/shared/check.h \
+ADAPTER_DEPS := $(ADAPTER_HDRS) tests/shared/integration.h tests/shared/redis_cluster.h adapters/redlock_cluster.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/hostile_server.h tests/shared/check.h \
                 tests/shared/tcp_proxy.h
 
 CPU_CHECKS += check-adapters-compile

@@ -405,6 +405,27 @@ static void test_lock_fits(void)
     CHECK_EQ(redlock_cluster_lock_fits(NULL), 1);
 }
 
+/* Proves: a script's keys in two slots are seen; in one slot, or one
+   key, or not a script: not. */
+static void test_cross_slot(void)
+{
+    redlock_command c;
+    memset(&c, 0, sizeof c);
+    c.argc = 5;
+    c.argv[0] = "EVALSHA", c.argv[1] = "0123", c.argv[2] = "2", c.argv[3] = "orders", c.argv[4] = "redlock:fence:orders";
+    c.argvlen[0] = 7, c.argvlen[1] = 4, c.argvlen[2] = 1, c.argvlen[3] = 6, c.argvlen[4] = 20;
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 1);
+    c.argv[3] = "{o}x", c.argvlen[3] = 4, c.argv[4] = "redlock:fence:{o}x", c.argvlen[4] = 18;
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    c.argv[2] = "1", c.argv[3] = "orders", c.argvlen[3] = 6;
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    c.argv[2] = "3"; /* more keys than arguments: not read */
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    c.argv[0] = "MGET", c.argvlen[0] = 4, c.argv[2] = "2";
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    CHECK_EQ(redlock_cluster_cross_slot(NULL), 0);
+}
+
 static redlock_node_life life_of(const char *run_id, int64_t uptime_s, int durable)
 {
     redlock_node_life l;
@@ -496,6 +517,7 @@ int main(int argc, char **argv)
     RUN(test_answers);
     RUN(test_lives);
     RUN(test_lock_fits);
+    RUN(test_cross_slot);
     RUN(test_against_server);
     return CHECK_EXIT();
 }
