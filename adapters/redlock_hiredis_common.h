@@ -465,20 +465,6 @@ static inline int redlock__hiredis_cluster_route(redlock__hiredis_cluster *cl, c
     return m < 0 ? cl->next_seed : redlock__hiredis_cluster_master_link(cl, m);
 }
 
-/* Does cmd name keys in two slots (a script with two keys: a fenced
-   lock's counter without the key's {hash tag})? A cluster refuses such a
-   command (CROSSSLOT): its vote fails with INVALID before it is sent
-   (redlock_cluster_lock_fits() says so at lock_init where an adapter
-   wraps it). */
-static inline int redlock__hiredis_cluster_crossslot(const redlock_command *cmd)
-{
-    if (cmd->argc < 5 || cmd->argvlen[2] != 1 || cmd->argv[2][0] != '2') return 0;
-    if (!((cmd->argvlen[0] == 4 && memcmp(cmd->argv[0], "EVAL", 4) == 0) ||
-          (cmd->argvlen[0] == 7 && memcmp(cmd->argv[0], "EVALSHA", 7) == 0)))
-        return 0;
-    return redlock_cluster_slot(cmd->argv[3], cmd->argvlen[3]) != redlock_cluster_slot(cmd->argv[4], cmd->argvlen[4]);
-}
-
 /* Is a CLUSTER SLOTS due now (redlock_cluster_refresh_due: the map empty
    or stale, not asked within REDLOCK_CLUSTER_REFRESH_MS), none owed? 1:
    it counts as asked. */

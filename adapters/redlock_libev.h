@@ -270,6 +270,13 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c);
 /* The core client, for redlock_lock_init and friends. */
 REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c);
 
+/* redlock_lock_init on the client, refusing first (INVALID, nothing
+   done) a lock that cannot live on a cluster node of it: a fenced lock
+   whose key has no {hash tag} (redlock_cluster_lock_fits). With
+   redlock_lock_init itself such a lock's every vote fails INVALID at
+   the cluster node instead (the node status says why). */
+REDLOCK_LIBEV_API int redlock_libev_lock_init(redlock_libev *c, redlock_lock *lk, const redlock_lock_opts *opts);
+
 /* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
    if none yet or a new connection has answered since; errbuf (optional)
    gets the text, as redlock_socket_node_status() gives it: the failure's
@@ -485,7 +492,11 @@ static inline int redlock__libev_cluster_send(redlock_libev *c, int i, const red
     char *s;
     size_t len;
     int k, rc, hops;
-    if (redlock__hiredis_cluster_crossslot(cmd)) return REDLOCK_ERR_INVALID;
+    if (redlock_cluster_cross_slot(cmd)) { /* the cluster would answer CROSSSLOT: say why instead */
+        redlock__conn_set(&c->_conn[i].life, REDLOCK_ERR_INVALID,
+                          "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
+        return REDLOCK_ERR_INVALID;
+    }
     redlock__libev_cluster_refresh(c, i);
     if ((k = redlock__hiredis_cluster_route(cl, cmd, &hops)) < 0) return REDLOCK_ERR_NOMEM;
     if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;
@@ -1098,6 +1109,15 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
 }
 
 REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c) { return &c->_client; }
+
+REDLOCK_LIBEV_API int redlock_libev_lock_init(redlock_libev *c, redlock_lock *lk, const redlock_lock_opts *opts)
+{
+    int i;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || !opts) return REDLOCK_ERR_INVALID;
+    for (i = 0; i < c->_n; i++) /* a cluster: a fenced lock's counter must share its key's slot */
+        if (c->_links[i] && !redlock_cluster_lock_fits(opts)) return REDLOCK_ERR_INVALID;
+    return redlock_lock_init(lk, &c->_client, opts);
+}
 
 REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
