@@ -319,10 +319,10 @@
    answer is confirmed by the sentinels before it counts, so that a holder
    cannot renew on a former primary that Sentinel has not yet turned into
    a replica; its failovers are restarts (above). Its primary never votes
-   through a replica. A Redis Cluster is served by the raw-socket adapter
-   and the tool (not yet by the hiredis and libev ones; the routing itself
-   is in adapters/redlock_cluster.h, sans-I/O): each command goes to the
-   master that serves its key's hash slot, MOVED and ASK are followed once,
+   through a replica. A Redis Cluster is served by every adapter and the
+   tool (the routing itself is in adapters/redlock_cluster.h, sans-I/O):
+   each command goes to the master that serves its key's hash slot, MOVED
+   and ASK are followed once,
    TRYAGAIN and CLUSTERDOWN are a failed vote. Every key of a lock must
    live in one slot: a fenced lock's counter (REDLOCK_FENCE_PREFIX + key)
    shares its key's slot only when the key has a hash tag, e.g.

@@ -113,7 +113,52 @@
      That costs a round trip to a sentinel per reply. Not over TLS: a
      rediss-sentinel:// node (or a group with cfg.tls or its own tls) is
      refused by init with REDLOCK_ERR_INVALID (the sentinels are asked in
-     plain text); nor a cluster (INVALID).
+     plain text).
+   * A Redis Cluster (a node of kind REDLOCK_NODE_CLUSTER:
+     redis-cluster://[user:pass@]h1:p1[+h2:p2...], some of its masters as
+     seeds, see redlock_nodes.h) is ONE node of the quorum; several
+     independent clusters, or clusters and single servers, make a quorum.
+     Inside it each command goes to the master that serves its key's hash
+     slot (CRC16, {hash tags}), on a connection of its own to that master
+     (opened when a command is first routed there, non-blocking as any;
+     AUTH, INFO and CONFIG GET appendfsync as any node's; db 0 only).
+     The slot map is asked with CLUSTER SLOTS of a seed at init, without
+     blocking, and again (of a master that is up, else the next seed)
+     once a MOVED, CLUSTERDOWN or a failed master connection made it
+     stale, at most every REDLOCK_CLUSTER_REFRESH_MS (100 ms: a burst of
+     MOVED asks once); a command whose slot the map does not know yet
+     goes to a seed, whose MOVED says where. Replies (adapters/
+     redlock_cluster.h): a MOVED sends the command again to the master it
+     names (the map learns that slot), an ASK (a slot being migrated)
+     sends ASKING and the command there, once; a further redirection,
+     TRYAGAIN and CLUSTERDOWN reach the core as the error reply they are:
+     a failed vote for that round. So a hold whose slot migrates keeps
+     renewing and its release reaches the key where it is. Every key of a
+     lock must live in one slot: a fenced lock's counter
+     (REDLOCK_FENCE_PREFIX + key) does only when the key has a {hash tag}
+     ("{orders}:lock"): lock_init refuses a fenced lock without one on a
+     client with a cluster node (REDLOCK_ERR_INVALID). Restarts (redlock.h
+     section 4): the core keeps one life per node, a cluster has several
+     masters, so each master's INFO is kept for it (redlock_cluster_life):
+     a master whose run_id changed (from now), or that is first seen
+     without appendfsync always (from its start, by its uptime), and a slot taken
+     over by its master's replica (a failover, seen in CLUSTER SLOTS or a
+     MOVED), are told to the core as redlock_node_failed_over() of the
+     cluster node; a planned migration is not. Release notifications: the
+     node's subscriber SUBSCRIBEs on the first seed (a release script's
+     PUBLISH reaches every node of a cluster; SSUBSCRIBE would hear only
+     SPUBLISH, which the scripts do not send). With the watchdog thread,
+     the thread opens every master's connection once the map names them
+     (a blocking call's command, written on the caller's thread, opens
+     none). redlock_hiredis_node_status() of a cluster node: the last
+     failure of any of its connections (0 again once a master answers);
+     node_connected(): one of them is up. Limits: not over TLS
+     (rediss-cluster:// or TLS from the configuration), nor a Unix socket,
+     nor a db: init refuses them (INVALID); at most
+     REDLOCK_CLUSTER_MAX_MASTERS masters and REDLOCK_NODES_MAX_SEEDS seeds;
+     the seeds are the addresses known at first (a cluster whose seeds all
+     left is unreachable once the map is lost); a dead master's connection
+     is reopened only when a command is routed to it.
    * TLS (hiredis 1.x only): build with REDLOCK_HIREDIS_TLS and link
      -lhiredis_ssl -lssl -lcrypto. cfg.tls (every node) or a node's own
      tls (redlock_tls.h: enable, ca file or hashed dir, cert + key,
@@ -319,9 +364,9 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID (also: a cluster node, which this
-   version does not serve; a Sentinel group over TLS, or without its
-   group's name), NODES, NOMEM, NO_TLS
+   thread if asked. Errors: INVALID (also: a Sentinel group over TLS, or
+   without its group's name; a cluster over TLS, a Unix socket or with a
+   db), NODES, NOMEM, NO_TLS
    or TLS (see HOW IT TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
@@ -331,7 +376,9 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c);
 
 /* A lock on the client. opts as for redlock_lock_init; opts->on_result and
    opts->user are kept and called / passed on after the adapter's own
-   bookkeeping (see CALLBACKS). As with redlock_lock_init, a handle still
+   bookkeeping (see CALLBACKS). INVALID for a fenced lock whose key has no
+   {hash tag} when a node is a cluster (see HOW IT TALKS). As with
+   redlock_lock_init, a handle still
    initialised on this client is deinitialised first (a blocking call still
    waiting on it returns REDLOCK_ERR_DETACHED), and a refused init
    (INVALID, KEY ...) does nothing. */

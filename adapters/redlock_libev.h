@@ -23,7 +23,7 @@
        lo.key = "job"; lo.ttl_ms = 5000; lo.watchdog = 1;
        lo.on_result = on_result;                // called from the loop
        redlock_lock lk;
-       redlock_lock_init(&lk, redlock_libev_client(&c), &lo);
+       redlock_libev_lock_init(&c, &lk, &lo);   // or redlock_lock_init(&lk, redlock_libev_client(&c), &lo)
        redlock_acquire(&lk);                    // the core API, unchanged
        ev_run(loop, 0);
        ...
@@ -88,11 +88,26 @@
      ends REDLOCK_ERR_OVERLOADED.
    * Nothing blocks: connects, reads and writes are non-blocking and driven
      by the loop (host names are resolved with getaddrinfo(), which may
-     block: give addresses where that matters). So single servers only:
-     a Sentinel group (redis-sentinel://) or a cluster node is refused by
-     init with REDLOCK_ERR_INVALID, since asking the sentinels would block
-     the loop (redlock_hiredis.h and redlock_socket.h serve Sentinel
-     groups).
+     block: give addresses where that matters). So no Sentinel group: a
+     redis-sentinel:// node is refused by init with REDLOCK_ERR_INVALID,
+     since asking the sentinels would block the loop (redlock_hiredis.h
+     and redlock_socket.h serve Sentinel groups).
+   * A Redis Cluster (redis-cluster://[user:pass@]h1:p1[+h2:p2...], kind
+     REDLOCK_NODE_CLUSTER) is ONE node of the quorum, served as
+     redlock_hiredis.h serves it (see there, HOW IT TALKS): one connection
+     per master (its own ev_io, opened when a command is first routed
+     there, never by a timer), each command to the master of its key's
+     slot, the slot map from CLUSTER SLOTS asked of a seed at init and
+     again when stale (without blocking: a command the map cannot place
+     yet goes to a seed, whose MOVED says where), MOVED and ASK (with
+     ASKING) followed once, TRYAGAIN and CLUSTERDOWN a failed vote, each
+     master's life kept for it and told to the core as
+     redlock_node_failed_over(), release notifications by SUBSCRIBE on
+     the first seed (PUBLISH reaches every node of a cluster). A fenced
+     lock needs a {hash tag} in its key: redlock_libev_lock_init()
+     refuses one without (INVALID); begun with redlock_lock_init() such a
+     lock's votes fail INVALID at the cluster node, whose status says why.
+     Not over TLS, nor a Unix socket, nor a db (INVALID at init).
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
@@ -255,10 +270,11 @@ typedef struct redlock_libev {
 extern "C" {
 #endif
 
-/* Sets up the client on `loop` and starts connecting every node. Errors:
-   INVALID (also: a node that is a Sentinel group or a cluster, which this
-   adapter does not serve: redlock_hiredis.h and redlock_socket.h serve
-   Sentinel groups), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
+/* Sets up the client on `loop` and starts connecting every node (a
+   cluster: asking a seed for its slot map). Errors: INVALID (also: a
+   node that is a Sentinel group, which this adapter does not serve:
+   redlock_hiredis.h and redlock_socket.h do; a cluster over TLS, a Unix
+   socket or with a db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
    the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
