@@ -3145,6 +3145,52 @@ out:
     it->close(b);
 }
 
+/* Proves: a master of the cluster restarted (a new run_id, seen on the
+   new connection's INFO) is the cluster node's restart: the client hears
+   it (EV_NODE_RESTARTED for node 0), its acquire of a key on that master
+   is refused (RESTARTED) until the bound has passed, then granted. */
+static void it_cluster_restart(void)
+{
+    int ports[REDIS_NODES_MAX], k, seen = 0, up = 0;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96];
+    long long until;
+    it_cluster_defaults(&s, ports);
+    if (!(a = it->open(&s))) {
+        CHECK(0);
+        return;
+    }
+    it_cluster_key(key, sizeof key, "restart", 1);
+    it_lock_opts(&o, key, 400);
+    o.retry_count = -1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        int n0 = it_nrestarts, st;
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* master 1's run_id seen */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(redis_node_restart(&it_cl.rn, 1), 0);
+        /* a restarted master waits a while before it serves again (CLUSTERDOWN meanwhile) */
+        for (until = it_now_ms() + 10000; it_now_ms() < until && !up;) {
+            up = redis_cluster__ok(&it_cl, 1);
+            if (!up) redis_nodes__sleep_ms(50);
+        }
+        CHECK(up);
+        st = it->acquire(l, NULL);
+        CHECK_EQ(st, REDLOCK_ERR_RESTARTED);
+        for (k = n0; k < it_nrestarts; k++)
+            if (it_restarts[k].who == (const void *)a && it_restarts[k].node == 0) seen = 1;
+        CHECK(seen);
+        CHECK_EQ(it_acquire_after_restart(a, l, 3000), REDLOCK_OK);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
 /* Every cluster scenario on one 3-master cluster (started here). 0, or 1
    when it could not start. */
 static inline int it_main_cluster(const it_ops *ops)
@@ -3158,6 +3204,7 @@ static inline int it_main_cluster(const it_ops *ops)
     IT_RUN(it_cluster_kinds, 1);
     IT_RUN(it_cluster_moved, 1);
     IT_RUN(it_cluster_migrate_hold, 1);
+    IT_RUN(it_cluster_restart, 1);
     redis_cluster_stop(&it_cl);
     return 0;
 }
