@@ -3191,6 +3191,66 @@ static void it_cluster_restart(void)
     it->close(a);
 }
 
+/* Subscribers of key's channel on cluster node i, or -1. */
+static inline int it_cluster_numsub(int i, const char *key)
+{
+    char channel[160], out[256];
+    const char *argv[] = { "EVAL", "return redis.call('PUBSUB','NUMSUB',ARGV[1])[2]", "0", channel, NULL };
+    snprintf(channel, sizeof channel, "%s%s", REDLOCK_CHANNEL_PREFIX, key);
+    if (redis_cluster_cmdv(&it_cl, i, out, sizeof out, argv) != 0 || out[0] != ':') return -1;
+    return atoi(out + 1);
+}
+
+/* Proves: release notifications on a cluster: b waits for a's lock on a
+   key of master 2 with a 2 s retry delay, subscribed on the first seed
+   (master 0); a's release there (PUBLISH reaches every node of the
+   cluster) wakes b well before its next attempt. */
+static void it_cluster_wake(void)
+{
+    int ports[REDIS_NODES_MAX], fast = 0, round, listening = 0;
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL;
+    redlock_lock_opts o;
+    char key[96];
+    it_cluster_defaults(&s, ports);
+    if (!it->notify) return;
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_cluster_key(key, sizeof key, "wake", 2);
+    it_lock_opts(&o, key, 5000);
+    la = it->lock(a, &o);
+    o.retry_count = 5;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 1;
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    for (round = 0; la && lb && round < 2 && !fast; round++) { /* a release may race b's attempt once */
+        it_waiter w;
+        long long released, until;
+        CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+        memset(&w, 0, sizeof w);
+        w.l = lb;
+        pthread_create(&w.th, NULL, it_waiter_main, &w);
+        for (until = it_now_ms() + 1500, listening = 0; !listening && it_now_ms() < until;) {
+            listening = it_cluster_numsub(0, key) == 1;
+            if (!listening) redis_nodes__sleep_ms(5);
+        }
+        CHECK(listening);
+        released = it_now_ms();
+        CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+        pthread_join(w.th, NULL);
+        CHECK_EQ(w.rc, REDLOCK_OK);
+        CHECK(w.r.attempts >= 2); /* it waited */
+        fast = w.done_ms - released < 1000;
+        CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    }
+    CHECK(fast);
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
 /* Every cluster scenario on one 3-master cluster (started here). 0, or 1
    when it could not start. */
 static inline int it_main_cluster(const it_ops *ops)
@@ -3204,6 +3264,7 @@ static inline int it_main_cluster(const it_ops *ops)
     IT_RUN(it_cluster_kinds, 1);
     IT_RUN(it_cluster_moved, 1);
     IT_RUN(it_cluster_migrate_hold, 1);
+    IT_RUN(it_cluster_wake, 1);
     IT_RUN(it_cluster_restart, 1);
     redis_cluster_stop(&it_cl);
     return 0;
