@@ -3251,9 +3251,10 @@ static void it_cluster_wake(void)
     it->close(b);
 }
 
-/* Every cluster scenario on one 3-master cluster (started here). 0, or 1
+/* Every cluster scenario on one 3-master cluster (started here), then
+   `more` (the adapter's own, may be NULL) while it still runs. 0, or 1
    when it could not start. */
-static inline int it_main_cluster(const it_ops *ops)
+static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
 {
     it = ops;
     redis_nodes_deadline(120);
@@ -3266,6 +3267,7 @@ static inline int it_main_cluster(const it_ops *ops)
     IT_RUN(it_cluster_migrate_hold, 1);
     IT_RUN(it_cluster_wake, 1);
     IT_RUN(it_cluster_restart, 1);
+    if (more) more();
     redis_cluster_stop(&it_cl);
     return 0;
 }
