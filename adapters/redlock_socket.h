@@ -1825,7 +1825,7 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
 static void redlock__sock_cluster_refresh(redlock_socket *s, struct redlock__sock_cluster *cl)
 {
     int64_t now = redlock_socket_now_us(), until = now + s->_cfg.connect_timeout_ms * 1000;
-    char words[REDLOCK__SOCK_CONNECT_WORDS], why[REDLOCK__SOCK_CONNECT_WORDS + 64];
+    char words[REDLOCK__SOCK_CONNECT_WORDS], why[REDLOCK__SOCK_CONNECT_WORDS];
     int k, known = cl->c.map.masters;
     redlock_cluster_refresh_asked(&cl->c, now);
     why[0] = 0;
@@ -1841,7 +1841,7 @@ static void redlock__sock_cluster_refresh(redlock_socket *s, struct redlock__soc
             port = cl->seed_port[k - known];
         }
         if (redlock__sock_cluster_ask(s, cl, host, port, until, words, sizeof words) == 0) return;
-        snprintf(why, sizeof why, "cluster %.40s:%d %.40s", host, port, words);
+        snprintf(why, sizeof why, "cluster %.30s:%d %.40s", host, port, words);
     }
     redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT, why[0] ? why : "cluster: no slot map within the connect timeout");
 }
