@@ -513,7 +513,10 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
    status's description; with status 0, the server's last error reply to a command
    on the current connection ("NOPERM ...", "ERR unknown command ...",
    "READONLY ..."; "" if none), which a vote that failed with
-   REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only. */
+   REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only.
+   A cluster node: its own slot's connection's (where the slot map's
+   failures are told too), else the first of its other masters'
+   connections that failed. */
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
@@ -1822,7 +1825,7 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
 static void redlock__sock_cluster_refresh(redlock_socket *s, struct redlock__sock_cluster *cl)
 {
     int64_t now = redlock_socket_now_us(), until = now + s->_cfg.connect_timeout_ms * 1000;
-    char words[REDLOCK__SOCK_CONNECT_WORDS], why[REDLOCK__SOCK_CONNECT_WORDS + 64];
+    char words[REDLOCK__SOCK_CONNECT_WORDS], why[REDLOCK__SOCK_CONNECT_WORDS];
     int k, known = cl->c.map.masters;
     redlock_cluster_refresh_asked(&cl->c, now);
     why[0] = 0;
@@ -1838,7 +1841,7 @@ static void redlock__sock_cluster_refresh(redlock_socket *s, struct redlock__soc
             port = cl->seed_port[k - known];
         }
         if (redlock__sock_cluster_ask(s, cl, host, port, until, words, sizeof words) == 0) return;
-        snprintf(why, sizeof why, "cluster %.40s:%d %.40s", host, port, words);
+        snprintf(why, sizeof why, "cluster %.30s:%d %.40s", host, port, words);
     }
     redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT, why[0] ? why : "cluster: no slot map within the connect timeout");
 }
@@ -2921,17 +2924,26 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
 
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz)
 {
+    const struct redlock__sock_node *nd;
     int st, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
-    st = s->_nodes[node].life.status;
+    nd = &s->_nodes[node];
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_cl[node] && !nd->life.status) { /* a cluster: its first master connection that failed */
+        int k;
+        for (k = 1; k < REDLOCK_SOCKET_CLUSTER_CONNS && !nd->life.status; k++)
+            if (s->_cl[node]->conn[k]->life.status) nd = s->_cl[node]->conn[k];
+    }
+#endif
+    st = nd->life.status;
     if (errbuf && errsz) {
 #ifndef REDLOCK_SOCKET_NO_CORE
         const char *t = st ? redlock_strerror(st) : "";
 #else
         const char *t = st ? "node error" : "";
 #endif
-        redlock__sock_text(errbuf, errsz, redlock__conn_text(&s->_nodes[node].life, t));
+        redlock__sock_text(errbuf, errsz, redlock__conn_text(&nd->life, t));
     }
     redlock__sock_leave(s, entered, 0);
     return st;
@@ -2977,15 +2989,24 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
     int i, n = 0, entered;
     if (!redlock__sock_valid(s)) return 0;
     entered = redlock__sock_enter(s);
-    for (i = 0; i < s->_cfg.node_count; i++) n += (int)s->_nodes[i].q.count;
+    for (i = 0; i < redlock__sock_slots(s); i++) /* the command connections, a cluster's too */
+        if (!s->_nodes[i].sub) n += (int)s->_nodes[i].q.count;
     redlock__sock_leave(s, entered, 0);
     return n;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_node_pending(const redlock_socket *s, int node)
 {
+    int n = 0, k;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
-    return (int)s->_nodes[node].q.count;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_cl[node]) { /* a cluster: on every master's connection */
+        for (k = 0; k < REDLOCK_SOCKET_CLUSTER_CONNS; k++) n += (int)s->_cl[node]->conn[k]->q.count;
+        return n;
+    }
+#endif
+    (void)k;
+    return n + (int)s->_nodes[node].q.count;
 }
 
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)

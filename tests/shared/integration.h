@@ -3145,9 +3145,116 @@ out:
     it->close(b);
 }
 
-/* Every cluster scenario on one 3-master cluster (started here). 0, or 1
+/* Proves: a master of the cluster restarted (a new run_id, seen on the
+   new connection's INFO) is the cluster node's restart: the client hears
+   it (EV_NODE_RESTARTED for node 0), its acquire of a key on that master
+   is refused (RESTARTED) until the bound has passed, then granted. */
+static void it_cluster_restart(void)
+{
+    int ports[REDIS_NODES_MAX], k, seen = 0, up = 0;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96];
+    long long until;
+    it_cluster_defaults(&s, ports);
+    if (!(a = it->open(&s))) {
+        CHECK(0);
+        return;
+    }
+    it_cluster_key(key, sizeof key, "restart", 1);
+    it_lock_opts(&o, key, 400);
+    o.retry_count = -1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        int n0 = it_nrestarts, st;
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* master 1's run_id seen */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(redis_node_restart(&it_cl.rn, 1), 0);
+        /* a restarted master waits a while before it serves again (CLUSTERDOWN meanwhile) */
+        for (until = it_now_ms() + 10000; it_now_ms() < until && !up;) {
+            up = redis_cluster__ok(&it_cl, 1);
+            if (!up) redis_nodes__sleep_ms(50);
+        }
+        CHECK(up);
+        st = it->acquire(l, NULL);
+        CHECK_EQ(st, REDLOCK_ERR_RESTARTED);
+        for (k = n0; k < it_nrestarts; k++)
+            if (it_restarts[k].who == (const void *)a && it_restarts[k].node == 0) seen = 1;
+        CHECK(seen);
+        CHECK_EQ(it_acquire_after_restart(a, l, 3000), REDLOCK_OK);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
+/* Subscribers of key's channel on cluster node i, or -1. */
+static inline int it_cluster_numsub(int i, const char *key)
+{
+    char channel[160], out[256];
+    const char *argv[] = { "EVAL", "return redis.call('PUBSUB','NUMSUB',ARGV[1])[2]", "0", channel, NULL };
+    snprintf(channel, sizeof channel, "%s%s", REDLOCK_CHANNEL_PREFIX, key);
+    if (redis_cluster_cmdv(&it_cl, i, out, sizeof out, argv) != 0 || out[0] != ':') return -1;
+    return atoi(out + 1);
+}
+
+/* Proves: release notifications on a cluster: b waits for a's lock on a
+   key of master 2 with a 2 s retry delay, subscribed on the first seed
+   (master 0); a's release there (PUBLISH reaches every node of the
+   cluster) wakes b well before its next attempt. */
+static void it_cluster_wake(void)
+{
+    int ports[REDIS_NODES_MAX], fast = 0, round, listening = 0;
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL;
+    redlock_lock_opts o;
+    char key[96];
+    it_cluster_defaults(&s, ports);
+    if (!it->notify) return;
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_cluster_key(key, sizeof key, "wake", 2);
+    it_lock_opts(&o, key, 5000);
+    la = it->lock(a, &o);
+    o.retry_count = 5;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 1;
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    for (round = 0; la && lb && round < 2 && !fast; round++) { /* a release may race b's attempt once */
+        it_waiter w;
+        long long released, until;
+        CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+        memset(&w, 0, sizeof w);
+        w.l = lb;
+        pthread_create(&w.th, NULL, it_waiter_main, &w);
+        for (until = it_now_ms() + 1500, listening = 0; !listening && it_now_ms() < until;) {
+            listening = it_cluster_numsub(0, key) == 1;
+            if (!listening) redis_nodes__sleep_ms(5);
+        }
+        CHECK(listening);
+        released = it_now_ms();
+        CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+        pthread_join(w.th, NULL);
+        CHECK_EQ(w.rc, REDLOCK_OK);
+        CHECK(w.r.attempts >= 2); /* it waited */
+        fast = w.done_ms - released < 1000;
+        CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    }
+    CHECK(fast);
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* Every cluster scenario on one 3-master cluster (started here), then
+   `more` (the adapter's own, may be NULL) while it still runs. 0, or 1
    when it could not start. */
-static inline int it_main_cluster(const it_ops *ops)
+static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
 {
     it = ops;
     redis_nodes_deadline(120);
@@ -3158,6 +3265,9 @@ static inline int it_main_cluster(const it_ops *ops)
     IT_RUN(it_cluster_kinds, 1);
     IT_RUN(it_cluster_moved, 1);
     IT_RUN(it_cluster_migrate_hold, 1);
+    IT_RUN(it_cluster_wake, 1);
+    IT_RUN(it_cluster_restart, 1);
+    if (more) more();
     redis_cluster_stop(&it_cl);
     return 0;
 }

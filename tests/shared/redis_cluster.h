@@ -76,15 +76,17 @@ static inline int redis_cluster_cmdv(const redis_cluster *c, int i, char *out, s
     return redis_nodes_query(&c->rn, i, out, cap, argv);
 }
 
-/* Does node i say cluster_state:ok and know all the nodes? */
+/* Does node i say cluster_state:ok (every slot served) and know all the
+   masters? */
 static inline int redis_cluster__ok(const redis_cluster *c, int i)
 {
     const char *info[] = { "CLUSTER", "INFO", NULL }, *nodes[] = { "CLUSTER", "SLOTS", NULL };
     char out[128];
     if (redis_cluster_cmdv(c, i, out, sizeof out, info) != 0 || strcmp(out, "cluster_state:ok") != 0) return 0;
-    /* every master's range known (CLUSTER SLOTS: an array of ranges) */
+    /* every master's range known (CLUSTER SLOTS: an array of ranges, more
+       once slots moved) */
     if (redis_cluster_cmdv(c, i, out, sizeof out, nodes) != 0 || out[0] != '*') return 0;
-    return atoi(out + 1) == c->n;
+    return atoi(out + 1) >= c->n;
 }
 
 static inline void redis_cluster_stop(redis_cluster *c)
