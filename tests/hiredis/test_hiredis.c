@@ -1175,22 +1175,15 @@ static void hiredis_sentinel_failover(void)
 /* ---- a Redis Cluster node (redis_cluster.h; the IT_CLUSTER build) ---- */
 #ifdef IT_CLUSTER
 
-/* The master of `slot` in a cluster started by redis_cluster_start. */
-static int cl_master_of(const redis_cluster *rc, unsigned slot)
-{
-    int i = rc->n - 1;
-    while (i > 0 && (unsigned)redis_cluster_first_slot(rc, i) > slot) i--;
-    return i;
-}
-
-/* A key (prefix + a number) whose slot master `want` serves; its slot in *slot. */
+/* A key (prefix + a number) that master `want` serves now (slots may
+   have moved: as node 0's MOVED says); its slot in *slot. */
 static void cl_key_on(const redis_cluster *rc, int want, const char *prefix, char *key, size_t cap, unsigned *slot)
 {
     int n;
-    for (n = 0; n < 100000; n++) {
+    for (n = 0; n < 1000; n++) {
         snprintf(key, cap, "%s%d", prefix, n);
         *slot = redlock_cluster_slot(key, strlen(key));
-        if (cl_master_of(rc, *slot) == want) return;
+        if (redis_cluster_owner_of(rc, key) == want) return;
     }
 }
 
@@ -1228,41 +1221,37 @@ static int cl_client(redlock_hiredis *c, const redis_cluster *rc, int seed, int 
     return rc_;
 }
 
-/* Proves, on a 3-master cluster (durable: every grant counts at once)
-   given as ONE node by a URL that names only the last master: a lock
-   whose key is on each master in turn is acquired there at the first
-   attempt (the seed's MOVED followed, not a retry), the key holding the
-   token on that master only, and released there; then, with the
-   watchdog thread, a lock on another master than the seed is renewed by
-   the thread past its ttl (the thread opened that master's connection
-   once the map named it) and released. */
+/* Proves, on the 3-master cluster of the shared scenarios (durable:
+   every grant counts at once) given as ONE node by a URL that names only
+   the last master: a lock whose key is on each master in turn is
+   acquired there at the first attempt (the seed's MOVED followed, not a
+   retry), the key holding the token on that master only, and released
+   there; then, with the watchdog thread, a lock on another master than
+   the seed is renewed by the thread past its ttl (the thread opened that
+   master's connection once the map named it) and released. */
 static void hiredis_cluster_routing(void)
 {
-    redis_cluster rc;
+    const redis_cluster *rc = &it_cl;
     redlock_hiredis c;
     redlock_hiredis_lock l;
     redlock_lock_opts lo;
     char key[64], out[128];
     unsigned slot;
     int m;
-    if (redis_cluster_start(&rc, 3, 1) != 0) {
-        CHECK(!"a cluster started");
-        return;
-    }
     for (m = 0; m < 3; m++) {
         memset(&lo, 0, sizeof lo);
-        cl_key_on(&rc, m, "hcl-route-", key, sizeof key, &slot);
+        cl_key_on(rc, m, "hcl-route-", key, sizeof key, &slot);
         lo.key = key;
         lo.ttl_ms = 10000;
-        CHECK_EQ(cl_client(&c, &rc, 2, 0, &l, &lo), 0);
+        CHECK_EQ(cl_client(&c, rc, 2, 0, &l, &lo), 0);
         CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
         CHECK_EQ(redlock_hiredis_last_result(&l)->attempts, 1); /* redirected, not retried */
-        cl_get(&rc, m, key, out, sizeof out);
+        cl_get(rc, m, key, out, sizeof out);
         CHECK_STR(out, redlock_lock_token(&l.lock));
-        cl_get(&rc, (m + 1) % 3, key, out, sizeof out);
+        cl_get(rc, (m + 1) % 3, key, out, sizeof out);
         CHECK(strncmp(out, "-MOVED", 6) == 0); /* not there: that master redirects */
         CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
-        cl_get(&rc, m, key, out, sizeof out);
+        cl_get(rc, m, key, out, sizeof out);
         CHECK_STR(out, "$-1");
         CHECK_EQ(redlock_hiredis_node_status(&c, 0, NULL, 0), 0);
         CHECK(redlock_hiredis_node_connected(&c, 0));
@@ -1270,135 +1259,27 @@ static void hiredis_cluster_routing(void)
         redlock_hiredis_deinit(&c);
     }
     memset(&lo, 0, sizeof lo);
-    cl_key_on(&rc, 0, "hcl-watchdog-", key, sizeof key, &slot);
+    cl_key_on(rc, 0, "hcl-watchdog-", key, sizeof key, &slot);
     lo.key = key;
     lo.ttl_ms = 600;
     lo.watchdog = 1;
-    CHECK_EQ(cl_client(&c, &rc, 2, 1, &l, &lo), 0);
+    CHECK_EQ(cl_client(&c, rc, 2, 1, &l, &lo), 0);
     CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
     redis_nodes__sleep_ms(1500); /* renewed by the thread, on master 0 */
     CHECK_EQ(redlock_hiredis_lock_state(&l), REDLOCK_STATE_HELD);
-    cl_get(&rc, 0, key, out, sizeof out);
+    cl_get(rc, 0, key, out, sizeof out);
     CHECK_STR(out, redlock_lock_token(&l.lock));
     CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
-    cl_get(&rc, 0, key, out, sizeof out);
+    cl_get(rc, 0, key, out, sizeof out);
     CHECK_STR(out, "$-1");
     redlock_hiredis_lock_deinit(&l);
     redlock_hiredis_deinit(&c);
-    redis_cluster_stop(&rc);
 }
 
-static int cl_restarts; /* EV_NODE_RESTARTED events, any mode */
-static void cl_on_event(void *user, const redlock_event *ev)
+/* This adapter's own cluster scenarios, on it_main_cluster's cluster. */
+static void cluster_more(void)
 {
-    (void)user;
-    if (ev->type == REDLOCK_EV_NODE_RESTARTED) cl_restarts++;
-}
-
-typedef struct cl_waiter {
-    redlock_hiredis_lock *l;
-    pthread_t th;
-    int rc, attempts;
-    long long done_ms;
-} cl_waiter;
-
-static void *cl_waiter_main(void *arg)
-{
-    cl_waiter *w = (cl_waiter *)arg;
-    w->rc = redlock_hiredis_acquire(w->l);
-    w->attempts = redlock_hiredis_last_result(w->l)->attempts;
-    w->done_ms = redis_nodes__now_ms();
-    return NULL;
-}
-
-/* Proves, on a 3-master cluster: the core hears one life per cluster,
-   not each master's in turn: a client that locks a key on every master
-   (durable servers, each seen for the first time) reports no restart
-   (told as three set_life of alternating run_ids, two would read as
-   restarts); release notifications: a client that waits for a lock held
-   on master 1, with a 10 s retry delay, subscribes on the seed (master
-   0: PUBLISH reaches every node of a cluster) and is woken by the
-   release, well before its delay is out (as it_wake_cycle checks); on a
-   cluster without persistence whose masters just started, a grant does
-   not count (RESTARTED, each young master told as a failover). */
-static void hiredis_cluster_lives(void)
-{
-    redis_cluster rc;
-    redlock_hiredis ca, cb;
-    redlock_hiredis_lock a, b;
-    redlock_lock_opts lo;
-    cl_waiter w;
-    char key[64], out[256];
-    const char *chans[] = { "PUBSUB", "CHANNELS", NULL };
-    unsigned slot;
-    int m, tries;
-    long long released;
-    if (redis_cluster_start(&rc, 3, 1) != 0) {
-        CHECK(!"a cluster started");
-        return;
-    }
-    cl_restarts = 0;
-    memset(&lo, 0, sizeof lo);
-    lo.ttl_ms = 10000;
-    lo.key = "hcl-lives";
-    CHECK_EQ(cl_client(&ca, &rc, 0, 0, &a, &lo), 0);
-    ca._on_event = cl_on_event;
-    for (m = 0; m < 3; m++) {
-        cl_key_on(&rc, m, "hcl-lives-", key, sizeof key, &slot);
-        lo.key = key;
-        CHECK_EQ(redlock_hiredis_lock_init(&ca, &a, &lo), 0);
-        CHECK_EQ(redlock_hiredis_acquire(&a), REDLOCK_OK);
-        CHECK_EQ(redlock_hiredis_release(&a), REDLOCK_OK);
-    }
-    CHECK_EQ(cl_restarts, 0);
-
-    cl_key_on(&rc, 1, "hcl-wake-", key, sizeof key, &slot);
-    lo.key = key;
-    CHECK_EQ(redlock_hiredis_lock_init(&ca, &a, &lo), 0);
-    CHECK_EQ(redlock_hiredis_acquire(&a), REDLOCK_OK);
-    lo.retry_count = 1;
-    lo.retry_delay_ms = 10000;
-    lo.retry_jitter_ms = 1;
-    CHECK_EQ(cl_client(&cb, &rc, 0, 0, &b, &lo), 0);
-    w.l = &b;
-    pthread_create(&w.th, NULL, cl_waiter_main, &w);
-    for (tries = 0; tries < 200; tries++) { /* until the waiter subscribed on the seed (bounded) */
-        if (redis_nodes_queryv(redis_cluster_port(&rc, 0), NULL, NULL, 1000, chans, out, sizeof out) == 0 &&
-            strcmp(out, "*1") == 0)
-            break;
-        redis_nodes__sleep_ms(10);
-    }
-    CHECK_STR(out, "*1");
-    released = redis_nodes__now_ms();
-    CHECK_EQ(redlock_hiredis_release(&a), REDLOCK_OK);
-    pthread_join(w.th, NULL);
-    CHECK_EQ(w.rc, REDLOCK_OK);
-    CHECK_EQ(w.attempts, 2);
-    CHECK(w.done_ms - released < 5000); /* woken, not its retry delay */
-    CHECK_EQ(redlock_hiredis_release(&b), REDLOCK_OK);
-    redlock_hiredis_lock_deinit(&b);
-    redlock_hiredis_deinit(&cb);
-    redlock_hiredis_lock_deinit(&a);
-    redlock_hiredis_deinit(&ca);
-    redis_cluster_stop(&rc);
-
-    if (redis_cluster_start(&rc, 3, 0) != 0) { /* no persistence, just started */
-        CHECK(!"a cluster started");
-        return;
-    }
-    cl_restarts = 0;
-    memset(&lo, 0, sizeof lo);
-    cl_key_on(&rc, 2, "hcl-young-", key, sizeof key, &slot);
-    lo.key = key;
-    lo.ttl_ms = 10000; /* the bound: the masters started less than that ago */
-    lo.retry_count = -1;
-    CHECK_EQ(cl_client(&ca, &rc, 0, 0, &a, &lo), 0);
-    ca._on_event = cl_on_event;
-    CHECK_EQ(redlock_hiredis_acquire(&a), REDLOCK_ERR_RESTARTED);
-    CHECK(cl_restarts >= 1);
-    redlock_hiredis_lock_deinit(&a);
-    redlock_hiredis_deinit(&ca);
-    redis_cluster_stop(&rc);
+    if (it_selected("hiredis_cluster_routing")) RUN(hiredis_cluster_routing);
 }
 
 #endif /* IT_CLUSTER */
@@ -1414,9 +1295,7 @@ int main(void)
     (void)it_main;
     (void)hiredis_sentinel_discovery;
     (void)hiredis_sentinel_failover;
-    rc = it_main_cluster(&ops);
-    if (it_selected("hiredis_cluster_routing")) RUN(hiredis_cluster_routing);
-    if (it_selected("hiredis_cluster_lives")) RUN(hiredis_cluster_lives);
+    rc = it_main_cluster(&ops, cluster_more);
     return rc | CHECK_EXIT();
 #endif
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */

@@ -456,7 +456,7 @@ int main(void)
     int rc;
 #ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios */
     (void)it_main;
-    rc = it_main_cluster(&ops);
+    rc = it_main_cluster(&ops, NULL);
     return rc | CHECK_EXIT();
 #endif
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
