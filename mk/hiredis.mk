@@ -118,11 +118,16 @@ check-valgrind-hiredis: $(BUILD)/test_hiredis
 
 # The watchdog thread under ThreadSanitizer: the scenarios that use it
 # (hiredis_watchdog_getters: the getters documented thread-safe, called
-# while the thread runs callbacks and reports a loss). TSAN_ONLY= (empty)
-# runs them all.
+# while the thread runs callbacks and reports a loss), and on a cluster
+# node (hiredis_cluster_routing: the thread opens the masters'
+# connections and renews through them). TSAN_ONLY= (empty) runs them all.
 TSAN_ONLY ?= watchdog,killed_n3,paused_n3,bg_n3,lost_on_time,deinit_wakes
-check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
+$(BUILD)/test_hiredis_cluster_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) $(CFLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
+
+check-tsan-hiredis: $(BUILD)/test_hiredis_tsan $(BUILD)/test_hiredis_cluster_tsan
 	@IT_ONLY=$(TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_hiredis_tsan
+	@IT_ONLY=hiredis_cluster_routing IT_TAG=tsan_ $(BUILD)/test_hiredis_cluster_tsan
 
 # Every allocation of init, lock_init, a blocking acquire and deinit (both
 # adapters, the watchdog thread too) fails in turn: OK or NOMEM, no crash,
