@@ -496,6 +496,15 @@ static inline int redlock__hiredis_tree(const redisReply *r, redlock_reply *out,
     return 0;
 }
 
+/* The elements of r's arrays, `depth` deep (what redlock__hiredis_tree needs). */
+static inline size_t redlock__hiredis_tree_size(const redisReply *r, int depth)
+{
+    size_t k, n;
+    if (r->type != REDIS_REPLY_ARRAY || depth <= 0) return 0;
+    for (n = r->elements, k = 0; k < r->elements; k++) n += redlock__hiredis_tree_size(r->element[k], depth - 1);
+    return n;
+}
+
 /* CLUSTER SLOTS's answer on link k (redlock_cluster_update: a malformed
    answer or an error leaves the map as it was). The count of masters
    promoted since the last map (a failover: the caller tells the core),
@@ -503,10 +512,10 @@ static inline int redlock__hiredis_tree(const redisReply *r, redlock_reply *out,
 static inline int redlock__hiredis_cluster_slots(redlock__hiredis_cluster *cl, int k, const redisReply *r)
 {
     redlock_reply top, *pool;
-    size_t used = 0, cap = 4096;
+    size_t used = 0, cap = redlock__hiredis_tree_size(r, 4);
     int failovers = 0, rc = -1;
     cl->refreshing = 0;
-    if (r->type != REDIS_REPLY_ARRAY || !(pool = (redlock_reply *)malloc(cap * sizeof *pool))) return -1;
+    if (r->type != REDIS_REPLY_ARRAY || !(pool = (redlock_reply *)malloc((cap ? cap : 1) * sizeof *pool))) return -1;
     if (redlock__hiredis_tree(r, &top, pool, cap, &used, 4) == 0 &&
         redlock_cluster_update(cl->rc, &top, cl->host[k], &failovers) >= 0)
         rc = failovers;
