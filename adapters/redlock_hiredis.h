@@ -157,8 +157,10 @@
      nor a db: init refuses them (INVALID); at most
      REDLOCK_CLUSTER_MAX_MASTERS masters and REDLOCK_NODES_MAX_SEEDS seeds;
      the seeds are the addresses known at first (a cluster whose seeds all
-     left is unreachable once the map is lost); a dead master's connection
-     is reopened only when a command is routed to it.
+     left is unreachable once the map is lost); a master's connection
+     that failed is reopened when a command is routed to it (with the
+     watchdog thread: after the reconnect delay, as long as the client
+     lives, also for a master that left the cluster).
    * TLS (hiredis 1.x only): build with REDLOCK_HIREDIS_TLS and link
      -lhiredis_ssl -lssl -lcrypto. cfg.tls (every node) or a node's own
      tls (redlock_tls.h: enable, ca file or hashed dir, cert + key,
