@@ -32,7 +32,7 @@
 typedef struct redis_cluster {
     redis_nodes rn;
     int n;
-    char id[REDIS_CLUSTER_MAX][48];
+    char id[REDIS_CLUSTER_MAX][128];
 } redis_cluster;
 
 static inline int redis_cluster_port(const redis_cluster *c, int i) { return redis_nodes_port(&c->rn, i); }
