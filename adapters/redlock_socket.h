@@ -515,8 +515,8 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
    "READONLY ..."; "" if none), which a vote that failed with
    REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only.
    A cluster node: its own slot's connection's (where the slot map's
-   failures are told too), else the first of its other masters'
-   connections that failed. */
+   failures, and the error replies its masters gave the core, are told
+   too), else the first of its other masters' connections that failed. */
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
@@ -1924,6 +1924,8 @@ static void redlock__sock_cluster_reply(redlock_socket *s, struct redlock__sock_
     }
     if (st.action != REDLOCK_CLUSTER_PASS) to = redlock__sock_cluster_conn(s, cl, st.master);
     if (!to) { /* passed on: an error reply is a failed vote */
+        if (r->type == REDLOCK_REPLY_ERROR && nd != cl->conn[0]) /* the node status shows its words */
+            redlock__conn_heard(&cl->conn[0]->life, r->str, r->len);
         redlock__sock_cluster_forget(cl, tag);
         redlock__sock_deliver_reply(s, nd, tag, r);
         return;

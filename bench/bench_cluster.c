@@ -89,18 +89,27 @@ static void close_client(redlock_socket *s, redlock_socket_lock *l, int nl)
     redlock_socket_deinit(s);
 }
 
-/* n cycles on the nl locks in turn: each one's seconds appended to lat;
-   the block's cycles/s, or -1 when a cycle failed. */
-static double block(redlock_socket_lock *l, int nl, int n, double *lat, int *nlat)
+/* n cycles on the nl locks in turn: each successful one's seconds
+   appended to lat, a failed one counted in *failed (bench/README.md,
+   "Failed cycles"); the block's successful cycles/s, or -1 when none
+   succeeded. */
+static double block(redlock_socket_lock *l, int nl, int n, double *lat, int *nlat, int *failed)
 {
-    double t0 = bench_now_s();
-    int i;
+    double t0 = bench_now_s(), lost = 0;
+    int i, ok = 0;
     for (i = 0; i < n; i++) {
         double c = bench_now_s();
-        if (redlock_socket_acquire(&l[i % nl]) != REDLOCK_OK || redlock_socket_release(&l[i % nl]) != REDLOCK_OK) return -1;
+        int a = redlock_socket_acquire(&l[i % nl]), r = a == REDLOCK_OK ? redlock_socket_release(&l[i % nl]) : a;
+        if (a != REDLOCK_OK || r != REDLOCK_OK) {
+            if (getenv("BENCH_DEBUG")) fprintf(stderr, "bench_cluster: %s / %s\n", redlock_strerror(a), redlock_strerror(r));
+            (*failed)++;
+            lost += bench_now_s() - c;
+            continue;
+        }
+        ok++;
         if (*nlat < MAX_SAMPLES) lat[(*nlat)++] = bench_now_s() - c;
     }
-    return n / (bench_now_s() - t0);
+    return ok ? ok / (bench_now_s() - t0 - lost) : -1;
 }
 
 static double connect_us(const char *list, char keys[][32], int n)
@@ -124,8 +133,8 @@ int main(int argc, char **argv)
 {
     enum { KINDS = 3 };
     static double lat[KINDS][MAX_SAMPLES];
-    int nlat[KINDS] = { 0, 0, 0 }, nlocks[KINDS] = { 1, 1, 3 }, cycles = 2000, blocks = 6, connects = 40, server_cpu = -1, i, b,
-        failed = 0;
+    int nlat[KINDS] = { 0, 0, 0 }, nlocks[KINDS] = { 1, 1, 3 }, nfail[KINDS] = { 0, 0, 0 }, cycles = 2000, blocks = 6,
+        connects = 40, server_cpu = -1, i, b, failed = 0, warm = 0;
     double rate[KINDS][MAX_BLOCKS];
     char lists[KINDS][256], keys[3][32];
     const char *names[KINDS] = { "plain (redis://)", "cluster (redis-cluster://)", "cluster, 3 keys on 3 masters" };
@@ -158,7 +167,7 @@ int main(int argc, char **argv)
              redis_cluster_port(&c, 1), redis_cluster_port(&c, 2));
     memcpy(lists[2], lists[1], sizeof lists[1]);
     for (i = 0; i < KINDS; i++)
-        if (open_client(&s[i], l[i], nlocks[i], keys, lists[i]) != 0 || block(l[i], nlocks[i], 100, lat[i], &nlat[i]) < 0) {
+        if (open_client(&s[i], l[i], nlocks[i], keys, lists[i]) != 0 || block(l[i], nlocks[i], 100, lat[i], &nlat[i], &warm) < 0) {
             fprintf(stderr, "bench_cluster: %s: cannot lock\n", names[i]);
             redis_cluster_stop(&c);
             return 1;
@@ -169,13 +178,20 @@ int main(int argc, char **argv)
         int j;
         for (j = 0; j < KINDS; j++) { /* the first kind rotates */
             i = (b + j) % KINDS;
-            if ((rate[i][b] = block(l[i], nlocks[i], cycles, lat[i], &nlat[i])) < 0) failed++;
+            rate[i][b] = block(l[i], nlocks[i], cycles, lat[i], &nlat[i], &nfail[i]);
         }
     }
-    printf("%-32s %12s %10s %10s\n", "node", "cycles/s", "p50 us", "p99 us");
-    for (i = 0; i < KINDS; i++)
-        printf("%-32s %12.0f %10.1f %10.1f\n", names[i], pct(rate[i], blocks, 0.5), pct(lat[i], nlat[i], 0.5) * 1e6,
-               pct(lat[i], nlat[i], 0.99) * 1e6);
+    printf("%-32s %12s %10s %10s %7s\n", "node", "cycles/s", "p50 us", "p99 us", "failed");
+    for (i = 0; i < KINDS; i++) {
+        if (!nlat[i]) { /* no success: not a measurement */
+            printf("%-32s %12s %10s %10s %7d\n", names[i], "-", "-", "-", nfail[i]);
+            failed++;
+            continue;
+        }
+        printf("%-32s %12.0f %10.1f %10.1f %7d\n", names[i], pct(rate[i], blocks, 0.5), pct(lat[i], nlat[i], 0.5) * 1e6,
+               pct(lat[i], nlat[i], 0.99) * 1e6, nfail[i]);
+        if (nfail[i]) fprintf(stderr, "bench_cluster: %s: %d failed, %d succeeded\n", names[i], nfail[i], nlat[i]);
+    }
     printf("cluster / plain: %.2f of the cycles/s (the same master)\n", pct(rate[1], blocks, 0.5) / pct(rate[0], blocks, 0.5));
     for (i = 0; i < KINDS; i++) close_client(&s[i], l[i], nlocks[i]);
     printf("a new client: init, connect, acquire + release (median of %d)\n", connects);

@@ -3148,7 +3148,9 @@ out:
 /* Proves: a master of the cluster restarted (a new run_id, seen on the
    new connection's INFO) is the cluster node's restart: the client hears
    it (EV_NODE_RESTARTED for node 0), its acquire of a key on that master
-   is refused (RESTARTED) until the bound has passed, then granted. */
+   is refused (RESTARTED) until the bound has passed, then granted. And
+   CLUSTERDOWN (the restarted master's first seconds) is a failed vote
+   whose words say so. */
 static void it_cluster_restart(void)
 {
     int ports[REDIS_NODES_MAX], k, seen = 0, up = 0;
@@ -3173,6 +3175,27 @@ static void it_cluster_restart(void)
         CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* master 1's run_id seen */
         CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
         CHECK_EQ(redis_node_restart(&it_cl.rn, 1), 0);
+        { /* another client, at once: the restarted master says CLUSTERDOWN for a while (its
+             writable delay, 2 s): a failed vote, with the server's words */
+            it_client *c = it->open(&s);
+            it_lock *lc;
+            char words[256], other[96];
+            int st0;
+            it_cluster_key(other, sizeof other, "restart-down", 1);
+            it_lock_opts(&o, other, 400);
+            o.retry_count = -1;
+            lc = c ? it->lock(c, &o) : NULL;
+            CHECK(lc != NULL);
+            if (lc) {
+                st0 = it->acquire(lc, NULL);
+                it->node_error(c, 0, words, sizeof words);
+                printf("#   right after the restart: %s (%s)\n", redlock_strerror(st0), words);
+                if (st0 != REDLOCK_OK) CHECK(strstr(words, "CLUSTERDOWN") != NULL);
+                else CHECK_EQ(it->release(lc, NULL), REDLOCK_OK); /* the delay was over already */
+                it->unlock(lc);
+            }
+            if (c) it->close(c);
+        }
         /* a restarted master waits a while before it serves again (CLUSTERDOWN meanwhile) */
         for (until = it_now_ms() + 10000; it_now_ms() < until && !up;) {
             up = redis_cluster__ok(&it_cl, 1);
