@@ -144,7 +144,9 @@
      without appendfsync always (from its start, by its uptime), and a slot taken
      over by its master's replica (a failover, seen in CLUSTER SLOTS or a
      MOVED), are told to the core as redlock_node_failed_over() of the
-     cluster node; a planned migration is not. Release notifications: the
+     cluster node; a planned migration is not. Eviction (section 4): a
+     cluster node may evict what its worst master may, as INFO said
+     (redlock_hiredis_node_policy() names that master's policy). Release notifications: the
      node's subscriber SUBSCRIBEs on the first seed (a release script's
      PUBLISH reaches every node of a cluster; SSUBSCRIBE would hear only
      SPUBLISH, which the scripts do not send). With the watchdog thread,
@@ -1782,6 +1784,10 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, in
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
     if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.health.policy);
+    if (buf && size && c->_links[i]) { /* a cluster: its worst master's */
+        int k = redlock__hiredis_cluster_worst(c->_conn[i].ep.cluster);
+        if (k >= 0) redlock__hiredis_set_text(buf, size, c->_links[i][k].ep.health.policy);
+    }
     e = (int)redlock_node_evicts(&c->_client, i);
     redlock__hiredis_leave(c, entered);
     return e;

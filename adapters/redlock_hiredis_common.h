@@ -389,6 +389,8 @@ typedef struct redlock__hiredis_cluster {
     int links, seeds;                   /* addresses known; the first `seeds` are the seeds */
     int next_seed;                      /* the seed asked while the map does not know a slot */
     int refreshing;                     /* a CLUSTER SLOTS is owed an answer */
+    unsigned char evicts[REDLOCK__HIREDIS_LINKS]; /* what each address may evict (redlock_evicts),
+                                                     as its last INFO said */
 } redlock__hiredis_cluster;
 
 static inline void redlock__hiredis_cluster_free(redlock__hiredis_cluster *cl)
@@ -414,6 +416,15 @@ static inline int redlock__hiredis_cluster_link(redlock__hiredis_cluster *cl, co
     cl->host[cl->links] = h;
     cl->port[cl->links] = port;
     return cl->links++;
+}
+
+/* The link whose INFO named the worst eviction policy (for its name), or -1. */
+static inline int redlock__hiredis_cluster_worst(const redlock__hiredis_cluster *cl)
+{
+    int k, at = -1;
+    for (k = 0; k < cl->links; k++)
+        if (at < 0 || cl->evicts[k] > cl->evicts[at]) at = k;
+    return at;
 }
 
 /* The link of master m of the map: -1 when the table is full. */
@@ -872,6 +883,15 @@ static inline void redlock__hiredis_info_reply(redlock_client *client, int i, re
     if (kind == REDLOCK__CONN_INFO) {
         redlock__conn_info_answer(client, i, &e->health, r->type == REDIS_REPLY_STRING ? r->str : NULL,
                                   (size_t)r->len);
+        if (cl) { /* a cluster may evict what its worst master may: told so, not the last one's */
+            int j, worst = 0;
+            char name[24];
+            if (r->type == REDIS_REPLY_STRING && redlock_info_evicts(r->str, (size_t)r->len, name, sizeof name) >= 0)
+                cl->evicts[k] = (unsigned char)redlock_node_evicts(client, i);
+            for (j = 0; j < cl->links; j++)
+                if (cl->evicts[j] > worst) worst = cl->evicts[j];
+            redlock_node_set_evicts(client, i, (redlock_evicts)worst);
+        }
     } else {
         int pair = r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING;
         const char *str = pair ? r->element[1]->str : NULL;

@@ -102,7 +102,8 @@
      yet goes to a seed, whose MOVED says where), MOVED and ASK (with
      ASKING) followed once, TRYAGAIN and CLUSTERDOWN a failed vote, each
      master's life kept for it and told to the core as
-     redlock_node_failed_over(), release notifications by SUBSCRIBE on
+     redlock_node_failed_over(), what it may evict its worst master's,
+     release notifications by SUBSCRIBE on
      the first seed (PUBLISH reaches every node of a cluster). A fenced
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
@@ -1147,6 +1148,10 @@ REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, c
     if (buf && size) buf[0] = 0;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
     if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.health.policy);
+    if (buf && size && c->_links[i]) { /* a cluster: its worst master's */
+        int k = redlock__hiredis_cluster_worst(c->_conn[i].ep.cluster);
+        if (k >= 0) redlock__hiredis_set_text(buf, size, c->_links[i][k].ep.health.policy);
+    }
     return (int)redlock_node_evicts(&c->_client, i);
 }
 

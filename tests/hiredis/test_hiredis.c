@@ -1276,10 +1276,56 @@ static void hiredis_cluster_routing(void)
     redlock_hiredis_deinit(&c);
 }
 
+/* CONFIG SET of master i: name to value. */
+static void cl_config(const redis_cluster *rc, int i, const char *name, const char *value)
+{
+    const char *argv[5];
+    char out[128];
+    argv[0] = "CONFIG", argv[1] = "SET", argv[2] = name, argv[3] = value, argv[4] = NULL;
+    CHECK_EQ(redis_nodes_queryv(redis_cluster_port(rc, i), NULL, NULL, 1000, argv, out, sizeof out), 0);
+    CHECK_STR(out, "+OK");
+}
+
+/* Proves: a cluster node may evict what its worst master may (redlock.h
+   section 4, Eviction): with master 1 on volatile-lru, a client that
+   locks a key there and then one on master 0 (noeviction) still reports
+   the cluster node as VOLATILE, its policy named; told each master's in
+   turn, the last one would hide it. */
+static void hiredis_cluster_evicts(void)
+{
+    const redis_cluster *rc = &it_cl;
+    redlock_hiredis c;
+    redlock_hiredis_lock l;
+    redlock_lock_opts lo;
+    char key[64], policy[32];
+    unsigned slot;
+    cl_config(rc, 1, "maxmemory", "100mb");
+    cl_config(rc, 1, "maxmemory-policy", "volatile-lru");
+    memset(&lo, 0, sizeof lo);
+    cl_key_on(rc, 1, "hcl-evicts-", key, sizeof key, &slot);
+    lo.key = key;
+    lo.ttl_ms = 10000;
+    lo.refuse_evicting = -1; /* counted: this test reads the report */
+    CHECK_EQ(cl_client(&c, rc, 2, 0, &l, &lo), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+    cl_key_on(rc, 0, "hcl-evicts-", key, sizeof key, &slot);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &l, &lo), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_node_policy(&c, 0, policy, sizeof policy), REDLOCK_EVICTS_VOLATILE);
+    CHECK_STR(policy, "volatile-lru");
+    redlock_hiredis_lock_deinit(&l);
+    redlock_hiredis_deinit(&c);
+    cl_config(rc, 1, "maxmemory-policy", "noeviction");
+    cl_config(rc, 1, "maxmemory", "0");
+}
+
 /* This adapter's own cluster scenarios, on it_main_cluster's cluster. */
 static void cluster_more(void)
 {
     if (it_selected("hiredis_cluster_routing")) RUN(hiredis_cluster_routing);
+    if (it_selected("hiredis_cluster_evicts")) RUN(hiredis_cluster_evicts);
 }
 
 #endif /* IT_CLUSTER */
