@@ -26,7 +26,7 @@
    ROUTING (a transport's cluster node, redlock_cluster): a cluster is
    ONE node of the core's quorum; inside it each command goes to the
    master that serves its key's slot. The transport keeps one
-   redlock_cluster per cluster node (about 70 KB: allocate it) and, per
+   redlock_cluster per cluster node (about 40 KB: allocate it) and, per
    command, how many redirections it followed:
        redlock_cluster *c = malloc(sizeof *c);
        redlock_cluster_init(c);
@@ -50,7 +50,8 @@
                                     st.master (once: the map does not change)
        }
        if (st.failover) redlock_node_failed_over(client, node, 0);
-   A master is named by its index in c->map.master[], stable for the life
+   A master is named by its index in c->map.master[] (which holds the
+   replicas CLUSTER SLOTS names too, replica_of set), stable for the life
    of the map (redlock_cluster_update() keeps them; a map that outgrows
    REDLOCK_CLUSTER_MAX_MASTERS starts over, see there): a transport may key
    its connections by it, or by host:port.
@@ -98,7 +99,7 @@ typedef struct redlock_cluster_master {
     int life_seen;          /* life is known */
 } redlock_cluster_master;
 
-/* Which master serves each slot. About 48 KB: allocate it. */
+/* Which master serves each slot. About 40 KB: allocate it. */
 typedef struct redlock_cluster_map {
     uint8_t owner[REDLOCK_CLUSTER_SLOTS]; /* master index + 1; 0: not known */
     int masters;

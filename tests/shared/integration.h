@@ -2899,7 +2899,8 @@ static void it_stop_sets(const int *sizes, int count)
 
 /* ---- a Redis Cluster node (it_main_cluster) ----
    One node of the core, a 3-master cluster (tests/shared/redis_cluster.h,
-   durable): the adapter routes each command to its key's master. */
+   durable), master 0 with a replica (node 3): the adapter routes each
+   command to its key's master. */
 
 static redis_cluster it_cl;
 
@@ -3214,6 +3215,54 @@ static void it_cluster_restart(void)
     it->close(a);
 }
 
+/* Proves: a failover (master 0's replica, node 3, promoted by CLUSTER
+   FAILOVER) is the cluster node's restart: the client's next command
+   reaches the former master, now a replica, whose MOVED names its
+   replica of the last slot map: the client hears it (EV_NODE_RESTARTED
+   for node 0, a failover) and that acquire is refused (RESTARTED); once
+   the bound has passed, granted on the new master. */
+static void it_cluster_failover(void)
+{
+    int ports[REDIS_NODES_MAX], k, seen = 0;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96], out[128];
+    if (it_cl.replicas < 1) {
+        CHECK(0); /* the cluster has no replica */
+        return;
+    }
+    it_cluster_defaults(&s, ports);
+    if (!(a = it->open(&s))) {
+        CHECK(0);
+        return;
+    }
+    it_cluster_key(key, sizeof key, "failover", 0);
+    it_lock_opts(&o, key, 400);
+    o.retry_count = -1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        int n0 = it_nrestarts;
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* the map learned: master 0, its replica node 3 */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(redis_cluster_failover(&it_cl, it_cl.n), 0);
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_ERR_RESTARTED);
+        for (k = n0; k < it_nrestarts; k++)
+            if (it_restarts[k].who == (const void *)a && it_restarts[k].node == 0 &&
+                it_restarts[k].mode == REDLOCK_RESTART_FAILOVER)
+                seen = 1;
+        CHECK(seen);
+        CHECK_EQ(it_acquire_after_restart(a, l, 3000), REDLOCK_OK);
+        it_cluster_get(it_cl.n, key, out, sizeof out);
+        CHECK_STR(out, it->token(l)); /* on the new master */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
 /* Subscribers of key's channel on cluster node i, or -1. */
 static inline int it_cluster_numsub(int i, const char *key)
 {
@@ -3281,7 +3330,7 @@ static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
 {
     it = ops;
     redis_nodes_deadline(120);
-    if (redis_cluster_start(&it_cl, 3, 1) != 0) {
+    if (redis_cluster_start_replicas(&it_cl, 3, 1, 1) != 0) {
         printf("not ok %s_cluster (no cluster: redis-server --cluster-enabled did not come up)\n", ops->name);
         return 1;
     }
@@ -3290,6 +3339,7 @@ static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
     IT_RUN(it_cluster_migrate_hold, 1);
     IT_RUN(it_cluster_wake, 1);
     IT_RUN(it_cluster_restart, 1);
+    IT_RUN(it_cluster_failover, 1); /* last: master 0 is a replica after it */
     if (more) more();
     redis_cluster_stop(&it_cl);
     return 0;
