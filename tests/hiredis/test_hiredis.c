@@ -1175,8 +1175,9 @@ static void hiredis_sentinel_failover(void)
 /* ---- a Redis Cluster node (redis_cluster.h; the IT_CLUSTER build) ---- */
 #ifdef IT_CLUSTER
 
-/* A key (prefix + a number) that master `want` serves now (slots may
-   have moved: as node 0's MOVED says); its slot in *slot. */
+/* A key (prefix + a number) that master `want` (1 or 2: node 0 is a
+   replica after it_cluster_failover) serves now (slots may have moved:
+   as node 0's MOVED says); its slot in *slot. */
 static void cl_key_on(const redis_cluster *rc, int want, const char *prefix, char *key, size_t cap, unsigned *slot)
 {
     int n;
@@ -1221,14 +1222,15 @@ static int cl_client(redlock_hiredis *c, const redis_cluster *rc, int seed, int 
     return rc_;
 }
 
-/* Proves, on the 3-master cluster of the shared scenarios (durable:
-   every grant counts at once) given as ONE node by a URL that names only
-   the last master: a lock whose key is on each master in turn is
-   acquired there at the first attempt (the seed's MOVED followed, not a
-   retry), the key holding the token on that master only, and released
-   there; then, with the watchdog thread, a lock on another master than
-   the seed is renewed by the thread past its ttl (the thread opened that
-   master's connection once the map named it) and released. */
+/* Proves, on the cluster of the shared scenarios (durable: every grant
+   counts at once; masters 1 and 2 as started, master 0 a replica since
+   it_cluster_failover) given as ONE node by a URL that names only master
+   2: a lock whose key is on master 1, then on master 2, is acquired
+   there at the first attempt (master 1's: the seed's MOVED followed, not
+   a retry), the key holding the token on that master only, and released
+   there; then, with the watchdog thread, a lock on master 1 is renewed
+   by the thread past its ttl (the thread opened that master's
+   connection once the map named it) and released. */
 static void hiredis_cluster_routing(void)
 {
     const redis_cluster *rc = &it_cl;
@@ -1238,7 +1240,7 @@ static void hiredis_cluster_routing(void)
     char key[64], out[128];
     unsigned slot;
     int m;
-    for (m = 0; m < 3; m++) {
+    for (m = 1; m < 3; m++) {
         memset(&lo, 0, sizeof lo);
         cl_key_on(rc, m, "hcl-route-", key, sizeof key, &slot);
         lo.key = key;
@@ -1248,8 +1250,8 @@ static void hiredis_cluster_routing(void)
         CHECK_EQ(redlock_hiredis_last_result(&l)->attempts, 1); /* redirected, not retried */
         cl_get(rc, m, key, out, sizeof out);
         CHECK_STR(out, redlock_lock_token(&l.lock));
-        cl_get(rc, (m + 1) % 3, key, out, sizeof out);
-        CHECK(strncmp(out, "-MOVED", 6) == 0); /* not there: that master redirects */
+        cl_get(rc, 3 - m, key, out, sizeof out);
+        CHECK(strncmp(out, "-MOVED", 6) == 0); /* not there: the other master redirects */
         CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
         cl_get(rc, m, key, out, sizeof out);
         CHECK_STR(out, "$-1");
@@ -1259,18 +1261,18 @@ static void hiredis_cluster_routing(void)
         redlock_hiredis_deinit(&c);
     }
     memset(&lo, 0, sizeof lo);
-    cl_key_on(rc, 0, "hcl-watchdog-", key, sizeof key, &slot);
+    cl_key_on(rc, 1, "hcl-watchdog-", key, sizeof key, &slot);
     lo.key = key;
     lo.ttl_ms = 600;
     lo.watchdog = 1;
     CHECK_EQ(cl_client(&c, rc, 2, 1, &l, &lo), 0);
     CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
-    redis_nodes__sleep_ms(1500); /* renewed by the thread, on master 0 */
+    redis_nodes__sleep_ms(1500); /* renewed by the thread, on master 1 */
     CHECK_EQ(redlock_hiredis_lock_state(&l), REDLOCK_STATE_HELD);
-    cl_get(rc, 0, key, out, sizeof out);
+    cl_get(rc, 1, key, out, sizeof out);
     CHECK_STR(out, redlock_lock_token(&l.lock));
     CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
-    cl_get(rc, 0, key, out, sizeof out);
+    cl_get(rc, 1, key, out, sizeof out);
     CHECK_STR(out, "$-1");
     redlock_hiredis_lock_deinit(&l);
     redlock_hiredis_deinit(&c);
@@ -1287,8 +1289,9 @@ static void cl_config(const redis_cluster *rc, int i, const char *name, const ch
 }
 
 /* Proves: a cluster node may evict what its worst master may (redlock.h
-   section 4, Eviction): with master 1 on volatile-lru, a client that
-   locks a key there and then one on master 0 (noeviction) still reports
+   section 4, Eviction): with master 1 on volatile-lru, a client seeded
+   by it that locks a key there and then one on master 2 (noeviction,
+   whose INFO comes last) still reports
    the cluster node as VOLATILE, its policy named; told each master's in
    turn, the last one would hide it. */
 static void hiredis_cluster_evicts(void)
@@ -1306,10 +1309,10 @@ static void hiredis_cluster_evicts(void)
     lo.key = key;
     lo.ttl_ms = 10000;
     lo.refuse_evicting = -1; /* counted: this test reads the report */
-    CHECK_EQ(cl_client(&c, rc, 2, 0, &l, &lo), 0);
+    CHECK_EQ(cl_client(&c, rc, 1, 0, &l, &lo), 0); /* master 1's INFO first, master 2's last */
     CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
     CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
-    cl_key_on(rc, 0, "hcl-evicts-", key, sizeof key, &slot);
+    cl_key_on(rc, 2, "hcl-evicts-", key, sizeof key, &slot);
     CHECK_EQ(redlock_hiredis_lock_init(&c, &l, &lo), 0);
     CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
     CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
