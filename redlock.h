@@ -319,11 +319,20 @@
    answer is confirmed by the sentinels before it counts, so that a holder
    cannot renew on a former primary that Sentinel has not yet turned into
    a replica; its failovers are restarts (above). Its primary never votes
-   through a replica. A Redis Cluster is not served yet: the pieces a
-   transport needs to route by hash slot are in adapters/redlock_cluster.h.
-   Every key of a lock must then live in one slot: a fenced lock's counter
-   (REDLOCK_FENCE_PREFIX + key) shares its key's slot only when the key has
-   a hash tag, e.g. "{orders}:lock".
+   through a replica. A Redis Cluster is served by every adapter and the
+   tool (the routing itself is in adapters/redlock_cluster.h, sans-I/O):
+   each command goes to the master that serves its key's hash slot, MOVED
+   and ASK are followed once,
+   TRYAGAIN and CLUSTERDOWN are a failed vote. Every key of a lock must
+   live in one slot: a fenced lock's counter (REDLOCK_FENCE_PREFIX + key)
+   shares its key's slot only when the key has a hash tag, e.g.
+   "{orders}:lock", and the adapter refuses a fenced lock without one on a
+   cluster node (REDLOCK_ERR_INVALID at lock init); readers-writer marks
+   and reentrant counts live in the key's own hash. A cluster has several
+   masters and the core one life per node: the adapter keeps each master's
+   and reports a master's restart, or a slot taken over by its master's
+   replica (a failover; a planned migration is not one), with
+   redlock_node_failed_over().
    Eviction: a server with maxmemory set evicts keys when its memory runs
    short, as its maxmemory-policy says: volatile-* evicts keys with a time
    to live (every lock key: mutual exclusion breaks, for every kind of

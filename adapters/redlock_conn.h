@@ -60,7 +60,8 @@
    mode), or one the adapter sent for itself. */
 enum { REDLOCK__CONN_CORE = 0, REDLOCK__CONN_AUTH, REDLOCK__CONN_SELECT, REDLOCK__CONN_INFO,
        REDLOCK__CONN_SUB /* SUBSCRIBE / UNSUBSCRIBE */, REDLOCK__CONN_CONFIG /* CONFIG GET appendfsync */,
-       REDLOCK__CONN_ROLE /* ROLE: a Sentinel group's server must be its primary */ };
+       REDLOCK__CONN_ROLE /* ROLE: a Sentinel group's server must be its primary */,
+       REDLOCK__CONN_ASKING /* ASKING: a cluster's ASK redirection, before the command */ };
 
 typedef struct redlock__conn_req {
     redlock_tag tag;
@@ -251,6 +252,9 @@ static inline void redlock__conn_info_answer(redlock_client *client, int node, r
     redlock_node_set_evicts(client, node, (redlock_evicts)evicts);
 }
 
+/* CONFIG GET appendfsync's answer (below), for a node whose life is not
+   the core's to keep as one (a cluster's masters, redlock_cluster.h):
+   1 when INFO named the process, h->life then complete (durable set). */
 /* CONFIG GET appendfsync's answer: the value (str/len: the second of the
    two strings of its array), or NULL for anything else (an error: an ACL
    without +config, a renamed CONFIG; no such parameter). The keys outlive
@@ -258,13 +262,18 @@ static inline void redlock__conn_info_answer(redlock_client *client, int node, r
    ("always"); anything else, or no answer, is not durable. The core
    learns the process's life now, before the replies of the commands
    behind it, if the connection's INFO named it. */
+static inline int redlock__conn_config_life(redlock__conn_health *h, const char *str, size_t len)
+{
+    if (!h->life_known) return 0;
+    h->life_known = 0;
+    h->life.durable = h->life.aof && str && len == 6 && memcmp(str, "always", 6) == 0;
+    return 1;
+}
+
 static inline void redlock__conn_config_answer(redlock_client *client, int node, redlock__conn_health *h,
                                                const char *str, size_t len)
 {
-    if (!h->life_known) return;
-    h->life_known = 0;
-    h->life.durable = h->life.aof && str && len == 6 && memcmp(str, "always", 6) == 0;
-    redlock_node_set_life(client, node, &h->life);
+    if (redlock__conn_config_life(h, str, len)) redlock_node_set_life(client, node, &h->life);
 }
 
 /* ---- the idle probe ----

@@ -113,7 +113,56 @@
      That costs a round trip to a sentinel per reply. Not over TLS: a
      rediss-sentinel:// node (or a group with cfg.tls or its own tls) is
      refused by init with REDLOCK_ERR_INVALID (the sentinels are asked in
-     plain text); nor a cluster (INVALID).
+     plain text).
+   * A Redis Cluster (a node of kind REDLOCK_NODE_CLUSTER:
+     redis-cluster://[user:pass@]h1:p1[+h2:p2...], some of its masters as
+     seeds, see redlock_nodes.h) is ONE node of the quorum; several
+     independent clusters, or clusters and single servers, make a quorum.
+     Inside it each command goes to the master that serves its key's hash
+     slot (CRC16, {hash tags}), on a connection of its own to that master
+     (opened when a command is first routed there, non-blocking as any;
+     AUTH, INFO and CONFIG GET appendfsync as any node's; db 0 only).
+     The slot map is asked with CLUSTER SLOTS of a seed at init, without
+     blocking, and again (of a master that is up, else the next seed)
+     once a MOVED, CLUSTERDOWN or a failed master connection made it
+     stale, at most every REDLOCK_CLUSTER_REFRESH_MS (100 ms: a burst of
+     MOVED asks once); a command whose slot the map does not know yet
+     goes to a seed, whose MOVED says where. Replies (adapters/
+     redlock_cluster.h): a MOVED sends the command again to the master it
+     names (the map learns that slot), an ASK (a slot being migrated)
+     sends ASKING and the command there, once; a further redirection,
+     TRYAGAIN and CLUSTERDOWN reach the core as the error reply they are:
+     a failed vote for that round. So a hold whose slot migrates keeps
+     renewing and its release reaches the key where it is. Every key of a
+     lock must live in one slot: a fenced lock's counter
+     (REDLOCK_FENCE_PREFIX + key) does only when the key has a {hash tag}
+     ("{orders}:lock"): lock_init refuses a fenced lock without one on a
+     client with a cluster node (REDLOCK_ERR_INVALID). Restarts (redlock.h
+     section 4): the core keeps one life per node, a cluster has several
+     masters, so each master's INFO is kept for it (redlock_cluster_life):
+     a master whose run_id changed (from now), or that is first seen
+     without appendfsync always (from its start, by its uptime), and a slot taken
+     over by its master's replica (a failover, seen in CLUSTER SLOTS or a
+     MOVED), are told to the core as redlock_node_failed_over() of the
+     cluster node; a planned migration is not. Eviction (section 4): a
+     cluster node may evict what its worst master may, as INFO said
+     (redlock_hiredis_node_policy() names that master's policy). Release notifications: the
+     node's subscriber SUBSCRIBEs on the first seed (a release script's
+     PUBLISH reaches every node of a cluster; SSUBSCRIBE would hear only
+     SPUBLISH, which the scripts do not send). With the watchdog thread,
+     the thread opens every master's connection once the map names them
+     (a blocking call's command, written on the caller's thread, opens
+     none). redlock_hiredis_node_status() of a cluster node: the last
+     failure of any of its connections (0 again once a master answers);
+     node_connected(): one of them is up. Limits: not over TLS
+     (rediss-cluster:// or TLS from the configuration), nor a Unix socket,
+     nor a db: init refuses them (INVALID); at most
+     REDLOCK_CLUSTER_MAX_MASTERS masters and REDLOCK_NODES_MAX_SEEDS seeds;
+     the seeds are the addresses known at first (a cluster whose seeds all
+     left is unreachable once the map is lost); a master's connection
+     that failed is reopened when a command is routed to it (with the
+     watchdog thread: after the reconnect delay, as long as the client
+     lives, also for a master that left the cluster).
    * TLS (hiredis 1.x only): build with REDLOCK_HIREDIS_TLS and link
      -lhiredis_ssl -lssl -lcrypto. cfg.tls (every node) or a node's own
      tls (redlock_tls.h: enable, ca file or hashed dir, cert + key,
@@ -241,13 +290,22 @@ typedef struct redlock__hiredis_conn {
     int64_t connect_deadline; /* the TCP connect and the TLS handshake */
     redlock__hiredis_endpoint ep; /* where, and how to log in */
     redlock__hiredis_bound bound; /* the reader's reply memory */
+    int node;              /* the node it serves */
+    int link;              /* a cluster node's link index; -1: a node's own connection */
+    redlock__hiredis_copies sent; /* a link's commands, until answered (a redirection resends) */
+    int write_status;      /* a write that failed, until the flush drops it */
+    char write_why[128];
 } redlock__hiredis_conn;
 
 /* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_hiredis {
     redlock_client _client;
     int _n;
-    redlock__hiredis_conn _conn[REDLOCK_MAX_NODES];
+    redlock__hiredis_conn _conn[REDLOCK_MAX_NODES]; /* a cluster node's: its status only */
+    redlock__hiredis_conn *_links[REDLOCK_MAX_NODES]; /* a cluster node's connections
+                                                        (REDLOCK__HIREDIS_LINKS), else NULL */
+    struct pollfd *_pfd;   /* a turn's poll set, room for every connection */
+    int *_who;
     redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
     int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int64_t _deadline;     /* from the core's set_timer */
@@ -310,9 +368,9 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID (also: a cluster node, which this
-   version does not serve; a Sentinel group over TLS, or without its
-   group's name), NODES, NOMEM, NO_TLS
+   thread if asked. Errors: INVALID (also: a Sentinel group over TLS, or
+   without its group's name; a cluster over TLS, a Unix socket or with a
+   db), NODES, NOMEM, NO_TLS
    or TLS (see HOW IT TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
@@ -322,7 +380,9 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c);
 
 /* A lock on the client. opts as for redlock_lock_init; opts->on_result and
    opts->user are kept and called / passed on after the adapter's own
-   bookkeeping (see CALLBACKS). As with redlock_lock_init, a handle still
+   bookkeeping (see CALLBACKS). INVALID for a fenced lock whose key has no
+   {hash tag} when a node is a cluster (see HOW IT TALKS). As with
+   redlock_lock_init, a handle still
    initialised on this client is deinitialised first (a blocking call still
    waiting on it returns REDLOCK_ERR_DETACHED), and a refused init
    (INVALID, KEY ...) does nothing. */
@@ -426,9 +486,8 @@ static inline void redlock__hiredis_fail_tag(void *client, redlock_tag tag, int 
 /* Drops node i's connection (redlock_conn.h): every request it owed
    fails with `status` (why: its words, kept before the context that may
    hold them is freed); reopened after the reconnect delay. */
-static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
+static inline void redlock__hiredis_drop_conn(redlock_hiredis *c, redlock__hiredis_conn *cn, int status, const char *why)
 {
-    redlock__hiredis_conn *cn = &c->_conn[i];
     redlock__conn_ring owed =
         redlock__conn_drop(&cn->life, &cn->q, status, why, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
     if (cn->ctx) redisFree(cn->ctx);
@@ -437,7 +496,23 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     cn->ssl = NULL; /* freed with the context */
     cn->need_flush = 0;
     cn->unsent = 0;
+    redlock__hiredis_copies_free(&cn->sent);
+    if (cn->link >= 0) {
+        redlock__hiredis_cluster *cl = c->_conn[cn->node].ep.cluster;
+        size_t k;
+        for (k = 0; k < owed.count; k++) /* a CLUSTER SLOTS it owed: asked again elsewhere */
+            if (redlock__conn_at(&owed, k)->kind == REDLOCK__HIREDIS_SLOTS) cl->refreshing = 0;
+        if (status) { /* the cluster node's status; a seed next, the map asked again */
+            redlock__conn_set(&c->_conn[cn->node].life, status, cn->life.words);
+            redlock__hiredis_cluster_failed(cl, cn->link);
+        }
+    }
     redlock__conn_fail_owed(&owed, status, redlock__hiredis_fail_tag, &c->_client);
+}
+
+static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, const char *why)
+{
+    redlock__hiredis_drop_conn(c, &c->_conn[i], status, why);
 }
 
 /* Files a request whose room redlock__hiredis_reserve() made. */
@@ -453,17 +528,19 @@ static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, r
 static inline int redlock__hiredis_handshake(void *ctx, int kind, int argc, const char **argv, const size_t *len)
 {
     redlock__hiredis_conn *cn = (redlock__hiredis_conn *)ctx;
-    if (redlock__hiredis_reserve(&cn->q) != 0 || redisAppendCommandArgv(cn->ctx, argc, argv, len) != REDIS_OK)
+    if (cn->link >= 0 && redlock__hiredis_copies_push(&cn->sent, NULL, 0, 0) != 0) return -1;
+    if (redlock__hiredis_reserve(&cn->q) != 0 || redisAppendCommandArgv(cn->ctx, argc, argv, len) != REDIS_OK) {
+        if (cn->link >= 0) redlock__hiredis_copies_unpush(&cn->sent);
         return -1;
+    }
     redlock__hiredis_queue(cn, kind, 0);
     cn->need_flush = 1;
     return 0;
 }
 
 /* Installs a freshly opened context and queues the handshake. */
-static inline int redlock__hiredis_install(redlock_hiredis *c, int i, redisContext *ctx)
+static inline int redlock__hiredis_install(redlock_hiredis *c, redlock__hiredis_conn *cn, redisContext *ctx)
 {
-    redlock__hiredis_conn *cn = &c->_conn[i];
     cn->ctx = ctx;
     cn->fd = ctx->fd;
     redlock__hiredis_bound_install(&cn->bound, ctx->reader, REDLOCK_HIREDIS_MAX_BUFFERED);
@@ -518,9 +595,8 @@ static inline void redlock__hiredis_failed_over(redlock_hiredis *c, int i, int64
    passed. Never blocks on the network, except a Sentinel group's node,
    whose sentinels are asked for its primary first (blocking, each within
    the connect timeout). Only on the thread that does I/O. */
-static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
+static inline void redlock__hiredis_ensure_conn(redlock_hiredis *c, redlock__hiredis_conn *cn)
 {
-    redlock__hiredis_conn *cn = &c->_conn[i];
     redisContext *ctx;
     int status = 0;
     char err[128];
@@ -536,28 +612,60 @@ static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
             redlock__conn_lost(&cn->life, status, err, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
             return;
         }
-        redlock__hiredis_failed_over(c, i, ago);
+        redlock__hiredis_failed_over(c, cn->node, ago);
     }
     ctx = redlock__hiredis_open(&cn->ep, &status, err, sizeof err);
     if (!ctx) {
         redlock__conn_lost(&cn->life, status, err, redlock__hiredis_now_us(), c->_reconnect_delay_ms);
+        if (cn->link >= 0) { /* the cluster node's status; while the map is not known, the next seed */
+            redlock__conn_set(&c->_conn[cn->node].life, status, err);
+            redlock__hiredis_cluster_failed(c->_conn[cn->node].ep.cluster, cn->link);
+        }
         return;
     }
-    if (redlock__hiredis_install(c, i, ctx) != 0)
-        redlock__hiredis_drop(c, i, REDLOCK_ERR_NOMEM, "out of memory");
+    if (redlock__hiredis_install(c, cn, ctx) != 0)
+        redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_NOMEM, "out of memory");
+}
+
+/* Link k of cluster node i: its endpoint made at first use. NULL: out of memory. */
+static inline redlock__hiredis_conn *redlock__hiredis_link(redlock_hiredis *c, int i, int k)
+{
+    redlock__hiredis_conn *cn = &c->_links[i][k];
+    if (!cn->ep.host && redlock__hiredis_link_endpoint(&cn->ep, &c->_conn[i].ep, k) != 0) {
+        redlock__hiredis_endpoint_free(&cn->ep);
+        return NULL;
+    }
+    return cn;
+}
+
+/* The connections of node i: its own, or a cluster's links (k < the count). */
+static inline int redlock__hiredis_nconn(const redlock_hiredis *c, int i)
+{
+    return c->_links[i] ? c->_conn[i].ep.cluster->links : 1;
+}
+
+static inline redlock__hiredis_conn *redlock__hiredis_conn_at(redlock_hiredis *c, int i, int k)
+{
+    return c->_links[i] ? &c->_links[i][k] : &c->_conn[i];
+}
+
+/* Node i's connection, if it is down and may reopen (a cluster's: those
+   its commands use, as they are routed). */
+static inline void redlock__hiredis_ensure(redlock_hiredis *c, int i)
+{
+    if (!c->_links[i]) redlock__hiredis_ensure_conn(c, &c->_conn[i]);
 }
 
 /* Node i's socket became writable (or failed) while connecting. */
-static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
+static inline void redlock__hiredis_connect_done(redlock_hiredis *c, redlock__hiredis_conn *cn)
 {
-    redlock__hiredis_conn *cn = &c->_conn[i];
     int err = 0;
     socklen_t len = (socklen_t)sizeof err;
     if (getsockopt(cn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err) {
         char why[96];
         redlock__conn_connect_words(why, sizeof why, err, cn->ep.unix_path != NULL);
-        redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, why);
+        redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_CONNECT, why);
         return;
     }
     if (cn->ep.tls_ctx) { /* the handshake goes on in the reads and writes, within its own connect timeout */
@@ -565,7 +673,7 @@ static inline void redlock__hiredis_connect_done(redlock_hiredis *c, int i)
         int rc = redlock__hiredis_tls_start(&cn->ep, cn->ctx, &cn->ssl, why, sizeof why);
         cn->connect_deadline = redlock__hiredis_now_us() + (int64_t)c->_connect_timeout_ms * 1000;
         if (rc != 0) {
-            redlock__hiredis_drop(c, i, rc, why);
+            redlock__hiredis_drop_conn(c, cn, rc, why);
             return;
         }
     }
@@ -580,9 +688,8 @@ static inline int redlock__hiredis_wants_flush(const redlock__hiredis_conn *cn)
 /* Writes out node i's buffered commands; SIGPIPE is blocked by the caller.
    Returns 0, or the node's status if the write failed (why says why; the
    caller drops the node once SIGPIPE is unblocked again). */
-static inline int redlock__hiredis_write(redlock_hiredis *c, int i, char *why, size_t whysz)
+static inline int redlock__hiredis_write(redlock__hiredis_conn *cn, char *why, size_t whysz)
 {
-    redlock__hiredis_conn *cn = &c->_conn[i];
     int done;
     redlock__hiredis_tls_clear(cn->ssl);
     if (redisBufferWrite(cn->ctx, &done) != REDIS_OK) { /* non-blocking: the rest when writable again */
@@ -597,22 +704,25 @@ static inline int redlock__hiredis_write(redlock_hiredis *c, int i, char *why, s
     return 0;
 }
 
-/* Writes out the buffered commands of node `only` (its subscriber:
-   REDLOCK_MAX_NODES + i), or of every node and subscriber (-1), with
-   SIGPIPE blocked once around all the writes (hiredis writes with
+/* Writes out the buffered commands of connection `one` (or subscriber
+   `sub` >= 0), or of every connection and subscriber (one NULL, sub < 0),
+   with SIGPIPE blocked once around all the writes (hiredis writes with
    write(2): a node that vanished must be an error, not a signal). A
    SIGPIPE that a failed write raised is taken back, unless one was
-   already pending before; the nodes whose write failed are dropped after
-   that, with the caller's signal mask back. */
-static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
+   already pending before; the connections whose write failed are dropped
+   after that, with the caller's signal mask back. */
+static inline void redlock__hiredis_flush(redlock_hiredis *c, redlock__hiredis_conn *one, int sub)
 {
     sigset_t pipe_set, old, pend;
-    int i, was_pending, nfailed = 0, nsubfailed = 0, any = 0;
-    int failed[REDLOCK_MAX_NODES], status[REDLOCK_MAX_NODES], subfailed[REDLOCK_MAX_NODES];
-    char why[REDLOCK_MAX_NODES][128];
-    for (i = 0; i < c->_n && !any; i++)
-        any = ((only < 0 || i == only) && redlock__hiredis_wants_flush(&c->_conn[i])) ||
-              ((only < 0 || REDLOCK_MAX_NODES + i == only) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]));
+    int i, k, was_pending, nfailed = 0, nsubfailed = 0, any = 0, all = !one && sub < 0;
+    int subfailed[REDLOCK_MAX_NODES];
+    for (i = 0; i < c->_n && !any; i++) {
+        for (k = 0; k < redlock__hiredis_nconn(c, i) && !any; k++) {
+            redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
+            any = (all || cn == one) && redlock__hiredis_wants_flush(cn);
+        }
+        any = any || ((all || sub == i) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]));
+    }
     if (!any) return;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -620,10 +730,13 @@ static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
     sigpending(&pend);
     was_pending = sigismember(&pend, SIGPIPE);
     for (i = 0; i < c->_n; i++) {
-        if ((only < 0 || i == only) && redlock__hiredis_wants_flush(&c->_conn[i]) &&
-            (status[nfailed] = redlock__hiredis_write(c, i, why[nfailed], sizeof why[nfailed])) != 0)
-            failed[nfailed++] = i;
-        if ((only < 0 || REDLOCK_MAX_NODES + i == only) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) &&
+        for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
+            redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
+            if ((all || cn == one) && redlock__hiredis_wants_flush(cn) &&
+                (cn->write_status = redlock__hiredis_write(cn, cn->write_why, sizeof cn->write_why)) != 0)
+                nfailed++;
+        }
+        if ((all || sub == i) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) &&
             redlock__hiredis_sub_write(&c->_subs, i) != 0)
             subfailed[nsubfailed++] = i;
     }
@@ -633,19 +746,25 @@ static inline void redlock__hiredis_flush_nodes(redlock_hiredis *c, int only)
         if (sigismember(&pend, SIGPIPE)) sigtimedwait(&pipe_set, NULL, &zero);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    for (i = 0; i < nfailed; i++)
-        if (c->_conn[failed[i]].ctx) redlock__hiredis_drop(c, failed[i], status[i], why[i]);
+    for (i = 0; i < c->_n && nfailed; i++)
+        for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
+            redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
+            int st = cn->write_status;
+            cn->write_status = 0;
+            if (st && cn->ctx) redlock__hiredis_drop_conn(c, cn, st, cn->write_why);
+        }
     for (i = 0; i < nsubfailed; i++) redlock__hiredis_sub_close(&c->_subs, subfailed[i], 1);
 }
 
-/* Node i closed its connection while nothing was owed (a restart): the
-   connection is replaced at the next command, without the reconnect delay,
-   and the node gets no failure status (nothing was lost). */
-static inline void redlock__hiredis_closed_idle(redlock_hiredis *c, int i, const char *why)
+/* A connection closed while nothing was owed (a restart): it is replaced
+   at the next command, without the reconnect delay, and the node gets no
+   failure status (nothing was lost). */
+static inline void redlock__hiredis_closed_idle_conn(redlock_hiredis *c, redlock__hiredis_conn *cn, const char *why)
 {
-    redlock__hiredis_drop(c, i, REDLOCK_ERR_TRANSPORT, why);
-    redlock__conn_down(&c->_conn[i].life, 0, 0);
-    redlock__conn_set(&c->_conn[i].life, 0, "");
+    redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_TRANSPORT, why);
+    redlock__conn_down(&cn->life, 0, 0);
+    redlock__conn_set(&cn->life, 0, "");
+    if (cn->link >= 0) redlock__conn_set(&c->_conn[cn->node].life, 0, "");
 }
 
 /* A core command's reply came on a Sentinel group's connection: do the
@@ -670,32 +789,201 @@ static inline int redlock__hiredis_confirm(redlock_hiredis *c, int i)
     return rc;
 }
 
-/* Hands every complete reply node i has buffered to the core. */
-static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
+/* ---- a cluster node's links ---- */
+
+/* Before a command is written to connection cn (on the thread that does
+   I/O): an idle connection the node closed is replaced, one with bytes
+   nobody asked for dropped, and a connection that is down opened if its
+   delay has passed. */
+static inline void redlock__hiredis_prepare(redlock_hiredis *c, redlock__hiredis_conn *cn)
 {
-    redlock__hiredis_conn *cn = &c->_conn[i];
+    if (!redlock__hiredis_on_driver(c)) return;
+    if (cn->ctx) {
+        int idle = redlock__hiredis_send_probe(&cn->life, &cn->q, cn->fd, cn->ssl,
+                                               cn->ctx->reader->len - cn->ctx->reader->pos);
+        if (idle == REDLOCK__CONN_IDLE_CLOSED) /* closed while idle (a restart): replaced for this command */
+            redlock__hiredis_closed_idle_conn(c, cn, "connection closed");
+        else if (idle == REDLOCK__CONN_IDLE_UNASKED) /* retried after the reconnect delay */
+            redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+    }
+    if (!cn->ctx) redlock__hiredis_ensure_conn(c, cn);
+}
+
+/* Appends RESP text s (taken over) to link cn, as a request of `kind`
+   (a core command's tag, its copy kept with its hops for a redirection).
+   0, or a status (s freed). */
+static inline int redlock__hiredis_link_append(redlock__hiredis_conn *cn, int kind, redlock_tag tag, char *s, size_t len,
+                                               int hops)
+{
+    int core = kind == REDLOCK__CONN_CORE, rc;
+    if ((rc = redlock__hiredis_copies_push(&cn->sent, core ? s : NULL, len, hops)) != 0) {
+        if (!core) redisFreeCommand(s);
+        return rc;
+    }
+    if ((rc = redlock__hiredis_reserve(&cn->q)) != 0 || redisAppendFormattedCommand(cn->ctx, s, len) != REDIS_OK) {
+        redlock__hiredis_copies_unpush(&cn->sent); /* frees a core command's text */
+        if (!core) redisFreeCommand(s);
+        return rc ? rc : REDLOCK_ERR_NOMEM;
+    }
+    if (!core) redisFreeCommand(s);
+    redlock__hiredis_queue(cn, kind, tag);
+    cn->need_flush = 1;
+    return 0;
+}
+
+/* An adapter's own command (argv) on link cn: 0, or a status. */
+static inline int redlock__hiredis_link_own(redlock__hiredis_conn *cn, int kind, int argc, const char **argv)
+{
+    size_t len[2], n;
+    char *s = NULL;
+    long long got;
+    int k;
+    for (k = 0; k < argc; k++) len[k] = strlen(argv[k]);
+    if ((got = redisFormatCommandArgv(&s, argc, argv, len)) < 0 || !s) return REDLOCK_ERR_NOMEM;
+    n = (size_t)got;
+    return redlock__hiredis_link_append(cn, kind, 0, s, n, 0);
+}
+
+/* Core command `tag` (RESP text s, taken over) to link k of cluster node
+   i; after an ASK (asking), ASKING first. 0, or the status its vote
+   fails with (s freed). */
+static inline int redlock__hiredis_link_send(redlock_hiredis *c, int i, int k, redlock_tag tag, char *s, size_t len,
+                                             int hops, int asking)
+{
+    redlock__hiredis_conn *cn = redlock__hiredis_link(c, i, k);
+    static const char *ask[1] = { "ASKING" };
+    int rc;
+    if (!cn) {
+        redisFreeCommand(s);
+        return REDLOCK_ERR_NOMEM;
+    }
+    redlock__hiredis_prepare(c, cn);
+    if (!cn->ctx) {
+        redisFreeCommand(s);
+        return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
+    }
+    if (asking && (rc = redlock__hiredis_link_own(cn, REDLOCK__CONN_ASKING, 1, ask)) != 0) {
+        redisFreeCommand(s);
+        return rc;
+    }
+    return redlock__hiredis_link_append(cn, REDLOCK__CONN_CORE, tag, s, len, hops);
+}
+
+/* Asks cluster node i for its slot map (CLUSTER SLOTS) when that is due
+   (redlock__hiredis_cluster_refresh_due): on a link that is up, a seed
+   first, else on the seed in turn. */
+static inline void redlock__hiredis_cluster_refresh(redlock_hiredis *c, int i)
+{
+    static const char *slots[2] = { "CLUSTER", "SLOTS" };
+    redlock__hiredis_cluster *cl = c->_conn[i].ep.cluster;
+    redlock__hiredis_conn *cn = NULL;
+    int k;
+    if (!redlock__hiredis_cluster_refresh_due(cl, redlock__hiredis_now_us())) return;
+    for (k = 0; k < cl->links && !cn; k++)
+        if (c->_links[i][k].ctx && c->_links[i][k].life.state == REDLOCK__CONN_UP && !c->_links[i][k].life.refused)
+            cn = &c->_links[i][k];
+    if (!cn && (cn = redlock__hiredis_link(c, i, cl->next_seed)) != NULL) redlock__hiredis_prepare(c, cn);
+    if (!cn || !cn->ctx || redlock__hiredis_link_own(cn, REDLOCK__HIREDIS_SLOTS, 2, slots) != 0) cl->refreshing = 0;
+}
+
+/* The core's command to cluster node i: to the master of its key's slot
+   (a seed while the map does not know it). */
+static inline int redlock__hiredis_cluster_send(redlock_hiredis *c, int i, const redlock_command *cmd, redlock_tag tag)
+{
+    redlock__hiredis_cluster *cl = c->_conn[i].ep.cluster;
+    char *s;
+    size_t len;
+    int k, rc, hops;
+    if (redlock_cluster_cross_slot(cmd)) { /* the cluster would answer CROSSSLOT: say why instead */
+        redlock__conn_set(&c->_conn[i].life, REDLOCK_ERR_INVALID,
+                          "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
+        return REDLOCK_ERR_INVALID;
+    }
+    redlock__hiredis_cluster_refresh(c, i);
+    if ((k = redlock__hiredis_cluster_route(cl, cmd, &hops)) < 0) return REDLOCK_ERR_NOMEM;
+    if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;
+    return redlock__hiredis_link_send(c, i, k, tag, s, len, hops, 0);
+}
+
+/* A core command's reply on link cn (copy x: its command), as
+   redlock_cluster_answer() reads it: MOVED (the map learns the slot's
+   master) sends the command again there, ASK sends ASKING then the
+   command there (the map unchanged), each within
+   REDLOCK_CLUSTER_MAX_REDIRECTS; 1 when it did (x->cmd taken; the vote
+   fails if it could not be sent), 0 when the reply is the core's (an
+   error: TRYAGAIN, CLUSTERDOWN, a redirection too many, a failed vote).
+   A MOVED to the former master's replica is a failover, told to the core. */
+static inline int redlock__hiredis_redirect(redlock_hiredis *c, redlock__hiredis_conn *cn, redlock__hiredis_copy *x,
+                                            redlock_tag tag, const redisReply *r)
+{
+    redlock__hiredis_cluster *cl = c->_conn[cn->node].ep.cluster;
+    redlock_cluster_step step;
+    redlock_reply rr;
+    int how, k, st;
+    if (r->type != REDIS_REPLY_ERROR || !x->cmd) return 0;
+    redlock__hiredis_translate(r, &rr);
+    how = redlock_cluster_answer(cl->rc, &rr, cn->ep.host, x->hops, &step);
+    if (step.failover) redlock__hiredis_failed_over(c, cn->node, 0);
+    if (how == REDLOCK_CLUSTER_PASS) return 0;
+    if ((k = redlock__hiredis_cluster_master_link(cl, step.master)) < 0) {
+        st = REDLOCK_ERR_NOMEM;
+        redisFreeCommand(x->cmd);
+    } else {
+        st = redlock__hiredis_link_send(c, cn->node, k, tag, x->cmd, x->len, x->hops + 1, how == REDLOCK_CLUSTER_ASKING);
+    }
+    x->cmd = NULL;
+    if (st) redlock_on_error(&c->_client, tag, st);
+    return 1;
+}
+
+/* Hands every complete reply connection cn has buffered to the core (a
+   cluster link's: its own answers kept, redirections followed). */
+static inline void redlock__hiredis_deliver(redlock_hiredis *c, redlock__hiredis_conn *cn)
+{
+    const int i = cn->node;
+    redlock__hiredis_cluster *cl = cn->link >= 0 ? c->_conn[i].ep.cluster : NULL;
     while (cn->ctx) {
         void *rv = NULL;
         redisReply *r;
         redlock__conn_req req;
+        redlock__hiredis_copy x;
         int st;
         if (redisGetReplyFromReader(cn->ctx, &rv) != REDIS_OK) {
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->ctx->errstr);
+            redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_PROTOCOL, cn->bound.over ? "reply too large" : cn->ctx->errstr);
             return;
         }
         if (!rv) return;
         r = (redisReply *)rv;
         if (!redlock__conn_pop(&cn->q, &req)) { /* a reply nobody asked for */
             freeReplyObject(r);
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+            redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
             return;
         }
+        memset(&x, 0, sizeof x);
+        if (cl) (void)redlock__hiredis_copies_pop(&cn->sent, &x);
         /* answered, so written: a long output still being written counts
            only the requests left in the ring as unsent */
         if (cn->unsent > cn->q.count) cn->unsent = cn->q.count;
         if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) {
-            redlock__hiredis_info_reply(&c->_client, i, &cn->ep, req.kind, r);
+            redlock__hiredis_info_reply(&c->_client, i, &cn->ep, req.kind, r, cl, cn->link);
             freeReplyObject(r);
+            continue;
+        }
+        if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__CONN_ASKING) {
+            if (req.kind == REDLOCK__HIREDIS_SLOTS) {
+                int k, promoted = redlock__hiredis_cluster_slots(cl, cn->link, r);
+                if (promoted > 0) redlock__hiredis_failed_over(c, i, 0); /* a replica took a master's slots */
+                for (k = 0; k < cl->links; k++) /* the lives of masters the map names now */
+                    redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
+                /* the watchdog thread opens every master's connection: a
+                   blocking call's command, sent on its caller's thread,
+                   cannot open one */
+                for (k = 0; c->_threaded && k < cl->rc->map.masters; k++) {
+                    int l = redlock__hiredis_cluster_master_link(cl, k);
+                    if (l >= 0) (void)redlock__hiredis_link(c, i, l);
+                }
+            }
+            freeReplyObject(r); /* ASKING's answer: what follows tells */
             continue;
         }
         if (req.kind == REDLOCK__CONN_ROLE) {
@@ -708,7 +996,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
                 char why[128];
                 snprintf(why, sizeof why, "%.24s:%d is not the primary of '%.16s' (%s): asking the sentinels again",
                          cn->ep.host, cn->ep.port, cn->ep.sentinels->group, role < 0 ? "ROLE refused" : "a replica");
-                redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, why);
+                redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_CONNECT, why);
                 return;
             }
             continue;
@@ -716,20 +1004,38 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, int i)
         redlock__hiredis_heard(&cn->life, r);
         if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
             (void)redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL);
+            if (cl && cn->life.refused) redlock__conn_set(&c->_conn[i].life, cn->life.status, cn->life.words);
             freeReplyObject(r);
             continue;
         }
         if (cn->life.refused) {
             freeReplyObject(r);
+            redisFreeCommand(x.cmd);
             redlock_on_error(&c->_client, req.tag, redlock__conn_answer(&cn->life, NULL));
             if (cn->q.count == 0 && cn->ctx)
-                redlock__hiredis_drop(c, i, cn->life.status, cn->life.words); /* retry after the delay */
+                redlock__hiredis_drop_conn(c, cn, cn->life.status, cn->life.words); /* retry after the delay */
             continue;
         }
         if ((st = redlock__conn_answer(&cn->life, redlock__hiredis_auth_error(r) ? r->str : NULL)) != 0) {
             freeReplyObject(r); /* no or wrong credentials */
+            redisFreeCommand(x.cmd);
+            if (cl) redlock__conn_set(&c->_conn[i].life, st, cn->life.words);
             redlock_on_error(&c->_client, req.tag, st);
             continue;
+        }
+        if (cl) {
+            const redisContext *ctx = cn->ctx;
+            int moved;
+            redlock__hiredis_heard(&c->_conn[i].life, r);
+            c->_conn[i].life.status = 0; /* a master answered */
+            moved = redlock__hiredis_redirect(c, cn, &x, req.tag, r);
+            redisFreeCommand(x.cmd);
+            if (moved) {
+                freeReplyObject(r);
+                redlock__hiredis_cluster_refresh(c, i); /* after a MOVED: the rest of the map */
+                if (cn->ctx != ctx) return;
+                continue;
+            }
         }
         if (cn->ep.sentinels && (st = redlock__hiredis_confirm(c, i)) != 0) {
             freeReplyObject(r); /* not counted: the group failed over, or no sentinel answers */
@@ -761,19 +1067,8 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
 {
     redlock_hiredis *c = (redlock_hiredis *)user;
     redlock__hiredis_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
-    if (redlock__hiredis_on_driver(c)) {
-        int idle = !cn->ctx ? REDLOCK__CONN_IDLE_OK :
-                   redlock__hiredis_send_probe(&cn->life, &cn->q, cn->fd, cn->ssl,
-                                               cn->ctx->reader->len - cn->ctx->reader->pos);
-        if (idle == REDLOCK__CONN_IDLE_CLOSED) {
-            /* closed while idle (a restart): replaced for this command */
-            redlock__hiredis_closed_idle(c, node, "connection closed");
-        } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
-            /* retried after the reconnect delay, as any protocol failure */
-            redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "unexpected reply");
-        }
-        if (!cn->ctx) redlock__hiredis_ensure(c, node);
-    }
+    if (c->_links[node]) return redlock__hiredis_cluster_send(c, node, cmd, tag);
+    redlock__hiredis_prepare(c, cn);
     if (!cn->ctx) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
     {   /* room first: once appended, the command must have its entry */
         int rc = redlock__hiredis_reserve(&cn->q);
@@ -845,45 +1140,48 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
 
 /* ---- the loop ---- */
 
-/* The poll set of a turn: every node's connection (idle ones too: a close
-   or a stray reply shows at once), every subscriber (a message ends the
-   wait), and the thread's wake pipe; who[k] says whose pfd[k] is: node
-   i, its subscriber REDLOCK_MAX_NODES + i, or -1 the pipe. *until comes
-   down to the nearest deadline of what is polled. Returns the count. */
+/* The poll set of a turn: every connection (idle ones too: a close or a
+   stray reply shows at once; a cluster's links), every subscriber (a
+   message ends the wait), and the thread's wake pipe; who[k] says whose
+   pfd[k] is: connection k of node i (REDLOCK__HIREDIS_WHO), subscriber
+   i (-2 - i), or -1 the pipe. *until comes down to the nearest deadline
+   of what is polled. Returns the count. */
+#define REDLOCK__HIREDIS_WHO(i, k) ((k) * REDLOCK_MAX_NODES + (i))
 static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *pfd, int *who, int64_t *until)
 {
     const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
-    int np = 0, i;
-    for (i = 0; i < c->_n; i++) {
-        redlock__hiredis_conn *cn = &c->_conn[i];
-        short ev = 0;
-        if (cn->ctx && cn->life.state == REDLOCK__CONN_CONNECTING) {
-            ev = POLLOUT;
-            if (cn->connect_deadline < *until) *until = cn->connect_deadline;
-        } else if (cn->ctx) {
-            /* a TLS write that waits for the server waits for readable */
-            ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
-            if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
+    int np = 0, i, k;
+    for (i = 0; i < c->_n; i++)
+        for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
+            redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
+            short ev = 0;
+            if (cn->ctx && cn->life.state == REDLOCK__CONN_CONNECTING) {
+                ev = POLLOUT;
                 if (cn->connect_deadline < *until) *until = cn->connect_deadline;
-            } else if (redlock__conn_due(&cn->q, cmd_us) < *until) {
-                *until = redlock__conn_due(&cn->q, cmd_us);
+            } else if (cn->ctx) {
+                /* a TLS write that waits for the server waits for readable */
+                ev = (short)(POLLIN | (cn->need_flush && !redlock__hiredis_tls_wants_read(cn->ssl) ? POLLOUT : 0));
+                if (redlock__hiredis_tls_handshaking(cn->ssl)) { /* bounded by the connect timeout */
+                    if (cn->connect_deadline < *until) *until = cn->connect_deadline;
+                } else if (redlock__conn_due(&cn->q, cmd_us) < *until) {
+                    *until = redlock__conn_due(&cn->q, cmd_us);
+                }
+            } else if (c->_threaded && cn->ep.host && cn->life.retry_at < *until) {
+                *until = cn->life.retry_at;
             }
-        } else if (c->_threaded && cn->life.retry_at < *until) {
-            *until = cn->life.retry_at;
+            if (!ev) continue;
+            pfd[np].fd = cn->fd;
+            pfd[np].events = ev;
+            pfd[np].revents = 0;
+            who[np++] = REDLOCK__HIREDIS_WHO(i, k);
         }
-        if (!ev) continue;
-        pfd[np].fd = cn->fd;
-        pfd[np].events = ev;
-        pfd[np].revents = 0;
-        who[np++] = i;
-    }
     for (i = 0; i < c->_n; i++) {
         const redlock__hiredis_sub *sb = &c->_subs.sub[i];
         if (!redlock__hiredis_sub_events(sb)) continue;
         pfd[np].fd = sb->fd;
         pfd[np].events = redlock__hiredis_sub_events(sb);
         pfd[np].revents = 0;
-        who[np++] = REDLOCK_MAX_NODES + i;
+        who[np++] = -2 - i;
     }
     if (redlock__hiredis_subs_due(&c->_subs) < *until) *until = redlock__hiredis_subs_due(&c->_subs);
     if (c->_threaded) {
@@ -902,21 +1200,20 @@ static inline void redlock__hiredis_sub_event(redlock_hiredis *c, int k, int fd,
     if (!sb->ctx || sb->fd != fd) return; /* closed meanwhile */
     if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
-        redlock__hiredis_flush_nodes(c, REDLOCK_MAX_NODES + k);
+        redlock__hiredis_flush(c, NULL, k);
         return;
     }
     if ((revents & POLLOUT) || (sb->ssl && sb->need_flush && (revents & POLLIN)))
-        redlock__hiredis_flush_nodes(c, REDLOCK_MAX_NODES + k);
+        redlock__hiredis_flush(c, NULL, k);
     redlock__hiredis_sub_ready(&c->_subs, k, (revents & (POLLIN | POLLHUP | POLLERR)) != 0,
                                REDLOCK_HIREDIS_MAX_BUFFERED);
 }
 
-/* Node `node` is readable: reads and delivers (TLS: a record per read;
+/* Connection cn is readable: reads and delivers (TLS: a record per read;
    the rest now too); a read that fails delivers what arrived before the
    error, then drops the connection, or replaces it when it closed idle. */
-static inline void redlock__hiredis_node_read(redlock_hiredis *c, int node)
+static inline void redlock__hiredis_node_read(redlock_hiredis *c, redlock__hiredis_conn *cn)
 {
-    redlock__hiredis_conn *cn = &c->_conn[node];
     int reads;
     for (reads = 0; reads < 64; reads++) {
         const void *ctx = cn->ctx;
@@ -927,37 +1224,36 @@ static inline void redlock__hiredis_node_read(redlock_hiredis *c, int node)
             snprintf(why, sizeof why, "%s", cn->ctx->errstr[0] ? cn->ctx->errstr : "connection closed");
             int clean = cn->q.count == 0 && cn->ctx->reader->len == cn->ctx->reader->pos; /* no byte came */
             st = redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why);
-            redlock__hiredis_deliver(c, node);
+            redlock__hiredis_deliver(c, cn);
             if (cn->ctx && clean && st == REDLOCK_ERR_TRANSPORT && !c->_threaded) {
                 /* closed while idle (a restart): as in send, replaced
                    for the next command at once, and nothing was lost
                    (the thread reconnects by itself: after the delay) */
-                redlock__hiredis_closed_idle(c, node, why);
+                redlock__hiredis_closed_idle_conn(c, cn, why);
             } else if (cn->ctx) {
-                redlock__hiredis_drop(c, node, st, why);
+                redlock__hiredis_drop_conn(c, cn, st, why);
             }
             return;
         }
-        redlock__hiredis_deliver(c, node);
+        redlock__hiredis_deliver(c, cn);
         if (cn->ctx && cn->ctx->reader->len - cn->ctx->reader->pos > REDLOCK_HIREDIS_MAX_BUFFERED)
-            redlock__hiredis_drop(c, node, REDLOCK_ERR_PROTOCOL, "reply too large");
+            redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_PROTOCOL, "reply too large");
         if (cn->ctx != ctx || !redlock__hiredis_tls_more(cn->fd, cn->ssl)) return; /* dropped, replaced, or all read */
     }
 }
 
-/* Node `node`'s socket fd is ready (revents). */
-static inline void redlock__hiredis_node_event(redlock_hiredis *c, int node, int fd, short revents)
+/* Connection cn's socket fd is ready (revents). */
+static inline void redlock__hiredis_node_event(redlock_hiredis *c, redlock__hiredis_conn *cn, int fd, short revents)
 {
-    redlock__hiredis_conn *cn = &c->_conn[node];
     if (!cn->ctx || cn->fd != fd) return; /* dropped meanwhile */
     if (cn->life.state == REDLOCK__CONN_CONNECTING) {
-        redlock__hiredis_connect_done(c, node);
-        redlock__hiredis_flush_nodes(c, node);
+        redlock__hiredis_connect_done(c, cn);
+        redlock__hiredis_flush(c, cn, -1);
         return;
     }
     if ((revents & POLLOUT) || (cn->ssl && cn->need_flush && (revents & POLLIN)))
-        redlock__hiredis_flush_nodes(c, node);
-    if (cn->ctx && (revents & (POLLIN | POLLHUP | POLLERR))) redlock__hiredis_node_read(c, node);
+        redlock__hiredis_flush(c, cn, -1);
+    if (cn->ctx && (revents & (POLLIN | POLLHUP | POLLERR))) redlock__hiredis_node_read(c, cn);
 }
 
 /* Deadlines, whether or not bytes arrived (a trickle must not hold a
@@ -967,19 +1263,20 @@ static inline void redlock__hiredis_expire(redlock_hiredis *c)
 {
     const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
     int64_t now = redlock__hiredis_now_us();
-    int i;
-    for (i = 0; i < c->_n; i++) {
-        redlock__hiredis_conn *cn = &c->_conn[i];
-        int hs = redlock__hiredis_tls_handshaking(cn->ssl), late;
-        if (!cn->ctx) continue;
-        late = redlock__conn_late(&cn->life, &cn->q, hs, hs, cn->connect_deadline, cmd_us, now);
-        if (late == REDLOCK__CONN_LATE_CONNECT)
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "connect timeout");
-        else if (late == REDLOCK__CONN_LATE_HANDSHAKE)
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
-        else if (late == REDLOCK__CONN_LATE_REPLY)
-            redlock__hiredis_drop(c, i, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
-    }
+    int i, k;
+    for (i = 0; i < c->_n; i++)
+        for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
+            redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
+            int hs = redlock__hiredis_tls_handshaking(cn->ssl), late;
+            if (!cn->ctx) continue;
+            late = redlock__conn_late(&cn->life, &cn->q, hs, hs, cn->connect_deadline, cmd_us, now);
+            if (late == REDLOCK__CONN_LATE_CONNECT)
+                redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_CONNECT, "connect timeout");
+            else if (late == REDLOCK__CONN_LATE_HANDSHAKE)
+                redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_CONNECT, "TLS handshake: no answer within the connect timeout");
+            else if (late == REDLOCK__CONN_LATE_REPLY)
+                redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_NODE_TIMEOUT, "command timeout");
+        }
 }
 
 /* One turn: flush, wait for replies, writability, connects, the core's
@@ -990,16 +1287,19 @@ static inline void redlock__hiredis_expire(redlock_hiredis *c)
    thread, called with the mutex held; it is released while waiting. */
 static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us)
 {
-    struct pollfd pfd[2 * REDLOCK_MAX_NODES + 1];
-    int who[2 * REDLOCK_MAX_NODES + 1];
-    int np, i, rc, ms;
+    struct pollfd *pfd = c->_pfd;
+    int *who = c->_who;
+    int np, i, k, rc, ms;
     int64_t now, until, wait_us;
 
-    if (c->_threaded) /* keep connections up for the renewals */
+    if (c->_threaded) /* keep connections up for the renewals (a cluster's: those used) */
         for (i = 0; i < c->_n; i++)
-            if (!c->_conn[i].ctx) redlock__hiredis_ensure(c, i);
+            for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
+                redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
+                if (!cn->ctx && cn->ep.host) redlock__hiredis_ensure_conn(c, cn);
+            }
     redlock__hiredis_subs_tend(&c->_subs);
-    redlock__hiredis_flush_nodes(c, -1);
+    redlock__hiredis_flush(c, NULL, -1);
 
     now = redlock__hiredis_now_us();
     until = c->_deadline;
@@ -1014,13 +1314,14 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
     if (c->_threaded) pthread_mutex_lock(&c->_mu);
     for (i = 0; rc > 0 && i < np; i++) {
         if (!pfd[i].revents) continue;
-        if (who[i] < 0) {
+        if (who[i] == -1) {
             char b[64];
             while (read(c->_wake[0], b, sizeof b) > 0) {}
-        } else if (who[i] >= REDLOCK_MAX_NODES) {
-            redlock__hiredis_sub_event(c, who[i] - REDLOCK_MAX_NODES, pfd[i].fd, pfd[i].revents);
+        } else if (who[i] < -1) {
+            redlock__hiredis_sub_event(c, -2 - who[i], pfd[i].fd, pfd[i].revents);
         } else {
-            redlock__hiredis_node_event(c, who[i], pfd[i].fd, pfd[i].revents);
+            redlock__hiredis_node_event(c, redlock__hiredis_conn_at(c, who[i] % REDLOCK_MAX_NODES, who[i] / REDLOCK_MAX_NODES),
+                                        pfd[i].fd, pfd[i].revents);
         }
     }
     redlock__hiredis_expire(c);
@@ -1047,13 +1348,14 @@ static inline void redlock__hiredis_linger(redlock_hiredis *c, int followup)
 {
     int64_t until = redlock__hiredis_now_us() + c->_linger_us;
     for (;;) {
-        int i, waiting = 0;
+        int i, k, waiting = 0;
         int64_t left;
-        redlock__hiredis_flush_nodes(c, -1);
-        for (i = 0; i < c->_n; i++) {
-            const redlock__hiredis_conn *cn = &c->_conn[i];
-            if (cn->ctx) waiting += followup ? cn->q.count : cn->unsent;
-        }
+        redlock__hiredis_flush(c, NULL, -1);
+        for (i = 0; i < c->_n; i++)
+            for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
+                const redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
+                if (cn->ctx) waiting += followup ? cn->q.count : cn->unsent;
+            }
         left = until - redlock__hiredis_now_us();
         if (!waiting || left <= 0) break;
         redlock__hiredis_turn(c, left);
@@ -1069,8 +1371,9 @@ static inline void redlock__hiredis_wait(redlock_hiredis *c, redlock__hiredis_wa
         return;
     }
     while (!w->done) {
-        int i, inflight = 0;
-        for (i = 0; i < c->_n; i++) inflight += c->_conn[i].q.count;
+        int i, k, inflight = 0;
+        for (i = 0; i < c->_n; i++)
+            for (k = 0; k < redlock__hiredis_nconn(c, i); k++) inflight += redlock__hiredis_conn_at(c, i, k)->q.count;
         if (c->_deadline == REDLOCK_NO_DEADLINE && !inflight &&
             redlock_next_deadline(&c->_client) == REDLOCK_NO_DEADLINE) {
             /* nothing can move any more: should not happen */
@@ -1084,11 +1387,31 @@ static inline void redlock__hiredis_wait(redlock_hiredis *c, redlock__hiredis_wa
 
 /* ---- public API ---- */
 
+static inline void redlock__hiredis_free_conn(redlock__hiredis_conn *cn)
+{
+    if (cn->ctx) redisFree(cn->ctx);
+    cn->ctx = NULL;
+    redlock__hiredis_endpoint_free(&cn->ep);
+    redlock__conn_ring_free(&cn->q);
+    redlock__hiredis_copies_free(&cn->sent);
+}
+
+/* Node i's connections and endpoints (a cluster's links too), closed and freed. */
+static inline void redlock__hiredis_free_node(redlock_hiredis *c, int i)
+{
+    int k;
+    if (c->_links[i])
+        for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) redlock__hiredis_free_conn(&c->_links[i][k]);
+    free(c->_links[i]);
+    c->_links[i] = NULL;
+    redlock__hiredis_free_conn(&c->_conn[i]);
+}
+
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o)
 {
     redlock_config cfg;
     redlock_callbacks cb;
-    int i, rc;
+    int i, rc, npoll;
     if (!c || !o) return REDLOCK_ERR_INVALID;
     memset(c, 0, sizeof *c);
     if ((rc = redlock__hiredis_check_nodes(o->node, o->node_count)) != 0) return rc;
@@ -1103,12 +1426,33 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     c->_deadline = REDLOCK_NO_DEADLINE;
     c->_linger_us = (o->core.node_timeout_ms > 0 ? o->core.node_timeout_ms : 50) * 1000;
     c->_wake[0] = c->_wake[1] = -1;
-    for (i = 0; i < c->_n; i++) {
+    for (i = 0, npoll = 1; i < c->_n; i++) {
         redlock__hiredis_conn *cn = &c->_conn[i];
+        int k;
         cn->fd = -1;
+        cn->node = i;
+        cn->link = -1;
         c->_subs.ep[i] = &cn->ep;
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
+        npoll += 2;
+        if (!cn->ep.cluster) continue;
+        if (!(c->_links[i] = (redlock__hiredis_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i]))) {
+            rc = REDLOCK_ERR_NOMEM;
+            goto fail;
+        }
+        for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) {
+            c->_links[i][k].fd = -1;
+            c->_links[i][k].node = i;
+            c->_links[i][k].link = k;
+        }
+        npoll += REDLOCK__HIREDIS_LINKS;
+    }
+    c->_pfd = (struct pollfd *)malloc((size_t)npoll * sizeof *c->_pfd);
+    c->_who = (int *)malloc((size_t)npoll * sizeof *c->_who);
+    if (!c->_pfd || !c->_who) {
+        rc = REDLOCK_ERR_NOMEM;
+        goto fail;
     }
     cfg = o->core;
     cfg.node_count = c->_n;
@@ -1120,7 +1464,10 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     if (!o->notify_off) cb.listen = redlock__hiredis_listen;
     rc = redlock_client_init(&c->_client, &cfg, &cb, c);
     if (rc != REDLOCK_OK) goto fail;
-    for (i = 0; i < c->_n; i++) redlock__hiredis_ensure(c, i);
+    for (i = 0; i < c->_n; i++) { /* a cluster: its map asked of a seed */
+        if (c->_links[i]) redlock__hiredis_cluster_refresh(c, i);
+        else redlock__hiredis_ensure(c, i);
+    }
     c->_magic = REDLOCK__HIREDIS_MAGIC;
     if (o->watchdog_thread) {
         int fl;
@@ -1154,12 +1501,9 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
 fail_core:
     redlock_client_deinit(&c->_client);
 fail:
-    for (i = 0; i < c->_n; i++) {
-        redlock__hiredis_conn *cn = &c->_conn[i];
-        if (cn->ctx) redisFree(cn->ctx);
-        redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__conn_ring_free(&cn->q);
-    }
+    for (i = 0; i < c->_n; i++) redlock__hiredis_free_node(c, i);
+    free(c->_pfd);
+    free(c->_who);
     if (c->_wake[0] >= 0) { close(c->_wake[0]); close(c->_wake[1]); }
     memset(c, 0, sizeof *c);
     return rc;
@@ -1187,12 +1531,9 @@ REDLOCK_HIREDIS_API void redlock_hiredis_deinit(redlock_hiredis *c)
         close(c->_wake[1]);
     }
     redlock_client_deinit(&c->_client);
-    for (i = 0; i < c->_n; i++) {
-        redlock__hiredis_conn *cn = &c->_conn[i];
-        if (cn->ctx) redisFree(cn->ctx);
-        redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__conn_ring_free(&cn->q);
-    }
+    for (i = 0; i < c->_n; i++) redlock__hiredis_free_node(c, i);
+    free(c->_pfd);
+    free(c->_who);
     redlock__hiredis_subs_free(&c->_subs);
     memset(c, 0, sizeof *c);
 }
@@ -1227,6 +1568,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_lock_init(redlock_hiredis *c, redlock_hi
     redlock__hiredis_waiter *w;
     int rc, entered;
     if (!lk || !c || !opts || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;
+    for (rc = 0; rc < c->_n; rc++) /* a cluster: a fenced lock's counter must share its key's slot */
+        if (c->_links[rc] && !redlock_cluster_lock_fits(opts)) return REDLOCK_ERR_INVALID;
     o = *opts;
     o.on_result = redlock__hiredis_on_result;
     o.user = lk;
@@ -1441,6 +1784,10 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, in
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
     if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.health.policy);
+    if (buf && size && c->_links[i]) { /* a cluster: its worst master's */
+        int k = redlock__hiredis_cluster_worst(c->_conn[i].ep.cluster);
+        if (k >= 0) redlock__hiredis_set_text(buf, size, c->_links[i][k].ep.health.policy);
+    }
     e = (int)redlock_node_evicts(&c->_client, i);
     redlock__hiredis_leave(c, entered);
     return e;
@@ -1452,6 +1799,11 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c,
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return 0;
     entered = redlock__hiredis_enter(c);
     r = c->_conn[i].ctx != NULL && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
+    if (c->_links[i]) { /* a cluster: a link to one of its servers */
+        int k;
+        for (k = 0; k < c->_conn[i].ep.cluster->links && !r; k++)
+            r = c->_links[i][k].ctx != NULL && c->_links[i][k].life.state == REDLOCK__CONN_UP;
+    }
     redlock__hiredis_leave(c, entered);
     return r;
 }

@@ -24,6 +24,7 @@
 #include "redlock_nodes.h"
 #include "redlock_conn.h"
 #include "redlock_sentinel.h"
+#include "redlock_cluster.h"
 
 /* TLS: built in with REDLOCK_HIREDIS_TLS on hiredis 1.x (which has
    hiredis_ssl; link -lhiredis_ssl -lssl -lcrypto); asked of an older
@@ -304,6 +305,9 @@ typedef struct redlock__hiredis_endpoint {
     int tls_verify;
     struct redlock__hiredis_sentinels *sentinels; /* a Sentinel group's (host: its primary once
                                                      named, else NULL); NULL: a single server */
+    struct redlock__hiredis_cluster *cluster;     /* a cluster's addresses and routing (host:
+                                                     its first seed); NULL: not a cluster */
+    int life_pending;    /* a cluster link: health.life not yet told (the map must name it) */
 } redlock__hiredis_endpoint;
 
 /* A Sentinel group's sentinels (redlock_sentinel.h): asked which server
@@ -360,6 +364,275 @@ static inline int redlock__hiredis_sentinels_init(redlock__hiredis_endpoint *e, 
     return bad ? REDLOCK_ERR_NOMEM : 0;
 }
 
+/* ---- a Redis Cluster node: its addresses, its routing, its commands ----
+   A cluster (redis-cluster://h:p[+h:p...], redlock_nodes.h) is ONE node
+   of the quorum. The adapters keep one connection per address they talk
+   to (a "link": the seeds first, then each master the slot map or a
+   redirection names), opened when a command is first routed there. Where
+   a command goes and what a reply means (MOVED, ASK, TRYAGAIN,
+   CLUSTERDOWN), when the map is asked again, and what each master's
+   INFO says of its keys are redlock_cluster.h's (redlock_cluster); here,
+   the table of addresses, the CLUSTER SLOTS owed, and the copy of each
+   command written, kept until its reply (a redirection sends it again).
+   While the map does not know a slot, its command goes to a seed, whose
+   MOVED teaches it (nothing waits for the map). */
+
+/* Links of one cluster node: its seeds, then masters. */
+#define REDLOCK__HIREDIS_LINKS (REDLOCK_NODES_MAX_SEEDS + REDLOCK_CLUSTER_MAX_MASTERS)
+/* CLUSTER SLOTS on a link: a request kind beside redlock_conn.h's. */
+enum { REDLOCK__HIREDIS_SLOTS = 64 };
+
+typedef struct redlock__hiredis_cluster {
+    redlock_cluster *rc;                /* the routing: slot map, masters (by index), staleness */
+    char *host[REDLOCK__HIREDIS_LINKS];
+    int port[REDLOCK__HIREDIS_LINKS];
+    int links, seeds;                   /* addresses known; the first `seeds` are the seeds */
+    int next_seed;                      /* the seed asked while the map does not know a slot */
+    int refreshing;                     /* a CLUSTER SLOTS is owed an answer */
+    unsigned char evicts[REDLOCK__HIREDIS_LINKS]; /* what each address may evict (redlock_evicts),
+                                                     as its last INFO said */
+} redlock__hiredis_cluster;
+
+static inline void redlock__hiredis_cluster_free(redlock__hiredis_cluster *cl)
+{
+    int k;
+    if (!cl) return;
+    for (k = 0; k < cl->links; k++) free(cl->host[k]);
+    free(cl->rc);
+    free(cl);
+}
+
+/* The link of host:port (hlen bytes), added if new: its index, or -1
+   when the table is full or out of memory. */
+static inline int redlock__hiredis_cluster_link(redlock__hiredis_cluster *cl, const char *host, size_t hlen, int port)
+{
+    int k;
+    char *h;
+    for (k = 0; k < cl->links; k++)
+        if (cl->port[k] == port && strlen(cl->host[k]) == hlen && memcmp(cl->host[k], host, hlen) == 0) return k;
+    if (cl->links >= REDLOCK__HIREDIS_LINKS || !(h = (char *)malloc(hlen + 1))) return -1;
+    memcpy(h, host, hlen);
+    h[hlen] = 0;
+    cl->host[cl->links] = h;
+    cl->port[cl->links] = port;
+    return cl->links++;
+}
+
+/* The link whose INFO named the worst eviction policy (for its name), or -1. */
+static inline int redlock__hiredis_cluster_worst(const redlock__hiredis_cluster *cl)
+{
+    int k, at = -1;
+    for (k = 0; k < cl->links; k++)
+        if (at < 0 || cl->evicts[k] > cl->evicts[at]) at = k;
+    return at;
+}
+
+/* The link of master m of the map: -1 when the table is full. */
+static inline int redlock__hiredis_cluster_master_link(redlock__hiredis_cluster *cl, int m)
+{
+    const redlock_cluster_master *ms = &cl->rc->map.master[m];
+    return redlock__hiredis_cluster_link(cl, ms->host, strlen(ms->host), ms->port);
+}
+
+/* The master index of link k in the map, or -1 (not a master it knows). */
+static inline int redlock__hiredis_cluster_master_of(const redlock__hiredis_cluster *cl, int k)
+{
+    int m;
+    for (m = 0; m < cl->rc->map.masters; m++)
+        if (cl->rc->map.master[m].port == cl->port[k] && strcmp(cl->rc->map.master[m].host, cl->host[k]) == 0) return m;
+    return -1;
+}
+
+/* e's cluster: its seeds (host and seed[] of node nd) and an empty map;
+   e's host and port are the first seed's (its subscriber's address).
+   0, or NOMEM (freed with the endpoint). */
+static inline int redlock__hiredis_cluster_init(redlock__hiredis_endpoint *e, const redlock_node *nd)
+{
+    redlock__hiredis_cluster *cl = (redlock__hiredis_cluster *)calloc(1, sizeof *cl);
+    int k;
+    if (!(e->cluster = cl) || !(cl->rc = (redlock_cluster *)malloc(sizeof *cl->rc))) return REDLOCK_ERR_NOMEM;
+    redlock_cluster_init(cl->rc);
+    for (k = 0; k <= nd->seed_count && k < REDLOCK_NODES_MAX_SEEDS; k++) {
+        const char *h = k ? nd->seed[k - 1].host : nd->host;
+        int port = k ? nd->seed[k - 1].port : nd->port;
+        if (!h || !h[0]) h = "127.0.0.1";
+        if (redlock__hiredis_cluster_link(cl, h, strlen(h), port > 0 ? port : 6379) < 0) return REDLOCK_ERR_NOMEM;
+    }
+    cl->seeds = cl->links;
+    e->host = redlock__hiredis_strdup(cl->host[0]);
+    e->port = cl->port[0];
+    return e->host ? 0 : REDLOCK_ERR_NOMEM;
+}
+
+/* The link a command goes to: the master of its key's slot (a command
+   without a key: the first master), or a seed while the map does not
+   know (*hops -1: the seed's MOVED is the map's answer, not a
+   redirection; else 0). -1: the table is full (NOMEM). */
+static inline int redlock__hiredis_cluster_route(redlock__hiredis_cluster *cl, const redlock_command *cmd, int *hops)
+{
+    int m = redlock_cluster_route(cl->rc, cmd);
+    if (m == REDLOCK_CLUSTER_ANY) m = cl->rc->map.masters > 0 ? 0 : REDLOCK_CLUSTER_UNKNOWN;
+    *hops = m < 0 ? -1 : 0;
+    return m < 0 ? cl->next_seed : redlock__hiredis_cluster_master_link(cl, m);
+}
+
+/* Is a CLUSTER SLOTS due now (redlock_cluster_refresh_due: the map empty
+   or stale, not asked within REDLOCK_CLUSTER_REFRESH_MS), none owed? 1:
+   it counts as asked. */
+static inline int redlock__hiredis_cluster_refresh_due(redlock__hiredis_cluster *cl, int64_t now)
+{
+    if (cl->refreshing || !redlock_cluster_refresh_due(cl->rc, now)) return 0;
+    cl->refreshing = 1;
+    redlock_cluster_refresh_asked(cl->rc, now);
+    return 1;
+}
+
+/* r as the core's redlock_reply, nested arrays and all (CLUSTER SLOTS'
+   answer is three deep), in pool[cap] (*used counted): 0, or -1 when it
+   does not fit or nests deeper than `depth`. Points into r. */
+static inline int redlock__hiredis_tree(const redisReply *r, redlock_reply *out, redlock_reply *pool, size_t cap,
+                                        size_t *used, int depth)
+{
+    size_t k;
+    redlock_reply *el;
+    redlock__hiredis_translate(r, out);
+    if (r->type != REDIS_REPLY_ARRAY) return 0;
+    if (depth <= 0 || r->elements > cap - *used) return -1;
+    el = pool + *used;
+    out->element = el;
+    out->elements = r->elements;
+    *used += r->elements;
+    for (k = 0; k < r->elements; k++)
+        if (redlock__hiredis_tree(r->element[k], &el[k], pool, cap, used, depth - 1) != 0) return -1;
+    return 0;
+}
+
+/* The elements of r's arrays, `depth` deep (what redlock__hiredis_tree needs). */
+static inline size_t redlock__hiredis_tree_size(const redisReply *r, int depth)
+{
+    size_t k, n;
+    if (r->type != REDIS_REPLY_ARRAY || depth <= 0) return 0;
+    for (n = r->elements, k = 0; k < r->elements; k++) n += redlock__hiredis_tree_size(r->element[k], depth - 1);
+    return n;
+}
+
+/* CLUSTER SLOTS's answer on link k (redlock_cluster_update: a malformed
+   answer or an error leaves the map as it was). The count of masters
+   promoted since the last map (a failover: the caller tells the core),
+   or -1 when nothing was loaded. */
+static inline int redlock__hiredis_cluster_slots(redlock__hiredis_cluster *cl, int k, const redisReply *r)
+{
+    redlock_reply top, *pool;
+    size_t used = 0, cap = redlock__hiredis_tree_size(r, 4);
+    int failovers = 0, rc = -1;
+    cl->refreshing = 0;
+    if (r->type != REDIS_REPLY_ARRAY || !(pool = (redlock_reply *)malloc((cap ? cap : 1) * sizeof *pool))) return -1;
+    if (redlock__hiredis_tree(r, &top, pool, cap, &used, 4) == 0 &&
+        redlock_cluster_update(cl->rc, &top, cl->host[k], &failovers) >= 0)
+        rc = failovers;
+    free(pool);
+    return rc;
+}
+
+/* Link k failed: the map may be out of date, and while it does not know
+   a slot the next seed is asked. */
+static inline void redlock__hiredis_cluster_failed(redlock__hiredis_cluster *cl, int k)
+{
+    redlock_cluster_stale(cl->rc);
+    if (k == cl->next_seed && cl->seeds > 1) cl->next_seed = (cl->next_seed + 1) % cl->seeds;
+}
+
+/* What link k's INFO and CONFIG said of its server (e->health.life,
+   pending in e->life_pending until the map names the address a master):
+   the core tracks one life per node, a cluster has several masters, so
+   each master's is followed by redlock_cluster_life(), and a master that
+   restarted, or first answers young and keeps no keys across restarts,
+   is told to the core as a failover that long ago. */
+static inline void redlock__hiredis_cluster_apply(redlock_client *client, int node, redlock__hiredis_cluster *cl, int k,
+                                                  redlock__hiredis_endpoint *e)
+{
+    int m;
+    int64_t ago = 0;
+    if (!e->life_pending || (m = redlock__hiredis_cluster_master_of(cl, k)) < 0) return;
+    e->life_pending = 0;
+    if (redlock_cluster_life(cl->rc, m, &e->health.life, &ago)) redlock_node_failed_over(client, node, ago);
+}
+
+/* The commands a link wrote, in order beside its request ring
+   (redlock_conn.h): a core command's RESP text, kept until its reply
+   (NULL for the adapter's own), and how often it was redirected. */
+typedef struct redlock__hiredis_copy {
+    char *cmd;
+    size_t len;
+    int hops;
+} redlock__hiredis_copy;
+
+typedef struct redlock__hiredis_copies {
+    redlock__hiredis_copy *e;
+    size_t head, count, cap;
+} redlock__hiredis_copies;
+
+/* Files a copy (cmd: taken over, freed with it): 0, or NOMEM (cmd freed). */
+static inline int redlock__hiredis_copies_push(redlock__hiredis_copies *q, char *cmd, size_t len, int hops)
+{
+    redlock__hiredis_copy *x;
+    if (q->count == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 16, k;
+        redlock__hiredis_copy *ne = (redlock__hiredis_copy *)malloc(cap * sizeof *ne);
+        if (!ne) {
+            redisFreeCommand(cmd);
+            return REDLOCK_ERR_NOMEM;
+        }
+        for (k = 0; k < q->count; k++) ne[k] = q->e[(q->head + k) % q->cap];
+        free(q->e);
+        q->e = ne;
+        q->cap = cap;
+        q->head = 0;
+    }
+    x = &q->e[(q->head + q->count++) % q->cap];
+    x->cmd = cmd;
+    x->len = len;
+    x->hops = hops;
+    return 0;
+}
+
+/* The oldest copy into *out (its text now the caller's); 0 if none. */
+static inline int redlock__hiredis_copies_pop(redlock__hiredis_copies *q, redlock__hiredis_copy *out)
+{
+    if (!q->count) return 0;
+    *out = q->e[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    return 1;
+}
+
+/* Takes back the copy just filed (its command could not be sent). */
+static inline void redlock__hiredis_copies_unpush(redlock__hiredis_copies *q)
+{
+    q->count--;
+    redisFreeCommand(q->e[(q->head + q->count) % q->cap].cmd);
+}
+
+static inline void redlock__hiredis_copies_free(redlock__hiredis_copies *q)
+{
+    redlock__hiredis_copy x;
+    while (redlock__hiredis_copies_pop(q, &x)) redisFreeCommand(x.cmd);
+    free(q->e);
+    memset(q, 0, sizeof *q);
+}
+
+/* A command as RESP text (hiredis formats it): 0 and *out (freed with
+   redisFreeCommand), or NOMEM. */
+static inline int redlock__hiredis_format(const redlock_command *cmd, char **out, size_t *len)
+{
+    char *s = NULL;
+    long long n = redisFormatCommandArgv(&s, cmd->argc, (const char **)cmd->argv, cmd->argvlen);
+    if (n < 0 || !s) return REDLOCK_ERR_NOMEM;
+    *out = s;
+    *len = (size_t)n;
+    return 0;
+}
+
 /* 0, NOMEM, INVALID (TLS on a Unix socket, a certificate without its
    key), NO_TLS (not built in), or TLS (a CA / certificate / key that
    cannot be loaded); what was made is freed by
@@ -384,6 +657,15 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
         if ((u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
         rc = redlock__hiredis_sentinels_init(e, nd);
         return rc; /* host and port: the primary the sentinels name */
+    }
+    if (nd->kind == REDLOCK_NODE_CLUSTER) {
+        /* db 0 only (a cluster has no other), not over TLS nor a Unix socket */
+        if (tls || path || (nd->db > 0 ? nd->db : o->db) > 0) return REDLOCK_ERR_INVALID;
+        e->info = !o->info_off;
+        e->user = redlock__hiredis_strdup(u);
+        e->pass = redlock__hiredis_strdup(p);
+        if ((u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
+        return redlock__hiredis_cluster_init(e, nd);
     }
     if (nd->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID;
     e->port = nd->port > 0 ? nd->port : 6379;
@@ -421,11 +703,26 @@ static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
     free(e->tls_name);
     redlock__hiredis_sentinels_free(e->sentinels);
     e->sentinels = NULL;
+    redlock__hiredis_cluster_free(e->cluster);
+    e->cluster = NULL;
 #if REDLOCK__HIREDIS_HAS_TLS
     SSL_CTX_free((SSL_CTX *)e->tls_ctx);
 #endif
     e->host = e->unix_path = e->user = e->pass = e->tls_name = NULL;
     e->tls_ctx = NULL;
+}
+
+/* The endpoint of link k of cluster node `nd` (its address, the node's
+   login and health asks): 0, or NOMEM (freed with the endpoint). */
+static inline int redlock__hiredis_link_endpoint(redlock__hiredis_endpoint *e, const redlock__hiredis_endpoint *nd, int k)
+{
+    memset(e, 0, sizeof *e);
+    e->port = nd->cluster->port[k];
+    e->info = nd->info;
+    e->host = redlock__hiredis_strdup(nd->cluster->host[k]);
+    e->user = redlock__hiredis_strdup(nd->user);
+    e->pass = redlock__hiredis_strdup(nd->pass);
+    return !e->host || (nd->user && !e->user) || (nd->pass && !e->pass) ? REDLOCK_ERR_NOMEM : 0;
 }
 
 /* TCP is up on ctx: start TLS on it. hiredis owns the session from then
@@ -581,15 +878,30 @@ static inline int redlock__hiredis_auth_error(const redisReply *r)
 /* INFO's or CONFIG GET appendfsync's (kind) answer on node i's new
    connection (redlock_conn.h). */
 static inline void redlock__hiredis_info_reply(redlock_client *client, int i, redlock__hiredis_endpoint *e, int kind,
-                                               const redisReply *r)
+                                               const redisReply *r, redlock__hiredis_cluster *cl, int k)
 {
     if (kind == REDLOCK__CONN_INFO) {
         redlock__conn_info_answer(client, i, &e->health, r->type == REDIS_REPLY_STRING ? r->str : NULL,
                                   (size_t)r->len);
+        if (cl) { /* a cluster may evict what its worst master may: told so, not the last one's */
+            int j, worst = 0;
+            char name[24];
+            if (r->type == REDIS_REPLY_STRING && redlock_info_evicts(r->str, (size_t)r->len, name, sizeof name) >= 0)
+                cl->evicts[k] = (unsigned char)redlock_node_evicts(client, i);
+            for (j = 0; j < cl->links; j++)
+                if (cl->evicts[j] > worst) worst = cl->evicts[j];
+            redlock_node_set_evicts(client, i, (redlock_evicts)worst);
+        }
     } else {
         int pair = r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING;
-        redlock__conn_config_answer(client, i, &e->health, pair ? r->element[1]->str : NULL,
-                                    pair ? (size_t)r->element[1]->len : 0);
+        const char *str = pair ? r->element[1]->str : NULL;
+        size_t len = pair ? (size_t)r->element[1]->len : 0;
+        if (!cl) {
+            redlock__conn_config_answer(client, i, &e->health, str, len);
+        } else if (redlock__conn_config_life(&e->health, str, len)) { /* a cluster's master: followed per master */
+            e->life_pending = 1;
+            redlock__hiredis_cluster_apply(client, i, cl, k, e);
+        }
     }
 }
 

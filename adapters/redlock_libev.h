@@ -23,7 +23,7 @@
        lo.key = "job"; lo.ttl_ms = 5000; lo.watchdog = 1;
        lo.on_result = on_result;                // called from the loop
        redlock_lock lk;
-       redlock_lock_init(&lk, redlock_libev_client(&c), &lo);
+       redlock_libev_lock_init(&c, &lk, &lo);   // or redlock_lock_init(&lk, redlock_libev_client(&c), &lo)
        redlock_acquire(&lk);                    // the core API, unchanged
        ev_run(loop, 0);
        ...
@@ -88,11 +88,27 @@
      ends REDLOCK_ERR_OVERLOADED.
    * Nothing blocks: connects, reads and writes are non-blocking and driven
      by the loop (host names are resolved with getaddrinfo(), which may
-     block: give addresses where that matters). So single servers only:
-     a Sentinel group (redis-sentinel://) or a cluster node is refused by
-     init with REDLOCK_ERR_INVALID, since asking the sentinels would block
-     the loop (redlock_hiredis.h and redlock_socket.h serve Sentinel
-     groups).
+     block: give addresses where that matters). So no Sentinel group: a
+     redis-sentinel:// node is refused by init with REDLOCK_ERR_INVALID,
+     since asking the sentinels would block the loop (redlock_hiredis.h
+     and redlock_socket.h serve Sentinel groups).
+   * A Redis Cluster (redis-cluster://[user:pass@]h1:p1[+h2:p2...], kind
+     REDLOCK_NODE_CLUSTER) is ONE node of the quorum, served as
+     redlock_hiredis.h serves it (see there, HOW IT TALKS): one connection
+     per master (its own ev_io, opened when a command is first routed
+     there, never by a timer), each command to the master of its key's
+     slot, the slot map from CLUSTER SLOTS asked of a seed at init and
+     again when stale (without blocking: a command the map cannot place
+     yet goes to a seed, whose MOVED says where), MOVED and ASK (with
+     ASKING) followed once, TRYAGAIN and CLUSTERDOWN a failed vote, each
+     master's life kept for it and told to the core as
+     redlock_node_failed_over(), what it may evict its worst master's,
+     release notifications by SUBSCRIBE on
+     the first seed (PUBLISH reaches every node of a cluster). A fenced
+     lock needs a {hash tag} in its key: redlock_libev_lock_init()
+     refuses one without (INVALID); begun with redlock_lock_init() such a
+     lock's votes fail INVALID at the cluster node, whose status says why.
+     Not over TLS, nor a Unix socket, nor a db (INVALID at init).
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
@@ -211,6 +227,8 @@ typedef struct redlock__libev_conn {
     ev_timer reconnect;     /* due at life.retry_at */
     redlock__hiredis_endpoint ep; /* where, and how to log in */
     redlock__hiredis_bound bound; /* the shadow reader's count of a reply's objects */
+    int link;               /* a cluster node's link index; -1: a node's own connection */
+    redlock__hiredis_copies sent; /* a link's commands, until answered (a redirection resends) */
 } redlock__libev_conn;
 
 /* Caller-owned; must not move between init and deinit. */
@@ -220,7 +238,9 @@ typedef struct redlock_libev {
     ev_timer _timer;        /* the core's */
     ev_timer _watch;        /* command timeouts, while anything is in flight */
     int _n;
-    redlock__libev_conn _conn[REDLOCK_MAX_NODES];
+    redlock__libev_conn _conn[REDLOCK_MAX_NODES]; /* a cluster node's: its status only */
+    redlock__libev_conn *_links[REDLOCK_MAX_NODES]; /* a cluster node's connections
+                                                      (REDLOCK__HIREDIS_LINKS), else NULL */
     redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
     ev_io _sub_io[REDLOCK_MAX_NODES];
     ev_timer _sub_timer;    /* the subscribers' reconnects, connect timeouts, idle close */
@@ -251,10 +271,11 @@ typedef struct redlock_libev {
 extern "C" {
 #endif
 
-/* Sets up the client on `loop` and starts connecting every node. Errors:
-   INVALID (also: a node that is a Sentinel group or a cluster, which this
-   adapter does not serve: redlock_hiredis.h and redlock_socket.h serve
-   Sentinel groups), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
+/* Sets up the client on `loop` and starts connecting every node (a
+   cluster: asking a seed for its slot map). Errors: INVALID (also: a
+   node that is a Sentinel group, which this adapter does not serve:
+   redlock_hiredis.h and redlock_socket.h do; a cluster over TLS, a Unix
+   socket or with a db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
    the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
@@ -265,6 +286,13 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c);
 
 /* The core client, for redlock_lock_init and friends. */
 REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c);
+
+/* redlock_lock_init on the client, refusing first (INVALID, nothing
+   done) a lock that cannot live on a cluster node of it: a fenced lock
+   whose key has no {hash tag} (redlock_cluster_lock_fits). With
+   redlock_lock_init itself such a lock's every vote fails INVALID at
+   the cluster node instead (the node status says why). */
+REDLOCK_LIBEV_API int redlock_libev_lock_init(redlock_libev *c, redlock_lock *lk, const redlock_lock_opts *opts);
 
 /* Node i's last failure (CONNECT, AUTH, TRANSPORT, NODE_TIMEOUT, ...), or 0
    if none yet or a new connection has answered since; errbuf (optional)
@@ -314,6 +342,7 @@ static inline void redlock__libev_schedule_reconnect(redlock_libev *c, redlock__
     if (c->_closing) return;
     ev_timer_stop(c->_loop, &cn->reconnect);
     redlock__conn_down(&cn->life, redlock__hiredis_now_us(), ms);
+    if (cn->link >= 0) return; /* a cluster's link: reopened by the next command routed there */
     ev_timer_set(&cn->reconnect, ms / 1000.0, 0.);
     ev_timer_start(c->_loop, &cn->reconnect);
 }
@@ -327,6 +356,10 @@ static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, cons
     redlock_libev *c = cn->owner;
     int delay_ms = cn->life.refused ? 1000 : c->_reconnect_delay_ms;
     redlock__conn_lost(&cn->life, status, why, redlock__hiredis_now_us(), delay_ms);
+    if (cn->link >= 0 && status) { /* the cluster node's status; a seed next, the map asked again */
+        redlock__conn_set(&c->_conn[cn->index].life, status, cn->life.words);
+        redlock__hiredis_cluster_failed(c->_conn[cn->index].ep.cluster, cn->link);
+    }
     cn->ac = NULL;
     cn->ssl = NULL; /* freed with the context */
     if (cn->shadow) {
@@ -336,20 +369,241 @@ static inline void redlock__libev_lost(redlock__libev_conn *cn, int status, cons
     redlock__libev_schedule_reconnect(c, cn, delay_ms);
 }
 
+/* ---- a cluster node's links ---- */
+
+static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, void *privdata);
+static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_conn *cn);
+static inline void redlock__libev_drop(redlock__libev_conn *cn, int status, const char *why);
+static inline void redlock__libev_arm_watch(redlock_libev *c);
+
+/* Link k of cluster node i: its endpoint made at first use. NULL: out of memory. */
+static inline redlock__libev_conn *redlock__libev_link(redlock_libev *c, int i, int k)
+{
+    redlock__libev_conn *cn = &c->_links[i][k];
+    if (!cn->ep.host && redlock__hiredis_link_endpoint(&cn->ep, &c->_conn[i].ep, k) != 0) {
+        redlock__hiredis_endpoint_free(&cn->ep);
+        return NULL;
+    }
+    return cn;
+}
+
+/* Before a command is written to connection cn: an idle connection the
+   node closed is replaced, one with bytes nobody asked for dropped, and
+   one that is down reopened once its delay has passed (the loop may not
+   have run its timer yet: the program was busy; a cluster's link opens
+   when a command is first routed there). */
+static inline void redlock__libev_prepare(redlock_libev *c, redlock__libev_conn *cn)
+{
+    if (c->_closing) return;
+    if (cn->ac) {
+        int idle = redlock__hiredis_send_probe(&cn->life, &cn->q, cn->ac->c.fd, cn->ssl,
+                                               cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
+        if (idle == REDLOCK__CONN_IDLE_CLOSED) {
+            /* closed while idle (a restart): replaced for this command */
+            redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
+            ev_timer_stop(c->_loop, &cn->reconnect);
+            redlock__conn_down(&cn->life, 0, 0);
+            redlock__libev_connect_conn(c, cn);
+        } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
+            /* retried after the reconnect delay, as any protocol failure */
+            redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
+        }
+    }
+    if (!cn->ac && (ev_is_active(&cn->reconnect) || cn->link >= 0) &&
+        redlock__conn_may_open(&cn->life, redlock__hiredis_now_us())) {
+        ev_timer_stop(c->_loop, &cn->reconnect);
+        redlock__libev_connect_conn(c, cn);
+    }
+}
+
+/* Queues RESP text s (taken over) on link cn as a request of `kind` (a
+   core command's tag, its copy kept with its hops for a redirection).
+   0, or a status (s freed). */
+static inline int redlock__libev_link_append(redlock__libev_conn *cn, int kind, redlock_tag tag, char *s, size_t len,
+                                             int hops)
+{
+    int core = kind == REDLOCK__CONN_CORE, rc;
+    if ((rc = redlock__hiredis_copies_push(&cn->sent, core ? s : NULL, len, hops)) != 0) {
+        if (!core) redisFreeCommand(s);
+        return rc;
+    }
+    if ((rc = redlock__hiredis_reserve(&cn->q)) != 0) {
+        redlock__hiredis_copies_unpush(&cn->sent);
+        if (!core) redisFreeCommand(s);
+        return rc;
+    }
+    if (core) redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
+    else redlock__conn_push(&cn->q, kind, 0, redlock__hiredis_now_us());
+    if (redisAsyncFormattedCommand(cn->ac, redlock__libev_on_reply, cn, s, len) != REDIS_OK) {
+        redlock__hiredis_unpush(&cn->q); /* not queued (context disconnecting) */
+        redlock__hiredis_copies_unpush(&cn->sent);
+        if (!core) redisFreeCommand(s);
+        return REDLOCK_ERR_TRANSPORT;
+    }
+    if (!core) redisFreeCommand(s);
+    redlock__libev_arm_watch(cn->owner);
+    return 0;
+}
+
+/* An adapter's own command (argv) on link cn: 0, or a status. */
+static inline int redlock__libev_link_own(redlock__libev_conn *cn, int kind, int argc, const char **argv)
+{
+    size_t len[2];
+    char *s = NULL;
+    long long got;
+    int k;
+    for (k = 0; k < argc; k++) len[k] = strlen(argv[k]);
+    if ((got = redisFormatCommandArgv(&s, argc, argv, len)) < 0 || !s) return REDLOCK_ERR_NOMEM;
+    return redlock__libev_link_append(cn, kind, 0, s, (size_t)got, 0);
+}
+
+/* Core command `tag` (RESP text s, taken over) to link k of cluster node
+   i; after an ASK (asking), ASKING first. 0, or the status its vote
+   fails with (s freed). */
+static inline int redlock__libev_link_send(redlock_libev *c, int i, int k, redlock_tag tag, char *s, size_t len, int hops,
+                                           int asking)
+{
+    redlock__libev_conn *cn = redlock__libev_link(c, i, k);
+    const char *ask[1];
+    size_t asklen[1];
+    int rc;
+    if (!cn) {
+        redisFreeCommand(s);
+        return REDLOCK_ERR_NOMEM;
+    }
+    redlock__libev_prepare(c, cn);
+    rc = !cn->ac || c->_closing ? (cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT)
+         : cn->life.refused    ? (cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH)
+                               : 0;
+    redlock_cluster_asking_argv(ask, asklen);
+    if (rc == 0 && asking) rc = redlock__libev_link_own(cn, REDLOCK__CONN_ASKING, 1, ask);
+    if (rc != 0) {
+        redisFreeCommand(s);
+        return rc;
+    }
+    return redlock__libev_link_append(cn, REDLOCK__CONN_CORE, tag, s, len, hops);
+}
+
+/* Asks cluster node i for its slot map (CLUSTER SLOTS) when that is due
+   (redlock__hiredis_cluster_refresh_due): on a link that is up, a seed
+   first, else on the seed in turn (opened for it). */
+static inline void redlock__libev_cluster_refresh(redlock_libev *c, int i)
+{
+    static const char *slots[2] = { "CLUSTER", "SLOTS" };
+    redlock__hiredis_cluster *cl = c->_conn[i].ep.cluster;
+    redlock__libev_conn *cn = NULL;
+    int k;
+    if (c->_closing || !redlock__hiredis_cluster_refresh_due(cl, redlock__hiredis_now_us())) return;
+    for (k = 0; k < cl->links && !cn; k++)
+        if (c->_links[i][k].ac && c->_links[i][k].life.state == REDLOCK__CONN_UP && !c->_links[i][k].life.refused)
+            cn = &c->_links[i][k];
+    if (!cn && (cn = redlock__libev_link(c, i, cl->next_seed)) != NULL) redlock__libev_prepare(c, cn);
+    if (!cn || !cn->ac || redlock__libev_link_own(cn, REDLOCK__HIREDIS_SLOTS, 2, slots) != 0) cl->refreshing = 0;
+}
+
+/* The core's command to cluster node i: to the master of its key's slot
+   (a seed while the map does not know it). */
+static inline int redlock__libev_cluster_send(redlock_libev *c, int i, const redlock_command *cmd, redlock_tag tag)
+{
+    redlock__hiredis_cluster *cl = c->_conn[i].ep.cluster;
+    char *s;
+    size_t len;
+    int k, rc, hops;
+    if (redlock_cluster_cross_slot(cmd)) { /* the cluster would answer CROSSSLOT: say why instead */
+        redlock__conn_set(&c->_conn[i].life, REDLOCK_ERR_INVALID,
+                          "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
+        return REDLOCK_ERR_INVALID;
+    }
+    redlock__libev_cluster_refresh(c, i);
+    if ((k = redlock__hiredis_cluster_route(cl, cmd, &hops)) < 0) return REDLOCK_ERR_NOMEM;
+    if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;
+    return redlock__libev_link_send(c, i, k, tag, s, len, hops, 0);
+}
+
+/* A core command's reply on link cn (copy x: its command), as
+   redlock_cluster_answer() reads it: MOVED or ASK sends it again (1,
+   x->cmd taken; the vote fails if it could not be sent), else 0: the
+   reply is the core's. A MOVED to the former master's replica is a
+   failover, told to the core. (As redlock_hiredis.h's.) */
+static inline int redlock__libev_redirect(redlock_libev *c, redlock__libev_conn *cn, redlock__hiredis_copy *x,
+                                          redlock_tag tag, const redisReply *r)
+{
+    redlock__hiredis_cluster *cl = c->_conn[cn->index].ep.cluster;
+    redlock_cluster_step step;
+    redlock_reply rr;
+    int how, k, st;
+    if (r->type != REDIS_REPLY_ERROR || !x->cmd) return 0;
+    redlock__hiredis_translate(r, &rr);
+    how = redlock_cluster_answer(cl->rc, &rr, cn->ep.host, x->hops, &step);
+    if (step.failover) redlock_node_failed_over(&c->_client, cn->index, 0);
+    if (how == REDLOCK_CLUSTER_PASS) return 0;
+    if ((k = redlock__hiredis_cluster_master_link(cl, step.master)) < 0) {
+        st = REDLOCK_ERR_NOMEM;
+        redisFreeCommand(x->cmd);
+    } else {
+        st = redlock__libev_link_send(c, cn->index, k, tag, x->cmd, x->len, x->hops + 1, how == REDLOCK_CLUSTER_ASKING);
+    }
+    x->cmd = NULL;
+    if (st) redlock_on_error(&c->_client, tag, st);
+    return 1;
+}
+
+/* CLUSTER SLOTS's answer on link cn (NULL: the connection dropped). */
+static inline void redlock__libev_slots(redlock_libev *c, redlock__libev_conn *cn, const redisReply *r)
+{
+    const int i = cn->index;
+    redlock__hiredis_cluster *cl = c->_conn[i].ep.cluster;
+    int k, promoted;
+    if (!r || c->_closing) {
+        cl->refreshing = 0;
+        return;
+    }
+    if ((promoted = redlock__hiredis_cluster_slots(cl, cn->link, r)) > 0)
+        redlock_node_failed_over(&c->_client, i, 0); /* a replica took a master's slots */
+    for (k = 0; k < cl->links; k++) /* the lives of masters the map names now */
+        redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
+}
+
 /* The status the commands a connection owes fail with. hiredis fails
    them before it calls the disconnect callback, so a TLS refusal met
    mid-handshake (the certificate, once the server answered) is read here
    from the session, which lives until the context is freed: TLS, which
    no retry cures, not TRANSPORT. */
-static inline int redlock__libev_failure(redlock__libev_conn *cn, const redisAsyncContext *ac)
+static inline int redlock__libev_failure(redlock__libev_conn *cn)
 {
     char why[128];
-    if (!cn->drop_status && ac->err && cn->ssl) {
-        snprintf(why, sizeof why, "%s", ac->errstr);
+    if (!cn->drop_status && cn->ac && cn->ac->err && cn->ssl) {
+        snprintf(why, sizeof why, "%s", cn->ac->errstr);
         if (redlock__hiredis_tls_failure(&cn->ep, cn->ssl, REDLOCK_ERR_TRANSPORT, why, sizeof why) == REDLOCK_ERR_TLS)
             cn->drop_status = REDLOCK_ERR_TLS;
     }
     return cn->drop_status ? cn->drop_status : REDLOCK_ERR_TRANSPORT;
+}
+
+/* A core command's reply (r; NULL: the connection dropped) on cn. */
+static inline void redlock__libev_core_reply(redlock_libev *c, redlock__libev_conn *cn, redlock__conn_req *req,
+                                             redlock__hiredis_copy *x, redisReply *r)
+{
+    redlock__hiredis_cluster *cl = cn->link >= 0 ? c->_conn[cn->index].ep.cluster : NULL;
+    int st;
+    if (!r) {
+        redlock_on_error(&c->_client, req->tag, redlock__libev_failure(cn));
+    } else if ((st = redlock__conn_answer(&cn->life, redlock__hiredis_auth_error(r) ? r->str : NULL)) != 0) {
+        if (cl) redlock__conn_set(&c->_conn[cn->index].life, st, cn->life.words);
+        redlock_on_error(&c->_client, req->tag, st);
+    } else {
+        redlock_reply rr;
+        if (cl) {
+            redlock__hiredis_heard(&c->_conn[cn->index].life, r);
+            c->_conn[cn->index].life.status = 0; /* a master answered */
+            if (redlock__libev_redirect(c, cn, x, req->tag, r)) {
+                redlock__libev_cluster_refresh(c, cn->index); /* after a MOVED: the rest of the map */
+                return;
+            }
+        }
+        redlock__hiredis_translate(r, &rr);
+        redlock_on_reply(&c->_client, req->tag, &rr);
+    }
 }
 
 /* Completion callback of every command: privdata is the connection. */
@@ -358,30 +612,31 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     redlock__libev_conn *cn = (redlock__libev_conn *)privdata;
     redlock_libev *c = cn->owner;
     redisReply *r = (redisReply *)reply;
+    redlock__hiredis_cluster *cl = cn->link >= 0 ? c->_conn[cn->index].ep.cluster : NULL;
     redlock__conn_req req;
-    int st;
+    redlock__hiredis_copy x;
     if (!redlock__conn_pop(&cn->q, &req)) return;
+    memset(&x, 0, sizeof x);
+    if (cl) (void)redlock__hiredis_copies_pop(&cn->sent, &x);
     if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) { /* before the replies behind */
-        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r);
+        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r, cl, cn->link);
         return;
+    }
+    if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__CONN_ASKING) {
+        if (req.kind == REDLOCK__HIREDIS_SLOTS) redlock__libev_slots(c, cn, r);
+        return; /* ASKING's answer: the command behind it tells */
     }
     redlock__hiredis_heard(&cn->life, r);
     if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
         if (r && redlock__conn_preamble_answer(&cn->life, req.kind, r->type == REDIS_REPLY_ERROR ? r->str : NULL) &&
-            cn->ac == ac)
+            cn->ac == ac) {
+            if (cl) redlock__conn_set(&c->_conn[cn->index].life, cn->life.status, cn->life.words);
             redisAsyncDisconnect(ac); /* after the replies still owed */
+        }
         return;
     }
-    if (c->_closing) return;
-    if (!r) {
-        redlock_on_error(&c->_client, req.tag, redlock__libev_failure(cn, ac));
-    } else if ((st = redlock__conn_answer(&cn->life, redlock__hiredis_auth_error(r) ? r->str : NULL)) != 0) {
-        redlock_on_error(&c->_client, req.tag, st);
-    } else {
-        redlock_reply rr;
-        redlock__hiredis_translate(r, &rr);
-        redlock_on_reply(&c->_client, req.tag, &rr);
-    }
+    if (!c->_closing) redlock__libev_core_reply(c, cn, &req, &x, r);
+    redisFreeCommand(x.cmd);
 }
 
 static inline void redlock__libev_on_connect(const redisAsyncContext *ac, int status)
@@ -527,16 +782,18 @@ static inline void redlock__libev_arm_watch(redlock_libev *c)
 static inline int redlock__libev_handshake(void *ctx, int kind, int argc, const char **argv, const size_t *len)
 {
     redlock__libev_conn *cn = (redlock__libev_conn *)ctx;
-    if (redlock__hiredis_push(&cn->q, kind, 0) != 0) return -1;
-    if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 0;
-    redlock__hiredis_unpush(&cn->q);
+    if (cn->link >= 0 && redlock__hiredis_copies_push(&cn->sent, NULL, 0, 0) != 0) return -1;
+    if (redlock__hiredis_push(&cn->q, kind, 0) == 0) {
+        if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 0;
+        redlock__hiredis_unpush(&cn->q);
+    }
+    if (cn->link >= 0) redlock__hiredis_copies_unpush(&cn->sent);
     return -1;
 }
 
-/* Opens node i's connection and queues its preamble. */
-static inline void redlock__libev_connect(redlock_libev *c, int i)
+/* Opens connection cn and queues its preamble. */
+static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_conn *cn)
 {
-    redlock__libev_conn *cn = &c->_conn[i];
     redisAsyncContext *ac;
     if (cn->ac || c->_closing) return;
     if (cn->ep.unix_path) ac = redisAsyncConnectUnix(cn->ep.unix_path);
@@ -590,12 +847,19 @@ static inline void redlock__libev_connect(redlock_libev *c, int i)
     redlock__libev_arm_watch(c); /* the connect timeout, and AUTH / SELECT owed */
 }
 
+/* Opens node i's connection (a cluster's: its map asked of a seed). */
+static inline void redlock__libev_connect(redlock_libev *c, int i)
+{
+    if (c->_links[i]) redlock__libev_cluster_refresh(c, i);
+    else redlock__libev_connect_conn(c, &c->_conn[i]);
+}
+
 static inline void redlock__libev_on_reconnect(struct ev_loop *loop, ev_timer *w, int revents)
 {
     redlock__libev_conn *cn = (redlock__libev_conn *)w->data;
     (void)loop;
     (void)revents;
-    redlock__libev_connect(cn->owner, cn->index);
+    redlock__libev_connect_conn(cn->owner, cn);
 }
 
 /* Drops nodes whose connect took longer than connect_timeout_ms, or that
@@ -604,11 +868,12 @@ static inline void redlock__libev_on_watch(struct ev_loop *loop, ev_timer *w, in
 {
     redlock_libev *c = (redlock_libev *)w->data;
     int64_t now = redlock__hiredis_now_us();
-    int i, busy = 0;
+    int i, k, busy = 0;
     (void)loop;
     (void)revents;
-    for (i = 0; i < c->_n; i++) {
-        redlock__libev_conn *cn = &c->_conn[i];
+    for (i = 0; i < c->_n; i++)
+    for (k = 0; k < (c->_links[i] ? c->_conn[i].ep.cluster->links : 1); k++) {
+        redlock__libev_conn *cn = c->_links[i] ? &c->_links[i][k] : &c->_conn[i];
         int hs = cn->ac && redlock__hiredis_tls_handshaking(cn->ssl), late;
         if (!cn->ac) continue;
         late = redlock__conn_late(&cn->life, &cn->q, hs, hs, cn->connect_start + (int64_t)c->_connect_timeout_ms * 1000,
@@ -639,26 +904,10 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
 {
     redlock_libev *c = (redlock_libev *)user;
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
-    if (cn->ac && !c->_closing) {
-        int idle = redlock__hiredis_send_probe(&cn->life, &cn->q, cn->ac->c.fd, cn->ssl,
-                                               cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
-        if (idle == REDLOCK__CONN_IDLE_CLOSED) {
-            /* closed while idle (a restart): replaced for this command */
-            redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "connection closed");
-            ev_timer_stop(c->_loop, &cn->reconnect);
-            redlock__libev_connect(c, node);
-        } else if (idle == REDLOCK__CONN_IDLE_UNASKED) {
-            /* retried after the reconnect delay, as any protocol failure */
-            redlock__libev_drop(cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
-        }
-    }
+    if (c->_links[node] && !c->_closing) return redlock__libev_cluster_send(c, node, cmd, tag);
     /* a node down past its reconnect delay is reconnected by the command
-       itself: the loop may not have run the timer yet (the program was
-       busy), and the vote (or a release's delete) would be lost for nothing */
-    if (!cn->ac && !c->_closing && ev_is_active(&cn->reconnect) && redlock__conn_may_open(&cn->life, redlock__hiredis_now_us())) {
-        ev_timer_stop(c->_loop, &cn->reconnect);
-        redlock__libev_connect(c, node);
-    }
+       itself: the vote (or a release's delete) would be lost for nothing */
+    redlock__libev_prepare(c, cn);
     if (!cn->ac || c->_closing) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
     if (cn->life.refused) return cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH;
     {
@@ -809,12 +1058,28 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         c->_sub_io[i].data = c;
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
-        if (o->node[i].kind != REDLOCK_NODE_SERVER) { /* single servers only: asking sentinels blocks */
+        cn->link = -1;
+        if (o->node[i].kind == REDLOCK_NODE_SENTINEL) { /* asking the sentinels would block */
             rc = REDLOCK_ERR_INVALID;
             goto fail;
         }
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
+        if (cn->ep.cluster) {
+            int k;
+            if (!(c->_links[i] = (redlock__libev_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i]))) {
+                rc = REDLOCK_ERR_NOMEM;
+                goto fail;
+            }
+            for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) {
+                redlock__libev_conn *ln = &c->_links[i][k];
+                ln->owner = c;
+                ln->index = i;
+                ln->link = k;
+                ev_timer_init(&ln->reconnect, redlock__libev_on_reconnect, 0., 0.);
+                ln->reconnect.data = ln;
+            }
+        }
     }
     cfg = o->core;
     cfg.node_count = c->_n;
@@ -832,9 +1097,27 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
 fail:
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_endpoint_free(&c->_conn[i].ep);
+        free(c->_links[i]); /* no link was made yet */
     }
     memset(c, 0, sizeof *c);
     return rc;
+}
+
+/* Connection cn closed (its owed callbacks run, and end at once) and freed. */
+static inline void redlock__libev_free_conn(redlock_libev *c, redlock__libev_conn *cn)
+{
+    ev_timer_stop(c->_loop, &cn->reconnect);
+    if (cn->shadow) redisReaderFree(cn->shadow);
+    cn->shadow = NULL;
+    if (cn->ac) {
+        redisAsyncContext *ac = cn->ac;
+        cn->ac = NULL;
+        cn->life.state = REDLOCK__CONN_DOWN;
+        redisAsyncFree(ac);
+    }
+    redlock__hiredis_endpoint_free(&cn->ep);
+    redlock__conn_ring_free(&cn->q);
+    redlock__hiredis_copies_free(&cn->sent);
 }
 
 REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
@@ -848,23 +1131,26 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
     ev_timer_stop(c->_loop, &c->_sub_timer);
     redlock__hiredis_subs_free(&c->_subs); /* stops the watchers as it closes */
     for (i = 0; i < c->_n; i++) {
-        redlock__libev_conn *cn = &c->_conn[i];
-        ev_timer_stop(c->_loop, &cn->reconnect);
-        if (cn->shadow) redisReaderFree(cn->shadow);
-        cn->shadow = NULL;
-        if (cn->ac) {
-            redisAsyncContext *ac = cn->ac;
-            cn->ac = NULL;
-            cn->life.state = REDLOCK__CONN_DOWN;
-            redisAsyncFree(ac);
+        int k;
+        if (c->_links[i]) { /* a cluster's links first: their answers' copies point to the node's */
+            for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) redlock__libev_free_conn(c, &c->_links[i][k]);
+            free(c->_links[i]);
         }
-        redlock__hiredis_endpoint_free(&cn->ep);
-        redlock__conn_ring_free(&cn->q);
+        redlock__libev_free_conn(c, &c->_conn[i]);
     }
     memset(c, 0, sizeof *c);
 }
 
 REDLOCK_LIBEV_API redlock_client *redlock_libev_client(redlock_libev *c) { return &c->_client; }
+
+REDLOCK_LIBEV_API int redlock_libev_lock_init(redlock_libev *c, redlock_lock *lk, const redlock_lock_opts *opts)
+{
+    int i;
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || !opts) return REDLOCK_ERR_INVALID;
+    for (i = 0; i < c->_n; i++) /* a cluster: a fenced lock's counter must share its key's slot */
+        if (c->_links[i] && !redlock_cluster_lock_fits(opts)) return REDLOCK_ERR_INVALID;
+    return redlock_lock_init(lk, &c->_client, opts);
+}
 
 REDLOCK_LIBEV_API int redlock_libev_node_status(const redlock_libev *c, int i, char *errbuf, size_t errsz)
 {
@@ -878,12 +1164,22 @@ REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, c
     if (buf && size) buf[0] = 0;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
     if (buf && size) redlock__hiredis_set_text(buf, size, c->_conn[i].ep.health.policy);
+    if (buf && size && c->_links[i]) { /* a cluster: its worst master's */
+        int k = redlock__hiredis_cluster_worst(c->_conn[i].ep.cluster);
+        if (k >= 0) redlock__hiredis_set_text(buf, size, c->_links[i][k].ep.health.policy);
+    }
     return (int)redlock_node_evicts(&c->_client, i);
 }
 
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i)
 {
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return 0;
+    if (c->_links[i]) { /* a cluster: a link to one of its servers */
+        int k;
+        for (k = 0; k < c->_conn[i].ep.cluster->links; k++)
+            if (c->_links[i][k].life.state == REDLOCK__CONN_UP) return 1;
+        return 0;
+    }
     return c->_conn[i].life.state == REDLOCK__CONN_UP && !redlock__hiredis_tls_handshaking(c->_conn[i].ssl);
 }
 

@@ -14,7 +14,8 @@
    CONTENTS
        1. RESP2 encoder and incremental parser: redlock_resp.h, included
        2. Connections: TCP (names via getaddrinfo), TLS over TCP (OpenSSL,
-          optional) or Unix sockets, one per node, non-blocking, AUTH
+          optional) or Unix sockets, one per node (per master of a Redis
+          Cluster node), non-blocking, AUTH
           (password or ACL user + password), SELECT; node lists
           ("host:port,redis://...", $REDLOCK_NODES) parsed by
           redlock_nodes.h, included; a node's port asked directly
@@ -108,6 +109,47 @@
    loaded fails redlock_socket_init() with REDLOCK_ERR_TLS.
    TLS 1.2 at least; OpenSSL reads and writes through send()/recv() with
    MSG_NOSIGNAL, so no SIGPIPE.
+
+   REDIS CLUSTER. A node of kind REDLOCK_NODE_CLUSTER (redis-cluster://
+   m1:port+m2:port..., its host and seed[] the seeds) is ONE node of the
+   core's quorum; inside it each command goes to the master that serves
+   its key's slot (adapters/redlock_cluster.h does the routing):
+     * one command connection per master used, opened when first needed
+       (AUTH, INFO, CONFIG GET appendfsync as any node's; no SELECT: a
+       cluster has db 0 only, init refuses a db, TLS or a Unix socket for
+       it with REDLOCK_ERR_INVALID); at most REDLOCK_SOCKET_CLUSTER_CONNS
+       (16) per cluster node: a command for yet another master reuses a
+       connection that owes nothing, or fails (CONNECT);
+     * the slot map is asked with CLUSTER SLOTS of a master it knows, then
+       of the seeds, blocking (as getaddrinfo is), within
+       connect_timeout_ms; again when a MOVED, CLUSTERDOWN or a lost master
+       made it stale, at most every REDLOCK_CLUSTER_REFRESH_MS (100 ms);
+       none answering fails the command (CONNECT, the words in
+       redlock_socket_node_status());
+     * MOVED: the command is sent again to the master named; ASK: ASKING,
+       then the command, there; once: a second redirection, TRYAGAIN and
+       CLUSTERDOWN are delivered as the error they are, a failed vote.
+       The replies of one node's commands may so come back in another
+       order than they were sent: the core matches them by tag;
+     * every key of a lock must live in one slot: a fenced lock's key
+       needs a {hash tag} (its counter is REDLOCK_FENCE_PREFIX + key), and
+       redlock_socket_lock_init() refuses one without (REDLOCK_ERR_INVALID;
+       the core's redlock_lock_init() does not know the nodes: a script
+       whose keys span slots is then not sent, INVALID with words);
+     * restarts (redlock.h section 4): each master's INFO and CONFIG are
+       kept per master, not told with redlock_node_set_life() (the
+       masters' run_ids in turn would read as restarts); a master whose
+       run_id changed (now), or first seen young without appendfsync
+       always (since it started), and a slot taken over by a replica of
+       its master (CLUSTER SLOTS, or a MOVED to it: a failover, now) are
+       told with redlock_node_failed_over(); a planned migration is not;
+     * release notifications: the node's subscriber SUBSCRIBEs on the
+       first seed (PUBLISH reaches every node of a cluster), not sharded
+       pub/sub;
+     * raw mode (on_reply) routes a cluster node's commands the same way,
+       by their key (INFO, CONFIG: the master of slot 0).
+   In the foreign-loop API (4.) the further connections have slots of
+   their own, after the subscribers'.
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
    client waits for its next attempt (a retry delay at least the node
@@ -219,7 +261,9 @@
    ---------------------
    For each slot i below redlock_socket_fd_count() (the nodes' connections
    0 .. node_count-1, then, unless notify_off, the subscribers of release
-   notifications: at most REDLOCK_SOCKET_MAX_FDS), watch
+   notifications, then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more for each
+   cluster node, in the order of the nodes: fixed at init, at most
+   REDLOCK_SOCKET_MAX_FDS; without a cluster node, as before), watch
    redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
@@ -259,6 +303,8 @@
                                       with REDLOCK_ERR_QUEUE_FULL (the node
                                       itself is not failed)
        REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 64 MiB
+       REDLOCK_SOCKET_CLUSTER_CONNS   command connections per cluster node
+                                      (one per master), default 16
        REDLOCK_SOCKET_GETADDRINFO     the resolver, default getaddrinfo and
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
@@ -297,6 +343,7 @@
 #include "redlock_notify.h"
 #include "redlock_conn.h"
 #include "redlock_sentinel.h"
+#include "redlock_cluster.h"
 
 #ifndef REDLOCK_SOCKET_API
 #ifdef REDLOCK_SOCKET_STATIC
@@ -318,9 +365,18 @@
 #endif
 #define REDLOCK_SOCKET_READ 1
 #define REDLOCK_SOCKET_WRITE 2
+/* The command connections a Redis Cluster node may have, one per master
+   it has used (the node's own slot and CLUSTER_CONNS - 1 more). */
+#ifndef REDLOCK_SOCKET_CLUSTER_CONNS
+#define REDLOCK_SOCKET_CLUSTER_CONNS 16
+#endif
+#if REDLOCK_SOCKET_CLUSTER_CONNS < 1 || REDLOCK_SOCKET_CLUSTER_CONNS > REDLOCK_CLUSTER_MAX_MASTERS
+#error "REDLOCK_SOCKET_CLUSTER_CONNS: 1 .. REDLOCK_CLUSTER_MAX_MASTERS"
+#endif
 /* Sockets one adapter may have: a command connection and a subscriber
-   (release notifications) per node. */
-#define REDLOCK_SOCKET_MAX_FDS (2 * REDLOCK_MAX_NODES)
+   (release notifications) per node, and a cluster node's further
+   command connections. */
+#define REDLOCK_SOCKET_MAX_FDS ((1 + REDLOCK_SOCKET_CLUSTER_CONNS) * REDLOCK_MAX_NODES)
 
 #ifdef __cplusplus
 extern "C" {
@@ -366,6 +422,7 @@ typedef struct redlock_socket_config {
 
 struct redlock__sock_node;
 struct redlock__sock_thread;
+struct redlock__sock_cluster;
 
 /* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_socket {
@@ -381,6 +438,10 @@ typedef struct redlock_socket {
        + i] listens on node i), the keys they listen to and who waits */
     int _nsub;
     redlock__conn_subs _subs;
+    /* Redis Cluster nodes: each one's routing (NULL: not a cluster), and
+       how many; their further connections follow the subscribers */
+    struct redlock__sock_cluster *_cl[REDLOCK_MAX_NODES];
+    int _ncl;
     /* the last redlock_socket_pollfds(): node and connection of each entry */
     int _poll_node[REDLOCK_SOCKET_MAX_FDS];
     unsigned _poll_gen[REDLOCK_SOCKET_MAX_FDS];
@@ -452,7 +513,10 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
    status's description; with status 0, the server's last error reply to a command
    on the current connection ("NOPERM ...", "ERR unknown command ...",
    "READONLY ..."; "" if none), which a vote that failed with
-   REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only. */
+   REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only.
+   A cluster node: its own slot's connection's (where the slot map's
+   failures, and the error replies its masters gave the core, are told
+   too), else the first of its other masters' connections that failed. */
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz);
 /* Nonzero when the node's connection is established. */
 REDLOCK_SOCKET_API int redlock_socket_node_connected(const redlock_socket *s, int node);
@@ -723,6 +787,8 @@ struct redlock__sock_node {
     int sub;           /* a subscriber (release notifications), not a node's command connection */
     redlock__conn_health health; /* what INFO and CONFIG said (redlock_conn.h) */
     int rep_fd, rep_interest;
+    int node;                         /* the core's node this connection serves */
+    struct redlock__sock_cluster *cl; /* a cluster node's connection (to one master at a time), or NULL */
     /* TLS (REDLOCK_SOCKET_TLS): the context made at init, the session of
        this connection, what OpenSSL waits for (REDLOCK_SOCKET_READ /
        WRITE: during the handshake, or a read that must write / a write
@@ -731,6 +797,27 @@ struct redlock__sock_node {
     void *tls_ctx, *ssl;
     char *tls_name;
     int tls_verify, tls_want;
+};
+
+/* A cluster node (redlock_cluster.h): its map, its connections (conn[0]
+   is the node's own slot), its seeds, and each core command in flight
+   (its bytes, to send again where a redirection says). */
+typedef struct redlock__sock_cluster_cmd {
+    redlock_tag tag;
+    char *bytes;
+    size_t len;
+    int redirects;
+} redlock__sock_cluster_cmd;
+
+struct redlock__sock_cluster {
+    redlock_cluster c;
+    int node;
+    struct redlock__sock_node *conn[REDLOCK_SOCKET_CLUSTER_CONNS];
+    char *seed_host[REDLOCK_NODES_MAX_SEEDS];
+    int seed_port[REDLOCK_NODES_MAX_SEEDS];
+    int seeds;
+    redlock__sock_cluster_cmd *cmd;
+    size_t ncmd, capcmd;
 };
 
 /* Room for a failure's words, as the node status has always cut them. */
@@ -801,8 +888,12 @@ static int redlock__sock_raw(const redlock_socket *s)
 #endif
 }
 
-/* Connections: the nodes' command connections, then the subscribers. */
-static int redlock__sock_slots(const redlock_socket *s) { return s->_cfg.node_count + s->_nsub; }
+/* Connections: the nodes' command connections, then the subscribers,
+   then the cluster nodes' further command connections. */
+static int redlock__sock_slots(const redlock_socket *s)
+{
+    return s->_cfg.node_count + s->_nsub + s->_ncl * (REDLOCK_SOCKET_CLUSTER_CONNS - 1);
+}
 
 static int redlock__sock_interest_of(const struct redlock__sock_node *nd)
 {
@@ -872,10 +963,19 @@ static void redlock__sock_words(struct redlock__sock_node *nd, const redlock_rep
     redlock__conn_heard(&nd->life, r->str, r->len);
 }
 
+#ifndef REDLOCK_SOCKET_NO_CORE
+static void redlock__sock_cluster_forget(struct redlock__sock_cluster *cl, redlock_tag tag);
+static void redlock__sock_cluster_reply(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag,
+                                        const redlock_reply *r);
+#endif
+
 static void redlock__sock_deliver_error(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag, int status)
 {
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (nd->cl) redlock__sock_cluster_forget(nd->cl, tag); /* its vote ends here */
+#endif
     s->_in_cb++;
-    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->index, tag, status);
+    if (redlock__sock_raw(s)) s->_cfg.on_error(s->_cfg.user, nd->node, tag, status);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_error(&s->_client, tag, status);
 #endif
@@ -893,7 +993,7 @@ static void redlock__sock_deliver_reply(redlock_socket *s, struct redlock__sock_
     }
     nd->life.status = 0; /* the connection works: see redlock_socket_node_status() */
     s->_in_cb++;
-    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->index, tag, r);
+    if (redlock__sock_raw(s)) s->_cfg.on_reply(s->_cfg.user, nd->node, tag, r);
 #ifndef REDLOCK_SOCKET_NO_CORE
     else redlock_on_reply(&s->_client, tag, r);
 #endif
@@ -969,6 +1069,7 @@ static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd,
     at.s = s;
     at.nd = nd;
     nd->failures++;
+    if (nd->cl) redlock_cluster_stale(&nd->cl->c); /* a master gone: a failover, perhaps */
     redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
     redlock__conn_fail_owed(&owed, status, redlock__sock_fail_tag, &at);
@@ -1215,14 +1316,16 @@ static int redlock__sock_resolve(struct redlock__sock_node *nd, char *why)
     return 0;
 }
 
-static int redlock__sock_queue(struct redlock__sock_node *nd, int argc,
-                               const char *const *argv, const size_t *argvlen, redlock_tag tag, int kind)
+/* Queues a command: argv encoded, or (argv NULL) `bytes` encoded before
+   (a cluster's command sent again). */
+static int redlock__sock_queue_any(struct redlock__sock_node *nd, int argc, const char *const *argv,
+                                   const size_t *argvlen, const char *bytes, size_t len, redlock_tag tag, int kind)
 {
     size_t need;
     int64_t now = redlock_socket_now_us();
     int rc;
     if (nd->q.count >= (size_t)REDLOCK_SOCKET_MAX_PENDING) return REDLOCK_ERR_QUEUE_FULL;
-    need = redlock_resp_encode(NULL, 0, argc, argv, argvlen);
+    need = argv ? redlock_resp_encode(NULL, 0, argc, argv, argvlen) : len;
     if (!need) return REDLOCK_ERR_INVALID;
     if ((rc = redlock__conn_reserve(&nd->q, 64, (size_t)REDLOCK_SOCKET_MAX_PENDING)) != 0) return rc;
     if (nd->out_off && nd->out_len + need > nd->out_cap) {
@@ -1247,11 +1350,18 @@ static int redlock__sock_queue(struct redlock__sock_node *nd, int argc,
         nd->out = no;
         nd->out_cap = cap;
     }
-    redlock_resp_encode(nd->out + nd->out_len, need, argc, argv, argvlen);
+    if (argv) redlock_resp_encode(nd->out + nd->out_len, need, argc, argv, argvlen);
+    else memcpy(nd->out + nd->out_len, bytes, need);
     nd->out_len += need;
     /* written once the connection is open: owed from then, at the latest */
     redlock__conn_push(&nd->q, kind, tag, redlock__sock_opening(nd) ? nd->connect_deadline : now);
     return 0;
+}
+
+static int redlock__sock_queue(struct redlock__sock_node *nd, int argc, const char *const *argv,
+                               const size_t *argvlen, redlock_tag tag, int kind)
+{
+    return redlock__sock_queue_any(nd, argc, argv, argvlen, NULL, 0, tag, kind);
 }
 
 /* One command of the preamble (redlock_conn.h), adapter-sent (no tag). */
@@ -1494,13 +1604,12 @@ static int redlock__sock_send_probe(struct redlock__sock_node *nd)
 #endif
 }
 
-static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const char *const *argv,
-                                  const size_t *argvlen, redlock_tag tag)
+/* Sends a command on connection nd (argv, or bytes encoded before: see
+   redlock__sock_queue_any), opening it first if it is down. */
+static int redlock__sock_send_on(redlock_socket *s, struct redlock__sock_node *nd, int argc, const char *const *argv,
+                                 const size_t *argvlen, const char *bytes, size_t len, redlock_tag tag, int kind)
 {
-    struct redlock__sock_node *nd;
     int rc, idle;
-    if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
-    nd = &s->_nodes[node];
     idle = redlock__sock_send_probe(nd);
     if (idle == REDLOCK__CONN_IDLE_CLOSED) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT, NULL); /* reopened below, for this command */
@@ -1515,12 +1624,24 @@ static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const c
         redlock__sock_report(s, nd);
         return rc;
     }
-    rc = redlock__sock_queue(nd, argc, argv, argvlen, tag, REDLOCK__CONN_CORE);
+    rc = redlock__sock_queue_any(nd, argc, argv, argvlen, bytes, len, tag, kind);
     if (rc == REDLOCK_ERR_NOMEM) nd->life.status = REDLOCK_ERR_NOMEM;
     redlock__sock_report(s, nd);
     redlock__sock_timer_report(s);
     return rc;
 }
+
+static int redlock__sock_send_cmd(redlock_socket *s, int node, int argc, const char *const *argv,
+                                  const size_t *argvlen, redlock_tag tag)
+{
+    if (!redlock_resp_encode(NULL, 0, argc, argv, argvlen)) return REDLOCK_ERR_INVALID;
+    return redlock__sock_send_on(s, &s->_nodes[node], argc, argv, argvlen, NULL, 0, tag, REDLOCK__CONN_CORE);
+}
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cluster *cl, const redlock_command *cmd,
+                                      redlock_tag tag);
+#endif
 
 REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc, const char *const *argv,
                                            const size_t *argvlen, redlock_tag tag)
@@ -1528,10 +1649,310 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
     int rc, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_cl[node]) { /* routed by its key, as the core's */
+        redlock_command c;
+        int k;
+        rc = REDLOCK_ERR_INVALID;
+        if (argc >= 1 && argc <= REDLOCK_MAX_ARGS && argv && argvlen) {
+            c.argc = argc;
+            for (k = 0; k < argc; k++) c.argv[k] = argv[k], c.argvlen[k] = argvlen[k];
+            rc = redlock__sock_cluster_send(s, s->_cl[node], &c, tag);
+        }
+        redlock__sock_leave(s, entered, 1);
+        return rc;
+    }
+#endif
     rc = redlock__sock_send_cmd(s, node, argc, argv, argvlen, tag);
     redlock__sock_leave(s, entered, 1);
     return rc;
 }
+
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* ---- a Redis Cluster node (redlock_cluster.h) ----
+   One node of the core's quorum; each command goes to the master that
+   serves its key's slot, over that master's connection (opened when first
+   needed, AUTH / INFO / CONFIG as any node's, no SELECT). The slot map is
+   asked of a master it knows or a seed, blocking (as a name lookup is),
+   bounded by connect_timeout_ms, at most every REDLOCK_CLUSTER_REFRESH_MS
+   once a redirection or a lost master made it stale. */
+
+static redlock__sock_cluster_cmd *redlock__sock_cluster_find(struct redlock__sock_cluster *cl, redlock_tag tag)
+{
+    size_t k;
+    for (k = 0; k < cl->ncmd; k++)
+        if (cl->cmd[k].tag == tag) return &cl->cmd[k];
+    return NULL;
+}
+
+static void redlock__sock_cluster_forget(struct redlock__sock_cluster *cl, redlock_tag tag)
+{
+    redlock__sock_cluster_cmd *c = redlock__sock_cluster_find(cl, tag);
+    if (!c) return;
+    memset(c->bytes, 0, c->len);
+    free(c->bytes);
+    *c = cl->cmd[--cl->ncmd];
+}
+
+/* The master (index in the map) connection nd is for, or -1. */
+static int redlock__sock_cluster_master_of(const struct redlock__sock_cluster *cl, const struct redlock__sock_node *nd)
+{
+    int k;
+    for (k = 0; k < cl->c.map.masters; k++)
+        if (cl->c.map.master[k].port == nd->port && nd->host && strcmp(cl->c.map.master[k].host, nd->host) == 0) return k;
+    return -1;
+}
+
+/* The connection for master k: the one open to it, else one that owes
+   nothing (a down one first), pointed at it; NULL when all are busy. */
+static struct redlock__sock_node *redlock__sock_cluster_conn(redlock_socket *s, struct redlock__sock_cluster *cl, int k)
+{
+    const redlock_cluster_master *m = &cl->c.map.master[k];
+    struct redlock__sock_node *down = NULL, *idle = NULL, *nd;
+    char *copy;
+    int j;
+    for (j = 0; j < REDLOCK_SOCKET_CLUSTER_CONNS; j++) {
+        nd = cl->conn[j];
+        if (nd->port == m->port && nd->host && strcmp(nd->host, m->host) == 0) return nd;
+        if (nd->q.count || nd->out_off < nd->out_len) continue;
+        if (!down && nd->life.state == REDLOCK__CONN_DOWN) down = nd;
+        if (!idle) idle = nd;
+    }
+    if (!(nd = down ? down : idle) || !(copy = redlock__sock_strdup(m->host))) return NULL;
+    if (nd->life.state != REDLOCK__CONN_DOWN) {
+        redlock__sock_close(s, nd);
+        redlock__sock_report(s, nd);
+    }
+    free(nd->host);
+    nd->host = copy;
+    nd->port = m->port;
+    return nd;
+}
+
+/* Asks host:port for CLUSTER SLOTS (after AUTH as the node's) and loads
+   the answer: blocking, until `until`. 0, or -1 with words. */
+static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_cluster *cl, const char *host, int port,
+                                     int64_t until, char *words, size_t cap)
+{
+    const struct redlock__sock_node *n0 = cl->conn[0];
+    redlock_resp_parser p;
+    redlock_node sn;
+    const char *av[3], *qv[2] = { "CLUSTER", "SLOTS" };
+    size_t al[3], ql[2] = { 7, 5 }, na = 0, nq, n, off = 0;
+    int ac, fd, auth, rc = -1;
+    char *buf, in[4096];
+    memset(&sn, 0, sizeof sn);
+    sn.host = host;
+    sn.port = port;
+    if ((fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) return -1;
+    ac = redlock__conn_auth_argv(n0->user, n0->pass, av, al);
+    auth = ac > 0;
+    if (ac) na = redlock_resp_encode(NULL, 0, ac, av, al);
+    nq = redlock_resp_encode(NULL, 0, 2, qv, ql);
+    n = na + nq;
+    if (!(buf = (char *)malloc(n))) {
+        snprintf(words, cap, "out of memory");
+        close(fd);
+        return -1;
+    }
+    if (ac) redlock_resp_encode(buf, na, ac, av, al);
+    redlock_resp_encode(buf + na, nq, 2, qv, ql);
+    while (off < n) {
+        ssize_t w = send(fd, buf + off, n - off, REDLOCK__SOCK_NOSIGNAL);
+        if (w > 0) off += (size_t)w;
+        else if (!(w < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+                                                 redlock__sock_probe_wait(fd, POLLOUT, until) > 0))))
+            break;
+    }
+    memset(buf, 0, n); /* a password */
+    free(buf);
+    if (off != n) snprintf(words, cap, "cannot write to it");
+    redlock_resp_parser_init(&p);
+    while (off == n) {
+        const redlock_reply *r;
+        ssize_t got;
+        int k = redlock_resp_next(&p, &r), failovers = 0;
+        if (k < 0) {
+            snprintf(words, cap, "answered what is not RESP");
+            break;
+        }
+        if (k > 0 && auth) { /* AUTH's answer */
+            if (r->type != REDLOCK_REPLY_STATUS) {
+                char said[64];
+                redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? r->len : 0);
+                snprintf(words, cap, "refused the login (%s)", said);
+                break;
+            }
+            auth = 0;
+            continue;
+        }
+        if (k > 0) {
+            if (redlock_cluster_update(&cl->c, r, host, &failovers) >= 0) {
+                rc = 0;
+                if (failovers > 0 && s->_core) { /* a replica took its master's slots: keys may be lost */
+                    s->_in_cb++;
+                    redlock_node_failed_over(&s->_client, cl->node, 0);
+                    s->_in_cb--;
+                }
+            } else if (r->type == REDLOCK_REPLY_ERROR) {
+                char said[64];
+                redlock__conn_printable(said, sizeof said, r->str, r->len);
+                snprintf(words, cap, "refused CLUSTER SLOTS (%s)", said);
+            } else {
+                snprintf(words, cap, "answered no slot map");
+            }
+            break;
+        }
+        if (redlock__sock_probe_wait(fd, POLLIN, until) <= 0) {
+            snprintf(words, cap, "timed out");
+            break;
+        }
+        do got = recv(fd, in, sizeof in, 0);
+        while (got < 0 && errno == EINTR);
+        if (got <= 0 || redlock_resp_feed(&p, in, (size_t)got) != 0) {
+            snprintf(words, cap, got <= 0 ? "closed the connection" : "answered what is not RESP");
+            break;
+        }
+    }
+    redlock_resp_parser_free(&p);
+    close(fd);
+    return rc;
+}
+
+/* A new slot map: asked of the masters it knows (a seed may be gone),
+   then of the seeds, until one answers or connect_timeout_ms has passed.
+   When none answers, the node's status says why. */
+static void redlock__sock_cluster_refresh(redlock_socket *s, struct redlock__sock_cluster *cl)
+{
+    int64_t now = redlock_socket_now_us(), until = now + s->_cfg.connect_timeout_ms * 1000;
+    char words[REDLOCK__SOCK_CONNECT_WORDS], why[REDLOCK__SOCK_CONNECT_WORDS];
+    int k, known = cl->c.map.masters;
+    redlock_cluster_refresh_asked(&cl->c, now);
+    why[0] = 0;
+    for (k = 0; k < known + cl->seeds && redlock_socket_now_us() < until; k++) {
+        char host[REDLOCK_CLUSTER_MAX_HOST + 1];
+        int port;
+        if (k < known) {
+            if (cl->c.map.master[k].replica_of >= 0) continue;
+            snprintf(host, sizeof host, "%s", cl->c.map.master[k].host);
+            port = cl->c.map.master[k].port;
+        } else {
+            snprintf(host, sizeof host, "%s", cl->seed_host[k - known]);
+            port = cl->seed_port[k - known];
+        }
+        if (redlock__sock_cluster_ask(s, cl, host, port, until, words, sizeof words) == 0) return;
+        snprintf(why, sizeof why, "cluster %.30s:%d %.40s", host, port, words);
+    }
+    redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT, why[0] ? why : "cluster: no slot map within the connect timeout");
+}
+
+/* A core command for a cluster node: kept (to follow a redirection),
+   and sent to its slot's master. */
+static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cluster *cl, const redlock_command *cmd,
+                                      redlock_tag tag)
+{
+    struct redlock__sock_node *nd;
+    redlock__sock_cluster_cmd *c;
+    size_t len = redlock_resp_encode(NULL, 0, cmd->argc, cmd->argv, cmd->argvlen);
+    int at, rc;
+    char why[64];
+    if (!len) return REDLOCK_ERR_INVALID;
+    if (redlock_cluster_cross_slot(cmd)) { /* the cluster would answer CROSSSLOT: say why instead */
+        redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_INVALID,
+                          "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
+        return REDLOCK_ERR_INVALID;
+    }
+    if (redlock_cluster_refresh_due(&cl->c, redlock_socket_now_us())) redlock__sock_cluster_refresh(s, cl);
+    at = redlock_cluster_route(&cl->c, cmd);
+    if (at == REDLOCK_CLUSTER_ANY) at = redlock_cluster_owner(&cl->c.map, 0); /* no key: any master */
+    if (at < 0) {
+        if (cl->c.map.masters) { /* a map that leaves the slot out: CLUSTERDOWN, a failover under way */
+            const char *key = "";
+            size_t klen = 0;
+            redlock_cluster_command_key(cmd, &key, &klen);
+            snprintf(why, sizeof why, "cluster: no master serves slot %u", redlock_cluster_slot(key, klen));
+            redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT, why);
+            redlock_cluster_stale(&cl->c);
+        }
+        return REDLOCK_ERR_CONNECT;
+    }
+    if (!(nd = redlock__sock_cluster_conn(s, cl, at))) {
+        redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT,
+                          "cluster: every connection busy (more masters than REDLOCK_SOCKET_CLUSTER_CONNS)");
+        return REDLOCK_ERR_CONNECT;
+    }
+    if (cl->ncmd == cl->capcmd) {
+        size_t cap = cl->capcmd ? cl->capcmd * 2 : 16;
+        redlock__sock_cluster_cmd *more = (redlock__sock_cluster_cmd *)realloc(cl->cmd, cap * sizeof *more);
+        if (!more) return REDLOCK_ERR_NOMEM;
+        cl->cmd = more;
+        cl->capcmd = cap;
+    }
+    c = &cl->cmd[cl->ncmd];
+    if (!(c->bytes = (char *)malloc(len))) return REDLOCK_ERR_NOMEM;
+    redlock_resp_encode(c->bytes, len, cmd->argc, cmd->argv, cmd->argvlen);
+    c->len = len;
+    c->tag = tag;
+    c->redirects = 0;
+    cl->ncmd++;
+    rc = redlock__sock_send_on(s, nd, 0, NULL, NULL, c->bytes, len, tag, REDLOCK__CONN_CORE);
+    if (rc != 0) redlock__sock_cluster_forget(cl, tag);
+    return rc;
+}
+
+/* The reply to a cluster's command: the core's, or (MOVED, ASK) the
+   command goes again where it says, once (redlock_cluster_answer). */
+static void redlock__sock_cluster_reply(redlock_socket *s, struct redlock__sock_node *nd, redlock_tag tag,
+                                        const redlock_reply *r)
+{
+    struct redlock__sock_cluster *cl = nd->cl;
+    redlock__sock_cluster_cmd *c = redlock__sock_cluster_find(cl, tag);
+    struct redlock__sock_node *to = NULL;
+    redlock_cluster_step st;
+    const char *av[1];
+    size_t al[1];
+    int rc;
+    if (!c) {
+        redlock__sock_deliver_reply(s, nd, tag, r);
+        return;
+    }
+    redlock_cluster_answer(&cl->c, r, nd->host, c->redirects, &st);
+    if (st.failover && s->_core) {
+        s->_in_cb++;
+        redlock_node_failed_over(&s->_client, cl->node, 0);
+        s->_in_cb--;
+    }
+    if (st.action != REDLOCK_CLUSTER_PASS) to = redlock__sock_cluster_conn(s, cl, st.master);
+    if (!to) { /* passed on: an error reply is a failed vote */
+        if (r->type == REDLOCK_REPLY_ERROR && nd != cl->conn[0]) /* the node status shows its words */
+            redlock__conn_heard(&cl->conn[0]->life, r->str, r->len);
+        redlock__sock_cluster_forget(cl, tag);
+        redlock__sock_deliver_reply(s, nd, tag, r);
+        return;
+    }
+    c->redirects++;
+    rc = 0;
+    if (st.action == REDLOCK_CLUSTER_ASKING) {
+        redlock_cluster_asking_argv(av, al);
+        rc = redlock__sock_send_on(s, to, 1, av, al, NULL, 0, 0, REDLOCK__CONN_ASKING);
+    }
+    /* found again: ASKING's send may have failed other commands (and moved this one in the table) */
+    if (rc == 0 && (c = redlock__sock_cluster_find(cl, tag)) != NULL)
+        rc = redlock__sock_send_on(s, to, 0, NULL, NULL, c->bytes, c->len, tag, REDLOCK__CONN_CORE);
+    if (rc != 0) redlock__sock_deliver_error(s, nd, tag, rc);
+}
+
+/* A master connection's INFO and CONFIG: a master restarted (or seen
+   first young and not durable) is the node's restart; the core keeps one
+   life per node, so it is told failed_over, not set_life. */
+static void redlock__sock_cluster_life(redlock_socket *s, struct redlock__sock_node *nd)
+{
+    int64_t ago;
+    int k = redlock__sock_cluster_master_of(nd->cl, nd);
+    if (k >= 0 && redlock_cluster_life(&nd->cl->c, k, &nd->health.life, &ago))
+        redlock_node_failed_over(&s->_client, nd->node, ago);
+}
+#endif
 
 static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd)
 {
@@ -1663,17 +2084,21 @@ static int redlock__sock_sub_reply(redlock_socket *s, struct redlock__sock_node 
 /* A new connection's INFO or CONFIG GET appendfsync (kind): the core
    learns what the node may evict and whether its server restarted before
    the replies of the commands behind them (redlock_conn.h). */
+static void redlock__sock_cluster_life(redlock_socket *s, struct redlock__sock_node *nd);
+
 static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd, int kind, const redlock_reply *r)
 {
     if (!s->_core) return;
     s->_in_cb++; /* the core's event hook may run */
     if (kind == REDLOCK__CONN_INFO) {
-        redlock__conn_info_answer(&s->_client, nd->index, &nd->health,
+        redlock__conn_info_answer(&s->_client, nd->node, &nd->health,
                                   r->type == REDLOCK_REPLY_STRING ? r->str : NULL, r->len);
     } else {
         int pair = r->type == REDLOCK_REPLY_ARRAY && r->elements == 2 && r->element[1].type == REDLOCK_REPLY_STRING;
-        redlock__conn_config_answer(&s->_client, nd->index, &nd->health, pair ? r->element[1].str : NULL,
-                                    pair ? r->element[1].len : 0);
+        const char *str = pair ? r->element[1].str : NULL;
+        size_t len = pair ? r->element[1].len : 0;
+        if (!nd->cl) redlock__conn_config_answer(&s->_client, nd->node, &nd->health, str, len);
+        else if (redlock__conn_config_life(&nd->health, str, len)) redlock__sock_cluster_life(s, nd);
     }
     s->_in_cb--;
 }
@@ -1727,6 +2152,14 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
 #ifndef REDLOCK_SOCKET_NO_CORE
         if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) {
             redlock__sock_info(s, nd, req.kind, r);
+            continue;
+        }
+#endif
+        if (req.kind == REDLOCK__CONN_ASKING) continue; /* its +OK; a refusal shows in the command's reply */
+#ifndef REDLOCK_SOCKET_NO_CORE
+        if (nd->cl) { /* a cluster's: passed on, or sent again where it says */
+            redlock__sock_cluster_reply(s, nd, req.tag, r);
+            if (nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
             continue;
         }
 #endif
@@ -2041,6 +2474,7 @@ static int redlock__sock_core_send(void *user, int node, const redlock_command *
     redlock_socket *s = (redlock_socket *)user;
     int rc;
     if (node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    if (s->_cl[node]) return redlock__sock_cluster_send(s, s->_cl[node], cmd, tag);
     rc = redlock__sock_send_cmd(s, node, cmd->argc, cmd->argv, cmd->argvlen, tag);
     if (rc == 0 && s->_nodes[node].sentinels) redlock__sock_confirm_primary(s, &s->_nodes[node]);
     return rc;
@@ -2234,8 +2668,14 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         redlock_tls t;
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
-        /* single servers and Sentinel groups (not over TLS yet: the sentinels are asked in plain text) */
-        if (c->kind == REDLOCK_NODE_CLUSTER || (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master))) return REDLOCK_ERR_INVALID;
+        /* Sentinel groups and clusters not over TLS yet (the sentinels, and
+           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only */
+        if (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master)) return REDLOCK_ERR_INVALID;
+        if (c->kind == REDLOCK_NODE_CLUSTER && (tls || redlock__sock_path(c) || c->db || cfg->db))
+            return REDLOCK_ERR_INVALID;
+#ifdef REDLOCK_SOCKET_NO_CORE
+        if (c->kind == REDLOCK_NODE_CLUSTER) return REDLOCK_ERR_INVALID; /* the routing is built with the core */
+#endif
         if (tls && (redlock__sock_path(c) || !tls->cert != !tls->key)) return REDLOCK_ERR_INVALID;
 #ifndef REDLOCK_SOCKET_TLS
         if (tls) return REDLOCK_ERR_NO_TLS; /* built without REDLOCK_SOCKET_TLS */
@@ -2287,6 +2727,7 @@ static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_confi
     const char *user = c->username ? c->username : cfg->username, *pass = c->password ? c->password : cfg->password;
     int bad = 0;
     nd->index = i;
+    nd->node = i % cfg->node_count;
     nd->fd = nd->rep_fd = -1;
     nd->port = c->port ? c->port : 6379;
     nd->sub = i >= cfg->node_count;
@@ -2309,6 +2750,51 @@ static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_confi
 }
 
 #ifndef REDLOCK_SOCKET_NO_CORE
+/* Cluster node i (the ord-th of the configuration's): its routing, its
+   seeds, and its further connections (their slots after the
+   subscribers'), logged in as the node. 0, or NOMEM (deinit frees). */
+static int redlock__sock_cluster_init(redlock_socket *s, const redlock_socket_config *cfg, int i, int ord)
+{
+    const redlock_socket_node *c = &cfg->node[i];
+    struct redlock__sock_node *n0 = &s->_nodes[i];
+    struct redlock__sock_cluster *cl = (struct redlock__sock_cluster *)calloc(1, sizeof *cl);
+    int k, bad = 0;
+    if (!(s->_cl[i] = cl)) return REDLOCK_ERR_NOMEM;
+    redlock_cluster_init(&cl->c);
+    cl->node = i;
+    n0->cl = cl;
+    cl->conn[0] = n0;
+    for (k = 0; k <= c->seed_count && k < REDLOCK_NODES_MAX_SEEDS; k++) {
+        const char *h = k ? c->seed[k - 1].host : c->host;
+        int port = k ? c->seed[k - 1].port : c->port;
+        bad |= !(cl->seed_host[k] = redlock__sock_strdup(h && h[0] ? h : "127.0.0.1"));
+        cl->seed_port[k] = port ? port : 6379;
+        cl->seeds = k + 1;
+    }
+    for (k = 1; k < REDLOCK_SOCKET_CLUSTER_CONNS; k++) {
+        struct redlock__sock_node *nd =
+            &s->_nodes[cfg->node_count + s->_nsub + ord * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) + k - 1];
+        cl->conn[k] = nd;
+        nd->cl = cl;
+        nd->node = i;
+        nd->port = n0->port;
+        bad |= !(nd->host = redlock__sock_strdup(n0->host));
+        if (n0->user) bad |= !(nd->user = redlock__sock_strdup(n0->user));
+        if (n0->pass) bad |= !(nd->pass = redlock__sock_strdup(n0->pass));
+    }
+    return bad ? REDLOCK_ERR_NOMEM : 0;
+}
+
+static void redlock__sock_cluster_free(struct redlock__sock_cluster *cl)
+{
+    int k;
+    if (!cl) return;
+    while (cl->ncmd) redlock__sock_cluster_forget(cl, cl->cmd[0].tag);
+    free(cl->cmd);
+    for (k = 0; k < cl->seeds; k++) free(cl->seed_host[k]);
+    free(cl);
+}
+
 /* The core's client, driven by this adapter (not in raw mode). */
 static int redlock__sock_core_init(redlock_socket *s, const redlock_socket_config *cfg)
 {
@@ -2325,9 +2811,19 @@ static int redlock__sock_core_init(redlock_socket *s, const redlock_socket_confi
 }
 #endif
 
+/* Connection i failed to initialise: deinit frees connections [0, i]
+   (the clusters' further ones hold nothing yet). */
+static void redlock__sock_init_failed(redlock_socket *s, const redlock_socket_config *cfg, int i)
+{
+    s->_ncl = 0;
+    if (i >= cfg->node_count) s->_nsub = i - cfg->node_count + 1;
+    else s->_cfg.node_count = i + 1, s->_nsub = 0;
+    redlock_socket_deinit(s);
+}
+
 REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_socket_config *cfg)
 {
-    int i, rc = REDLOCK_OK;
+    int i, k, rc = REDLOCK_OK;
     if (!s || !cfg) return REDLOCK_ERR_INVALID;
     memset(s, 0, sizeof *s);
     if ((rc = redlock__sock_check_config(cfg)) != 0) return rc;
@@ -2341,19 +2837,34 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
 #endif
     for (i = 0; i < REDLOCK_MAX_NODES; i++) memset(&s->_cfg.node[i], 0, sizeof s->_cfg.node[i]);
     s->_cfg.username = s->_cfg.password = NULL; /* copied per node below */
-    s->_nodes = (struct redlock__sock_node *)calloc((size_t)(cfg->node_count + s->_nsub), sizeof *s->_nodes);
+    for (i = 0; i < cfg->node_count; i++) s->_ncl += cfg->node[i].kind == REDLOCK_NODE_CLUSTER;
+    s->_nodes = (struct redlock__sock_node *)calloc((size_t)redlock__sock_slots(s), sizeof *s->_nodes);
     if (!s->_nodes) return REDLOCK_ERR_NOMEM;
+    for (i = cfg->node_count + s->_nsub; i < redlock__sock_slots(s); i++) { /* a cluster's further connections */
+        s->_nodes[i].index = i;
+        s->_nodes[i].fd = s->_nodes[i].rep_fd = -1;
+        redlock_resp_parser_init(&s->_nodes[i].parser);
+    }
     s->_magic = REDLOCK__SOCK_MAGIC;
     s->_timer_reported = REDLOCK_NO_DEADLINE;
     for (i = 0; i < cfg->node_count + s->_nsub; i++) {
         int bad = redlock__sock_node_init(s, cfg, i);
         if (bad) { /* deinit frees connections [0, i] */
-            if (i >= cfg->node_count) s->_nsub = i - cfg->node_count + 1;
-            else s->_cfg.node_count = i + 1, s->_nsub = 0;
-            redlock_socket_deinit(s);
+            redlock__sock_init_failed(s, cfg, i);
             return bad;
         }
     }
+#ifndef REDLOCK_SOCKET_NO_CORE
+    for (i = 0, k = 0; i < cfg->node_count; i++) {
+        if (cfg->node[i].kind != REDLOCK_NODE_CLUSTER) continue;
+        if ((rc = redlock__sock_cluster_init(s, cfg, i, k++)) != 0) {
+            redlock_socket_deinit(s);
+            return rc;
+        }
+    }
+#else
+    (void)k;
+#endif
 #ifndef REDLOCK_SOCKET_NO_CORE
     if (!cfg->on_reply) {
         if ((rc = redlock__sock_core_init(s, cfg)) == REDLOCK_OK) s->_core = 1;
@@ -2400,6 +2911,9 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
         redlock__sock_wipe_free(nd->pass);
         redlock__sock_sentinels_free(nd->sentinels);
     }
+#ifndef REDLOCK_SOCKET_NO_CORE
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) redlock__sock_cluster_free(s->_cl[i]);
+#endif
     free(s->_nodes);
     s->_nodes = NULL;
     redlock__notify_free(&s->_subs.table);
@@ -2412,17 +2926,26 @@ REDLOCK_SOCKET_API void redlock_socket_deinit(redlock_socket *s)
 
 REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int node, char *errbuf, size_t errsz)
 {
+    const struct redlock__sock_node *nd;
     int st, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
-    st = s->_nodes[node].life.status;
+    nd = &s->_nodes[node];
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_cl[node] && !nd->life.status) { /* a cluster: its first master connection that failed */
+        int k;
+        for (k = 1; k < REDLOCK_SOCKET_CLUSTER_CONNS && !nd->life.status; k++)
+            if (s->_cl[node]->conn[k]->life.status) nd = s->_cl[node]->conn[k];
+    }
+#endif
+    st = nd->life.status;
     if (errbuf && errsz) {
 #ifndef REDLOCK_SOCKET_NO_CORE
         const char *t = st ? redlock_strerror(st) : "";
 #else
         const char *t = st ? "node error" : "";
 #endif
-        redlock__sock_text(errbuf, errsz, redlock__conn_text(&s->_nodes[node].life, t));
+        redlock__sock_text(errbuf, errsz, redlock__conn_text(&nd->life, t));
     }
     redlock__sock_leave(s, entered, 0);
     return st;
@@ -2468,15 +2991,24 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
     int i, n = 0, entered;
     if (!redlock__sock_valid(s)) return 0;
     entered = redlock__sock_enter(s);
-    for (i = 0; i < s->_cfg.node_count; i++) n += (int)s->_nodes[i].q.count;
+    for (i = 0; i < redlock__sock_slots(s); i++) /* the command connections, a cluster's too */
+        if (!s->_nodes[i].sub) n += (int)s->_nodes[i].q.count;
     redlock__sock_leave(s, entered, 0);
     return n;
 }
 
 REDLOCK_SOCKET_API int redlock_socket_node_pending(const redlock_socket *s, int node)
 {
+    int n = 0, k;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return 0;
-    return (int)s->_nodes[node].q.count;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_cl[node]) { /* a cluster: on every master's connection */
+        for (k = 0; k < REDLOCK_SOCKET_CLUSTER_CONNS; k++) n += (int)s->_cl[node]->conn[k]->q.count;
+        return n;
+    }
+#endif
+    (void)k;
+    return n + (int)s->_nodes[node].q.count;
 }
 
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
@@ -2583,6 +3115,9 @@ REDLOCK_SOCKET_API int redlock_socket_lock_init(redlock_socket *s, redlock_socke
     redlock_lock_opts o;
     int rc, waited, entered;
     if (!redlock__sock_valid(s) || !l || !opts || redlock__sock_raw(s)) return REDLOCK_ERR_INVALID;
+    /* a cluster node needs every key of the lock in one slot: a fenced
+       lock's key needs a {hash tag} (redlock_cluster.h) */
+    if (s->_ncl && !redlock_cluster_lock_fits(opts)) return REDLOCK_ERR_INVALID;
     o = *opts;
     o.on_result = redlock__sock_on_result;
     o.user = l;
@@ -2654,8 +3189,9 @@ static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l
     int64_t write_until = call_start + node_timeout;
     for (;;) {
         int i, follow = redlock_lock_followup(&l->lock), unwritten = 0, answering = 0;
-        for (i = 0; i < s->_cfg.node_count; i++) {
+        for (i = 0; i < redlock__sock_slots(s); i++) { /* command connections (a cluster's too) */
             struct redlock__sock_node *nd = &s->_nodes[i];
+            if (nd->sub) continue;
             if (nd->life.state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
             if ((nd->life.state == REDLOCK__CONN_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
                 unwritten = 1;
@@ -2687,8 +3223,8 @@ static int redlock__sock_result(redlock_socket *s, redlock_socket_lock *l)
         }
         /* nothing in flight and nothing scheduled: the result cannot come
            any more */
-        for (i = 0; i < s->_cfg.node_count; i++)
-            if (s->_nodes[i].q.count || redlock__sock_opening(&s->_nodes[i])) idle = 0;
+        for (i = 0; i < redlock__sock_slots(s); i++)
+            if (!s->_nodes[i].sub && (s->_nodes[i].q.count || redlock__sock_opening(&s->_nodes[i]))) idle = 0;
         if (idle && redlock__sock_deadline(s) == REDLOCK_NO_DEADLINE) {
             l->_want = 0;
             return REDLOCK_ERR_DETACHED;

@@ -244,6 +244,17 @@ bench-sentinel: $(BUILD)/bench_sentinel
 	 echo "layout: servers and sentinels on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_sentinel --server-cpu 0 $(SENTINEL_ARGS)
 
+$(BUILD)/bench_cluster: bench/bench_cluster.c bench/bench_util.h tests/shared/redis_cluster.h tests/shared/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+
+# A Redis Cluster node beside a plain node: cycles/s, p50/p99, a new client.
+.PHONY: bench-cluster
+bench-cluster: $(BUILD)/bench_cluster
+	@cpu=$$(( $$(nproc) - 1 )); \
+	 echo "layout: servers on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
+	 taskset -c $$cpu $(BUILD)/bench_cluster --server-cpu 0 $(CLUSTER_ARGS)
+
 .PHONY: bench
 bench: bench-deps
-	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport bench-wait bench-restart bench-sentinel
+	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport bench-wait bench-restart bench-sentinel \
+	  bench-cluster

@@ -10,13 +10,13 @@
 ADAPTER_LIBS := -lhiredis -lev -lpthread
 ADAPTER_HDRS := redlock.h adapters/redlock_conn.h adapters/redlock_hiredis.h adapters/redlock_libev.h adapters/redlock_hiredis_common.h adapters/redlock_notify.h \
                 adapters/redlock_tls.h adapters/redlock_nodes.h adapters/redlock_sentinel.h
-ADAPTER_DEPS := $(ADAPTER_HDRS) tests/shared/integration.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/hostile_server.h tests/shared/check.h \
+ADAPTER_DEPS := $(ADAPTER_HDRS) tests/shared/integration.h tests/shared/redis_cluster.h adapters/redlock_cluster.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/hostile_server.h tests/shared/check.h \
                 tests/shared/tcp_proxy.h
 
 CPU_CHECKS += check-adapters-compile
-CHECKS += check-hiredis check-valgrind-hiredis check-tsan-hiredis
+CHECKS += check-hiredis check-valgrind-hiredis check-tsan-hiredis check-hiredis-cluster
 
-.PHONY: check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis examples-hiredis
+.PHONY: check-adapters-compile check-hiredis check-valgrind-hiredis check-tsan-hiredis check-hiredis-cluster examples-hiredis
 
 $(BUILD)/test_hiredis: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
@@ -100,6 +100,17 @@ check-hiredis: $(BUILD)/test_hiredis_san $(BUILD)/test_limits $(BUILD)/test_hire
 	@$(BUILD)/test_hiredis_nomem
 	@$(BUILD)/test_bounds_san
 
+# A Redis Cluster node (redis-cluster://): the cluster scenarios of
+# integration.h (it_main_cluster) on one 3-master cluster the test starts
+# (tests/shared/redis_cluster.h), then the adapter's own on it (the first
+# command through a seed, the watchdog thread, a master that evicts),
+# under memcheck.
+$(BUILD)/test_hiredis_cluster: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
+
+check-hiredis-cluster: $(BUILD)/test_hiredis_cluster
+	$(VALGRIND) $(BUILD)/test_hiredis_cluster
+
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-hiredis: $(BUILD)/test_hiredis
 	@if $(VALGRIND) $(BUILD)/test_hiredis > $(BUILD)/test_hiredis.valgrind.log 2>&1; \
@@ -108,11 +119,16 @@ check-valgrind-hiredis: $(BUILD)/test_hiredis
 
 # The watchdog thread under ThreadSanitizer: the scenarios that use it
 # (hiredis_watchdog_getters: the getters documented thread-safe, called
-# while the thread runs callbacks and reports a loss). TSAN_ONLY= (empty)
-# runs them all.
+# while the thread runs callbacks and reports a loss), and on a cluster
+# node (hiredis_cluster_routing: the thread opens the masters'
+# connections and renews through them). TSAN_ONLY= (empty) runs them all.
 TSAN_ONLY ?= watchdog,killed_n3,paused_n3,bg_n3,lost_on_time,deinit_wakes
-check-tsan-hiredis: $(BUILD)/test_hiredis_tsan
+$(BUILD)/test_hiredis_cluster_tsan: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) $(CFLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
+
+check-tsan-hiredis: $(BUILD)/test_hiredis_tsan $(BUILD)/test_hiredis_cluster_tsan
 	@IT_ONLY=$(TSAN_ONLY) IT_TAG=tsan_ $(BUILD)/test_hiredis_tsan
+	@IT_ONLY=hiredis_cluster_routing IT_TAG=tsan_ $(BUILD)/test_hiredis_cluster_tsan
 
 # Every allocation of init, lock_init, a blocking acquire and deinit (both
 # adapters, the watchdog thread too) fails in turn: OK or NOMEM, no crash,

@@ -6,7 +6,8 @@
 # LD_LIBRARY_PATH, their names prefixed "hiredis1_"; then built with TLS
 # (REDLOCK_HIREDIS_TLS, hiredis_ssl) the scenarios over TLS on 1 and 3
 # nodes and the TLS cases (integration.h, it_main_tls), plain and a subset
-# under valgrind. When the packages
+# under valgrind; and the cluster scenarios (IT_CLUSTER) of both adapters,
+# natively. When the packages
 # cannot be fetched the check prints "skip ..." with the reason: nothing
 # is counted as passed.
 H1_DIR  := build/hiredis-1
@@ -43,11 +44,18 @@ $(BUILD)/h1/test_hiredis_tls: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) adapt
 $(BUILD)/h1/test_libev_tls: tests/libev/test_libev.c $(ADAPTER_DEPS) adapters/redlock_tls.h tests/shared/tls_certs.sh | $(BUILD)/h1/.dir
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(H1_TLS) $(H1_FLAGS) $(INCS) $< -o $@ $(H1_TLS_LIBS)
 
+# A Redis Cluster node (the cluster scenarios, it_main_cluster): natively.
+$(BUILD)/h1/test_hiredis_cluster: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)/h1/.dir
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(H1_FLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
+
+$(BUILD)/h1/test_libev_cluster: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)/h1/.dir
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(H1_FLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
+
 $(BUILD)/h1/.dir:
 	@mkdir -p $(BUILD)/h1 && touch $@
 
 H1_BINS := $(BUILD)/h1/test_hiredis $(BUILD)/h1/test_libev $(BUILD)/h1/test_limits $(BUILD)/h1/test_bounds \
-           $(BUILD)/h1/test_hiredis_tls $(BUILD)/h1/test_libev_tls
+           $(BUILD)/h1/test_hiredis_tls $(BUILD)/h1/test_libev_tls $(BUILD)/h1/test_hiredis_cluster $(BUILD)/h1/test_libev_cluster
 # Not no_client_cert: the TLS 1.3 server's alert races the client's first
 # commands, and a client slowed by memcheck loses that race on every
 # attempt (the connection reset reads TRANSPORT); it runs natively above.
@@ -72,6 +80,8 @@ check-hiredis1-run: $(H1_BINS)
 	  '$(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_LIBEV_ONLY) $(BUILD)/h1/test_libev' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis_tls' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_libev_tls' \
+	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis_cluster' \
+	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_libev_cluster' \
 	  'set -o pipefail; $(H1_RUN) $(BUILD)/h1/test_limits 2>&1 | sed "s/^\(not \)\{0,1\}ok /&hiredis1_/"' \
 	  'set -o pipefail; $(H1_RUN) $(BUILD)/h1/test_bounds 2>&1 | sed "s/^\(not \)\{0,1\}ok /&hiredis1_/"' \
 	  '$(call h1_valgrind,hiredis)' '$(call h1_valgrind,libev)'

@@ -3,9 +3,9 @@
 # and under valgrind (its compile matrix is check-adapters-compile, mk/hiredis.mk,
 # which builds both hiredis headers in one unit). IT_ONLY=<substring> runs
 # a subset of the scenarios.
-CHECKS += check-libev check-valgrind-libev
+CHECKS += check-libev check-valgrind-libev check-libev-cluster
 
-.PHONY: check-libev check-valgrind-libev examples-libev
+.PHONY: check-libev check-valgrind-libev check-libev-cluster examples-libev
 
 $(BUILD)/test_libev: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) $< -o $@ $(ADAPTER_LIBS)
@@ -23,6 +23,15 @@ $(BUILD)/test_libev_san: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
 
 check-libev: $(BUILD)/test_libev_san
 	@$(BUILD)/test_libev_san
+
+# A Redis Cluster node (redis-cluster://): the cluster scenarios of
+# integration.h (it_main_cluster) on one 3-master cluster the test
+# starts, under memcheck.
+$(BUILD)/test_libev_cluster: tests/libev/test_libev.c $(ADAPTER_DEPS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
+
+check-libev-cluster: $(BUILD)/test_libev_cluster
+	$(VALGRIND) $(BUILD)/test_libev_cluster
 
 # Every scenario under memcheck: 0 errors, 0 leaks.
 check-valgrind-libev: $(BUILD)/test_libev

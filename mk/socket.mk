@@ -3,16 +3,17 @@
 # integration tests on real redis-servers (with the watchdog thread under
 # ThreadSanitizer too). Its RESP codec: mk/resp.mk.
 SOCKET_HDRS  := adapters/redlock_socket.h adapters/redlock_conn.h adapters/redlock_resp.h adapters/redlock_tls.h adapters/redlock_notify.h \
-                adapters/redlock_nodes.h adapters/redlock_sentinel.h redlock.h tests/shared/check.h
+                adapters/redlock_nodes.h adapters/redlock_sentinel.h adapters/redlock_cluster.h redlock.h tests/shared/check.h
 SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
 # (scripted servers of its own and compiles: the CPU lane)
 CPU_CHECKS += check-socket-hostile check-socket-nomem check-socket-compile
-CHECKS += check-socket check-socket-tls check-tsan-socket
+CHECKS += check-socket check-socket-tls check-tsan-socket check-socket-cluster
 
 .PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls check-tsan-socket \
+        check-socket-cluster \
         examples-socket
 
 $(BUILD)/test_nomem: tests/socket/test_nomem.c tests/shared/nomem.h tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
@@ -32,7 +33,7 @@ check-socket-nomem: $(BUILD)/test_nomem $(BUILD)/test_nomem_count
 $(BUILD)/test_socket_hostile: tests/socket/test_socket_hostile.c tests/socket/strict_loop.h tests/shared/hostile_server.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket_hostile.c
 
-$(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
+$(BUILD)/test_socket: tests/socket/test_socket.c tests/shared/redis_cluster.h tests/shared/tcp_proxy.h tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ tests/socket/test_socket.c -lpthread
 
 check-socket-hostile: $(BUILD)/test_socket_hostile
@@ -46,6 +47,15 @@ check-socket-hostile: $(BUILD)/test_socket_hostile
 # stops its own nodes, and takes a few seconds)
 check-socket: $(BUILD)/test_socket
 	$(VALGRIND) $(BUILD)/test_socket
+
+# A Redis Cluster node (redis-cluster://): the cluster scenarios of
+# integration.h (it_main_cluster) on one 3-master cluster the test starts
+# (tests/shared/redis_cluster.h), under memcheck.
+$(BUILD)/test_socket_cluster: tests/socket/test_socket.c tests/shared/redis_cluster.h tests/shared/tcp_proxy.h tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -DIT_CLUSTER -o $@ tests/socket/test_socket.c -lpthread
+
+check-socket-cluster: $(BUILD)/test_socket_cluster
+	$(VALGRIND) $(BUILD)/test_socket_cluster
 
 # TLS (REDLOCK_SOCKET_TLS, OpenSSL): the scenarios over TLS on 1 and 3
 # nodes and the TLS cases (integration.h, it_main_tls), the foreign loop

@@ -22,7 +22,8 @@
 TOOL_SRC      := tools/redlock.c tools/args.c
 TOOL_MAN      := tools/redlock.1
 TOOL_DEPS     := $(TOOL_SRC) tools/args.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h \
-                 adapters/redlock_nodes.h adapters/redlock_notify.h
+                 adapters/redlock_nodes.h adapters/redlock_notify.h adapters/redlock_conn.h adapters/redlock_cluster.h \
+                 adapters/redlock_sentinel.h
 TOOL_VERSION  := $(shell sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' redlock.h)
 
 PREFIX        ?= /usr/local
@@ -60,6 +61,9 @@ $(BUILD)/redlock-notls: $(TOOL_DEPS) | $(BUILD)
 $(BUILD)/tool_fake_server: tests/tool/fake_server.c | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $< -o $@
 
+$(BUILD)/tool_cluster: tests/tool/cluster.c tests/shared/redis_cluster.h tests/shared/redis_nodes.h | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(INCS) $< -o $@
+
 $(BUILD)/tool_sentinel_group: tests/tool/sentinel_group.c tests/shared/redis_group.h tests/shared/redis_nodes.h | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(INCS) $< -o $@
 
@@ -67,7 +71,7 @@ $(BUILD)/tool_sentinel_group: tests/tool/sentinel_group.c tests/shared/redis_gro
 # they start themselves (tests/tool/test_tool.sh, bounded to 240 s).
 # valgrind checks redlock itself; a forked helper (the watcher of `run`)
 # ends with _exit and would report the heap it inherited: silenced.
-check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/redlock-notls $(BUILD)/tool_sentinel_group
+check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/redlock-notls $(BUILD)/tool_sentinel_group $(BUILD)/tool_cluster
 	@if $(MAKE) --no-print-directory -s $(BUILD)/redlock-clang >$(BUILD)/tool_clang.log 2>&1; \
 	 then echo "ok tool builds with clang -std=c99 $(WARN)"; \
 	 else cat $(BUILD)/tool_clang.log; echo "not ok tool builds with clang"; fi
@@ -76,7 +80,7 @@ check-tool: $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/redlock-notls $(
 	 then echo "ok tool man page renders without warnings (groff -man -Tutf8 -ww)"; \
 	 else cat $(BUILD)/tool_man.log; echo "not ok tool man page has groff warnings"; fi
 	@VALGRIND="$(VALGRIND) --child-silent-after-fork=yes" MAN_PAGE=$(TOOL_MAN) NOTLS_BIN=$(BUILD)/redlock-notls \
-	 GROUP_BIN=$(BUILD)/tool_sentinel_group \
+	 GROUP_BIN=$(BUILD)/tool_sentinel_group CLUSTER_BIN=$(BUILD)/tool_cluster \
 	 tests/tool/test_tool.sh $(BUILD)/redlock $(BUILD)/tool_fake_server
 
 # Installs into a temporary PREFIX (and a DESTDIR) and builds a consumer

@@ -1338,6 +1338,16 @@ static int acquire_lock(app *a, int watchdog)
     lo.refuse_evicting = a->o->refuse_evicting;
     make_label(a->o, label, sizeof label);
     lo.label = label;
+    if (!redlock_cluster_lock_fits(&lo)) {
+        int i;
+        for (i = 0; i < a->n; i++)
+            if (a->o->net.node[i].kind == REDLOCK_NODE_CLUSTER) {
+                ERR("a fenced lock on a cluster node needs a {hash tag} in its NAME (e.g. '{%s}'): its fence counter "
+                    "(%s + NAME) must live in the same slot",
+                    a->o->name, REDLOCK_FENCE_PREFIX);
+                return TOOL_EXIT_USAGE;
+            }
+    }
     rc = redlock_lock_init(&a->lock, redlock_socket_client(&a->s), &lo);
     if (rc != REDLOCK_OK) {
         ERR("cannot set up the lock: %s", redlock_strerror(rc));

@@ -2,7 +2,9 @@
    against a real cluster-mode redis-server's CLUSTER KEYSLOT, for keys
    full of braces), the key of each command the core sends, MOVED / ASK /
    TRYAGAIN / CLUSTERDOWN, and the slot map loaded from CLUSTER SLOTS and
-   kept by MOVED, with hostile replies.
+   kept by MOVED, with hostile replies; the routing of a transport's
+   cluster node: where a command goes, what a reply means (resend, ASKING,
+   pass), the bounded refresh, failovers and the masters' lives.
    Usage: test_cluster [RANDOM_KEYS]   (default 3000) */
 #define _POSIX_C_SOURCE 200809L
 #include "adapters/redlock_cluster.h"
@@ -203,6 +205,265 @@ static void test_map(void)
     CHECK_EQ(redlock_cluster_owner(&m, 0), -1);
 }
 
+/* A CLUSTER SLOTS reply whose ranges have one master and one replica. */
+typedef struct shards_reply {
+    redlock_reply top, range[4], field[4][4], node[4][2][3];
+} shards_reply;
+
+static void shard_node(redlock_reply *f, redlock_reply *n, const char *host, long long port, const char *id)
+{
+    f->type = REDLOCK_REPLY_ARRAY;
+    f->element = n;
+    f->elements = 3;
+    n[0].type = REDLOCK_REPLY_STRING, n[0].str = host, n[0].len = strlen(host);
+    n[1].type = REDLOCK_REPLY_INTEGER, n[1].integer = port;
+    n[2].type = REDLOCK_REPLY_STRING, n[2].str = id, n[2].len = strlen(id);
+}
+
+static void shards_range(shards_reply *s, int k, long long from, long long to, int master_port, int replica_port)
+{
+    static const char *ids[] = { "id7000", "id7001", "id7002", "id7003", "id7004", "id7005" };
+    redlock_reply *f = s->field[k];
+    s->top.type = REDLOCK_REPLY_ARRAY;
+    s->top.element = s->range;
+    s->top.elements = (size_t)k + 1;
+    s->range[k].type = REDLOCK_REPLY_ARRAY;
+    s->range[k].element = f;
+    s->range[k].elements = replica_port ? 4 : 3;
+    f[0].type = f[1].type = REDLOCK_REPLY_INTEGER;
+    f[0].integer = from;
+    f[1].integer = to;
+    shard_node(&f[2], s->node[k][0], "10.0.0.1", master_port, ids[master_port - 7000]);
+    if (replica_port) shard_node(&f[3], s->node[k][1], "10.0.0.1", replica_port, ids[replica_port - 7000]);
+}
+
+static redlock_reply error_reply(const char *text)
+{
+    redlock_reply r;
+    memset(&r, 0, sizeof r);
+    r.type = REDLOCK_REPLY_ERROR;
+    r.str = text;
+    r.len = strlen(text);
+    return r;
+}
+
+static redlock_command set_command(const char *key)
+{
+    redlock_command c;
+    memset(&c, 0, sizeof c);
+    c.argc = 3;
+    c.argv[0] = "SET", c.argv[1] = key, c.argv[2] = "v";
+    c.argvlen[0] = 3, c.argvlen[1] = strlen(key), c.argvlen[2] = 1;
+    return c;
+}
+
+/* Proves: routing by slot, "load the map first", keyless commands; the
+   refresh is due only for an empty or stale map and at most once per
+   interval; update keeps master indices across reloads and names
+   replicas; a promoted replica is a failover, a planned move is not; a
+   malformed reply leaves the map as it was. */
+static void test_routing(void)
+{
+    static redlock_cluster c;
+    static shards_reply s;
+    redlock_command foo = set_command("foo"), bar = set_command("{bar}x"), info;
+    int n = -1;
+    redlock_cluster_init(&c);
+    memset(&info, 0, sizeof info);
+    info.argc = 1, info.argv[0] = "INFO", info.argvlen[0] = 4;
+    CHECK_EQ(redlock_cluster_route(&c, &foo), REDLOCK_CLUSTER_UNKNOWN);
+    CHECK_EQ(redlock_cluster_route(&c, &info), REDLOCK_CLUSTER_ANY);
+    CHECK_EQ(redlock_cluster_refresh_due(&c, 0), 1);
+    redlock_cluster_refresh_asked(&c, 1000000);
+    CHECK_EQ(redlock_cluster_refresh_due(&c, 1000000 + REDLOCK_CLUSTER_REFRESH_MS * 1000 - 1), 0); /* empty, but just asked */
+    CHECK_EQ(redlock_cluster_refresh_due(&c, 1000000 + REDLOCK_CLUSTER_REFRESH_MS * 1000), 1);
+    memset(&s, 0, sizeof s);
+    shards_range(&s, 0, 0, 5460, 7000, 7003);
+    shards_range(&s, 1, 5461, 10922, 7001, 7004);
+    shards_range(&s, 2, 10923, 16383, 7002, 7005);
+    CHECK_EQ(redlock_cluster_update(&c, &s.top, NULL, &n), 0);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(c.map.masters, 6); /* masters and replicas, named once */
+    CHECK_EQ(redlock_cluster_route(&c, &foo), 4); /* 12182: the third range's master, 7002, added after 7000, 7003, 7001, 7004 */
+    CHECK_EQ(c.map.master[4].port, 7002);
+    CHECK_STR(c.map.master[4].id, "id7002");
+    CHECK_EQ(c.map.master[5].replica_of, 4);
+    CHECK_EQ(c.map.master[1].replica_of, 0);
+    CHECK_EQ(c.map.master[0].replica_of, -1);
+    CHECK_EQ(redlock_cluster_route(&c, &bar), redlock_cluster_owner(&c.map, redlock_cluster_slot("bar", 3)));
+    CHECK_EQ(redlock_cluster_refresh_due(&c, 5000000), 0); /* loaded, not stale */
+    /* a planned move of the third range to 7000: no failover; indices kept */
+    shards_range(&s, 2, 10923, 16383, 7000, 7003);
+    CHECK_EQ(redlock_cluster_update(&c, &s.top, NULL, &n), 0);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(redlock_cluster_route(&c, &foo), 0);
+    CHECK_EQ(c.map.masters, 6);
+    /* 7003 (a replica of 7000) takes over both of 7000's ranges: one failover */
+    shards_range(&s, 0, 0, 5460, 7003, 0);
+    shards_range(&s, 2, 10923, 16383, 7003, 0);
+    CHECK_EQ(redlock_cluster_update(&c, &s.top, NULL, &n), 0);
+    CHECK_EQ(n, 1);
+    CHECK_EQ(redlock_cluster_route(&c, &foo), 1);
+    CHECK_EQ(c.map.master[1].replica_of, -1);
+    /* malformed: the map is as it was */
+    s.node[1][0][1].integer = 0;
+    CHECK_EQ(redlock_cluster_update(&c, &s.top, NULL, &n), -1);
+    CHECK_EQ(redlock_cluster_route(&c, &foo), 1);
+    CHECK_EQ(redlock_cluster_update(&c, NULL, NULL, NULL), -1);
+    CHECK_EQ(c.map.masters, 6);
+}
+
+/* Proves: what a reply means - a plain reply and TRYAGAIN pass; MOVED
+   updates the map, makes it stale and resends once (the second
+   redirection passes); ASK asks once without touching the map; a MOVED
+   to the old master's replica is a failover; an empty host is the one
+   asked. */
+static void test_answers(void)
+{
+    static redlock_cluster c;
+    static shards_reply s;
+    redlock_cluster_step st;
+    redlock_reply ok, e;
+    const char *av[1];
+    size_t al[1];
+    unsigned slot = redlock_cluster_slot("foo", 3); /* 12182 */
+    char text[96];
+    redlock_cluster_init(&c);
+    memset(&s, 0, sizeof s);
+    shards_range(&s, 0, 0, 8191, 7000, 7003);
+    shards_range(&s, 1, 8192, 16383, 7001, 7004);
+    CHECK_EQ(redlock_cluster_update(&c, &s.top, NULL, NULL), 0); /* 7000 0, 7003 1, 7001 2, 7004 3 */
+    memset(&ok, 0, sizeof ok);
+    ok.type = REDLOCK_REPLY_STATUS, ok.str = "OK", ok.len = 2;
+    CHECK_EQ(redlock_cluster_answer(&c, &ok, "10.0.0.1", 0, &st), REDLOCK_CLUSTER_PASS);
+    CHECK_EQ(st.master, -1);
+    e = error_reply("TRYAGAIN Multiple keys request during rehashing of slot");
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 0, &st), REDLOCK_CLUSTER_PASS);
+    CHECK_EQ(c.stale, 0);
+    e = error_reply("CLUSTERDOWN The cluster is down");
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 0, &st), REDLOCK_CLUSTER_PASS);
+    CHECK_EQ(c.stale, 1);
+    c.stale = 0;
+    e = error_reply("NOSCRIPT No matching script");
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 0, &st), REDLOCK_CLUSTER_PASS);
+    /* ASK: once, the map unchanged */
+    snprintf(text, sizeof text, "ASK %u 10.0.0.1:7000", slot);
+    e = error_reply(text);
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 0, &st), REDLOCK_CLUSTER_ASKING);
+    CHECK_EQ(st.master, 0);
+    CHECK_EQ(redlock_cluster_owner(&c.map, slot), 2);
+    CHECK_EQ(c.stale, 0);
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 1, &st), REDLOCK_CLUSTER_PASS); /* a second redirection */
+    /* MOVED to a master not a replica of the old one: no failover */
+    snprintf(text, sizeof text, "MOVED %u 10.0.0.1:7000", slot);
+    e = error_reply(text);
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 0, &st), REDLOCK_CLUSTER_RESEND);
+    CHECK_EQ(st.master, 0);
+    CHECK_EQ(st.failover, 0);
+    CHECK_EQ(redlock_cluster_owner(&c.map, slot), 0);
+    CHECK_EQ(c.stale, 1);
+    CHECK_EQ(redlock_cluster_refresh_due(&c, 0), 1);
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 1, &st), REDLOCK_CLUSTER_PASS);
+    /* MOVED to the old master's replica: a failover */
+    snprintf(text, sizeof text, "MOVED %u :7003", slot);
+    e = error_reply(text);
+    CHECK_EQ(redlock_cluster_answer(&c, &e, "10.0.0.1", 0, &st), REDLOCK_CLUSTER_RESEND);
+    CHECK_EQ(st.master, 1);
+    CHECK_EQ(st.failover, 1);
+    /* a new master on a MOVED is added */
+    snprintf(text, sizeof text, "MOVED %u 10.0.0.7:7010", slot);
+    e = error_reply(text);
+    CHECK_EQ(redlock_cluster_answer(&c, &e, NULL, 0, &st), REDLOCK_CLUSTER_RESEND);
+    CHECK_EQ(st.master, 4);
+    CHECK_EQ(c.map.masters, 5);
+    snprintf(text, sizeof text, "MOVED %u :7010", slot); /* no host, none asked */
+    e = error_reply(text);
+    CHECK_EQ(redlock_cluster_answer(&c, &e, NULL, 0, &st), REDLOCK_CLUSTER_PASS);
+    redlock_cluster_asking_argv(av, al);
+    CHECK(al[0] == 6 && memcmp(av[0], "ASKING", 6) == 0);
+}
+
+/* Proves: a fenced lock fits one slot only with a {hash tag}; other
+   locks always fit. */
+static void test_lock_fits(void)
+{
+    redlock_lock_opts o;
+    memset(&o, 0, sizeof o);
+    o.key = "orders";
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 1); /* not fenced */
+    o.fence = 1;
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 0);
+    o.key = "{orders}:lock";
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 1);
+    o.key = "a{}b{c}"; /* an empty first tag: the whole key counts */
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 0);
+    o.key = "x{orders}";
+    o.key_len = 2; /* "x{": no tag within the length */
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 0);
+    o.key_len = 0;
+    CHECK_EQ(redlock_cluster_lock_fits(&o), 1);
+    CHECK_EQ(redlock_cluster_lock_fits(NULL), 1);
+}
+
+/* Proves: a script's keys in two slots are seen; in one slot, or one
+   key, or not a script: not. */
+static void test_cross_slot(void)
+{
+    redlock_command c;
+    memset(&c, 0, sizeof c);
+    c.argc = 5;
+    c.argv[0] = "EVALSHA", c.argv[1] = "0123", c.argv[2] = "2", c.argv[3] = "orders", c.argv[4] = "redlock:fence:orders";
+    c.argvlen[0] = 7, c.argvlen[1] = 4, c.argvlen[2] = 1, c.argvlen[3] = 6, c.argvlen[4] = 20;
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 1);
+    c.argv[3] = "{o}x", c.argvlen[3] = 4, c.argv[4] = "redlock:fence:{o}x", c.argvlen[4] = 18;
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    c.argv[2] = "1", c.argv[3] = "orders", c.argvlen[3] = 6;
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    c.argv[2] = "3"; /* more keys than arguments: not read */
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    c.argv[0] = "MGET", c.argvlen[0] = 4, c.argv[2] = "2";
+    CHECK_EQ(redlock_cluster_cross_slot(&c), 0);
+    CHECK_EQ(redlock_cluster_cross_slot(NULL), 0);
+}
+
+static redlock_node_life life_of(const char *run_id, int64_t uptime_s, int durable)
+{
+    redlock_node_life l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.run_id, sizeof l.run_id, "%s", run_id);
+    l.uptime_s = uptime_s;
+    l.durable = durable;
+    l.aof = durable;
+    return l;
+}
+
+/* Proves: per-master lives - first seen durable: nothing; first seen not
+   durable: its uptime; the same run_id again: nothing; a new run_id: now;
+   masters apart. */
+static void test_lives(void)
+{
+    static redlock_cluster c;
+    redlock_node_life l;
+    int64_t ago = -1;
+    redlock_cluster_init(&c);
+    CHECK_EQ(redlock_cluster_map_move(&c.map, 1, "10.0.0.1", 7000), 0);
+    CHECK_EQ(redlock_cluster_map_move(&c.map, 2, "10.0.0.1", 7001), 1);
+    l = life_of("aaaa", 5, 1);
+    CHECK_EQ(redlock_cluster_life(&c, 0, &l, &ago), 0);
+    l = life_of("bbbb", 7, 0);
+    CHECK_EQ(redlock_cluster_life(&c, 1, &l, &ago), 1);
+    CHECK_EQ(ago, 7000);
+    l = life_of("aaaa", 9, 1);
+    CHECK_EQ(redlock_cluster_life(&c, 0, &l, &ago), 0);
+    l = life_of("bbbb", 9, 0);
+    CHECK_EQ(redlock_cluster_life(&c, 1, &l, &ago), 0);
+    l = life_of("cccc", 1, 1);
+    CHECK_EQ(redlock_cluster_life(&c, 0, &l, &ago), 1);
+    CHECK_EQ(ago, 0);
+    CHECK_EQ(redlock_cluster_life(&c, 7, &l, &ago), 0); /* no such master */
+    CHECK_EQ(redlock_cluster_life(&c, -1, &l, &ago), 0);
+}
+
 /* Proves: for random keys of bytes that matter ('{', '}', letters, NUL,
    high bytes), the slot is the one a real cluster-mode redis-server's
    CLUSTER KEYSLOT gives. */
@@ -252,6 +513,11 @@ int main(int argc, char **argv)
     RUN(test_command_key);
     RUN(test_redirections);
     RUN(test_map);
+    RUN(test_routing);
+    RUN(test_answers);
+    RUN(test_lives);
+    RUN(test_lock_fits);
+    RUN(test_cross_slot);
     RUN(test_against_server);
     return CHECK_EXIT();
 }

@@ -43,7 +43,7 @@ static const redlock_api_fn api[] = {
     API(redlock_hiredis_lock_valid_until),
     /* redlock_libev.h */
     API(redlock_libev_config_init), API(redlock_libev_init), API(redlock_libev_deinit),
-    API(redlock_libev_client), API(redlock_libev_node_status), API(redlock_libev_node_connected),
+    API(redlock_libev_client), API(redlock_libev_lock_init), API(redlock_libev_node_status), API(redlock_libev_node_connected),
     API(redlock_libev_notify_status), API(redlock_libev_node_policy),
 };
 

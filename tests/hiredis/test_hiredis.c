@@ -6,6 +6,7 @@
 #include "adapters/redlock_hiredis.h"
 #include "integration.h"
 #include "redis_group.h"
+#include "redis_cluster.h"
 
 struct it_client {
     redlock_hiredis h;
@@ -39,10 +40,18 @@ static it_client *t_open(const it_setup *s)
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     redlock_hiredis_config_init(&o);
-    o.node_count = s->n;
-    for (i = 0; i < s->n; i++) {
+    o.node_count = s->cluster ? 1 : s->n;
+    for (i = 0; i < o.node_count; i++) {
         o.node[i].host = "127.0.0.1";
         o.node[i].port = s->ports[i];
+    }
+    if (s->cluster) { /* one node: the cluster, its seeds */
+        o.node[0].kind = REDLOCK_NODE_CLUSTER;
+        for (i = 1; i < s->n && i < REDLOCK_NODES_MAX_SEEDS; i++) {
+            o.node[0].seed[i - 1].host = "127.0.0.1";
+            o.node[0].seed[i - 1].port = s->ports[i];
+            o.node[0].seed_count = i;
+        }
     }
     o.username = s->user;
     o.password = s->pass;
@@ -1163,6 +1172,167 @@ static void hiredis_sentinel_failover(void)
     redis_group_stop(&g);
 }
 
+/* ---- a Redis Cluster node (redis_cluster.h; the IT_CLUSTER build) ---- */
+#ifdef IT_CLUSTER
+
+/* A key (prefix + a number) that master `want` (1 or 2: node 0 is a
+   replica after it_cluster_failover) serves now (slots may have moved:
+   as node 0's MOVED says); its slot in *slot. */
+static void cl_key_on(const redis_cluster *rc, int want, const char *prefix, char *key, size_t cap, unsigned *slot)
+{
+    int n;
+    for (n = 0; n < 1000; n++) {
+        snprintf(key, cap, "%s%d", prefix, n);
+        *slot = redlock_cluster_slot(key, strlen(key));
+        if (redis_cluster_owner_of(rc, key) == want) return;
+    }
+}
+
+/* GET key on cluster master i (no redirection: what that server holds). */
+static void cl_get(const redis_cluster *rc, int i, const char *key, char *out, size_t cap)
+{
+    const char *argv[3];
+    argv[0] = "GET", argv[1] = key, argv[2] = NULL;
+    if (redis_nodes_queryv(redis_cluster_port(rc, i), NULL, NULL, 1000, argv, out, cap) != 0) snprintf(out, cap, "?");
+}
+
+/* A client of one cluster node seeded by master `seed` (a
+   redis-cluster:// URL; threaded: the watchdog thread), and a lock on it:
+   0, or the parse's, init's or lock_init's status. */
+static int cl_client(redlock_hiredis *c, const redis_cluster *rc, int seed, int threaded, redlock_hiredis_lock *l,
+                     const redlock_lock_opts *lo)
+{
+    redlock_hiredis_config cfg;
+    void *mem = NULL;
+    char list[96], err[256];
+    int rc_;
+    redlock_hiredis_config_init(&cfg);
+    snprintf(list, sizeof list, "redis-cluster://127.0.0.1:%d", redis_cluster_port(rc, seed));
+    if ((rc_ = redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err)) != 0) {
+        printf("#   %s\n", err);
+        return rc_;
+    }
+    cfg.core.node_timeout_ms = 500;
+    cfg.core.retry_delay_ms = 100;
+    cfg.watchdog_thread = threaded;
+    rc_ = redlock_hiredis_init(c, &cfg);
+    redlock_free_nodes(mem);
+    if (rc_ != 0) return rc_;
+    if ((rc_ = redlock_hiredis_lock_init(c, l, lo)) != 0) redlock_hiredis_deinit(c);
+    return rc_;
+}
+
+/* Proves, on the cluster of the shared scenarios (durable: every grant
+   counts at once; masters 1 and 2 as started, master 0 a replica since
+   it_cluster_failover) given as ONE node by a URL that names only master
+   2: a lock whose key is on master 1, then on master 2, is acquired
+   there at the first attempt (master 1's: the seed's MOVED followed, not
+   a retry), the key holding the token on that master only, and released
+   there; then, with the watchdog thread, a lock on master 1 is renewed
+   by the thread past its ttl (the thread opened that master's
+   connection once the map named it) and released. */
+static void hiredis_cluster_routing(void)
+{
+    const redis_cluster *rc = &it_cl;
+    redlock_hiredis c;
+    redlock_hiredis_lock l;
+    redlock_lock_opts lo;
+    char key[64], out[128];
+    unsigned slot;
+    int m;
+    for (m = 1; m < 3; m++) {
+        memset(&lo, 0, sizeof lo);
+        cl_key_on(rc, m, "hcl-route-", key, sizeof key, &slot);
+        lo.key = key;
+        lo.ttl_ms = 10000;
+        CHECK_EQ(cl_client(&c, rc, 2, 0, &l, &lo), 0);
+        CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+        CHECK_EQ(redlock_hiredis_last_result(&l)->attempts, 1); /* redirected, not retried */
+        cl_get(rc, m, key, out, sizeof out);
+        CHECK_STR(out, redlock_lock_token(&l.lock));
+        cl_get(rc, 3 - m, key, out, sizeof out);
+        CHECK(strncmp(out, "-MOVED", 6) == 0); /* not there: the other master redirects */
+        CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+        cl_get(rc, m, key, out, sizeof out);
+        CHECK_STR(out, "$-1");
+        CHECK_EQ(redlock_hiredis_node_status(&c, 0, NULL, 0), 0);
+        CHECK(redlock_hiredis_node_connected(&c, 0));
+        redlock_hiredis_lock_deinit(&l);
+        redlock_hiredis_deinit(&c);
+    }
+    memset(&lo, 0, sizeof lo);
+    cl_key_on(rc, 1, "hcl-watchdog-", key, sizeof key, &slot);
+    lo.key = key;
+    lo.ttl_ms = 600;
+    lo.watchdog = 1;
+    CHECK_EQ(cl_client(&c, rc, 2, 1, &l, &lo), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+    redis_nodes__sleep_ms(1500); /* renewed by the thread, on master 1 */
+    CHECK_EQ(redlock_hiredis_lock_state(&l), REDLOCK_STATE_HELD);
+    cl_get(rc, 1, key, out, sizeof out);
+    CHECK_STR(out, redlock_lock_token(&l.lock));
+    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+    cl_get(rc, 1, key, out, sizeof out);
+    CHECK_STR(out, "$-1");
+    redlock_hiredis_lock_deinit(&l);
+    redlock_hiredis_deinit(&c);
+}
+
+/* CONFIG SET of master i: name to value. */
+static void cl_config(const redis_cluster *rc, int i, const char *name, const char *value)
+{
+    const char *argv[5];
+    char out[128];
+    argv[0] = "CONFIG", argv[1] = "SET", argv[2] = name, argv[3] = value, argv[4] = NULL;
+    CHECK_EQ(redis_nodes_queryv(redis_cluster_port(rc, i), NULL, NULL, 1000, argv, out, sizeof out), 0);
+    CHECK_STR(out, "+OK");
+}
+
+/* Proves: a cluster node may evict what its worst master may (redlock.h
+   section 4, Eviction): with master 1 on volatile-lru, a client seeded
+   by it that locks a key there and then one on master 2 (noeviction,
+   whose INFO comes last) still reports
+   the cluster node as VOLATILE, its policy named; told each master's in
+   turn, the last one would hide it. */
+static void hiredis_cluster_evicts(void)
+{
+    const redis_cluster *rc = &it_cl;
+    redlock_hiredis c;
+    redlock_hiredis_lock l;
+    redlock_lock_opts lo;
+    char key[64], policy[32];
+    unsigned slot;
+    cl_config(rc, 1, "maxmemory", "100mb");
+    cl_config(rc, 1, "maxmemory-policy", "volatile-lru");
+    memset(&lo, 0, sizeof lo);
+    cl_key_on(rc, 1, "hcl-evicts-", key, sizeof key, &slot);
+    lo.key = key;
+    lo.ttl_ms = 10000;
+    lo.refuse_evicting = -1; /* counted: this test reads the report */
+    CHECK_EQ(cl_client(&c, rc, 1, 0, &l, &lo), 0); /* master 1's INFO first, master 2's last */
+    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+    cl_key_on(rc, 2, "hcl-evicts-", key, sizeof key, &slot);
+    CHECK_EQ(redlock_hiredis_lock_init(&c, &l, &lo), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
+    CHECK_EQ(redlock_hiredis_node_policy(&c, 0, policy, sizeof policy), REDLOCK_EVICTS_VOLATILE);
+    CHECK_STR(policy, "volatile-lru");
+    redlock_hiredis_lock_deinit(&l);
+    redlock_hiredis_deinit(&c);
+    cl_config(rc, 1, "maxmemory-policy", "noeviction");
+    cl_config(rc, 1, "maxmemory", "0");
+}
+
+/* This adapter's own cluster scenarios, on it_main_cluster's cluster. */
+static void cluster_more(void)
+{
+    if (it_selected("hiredis_cluster_routing")) RUN(hiredis_cluster_routing);
+    if (it_selected("hiredis_cluster_evicts")) RUN(hiredis_cluster_evicts);
+}
+
+#endif /* IT_CLUSTER */
+
 int main(void)
 {
     static const it_ops ops = {
@@ -1170,6 +1340,13 @@ int main(void)
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core
     };
     int rc;
+#ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios, then this adapter's */
+    (void)it_main;
+    (void)hiredis_sentinel_discovery;
+    (void)hiredis_sentinel_failover;
+    rc = it_main_cluster(&ops, cluster_more);
+    return rc | CHECK_EXIT();
+#endif
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
     (void)hiredis_sentinel_discovery;
     (void)hiredis_sentinel_failover;

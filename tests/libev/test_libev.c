@@ -50,8 +50,12 @@ static void t_guard(struct ev_loop *loop, ev_timer *w, int revents)
 
 static int t_inflight(const it_client *c)
 {
-    int i, k = 0;
-    for (i = 0; i < c->c._n; i++) k += c->c._conn[i].ac ? c->c._conn[i].q.count : 0;
+    int i, j, k = 0;
+    for (i = 0; i < c->c._n; i++) {
+        k += c->c._conn[i].ac ? c->c._conn[i].q.count : 0;
+        for (j = 0; c->c._links[i] && j < REDLOCK__HIREDIS_LINKS; j++) /* a cluster's */
+            k += c->c._links[i][j].ac ? c->c._links[i][j].q.count : 0;
+    }
     return k;
 }
 
@@ -95,10 +99,18 @@ static it_client *t_open(const it_setup *s)
         return NULL;
     }
     redlock_libev_config_init(&o);
-    o.node_count = s->n;
-    for (i = 0; i < s->n; i++) {
+    o.node_count = s->cluster ? 1 : s->n;
+    for (i = 0; i < o.node_count; i++) {
         o.node[i].host = "127.0.0.1";
         o.node[i].port = s->ports[i];
+    }
+    if (s->cluster) { /* one node: the cluster, its seeds */
+        o.node[0].kind = REDLOCK_NODE_CLUSTER;
+        for (i = 1; i < s->n && i < REDLOCK_NODES_MAX_SEEDS; i++) {
+            o.node[0].seed[i - 1].host = "127.0.0.1";
+            o.node[0].seed[i - 1].port = s->ports[i];
+            o.node[0].seed_count = i;
+        }
     }
     o.username = s->user;
     o.password = s->pass;
@@ -118,10 +130,10 @@ static it_client *t_open(const it_setup *s)
     /* let the connections (and AUTH) complete */
     for (i = 0; i < 100; i++) {
         int k, up = 0;
-        for (k = 0; k < s->n; k++)
+        for (k = 0; k < o.node_count; k++)
             up += redlock_libev_node_connected(&c->c, k) ||
                   redlock_libev_node_status(&c->c, k, NULL, 0) == REDLOCK_ERR_AUTH;
-        if (up == s->n && t_inflight(c) == 0) break;
+        if (up == o.node_count && t_inflight(c) == 0) break;
         t_run(c, NULL, 5);
     }
     return c;
@@ -142,7 +154,7 @@ static it_lock *t_lock(it_client *c, const redlock_lock_opts *o)
     l->c = c;
     lo.on_result = t_on_result;
     lo.user = l;
-    if (redlock_lock_init(&l->l, redlock_libev_client(&c->c), &lo) != REDLOCK_OK) {
+    if (redlock_libev_lock_init(&c->c, &l->l, &lo) != REDLOCK_OK) {
         free(l);
         return NULL;
     }
@@ -162,7 +174,7 @@ static int t_reinit(it_lock *l, const redlock_lock_opts *o)
     lo.user = l;
     l->lost = 0;
     l->waiting = l->done = 0;
-    return redlock_lock_init(&l->l, redlock_libev_client(&l->c->c), &lo);
+    return redlock_libev_lock_init(&l->c->c, &l->l, &lo);
 }
 
 static int t_op(it_lock *l, int op, int64_t ttl, redlock_result *r)
@@ -206,8 +218,8 @@ static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
 /* Proves: a port outside 1..65535 is refused at init (0 means 6379), and
-   so is a Sentinel group or a cluster (asking the sentinels would block
-   the loop: this adapter serves single servers). */
+   so is a Sentinel group (asking the sentinels would block the loop) and
+   a cluster with a db; a cluster is served. */
 static void libev_port_range(void)
 {
     static const int bad[] = { 70000, 65536, -1 };
@@ -226,8 +238,12 @@ static void libev_port_range(void)
     o.node[0].kind = REDLOCK_NODE_SENTINEL;
     o.node[0].master = "mymaster";
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
-    o.node[0].kind = REDLOCK_NODE_CLUSTER;
+    o.node[0].kind = REDLOCK_NODE_CLUSTER; /* served (its seed is not asked before a command) */
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK);
+    redlock_libev_deinit(&c);
+    o.node[0].db = 2; /* a cluster has db 0 only */
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
+    o.node[0].db = 0;
     o.node[0].kind = REDLOCK_NODE_SERVER;
     o.node[0].master = NULL;
     o.node[0].port = 0;
@@ -438,6 +454,11 @@ int main(void)
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core
     };
     int rc;
+#ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios */
+    (void)it_main;
+    rc = it_main_cluster(&ops, NULL);
+    return rc | CHECK_EXIT();
+#endif
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
     rc = it_main_tls(&ops, NULL);
     return rc | CHECK_EXIT();

@@ -12,6 +12,8 @@
 #define IT_INTEGRATION_H
 
 #include "redis_nodes.h"
+#include "redis_cluster.h"
+#include "adapters/redlock_cluster.h"
 #include "hostile_server.h"
 #include "tcp_proxy.h"
 #include "check.h"
@@ -45,6 +47,7 @@ typedef struct it_setup {
     const char *tls_ca, *tls_cert, *tls_key, *tls_name;
     int tls_insecure;
     int notify_off;       /* no release notifications (adapters that have them) */
+    int cluster;          /* one node: a Redis Cluster, ports[0 .. n-1] its seeds (it_main_cluster) */
 } it_setup;
 
 typedef struct it_client it_client;
@@ -2892,6 +2895,454 @@ static void it_stop_sets(const int *sizes, int count)
         redis_nodes_stop(&it_authed[sizes[k]]);
         redis_nodes_stop(&it_acled[sizes[k]]);
     }
+}
+
+/* ---- a Redis Cluster node (it_main_cluster) ----
+   One node of the core, a 3-master cluster (tests/shared/redis_cluster.h,
+   durable), master 0 with a replica (node 3): the adapter routes each
+   command to its key's master. */
+
+static redis_cluster it_cl;
+
+static inline void it_cluster_defaults(it_setup *s, int ports[REDIS_NODES_MAX])
+{
+    int i;
+    memset(s, 0, sizeof *s);
+    for (i = 0; i < it_cl.n; i++) ports[i] = redis_cluster_port(&it_cl, i);
+    s->n = it_cl.n;
+    s->ports = ports;
+    s->cluster = 1;
+    redlock_config_init(&s->core);
+    s->core.node_count = 1;
+    s->core.node_timeout_ms = 200; /* room for a first connection's CLUSTER SLOTS, under valgrind too */
+    s->core.retry_count = 2;
+    s->core.retry_delay_ms = 30;
+    s->core.retry_jitter_ms = 10;
+}
+
+/* A key named after `what` whose slot master m was given at start. */
+static inline void it_cluster_key(char *buf, size_t sz, const char *what, int m)
+{
+    int k;
+    for (k = 0;; k++) {
+        unsigned slot;
+        snprintf(buf, sz, "it:%s:%s:%d", it->name, what, k);
+        slot = redlock_cluster_slot(buf, strlen(buf));
+        if ((int)slot >= redis_cluster_first_slot(&it_cl, m) &&
+            (m + 1 == it_cl.n || (int)slot < redis_cluster_first_slot(&it_cl, m + 1)))
+            return;
+    }
+}
+
+/* What node i holds at key ("$-1": nothing). */
+static inline void it_cluster_get(int i, const char *key, char *out, size_t cap)
+{
+    const char *argv[] = { "GET", key, NULL };
+    if (redis_cluster_cmdv(&it_cl, i, out, cap, argv) != 0) snprintf(out, cap, "(no answer)");
+}
+
+/* Proves, on one cluster node of 3 masters: a plain lock on a key of each
+   master is acquired (the key on that master, under the token), refused
+   to another client, extended and released (the key gone); a fenced lock
+   with a tagged key fences, higher each time; a fenced lock whose key has
+   no tag is refused at lock_init; a reentrant lock nests; readers share,
+   a writer waits for them. */
+static void it_cluster_kinds(void)
+{
+    int ports[REDIS_NODES_MAX], m;
+    it_setup s;
+    it_client *a, *b;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], out[128];
+    it_cluster_defaults(&s, ports);
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    for (m = 0; m < it_cl.n; m++) {
+        it_lock *la, *lb;
+        it_cluster_key(key, sizeof key, "plain", m);
+        it_lock_opts(&o, key, 2000);
+        o.retry_count = -1;
+        la = it->lock(a, &o);
+        lb = it->lock(b, &o);
+        CHECK(la && lb);
+        if (la && lb) {
+            CHECK_EQ(it->acquire(la, &r), REDLOCK_OK);
+            it_cluster_get(m, key, out, sizeof out);
+            CHECK_STR(out, it->token(la));
+            CHECK_EQ(it->acquire(lb, NULL), REDLOCK_ERR_LOCKED);
+            CHECK_EQ(it->extend(la, 3000, &r), REDLOCK_OK);
+            CHECK(r.validity_us > 2000000);
+            CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+            it_cluster_get(m, key, out, sizeof out);
+            CHECK_STR(out, "$-1");
+            CHECK_EQ(it->acquire(lb, NULL), REDLOCK_OK);
+            CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+        }
+        if (la) it->unlock(la);
+        if (lb) it->unlock(lb);
+    }
+    { /* fenced: a tagged key, its counter in the key's slot */
+        it_lock *f;
+        int64_t f1;
+        snprintf(key, sizeof key, "{it:%s:fence}:lock", it->name);
+        it_lock_opts(&o, key, 2000);
+        o.fence = 1;
+        f = it->lock(a, &o);
+        CHECK(f != NULL);
+        if (f) {
+            CHECK_EQ(it->acquire(f, &r), REDLOCK_OK);
+            f1 = r.fence;
+            CHECK(f1 > 0);
+            CHECK_EQ(it->release(f, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(f, &r), REDLOCK_OK);
+            CHECK(r.fence > f1);
+            CHECK_EQ(it->release(f, NULL), REDLOCK_OK);
+            it->unlock(f);
+        }
+        /* no tag: the counter would be in another slot (CROSSSLOT): refused */
+        snprintf(key, sizeof key, "it:%s:fence-untagged", it->name);
+        it_lock_opts(&o, key, 2000);
+        o.fence = 1;
+        f = it->lock(a, &o);
+        CHECK(f == NULL);
+        if (f) it->unlock(f);
+    }
+    { /* reentrant: nests for its owner, another owner waits */
+        it_lock *r1, *r2, *other;
+        it_cluster_key(key, sizeof key, "reentrant", 1);
+        it_lock_opts(&o, key, 2000);
+        o.reentrant = 1;
+        o.owner = "it-owner-1";
+        o.retry_count = -1;
+        r1 = it->lock(a, &o);
+        r2 = it->lock(b, &o);
+        o.owner = "it-owner-2";
+        other = it->lock(b, &o);
+        CHECK(r1 && r2 && other);
+        if (r1 && r2 && other) {
+            CHECK_EQ(it->acquire(r1, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(r2, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(other, NULL), REDLOCK_ERR_LOCKED);
+            CHECK_EQ(it->release(r2, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(other, NULL), REDLOCK_ERR_LOCKED);
+            CHECK_EQ(it->release(r1, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(other, NULL), REDLOCK_OK);
+            CHECK_EQ(it->release(other, NULL), REDLOCK_OK);
+        }
+        if (r1) it->unlock(r1);
+        if (r2) it->unlock(r2);
+        if (other) it->unlock(other);
+    }
+    { /* readers-writer */
+        it_lock *rd1, *rd2, *wr;
+        it_cluster_key(key, sizeof key, "rw", 2);
+        it_lock_opts(&o, key, 2000);
+        o.retry_count = -1;
+        o.access = REDLOCK_ACCESS_SHARED;
+        rd1 = it->lock(a, &o);
+        rd2 = it->lock(b, &o);
+        o.access = REDLOCK_ACCESS_EXCLUSIVE;
+        wr = it->lock(b, &o);
+        CHECK(rd1 && rd2 && wr);
+        if (rd1 && rd2 && wr) {
+            CHECK_EQ(it->acquire(rd1, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(rd2, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(wr, NULL), REDLOCK_ERR_LOCKED);
+            CHECK_EQ(it->release(rd1, NULL), REDLOCK_OK);
+            CHECK_EQ(it->release(rd2, NULL), REDLOCK_OK);
+            CHECK_EQ(it->acquire(wr, NULL), REDLOCK_OK);
+            CHECK_EQ(it->release(wr, NULL), REDLOCK_OK);
+        }
+        if (rd1) it->unlock(rd1);
+        if (rd2) it->unlock(rd2);
+        if (wr) it->unlock(wr);
+    }
+    it->close(a);
+    it->close(b);
+}
+
+/* Proves: a slot moved to another master between two holds (the client's
+   map still names the old one): the next acquire follows the MOVED and
+   the key is on the new master. */
+static void it_cluster_moved(void)
+{
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96], out[128];
+    unsigned slot;
+    it_cluster_defaults(&s, ports);
+    if (!(a = it->open(&s))) {
+        CHECK(0);
+        return;
+    }
+    it_cluster_key(key, sizeof key, "moved", 0);
+    slot = redlock_cluster_slot(key, strlen(key));
+    it_lock_opts(&o, key, 2000);
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* the map learned: master 0 */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(redis_cluster_migrate_slot(&it_cl, (int)slot, 0, 1), 0);
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* MOVED: sent again to master 1 */
+        it_cluster_get(1, key, out, sizeof out);
+        CHECK_STR(out, it->token(l));
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it_cluster_get(1, key, out, sizeof out);
+        CHECK_STR(out, "$-1");
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
+/* Proves: a slot migrated while a lock is held (MIGRATING / IMPORTING,
+   the key moved by MIGRATE, then SETSLOT NODE): a renewal in the middle
+   follows the ASK, one after follows the MOVED, the hold survives both,
+   and the release reaches the key where it is now (gone afterwards). */
+static void it_cluster_migrate_hold(void)
+{
+    int ports[REDIS_NODES_MAX];
+    it_setup s;
+    it_client *a, *b;
+    it_lock *l = NULL, *other = NULL;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], out[128];
+    int slot;
+    it_cluster_defaults(&s, ports);
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_cluster_key(key, sizeof key, "migrate", 2);
+    slot = (int)redlock_cluster_slot(key, strlen(key));
+    it_lock_opts(&o, key, 3000);
+    o.retry_count = -1;
+    l = it->lock(a, &o);
+    other = it->lock(b, &o);
+    CHECK(l && other);
+    if (!l || !other) goto out;
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+    CHECK_EQ(redis_cluster_slot_begin(&it_cl, slot, 2, 0), 0);
+    CHECK_EQ(redis_cluster_slot_move_keys(&it_cl, slot, 2, 0), 1); /* the lock's key, now on master 0 */
+    CHECK_EQ(it->extend(l, 3000, &r), REDLOCK_OK);                 /* ASK: ASKING, then master 0 */
+    CHECK(r.validity_us > 2000000);
+    CHECK_EQ(it->acquire(other, NULL), REDLOCK_ERR_LOCKED);        /* held, mid-migration */
+    CHECK_EQ(redis_cluster_slot_finish(&it_cl, slot, 2, 0), 0);
+    CHECK_EQ(it->extend(l, 3000, &r), REDLOCK_OK);                 /* MOVED: master 0 */
+    CHECK_EQ(it->state(l), REDLOCK_STATE_HELD);
+    it_cluster_get(0, key, out, sizeof out);
+    CHECK_STR(out, it->token(l));
+    CHECK_EQ(it->acquire(other, NULL), REDLOCK_ERR_LOCKED);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    it_cluster_get(0, key, out, sizeof out);
+    CHECK_STR(out, "$-1");
+    CHECK_EQ(it->acquire(other, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(other, NULL), REDLOCK_OK);
+out:
+    if (l) it->unlock(l);
+    if (other) it->unlock(other);
+    it->close(a);
+    it->close(b);
+}
+
+/* Proves: a master of the cluster restarted (a new run_id, seen on the
+   new connection's INFO) is the cluster node's restart: the client hears
+   it (EV_NODE_RESTARTED for node 0), its acquire of a key on that master
+   is refused (RESTARTED) until the bound has passed, then granted. And
+   CLUSTERDOWN (the restarted master's first seconds) is a failed vote
+   whose words say so. */
+static void it_cluster_restart(void)
+{
+    int ports[REDIS_NODES_MAX], k, seen = 0, up = 0;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96];
+    long long until;
+    it_cluster_defaults(&s, ports);
+    if (!(a = it->open(&s))) {
+        CHECK(0);
+        return;
+    }
+    it_cluster_key(key, sizeof key, "restart", 1);
+    it_lock_opts(&o, key, 400);
+    o.retry_count = -1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        int n0 = it_nrestarts, st;
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* master 1's run_id seen */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(redis_node_restart(&it_cl.rn, 1), 0);
+        { /* another client, at once: the restarted master says CLUSTERDOWN for a while (its
+             writable delay, 2 s): a failed vote, with the server's words */
+            it_client *c = it->open(&s);
+            it_lock *lc;
+            char words[256], other[96];
+            int st0;
+            it_cluster_key(other, sizeof other, "restart-down", 1);
+            it_lock_opts(&o, other, 400);
+            o.retry_count = -1;
+            lc = c ? it->lock(c, &o) : NULL;
+            CHECK(lc != NULL);
+            if (lc) {
+                st0 = it->acquire(lc, NULL);
+                it->node_error(c, 0, words, sizeof words);
+                printf("#   right after the restart: %s (%s)\n", redlock_strerror(st0), words);
+                if (st0 != REDLOCK_OK) CHECK(strstr(words, "CLUSTERDOWN") != NULL);
+                else CHECK_EQ(it->release(lc, NULL), REDLOCK_OK); /* the delay was over already */
+                it->unlock(lc);
+            }
+            if (c) it->close(c);
+        }
+        /* a restarted master waits a while before it serves again (CLUSTERDOWN meanwhile) */
+        for (until = it_now_ms() + 10000; it_now_ms() < until && !up;) {
+            up = redis_cluster__ok(&it_cl, 1);
+            if (!up) redis_nodes__sleep_ms(50);
+        }
+        CHECK(up);
+        st = it->acquire(l, NULL);
+        CHECK_EQ(st, REDLOCK_ERR_RESTARTED);
+        for (k = n0; k < it_nrestarts; k++)
+            if (it_restarts[k].who == (const void *)a && it_restarts[k].node == 0) seen = 1;
+        CHECK(seen);
+        CHECK_EQ(it_acquire_after_restart(a, l, 3000), REDLOCK_OK);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
+/* Proves: a failover (master 0's replica, node 3, promoted by CLUSTER
+   FAILOVER) is the cluster node's restart: the client's next command
+   reaches the former master, now a replica, whose MOVED names its
+   replica of the last slot map: the client hears it (EV_NODE_RESTARTED
+   for node 0, a failover) and that acquire is refused (RESTARTED); once
+   the bound has passed, granted on the new master. */
+static void it_cluster_failover(void)
+{
+    int ports[REDIS_NODES_MAX], k, seen = 0;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    char key[96], out[128];
+    if (it_cl.replicas < 1) {
+        CHECK(0); /* the cluster has no replica */
+        return;
+    }
+    it_cluster_defaults(&s, ports);
+    if (!(a = it->open(&s))) {
+        CHECK(0);
+        return;
+    }
+    it_cluster_key(key, sizeof key, "failover", 0);
+    it_lock_opts(&o, key, 400);
+    o.retry_count = -1;
+    l = it->lock(a, &o);
+    CHECK(l != NULL);
+    if (l) {
+        int n0 = it_nrestarts;
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* the map learned: master 0, its replica node 3 */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        CHECK_EQ(redis_cluster_failover(&it_cl, it_cl.n), 0);
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_ERR_RESTARTED);
+        for (k = n0; k < it_nrestarts; k++)
+            if (it_restarts[k].who == (const void *)a && it_restarts[k].node == 0 &&
+                it_restarts[k].mode == REDLOCK_RESTART_FAILOVER)
+                seen = 1;
+        CHECK(seen);
+        CHECK_EQ(it_acquire_after_restart(a, l, 3000), REDLOCK_OK);
+        it_cluster_get(it_cl.n, key, out, sizeof out);
+        CHECK_STR(out, it->token(l)); /* on the new master */
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+    }
+    it->close(a);
+}
+
+/* Subscribers of key's channel on cluster node i, or -1. */
+static inline int it_cluster_numsub(int i, const char *key)
+{
+    char channel[160], out[256];
+    const char *argv[] = { "EVAL", "return redis.call('PUBSUB','NUMSUB',ARGV[1])[2]", "0", channel, NULL };
+    snprintf(channel, sizeof channel, "%s%s", REDLOCK_CHANNEL_PREFIX, key);
+    if (redis_cluster_cmdv(&it_cl, i, out, sizeof out, argv) != 0 || out[0] != ':') return -1;
+    return atoi(out + 1);
+}
+
+/* Proves: release notifications on a cluster: b waits for a's lock on a
+   key of master 2 with a 2 s retry delay, subscribed on the first seed
+   (master 0); a's release there (PUBLISH reaches every node of the
+   cluster) wakes b well before its next attempt. */
+static void it_cluster_wake(void)
+{
+    int ports[REDIS_NODES_MAX], fast = 0, round, listening = 0;
+    it_setup s;
+    it_client *a, *b;
+    it_lock *la = NULL, *lb = NULL;
+    redlock_lock_opts o;
+    char key[96];
+    it_cluster_defaults(&s, ports);
+    if (!it->notify) return;
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_cluster_key(key, sizeof key, "wake", 2);
+    it_lock_opts(&o, key, 5000);
+    la = it->lock(a, &o);
+    o.retry_count = 5;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 1;
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    for (round = 0; la && lb && round < 2 && !fast; round++) { /* a release may race b's attempt once */
+        it_waiter w;
+        long long released, until;
+        CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+        memset(&w, 0, sizeof w);
+        w.l = lb;
+        pthread_create(&w.th, NULL, it_waiter_main, &w);
+        for (until = it_now_ms() + 1500, listening = 0; !listening && it_now_ms() < until;) {
+            listening = it_cluster_numsub(0, key) == 1;
+            if (!listening) redis_nodes__sleep_ms(5);
+        }
+        CHECK(listening);
+        released = it_now_ms();
+        CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+        pthread_join(w.th, NULL);
+        CHECK_EQ(w.rc, REDLOCK_OK);
+        CHECK(w.r.attempts >= 2); /* it waited */
+        fast = w.done_ms - released < 1000;
+        CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    }
+    CHECK(fast);
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* Every cluster scenario on one 3-master cluster (started here), then
+   `more` (the adapter's own, may be NULL) while it still runs. 0, or 1
+   when it could not start. */
+static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
+{
+    it = ops;
+    redis_nodes_deadline(120);
+    if (redis_cluster_start_replicas(&it_cl, 3, 1, 1) != 0) {
+        printf("not ok %s_cluster (no cluster: redis-server --cluster-enabled did not come up)\n", ops->name);
+        return 1;
+    }
+    IT_RUN(it_cluster_kinds, 1);
+    IT_RUN(it_cluster_moved, 1);
+    IT_RUN(it_cluster_migrate_hold, 1);
+    IT_RUN(it_cluster_wake, 1);
+    IT_RUN(it_cluster_restart, 1);
+    IT_RUN(it_cluster_failover, 1); /* last: master 0 is a replica after it */
+    if (more) more();
+    redis_cluster_stop(&it_cl);
+    return 0;
 }
 
 static int it_main(const it_ops *ops)

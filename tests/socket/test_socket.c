@@ -57,13 +57,21 @@ static it_client *t_open(const it_setup *st)
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     redlock_socket_config_init(&cfg);
-    cfg.node_count = st->n;
-    for (i = 0; i < st->n; i++) {
+    cfg.node_count = st->cluster ? 1 : st->n;
+    for (i = 0; i < cfg.node_count; i++) {
         cfg.node[i].host = "127.0.0.1";
         cfg.node[i].port = st->ports[i];
         cfg.node[i].username = st->user;
         cfg.node[i].password = st->pass;
         cfg.node[i].db = st->db;
+    }
+    if (st->cluster) { /* one node: the cluster, its seeds */
+        cfg.node[0].kind = REDLOCK_NODE_CLUSTER;
+        for (i = 1; i < st->n && i < REDLOCK_NODES_MAX_SEEDS; i++) {
+            cfg.node[0].seed[i - 1].host = "127.0.0.1";
+            cfg.node[0].seed[i - 1].port = st->ports[i];
+            cfg.node[0].seed_count = i;
+        }
     }
     it_tls_config(st, &cfg.tls);
     cfg.core = st->core;
@@ -1146,6 +1154,77 @@ static void tls_more(void)
 }
 #endif
 
+#ifdef IT_CLUSTER
+/* Proves: the foreign loop's slots with a cluster node: fixed at init -
+   the nodes', the subscribers', then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more
+   per cluster node; a lock on keys of two masters uses the cluster
+   node's own slot and one of the further ones; without a cluster node
+   the count is as it was (2 a node). */
+static void socket_cluster_slots(void)
+{
+    redis_nodes plain;
+    redlock_socket s;
+    redlock_socket_config cfg;
+    redlock_socket_lock l;
+    redlock_lock_opts o;
+    char keys[2][96];
+    int k, m, used = 0;
+    if (redis_nodes_start(&plain, 1, NULL, NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    redlock_socket_config_init(&cfg);
+    cfg.node_count = 2;
+    cfg.node[0].host = "127.0.0.1";
+    cfg.node[0].port = redis_nodes_port(&plain, 0);
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_fd_count(&s), 4); /* 2 nodes (the second a plain 127.0.0.1:6379), 2 subscribers */
+    redlock_socket_deinit(&s);
+    cfg.node[1].kind = REDLOCK_NODE_CLUSTER;
+    cfg.node[1].host = "127.0.0.1";
+    cfg.node[1].port = redis_cluster_port(&it_cl, 0);
+    cfg.node[1].seed_count = 1;
+    cfg.node[1].seed[0].host = "127.0.0.1";
+    cfg.node[1].seed[0].port = redis_cluster_port(&it_cl, 1);
+    cfg.core.node_timeout_ms = 300;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
+    CHECK_EQ(redlock_socket_fd_count(&s), 4 + REDLOCK_SOCKET_CLUSTER_CONNS - 1);
+    for (m = 0; m < 2; m++) {
+        for (k = 0;; k++) { /* a key of master 0, then one of master 2 */
+            unsigned slot;
+            snprintf(keys[m], sizeof keys[m], "socket-cluster-slots-%d", k);
+            slot = redlock_cluster_slot(keys[m], strlen(keys[m]));
+            if (m == 0 ? (int)slot < redis_cluster_first_slot(&it_cl, 1) : (int)slot >= redis_cluster_first_slot(&it_cl, 2)) break;
+        }
+        memset(&o, 0, sizeof o);
+        o.key = keys[m];
+        o.ttl_ms = 2000;
+        CHECK_EQ(redlock_socket_lock_init(&s, &l, &o), REDLOCK_OK);
+        CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
+        CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
+        redlock_socket_lock_deinit(&l);
+    }
+    CHECK(redlock_socket_fd(&s, 0) >= 0); /* the plain node */
+    CHECK(redlock_socket_fd(&s, 1) >= 0); /* the cluster node's own: its first master */
+    for (k = 4; k < redlock_socket_fd_count(&s); k++) used += redlock_socket_fd(&s, k) >= 0;
+    CHECK_EQ(used, 1); /* the second master's */
+    CHECK_EQ(redlock_socket_fd(&s, redlock_socket_fd_count(&s)), -1);
+    redlock_socket_deinit(&s);
+    /* a cluster with a db, or over TLS: refused */
+    cfg.node[1].db = 2;
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
+    cfg.node[1].db = 0;
+    cfg.node[1].tls.enable = 1;
+    CHECK(redlock_socket_init(&s, &cfg) != REDLOCK_OK);
+    redis_nodes_stop(&plain);
+}
+
+static void cluster_more(void)
+{
+    if (it_selected("socket_cluster_slots")) RUN(socket_cluster_slots);
+}
+#endif
+
 /* ---- a Sentinel-managed group (redis_group.h) ---- */
 
 static int sent_failovers; /* EV_NODE_RESTARTED events with mode FAILOVER */
@@ -1287,7 +1366,7 @@ int main(void)
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core
     };
     int rc;
-#ifdef IT_TLS
+#if defined(IT_TLS) || defined(IT_CLUSTER)
     (void)socket_unix_select;
     (void)socket_status_after_restart;
     (void)socket_status_connect_words;
@@ -1306,7 +1385,12 @@ int main(void)
     (void)socket_thread_refused;
     (void)socket_sentinel_discovery;
     (void)socket_sentinel_failover;
+#ifdef IT_CLUSTER
+    (void)it_main;
+    rc = it_main_cluster(&ops, cluster_more);
+#else
     rc = it_main_tls(&ops, tls_more);
+#endif
     return rc ? rc : CHECK_EXIT();
 #endif
     redis_nodes_deadline(170);

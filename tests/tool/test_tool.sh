@@ -1213,9 +1213,42 @@ if [ -n "${GROUP_BIN:-}" ]; then
 else
   nok "sentinel: GROUP_BIN (tests/tool/sentinel_group.c) not given"
 fi
-rl -n redis-cluster://127.0.0.1:7000 acquire cl
-[ "$RC" -eq 64 ] && grep -q "clusters are not served by this version yet" "$T/err" &&
-  ok "cluster: a redis-cluster:// node is refused (64), saying so" || nok "cluster: refused" "status $RC"
+# ---------------------------------------------------------------- Cluster
+# A 3-master Redis Cluster (tests/tool/cluster.c) as one node:
+# redis-cluster://m1+m2+m3. acquire puts the token on the master of the
+# key's slot only; inspect shows it held on the one node; release; `run`
+# on a key of each master; a fenced run needs a {hash tag} in NAME (64,
+# saying so), and with one it gets a fence. TLS clusters are refused (64).
+if [ -n "${CLUSTER_BIN:-}" ]; then
+  export BIN T
+  rm -f "$T"/cl.*
+  "$CLUSTER_BIN" '
+    "$BIN" -n "$CNODES" acquire ck1 >"$T/cl.tok" 2>"$T/cl.acq.err"; echo $? >"$T/cl.acq.rc"
+    "$BIN" -n "$CNODES" inspect --json ck1 >"$T/cl.insp" 2>/dev/null
+    for p in $PORT0 $PORT1 $PORT2; do redis-cli -p "$p" GET ck1; done >"$T/cl.get"
+    "$BIN" -n "$CNODES" release ck1 "$(cat "$T/cl.tok")" 2>/dev/null; echo $? >"$T/cl.rel.rc"
+    redis-cli -p "$PORT2" GET ck1 >"$T/cl.after"
+    for k in a b c d e f; do "$BIN" -n "$CNODES" -t 2s run "run-$k" -- sh -c "echo in-$k" >>"$T/cl.run" 2>>"$T/cl.run.err" || echo "fail $k" >>"$T/cl.run"; done
+    "$BIN" -n "$CNODES" --fence run fk -- true 2>"$T/cl.fence.err"; echo $? >"$T/cl.fence.rc"
+    "$BIN" -n "$CNODES" --fence run "{fk}" -- sh -c "echo \$REDLOCK_FENCE" >"$T/cl.fence2" 2>&1; echo $? >"$T/cl.fence2.rc"' 2>"$T/cl.err"
+  [ "$(cat "$T/cl.acq.rc" 2>/dev/null)" = 0 ] && [ -s "$T/cl.tok" ] && [ "$(grep -c "^$(cat "$T/cl.tok")\$" "$T/cl.get")" = 1 ] &&
+    [ "$(grep -c '^MOVED' "$T/cl.get")" = 2 ] && grep -q '"held_on": *1' "$T/cl.insp" && [ "$(cat "$T/cl.rel.rc")" = 0 ] &&
+    [ -z "$(tr -d '\n' <"$T/cl.after")" ] &&
+    ok "cluster: a redis-cluster:// node: acquire puts the token on the key's master only, inspect shows it held, release" ||
+    nok "cluster: acquire, inspect, release on a cluster" "acquire $(cat "$T/cl.acq.rc" 2>/dev/null): $(head -c 200 "$T/cl.acq.err"); $(head -c 300 "$T/cl.get" | tr '\n' '|'); $(cat "$T/cl.err")"
+  [ "$(grep -c '^in-' "$T/cl.run" 2>/dev/null)" = 6 ] &&
+    ok "cluster: run on six keys runs each COMMAND" ||
+    nok "cluster: run on six keys" "$(tr '\n' '|' <"$T/cl.run" 2>/dev/null) $(head -c 300 "$T/cl.run.err" 2>/dev/null)"
+  [ "$(cat "$T/cl.fence.rc" 2>/dev/null)" = 64 ] && grep -q "hash tag" "$T/cl.fence.err" &&
+    [ "$(cat "$T/cl.fence2.rc" 2>/dev/null)" = 0 ] && grep -q '^[1-9][0-9]*$' "$T/cl.fence2" &&
+    ok "cluster: --fence needs a {hash tag} in NAME (64, saying so); with one, COMMAND gets a fence" ||
+    nok "cluster: --fence on a cluster" "untagged $(cat "$T/cl.fence.rc" 2>/dev/null): $(head -c 200 "$T/cl.fence.err"); tagged $(cat "$T/cl.fence2.rc" 2>/dev/null): $(head -c 200 "$T/cl.fence2")"
+else
+  nok "cluster: CLUSTER_BIN (tests/tool/cluster.c) not given"
+fi
+rl -n rediss-cluster://127.0.0.1:7000 acquire cl
+[ "$RC" -eq 64 ] && grep -q "clusters over TLS (rediss-cluster://) are not served by this version yet" "$T/err" &&
+  ok "cluster: a rediss-cluster:// node is refused (64), saying so" || nok "cluster: TLS refused" "status $RC"
 
 echo "# tool tests: $PASS passed, $FAIL failed"
 [ $FAIL -eq 0 ]
