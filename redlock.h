@@ -261,7 +261,9 @@
    watchdog, a shortening extend, or a renewal that came too late),
    REDLOCK_ERR_STOLEN (a node holds another token), REDLOCK_ERR_QUORUM_LOST
    (a majority no longer has the key), REDLOCK_ERR_TRANSPORT (the watchdog's
-   renewals could not reach a quorum before the validity ran out) or
+   renewals could not reach a quorum before the validity ran out),
+   REDLOCK_ERR_REPLICAS (they could, but too few replicas acknowledged
+   them: cfg.wait_replicas, Deployments below) or
    REDLOCK_ERR_HOLD_LIMIT (max_hold_ms / max_extensions reached, so renewal
    stopped). A failed extend of yours leaves no mark of its own: the lock
    then ends as EXPIRED unless the watchdog renews it.
@@ -324,6 +326,31 @@
    Every key of a lock must then live in one slot: a fenced lock's counter
    (REDLOCK_FENCE_PREFIX + key) shares its key's slot only when the key has
    a hash tag, e.g. "{orders}:lock".
+   Replicas (cfg.wait_replicas = n > 0, like Redisson's syncSlaves): a
+   node's grant (an acquire, a fenced acquire's write-back, a renewal or
+   extend, an upgrade; in every mode and for every kind) is followed by
+   `WAIT n timeout` on that node, and counts only once WAIT answers n or
+   more; fewer, or WAIT refused (an error: a server or proxy without
+   WAIT, an ACL without +wait), fail that node's vote with
+   REDLOCK_ERR_REPLICAS. An acquire that then misses its quorum is undone
+   and retried as usual, and ends with REPLICAS when such votes made the
+   difference; a renewal that misses it is tried again, and a lock whose
+   renewals never get through is lost with REPLICAS. Releases do not wait.
+   The timeout is cfg.wait_timeout_ms (default: node_timeout_ms; never 0,
+   which would make WAIT block), and such rounds last node_timeout_ms +
+   wait_timeout_ms; the WAIT's time is part of the round, so it comes out
+   of the validity like any other delay (measured from the round's start,
+   as always). What it buys: a failover that promotes a replica which
+   acknowledged the write keeps the key, so fewer holds are lost (or
+   discounted for a bound, Restarts above) at a failover. What it does
+   not: WAIT is not consensus and makes Redis no more strongly consistent
+   (a write acknowledged by n replicas may still be lost: a replica that
+   acknowledged is not the one promoted, or restarts without the key; an
+   unacknowledged write is not rolled back, the key stays on the primary
+   until the undo or its ttl). The restart rule stays the guarantee; WAIT
+   lowers how often it has to act. The cost: one more round trip per grant
+   plus the replication delay (bench/README.md), and while replicas lag,
+   no grant at all from that node.
    Eviction: a server with maxmemory set evicts keys when its memory runs
    short, as its maxmemory-policy says: volatile-* evicts keys with a time
    to live (every lock key: mutual exclusion breaks, for every kind of
@@ -473,7 +500,7 @@
 
    Memory: clients and lock handles are yours to place (static, stack,
    arrays, inside your own structs). On 64-bit Linux at the default limits
-   a redlock_client is 968 bytes and a redlock_lock 512 (about 256 plus 16
+   a redlock_client is 1240 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
    bytes: the key, the token and the next token's bytes; a label twice its
@@ -497,7 +524,8 @@
    send/on_error statuses); a node error is a failed vote, never fatal.
    Some node errors are an acquire's outcome too, when too many nodes
    give them for a quorum to be possible: TLS (section 4), NO_SCRIPTING,
-   NOPERM and EVICTING.
+   NOPERM and EVICTING; RESTARTED and REPLICAS (section 4) when they made
+   the difference after every retry. REPLICAS is also a LOST reason.
 
    7. THREADS AND CALLBACKS
    No global mutable state. A client and its locks are used by one thread
@@ -584,7 +612,7 @@
            SHARED from the call; round DOWNGRADE, on_result DOWNGRADE
            says whether a quorum of nodes agrees
          the validity runs out (whatever runs) ----------> LOST EXPIRED
-           (or the reason a renewal left: TRANSPORT, HOLD_LIMIT)
+           (or the reason a renewal left: TRANSPORT, REPLICAS, HOLD_LIMIT)
          redlock_release() --> RELEASING (an extend, upgrade or downgrade
            of yours still running: CANCELLED)
 
@@ -715,6 +743,9 @@
        upgrade    EVALSHA rwupgrade 1 k t ttl w
        downgrade  EVALSHA rwsetmode 1 k t s
        settle     EVAL rwsetmode 1 k t u
+     any lock, cfg.wait_replicas = n: after each answer that grants
+       (acquire, write-back, extend, upgrade; also a legacy SETNX or
+       GETSET) WAIT n timeout; the vote counts if it answers >= n
    (build/sim --trace prints every command the simulated clients send,
    e.g. build/sim --profile rw --runs 3 --seed 1 --trace.)
 
