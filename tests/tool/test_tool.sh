@@ -1178,6 +1178,34 @@ if "$NODES_SH" restart "$T/nodes" 2; then
   rl release dur "$TOKEN"; rl release dur2 "$T2"
 else nok "restart: a durable node restarts"; fi
 
+# ---------------------------------------------------------------- replicas
+# --wait-replicas N[/T] (redlock.h section 4, Deployments): a primary and
+# one replica. WAIT 1 grants and the replica has the token when acquire
+# returns; WAIT 2 (one replica only) is not counted: 69, the node named,
+# and no key left on the primary.
+WRP=$("$NODES_SH" start 1 "$T/wrp") || nok "replicas: the primary starts"
+"$NODES_SH" start 1 "$T/wrr" --replicaof 127.0.0.1 "${WRP#127.0.0.1:}" >/dev/null || nok "replicas: the replica starts"
+WRR=$(cat "$T/wrr/ports")
+for _ in $(seq 1 100); do # bounded: 10 s
+  timeout 5 redis-cli -p "$WRR" INFO replication | grep -q '^master_link_status:up' && break; sleep 0.1
+done
+rl -n "$WRP" --wait-replicas 1 acquire wr1
+[ "$RC" -eq 0 ] && [ "$(timeout 5 redis-cli -p "$WRR" GET wr1)" = "$(cat "$T/out")" ] &&
+  ok "replicas: --wait-replicas 1 on a primary with one replica acquires; the replica has the token" ||
+  nok "replicas: --wait-replicas 1 acquires" "status $RC, $(head -c 200 "$T/err")"
+rl -n "$WRP" --wait-replicas 2/100ms --no-wait acquire wr2
+[ "$RC" -eq 69 ] && [ "$(timeout 5 redis-cli -p "${WRP#127.0.0.1:}" EXISTS wr2)" = 0 ] &&
+  grep -qx "redlock: node $WRP: fewer than 2 replicas acknowledged the write within 100ms (WAIT), or WAIT was refused: not counted (--wait-replicas)" "$T/err" &&
+  ok "replicas: --wait-replicas 2/100ms with one replica: 69, the node named, no key left" ||
+  nok "replicas: --wait-replicas 2 refused" "status $RC, $(head -c 300 "$T/err")"
+rl -n "$WRP" --wait-replicas 1 run -t 1s wr3 -- sleep 1.2
+[ "$RC" -eq 0 ] && ok "replicas: run --wait-replicas 1 renews past its ttl" || nok "replicas: run renews" "status $RC"
+usage "--wait-replicas not a number" -n "$WRP" --wait-replicas x acquire wr4
+usage "--wait-replicas timeout 0" -n "$WRP" --wait-replicas 1/0 acquire wr4
+usage "--wait-replicas does not apply to inspect" --wait-replicas 1 inspect wr4
+"$NODES_SH" stop "$T/wrr"
+"$NODES_SH" stop "$T/wrp"
+
 # ---------------------------------------------------------------- Sentinel
 # A Sentinel-managed group (a primary, a replica, three sentinels:
 # tests/tool/sentinel_group.c) as one node: redis-sentinel://s1+s2+s3/NAME.
