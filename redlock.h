@@ -2677,13 +2677,16 @@ static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t no
    counts as `outcome`, unless its grant does not count now
    (redlock__discounted: EVICTING or RESTARTED): then its vote fails with
    that status. With cfg.wait_replicas, a grant that would count first
-   waits for the replicas: WAIT goes out, the outcome waits in the node
-   (redlock__answer_wait). */
+   waits for the replicas: WAIT goes out, the outcome and the operation
+   that granted wait in the node (outcome, loops: a chain's repeats are
+   over by then) for redlock__answer_wait. */
 static void redlock__granted(redlock_lock *lk, int i, int outcome, int64_t now) {
+    redlock__node *n = &lk->_node[i];
     int why = redlock__discounted(lk, i, now);
     if (why) redlock__node_done(lk, i, REDLOCK__OUT_ERR, why, now);
-    else if (redlock__waits_replicas(lk) && lk->_node[i].step != REDLOCK__ST_WAIT) {
-        lk->_node[i].outcome = (int8_t)outcome;
+    else if (redlock__waits_replicas(lk) && n->step != REDLOCK__ST_WAIT) {
+        n->outcome = (int8_t)outcome;
+        n->loops = redlock__step_info_of(n->step)->op;
         redlock__next_step(lk, i, REDLOCK__ST_WAIT, now);
     } else redlock__node_done(lk, i, outcome, 0, now);
 }
@@ -3287,16 +3290,23 @@ static void redlock__late_answer(redlock_lock *lk, int i, const redlock_reply *r
     }
 }
 
+static void redlock__acquired(redlock_lock *lk, int i, int64_t now);
+
 /* WAIT after a grant: how many replicas acknowledged. Enough: the grant
-   counts as it would have (its outcome waited in the node); fewer: the
-   vote fails with REPLICAS. Either way the key there is ours: it is
-   released, undone or cleaned up like any other. */
+   counts as it would have (its outcome waited in the node), or, an
+   acquire's that the round has left behind (a fenced attempt decided
+   meanwhile), it gets its write-back as a late win does; fewer: the vote
+   fails with REPLICAS. Either way the key there is ours: it is released,
+   undone or cleaned up like any other. */
 static int redlock__answer_wait(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    redlock__node *n = &lk->_node[i];
     if (r->type != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
     if (r->integer < lk->_client->_cfg.wait_replicas)
         redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_REPLICAS, now);
+    else if (n->loops == REDLOCK__S_ACQUIRE)
+        redlock__acquired(lk, i, now);
     else
-        redlock__granted(lk, i, lk->_node[i].outcome, now);
+        redlock__granted(lk, i, n->outcome, now);
     return REDLOCK__A_STEP;
 }
 

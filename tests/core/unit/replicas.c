@@ -325,6 +325,30 @@ static void test_replicas_kinds(void) {
     teardown();
 }
 
+/* Proves: a fenced acquire decided while a third node's WAIT is still
+   out: that node's WAIT, answered during the write-back, does not count
+   as a write-back (it has none yet); it gets its own write-back, which
+   waits for replicas in turn. */
+static void test_replicas_fenced_late(void) {
+    setup_wait(3, 1, 0, WR_FENCED, 0, -1);
+    redlock_acquire(&L);
+    num_all(3, "EVALSHA", 5);
+    num_to(0, "WAIT", 1);
+    num_to(1, "WAIT", 1);          /* a quorum: the write-back goes to nodes 0 and 1 */
+    CHECK(waiting(0, "EVALSHA") >= 0 && waiting(1, "EVALSHA") >= 0);
+    CHECK_EQ(waiting(2, "EVALSHA"), -1);
+    num_to(2, "WAIT", 1);          /* node 2's acquire counts now: its write-back follows */
+    CHECK(waiting(2, "EVALSHA") >= 0);
+    num_to(0, "EVALSHA", 1);
+    num_to(0, "WAIT", 1);
+    CHECK_EQ(T.res.n, 0);          /* one write-back of two: node 2's WAIT was no write-back */
+    num_to(2, "EVALSHA", 1);
+    num_to(2, "WAIT", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_fence(&L), 5);
+    teardown();
+}
+
 static void run_replicas(int argc, char **argv) {
     RUN_T(test_replicas_off_by_default);
     RUN_T(test_replicas_config);
@@ -335,4 +359,5 @@ static void run_replicas(int argc, char **argv) {
     RUN_T(test_replicas_sync);
     RUN_T(test_replicas_renewal);
     RUN_T(test_replicas_kinds);
+    RUN_T(test_replicas_fenced_late);
 }
