@@ -1684,7 +1684,7 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
    when a release notification would help it (section 10). */
 REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk);
 /* LOST (also by the clock): why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT,
-   HOLD_LIMIT); else 0. */
+   REPLICAS, HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
 /* The current token (the label, if any, and hex; NUL-terminated), "" before
    the first acquire. */
@@ -5057,6 +5057,8 @@ static int redlock__owed_answer_matters(const redlock_lock *lk, int i) {
     int st = lk->_node[i].step, scripted = lk->_client->_scripted[i];
     /* no release script seen there yet: a GET + DEL release needs the key's life from it */
     if (st == REDLOCK__ST_SET) return !(scripted & (1 << (redlock__kind_of(lk)->script[REDLOCK__S_RELEASE] - 1)));
+    /* a fenced acquire's WAIT: a late win's write-back follows it */
+    if (st == REDLOCK__ST_WAIT) return lk->_node[i].loops == REDLOCK__S_ACQUIRE && redlock__fenced(lk);
     switch (redlock__step_info_of(st)->then) {
     case REDLOCK__THEN_SCRIPT: return !(scripted & redlock__script_bit(lk, st)); /* NOSCRIPT, or no scripting at all, may come */
     case REDLOCK__THEN_LAST: return 0;

@@ -108,6 +108,7 @@ static void test_replicas_grant_counts(void) {
     num_to(1, "WAIT", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(wr_last()->votes, 2);
+    CHECK_EQ(redlock_lock_followup(&L), 0); /* node 2's WAIT still out: nothing follows it */
     teardown();
 }
 
@@ -346,6 +347,21 @@ static void test_replicas_fenced_late(void) {
     num_to(2, "WAIT", 1);
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 5);
+    teardown();
+    /* the same node's WAIT answered once the lock is held: the write-back follows */
+    setup_wait(3, 1, 0, WR_FENCED, 0, -1);
+    redlock_acquire(&L);
+    num_all(3, "EVALSHA", 5);
+    num_to(0, "WAIT", 1);
+    num_to(1, "WAIT", 1);
+    num_to(0, "EVALSHA", 1);
+    num_to(1, "EVALSHA", 1);
+    num_to(0, "WAIT", 1);
+    num_to(1, "WAIT", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
+    CHECK_EQ(redlock_lock_followup(&L), 1);
+    num_to(2, "WAIT", 1);
+    CHECK(waiting(2, "EVALSHA") >= 0);
     teardown();
 }
 
