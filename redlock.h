@@ -337,7 +337,8 @@
    difference; a renewal that misses it is tried again, and a lock whose
    renewals never get through is lost with REPLICAS. Releases do not wait.
    The timeout is cfg.wait_timeout_ms (default: node_timeout_ms; never 0,
-   which would make WAIT block), and such rounds last node_timeout_ms +
+   which would make WAIT block; below the adapters' command_timeout_ms,
+   which drops a node that late), and such rounds last node_timeout_ms +
    wait_timeout_ms; the WAIT's time is part of the round, so it comes out
    of the validity like any other delay (measured from the round's start,
    as always). What it buys: a failover that promotes a replica which
@@ -1300,7 +1301,9 @@ typedef struct redlock_config {
        0: no WAIT (the default) */
     int wait_replicas;
     int64_t wait_timeout_ms;           /* WAIT's timeout, default node_timeout_ms; it
-                                          lengthens those rounds by as much */
+                                          lengthens those rounds by as much (keep it below
+                                          an adapter's command_timeout_ms, default 1000:
+                                          a node later than that is dropped) */
 } redlock_config;
 
 /* How a lock is held (section 12). DEFAULT: the plain lock (the key is a
