@@ -1186,6 +1186,8 @@ static int open_socket(app *a, int raw)
     cfg.tls = a->o->net.tls; /* --tls-*: every TLS node's defaults */
     cfg.connect_timeout_ms = TOOL_CONNECT_TIMEOUT_MS;
     cfg.command_timeout_ms = a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000;
+    if (cfg.command_timeout_ms < 2 * (a->o->node_timeout_ms + a->o->wait_replicas_ms)) /* a WAIT is no late node */
+        cfg.command_timeout_ms = 2 * (a->o->node_timeout_ms + a->o->wait_replicas_ms);
     a->words_timeout_ms = raw ? cfg.command_timeout_ms : a->o->node_timeout_ms;
     a->cmd_timeout_ms = cfg.command_timeout_ms;
     cfg.watch = on_watch;
