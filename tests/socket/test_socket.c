@@ -1146,74 +1146,6 @@ static void tls_more(void)
 }
 #endif
 
-/* ---- WAIT for replicas (cfg.core.wait_replicas; redlock.h section 4) ---- */
-
-/* A client of one node (port) that waits for n replicas (WAIT's timeout
-   timeout_ms) and does not retry. */
-static int wr_client(redlock_socket *s, redlock_socket_lock *l, int port, int n, int64_t timeout_ms)
-{
-    redlock_socket_config cfg;
-    redlock_lock_opts o;
-    int rc;
-    redlock_socket_config_init(&cfg);
-    cfg.node_count = 1;
-    cfg.node[0].port = port;
-    cfg.connect_timeout_ms = 3000;
-    cfg.command_timeout_ms = 3000;
-    cfg.core.node_timeout_ms = 2000; /* not a timing test: valgrind on a loaded machine */
-    cfg.core.retry_count = -1;
-    cfg.core.wait_replicas = n;
-    cfg.core.wait_timeout_ms = timeout_ms;
-    if ((rc = redlock_socket_init(s, &cfg)) != 0) return rc;
-    memset(&o, 0, sizeof o);
-    o.key = "wait-replicas";
-    o.ttl_ms = 10000;
-    if ((rc = redlock_socket_lock_init(s, l, &o)) != 0) redlock_socket_deinit(s);
-    return rc;
-}
-
-/* Proves, on a primary and one replica: wait_replicas 1 grants, and the
-   replica has the token when the acquire returns; wait_replicas 2 (one
-   replica only) fails with REPLICAS after WAIT's timeout and leaves no
-   key on the primary (the undo). */
-static void socket_wait_replicas(void)
-{
-    redis_nodes primary, replica;
-    redlock_socket s;
-    redlock_socket_lock l;
-    const char *replica_args[3];
-    char replicaof[32], out[128];
-    long long t0, until;
-    if (redis_nodes_start(&primary, 1, NULL, NULL) != 0) { CHECK(0); return; }
-    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", redis_nodes_port(&primary, 0));
-    replica_args[0] = "--replicaof", replica_args[1] = replicaof, replica_args[2] = NULL;
-    if (redis_nodes_start(&replica, 1, replica_args, NULL) != 0) { CHECK(0); redis_nodes_stop(&primary); return; }
-    CHECK_EQ(redis_group__wait_info(redis_nodes_port(&replica, 0), "replication", "master_link_status:up"), 0);
-
-    CHECK_EQ(wr_client(&s, &l, redis_nodes_port(&primary, 0), 1, 1000), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
-    CHECK_EQ(redis_nodes_cmd(&replica, 0, out, sizeof out, "GET", "wait-replicas", (char *)NULL), 0);
-    CHECK_STR(out, redlock_lock_token(&l.lock));
-    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
-    redlock_socket_lock_deinit(&l);
-    redlock_socket_deinit(&s);
-
-    CHECK_EQ(wr_client(&s, &l, redis_nodes_port(&primary, 0), 2, 300), REDLOCK_OK);
-    t0 = it_now_ms();
-    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_ERR_REPLICAS);
-    CHECK(it_now_ms() - t0 >= 290); /* WAIT waited its timeout out */
-    until = it_now_ms() + 3000;      /* the undo went out before the result; its answer may lag */
-    do {
-        redlock_socket_run(&s, 20);
-        CHECK_EQ(redis_nodes_cmd(&primary, 0, out, sizeof out, "EXISTS", "wait-replicas", (char *)NULL), 0);
-    } while (strcmp(out, ":0") != 0 && it_now_ms() < until);
-    CHECK_STR(out, ":0");
-    redlock_socket_lock_deinit(&l);
-    redlock_socket_deinit(&s);
-    redis_nodes_stop(&replica);
-    redis_nodes_stop(&primary);
-}
-
 /* ---- a Sentinel-managed group (redis_group.h) ---- */
 
 static int sent_failovers; /* EV_NODE_RESTARTED events with mode FAILOVER */
@@ -1374,7 +1306,6 @@ int main(void)
     (void)socket_thread_refused;
     (void)socket_sentinel_discovery;
     (void)socket_sentinel_failover;
-    (void)socket_wait_replicas;
     rc = it_main_tls(&ops, tls_more);
     return rc ? rc : CHECK_EXIT();
 #endif
@@ -1398,7 +1329,6 @@ int main(void)
     if (it_selected("socket_thread_refused")) RUN(socket_thread_refused);
     if (it_selected("socket_sentinel_discovery")) RUN(socket_sentinel_discovery);
     if (it_selected("socket_sentinel_failover")) RUN(socket_sentinel_failover);
-    if (it_selected("socket_wait_replicas")) RUN(socket_wait_replicas);
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
