@@ -351,7 +351,9 @@
    until the undo or its ttl). The restart rule stays the guarantee; WAIT
    lowers how often it has to act. The cost: one more round trip per grant
    plus the replication delay (bench/README.md), and while replicas lag,
-   no grant at all from that node.
+   no grant at all from that node (also for up to a second after a replica
+   has synced: its primary sends it writes once it has acknowledged the
+   sync, though INFO already says it is online).
    Eviction: a server with maxmemory set evicts keys when its memory runs
    short, as its maxmemory-policy says: volatile-* evicts keys with a time
    to live (every lock key: mutual exclusion breaks, for every kind of

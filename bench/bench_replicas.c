@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     int nlat[2] = { 0, 0 }, failed[2] = { 0, 0 }, cycles = 2000, blocks = 6, server_cpu = -1, i, b, empty = 0;
     double rate[2][MAX_BLOCKS];
     const char *names[2] = { "wait_replicas 0 (no WAIT)", "wait_replicas 1 (WAIT 1)" };
-    const char *replica_args[3];
+    const char *replica_args[3], *primary_args[] = { "--repl-diskless-sync-delay", "0", NULL }; /* (Redis 7 waits 5 s) */
     char replicaof[32];
     redis_nodes primary, replica;
     redlock_socket s[2];
@@ -111,14 +111,14 @@ int main(int argc, char **argv)
         return 2;
     }
     redis_nodes_deadline(600);
-    if (redis_nodes_start(&primary, 1, NULL, NULL) != 0) {
+    if (redis_nodes_start(&primary, 1, primary_args, NULL) != 0) {
         fprintf(stderr, "bench_replicas: cannot start the primary\n");
         return 1;
     }
     snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", redis_nodes_port(&primary, 0));
     replica_args[0] = "--replicaof", replica_args[1] = replicaof, replica_args[2] = NULL;
     if (redis_nodes_start(&replica, 1, replica_args, NULL) != 0 ||
-        redis_group__wait_info(redis_nodes_port(&replica, 0), "replication", "master_link_status:up") != 0) {
+        redis_group_replica_acks(redis_nodes_port(&primary, 0)) != 0) {
         fprintf(stderr, "bench_replicas: cannot start the replica\n");
         redis_nodes_stop(&primary);
         return 1;

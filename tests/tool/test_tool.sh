@@ -1183,11 +1183,14 @@ else nok "restart: a durable node restarts"; fi
 # one replica. WAIT 1 grants and the replica has the token when acquire
 # returns; WAIT 2 (one replica only) is not counted: 69, the node named,
 # and no key left on the primary.
-WRP=$("$NODES_SH" start 1 "$T/wrp") || nok "replicas: the primary starts"
+# (a replica that has just synced gets writes once it has acknowledged the
+# sync, up to a second later: a write and a WAIT on one connection first)
+WRP=$("$NODES_SH" start 1 "$T/wrp" --repl-diskless-sync-delay 0) || nok "replicas: the primary starts"
 "$NODES_SH" start 1 "$T/wrr" --replicaof 127.0.0.1 "${WRP#127.0.0.1:}" >/dev/null || nok "replicas: the replica starts"
 WRR=$(cat "$T/wrr/ports")
 for _ in $(seq 1 100); do # bounded: 10 s
-  timeout 5 redis-cli -p "$WRR" INFO replication | grep -q '^master_link_status:up' && break; sleep 0.1
+  [ "$(printf 'SET wr:probe 1\nWAIT 1 100\n' | timeout 5 redis-cli -p "${WRP#127.0.0.1:}" | tail -n 1)" = 1 ] && break
+  sleep 0.1
 done
 rl -n "$WRP" --wait-replicas 1 acquire wr1
 [ "$RC" -eq 0 ] && [ "$(timeout 5 redis-cli -p "$WRR" GET wr1)" = "$(cat "$T/out")" ] &&
