@@ -261,7 +261,9 @@
    watchdog, a shortening extend, or a renewal that came too late),
    REDLOCK_ERR_STOLEN (a node holds another token), REDLOCK_ERR_QUORUM_LOST
    (a majority no longer has the key), REDLOCK_ERR_TRANSPORT (the watchdog's
-   renewals could not reach a quorum before the validity ran out) or
+   renewals could not reach a quorum before the validity ran out),
+   REDLOCK_ERR_REPLICAS (they could, but too few replicas acknowledged
+   them: cfg.wait_replicas, Deployments below) or
    REDLOCK_ERR_HOLD_LIMIT (max_hold_ms / max_extensions reached, so renewal
    stopped). A failed extend of yours leaves no mark of its own: the lock
    then ends as EXPIRED unless the watchdog renews it.
@@ -333,6 +335,36 @@
    and reports a master's restart, or a slot taken over by its master's
    replica (a failover; a planned migration is not one), with
    redlock_node_failed_over().
+   Replicas (cfg.wait_replicas = n > 0, like Redisson's syncSlaves; not
+   with a Redis Cluster node, where WAIT, which names no key, has no
+   master to go to: the adapters refuse the pair at init): a node's grant
+   (an acquire, a fenced acquire's write-back, a renewal or extend, an
+   upgrade; in every mode and for every kind) is followed by
+   `WAIT n timeout` on that node, and counts only once WAIT answers n or
+   more; fewer, or WAIT refused (an error: a server or proxy without
+   WAIT, an ACL without +wait), fail that node's vote with
+   REDLOCK_ERR_REPLICAS. An acquire that then misses its quorum is undone
+   and retried as usual, and ends with REPLICAS when such votes made the
+   difference; a renewal that misses it is tried again, and a lock whose
+   renewals never get through is lost with REPLICAS. Releases do not wait.
+   The timeout is cfg.wait_timeout_ms (default: node_timeout_ms; never 0,
+   which would make WAIT block; below the adapters' command_timeout_ms,
+   which drops a node that late), and such rounds last node_timeout_ms +
+   wait_timeout_ms; the WAIT's time is part of the round, so it comes out
+   of the validity like any other delay (measured from the round's start,
+   as always). What it buys: a failover that promotes a replica which
+   acknowledged the write keeps the key, so fewer holds are lost (or
+   discounted for a bound, Restarts above) at a failover. What it does
+   not: WAIT is not consensus and makes Redis no more strongly consistent
+   (a write acknowledged by n replicas may still be lost: a replica that
+   acknowledged is not the one promoted, or restarts without the key; an
+   unacknowledged write is not rolled back, the key stays on the primary
+   until the undo or its ttl). The restart rule stays the guarantee; WAIT
+   lowers how often it has to act. The cost: one more round trip per grant
+   plus the replication delay (bench/README.md), and while replicas lag,
+   no grant at all from that node (also for up to a second after a replica
+   has synced: its primary sends it writes once it has acknowledged the
+   sync, though INFO already says it is online).
    Eviction: a server with maxmemory set evicts keys when its memory runs
    short, as its maxmemory-policy says: volatile-* evicts keys with a time
    to live (every lock key: mutual exclusion breaks, for every kind of
@@ -482,7 +514,7 @@
 
    Memory: clients and lock handles are yours to place (static, stack,
    arrays, inside your own structs). On 64-bit Linux at the default limits
-   a redlock_client is 968 bytes and a redlock_lock 512 (about 256 plus 16
+   a redlock_client is 1240 bytes and a redlock_lock 512 (about 256 plus 16
    per node of REDLOCK_MAX_NODES). redlock_lock_init copies the key once
    into one block from REDLOCK_MALLOC (REDLOCK_KEY_BLOCK_SIZE(key length)
    bytes: the key, the token and the next token's bytes; a label twice its
@@ -506,7 +538,8 @@
    send/on_error statuses); a node error is a failed vote, never fatal.
    Some node errors are an acquire's outcome too, when too many nodes
    give them for a quorum to be possible: TLS (section 4), NO_SCRIPTING,
-   NOPERM and EVICTING.
+   NOPERM and EVICTING; RESTARTED and REPLICAS (section 4) when they made
+   the difference after every retry. REPLICAS is also a LOST reason.
 
    7. THREADS AND CALLBACKS
    No global mutable state. A client and its locks are used by one thread
@@ -593,7 +626,7 @@
            SHARED from the call; round DOWNGRADE, on_result DOWNGRADE
            says whether a quorum of nodes agrees
          the validity runs out (whatever runs) ----------> LOST EXPIRED
-           (or the reason a renewal left: TRANSPORT, HOLD_LIMIT)
+           (or the reason a renewal left: TRANSPORT, REPLICAS, HOLD_LIMIT)
          redlock_release() --> RELEASING (an extend, upgrade or downgrade
            of yours still running: CANCELLED)
 
@@ -724,6 +757,9 @@
        upgrade    EVALSHA rwupgrade 1 k t ttl w
        downgrade  EVALSHA rwsetmode 1 k t s
        settle     EVAL rwsetmode 1 k t u
+     any lock, cfg.wait_replicas = n: after each answer that grants
+       (acquire, write-back, extend, upgrade; also a legacy SETNX or
+       GETSET) WAIT n timeout; the vote counts if it answers >= n
    (build/sim --trace prints every command the simulated clients send,
    e.g. build/sim --profile rw --runs 3 --seed 1 --trace.)
 
@@ -1098,9 +1134,12 @@ typedef enum redlock_status {
                                        fence counter REDLOCK_FENCE_PREFIX+key) */
     REDLOCK_ERR_EVICTING = -51,     /* the node may evict keys (maxmemory-policy): its grant does
                                        not count for a lock that refuses such nodes (section 4) */
-    REDLOCK_ERR_RESTARTED = -52     /* the node restarted or failed over less than the bound ago
+    REDLOCK_ERR_RESTARTED = -52,    /* the node restarted or failed over less than the bound ago
                                        and may have lost keys: its grant does not count yet
                                        (section 4, Restarts) */
+    REDLOCK_ERR_REPLICAS = -53      /* the node's WAIT: fewer replicas than cfg.wait_replicas
+                                       acknowledged the write in time, or WAIT refused (section 4,
+                                       Deployments) */
 } redlock_status;
 
 typedef enum redlock_mode {
@@ -1268,6 +1307,16 @@ typedef struct redlock_config {
        any client of these nodes uses. 0: each lock's ttl; < 0: grants
        count at once (the node is still reported) */
     int64_t max_ttl_ms;
+    /* replicas (section 4, Deployments): after a node grants (an acquire,
+       a fence's write-back, a renewal or extend, an upgrade), WAIT until
+       this many of its replicas have the write; fewer within
+       wait_timeout_ms and its vote fails (REDLOCK_ERR_REPLICAS).
+       0: no WAIT (the default) */
+    int wait_replicas;
+    int64_t wait_timeout_ms;           /* WAIT's timeout, default node_timeout_ms; it
+                                          lengthens those rounds by as much (keep it below
+                                          an adapter's command_timeout_ms, default 1000:
+                                          a node later than that is dropped) */
 } redlock_config;
 
 /* How a lock is held (section 12). DEFAULT: the plain lock (the key is a
@@ -1651,7 +1700,7 @@ REDLOCK_API int redlock_lock_followup(const redlock_lock *lk);
    when a release notification would help it (section 10). */
 REDLOCK_API int redlock_lock_waiting(const redlock_lock *lk);
 /* LOST (also by the clock): why (EXPIRED, STOLEN, QUORUM_LOST, TRANSPORT,
-   HOLD_LIMIT); else 0. */
+   REPLICAS, HOLD_LIMIT); else 0. */
 REDLOCK_API int redlock_lock_lost_reason(const redlock_lock *lock);
 /* The current token (the label, if any, and hex; NUL-terminated), "" before
    the first acquire. */
@@ -1923,6 +1972,8 @@ enum {
     REDLOCK__ST_FENCE,      /* fenced: the write-back, counter = max(counter, fence) where the key is ours */
     REDLOCK__ST_UPGRADE,    /* readers-writer: upgrade */
     REDLOCK__ST_SET_MODE,   /* readers-writer: set-mode (downgrade; a failed upgrade's settle) */
+    REDLOCK__ST_WAIT,       /* cfg.wait_replicas: WAIT n timeout after a grant, which counts once enough
+                               replicas have the write (the grant's outcome waits in node.outcome) */
     REDLOCK__ST_EVAL = 0x80 /* with a script step: EVAL, not EVALSHA */
 };
 
@@ -1936,6 +1987,7 @@ enum { REDLOCK__ARGS_KEY,    /* key */
        REDLOCK__ARGS_VALUE,  /* key expiry:token (a legacy value) */
        REDLOCK__ARGS_TTL,    /* key ttl */
        REDLOCK__ARGS_INFO,   /* "server" */
+       REDLOCK__ARGS_WAIT,   /* numreplicas timeout */
        REDLOCK__ARGS_SCRIPT  /* the kind's script for the operation (redlock__build_script) */ };
 /* What a step's answer leads to. */
 enum { REDLOCK__THEN_MORE,   /* a chain goes on (another step follows, or the answer decides it) */
@@ -1968,7 +2020,8 @@ static const redlock__step_info redlock__steps[] = {
     /* EXT_GETSET */ { REDLOCK__VERB("GETSET"), REDLOCK__S_EXTEND, REDLOCK__ARGS_VALUE, REDLOCK__THEN_LAST },
     /* FENCE */      { REDLOCK__VERB(""), REDLOCK__S_FENCE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
     /* UPGRADE */    { REDLOCK__VERB(""), REDLOCK__S_UPGRADE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
-    /* SET_MODE */   { REDLOCK__VERB(""), REDLOCK__S_SET_MODE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT }
+    /* SET_MODE */   { REDLOCK__VERB(""), REDLOCK__S_SET_MODE, REDLOCK__ARGS_SCRIPT, REDLOCK__THEN_SCRIPT },
+    /* WAIT */       { REDLOCK__VERB("WAIT"), REDLOCK__S_COUNT, REDLOCK__ARGS_WAIT, REDLOCK__THEN_LAST }
 };
 #undef REDLOCK__VERB
 /* A node's step without its EVAL bit, and what it is. */
@@ -2413,8 +2466,21 @@ static char *redlock__owner(const redlock_lock *lk) {
 static char *redlock__counter(const redlock_lock *lk) { return redlock__owner(lk) + redlock__owner_size(redlock__reentrant(lk)); }
 
 
+/* How long a round may take: the node timeout, and WAIT's timeout more
+   for the rounds whose grants wait for replicas (redlock__granted). */
+static int redlock__waits_replicas(const redlock_lock *lk) {
+    int ph = lk->_phase;
+    return lk->_client->_cfg.wait_replicas > 0 && (ph == REDLOCK__PH_ACQUIRE || ph == REDLOCK__PH_FENCE ||
+                                                   ph == REDLOCK__PH_EXTEND || ph == REDLOCK__PH_UPGRADE);
+}
+static int64_t redlock__grant_round_us(const redlock_client *c) {
+    return (c->_cfg.node_timeout_ms + (c->_cfg.wait_replicas > 0 ? c->_cfg.wait_timeout_ms : 0)) * 1000;
+}
+static int64_t redlock__round_us(const redlock_lock *lk) {
+    return redlock__waits_replicas(lk) ? redlock__grant_round_us(lk->_client) : lk->_client->_cfg.node_timeout_ms * 1000;
+}
 static int64_t redlock__round_deadline(const redlock_lock *lk) {
-    return lk->_round_start + lk->_client->_cfg.node_timeout_ms * 1000;
+    return lk->_round_start + redlock__round_us(lk);
 }
 /* acquiring with a wait: the time by which the outcome is reported */
 static int64_t redlock__wait_deadline(const redlock_lock *lk) { return lk->_op_start + lk->_wait_us; }
@@ -2622,13 +2688,24 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
     }
 }
 
-/* Node i granted (an acquire, a write-back, a renewal): it counts as
-   `outcome`, unless its grant does not count now (redlock__discounted:
-   EVICTING or RESTARTED): then its vote fails with that status. */
+static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t now);
+
+/* Node i granted (an acquire, a write-back, a renewal, an upgrade): it
+   counts as `outcome`, unless its grant does not count now
+   (redlock__discounted: EVICTING or RESTARTED): then its vote fails with
+   that status. With cfg.wait_replicas, a grant that would count first
+   waits for the replicas: WAIT goes out, the outcome and the operation
+   that granted wait in the node (outcome, loops: a chain's repeats are
+   over by then) for redlock__answer_wait. */
 static void redlock__granted(redlock_lock *lk, int i, int outcome, int64_t now) {
+    redlock__node *n = &lk->_node[i];
     int why = redlock__discounted(lk, i, now);
     if (why) redlock__node_done(lk, i, REDLOCK__OUT_ERR, why, now);
-    else redlock__node_done(lk, i, outcome, 0, now);
+    else if (redlock__waits_replicas(lk) && n->step != REDLOCK__ST_WAIT) {
+        n->outcome = (int8_t)outcome;
+        n->loops = redlock__step_info_of(n->step)->op;
+        redlock__next_step(lk, i, REDLOCK__ST_WAIT, now);
+    } else redlock__node_done(lk, i, outcome, 0, now);
 }
 
 /* How long an extend round lets the key live, at the least, wherever its
@@ -2796,6 +2873,12 @@ static void redlock__build(const redlock_lock *lk, int i, redlock_command *cmd, 
         REDLOCK__LIT(cmd, "server");
         return;
     }
+    if (info->args == REDLOCK__ARGS_WAIT) { /* never a timeout of 0: WAIT would block forever */
+        const redlock_config *cfg = &lk->_client->_cfg;
+        REDLOCK__ARG(cmd, sc->wait, redlock__fmt_u64(sc->wait, (uint64_t)cfg->wait_replicas));
+        REDLOCK__ARG(cmd, sc->ttl, redlock__fmt_u64(sc->ttl, (uint64_t)cfg->wait_timeout_ms));
+        return;
+    }
     REDLOCK__ARG(cmd, lk->_key, lk->_key_len);
     if (info->args == REDLOCK__ARGS_SET) {
         REDLOCK__ARG(cmd, redlock__token(lk), redlock__token_len(lk));
@@ -2941,6 +3024,12 @@ static int redlock__answer_error(redlock_lock *lk, int i, const redlock_reply *r
     redlock_client *c = lk->_client;
     int st = lk->_node[i].step, auto_mode = c->_cfg.mode[i] == REDLOCK_MODE_AUTO;
     int op = redlock__step_info_of(st)->op, script = redlock__is_script_step(st);
+    /* WAIT refused (an old server, an ACL, a proxy): the replicas asked
+       for cannot be confirmed, so the grant does not count */
+    if (st == REDLOCK__ST_WAIT) {
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_REPLICAS, now);
+        return REDLOCK__A_STEP;
+    }
     /* a proxy or a renamed command says the same as an old server:
        switch to full legacy (keys without a TTL) only once INFO confirms */
     if (st == REDLOCK__ST_SET && auto_mode && !(c->_caps[i] & REDLOCK__CAP_NX_PX) && redlock__old_set_error(r)) {
@@ -3218,6 +3307,26 @@ static void redlock__late_answer(redlock_lock *lk, int i, const redlock_reply *r
     }
 }
 
+static void redlock__acquired(redlock_lock *lk, int i, int64_t now);
+
+/* WAIT after a grant: how many replicas acknowledged. Enough: the grant
+   counts as it would have (its outcome waited in the node), or, an
+   acquire's that the round has left behind (a fenced attempt decided
+   meanwhile), it gets its write-back as a late win does; fewer: the vote
+   fails with REPLICAS. Either way the key there is ours: it is released,
+   undone or cleaned up like any other. */
+static int redlock__answer_wait(redlock_lock *lk, int i, const redlock_reply *r, int64_t now) {
+    redlock__node *n = &lk->_node[i];
+    if (r->type != REDLOCK_REPLY_INTEGER || r->integer < 0) return REDLOCK__A_PROTOCOL;
+    if (r->integer < lk->_client->_cfg.wait_replicas)
+        redlock__node_done(lk, i, REDLOCK__OUT_ERR, REDLOCK_ERR_REPLICAS, now);
+    else if (n->loops == REDLOCK__S_ACQUIRE)
+        redlock__acquired(lk, i, now);
+    else
+        redlock__granted(lk, i, n->outcome, now);
+    return REDLOCK__A_STEP;
+}
+
 /* Script steps answered 1 or 0: done as asked, or the key is not ours. */
 static int redlock__answer_yes_no(const redlock_reply *r) {
     if (r->type != REDLOCK_REPLY_INTEGER || (r->integer != 0 && r->integer != 1)) return REDLOCK__A_PROTOCOL;
@@ -3239,7 +3348,9 @@ static int redlock__answer_reply(redlock_lock *lk, int i, const redlock_reply *r
         a = redlock__answer_yes_no(r);
         if (a == REDLOCK__A_MISSING) redlock__set_until(lk, i, 0);
         return a;
-    default: return REDLOCK__A_STEP;
+    default:
+        if (lk->_node[i].step == REDLOCK__ST_WAIT) return redlock__answer_wait(lk, i, r, now);
+        return REDLOCK__A_STEP;
     }
 }
 
@@ -3547,18 +3658,21 @@ static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int 
    some node refused a script the operation needs (redlock__needs_scripts),
    EVICTING when some node's grant did not count because it may evict
    keys, RESTARTED when one did not count (yet) because it may have lost
-   keys at a restart, NO_QUORUM otherwise. */
+   keys at a restart, REPLICAS when one's WAIT fell short, NO_QUORUM
+   otherwise. */
 static int redlock__too_few(const redlock_lock *lk) {
-    int i, scriptless = 0, denied = 0, evicting = 0, restarted = 0;
+    int i, scriptless = 0, denied = 0, evicting = 0, restarted = 0, replicas = 0;
     for (i = 0; i < lk->_client->_cfg.node_count; i++) {
         if (lk->_node[i].status == REDLOCK_ERR_QUEUE_FULL) return REDLOCK_ERR_OVERLOADED;
         scriptless |= lk->_node[i].status == REDLOCK_ERR_NO_SCRIPTING;
         denied |= lk->_node[i].status == REDLOCK_ERR_NOPERM;
         evicting |= lk->_node[i].status == REDLOCK_ERR_EVICTING;
         restarted |= lk->_node[i].status == REDLOCK_ERR_RESTARTED;
+        replicas |= lk->_node[i].status == REDLOCK_ERR_REPLICAS;
     }
     return denied ? REDLOCK_ERR_NOPERM : scriptless ? REDLOCK_ERR_NO_SCRIPTING :
-           evicting ? REDLOCK_ERR_EVICTING : restarted ? REDLOCK_ERR_RESTARTED : REDLOCK_ERR_NO_QUORUM;
+           evicting ? REDLOCK_ERR_EVICTING : restarted ? REDLOCK_ERR_RESTARTED :
+           replicas ? REDLOCK_ERR_REPLICAS : REDLOCK_ERR_NO_QUORUM;
 }
 
 /* A lock that refuses nodes that may evict keys can never win while the
@@ -3690,7 +3804,7 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
         /* a wait deadline is kept, not cut short: when the next retry would
            start too late for its round to end in time, one last attempt
            starts at the last moment from which it still can */
-        int64_t latest = redlock__wait_deadline(lk) - c->_cfg.node_timeout_ms * 1000;
+        int64_t latest = redlock__wait_deadline(lk) - redlock__grant_round_us(c);
         if (lk->_wait_us > 0 && now + delay > latest) {
             lk->_try = REDLOCK__TRY_LAST;
             delay = latest - now;
@@ -3745,10 +3859,11 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
        watchdog tries again, and if it never gets through, the lock ends as
        a transport failure. A user's extend that fails leaves no such mark:
        without renewals the lock simply expires. */
-    status = user ? redlock__too_few(lk) : REDLOCK_ERR_TRANSPORT;
+    status = redlock__too_few(lk);
+    if (!user && status != REDLOCK_ERR_REPLICAS) status = REDLOCK_ERR_TRANSPORT; /* (replicas short: said so) */
     redlock__round_over(lk, now);
     if (user) lk->_hold = REDLOCK__HOLD_IDLE;
-    else lk->_renew_status = REDLOCK_ERR_TRANSPORT;
+    else lk->_renew_status = status;
     if (lk->_hold != REDLOCK__HOLD_UPGRADE) {
         int64_t left = lk->_valid_until - now, again = lk->_retry_delay_us;
         if (again > left / 3) again = left / 3;
@@ -4331,7 +4446,7 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     if (cfg->node_count < 1 || cfg->node_count > REDLOCK_MAX_NODES) return REDLOCK_ERR_NODES;
     if (!redlock__ms_ok(cfg->node_timeout_ms) || !redlock__ms_ok(cfg->clock_drift_ms) ||
         !redlock__ms_ok(cfg->retry_delay_ms) || !redlock__ms_ok(cfg->wait_ms) ||
-        cfg->max_ttl_ms > REDLOCK__MAX_MS ||
+        cfg->max_ttl_ms > REDLOCK__MAX_MS || cfg->wait_replicas < 0 || !redlock__ms_ok(cfg->wait_timeout_ms) ||
         cfg->retry_jitter_ms > REDLOCK__MAX_MS || !(cfg->drift_factor >= 0.0 && cfg->drift_factor < 0.5))
         return REDLOCK_ERR_INVALID;
     for (i = 0; i < cfg->node_count; i++)
@@ -4353,6 +4468,7 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
     }
     memset(c->_table, 0, ((size_t)c->_table_mask + 1) * sizeof *c->_table);
     if (!c->_cfg.node_timeout_ms) c->_cfg.node_timeout_ms = d.node_timeout_ms;
+    if (!c->_cfg.wait_timeout_ms) c->_cfg.wait_timeout_ms = c->_cfg.node_timeout_ms;
     if (c->_cfg.drift_factor == 0.0) c->_cfg.drift_factor = d.drift_factor;
     if (!c->_cfg.clock_drift_ms) c->_cfg.clock_drift_ms = d.clock_drift_ms;
     if (!c->_cfg.retry_count) c->_cfg.retry_count = d.retry_count;
@@ -4958,6 +5074,8 @@ static int redlock__owed_answer_matters(const redlock_lock *lk, int i) {
     int st = lk->_node[i].step, scripted = lk->_client->_scripted[i];
     /* no release script seen there yet: a GET + DEL release needs the key's life from it */
     if (st == REDLOCK__ST_SET) return !(scripted & (1 << (redlock__kind_of(lk)->script[REDLOCK__S_RELEASE] - 1)));
+    /* a fenced acquire's WAIT: a late win's write-back follows it */
+    if (st == REDLOCK__ST_WAIT) return lk->_node[i].loops == REDLOCK__S_ACQUIRE && redlock__fenced(lk);
     switch (redlock__step_info_of(st)->then) {
     case REDLOCK__THEN_SCRIPT: return !(scripted & redlock__script_bit(lk, st)); /* NOSCRIPT, or no scripting at all, may come */
     case REDLOCK__THEN_LAST: return 0;
@@ -5225,6 +5343,7 @@ REDLOCK_API const char *redlock_strerror(int status) {
         return "the node's ACL denies this user a key of the lock (its key, or " REDLOCK_FENCE_PREFIX "key for a fenced lock)";
     case REDLOCK_ERR_EVICTING: return "the node may evict keys (maxmemory-policy): its grant does not count";
     case REDLOCK_ERR_RESTARTED: return "the node restarted or failed over recently and may have lost keys: its grant does not count yet";
+    case REDLOCK_ERR_REPLICAS: return "too few replicas acknowledged the write in time (WAIT), or WAIT refused";
     default: return "unknown status";
     }
 }

@@ -156,7 +156,8 @@
      failure of any of its connections (0 again once a master answers);
      node_connected(): one of them is up. Limits: not over TLS
      (rediss-cluster:// or TLS from the configuration), nor a Unix socket,
-     nor a db: init refuses them (INVALID); at most
+     nor a db, nor with core.wait_replicas (WAIT names no key: no master
+     to go to): init refuses them (INVALID); at most
      REDLOCK_CLUSTER_MAX_MASTERS masters and REDLOCK_NODES_MAX_SEEDS seeds;
      the seeds are the addresses known at first (a cluster whose seeds all
      left is unreachable once the map is lost); a master's connection

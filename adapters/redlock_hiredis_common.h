@@ -659,8 +659,9 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
         return rc; /* host and port: the primary the sentinels name */
     }
     if (nd->kind == REDLOCK_NODE_CLUSTER) {
-        /* db 0 only (a cluster has no other), not over TLS nor a Unix socket */
-        if (tls || path || (nd->db > 0 ? nd->db : o->db) > 0) return REDLOCK_ERR_INVALID;
+        /* db 0 only (a cluster has no other), not over TLS nor a Unix
+           socket, nor with WAIT (it names no key: no master to go to) */
+        if (tls || path || (nd->db > 0 ? nd->db : o->db) > 0 || o->core.wait_replicas > 0) return REDLOCK_ERR_INVALID;
         e->info = !o->info_off;
         e->user = redlock__hiredis_strdup(u);
         e->pass = redlock__hiredis_strdup(p);

@@ -108,7 +108,8 @@
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
      lock's votes fail INVALID at the cluster node, whose status says why.
-     Not over TLS, nor a Unix socket, nor a db (INVALID at init).
+     Not over TLS, nor a Unix socket, nor a db, nor with core.wait_replicas
+     (WAIT names no key: no master to go to): INVALID at init.
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH

@@ -116,7 +116,8 @@
    its key's slot (adapters/redlock_cluster.h does the routing):
      * one command connection per master used, opened when first needed
        (AUTH, INFO, CONFIG GET appendfsync as any node's; no SELECT: a
-       cluster has db 0 only, init refuses a db, TLS or a Unix socket for
+       cluster has db 0 only, init refuses a db, TLS, a Unix socket or
+       cfg.core.wait_replicas (WAIT names no key: no master to go to) for
        it with REDLOCK_ERR_INVALID); at most REDLOCK_SOCKET_CLUSTER_CONNS
        (16) per cluster node: a command for yet another master reuses a
        connection that owes nothing, or fails (CONNECT);
@@ -2669,9 +2670,11 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
         /* Sentinel groups and clusters not over TLS yet (the sentinels, and
-           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only */
+           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only,
+           and no WAIT (it names no key: no master to go to) */
         if (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master)) return REDLOCK_ERR_INVALID;
-        if (c->kind == REDLOCK_NODE_CLUSTER && (tls || redlock__sock_path(c) || c->db || cfg->db))
+        if (c->kind == REDLOCK_NODE_CLUSTER &&
+            (tls || redlock__sock_path(c) || c->db || cfg->db || cfg->core.wait_replicas > 0))
             return REDLOCK_ERR_INVALID;
 #ifdef REDLOCK_SOCKET_NO_CORE
         if (c->kind == REDLOCK_NODE_CLUSTER) return REDLOCK_ERR_INVALID; /* the routing is built with the core */

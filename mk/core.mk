@@ -253,8 +253,17 @@ bench-cluster: $(BUILD)/bench_cluster
 	@cpu=$$(( $$(nproc) - 1 )); \
 	 echo "layout: servers on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_cluster --server-cpu 0 $(CLUSTER_ARGS)
+$(BUILD)/bench_replicas: bench/bench_replicas.c bench/bench_util.h tests/shared/redis_group.h tests/shared/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
+	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+
+# cfg.wait_replicas 0 against 1 on a primary and one replica: cycles/s, p50/p99.
+.PHONY: bench-replicas
+bench-replicas: $(BUILD)/bench_replicas
+	@cpu=$$(( $$(nproc) - 1 )); \
+	 echo "layout: primary and replica on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
+	 taskset -c $$cpu $(BUILD)/bench_replicas --server-cpu 0 $(REPLICAS_ARGS)
 
 .PHONY: bench
 bench: bench-deps
 	@$(MAKE) --no-print-directory bench-core bench-scale bench-tls bench-transport bench-wait bench-restart bench-sentinel \
-	  bench-cluster
+	  bench-cluster bench-replicas

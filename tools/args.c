@@ -286,7 +286,7 @@ char *tool_owner_scope(const tool_opts *o, const char *owner)
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
        O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
-       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL, O_MAX_TTL };
+       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL, O_MAX_TTL, O_WAIT_REPLICAS };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -305,6 +305,7 @@ static const struct option long_opts[] = {
     { "fence", no_argument, NULL, O_FENCE },
     { "evicting", required_argument, NULL, O_EVICTING },
     { "max-ttl", required_argument, NULL, O_MAX_TTL },
+    { "wait-replicas", required_argument, NULL, O_WAIT_REPLICAS },
     { "label", required_argument, NULL, O_LABEL },
     { "no-label", no_argument, NULL, O_NO_LABEL },
     { "shared", no_argument, NULL, 's' },
@@ -331,7 +332,7 @@ static const char short_opts[] = "+:n:t:w:sxqvhV";
 static unsigned applies_to(int id)
 {
     switch (id) {
-    case 't': case O_MAX_TTL: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
+    case 't': case O_MAX_TTL: case O_WAIT_REPLICAS: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_EXTEND);
     case 'w': case O_NO_WAIT: case O_RETRY: case O_EVICTING: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_ON_LOST: case O_KILL_AFTER: case O_FOREGROUND: case O_REENTRANT: case O_OWNER: case O_FENCE: case 's': case 'x':
         return C_(TOOL_CMD_RUN);
@@ -383,6 +384,28 @@ static int duration_arg(const char *name, const char *v, int64_t min_ms, int64_t
         return -1;
     }
     return 0;
+}
+
+/* --wait-replicas N[/TIMEOUT]: N 0..1000 replicas, TIMEOUT a duration of
+   at least 1 ms (WAIT's 0 would block forever); 0, or -1 (err says). */
+static int wait_replicas_arg(const char *v, tool_opts *o, char *err, size_t errlen)
+{
+    char n[8];
+    size_t len = strcspn(v, "/"), i;
+    long count = 0;
+    if (len == 0 || len >= sizeof n) goto bad;
+    for (i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9') goto bad;
+        count = count * 10 + (v[i] - '0');
+    }
+    if (count > 1000) goto bad;
+    o->wait_replicas = (int)count;
+    o->wait_replicas_ms = 0;
+    if (v[len] == '/') return duration_arg("wait-replicas' timeout", v + len + 1, 1, &o->wait_replicas_ms, err, errlen);
+    return 0;
+bad:
+    say(err, errlen, "bad --wait-replicas '%.40s' (N replicas, 0 to 1000, optionally /TIMEOUT: e.g. 1 or 1/100ms)", v);
+    return -1;
 }
 
 /* The message for getopt's '?': an unknown short option, or a long one
@@ -535,6 +558,7 @@ static int take_option(int c, const char *val, tool_opts *o, parse_state *ps, ch
     case O_NODE_TIMEOUT: return duration_arg("node-timeout", val, 1, &o->node_timeout_ms, err, errlen);
     case O_KILL_AFTER: return duration_arg("kill-after", val, 0, &o->kill_after_ms, err, errlen);
     case O_MAX_TTL: return duration_arg("max-ttl", val, 0, &o->max_ttl_ms, err, errlen);
+    case O_WAIT_REPLICAS: return wait_replicas_arg(val, o, err, errlen);
     case O_LEGACY: o->mode = REDLOCK_MODE_LEGACY; return 0;
     case O_FOREGROUND: o->foreground = 1; return 0;
     case O_REENTRANT: o->reentrant = 1; return 0;
@@ -693,6 +717,15 @@ static int check_options(tool_opts *o, const parse_state *ps, char *err, size_t 
     if (o->fence && o->mode == REDLOCK_MODE_LEGACY) {
         say(err, errlen, "run: --fence needs scripting, not --legacy or --mode legacy");
         return -1;
+    }
+    if (o->wait_replicas > 0) {
+        int i;
+        for (i = 0; i < o->net.node_count; i++)
+            if (o->net.node[i].kind == REDLOCK_NODE_CLUSTER) {
+                say(err, errlen, "--wait-replicas does not go with a cluster node ('%s'): WAIT names no key, so no master to ask",
+                    o->shown[i]);
+                return -1;
+            }
     }
     return 0;
 }

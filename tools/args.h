@@ -49,6 +49,8 @@ typedef struct tool_opts {
     int64_t node_timeout_ms; /* --node-timeout, default 200 ms */
     int64_t kill_after_ms;   /* --kill-after, default 5 s */
     int64_t max_ttl_ms;      /* --max-ttl, default 0: the lock's own ttl (redlock_config.max_ttl_ms) */
+    int wait_replicas;       /* --wait-replicas N[/TIMEOUT], default 0: no WAIT (redlock_config.wait_replicas) */
+    int64_t wait_replicas_ms; /* its TIMEOUT, default 0: the node timeout (redlock_config.wait_timeout_ms) */
     redlock_mode mode;       /* --mode / --legacy */
     int on_lost;             /* --on-lost */
     int foreground;          /* run --foreground: COMMAND stays in redlock's process group */

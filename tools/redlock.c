@@ -194,7 +194,7 @@ typedef struct rnode {
    command's error reply, a connect that took the whole connect timeout)
    and, once asked for (why_node()), the words and their kind. */
 enum { WHY_OTHER, WHY_TIMEOUT, WHY_RESOLVE, WHY_REFUSED, WHY_CONNECT, WHY_AUTH, WHY_SELECT, WHY_PROTOCOL, WHY_REPLY,
-       WHY_TLS, WHY_ACL, WHY_SCRIPTS, WHY_EVICTING, WHY_RESTARTED };
+       WHY_TLS, WHY_ACL, WHY_SCRIPTS, WHY_EVICTING, WHY_RESTARTED, WHY_REPLICAS };
 
 typedef struct nfail {
     int status;        /* 0: none; REDLOCK_ERR_* */
@@ -389,6 +389,7 @@ static const char *node_reason(int st)
     case REDLOCK_ERR_SERVER: return "error reply";
     case REDLOCK_ERR_EVICTING: return "may evict keys (maxmemory-policy): not counted";
     case REDLOCK_ERR_RESTARTED: return "restarted recently, may have lost keys: not counted yet";
+    case REDLOCK_ERR_REPLICAS: return "too few replicas acknowledged (WAIT): not counted";
     default: return redlock_strerror(st);
     }
 }
@@ -684,6 +685,11 @@ static const char *why_node(app *a, int i)
         break;
     }
     case REDLOCK_ERR_RESTARTED: why_restarted(a, i, f); break;
+    case REDLOCK_ERR_REPLICAS:
+        set_why(f, WHY_REPLICAS, "fewer than %d replica%s acknowledged the write within %lldms (WAIT), or WAIT was "
+                "refused: not counted (--wait-replicas)", a->o->wait_replicas, a->o->wait_replicas == 1 ? "" : "s",
+                (long long)(a->o->wait_replicas_ms ? a->o->wait_replicas_ms : a->o->node_timeout_ms));
+        break;
     default: set_why(f, WHY_OTHER, "%s", redlock_strerror(f->status)); break;
     }
     return f->why;
@@ -1180,6 +1186,8 @@ static int open_socket(app *a, int raw)
     cfg.tls = a->o->net.tls; /* --tls-*: every TLS node's defaults */
     cfg.connect_timeout_ms = TOOL_CONNECT_TIMEOUT_MS;
     cfg.command_timeout_ms = a->o->node_timeout_ms * 2 > 1000 ? a->o->node_timeout_ms * 2 : 1000;
+    if (cfg.command_timeout_ms < 2 * (a->o->node_timeout_ms + a->o->wait_replicas_ms)) /* a WAIT is no late node */
+        cfg.command_timeout_ms = 2 * (a->o->node_timeout_ms + a->o->wait_replicas_ms);
     a->words_timeout_ms = raw ? cfg.command_timeout_ms : a->o->node_timeout_ms;
     a->cmd_timeout_ms = cfg.command_timeout_ms;
     cfg.watch = on_watch;
@@ -1191,6 +1199,8 @@ static int open_socket(app *a, int raw)
         cfg.on_event = on_event;
         cfg.core.node_timeout_ms = a->o->node_timeout_ms;
         cfg.core.max_ttl_ms = a->o->max_ttl_ms;
+        cfg.core.wait_replicas = a->o->wait_replicas;
+        cfg.core.wait_timeout_ms = a->o->wait_replicas_ms;
         for (i = 0; i < a->n; i++) cfg.core.mode[i] = a->o->mode;
         if (a->o->wait_ms == 0) {
             cfg.core.retry_count = -1;
@@ -2415,7 +2425,11 @@ static const help_line help_opts[] = {
       "      --max-ttl D       the longest ttl any client of these nodes uses (default:\n"
       "                        the lock's ttl): a node that may have lost keys (it\n"
       "                        restarted without them) counts no grant until the\n"
-      "                        longer of the two has passed since then\n" },
+      "                        longer of the two has passed since then\n"
+      "      --wait-replicas N[/T]\n"
+      "                        after each grant, WAIT until N replicas of that node\n"
+      "                        have the write (up to T, default the node timeout);\n"
+      "                        fewer: that node's grant does not count\n" },
     { H_ALL | H_TOP, "      --node-timeout D  how long one round waits for a node (default 200ms)\n"
              "      --mode MODE       auto (default: modern, per-node fallback for old ones),\n"
              "                        modern (SET NX PX and scripts) or legacy (SETNX/GETSET)\n"

@@ -18,7 +18,8 @@
    node that restarted recently (or, where Sentinel announces failovers,
    one that failed over: the sentinels say when). The clients set cfg.max_ttl_ms to the longest ttl any of
    them asks for (or more, now and then seconds); the control switches
-   the rule off.
+   the rule off. A node answers WAIT (cfg.wait_replicas) with its one
+   replica, brought up to date then.
 
    The clients use the whole API, at random: several lock handles per
    client on the same and on different keys; acquire, release (also to
@@ -187,7 +188,9 @@ static const profile profiles[] = {
     {"restart", 0, 0, 2, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     /* failovers (Sentinel: announced to the clients, or seen only as a new
        run_id) to a replica that lacks the latest writes, beside crashes;
-       fenced and plain handles, the whole API */
+       fenced and plain handles, the whole API; a third of the clients
+       WAIT for the replica after each grant (cfg.wait_replicas 1: the
+       replica then has every write up to the WAIT) */
     {"failover", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.3, 0, 0, 0, 1},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
@@ -1394,6 +1397,15 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
     if (is(m, 0, "INFO")) {
         reply_str(m, w->p->legacy ? "# Server\r\nredis_version:2.4.17\r\n" : "# Server\r\nredis_version:7.0.15\r\n",
                   strlen("# Server\r\nredis_version:7.0.15\r\n"));
+        return;
+    }
+    if (is(m, 0, "WAIT")) {
+        /* cfg.wait_replicas: the node's one replica acknowledges every write
+           up to this command (a failover then keeps them); in order after
+           the write on the same connection, and lost with it at a failover */
+        memcpy(nd->replica, nd->e, sizeof nd->e);
+        memcpy(nd->replica_counter, nd->counter, sizeof nd->counter);
+        reply_int(m, 1);
         return;
     }
     if (is(m, 0, "EVALSHA") || is(m, 0, "EVAL")) e = m->argc > 3 ? find_key(nd, m->argv[3]) : NULL;
@@ -2865,6 +2877,10 @@ static void start_clients(world *w) {
         }
         if (w->p->many == 2) cfg.max_rounds = (int)rng_range(&w->rng, 1, 3);
         cfg.max_ttl_ms = w->max_ttl_ms;
+        if (w->p->failovers && rng_chance(&w->rng, 0.3)) { /* WAIT after each grant (section 4, Deployments) */
+            cfg.wait_replicas = 1;
+            cfg.wait_timeout_ms = rng_range(&w->rng, 1, 4);
+        }
         c->telling = -1;
         if (redlock_client_init(&c->rc, &cfg, &cb, c) != REDLOCK_OK) { fprintf(stderr, "client init failed\n"); exit(2); }
         for (j = 0; j < w->nevict; j++) /* before any reply of theirs, as the adapters' INFO memory */

@@ -28,6 +28,7 @@
 #include "unit/rw.c"
 #include "unit/evict.c"
 #include "unit/restart.c"
+#include "unit/replicas.c"
 #include "unit/notify.c"
 
 int main(int argc, char **argv) {
@@ -48,6 +49,7 @@ int main(int argc, char **argv) {
     run_rw(argc, argv);
     run_evict(argc, argv);
     run_restart(argc, argv);
+    run_replicas(argc, argv);
     run_notify(argc, argv);
     return CHECK_EXIT();
 }

@@ -14,6 +14,7 @@
 #include "redis_nodes.h"
 #include "redis_cluster.h"
 #include "adapters/redlock_cluster.h"
+#include "redis_group.h"
 #include "hostile_server.h"
 #include "tcp_proxy.h"
 #include "check.h"
@@ -2853,6 +2854,66 @@ static void it_hostile_stray_bg(void) { it_hostile(IT_STRAY, 1); }
 static void it_hostile_huge_bg(void) { it_hostile(IT_HUGE, 1); }
 static void it_hostile_blackhole_bg(void) { it_hostile(IT_BLACKHOLE, 1); }
 
+/* cfg.wait_replicas (redlock.h section 4, Deployments), on a primary and
+   one replica started here: WAIT 1 grants, and the replica has the token
+   when the acquire returns; WAIT 2 (one replica only) fails with REPLICAS
+   once WAIT's timeout has passed, and leaves no key on the primary (the
+   undo). */
+static void it_wait_replicas(void)
+{
+    redis_nodes primary, replica;
+    int ports[REDIS_NODES_MAX], n, st;
+    const char *replica_args[3];
+    char replicaof[32], key[96], out[128];
+    it_setup s;
+    it_client *c;
+    it_lock *l;
+    redlock_lock_opts o;
+    long long t0, until;
+    /* no wait for more replicas before the first sync (Redis 7 waits 5 s) */
+    const char *primary_args[] = { "--repl-diskless-sync-delay", "0", NULL };
+    if (redis_nodes_start(&primary, 1, primary_args, NULL) != 0) { CHECK(0); return; }
+    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", redis_nodes_port(&primary, 0));
+    replica_args[0] = "--replicaof", replica_args[1] = replicaof, replica_args[2] = NULL;
+    if (redis_nodes_start(&replica, 1, replica_args, NULL) != 0) { CHECK(0); redis_nodes_stop(&primary); return; }
+    /* WAIT counts the replica once it acknowledges writes (redis_group.h) */
+    CHECK_EQ(redis_group_replica_acks(redis_nodes_port(&primary, 0)), 0);
+    it_key(key, sizeof key, "wait-replicas");
+    for (n = 1; n <= 2; n++) {
+        it_defaults(&s, &primary, ports);
+        s.core.node_timeout_ms = 250; /* not a timing test: valgrind on a loaded machine */
+        s.core.retry_count = -1;
+        s.core.wait_replicas = n;
+        s.core.wait_timeout_ms = n == 1 ? 200 : 100; /* below the adapters' command timeout (300 ms here) */
+        c = it->open(&s);
+        CHECK(c != NULL);
+        if (!c) break;
+        it_lock_opts(&o, key, 10000);
+        l = it->lock(c, &o);
+        t0 = it_now_ms();
+        st = it->acquire(l, NULL);
+        if (n == 1) {
+            CHECK_EQ(st, REDLOCK_OK);
+            CHECK_EQ(redis_nodes_cmd(&replica, 0, out, sizeof out, "GET", key, (char *)NULL), 0);
+            CHECK_STR(out, it->token(l));
+            CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        } else {
+            CHECK_EQ(st, REDLOCK_ERR_REPLICAS);
+            CHECK(it_now_ms() - t0 >= 95); /* WAIT waited its timeout out */
+            until = it_now_ms() + 3000;    /* the undo went out before the result; its answer may lag */
+            do {
+                it->idle(c, 20);
+                CHECK_EQ(redis_nodes_cmd(&primary, 0, out, sizeof out, "EXISTS", key, (char *)NULL), 0);
+            } while (strcmp(out, ":0") != 0 && it_now_ms() < until);
+            CHECK_STR(out, ":0");
+        }
+        it->unlock(l);
+        it->close(c);
+    }
+    redis_nodes_stop(&replica);
+    redis_nodes_stop(&primary);
+}
+
 #define IT_RUN(fn, nodes) do { \
     it_n = (nodes); \
     snprintf(it_name, sizeof it_name, "%s%s%s_%s_n%d", getenv("IT_TAG") ? getenv("IT_TAG") : "", \
@@ -3412,6 +3473,7 @@ static int it_main(const it_ops *ops)
     IT_RUN(it_proxy_partition, 3);
     IT_RUN(it_proxy_reset, 3);
     IT_RUN(it_restart_empty, 3);
+    IT_RUN(it_wait_replicas, 1);
     it_stop_sets(sizes, 3);
     redis_nodes_stop(&it_volatile);
     return CHECK_EXIT();

@@ -70,6 +70,24 @@ static inline int redis_group__wait_info(int port, const char *section, const ch
     return -1;
 }
 
+/* Waits until a replica of the primary at `port` acknowledges a write
+   (WAIT 1): 0, or -1 after REDIS_GROUP_WAIT_MS. A replica that has just
+   synced is sent writes only once it has acknowledged the sync (up to a
+   second later), though INFO already says "online"; the write and the
+   WAIT go over one connection, as WAIT waits for its connection's writes. */
+static inline int redis_group_replica_acks(int port)
+{
+    static const char *const set[] = { "SET", "redis-group:probe", "1", NULL };
+    static const char *const wait[] = { "WAIT", "1", "100", NULL };
+    long long until = redis_nodes__now_ms() + REDIS_GROUP_WAIT_MS;
+    char out[64] = "";
+    int fd = redis_nodes__connect(port, 1000);
+    while (fd >= 0 && redis_nodes__now_ms() < until && redis_nodes__roundtrip(fd, set, out, sizeof out) == 0 &&
+           redis_nodes__roundtrip(fd, wait, out, sizeof out) == 0 && strcmp(out, ":1") != 0) {}
+    if (fd >= 0) close(fd);
+    return strcmp(out, ":1") == 0 ? 0 : -1;
+}
+
 static inline void redis_group_stop(redis_group *g)
 {
     redis_nodes_stop(&g->sentinels);

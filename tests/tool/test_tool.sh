@@ -1178,6 +1178,37 @@ if "$NODES_SH" restart "$T/nodes" 2; then
   rl release dur "$TOKEN"; rl release dur2 "$T2"
 else nok "restart: a durable node restarts"; fi
 
+# ---------------------------------------------------------------- replicas
+# --wait-replicas N[/T] (redlock.h section 4, Deployments): a primary and
+# one replica. WAIT 1 grants and the replica has the token when acquire
+# returns; WAIT 2 (one replica only) is not counted: 69, the node named,
+# and no key left on the primary.
+# (a replica that has just synced gets writes once it has acknowledged the
+# sync, up to a second later: a write and a WAIT on one connection first)
+WRP=$("$NODES_SH" start 1 "$T/wrp" --repl-diskless-sync-delay 0) || nok "replicas: the primary starts"
+"$NODES_SH" start 1 "$T/wrr" --replicaof 127.0.0.1 "${WRP#127.0.0.1:}" >/dev/null || nok "replicas: the replica starts"
+WRR=$(cat "$T/wrr/ports")
+for _ in $(seq 1 100); do # bounded: 10 s
+  [ "$(printf 'SET wr:probe 1\nWAIT 1 100\n' | timeout 5 redis-cli -p "${WRP#127.0.0.1:}" | tail -n 1)" = 1 ] && break
+  sleep 0.1
+done
+rl -n "$WRP" --wait-replicas 1 acquire wr1
+[ "$RC" -eq 0 ] && [ "$(timeout 5 redis-cli -p "$WRR" GET wr1)" = "$(cat "$T/out")" ] &&
+  ok "replicas: --wait-replicas 1 on a primary with one replica acquires; the replica has the token" ||
+  nok "replicas: --wait-replicas 1 acquires" "status $RC, $(head -c 200 "$T/err")"
+rl -n "$WRP" --wait-replicas 2/100ms --no-wait acquire wr2
+[ "$RC" -eq 69 ] && [ "$(timeout 5 redis-cli -p "${WRP#127.0.0.1:}" EXISTS wr2)" = 0 ] &&
+  grep -qx "redlock: node $WRP: fewer than 2 replicas acknowledged the write within 100ms (WAIT), or WAIT was refused: not counted (--wait-replicas)" "$T/err" &&
+  ok "replicas: --wait-replicas 2/100ms with one replica: 69, the node named, no key left" ||
+  nok "replicas: --wait-replicas 2 refused" "status $RC, $(head -c 300 "$T/err")"
+rl -n "$WRP" --wait-replicas 1 run -t 1s wr3 -- sleep 1.2
+[ "$RC" -eq 0 ] && ok "replicas: run --wait-replicas 1 renews past its ttl" || nok "replicas: run renews" "status $RC"
+usage "--wait-replicas not a number" -n "$WRP" --wait-replicas x acquire wr4
+usage "--wait-replicas timeout 0" -n "$WRP" --wait-replicas 1/0 acquire wr4
+usage "--wait-replicas does not apply to inspect" --wait-replicas 1 inspect wr4
+"$NODES_SH" stop "$T/wrr"
+"$NODES_SH" stop "$T/wrp"
+
 # ---------------------------------------------------------------- Sentinel
 # A Sentinel-managed group (a primary, a replica, three sentinels:
 # tests/tool/sentinel_group.c) as one node: redis-sentinel://s1+s2+s3/NAME.
@@ -1249,6 +1280,9 @@ fi
 rl -n rediss-cluster://127.0.0.1:7000 acquire cl
 [ "$RC" -eq 64 ] && grep -q "clusters over TLS (rediss-cluster://) are not served by this version yet" "$T/err" &&
   ok "cluster: a rediss-cluster:// node is refused (64), saying so" || nok "cluster: TLS refused" "status $RC"
+rl -n redis-cluster://127.0.0.1:7000 --wait-replicas 1 acquire cl
+[ "$RC" -eq 64 ] && grep -q "wait-replicas does not go with a cluster node" "$T/err" &&
+  ok "cluster: --wait-replicas with a cluster node is refused (64), saying so" || nok "cluster: --wait-replicas refused" "status $RC"
 
 echo "# tool tests: $PASS passed, $FAIL failed"
 [ $FAIL -eq 0 ]

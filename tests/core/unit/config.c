@@ -329,10 +329,10 @@ static void test_sha_constants(void) {
 
 static void test_strerror(void) {
     int s;
-    for (s = 0; s >= -53; s--) {
+    for (s = 0; s >= -54; s--) {
         const char *m = redlock_strerror(s);
         CHECK(m != NULL);
-        if ((s <= -13 && s >= -19) || (s <= -31 && s >= -39) || s == -53) CHECK_STR(m, "unknown status");
+        if ((s <= -13 && s >= -19) || (s <= -31 && s >= -39) || s == -54) CHECK_STR(m, "unknown status");
         else CHECK(strcmp(m, "unknown status") != 0);
     }
     CHECK_STR(redlock_strerror(12345), "unknown status");
