@@ -25,20 +25,6 @@
 #define MAX_BLOCKS 32
 #define MAX_SAMPLES 400000
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double p)
-{
-    int k;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    k = (int)(p * (n - 1) + 0.5);
-    return v[k];
-}
-
 /* A client of the primary that waits for `replicas`, and its lock. */
 static int open_client(redlock_socket *s, redlock_socket_lock *l, int port, int replicas)
 {
@@ -146,18 +132,18 @@ int main(int argc, char **argv)
     }
     printf("%-30s %12s %10s %10s %7s\n", "client", "cycles/s", "p50 us", "p99 us", "failed");
     for (i = 0; i < 2; i++) {
-        double r = pct(rate[i], blocks, 0.5);
+        double r = bench_pct(rate[i], blocks, 0.5);
         if (nlat[i] == 0) {
             empty++;
             printf("%-30s %12s %10s %10s %7d\n", names[i], "-", "-", "-", failed[i]);
             continue;
         }
-        printf("%-30s %12.0f %10.1f %10.1f %7d\n", names[i], r, pct(lat[i], nlat[i], 0.5) * 1e6,
-               pct(lat[i], nlat[i], 0.99) * 1e6, failed[i]);
+        printf("%-30s %12.0f %10.1f %10.1f %7d\n", names[i], r, bench_pct(lat[i], nlat[i], 0.5) * 1e6,
+               bench_pct(lat[i], nlat[i], 0.99) * 1e6, failed[i]);
         if (failed[i]) fprintf(stderr, "bench_replicas: %s: %d failed, %d succeeded\n", names[i], failed[i], blocks * cycles - failed[i]);
     }
     printf("WAIT 1 / no WAIT: %.2f of the cycles/s (one more round trip and the replica's acknowledgement per acquire)\n",
-           pct(rate[1], blocks, 0.5) / pct(rate[0], blocks, 0.5));
+           bench_pct(rate[1], blocks, 0.5) / bench_pct(rate[0], blocks, 0.5));
     for (i = 0; i < 2; i++) {
         redlock_socket_lock_deinit(&l[i]);
         redlock_socket_deinit(&s[i]);

@@ -3007,7 +3007,8 @@ static inline void it_cluster_get(int i, const char *key, char *out, size_t cap)
    to another client, extended and released (the key gone); a fenced lock
    with a tagged key fences, higher each time; a fenced lock whose key has
    no tag is refused at lock_init; a reentrant lock nests; readers share,
-   a writer waits for them. */
+   a writer waits for them. A client that would WAIT for replicas is
+   refused at init. */
 static void it_cluster_kinds(void)
 {
     int ports[REDIS_NODES_MAX], m;
@@ -3017,6 +3018,11 @@ static void it_cluster_kinds(void)
     redlock_result r;
     char key[96], out[128];
     it_cluster_defaults(&s, ports);
+    s.core.wait_replicas = 1; /* WAIT names no key: no master to send it to, refused at init */
+    a = it->open(&s);
+    CHECK(a == NULL);
+    if (a) it->close(a);
+    s.core.wait_replicas = 0;
     if (it_open_pair(&s, &a, &b) != 0) return;
     for (m = 0; m < it_cl.n; m++) {
         it_lock *la, *lb;

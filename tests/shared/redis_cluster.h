@@ -88,42 +88,17 @@ static inline int redis_cluster__array(const redis_cluster *c, int i, const char
    max, CR LF dropped). The count, or -1. */
 static inline int redis_cluster__lines(const redis_cluster *c, int i, const char *const *argv, char out[][128], int max)
 {
-    char head[512], *text;
-    long len, got = 0;
-    int fd = redis_nodes__connect(redis_cluster_port(c, i), 2000), n = 0;
+    static char text[1 << 16];
     const char *p, *e;
-    if (fd < 0) return -1;
-    { /* the reply's first line is "$len": read it raw (roundtrip would read the content's first line) */
-        char cmd[256];
-        int k = 0, off;
-        while (argv[k]) k++;
-        off = snprintf(cmd, sizeof cmd, "*%d\r\n", k);
-        for (k = 0; argv[k] && off < (int)sizeof cmd; k++)
-            off += snprintf(cmd + off, sizeof cmd - (size_t)off, "$%d\r\n%s\r\n", (int)strlen(argv[k]), argv[k]);
-        if (off >= (int)sizeof cmd || redis_nodes__write_all(fd, cmd, (size_t)off) != 0 ||
-            redis_nodes__read_line(fd, head, sizeof head) != 0 || head[0] != '$' || (len = atol(head + 1)) < 0 || len > 1 << 20) {
-            close(fd);
-            return -1;
-        }
-    }
-    if (!(text = (char *)malloc((size_t)len + 2))) {
-        close(fd);
-        return -1;
-    }
-    while (got < len + 2) {
-        ssize_t r = recv(fd, text + got, (size_t)(len + 2 - got), 0);
-        if (r <= 0) break;
-        got += r;
-    }
-    close(fd);
-    for (p = text, e = text + (got < len ? got : len); p < e && n < max; n++) {
+    int n = 0;
+    if (redis_nodes_query(&c->rn, i, text, sizeof text, argv) != 0) return -1;
+    for (p = text, e = text + strlen(text); p < e && n < max; n++) {
         const char *nl = (const char *)memchr(p, '\n', (size_t)(e - p));
         size_t l = (size_t)((nl ? nl : e) - p);
         if (l && p[l - 1] == '\r') l--;
         snprintf(out[n], 128, "%.*s", (int)(l > 127 ? 127 : l), p);
         p = nl ? nl + 1 : e;
     }
-    free(text);
     return n;
 }
 
@@ -149,7 +124,8 @@ static inline int redis_cluster__slots_name(const redis_cluster *c, int i, int p
     return strstr(buf, want) != NULL;
 }
 
-/* One command to node i; its first reply line in out. 0, or -1. */
+/* One command to node i; its first reply line (a bulk string: whole) in
+   out. 0, or -1. */
 static inline int redis_cluster_cmdv(const redis_cluster *c, int i, char *out, size_t cap, const char *const *argv)
 {
     return redis_nodes_query(&c->rn, i, out, cap, argv);
@@ -161,7 +137,7 @@ static inline int redis_cluster__ok(const redis_cluster *c, int i)
 {
     const char *info[] = { "CLUSTER", "INFO", NULL }, *nodes[] = { "CLUSTER", "SLOTS", NULL };
     char out[128];
-    if (redis_cluster_cmdv(c, i, out, sizeof out, info) != 0 || strcmp(out, "cluster_state:ok") != 0) return 0;
+    if (redis_cluster_cmdv(c, i, out, sizeof out, info) != 0 || strncmp(out, "cluster_state:ok\r\n", 18) != 0) return 0;
     /* every master's range known (CLUSTER SLOTS: an array of ranges, more
        once slots moved) */
     if (redis_cluster_cmdv(c, i, out, sizeof out, nodes) != 0 || out[0] != '*') return 0;
