@@ -23,6 +23,7 @@
    is quiet they succeed and the release deletes the key at its owner.
    Usage: test_cluster_order [SCHEDULES [FIRST_SEED]]   (default 2000, 1)
           test_cluster_order --replay SEED             (one schedule, traced) */
+#define REDLOCK_IMPLEMENTATION
 #include "adapters/redlock_cluster.h"
 
 #include <inttypes.h>
@@ -101,7 +102,8 @@ static struct model {
     uint8_t owner[REDLOCK_CLUSTER_SLOTS];
     int mig_to[LOCKS];  /* the importing node of lock l's slot; -1: not migrating */
     int key_at[KEYS];   /* the node holding the key; -1: none */
-    long key_tok[KEYS];
+    char key_tok[KEYS][48];
+    int64_t key_exp[KEYS]; /* when it expires (PX, PEXPIRE) */
     int64_t now_us, down_until;
     long events;        /* changes of ownership so far */
     snap snaps[SNAPS];  /* the last few maps, for stale answers */
@@ -151,7 +153,7 @@ static int live_master_other_than(int o)
     return n ? cand[rnd((unsigned)n)] : -1;
 }
 
-enum { R_OK, R_ZERO, R_MOVED, R_ASK, R_TRYAGAIN, R_DOWN, R_SLOTS };
+enum { ANS_OK, ANS_ZERO, ANS_MOVED, ANS_ASK, ANS_TRYAGAIN, ANS_DOWN, ANS_SLOTS };
 static const char *const reply_name[] = {"OK", "0", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "SLOTS"};
 
 enum { ACQ, RENEW, REL };
@@ -159,12 +161,23 @@ static const char *const kind_name[] = {"acquire", "renew", "release"};
 
 typedef struct cmd {
     int used, lock, kind, keys; /* keys: 1, or 2 (a fenced acquire) */
-    long token;
+    char tok[48];
+    int64_t ttl_ms;
+    int core;        /* the core's: its reply goes to redlock_on_reply */
+    redlock_tag tag;
+    char buf[1024];  /* the core's argv, copied */
     int redirects, executed, pending, held; /* held: a release of a granted lock */
     int node; /* where it was sent last (model node) */
     redlock_command rc;
 } cmd;
 static cmd C[CMDS];
+
+/* Key k as a node sees it now: an expired key is gone. */
+static int key_at(int k)
+{
+    if (M.key_at[k] >= 0 && M.now_us >= M.key_exp[k]) M.key_at[k] = -1;
+    return M.key_at[k];
+}
 
 /* How node n answers command c (ASKING before it or not), as a cluster
    node does: its slot's master serves it when it has every key (some
@@ -174,17 +187,17 @@ static int serve(int n, int c, int asking, int *redirect_to)
 {
     const int l = C[c].lock, s = (int)lock_slot[l], o = M.owner[s], mig = M.mig_to[l];
     int k, here = 0;
-    if (M.now_us < M.down_until) return R_DOWN;
-    for (k = 0; k < C[c].keys; k++) here += M.key_at[2 * l + k] == n;
+    if (M.now_us < M.down_until) return ANS_DOWN;
+    for (k = 0; k < C[c].keys; k++) here += key_at(2 * l + k) == n;
     if (n == o) {
         if (mig < 0 || here == C[c].keys) return -1;
-        if (here > 0) return R_TRYAGAIN;
+        if (here > 0) return ANS_TRYAGAIN;
         *redirect_to = mig;
-        return R_ASK;
+        return ANS_ASK;
     }
-    if (n == mig && asking) return C[c].keys > 1 && here < C[c].keys ? R_TRYAGAIN : -1; /* a key not here yet */
+    if (n == mig && asking) return C[c].keys > 1 && here < C[c].keys ? ANS_TRYAGAIN : -1; /* a key not here yet */
     *redirect_to = o;
-    return R_MOVED;
+    return ANS_MOVED;
 }
 
 /* The checker at each execution: the node serves the slot now (or
@@ -199,35 +212,37 @@ static void check_execution(int n, int c, int asking)
         violation("command %d executed by node %d, slot %d served by %d (importing %d, asking %d)", c, n, s, M.owner[s],
                   M.mig_to[l], asking);
     for (k = 0; k < C[c].keys; k++)
-        if (M.key_at[2 * l + k] >= 0 && M.key_at[2 * l + k] != n)
+        if (key_at(2 * l + k) >= 0 && M.key_at[2 * l + k] != n)
             violation("command %d executed by node %d, its key %s at node %d", c, n, key_name[2 * l + k], M.key_at[2 * l + k]);
 }
 
-/* Executes command c at node n: the reply R_OK or R_ZERO. */
+/* Executes command c at node n: the reply ANS_OK or ANS_ZERO. */
 static int execute(int n, int c)
 {
     const int l = C[c].lock, key = 2 * l;
     C[c].executed = 1;
     switch (C[c].kind) {
     case ACQ:
-        if (M.key_at[key] >= 0) return R_ZERO;
+        if (key_at(key) >= 0) return ANS_ZERO;
         M.key_at[key] = n;
-        M.key_tok[key] = C[c].token;
-        if (C[c].keys > 1 && M.key_at[key + 1] < 0) M.key_at[key + 1] = n;
-        return R_OK;
+        M.key_exp[key] = M.now_us + C[c].ttl_ms * 1000;
+        strcpy(M.key_tok[key], C[c].tok);
+        if (C[c].keys > 1 && key_at(key + 1) < 0) M.key_at[key + 1] = n, M.key_exp[key + 1] = INT64_MAX;
+        return ANS_OK;
     case RENEW:
-        if (M.key_at[key] < 0 || M.key_tok[key] != C[c].token) {
+        if (key_at(key) < 0 || strcmp(M.key_tok[key], C[c].tok) != 0) {
             violation("lock %d lost while held: its renewal ran at node %d and found no key", l, n);
-            return R_ZERO;
+            return ANS_ZERO;
         }
-        return R_OK;
+        M.key_exp[key] = M.now_us + C[c].ttl_ms * 1000;
+        return ANS_OK;
     default:
-        if (M.key_at[key] < 0 || M.key_tok[key] != C[c].token) {
+        if (key_at(key) < 0 || strcmp(M.key_tok[key], C[c].tok) != 0) {
             if (C[c].held) violation("lock %d lost while held: its release ran at node %d and found no key", l, n);
-            return R_ZERO;
+            return ANS_ZERO;
         }
         M.key_at[key] = -1;
-        return R_OK;
+        return ANS_OK;
     }
 }
 
@@ -339,7 +354,8 @@ static void issue(int l, int kind)
     if (c == CMDS) return;
     x = &C[c];
     memset(x, 0, sizeof *x);
-    x->used = 1, x->lock = l, x->kind = kind, x->token = T.token[l], x->node = -1;
+    x->used = 1, x->lock = l, x->kind = kind, x->node = -1, x->ttl_ms = INT64_MAX / 4000;
+    snprintf(x->tok, sizeof x->tok, "t%ld", T.token[l]);
     x->keys = kind == ACQ && l < FENCED ? 2 : 1;
     x->held = kind == REL && T.state[l] == HELD;
     /* the script command the core sends: EVALSHA sha numkeys key... */
@@ -469,7 +485,7 @@ static void maybe_refresh(void)
     if (n < 0) return;
     M.n[n].connected = 1;
     T.refreshing = 1;
-    m.c = -1, m.asking = 0, m.reply = R_SLOTS, m.to = -1;
+    m.c = -1, m.asking = 0, m.reply = ANS_SLOTS, m.to = -1;
     push(&req[n], m);
 }
 
@@ -486,7 +502,7 @@ static void deliver_request(int n)
         T.slots_current = memcmp(s->owner, M.owner, sizeof M.owner) == 0;
         T.slots_events = M.events;
         if (!T.slots_current) N.stale_refreshes++;
-        r.reply = R_SLOTS;
+        r.reply = ANS_SLOTS;
     } else {
         r.reply = serve(n, m.c, m.asking, &to);
         if (r.reply < 0) {
@@ -513,21 +529,21 @@ static void deliver_reply(int n)
         return;
     }
     memset(&r, 0, sizeof r);
-    if (m.reply == R_OK || m.reply == R_ZERO) {
+    if (m.reply == ANS_OK || m.reply == ANS_ZERO) {
         r.type = REDLOCK_REPLY_INTEGER;
-        r.integer = m.reply == R_OK;
+        r.integer = m.reply == ANS_OK;
     } else {
         r.type = REDLOCK_REPLY_ERROR;
-        if (m.reply == R_MOVED || m.reply == R_ASK)
-            snprintf(text, sizeof text, "%s %u %s:%d", m.reply == R_MOVED ? "MOVED" : "ASK", lock_slot[C[c].lock],
+        if (m.reply == ANS_MOVED || m.reply == ANS_ASK)
+            snprintf(text, sizeof text, "%s %u %s:%d", m.reply == ANS_MOVED ? "MOVED" : "ASK", lock_slot[C[c].lock],
                      M.n[m.to].host, M.n[m.to].port);
         else
-            snprintf(text, sizeof text, "%s", m.reply == R_TRYAGAIN ? "TRYAGAIN Multiple keys request during rehashing of slot"
+            snprintf(text, sizeof text, "%s", m.reply == ANS_TRYAGAIN ? "TRYAGAIN Multiple keys request during rehashing of slot"
                                                                      : "CLUSTERDOWN The cluster is down");
         r.str = text;
         r.len = strlen(text);
     }
-    N.moved += m.reply == R_MOVED, N.ask += m.reply == R_ASK, N.tryagain += m.reply == R_TRYAGAIN, N.down += m.reply == R_DOWN;
+    N.moved += m.reply == ANS_MOVED, N.ask += m.reply == ANS_ASK, N.tryagain += m.reply == ANS_TRYAGAIN, N.down += m.reply == ANS_DOWN;
     how = redlock_cluster_answer(T.rc, &r, M.n[n].host, C[c].redirects, &st);
     if (st.failover) {
         if (M.failovers == 0) violation("a failover told (MOVED) where none happened");
@@ -535,15 +551,15 @@ static void deliver_reply(int n)
         T.owed_failover = 0;
     }
     if (how == REDLOCK_CLUSTER_PASS) {
-        if (m.reply == R_MOVED || m.reply == R_ASK) {
+        if (m.reply == ANS_MOVED || m.reply == ANS_ASK) {
             N.bounded++;
             if (C[c].redirects < REDLOCK_CLUSTER_MAX_REDIRECTS)
                 violation("cmd %d's %s passed after %d redirections", c, reply_name[m.reply], C[c].redirects);
         }
-        finish(c, m.reply == R_OK || m.reply == R_ZERO, m.reply == R_OK);
+        finish(c, m.reply == ANS_OK || m.reply == ANS_ZERO, m.reply == ANS_OK);
         return;
     }
-    if ((how == REDLOCK_CLUSTER_RESEND) != (m.reply == R_MOVED) || (how == REDLOCK_CLUSTER_ASKING) != (m.reply == R_ASK))
+    if ((how == REDLOCK_CLUSTER_RESEND) != (m.reply == ANS_MOVED) || (how == REDLOCK_CLUSTER_ASKING) != (m.reply == ANS_ASK))
         violation("cmd %d: a %s answered as %s", c, reply_name[m.reply], how == REDLOCK_CLUSTER_RESEND ? "MOVED" : "ASK");
     if (++C[c].redirects > REDLOCK_CLUSTER_MAX_REDIRECTS)
         violation("cmd %d redirected %d times (the bound: %d)", c, C[c].redirects, REDLOCK_CLUSTER_MAX_REDIRECTS);
@@ -598,7 +614,7 @@ static void event(void)
     case 2: /* one key migrates */
         if ((t = M.mig_to[l]) < 0) return;
         for (i = 2 * l; i < 2 * l + 2; i++)
-            if (M.key_at[i] == o) {
+            if (key_at(i) == o) {
                 M.key_at[i] = t;
                 trace("event: key %s migrated %d -> %d", key_name[i], o, t);
                 return;
