@@ -109,6 +109,7 @@ static struct model {
     snap snaps[SNAPS];  /* the last few maps, for stale answers */
     int snap_last;
     int failovers;      /* failover events in this schedule */
+    int max_failovers;  /* 0..2: a third of the schedules has none */
     int quiet;          /* no more events: every node's map is the truth */
 } M;
 
@@ -216,6 +217,8 @@ static void check_execution(int n, int c, int asking)
             violation("command %d executed by node %d, its key %s at node %d", c, n, key_name[2 * l + k], M.key_at[2 * l + k]);
 }
 
+static int core_holds(int l, const char *tok);
+
 /* Executes command c at node n: the reply ANS_OK or ANS_ZERO. */
 static int execute(int n, int c)
 {
@@ -231,6 +234,7 @@ static int execute(int n, int c)
         return ANS_OK;
     case RENEW:
         if (key_at(key) < 0 || strcmp(M.key_tok[key], C[c].tok) != 0) {
+            if (C[c].core && !core_holds(l, C[c].tok)) return ANS_ZERO; /* a straggler: released meanwhile */
             violation("lock %d lost while held: its renewal ran at node %d and found no key", l, n);
             return ANS_ZERO;
         }
@@ -290,12 +294,30 @@ static struct client {
     int loaded;                 /* a map was loaded */
     int told;                   /* failovers told */
     int owed_failover;          /* a failover the client must hear of */
+    int64_t told_at;            /* the last failover told; INT64_MIN: none */
+    int releasing_held[LOCKS];  /* the core releases a held lock */
+    int extended[LOCKS], restarted[LOCKS], released[LOCKS], lost[LOCKS]; /* the core's results */
 } T;
+
+/* The core in the loop: the cluster is its one node. */
+static int core_mode, in_core_send, send_refused;
+static redlock_client core;
+static redlock_lock core_lock[LOCKS];
+#define CORE_TTL_MS 3000
 
 static struct counts {
     long schedules, commands, executed, failed, moved, ask, tryagain, down, lost, refreshes, stale_refreshes,
-        moves, migrations, failovers, told, bounded;
+        moves, migrations, failovers, told, bounded, core_schedules, acquired, extended, released, lost_locks, restarted;
 } N;
+
+/* A failover is told: to the core too, as an adapter does. */
+static void told(void)
+{
+    T.told++, N.told++;
+    T.owed_failover = 0;
+    T.told_at = M.now_us;
+    if (core_mode) redlock_node_failed_over(&core, 0, 0);
+}
 
 /* The model node a map's master names (host:port); -1: none. */
 static int node_of(int k)
@@ -307,7 +329,7 @@ static int node_of(int k)
     return -1;
 }
 
-static void finish(int c, int ran, int granted);
+static void finish(int c, int ran, int granted, const redlock_reply *r);
 
 /* Sends command c to node n (ASKING first or not): a dead node's
    connection fails, which makes the map stale (as an adapter does). */
@@ -319,7 +341,13 @@ static void send_to(int c, int n, int asking)
         trace("cmd %d -> node %d: no connection", c, n);
         N.lost++;
         redlock_cluster_stale(T.rc);
-        finish(c, 0, 0);
+        if (in_core_send) { /* the core hears it from send's result */
+            send_refused = 1;
+            C[c].used = 0;
+            T.inflight[C[c].lock] = 0;
+            return;
+        }
+        finish(c, 0, 0, NULL);
         return;
     }
     M.n[n].connected = 1;
@@ -373,7 +401,7 @@ static void issue(int l, int kind)
 /* A command's end, as the client hears it (ran: a reply that is not an
    error): the lock's state follows (a failed acquire is undone by a
    release, a release is tried until it runs). */
-static void finish(int c, int ran, int granted)
+static void finish(int c, int ran, int granted, const redlock_reply *r)
 {
     const int l = C[c].lock;
     C[c].used = 0;
@@ -381,11 +409,139 @@ static void finish(int c, int ran, int granted)
     if (ran) N.executed++;
     else N.failed++;
     trace("cmd %d (%s lock %d) ends %s", c, kind_name[C[c].kind], l, granted ? "granted" : ran ? "refused" : "failed");
+    if (C[c].core) { /* the core's: its reply, or the connection's loss */
+        if (r) redlock_on_reply(&core, C[c].tag, r);
+        else redlock_on_error(&core, C[c].tag, REDLOCK_ERR_CONNECT);
+        return;
+    }
     switch (C[c].kind) {
     case ACQ: T.state[l] = granted ? HELD : RELEASING; break;
     case RENEW: T.state[l] = HELD, T.renewed[l] += granted; break;
     default: T.state[l] = ran ? IDLE : RELEASING; break;
     }
+}
+
+/* ---- the core's transport: its commands take the same route ---- */
+
+static int64_t cb_now(void *u)
+{
+    (void)u;
+    return M.now_us;
+}
+static int64_t cb_wall(void *u)
+{
+    (void)u;
+    return 1700000000000 + M.now_us / 1000;
+}
+static int cb_random(void *u, void *buf, size_t len)
+{
+    size_t i;
+    (void)u;
+    for (i = 0; i < len; i++) ((unsigned char *)buf)[i] = (unsigned char)rnd(256);
+    return 0;
+}
+
+static int is(const redlock_command *cmd, int i, const char *s)
+{
+    return i < cmd->argc && cmd->argvlen[i] == strlen(s) && memcmp(cmd->argv[i], s, cmd->argvlen[i]) == 0;
+}
+
+/* A command of the core's: SET key token NX PX ttl, or the release or
+   extend script (EVALSHA / EVAL x 1 key token [ttl]); copied, routed. */
+static int cb_send(void *u, int node, const redlock_command *rc, redlock_tag tag)
+{
+    int c, i, l, kind;
+    size_t used = 0;
+    cmd *x;
+    (void)u;
+    (void)node;
+    if (is(rc, 0, "SET") && rc->argc == 6) kind = ACQ;
+    else if ((is(rc, 0, "EVALSHA") && is(rc, 1, redlock__release_sha)) || (is(rc, 0, "EVAL") && is(rc, 1, redlock_release_script())))
+        kind = REL;
+    else if ((is(rc, 0, "EVALSHA") && is(rc, 1, redlock__extend_sha)) || (is(rc, 0, "EVAL") && is(rc, 1, redlock_extend_script())))
+        kind = RENEW;
+    else {
+        violation("the core sent %.*s, which the model does not know", (int)rc->argvlen[0], rc->argv[0]);
+        return REDLOCK_ERR_PROTOCOL;
+    }
+    for (l = 0; l < LOCKS && !is(rc, kind == ACQ ? 1 : 3, key_name[2 * l]); l++) {
+    }
+    for (c = 0; c < CMDS && C[c].used; c++) {
+    }
+    if (l == LOCKS || c == CMDS || rc->argc < (kind == ACQ ? 6 : 5)) {
+        violation("the core sent a command the driver cannot hold");
+        return REDLOCK_ERR_PROTOCOL;
+    }
+    x = &C[c];
+    memset(x, 0, sizeof *x);
+    x->used = 1, x->core = 1, x->tag = tag, x->lock = l, x->kind = kind, x->keys = 1, x->node = -1;
+    x->held = kind == REL && T.releasing_held[l];
+    x->rc.argc = rc->argc;
+    for (i = 0; i < rc->argc; i++) {
+        if (used + rc->argvlen[i] + 1 > sizeof x->buf) {
+            x->used = 0;
+            violation("the core's command is longer than the driver keeps");
+            return REDLOCK_ERR_PROTOCOL;
+        }
+        memcpy(x->buf + used, rc->argv[i], rc->argvlen[i]);
+        x->buf[used + rc->argvlen[i]] = 0;
+        x->rc.argv[i] = x->buf + used;
+        x->rc.argvlen[i] = rc->argvlen[i];
+        used += rc->argvlen[i] + 1;
+    }
+    i = kind == ACQ ? 2 : 4; /* the token */
+    snprintf(x->tok, sizeof x->tok, "%.*s", (int)rc->argvlen[i], rc->argv[i]);
+    x->ttl_ms = kind == REL ? 0 : atoll(x->rc.argv[5]);
+    T.inflight[l] = 1;
+    N.commands++;
+    in_core_send = 1, send_refused = 0;
+    route(c);
+    in_core_send = 0;
+    return send_refused ? REDLOCK_ERR_CONNECT : 0;
+}
+
+static void cb_result(redlock_lock *lk, const redlock_result *r)
+{
+    const int l = (int)(lk - core_lock);
+    trace("core: lock %d op %d: %s", l, (int)r->op, redlock_strerror(r->status));
+    if (r->status == REDLOCK_ERR_RESTARTED && !T.told) violation("lock %d: RESTARTED with no failover told", l);
+    switch (r->op) {
+    case REDLOCK_OP_ACQUIRE: N.acquired += r->status == REDLOCK_OK; break;
+    case REDLOCK_OP_EXTEND:
+        T.extended[l] += r->status == REDLOCK_OK, N.extended += r->status == REDLOCK_OK;
+        T.restarted[l] += r->status == REDLOCK_ERR_RESTARTED, N.restarted += r->status == REDLOCK_ERR_RESTARTED;
+        break;
+    case REDLOCK_OP_RELEASE:
+        T.releasing_held[l] = 0;
+        T.released[l]++, N.released++;
+        break;
+    case REDLOCK_OP_LOST:
+        T.lost[l]++, N.lost_locks++;
+        if (!T.told) violation("lock %d lost (%s) with no failover told", l, redlock_strerror(r->status));
+        break;
+    default: break;
+    }
+}
+
+/* The core holds lock l with this token now. */
+static int core_holds(int l, const char *tok)
+{
+    const char *t = redlock_lock_token(&core_lock[l]);
+    return redlock_lock_state(&core_lock[l]) == REDLOCK_STATE_HELD && t && strcmp(t, tok) == 0;
+}
+
+/* The core releases held lock l (its result may come before the call
+   returns: a send refused at once). */
+static void release_held(int l)
+{
+    T.releasing_held[l] = 1;
+    if (redlock_release(&core_lock[l]) != REDLOCK_OK) T.releasing_held[l] = 0;
+}
+
+/* The core's timer, when due. */
+static void tick(void)
+{
+    if (core_mode && redlock_next_deadline(&core) <= M.now_us) redlock_on_timer(&core);
 }
 
 static void build_slots(const snap *s, redlock_reply *top, redlock_reply *ranges, redlock_reply *items, redlock_reply *fields)
@@ -452,8 +608,7 @@ static void slots_answer(int n)
     T.loaded = 1;
     if (failovers > 0) {
         if (M.failovers == 0) violation("a failover told (CLUSTER SLOTS) where none happened");
-        T.told++, N.told++;
-        T.owed_failover = 0;
+        told();
     }
     for (l = 0; l < LOCKS; l++) T.shadow[l] = T.slots.owner[lock_slot[l]];
     /* a current map: every lock's slot goes straight to its owner */
@@ -529,7 +684,13 @@ static void deliver_reply(int n)
         return;
     }
     memset(&r, 0, sizeof r);
-    if (m.reply == ANS_OK || m.reply == ANS_ZERO) {
+    if (C[c].kind == ACQ && m.reply == ANS_OK) { /* SET ... NX PX */
+        r.type = REDLOCK_REPLY_STATUS;
+        r.str = "OK";
+        r.len = 2;
+    } else if (C[c].kind == ACQ && m.reply == ANS_ZERO) {
+        r.type = REDLOCK_REPLY_NIL;
+    } else if (m.reply == ANS_OK || m.reply == ANS_ZERO) {
         r.type = REDLOCK_REPLY_INTEGER;
         r.integer = m.reply == ANS_OK;
     } else {
@@ -547,8 +708,7 @@ static void deliver_reply(int n)
     how = redlock_cluster_answer(T.rc, &r, M.n[n].host, C[c].redirects, &st);
     if (st.failover) {
         if (M.failovers == 0) violation("a failover told (MOVED) where none happened");
-        T.told++, N.told++;
-        T.owed_failover = 0;
+        told();
     }
     if (how == REDLOCK_CLUSTER_PASS) {
         if (m.reply == ANS_MOVED || m.reply == ANS_ASK) {
@@ -556,7 +716,7 @@ static void deliver_reply(int n)
             if (C[c].redirects < REDLOCK_CLUSTER_MAX_REDIRECTS)
                 violation("cmd %d's %s passed after %d redirections", c, reply_name[m.reply], C[c].redirects);
         }
-        finish(c, m.reply == ANS_OK || m.reply == ANS_ZERO, m.reply == ANS_OK);
+        finish(c, m.reply == ANS_OK || m.reply == ANS_ZERO, m.reply == ANS_OK, &r);
         return;
     }
     if ((how == REDLOCK_CLUSTER_RESEND) != (m.reply == ANS_MOVED) || (how == REDLOCK_CLUSTER_ASKING) != (m.reply == ANS_ASK))
@@ -583,12 +743,12 @@ static void drop_connection(int n)
     while (req[n].count) {
         msg m = pop(&req[n]);
         if (m.c < 0) T.refreshing = 0;
-        else N.lost++, finish(m.c, 0, 0);
+        else N.lost++, finish(m.c, 0, 0, NULL);
     }
     while (rep[n].count) {
         msg m = pop(&rep[n]);
         if (m.c < 0) T.refreshing = 0;
-        else N.lost++, finish(m.c, 0, 0);
+        else N.lost++, finish(m.c, 0, 0, NULL);
     }
     if (M.n[n].connected) redlock_cluster_stale(T.rc);
 }
@@ -630,7 +790,7 @@ static void event(void)
     case 4: /* a master fails over to its replica (keys replicated); it is gone */
         for (t = 0; t < M.nodes && !(M.n[t].alive && M.n[t].replica_of == o); t++) {
         }
-        if (t == M.nodes || M.failovers >= 2) return;
+        if (t == M.nodes || M.failovers >= M.max_failovers) return;
         M.n[o].alive = 0;
         M.n[t].replica_of = -1;
         for (i = 0; i < REDLOCK_CLUSTER_SLOTS; i++)
@@ -680,6 +840,7 @@ static void drain(void)
 {
     int i, n, c, pending;
     for (i = 0; i < 10000 && !violated; i++) {
+        tick();
         maybe_refresh();
         retry_pending();
         if ((n = pick_queue(rnd(2) ? req : rep)) >= 0 || (n = pick_queue(req)) >= 0 || (n = pick_queue(rep)) >= 0) {
@@ -694,10 +855,59 @@ static void drain(void)
     if (!violated) violation("commands still owed after the cluster went quiet");
 }
 
+/* drain(), and the core's retries and rounds until none runs or waits
+   for its next attempt. */
+static void settle(void)
+{
+    int i, l, busy = 1;
+    for (i = 0; i < 200 && busy && !violated; i++) {
+        int64_t d;
+        drain();
+        for (busy = 0, l = 0; core_mode && l < LOCKS; l++)
+            busy |= redlock_lock_pending(&core_lock[l]) || redlock_lock_waiting(&core_lock[l]);
+        if (!busy) return;
+        if ((d = redlock_next_deadline(&core)) > M.now_us) M.now_us = d;
+        redlock_on_timer(&core);
+    }
+    if (busy && !violated) violation("the core's rounds still run after the cluster went quiet");
+}
+
 static void quiet_round(void)
 {
     M.now_us += REFRESH_US + 1000;
-    drain();
+    settle();
+}
+
+/* The core's locks once the cluster is quiet: a held one extends (unless
+   a failover was told less than the restart bound ago: then its node's
+   grants do not count, RESTARTED), and its release deletes the key at
+   the slot's owner. */
+static void core_quiet(void)
+{
+    int l, i, k;
+    for (l = 0; l < LOCKS && !violated; l++) {
+        const int64_t bound = redlock_lock_restart_bound_us(&core_lock[l]);
+        if (redlock_lock_state(&core_lock[l]) != REDLOCK_STATE_HELD) continue;
+        for (i = 0, k = 0; i < 3 && !k && !violated; i++) {
+            int ok = T.extended[l], restarted = T.restarted[l];
+            if (redlock_extend(&core_lock[l], 0) != REDLOCK_OK) break;
+            quiet_round();
+            if (T.extended[l] > ok) {
+                k = 1;
+                if (T.told_at != INT64_MIN && M.now_us - T.told_at < bound)
+                    violation("lock %d extended %" PRId64 " us after a failover was told (the bound: %" PRId64 ")", l,
+                              M.now_us - T.told_at, bound);
+            } else if (T.restarted[l] > restarted && T.told_at != INT64_MIN && M.now_us - T.told_at < bound) {
+                k = 1; /* as the core must: its node may have lost keys */
+            }
+        }
+        if (!k && !violated) violation("lock %d held but its extends fail in a quiet cluster", l);
+        if (redlock_lock_state(&core_lock[l]) != REDLOCK_STATE_HELD) continue;
+        release_held(l);
+        quiet_round();
+        if (!violated && (T.releasing_held[l] || key_at(2 * l) >= 0))
+            violation("lock %d's release did not delete its key at its owner %d", l, M.owner[lock_slot[l]]);
+    }
 }
 
 static void schedule(uint64_t seed)
@@ -707,20 +917,49 @@ static void schedule(uint64_t seed)
     rng = seed * 0x9E3779B97F4A7C15ull + 1;
     violated = 0;
     model_init(1 + (int)rnd(MAX_MASTERS));
+    M.max_failovers = (int)rnd(3);
     memset(req, 0, sizeof req);
     memset(rep, 0, sizeof rep);
     memset(C, 0, sizeof C);
     redlock_cluster_init(T.rc);
     T.next_token = 0;
     T.refreshing = T.loaded = T.told = T.owed_failover = 0;
-    T.last_ask = INT64_MIN;
-    for (l = 0; l < LOCKS; l++) T.state[l] = IDLE, T.inflight[l] = T.renewed[l] = 0, T.shadow[l] = -1;
+    T.last_ask = T.told_at = INT64_MIN;
+    for (l = 0; l < LOCKS; l++) {
+        T.state[l] = IDLE, T.shadow[l] = -1;
+        T.inflight[l] = T.renewed[l] = T.releasing_held[l] = T.extended[l] = T.restarted[l] = T.released[l] = T.lost[l] = 0;
+    }
     N.schedules++;
-    trace("schedule %" PRIu64 ": %d masters", seed, M.masters);
+    core_mode = (int)(seed & 1); /* odd seeds: the core's locks */
+    if (core_mode) {
+        redlock_config cfg;
+        redlock_callbacks cb;
+        redlock_lock_opts o;
+        N.core_schedules++;
+        redlock_config_init(&cfg);
+        cfg.node_count = 1;
+        cfg.node_timeout_ms = 500;
+        memset(&cb, 0, sizeof cb);
+        cb.send = cb_send, cb.now_us = cb_now, cb.wall_ms = cb_wall, cb.random = cb_random;
+        if (redlock_client_init(&core, &cfg, &cb, NULL) != REDLOCK_OK) violation("redlock_client_init");
+        for (l = 0; l < LOCKS; l++) {
+            memset(&o, 0, sizeof o);
+            o.key = key_name[2 * l];
+            o.ttl_ms = CORE_TTL_MS;
+            o.on_result = cb_result;
+            if (redlock_lock_init(&core_lock[l], &core, &o) != REDLOCK_OK) violation("redlock_lock_init");
+        }
+    }
+    trace("schedule %" PRIu64 ": %d masters%s", seed, M.masters, core_mode ? ", the core's locks" : "");
     for (step_now = 0; step_now < STEPS && !violated; step_now++) {
         unsigned r = rnd(100);
         int n;
-        if (r < 25) {
+        if (r < 25 && core_mode) { /* the core's calls; BUSY and the like refused, as they may be */
+            redlock_lock *lk = &core_lock[(l = (int)rnd(LOCKS))];
+            if (redlock_lock_state(lk) != REDLOCK_STATE_HELD) (void)redlock_acquire(lk);
+            else if (rnd(4)) (void)redlock_extend(lk, 0);
+            else release_held(l);
+        } else if (r < 25) {
             l = (int)rnd(LOCKS);
             if (!T.inflight[l]) {
                 if (T.state[l] == IDLE) T.token[l] = ++T.next_token, issue(l, ACQ);
@@ -736,6 +975,7 @@ static void schedule(uint64_t seed)
         } else {
             event();
         }
+        tick();
         maybe_refresh();
         retry_pending();
     }
@@ -750,7 +990,8 @@ static void schedule(uint64_t seed)
     snapshot();
     M.down_until = 0;
     M.quiet = 1;
-    drain();
+    settle();
+    if (core_mode) core_quiet();
     /* every lock still held renews within a few tries (the map catches
        up: a MOVED, or a lost master's refresh), and is released at its
        owner, which deletes the key there */
@@ -785,6 +1026,11 @@ static void schedule(uint64_t seed)
         quiet_round();
         if (T.owed_failover) violation("a master failed over and the client was never told");
     }
+    if (core_mode) {
+        for (l = 0; l < LOCKS; l++) redlock_lock_deinit(&core_lock[l]);
+        redlock_client_deinit(&core);
+        core_mode = 0;
+    }
 }
 
 int main(int argc, char **argv)
@@ -816,9 +1062,11 @@ int main(int argc, char **argv)
     free(T.rc);
     printf("# %ld schedules, %ld commands (%ld executed, %ld failed votes), redirections: %ld MOVED %ld ASK "
            "(%ld beyond the bound), %ld TRYAGAIN, %ld CLUSTERDOWN, %ld lost connections; %ld CLUSTER SLOTS (%ld stale); "
-           "%ld moves, %ld migrations, %ld failovers (%ld told)\n",
+           "%ld moves, %ld migrations, %ld failovers (%ld told); the core's locks in %ld schedules: %ld acquired, "
+           "%ld extended, %ld released, %ld lost, %ld RESTARTED\n",
            N.schedules, N.commands, N.executed, N.failed, N.moved, N.ask, N.bounded, N.tryagain, N.down, N.lost,
-           N.refreshes, N.stale_refreshes, N.moves, N.migrations, N.failovers, N.told);
+           N.refreshes, N.stale_refreshes, N.moves, N.migrations, N.failovers, N.told, N.core_schedules, N.acquired,
+           N.extended, N.released, N.lost_locks, N.restarted);
     if (violated) {
         printf("# replay: %s --replay %" PRIu64 "\n", argv[0], seed_now);
         printf("not ok cluster_order\n");
