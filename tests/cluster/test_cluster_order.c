@@ -88,7 +88,7 @@ static void violation(const char *fmt, ...)
 /* ---- the model cluster ---- */
 
 typedef struct mnode {
-    char host[16];
+    char host[24];
     int port;
     char id[41];
     int alive;
@@ -119,7 +119,7 @@ static struct model {
     int quiet;          /* no more events: every node's map is the truth */
 } M;
 
-static char key_name[KEYS][32];
+static char key_name[KEYS][48];
 static unsigned lock_slot[LOCKS];
 
 static void snapshot(void)
