@@ -88,10 +88,31 @@
      ends REDLOCK_ERR_OVERLOADED.
    * Nothing blocks: connects, reads and writes are non-blocking and driven
      by the loop (host names are resolved with getaddrinfo(), which may
-     block: give addresses where that matters). So no Sentinel group: a
-     redis-sentinel:// node is refused by init with REDLOCK_ERR_INVALID,
-     since asking the sentinels would block the loop (redlock_hiredis.h
-     and redlock_socket.h serve Sentinel groups).
+     block: give addresses where that matters), a Sentinel group's
+     sentinels too.
+   * A Sentinel group (redis-sentinel://[user:pass@]s1:p1[+s2:p2...]/NAME
+     [?db=N&sentinel_user=U&sentinel_password=P], kind
+     REDLOCK_NODE_SENTINEL) is ONE node of the quorum, its primary, served
+     as redlock_hiredis.h serves it (adapters/README.md, Sentinel groups)
+     but without blocking: before each connection its sentinels are asked
+     on the loop (a round: each in turn from the one that answered last,
+     within connect_timeout_ms, on a connection of the adapter's own kept
+     open to it, AUTH with sentinel_user/sentinel_password; at a first
+     answer SENTINEL MASTER too, the group's last failover told to the
+     core; another primary later is a failover now:
+     redlock_node_failed_over()); none answering fails the connection
+     (CONNECT, their words in redlock_libev_node_status()), asked again
+     after the reconnect delay; a command sent before the primary is known
+     fails its vote (CONNECT). The connection asks ROLE after AUTH and
+     SELECT: a replica fails it. A core reply (not an error reply, which
+     grants nothing) is held until a round begun after it came names the
+     same primary: another fails it (TRANSPORT, the core told of the
+     failover) and none answering fails it (CONNECT), the connection
+     dropped either way; so a holder cannot renew on a former primary. One
+     round covers every reply held when it began. An error reply
+     READONLY, LOADING or MASTERDOWN is delivered and drops the connection
+     (the next asks again). Not over TLS (rediss-sentinel://, or TLS from
+     the configuration: INVALID at init); +switch-master is not followed.
    * A Redis Cluster (redis-cluster://[user:pass@]h1:p1[+h2:p2...], kind
      REDLOCK_NODE_CLUSTER) is ONE node of the quorum, served as
      redlock_hiredis.h serves it (see there, HOW IT TALKS): one connection
@@ -234,6 +255,7 @@ typedef struct redlock__libev_conn {
     ev_timer sent_timer;    /* the round's sentinel's deadline */
     int sent_connect;       /* a connection waits for the round's answer */
     int sent_named;         /* the sentinels just named the primary: the connection goes there */
+    int settling;           /* held replies going to the core */
     struct redlock__libev_held *held; /* core replies waiting for the sentinels' confirmation */
     size_t held_n, held_cap, held_asked; /* the first held_asked: covered by the round under way */
 } redlock__libev_conn;
@@ -288,9 +310,8 @@ extern "C" {
 
 /* Sets up the client on `loop` and starts connecting every node (a
    cluster: asking a seed for its slot map). Errors: INVALID (also: a
-   node that is a Sentinel group, which this adapter does not serve:
-   redlock_hiredis.h and redlock_socket.h do; a cluster over TLS, a Unix
-   socket or with a db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
+   Sentinel group over TLS; a cluster over TLS, a Unix socket or with a
+   db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
    the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
@@ -640,8 +661,11 @@ static inline void redlock__libev_sent_end(redlock_libev *c, redlock__libev_conn
     if (st) {
         redlock__conn_set(&cn->life, st, why);
         if (cn->ac) redlock__libev_drop(cn, st, why); /* its replies did not count: the next connection asks */
+        cn->held_asked = cn->held_n; /* every reply held came from that connection: none counts */
     }
+    cn->settling = 1; /* no round begins inside the core's callbacks: the held count stays */
     redlock__libev_sent_settle(c, cn, st);
+    cn->settling = 0;
     if (c->_closing) return;
     if (cn->sent_connect) {
         int64_t ago = -1;
@@ -665,7 +689,7 @@ static inline void redlock__libev_sent_ask(redlock_libev *c, redlock__libev_conn
 {
     redlock__hiredis_sentinels *g = cn->ep.sentinels;
     int rc;
-    if (g->asking || c->_closing) return;
+    if (g->asking || cn->settling || c->_closing) return;
     cn->held_asked = cn->held_n;
     rc = redlock__hiredis_ask_begin(g, !g->named, c->_connect_timeout_ms);
     if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);

@@ -1054,8 +1054,8 @@ static int sent_client(redlock_hiredis *c, const char *list, int64_t ttl_ms, red
    under the token), also when the first sentinel listed is down; a group
    the sentinels do not know fails with their words; a server named that
    is not the primary (ROLE: a replica) fails the connection, and nothing
-   is written there; TLS sentinels are refused at init, and so is any
-   Sentinel group by the libev adapter (tests/libev). */
+   is written there; TLS sentinels are refused at init (the libev
+   adapter's: tests/libev, libev_sentinel_discovery). */
 static void hiredis_sentinel_discovery(void)
 {
     redis_group g;
