@@ -7,7 +7,6 @@
 #define REDLOCK_LIBEV_IMPLEMENTATION
 #include "adapters/redlock_libev.h"
 #include "integration.h"
-#include "redis_group.h"
 
 struct it_client {
     redlock_libev c;
@@ -23,12 +22,9 @@ struct it_lock {
     redlock_result result;
 };
 
-static int sent_failovers; /* EV_NODE_RESTARTED, FAILOVER: a Sentinel group's, told */
-
 static void t_on_event(void *user, const redlock_event *ev)
 {
     it_client *c = (it_client *)user;
-    if (ev->type == REDLOCK_EV_NODE_RESTARTED && ev->mode == REDLOCK_RESTART_FAILOVER) sent_failovers++;
     it_note_event(&c->switches, c, ev);
 }
 
@@ -94,7 +90,9 @@ static void t_linger(it_client *c)
 static it_client *t_open(const it_setup *s)
 {
     redlock_libev_config o;
-    int i;
+    int i, rc;
+    void *mem = NULL;
+    char err[256];
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     c->loop = ev_loop_new(EVFLAG_AUTO);
@@ -103,7 +101,7 @@ static it_client *t_open(const it_setup *s)
         return NULL;
     }
     redlock_libev_config_init(&o);
-    o.node_count = s->cluster ? 1 : s->n;
+    o.node_count = s->nodes ? 0 : s->cluster ? 1 : s->n;
     for (i = 0; i < o.node_count; i++) {
         o.node[i].host = "127.0.0.1";
         o.node[i].port = s->ports[i];
@@ -116,6 +114,12 @@ static it_client *t_open(const it_setup *s)
             o.node[0].seed_count = i;
         }
     }
+    if (s->nodes && redlock_parse_nodes(o.node, &o.node_count, s->nodes, &mem, err, sizeof err) != 0) {
+        printf("#   %s\n", err);
+        ev_loop_destroy(c->loop);
+        free(c);
+        return NULL;
+    }
     o.username = s->user;
     o.password = s->pass;
     o.db = s->db;
@@ -126,17 +130,21 @@ static it_client *t_open(const it_setup *s)
     o.on_event = t_on_event;
     o.user = c;
     c->linger_ms = s->core.node_timeout_ms > 0 ? s->core.node_timeout_ms : 50;
-    if (redlock_libev_init(&c->c, c->loop, &o) != REDLOCK_OK) {
+    rc = redlock_libev_init(&c->c, c->loop, &o);
+    redlock_free_nodes(mem);
+    if (rc != REDLOCK_OK) {
         ev_loop_destroy(c->loop);
         free(c);
         return NULL;
     }
-    /* let the connections (and AUTH) complete */
+    /* let the connections (and AUTH) complete; a Sentinel group's: until it
+       connects or says why not (its sentinels asked first) */
     for (i = 0; i < 100; i++) {
         int k, up = 0;
         for (k = 0; k < o.node_count; k++)
             up += redlock_libev_node_connected(&c->c, k) ||
-                  redlock_libev_node_status(&c->c, k, NULL, 0) == REDLOCK_ERR_AUTH;
+                  redlock_libev_node_status(&c->c, k, NULL, 0) == REDLOCK_ERR_AUTH ||
+                  (s->nodes && redlock_libev_node_status(&c->c, k, NULL, 0) != 0);
         if (up == o.node_count && t_inflight(c) == 0) break;
         t_run(c, NULL, 5);
     }
@@ -455,185 +463,6 @@ static void libev_tls_not_built(void)
     ev_loop_destroy(loop);
 }
 
-/* ---- a Sentinel group (redis-sentinel://): asked on the loop ---- */
-
-/* A client of one node given as text (a redis-sentinel:// URL) and a lock
-   on it (wait_ms: retried until it runs out): 0, or the status of the
-   parse, the init or lock_init. */
-static int sent_client(it_client **out, it_lock **l, const char *list, int64_t ttl_ms, const char *key, int64_t wait_ms)
-{
-    redlock_libev_config cfg;
-    redlock_lock_opts lo;
-    it_client *c;
-    void *mem = NULL;
-    char err[256];
-    int rc;
-    *out = NULL;
-    *l = NULL;
-    redlock_libev_config_init(&cfg);
-    if ((rc = redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err)) != 0) {
-        printf("#   %s\n", err);
-        return rc;
-    }
-    if (!(c = (it_client *)calloc(1, sizeof *c)) || !(c->loop = ev_loop_new(EVFLAG_AUTO))) {
-        free(c);
-        redlock_free_nodes(mem);
-        return REDLOCK_ERR_NOMEM;
-    }
-    cfg.connect_timeout_ms = 1000;
-    cfg.command_timeout_ms = 1000;
-    cfg.core.node_timeout_ms = 500;
-    cfg.core.retry_delay_ms = 100;
-    cfg.on_event = t_on_event;
-    cfg.user = c;
-    c->linger_ms = 500;
-    rc = redlock_libev_init(&c->c, c->loop, &cfg);
-    redlock_free_nodes(mem);
-    if (rc != 0) {
-        ev_loop_destroy(c->loop);
-        free(c);
-        return rc;
-    }
-    memset(&lo, 0, sizeof lo);
-    lo.key = key;
-    lo.ttl_ms = ttl_ms;
-    lo.wait_ms = wait_ms;
-    lo.retry_count = wait_ms ? 1000 : 0;
-    if (!(*l = t_lock(c, &lo))) {
-        t_close(c);
-        return REDLOCK_ERR_INVALID;
-    }
-    *out = c;
-    for (rc = 0; rc < 400; rc++) { /* the sentinels asked, the primary connected (or why not) */
-        if (redlock_libev_node_connected(&c->c, 0) && t_inflight(c) == 0) break;
-        if (redlock_libev_node_status(&c->c, 0, NULL, 0) != 0) break;
-        t_run(c, NULL, 5);
-    }
-    return 0;
-}
-
-static void sent_close(it_client *c, it_lock *l)
-{
-    if (l) t_unlock(l);
-    if (c) t_close(c);
-}
-
-/* Proves, on a primary + replica + 3 sentinels, as for the blocking
-   adapters (tests/hiredis: hiredis_sentinel_discovery): a
-   redis-sentinel:// node finds the primary through the sentinels, asked
-   on the loop (the key is on the primary, under the token), also when the
-   first sentinel listed is down; a group the sentinels do not know fails
-   with their words; a server named that is not the primary (ROLE: a
-   replica) fails the connection, and nothing is written there; TLS
-   sentinels are refused at init. */
-static void libev_sentinel_discovery(void)
-{
-    redis_group g;
-    it_client *c;
-    it_lock *l;
-    char list[256], out[128], words[256];
-    const char *argv[3];
-    int dead = redis_nodes_free_port();
-    if (redis_group_start(&g, "rl-it", 3) != 0) {
-        CHECK(!"a Sentinel group started");
-        return;
-    }
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-it",
-             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
-    CHECK_EQ(sent_client(&c, &l, list, 10000, "lsent-disc", 0), 0);
-    CHECK_EQ(t_acquire(l, NULL), REDLOCK_OK);
-    argv[0] = "GET", argv[1] = "lsent-disc", argv[2] = NULL;
-    CHECK_EQ(redis_nodes_queryv(redis_group_primary_port(&g), NULL, NULL, 1000, argv, out, sizeof out), 0);
-    CHECK_STR(out, t_token(l));
-    CHECK_EQ(t_release(l, NULL), REDLOCK_OK);
-    sent_close(c, l);
-
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d/rl-it", dead, redis_group_sentinel_port(&g, 1));
-    CHECK_EQ(sent_client(&c, &l, list, 10000, "lsent-disc", 0), 0);
-    CHECK_EQ(t_acquire(l, NULL), REDLOCK_OK);
-    CHECK_EQ(t_release(l, NULL), REDLOCK_OK);
-    sent_close(c, l);
-
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/no-such-group", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(sent_client(&c, &l, list, 10000, "lsent-disc", 0), 0);
-    CHECK(t_acquire(l, NULL) != REDLOCK_OK);
-    CHECK_EQ(redlock_libev_node_status(&c->c, 0, words, sizeof words), REDLOCK_ERR_CONNECT);
-    CHECK(strstr(words, "does not know the group 'no-such-group'") != NULL);
-    if (!strstr(words, "does not know")) printf("#   status words: %s\n", words);
-    sent_close(c, l);
-
-    {   /* a sentinel (scripted) that names the replica: ROLE says so, the connection fails */
-        hostile fake;
-        char said[160];
-        int rp = g.port[1]; /* the first replica, still one: no failover here */
-        snprintf(said, sizeof said,
-                 "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%d\r\n"
-                 "*4\r\n$12\r\nconfig-epoch\r\n$1\r\n0\r\n$18\r\nrole-reported-time\r\n$1\r\n5\r\n",
-                 rp >= 10000 ? 5 : rp >= 1000 ? 4 : 3, rp);
-        CHECK_EQ(hostile_start(&fake, HOSTILE_CANNED, said), 0);
-        snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/rl-it", fake.port);
-        /* init asks the sentinel and the loop connects and reads ROLE's
-           answer (checked before the reconnect asks the scripted sentinel
-           again, which answers more than asked) */
-        CHECK_EQ(sent_client(&c, &l, list, 10000, "lsent-disc", 0), 0);
-        CHECK_EQ(redlock_libev_node_status(&c->c, 0, words, sizeof words), REDLOCK_ERR_CONNECT);
-        CHECK(strstr(words, "is not the primary of 'rl-it' (a replica)") != NULL);
-        if (!strstr(words, "is not the primary")) printf("#   status words: %s\n", words);
-        CHECK(t_acquire(l, NULL) != REDLOCK_OK);
-        argv[0] = "EXISTS", argv[1] = "lsent-disc", argv[2] = NULL;
-        CHECK_EQ(redis_nodes_queryv(rp, NULL, NULL, 1000, argv, out, sizeof out), 0);
-        CHECK_STR(out, ":0"); /* nothing was written through the replica */
-        sent_close(c, l);
-        hostile_stop(&fake);
-    }
-
-    snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(sent_client(&c, &l, list, 10000, "lsent-disc", 0), REDLOCK_ERR_INVALID);
-    redis_group_stop(&g);
-}
-
-/* Proves: SENTINEL FAILOVER while A holds: A's next extend is answered
-   by the former primary, but the reply is held until the sentinels,
-   asked after it came, name the new one: not counted (EV_NODE_RESTARTED,
-   FAILOVER); a client B that first sees the group after the failover is
-   refused at once, and waiting is granted only once the bound (the ttl)
-   has passed since the failover, when A no longer holds. */
-static void libev_sentinel_failover(void)
-{
-    redis_group g;
-    it_client *ca, *cb;
-    it_lock *a, *b;
-    char list[256];
-    long long t0, tb;
-    if (redis_group_start(&g, "rl-fo", 3) != 0) {
-        CHECK(!"a Sentinel group started");
-        return;
-    }
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-fo",
-             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
-    CHECK_EQ(sent_client(&ca, &a, list, 2000, "lsent-fo", 0), 0);
-    CHECK_EQ(t_acquire(a, NULL), REDLOCK_OK);
-    sent_failovers = 0;
-    t0 = redis_nodes__now_ms();
-    CHECK(redis_group_failover(&g) > 0);
-    CHECK(t_extend(a, 2000, NULL) != REDLOCK_OK);
-    CHECK_EQ(sent_failovers, 1);
-    CHECK_EQ(sent_client(&cb, &b, list, 2000, "lsent-fo", 0), 0);
-    CHECK(t_acquire(b, NULL) != REDLOCK_OK); /* held there, or not counted yet */
-    CHECK_EQ(sent_failovers, 2);
-    sent_close(cb, b);
-    CHECK_EQ(sent_client(&cb, &b, list, 2000, "lsent-fo", 8000), 0);
-    CHECK_EQ(t_acquire(b, NULL), REDLOCK_OK);
-    tb = redis_nodes__now_ms();
-    CHECK(tb - t0 >= 2000);
-    CHECK(t_state(a) != REDLOCK_STATE_HELD || redlock_lock_valid_until(&a->l) <= redlock_clock_us());
-    printf("# B granted %lld ms after the failover began (bound 2000 ms)\n", tb - t0);
-    t_release(b, NULL);
-    sent_close(cb, b);
-    sent_close(ca, a);
-    redis_group_stop(&g);
-}
-
 int main(void)
 {
     static const it_ops ops = {
@@ -641,10 +470,6 @@ int main(void)
         t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core
     };
     int rc;
-#if defined(IT_CLUSTER) || defined(IT_TLS)
-    (void)libev_sentinel_discovery;
-    (void)libev_sentinel_failover;
-#endif
 #ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios */
     (void)it_main;
     rc = it_main_cluster(&ops, NULL);
@@ -660,8 +485,7 @@ int main(void)
     if (it_selected("libev_unix_path")) RUN(libev_unix_path);
     if (it_selected("libev_connect_timeout")) RUN(libev_connect_timeout);
     if (it_selected("libev_disconnect_status")) RUN(libev_disconnect_status);
-    if (it_selected("libev_sentinel_discovery")) RUN(libev_sentinel_discovery);
-    if (it_selected("libev_sentinel_failover")) RUN(libev_sentinel_failover);
+    it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
     rc = it_main(&ops);
     return rc | CHECK_EXIT();
 }
