@@ -6,7 +6,9 @@
    Every scenario runs on 1, 3 and 5 nodes (where it makes sense) and prints
    "ok <adapter>_<scenario>_n<N>" / "not ok ...".  Set IT_ONLY=sub1,sub2 to
    run a subset (e.g. for valgrind), IT_TAG=prefix to prefix the names. The
-   whole run is bounded by alarm().
+   whole run is bounded by alarm(). it_main_sentinel(&ops) runs the
+   Sentinel scenarios (a group started by redis_group.h), it_main_cluster
+   and it_main_tls theirs.
 */
 #ifndef IT_INTEGRATION_H
 #define IT_INTEGRATION_H
