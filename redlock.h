@@ -315,8 +315,8 @@
    adapters, redlock_nodes.h) a primary and its replicas behind Sentinel,
    or a Redis Cluster; each is ONE node of the quorum (several independent
    groups or clusters make a Redlock quorum). A Sentinel group is served
-   by the raw-socket and hiredis (blocking) adapters, and the tool (not
-   yet by the libev one): the primary is asked of the
+   by every adapter and the tool (the libev one asks the sentinels on its
+   loop, without blocking): the primary is asked of the
    sentinels at each connection, checked with ROLE, and every command's
    answer is confirmed by the sentinels before it counts, so that a holder
    cannot renew on a former primary that Sentinel has not yet turned into

@@ -321,6 +321,14 @@ typedef struct redlock__hiredis_sentinels {
     int named;                     /* the endpoint's host/port are a primary some sentinel named */
     redisContext *ctx;             /* open to sentinel `next` (logged in), or NULL */
     redlock__hiredis_bound bound;  /* its reader's reply memory */
+    /* a round asked without blocking (redlock__hiredis_ask_*: the libev adapter's) */
+    int asking, history, tried;    /* a round under way; SENTINEL MASTER too; sentinels failed in it */
+    int connecting, need_flush, auth, owed, got; /* this sentinel's: AUTH asked first; replies owed, read */
+    int64_t until;                 /* this sentinel's answer is due by then (connect_timeout_ms) */
+    char said_host[REDLOCK_SENTINEL_MAX_HOST + 1];
+    int said_port;
+    int64_t said_ago;              /* the round's answer: the primary, when the group failed over (-1) */
+    char why[128];                 /* a failed round's words (its last sentinel's) */
 } redlock__hiredis_sentinels;
 
 static inline void redlock__hiredis_wipe_free(char *s)
@@ -1024,6 +1032,44 @@ static inline int redlock__hiredis_sentinel_reply(redlock__hiredis_sentinels *g,
     return 0;
 }
 
+/* Reply r (freed here) to question k of a round (-1: AUTH, 0: SENTINEL
+   get-master-addr-by-name, 1: SENTINEL MASTER) on group g: 0 (host/port
+   set by k 0, *ago_ms by k 1 if the group failed over), or -1 with words. */
+static inline int redlock__hiredis_sentinel_answer(const redlock__hiredis_sentinels *g, int k, redisReply *r, char *host,
+                                                   size_t hcap, int *port, int64_t *ago_ms, char *words, size_t cap)
+{
+    redlock_reply rr, el[128];
+    char said[64];
+    int v;
+    if (k < 0) { /* AUTH's answer */
+        v = r->type == REDIS_REPLY_STATUS ? 0 : -1;
+        if (v) {
+            redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? (size_t)r->len : 0);
+            snprintf(words, cap, "refused the login (%s)", said);
+        }
+        freeReplyObject(r);
+        return v;
+    }
+    v = redlock__hiredis_view(r, &rr, el, sizeof el / sizeof el[0]);
+    if (k == 1) { /* SENTINEL MASTER's: when the group last failed over */
+        int64_t ago;
+        if (v == 0 && redlock_sentinel_last_failover(&rr, &ago) == 1) *ago_ms = ago;
+        freeReplyObject(r);
+        return 0;
+    }
+    v = v == 0 ? redlock_sentinel_primary_addr(&rr, host, hcap, port) : -1;
+    if (v == 1) {
+        snprintf(words, cap, "does not know the group '%.40s'", g->group);
+    } else if (v != 0 && r->type == REDIS_REPLY_ERROR) {
+        redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? (size_t)r->len : 0);
+        snprintf(words, cap, "refused (%s)", said);
+    } else if (v != 0) {
+        snprintf(words, cap, "answered no address");
+    }
+    freeReplyObject(r);
+    return v == 0 ? 0 : -1;
+}
+
 /* Asks sentinel g->next which server is the primary (and, if `history`,
    when the group last failed over: *ago_ms, -1 if it never did or the
    sentinel does not say), on g->ctx (opened and logged in first if
@@ -1066,39 +1112,8 @@ static inline int redlock__hiredis_sentinel_query(redlock__hiredis_sentinels *g,
     n = (ac > 0) + 1 + (history != 0);
     for (k = 0; k < n; k++) {
         redisReply *r;
-        redlock_reply rr, el[128];
-        int v;
         if (redlock__hiredis_sentinel_reply(g, until, &r, words, cap) != 0) goto out;
-        if (k == 0 && ac > 0) { /* AUTH's answer */
-            if (r->type != REDIS_REPLY_STATUS) {
-                char said[64];
-                redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? (size_t)r->len : 0);
-                snprintf(words, cap, "refused the login (%s)", said);
-                freeReplyObject(r);
-                goto out;
-            }
-            freeReplyObject(r);
-            continue;
-        }
-        v = redlock__hiredis_view(r, &rr, el, sizeof el / sizeof el[0]);
-        if (k == n - 1 && history) { /* SENTINEL MASTER's: when the group last failed over */
-            int64_t ago;
-            if (v == 0 && redlock_sentinel_last_failover(&rr, &ago) == 1) *ago_ms = ago;
-            freeReplyObject(r);
-            continue;
-        }
-        v = v == 0 ? redlock_sentinel_primary_addr(&rr, host, hcap, port) : -1;
-        if (v == 1) {
-            snprintf(words, cap, "does not know the group '%.40s'", g->group);
-        } else if (v != 0 && r->type == REDIS_REPLY_ERROR) {
-            char said[64];
-            redlock__conn_printable(said, sizeof said, r->str ? r->str : "", r->str ? (size_t)r->len : 0);
-            snprintf(words, cap, "refused (%s)", said);
-        } else if (v != 0) {
-            snprintf(words, cap, "answered no address");
-        }
-        freeReplyObject(r);
-        if (v != 0) goto out;
+        if (redlock__hiredis_sentinel_answer(g, k - (ac > 0), r, host, hcap, port, ago_ms, words, cap) != 0) goto out;
     }
     if (g->ctx->reader->len > g->ctx->reader->pos) snprintf(words, cap, "answered more than asked");
     else rc = 0;
@@ -1127,22 +1142,15 @@ static inline int redlock__hiredis_sentinels_say(redlock__hiredis_sentinels *g, 
     return REDLOCK_ERR_CONNECT;
 }
 
-/* Before a new connection of e (a Sentinel group's): e's host and port
-   set to the group's primary, 0; or CONNECT (why) / NOMEM. *failed_over_ms:
-   >= 0 when the client must be told the group failed over that long ago
-   (redlock_node_failed_over; redlock.h section 4, Restarts): a primary
-   other than the one named before is a failover now (0); a first answer
-   tells the group's last failover; else -1. */
-static inline int redlock__hiredis_sentinels_primary(redlock__hiredis_endpoint *e, int timeout_ms,
-                                                     int64_t *failed_over_ms, char *why, size_t cap)
+/* The sentinels named host:port the primary of e's group (ago: when the
+   group last failed over, -1 not known) before a new connection: e's
+   address set, 0 or NOMEM; *failed_over_ms as redlock__hiredis_sentinels_primary's. */
+static inline int redlock__hiredis_sentinels_named(redlock__hiredis_endpoint *e, const char *host, int port, int64_t ago,
+                                                   int64_t *failed_over_ms)
 {
     redlock__hiredis_sentinels *g = e->sentinels;
-    char host[REDLOCK_SENTINEL_MAX_HOST + 1], *copy;
-    int port = 0, rc;
-    int64_t ago;
+    char *copy;
     *failed_over_ms = -1;
-    if ((rc = redlock__hiredis_sentinels_say(g, !g->named, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
-        return rc;
     if (g->named && e->port == port && strcmp(e->host, host) == 0) return 0;
     if (!(copy = redlock__hiredis_strdup(host))) return REDLOCK_ERR_NOMEM;
     *failed_over_ms = g->named ? 0 : ago;
@@ -1153,18 +1161,13 @@ static inline int redlock__hiredis_sentinels_primary(redlock__hiredis_endpoint *
     return 0;
 }
 
-/* Do e's sentinels still name the server e is connected to the primary?
-   0: yes. CONNECT (why): none answered. TRANSPORT (why): they name
-   another, which becomes e's address (the group failed over: the caller
-   tells the client, redlock_node_failed_over(..., 0), and drops the
-   connection; the next one goes there without a second report). */
-static inline int redlock__hiredis_sentinels_confirm(redlock__hiredis_endpoint *e, int timeout_ms, char *why, size_t cap)
+/* The sentinels named host:port after a command was written to e's
+   connection: 0, the same server; TRANSPORT (why), another, which
+   becomes e's address (as redlock__hiredis_sentinels_confirm says). */
+static inline int redlock__hiredis_sentinels_same(redlock__hiredis_endpoint *e, const char *host, int port, char *why,
+                                                  size_t cap)
 {
-    char host[REDLOCK_SENTINEL_MAX_HOST + 1], *copy;
-    int port = 0, rc;
-    int64_t ago;
-    if ((rc = redlock__hiredis_sentinels_say(e->sentinels, 0, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
-        return rc;
+    char *copy;
     if (port == e->port && strcmp(host, e->host) == 0) return 0;
     snprintf(why, cap, "the group failed over to %.40s:%d", host, port);
     if ((copy = redlock__hiredis_strdup(host)) != NULL) { /* else: the next connection asks, and reports it again */
@@ -1173,6 +1176,197 @@ static inline int redlock__hiredis_sentinels_confirm(redlock__hiredis_endpoint *
         e->port = port;
     }
     return REDLOCK_ERR_TRANSPORT;
+}
+
+/* Before a new connection of e (a Sentinel group's): e's host and port
+   set to the group's primary, 0; or CONNECT (why) / NOMEM. *failed_over_ms:
+   >= 0 when the client must be told the group failed over that long ago
+   (redlock_node_failed_over; redlock.h section 4, Restarts): a primary
+   other than the one named before is a failover now (0); a first answer
+   tells the group's last failover; else -1. */
+static inline int redlock__hiredis_sentinels_primary(redlock__hiredis_endpoint *e, int timeout_ms,
+                                                     int64_t *failed_over_ms, char *why, size_t cap)
+{
+    redlock__hiredis_sentinels *g = e->sentinels;
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1];
+    int port = 0, rc;
+    int64_t ago;
+    *failed_over_ms = -1;
+    if ((rc = redlock__hiredis_sentinels_say(g, !g->named, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
+        return rc;
+    return redlock__hiredis_sentinels_named(e, host, port, ago, failed_over_ms);
+}
+
+/* Do e's sentinels still name the server e is connected to the primary?
+   0: yes. CONNECT (why): none answered. TRANSPORT (why): they name
+   another, which becomes e's address (the group failed over: the caller
+   tells the client, redlock_node_failed_over(..., 0), and drops the
+   connection; the next one goes there without a second report). */
+static inline int redlock__hiredis_sentinels_confirm(redlock__hiredis_endpoint *e, int timeout_ms, char *why, size_t cap)
+{
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1];
+    int port = 0, rc;
+    int64_t ago;
+    if ((rc = redlock__hiredis_sentinels_say(e->sentinels, 0, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
+        return rc;
+    return redlock__hiredis_sentinels_same(e, host, port, why, cap);
+}
+
+/* ---- the same question without blocking (an event loop drives it) ----
+   A round asks the sentinels in turn from the one that answered last,
+   each within timeout_ms, on a non-blocking context kept open to the one
+   that answered. The driver watches g->ctx->fd for
+   redlock__hiredis_ask_events(g) and its deadline g->until, and calls
+   redlock__hiredis_ask_ready / _late; each returns
+   REDLOCK__HIREDIS_ASK_PENDING, _DONE (g->said_*) or CONNECT (g->why: no
+   sentinel answered). The driver stops watching the fd before each
+   call: a failed sentinel's socket is closed inside. */
+enum { REDLOCK__HIREDIS_ASK_PENDING = 0, REDLOCK__HIREDIS_ASK_DONE = 1 };
+
+static inline void redlock__hiredis_ask_close(redlock__hiredis_sentinels *g)
+{
+    if (g->ctx) redisFree(g->ctx);
+    g->ctx = NULL;
+    g->connecting = g->need_flush = 0;
+}
+
+/* Queues the round's question to sentinel g->next (connecting and logging
+   in first if closed): 0, or -1 with words. */
+static inline int redlock__hiredis_ask_one(redlock__hiredis_sentinels *g, int timeout_ms, char *words, size_t cap)
+{
+    const char *av[3], *qv[3], *mv[3];
+    size_t al[3], ql[3], ml[3];
+    int ac = 0;
+    g->until = redlock__hiredis_now_us() + (int64_t)timeout_ms * 1000;
+    g->auth = 0;
+    if (!g->ctx) {
+        g->ctx = redisConnectNonBlock(g->host[g->next], g->port[g->next]);
+        if (!g->ctx || g->ctx->err) {
+            snprintf(words, cap, "%s", !g->ctx ? "out of memory" : g->ctx->errstr[0] ? g->ctx->errstr : "cannot connect");
+            return -1;
+        }
+        redlock__hiredis_nodelay(g->ctx->fd);
+        redlock__hiredis_bound_install(&g->bound, g->ctx->reader, REDLOCK__HIREDIS_SENTINEL_MAX_REPLY);
+        g->connecting = 1;
+        ac = redlock__conn_auth_argv(g->user, g->pass, av, al);
+    }
+    redlock_sentinel_ask_argv(g->group, qv, ql);
+    redlock_sentinel_master_argv(g->group, mv, ml);
+    if ((ac && redisAppendCommandArgv(g->ctx, ac, av, al) != REDIS_OK) || redisAppendCommandArgv(g->ctx, 3, qv, ql) != REDIS_OK ||
+        (g->history && redisAppendCommandArgv(g->ctx, 3, mv, ml) != REDIS_OK)) {
+        snprintf(words, cap, "out of memory");
+        return -1;
+    }
+    g->auth = ac > 0;
+    g->owed = g->auth + 1 + (g->history != 0);
+    g->got = 0;
+    g->said_ago = -1;
+    g->need_flush = 1;
+    return 0;
+}
+
+/* Asks the next sentinels of the round until one is asked: PENDING, or
+   CONNECT when none is left (g->why). */
+static inline int redlock__hiredis_ask_go(redlock__hiredis_sentinels *g, int timeout_ms)
+{
+    char words[128];
+    while (g->tried < g->count) {
+        if (redlock__hiredis_ask_one(g, timeout_ms, words, sizeof words) == 0) return REDLOCK__HIREDIS_ASK_PENDING;
+        snprintf(g->why, sizeof g->why, "sentinel %.30s:%d %.60s", g->host[g->next], g->port[g->next], words);
+        redlock__hiredis_ask_close(g);
+        g->next = (g->next + 1) % g->count;
+        g->tried++;
+    }
+    g->asking = 0;
+    return REDLOCK_ERR_CONNECT;
+}
+
+/* Sentinel g->next failed the round (words): the next one is asked. */
+static inline int redlock__hiredis_ask_failed(redlock__hiredis_sentinels *g, const char *words, int timeout_ms)
+{
+    snprintf(g->why, sizeof g->why, "sentinel %.30s:%d %.60s", g->host[g->next], g->port[g->next], words);
+    redlock__hiredis_ask_close(g);
+    g->next = (g->next + 1) % g->count;
+    g->tried++;
+    return redlock__hiredis_ask_go(g, timeout_ms);
+}
+
+/* Begins a round (history: SENTINEL MASTER too, for a first answer). */
+static inline int redlock__hiredis_ask_begin(redlock__hiredis_sentinels *g, int history, int timeout_ms)
+{
+    g->asking = 1;
+    g->history = history;
+    g->tried = 0;
+    return redlock__hiredis_ask_go(g, timeout_ms);
+}
+
+/* What the driver watches g->ctx->fd for during a round (0: nothing). */
+static inline short redlock__hiredis_ask_events(const redlock__hiredis_sentinels *g)
+{
+    if (!g->asking || !g->ctx) return 0;
+    return (short)(g->connecting ? POLLOUT : g->need_flush ? (POLLOUT | POLLIN) : POLLIN);
+}
+
+/* g->ctx->fd is ready (readable: for reading). SIGPIPE is the caller's
+   to keep away: hiredis writes with write(2). */
+static inline int redlock__hiredis_ask_ready(redlock__hiredis_sentinels *g, int readable, int timeout_ms)
+{
+    char words[128];
+    void *rv;
+    if (!g->asking || !g->ctx) return REDLOCK__HIREDIS_ASK_PENDING;
+    if (g->connecting) {
+        int err = 0;
+        socklen_t len = (socklen_t)sizeof err;
+        if (getsockopt(g->ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        if (err) {
+            snprintf(words, sizeof words, "%s", strerror(err));
+            return redlock__hiredis_ask_failed(g, words, timeout_ms);
+        }
+        g->connecting = 0;
+    }
+    if (g->need_flush) {
+        int done = 0;
+        if (redisBufferWrite(g->ctx, &done) != REDIS_OK) {
+            snprintf(words, sizeof words, "cannot write to it (%.60s)", g->ctx->errstr);
+            return redlock__hiredis_ask_failed(g, words, timeout_ms);
+        }
+        g->need_flush = !done;
+    }
+    if (!readable) return REDLOCK__HIREDIS_ASK_PENDING;
+    if (redisBufferRead(g->ctx) != REDIS_OK) {
+        snprintf(words, sizeof words, "%s", g->ctx->err == REDIS_ERR_EOF ? "closed the connection" : g->ctx->errstr);
+        return redlock__hiredis_ask_failed(g, words, timeout_ms);
+    }
+    for (;;) {
+        rv = NULL;
+        if (redisGetReplyFromReader(g->ctx, &rv) != REDIS_OK) {
+            snprintf(words, sizeof words, "%s", g->bound.over ? "answered too much" : "answered what is not RESP");
+            return redlock__hiredis_ask_failed(g, words, timeout_ms);
+        }
+        if (!rv) break;
+        if (g->got >= g->owed) {
+            freeReplyObject(rv);
+            return redlock__hiredis_ask_failed(g, "answered more than asked", timeout_ms);
+        }
+        if (redlock__hiredis_sentinel_answer(g, g->got - g->auth, (redisReply *)rv, g->said_host, sizeof g->said_host,
+                                             &g->said_port, &g->said_ago, words, sizeof words) != 0)
+            return redlock__hiredis_ask_failed(g, words, timeout_ms);
+        g->got++;
+    }
+    if (g->ctx->reader->len - g->ctx->reader->pos > REDLOCK__HIREDIS_SENTINEL_MAX_REPLY)
+        return redlock__hiredis_ask_failed(g, "answered too much", timeout_ms);
+    if (g->got < g->owed) return REDLOCK__HIREDIS_ASK_PENDING;
+    if (g->ctx->reader->len > g->ctx->reader->pos)
+        return redlock__hiredis_ask_failed(g, "answered more than asked", timeout_ms);
+    g->asking = 0;
+    return REDLOCK__HIREDIS_ASK_DONE;
+}
+
+/* The round's deadline (g->until) passed, or not yet (PENDING). */
+static inline int redlock__hiredis_ask_late(redlock__hiredis_sentinels *g, int64_t now, int timeout_ms)
+{
+    if (!g->asking || now < g->until) return REDLOCK__HIREDIS_ASK_PENDING;
+    return redlock__hiredis_ask_failed(g, "timed out", timeout_ms);
 }
 
 /* ---- release notifications: a subscriber connection per node ---- */

@@ -88,10 +88,31 @@
      ends REDLOCK_ERR_OVERLOADED.
    * Nothing blocks: connects, reads and writes are non-blocking and driven
      by the loop (host names are resolved with getaddrinfo(), which may
-     block: give addresses where that matters). So no Sentinel group: a
-     redis-sentinel:// node is refused by init with REDLOCK_ERR_INVALID,
-     since asking the sentinels would block the loop (redlock_hiredis.h
-     and redlock_socket.h serve Sentinel groups).
+     block: give addresses where that matters), a Sentinel group's
+     sentinels too.
+   * A Sentinel group (redis-sentinel://[user:pass@]s1:p1[+s2:p2...]/NAME
+     [?db=N&sentinel_user=U&sentinel_password=P], kind
+     REDLOCK_NODE_SENTINEL) is ONE node of the quorum, its primary, served
+     as redlock_hiredis.h serves it (adapters/README.md, Sentinel groups)
+     but without blocking: before each connection its sentinels are asked
+     on the loop (a round: each in turn from the one that answered last,
+     within connect_timeout_ms, on a connection of the adapter's own kept
+     open to it, AUTH with sentinel_user/sentinel_password; at a first
+     answer SENTINEL MASTER too, the group's last failover told to the
+     core; another primary later is a failover now:
+     redlock_node_failed_over()); none answering fails the connection
+     (CONNECT, their words in redlock_libev_node_status()), asked again
+     after the reconnect delay; a command sent before the primary is known
+     fails its vote (CONNECT). The connection asks ROLE after AUTH and
+     SELECT: a replica fails it. A core reply (not an error reply, which
+     grants nothing) is held until a round begun after it came names the
+     same primary: another fails it (TRANSPORT, the core told of the
+     failover) and none answering fails it (CONNECT), the connection
+     dropped either way; so a holder cannot renew on a former primary. One
+     round covers every reply held when it began. An error reply
+     READONLY, LOADING or MASTERDOWN is delivered and drops the connection
+     (the next asks again). Not over TLS (rediss-sentinel://, or TLS from
+     the configuration: INVALID at init); +switch-master is not followed.
    * A Redis Cluster (redis-cluster://[user:pass@]h1:p1[+h2:p2...], kind
      REDLOCK_NODE_CLUSTER) is ONE node of the quorum, served as
      redlock_hiredis.h serves it (see there, HOW IT TALKS): one connection
@@ -108,8 +129,7 @@
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
      lock's votes fail INVALID at the cluster node, whose status says why.
-     Not over TLS, nor a Unix socket, nor a db, nor with core.wait_replicas
-     (WAIT names no key: no master to go to): INVALID at init.
+     Not over TLS, nor a Unix socket, nor a db (INVALID at init).
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
@@ -230,7 +250,23 @@ typedef struct redlock__libev_conn {
     redlock__hiredis_bound bound; /* the shadow reader's count of a reply's objects */
     int link;               /* a cluster node's link index; -1: a node's own connection */
     redlock__hiredis_copies sent; /* a link's commands, until answered (a redirection resends) */
+    /* a Sentinel group's node: its sentinels asked on the loop */
+    ev_io sent_io;          /* the sentinel's socket during a round */
+    ev_timer sent_timer;    /* the round's sentinel's deadline */
+    int sent_connect;       /* a connection waits for the round's answer */
+    int sent_named;         /* the sentinels just named the primary: the connection goes there */
+    int settling;           /* held replies going to the core */
+    struct redlock__libev_held *held; /* core replies waiting for the sentinels' confirmation */
+    size_t held_n, held_cap, held_asked; /* the first held_asked: covered by the round under way */
 } redlock__libev_conn;
+
+/* A core reply held until the sentinels, asked after it came, name the
+   same primary (a top-level reply: what the core reads). */
+typedef struct redlock__libev_held {
+    redlock_tag tag;
+    redlock_reply r;
+    char *str;              /* r.str's copy */
+} redlock__libev_held;
 
 /* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_libev {
@@ -274,9 +310,8 @@ extern "C" {
 
 /* Sets up the client on `loop` and starts connecting every node (a
    cluster: asking a seed for its slot map). Errors: INVALID (also: a
-   node that is a Sentinel group, which this adapter does not serve:
-   redlock_hiredis.h and redlock_socket.h do; a cluster over TLS, a Unix
-   socket or with a db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
+   Sentinel group over TLS; a cluster over TLS, a Unix socket or with a
+   db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
    the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
@@ -565,6 +600,156 @@ static inline void redlock__libev_slots(redlock_libev *c, redlock__libev_conn *c
         redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
 }
 
+/* ---- a Sentinel group's node: its sentinels, asked on the loop ----
+   Before each connection a round asks them which server is the primary
+   (redlock_hiredis_common.h, redlock__hiredis_ask_*); a core reply (not an
+   error: that grants nothing) is held until a round begun after it came
+   names the same server, so a reply counts only if the group had not
+   failed over when its command was written (as the blocking adapters'
+   redlock__hiredis_sentinels_confirm). */
+
+static inline void redlock__libev_sent_ask(redlock_libev *c, redlock__libev_conn *cn);
+
+/* Points the node's sentinel watchers at the round's socket and deadline. */
+static inline void redlock__libev_sent_tend(redlock_libev *c, redlock__libev_conn *cn)
+{
+    redlock__hiredis_sentinels *g = cn->ep.sentinels;
+    short pev = redlock__hiredis_ask_events(g);
+    int want = (pev & POLLIN ? EV_READ : 0) | (pev & POLLOUT ? EV_WRITE : 0);
+    ev_io_stop(c->_loop, &cn->sent_io);
+    ev_timer_stop(c->_loop, &cn->sent_timer);
+    if (!g->asking || c->_closing) return;
+    if (want) {
+        ev_io_set(&cn->sent_io, g->ctx->fd, want);
+        ev_io_start(c->_loop, &cn->sent_io);
+    }
+    {
+        int64_t d = g->until - redlock__hiredis_now_us();
+        ev_now_update(c->_loop);
+        ev_timer_set(&cn->sent_timer, d > 0 ? d / 1e6 : 0., 0.);
+        ev_timer_start(c->_loop, &cn->sent_timer);
+    }
+}
+
+/* The first held_asked replies, the round over: to the core (st 0), or
+   failed with st. */
+static inline void redlock__libev_sent_settle(redlock_libev *c, redlock__libev_conn *cn, int st)
+{
+    while (cn->held_asked > 0 && cn->held_n > 0) {
+        redlock__libev_held h = cn->held[0];
+        memmove(cn->held, cn->held + 1, (cn->held_n - 1) * sizeof *cn->held);
+        cn->held_n--;
+        cn->held_asked--;
+        if (st) redlock_on_error(&c->_client, h.tag, st);
+        else redlock_on_reply(&c->_client, h.tag, &h.r);
+        free(h.str);
+    }
+    cn->held_asked = 0;
+}
+
+/* The round ended: DONE (g->said_*) or CONNECT (g->why). */
+static inline void redlock__libev_sent_end(redlock_libev *c, redlock__libev_conn *cn, int rc)
+{
+    redlock__hiredis_sentinels *g = cn->ep.sentinels;
+    char why[sizeof g->why];
+    int st = rc == REDLOCK__HIREDIS_ASK_DONE ? 0 : REDLOCK_ERR_CONNECT;
+    redlock__libev_sent_tend(c, cn); /* stops the watchers */
+    memcpy(why, g->why, sizeof why);
+    if (st == 0 && cn->held_asked)
+        st = redlock__hiredis_sentinels_same(&cn->ep, g->said_host, g->said_port, why, sizeof why);
+    if (st == REDLOCK_ERR_TRANSPORT) redlock_node_failed_over(&c->_client, cn->index, 0); /* on_event runs as any callback */
+    if (st) {
+        redlock__conn_set(&cn->life, st, why);
+        if (cn->ac) redlock__libev_drop(cn, st, why); /* its replies did not count: the next connection asks */
+        cn->held_asked = cn->held_n; /* every reply held came from that connection: none counts */
+    }
+    cn->settling = 1; /* no round begins inside the core's callbacks: the held count stays */
+    redlock__libev_sent_settle(c, cn, st);
+    cn->settling = 0;
+    if (c->_closing) return;
+    if (cn->sent_connect) {
+        int64_t ago = -1;
+        cn->sent_connect = 0;
+        if (rc != REDLOCK__HIREDIS_ASK_DONE) {
+            redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, why);
+        } else if (redlock__hiredis_sentinels_named(&cn->ep, g->said_host, g->said_port, g->said_ago, &ago) != 0) {
+            redlock__libev_lost(cn, REDLOCK_ERR_NOMEM, "out of memory");
+        } else {
+            if (ago >= 0) redlock_node_failed_over(&c->_client, cn->index, ago);
+            cn->sent_named = 1;
+            redlock__libev_connect_conn(c, cn);
+        }
+    }
+    if (cn->held_n > 0 && !c->_closing) redlock__libev_sent_ask(c, cn); /* replies that came during the round */
+}
+
+/* Begins a round unless one is under way (the replies held now are
+   covered by it; later ones wait for the next). */
+static inline void redlock__libev_sent_ask(redlock_libev *c, redlock__libev_conn *cn)
+{
+    redlock__hiredis_sentinels *g = cn->ep.sentinels;
+    int rc;
+    if (g->asking || cn->settling || c->_closing) return;
+    cn->held_asked = cn->held_n;
+    rc = redlock__hiredis_ask_begin(g, !g->named, c->_connect_timeout_ms);
+    if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
+    else redlock__libev_sent_tend(c, cn);
+}
+
+static inline void redlock__libev_on_sent_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+    redlock__libev_conn *cn = (redlock__libev_conn *)w->data;
+    redlock_libev *c = cn->owner;
+    int rc;
+    ev_io_stop(loop, w); /* the socket may be closed inside */
+    rc = redlock__hiredis_ask_ready(cn->ep.sentinels, (revents & EV_READ) != 0, c->_connect_timeout_ms);
+    if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
+    else redlock__libev_sent_tend(c, cn);
+}
+
+static inline void redlock__libev_on_sent_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock__libev_conn *cn = (redlock__libev_conn *)w->data;
+    redlock_libev *c = cn->owner;
+    int rc;
+    (void)revents;
+    ev_io_stop(loop, &cn->sent_io);
+    rc = redlock__hiredis_ask_late(cn->ep.sentinels, redlock__hiredis_now_us(), c->_connect_timeout_ms);
+    if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
+    else redlock__libev_sent_tend(c, cn);
+}
+
+/* Core reply r to tag on a Sentinel group's node: held, and a round begun. */
+static inline void redlock__libev_hold(redlock_libev *c, redlock__libev_conn *cn, redlock_tag tag, const redisReply *r)
+{
+    redlock__libev_held *h;
+    if (cn->held_n == cn->held_cap) {
+        size_t cap = cn->held_cap ? cn->held_cap * 2 : 8;
+        redlock__libev_held *m = (redlock__libev_held *)realloc(cn->held, cap * sizeof *m);
+        if (!m) {
+            redlock_on_error(&c->_client, tag, REDLOCK_ERR_NOMEM);
+            return;
+        }
+        cn->held = m;
+        cn->held_cap = cap;
+    }
+    h = &cn->held[cn->held_n];
+    h->tag = tag;
+    redlock__hiredis_translate(r, &h->r);
+    h->str = NULL;
+    if (h->r.str) {
+        if (!(h->str = (char *)malloc(h->r.len + 1))) {
+            redlock_on_error(&c->_client, tag, REDLOCK_ERR_NOMEM);
+            return;
+        }
+        memcpy(h->str, h->r.str, h->r.len);
+        h->str[h->r.len] = 0;
+        h->r.str = h->str;
+    }
+    cn->held_n++;
+    redlock__libev_sent_ask(c, cn);
+}
+
 /* The status the commands a connection owes fail with. hiredis fails
    them before it calls the disconnect callback, so a TLS refusal met
    mid-handshake (the certificate, once the server answered) is read here
@@ -602,8 +787,15 @@ static inline void redlock__libev_core_reply(redlock_libev *c, redlock__libev_co
                 return;
             }
         }
+        if (cn->ep.sentinels && r->type != REDIS_REPLY_ERROR) { /* counted once the sentinels confirm */
+            redlock__libev_hold(c, cn, req->tag, r);
+            return;
+        }
         redlock__hiredis_translate(r, &rr);
         redlock_on_reply(&c->_client, req->tag, &rr);
+        if (cn->ep.sentinels && r->str && redlock_sentinel_not_primary(r->str, (size_t)r->len) && cn->ac)
+            /* no longer (or not yet) the primary: the next connection asks */
+            redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, "the server is no longer the group's primary");
     }
 }
 
@@ -626,6 +818,19 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__CONN_ASKING) {
         if (req.kind == REDLOCK__HIREDIS_SLOTS) redlock__libev_slots(c, cn, r);
         return; /* ASKING's answer: the command behind it tells */
+    }
+    if (req.kind == REDLOCK__CONN_ROLE) {
+        redlock_reply rr, el[8];
+        int role = r && redlock__hiredis_view(r, &rr, el, 8) == 0 ? redlock_sentinel_role(&rr) : -1;
+        /* not the primary (a failover under way): the next connection asks
+           the sentinels again; after a refused AUTH, the refusal tells */
+        if (r && role != REDLOCK_SENTINEL_PRIMARY && !cn->life.refused && cn->ac == ac && !c->_closing) {
+            char why[128];
+            snprintf(why, sizeof why, "%.24s:%d is not the primary of '%.16s' (%s): asking the sentinels again",
+                     cn->ep.host, cn->ep.port, cn->ep.sentinels->group, role < 0 ? "ROLE refused" : "a replica");
+            redlock__libev_drop(cn, REDLOCK_ERR_CONNECT, why);
+        }
+        return;
     }
     redlock__hiredis_heard(&cn->life, r);
     if (req.kind != REDLOCK__CONN_CORE) { /* AUTH / SELECT */
@@ -797,6 +1002,12 @@ static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_
 {
     redisAsyncContext *ac;
     if (cn->ac || c->_closing) return;
+    if (cn->ep.sentinels && !cn->sent_named) { /* the sentinels name the primary first */
+        cn->sent_connect = 1;
+        redlock__libev_sent_ask(c, cn);
+        return;
+    }
+    cn->sent_named = 0;
     if (cn->ep.unix_path) ac = redisAsyncConnectUnix(cn->ep.unix_path);
     else ac = redisAsyncConnect(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
     if (!ac) {
@@ -841,7 +1052,7 @@ static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_
     redlock__conn_opened(&cn->life, REDLOCK__CONN_CONNECTING);
     cn->connect_start = redlock__hiredis_now_us();
     cn->drop_status = 0;
-    if (redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, 0, cn->ep.info, redlock__libev_handshake, cn)) {
+    if (redlock__conn_preamble_queue(cn->ep.user, cn->ep.pass, cn->ep.db, cn->ep.sentinels != NULL, cn->ep.info, redlock__libev_handshake, cn)) {
         redlock__libev_drop(cn, REDLOCK_ERR_NOMEM, "out of memory"); /* not used without its AUTH or SELECT */
         return;
     }
@@ -1060,10 +1271,10 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
         cn->link = -1;
-        if (o->node[i].kind == REDLOCK_NODE_SENTINEL) { /* asking the sentinels would block */
-            rc = REDLOCK_ERR_INVALID;
-            goto fail;
-        }
+        ev_io_init(&cn->sent_io, redlock__libev_on_sent_io, -1, EV_READ);
+        cn->sent_io.data = cn;
+        ev_timer_init(&cn->sent_timer, redlock__libev_on_sent_timer, 0., 0.);
+        cn->sent_timer.data = cn;
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
         if (cn->ep.cluster) {
@@ -1108,6 +1319,11 @@ fail:
 static inline void redlock__libev_free_conn(redlock_libev *c, redlock__libev_conn *cn)
 {
     ev_timer_stop(c->_loop, &cn->reconnect);
+    ev_io_stop(c->_loop, &cn->sent_io);
+    ev_timer_stop(c->_loop, &cn->sent_timer);
+    while (cn->held_n > 0) free(cn->held[--cn->held_n].str); /* the client is gone: nobody to tell */
+    free(cn->held);
+    cn->held = NULL;
     if (cn->shadow) redisReaderFree(cn->shadow);
     cn->shadow = NULL;
     if (cn->ac) {

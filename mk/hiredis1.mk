@@ -64,7 +64,7 @@ H1_VALGRIND_ONLY := basic_n1,contend_n1,tls_accepted,wrong_ca,mid_handshake
 # (the 3- and 5-node runs take the same hiredis paths; they run against
 # Debian's hiredis in check-hiredis and check-libev) and each adapter's own
 # tests, named (a test added to tests/hiredis or tests/libev goes here too)
-H1_HIREDIS_ONLY := _n1,hiredis_port_range,hiredis_tls_not_built,hiredis_unix_path,hiredis_busy_in_callback,hiredis_unresolvable,hiredis_connect_timeout,hiredis_api_guards,hiredis_linger_bounded,hiredis_linger_finishes,hiredis_no_needless_linger,hiredis_no_wait_for_stragglers,hiredis_reconnect_delay,hiredis_sentinel_discovery,hiredis_sentinel_failover,hiredis_lost_on_time,hiredis_deinit_wakes_waiter,hiredis_watchdog_getters,hiredis_deinit_wakes_waiter_on_reinit
+H1_HIREDIS_ONLY := _n1,hiredis_port_range,hiredis_tls_not_built,hiredis_unix_path,hiredis_busy_in_callback,hiredis_unresolvable,hiredis_connect_timeout,hiredis_api_guards,hiredis_linger_bounded,hiredis_linger_finishes,hiredis_no_needless_linger,hiredis_no_wait_for_stragglers,hiredis_reconnect_delay,hiredis_lost_on_time,hiredis_deinit_wakes_waiter,hiredis_watchdog_getters,hiredis_deinit_wakes_waiter_on_reinit
 H1_LIBEV_ONLY := _n1,libev_port_range,libev_tls_not_built,libev_api_guards,libev_unix_path,libev_connect_timeout,libev_disconnect_status
 
 # The binaries are built only once the tree is there (make is re-entered).

@@ -63,7 +63,7 @@ check-socket-cluster: $(BUILD)/test_socket_cluster
 # the ones whose timing valgrind's slowness does not disturb.
 TLS_LIBS := -lssl -lcrypto -lpthread
 TLS_DEPS := tests/socket/test_socket.c tests/socket/strict_loop.h tests/shared/tls_certs.sh tests/shared/tcp_proxy.h \
-            tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS)
+            tests/shared/hostile_server.h tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/integration.h $(SOCKET_HDRS)
 TLS_VALGRIND_ONLY := basic,reuse,contend,auth,acl_noscript,select_db,socket_tls
 $(BUILD)/test_socket_tls: $(TLS_DEPS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -DREDLOCK_SOCKET_TLS -DIT_TLS -o $@ tests/socket/test_socket.c $(TLS_LIBS)
@@ -116,7 +116,7 @@ $(BUILD)/test_socket_hostile_san: tests/socket/test_socket_hostile.c tests/socke
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket_hostile.c
 
 $(BUILD)/test_socket_san: tests/socket/test_socket.c tests/shared/tcp_proxy.h tests/shared/hostile_server.h \
-                          tests/shared/redis_nodes.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
+                          tests/shared/redis_nodes.h tests/shared/redis_group.h tests/shared/integration.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/socket/test_socket.c -lpthread
 
 # The watchdog thread (cfg.watchdog_thread) under ThreadSanitizer: its own

@@ -5,7 +5,6 @@
 #define REDLOCK_HIREDIS_IMPLEMENTATION
 #include "adapters/redlock_hiredis.h"
 #include "integration.h"
-#include "redis_group.h"
 #include "redis_cluster.h"
 
 struct it_client {
@@ -36,11 +35,13 @@ static void t_on_result(redlock_lock *lk, const redlock_result *r)
 static it_client *t_open(const it_setup *s)
 {
     redlock_hiredis_config o;
-    int i;
+    int i, rc;
+    void *mem = NULL;
+    char err[256];
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     redlock_hiredis_config_init(&o);
-    o.node_count = s->cluster ? 1 : s->n;
+    o.node_count = s->nodes ? 0 : s->cluster ? 1 : s->n;
     for (i = 0; i < o.node_count; i++) {
         o.node[i].host = "127.0.0.1";
         o.node[i].port = s->ports[i];
@@ -53,6 +54,11 @@ static it_client *t_open(const it_setup *s)
             o.node[0].seed_count = i;
         }
     }
+    if (s->nodes && redlock_parse_nodes(o.node, &o.node_count, s->nodes, &mem, err, sizeof err) != 0) {
+        printf("#   %s\n", err);
+        free(c);
+        return NULL;
+    }
     o.username = s->user;
     o.password = s->pass;
     o.db = s->db;
@@ -63,7 +69,9 @@ static it_client *t_open(const it_setup *s)
     o.notify_off = s->notify_off;
     o.on_event = t_on_event;
     o.user = c;
-    if (redlock_hiredis_init(&c->h, &o) != REDLOCK_OK) {
+    rc = redlock_hiredis_init(&c->h, &o);
+    redlock_free_nodes(mem);
+    if (rc != REDLOCK_OK) {
         free(c);
         return NULL;
     }
@@ -1008,170 +1016,6 @@ static void hiredis_tls_not_built(void)
     }
 }
 
-/* ---- a Sentinel-managed group (redis_group.h) ---- */
-
-static int sent_failovers; /* EV_NODE_RESTARTED events with mode FAILOVER */
-static void sent_on_event(void *user, const redlock_event *ev)
-{
-    (void)user;
-    if (ev->type == REDLOCK_EV_NODE_RESTARTED && ev->mode == REDLOCK_RESTART_FAILOVER) sent_failovers++;
-}
-
-/* A client of one node given as text (a redis-sentinel:// URL): 0, or
-   the status of the parse or the init. */
-static int sent_client(redlock_hiredis *c, const char *list, int64_t ttl_ms, redlock_hiredis_lock *l, const char *key,
-                       int64_t wait_ms)
-{
-    redlock_hiredis_config cfg;
-    redlock_lock_opts o;
-    void *mem = NULL;
-    char err[256];
-    int rc;
-    redlock_hiredis_config_init(&cfg);
-    if ((rc = redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err)) != 0) {
-        printf("#   %s\n", err);
-        return rc;
-    }
-    cfg.connect_timeout_ms = 1000;
-    cfg.command_timeout_ms = 1000;
-    cfg.core.node_timeout_ms = 500;
-    cfg.core.retry_delay_ms = 100;
-    cfg.on_event = sent_on_event;
-    rc = redlock_hiredis_init(c, &cfg);
-    redlock_free_nodes(mem);
-    if (rc != 0) return rc;
-    memset(&o, 0, sizeof o);
-    o.key = key;
-    o.ttl_ms = ttl_ms;
-    o.wait_ms = wait_ms;
-    o.retry_count = wait_ms ? 1000 : 0; /* a wait: retried until it runs out */
-    if ((rc = redlock_hiredis_lock_init(c, l, &o)) != 0) redlock_hiredis_deinit(c);
-    return rc;
-}
-
-/* Proves, on a primary + replica + 3 sentinels: a redis-sentinel:// node
-   finds the primary through the sentinels (the key is on the primary,
-   under the token), also when the first sentinel listed is down; a group
-   the sentinels do not know fails with their words; a server named that
-   is not the primary (ROLE: a replica) fails the connection, and nothing
-   is written there; TLS sentinels are refused at init, and so is any
-   Sentinel group by the libev adapter (tests/libev). */
-static void hiredis_sentinel_discovery(void)
-{
-    redis_group g;
-    redlock_hiredis c;
-    redlock_hiredis_lock l;
-    char list[256], out[128], words[256];
-    const char *argv[3];
-    int dead = redis_nodes_free_port();
-    if (redis_group_start(&g, "rl-it", 3) != 0) {
-        CHECK(!"a Sentinel group started");
-        return;
-    }
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-it",
-             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
-    CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), 0);
-    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
-    argv[0] = "GET", argv[1] = "hsent-disc", argv[2] = NULL;
-    CHECK_EQ(redis_nodes_queryv(redis_group_primary_port(&g), NULL, NULL, 1000, argv, out, sizeof out), 0);
-    CHECK_STR(out, redlock_lock_token(&l.lock));
-    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
-    redlock_hiredis_lock_deinit(&l);
-    redlock_hiredis_deinit(&c);
-
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d/rl-it", dead, redis_group_sentinel_port(&g, 1));
-    CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), 0);
-    CHECK_EQ(redlock_hiredis_acquire(&l), REDLOCK_OK);
-    CHECK_EQ(redlock_hiredis_release(&l), REDLOCK_OK);
-    redlock_hiredis_lock_deinit(&l);
-    redlock_hiredis_deinit(&c);
-
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/no-such-group", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), 0);
-    CHECK(redlock_hiredis_acquire(&l) != REDLOCK_OK);
-    CHECK_EQ(redlock_hiredis_node_status(&c, 0, words, sizeof words), REDLOCK_ERR_CONNECT);
-    CHECK(strstr(words, "does not know the group 'no-such-group'") != NULL);
-    if (!strstr(words, "does not know")) printf("#   status words: %s\n", words);
-    redlock_hiredis_lock_deinit(&l);
-    redlock_hiredis_deinit(&c);
-
-    {   /* a sentinel (scripted) that names the replica: ROLE says so, the connection fails */
-        hostile fake;
-        char said[160];
-        int rp = g.port[1]; /* the first replica, still one: no failover here */
-        snprintf(said, sizeof said,
-                 "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%d\r\n"
-                 "*4\r\n$12\r\nconfig-epoch\r\n$1\r\n0\r\n$18\r\nrole-reported-time\r\n$1\r\n5\r\n",
-                 rp >= 10000 ? 5 : rp >= 1000 ? 4 : 3, rp);
-        CHECK_EQ(hostile_start(&fake, HOSTILE_CANNED, said), 0);
-        snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/rl-it", fake.port);
-        CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), 0);
-        /* init asked the sentinel and connects; the loop reads ROLE's answer
-           (no command yet: nothing asks the scripted sentinel again, which
-           would answer more than asked) */
-        CHECK_EQ(redlock_hiredis_run(&c, 500), REDLOCK_OK);
-        CHECK_EQ(redlock_hiredis_node_status(&c, 0, words, sizeof words), REDLOCK_ERR_CONNECT);
-        CHECK(strstr(words, "is not the primary of 'rl-it' (a replica)") != NULL);
-        if (!strstr(words, "is not the primary")) printf("#   status words: %s\n", words);
-        CHECK(redlock_hiredis_acquire(&l) != REDLOCK_OK);
-        argv[0] = "EXISTS", argv[1] = "hsent-disc", argv[2] = NULL;
-        CHECK_EQ(redis_nodes_queryv(rp, NULL, NULL, 1000, argv, out, sizeof out), 0);
-        CHECK_STR(out, ":0"); /* nothing was written through the replica */
-        redlock_hiredis_lock_deinit(&l);
-        redlock_hiredis_deinit(&c);
-        hostile_stop(&fake);
-    }
-
-    snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), REDLOCK_ERR_INVALID);
-    redis_group_stop(&g);
-}
-
-/* Proves: SENTINEL FAILOVER while A holds: A's next extend sees the new
-   primary (EV_NODE_RESTARTED, FAILOVER) and does not count it; a client B
-   that first sees the group after the failover is refused at once, and
-   waiting is granted only once the bound (the ttl) has passed since the
-   failover, when A no longer holds. */
-static void hiredis_sentinel_failover(void)
-{
-    redis_group g;
-    redlock_hiredis ca, cb;
-    redlock_hiredis_lock a, b;
-    char list[256];
-    long long t0, tb;
-    if (redis_group_start(&g, "rl-fo", 3) != 0) {
-        CHECK(!"a Sentinel group started");
-        return;
-    }
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-fo",
-             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
-    CHECK_EQ(sent_client(&ca, list, 2000, &a, "hsent-fo", 0), 0);
-    CHECK_EQ(redlock_hiredis_acquire(&a), REDLOCK_OK);
-    sent_failovers = 0;
-    t0 = redis_nodes__now_ms();
-    CHECK(redis_group_failover(&g) > 0);
-    CHECK(redlock_hiredis_extend(&a, 2000) != REDLOCK_OK);
-    CHECK_EQ(sent_failovers, 1);
-    CHECK_EQ(sent_client(&cb, list, 2000, &b, "hsent-fo", 0), 0);
-    CHECK(redlock_hiredis_acquire(&b) != REDLOCK_OK); /* held there, or not counted yet */
-    CHECK_EQ(sent_failovers, 2);
-    redlock_hiredis_lock_deinit(&b);
-    redlock_hiredis_deinit(&cb);
-    CHECK_EQ(sent_client(&cb, list, 2000, &b, "hsent-fo", 8000), 0);
-    CHECK_EQ(redlock_hiredis_acquire(&b), REDLOCK_OK);
-    tb = redis_nodes__now_ms();
-    CHECK(tb - t0 >= 2000);
-    CHECK(redlock_hiredis_lock_state(&a) != REDLOCK_STATE_HELD ||
-          redlock_hiredis_lock_valid_until(&a) <= redlock_clock_us());
-    printf("# B granted %lld ms after the failover began (bound 2000 ms)\n", tb - t0);
-    redlock_hiredis_release(&b);
-    redlock_hiredis_lock_deinit(&b);
-    redlock_hiredis_deinit(&cb);
-    redlock_hiredis_lock_deinit(&a);
-    redlock_hiredis_deinit(&ca);
-    redis_group_stop(&g);
-}
-
 /* ---- a Redis Cluster node (redis_cluster.h; the IT_CLUSTER build) ---- */
 #ifdef IT_CLUSTER
 
@@ -1342,14 +1186,10 @@ int main(void)
     int rc;
 #ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios, then this adapter's */
     (void)it_main;
-    (void)hiredis_sentinel_discovery;
-    (void)hiredis_sentinel_failover;
     rc = it_main_cluster(&ops, cluster_more);
     return rc | CHECK_EXIT();
 #endif
 #ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
-    (void)hiredis_sentinel_discovery;
-    (void)hiredis_sentinel_failover;
     rc = it_main_tls(&ops, NULL);
     return rc | CHECK_EXIT();
 #endif
@@ -1365,8 +1205,7 @@ int main(void)
     if (it_selected("hiredis_no_needless_linger")) RUN(hiredis_no_needless_linger);
     if (it_selected("hiredis_no_wait_for_stragglers")) RUN(hiredis_no_wait_for_stragglers);
     if (it_selected("hiredis_reconnect_delay")) RUN(hiredis_reconnect_delay);
-    if (it_selected("hiredis_sentinel_discovery")) RUN(hiredis_sentinel_discovery);
-    if (it_selected("hiredis_sentinel_failover")) RUN(hiredis_sentinel_failover);
+    it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
     rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);

@@ -90,7 +90,9 @@ static void t_linger(it_client *c)
 static it_client *t_open(const it_setup *s)
 {
     redlock_libev_config o;
-    int i;
+    int i, rc;
+    void *mem = NULL;
+    char err[256];
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     c->loop = ev_loop_new(EVFLAG_AUTO);
@@ -99,7 +101,7 @@ static it_client *t_open(const it_setup *s)
         return NULL;
     }
     redlock_libev_config_init(&o);
-    o.node_count = s->cluster ? 1 : s->n;
+    o.node_count = s->nodes ? 0 : s->cluster ? 1 : s->n;
     for (i = 0; i < o.node_count; i++) {
         o.node[i].host = "127.0.0.1";
         o.node[i].port = s->ports[i];
@@ -112,6 +114,12 @@ static it_client *t_open(const it_setup *s)
             o.node[0].seed_count = i;
         }
     }
+    if (s->nodes && redlock_parse_nodes(o.node, &o.node_count, s->nodes, &mem, err, sizeof err) != 0) {
+        printf("#   %s\n", err);
+        ev_loop_destroy(c->loop);
+        free(c);
+        return NULL;
+    }
     o.username = s->user;
     o.password = s->pass;
     o.db = s->db;
@@ -122,17 +130,21 @@ static it_client *t_open(const it_setup *s)
     o.on_event = t_on_event;
     o.user = c;
     c->linger_ms = s->core.node_timeout_ms > 0 ? s->core.node_timeout_ms : 50;
-    if (redlock_libev_init(&c->c, c->loop, &o) != REDLOCK_OK) {
+    rc = redlock_libev_init(&c->c, c->loop, &o);
+    redlock_free_nodes(mem);
+    if (rc != REDLOCK_OK) {
         ev_loop_destroy(c->loop);
         free(c);
         return NULL;
     }
-    /* let the connections (and AUTH) complete */
+    /* let the connections (and AUTH) complete; a Sentinel group's: until it
+       connects or says why not (its sentinels asked first) */
     for (i = 0; i < 100; i++) {
         int k, up = 0;
         for (k = 0; k < o.node_count; k++)
             up += redlock_libev_node_connected(&c->c, k) ||
-                  redlock_libev_node_status(&c->c, k, NULL, 0) == REDLOCK_ERR_AUTH;
+                  redlock_libev_node_status(&c->c, k, NULL, 0) == REDLOCK_ERR_AUTH ||
+                  (s->nodes && redlock_libev_node_status(&c->c, k, NULL, 0) != 0);
         if (up == o.node_count && t_inflight(c) == 0) break;
         t_run(c, NULL, 5);
     }
@@ -218,8 +230,8 @@ static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
 /* Proves: a port outside 1..65535 is refused at init (0 means 6379), and
-   so is a Sentinel group (asking the sentinels would block the loop) and
-   a cluster with a db; a cluster is served. */
+   so are a Sentinel group over TLS and a cluster with a db; a Sentinel
+   group and a cluster are served. */
 static void libev_port_range(void)
 {
     static const int bad[] = { 70000, 65536, -1 };
@@ -237,7 +249,11 @@ static void libev_port_range(void)
     o.node[0].port = 26379;
     o.node[0].kind = REDLOCK_NODE_SENTINEL;
     o.node[0].master = "mymaster";
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK); /* served: its sentinels asked on the loop */
+    redlock_libev_deinit(&c);
+    o.node[0].tls.enable = 1; /* not over TLS */
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
+    o.node[0].tls.enable = 0;
     o.node[0].kind = REDLOCK_NODE_CLUSTER; /* served (its seed is not asked before a command) */
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK);
     redlock_libev_deinit(&c);
@@ -469,6 +485,7 @@ int main(void)
     if (it_selected("libev_unix_path")) RUN(libev_unix_path);
     if (it_selected("libev_connect_timeout")) RUN(libev_connect_timeout);
     if (it_selected("libev_disconnect_status")) RUN(libev_disconnect_status);
+    it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
     rc = it_main(&ops);
     return rc | CHECK_EXIT();
 }

@@ -6,7 +6,9 @@
    Every scenario runs on 1, 3 and 5 nodes (where it makes sense) and prints
    "ok <adapter>_<scenario>_n<N>" / "not ok ...".  Set IT_ONLY=sub1,sub2 to
    run a subset (e.g. for valgrind), IT_TAG=prefix to prefix the names. The
-   whole run is bounded by alarm().
+   whole run is bounded by alarm(). it_main_sentinel(&ops) runs the
+   Sentinel scenarios (a group started by redis_group.h), it_main_cluster
+   and it_main_tls theirs.
 */
 #ifndef IT_INTEGRATION_H
 #define IT_INTEGRATION_H
@@ -16,6 +18,7 @@
 #include "adapters/redlock_cluster.h"
 #include "redis_group.h"
 #include "hostile_server.h"
+#include "redis_group.h"
 #include "tcp_proxy.h"
 #include "check.h"
 #include <dirent.h>
@@ -49,6 +52,8 @@ typedef struct it_setup {
     int tls_insecure;
     int notify_off;       /* no release notifications (adapters that have them) */
     int cluster;          /* one node: a Redis Cluster, ports[0 .. n-1] its seeds (it_main_cluster) */
+    const char *nodes;    /* set: the node list as text (redlock_parse_nodes: a redis-sentinel:// URL,
+                             it_main_sentinel), in place of n / ports */
 } it_setup;
 
 typedef struct it_client it_client;
@@ -2958,6 +2963,191 @@ static void it_stop_sets(const int *sizes, int count)
         redis_nodes_stop(&it_authed[sizes[k]]);
         redis_nodes_stop(&it_acled[sizes[k]]);
     }
+}
+
+/* ---- a Sentinel group as one node (it_main_sentinel) ----
+   A primary + replica + 3 sentinels (redis_group.h), the node given as a
+   redis-sentinel:// URL (it_setup.nodes). */
+
+/* A client of the node list `list` and a lock on it (ttl; wait_ms: retried
+   until it runs out). 0, or -1 (refused: the client or the lock). */
+static int it_sent_open(const char *list, int64_t ttl_ms, const char *key, int64_t wait_ms, it_client **c, it_lock **l)
+{
+    it_setup s;
+    redlock_lock_opts o;
+    memset(&s, 0, sizeof s);
+    s.n = 1;
+    s.nodes = list;
+    s.core.node_timeout_ms = 500;
+    s.core.retry_delay_ms = 100;
+    *l = NULL;
+    if (!(*c = it->open(&s))) return -1;
+    memset(&o, 0, sizeof o);
+    o.key = key;
+    o.ttl_ms = ttl_ms;
+    o.wait_ms = wait_ms;
+    o.retry_count = wait_ms ? 1000 : 0;
+    if (!(*l = it->lock(*c, &o))) {
+        it->close(*c);
+        *c = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void it_sent_close(it_client *c, it_lock *l)
+{
+    if (l) it->unlock(l);
+    if (c) it->close(c);
+}
+
+/* Failovers told (EV_NODE_RESTARTED, FAILOVER) so far. */
+static int it_sent_failovers(void)
+{
+    int k, n = 0;
+    for (k = 0; k < it_nrestarts; k++) n += it_restarts[k].mode == REDLOCK_RESTART_FAILOVER;
+    return n;
+}
+
+/* Proves, on a primary + replica + 3 sentinels: a redis-sentinel:// node
+   finds the primary through the sentinels (the key is on the primary,
+   under the token), also when the first sentinel listed is down; a group
+   the sentinels do not know fails with their words; a server named that
+   is not the primary (ROLE: a replica) fails the connection, and nothing
+   is written there; TLS sentinels are refused at init. */
+static void it_sentinel_discovery(void)
+{
+    redis_group g;
+    it_client *c;
+    it_lock *l;
+    char list[256], out[128], words[256];
+    const char *argv[3];
+    int dead = redis_nodes_free_port();
+    if (redis_group_start(&g, "rl-it", 3) != 0) {
+        CHECK(!"a Sentinel group started");
+        return;
+    }
+    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-it",
+             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
+    CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), 0);
+    if (l) {
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+        argv[0] = "GET", argv[1] = "sent-disc", argv[2] = NULL;
+        CHECK_EQ(redis_nodes_queryv(redis_group_primary_port(&g), NULL, NULL, 1000, argv, out, sizeof out), 0);
+        CHECK_STR(out, it->token(l));
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    }
+    it_sent_close(c, l);
+
+    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d/rl-it", dead, redis_group_sentinel_port(&g, 1));
+    CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), 0);
+    if (l) {
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    }
+    it_sent_close(c, l);
+
+    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/no-such-group", redis_group_sentinel_port(&g, 0));
+    CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), 0);
+    if (l) {
+        CHECK(it->acquire(l, NULL) != REDLOCK_OK);
+        CHECK_EQ(it->node_error(c, 0, words, sizeof words), REDLOCK_ERR_CONNECT);
+        CHECK(strstr(words, "does not know the group 'no-such-group'") != NULL);
+        if (!strstr(words, "does not know")) printf("#   status words: %s\n", words);
+    }
+    it_sent_close(c, l);
+
+    {   /* a sentinel (scripted) that names the replica: ROLE says so, the connection fails */
+        hostile fake;
+        char said[160];
+        int rp = g.port[1], k; /* the first replica, still one: no failover here */
+        snprintf(said, sizeof said,
+                 "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%d\r\n"
+                 "*4\r\n$12\r\nconfig-epoch\r\n$1\r\n0\r\n$18\r\nrole-reported-time\r\n$1\r\n5\r\n",
+                 rp >= 10000 ? 5 : rp >= 1000 ? 4 : 3, rp);
+        CHECK_EQ(hostile_start(&fake, HOSTILE_CANNED, said), 0);
+        snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/rl-it", fake.port);
+        CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), 0);
+        if (l) {
+            /* the client asked the sentinel at open and connects to the
+               replica, whose ROLE fails the connection: the status is read
+               as soon as it says so (a reconnect asks the scripted
+               sentinel again, which answers more than asked) */
+            for (k = 0; k < 400; k++) {
+                words[0] = 0;
+                if (it->node_error(c, 0, words, sizeof words) != 0) break;
+                it->idle(c, 5);
+            }
+            CHECK(strstr(words, "is not the primary of 'rl-it' (a replica)") != NULL);
+            if (!strstr(words, "is not the primary")) printf("#   status words: %s\n", words);
+            CHECK(it->acquire(l, NULL) != REDLOCK_OK);
+            argv[0] = "EXISTS", argv[1] = "sent-disc", argv[2] = NULL;
+            CHECK_EQ(redis_nodes_queryv(rp, NULL, NULL, 1000, argv, out, sizeof out), 0);
+            CHECK_STR(out, ":0"); /* nothing was written through the replica */
+        }
+        it_sent_close(c, l);
+        hostile_stop(&fake);
+    }
+
+    snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
+    CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), -1); /* refused at init */
+    redis_group_stop(&g);
+}
+
+/* Proves: SENTINEL FAILOVER while A holds: A's next extend sees the new
+   primary (EV_NODE_RESTARTED, FAILOVER) and does not count it (its
+   reply, from the former primary, is confirmed by the sentinels first);
+   a client B that first sees the group after the failover is refused at
+   once, and waiting is granted only once the bound (the ttl) has passed
+   since the failover, when A no longer holds. */
+static void it_sentinel_failover(void)
+{
+    redis_group g;
+    it_client *ca = NULL, *cb = NULL;
+    it_lock *a = NULL, *b = NULL;
+    char list[256];
+    long long t0, tb;
+    int base;
+    if (redis_group_start(&g, "rl-fo", 3) != 0) {
+        CHECK(!"a Sentinel group started");
+        return;
+    }
+    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-fo",
+             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
+    CHECK_EQ(it_sent_open(list, 2000, "sent-fo", 0, &ca, &a), 0);
+    if (!a) goto out;
+    CHECK_EQ(it->acquire(a, NULL), REDLOCK_OK);
+    it_nrestarts = 0; /* the table's room: other scenarios take their own base */
+    base = it_sent_failovers();
+    t0 = it_now_ms();
+    CHECK(redis_group_failover(&g) > 0);
+    CHECK(it->extend(a, 2000, NULL) != REDLOCK_OK);
+    CHECK_EQ(it_sent_failovers() - base, 1);
+    CHECK_EQ(it_sent_open(list, 2000, "sent-fo", 0, &cb, &b), 0);
+    if (!b) goto out;
+    CHECK(it->acquire(b, NULL) != REDLOCK_OK); /* held there, or not counted yet */
+    CHECK_EQ(it_sent_failovers() - base, 2);
+    it_sent_close(cb, b);
+    CHECK_EQ(it_sent_open(list, 2000, "sent-fo", 8000, &cb, &b), 0);
+    if (!b) goto out;
+    CHECK_EQ(it->acquire(b, NULL), REDLOCK_OK);
+    tb = it_now_ms();
+    CHECK(tb - t0 >= 2000);
+    CHECK(it->state(a) != REDLOCK_STATE_HELD || redlock_lock_remaining_us(it->core(a)) <= 0);
+    printf("# B granted %lld ms after the failover began (bound 2000 ms)\n", tb - t0);
+    it->release(b, NULL);
+out:
+    it_sent_close(cb, b);
+    it_sent_close(ca, a);
+    redis_group_stop(&g);
+}
+
+/* The Sentinel scenarios, for an adapter that serves redis-sentinel:// nodes. */
+static inline void it_main_sentinel(const it_ops *ops)
+{
+    it = ops;
+    IT_RUN(it_sentinel_discovery, 1);
+    IT_RUN(it_sentinel_failover, 1);
 }
 
 /* ---- a Redis Cluster node (it_main_cluster) ----

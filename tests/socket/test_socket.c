@@ -15,7 +15,6 @@
 #define REDLOCK_SOCKET_THREAD
 #include "adapters/redlock_socket.h"
 #include "integration.h"
-#include "redis_group.h"
 
 /* Counters the callbacks write, which run on the watchdog thread when
    there is one: read under this mutex. */
@@ -53,11 +52,13 @@ static void t_on_result(redlock_lock *lk, const redlock_result *r)
 static it_client *t_open(const it_setup *st)
 {
     redlock_socket_config cfg;
-    int i;
+    int i, rc;
+    void *mem = NULL;
+    char err[256];
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     redlock_socket_config_init(&cfg);
-    cfg.node_count = st->cluster ? 1 : st->n;
+    cfg.node_count = st->nodes ? 0 : st->cluster ? 1 : st->n;
     for (i = 0; i < cfg.node_count; i++) {
         cfg.node[i].host = "127.0.0.1";
         cfg.node[i].port = st->ports[i];
@@ -73,6 +74,11 @@ static it_client *t_open(const it_setup *st)
             cfg.node[0].seed_count = i;
         }
     }
+    if (st->nodes && redlock_parse_nodes(cfg.node, &cfg.node_count, st->nodes, &mem, err, sizeof err) != 0) {
+        printf("#   %s\n", err);
+        free(c);
+        return NULL;
+    }
     it_tls_config(st, &cfg.tls);
     cfg.core = st->core;
     cfg.notify_off = st->notify_off;
@@ -81,7 +87,9 @@ static it_client *t_open(const it_setup *st)
     cfg.command_timeout_ms = 300;
     cfg.on_event = t_on_event;
     cfg.user = c;
-    if (redlock_socket_init(&c->s, &cfg) != REDLOCK_OK) {
+    rc = redlock_socket_init(&c->s, &cfg);
+    redlock_free_nodes(mem);
+    if (rc != REDLOCK_OK) {
         free(c);
         return NULL;
     }
@@ -1225,140 +1233,6 @@ static void cluster_more(void)
 }
 #endif
 
-/* ---- a Sentinel-managed group (redis_group.h) ---- */
-
-static int sent_failovers; /* EV_NODE_RESTARTED events with mode FAILOVER */
-static void sent_on_event(void *user, const redlock_event *ev)
-{
-    (void)user;
-    if (ev->type == REDLOCK_EV_NODE_RESTARTED && ev->mode == REDLOCK_RESTART_FAILOVER) sent_failovers++;
-}
-
-/* A client of one node given as text (a redis-sentinel:// URL): 0, or
-   the status of the parse or the init. */
-static int sent_client(redlock_socket *s, const char *list, int64_t ttl_ms, redlock_socket_lock *l, const char *key,
-                       int64_t wait_ms)
-{
-    redlock_socket_config cfg;
-    redlock_lock_opts o;
-    void *mem = NULL;
-    char err[256];
-    int rc;
-    redlock_socket_config_init(&cfg);
-    if ((rc = redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err)) != 0) {
-        printf("#   %s\n", err);
-        return rc;
-    }
-    cfg.connect_timeout_ms = 1000;
-    cfg.command_timeout_ms = 1000;
-    cfg.core.node_timeout_ms = 500;
-    cfg.core.retry_delay_ms = 100;
-    cfg.on_event = sent_on_event;
-    rc = redlock_socket_init(s, &cfg);
-    redlock_free_nodes(mem);
-    if (rc != 0) return rc;
-    memset(&o, 0, sizeof o);
-    o.key = key;
-    o.ttl_ms = ttl_ms;
-    o.wait_ms = wait_ms;
-    o.retry_count = wait_ms ? 1000 : 0; /* a wait: retried until it runs out */
-    if ((rc = redlock_socket_lock_init(s, l, &o)) != 0) redlock_socket_deinit(s);
-    return rc;
-}
-
-/* Proves, on a primary + replica + 3 sentinels: a redis-sentinel:// node
-   finds the primary through the sentinels (the key is on the primary,
-   under the token), also when the first sentinel listed is down; a group
-   the sentinels do not know fails with their words; TLS sentinels are
-   refused at init. */
-static void socket_sentinel_discovery(void)
-{
-    redis_group g;
-    redlock_socket s;
-    redlock_socket_lock l;
-    char list[256], out[128], words[256];
-    const char *argv[3];
-    int dead = redis_nodes_free_port();
-    if (redis_group_start(&g, "rl-it", 3) != 0) {
-        CHECK(!"a Sentinel group started");
-        return;
-    }
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0),
-             redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
-    CHECK_EQ(sent_client(&s, list, 10000, &l, "sent-disc", 0), 0);
-    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
-    argv[0] = "GET", argv[1] = "sent-disc", argv[2] = NULL;
-    CHECK_EQ(redis_nodes_queryv(redis_group_primary_port(&g), NULL, NULL, 1000, argv, out, sizeof out), 0);
-    CHECK_STR(out, redlock_lock_token(&l.lock));
-    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
-    redlock_socket_lock_deinit(&l);
-    redlock_socket_deinit(&s);
-
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d/rl-it", dead, redis_group_sentinel_port(&g, 1));
-    CHECK_EQ(sent_client(&s, list, 10000, &l, "sent-disc", 0), 0);
-    CHECK_EQ(redlock_socket_acquire(&l), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_release(&l), REDLOCK_OK);
-    redlock_socket_lock_deinit(&l);
-    redlock_socket_deinit(&s);
-
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d/no-such-group", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(sent_client(&s, list, 10000, &l, "sent-disc", 0), 0);
-    CHECK(redlock_socket_acquire(&l) != REDLOCK_OK);
-    CHECK_EQ(redlock_socket_node_status(&s, 0, words, sizeof words), REDLOCK_ERR_CONNECT);
-    CHECK(strstr(words, "does not know the group 'no-such-group'") != NULL);
-    if (!strstr(words, "does not know")) printf("#   status words: %s\n", words);
-    redlock_socket_lock_deinit(&l);
-    redlock_socket_deinit(&s);
-
-    snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(sent_client(&s, list, 10000, &l, "sent-disc", 0), REDLOCK_ERR_INVALID);
-    redis_group_stop(&g);
-}
-
-/* Proves: SENTINEL FAILOVER while A holds: A's next extend sees the new
-   primary (EV_NODE_RESTARTED, FAILOVER) and does not count it; a client B
-   that first sees the group after the failover is refused at once, and
-   waiting is granted only once the bound (the ttl) has passed since the
-   failover, when A no longer holds. */
-static void socket_sentinel_failover(void)
-{
-    redis_group g;
-    redlock_socket sa, sb;
-    redlock_socket_lock a, b;
-    char list[256];
-    long long t0, tb;
-    if (redis_group_start(&g, "rl-fo", 3) != 0) {
-        CHECK(!"a Sentinel group started");
-        return;
-    }
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-fo", redis_group_sentinel_port(&g, 0),
-             redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
-    CHECK_EQ(sent_client(&sa, list, 2000, &a, "sent-fo", 0), 0);
-    CHECK_EQ(redlock_socket_acquire(&a), REDLOCK_OK);
-    sent_failovers = 0;
-    t0 = redis_nodes__now_ms();
-    CHECK(redis_group_failover(&g) > 0);
-    CHECK(redlock_socket_extend(&a, 2000) != REDLOCK_OK);
-    CHECK_EQ(sent_failovers, 1);
-    CHECK_EQ(sent_client(&sb, list, 2000, &b, "sent-fo", 0), 0);
-    CHECK(redlock_socket_acquire(&b) != REDLOCK_OK); /* held there, or not counted yet */
-    CHECK_EQ(sent_failovers, 2);
-    redlock_socket_lock_deinit(&b);
-    redlock_socket_deinit(&sb);
-    CHECK_EQ(sent_client(&sb, list, 2000, &b, "sent-fo", 8000), 0);
-    CHECK_EQ(redlock_socket_acquire(&b), REDLOCK_OK);
-    tb = redis_nodes__now_ms();
-    CHECK(tb - t0 >= 2000);
-    CHECK(redlock_socket_lock_state(&a) != REDLOCK_STATE_HELD || redlock_socket_lock_valid_until(&a) <= redlock_socket_now_us());
-    printf("# B granted %lld ms after the failover began (bound 2000 ms)\n", tb - t0);
-    redlock_socket_release(&b);
-    redlock_socket_lock_deinit(&b);
-    redlock_socket_deinit(&sb);
-    redlock_socket_lock_deinit(&a);
-    redlock_socket_deinit(&sa);
-    redis_group_stop(&g);
-}
-
 int main(void)
 {
     static const it_ops ops = {
@@ -1383,8 +1257,6 @@ int main(void)
     (void)socket_thread_lost_n3;
     (void)socket_thread_woken;
     (void)socket_thread_refused;
-    (void)socket_sentinel_discovery;
-    (void)socket_sentinel_failover;
 #ifdef IT_CLUSTER
     (void)it_main;
     rc = it_main_cluster(&ops, cluster_more);
@@ -1411,8 +1283,7 @@ int main(void)
     if (it_selected("socket_thread_lost_n3")) RUN(socket_thread_lost_n3);
     if (it_selected("socket_thread_woken")) RUN(socket_thread_woken);
     if (it_selected("socket_thread_refused")) RUN(socket_thread_refused);
-    if (it_selected("socket_sentinel_discovery")) RUN(socket_sentinel_discovery);
-    if (it_selected("socket_sentinel_failover")) RUN(socket_sentinel_failover);
+    it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
