@@ -1352,7 +1352,7 @@ static int redlock__sock_queue_any(struct redlock__sock_node *nd, int argc, cons
         nd->out_cap = cap;
     }
     if (argv) redlock_resp_encode(nd->out + nd->out_len, need, argc, argv, argvlen);
-    else memcpy(nd->out + nd->out_len, bytes, need);
+    else if (bytes) memcpy(nd->out + nd->out_len, bytes, need); /* bytes already encoded (a resend) */
     nd->out_len += need;
     /* written once the connection is open: owed from then, at the latest */
     redlock__conn_push(&nd->q, kind, tag, redlock__sock_opening(nd) ? nd->connect_deadline : now);
