@@ -1983,8 +1983,10 @@ static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cl
             snprintf(why, sizeof why, "cluster: no master serves slot %u", redlock_cluster_slot(key, klen));
             redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT, why);
             redlock_cluster_stale(&cl->c);
+            return REDLOCK_ERR_CONNECT;
         }
-        return REDLOCK_ERR_CONNECT;
+        /* no map: why the seeds gave none (TLS: a refusal, which ends an acquire) */
+        return cl->conn[0]->life.status == REDLOCK_ERR_TLS ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONNECT;
     }
     if (!(nd = redlock__sock_cluster_conn(s, cl, at))) {
         redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT,
