@@ -3630,7 +3630,7 @@ static void it_tls_remove(void)
    while the lock is held is seen (its extend is refused), and a waiter is
    granted on the new primary; a client that trusts another CA is refused
    by the sentinels: TLS, one attempt, the words name a sentinel. */
-static void it_tls_sentinel(void)
+static inline void it_tls_sentinel(void)
 {
     const char *data_args[] = { "--tls-cert-file", it_tls_file("ip-only.crt"), "--tls-key-file",
                                 it_tls_file("ip-only.key"), "--tls-ca-cert-file", it_tls_file("ca.crt"),
@@ -3724,7 +3724,7 @@ static void it_tls_sentinel(void)
    names the TLS ports): a lock on a key of each master is granted there,
    under its token, and released; a client that trusts another CA gets no
    map: TLS, one attempt. */
-static void it_tls_cluster(void)
+static inline void it_tls_cluster(void)
 {
     /* the bus asks its peers for a certificate whatever tls-auth-clients
        says: the nodes show the client one */
