@@ -332,7 +332,9 @@
    masters and the core one life per node: the adapter keeps each master's
    and reports a master's restart, or a slot taken over by its master's
    replica (a failover; a planned migration is not one), with
-   redlock_node_failed_over().
+   redlock_node_failed_over(). Over TLS (rediss-sentinel://,
+   rediss-cluster://; raw-socket and hiredis blocking adapters, the tool),
+   the sentinels, CLUSTER SLOTS and every server are spoken to in TLS.
    Eviction: a server with maxmemory set evicts keys when its memory runs
    short, as its maxmemory-policy says: volatile-* evicts keys with a time
    to live (every lock key: mutual exclusion breaks, for every kind of

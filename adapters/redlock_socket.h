@@ -116,8 +116,8 @@
    its key's slot (adapters/redlock_cluster.h does the routing):
      * one command connection per master used, opened when first needed
        (AUTH, INFO, CONFIG GET appendfsync as any node's; no SELECT: a
-       cluster has db 0 only, init refuses a db, TLS or a Unix socket for
-       it with REDLOCK_ERR_INVALID); at most REDLOCK_SOCKET_CLUSTER_CONNS
+       cluster has db 0 only, init refuses a db or a Unix socket for it
+       with REDLOCK_ERR_INVALID); at most REDLOCK_SOCKET_CLUSTER_CONNS
        (16) per cluster node: a command for yet another master reuses a
        connection that owes nothing, or fails (CONNECT);
      * the slot map is asked with CLUSTER SLOTS of a master it knows, then
@@ -147,7 +147,22 @@
        first seed (PUBLISH reaches every node of a cluster), not sharded
        pub/sub;
      * raw mode (on_reply) routes a cluster node's commands the same way,
-       by their key (INFO, CONFIG: the master of slot 0).
+       by their key (INFO, CONFIG: the master of slot 0);
+     * over TLS (rediss-cluster://, or cfg.tls): CLUSTER SLOTS and every
+       master in TLS with the node's settings, each master's certificate
+       checked against its host as the map names it (or server_name);
+       under tls-cluster a TLS client's map names the TLS ports. A refusal
+       is REDLOCK_ERR_TLS (its words name the master or seed).
+
+   SENTINEL GROUPS over TLS (rediss-sentinel://, or cfg.tls): the
+   sentinels are asked in TLS (blocking, as in plain text: the same
+   helper as CLUSTER SLOTS) and the primary is spoken to in TLS, with the
+   node's settings; the name checked is server_name if set, else the host
+   of that connection: the sentinel's, and for the data connection the
+   primary's as the sentinels name it (not the URL's host). A sentinel
+   that refuses us over TLS is REDLOCK_ERR_TLS like any refusal, its words
+   naming the sentinel ("sentinel h:p TLS handshake: certificate
+   refused: ..."), unless another sentinel answers.
    In the foreign-loop API (4.) the further connections have slots of
    their own, after the subscribers'.
 
@@ -476,8 +491,8 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg);
 #define redlock_socket_format_node(n, out, cap) redlock_format_node(n, out, cap)  /* deprecated */
 #define redlock_socket_scrub_nodes(list) redlock_scrub_nodes(list)               /* deprecated */
 /* INVALID (also: watchdog_thread without REDLOCK_SOCKET_THREAD, in raw
-   mode or with watch / set_timer; a node that is a Sentinel group or a
-   cluster, which this version does not serve), NODES, NOMEM (also: no thread could be
+   mode or with watch / set_timer; a Sentinel group without its group's
+   name; a cluster with a db or a Unix socket), NODES, NOMEM (also: no thread could be
    started), NO_TLS (TLS asked for without REDLOCK_SOCKET_TLS), TLS (a CA /
    certificate / key that cannot be loaded), or a redlock_client_init
    error. Connects lazily; starts the watchdog thread if asked. */
