@@ -771,8 +771,6 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
-/* A Sentinel group's sentinels (redlock_sentinel.h): asked which server
-   is the primary at each connection, from the one that answered last. */
 /* A blocking conversation with a server beside the node's own connection
    (a sentinel's, CLUSTER SLOTS): plain or TLS as the node is. */
 struct redlock__sock_talk {
@@ -780,6 +778,8 @@ struct redlock__sock_talk {
     void *ssl; /* REDLOCK_SOCKET_TLS: the session over fd, or NULL */
 };
 
+/* A Sentinel group's sentinels (redlock_sentinel.h): asked which server
+   is the primary at each connection, from the one that answered last. */
 struct redlock__sock_sentinels {
     char *group, *user, *pass;
     char *host[REDLOCK_NODES_MAX_SEEDS];
@@ -1588,6 +1588,7 @@ static int redlock__sock_sentinel_query(redlock_socket *s, const struct redlock_
     int64_t until = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
     int rc = -1, auth = 0, named = 0, k, refused;
     *ago_ms = -1;
+    refused = 0;
     if (g->talk.fd < 0) { /* a new connection logs in first */
         if ((k = redlock__sock_talk_open(s, nd, &g->talk, g->host[g->next], g->port[g->next], until, words, cap)) < 0)
             return k;
@@ -1597,6 +1598,7 @@ static int redlock__sock_sentinel_query(redlock_socket *s, const struct redlock_
     redlock_sentinel_master_argv(g->group, mv, ml);
     k = redlock__sock_talk_ask(nd, &g->talk, auth ? g->user : NULL, auth ? g->pass : NULL, 3, qv, ql, history ? 3 : 0,
                                mv, ml, until, words, cap);
+    refused = k == -3;
     redlock_resp_parser_init(&p);
     while (k == 0) {
         const redlock_reply *r;
@@ -1642,8 +1644,8 @@ static int redlock__sock_sentinel_query(redlock_socket *s, const struct redlock_
             break;
         }
         k = redlock__sock_talk_read(nd, &g->talk, &p, until, words, cap);
+        refused = k == -3;
     }
-    refused = k == -3;
     if (rc == 0 && redlock_resp_buffered(&p)) rc = -1, snprintf(words, cap, "answered more than asked");
     redlock_resp_parser_free(&p);
     if (rc != 0) redlock__sock_talk_close(&g->talk);
@@ -1896,9 +1898,10 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
     redlock_resp_parser p;
     const char *qv[2] = { "CLUSTER", "SLOTS" };
     size_t ql[2] = { 7, 5 };
-    int k, auth = n0->pass && n0->pass[0], rc = -1;
+    int k, auth = n0->pass && n0->pass[0], rc = -1, refused;
     if ((k = redlock__sock_talk_open(s, n0, &t, host, port, until, words, cap)) < 0) return k;
     k = redlock__sock_talk_ask(n0, &t, n0->user, n0->pass, 2, qv, ql, 0, NULL, NULL, until, words, cap);
+    refused = k == -3;
     redlock_resp_parser_init(&p);
     while (k == 0) {
         const redlock_reply *r;
@@ -1937,10 +1940,11 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
             break;
         }
         k = redlock__sock_talk_read(n0, &t, &p, until, words, cap);
+        refused = k == -3;
     }
     redlock_resp_parser_free(&p);
     redlock__sock_talk_close(&t);
-    return rc == 0 ? 0 : k == -3 ? -3 : -1;
+    return rc == 0 ? 0 : refused ? -3 : -1;
 }
 
 /* A new slot map: asked of the masters it knows (a seed may be gone),
