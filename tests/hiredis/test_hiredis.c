@@ -1055,8 +1055,9 @@ static int sent_client(redlock_hiredis *c, const char *list, int64_t ttl_ms, red
    under the token), also when the first sentinel listed is down; a group
    the sentinels do not know fails with their words; a server named that
    is not the primary (ROLE: a replica) fails the connection, and nothing
-   is written there; TLS sentinels are refused at init, and so is any
-   Sentinel group by the libev adapter (tests/libev). */
+   is written there; TLS sentinels are refused at init by a build without
+   TLS (NO_TLS; over TLS: it_tls_sentinel), and any Sentinel group by the
+   libev adapter (tests/libev). */
 static void hiredis_sentinel_discovery(void)
 {
     redis_group g;
@@ -1124,7 +1125,7 @@ static void hiredis_sentinel_discovery(void)
     }
 
     snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), REDLOCK_ERR_INVALID);
+    CHECK_EQ(sent_client(&c, list, 10000, &l, "hsent-disc", 0), REDLOCK_ERR_NO_TLS);
     redis_group_stop(&g);
 }
 
