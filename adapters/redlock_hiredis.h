@@ -110,10 +110,12 @@
      reply counts only if the group had not failed over when its round
      began: a holder cannot renew on a former primary that Sentinel has
      not yet turned into a replica, which would still accept the write.
-     That costs a round trip to a sentinel per reply. Not over TLS: a
-     rediss-sentinel:// node (or a group with cfg.tls or its own tls) is
-     refused by init with REDLOCK_ERR_INVALID (the sentinels are asked in
-     plain text).
+     That costs a round trip to a sentinel per reply. Over TLS
+     (rediss-sentinel://, cfg.tls or the node's tls; REDLOCK_HIREDIS_TLS):
+     the sentinels are asked in TLS and the primary spoken to in TLS, the
+     name checked server_name if set, else that connection's host (the
+     sentinel's; the primary's as the sentinels name it, not the URL's);
+     a sentinel that refuses us is REDLOCK_ERR_TLS, its words naming it.
    * A Redis Cluster (a node of kind REDLOCK_NODE_CLUSTER:
      redis-cluster://[user:pass@]h1:p1[+h2:p2...], some of its masters as
      seeds, see redlock_nodes.h) is ONE node of the quorum; several
@@ -154,10 +156,11 @@
      (a blocking call's command, written on the caller's thread, opens
      none). redlock_hiredis_node_status() of a cluster node: the last
      failure of any of its connections (0 again once a master answers);
-     node_connected(): one of them is up. Limits: not over TLS
-     (rediss-cluster:// or TLS from the configuration), nor a Unix socket,
-     nor a db, nor with core.wait_replicas (WAIT names no key: no master
-     to go to): init refuses them (INVALID); at most
+     node_connected(): one of them is up. Over TLS (rediss-cluster://,
+     cfg.tls or the node's tls): every master's connection, CLUSTER SLOTS
+     with them, each checked against its master's host (or server_name).
+     Limits: not a Unix socket, nor a db, nor with core.wait_replicas
+     (WAIT names no key: no master to go to): init refuses them (INVALID); at most
      REDLOCK_CLUSTER_MAX_MASTERS masters and REDLOCK_NODES_MAX_SEEDS seeds;
      the seeds are the addresses known at first (a cluster whose seeds all
      left is unreachable once the map is lost); a master's connection
@@ -369,9 +372,8 @@ extern "C" {
 
 /* Sets up the client and tries to connect every node (a node that is down
    is retried later; see redlock_hiredis_node_status). Starts the watchdog
-   thread if asked. Errors: INVALID (also: a Sentinel group over TLS, or
-   without its group's name; a cluster over TLS, a Unix socket or with a
-   db), NODES, NOMEM, NO_TLS
+   thread if asked. Errors: INVALID (also: a Sentinel group without its
+   group's name; a cluster on a Unix socket or with a db), NODES, NOMEM, NO_TLS
    or TLS (see HOW IT TALKS), or the core's. */
 REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_hiredis_config *o);
 
@@ -1434,7 +1436,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
         cn->node = i;
         cn->link = -1;
         c->_subs.ep[i] = &cn->ep;
-        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init_deploy(&cn->ep, &o->node[i], o, 1)) != 0)
             goto fail;
         npoll += 2;
         if (!cn->ep.cluster) continue;

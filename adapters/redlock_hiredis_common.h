@@ -320,6 +320,7 @@ typedef struct redlock__hiredis_sentinels {
     int count, next;
     int named;                     /* the endpoint's host/port are a primary some sentinel named */
     redisContext *ctx;             /* open to sentinel `next` (logged in), or NULL */
+    void *ssl;                     /* TLS: ctx's session (hiredis owns it), or NULL */
     redlock__hiredis_bound bound;  /* its reader's reply memory */
     /* a round asked without blocking (redlock__hiredis_ask_*: the libev adapter's) */
     int asking, history, tried;    /* a round under way; SENTINEL MASTER too; sentinels failed in it */
@@ -641,40 +642,66 @@ static inline int redlock__hiredis_format(const redlock_command *cmd, char **out
     return 0;
 }
 
+/* e's TLS (tls: the node's settings, or NULL: plain text): the context,
+   and the name to check if the settings fix one (else each connection's
+   host: a Sentinel group's primary, a cluster's master, a sentinel). */
+static inline int redlock__hiredis_endpoint_tls(redlock__hiredis_endpoint *e, const redlock_tls *tls, const char *path)
+{
+    if (!tls) return 0;
+    if (path || !tls->cert != !tls->key) return REDLOCK_ERR_INVALID;
+#if REDLOCK__HIREDIS_HAS_TLS
+    {
+        SSL_CTX *ctx = NULL;
+        int rc;
+        if (tls->server_name && !(e->tls_name = redlock__hiredis_strdup(tls->server_name))) return REDLOCK_ERR_NOMEM;
+        e->tls_verify = !tls->insecure_skip_verify;
+        rc = redlock__tls_context(tls, &ctx);
+        e->tls_ctx = ctx;
+        return rc;
+    }
+#else
+    (void)e;
+    return REDLOCK_ERR_NO_TLS; /* not built in: REDLOCK_HIREDIS_TLS (hiredis 1.x) */
+#endif
+}
+
 /* 0, NOMEM, INVALID (TLS on a Unix socket, a certificate without its
    key), NO_TLS (not built in), or TLS (a CA / certificate / key that
    cannot be loaded); what was made is freed by
-   redlock__hiredis_endpoint_free. */
-static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
-                                                 const redlock_hiredis_config *o)
+   redlock__hiredis_endpoint_free. deploy_tls: the adapter serves Sentinel
+   groups and clusters over TLS too (else it refuses them, INVALID). */
+static inline int redlock__hiredis_endpoint_init_deploy(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
+                                                        const redlock_hiredis_config *o, int deploy_tls)
 {
     const char *u = nd->username ? nd->username : o->username;
     const char *p = nd->password ? nd->password : o->password;
     const char *path = nd->unix_path ? nd->unix_path : nd->host && nd->host[0] == '/' ? nd->host : NULL;
     redlock_tls t;
     const redlock_tls *tls = redlock__tls_settings(&nd->tls, &o->tls, &t);
-    /* single servers and Sentinel groups; not a group over TLS (the
-       sentinels are asked in plain text), nor a cluster */
+    /* single servers, Sentinel groups and clusters */
     if (nd->kind == REDLOCK_NODE_SENTINEL) {
         int rc;
-        if (tls || !nd->master || path) return REDLOCK_ERR_INVALID;
+        if ((tls && !deploy_tls) || !nd->master || path) return REDLOCK_ERR_INVALID;
         e->db = nd->db > 0 ? nd->db : o->db;
         e->info = !o->info_off;
         e->user = redlock__hiredis_strdup(u);
         e->pass = redlock__hiredis_strdup(p);
         if ((u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
-        rc = redlock__hiredis_sentinels_init(e, nd);
-        return rc; /* host and port: the primary the sentinels name */
+        if ((rc = redlock__hiredis_sentinels_init(e, nd)) != 0) return rc;
+        return redlock__hiredis_endpoint_tls(e, tls, NULL); /* host and port: the primary the sentinels name */
     }
     if (nd->kind == REDLOCK_NODE_CLUSTER) {
-        /* db 0 only (a cluster has no other), not over TLS nor a Unix
-           socket, nor with WAIT (it names no key: no master to go to) */
-        if (tls || path || (nd->db > 0 ? nd->db : o->db) > 0 || o->core.wait_replicas > 0) return REDLOCK_ERR_INVALID;
+        int rc;
+        /* db 0 only (a cluster has no other), not a Unix socket, nor with
+           WAIT (it names no key: no master to go to) */
+        if ((tls && !deploy_tls) || path || (nd->db > 0 ? nd->db : o->db) > 0 || o->core.wait_replicas > 0)
+            return REDLOCK_ERR_INVALID;
         e->info = !o->info_off;
         e->user = redlock__hiredis_strdup(u);
         e->pass = redlock__hiredis_strdup(p);
         if ((u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
-        return redlock__hiredis_cluster_init(e, nd);
+        if ((rc = redlock__hiredis_cluster_init(e, nd)) != 0) return rc;
+        return redlock__hiredis_endpoint_tls(e, tls, NULL); /* every master's link in TLS */
     }
     if (nd->kind != REDLOCK_NODE_SERVER) return REDLOCK_ERR_INVALID;
     e->port = nd->port > 0 ? nd->port : 6379;
@@ -685,22 +712,15 @@ static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, c
     e->user = redlock__hiredis_strdup(u);
     e->pass = redlock__hiredis_strdup(p);
     if ((!path && !e->host) || (path && !e->unix_path) || (u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
-    if (!tls) return 0;
-    if (path || !tls->cert != !tls->key) return REDLOCK_ERR_INVALID;
-#if REDLOCK__HIREDIS_HAS_TLS
-    {
-        SSL_CTX *ctx = NULL;
-        int rc;
-        if (!(e->tls_name = redlock__hiredis_strdup(tls->server_name ? tls->server_name : e->host)))
-            return REDLOCK_ERR_NOMEM;
-        e->tls_verify = !tls->insecure_skip_verify;
-        rc = redlock__tls_context(tls, &ctx);
-        e->tls_ctx = ctx;
-        return rc;
-    }
-#else
-    return REDLOCK_ERR_NO_TLS; /* not built in: REDLOCK_HIREDIS_TLS (hiredis 1.x) */
-#endif
+    return redlock__hiredis_endpoint_tls(e, tls, path);
+}
+
+/* The same for an adapter that serves Sentinel groups and clusters in
+   plain text only. */
+static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
+                                                 const redlock_hiredis_config *o)
+{
+    return redlock__hiredis_endpoint_init_deploy(e, nd, o, 0);
 }
 
 static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
@@ -731,17 +751,26 @@ static inline int redlock__hiredis_link_endpoint(redlock__hiredis_endpoint *e, c
     e->host = redlock__hiredis_strdup(nd->cluster->host[k]);
     e->user = redlock__hiredis_strdup(nd->user);
     e->pass = redlock__hiredis_strdup(nd->pass);
+#if REDLOCK__HIREDIS_HAS_TLS
+    if (nd->tls_ctx) { /* in TLS as the node asks; the name: the master's host unless fixed */
+        SSL_CTX_up_ref((SSL_CTX *)nd->tls_ctx);
+        e->tls_ctx = nd->tls_ctx;
+        e->tls_verify = nd->tls_verify;
+        if (nd->tls_name && !(e->tls_name = redlock__hiredis_strdup(nd->tls_name))) return REDLOCK_ERR_NOMEM;
+    }
+#endif
     return !e->host || (nd->user && !e->user) || (nd->pass && !e->pass) ? REDLOCK_ERR_NOMEM : 0;
 }
 
-/* TCP is up on ctx: start TLS on it. hiredis owns the session from then
-   on (freed with the context); *ssl borrows it, for the words of a
-   failure. 0, or a status with why filled. */
-static inline int redlock__hiredis_tls_start(const redlock__hiredis_endpoint *e, redisContext *ctx, void **ssl,
-                                             char *why, size_t cap)
+/* TCP is up on ctx, a connection to host: start TLS on it (the name
+   checked: e's server_name if set, else host). hiredis owns the session
+   from then on (freed with the context); *ssl borrows it, for the words
+   of a failure. 0, or a status with why filled. */
+static inline int redlock__hiredis_tls_start_to(const redlock__hiredis_endpoint *e, const char *host, redisContext *ctx,
+                                                void **ssl, char *why, size_t cap)
 {
 #if REDLOCK__HIREDIS_HAS_TLS
-    SSL *s = redlock__tls_session((SSL_CTX *)e->tls_ctx, e->tls_name, e->tls_verify);
+    SSL *s = redlock__tls_session((SSL_CTX *)e->tls_ctx, e->tls_name ? e->tls_name : host, e->tls_verify);
     if (!s) {
         snprintf(why, cap, "%s", "TLS setup: out of memory");
         return REDLOCK_ERR_NOMEM;
@@ -756,10 +785,18 @@ static inline int redlock__hiredis_tls_start(const redlock__hiredis_endpoint *e,
     *ssl = s;
     return 0;
 #else
-    (void)e; (void)ctx; (void)ssl;
+    (void)e; (void)host; (void)ctx; (void)ssl;
     snprintf(why, cap, "%s", "TLS not built in");
     return REDLOCK_ERR_NO_TLS;
 #endif
+}
+
+/* The same on e's own connection (to its host: a Sentinel group's
+   primary, a cluster link's master). */
+static inline int redlock__hiredis_tls_start(const redlock__hiredis_endpoint *e, redisContext *ctx, void **ssl,
+                                             char *why, size_t cap)
+{
+    return redlock__hiredis_tls_start_to(e, e->host ? e->host : "127.0.0.1", ctx, ssl, why, cap);
 }
 
 /* A TLS connection failed reading or writing: the words of TLS when the
@@ -827,12 +864,22 @@ static inline long redlock__hiredis_tls_read(void *ssl, char *buf, int n)
    record per read, so what a turn reads at once (replies owed since the
    last call, read by this one) can span records still in OpenSSL or in
    the socket. Plain connections: hiredis read everything there was. */
+static inline int redlock__hiredis_tls_pending(void *ssl)
+{
+#if REDLOCK__HIREDIS_HAS_TLS
+    return ssl && SSL_has_pending((SSL *)ssl);
+#else
+    (void)ssl;
+    return 0;
+#endif
+}
+
 static inline int redlock__hiredis_tls_more(int fd, void *ssl)
 {
 #if REDLOCK__HIREDIS_HAS_TLS
     struct pollfd pf;
     if (!ssl) return 0;
-    if (SSL_has_pending((SSL *)ssl)) return 1;
+    if (redlock__hiredis_tls_pending(ssl)) return 1;
     pf.fd = fd;
     pf.events = POLLIN;
     pf.revents = 0;
@@ -1019,7 +1066,8 @@ static inline int redlock__hiredis_sentinel_reply(redlock__hiredis_sentinels *g,
         pf.fd = g->ctx->fd;
         pf.events = POLLIN;
         pf.revents = 0;
-        if (left <= 0 || poll(&pf, 1, (int)((left + 999) / 1000)) <= 0) {
+        /* a TLS record OpenSSL holds already is read without waiting */
+        if (!redlock__hiredis_tls_pending(g->ssl) && (left <= 0 || poll(&pf, 1, (int)((left + 999) / 1000)) <= 0)) {
             snprintf(words, cap, "timed out");
             return -1;
         }
@@ -1073,13 +1121,15 @@ static inline int redlock__hiredis_sentinel_answer(const redlock__hiredis_sentin
 /* Asks sentinel g->next which server is the primary (and, if `history`,
    when the group last failed over: *ago_ms, -1 if it never did or the
    sentinel does not say), on g->ctx (opened and logged in first if
-   closed; closed on any failure): blocking, bounded by timeout_ms (as
-   the name lookup before a connection is). 0 and host/port, or -1 with
-   words. The caller keeps SIGPIPE away: hiredis writes with write(2). */
-static inline int redlock__hiredis_sentinel_query(redlock__hiredis_sentinels *g, int history, int timeout_ms,
+   closed; in TLS when e speaks it; closed on any failure): blocking,
+   bounded by timeout_ms (as the name lookup before a connection is). 0
+   and host/port, or -1 with words (-3: it refused us over TLS). The
+   caller keeps SIGPIPE away: hiredis writes with write(2). */
+static inline int redlock__hiredis_sentinel_query(const redlock__hiredis_endpoint *e, int history, int timeout_ms,
                                                   char *host, size_t hcap, int *port, int64_t *ago_ms, char *words,
                                                   size_t cap)
 {
+    redlock__hiredis_sentinels *g = e->sentinels;
     const char *av[3], *qv[3], *mv[3];
     size_t al[3], ql[3], ml[3];
     int64_t until = redlock__hiredis_now_us() + (int64_t)timeout_ms * 1000;
@@ -1093,6 +1143,14 @@ static inline int redlock__hiredis_sentinel_query(redlock__hiredis_sentinels *g,
         if (!g->ctx || g->ctx->err) {
             snprintf(words, cap, "%s", !g->ctx ? "out of memory" : g->ctx->errstr[0] ? g->ctx->errstr : "cannot connect");
             goto out;
+        }
+        g->ssl = NULL;
+        if (e->tls_ctx) { /* the handshake blocks, as the connect did, within the socket's timeouts */
+            int st = redlock__hiredis_tls_start_to(e, g->host[g->next], g->ctx, &g->ssl, words, cap);
+            if (st != 0) {
+                rc = st == REDLOCK_ERR_TLS ? -3 : -1;
+                goto out;
+            }
         }
         redlock__hiredis_bound_install(&g->bound, g->ctx->reader, REDLOCK__HIREDIS_SENTINEL_MAX_REPLY);
         ac = redlock__conn_auth_argv(g->user, g->pass, av, al);
@@ -1121,25 +1179,32 @@ out:
     if (rc != 0 && g->ctx) {
         redisFree(g->ctx);
         g->ctx = NULL;
+        g->ssl = NULL;
     }
     return rc;
 }
 
 /* The primary of group g as its sentinels name it now, asked in turn from
    the one that answered last (history: and when the group last failed
-   over). 0 and host/port, or CONNECT with why (the last sentinel's). */
-static inline int redlock__hiredis_sentinels_say(redlock__hiredis_sentinels *g, int history, int timeout_ms, char *host,
-                                                 size_t hcap, int *port, int64_t *ago_ms, char *why, size_t cap)
+   over). 0 and host/port, or CONNECT with why (the last sentinel's); TLS
+   when one refused us over TLS (why: its words, the refusal no retry
+   cures). */
+static inline int redlock__hiredis_sentinels_say(const redlock__hiredis_endpoint *e, int history, int timeout_ms,
+                                                 char *host, size_t hcap, int *port, int64_t *ago_ms, char *why,
+                                                 size_t cap)
 {
+    redlock__hiredis_sentinels *g = e->sentinels;
     char words[128];
-    int k;
+    int k, rc = REDLOCK_ERR_CONNECT;
     for (k = 0; k < g->count; k++) {
-        if (redlock__hiredis_sentinel_query(g, history, timeout_ms, host, hcap, port, ago_ms, words, sizeof words) == 0)
-            return 0;
-        snprintf(why, cap, "sentinel %.30s:%d %.60s", g->host[g->next], g->port[g->next], words);
+        int q = redlock__hiredis_sentinel_query(e, history, timeout_ms, host, hcap, port, ago_ms, words, sizeof words);
+        if (q == 0) return 0;
+        if (rc != REDLOCK_ERR_TLS || q == -3)
+            snprintf(why, cap, "sentinel %.30s:%d %.80s", g->host[g->next], g->port[g->next], words);
+        if (q == -3) rc = REDLOCK_ERR_TLS;
         g->next = (g->next + 1) % g->count;
     }
-    return REDLOCK_ERR_CONNECT;
+    return rc;
 }
 
 /* The sentinels named host:port the primary of e's group (ago: when the
@@ -1179,7 +1244,7 @@ static inline int redlock__hiredis_sentinels_same(redlock__hiredis_endpoint *e, 
 }
 
 /* Before a new connection of e (a Sentinel group's): e's host and port
-   set to the group's primary, 0; or CONNECT (why) / NOMEM. *failed_over_ms:
+   set to the group's primary, 0; or CONNECT / TLS (why) / NOMEM. *failed_over_ms:
    >= 0 when the client must be told the group failed over that long ago
    (redlock_node_failed_over; redlock.h section 4, Restarts): a primary
    other than the one named before is a failover now (0); a first answer
@@ -1192,13 +1257,13 @@ static inline int redlock__hiredis_sentinels_primary(redlock__hiredis_endpoint *
     int port = 0, rc;
     int64_t ago;
     *failed_over_ms = -1;
-    if ((rc = redlock__hiredis_sentinels_say(g, !g->named, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
+    if ((rc = redlock__hiredis_sentinels_say(e, !g->named, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
         return rc;
     return redlock__hiredis_sentinels_named(e, host, port, ago, failed_over_ms);
 }
 
 /* Do e's sentinels still name the server e is connected to the primary?
-   0: yes. CONNECT (why): none answered. TRANSPORT (why): they name
+   0: yes. CONNECT (why): none answered (TLS: one refused us). TRANSPORT (why): they name
    another, which becomes e's address (the group failed over: the caller
    tells the client, redlock_node_failed_over(..., 0), and drops the
    connection; the next one goes there without a second report). */
@@ -1207,7 +1272,7 @@ static inline int redlock__hiredis_sentinels_confirm(redlock__hiredis_endpoint *
     char host[REDLOCK_SENTINEL_MAX_HOST + 1];
     int port = 0, rc;
     int64_t ago;
-    if ((rc = redlock__hiredis_sentinels_say(e->sentinels, 0, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
+    if ((rc = redlock__hiredis_sentinels_say(e, 0, timeout_ms, host, sizeof host, &port, &ago, why, cap)) != 0)
         return rc;
     return redlock__hiredis_sentinels_same(e, host, port, why, cap);
 }

@@ -116,7 +116,7 @@
    its key's slot (adapters/redlock_cluster.h does the routing):
      * one command connection per master used, opened when first needed
        (AUTH, INFO, CONFIG GET appendfsync as any node's; no SELECT: a
-       cluster has db 0 only, init refuses a db, TLS, a Unix socket or
+       cluster has db 0 only, init refuses a db, a Unix socket or
        cfg.core.wait_replicas (WAIT names no key: no master to go to) for
        it with REDLOCK_ERR_INVALID); at most REDLOCK_SOCKET_CLUSTER_CONNS
        (16) per cluster node: a command for yet another master reuses a
@@ -148,7 +148,22 @@
        first seed (PUBLISH reaches every node of a cluster), not sharded
        pub/sub;
      * raw mode (on_reply) routes a cluster node's commands the same way,
-       by their key (INFO, CONFIG: the master of slot 0).
+       by their key (INFO, CONFIG: the master of slot 0);
+     * over TLS (rediss-cluster://, or cfg.tls): CLUSTER SLOTS and every
+       master in TLS with the node's settings, each master's certificate
+       checked against its host as the map names it (or server_name);
+       under tls-cluster a TLS client's map names the TLS ports. A refusal
+       is REDLOCK_ERR_TLS (its words name the master or seed).
+
+   SENTINEL GROUPS over TLS (rediss-sentinel://, or cfg.tls): the
+   sentinels are asked in TLS (blocking, as in plain text: the same
+   helper as CLUSTER SLOTS) and the primary is spoken to in TLS, with the
+   node's settings; the name checked is server_name if set, else the host
+   of that connection: the sentinel's, and for the data connection the
+   primary's as the sentinels name it (not the URL's host). A sentinel
+   that refuses us over TLS is REDLOCK_ERR_TLS like any refusal, its words
+   naming the sentinel ("sentinel h:p TLS handshake: certificate
+   refused: ..."), unless another sentinel answers.
    In the foreign-loop API (4.) the further connections have slots of
    their own, after the subscribers'.
 
@@ -477,8 +492,8 @@ REDLOCK_SOCKET_API void redlock_socket_config_init(redlock_socket_config *cfg);
 #define redlock_socket_format_node(n, out, cap) redlock_format_node(n, out, cap)  /* deprecated */
 #define redlock_socket_scrub_nodes(list) redlock_scrub_nodes(list)               /* deprecated */
 /* INVALID (also: watchdog_thread without REDLOCK_SOCKET_THREAD, in raw
-   mode or with watch / set_timer; a node that is a Sentinel group or a
-   cluster, which this version does not serve), NODES, NOMEM (also: no thread could be
+   mode or with watch / set_timer; a Sentinel group without its group's
+   name; a cluster with a db or a Unix socket), NODES, NOMEM (also: no thread could be
    started), NO_TLS (TLS asked for without REDLOCK_SOCKET_TLS), TLS (a CA /
    certificate / key that cannot be loaded), or a redlock_client_init
    error. Connects lazily; starts the watchdog thread if asked. */
@@ -757,6 +772,13 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
+/* A blocking conversation with a server beside the node's own connection
+   (a sentinel's, CLUSTER SLOTS): plain or TLS as the node is. */
+struct redlock__sock_talk {
+    int fd;    /* -1: closed */
+    void *ssl; /* REDLOCK_SOCKET_TLS: the session over fd, or NULL */
+};
+
 /* A Sentinel group's sentinels (redlock_sentinel.h): asked which server
    is the primary at each connection, from the one that answered last. */
 struct redlock__sock_sentinels {
@@ -765,7 +787,7 @@ struct redlock__sock_sentinels {
     int port[REDLOCK_NODES_MAX_SEEDS];
     int count, next;
     int named; /* host/port are a primary some sentinel named (a new answer: a failover) */
-    int fd;    /* open to sentinel `next` (logged in), or -1 */
+    struct redlock__sock_talk talk; /* open to sentinel `next` (logged in), or closed */
 };
 
 struct redlock__sock_node {
@@ -823,7 +845,7 @@ struct redlock__sock_cluster {
 
 /* Room for a failure's words, as the node status has always cut them. */
 #define REDLOCK__SOCK_TLS_WORDS 120
-#define REDLOCK__SOCK_CONNECT_WORDS 96
+#define REDLOCK__SOCK_CONNECT_WORDS 128
 
 static int redlock__sock_opening(const struct redlock__sock_node *nd)
 {
@@ -1133,7 +1155,9 @@ static int redlock__sock_tls_setup(redlock_socket *s, struct redlock__sock_node 
         BIO_meth_set_ctrl(m, redlock__sock_bio_ctrl);
         s->_bio_method = m;
     }
-    if (!(nd->tls_name = redlock__sock_strdup(t->server_name ? t->server_name : nd->host))) return REDLOCK_ERR_NOMEM;
+    /* no server_name: the name is the host of each connection (a Sentinel
+       group's primary, a cluster's master), taken when it opens */
+    if (t->server_name && !(nd->tls_name = redlock__sock_strdup(t->server_name))) return REDLOCK_ERR_NOMEM;
     nd->tls_verify = !t->insecure_skip_verify;
     rc = redlock__tls_context(t, &ctx);
     nd->tls_ctx = ctx; /* freed at deinit, also when rc says it is not usable */
@@ -1142,20 +1166,32 @@ static int redlock__sock_tls_setup(redlock_socket *s, struct redlock__sock_node 
 
 static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_node *nd);
 
+/* A client session of nd's TLS settings on fd (through the socket BIO),
+   to host: the name checked and sent is server_name if set, else host.
+   NULL: out of memory. */
+static SSL *redlock__sock_tls_session(redlock_socket *s, const struct redlock__sock_node *nd, const char *host, int fd)
+{
+    SSL *ssl = redlock__tls_session((SSL_CTX *)nd->tls_ctx, nd->tls_name ? nd->tls_name : host, nd->tls_verify);
+    BIO *bio = ssl ? BIO_new((BIO_METHOD *)s->_bio_method) : NULL;
+    if (!bio) {
+        if (ssl) SSL_free(ssl);
+        return NULL;
+    }
+    BIO_set_data(bio, (void *)(intptr_t)fd);
+    BIO_set_init(bio, 1);
+    SSL_set_bio(ssl, bio, bio);
+    return ssl;
+}
+
 /* TCP is up: start the TLS handshake (redlock__tls_session: the name
    checked and sent). */
 static void redlock__sock_tls_start(redlock_socket *s, struct redlock__sock_node *nd)
 {
-    SSL *ssl = redlock__tls_session((SSL_CTX *)nd->tls_ctx, nd->tls_name, nd->tls_verify);
-    BIO *bio = ssl ? BIO_new((BIO_METHOD *)s->_bio_method) : NULL;
-    if (!bio) {
-        if (ssl) SSL_free(ssl);
+    SSL *ssl = redlock__sock_tls_session(s, nd, nd->host, nd->fd);
+    if (!ssl) {
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, "TLS setup: out of memory");
         return;
     }
-    BIO_set_data(bio, (void *)(intptr_t)nd->fd);
-    BIO_set_init(bio, 1);
-    SSL_set_bio(ssl, bio, bio);
     nd->ssl = ssl;
     nd->life.state = REDLOCK__CONN_HANDSHAKE;
     nd->connect_deadline = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000; /* its own timeout */
@@ -1388,59 +1424,186 @@ static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *
 static int redlock__sock_probe_wait(int fd, short events, int64_t until);
 static int redlock__sock_probe_open(const redlock_node *node, int64_t until, char *words, size_t cap);
 
-/* Asks sentinel g->next which server is the primary (and, if `history`,
-   when the group last failed over: *ago_ms, -1 if it never did or the
-   sentinel does not say), on g->fd (opened and logged in first if closed;
-   closed on any failure): blocking, bounded by connect_timeout_ms (as
-   the name lookup before a connection is). 0 and host/port, or -1 with
-   words. */
-static int redlock__sock_sentinel_query(redlock_socket *s, struct redlock__sock_sentinels *g, int history, char *host,
-                                        size_t hcap, int *port, int64_t *ago_ms, char *words, size_t cap)
+/* ---- a blocking conversation: a sentinel's, CLUSTER SLOTS ----
+   redlock__sock_talk_* speak with host:port as nd is configured (plain
+   text, or TLS with nd's context: the name checked is server_name if
+   set, else host), blocking until `until`. Each answers 0 (or bytes
+   read), -1 with words (the network's, a timeout, a close), or -3 with
+   words: the server refused us over TLS (redlock_tls.h). */
+#define REDLOCK__TALK_HANDSHAKE 0
+#define REDLOCK__TALK_WRITE 1
+#define REDLOCK__TALK_READ 2
+
+static void redlock__sock_talk_close(struct redlock__sock_talk *t)
 {
-    redlock_resp_parser p;
-    const char *av[3], *qv[3], *mv[3];
-    size_t al[3], ql[3], ml[3], na = 0, nq, nm = 0, off = 0, n;
-    int64_t until = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
-    int ac = 0, rc = -1, auth, named = 0;
-    char *buf, in[4096];
-    *ago_ms = -1;
-    if (g->fd < 0) { /* a new connection logs in first */
-        redlock_node sn;
-        memset(&sn, 0, sizeof sn);
-        sn.host = g->host[g->next];
-        sn.port = g->port[g->next];
-        if ((g->fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) return -1;
-        ac = redlock__conn_auth_argv(g->user, g->pass, av, al);
+#ifdef REDLOCK_SOCKET_TLS
+    SSL_free((SSL *)t->ssl); /* no close_notify: the server drops the connection either way */
+#endif
+    t->ssl = NULL;
+    if (t->fd >= 0) close(t->fd);
+    t->fd = -1;
+}
+
+/* One step of op on t (buf[0..n) to write, or room to read into): bytes
+   moved (the handshake: 1), 0 the server closed (read), -1, -3. */
+static int redlock__sock_talk_io(const struct redlock__sock_node *nd, struct redlock__sock_talk *t, int op, char *buf,
+                                 size_t n, int64_t until, char *words, size_t cap)
+{
+    static const char *const doing[] = { "handshake", "write", "read" };
+    (void)nd;
+    (void)doing;
+    for (;;) {
+        short ev = op == REDLOCK__TALK_WRITE ? POLLOUT : POLLIN;
+        ssize_t r;
+#ifdef REDLOCK_SOCKET_TLS
+        if (t->ssl) {
+            SSL *ssl = (SSL *)t->ssl;
+            int k = n > INT_MAX ? INT_MAX : (int)n, e;
+            ERR_clear_error();
+            k = op == REDLOCK__TALK_HANDSHAKE ? SSL_connect(ssl) : op == REDLOCK__TALK_WRITE ? SSL_write(ssl, buf, k)
+                                                                                               : SSL_read(ssl, buf, k);
+            if (k > 0) return k;
+            e = SSL_get_error(ssl, k);
+            if (e == SSL_ERROR_ZERO_RETURN && op == REDLOCK__TALK_READ) return 0;
+            if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+                redlock__tls_words(ssl, nd->tls_verify, e, doing[op], words, cap);
+                return redlock__tls_refused(ssl, nd->tls_verify, e, op == REDLOCK__TALK_HANDSHAKE) ? -3 : -1;
+            }
+            ev = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        } else
+#endif
+        {
+            r = op == REDLOCK__TALK_WRITE ? send(t->fd, buf, n, REDLOCK__SOCK_NOSIGNAL) : recv(t->fd, buf, n, 0);
+            if (r >= 0) return (int)r;
+            if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+                snprintf(words, cap, op == REDLOCK__TALK_WRITE ? "cannot write to it" : "closed the connection");
+                return -1;
+            }
+        }
+        if (redlock__sock_probe_wait(t->fd, ev, until) <= 0) {
+            snprintf(words, cap, "timed out");
+            return -1;
+        }
     }
-    auth = ac > 0;
-    redlock_sentinel_ask_argv(g->group, qv, ql);
-    redlock_sentinel_master_argv(g->group, mv, ml);
+}
+
+/* Opens t to host:port (TCP, then TLS's handshake if nd speaks TLS). */
+static int redlock__sock_talk_open(redlock_socket *s, const struct redlock__sock_node *nd, struct redlock__sock_talk *t,
+                                   const char *host, int port, int64_t until, char *words, size_t cap)
+{
+    redlock_node sn;
+    memset(&sn, 0, sizeof sn);
+    sn.host = host;
+    sn.port = port;
+    t->ssl = NULL;
+    if ((t->fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) return -1;
+#ifdef REDLOCK_SOCKET_TLS
+    if (nd->tls_ctx) {
+        int rc;
+        if (!(t->ssl = redlock__sock_tls_session(s, nd, host, t->fd))) {
+            snprintf(words, cap, "TLS setup: out of memory");
+            redlock__sock_talk_close(t);
+            return -1;
+        }
+        if ((rc = redlock__sock_talk_io(nd, t, REDLOCK__TALK_HANDSHAKE, NULL, 0, until, words, cap)) < 0) {
+            if (rc == -1 && !strcmp(words, "timed out")) snprintf(words, cap, "TLS handshake: timed out");
+            redlock__sock_talk_close(t);
+            return rc;
+        }
+    }
+#endif
+    (void)s;
+    (void)nd;
+    return 0;
+}
+
+/* Writes buf[0..n) whole. */
+static int redlock__sock_talk_write(const struct redlock__sock_node *nd, struct redlock__sock_talk *t, char *buf,
+                                    size_t n, int64_t until, char *words, size_t cap)
+{
+    size_t off = 0;
+    while (off < n) {
+        int w = redlock__sock_talk_io(nd, t, REDLOCK__TALK_WRITE, buf + off, n - off, until, words, cap);
+        if (w < 0) return w;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+/* AUTH (when pass asks for it), command 1 and command 2 (argc2 0: none),
+   written at once; a password in the buffer is wiped. */
+static int redlock__sock_talk_ask(const struct redlock__sock_node *nd, struct redlock__sock_talk *t, const char *user,
+                                  const char *pass, int argc, const char *const *argv, const size_t *argvlen,
+                                  int argc2, const char *const *argv2, const size_t *argvlen2, int64_t until,
+                                  char *words, size_t cap)
+{
+    const char *av[3];
+    size_t al[3], na = 0, nq, nm = 0, n;
+    int ac = redlock__conn_auth_argv(user, pass, av, al), rc;
+    char *buf;
     if (ac) na = redlock_resp_encode(NULL, 0, ac, av, al);
-    nq = redlock_resp_encode(NULL, 0, 3, qv, ql);
-    if (history) nm = redlock_resp_encode(NULL, 0, 3, mv, ml);
+    nq = redlock_resp_encode(NULL, 0, argc, argv, argvlen);
+    if (argc2) nm = redlock_resp_encode(NULL, 0, argc2, argv2, argvlen2);
     n = na + nq + nm;
     if (!(buf = (char *)malloc(n))) {
         snprintf(words, cap, "out of memory");
-        goto done;
+        return -1;
     }
     if (ac) redlock_resp_encode(buf, na, ac, av, al);
-    redlock_resp_encode(buf + na, nq, 3, qv, ql);
-    if (history) redlock_resp_encode(buf + na + nq, nm, 3, mv, ml);
-    while (off < n) {
-        ssize_t w = send(g->fd, buf + off, n - off, REDLOCK__SOCK_NOSIGNAL);
-        if (w > 0) off += (size_t)w;
-        else if (!(w < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) &&
-                                                 redlock__sock_probe_wait(g->fd, POLLOUT, until) > 0))))
-            break;
-    }
+    redlock_resp_encode(buf + na, nq, argc, argv, argvlen);
+    if (argc2) redlock_resp_encode(buf + na + nq, nm, argc2, argv2, argvlen2);
+    rc = redlock__sock_talk_write(nd, t, buf, n, until, words, cap);
     memset(buf, 0, n); /* a password */
     free(buf);
-    if (off != n) snprintf(words, cap, "cannot write to it");
+    return rc;
+}
+
+/* Reads more of the answer into p: 0, -1, -3 (a close or what is not
+   RESP is -1 with its words). */
+static int redlock__sock_talk_read(const struct redlock__sock_node *nd, struct redlock__sock_talk *t,
+                                   redlock_resp_parser *p, int64_t until, char *words, size_t cap)
+{
+    char in[4096];
+    int got = redlock__sock_talk_io(nd, t, REDLOCK__TALK_READ, in, sizeof in, until, words, cap);
+    if (got < 0) return got;
+    if (got == 0 || redlock_resp_feed(p, in, (size_t)got) != 0) {
+        snprintf(words, cap, got == 0 ? "closed the connection" : "answered what is not RESP");
+        return -1;
+    }
+    return 0;
+}
+
+/* Asks sentinel g->next which server is the primary (and, if `history`,
+   when the group last failed over: *ago_ms, -1 if it never did or the
+   sentinel does not say), on g->talk (opened, in TLS as nd speaks it,
+   and logged in first if closed; closed on any failure): blocking,
+   bounded by connect_timeout_ms (as the name lookup before a connection
+   is). 0 and host/port, or -1 / -3 (it refused us over TLS) with words. */
+static int redlock__sock_sentinel_query(redlock_socket *s, const struct redlock__sock_node *nd, int history, char *host,
+                                        size_t hcap, int *port, int64_t *ago_ms, char *words, size_t cap)
+{
+    struct redlock__sock_sentinels *g = nd->sentinels;
+    redlock_resp_parser p;
+    const char *qv[3], *mv[3];
+    size_t ql[3], ml[3];
+    int64_t until = redlock_socket_now_us() + s->_cfg.connect_timeout_ms * 1000;
+    int rc = -1, auth = 0, named = 0, k, refused;
+    *ago_ms = -1;
+    refused = 0;
+    if (g->talk.fd < 0) { /* a new connection logs in first */
+        if ((k = redlock__sock_talk_open(s, nd, &g->talk, g->host[g->next], g->port[g->next], until, words, cap)) < 0)
+            return k;
+        auth = g->pass && g->pass[0];
+    }
+    redlock_sentinel_ask_argv(g->group, qv, ql);
+    redlock_sentinel_master_argv(g->group, mv, ml);
+    k = redlock__sock_talk_ask(nd, &g->talk, auth ? g->user : NULL, auth ? g->pass : NULL, 3, qv, ql, history ? 3 : 0,
+                               mv, ml, until, words, cap);
+    refused = k == -3;
     redlock_resp_parser_init(&p);
-    while (off == n) {
+    while (k == 0) {
         const redlock_reply *r;
-        ssize_t got;
-        int k = redlock_resp_next(&p, &r);
+        k = redlock_resp_next(&p, &r);
         if (k < 0) {
             snprintf(words, cap, "answered what is not RESP");
             break;
@@ -1453,6 +1616,7 @@ static int redlock__sock_sentinel_query(redlock_socket *s, struct redlock__sock_
                 break;
             }
             auth = 0;
+            k = 0;
             continue;
         }
         if (k > 0 && named) { /* SENTINEL MASTER's: when the group last failed over */
@@ -1480,45 +1644,39 @@ static int redlock__sock_sentinel_query(redlock_socket *s, struct redlock__sock_
             }
             break;
         }
-        if (redlock__sock_probe_wait(g->fd, POLLIN, until) <= 0) {
-            snprintf(words, cap, "timed out");
-            break;
-        }
-        do got = recv(g->fd, in, sizeof in, 0);
-        while (got < 0 && errno == EINTR);
-        if (got <= 0 || redlock_resp_feed(&p, in, (size_t)got) != 0) {
-            snprintf(words, cap, got <= 0 ? "closed the connection" : "answered what is not RESP");
-            break;
-        }
+        k = redlock__sock_talk_read(nd, &g->talk, &p, until, words, cap);
+        refused = k == -3;
     }
     if (rc == 0 && redlock_resp_buffered(&p)) rc = -1, snprintf(words, cap, "answered more than asked");
     redlock_resp_parser_free(&p);
-done:
-    if (rc != 0) {
-        close(g->fd);
-        g->fd = -1;
-    }
-    return rc;
+    if (rc != 0) redlock__sock_talk_close(&g->talk);
+    return rc == 0 ? 0 : refused ? -3 : -1;
 }
 
 /* The primary of nd's group as its sentinels name it now, asked in turn
    from the one that answered last (history: and when the group last
-   failed over). 0 and host/port, or CONNECT with why. */
-static int redlock__sock_sentinels_say(redlock_socket *s, struct redlock__sock_sentinels *g, int history, char *host,
-                                       size_t hcap, int *port, int64_t *ago_ms, char *why)
+   failed over). 0 and host/port, or CONNECT with why; TLS when one
+   refused us over TLS (its words then: the refusal no retry cures). */
+static int redlock__sock_sentinels_say(redlock_socket *s, const struct redlock__sock_node *nd, int history,
+                                       char *host, size_t hcap, int *port, int64_t *ago_ms, char *why)
 {
+    struct redlock__sock_sentinels *g = nd->sentinels;
     char words[REDLOCK__SOCK_CONNECT_WORDS];
-    int k;
+    int k, rc = REDLOCK_ERR_CONNECT;
     for (k = 0; k < g->count; k++) {
-        if (redlock__sock_sentinel_query(s, g, history, host, hcap, port, ago_ms, words, sizeof words) == 0) return 0;
-        snprintf(why, REDLOCK__SOCK_CONNECT_WORDS, "sentinel %.30s:%d %.50s", g->host[g->next], g->port[g->next], words);
+        int q = redlock__sock_sentinel_query(s, nd, history, host, hcap, port, ago_ms, words, sizeof words);
+        if (q == 0) return 0;
+        if (rc != REDLOCK_ERR_TLS || q == -3)
+            snprintf(why, REDLOCK__SOCK_CONNECT_WORDS, "sentinel %.30s:%d %.80s", g->host[g->next], g->port[g->next],
+                     words);
+        if (q == -3) rc = REDLOCK_ERR_TLS;
         g->next = (g->next + 1) % g->count;
     }
-    return REDLOCK_ERR_CONNECT;
+    return rc;
 }
 
 /* The primary of nd's group, for a new connection: nd->host/port set, 0;
-   or CONNECT with why. A primary other than the one named before is a
+   or CONNECT / TLS with why. A primary other than the one named before is a
    failover now; a first answer tells the group's last failover (redlock.h
    section 4, Restarts). */
 static int redlock__sock_ask_sentinels(redlock_socket *s, struct redlock__sock_node *nd, char *why)
@@ -1527,7 +1685,7 @@ static int redlock__sock_ask_sentinels(redlock_socket *s, struct redlock__sock_n
     char host[REDLOCK_SENTINEL_MAX_HOST + 1], *copy;
     int port = 0, rc;
     int64_t ago;
-    if ((rc = redlock__sock_sentinels_say(s, g, !g->named, host, sizeof host, &port, &ago, why)) != 0) return rc;
+    if ((rc = redlock__sock_sentinels_say(s, nd, !g->named, host, sizeof host, &port, &ago, why)) != 0) return rc;
     if (g->named && nd->port == port && strcmp(nd->host, host) == 0) return 0;
     if (!(copy = redlock__sock_strdup(host))) return REDLOCK_ERR_NOMEM;
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -1555,10 +1713,10 @@ static int redlock__sock_ask_sentinels(redlock_socket *s, struct redlock__sock_n
 static void redlock__sock_confirm_primary(redlock_socket *s, struct redlock__sock_node *nd)
 {
     char host[REDLOCK_SENTINEL_MAX_HOST + 1], why[REDLOCK__SOCK_CONNECT_WORDS];
-    int port = 0;
+    int port = 0, rc;
     int64_t ago;
-    if (redlock__sock_sentinels_say(s, nd->sentinels, 0, host, sizeof host, &port, &ago, why) != 0) {
-        redlock__sock_fail(s, nd, REDLOCK_ERR_CONNECT, why);
+    if ((rc = redlock__sock_sentinels_say(s, nd, 0, host, sizeof host, &port, &ago, why)) != 0) {
+        redlock__sock_fail(s, nd, rc, why);
         return;
     }
     if (port == nd->port && strcmp(host, nd->host) == 0) return;
@@ -1584,9 +1742,9 @@ static int redlock__sock_open(redlock_socket *s, struct redlock__sock_node *nd)
     if (rc == 0) rc = redlock__sock_resolve(nd, why);
     if (rc == 0) rc = redlock__sock_try_addr(s, nd, why);
     if (rc == 0) rc = redlock__sock_preamble(s, nd);
-    if (rc != 0) { /* CONNECT, or NOMEM (a fresh queue is neither full nor sent a bad command) */
+    if (rc != 0) { /* CONNECT, TLS (a sentinel refused us), or NOMEM (a fresh queue is neither full nor sent a bad command) */
         redlock__sock_close(s, nd);
-        redlock__conn_set(&nd->life, rc, rc == REDLOCK_ERR_CONNECT ? why : NULL);
+        redlock__conn_set(&nd->life, rc, rc == REDLOCK_ERR_CONNECT || rc == REDLOCK_ERR_TLS ? why : NULL);
         nd->failures++;
         return nd->life.status;
     }
@@ -1730,49 +1888,26 @@ static struct redlock__sock_node *redlock__sock_cluster_conn(redlock_socket *s, 
     return nd;
 }
 
-/* Asks host:port for CLUSTER SLOTS (after AUTH as the node's) and loads
-   the answer: blocking, until `until`. 0, or -1 with words. */
+/* Asks host:port for CLUSTER SLOTS (after AUTH as the node's, in TLS
+   as it speaks) and loads the answer: blocking, until `until`. 0, or -1
+   / -3 (it refused us over TLS) with words. */
 static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_cluster *cl, const char *host, int port,
                                      int64_t until, char *words, size_t cap)
 {
     const struct redlock__sock_node *n0 = cl->conn[0];
+    struct redlock__sock_talk t;
     redlock_resp_parser p;
-    redlock_node sn;
-    const char *av[3], *qv[2] = { "CLUSTER", "SLOTS" };
-    size_t al[3], ql[2] = { 7, 5 }, na = 0, nq, n, off = 0;
-    int ac, fd, auth, rc = -1;
-    char *buf, in[4096];
-    memset(&sn, 0, sizeof sn);
-    sn.host = host;
-    sn.port = port;
-    if ((fd = redlock__sock_probe_open(&sn, until, words, cap)) < 0) return -1;
-    ac = redlock__conn_auth_argv(n0->user, n0->pass, av, al);
-    auth = ac > 0;
-    if (ac) na = redlock_resp_encode(NULL, 0, ac, av, al);
-    nq = redlock_resp_encode(NULL, 0, 2, qv, ql);
-    n = na + nq;
-    if (!(buf = (char *)malloc(n))) {
-        snprintf(words, cap, "out of memory");
-        close(fd);
-        return -1;
-    }
-    if (ac) redlock_resp_encode(buf, na, ac, av, al);
-    redlock_resp_encode(buf + na, nq, 2, qv, ql);
-    while (off < n) {
-        ssize_t w = send(fd, buf + off, n - off, REDLOCK__SOCK_NOSIGNAL);
-        if (w > 0) off += (size_t)w;
-        else if (!(w < 0 && (errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) &&
-                                                 redlock__sock_probe_wait(fd, POLLOUT, until) > 0))))
-            break;
-    }
-    memset(buf, 0, n); /* a password */
-    free(buf);
-    if (off != n) snprintf(words, cap, "cannot write to it");
+    const char *qv[2] = { "CLUSTER", "SLOTS" };
+    size_t ql[2] = { 7, 5 };
+    int k, auth = n0->pass && n0->pass[0], rc = -1, refused;
+    if ((k = redlock__sock_talk_open(s, n0, &t, host, port, until, words, cap)) < 0) return k;
+    k = redlock__sock_talk_ask(n0, &t, n0->user, n0->pass, 2, qv, ql, 0, NULL, NULL, until, words, cap);
+    refused = k == -3;
     redlock_resp_parser_init(&p);
-    while (off == n) {
+    while (k == 0) {
         const redlock_reply *r;
-        ssize_t got;
-        int k = redlock_resp_next(&p, &r), failovers = 0;
+        int failovers = 0;
+        k = redlock_resp_next(&p, &r);
         if (k < 0) {
             snprintf(words, cap, "answered what is not RESP");
             break;
@@ -1785,6 +1920,7 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
                 break;
             }
             auth = 0;
+            k = 0;
             continue;
         }
         if (k > 0) {
@@ -1804,20 +1940,12 @@ static int redlock__sock_cluster_ask(redlock_socket *s, struct redlock__sock_clu
             }
             break;
         }
-        if (redlock__sock_probe_wait(fd, POLLIN, until) <= 0) {
-            snprintf(words, cap, "timed out");
-            break;
-        }
-        do got = recv(fd, in, sizeof in, 0);
-        while (got < 0 && errno == EINTR);
-        if (got <= 0 || redlock_resp_feed(&p, in, (size_t)got) != 0) {
-            snprintf(words, cap, got <= 0 ? "closed the connection" : "answered what is not RESP");
-            break;
-        }
+        k = redlock__sock_talk_read(n0, &t, &p, until, words, cap);
+        refused = k == -3;
     }
     redlock_resp_parser_free(&p);
-    close(fd);
-    return rc;
+    redlock__sock_talk_close(&t);
+    return rc == 0 ? 0 : refused ? -3 : -1;
 }
 
 /* A new slot map: asked of the masters it knows (a seed may be gone),
@@ -1827,12 +1955,12 @@ static void redlock__sock_cluster_refresh(redlock_socket *s, struct redlock__soc
 {
     int64_t now = redlock_socket_now_us(), until = now + s->_cfg.connect_timeout_ms * 1000;
     char words[REDLOCK__SOCK_CONNECT_WORDS], why[REDLOCK__SOCK_CONNECT_WORDS];
-    int k, known = cl->c.map.masters;
+    int k, known = cl->c.map.masters, rc = REDLOCK_ERR_CONNECT;
     redlock_cluster_refresh_asked(&cl->c, now);
     why[0] = 0;
     for (k = 0; k < known + cl->seeds && redlock_socket_now_us() < until; k++) {
         char host[REDLOCK_CLUSTER_MAX_HOST + 1];
-        int port;
+        int port, q;
         if (k < known) {
             if (cl->c.map.master[k].replica_of >= 0) continue;
             snprintf(host, sizeof host, "%s", cl->c.map.master[k].host);
@@ -1841,10 +1969,11 @@ static void redlock__sock_cluster_refresh(redlock_socket *s, struct redlock__soc
             snprintf(host, sizeof host, "%s", cl->seed_host[k - known]);
             port = cl->seed_port[k - known];
         }
-        if (redlock__sock_cluster_ask(s, cl, host, port, until, words, sizeof words) == 0) return;
-        snprintf(why, sizeof why, "cluster %.30s:%d %.40s", host, port, words);
+        if ((q = redlock__sock_cluster_ask(s, cl, host, port, until, words, sizeof words)) == 0) return;
+        if (rc != REDLOCK_ERR_TLS || q == -3) snprintf(why, sizeof why, "cluster %.30s:%d %.80s", host, port, words);
+        if (q == -3) rc = REDLOCK_ERR_TLS; /* the refusal no retry cures, and its words */
     }
-    redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT, why[0] ? why : "cluster: no slot map within the connect timeout");
+    redlock__conn_set(&cl->conn[0]->life, rc, why[0] ? why : "cluster: no slot map within the connect timeout");
 }
 
 /* A core command for a cluster node: kept (to follow a redirection),
@@ -1874,8 +2003,10 @@ static int redlock__sock_cluster_send(redlock_socket *s, struct redlock__sock_cl
             snprintf(why, sizeof why, "cluster: no master serves slot %u", redlock_cluster_slot(key, klen));
             redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT, why);
             redlock_cluster_stale(&cl->c);
+            return REDLOCK_ERR_CONNECT;
         }
-        return REDLOCK_ERR_CONNECT;
+        /* no map: why the seeds gave none (TLS: a refusal, which ends an acquire) */
+        return cl->conn[0]->life.status == REDLOCK_ERR_TLS ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONNECT;
     }
     if (!(nd = redlock__sock_cluster_conn(s, cl, at))) {
         redlock__conn_set(&cl->conn[0]->life, REDLOCK_ERR_CONNECT,
@@ -2669,12 +2800,10 @@ static int redlock__sock_check_config(const redlock_socket_config *cfg)
         redlock_tls t;
         const redlock_tls *tls = redlock__tls_settings(&c->tls, &cfg->tls, &t);
         if (c->port < 0 || c->port > 65535 || c->db < 0 || (user && !pass)) return REDLOCK_ERR_INVALID;
-        /* Sentinel groups and clusters not over TLS yet (the sentinels, and
-           CLUSTER SLOTS, are asked in plain text); a cluster has db 0 only,
-           and no WAIT (it names no key: no master to go to) */
-        if (c->kind == REDLOCK_NODE_SENTINEL && (tls || !c->master)) return REDLOCK_ERR_INVALID;
-        if (c->kind == REDLOCK_NODE_CLUSTER &&
-            (tls || redlock__sock_path(c) || c->db || cfg->db || cfg->core.wait_replicas > 0))
+        /* a Sentinel group names its group; a cluster has db 0 only, and
+           no WAIT (it names no key: no master to go to) */
+        if (c->kind == REDLOCK_NODE_SENTINEL && !c->master) return REDLOCK_ERR_INVALID;
+        if (c->kind == REDLOCK_NODE_CLUSTER && (redlock__sock_path(c) || c->db || cfg->db || cfg->core.wait_replicas > 0))
             return REDLOCK_ERR_INVALID;
 #ifdef REDLOCK_SOCKET_NO_CORE
         if (c->kind == REDLOCK_NODE_CLUSTER) return REDLOCK_ERR_INVALID; /* the routing is built with the core */
@@ -2694,7 +2823,7 @@ static int redlock__sock_sentinels_init(struct redlock__sock_node *nd, const red
     struct redlock__sock_sentinels *g = (struct redlock__sock_sentinels *)calloc(1, sizeof *g);
     int k, bad = 0;
     if (!(nd->sentinels = g)) return 1;
-    g->fd = -1;
+    g->talk.fd = -1;
     bad |= !(g->group = redlock__sock_strdup(c->master));
     if (c->sentinel_password) bad |= !(g->pass = redlock__sock_strdup(c->sentinel_password));
     if (c->sentinel_username) bad |= !(g->user = redlock__sock_strdup(c->sentinel_username));
@@ -2712,7 +2841,7 @@ static void redlock__sock_sentinels_free(struct redlock__sock_sentinels *g)
 {
     int k;
     if (!g) return;
-    if (g->fd >= 0) close(g->fd);
+    redlock__sock_talk_close(&g->talk);
     for (k = 0; k < g->count; k++) free(g->host[k]);
     free(g->group);
     redlock__sock_wipe_free(g->user);
@@ -2784,6 +2913,14 @@ static int redlock__sock_cluster_init(redlock_socket *s, const redlock_socket_co
         bad |= !(nd->host = redlock__sock_strdup(n0->host));
         if (n0->user) bad |= !(nd->user = redlock__sock_strdup(n0->user));
         if (n0->pass) bad |= !(nd->pass = redlock__sock_strdup(n0->pass));
+#ifdef REDLOCK_SOCKET_TLS
+        if (n0->tls_ctx) { /* every master in TLS as the node asks (its name: each master's host) */
+            SSL_CTX_up_ref((SSL_CTX *)n0->tls_ctx);
+            nd->tls_ctx = n0->tls_ctx;
+            nd->tls_verify = n0->tls_verify;
+            if (n0->tls_name) bad |= !(nd->tls_name = redlock__sock_strdup(n0->tls_name));
+        }
+#endif
     }
     return bad ? REDLOCK_ERR_NOMEM : 0;
 }

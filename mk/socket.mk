@@ -59,7 +59,8 @@ check-socket-cluster: $(BUILD)/test_socket_cluster
 
 # TLS (REDLOCK_SOCKET_TLS, OpenSSL): the scenarios over TLS on 1 and 3
 # nodes and the TLS cases (integration.h, it_main_tls), the foreign loop
-# and a 16 MiB command over TLS; under ASan + UBSan, then under memcheck
+# and a 16 MiB command over TLS, a TLS Sentinel group and a TLS cluster
+# (it_tls_sentinel, it_tls_cluster); under ASan + UBSan, then under memcheck
 # the ones whose timing valgrind's slowness does not disturb.
 TLS_LIBS := -lssl -lcrypto -lpthread
 TLS_DEPS := tests/socket/test_socket.c tests/socket/strict_loop.h tests/shared/tls_certs.sh tests/shared/tcp_proxy.h \

@@ -83,15 +83,6 @@ static int add_nodes(tool_opts *o, const char *list, char *err, size_t errlen)
     int i;
     if (redlock_parse_nodes(o->net.node, &o->net.node_count, list, &o->node_mem, err, errlen) != 0) return -1;
     for (i = 0; i < o->net.node_count; i++) redlock_format_node(&o->net.node[i], o->shown[i], sizeof o->shown[i]);
-    for (i = 0; i < o->net.node_count; i++) /* what the socket adapter does not serve yet */
-        if ((o->net.node[i].kind == REDLOCK_NODE_CLUSTER || o->net.node[i].kind == REDLOCK_NODE_SENTINEL) &&
-            o->net.node[i].tls.enable) {
-            snprintf(err, errlen, "node '%s': %s", o->shown[i],
-                     o->net.node[i].kind == REDLOCK_NODE_CLUSTER
-                         ? "clusters over TLS (rediss-cluster://) are not served by this version yet"
-                         : "Sentinel groups over TLS (rediss-sentinel://) are not served by this version yet");
-            return -1;
-        }
     o->node_count = o->net.node_count;
     return 0;
 }

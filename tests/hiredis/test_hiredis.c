@@ -41,15 +41,16 @@ static it_client *t_open(const it_setup *s)
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     redlock_hiredis_config_init(&o);
-    o.node_count = s->nodes ? 0 : s->cluster ? 1 : s->n;
+    o.node_count = s->nodes ? 0 : s->cluster || s->sentinel ? 1 : s->n;
     for (i = 0; i < o.node_count; i++) {
-        o.node[i].host = "127.0.0.1";
+        o.node[i].host = s->host ? s->host : "127.0.0.1";
         o.node[i].port = s->ports[i];
     }
-    if (s->cluster) { /* one node: the cluster, its seeds */
-        o.node[0].kind = REDLOCK_NODE_CLUSTER;
+    if (s->cluster || s->sentinel) { /* one node: the cluster, its seeds; the group, its sentinels */
+        o.node[0].kind = s->cluster ? REDLOCK_NODE_CLUSTER : REDLOCK_NODE_SENTINEL;
+        o.node[0].master = s->sentinel;
         for (i = 1; i < s->n && i < REDLOCK_NODES_MAX_SEEDS; i++) {
-            o.node[0].seed[i - 1].host = "127.0.0.1";
+            o.node[0].seed[i - 1].host = s->host ? s->host : "127.0.0.1";
             o.node[0].seed[i - 1].port = s->ports[i];
             o.node[0].seed_count = i;
         }
@@ -1177,6 +1178,14 @@ static void cluster_more(void)
 
 #endif /* IT_CLUSTER */
 
+#ifdef IT_TLS
+static void tls_more(void)
+{
+    if (it_selected("it_tls_sentinel")) RUN(it_tls_sentinel);
+    if (it_selected("it_tls_cluster")) RUN(it_tls_cluster);
+}
+#endif
+
 int main(void)
 {
     static const it_ops ops = {
@@ -1189,8 +1198,8 @@ int main(void)
     rc = it_main_cluster(&ops, cluster_more);
     return rc | CHECK_EXIT();
 #endif
-#ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
-    rc = it_main_tls(&ops, NULL);
+#ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios, a TLS Sentinel group's and cluster's too */
+    rc = it_main_tls(&ops, tls_more);
     return rc | CHECK_EXIT();
 #endif
     if (it_selected("hiredis_port_range")) RUN(hiredis_port_range);

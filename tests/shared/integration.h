@@ -15,10 +15,9 @@
 
 #include "redis_nodes.h"
 #include "redis_cluster.h"
+#include "redis_group.h"
 #include "adapters/redlock_cluster.h"
-#include "redis_group.h"
 #include "hostile_server.h"
-#include "redis_group.h"
 #include "tcp_proxy.h"
 #include "check.h"
 #include <dirent.h>
@@ -54,6 +53,8 @@ typedef struct it_setup {
     int cluster;          /* one node: a Redis Cluster, ports[0 .. n-1] its seeds (it_main_cluster) */
     const char *nodes;    /* set: the node list as text (redlock_parse_nodes: a redis-sentinel:// URL,
                              it_main_sentinel), in place of n / ports */
+    const char *sentinel; /* one node: the Sentinel group of this name, ports[0 .. n-1] its sentinels */
+    const char *host;     /* the nodes' host (NULL: 127.0.0.1) */
 } it_setup;
 
 typedef struct it_client it_client;
@@ -3089,8 +3090,10 @@ static void it_sentinel_discovery(void)
         hostile_stop(&fake);
     }
 
+    /* TLS sentinels: refused at init by libev, and by the other adapters
+       when built without TLS (with it: it_tls_sentinel) */
     snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
-    CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), -1); /* refused at init */
+    CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), -1);
     redis_group_stop(&g);
 }
 
@@ -3872,6 +3875,188 @@ static void it_tls_remove(void)
     if (!strstr(it_tls_dir, "/redlock-tls-")) return; /* only the dir made above */
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", it_tls_dir);
     if (system(cmd) != 0) printf("#   could not remove %s\n", it_tls_dir);
+}
+
+/* ---- TLS deployments: a Sentinel group, a cluster ----
+   For the adapters that serve them over TLS: their it_main_tls `more`
+   runs these (the certificates of it_main_tls). */
+
+/* Proves (rediss-sentinel://): the sentinels are asked in TLS and the
+   primary is spoken to in TLS, each connection checked against its own
+   host: the sentinels, reached as "localhost", hold a certificate for
+   that name only; the data servers one for 127.0.0.1 only, the address
+   the sentinels name (checked against the URL's host, the primary would
+   be refused). The key is on the primary under the token; a failover
+   while the lock is held is seen (its extend is refused), and a waiter is
+   granted on the new primary; a client that trusts another CA is refused
+   by the sentinels: TLS, one attempt, the words name a sentinel. */
+static inline void it_tls_sentinel(void)
+{
+    const char *data_args[] = { "--tls-cert-file", it_tls_file("ip-only.crt"), "--tls-key-file",
+                                it_tls_file("ip-only.key"), "--tls-ca-cert-file", it_tls_file("ca.crt"),
+                                "--tls-auth-clients", "no", NULL };
+    const char *sentinel_args[] = { "--tls-cert-file", it_tls_file("name-only.crt"), "--tls-key-file",
+                                    it_tls_file("name-only.key"), "--tls-ca-cert-file", it_tls_file("ca.crt"),
+                                    "--tls-auth-clients", "no", NULL };
+    const char *get[] = { "GET", NULL, NULL };
+    redis_group g;
+    int ports[3], i;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], out[128], text[256];
+    if (redis_group_start_tls(&g, "rl-tls", 3, data_args, sentinel_args) != 0) {
+        CHECK(!"a TLS Sentinel group started");
+        return;
+    }
+    for (i = 0; i < 3; i++) ports[i] = redis_group_sentinel_tls_port(&g, i);
+    memset(&s, 0, sizeof s);
+    s.n = 3;
+    s.ports = ports;
+    s.host = "localhost";
+    s.sentinel = "rl-tls";
+    s.tls = 1;
+    s.tls_ca = it_tls_file("ca.crt");
+    redlock_config_init(&s.core);
+    s.core.node_count = 1;
+    s.core.node_timeout_ms = 500;
+    s.core.retry_count = 2;
+    s.core.retry_delay_ms = 100;
+    it_key(key, sizeof key, "tls-sentinel");
+    get[1] = key;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (a) {
+        it_lock_opts(&o, key, 1000);
+        l = it->lock(a, &o);
+        CHECK(l != NULL);
+        if (l) {
+            CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+            CHECK_EQ(redis_nodes_queryv(redis_group_plain_port(&g, redis_group_primary_port(&g)), NULL, NULL, 1000, get,
+                                        out, sizeof out),
+                     0);
+            CHECK_STR(out, it->token(l));
+            CHECK(redis_group_failover(&g) > 0);
+            CHECK(it->extend(l, 1000, NULL) != REDLOCK_OK); /* the new primary: the node's restart */
+            it->unlock(l);
+        }
+        it_lock_opts(&o, key, 1000); /* granted once the bound (the ttl) has passed since the failover */
+        o.wait_ms = 6000;
+        o.retry_count = 1000;
+        l = it->lock(a, &o);
+        CHECK(l != NULL);
+        if (l) {
+            CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+            CHECK_EQ(redis_nodes_queryv(redis_group_plain_port(&g, redis_group_primary_port(&g)), NULL, NULL, 1000, get,
+                                        out, sizeof out),
+                     0);
+            CHECK_STR(out, it->token(l));
+            CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+            it->unlock(l);
+        }
+        it->close(a);
+    }
+    s.tls_ca = it_tls_file("other-ca.crt");
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (a) {
+        it_lock_opts(&o, key, 1000);
+        l = it->lock(a, &o);
+        CHECK(l != NULL);
+        if (l) {
+            memset(&r, 0, sizeof r);
+            CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_TLS);
+            CHECK_EQ(r.attempts, 1);
+            CHECK_EQ(it->node_error(a, 0, text, sizeof text), REDLOCK_ERR_TLS);
+            CHECK(strstr(text, "sentinel localhost:") != NULL && strstr(text, "certificate refused") != NULL);
+            printf("#   a sentinel refused: %s\n", text);
+            it->unlock(l);
+        }
+        it->close(a);
+    }
+    redis_group_stop(&g);
+}
+
+/* Proves (rediss-cluster://): CLUSTER SLOTS is asked in TLS and every
+   master is spoken to in TLS (tls-cluster: the map a TLS client gets
+   names the TLS ports): a lock on a key of each master is granted there,
+   under its token, and released; a client that trusts another CA gets no
+   map: TLS, one attempt. */
+static inline void it_tls_cluster(void)
+{
+    /* the bus asks its peers for a certificate whatever tls-auth-clients
+       says: the nodes show the client one */
+    const char *args[] = { "--tls-cert-file", it_tls_file("server.crt"), "--tls-key-file", it_tls_file("server.key"),
+                           "--tls-client-cert-file", it_tls_file("client.crt"), "--tls-client-key-file",
+                           it_tls_file("client.key"), "--tls-ca-cert-file", it_tls_file("ca.crt"),
+                           "--tls-auth-clients", "no", NULL };
+    const char *get[] = { "GET", NULL, NULL };
+    redis_cluster c;
+    int ports[1], m, k;
+    it_setup s;
+    it_client *a;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_result r;
+    char key[96], out[128], text[256];
+    if (redis_cluster_start_tls(&c, 3, 1, args) != 0) {
+        CHECK(!"a TLS cluster started");
+        return;
+    }
+    ports[0] = redis_cluster_tls_port(&c, 1);
+    memset(&s, 0, sizeof s);
+    s.n = 1;
+    s.ports = ports;
+    s.cluster = 1;
+    s.tls = 1;
+    s.tls_ca = it_tls_file("ca.crt");
+    redlock_config_init(&s.core);
+    s.core.node_count = 1;
+    s.core.node_timeout_ms = 500;
+    s.core.retry_count = 2;
+    s.core.retry_delay_ms = 100;
+    a = it->open(&s);
+    CHECK(a != NULL);
+    for (m = 0; a && m < 3; m++) {
+        for (k = 0;; k++) { /* a key of master m */
+            int slot;
+            snprintf(key, sizeof key, "it:%s:tls-cluster:%d", it->name, k);
+            slot = (int)redis_cluster__slot(key);
+            if (slot >= redis_cluster_first_slot(&c, m) && (m == 2 || slot < redis_cluster_first_slot(&c, m + 1))) break;
+        }
+        get[1] = key;
+        it_lock_opts(&o, key, 2000);
+        l = it->lock(a, &o);
+        CHECK(l != NULL);
+        if (!l) continue;
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+        CHECK_EQ(redis_cluster_cmdv(&c, m, out, sizeof out, get), 0);
+        CHECK_STR(out, it->token(l));
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+        it->unlock(l);
+    }
+    if (a) it->close(a);
+    s.tls_ca = it_tls_file("other-ca.crt");
+    a = it->open(&s);
+    CHECK(a != NULL);
+    if (a) {
+        it_lock_opts(&o, "it:tls-cluster:refused", 1000);
+        l = it->lock(a, &o);
+        CHECK(l != NULL);
+        if (l) {
+            memset(&r, 0, sizeof r);
+            CHECK_EQ(it->acquire(l, &r), REDLOCK_ERR_TLS);
+            CHECK_EQ(r.attempts, 1);
+            CHECK_EQ(it->node_error(a, 0, text, sizeof text), REDLOCK_ERR_TLS);
+            CHECK(strstr(text, "certificate refused") != NULL);
+            printf("#   the cluster refused: %s\n", text);
+            it->unlock(l);
+        }
+        it->close(a);
+    }
+    redis_cluster_stop(&c);
 }
 
 /* The scenarios over TLS on 1 and 3 nodes (each node listens with TLS,

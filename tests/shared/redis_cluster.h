@@ -18,7 +18,11 @@
    * A slot migration is three steps, for tests that act between them:
      begin (IMPORTING on the target, MIGRATING on the source), move_keys
      (CLUSTER GETKEYSINSLOT, then MIGRATE ... KEYS), finish (CLUSTER
-     SETSLOT slot NODE target on both; the third learns by gossip). */
+     SETSLOT slot NODE target on both; the third learns by gossip).
+   * redis_cluster_start_tls(): the same over TLS (tls-cluster: the bus and
+     CLUSTER SLOTS to a TLS client speak of the TLS ports), each node with
+     a TLS port (redis_cluster_tls_port()) beside its plain one, which the
+     helpers here keep using. */
 #ifndef REDIS_CLUSTER_H
 #define REDIS_CLUSTER_H
 
@@ -33,10 +37,12 @@ typedef struct redis_cluster {
     redis_nodes rn;
     int n;        /* masters: nodes 0 .. n-1 (as started) */
     int replicas; /* nodes n .. n + replicas - 1, the replica of master (i - n) */
+    int tls;      /* redis_cluster_start_tls() */
     char id[REDIS_CLUSTER_MAX][128];
 } redis_cluster;
 
 static inline int redis_cluster_port(const redis_cluster *c, int i) { return redis_nodes_port(&c->rn, i); }
+static inline int redis_cluster_tls_port(const redis_cluster *c, int i) { return redis_nodes_tls_port(&c->rn, i); }
 
 /* A key's slot (CRC16/XMODEM mod 16384; keys without braces only): the
    harness picks keys of a master without the library. */
@@ -150,7 +156,17 @@ static inline void redis_cluster_stop(redis_cluster *c)
     c->n = 0;
 }
 
-static inline int redis_cluster_start_replicas(redis_cluster *c, int n, int replicas, int durable);
+static inline int redis_cluster__start(redis_cluster *c, int n, int replicas, int durable, const char *const *tls_args);
+static inline int redis_cluster_start_replicas(redis_cluster *c, int n, int replicas, int durable)
+{
+    return redis_cluster__start(c, n, replicas, durable, NULL);
+}
+
+/* n masters over TLS (tls_args: the certificate files, NULL-terminated). */
+static inline int redis_cluster_start_tls(redis_cluster *c, int n, int durable, const char *const *tls_args)
+{
+    return redis_cluster__start(c, n, 0, durable, tls_args);
+}
 
 /* Starts n (2..REDIS_CLUSTER_MAX) masters as one cluster. 0, or -1 with
    nothing left running. */
@@ -168,18 +184,23 @@ static inline int redis_cluster_is_master(const redis_cluster *c, int i)
 }
 
 /* The same, and masters 0 .. replicas-1 get a replica each: nodes n ..
-   n + replicas - 1 (CLUSTER REPLICATE), in sync when this returns. */
-static inline int redis_cluster_start_replicas(redis_cluster *c, int n, int replicas, int durable)
+   n + replicas - 1 (CLUSTER REPLICATE), in sync when this returns; over
+   TLS when tls_args (redis_cluster_start_tls()). */
+static inline int redis_cluster__start(redis_cluster *c, int n, int replicas, int durable, const char *const *tls_args)
 {
-    const char *extra[] = { "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                            "--cluster-node-timeout", "3000", NULL };
+    const char *extra[REDIS_NODES_MAX_ARGS] = { "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                                "--cluster-node-timeout", "3000", NULL };
     long long until;
-    int i, ok;
+    int i, ok, a = 6;
     memset(c, 0, sizeof *c);
     if (n < 2 || replicas < 0 || replicas > n || n + replicas > REDIS_CLUSTER_MAX) return -1;
-    if ((durable ? redis_nodes_start(&c->rn, n + replicas, extra, NULL)
-                 : redis_nodes_start_volatile(&c->rn, n + replicas, extra, NULL)) != 0)
-        return -1;
+    if (tls_args) { /* the bus, and the replication, in TLS too */
+        for (i = 0; tls_args[i] && a < REDIS_NODES_MAX_ARGS - 6; i++) extra[a++] = tls_args[i];
+        extra[a++] = "--tls-cluster", extra[a++] = "yes", extra[a++] = "--tls-replication", extra[a++] = "yes";
+        extra[a] = NULL;
+    }
+    if (redis_nodes__start(&c->rn, n + replicas, extra, NULL, tls_args != NULL, !durable) != 0) return -1;
+    c->tls = tls_args != NULL;
     c->n = n;
     c->replicas = replicas;
     for (i = n; i < n + replicas; i++) {
@@ -199,7 +220,8 @@ static inline int redis_cluster_start_replicas(redis_cluster *c, int n, int repl
     for (i = 1; i < n + replicas; i++) {
         char port[16], out[128];
         const char *meet[] = { "CLUSTER", "MEET", "127.0.0.1", port, NULL };
-        snprintf(port, sizeof port, "%d", redis_cluster_port(c, i));
+        /* the bus listens beside the TLS port under tls-cluster */
+        snprintf(port, sizeof port, "%d", c->tls ? redis_cluster_tls_port(c, i) : redis_cluster_port(c, i));
         if (redis_cluster_cmdv(c, 0, out, sizeof out, meet) != 0 || strcmp(out, "+OK") != 0) goto fail;
     }
     until = redis_nodes__now_ms() + REDIS_CLUSTER_READY_MS;

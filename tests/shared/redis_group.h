@@ -16,6 +16,15 @@
      redis_nodes.h node is (their grants count at once).
    * redis_group_failover() asks sentinel 0 for a failover and waits until
      it names the other server and that server says it is the primary.
+   * redis_group_start_tls(): the same over TLS. Every server also listens
+     with TLS (redis_nodes_start_tls(): the plain ports stay open for the
+     test's own checks), the data servers with data_args' certificates,
+     the sentinels with sentinel_args' (both lists name the files: the
+     test picks which names each certificate holds), and all with
+     tls-replication: the replica follows the primary's TLS port, the
+     sentinels watch it and each other in TLS, so the ports the
+     sentinels name (redis_group_primary_port(), the failover's) are TLS
+     ports; redis_group_plain_port() gives a data server's plain one.
    * Answers are read from INFO, whole: `INFO replication` (role, master_link_status) of the
      data servers, `INFO sentinel` (master0:...,address=HOST:PORT,slaves=N)
      of the sentinels.
@@ -34,6 +43,7 @@ typedef struct redis_group {
     redis_nodes primary, replica, sentinels;
     char name[64];
     int port[2]; /* the first primary's, the first replica's */
+    int tls_port[2]; /* redis_group_start_tls(): theirs in TLS (0: plain text) */
     int nsentinels;
 } redis_group;
 
@@ -97,6 +107,19 @@ static inline void redis_group_stop(redis_group *g)
 
 static inline int redis_group_sentinel_port(const redis_group *g, int i) { return redis_nodes_port(&g->sentinels, i); }
 
+/* Sentinel i's TLS port (redis_group_start_tls()). */
+static inline int redis_group_sentinel_tls_port(const redis_group *g, int i)
+{
+    return redis_nodes_tls_port(&g->sentinels, i);
+}
+
+/* The plain port of the data server a sentinel names by `port` (its TLS
+   one in a TLS group). */
+static inline int redis_group_plain_port(const redis_group *g, int port)
+{
+    return port > 0 && port == g->tls_port[0] ? g->port[0] : port > 0 && port == g->tls_port[1] ? g->port[1] : port;
+}
+
 /* The primary sentinel 0 names now (its port), or -1. */
 static inline int redis_group_primary_port(const redis_group *g)
 {
@@ -108,29 +131,63 @@ static inline int redis_group_primary_port(const redis_group *g)
     return port;
 }
 
-static inline int redis_group_start(redis_group *g, const char *name, int nsentinels)
+/* extra's arguments (NULL-terminated, or NULL), then more's, into
+   out[0 .. cap - 1], NULL-terminated: 0, or -1 when they do not fit. */
+static inline int redis_group__args(const char **out, int cap, const char *const *extra, const char *const *more)
 {
+    int k = 0, i;
+    for (i = 0; extra && extra[i]; i++)
+        if (k < cap - 1) out[k++] = extra[i];
+        else return -1;
+    for (i = 0; more && more[i]; i++)
+        if (k < cap - 1) out[k++] = more[i];
+        else return -1;
+    out[k] = NULL;
+    return 0;
+}
+
+/* tls: data_args / sentinel_args name each side's certificates
+   (redis_group_start_tls()); 0: plain text, both NULL. */
+static inline int redis_group__start(redis_group *g, const char *name, int nsentinels, int tls,
+                                     const char *const *data_args, const char *const *sentinel_args)
+{
+    static const char *const tls_more[] = { "--tls-replication", "yes", NULL };
     char replicaof[32], conf[512], want[96];
-    const char *replica_args[4];
-    const char *sentinel_args[] = { "--sentinel", NULL };
-    int i;
+    const char *replica_more[] = { "--replicaof", NULL, NULL, NULL, NULL };
+    const char *sentinel_more[] = { "--sentinel", NULL, NULL, NULL };
+    const char *args[REDIS_NODES_MAX_ARGS];
+    int i, watched;
     memset(g, 0, sizeof *g);
     snprintf(g->name, sizeof g->name, "%s", name);
     g->nsentinels = nsentinels;
-    if (redis_nodes_start(&g->primary, 1, NULL, NULL) != 0) return -1;
+    if (tls) { /* the replica follows, and the sentinels watch, in TLS */
+        replica_more[2] = sentinel_more[1] = tls_more[0];
+        replica_more[3] = sentinel_more[2] = tls_more[1];
+    }
+    if (redis_group__args(args, REDIS_NODES_MAX_ARGS, data_args, tls ? tls_more : NULL) != 0 ||
+        (tls ? redis_nodes_start_tls(&g->primary, 1, args, NULL) : redis_nodes_start(&g->primary, 1, args, NULL)) != 0)
+        return -1;
     g->port[0] = redis_nodes_port(&g->primary, 0);
-    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", g->port[0]);
-    replica_args[0] = "--replicaof", replica_args[1] = replicaof, replica_args[2] = NULL;
-    if (redis_nodes_start(&g->replica, 1, replica_args, NULL) != 0) goto fail;
+    if (tls) g->tls_port[0] = redis_nodes_tls_port(&g->primary, 0);
+    watched = tls ? g->tls_port[0] : g->port[0];
+    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", watched);
+    replica_more[1] = replicaof;
+    if (redis_group__args(args, REDIS_NODES_MAX_ARGS, data_args, replica_more) != 0) goto fail;
+    if ((tls ? redis_nodes_start_tls(&g->replica, 1, args, NULL) : redis_nodes_start(&g->replica, 1, args, NULL)) != 0)
+        goto fail;
     g->port[1] = redis_nodes_port(&g->replica, 0);
+    if (tls) g->tls_port[1] = redis_nodes_tls_port(&g->replica, 0);
     if (redis_group__wait_info(g->port[1], "replication", "master_link_status:up") != 0) goto fail;
     snprintf(conf, sizeof conf,
              "sentinel monitor %s 127.0.0.1 %d 2\n"
              "sentinel down-after-milliseconds %s 1000\n"
              "sentinel failover-timeout %s 5000\n",
-             name, g->port[0], name, name);
-    if (redis_nodes_start(&g->sentinels, nsentinels, sentinel_args, conf) != 0) goto fail;
-    snprintf(want, sizeof want, "name=%s,status=ok,address=127.0.0.1:%d,slaves=1", name, g->port[0]);
+             name, watched, name, name);
+    if (redis_group__args(args, REDIS_NODES_MAX_ARGS, sentinel_more, sentinel_args) != 0 ||
+        (tls ? redis_nodes_start_tls(&g->sentinels, nsentinels, args, conf)
+             : redis_nodes_start(&g->sentinels, nsentinels, args, conf)) != 0)
+        goto fail;
+    snprintf(want, sizeof want, "name=%s,status=ok,address=127.0.0.1:%d,slaves=1", name, watched);
     for (i = 0; i < nsentinels; i++)
         if (redis_group__wait_info(redis_group_sentinel_port(g, i), "sentinel", want) != 0) goto fail;
     return 0;
@@ -139,7 +196,19 @@ fail:
     return -1;
 }
 
-/* SENTINEL FAILOVER through sentinel 0: the new primary's port once
+static inline int redis_group_start(redis_group *g, const char *name, int nsentinels)
+{
+    return redis_group__start(g, name, nsentinels, 0, NULL, NULL);
+}
+
+static inline int redis_group_start_tls(redis_group *g, const char *name, int nsentinels,
+                                        const char *const *data_args, const char *const *sentinel_args)
+{
+    return redis_group__start(g, name, nsentinels, 1, data_args, sentinel_args);
+}
+
+/* SENTINEL FAILOVER through sentinel 0: the new primary's port (as the
+   sentinels name it) once
    sentinel 0 names it and it says it is the primary, or -1. */
 static inline int redis_group_failover(redis_group *g)
 {
@@ -161,7 +230,9 @@ static inline int redis_group_failover(redis_group *g)
     }
     while (redis_nodes__now_ms() < until) {
         after = redis_group_primary_port(g);
-        if (after > 0 && after != before && redis_group__info_has(after, "replication", "role:master")) return after;
+        if (after > 0 && after != before &&
+            redis_group__info_has(redis_group_plain_port(g, after), "replication", "role:master"))
+            return after;
         redis_nodes__sleep_ms(50);
     }
     return -1;

@@ -5,6 +5,10 @@
 #   client.crt client.key  signed by it, for client authentication
 #   other-ca.crt           an unrelated CA (a client trusting only it
 #                          must refuse the server)
+#   name-only.crt .key     signed by it, for the name localhost only
+#   ip-only.crt .key       signed by it, for the address 127.0.0.1 only
+#                          (which name a client checks shows: a server
+#                          with one of them refuses the other name)
 #   cadir/                 ca.crt in a hashed CA directory
 # EC P-256 keys, valid two days. Usage: tests/shared/tls_certs.sh DIR
 set -eu
@@ -26,6 +30,8 @@ sign() { # name subject extensions
 sign server "/CN=localhost" "subjectAltName=DNS:localhost,IP:127.0.0.1
 extendedKeyUsage=serverAuth"
 sign client "/CN=redlock test client" "extendedKeyUsage=clientAuth"
+sign name-only "/CN=redlock name-only" "subjectAltName=DNS:localhost"
+sign ip-only "/CN=redlock ip-only" "subjectAltName=IP:127.0.0.1"
 mkdir -p cadir
 cp ca.crt cadir/
 openssl rehash cadir 2>/dev/null || c_rehash cadir >/dev/null 2>&1

@@ -58,18 +58,19 @@ static it_client *t_open(const it_setup *st)
     it_client *c = (it_client *)calloc(1, sizeof *c);
     if (!c) return NULL;
     redlock_socket_config_init(&cfg);
-    cfg.node_count = st->nodes ? 0 : st->cluster ? 1 : st->n;
+    cfg.node_count = st->nodes ? 0 : st->cluster || st->sentinel ? 1 : st->n;
     for (i = 0; i < cfg.node_count; i++) {
-        cfg.node[i].host = "127.0.0.1";
+        cfg.node[i].host = st->host ? st->host : "127.0.0.1";
         cfg.node[i].port = st->ports[i];
         cfg.node[i].username = st->user;
         cfg.node[i].password = st->pass;
         cfg.node[i].db = st->db;
     }
-    if (st->cluster) { /* one node: the cluster, its seeds */
-        cfg.node[0].kind = REDLOCK_NODE_CLUSTER;
+    if (st->cluster || st->sentinel) { /* one node: the cluster, its seeds; the group, its sentinels */
+        cfg.node[0].kind = st->cluster ? REDLOCK_NODE_CLUSTER : REDLOCK_NODE_SENTINEL;
+        cfg.node[0].master = st->sentinel;
         for (i = 1; i < st->n && i < REDLOCK_NODES_MAX_SEEDS; i++) {
-            cfg.node[0].seed[i - 1].host = "127.0.0.1";
+            cfg.node[0].seed[i - 1].host = st->host ? st->host : "127.0.0.1";
             cfg.node[0].seed[i - 1].port = st->ports[i];
             cfg.node[0].seed_count = i;
         }
@@ -1159,6 +1160,8 @@ static void tls_more(void)
     if (it_selected("socket_tls_probe")) RUN(socket_tls_probe);
     if (it_selected("socket_tls_foreign_loop")) RUN(socket_tls_foreign_loop);
     if (it_selected("socket_tls_big_command")) RUN(socket_tls_big_command);
+    if (it_selected("it_tls_sentinel")) RUN(it_tls_sentinel);
+    if (it_selected("it_tls_cluster")) RUN(it_tls_cluster);
 }
 #endif
 
@@ -1218,12 +1221,12 @@ static void socket_cluster_slots(void)
     CHECK_EQ(used, 1); /* the second master's */
     CHECK_EQ(redlock_socket_fd(&s, redlock_socket_fd_count(&s)), -1);
     redlock_socket_deinit(&s);
-    /* a cluster with a db, or over TLS: refused */
+    /* a cluster with a db: refused; over TLS: NO_TLS in this build (over TLS: it_tls_cluster) */
     cfg.node[1].db = 2;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_INVALID);
     cfg.node[1].db = 0;
     cfg.node[1].tls.enable = 1;
-    CHECK(redlock_socket_init(&s, &cfg) != REDLOCK_OK);
+    CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_ERR_NO_TLS);
     redis_nodes_stop(&plain);
 }
 

@@ -1277,12 +1277,24 @@ if [ -n "${CLUSTER_BIN:-}" ]; then
 else
   nok "cluster: CLUSTER_BIN (tests/tool/cluster.c) not given"
 fi
-rl -n rediss-cluster://127.0.0.1:7000 acquire cl
-[ "$RC" -eq 64 ] && grep -q "clusters over TLS (rediss-cluster://) are not served by this version yet" "$T/err" &&
-  ok "cluster: a rediss-cluster:// node is refused (64), saying so" || nok "cluster: TLS refused" "status $RC"
 rl -n redis-cluster://127.0.0.1:7000 --wait-replicas 1 acquire cl
 [ "$RC" -eq 64 ] && grep -q "wait-replicas does not go with a cluster node" "$T/err" &&
   ok "cluster: --wait-replicas with a cluster node is refused (64), saying so" || nok "cluster: --wait-replicas refused" "status $RC"
+# the same over TLS: a rediss-cluster:// node on a TLS cluster (tls-cluster)
+if [ -n "${CLUSTER_BIN:-}" ] && [ "$TLS_OK" = 1 ]; then
+  CLUSTER_TLS_DIR="$T/tls" "$CLUSTER_BIN" '
+    "$BIN" -n "$CNODES" --tls-ca "$T/tls/ca.crt" acquire tck >"$T/tcl.tok" 2>"$T/tcl.err"; echo $? >"$T/tcl.rc"
+    for p in $PORT0 $PORT1 $PORT2; do redis-cli -p "$p" GET tck; done >"$T/tcl.get"
+    "$BIN" -n "$CNODES" --tls-ca "$T/tls/ca.crt" release tck "$(cat "$T/tcl.tok")" 2>>"$T/tcl.err"; echo $? >>"$T/tcl.rc"
+    "$BIN" -n "$CNODES" --tls-ca "$T/tls/other-ca.crt" acquire tck2 2>"$T/tcl.bad"; echo $? >"$T/tcl.badrc"' 2>>"$T/tcl.err"
+  [ "$(tr '\n' ' ' <"$T/tcl.rc" 2>/dev/null)" = "0 0 " ] && [ -s "$T/tcl.tok" ] &&
+    [ "$(grep -c "^$(cat "$T/tcl.tok")\$" "$T/tcl.get")" = 1 ] &&
+    ok "cluster: a rediss-cluster:// node: acquire puts the token on the key's master over TLS, release" ||
+    nok "cluster: rediss-cluster://" "$(tr '\n' ' ' <"$T/tcl.rc" 2>/dev/null): $(head -c 300 "$T/tcl.err")"
+  [ "$(cat "$T/tcl.badrc" 2>/dev/null)" != 0 ] && grep -q "certificate" "$T/tcl.bad" &&
+    ok "cluster: rediss-cluster:// with another CA is refused, saying why" ||
+    nok "cluster: rediss-cluster:// wrong CA" "$(cat "$T/tcl.badrc" 2>/dev/null): $(head -c 300 "$T/tcl.bad")"
+fi
 
 echo "# tool tests: $PASS passed, $FAIL failed"
 [ $FAIL -eq 0 ]
