@@ -32,7 +32,8 @@ examples: examples-socket examples-hiredis examples-libev
 
 # Each example: --help and usage errors, its nodes (argument, $REDLOCK_NODES,
 # default), the libraries it links, a live node (tests/shared/examples.sh).
-CHECKS += check-examples
+# Mostly builds: the CPU lane, the shorter one.
+CPU_CHECKS += check-examples
 .PHONY: check-examples
 check-examples: examples $(BUILD)/redlock
 	@tests/shared/examples.sh $(BUILD)

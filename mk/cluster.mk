@@ -8,8 +8,7 @@
 # and C++11.
 CLUSTER_DEPS := tests/cluster/test_cluster.c adapters/redlock_cluster.h redlock.h tests/shared/check.h tests/shared/redis_nodes.h
 
-CHECKS += check-cluster
-CPU_CHECKS += check-cluster-compile
+CPU_CHECKS += check-cluster check-cluster-compile
 
 .PHONY: check-cluster check-cluster-order check-cluster-compile
 

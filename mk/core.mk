@@ -1,5 +1,5 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
-SIM_RUNS ?= 14000
+SIM_RUNS ?= 12000
 # refusing and legacy-crowd: no crashes (the restart rule has nothing to
 # do there); fewer schedules (4/5 and 1/2 of SIM_RUNS) pay for the restart
 # and failover profiles
@@ -74,7 +74,7 @@ check-unit: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value
 	@$(BUILD)/platform
 	@$(BUILD)/value
 
-# 14,000 schedules per profile across N = 1, 3, 5, modern and legacy
+# 12,000 schedules per profile across N = 1, 3, 5, modern and legacy
 # servers (fewer for the refusing clients and the legacy crowd), 5,000 of
 # many locks per client, 5,000 of a server clock jumping on one node of
 # four, 10,000 of reentrant locks, 5,000 of restarts and 4,000 of failovers

@@ -64,7 +64,9 @@ H1_VALGRIND_ONLY := basic_n1,contend_n1,tls_accepted,wrong_ca,mid_handshake
 # The plain suites against hiredis 1.x: every shared scenario on one node
 # (the 3- and 5-node runs take the same hiredis paths; they run against
 # Debian's hiredis in check-hiredis and check-libev) and each adapter's own
-# tests, named (a test added to tests/hiredis or tests/libev goes here too)
+# tests, named (a test added to tests/hiredis or tests/libev goes here too);
+# not the Sentinel scenarios (seconds of waiting on sentinels; the same
+# hiredis calls as a single server's, run against Debian's hiredis)
 H1_HIREDIS_ONLY := _n1,hiredis_port_range,hiredis_tls_not_built,hiredis_unix_path,hiredis_busy_in_callback,hiredis_unresolvable,hiredis_connect_timeout,hiredis_api_guards,hiredis_linger_bounded,hiredis_linger_finishes,hiredis_no_needless_linger,hiredis_no_wait_for_stragglers,hiredis_reconnect_delay,hiredis_lost_on_time,hiredis_deinit_wakes_waiter,hiredis_watchdog_getters,hiredis_deinit_wakes_waiter_on_reinit
 H1_LIBEV_ONLY := _n1,libev_port_range,libev_tls_not_built,libev_api_guards,libev_unix_path,libev_connect_timeout,libev_disconnect_status
 
@@ -77,8 +79,8 @@ check-hiredis1:
 check-hiredis1-run: $(H1_BINS)
 	@echo "# hiredis $$(sed -n 's/^Version: //p' $(H1_LIB)/pkgconfig/hiredis.pc) from $(H1_LIB)"
 	@JOBS=2 scripts/parallel.sh \
-	  '$(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_HIREDIS_ONLY) $(BUILD)/h1/test_hiredis' \
-	  '$(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_LIBEV_ONLY) $(BUILD)/h1/test_libev' \
+	  '$(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_HIREDIS_ONLY) IT_SKIP=sentinel $(BUILD)/h1/test_hiredis' \
+	  '$(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_LIBEV_ONLY) IT_SKIP=sentinel $(BUILD)/h1/test_libev' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis_tls' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_libev_tls' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis_cluster' \

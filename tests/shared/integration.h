@@ -2301,23 +2301,32 @@ static void it_inflight_drop(void)
 
 /* ---- runner ---- */
 
-/* IT_ONLY: comma-separated substrings of the names to run. */
-static int it_selected(const char *name)
+/* Does any comma-separated part of list occur in name? */
+static int it_names_any(const char *name, const char *list)
 {
-    const char *only = getenv("IT_ONLY");
     char part[64];
-    if (!only || !only[0]) return 1;
-    while (*only) {
-        size_t l = strcspn(only, ",");
+    while (*list) {
+        size_t l = strcspn(list, ",");
         if (l > 0 && l < sizeof part) {
-            memcpy(part, only, l);
+            memcpy(part, list, l);
             part[l] = 0;
             if (strstr(name, part)) return 1;
         }
-        only += l;
-        if (*only == ',') only++;
+        list += l;
+        if (*list == ',') list++;
     }
     return 0;
+}
+
+/* IT_ONLY=a,b runs the scenarios whose names hold a or b; IT_SKIP=c,d
+   leaves out those that hold c or d (e.g. the Sentinel scenarios, seconds
+   of waiting on sentinels, in the memcheck lanes: the ASan lanes run them). */
+static int it_selected(const char *name)
+{
+    const char *only = getenv("IT_ONLY"), *skip = getenv("IT_SKIP");
+    if (skip && skip[0] && it_names_any(name, skip)) return 0;
+    if (!only || !only[0]) return 1;
+    return it_names_any(name, only);
 }
 
 /* ---- hostile nodes: two healthy nodes and one that misbehaves ----
