@@ -897,11 +897,7 @@ static inline int redlock__hiredis_cluster_send(redlock_hiredis *c, int i, const
     char *s;
     size_t len;
     int k, rc, hops;
-    if (redlock_cluster_cross_slot(cmd)) { /* the cluster would answer CROSSSLOT: say why instead */
-        redlock__conn_set(&c->_conn[i].life, REDLOCK_ERR_INVALID,
-                          "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
-        return REDLOCK_ERR_INVALID;
-    }
+    if (redlock__hiredis_cross_slot(&c->_conn[i].life, cmd)) return REDLOCK_ERR_INVALID;
     redlock__hiredis_cluster_refresh(c, i);
     if ((k = redlock__hiredis_cluster_route(cl, cmd, &hops)) < 0) return REDLOCK_ERR_NOMEM;
     if ((rc = redlock__hiredis_format(cmd, &s, &len)) != 0) return rc;

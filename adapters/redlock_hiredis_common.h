@@ -473,6 +473,16 @@ static inline int redlock__hiredis_cluster_init(redlock__hiredis_endpoint *e, co
     return e->host ? 0 : REDLOCK_ERR_NOMEM;
 }
 
+/* A script whose keys span slots, which the cluster would refuse with
+   CROSSSLOT: 1, and the node's status says why instead (INVALID). */
+static inline int redlock__hiredis_cross_slot(redlock__conn_life *life, const redlock_command *cmd)
+{
+    if (!redlock_cluster_cross_slot(cmd)) return 0;
+    redlock__conn_set(life, REDLOCK_ERR_INVALID,
+                      "cluster: the lock's keys are in different slots (a fenced lock's key needs a {hash tag})");
+    return 1;
+}
+
 /* The link a command goes to: the master of its key's slot (a command
    without a key: the first master), or a seed while the map does not
    know (*hops -1: the seed's MOVED is the map's answer, not a
