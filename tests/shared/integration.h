@@ -209,21 +209,28 @@ typedef struct it_restart_event {
     int node, mode;
     int64_t elapsed_us;
 } it_restart_event;
-static it_restart_event it_restarts[64];
-static int it_nrestarts;
+static it_restart_event it_restarts[256];
+static int it_nrestarts, it_restarts_dropped;
+/* a client's watchdog thread may tell of a restart while another client
+   tells of one on the test's thread */
+static pthread_mutex_t it_restarts_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static inline void it_note_event(int *switches, const void *who, const redlock_event *ev)
 {
     if (ev->type == REDLOCK_EV_MODE_SWITCH) (*switches)++;
     if (ev->type == REDLOCK_EV_NODE_EVICTS && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES && !ev->lock)
         it_evicts_told[ev->node] = ev->mode;
+    if (ev->type == REDLOCK_EV_NODE_RESTARTED) pthread_mutex_lock(&it_restarts_mu);
     if (ev->type == REDLOCK_EV_NODE_RESTARTED && it_nrestarts < (int)(sizeof it_restarts / sizeof *it_restarts)) {
         it_restarts[it_nrestarts].who = who;
         it_restarts[it_nrestarts].node = ev->node;
         it_restarts[it_nrestarts].mode = ev->mode;
         it_restarts[it_nrestarts].elapsed_us = ev->elapsed_us;
         it_nrestarts++;
+    } else if (ev->type == REDLOCK_EV_NODE_RESTARTED && !it_restarts_dropped++) {
+        printf("#   more restart events than the table holds: the rest are not recorded\n");
     }
+    if (ev->type == REDLOCK_EV_NODE_RESTARTED) pthread_mutex_unlock(&it_restarts_mu);
     if (ev->type == REDLOCK_EV_VOTE && ev->status != 0 && ev->node >= 0 && ev->node < REDLOCK_MAX_NODES)
         it_vote_status[ev->op != REDLOCK_OP_ACQUIRE][ev->node] = ev->status;
     if (getenv("IT_DEBUG"))
@@ -2618,10 +2625,12 @@ static redis_nodes it_volatile;
 /* Did client `who` hear EV_NODE_RESTARTED of node with this mode? */
 static inline int it_restart_heard(const void *who, int node, int mode)
 {
-    int k, n = it_nrestarts;
-    for (k = 0; k < n; k++)
-        if (it_restarts[k].who == who && it_restarts[k].node == node && it_restarts[k].mode == mode) return 1;
-    return 0;
+    int k, heard = 0;
+    pthread_mutex_lock(&it_restarts_mu);
+    for (k = 0; k < it_nrestarts && !heard; k++)
+        heard = it_restarts[k].who == who && it_restarts[k].node == node && it_restarts[k].mode == mode;
+    pthread_mutex_unlock(&it_restarts_mu);
+    return heard;
 }
 
 /* One acquire of l (one attempt) while a restart's bound may not have
@@ -2666,6 +2675,7 @@ static void it_restart_empty(void)
     }
     it_defaults(&s, rn, ports);
     s.watchdog_thread = 1;
+    it_nrestarts = it_restarts_dropped = 0; /* the table's room for this scenario's clients */
     a = it->open(&s);
     CHECK(a != NULL);
     if (!a) return;
@@ -2716,7 +2726,13 @@ static void it_restart_empty(void)
         it->idle(b, 25);
     }
     CHECK(won_a && won_b); /* within the bound and a margin */
-    CHECK(it_restart_heard(a, 0, REDLOCK_RESTART_RUN_ID) && it_restart_heard(a, 1, REDLOCK_RESTART_RUN_ID));
+    if (!it_restart_heard(a, 0, REDLOCK_RESTART_RUN_ID) || !it_restart_heard(a, 1, REDLOCK_RESTART_RUN_ID)) {
+        int k;
+        CHECK(!"A's client told of both restarts by their run_id");
+        for (k = 0; k < it_nrestarts; k++)
+            printf("#   heard: client %s node %d reason %d %lld us ago\n", it_restarts[k].who == (void *)a ? "A" : "B",
+                   it_restarts[k].node, it_restarts[k].mode, (long long)it_restarts[k].elapsed_us);
+    }
     printf("#   granted %lld ms (B) and %lld ms (A's second lock) after the kill; ttl %d ms\n",
            won_b ? won_b - t_kill : -1, won_a ? won_a - t_kill : -1, (int)TTL);
     if (won_b) CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);

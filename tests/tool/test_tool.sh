@@ -737,7 +737,10 @@ f=$T/tstp
 "$BIN" run -t 10s tstp -- sh -c "echo \$\$ >$f.sh; while :; do sleep 0.05; done" >/dev/null 2>&1 &
 p=$!
 wait_file "$f.sh"; kill -TSTP $p
-st=; for i in $(seq 1 40); do st="$(ps -o stat= -p $p | cut -c1)$(ps -o stat= -p "$(cat "$f.sh")" | cut -c1)"; [ "$st" = TT ] && break; sleep 0.05; done
+# COMMAND's shell may be caught between vfork and its child's exec: dash
+# then waits uninterruptibly (D) for a child that is itself stopped
+st=; for i in $(seq 1 40); do st="$(ps -o stat= -p $p | cut -c1)$(ps -o stat= -p "$(cat "$f.sh")" | cut -c1)"; case $st in T[TD]) break;; esac; sleep 0.05; done
+[ "$st" = TD ] && st=TT
 kill -CONT $p
 st2=; for i in $(seq 1 40); do st2="$(ps -o stat= -p $p | cut -c1)$(ps -o stat= -p "$(cat "$f.sh")" | cut -c1)"; [ "$st2" = SS ] && break; sleep 0.05; done
 kill -TERM $p; wait $p; rc=$?
