@@ -702,7 +702,7 @@
    held by another, not ours, or a node error). k is the key, t the token,
    o a reentrant lock's owner id, c the fence counter
    (REDLOCK_FENCE_PREFIX + key), "1" the flag that has a release publish
-   (section 10). "EVALSHA x" is the script x by its SHA1, followed by
+   (section 10; "s" instead on a node told redlock_node_set_sharded). "EVALSHA x" is the script x by its SHA1, followed by
    "EVAL x" (its text) on NOSCRIPT; ROLLBACK, CLEANUP and SETTLE send EVAL
    at once (one command per node: nothing is left to send should the lock
    be deinitialised meanwhile).
@@ -820,7 +820,14 @@
    Whenever the release script deletes a key that was held (a release, the
    cleanup after LOST; a reentrant lock's last entry) it also runs PUBLISH
    REDLOCK_CHANNEL_PREFIX+key "released" on that node (under pcall: a user
-   the ACL denies PUBLISH still releases). The undo of a failed attempt
+   the ACL denies PUBLISH still releases). On a Redis Cluster node whose
+   servers have sharded pub/sub (7.0 and later; the adapters tell the
+   core with redlock_node_set_sharded()) it runs SPUBLISH on the key's
+   shard channel instead, which lives in the key's own slot and so
+   reaches the subscribers of the master that serves it, not every node
+   of the cluster as a PUBLISH does: REDLOCK_CHANNEL_PREFIX+key when the
+   key has a hash tag ("{orders}:lock"), else REDLOCK_CHANNEL_PREFIX+"{"+
+   key+"}" (redlock_shard_channel()). The undo of a failed attempt
    publishes nothing: the lock it took back on a minority of nodes was never
    held, and its own waiter (or the others) woken by it would only try again
    against the holder. With no subscriber a PUBLISH costs the server a
@@ -1453,6 +1460,7 @@ typedef struct redlock_client {
     uint8_t _restart_why[REDLOCK_MAX_NODES]; /* redlock_restart of _restart_at */
     int64_t _restart_at[REDLOCK_MAX_NODES]; /* the node may have lost keys then (INT64_MIN: never) */
     uint64_t _run_id[REDLOCK_MAX_NODES];    /* hash of the run_id last told, 0: none */
+    uint8_t _sharded[REDLOCK_MAX_NODES];    /* redlock_node_set_sharded: releases SPUBLISH there */
     uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
     char _owner_id[17];                     /* reentrant locks' default owner: the client's part */
     int _magic;
@@ -1753,6 +1761,23 @@ REDLOCK_API int redlock_node_set_life(redlock_client *client, int node, const re
    another server's later is a restart then too. Returns OK, INVALID
    (node out of range, ago_ms < 0) or DETACHED. */
 REDLOCK_API int redlock_node_failed_over(redlock_client *client, int node, int64_t ago_ms);
+/* Release notifications on a Redis Cluster node (section 10), for
+   transports: on = 1 has the release scripts SPUBLISH on the key's shard
+   channel (redlock_shard_channel) instead of PUBLISH, for a node whose
+   servers have sharded pub/sub (Redis 7.0 and later); 0 (the default)
+   PUBLISH on REDLOCK_CHANNEL_PREFIX + key. Counts for releases built from
+   then on. Returns OK, INVALID (node out of range) or DETACHED. */
+REDLOCK_API int redlock_node_set_sharded(redlock_client *client, int node, int on);
+/* What the client was last told by redlock_node_set_sharded (0 until told). */
+REDLOCK_API int redlock_node_sharded(const redlock_client *client, int node);
+/* The shard channel of a key (section 10): REDLOCK_CHANNEL_PREFIX + key
+   when the key has a hash tag ("{orders}:lock"), else
+   REDLOCK_CHANNEL_PREFIX + "{" + key + "}": either way in the key's own
+   hash slot (a key without a hash tag that holds a '}' is the exception:
+   its channel is in another slot, and no release of it is heard on a
+   cluster). Writes it and a NUL into buf when cap allows; returns its
+   length (without the NUL) either way. */
+REDLOCK_API size_t redlock_shard_channel(const char *key, size_t len, char *buf, size_t cap);
 /* How long after a node may have lost keys its grants count again for
    this lock, in µs: the larger of its ttl and cfg.max_ttl_ms, plus the
    drift allowance; 0 for a lock not initialised. */
@@ -2063,13 +2088,25 @@ enum { REDLOCK__F_CLOBBERED = 8, REDLOCK__F_LIFE = 16,
 enum { REDLOCK__OUT_NONE, REDLOCK__OUT_YES, REDLOCK__OUT_NO /* another holder */,
        REDLOCK__OUT_MISSING /* not (or no longer) ours */, REDLOCK__OUT_ERR };
 
+/* The release scripts' notification of key k (section 10), by the flag
+   f (the argument after the token, a readers-writer lock's after the
+   token too): "s" SPUBLISH on k's shard channel (a node of a Redis Cluster
+   whose servers have sharded pub/sub, redlock_node_set_sharded(): the
+   channel must live in k's slot; see redlock_shard_channel()), else
+   PUBLISH on REDLOCK_CHANNEL_PREFIX+k. Under pcall: a user the ACL denies
+   either, or a server without SPUBLISH, still releases. */
+#define REDLOCK__LUA_PUBLISH(f)                                                                              \
+    "if " f "=='s' then local a=string.find(k,'{',1,true) local b=a and string.find(k,'}',a+1,true) if "     \
+    "b and b>a+1 then pcall(redis.call,'spublish','redlock:'..k,'released') else "                          \
+    "pcall(redis.call,'spublish','redlock:{'..k..'}','released') end else "                                 \
+    "pcall(redis.call,'publish','redlock:'..k,'released') end"
 /* ARGV[2] (release scripts: the argument after the token) present: the
-   key was held, PUBLISH its release (section 10); the undo of a failed
-   attempt leaves it out. */
+   key was held, publish its release; the undo of a failed attempt leaves
+   it out. */
 static const char redlock__release_lua[] =
-    "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) "
-    "if ARGV[2] then pcall(redis.call,'publish','redlock:'..KEYS[1],'released') end return 1 else return 0 end";
-static const char redlock__release_sha[] = "5936c7a91d6097fc50292f9e90ec2ed3e513e629";
+    "if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) if ARGV[2] then local k=KEYS[1] "
+    REDLOCK__LUA_PUBLISH("ARGV[2]") " end return 1 else return 0 end";
+static const char redlock__release_sha[] = "d7e00109fcea7097a6337cb32a8802b6d9d91443";
 static const char redlock__extend_lua[] =
     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) "
     "elseif v then return -1 else return 0 end";
@@ -2091,9 +2128,8 @@ static const char redlock__racquire_sha[] = "fe1913b107883a8d56dff9985f4ef19d967
 static const char redlock__rrelease_lua[] =
     "local k,o=KEYS[1],ARGV[1] if redis.call('type',k).ok~='hash' or "
     "redis.call('hdel',k,o..':'..ARGV[2])==0 then return 0 end if redis.call('hincrby',k,o,-1)<=0 then "
-    "redis.call('del',k) if ARGV[3] then pcall(redis.call,'publish','redlock:'..k,'released') end end "
-    "return 1";
-static const char redlock__rrelease_sha[] = "a1289050cd9364128e095b730eb637347a5922ca";
+    "redis.call('del',k) if ARGV[3] then " REDLOCK__LUA_PUBLISH("ARGV[3]") " end end return 1";
+static const char redlock__rrelease_sha[] = "7283c68fe5834b62f0fa88be7e1310f6391bcf58";
 static const char redlock__rextend_lua[] =
     "local k,o=KEYS[1],ARGV[1] local t=redis.call('type',k).ok if t=='none' then return 0 end if "
     "t=='hash' and redis.call('hexists',k,o..':'..ARGV[2])==1 then if "
@@ -2161,9 +2197,9 @@ static const char redlock__rwrelease_lua[] =
     "local w=redis.call('hget',k,'w:'..tok) if w and string.sub(w,1,1)=='w' then "
     "redis.call('hdel',k,'w:'..tok) end end local v=redis.call('hget',k,tok) local c=v and "
     "string.sub(v,1,1) local r=0 if c=='s' or c=='x' or c=='u' then redis.call('hdel',k,tok) r=1 end if "
-    "redis.call('hlen',k)==0 then redis.call('del',k) end if r==1 and ARGV[2]=='1' then "
-    "pcall(redis.call,'publish','redlock:'..k,'released') end return r";
-static const char redlock__rwrelease_sha[] = "7a52dde132918709d3bd90a737169b8408765e20";
+    "redis.call('hlen',k)==0 then redis.call('del',k) end if r==1 and (ARGV[2]=='1' or ARGV[2]=='s') then "
+    REDLOCK__LUA_PUBLISH("ARGV[2]") " end return r";
+static const char redlock__rwrelease_sha[] = "f7bf6351927f135b8da4a9c42452806dc2a47757";
 static const char redlock__rwextend_lua[] =
     "if redis.replicate_commands then redis.replicate_commands() end local k,tok=KEYS[1],ARGV[1] local "
     "ty=redis.call('type',k).ok if ty=='none' then return 0 end if ty~='hash' then return -1 end local "
@@ -2836,7 +2872,7 @@ static void redlock__rw_args(const redlock_lock *lk, int op, redlock_command *cm
    [, KEYS[2] its fence counter], ARGV: [owner,] token [, ttl or fence]
    (release: a flag instead, to publish, except for the undo of a failed
    attempt) [, the readers-writer arguments]. */
-static void redlock__build_script(const redlock_lock *lk, int st, redlock_command *cmd, redlock__scratch *sc) {
+static void redlock__build_script(const redlock_lock *lk, int i, int st, redlock_command *cmd, redlock__scratch *sc) {
     const redlock__kind *k = redlock__kind_of(lk);
     const redlock__script *script = redlock__script_of(lk, st);
     int op = redlock__step_info_of(st)->op;
@@ -2855,7 +2891,10 @@ static void redlock__build_script(const redlock_lock *lk, int st, redlock_comman
     if (k->owner) REDLOCK__ARG(cmd, redlock__owner(lk), lk->_owner_len);
     REDLOCK__ARG(cmd, redlock__token(lk), redlock__token_len(lk));
     if (numlen) REDLOCK__ARG(cmd, sc->ttl, numlen);
-    if (op == REDLOCK__S_RELEASE && lk->_phase != REDLOCK__PH_ROLLBACK) REDLOCK__LIT(cmd, "1");
+    if (op == REDLOCK__S_RELEASE && lk->_phase != REDLOCK__PH_ROLLBACK) {
+        if (lk->_client->_sharded[i]) REDLOCK__LIT(cmd, "s");
+        else REDLOCK__LIT(cmd, "1");
+    }
     if (k->modes) redlock__rw_args(lk, op, cmd, sc);
 }
 
@@ -2867,7 +2906,7 @@ static void redlock__build(const redlock_lock *lk, int i, redlock_command *cmd, 
     const redlock__step_info *info = redlock__step_info_of(st);
     cmd->argc = 0;
     if (info->args == REDLOCK__ARGS_SCRIPT) {
-        redlock__build_script(lk, st, cmd, sc);
+        redlock__build_script(lk, i, st, cmd, sc);
         return;
     }
     REDLOCK__ARG(cmd, info->verb, info->verb_len);
@@ -5210,6 +5249,35 @@ REDLOCK_API int redlock_node_failed_over(redlock_client *c, int node, int64_t ag
        primary still answers, or be a late word of an earlier failover) */
     redlock__restarted(c, node, now - ago_ms * 1000, REDLOCK_RESTART_FAILOVER, now);
     return REDLOCK_OK;
+}
+
+REDLOCK_API int redlock_node_set_sharded(redlock_client *c, int node, int on) {
+    if (!c || c->_magic != REDLOCK__MAGIC) return REDLOCK_ERR_DETACHED;
+    if (node < 0 || node >= c->_cfg.node_count) return REDLOCK_ERR_INVALID;
+    c->_sharded[node] = on != 0;
+    return REDLOCK_OK;
+}
+
+REDLOCK_API int redlock_node_sharded(const redlock_client *c, int node) {
+    return c && c->_magic == REDLOCK__MAGIC && node >= 0 && node < c->_cfg.node_count && c->_sharded[node];
+}
+
+REDLOCK_API size_t redlock_shard_channel(const char *key, size_t len, char *buf, size_t cap) {
+    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
+    const char *open = key && len ? (const char *)memchr(key, '{', len) : NULL;
+    const char *close = open ? (const char *)memchr(open + 1, '}', len - (size_t)(open + 1 - key)) : NULL;
+    int tagged = close && close > open + 1; /* as the release scripts decide */
+    size_t n = plen + len + (tagged ? 0 : 2), at = 0;
+    if (buf && cap > n) {
+        memcpy(buf, REDLOCK_CHANNEL_PREFIX, plen);
+        at = plen;
+        if (!tagged) buf[at++] = '{';
+        if (len) memcpy(buf + at, key, len);
+        at += len;
+        if (!tagged) buf[at++] = '}';
+        buf[at] = '\0';
+    }
+    return n;
 }
 
 REDLOCK_API int64_t redlock_lock_restart_bound_us(const redlock_lock *lk) {

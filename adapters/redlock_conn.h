@@ -59,9 +59,10 @@
 /* What a reply answers: the core's command (or the caller's, in raw
    mode), or one the adapter sent for itself. */
 enum { REDLOCK__CONN_CORE = 0, REDLOCK__CONN_AUTH, REDLOCK__CONN_SELECT, REDLOCK__CONN_INFO,
-       REDLOCK__CONN_SUB /* SUBSCRIBE / UNSUBSCRIBE */, REDLOCK__CONN_CONFIG /* CONFIG GET appendfsync */,
+       REDLOCK__CONN_SUB /* SUBSCRIBE, SSUBSCRIBE */, REDLOCK__CONN_CONFIG /* CONFIG GET appendfsync */,
        REDLOCK__CONN_ROLE /* ROLE: a Sentinel group's server must be its primary */,
-       REDLOCK__CONN_ASKING /* ASKING: a cluster's ASK redirection, before the command */ };
+       REDLOCK__CONN_ASKING /* ASKING: a cluster's ASK redirection, before the command */,
+       REDLOCK__CONN_UNSUB /* UNSUBSCRIBE, SUNSUBSCRIBE */ };
 
 typedef struct redlock__conn_req {
     redlock_tag tag;
@@ -312,10 +313,10 @@ typedef struct redlock__conn_subs {
 } redlock__conn_subs;
 
 /* The core's listen callback, for every adapter: the table follows the
-   core; `cmd` sends SUBSCRIBE / UNSUBSCRIBE of a key on each subscriber. */
+   core; `cmd` subscribes (on) or unsubscribes a key on the subscribers
+   that serve it (redlock__conn_sub_cmd). */
 static inline void redlock__conn_listen(redlock__conn_subs *t, redlock_lock *lk, int on, int64_t now,
-                                        void (*cmd)(void *ctx, const char *verb, const char *key, size_t len),
-                                        void *ctx)
+                                        void (*cmd)(void *ctx, int on, const char *key, size_t len), void *ctx)
 {
     const char *key;
     size_t len;
@@ -323,11 +324,11 @@ static inline void redlock__conn_listen(redlock__conn_subs *t, redlock_lock *lk,
         if (redlock__notify_add(&t->table, lk) != 1) return;
         t->idle_since = 0;
         key = redlock_lock_key(lk, &len);
-        cmd(ctx, "SUBSCRIBE", key, len);
+        cmd(ctx, 1, key, len);
         return;
     }
     if (!redlock__notify_remove(&t->table, lk, &key, &len)) return;
-    cmd(ctx, "UNSUBSCRIBE", key, len);
+    cmd(ctx, 0, key, len);
     if (!t->table.count) t->idle_since = now;
 }
 
@@ -604,42 +605,65 @@ static inline void redlock__conn_welcomed(redlock__conn_life *l)
    Opening queues AUTH if the node has a password (no SELECT: channels
    are server-wide), then SUBSCRIBE of every key the table listens to;
    the core's listen (redlock__conn_listen) adds SUBSCRIBE / UNSUBSCRIBE
-   of one key. Each is owed its answer on the ring (kind AUTH or SUB).
-   The driver opens, writes, reads and closes; it hands each reply here
-   as a small view (redlock__conn_sub_reply), and this layer says what it
-   means. */
+   of one key. Each is owed its answer on the ring (kind AUTH, SUB or
+   UNSUB). The driver opens, writes, reads and closes; it hands each reply
+   here as a small view (redlock__conn_sub_reply), and this layer says
+   what it means.
 
-/* SUBSCRIBE or UNSUBSCRIBE (verb) of key's channel, through queue (kind
-   SUB): 0, NOMEM, or queue's failure. */
-static inline int redlock__conn_sub_cmd(const char *verb, const char *key, size_t len, redlock__conn_queue_fn queue,
+   A Redis Cluster node whose servers have sharded pub/sub (7.0 and
+   later: redlock__conn_info_sharded, told to the core with
+   redlock_node_set_sharded) has a subscriber per master instead, each
+   subscribing (SSUBSCRIBE, `sharded`) the keys whose slot its master
+   serves (the driver's `want` filter at opening) on their shard
+   channels. A master that no longer serves a key's slot says so (MOVED
+   to an SSUBSCRIBE, or a "sunsubscribe" nobody asked for when the slot
+   moves away): RESHARD, below; the driver refreshes its slot map and
+   reopens the node's subscribers. */
+
+/* A subscriber's command of key's channel, through queue: SUBSCRIBE (on)
+   or UNSUBSCRIBE, or with `sharded` SSUBSCRIBE or SUNSUBSCRIBE of its
+   shard channel (kind SUB or UNSUB): 0, NOMEM, or queue's failure. */
+static inline int redlock__conn_sub_cmd(int on, const char *key, size_t len, int sharded, redlock__conn_queue_fn queue,
                                         void *ctx)
 {
+    static const char *const verbs[2][2] = { { "UNSUBSCRIBE", "SUBSCRIBE" }, { "SUNSUBSCRIBE", "SSUBSCRIBE" } };
     char stack[256], *ch;
     const char *argv[2];
     size_t argl[2];
     int rc;
-    if (!(ch = redlock__notify_command(verb, key, len, stack, sizeof stack, argv, argl))) return REDLOCK_ERR_NOMEM;
-    rc = queue(ctx, REDLOCK__CONN_SUB, 2, argv, argl);
+    if (!(ch = redlock__notify_command(verbs[sharded != 0][on != 0], key, len, sharded, stack, sizeof stack, argv, argl)))
+        return REDLOCK_ERR_NOMEM;
+    rc = queue(ctx, on ? REDLOCK__CONN_SUB : REDLOCK__CONN_UNSUB, 2, argv, argl);
     if (ch != stack) free(ch);
     return rc;
 }
 
+/* Which keys a sharded subscriber takes at opening: nonzero for a key
+   whose slot its master serves. */
+typedef int (*redlock__conn_sub_want_fn)(void *arg, const char *key, size_t len);
+
 typedef struct redlock__conn_sub_opening {
     redlock__conn_queue_fn queue;
     void *ctx;
+    int sharded;
+    redlock__conn_sub_want_fn want;
+    void *want_arg;
     int rc; /* the first failure */
 } redlock__conn_sub_opening;
 
 static inline void redlock__conn_sub_key(void *at, const char *key, size_t len)
 {
     redlock__conn_sub_opening *o = (redlock__conn_sub_opening *)at;
-    if (o->rc == 0) o->rc = redlock__conn_sub_cmd("SUBSCRIBE", key, len, o->queue, o->ctx);
+    if (o->rc == 0 && (!o->want || o->want(o->want_arg, key, len)))
+        o->rc = redlock__conn_sub_cmd(1, key, len, o->sharded, o->queue, o->ctx);
 }
 
 /* A new subscriber's commands, through queue: AUTH (user, pass: the
-   node's) if a password is set, then SUBSCRIBE of every key in table.
-   0, or the first failure (nothing queued after it). */
+   node's) if a password is set, then SUBSCRIBE of every key in table
+   (sharded: SSUBSCRIBE of each that want, when not NULL, takes). 0, or
+   the first failure (nothing queued after it). */
 static inline int redlock__conn_sub_open_queue(const char *user, const char *pass, const redlock__notify *table,
+                                               int sharded, redlock__conn_sub_want_fn want, void *want_arg,
                                                redlock__conn_queue_fn queue, void *ctx)
 {
     const char *argv[3];
@@ -648,9 +672,33 @@ static inline int redlock__conn_sub_open_queue(const char *user, const char *pas
     redlock__conn_sub_opening o;
     o.queue = queue;
     o.ctx = ctx;
+    o.sharded = sharded;
+    o.want = want;
+    o.want_arg = want_arg;
     o.rc = k ? queue(ctx, REDLOCK__CONN_AUTH, k, argv, len) : 0;
     if (o.rc == 0) redlock__notify_each_key(table, redlock__conn_sub_key, &o);
     return o.rc;
+}
+
+/* Does INFO's text say the server has sharded pub/sub (redis_version 7
+   or later; Valkey says 7.2.4)? */
+static inline int redlock__conn_info_sharded(const char *info, size_t len)
+{
+    static const char field[] = "redis_version:";
+    const size_t flen = sizeof field - 1;
+    size_t i = 0;
+    while (info && i + flen < len) {
+        const char *eol = (const char *)memchr(info + i, '\n', len - i);
+        size_t end = eol ? (size_t)(eol - info) : len;
+        if (end - i > flen && memcmp(info + i, field, flen) == 0) {
+            int major = 0;
+            size_t k = i + flen;
+            for (; k < end && info[k] >= '0' && info[k] <= '9' && major < 1000; k++) major = major * 10 + (info[k] - '0');
+            return major >= 7;
+        }
+        i = end + 1;
+    }
+    return 0;
 }
 
 /* A reply on a subscriber, as its driver parsed it: its type
@@ -704,17 +752,21 @@ static inline int redlock__conn_refusal_status(const char *str, size_t len)
    redlock__conn_shunned); the driver closes the subscriber, then calls
    redlock__conn_sub_hold(). PROTOCOL: a reply it did not expect; the
    driver drops it with PROTOCOL. */
-enum { REDLOCK__CONN_SUB_NEXT = 0, REDLOCK__CONN_SUB_REFUSED, REDLOCK__CONN_SUB_PROTOCOL };
+enum { REDLOCK__CONN_SUB_NEXT = 0, REDLOCK__CONN_SUB_REFUSED, REDLOCK__CONN_SUB_PROTOCOL,
+       REDLOCK__CONN_SUB_RESHARD /* a sharded subscriber's master no longer serves a key's slot */ };
 
 /* A reply on subscriber l (q: the answers it owes; table: the keys
-   followed). A message ["message", channel, payload] owes nothing: it
-   wakes the table's waiting locks of the channel's key (a channel not
-   ours is ignored). Anything else answers the oldest command owed: an
-   error refuses it; AUTH's status, a SUBSCRIBE's or UNSUBSCRIBE's
-   confirmation is what it asked for (a confirmed SUBSCRIBE: the node
-   hears us again); anything else, or a reply with nothing owed, is
-   PROTOCOL. A message's wake may run callbacks that close the
-   subscriber: the driver checks it is still there before reading on. */
+   followed). A message ["message", channel, payload] (a sharded one's
+   "smessage") owes nothing: it wakes the table's waiting locks of the
+   channel's key (a channel not ours is ignored). So does a "sunsubscribe"
+   nobody asked for: the server dropped the channel, its slot moved
+   (RESHARD). Anything else answers the oldest command owed: an error
+   refuses it (MOVED or ASK: RESHARD, the slot is another master's); AUTH's
+   status, a SUBSCRIBE's or UNSUBSCRIBE's confirmation (the sharded
+   verbs' too) is what it asked for (a confirmed SUBSCRIBE: the node hears
+   us again); anything else, or a reply with nothing owed, is PROTOCOL.
+   A message's wake may run callbacks that close the subscriber: the
+   driver checks it is still there before reading on. */
 static inline int redlock__conn_sub_answer(redlock__conn_life *l, redlock__conn_ring *q, redlock__notify *table,
                                            const redlock__conn_sub_reply *v)
 {
@@ -726,8 +778,19 @@ static inline int redlock__conn_sub_answer(redlock__conn_life *l, redlock__conn_
         if (key) redlock__notify_message(table, key, klen);
         return REDLOCK__CONN_SUB_NEXT;
     }
+    if (redlock__conn_sub_is(v, "smessage")) {
+        const char *key[2];
+        size_t klen[2];
+        int k, n = v->channel ? redlock__notify_shard_keys(v->channel, v->channel_len, key, klen) : 0;
+        for (k = 0; k < n; k++) redlock__notify_message(table, key[k], klen[k]);
+        return REDLOCK__CONN_SUB_NEXT;
+    }
+    if (redlock__conn_sub_is(v, "sunsubscribe") && !(q->count && q->e[q->head].kind == REDLOCK__CONN_UNSUB))
+        return REDLOCK__CONN_SUB_RESHARD;
     owed = redlock__conn_pop(q, &req);
     if (v->type == REDLOCK_REPLY_ERROR) {
+        if (v->str && ((v->len > 6 && memcmp(v->str, "MOVED ", 6) == 0) || (v->len > 4 && memcmp(v->str, "ASK ", 4) == 0)))
+            return REDLOCK__CONN_SUB_RESHARD;
         redlock__conn_shunned(l, redlock__conn_refusal_status(v->str, v->len), v->str, v->len);
         return REDLOCK__CONN_SUB_REFUSED;
     }
@@ -736,11 +799,12 @@ static inline int redlock__conn_sub_answer(redlock__conn_life *l, redlock__conn_
         l->status = 0;
         return REDLOCK__CONN_SUB_NEXT;
     }
-    if (req.kind == REDLOCK__CONN_SUB && redlock__conn_sub_is(v, "subscribe")) {
+    if (req.kind == REDLOCK__CONN_SUB && (redlock__conn_sub_is(v, "subscribe") || redlock__conn_sub_is(v, "ssubscribe"))) {
         redlock__conn_welcomed(l);
         return REDLOCK__CONN_SUB_NEXT;
     }
-    if (req.kind == REDLOCK__CONN_SUB && redlock__conn_sub_is(v, "unsubscribe")) return REDLOCK__CONN_SUB_NEXT;
+    if (req.kind == REDLOCK__CONN_UNSUB && (redlock__conn_sub_is(v, "unsubscribe") || redlock__conn_sub_is(v, "sunsubscribe")))
+        return REDLOCK__CONN_SUB_NEXT;
     return REDLOCK__CONN_SUB_PROTOCOL;
 }
 

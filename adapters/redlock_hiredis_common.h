@@ -1530,13 +1530,12 @@ static inline int redlock__hiredis_sub_queue(void *ctx, int kind, int argc, cons
     return 0;
 }
 
-/* Appends `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel to subscriber
+/* Appends SUBSCRIBE (on) or UNSUBSCRIBE of key's channel to subscriber
    i, if it is open (one that opens later subscribes every key). */
-static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, const char *verb, const char *key,
-                                            size_t len)
+static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, int on, const char *key, size_t len)
 {
     redlock__hiredis_sub *sb = &ss->sub[i];
-    if (sb->ctx && redlock__conn_sub_cmd(verb, key, len, redlock__hiredis_sub_queue, sb) != 0)
+    if (sb->ctx && redlock__conn_sub_cmd(on, key, len, 0, redlock__hiredis_sub_queue, sb) != 0)
         redlock__hiredis_sub_close(ss, i, 1);
 }
 
@@ -1565,7 +1564,8 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
     redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
     sb->need_flush = 1;
-    if (redlock__conn_sub_open_queue(ep->user, ep->pass, &ss->t.table, redlock__hiredis_sub_queue, sb) != 0)
+    if (redlock__conn_sub_open_queue(ep->user, ep->pass, &ss->t.table, 0, NULL, NULL, redlock__hiredis_sub_queue, sb) !=
+        0)
         redlock__hiredis_sub_close(ss, i, 1);
 }
 
@@ -1690,12 +1690,12 @@ static inline short redlock__hiredis_sub_events(const redlock__hiredis_sub *sb)
     return (short)(POLLIN | (sb->need_flush && !redlock__hiredis_tls_wants_read(sb->ssl) ? POLLOUT : 0));
 }
 
-/* `verb` of key's channel on every subscriber. */
-static inline void redlock__hiredis_subs_cmd(void *arg, const char *verb, const char *key, size_t len)
+/* Key's channel subscribed (on) or not on every subscriber. */
+static inline void redlock__hiredis_subs_cmd(void *arg, int on, const char *key, size_t len)
 {
     redlock__hiredis_subs *ss = (redlock__hiredis_subs *)arg;
     int i;
-    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, verb, key, len);
+    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, on, key, len);
 }
 
 /* The core's listen callback, for the adapter's own: the table follows

@@ -183,22 +183,29 @@ static inline void redlock__notify_free(redlock__notify *n)
     memset(n, 0, sizeof *n);
 }
 
-/* A subscriber's command `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel
-   as argv[2] / argl[2]: the channel is built in buf (cap bytes), or when
+/* A subscriber's command `verb` (SUBSCRIBE, UNSUBSCRIBE; SSUBSCRIBE,
+   SUNSUBSCRIBE) of key's channel as argv[2] / argl[2]: the channel
+   (REDLOCK_CHANNEL_PREFIX + key, or with `sharded` the key's shard
+   channel, redlock_shard_channel) is built in buf (cap bytes), or when
    longer in a block the caller frees (the return value, when not buf).
    NULL: out of memory. */
-static inline char *redlock__notify_command(const char *verb, const char *key, size_t len, char *buf, size_t cap,
-                                            const char *argv[2], size_t argl[2])
+static inline char *redlock__notify_command(const char *verb, const char *key, size_t len, int sharded, char *buf,
+                                            size_t cap, const char *argv[2], size_t argl[2])
 {
     const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
-    char *ch = plen + len > cap ? (char *)malloc(plen + len) : buf;
+    size_t n = sharded ? redlock_shard_channel(key, len, NULL, 0) : plen + len;
+    char *ch = n + 1 > cap ? (char *)malloc(n + 1) : buf;
     if (!ch) return NULL;
-    memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
-    memcpy(ch + plen, key, len);
+    if (sharded) {
+        redlock_shard_channel(key, len, ch, n + 1);
+    } else {
+        memcpy(ch, REDLOCK_CHANNEL_PREFIX, plen);
+        memcpy(ch + plen, key, len);
+    }
     argv[0] = verb;
     argl[0] = strlen(verb);
     argv[1] = ch;
-    argl[1] = plen + len;
+    argl[1] = n;
     return ch;
 }
 
@@ -225,6 +232,24 @@ static inline const char *redlock__notify_key_of(const char *channel, size_t len
     if (len < plen || memcmp(channel, REDLOCK_CHANNEL_PREFIX, plen) != 0) return NULL;
     *key_len = len - plen;
     return channel + plen;
+}
+
+/* The keys a shard channel may name: redlock_shard_channel() gives
+   "{a}" and "a" the same channel (in the same slot), so a message on
+   REDLOCK_CHANNEL_PREFIX "{X}" may be for key "{X}" or key "X" (waking
+   both costs at most a spurious attempt). Up to two, in key[] / klen[];
+   returns how many (0: not one of ours). */
+static inline int redlock__notify_shard_keys(const char *channel, size_t len, const char *key[2], size_t klen[2])
+{
+    int n = 0;
+    if (!(key[0] = redlock__notify_key_of(channel, len, &klen[0]))) return 0;
+    n = 1;
+    if (klen[0] >= 2 && key[0][0] == '{' && key[0][klen[0] - 1] == '}') {
+        key[1] = key[0] + 1;
+        klen[1] = klen[0] - 2;
+        n = 2;
+    }
+    return n;
 }
 
 #endif /* REDLOCK_NOTIFY_H */

@@ -1414,7 +1414,8 @@ static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
     if (nd->sub) /* a subscriber's own: AUTH, then every key (redlock_conn.h) */
-        return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_queue_preamble, nd);
+        return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, 0, NULL, NULL,
+                                            redlock__sock_queue_preamble, nd);
     return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, nd->sentinels != NULL, info,
                                         redlock__sock_queue_preamble, nd);
 }
@@ -2337,14 +2338,14 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
 /* ---- release notifications: the subscribers ---- */
 
 #ifndef REDLOCK_SOCKET_NO_CORE /* the core's listen hook sends these */
-/* Queues `verb` (SUBSCRIBE, UNSUBSCRIBE) of key's channel on subscriber
+/* Queues SUBSCRIBE (on) or UNSUBSCRIBE of key's channel on subscriber
    nd, if it is open or opening (one that is down subscribes every key
    when it opens). */
-static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *nd, const char *verb, const char *key,
+static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *nd, int on, const char *key,
                                   size_t len)
 {
     if (nd->life.state == REDLOCK__CONN_DOWN) return;
-    if (redlock__conn_sub_cmd(verb, key, len, redlock__sock_queue_preamble, nd) != 0)
+    if (redlock__conn_sub_cmd(on, key, len, 0, redlock__sock_queue_preamble, nd) != 0)
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, NULL);
     else
         redlock__sock_report(s, nd);
@@ -2582,12 +2583,12 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
 }
 
 #ifndef REDLOCK_SOCKET_NO_CORE
-/* `verb` of key's channel on every subscriber. */
-static void redlock__sock_subs_cmd(void *user, const char *verb, const char *key, size_t len)
+/* Key's channel subscribed (on) or not on every subscriber. */
+static void redlock__sock_subs_cmd(void *user, int on, const char *key, size_t len)
 {
     redlock_socket *s = (redlock_socket *)user;
     int i;
-    for (i = 0; i < s->_nsub; i++) redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], verb, key, len);
+    for (i = 0; i < s->_nsub; i++) redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], on, key, len);
 }
 
 /* The core's listen callback: the table follows the core, the subscribers

@@ -86,16 +86,16 @@
 #define MAX_SLOTS 12 /* lock handles per client (3 but in many-locks) */
 #define MAX_KEYS 6   /* keys (2 but in many-locks) */
 #define MAX_TOKENS 4096
-#define SHA_RELEASE "5936c7a91d6097fc50292f9e90ec2ed3e513e629"
+#define SHA_RELEASE "d7e00109fcea7097a6337cb32a8802b6d9d91443"
 #define SHA_EXTEND "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394"
 #define SHA_RACQUIRE "fe1913b107883a8d56dff9985f4ef19d96780450"
-#define SHA_RRELEASE "a1289050cd9364128e095b730eb637347a5922ca"
+#define SHA_RRELEASE "7283c68fe5834b62f0fa88be7e1310f6391bcf58"
 #define SHA_REXTEND "8713768fb046a3ec2f3a21545b1de720ccbd516d"
 #define SHA_FACQUIRE "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888"
 #define SHA_FENCE "48e95165afb854dba74eb9d2c02d43ed7c87f94a"
 #define SHA_RFACQUIRE "9e90d98820f6fd7cf2d8944664d249d42ea91993"
 #define SHA_RWACQUIRE "c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef"
-#define SHA_RWRELEASE "7a52dde132918709d3bd90a737169b8408765e20"
+#define SHA_RWRELEASE "f7bf6351927f135b8da4a9c42452806dc2a47757"
 #define SHA_RWEXTEND "4fa1c0304cf0189b45ec8ec2c59d15e46e862158"
 #define SHA_RWUPGRADE "4d94de4c4c2d54aa9a81ab17767096537623e251"
 #define SHA_RWSETMODE "b06ef25325497e7d384d8265d29a5597c574e502"
@@ -335,6 +335,7 @@ typedef struct client {
     uint32_t fault_gen;      /* bumps whenever a fault touches this client */
     uint32_t conn_epoch[MAX_NODES];
     unsigned refused_mask;   /* nodes that refuse this client's TLS, AUTH or SELECT */
+    unsigned sharded_mask;   /* nodes told redlock_node_set_sharded(.., 1) last */
     int refusal;             /* REDLOCK_ERR_TLS, REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
     int64_t node_timeout_ms, clock_drift_ms, retry_delay_ms, retry_jitter_ms;
@@ -887,6 +888,20 @@ static int is_extend(const redlock_command *cmd) {
            arg_is(cmd, 1, redlock_reentrant_extend_script()) || arg_is(cmd, 0, "PEXPIRE") || arg_is(cmd, 0, "GETSET");
 }
 
+/* A release script's publish flag (the argument after the token; a
+   reentrant one's after owner and token), or NULL when it has none (an
+   undo) or the command is no release script. */
+static const char *release_flag(const redlock_command *cmd, size_t *len) {
+    int at = arg_is(cmd, 1, SHA_RELEASE) || arg_is(cmd, 1, redlock_release_script()) || arg_is(cmd, 1, SHA_RWRELEASE) ||
+                     arg_is(cmd, 1, redlock_rw_release_script())
+                 ? 5
+             : arg_is(cmd, 1, SHA_RRELEASE) || arg_is(cmd, 1, redlock_reentrant_release_script()) ? 6
+                                                                                                   : -1;
+    if (at < 0 || cmd->argc != at + 1) return NULL;
+    *len = cmd->argvlen[at];
+    return cmd->argv[at];
+}
+
 /* A release call: what the transport refuses from now on belongs to it. */
 static int sim_release(slot *s) {
     int before = s->release_queue_full, rc;
@@ -932,6 +947,14 @@ static int cb_send(void *u, int n, const redlock_command *cmd, redlock_tag tag) 
         if (tok) set_unanswered(c, n, tok, 1);
     }
     if (cmd->argc == 2 && cmd->argvlen[0] == 3 && memcmp(cmd->argv[0], "DEL", 3) == 0) check_del(w, c, n, tag);
+    {   /* a release publishes as the node was last said to want (sharded or not) */
+        size_t flen = 0;
+        const char *flag = release_flag(cmd, &flen);
+        int sharded = (c->sharded_mask >> n) & 1u;
+        if (flag && !(flen == 1 && flag[0] == '2') && !(flen == 1 && flag[0] == (sharded ? 's' : '1')))
+            violation(w, sharded ? "a release on a node told sharded does not SPUBLISH (flag \"s\")"
+                                 : "a release on a node not told sharded does not PUBLISH (flag \"1\")", c->id);
+    }
     memset(&e, 0, sizeof e);
     e.c = c->id;
     e.n = n;
@@ -1317,7 +1340,7 @@ static void run_rwscript(world *w, const node *nd, entry *e, msg *m, int which) 
         if (m->argc == 6 && (i = rw_find(e, tok, 1)) >= 0) rw_drop(e, i);
         if ((i = rw_find(e, tok, 0)) >= 0) { rw_drop(e, i); r = 1; }
         if (e->nrw == 0) e->used = 0;
-        if (r && m->argc == 6 && is(m, 5, "1")) publish(w, nd, e);
+        if (r && m->argc == 6 && (is(m, 5, "1") || is(m, 5, "s"))) publish(w, nd, e);
         reply_int(m, r);
         return;
     }
@@ -2459,6 +2482,12 @@ static void node_call(world *w, client *c) {
         tell_failover(w, c, n, rng_range(&w->rng, 0, 2 * (w->max_ttl_ms > 0 ? w->max_ttl_ms : 1000)));
         w->inner_failovers++;
     }
+    if (rng_chance(&w->rng, 0.3)) { /* a cluster node's notifications: sharded or not, as the servers allow */
+        int on = rng_chance(&w->rng, 0.5);
+        if (redlock_node_set_sharded(&c->rc, n, on) != REDLOCK_OK) violation(w, "set_sharded refused", c->id);
+        c->sharded_mask = on ? c->sharded_mask | (1u << n) : c->sharded_mask & ~(1u << n);
+        if (redlock_node_sharded(&c->rc, n) != on) violation(w, "redlock_node_sharded: not what was told", c->id);
+    }
 }
 
 static void random_call(world *w, client *c, int k) {
@@ -2847,6 +2876,7 @@ static void start_clients(world *w) {
         c->late_loop = w->late_timers && rng_chance(&w->rng, 0.5);
         for (j = 0; j < MAX_NODES; j++) { c->last_req[j] = c->last_rep[j] = 0; }
         c->refused_mask = 0;
+        c->sharded_mask = 0;
         c->refusal = REDLOCK_ERR_AUTH;
         if (w->p->refusing && i > 0 && rng_chance(&w->rng, 0.6)) {
             c->refused_mask = (unsigned)rng_range(&w->rng, 1, (1 << w->nn) - 1);

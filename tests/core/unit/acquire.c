@@ -62,7 +62,7 @@ static void test_fail_rollback_retry(void) {
     nil_to(1, "SET");                     /* quorum impossible: decided now */
     CHECK_EQ(T.res.n, 0);                 /* retries left: no result yet */
     CHECK_EQ(T.qn, 6);                    /* rollback to all nodes */
-    for (k = 3; k < 6; k++) CHECK(starts(k, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) if ARGV[2] then pcall("));
+    for (k = 3; k < 6; k++) CHECK(starts(k, "EVAL if redis.call('get',KEYS[1])==ARGV[1] then redis.call('del',KEYS[1]) if ARGV[2] then local k=KEYS[1] "));
     CHECK_EQ(count_ev(REDLOCK_EV_RETRY), 1);
     CHECK_EQ(T.timer, T.now + 50000);     /* first the rollback's deadline */
     ok_to(2, "SET");                      /* stale reply of attempt 1: ignored */

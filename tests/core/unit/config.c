@@ -294,12 +294,12 @@ static void test_sha_constants(void) {
     /* the hard-coded SHA1s must be those of the script texts */
     char cmd[2048], out[64];
     const char *scripts[13];
-    const char *shas[13] = {"5936c7a91d6097fc50292f9e90ec2ed3e513e629", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
-                           "fe1913b107883a8d56dff9985f4ef19d96780450", "a1289050cd9364128e095b730eb637347a5922ca",
+    const char *shas[13] = {"d7e00109fcea7097a6337cb32a8802b6d9d91443", "e9a2f3813b737b2b7c48ab77e3b5b9a159cff394",
+                           "fe1913b107883a8d56dff9985f4ef19d96780450", "7283c68fe5834b62f0fa88be7e1310f6391bcf58",
                            "8713768fb046a3ec2f3a21545b1de720ccbd516d", "08c7557d4c89b0ab5b53a3a0ef90a225f2be7888",
                            "48e95165afb854dba74eb9d2c02d43ed7c87f94a", "65d74805f790707d154a364cfbd39c5a901e9c59",
                            "9e90d98820f6fd7cf2d8944664d249d42ea91993", "9aed5e9a15c9204fc81f0a524e790f2b5de165d1",
-                           "c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef", "7a52dde132918709d3bd90a737169b8408765e20",
+                           "c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef", "f7bf6351927f135b8da4a9c42452806dc2a47757",
                            "4fa1c0304cf0189b45ec8ec2c59d15e46e862158"};
     int k;
     scripts[0] = redlock_release_script();

@@ -188,7 +188,7 @@ static void test_fence_reentrant(void) {
     CHECK_EQ(last_status(REDLOCK_OP_ACQUIRE), REDLOCK_OK);
     CHECK_EQ(redlock_lock_fence(&L), 7);
     redlock_release(&L);
-    expect_starts(0, "EVALSHA a1289050cd9364128e095b730eb637347a5922ca 1 res svc-f ");
+    expect_starts(0, "EVALSHA 7283c68fe5834b62f0fa88be7e1310f6391bcf58 1 res svc-f ");
     num_to(0, "EVALSHA", 1);
     CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
     teardown();

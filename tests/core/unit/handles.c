@@ -113,7 +113,7 @@ static void test_callbacks_reenter(void) {
 /* The one-command undo of a failed attempt: the release script itself, not
    EVALSHA; no flag, nothing published. */
 static const char *release_eval(const char *token) {
-    static char buf[400];
+    static char buf[1024];
     snprintf(buf, sizeof buf, "EVAL %s 1 res %s", redlock_release_script(), token);
     return buf;
 }

@@ -476,7 +476,7 @@ static int64_t drift_us(int64_t ttl_ms, int legacy) { return ttl_ms * 10 + 2000 
 
 /* A release, or the cleanup after LOST: the flag that publishes. */
 static const char *release_eval_publish(const char *token) {
-    static char buf[400];
+    static char buf[1024];
     snprintf(buf, sizeof buf, "EVAL %s 1 res %s 1", redlock_release_script(), token);
     return buf;
 }
@@ -487,11 +487,11 @@ static const char *legacy_value(long long expiry_ms, const char *token) {
 }
 
 static const char EXTEND_SHA[] = "EVALSHA e9a2f3813b737b2b7c48ab77e3b5b9a159cff394 1 res ";
-static const char RELEASE_SHA[] = "EVALSHA 5936c7a91d6097fc50292f9e90ec2ed3e513e629 1 res ";
+static const char RELEASE_SHA[] = "EVALSHA d7e00109fcea7097a6337cb32a8802b6d9d91443 1 res ";
 
 /* The readers-writer scripts' commands up to the token. */
 #define RW_ACQUIRE_SHA "EVALSHA c3f8e3c9872b4599c1c04f44f8ed6c6cf3b1c9ef 1 res "
-#define RW_RELEASE_SHA "EVALSHA 7a52dde132918709d3bd90a737169b8408765e20 1 res "
+#define RW_RELEASE_SHA "EVALSHA f7bf6351927f135b8da4a9c42452806dc2a47757 1 res "
 #define RW_EXTEND_SHA "EVALSHA 4fa1c0304cf0189b45ec8ec2c59d15e46e862158 1 res "
 #define RW_UPGRADE_SHA "EVALSHA 4d94de4c4c2d54aa9a81ab17767096537623e251 1 res "
 #define RW_SET_MODE_SHA "EVALSHA b06ef25325497e7d384d8265d29a5597c574e502 1 res "

@@ -379,9 +379,67 @@ static void test_listen_callback(void) {
 }
 
 static void test_release_publishes(void) {
-    CHECK(strstr(redlock_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..KEYS[1],'released')") != NULL);
-    CHECK(strstr(redlock_reentrant_release_script(), "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..k,'released')") != NULL);
+    const char *scripts[3];
+    int i;
+    scripts[0] = redlock_release_script();
+    scripts[1] = redlock_reentrant_release_script();
+    scripts[2] = redlock_rw_release_script();
+    for (i = 0; i < 3; i++) { /* PUBLISH, or SPUBLISH on the shard channel (both forms) */
+        CHECK(strstr(scripts[i], "pcall(redis.call,'publish','" REDLOCK_CHANNEL_PREFIX "'..k,'released')") != NULL);
+        CHECK(strstr(scripts[i], "pcall(redis.call,'spublish','" REDLOCK_CHANNEL_PREFIX "'..k,'released')") != NULL);
+        CHECK(strstr(scripts[i], "pcall(redis.call,'spublish','" REDLOCK_CHANNEL_PREFIX "{'..k..'}','released')") != NULL);
+    }
     CHECK(strstr(redlock_extend_script(), "publish") == NULL);
+}
+
+/* A node told sharded gets the flag "s" in its releases (the scripts then
+   SPUBLISH), the others "1"; the undo of a failed attempt none. */
+static void test_release_sharded_flag(void) {
+    setup_n(3, 0, 1000);
+    CHECK_EQ(redlock_node_sharded(&C, 1), 0);
+    CHECK_EQ(redlock_node_set_sharded(&C, 1, 1), REDLOCK_OK);
+    CHECK_EQ(redlock_node_sharded(&C, 1), 1);
+    CHECK_EQ(redlock_node_set_sharded(&C, 3, 1), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_node_set_sharded(&C, -1, 1), REDLOCK_ERR_INVALID);
+    CHECK_EQ(redlock_node_sharded(&C, 3), 0);
+    redlock_acquire(&L);
+    ok_all(3, "SET");
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK(ends(next_to(0), " 1") && !ends(next_to(0), " s"));
+    CHECK(ends(next_to(1), " s"));
+    CHECK(ends(next_to(2), " 1"));
+    num_all(3, "EVALSHA", 1);
+    CHECK_EQ(last_status(REDLOCK_OP_RELEASE), REDLOCK_OK);
+    CHECK_EQ(redlock_node_set_sharded(&C, 1, 0), REDLOCK_OK); /* told again: PUBLISH from then on */
+    redlock_acquire(&L);
+    ok_all(3, "SET");
+    CHECK_EQ(redlock_release(&L), REDLOCK_OK);
+    CHECK(ends(next_to(1), " 1"));
+    num_all(3, "EVALSHA", 1);
+    teardown();
+    CHECK_EQ(redlock_node_set_sharded(NULL, 0, 1), REDLOCK_ERR_DETACHED);
+    CHECK_EQ(redlock_node_sharded(NULL, 0), 0);
+}
+
+/* The shard channel: the key's own slot, as the release scripts name it. */
+static void test_shard_channel(void) {
+    char buf[64];
+    CHECK_EQ(redlock_shard_channel("orders", 6, buf, sizeof buf), strlen(REDLOCK_CHANNEL_PREFIX "{orders}"));
+    CHECK_EQ(strcmp(buf, REDLOCK_CHANNEL_PREFIX "{orders}"), 0);
+    CHECK_EQ(redlock_shard_channel("{o}:lock", 8, buf, sizeof buf), strlen(REDLOCK_CHANNEL_PREFIX "{o}:lock"));
+    CHECK_EQ(strcmp(buf, REDLOCK_CHANNEL_PREFIX "{o}:lock"), 0);
+    redlock_shard_channel("a{}b", 4, buf, sizeof buf); /* an empty tag is none */
+    CHECK_EQ(strcmp(buf, REDLOCK_CHANNEL_PREFIX "{a{}b}"), 0);
+    redlock_shard_channel("a{b", 3, buf, sizeof buf); /* no closing brace: none */
+    CHECK_EQ(strcmp(buf, REDLOCK_CHANNEL_PREFIX "{a{b}"), 0);
+    redlock_shard_channel("x{", 2, buf, sizeof buf);
+    CHECK_EQ(strcmp(buf, REDLOCK_CHANNEL_PREFIX "{x{}"), 0);
+    CHECK_EQ(redlock_shard_channel("", 0, buf, sizeof buf), strlen(REDLOCK_CHANNEL_PREFIX "{}"));
+    /* too small: nothing written, the length said */
+    memset(buf, 'z', sizeof buf);
+    CHECK_EQ(redlock_shard_channel("orders", 6, buf, strlen(REDLOCK_CHANNEL_PREFIX "{orders}")), strlen(REDLOCK_CHANNEL_PREFIX "{orders}"));
+    CHECK_EQ(buf[0], 'z');
+    CHECK_EQ(redlock_shard_channel("orders", 6, NULL, 0), strlen(REDLOCK_CHANNEL_PREFIX "{orders}"));
 }
 
 static void run_notify(int argc, char **argv) {
@@ -390,6 +448,8 @@ static void run_notify(int argc, char **argv) {
     RUN_T(test_wake_flood_keeps_budget);
     RUN_T(test_wake_elsewhere);
     RUN_T(test_release_publishes);
+    RUN_T(test_release_sharded_flag);
+    RUN_T(test_shard_channel);
     RUN_T(test_notify_table);
     RUN_T(test_listen_callback);
 }

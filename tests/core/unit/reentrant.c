@@ -41,7 +41,7 @@ static void test_reentrant_label_layout(void) {
 }
 
 static const char RACQ_SHA[] = "EVALSHA fe1913b107883a8d56dff9985f4ef19d96780450 1 res ";
-static const char RREL_SHA[] = "EVALSHA a1289050cd9364128e095b730eb637347a5922ca 1 res ";
+static const char RREL_SHA[] = "EVALSHA 7283c68fe5834b62f0fa88be7e1310f6391bcf58 1 res ";
 static const char REXT_SHA[] = "EVALSHA 8713768fb046a3ec2f3a21545b1de720ccbd516d 1 res ";
 /* command k is `prefix` followed by the owner and the lock's token (and `tail`) */
 static int sent_is(int k, const char *prefix, const char *owner, const char *tail) {
