@@ -27,6 +27,10 @@ SIM_TURNS_RUNS ?= 2000
 # replica, announced or seen only as a new run_id
 SIM_RESTART_RUNS ?= 5000
 SIM_FAILOVER_RUNS ?= 4000
+# wait: failovers with the restart rule off and every client WAITing for
+# the replica (a lagging one answers 0 at times): WAIT alone must keep
+# holders apart; its control, ctl-failover-no-wait, the same without WAIT
+SIM_WAIT_RUNS ?= 3000
 
 MUTATION_RUNS ?= 20000
 
@@ -80,7 +84,8 @@ check-unit: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value
 # four, 10,000 of reentrant locks, 5,000 of restarts and 4,000 of failovers
 # without a restart delay (the profiles side by side, one per CPU), plus
 # the negative controls that must find violations (ctl-restart: the same
-# restarts with the clients' restart rule off).
+# restarts with the clients' restart rule off; ctl-failover-no-wait: the
+# wait profile's failovers without WAIT).
 check-sim: $(BUILD)/sim
 	@scripts/parallel.sh '$(BUILD)/sim --profile modern --runs $(SIM_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile legacy --runs $(SIM_RUNS) --seed 1' \
@@ -96,8 +101,10 @@ check-sim: $(BUILD)/sim
 	  '$(BUILD)/sim --profile rw-upgrade --runs $(SIM_RW_UPGRADE_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile evicting --runs $(SIM_EVICTING_RUNS) --seed 1' \
 	  '$(BUILD)/sim --profile restart --runs $(SIM_RESTART_RUNS) --seed 1' \
-	  '$(BUILD)/sim --profile failover --runs $(SIM_FAILOVER_RUNS) --seed 1'
+	  '$(BUILD)/sim --profile failover --runs $(SIM_FAILOVER_RUNS) --seed 1' \
+	  '$(BUILD)/sim --profile wait --runs $(SIM_WAIT_RUNS) --seed 1'
 	@$(BUILD)/sim --profile ctl-restart --runs 500 --seed 1 --expect-violations
+	@$(BUILD)/sim --profile ctl-failover-no-wait --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-drift --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-majority --runs 500 --seed 1 --expect-violations
 	@$(BUILD)/sim --profile ctl-jump-one-of-five --runs 500 --seed 1 --expect-violations

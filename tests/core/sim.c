@@ -19,7 +19,12 @@
    one that failed over: the sentinels say when). The clients set cfg.max_ttl_ms to the longest ttl any of
    them asks for (or more, now and then seconds); the control switches
    the rule off. A node answers WAIT (cfg.wait_replicas) with its one
-   replica, brought up to date then.
+   replica, brought up to date then, or (a tenth of the time: a replica
+   lagging past the timeout) with 0, which fails the vote (REPLICAS); the
+   wait profile has every client WAIT and the rule off, so that only what
+   WAIT keeps stands between two holders across failovers. Adapters tell
+   some nodes, from inside callbacks, that releases there SPUBLISH
+   (redlock_node_set_sharded): each release's flag must follow.
 
    The clients use the whole API, at random: several lock handles per
    client on the same and on different keys; acquire, release (also to
@@ -149,7 +154,8 @@ typedef struct profile {
     int ctl_rw;            /* negative controls, the servers' scripts: 1 grant a shared hold beside
                               an exclusive one, 2 an update beside an update, 3 upgrade beside readers */
     double rw_update;      /* of the readers-writer handles, the share in update mode (0: a quarter) */
-    int failovers;         /* nodes fail over to a replica that lacks the latest writes */
+    int failovers;         /* nodes fail over to a replica that lacks the latest writes: 1 a third
+                              of the clients WAIT for it after each grant, 2 all of them, 3 none */
 } profile;
 
 static const profile profiles[] = {
@@ -192,12 +198,19 @@ static const profile profiles[] = {
        WAIT for the replica after each grant (cfg.wait_replicas 1: the
        replica then has every write up to the WAIT) */
     {"failover", 0, 0, 1, -1, 1, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.3, 0, 0, 0, 1},
+    /* failovers only, the restart rule off, every client WAITing for the
+       replica after each grant (a lagging replica makes WAIT answer 0 at
+       times): only acknowledged grants count, and the replica a failover
+       promotes has each of them - WAIT alone keeps holders apart */
+    {"wait", 0, 0, 0, -1, 0, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.3, 0, 0, 0, 2},
     /* negative controls: configurations the algorithm does not protect */
     /* one server of four whose clock jumps: the holder keeps at least two
        of the three others, so no one else finds three free nodes */
     {"jump-one-of-four", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
     /* restarts without persistence, the rule switched off (max_ttl_ms < 0) */
     {"ctl-restart", 0, 0, 2, 0, 0, 0.0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    /* the wait profile with no client WAITing: what WAIT buys */
+    {"ctl-failover-no-wait", 0, 0, 0, -1, 0, 0.005, 0.01, 1, 1, 1, 0, 0, 0, 0, 0, 0.3, 0, 0, 0, 3},
     {"ctl-drift", 0, 0, 0, 0, 1, 0.25, 0.01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"ctl-jump-majority", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0},
     {"ctl-jump-one-of-five", 0, 0, 0, -1, 1, 0.005, 0.01, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0},
@@ -336,6 +349,7 @@ typedef struct client {
     uint32_t conn_epoch[MAX_NODES];
     unsigned refused_mask;   /* nodes that refuse this client's TLS, AUTH or SELECT */
     unsigned sharded_mask;   /* nodes told redlock_node_set_sharded(.., 1) last */
+    int waits_replicas;      /* its config's wait_replicas > 0: REPLICAS may end an operation */
     int refusal;             /* REDLOCK_ERR_TLS, REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
     int64_t node_timeout_ms, clock_drift_ms, retry_delay_ms, retry_jitter_ms;
@@ -450,6 +464,7 @@ typedef struct world {
     int64_t long_ttl_ms;     /* locks of a second or more: ttls up to this (0: none) */
     long restarts, failovers, lives, discounted; /* restarts, failovers, INFOs told, grants not counted */
     long inner_failovers;    /* failovers told from inside a callback (node_call) */
+    long waits, waits_unacked; /* WAITs answered; of those, with 0 (a lagging replica) */
     long reported[4];        /* EV_NODE_RESTARTED by redlock_restart (UPTIME: a server younger than
                                 the bound only) */
     long decoded;            /* keys and counters read through the public decoders */
@@ -726,7 +741,7 @@ static void check_event(client *c, slot *s, const redlock_event *ev) {
     case REDLOCK_EV_LOST:
         if (ev->status != REDLOCK_ERR_EXPIRED && ev->status != REDLOCK_ERR_STOLEN &&
             ev->status != REDLOCK_ERR_QUORUM_LOST && ev->status != REDLOCK_ERR_TRANSPORT &&
-            !(ev->status == REDLOCK_ERR_HOLD_LIMIT && s->capped))
+            !(ev->status == REDLOCK_ERR_HOLD_LIMIT && s->capped) && !(ev->status == REDLOCK_ERR_REPLICAS && c->waits_replicas))
             violation(W, "lost with a reason outside the documented set", c->id);
         if (ev->status == REDLOCK_ERR_TRANSPORT && !s->watchdog) violation(W, "lost to transport without a watchdog", c->id);
         s->ext_ttl_ms = 0;
@@ -1426,6 +1441,12 @@ static void execute(world *w, node *nd, msg *m, int c, redlock_tag tag) {
         /* cfg.wait_replicas: the node's one replica acknowledges every write
            up to this command (a failover then keeps them); in order after
            the write on the same connection, and lost with it at a failover */
+        w->waits++;
+        if (rng_chance(&w->rng, 0.1)) { /* the replica lags past the timeout: not acknowledged */
+            reply_int(m, 0);
+            w->waits_unacked++;
+            return;
+        }
         memcpy(nd->replica, nd->e, sizeof nd->e);
         memcpy(nd->replica_counter, nd->counter, sizeof nd->counter);
         reply_int(m, 1);
@@ -2540,6 +2561,7 @@ static int restarting(const world *w) {
 static void check_result(world *w, client *c, slot *s, const redlock_result *r) {
     int st = r->status, ok;
     int restarted = st == REDLOCK_ERR_RESTARTED && restarting(w);
+    int replicas = st == REDLOCK_ERR_REPLICAS && c->waits_replicas; /* WAIT answered too few */
     int overloaded = st == REDLOCK_ERR_OVERLOADED && (r->op == REDLOCK_OP_RELEASE ? s->release_queue_full : s->queue_full);
     s->queue_full = 0;
     switch (r->op) {
@@ -2549,7 +2571,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
              st == REDLOCK_ERR_VALIDITY || st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) ||
              (st == refused_status(c) && refusing) ||
              (st == REDLOCK_ERR_NO_SCRIPTING && s->fenced && (w->p->legacy || w->p->noscript)) ||
-             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0) || restarted;
+             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0) || restarted || replicas;
         if (st == REDLOCK_OK && (r->validity_us <= 0 || redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD)) ok = 0;
         if (st == REDLOCK_OK && s->fenced && (w->p->legacy || w->p->noscript)) {
             violation(w, "a fenced lock was acquired without scripts", c->id);
@@ -2572,7 +2594,8 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
            its races spent every retry, each after its delay, however many
            notifications came */
         if (!s->waits && (st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || st == REDLOCK_ERR_VALIDITY ||
-                          st == REDLOCK_ERR_OVERLOADED || st == REDLOCK_ERR_RESTARTED) && s->spent != s->retries) {
+                          st == REDLOCK_ERR_OVERLOADED || st == REDLOCK_ERR_RESTARTED || st == REDLOCK_ERR_REPLICAS) &&
+            s->spent != s->retries) {
             char what[128];
             snprintf(what, sizeof what, "the acquire gave up after %d of its %d retries", s->spent, s->retries);
             violation(w, what, c->id);
@@ -2591,7 +2614,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_NO_QUORUM || overloaded || st == REDLOCK_ERR_CANCELLED ||
              st == REDLOCK_ERR_STOLEN || st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED ||
              st == REDLOCK_ERR_TRANSPORT || (st == REDLOCK_ERR_HOLD_LIMIT && s->capped) ||
-             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0) || restarted;
+             (st == REDLOCK_ERR_EVICTING && s->refuses && w->nevict > 0) || restarted || replicas;
         s->ext_ttl_ms = 0;
         break;
     case REDLOCK_OP_LOST:
@@ -2602,7 +2625,7 @@ static void check_result(world *w, client *c, slot *s, const redlock_result *r) 
         ok = st == REDLOCK_OK || st == REDLOCK_ERR_LOCKED || st == REDLOCK_ERR_NO_QUORUM || overloaded ||
              st == REDLOCK_ERR_CANCELLED || (st == REDLOCK_ERR_TIMEOUT && s->waits) || st == REDLOCK_ERR_STOLEN ||
              st == REDLOCK_ERR_QUORUM_LOST || st == REDLOCK_ERR_EXPIRED || st == REDLOCK_ERR_TRANSPORT ||
-             (st == REDLOCK_ERR_HOLD_LIMIT && s->capped) || restarted;
+             (st == REDLOCK_ERR_HOLD_LIMIT && s->capped) || restarted || replicas;
         if (st == REDLOCK_OK && redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD) ok = 0;
         break;
     case REDLOCK_OP_DOWNGRADE: /* or a release came first */
@@ -2877,6 +2900,7 @@ static void start_clients(world *w) {
         for (j = 0; j < MAX_NODES; j++) { c->last_req[j] = c->last_rep[j] = 0; }
         c->refused_mask = 0;
         c->sharded_mask = 0;
+        c->waits_replicas = 0;
         c->refusal = REDLOCK_ERR_AUTH;
         if (w->p->refusing && i > 0 && rng_chance(&w->rng, 0.6)) {
             c->refused_mask = (unsigned)rng_range(&w->rng, 1, (1 << w->nn) - 1);
@@ -2907,8 +2931,10 @@ static void start_clients(world *w) {
         }
         if (w->p->many == 2) cfg.max_rounds = (int)rng_range(&w->rng, 1, 3);
         cfg.max_ttl_ms = w->max_ttl_ms;
-        if (w->p->failovers && rng_chance(&w->rng, 0.3)) { /* WAIT after each grant (section 4, Deployments) */
+        if (w->p->failovers == 2 || (w->p->failovers == 1 && rng_chance(&w->rng, 0.3))) {
+            /* WAIT after each grant (section 4, Deployments) */
             cfg.wait_replicas = 1;
+            c->waits_replicas = 1;
             cfg.wait_timeout_ms = rng_range(&w->rng, 1, 4);
         }
         c->telling = -1;
@@ -3456,7 +3482,7 @@ int main(int argc, char **argv) {
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, decoded = 0, shown = 0, ran,
          restarts = 0, failovers = 0, lives = 0, discounted = 0, reported[4] = {0, 0, 0, 0},
-         inner_failovers = 0;
+         inner_failovers = 0, waits = 0, waits_unacked = 0;
     uint64_t seed = 1;
     const char *pname = "modern", *label = NULL;
     const profile *p;
@@ -3516,6 +3542,8 @@ int main(int argc, char **argv) {
         lives += w.lives;
         discounted += w.discounted;
         inner_failovers += w.inner_failovers;
+        waits += w.waits;
+        waits_unacked += w.waits_unacked;
         for (i = 1; i < 4; i++) reported[i] += w.reported[i];
         live += w.acquired_events > 0;
         if (bad) {
@@ -3557,6 +3585,9 @@ int main(int argc, char **argv) {
                "# grants not counted (RESTARTED)\n",
                p->name, restarts, failovers, lives, reported[REDLOCK_RESTART_RUN_ID], reported[REDLOCK_RESTART_UPTIME],
                reported[REDLOCK_RESTART_FAILOVER], inner_failovers, discounted);
+    if (p->failovers)
+        printf("# profile %s: %ld WAITs answered, %ld of them 0 (a lagging replica: the vote fails)\n", p->name, waits,
+               waits_unacked);
     if (expect) {
         if (failing && first_only)
             printf("ok sim-%s finds a violation at schedule %ld (of at most %ld)\n", label, first_failing, runs);
