@@ -49,6 +49,18 @@ static inline int redlock_sentinel_last_failover(const redlock_reply *r, int64_t
 /* ROLE's answer: REDLOCK_SENTINEL_PRIMARY ("master"), REDLOCK_SENTINEL_OTHER
    (a replica, a sentinel), or -1 (malformed, or an error: ROLE refused). */
 static inline int redlock_sentinel_role(const redlock_reply *r);
+/* SUBSCRIBE +switch-master into argv/len, for a connection to a
+   sentinel: each failover it sees is then told as it happens (below);
+   returns argc (2). */
+static inline int redlock_sentinel_switch_argv(const char *argv[2], size_t len[2]);
+/* A message a sentinel sends on +switch-master (["message",
+   "+switch-master", "NAME OLD-HOST OLD-PORT NEW-HOST NEW-PORT"]): 1 when
+   it names `master`, with the new primary's host (NUL-terminated, cap
+   bytes) and *port; 0 when it is about another group, or is no such
+   message (a SUBSCRIBE's confirmation, another channel); -1 when
+   malformed. */
+static inline int redlock_sentinel_switched(const redlock_reply *r, const char *master, char *host, size_t cap,
+                                            int *port);
 /* 1 when an error reply says the server is not the primary now:
    READONLY (a replica), LOADING (a restart reading its data), MASTERDOWN
    (a replica that lost its primary). */
@@ -106,32 +118,47 @@ static inline int redlock_sentinel_last_failover(const redlock_reply *r, int64_t
     return epoch > 0;
 }
 
+/* A host as a sentinel names it: no blank, control or URL character. */
+static inline int redlock__sentinel_host_ok(const char *h, size_t len)
+{
+    size_t i;
+    if (len == 0 || len > REDLOCK_SENTINEL_MAX_HOST) return 0;
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)h[i];
+        if (c <= ' ' || c == 127 || c == '@' || c == '/' || c == ',' || c == '[' || c == ']') return 0;
+    }
+    return 1;
+}
+
+/* A port's digits: 1..65535, else -1. */
+static inline int redlock__sentinel_port(const char *p, size_t len)
+{
+    long v = 0;
+    size_t i;
+    if (len == 0 || len > 5) return -1;
+    for (i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v >= 1 && v <= 65535 ? (int)v : -1;
+}
+
 static inline int redlock_sentinel_primary_addr(const redlock_reply *r, char *host, size_t cap, int *port)
 {
     const redlock_reply *h, *p;
-    size_t i;
-    long v = 0;
+    int at;
     if (!r || !host || !port || cap == 0) return -1;
     host[0] = 0;
     if (r->type == REDLOCK_REPLY_NIL) return 1;
     if (r->type != REDLOCK_REPLY_ARRAY || r->elements != 2) return -1;
     h = &r->element[0];
     p = &r->element[1];
-    if (h->type != REDLOCK_REPLY_STRING || p->type != REDLOCK_REPLY_STRING || h->len == 0 || h->len >= cap ||
-        h->len > REDLOCK_SENTINEL_MAX_HOST || p->len == 0 || p->len > 5)
+    if (h->type != REDLOCK_REPLY_STRING || p->type != REDLOCK_REPLY_STRING || !redlock__sentinel_host_ok(h->str, h->len) ||
+        h->len >= cap || (at = redlock__sentinel_port(p->str, p->len)) < 0)
         return -1;
-    for (i = 0; i < h->len; i++) {
-        unsigned char c = (unsigned char)h->str[i];
-        if (c <= ' ' || c == 127 || c == '@' || c == '/' || c == ',' || c == '[' || c == ']') return -1;
-    }
-    for (i = 0; i < p->len; i++) {
-        if (p->str[i] < '0' || p->str[i] > '9') return -1;
-        v = v * 10 + (p->str[i] - '0');
-    }
-    if (v < 1 || v > 65535) return -1;
     memcpy(host, h->str, h->len);
     host[h->len] = 0;
-    *port = (int)v;
+    *port = at;
     return 0;
 }
 
@@ -146,6 +173,48 @@ static inline int redlock_sentinel_role(const redlock_reply *r)
         (k->len == 8 && memcmp(k->str, "sentinel", 8) == 0))
         return REDLOCK_SENTINEL_OTHER;
     return -1;
+}
+
+static inline int redlock_sentinel_switch_argv(const char *argv[2], size_t len[2])
+{
+    argv[0] = "SUBSCRIBE";
+    len[0] = 9;
+    argv[1] = "+switch-master";
+    len[1] = 14;
+    return 2;
+}
+
+static inline int redlock_sentinel_switched(const redlock_reply *r, const char *master, char *host, size_t cap,
+                                            int *port)
+{
+    const redlock_reply *w, *ch, *msg;
+    const char *f[5];
+    size_t fl[5], i = 0;
+    int k, at;
+    if (!r || !master || !host || !port || cap == 0) return -1;
+    host[0] = 0;
+    if (r->type != REDLOCK_REPLY_ARRAY || r->elements != 3) return 0;
+    w = &r->element[0];
+    ch = &r->element[1];
+    msg = &r->element[2];
+    if (w->type != REDLOCK_REPLY_STRING || w->len != 7 || memcmp(w->str, "message", 7) != 0) return 0;
+    if (ch->type != REDLOCK_REPLY_STRING || ch->len != 14 || memcmp(ch->str, "+switch-master", 14) != 0) return 0;
+    if (msg->type != REDLOCK_REPLY_STRING) return -1;
+    for (k = 0; k < 5; k++) { /* five words, one blank apart */
+        f[k] = msg->str + i;
+        while (i < msg->len && msg->str[i] != ' ') i++;
+        fl[k] = (size_t)(msg->str + i - f[k]);
+        if (fl[k] == 0 || (k < 4 && i == msg->len)) return -1;
+        if (k < 4) i++;
+    }
+    if (i != msg->len) return -1;
+    if (fl[0] != strlen(master) || memcmp(f[0], master, fl[0]) != 0) return 0;
+    if (!redlock__sentinel_host_ok(f[3], fl[3]) || fl[3] >= cap || (at = redlock__sentinel_port(f[4], fl[4])) < 0)
+        return -1;
+    memcpy(host, f[3], fl[3]);
+    host[fl[3]] = 0;
+    *port = at;
+    return 1;
 }
 
 static inline int redlock_sentinel_not_primary(const char *err, size_t len)

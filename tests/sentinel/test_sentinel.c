@@ -149,10 +149,57 @@ static void test_last_failover(void)
     CHECK_EQ(redlock_sentinel_last_failover(NULL, &ago), -1);
 }
 
+static int switched(const char *word, const char *channel, const char *payload, char *host, size_t cap, int *port)
+{
+    redlock_reply e[3], r;
+    e[0] = bulk(word);
+    e[1] = bulk(channel);
+    e[2] = bulk(payload);
+    r = array(e, 3);
+    return redlock_sentinel_switched(&r, "rl", host, cap, port);
+}
+
+/* Proves: +switch-master is subscribed by its name; a message for our
+   group gives the new primary, one for another group or another channel
+   (or a SUBSCRIBE's confirmation) is not ours, a malformed one (missing
+   words, a blank too many, a bad port or host, a host too long for the
+   caller) is said so and leaves the host empty. */
+static void test_switched(void)
+{
+    const char *argv[2];
+    size_t len[2];
+    char host[64], tiny[4];
+    int port = 0;
+    redlock_reply e[3], r;
+    CHECK_EQ(redlock_sentinel_switch_argv(argv, len), 2);
+    CHECK(len[0] == 9 && memcmp(argv[0], "SUBSCRIBE", 9) == 0 && len[1] == 14 && memcmp(argv[1], "+switch-master", 14) == 0);
+    CHECK_EQ(switched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2 6381", host, sizeof host, &port), 1);
+    CHECK_EQ(strcmp(host, "10.0.0.2"), 0);
+    CHECK_EQ(port, 6381);
+    CHECK_EQ(switched("message", "+switch-master", "other 127.0.0.1 6380 10.0.0.2 6381", host, sizeof host, &port), 0);
+    CHECK_EQ(switched("message", "+switch-master", "rl2 127.0.0.1 6380 10.0.0.2 6381", host, sizeof host, &port), 0);
+    CHECK_EQ(switched("message", "+sdown", "rl 127.0.0.1 6380 10.0.0.2 6381", host, sizeof host, &port), 0);
+    CHECK_EQ(switched("subscribe", "+switch-master", "1", host, sizeof host, &port), 0);
+    CHECK_EQ(switched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2", host, sizeof host, &port), -1);
+    CHECK_EQ(switched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2 6381 x", host, sizeof host, &port), -1);
+    CHECK_EQ(switched("message", "+switch-master", "rl  127.0.0.1 6380 10.0.0.2 6381", host, sizeof host, &port), -1);
+    CHECK_EQ(switched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2 70000", host, sizeof host, &port), -1);
+    CHECK_EQ(switched("message", "+switch-master", "rl 127.0.0.1 6380 a/b 6381", host, sizeof host, &port), -1);
+    CHECK_EQ(host[0], 0);
+    CHECK_EQ(switched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2 6381 ", host, sizeof host, &port), -1);
+    CHECK_EQ(switched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2 6381", tiny, sizeof tiny, &port), -1);
+    e[0] = bulk("message"), e[1] = bulk("+switch-master"), e[2] = bulk("x");
+    e[2].type = REDLOCK_REPLY_INTEGER;
+    r = array(e, 3);
+    CHECK_EQ(redlock_sentinel_switched(&r, "rl", host, sizeof host, &port), -1);
+    CHECK_EQ(redlock_sentinel_switched(NULL, "rl", host, sizeof host, &port), -1);
+}
+
 int main(void)
 {
     RUN(test_primary_addr);
     RUN(test_last_failover);
     RUN(test_role);
+    RUN(test_switched);
     return CHECK_EXIT();
 }
