@@ -53,9 +53,14 @@ enum hostile_mode {
                            client has its answer and is idle when it comes */
     HOSTILE_ITEMS,      /* answer with `reply` then 16 MiB of ":1\r\n" (after
                            "*100000000\r\n": an endless array's elements) */
-    HOSTILE_SUB_ITEMS   /* a chunk holding a SUBSCRIBE gets an endless array
+    HOSTILE_SUB_ITEMS,  /* a chunk holding a SUBSCRIBE gets an endless array
                            ("*100000000\r\n" then 16 MiB of ":1\r\n"), any
                            other chunk `reply` */
+    HOSTILE_CLUSTER     /* a cluster master by its answers: CLUSTER SLOTS names
+                           itself for every slot, INFO and CONFIG GET answer
+                           as a server without persistence would, every other
+                           command gets `reply` (a MOVED, ASK, TRYAGAIN...;
+                           a "%d" in it: its own port) */
 };
 
 typedef struct hostile {
@@ -112,6 +117,47 @@ static inline void hostile__good(int fd, const char *buf, size_t len)
     }
 }
 
+/* HOSTILE_CLUSTER's answers for a chunk, a command at a time (as
+   hostile__good splits them); port: its own. */
+static inline void hostile__cluster(int fd, const char *buf, size_t len, const char *reply, size_t rlen, int port)
+{
+    size_t i = 0;
+    while (i < len) {
+        const char *star = (const char *)memchr(buf + i, '*', len - i), *next, *name = NULL, *nl;
+        size_t start, end;
+        char out[160];
+        if (!star) return;
+        start = (size_t)(star - buf);
+        next = start + 1 < len ? (const char *)memchr(buf + start + 1, '*', len - start - 1) : NULL;
+        end = next ? (size_t)(next - buf) : len;
+        if ((nl = (const char *)memchr(buf + start, '$', end - start)) != NULL &&
+            (nl = (const char *)memchr(nl, '\n', end - (size_t)(nl - buf))) != NULL)
+            name = nl + 1;
+        if (name && !strncmp(name, "CLUSTER", 7)) {
+            int n = snprintf(out, sizeof out, "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:%d\r\n", port);
+            hostile__write_all(fd, out, (size_t)n);
+        } else if (name && !strncmp(name, "INFO", 4)) {
+            static const char info[] = "# Server\r\nredis_version:7.0.15\r\nrun_id:0123456789012345678901234567890123456789"
+                                       "\r\nuptime_in_seconds:100000\r\n";
+            int n = snprintf(out, sizeof out, "$%d\r\n", (int)sizeof info - 1);
+            hostile__write_all(fd, out, (size_t)n);
+            hostile__write_all(fd, info, sizeof info - 1);
+            hostile__write_all(fd, "\r\n", 2);
+        } else if (name && !strncmp(name, "CONFIG", 6)) {
+            static const char cfg[] = "*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n";
+            hostile__write_all(fd, cfg, sizeof cfg - 1);
+        } else if (name && (!strncmp(name, "AUTH", 4) || !strncmp(name, "ASKING", 6))) {
+            hostile__write_all(fd, "+OK\r\n", 5);
+        } else if (memchr(reply, '%', rlen)) { /* "%d": its own port (a redirection to itself) */
+            int n = snprintf(out, sizeof out, reply, port);
+            hostile__write_all(fd, out, (size_t)n);
+        } else {
+            hostile__write_all(fd, reply, rlen);
+        }
+        i = end;
+    }
+}
+
 /* `head`, then 16 MiB of integer replies: the elements of an array that
    never ends (the client must stop reading it, and close). */
 static inline void hostile__items(int fd, const char *head, size_t hlen)
@@ -158,10 +204,13 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
 {
     struct pollfd pf[9];
     int answered[9];
-    int n = 1, i;
+    int n = 1, i, own = 0;
+    struct sockaddr_in sa;
+    socklen_t sl = (socklen_t)sizeof sa;
     static char buf[65536];
     static char flood[65536];
     memset(flood, 'a', sizeof flood);
+    if (getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0) own = ntohs(sa.sin_port);
     pf[0].fd = lfd;
     pf[0].events = POLLIN;
     for (;;) {
@@ -223,6 +272,7 @@ static inline void hostile__serve(int lfd, int mode, const char *reply, size_t r
                 hostile__write_all(pf[i].fd, reply, rlen);
                 break;
             case HOSTILE_ITEMS: hostile__items(pf[i].fd, reply, rlen); break;
+            case HOSTILE_CLUSTER: hostile__cluster(pf[i].fd, buf, (size_t)r, reply, rlen, own); break;
             case HOSTILE_SUB_ITEMS:
                 if (hostile__holds(buf, (size_t)r, "SUBSCRIBE"))
                     hostile__items(pf[i].fd, "*100000000\r\n", 12);

@@ -3170,12 +3170,67 @@ out:
     redis_group_stop(&g);
 }
 
+/* ---- hostile deployments: a fake sentinel or cluster master ----
+   One node (a sentinel group, or a cluster, whose only server is a
+   hostile_server.h fake answering `reply` in `mode`), one acquire
+   without retries: it must fail, within a bound, with the node's status
+   set - never succeed, crash, hang or leak (the sanitizer and valgrind
+   lanes run it too). */
+static void it_deploy_hostile(const char *scheme, const char *what, int mode, const char *reply)
+{
+    hostile h;
+    it_client *c = NULL;
+    it_lock *l = NULL;
+    char list[160], words[256];
+    long long t0, ms;
+    int st, status;
+    if (hostile_start(&h, mode, reply) != 0) {
+        CHECK(!"a hostile server started");
+        return;
+    }
+    snprintf(list, sizeof list, "%s://127.0.0.1:%d%s", scheme, h.port, strcmp(scheme, "redis-sentinel") ? "" : "/rl-hostile");
+    CHECK_EQ(it_sent_open(list, 2000, "hostile-deploy", 0, &c, &l), 0);
+    if (l) {
+        t0 = it_now_ms();
+        st = it->acquire(l, NULL);
+        ms = it_now_ms() - t0;
+        words[0] = 0;
+        status = it->node_error(c, 0, words, sizeof words);
+        CHECK(st != REDLOCK_OK);
+        CHECK(ms < 5000);
+        if (st == REDLOCK_OK || ms >= 5000 || getenv("IT_DEBUG"))
+            printf("#   %s (%s): acquire %s after %lld ms; node status %d '%s'\n", what, scheme, redlock_strerror(st), ms,
+                   status, words);
+    }
+    it_sent_close(c, l);
+    hostile_stop(&h);
+}
+
+/* Proves: a sentinel that answers garbage, a malformed address (a port
+   out of range, a host that is no host name), nothing, an endless bulk,
+   "unknown group", or an address where nothing listens, ends an acquire
+   with an error in bounded time. */
+static void it_sentinel_hostile(void)
+{
+    char said[128];
+    int closed = hostile_closed_port();
+    it_deploy_hostile("redis-sentinel", "garbage", HOSTILE_CANNED, "?garbage\r\n");
+    it_deploy_hostile("redis-sentinel", "a port out of range", HOSTILE_CANNED, "*2\r\n$9\r\n127.0.0.1\r\n$5\r\n99999\r\n");
+    it_deploy_hostile("redis-sentinel", "a host that is no host", HOSTILE_CANNED, "*2\r\n$3\r\na/b\r\n$4\r\n6379\r\n");
+    it_deploy_hostile("redis-sentinel", "silence", HOSTILE_SILENT, NULL);
+    it_deploy_hostile("redis-sentinel", "an endless bulk", HOSTILE_FLOOD, "$2000000000\r\n");
+    it_deploy_hostile("redis-sentinel", "unknown group", HOSTILE_CANNED, "*-1\r\n");
+    snprintf(said, sizeof said, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%d\r\n", closed >= 10000 ? 5 : 4, closed);
+    it_deploy_hostile("redis-sentinel", "a primary where nothing listens", HOSTILE_CANNED, said);
+}
+
 /* The Sentinel scenarios, for an adapter that serves redis-sentinel:// nodes. */
 static inline void it_main_sentinel(const it_ops *ops)
 {
     it = ops;
     IT_RUN(it_sentinel_discovery, 1);
     IT_RUN(it_sentinel_failover, 1);
+    IT_RUN(it_sentinel_hostile, 1);
 }
 
 /* ---- a Redis Cluster node (it_main_cluster) ----
@@ -3610,6 +3665,31 @@ static void it_cluster_wake(void)
     it->close(b);
 }
 
+/* Proves: a cluster seed that answers CLUSTER SLOTS with garbage, an
+   empty map, a slot out of range or a master where nothing listens, or
+   says nothing; a master that redirects every command (MOVED where
+   nothing listens, MOVED or ASK to itself, again and again) or answers
+   TRYAGAIN or CLUSTERDOWN: the acquire fails, in bounded time. */
+static void it_cluster_hostile(void)
+{
+    char said[160];
+    int closed = hostile_closed_port();
+    it_deploy_hostile("redis-cluster", "slots: garbage", HOSTILE_CANNED, "?garbage\r\n");
+    it_deploy_hostile("redis-cluster", "slots: none", HOSTILE_CANNED, "*0\r\n");
+    it_deploy_hostile("redis-cluster", "slots: out of range", HOSTILE_CANNED,
+                      "*1\r\n*3\r\n:0\r\n:99999\r\n*2\r\n$9\r\n127.0.0.1\r\n:6379\r\n");
+    snprintf(said, sizeof said, "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:%d\r\n", closed);
+    it_deploy_hostile("redis-cluster", "slots: a master where nothing listens", HOSTILE_CANNED, said);
+    it_deploy_hostile("redis-cluster", "a silent seed", HOSTILE_SILENT, NULL);
+    snprintf(said, sizeof said, "-MOVED 0 127.0.0.1:%d\r\n", closed);
+    it_deploy_hostile("redis-cluster", "MOVED where nothing listens", HOSTILE_CLUSTER, said);
+    it_deploy_hostile("redis-cluster", "TRYAGAIN", HOSTILE_CLUSTER, "-TRYAGAIN Multiple keys request during rehashing of slot\r\n");
+    it_deploy_hostile("redis-cluster", "CLUSTERDOWN", HOSTILE_CLUSTER, "-CLUSTERDOWN The cluster is down\r\n");
+    it_deploy_hostile("redis-cluster", "garbage to commands", HOSTILE_CLUSTER, "?garbage\r\n");
+    it_deploy_hostile("redis-cluster", "MOVED to itself", HOSTILE_CLUSTER, "-MOVED 0 127.0.0.1:%d\r\n");
+    it_deploy_hostile("redis-cluster", "ASK to itself", HOSTILE_CLUSTER, "-ASK 0 127.0.0.1:%d\r\n");
+}
+
 /* Every cluster scenario on one 3-master cluster (started here), then
    `more` (the adapter's own, may be NULL) while it still runs. 0, or 1
    when it could not start. */
@@ -3627,6 +3707,7 @@ static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
     IT_RUN(it_cluster_wake, 1);
     IT_RUN(it_cluster_restart, 1);
     IT_RUN(it_cluster_failover, 1); /* last: master 0 is a replica after it */
+    IT_RUN(it_cluster_hostile, 1);
     if (more) more();
     redis_cluster_stop(&it_cl);
     return 0;
