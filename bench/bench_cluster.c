@@ -17,7 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
-#include "adapters/redlock_socket.h"
+#include "bench_socket.h"
 #include "redis_cluster.h"
 #include "bench_util.h"
 
@@ -27,18 +27,6 @@
 
 #define MAX_BLOCKS 32
 #define MAX_SAMPLES 400000
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double p)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[(int)(p * (n - 1) + 0.5)];
-}
 
 /* A key whose slot master m (of 3) was given. */
 static void key_of(char *buf, size_t cap, int m)
@@ -50,43 +38,6 @@ static void key_of(char *buf, size_t cap, int m)
         slot = redlock_cluster_slot(buf, strlen(buf));
         if ((int)slot >= m * 16384 / 3 && (int)slot < (m + 1) * 16384 / 3) return;
     }
-}
-
-/* A client of one node given as text, with nl locks on keys[]. */
-static int open_client(redlock_socket *s, redlock_socket_lock *l, int nl, char keys[][32], const char *list)
-{
-    redlock_socket_config cfg;
-    redlock_lock_opts o;
-    void *mem = NULL;
-    char err[256];
-    int i;
-    redlock_socket_config_init(&cfg);
-    if (redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err) != 0) {
-        fprintf(stderr, "bench_cluster: %s\n", err);
-        return -1;
-    }
-    cfg.core.retry_count = -1;
-    i = redlock_socket_init(s, &cfg);
-    redlock_free_nodes(mem);
-    if (i != 0) return -1;
-    for (i = 0; i < nl; i++) {
-        memset(&o, 0, sizeof o);
-        o.key = keys[i];
-        o.ttl_ms = 10000;
-        if (redlock_socket_lock_init(s, &l[i], &o) != 0) {
-            while (i-- > 0) redlock_socket_lock_deinit(&l[i]);
-            redlock_socket_deinit(s);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void close_client(redlock_socket *s, redlock_socket_lock *l, int nl)
-{
-    int i;
-    for (i = 0; i < nl; i++) redlock_socket_lock_deinit(&l[i]);
-    redlock_socket_deinit(s);
 }
 
 /* n cycles on the nl locks in turn: each successful one's seconds
@@ -112,7 +63,7 @@ static double block(redlock_socket_lock *l, int nl, int n, double *lat, int *nla
     return ok ? ok / (bench_now_s() - t0 - lost) : -1;
 }
 
-static double connect_us(const char *list, char keys[][32], int n)
+static double connect_us(const char *list, const char *const *keys, int n)
 {
     double v[256];
     int i, k = 0;
@@ -121,12 +72,12 @@ static double connect_us(const char *list, char keys[][32], int n)
         redlock_socket s;
         redlock_socket_lock l[1];
         double t0 = bench_now_s();
-        if (open_client(&s, l, 1, keys, list) != 0) return -1;
+        if (bench_socket_open(&s, l, 1, keys, list, "bench_cluster") != 0) return -1;
         if (redlock_socket_acquire(&l[0]) == REDLOCK_OK && redlock_socket_release(&l[0]) == REDLOCK_OK)
             v[k++] = (bench_now_s() - t0) * 1e6;
-        close_client(&s, l, 1);
+        bench_socket_close(&s, l, 1);
     }
-    return k == n ? pct(v, k, 0.5) : -1;
+    return k == n ? bench_pct(v, k, 0.5) : -1;
 }
 
 int main(int argc, char **argv)
@@ -137,6 +88,7 @@ int main(int argc, char **argv)
         connects = 40, server_cpu = -1, i, b, failed = 0, warm = 0;
     double rate[KINDS][MAX_BLOCKS];
     char lists[KINDS][256], keys[3][32];
+    const char *kp[3];
     const char *names[KINDS] = { "plain (redis://)", "cluster (redis-cluster://)", "cluster, 3 keys on 3 masters" };
     redis_cluster c;
     redlock_socket s[KINDS];
@@ -161,13 +113,16 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof cmd, "taskset -pc %d %d >/dev/null", server_cpu, (int)redis_nodes_pid(&c.rn, i));
         if (system(cmd) != 0) fprintf(stderr, "bench_cluster: could not pin a server\n");
     }
-    for (i = 0; i < 3; i++) key_of(keys[i], sizeof keys[i], i);
+    for (i = 0; i < 3; i++) {
+        key_of(keys[i], sizeof keys[i], i);
+        kp[i] = keys[i];
+    }
     snprintf(lists[0], sizeof lists[0], "127.0.0.1:%d", redis_cluster_port(&c, 0));
     snprintf(lists[1], sizeof lists[1], "redis-cluster://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d", redis_cluster_port(&c, 0),
              redis_cluster_port(&c, 1), redis_cluster_port(&c, 2));
     memcpy(lists[2], lists[1], sizeof lists[1]);
     for (i = 0; i < KINDS; i++)
-        if (open_client(&s[i], l[i], nlocks[i], keys, lists[i]) != 0 || block(l[i], nlocks[i], 100, lat[i], &nlat[i], &warm) < 0) {
+        if (bench_socket_open(&s[i], l[i], nlocks[i], kp, lists[i], "bench_cluster") != 0 || block(l[i], nlocks[i], 100, lat[i], &nlat[i], &warm) < 0) {
             fprintf(stderr, "bench_cluster: %s: cannot lock\n", names[i]);
             redis_cluster_stop(&c);
             return 1;
@@ -188,15 +143,15 @@ int main(int argc, char **argv)
             failed++;
             continue;
         }
-        printf("%-32s %12.0f %10.1f %10.1f %7d\n", names[i], pct(rate[i], blocks, 0.5), pct(lat[i], nlat[i], 0.5) * 1e6,
-               pct(lat[i], nlat[i], 0.99) * 1e6, nfail[i]);
+        printf("%-32s %12.0f %10.1f %10.1f %7d\n", names[i], bench_pct(rate[i], blocks, 0.5), bench_pct(lat[i], nlat[i], 0.5) * 1e6,
+               bench_pct(lat[i], nlat[i], 0.99) * 1e6, nfail[i]);
         if (nfail[i]) fprintf(stderr, "bench_cluster: %s: %d failed, %d succeeded\n", names[i], nfail[i], nlat[i]);
     }
-    printf("cluster / plain: %.2f of the cycles/s (the same master)\n", pct(rate[1], blocks, 0.5) / pct(rate[0], blocks, 0.5));
-    for (i = 0; i < KINDS; i++) close_client(&s[i], l[i], nlocks[i]);
+    printf("cluster / plain: %.2f of the cycles/s (the same master)\n", bench_pct(rate[1], blocks, 0.5) / bench_pct(rate[0], blocks, 0.5));
+    for (i = 0; i < KINDS; i++) bench_socket_close(&s[i], l[i], nlocks[i]);
     printf("a new client: init, connect, acquire + release (median of %d)\n", connects);
     for (i = 0; i < 2; i++) {
-        double us = connect_us(lists[i], keys, connects);
+        double us = connect_us(lists[i], kp, connects);
         if (us < 0) failed++;
         printf("%-32s %10.0f us\n", names[i], us);
     }

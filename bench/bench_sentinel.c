@@ -18,7 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
-#include "adapters/redlock_socket.h"
+#include "bench_socket.h"
 #include "redis_group.h"
 #include "bench_util.h"
 
@@ -26,42 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const bench_sentinel_key[1] = { "bench-sentinel" };
+
 #define MAX_BLOCKS 32
 #define MAX_SAMPLES 400000
-
-/* A client of one node given as text, and its lock on "bench-sentinel". */
-static int open_client(redlock_socket *s, redlock_socket_lock *l, const char *list)
-{
-    redlock_socket_config cfg;
-    redlock_lock_opts o;
-    void *mem = NULL;
-    char err[256];
-    redlock_socket_config_init(&cfg);
-    if (redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err) != 0) {
-        fprintf(stderr, "bench_sentinel: %s\n", err);
-        return -1;
-    }
-    cfg.core.retry_count = -1;
-    if (redlock_socket_init(s, &cfg) != 0) {
-        redlock_free_nodes(mem);
-        return -1;
-    }
-    redlock_free_nodes(mem);
-    memset(&o, 0, sizeof o);
-    o.key = "bench-sentinel";
-    o.ttl_ms = 10000;
-    if (redlock_socket_lock_init(s, l, &o) != 0) {
-        redlock_socket_deinit(s);
-        return -1;
-    }
-    return 0;
-}
-
-static void close_client(redlock_socket *s, redlock_socket_lock *l)
-{
-    redlock_socket_lock_deinit(l);
-    redlock_socket_deinit(s);
-}
 
 /* n cycles: each one's seconds appended to lat (room permitting); the
    block's cycles/s, or -1 when a cycle failed. */
@@ -87,10 +55,10 @@ static double connect_us(const char *list, int n)
         redlock_socket s;
         redlock_socket_lock l;
         double t0 = bench_now_s();
-        if (open_client(&s, &l, list) != 0) return -1;
+        if (bench_socket_open(&s, &l, 1, bench_sentinel_key, list, "bench_sentinel") != 0) return -1;
         if (redlock_socket_acquire(&l) == REDLOCK_OK && redlock_socket_release(&l) == REDLOCK_OK)
             v[k++] = (bench_now_s() - t0) * 1e6;
-        close_client(&s, &l);
+        bench_socket_close(&s, &l, 1);
     }
     return k == n ? bench_pct(v, k, 0.5) : -1;
 }
@@ -139,7 +107,7 @@ int main(int argc, char **argv)
     snprintf(lists[1], sizeof lists[1], "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/bench",
              redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
     for (i = 0; i < 2; i++)
-        if (open_client(&s[i], &l[i], lists[i]) != 0 || block(&l[i], 100, lat[i], &nlat[i]) < 0) { /* warm up */
+        if (bench_socket_open(&s[i], &l[i], 1, bench_sentinel_key, lists[i], "bench_sentinel") != 0 || block(&l[i], 100, lat[i], &nlat[i]) < 0) { /* warm up */
             fprintf(stderr, "bench_sentinel: %s: cannot lock\n", names[i]);
             redis_group_stop(&g);
             return 1;
@@ -161,7 +129,7 @@ int main(int argc, char **argv)
     }
     printf("Sentinel / plain: %.2f of the cycles/s (each command's answer confirmed by a sentinel first)\n",
            bench_pct(rate[1], blocks, 0.5) / bench_pct(rate[0], blocks, 0.5));
-    for (i = 0; i < 2; i++) close_client(&s[i], &l[i]);
+    for (i = 0; i < 2; i++) bench_socket_close(&s[i], &l[i], 1);
     printf("a new client: init, connect, acquire + release (median of %d)\n", connects);
     for (i = 0; i < 2; i++) {
         double us = connect_us(lists[i], connects);

@@ -241,7 +241,7 @@ bench-restart: $(BUILD)/bench_restart
 	 echo "layout: servers on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_restart --server-cpu 0 $(RESTART_ARGS)
 
-$(BUILD)/bench_sentinel: bench/bench_sentinel.c bench/bench_util.h tests/shared/redis_group.h tests/shared/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
+$(BUILD)/bench_sentinel: bench/bench_sentinel.c bench/bench_util.h bench/bench_socket.h tests/shared/redis_group.h tests/shared/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
 
 # A Sentinel group beside a plain node: cycles/s, p50/p99, a new client.
@@ -251,7 +251,7 @@ bench-sentinel: $(BUILD)/bench_sentinel
 	 echo "layout: servers and sentinels on CPU 0, client on CPU $$cpu (taskset), $$(nproc) CPUs"; \
 	 taskset -c $$cpu $(BUILD)/bench_sentinel --server-cpu 0 $(SENTINEL_ARGS)
 
-$(BUILD)/bench_cluster: bench/bench_cluster.c bench/bench_util.h tests/shared/redis_cluster.h tests/shared/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
+$(BUILD)/bench_cluster: bench/bench_cluster.c bench/bench_util.h bench/bench_socket.h tests/shared/redis_cluster.h tests/shared/redis_nodes.h $(SOCKET_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
 
 # A Redis Cluster node beside a plain node: cycles/s, p50/p99, a new client.
