@@ -643,12 +643,12 @@ static inline void redlock__libev_sent_settle(redlock_libev *c, redlock__libev_c
     cn->held_asked = 0;
 }
 
-/* The round ended: DONE (g->said_*) or CONNECT (g->why). */
+/* The round ended: DONE (g->said_*), or CONNECT / TLS (g->why). */
 static inline void redlock__libev_sent_end(redlock_libev *c, redlock__libev_conn *cn, int rc)
 {
     redlock__hiredis_sentinels *g = cn->ep.sentinels;
     char why[sizeof g->why];
-    int st = rc == REDLOCK__HIREDIS_ASK_DONE ? 0 : REDLOCK_ERR_CONNECT;
+    int st = rc == REDLOCK__HIREDIS_ASK_DONE ? 0 : rc;
     redlock__libev_sent_tend(c, cn); /* stops the watchers */
     memcpy(why, g->why, sizeof why);
     if (st == 0 && cn->held_asked)
@@ -667,7 +667,7 @@ static inline void redlock__libev_sent_end(redlock_libev *c, redlock__libev_conn
         int64_t ago = -1;
         cn->sent_connect = 0;
         if (rc != REDLOCK__HIREDIS_ASK_DONE) {
-            redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, why);
+            redlock__libev_lost(cn, rc, why);
         } else if (redlock__hiredis_sentinels_named(&cn->ep, g->said_host, g->said_port, g->said_ago, &ago) != 0) {
             redlock__libev_lost(cn, REDLOCK_ERR_NOMEM, "out of memory");
         } else {
@@ -687,7 +687,7 @@ static inline void redlock__libev_sent_ask(redlock_libev *c, redlock__libev_conn
     int rc;
     if (g->asking || cn->settling || c->_closing) return;
     cn->held_asked = cn->held_n;
-    rc = redlock__hiredis_ask_begin(g, !g->named, c->_connect_timeout_ms);
+    rc = redlock__hiredis_ask_begin(&cn->ep, !g->named, c->_connect_timeout_ms);
     if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
     else redlock__libev_sent_tend(c, cn);
 }
@@ -698,7 +698,7 @@ static inline void redlock__libev_on_sent_io(struct ev_loop *loop, ev_io *w, int
     redlock_libev *c = cn->owner;
     int rc;
     ev_io_stop(loop, w); /* the socket may be closed inside */
-    rc = redlock__hiredis_ask_ready(cn->ep.sentinels, (revents & EV_READ) != 0, c->_connect_timeout_ms);
+    rc = redlock__hiredis_ask_ready(&cn->ep, (revents & EV_READ) != 0, c->_connect_timeout_ms);
     if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
     else redlock__libev_sent_tend(c, cn);
 }
@@ -710,7 +710,7 @@ static inline void redlock__libev_on_sent_timer(struct ev_loop *loop, ev_timer *
     int rc;
     (void)revents;
     ev_io_stop(loop, &cn->sent_io);
-    rc = redlock__hiredis_ask_late(cn->ep.sentinels, redlock__hiredis_now_us(), c->_connect_timeout_ms);
+    rc = redlock__hiredis_ask_late(&cn->ep, redlock__hiredis_now_us(), c->_connect_timeout_ms);
     if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
     else redlock__libev_sent_tend(c, cn);
 }
