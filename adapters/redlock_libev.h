@@ -111,8 +111,15 @@
      dropped either way; so a holder cannot renew on a former primary. One
      round covers every reply held when it began. An error reply
      READONLY, LOADING or MASTERDOWN is delivered and drops the connection
-     (the next asks again). Not over TLS (rediss-sentinel://, or TLS from
-     the configuration: INVALID at init); +switch-master is not followed.
+     (the next asks again); +switch-master is not followed. Over TLS
+     (rediss-sentinel://, cfg.tls or the node's tls; REDLOCK_HIREDIS_TLS):
+     the sentinels are asked in TLS, still on the loop (the handshake runs
+     in the round's writes and reads, within the same connect_timeout_ms),
+     and the primary is spoken to in TLS, the name checked server_name if
+     set, else that connection's host (the sentinel's; the primary's as
+     the sentinels name it, not the URL's); a sentinel that refuses us
+     fails the round with REDLOCK_ERR_TLS, its words naming it, which ends
+     an acquire at once, as a TLS node's refusal does.
    * A Redis Cluster (redis-cluster://[user:pass@]h1:p1[+h2:p2...], kind
      REDLOCK_NODE_CLUSTER) is ONE node of the quorum, served as
      redlock_hiredis.h serves it (see there, HOW IT TALKS): one connection
@@ -129,7 +136,11 @@
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
      lock's votes fail INVALID at the cluster node, whose status says why.
-     Not over TLS, nor a Unix socket, nor a db (INVALID at init).
+     Over TLS (rediss-cluster://, cfg.tls or the node's tls): every
+     master's connection, CLUSTER SLOTS with them, each checked against
+     its master's host (or server_name), the handshake on the loop as a
+     TLS node's; a refusal is REDLOCK_ERR_TLS. Not a Unix socket, nor a
+     db, nor with core.wait_replicas (INVALID at init).
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
@@ -155,11 +166,11 @@
      REDLOCK_HIREDIS_TLS, link -lhiredis_ssl -lssl -lcrypto; cfg.tls or a
      node's tls; a refusal is REDLOCK_ERR_TLS, which ends an acquire at
      once, with the reason in redlock_libev_node_status(); NO_TLS from
-     init without REDLOCK_HIREDIS_TLS, a build error with it on 0.14).
-     hiredis runs
-     the handshake, within connect_timeout_ms of its own once TCP is up;
-     then the adapter reads the decrypted bytes itself, with the same
-     checks as above.
+     init without REDLOCK_HIREDIS_TLS, a build error with it on 0.14),
+     for every kind of node (a Sentinel group's and a cluster's: above).
+     hiredis runs the handshake, within connect_timeout_ms of its own
+     once TCP is up; then the adapter reads the decrypted bytes itself,
+     with the same checks as above.
 
    GUARANTEES: the same for every adapter, listed in adapters/README.md
    and tested by tests/shared/integration.h.
@@ -310,9 +321,8 @@ extern "C" {
 
 /* Sets up the client on `loop` and starts connecting every node (a
    cluster: asking a seed for its slot map). Errors: INVALID (also: a
-   Sentinel group over TLS; a cluster over TLS, a Unix socket or with a
-   db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
-   the core's. */
+   cluster on a Unix socket, with a db or with core.wait_replicas),
+   NODES, NOMEM, NO_TLS or TLS (see TLS above), or the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
 /* Detaches every lock (without releasing it on the servers: release

@@ -5,7 +5,7 @@
 # against it (-I, -L) and run with
 # LD_LIBRARY_PATH, their names prefixed "hiredis1_"; then built with TLS
 # (REDLOCK_HIREDIS_TLS, hiredis_ssl) the scenarios over TLS on 1 and 3
-# nodes and the TLS cases (integration.h, it_main_tls; the sync adapter's
+# nodes and the TLS cases (integration.h, it_main_tls; both adapters'
 # on a TLS Sentinel group and a TLS cluster too), plain and a subset
 # under valgrind; and the cluster scenarios (IT_CLUSTER) of both adapters,
 # natively. When the packages
