@@ -421,6 +421,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
 static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_conn *cn);
 static inline void redlock__libev_drop(redlock__libev_conn *cn, int status, const char *why);
 static inline void redlock__libev_arm_watch(redlock_libev *c);
+static inline int redlock__libev_failure(redlock__libev_conn *cn);
 
 /* Link k of cluster node i: its endpoint made at first use. NULL: out of memory. */
 static inline redlock__libev_conn *redlock__libev_link(redlock_libev *c, int i, int k)
@@ -441,7 +442,7 @@ static inline redlock__libev_conn *redlock__libev_link(redlock_libev *c, int i, 
 static inline void redlock__libev_prepare(redlock_libev *c, redlock__libev_conn *cn)
 {
     if (c->_closing) return;
-    if (cn->ac) {
+    if (cn->ac && !cn->ac->err) { /* (one that failed is hiredis's to close: redlock__libev_unusable) */
         int idle = redlock__hiredis_send_probe(&cn->life, &cn->q, cn->ac->c.fd, cn->ssl,
                                                cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
         if (idle == REDLOCK__CONN_IDLE_CLOSED) {
@@ -460,6 +461,20 @@ static inline void redlock__libev_prepare(redlock_libev *c, redlock__libev_conn 
         ev_timer_stop(c->_loop, &cn->reconnect);
         redlock__libev_connect_conn(c, cn);
     }
+}
+
+/* After redlock__libev_prepare: the status a command to connection cn
+   fails with now, or 0 (it may be written). A connection hiredis is
+   failing (the callbacks of the commands it owed run before it lets go,
+   and the core may send from one) takes none: the command fails as they
+   do (TLS for a refused handshake), and no new connection replaces it
+   before the reconnect delay. */
+static inline int redlock__libev_unusable(redlock_libev *c, redlock__libev_conn *cn)
+{
+    if (!cn->ac || c->_closing) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
+    if (cn->ac->err) return redlock__libev_failure(cn);
+    if (cn->life.refused) return cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH;
+    return 0;
 }
 
 /* Queues RESP text s (taken over) on link cn as a request of `kind` (a
@@ -518,9 +533,7 @@ static inline int redlock__libev_link_send(redlock_libev *c, int i, int k, redlo
         return REDLOCK_ERR_NOMEM;
     }
     redlock__libev_prepare(c, cn);
-    rc = !cn->ac || c->_closing ? (cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT)
-         : cn->life.refused    ? (cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH)
-                               : 0;
+    rc = redlock__libev_unusable(c, cn);
     redlock_cluster_asking_argv(ask, asklen);
     if (rc == 0 && asking) rc = redlock__libev_link_own(cn, REDLOCK__CONN_ASKING, 1, ask);
     if (rc != 0) {
@@ -1016,25 +1029,24 @@ static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_
     cn->sent_named = 0;
     if (cn->ep.unix_path) ac = redisAsyncConnectUnix(cn->ep.unix_path);
     else ac = redisAsyncConnect(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
+    /* a failure here is the connection's as a later one would be (a
+       cluster link's: its node's status too, lost() says it) */
     if (!ac) {
-        redlock__conn_set(&cn->life, REDLOCK_ERR_NOMEM, "out of memory");
-        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
+        redlock__libev_lost(cn, REDLOCK_ERR_NOMEM, "out of memory");
         return;
     }
     if (ac->err) {
-        redlock__conn_set(&cn->life, REDLOCK_ERR_CONNECT, ac->errstr);
+        redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, ac->errstr);
         redisAsyncFree(ac);
-        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
     if (!cn->ep.unix_path) redlock__hiredis_nodelay(ac->c.fd);
     if (cn->ep.tls_ctx) { /* hiredis runs the handshake once the connect is done */
         char why[128];
         int rc = redlock__hiredis_tls_start(&cn->ep, &ac->c, &cn->ssl, why, sizeof why);
-        if (rc != 0) {
-            redlock__conn_set(&cn->life, rc, why);
+        if (rc != 0) { /* a refusal met at once is TLS, as one met later */
+            redlock__libev_lost(cn, rc, why);
             redisAsyncFree(ac);
-            redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
             return;
         }
     }
@@ -1043,12 +1055,8 @@ static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_
     if (cn->shadow) redlock__hiredis_bound_install(&cn->bound, cn->shadow, REDLOCK_LIBEV_MAX_BUFFERED);
     /* attaching a fresh context fails only when an allocation does */
     if (!cn->shadow || redisLibevAttach(c->_loop, ac) != REDIS_OK) {
-        redlock__conn_set(&cn->life, REDLOCK_ERR_NOMEM, "out of memory");
-        if (cn->shadow) redisReaderFree(cn->shadow);
-        cn->shadow = NULL;
-        cn->ssl = NULL;
+        redlock__libev_lost(cn, REDLOCK_ERR_NOMEM, "out of memory"); /* the shadow reader freed */
         redisAsyncFree(ac);
-        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
     ev_set_cb(&((redisLibevEvents *)ac->ev.data)->rev, redlock__libev_on_readable);
@@ -1122,17 +1130,14 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
 {
     redlock_libev *c = (redlock_libev *)user;
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
+    int rc;
     if (c->_links[node] && !c->_closing) return redlock__libev_cluster_send(c, node, cmd, tag);
     /* a node down past its reconnect delay is reconnected by the command
        itself: the vote (or a release's delete) would be lost for nothing */
     redlock__libev_prepare(c, cn);
-    if (!cn->ac || c->_closing) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
-    if (cn->life.refused) return cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH;
-    {
-        int rc = redlock__hiredis_reserve(&cn->q);
-        if (rc != 0) return rc; /* QUEUE_FULL or NOMEM */
-        redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
-    }
+    if ((rc = redlock__libev_unusable(c, cn)) != 0) return rc;
+    if ((rc = redlock__hiredis_reserve(&cn->q)) != 0) return rc; /* QUEUE_FULL or NOMEM */
+    redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
     if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, cmd->argc,
                               (const char **)cmd->argv, cmd->argvlen) != REDIS_OK) {
         /* not queued (context disconnecting): take the entry back */
