@@ -335,8 +335,8 @@
    and reports a master's restart, or a slot taken over by its master's
    replica (a failover; a planned migration is not one), with
    redlock_node_failed_over(). Over TLS (rediss-sentinel://,
-   rediss-cluster://; raw-socket and hiredis blocking adapters, the tool),
-   the sentinels, CLUSTER SLOTS and every server are spoken to in TLS.
+   rediss-cluster://; every adapter and the tool), the sentinels, CLUSTER
+   SLOTS and every server are spoken to in TLS.
    Replicas (cfg.wait_replicas = n > 0, like Redisson's syncSlaves; not
    with a Redis Cluster node, where WAIT, which names no key, has no
    master to go to: the adapters refuse the pair at init): a node's grant

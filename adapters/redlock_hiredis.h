@@ -1432,7 +1432,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
         cn->node = i;
         cn->link = -1;
         c->_subs.ep[i] = &cn->ep;
-        if ((rc = redlock__hiredis_endpoint_init_deploy(&cn->ep, &o->node[i], o, 1)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
         npoll += 2;
         if (!cn->ep.cluster) continue;

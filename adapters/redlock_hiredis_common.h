@@ -329,7 +329,8 @@ typedef struct redlock__hiredis_sentinels {
     char said_host[REDLOCK_SENTINEL_MAX_HOST + 1];
     int said_port;
     int64_t said_ago;              /* the round's answer: the primary, when the group failed over (-1) */
-    char why[128];                 /* a failed round's words (its last sentinel's) */
+    int refused;                   /* one refused us over TLS in this round */
+    char why[128];                 /* a failed round's words (its last sentinel's, or the TLS refusal's) */
 } redlock__hiredis_sentinels;
 
 static inline void redlock__hiredis_wipe_free(char *s)
@@ -678,10 +679,9 @@ static inline int redlock__hiredis_endpoint_tls(redlock__hiredis_endpoint *e, co
 /* 0, NOMEM, INVALID (TLS on a Unix socket, a certificate without its
    key), NO_TLS (not built in), or TLS (a CA / certificate / key that
    cannot be loaded); what was made is freed by
-   redlock__hiredis_endpoint_free. deploy_tls: the adapter serves Sentinel
-   groups and clusters over TLS too (else it refuses them, INVALID). */
-static inline int redlock__hiredis_endpoint_init_deploy(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
-                                                        const redlock_hiredis_config *o, int deploy_tls)
+   redlock__hiredis_endpoint_free. */
+static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
+                                                 const redlock_hiredis_config *o)
 {
     const char *u = nd->username ? nd->username : o->username;
     const char *p = nd->password ? nd->password : o->password;
@@ -691,7 +691,7 @@ static inline int redlock__hiredis_endpoint_init_deploy(redlock__hiredis_endpoin
     /* single servers, Sentinel groups and clusters */
     if (nd->kind == REDLOCK_NODE_SENTINEL) {
         int rc;
-        if ((tls && !deploy_tls) || !nd->master || path) return REDLOCK_ERR_INVALID;
+        if (!nd->master || path) return REDLOCK_ERR_INVALID;
         e->db = nd->db > 0 ? nd->db : o->db;
         e->info = !o->info_off;
         e->user = redlock__hiredis_strdup(u);
@@ -704,7 +704,7 @@ static inline int redlock__hiredis_endpoint_init_deploy(redlock__hiredis_endpoin
         int rc;
         /* db 0 only (a cluster has no other), not a Unix socket, nor with
            WAIT (it names no key: no master to go to) */
-        if ((tls && !deploy_tls) || path || (nd->db > 0 ? nd->db : o->db) > 0 || o->core.wait_replicas > 0)
+        if (path || (nd->db > 0 ? nd->db : o->db) > 0 || o->core.wait_replicas > 0)
             return REDLOCK_ERR_INVALID;
         e->info = !o->info_off;
         e->user = redlock__hiredis_strdup(u);
@@ -723,14 +723,6 @@ static inline int redlock__hiredis_endpoint_init_deploy(redlock__hiredis_endpoin
     e->pass = redlock__hiredis_strdup(p);
     if ((!path && !e->host) || (path && !e->unix_path) || (u && !e->user) || (p && !e->pass)) return REDLOCK_ERR_NOMEM;
     return redlock__hiredis_endpoint_tls(e, tls, path);
-}
-
-/* The same for an adapter that serves Sentinel groups and clusters in
-   plain text only. */
-static inline int redlock__hiredis_endpoint_init(redlock__hiredis_endpoint *e, const redlock_hiredis_node *nd,
-                                                 const redlock_hiredis_config *o)
-{
-    return redlock__hiredis_endpoint_init_deploy(e, nd, o, 0);
 }
 
 static inline void redlock__hiredis_endpoint_free(redlock__hiredis_endpoint *e)
@@ -1288,20 +1280,25 @@ static inline int redlock__hiredis_sentinels_confirm(redlock__hiredis_endpoint *
 }
 
 /* ---- the same question without blocking (an event loop drives it) ----
-   A round asks the sentinels in turn from the one that answered last,
-   each within timeout_ms, on a non-blocking context kept open to the one
-   that answered. The driver watches g->ctx->fd for
-   redlock__hiredis_ask_events(g) and its deadline g->until, and calls
-   redlock__hiredis_ask_ready / _late; each returns
-   REDLOCK__HIREDIS_ASK_PENDING, _DONE (g->said_*) or CONNECT (g->why: no
-   sentinel answered). The driver stops watching the fd before each
-   call: a failed sentinel's socket is closed inside. */
+   A round asks the sentinels of endpoint e's group in turn from the one
+   that answered last, each within timeout_ms, on a non-blocking context
+   kept open to the one that answered; in TLS when e speaks it (the
+   handshake runs in the context's writes and reads, the name checked the
+   sentinel's host unless server_name), as the blocking question is. The
+   driver watches g->ctx->fd for redlock__hiredis_ask_events(g) and its
+   deadline g->until, and calls redlock__hiredis_ask_ready / _late; each
+   returns REDLOCK__HIREDIS_ASK_PENDING, _DONE (g->said_*), CONNECT (g->why:
+   no sentinel answered) or TLS (g->why: one refused us over TLS, which no
+   retry cures: its words, whatever the others said). The driver stops
+   watching the fd before each call: a failed sentinel's socket is closed
+   inside. */
 enum { REDLOCK__HIREDIS_ASK_PENDING = 0, REDLOCK__HIREDIS_ASK_DONE = 1 };
 
 static inline void redlock__hiredis_ask_close(redlock__hiredis_sentinels *g)
 {
     if (g->ctx) redisFree(g->ctx);
     g->ctx = NULL;
+    g->ssl = NULL; /* freed with the context */
     g->connecting = g->need_flush = 0;
 }
 
@@ -1340,54 +1337,114 @@ static inline int redlock__hiredis_ask_one(redlock__hiredis_sentinels *g, int ti
     return 0;
 }
 
+/* Sentinel g->next failed the round (words; refused: it refused us over
+   TLS): its socket closed, the next one in turn. */
+static inline void redlock__hiredis_ask_skip(redlock__hiredis_sentinels *g, const char *words, int refused)
+{
+    if (refused || !g->refused) /* a refusal's words stay the round's */
+        snprintf(g->why, sizeof g->why, "sentinel %.30s:%d %.80s", g->host[g->next], g->port[g->next], words);
+    g->refused |= refused;
+    redlock__hiredis_ask_close(g);
+    g->next = (g->next + 1) % g->count;
+    g->tried++;
+}
+
 /* Asks the next sentinels of the round until one is asked: PENDING, or
-   CONNECT when none is left (g->why). */
+   CONNECT / TLS when none is left (g->why). */
 static inline int redlock__hiredis_ask_go(redlock__hiredis_sentinels *g, int timeout_ms)
 {
     char words[128];
     while (g->tried < g->count) {
         if (redlock__hiredis_ask_one(g, timeout_ms, words, sizeof words) == 0) return REDLOCK__HIREDIS_ASK_PENDING;
-        snprintf(g->why, sizeof g->why, "sentinel %.30s:%d %.60s", g->host[g->next], g->port[g->next], words);
-        redlock__hiredis_ask_close(g);
-        g->next = (g->next + 1) % g->count;
-        g->tried++;
+        redlock__hiredis_ask_skip(g, words, 0);
     }
     g->asking = 0;
-    return REDLOCK_ERR_CONNECT;
+    return g->refused ? REDLOCK_ERR_TLS : REDLOCK_ERR_CONNECT;
 }
 
 /* Sentinel g->next failed the round (words): the next one is asked. */
-static inline int redlock__hiredis_ask_failed(redlock__hiredis_sentinels *g, const char *words, int timeout_ms)
+static inline int redlock__hiredis_ask_failed(redlock__hiredis_sentinels *g, const char *words, int refused,
+                                              int timeout_ms)
 {
-    snprintf(g->why, sizeof g->why, "sentinel %.30s:%d %.60s", g->host[g->next], g->port[g->next], words);
-    redlock__hiredis_ask_close(g);
-    g->next = (g->next + 1) % g->count;
-    g->tried++;
+    redlock__hiredis_ask_skip(g, words, refused);
     return redlock__hiredis_ask_go(g, timeout_ms);
 }
 
-/* Begins a round (history: SENTINEL MASTER too, for a first answer). */
-static inline int redlock__hiredis_ask_begin(redlock__hiredis_sentinels *g, int history, int timeout_ms)
+/* The same when reading or writing failed (words: hiredis's): over TLS,
+   OpenSSL's words, and a refusal told as one (redlock_tls.h). */
+static inline int redlock__hiredis_ask_broke(const redlock__hiredis_endpoint *e, const char *words, int timeout_ms)
 {
+    char why[128];
+    int st;
+    snprintf(why, sizeof why, "%s", words);
+    st = redlock__hiredis_tls_failure(e, e->sentinels->ssl, REDLOCK_ERR_CONNECT, why, sizeof why);
+    return redlock__hiredis_ask_failed(e->sentinels, why, st == REDLOCK_ERR_TLS, timeout_ms);
+}
+
+/* Begins a round of e's sentinels (history: SENTINEL MASTER too, for a
+   first answer). */
+static inline int redlock__hiredis_ask_begin(const redlock__hiredis_endpoint *e, int history, int timeout_ms)
+{
+    redlock__hiredis_sentinels *g = e->sentinels;
     g->asking = 1;
     g->history = history;
     g->tried = 0;
+    g->refused = 0;
     return redlock__hiredis_ask_go(g, timeout_ms);
 }
 
-/* What the driver watches g->ctx->fd for during a round (0: nothing). */
+/* What the driver watches g->ctx->fd for during a round (0: nothing).
+   A TLS handshake that waits for the sentinel's answer waits for reading
+   only (a writable socket would wake the driver for nothing). */
 static inline short redlock__hiredis_ask_events(const redlock__hiredis_sentinels *g)
 {
+    int hs_read = redlock__hiredis_tls_handshaking(g->ssl) && redlock__hiredis_tls_wants_read(g->ssl);
     if (!g->asking || !g->ctx) return 0;
-    return (short)(g->connecting ? POLLOUT : g->need_flush ? (POLLOUT | POLLIN) : POLLIN);
+    return (short)(g->connecting ? POLLOUT : g->need_flush && !hs_read ? (POLLOUT | POLLIN) : POLLIN);
 }
 
-/* g->ctx->fd is ready (readable: for reading). SIGPIPE is the caller's
-   to keep away: hiredis writes with write(2). */
-static inline int redlock__hiredis_ask_ready(redlock__hiredis_sentinels *g, int readable, int timeout_ms)
+/* The replies the sentinel's answer holds so far: PENDING while more are
+   owed, DONE, or the round's next step when it failed. */
+static inline int redlock__hiredis_ask_parse(redlock__hiredis_sentinels *g, int timeout_ms)
 {
     char words[128];
     void *rv;
+    for (;;) {
+        rv = NULL;
+        if (redisGetReplyFromReader(g->ctx, &rv) != REDIS_OK) {
+            snprintf(words, sizeof words, "%s", g->bound.over ? "answered too much" : "answered what is not RESP");
+            return redlock__hiredis_ask_failed(g, words, 0, timeout_ms);
+        }
+        if (!rv) break;
+        if (g->got >= g->owed) {
+            freeReplyObject(rv);
+            return redlock__hiredis_ask_failed(g, "answered more than asked", 0, timeout_ms);
+        }
+        if (redlock__hiredis_sentinel_answer(g, g->got - g->auth, (redisReply *)rv, g->said_host, sizeof g->said_host,
+                                             &g->said_port, &g->said_ago, words, sizeof words) != 0)
+            return redlock__hiredis_ask_failed(g, words, 0, timeout_ms);
+        g->got++;
+    }
+    if (g->ctx->reader->len - g->ctx->reader->pos > REDLOCK__HIREDIS_SENTINEL_MAX_REPLY)
+        return redlock__hiredis_ask_failed(g, "answered too much", 0, timeout_ms);
+    if (g->got < g->owed) return REDLOCK__HIREDIS_ASK_PENDING;
+    if (g->ctx->reader->len > g->ctx->reader->pos)
+        return redlock__hiredis_ask_failed(g, "answered more than asked", 0, timeout_ms);
+    g->asking = 0;
+    return REDLOCK__HIREDIS_ASK_DONE;
+}
+
+/* The round's sentinel's socket is ready (readable: for reading). A
+   writable socket writes the question; a TLS session starts once TCP is
+   up, and its handshake goes on in each write (first, also when the
+   socket is only readable: the sentinel's answer to it) and read.
+   SIGPIPE is the caller's to keep away: hiredis and OpenSSL write with
+   write(2). */
+static inline int redlock__hiredis_ask_ready(const redlock__hiredis_endpoint *e, int readable, int timeout_ms)
+{
+    redlock__hiredis_sentinels *g = e->sentinels;
+    char words[128];
+    int reads, rc;
     if (!g->asking || !g->ctx) return REDLOCK__HIREDIS_ASK_PENDING;
     if (g->connecting) {
         int err = 0;
@@ -1395,53 +1452,42 @@ static inline int redlock__hiredis_ask_ready(redlock__hiredis_sentinels *g, int 
         if (getsockopt(g->ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
         if (err) {
             snprintf(words, sizeof words, "%s", strerror(err));
-            return redlock__hiredis_ask_failed(g, words, timeout_ms);
+            return redlock__hiredis_ask_failed(g, words, 0, timeout_ms);
         }
         g->connecting = 0;
+        if (e->tls_ctx && (rc = redlock__hiredis_tls_start_to(e, g->host[g->next], g->ctx, &g->ssl, words,
+                                                             sizeof words)) != 0)
+            return redlock__hiredis_ask_failed(g, words, rc == REDLOCK_ERR_TLS, timeout_ms);
     }
     if (g->need_flush) {
         int done = 0;
+        redlock__hiredis_tls_clear(g->ssl);
         if (redisBufferWrite(g->ctx, &done) != REDIS_OK) {
             snprintf(words, sizeof words, "cannot write to it (%.60s)", g->ctx->errstr);
-            return redlock__hiredis_ask_failed(g, words, timeout_ms);
+            return redlock__hiredis_ask_broke(e, words, timeout_ms);
         }
         g->need_flush = !done;
     }
     if (!readable) return REDLOCK__HIREDIS_ASK_PENDING;
-    if (redisBufferRead(g->ctx) != REDIS_OK) {
-        snprintf(words, sizeof words, "%s", g->ctx->err == REDIS_ERR_EOF ? "closed the connection" : g->ctx->errstr);
-        return redlock__hiredis_ask_failed(g, words, timeout_ms);
-    }
-    for (;;) {
-        rv = NULL;
-        if (redisGetReplyFromReader(g->ctx, &rv) != REDIS_OK) {
-            snprintf(words, sizeof words, "%s", g->bound.over ? "answered too much" : "answered what is not RESP");
-            return redlock__hiredis_ask_failed(g, words, timeout_ms);
+    for (reads = 0; reads < 64; reads++) { /* TLS: a record per read, the rest maybe held by OpenSSL already */
+        redlock__hiredis_tls_clear(g->ssl);
+        if (redisBufferRead(g->ctx) != REDIS_OK) {
+            snprintf(words, sizeof words, "%s", g->ctx->err == REDIS_ERR_EOF ? "closed the connection" : g->ctx->errstr);
+            return redlock__hiredis_ask_broke(e, words, timeout_ms);
         }
-        if (!rv) break;
-        if (g->got >= g->owed) {
-            freeReplyObject(rv);
-            return redlock__hiredis_ask_failed(g, "answered more than asked", timeout_ms);
-        }
-        if (redlock__hiredis_sentinel_answer(g, g->got - g->auth, (redisReply *)rv, g->said_host, sizeof g->said_host,
-                                             &g->said_port, &g->said_ago, words, sizeof words) != 0)
-            return redlock__hiredis_ask_failed(g, words, timeout_ms);
-        g->got++;
+        if ((rc = redlock__hiredis_ask_parse(g, timeout_ms)) != REDLOCK__HIREDIS_ASK_PENDING ||
+            !redlock__hiredis_tls_pending(g->ssl))
+            return rc;
     }
-    if (g->ctx->reader->len - g->ctx->reader->pos > REDLOCK__HIREDIS_SENTINEL_MAX_REPLY)
-        return redlock__hiredis_ask_failed(g, "answered too much", timeout_ms);
-    if (g->got < g->owed) return REDLOCK__HIREDIS_ASK_PENDING;
-    if (g->ctx->reader->len > g->ctx->reader->pos)
-        return redlock__hiredis_ask_failed(g, "answered more than asked", timeout_ms);
-    g->asking = 0;
-    return REDLOCK__HIREDIS_ASK_DONE;
+    return REDLOCK__HIREDIS_ASK_PENDING;
 }
 
 /* The round's deadline (g->until) passed, or not yet (PENDING). */
-static inline int redlock__hiredis_ask_late(redlock__hiredis_sentinels *g, int64_t now, int timeout_ms)
+static inline int redlock__hiredis_ask_late(const redlock__hiredis_endpoint *e, int64_t now, int timeout_ms)
 {
+    redlock__hiredis_sentinels *g = e->sentinels;
     if (!g->asking || now < g->until) return REDLOCK__HIREDIS_ASK_PENDING;
-    return redlock__hiredis_ask_failed(g, "timed out", timeout_ms);
+    return redlock__hiredis_ask_failed(g, "timed out", 0, timeout_ms);
 }
 
 /* ---- release notifications: a subscriber connection per node ---- */

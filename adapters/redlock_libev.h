@@ -111,8 +111,15 @@
      dropped either way; so a holder cannot renew on a former primary. One
      round covers every reply held when it began. An error reply
      READONLY, LOADING or MASTERDOWN is delivered and drops the connection
-     (the next asks again). Not over TLS (rediss-sentinel://, or TLS from
-     the configuration: INVALID at init); +switch-master is not followed.
+     (the next asks again); +switch-master is not followed. Over TLS
+     (rediss-sentinel://, cfg.tls or the node's tls; REDLOCK_HIREDIS_TLS):
+     the sentinels are asked in TLS, still on the loop (the handshake runs
+     in the round's writes and reads, within the same connect_timeout_ms),
+     and the primary is spoken to in TLS, the name checked server_name if
+     set, else that connection's host (the sentinel's; the primary's as
+     the sentinels name it, not the URL's); a sentinel that refuses us
+     fails the round with REDLOCK_ERR_TLS, its words naming it, which ends
+     an acquire at once, as a TLS node's refusal does.
    * A Redis Cluster (redis-cluster://[user:pass@]h1:p1[+h2:p2...], kind
      REDLOCK_NODE_CLUSTER) is ONE node of the quorum, served as
      redlock_hiredis.h serves it (see there, HOW IT TALKS): one connection
@@ -129,7 +136,11 @@
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
      lock's votes fail INVALID at the cluster node, whose status says why.
-     Not over TLS, nor a Unix socket, nor a db (INVALID at init).
+     Over TLS (rediss-cluster://, cfg.tls or the node's tls): every
+     master's connection, CLUSTER SLOTS with them, each checked against
+     its master's host (or server_name), the handshake on the loop as a
+     TLS node's; a refusal is REDLOCK_ERR_TLS. Not a Unix socket, nor a
+     db, nor with core.wait_replicas (INVALID at init).
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
@@ -155,11 +166,11 @@
      REDLOCK_HIREDIS_TLS, link -lhiredis_ssl -lssl -lcrypto; cfg.tls or a
      node's tls; a refusal is REDLOCK_ERR_TLS, which ends an acquire at
      once, with the reason in redlock_libev_node_status(); NO_TLS from
-     init without REDLOCK_HIREDIS_TLS, a build error with it on 0.14).
-     hiredis runs
-     the handshake, within connect_timeout_ms of its own once TCP is up;
-     then the adapter reads the decrypted bytes itself, with the same
-     checks as above.
+     init without REDLOCK_HIREDIS_TLS, a build error with it on 0.14),
+     for every kind of node (a Sentinel group's and a cluster's: above).
+     hiredis runs the handshake, within connect_timeout_ms of its own
+     once TCP is up; then the adapter reads the decrypted bytes itself,
+     with the same checks as above.
 
    GUARANTEES: the same for every adapter, listed in adapters/README.md
    and tested by tests/shared/integration.h.
@@ -310,9 +321,8 @@ extern "C" {
 
 /* Sets up the client on `loop` and starts connecting every node (a
    cluster: asking a seed for its slot map). Errors: INVALID (also: a
-   Sentinel group over TLS; a cluster over TLS, a Unix socket or with a
-   db), NODES, NOMEM, NO_TLS or TLS (see TLS above), or
-   the core's. */
+   cluster on a Unix socket, with a db or with core.wait_replicas),
+   NODES, NOMEM, NO_TLS or TLS (see TLS above), or the core's. */
 REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop, const redlock_libev_config *o);
 
 /* Detaches every lock (without releasing it on the servers: release
@@ -411,6 +421,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
 static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_conn *cn);
 static inline void redlock__libev_drop(redlock__libev_conn *cn, int status, const char *why);
 static inline void redlock__libev_arm_watch(redlock_libev *c);
+static inline int redlock__libev_failure(redlock__libev_conn *cn);
 
 /* Link k of cluster node i: its endpoint made at first use. NULL: out of memory. */
 static inline redlock__libev_conn *redlock__libev_link(redlock_libev *c, int i, int k)
@@ -431,7 +442,7 @@ static inline redlock__libev_conn *redlock__libev_link(redlock_libev *c, int i, 
 static inline void redlock__libev_prepare(redlock_libev *c, redlock__libev_conn *cn)
 {
     if (c->_closing) return;
-    if (cn->ac) {
+    if (cn->ac && !cn->ac->err) { /* (one that failed is hiredis's to close: redlock__libev_unusable) */
         int idle = redlock__hiredis_send_probe(&cn->life, &cn->q, cn->ac->c.fd, cn->ssl,
                                                cn->shadow ? cn->shadow->len - cn->shadow->pos : 0);
         if (idle == REDLOCK__CONN_IDLE_CLOSED) {
@@ -450,6 +461,20 @@ static inline void redlock__libev_prepare(redlock_libev *c, redlock__libev_conn 
         ev_timer_stop(c->_loop, &cn->reconnect);
         redlock__libev_connect_conn(c, cn);
     }
+}
+
+/* After redlock__libev_prepare: the status a command to connection cn
+   fails with now, or 0 (it may be written). A connection hiredis is
+   failing (the callbacks of the commands it owed run before it lets go,
+   and the core may send from one) takes none: the command fails as they
+   do (TLS for a refused handshake), and no new connection replaces it
+   before the reconnect delay. */
+static inline int redlock__libev_unusable(redlock_libev *c, redlock__libev_conn *cn)
+{
+    if (!cn->ac || c->_closing) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
+    if (cn->ac->err) return redlock__libev_failure(cn);
+    if (cn->life.refused) return cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH;
+    return 0;
 }
 
 /* Queues RESP text s (taken over) on link cn as a request of `kind` (a
@@ -508,9 +533,7 @@ static inline int redlock__libev_link_send(redlock_libev *c, int i, int k, redlo
         return REDLOCK_ERR_NOMEM;
     }
     redlock__libev_prepare(c, cn);
-    rc = !cn->ac || c->_closing ? (cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT)
-         : cn->life.refused    ? (cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH)
-                               : 0;
+    rc = redlock__libev_unusable(c, cn);
     redlock_cluster_asking_argv(ask, asklen);
     if (rc == 0 && asking) rc = redlock__libev_link_own(cn, REDLOCK__CONN_ASKING, 1, ask);
     if (rc != 0) {
@@ -643,12 +666,12 @@ static inline void redlock__libev_sent_settle(redlock_libev *c, redlock__libev_c
     cn->held_asked = 0;
 }
 
-/* The round ended: DONE (g->said_*) or CONNECT (g->why). */
+/* The round ended: DONE (g->said_*), or CONNECT / TLS (g->why). */
 static inline void redlock__libev_sent_end(redlock_libev *c, redlock__libev_conn *cn, int rc)
 {
     redlock__hiredis_sentinels *g = cn->ep.sentinels;
     char why[sizeof g->why];
-    int st = rc == REDLOCK__HIREDIS_ASK_DONE ? 0 : REDLOCK_ERR_CONNECT;
+    int st = rc == REDLOCK__HIREDIS_ASK_DONE ? 0 : rc;
     redlock__libev_sent_tend(c, cn); /* stops the watchers */
     memcpy(why, g->why, sizeof why);
     if (st == 0 && cn->held_asked)
@@ -667,7 +690,7 @@ static inline void redlock__libev_sent_end(redlock_libev *c, redlock__libev_conn
         int64_t ago = -1;
         cn->sent_connect = 0;
         if (rc != REDLOCK__HIREDIS_ASK_DONE) {
-            redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, why);
+            redlock__libev_lost(cn, rc, why);
         } else if (redlock__hiredis_sentinels_named(&cn->ep, g->said_host, g->said_port, g->said_ago, &ago) != 0) {
             redlock__libev_lost(cn, REDLOCK_ERR_NOMEM, "out of memory");
         } else {
@@ -687,7 +710,7 @@ static inline void redlock__libev_sent_ask(redlock_libev *c, redlock__libev_conn
     int rc;
     if (g->asking || cn->settling || c->_closing) return;
     cn->held_asked = cn->held_n;
-    rc = redlock__hiredis_ask_begin(g, !g->named, c->_connect_timeout_ms);
+    rc = redlock__hiredis_ask_begin(&cn->ep, !g->named, c->_connect_timeout_ms);
     if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
     else redlock__libev_sent_tend(c, cn);
 }
@@ -698,7 +721,7 @@ static inline void redlock__libev_on_sent_io(struct ev_loop *loop, ev_io *w, int
     redlock_libev *c = cn->owner;
     int rc;
     ev_io_stop(loop, w); /* the socket may be closed inside */
-    rc = redlock__hiredis_ask_ready(cn->ep.sentinels, (revents & EV_READ) != 0, c->_connect_timeout_ms);
+    rc = redlock__hiredis_ask_ready(&cn->ep, (revents & EV_READ) != 0, c->_connect_timeout_ms);
     if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
     else redlock__libev_sent_tend(c, cn);
 }
@@ -710,7 +733,7 @@ static inline void redlock__libev_on_sent_timer(struct ev_loop *loop, ev_timer *
     int rc;
     (void)revents;
     ev_io_stop(loop, &cn->sent_io);
-    rc = redlock__hiredis_ask_late(cn->ep.sentinels, redlock__hiredis_now_us(), c->_connect_timeout_ms);
+    rc = redlock__hiredis_ask_late(&cn->ep, redlock__hiredis_now_us(), c->_connect_timeout_ms);
     if (rc != REDLOCK__HIREDIS_ASK_PENDING) redlock__libev_sent_end(c, cn, rc);
     else redlock__libev_sent_tend(c, cn);
 }
@@ -1006,25 +1029,24 @@ static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_
     cn->sent_named = 0;
     if (cn->ep.unix_path) ac = redisAsyncConnectUnix(cn->ep.unix_path);
     else ac = redisAsyncConnect(cn->ep.host ? cn->ep.host : "127.0.0.1", cn->ep.port);
+    /* a failure here is the connection's as a later one would be (a
+       cluster link's: its node's status too, lost() says it) */
     if (!ac) {
-        redlock__conn_set(&cn->life, REDLOCK_ERR_NOMEM, "out of memory");
-        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
+        redlock__libev_lost(cn, REDLOCK_ERR_NOMEM, "out of memory");
         return;
     }
     if (ac->err) {
-        redlock__conn_set(&cn->life, REDLOCK_ERR_CONNECT, ac->errstr);
+        redlock__libev_lost(cn, REDLOCK_ERR_CONNECT, ac->errstr);
         redisAsyncFree(ac);
-        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
     if (!cn->ep.unix_path) redlock__hiredis_nodelay(ac->c.fd);
     if (cn->ep.tls_ctx) { /* hiredis runs the handshake once the connect is done */
         char why[128];
         int rc = redlock__hiredis_tls_start(&cn->ep, &ac->c, &cn->ssl, why, sizeof why);
-        if (rc != 0) {
-            redlock__conn_set(&cn->life, rc, why);
+        if (rc != 0) { /* a refusal met at once is TLS, as one met later */
+            redlock__libev_lost(cn, rc, why);
             redisAsyncFree(ac);
-            redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
             return;
         }
     }
@@ -1033,12 +1055,8 @@ static inline void redlock__libev_connect_conn(redlock_libev *c, redlock__libev_
     if (cn->shadow) redlock__hiredis_bound_install(&cn->bound, cn->shadow, REDLOCK_LIBEV_MAX_BUFFERED);
     /* attaching a fresh context fails only when an allocation does */
     if (!cn->shadow || redisLibevAttach(c->_loop, ac) != REDIS_OK) {
-        redlock__conn_set(&cn->life, REDLOCK_ERR_NOMEM, "out of memory");
-        if (cn->shadow) redisReaderFree(cn->shadow);
-        cn->shadow = NULL;
-        cn->ssl = NULL;
+        redlock__libev_lost(cn, REDLOCK_ERR_NOMEM, "out of memory"); /* the shadow reader freed */
         redisAsyncFree(ac);
-        redlock__libev_schedule_reconnect(c, cn, c->_reconnect_delay_ms);
         return;
     }
     ev_set_cb(&((redisLibevEvents *)ac->ev.data)->rev, redlock__libev_on_readable);
@@ -1112,17 +1130,14 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
 {
     redlock_libev *c = (redlock_libev *)user;
     redlock__libev_conn *cn = &c->_conn[node]; /* the core sends to its nodes only */
+    int rc;
     if (c->_links[node] && !c->_closing) return redlock__libev_cluster_send(c, node, cmd, tag);
     /* a node down past its reconnect delay is reconnected by the command
        itself: the vote (or a release's delete) would be lost for nothing */
     redlock__libev_prepare(c, cn);
-    if (!cn->ac || c->_closing) return cn->life.status ? cn->life.status : REDLOCK_ERR_CONNECT;
-    if (cn->life.refused) return cn->life.status ? cn->life.status : REDLOCK_ERR_AUTH;
-    {
-        int rc = redlock__hiredis_reserve(&cn->q);
-        if (rc != 0) return rc; /* QUEUE_FULL or NOMEM */
-        redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
-    }
+    if ((rc = redlock__libev_unusable(c, cn)) != 0) return rc;
+    if ((rc = redlock__hiredis_reserve(&cn->q)) != 0) return rc; /* QUEUE_FULL or NOMEM */
+    redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
     if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, cmd->argc,
                               (const char **)cmd->argv, cmd->argvlen) != REDIS_OK) {
         /* not queued (context disconnecting): take the entry back */

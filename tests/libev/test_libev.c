@@ -101,15 +101,16 @@ static it_client *t_open(const it_setup *s)
         return NULL;
     }
     redlock_libev_config_init(&o);
-    o.node_count = s->nodes ? 0 : s->cluster ? 1 : s->n;
+    o.node_count = s->nodes ? 0 : s->cluster || s->sentinel ? 1 : s->n;
     for (i = 0; i < o.node_count; i++) {
-        o.node[i].host = "127.0.0.1";
+        o.node[i].host = s->host ? s->host : "127.0.0.1";
         o.node[i].port = s->ports[i];
     }
-    if (s->cluster) { /* one node: the cluster, its seeds */
-        o.node[0].kind = REDLOCK_NODE_CLUSTER;
+    if (s->cluster || s->sentinel) { /* one node: the cluster, its seeds; the group, its sentinels */
+        o.node[0].kind = s->cluster ? REDLOCK_NODE_CLUSTER : REDLOCK_NODE_SENTINEL;
+        o.node[0].master = s->sentinel;
         for (i = 1; i < s->n && i < REDLOCK_NODES_MAX_SEEDS; i++) {
-            o.node[0].seed[i - 1].host = "127.0.0.1";
+            o.node[0].seed[i - 1].host = s->host ? s->host : "127.0.0.1";
             o.node[0].seed[i - 1].port = s->ports[i];
             o.node[0].seed_count = i;
         }
@@ -144,7 +145,7 @@ static it_client *t_open(const it_setup *s)
         for (k = 0; k < o.node_count; k++)
             up += redlock_libev_node_connected(&c->c, k) ||
                   redlock_libev_node_status(&c->c, k, NULL, 0) == REDLOCK_ERR_AUTH ||
-                  (s->nodes && redlock_libev_node_status(&c->c, k, NULL, 0) != 0);
+                  ((s->nodes || s->sentinel) && redlock_libev_node_status(&c->c, k, NULL, 0) != 0);
         if (up == o.node_count && t_inflight(c) == 0) break;
         t_run(c, NULL, 5);
     }
@@ -230,8 +231,9 @@ static int t_mode_switches(it_client *c) { return c->switches; }
 static int t_lost(it_lock *l) { return l->lost; }
 
 /* Proves: a port outside 1..65535 is refused at init (0 means 6379), and
-   so are a Sentinel group over TLS and a cluster with a db; a Sentinel
-   group and a cluster are served. */
+   so is a cluster with a db; a Sentinel group and a cluster are served,
+   over TLS too (NO_TLS in a build without it; over TLS: it_tls_sentinel,
+   it_tls_cluster). */
 static void libev_port_range(void)
 {
     static const int bad[] = { 70000, 65536, -1 };
@@ -251,12 +253,17 @@ static void libev_port_range(void)
     o.node[0].master = "mymaster";
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK); /* served: its sentinels asked on the loop */
     redlock_libev_deinit(&c);
-    o.node[0].tls.enable = 1; /* not over TLS */
-    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
+    o.node[0].tls.enable = 1; /* over TLS: as TLS is built in */
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_NO_TLS);
+    if (REDLOCK__HIREDIS_HAS_TLS) redlock_libev_deinit(&c);
     o.node[0].tls.enable = 0;
     o.node[0].kind = REDLOCK_NODE_CLUSTER; /* served (its seed is not asked before a command) */
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_OK);
     redlock_libev_deinit(&c);
+    o.tls.enable = 1; /* over TLS, from the configuration */
+    CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK__HIREDIS_HAS_TLS ? REDLOCK_OK : REDLOCK_ERR_NO_TLS);
+    if (REDLOCK__HIREDIS_HAS_TLS) redlock_libev_deinit(&c);
+    o.tls.enable = 0;
     o.node[0].db = 2; /* a cluster has db 0 only */
     CHECK_EQ(redlock_libev_init(&c, loop, &o), REDLOCK_ERR_INVALID);
     o.node[0].db = 0;
@@ -463,6 +470,14 @@ static void libev_tls_not_built(void)
     ev_loop_destroy(loop);
 }
 
+#ifdef IT_TLS
+static void tls_more(void)
+{
+    if (it_selected("it_tls_sentinel")) RUN(it_tls_sentinel);
+    if (it_selected("it_tls_cluster")) RUN(it_tls_cluster);
+}
+#endif
+
 int main(void)
 {
     static const it_ops ops = {
@@ -475,8 +490,8 @@ int main(void)
     rc = it_main_cluster(&ops, NULL);
     return rc | CHECK_EXIT();
 #endif
-#ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios */
-    rc = it_main_tls(&ops, NULL);
+#ifdef IT_TLS /* built with REDLOCK_HIREDIS_TLS on hiredis 1.x: the TLS scenarios, a TLS Sentinel group's and cluster's too */
+    rc = it_main_tls(&ops, tls_more);
     return rc | CHECK_EXIT();
 #endif
     if (it_selected("libev_port_range")) RUN(libev_port_range);

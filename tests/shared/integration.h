@@ -3115,8 +3115,8 @@ static void it_sentinel_discovery(void)
         hostile_stop(&fake);
     }
 
-    /* TLS sentinels: refused at init by libev, and by the other adapters
-       when built without TLS (with it: it_tls_sentinel) */
+    /* TLS sentinels: refused at init by an adapter built without TLS
+       (NO_TLS; with it: it_tls_sentinel) */
     snprintf(list, sizeof list, "rediss-sentinel://127.0.0.1:%d/rl-it", redis_group_sentinel_port(&g, 0));
     CHECK_EQ(it_sent_open(list, 10000, "sent-disc", 0, &c, &l), -1);
     redis_group_stop(&g);
