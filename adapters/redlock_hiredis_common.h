@@ -331,6 +331,13 @@ typedef struct redlock__hiredis_sentinels {
     int64_t said_ago;              /* the round's answer: the primary, when the group failed over (-1) */
     int refused;                   /* one refused us over TLS in this round */
     char why[128];                 /* a failed round's words (its last sentinel's, or the TLS refusal's) */
+    /* the +switch-master watch (redlock__hiredis_watch_*: the libev adapter's) */
+    redisContext *wctx;            /* SUBSCRIBEd (or subscribing) at sentinel `wat`, or NULL */
+    void *wssl;                    /* TLS: wctx's session, or NULL */
+    redlock__hiredis_bound wbound; /* its reader's reply memory */
+    int wat, wconnecting, wflush, wauth, wconfirmed;
+    int64_t wuntil;                /* its SUBSCRIBE is confirmed by then, or it closes */
+    int64_t wretry;                /* closed after a failure: opened again from then */
 } redlock__hiredis_sentinels;
 
 static inline void redlock__hiredis_wipe_free(char *s)
@@ -347,6 +354,7 @@ static inline void redlock__hiredis_sentinels_free(redlock__hiredis_sentinels *g
     int k;
     if (!g) return;
     if (g->ctx) redisFree(g->ctx);
+    if (g->wctx) redisFree(g->wctx);
     for (k = 0; k < g->count; k++) free(g->host[k]);
     free(g->group);
     redlock__hiredis_wipe_free(g->user);
@@ -1488,6 +1496,168 @@ static inline int redlock__hiredis_ask_late(const redlock__hiredis_endpoint *e, 
     redlock__hiredis_sentinels *g = e->sentinels;
     if (!g->asking || now < g->until) return REDLOCK__HIREDIS_ASK_PENDING;
     return redlock__hiredis_ask_failed(g, "timed out", 0, timeout_ms);
+}
+
+/* ---- a Sentinel group's +switch-master watch ----
+   A connection to one sentinel, SUBSCRIBEd to +switch-master (AUTH with
+   the sentinels' credentials first, TLS as the round's), on which each
+   failover of the group is told as it happens: the driver then drops
+   the primary's connection (the next asks the sentinels) and tells the
+   core (redlock_node_failed_over), without waiting for its next command.
+   The driver keeps it open while the node has a connection (it opens
+   once its delay is over: redlock__hiredis_watch_open), watches its fd
+   (redlock__hiredis_watch_events), calls redlock__hiredis_watch_ready
+   when it is ready and redlock__hiredis_watch_late at its deadline. One
+   that fails (closed, refused, no confirmation within the connect
+   timeout, a reply it did not ask for) closes and is opened again a
+   second later at the next sentinel. It changes no vote: every reply is
+   still confirmed by a round. */
+#define REDLOCK__HIREDIS_WATCH_RETRY_US 1000000
+enum { REDLOCK__HIREDIS_WATCH_QUIET = 0, REDLOCK__HIREDIS_WATCH_SWITCHED = 1, REDLOCK__HIREDIS_WATCH_FAILED = -1 };
+
+static inline void redlock__hiredis_watch_close(redlock__hiredis_sentinels *g, int failed, int64_t now)
+{
+    if (g->wctx) redisFree(g->wctx);
+    g->wctx = NULL;
+    g->wssl = NULL; /* freed with the context */
+    g->wconnecting = g->wflush = g->wconfirmed = 0;
+    if (failed) {
+        g->wretry = now + REDLOCK__HIREDIS_WATCH_RETRY_US;
+        g->wat = (g->wat + 1) % g->count;
+    }
+}
+
+/* Opens the watch if it is closed and its delay is over: 0 (open, or
+   not yet due), or -1 (it could not start: tried again after the delay). */
+static inline int redlock__hiredis_watch_open(redlock__hiredis_sentinels *g, int64_t now, int timeout_ms)
+{
+    const char *av[3], *sv[2];
+    size_t al[3], sl[2];
+    int ac;
+    if (g->wctx || now < g->wretry || !g->count) return 0;
+    g->wctx = redisConnectNonBlock(g->host[g->wat], g->port[g->wat]);
+    if (!g->wctx || g->wctx->err) {
+        redlock__hiredis_watch_close(g, 1, now);
+        return -1;
+    }
+    redlock__hiredis_nodelay(g->wctx->fd);
+    redlock__hiredis_bound_install(&g->wbound, g->wctx->reader, REDLOCK__HIREDIS_SENTINEL_MAX_REPLY);
+    ac = redlock__conn_auth_argv(g->user, g->pass, av, al);
+    redlock_sentinel_switch_argv(sv, sl);
+    if ((ac && redisAppendCommandArgv(g->wctx, ac, av, al) != REDIS_OK) || redisAppendCommandArgv(g->wctx, 2, sv, sl) != REDIS_OK) {
+        redlock__hiredis_watch_close(g, 1, now);
+        return -1;
+    }
+    g->wauth = ac > 0;
+    g->wconnecting = g->wflush = 1;
+    g->wconfirmed = 0;
+    g->wuntil = now + (int64_t)timeout_ms * 1000;
+    return 0;
+}
+
+/* What the driver watches the watch's fd for (0: it is closed). */
+static inline short redlock__hiredis_watch_events(const redlock__hiredis_sentinels *g)
+{
+    int hs_read = redlock__hiredis_tls_handshaking(g->wssl) && redlock__hiredis_tls_wants_read(g->wssl);
+    if (!g->wctx) return 0;
+    return (short)(g->wconnecting ? POLLOUT : g->wflush && !hs_read ? (POLLOUT | POLLIN) : POLLIN);
+}
+
+/* The watch's replies so far: QUIET, SWITCHED (the group's new primary
+   in host / *port: the last one told, if several), or FAILED (closed). */
+static inline int redlock__hiredis_watch_parse(redlock__hiredis_sentinels *g, int64_t now, char *host, size_t cap,
+                                               int *port)
+{
+    int rc = REDLOCK__HIREDIS_WATCH_QUIET;
+    for (;;) {
+        void *rv = NULL;
+        redisReply *r;
+        if (redisGetReplyFromReader(g->wctx, &rv) != REDIS_OK) break;
+        if (!rv && g->wctx->reader->len - g->wctx->reader->pos > REDLOCK__HIREDIS_SENTINEL_MAX_REPLY) break;
+        if (!rv) return rc;
+        r = (redisReply *)rv;
+        if (g->wauth) { /* AUTH's answer */
+            g->wauth = 0;
+            if (r->type != REDIS_REPLY_STATUS) {
+                freeReplyObject(rv);
+                break;
+            }
+        } else {
+            redlock_reply view, el[3];
+            int said = redlock__hiredis_view(r, &view, el, 3) == 0 ? redlock_sentinel_switched(&view, g->group, host, cap, port) : -1;
+            int confirm = r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
+                          r->element[0]->len == 9 && memcmp(r->element[0]->str, "subscribe", 9) == 0;
+            if (said < 0 || (said == 0 && !confirm && !g->wconfirmed)) {
+                freeReplyObject(rv);
+                break;
+            }
+            g->wconfirmed |= confirm;
+            if (said == 1) rc = REDLOCK__HIREDIS_WATCH_SWITCHED;
+        }
+        freeReplyObject(rv);
+    }
+    redlock__hiredis_watch_close(g, 1, now);
+    return REDLOCK__HIREDIS_WATCH_FAILED;
+}
+
+/* The watch's socket is ready (readable: for reading): as a round's
+   (redlock__hiredis_ask_ready), then its replies parsed. */
+static inline int redlock__hiredis_watch_ready(const redlock__hiredis_endpoint *e, int readable, int64_t now,
+                                               char *host, size_t cap, int *port)
+{
+    redlock__hiredis_sentinels *g = e->sentinels;
+    char words[128];
+    int reads, rc = REDLOCK__HIREDIS_WATCH_QUIET;
+    if (!g->wctx) return REDLOCK__HIREDIS_WATCH_QUIET;
+    if (g->wconnecting) {
+        int err = 0;
+        socklen_t len = (socklen_t)sizeof err;
+        if (getsockopt(g->wctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        g->wconnecting = 0;
+        if (err || (e->tls_ctx && redlock__hiredis_tls_start_to(e, g->host[g->wat], g->wctx, &g->wssl, words, sizeof words) != 0)) {
+            redlock__hiredis_watch_close(g, 1, now);
+            return REDLOCK__HIREDIS_WATCH_FAILED;
+        }
+    }
+    if (g->wflush) {
+        int done = 0;
+        redlock__hiredis_tls_clear(g->wssl);
+        if (redisBufferWrite(g->wctx, &done) != REDIS_OK) {
+            redlock__hiredis_watch_close(g, 1, now);
+            return REDLOCK__HIREDIS_WATCH_FAILED;
+        }
+        g->wflush = !done;
+    }
+    if (!readable) return REDLOCK__HIREDIS_WATCH_QUIET;
+    for (reads = 0; reads < 64; reads++) { /* TLS: a record per read, the rest maybe held by OpenSSL already */
+        int got;
+        redlock__hiredis_tls_clear(g->wssl);
+        if (redisBufferRead(g->wctx) != REDIS_OK) {
+            redlock__hiredis_watch_close(g, 1, now);
+            return REDLOCK__HIREDIS_WATCH_FAILED;
+        }
+        got = redlock__hiredis_watch_parse(g, now, host, cap, port);
+        if (got == REDLOCK__HIREDIS_WATCH_FAILED) return got;
+        if (got == REDLOCK__HIREDIS_WATCH_SWITCHED) rc = got;
+        if (!redlock__hiredis_tls_pending(g->wssl)) break;
+    }
+    return rc;
+}
+
+/* The watch's deadline: when its SUBSCRIBE must be confirmed (INT64_MAX:
+   none; closed: when it opens again). */
+static inline int64_t redlock__hiredis_watch_due(const redlock__hiredis_sentinels *g)
+{
+    if (!g->wctx) return g->wretry;
+    return g->wconfirmed ? INT64_MAX : g->wuntil;
+}
+
+/* Past its deadline unconfirmed: closed (FAILED); else QUIET. */
+static inline int redlock__hiredis_watch_late(redlock__hiredis_sentinels *g, int64_t now)
+{
+    if (!g->wctx || g->wconfirmed || now < g->wuntil) return REDLOCK__HIREDIS_WATCH_QUIET;
+    redlock__hiredis_watch_close(g, 1, now);
+    return REDLOCK__HIREDIS_WATCH_FAILED;
 }
 
 /* ---- release notifications: a subscriber connection per node ---- */

@@ -264,6 +264,8 @@ typedef struct redlock__libev_conn {
     /* a Sentinel group's node: its sentinels asked on the loop */
     ev_io sent_io;          /* the sentinel's socket during a round */
     ev_timer sent_timer;    /* the round's sentinel's deadline */
+    ev_io watch_io;         /* the +switch-master watch's socket (redlock__hiredis_watch_*) */
+    ev_timer watch_timer;   /* its deadline, or when it opens again */
     int sent_connect;       /* a connection waits for the round's answer */
     int sent_named;         /* the sentinels just named the primary: the connection goes there */
     int settling;           /* held replies going to the core */
@@ -628,6 +630,7 @@ static inline void redlock__libev_slots(redlock_libev *c, redlock__libev_conn *c
    redlock__hiredis_sentinels_confirm). */
 
 static inline void redlock__libev_sent_ask(redlock_libev *c, redlock__libev_conn *cn);
+static inline void redlock__libev_watch_tend(redlock_libev *c, redlock__libev_conn *cn);
 
 /* Points the node's sentinel watchers at the round's socket and deadline. */
 static inline void redlock__libev_sent_tend(redlock_libev *c, redlock__libev_conn *cn)
@@ -696,10 +699,83 @@ static inline void redlock__libev_sent_end(redlock_libev *c, redlock__libev_conn
         } else {
             if (ago >= 0) redlock_node_failed_over(&c->_client, cn->index, ago);
             cn->sent_named = 1;
+            if (!cn->ep.sentinels->wctx) redlock__libev_watch_tend(c, cn); /* the group known: watched from now on */
             redlock__libev_connect_conn(c, cn);
         }
     }
     if (cn->held_n > 0 && !c->_closing) redlock__libev_sent_ask(c, cn); /* replies that came during the round */
+}
+
+/* ---- the +switch-master watch (redlock_hiredis_common.h) ----
+   Opened with the node's first connection, kept while the client lives:
+   a failover the sentinels announce drops the primary's connection (the
+   next asks them) and is told to the core at once. */
+
+/* Points the watch's watchers at its socket and deadline, opening it
+   first when it is due. */
+static inline void redlock__libev_watch_tend(redlock_libev *c, redlock__libev_conn *cn)
+{
+    redlock__hiredis_sentinels *g = cn->ep.sentinels;
+    int64_t now = redlock__hiredis_now_us(), due;
+    short pev;
+    int want;
+    ev_io_stop(c->_loop, &cn->watch_io);
+    ev_timer_stop(c->_loop, &cn->watch_timer);
+    if (!g || c->_closing) return;
+    redlock__hiredis_watch_open(g, now, c->_connect_timeout_ms);
+    pev = redlock__hiredis_watch_events(g);
+    want = (pev & POLLIN ? EV_READ : 0) | (pev & POLLOUT ? EV_WRITE : 0);
+    if (want) {
+        ev_io_set(&cn->watch_io, g->wctx->fd, want);
+        ev_io_start(c->_loop, &cn->watch_io);
+    }
+    if ((due = redlock__hiredis_watch_due(g)) != INT64_MAX) {
+        int64_t d = due - now;
+        ev_now_update(c->_loop);
+        ev_timer_set(&cn->watch_timer, d > 0 ? d / 1e6 : 0., 0.);
+        ev_timer_start(c->_loop, &cn->watch_timer);
+    }
+}
+
+static inline void redlock__libev_on_watch_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+    redlock__libev_conn *cn = (redlock__libev_conn *)w->data;
+    redlock_libev *c = cn->owner;
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1];
+    int port = 0;
+    int64_t ago = -1;
+    ev_io_stop(loop, w); /* the socket may be closed inside */
+    if (redlock__hiredis_watch_ready(&cn->ep, (revents & EV_READ) != 0, redlock__hiredis_now_us(), host, sizeof host,
+                                     &port) == REDLOCK__HIREDIS_WATCH_SWITCHED &&
+        redlock__hiredis_sentinels_named(&cn->ep, host, port, 0, &ago) == 0 && ago >= 0) {
+        /* another server is the primary now (the endpoint's address, so
+           that the next round's naming it is no second failover): what
+           the old one answered no longer counts - its connection dropped,
+           the replies held for a round failed - and the next connection
+           asks the sentinels */
+        char why[REDLOCK_SENTINEL_MAX_HOST + 96];
+        snprintf(why, sizeof why, "the sentinels switched '%.32s' to %.200s:%d", cn->ep.sentinels->group, host, port);
+        cn->sent_named = 0;
+        redlock_node_failed_over(&c->_client, cn->index, 0); /* on_event runs as any callback */
+        if (cn->ac && !c->_closing) redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, why);
+        if (!c->_closing) {
+            cn->held_asked = cn->held_n;
+            cn->settling = 1; /* no round begins inside the core's callbacks */
+            redlock__libev_sent_settle(c, cn, REDLOCK_ERR_TRANSPORT);
+            cn->settling = 0;
+        }
+        if (c->_closing) return;
+    }
+    redlock__libev_watch_tend(c, cn);
+}
+
+static inline void redlock__libev_on_watch_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock__libev_conn *cn = (redlock__libev_conn *)w->data;
+    (void)revents;
+    ev_io_stop(loop, &cn->watch_io);
+    redlock__hiredis_watch_late(cn->ep.sentinels, redlock__hiredis_now_us());
+    redlock__libev_watch_tend(cn->owner, cn); /* open again when due */
 }
 
 /* Begins a round unless one is under way (the replies held now are
@@ -1286,6 +1362,10 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         cn->sent_io.data = cn;
         ev_timer_init(&cn->sent_timer, redlock__libev_on_sent_timer, 0., 0.);
         cn->sent_timer.data = cn;
+        ev_io_init(&cn->watch_io, redlock__libev_on_watch_io, -1, EV_READ);
+        cn->watch_io.data = cn;
+        ev_timer_init(&cn->watch_timer, redlock__libev_on_watch_timer, 0., 0.);
+        cn->watch_timer.data = cn;
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
             goto fail;
         if (cn->ep.cluster) {
@@ -1332,6 +1412,8 @@ static inline void redlock__libev_free_conn(redlock_libev *c, redlock__libev_con
     ev_timer_stop(c->_loop, &cn->reconnect);
     ev_io_stop(c->_loop, &cn->sent_io);
     ev_timer_stop(c->_loop, &cn->sent_timer);
+    ev_io_stop(c->_loop, &cn->watch_io);
+    ev_timer_stop(c->_loop, &cn->watch_timer);
     while (cn->held_n > 0) free(cn->held[--cn->held_n].str); /* the client is gone: nobody to tell */
     free(cn->held);
     cn->held = NULL;
