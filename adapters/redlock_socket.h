@@ -144,9 +144,23 @@
        always (since it started), and a slot taken over by a replica of
        its master (CLUSTER SLOTS, or a MOVED to it: a failover, now) are
        told with redlock_node_failed_over(); a planned migration is not;
-     * release notifications: the node's subscriber SUBSCRIBEs on the
-       first seed (PUBLISH reaches every node of a cluster), not sharded
-       pub/sub;
+     * release notifications: sharded pub/sub once a master's INFO says
+       Redis 7 or later (redis_version): the core is told
+       (redlock_node_set_sharded: releases SPUBLISH on the key's shard
+       channel, redlock_shard_channel) and the node has a subscriber per
+       master, each SSUBSCRIBing the keys whose slot its master serves,
+       all of them open while a lock waits (so at most
+       REDLOCK_SOCKET_CLUSTER_CONNS of them: a master beyond is not
+       heard, its waiters sleep out their retry delays). A master that no
+       longer serves a key's slot says so (MOVED to an SSUBSCRIBE, or the
+       server's own sunsubscribe when the slot migrates): the slot map is
+       asked again (at most every REDLOCK_CLUSTER_REFRESH_MS, as for
+       commands) and the node's subscribers reopen where the keys now
+       live; not a refusal (no backoff), the releases meanwhile not
+       heard. Until a master's INFO is read, and for good once one says
+       an older version (its SPUBLISH would fail), the node's subscriber
+       SUBSCRIBEs on the first seed (PUBLISH reaches every node of a
+       cluster);
      * raw mode (on_reply) routes a cluster node's commands the same way,
        by their key (INFO, CONFIG: the master of slot 0);
      * over TLS (rediss-cluster://, or cfg.tls): CLUSTER SLOTS and every
@@ -165,12 +179,14 @@
    naming the sentinel ("sentinel h:p TLS handshake: certificate
    refused: ..."), unless another sentinel answers.
    In the foreign-loop API (4.) the further connections have slots of
-   their own, after the subscribers'.
+   their own, after the subscribers', and so have the further
+   subscribers (after those).
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
    client waits for its next attempt (a retry delay at least the node
    timeout: the core asks then), a subscriber connection per node
-   (AUTH and TLS as the node's, no SELECT) SUBSCRIBEs to the key's channel,
+   (AUTH and TLS as the node's, no SELECT; a Redis Cluster node's may be
+   one per master, sharded: see 2.) SUBSCRIBEs to the key's channel,
    and a release wakes the waiting acquire at once; the blocking calls
    wait on those sockets too. They close cfg.notify_idle_ms (default 1000)
    after the last lock stopped waiting; one that fails is reopened 100 ms
@@ -180,10 +196,12 @@
    SUBSCRIBE; a refused AUTH) is asked again only after a backoff (1 s,
    doubled at each refusal in a row up to 60 s, kept when the
    subscribers close idle), and redlock_socket_notify_status() says so,
-   in the node's words, until a SUBSCRIBE is confirmed again. A reply a
+   in the node's words (a sharded cluster node's: its first subscriber
+   refused), until a SUBSCRIBE is confirmed again. A reply a
    subscriber did not ask for drops it (PROTOCOL), as a failure.
    cfg.notify_off = 1: no subscribers. In the
-   foreign-loop API (4.) node i's subscriber is slot node_count + i.
+   foreign-loop API (4.) node i's subscriber is slot node_count + i (a
+   cluster node's further ones: see 4.).
 
    NODE LISTS. A node is a redlock_node (redlock_nodes.h, included: the
    same type in every adapter), and redlock_parse_nodes() fills cfg.node[]
@@ -278,8 +296,10 @@
    For each slot i below redlock_socket_fd_count() (the nodes' connections
    0 .. node_count-1, then, unless notify_off, the subscribers of release
    notifications, then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more for each
-   cluster node, in the order of the nodes: fixed at init, at most
-   REDLOCK_SOCKET_MAX_FDS; without a cluster node, as before), watch
+   cluster node, in the order of the nodes, then, unless notify_off, as
+   many more subscribers for each (sharded pub/sub: one per master):
+   fixed at init, at most REDLOCK_SOCKET_MAX_FDS; without a cluster node,
+   as before), watch
    redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
@@ -320,7 +340,9 @@
                                       itself is not failed)
        REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 64 MiB
        REDLOCK_SOCKET_CLUSTER_CONNS   command connections per cluster node
-                                      (one per master), default 16
+                                      (one per master), default 16, and as
+                                      many subscribers (sharded: one per
+                                      master)
        REDLOCK_SOCKET_GETADDRINFO     the resolver, default getaddrinfo and
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
