@@ -1168,7 +1168,8 @@ static void tls_more(void)
 #ifdef IT_CLUSTER
 /* Proves: the foreign loop's slots with a cluster node: fixed at init -
    the nodes', the subscribers', then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more
-   per cluster node; a lock on keys of two masters uses the cluster
+   per cluster node, and as many further subscribers (sharded pub/sub: one
+   per master); a lock on keys of two masters uses the cluster
    node's own slot and one of the further ones; without a cluster node
    the count is as it was (2 a node). */
 static void socket_cluster_slots(void)
