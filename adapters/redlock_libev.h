@@ -111,7 +111,13 @@
      dropped either way; so a holder cannot renew on a former primary. One
      round covers every reply held when it began. An error reply
      READONLY, LOADING or MASTERDOWN is delivered and drops the connection
-     (the next asks again); +switch-master is not followed. Over TLS
+     (the next asks again). From the first connection on, a watch (one
+     more connection, to one sentinel, AUTH and TLS as the rounds')
+     SUBSCRIBEs +switch-master: a failover the sentinels announce is told
+     to the core at once (redlock_node_failed_over), the primary's
+     connection dropped and its replies held for a round failed, without
+     waiting for the next command; a watch that fails is opened again a
+     second later at the next sentinel. Over TLS
      (rediss-sentinel://, cfg.tls or the node's tls; REDLOCK_HIREDIS_TLS):
      the sentinels are asked in TLS, still on the loop (the handshake runs
      in the round's writes and reads, within the same connect_timeout_ms),
