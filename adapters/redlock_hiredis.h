@@ -717,31 +717,31 @@ static inline int redlock__hiredis_write(redlock__hiredis_conn *cn, char *why, s
 static inline void redlock__hiredis_flush(redlock_hiredis *c, redlock__hiredis_conn *one, int sub)
 {
     sigset_t pipe_set, old, pend;
-    int i, k, was_pending, nfailed = 0, nsubfailed = 0, any = 0, all = !one && sub < 0;
-    int subfailed[REDLOCK_MAX_NODES];
-    for (i = 0; i < c->_n && !any; i++) {
+    int i, k, s, was_pending, nfailed = 0, nsubfailed = 0, any = 0, all = !one && sub < 0;
+    for (i = 0; i < c->_n && !any; i++)
         for (k = 0; k < redlock__hiredis_nconn(c, i) && !any; k++) {
             redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
             any = (all || cn == one) && redlock__hiredis_wants_flush(cn);
         }
-        any = any || ((all || sub == i) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]));
-    }
+    for (s = redlock__hiredis_subs_next(&c->_subs, -1); s >= 0 && !any; s = redlock__hiredis_subs_next(&c->_subs, s))
+        any = (all || sub == s) && redlock__hiredis_sub_wants_flush(redlock__hiredis_sub_at(&c->_subs, s));
     if (!any) return;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     sigpending(&pend);
     was_pending = sigismember(&pend, SIGPIPE);
-    for (i = 0; i < c->_n; i++) {
+    for (i = 0; i < c->_n; i++)
         for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
             redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
             if ((all || cn == one) && redlock__hiredis_wants_flush(cn) &&
                 (cn->write_status = redlock__hiredis_write(cn, cn->write_why, sizeof cn->write_why)) != 0)
                 nfailed++;
         }
-        if ((all || sub == i) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) &&
-            redlock__hiredis_sub_write(&c->_subs, i) != 0)
-            subfailed[nsubfailed++] = i;
+    for (s = redlock__hiredis_subs_next(&c->_subs, -1); s >= 0; s = redlock__hiredis_subs_next(&c->_subs, s)) {
+        redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, s);
+        if ((all || sub == s) && redlock__hiredis_sub_wants_flush(sb) && redlock__hiredis_sub_write(&c->_subs, s) != 0)
+            nsubfailed += sb->write_failed = 1;
     }
     if ((nfailed || nsubfailed) && !was_pending) {
         struct timespec zero = { 0, 0 };
@@ -756,7 +756,8 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, redlock__hiredis_c
             cn->write_status = 0;
             if (st && cn->ctx) redlock__hiredis_drop_conn(c, cn, st, cn->write_why);
         }
-    for (i = 0; i < nsubfailed; i++) redlock__hiredis_sub_close(&c->_subs, subfailed[i], 1);
+    for (s = redlock__hiredis_subs_next(&c->_subs, -1); s >= 0 && nsubfailed; s = redlock__hiredis_subs_next(&c->_subs, s))
+        if (redlock__hiredis_sub_at(&c->_subs, s)->write_failed) redlock__hiredis_sub_close(&c->_subs, s, 1);
 }
 
 /* A connection closed while nothing was owed (a restart): it is replaced
@@ -889,6 +890,10 @@ static inline void redlock__hiredis_cluster_refresh(redlock_hiredis *c, int i)
     if (!cn || !cn->ctx || redlock__hiredis_link_own(cn, REDLOCK__HIREDIS_SLOTS, 2, slots) != 0) cl->refreshing = 0;
 }
 
+/* The subscribers' hook: cluster node i's map is wanted (a master no
+   longer serves a key its subscriber followed). */
+static inline void redlock__hiredis_subs_refresh(void *arg, int i) { redlock__hiredis_cluster_refresh((redlock_hiredis *)arg, i); }
+
 /* The core's command to cluster node i: to the master of its key's slot
    (a seed while the map does not know it). */
 static inline int redlock__hiredis_cluster_send(redlock_hiredis *c, int i, const redlock_command *cmd, redlock_tag tag)
@@ -974,6 +979,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, redlock__hiredis
                 if (promoted > 0) redlock__hiredis_failed_over(c, i, 0); /* a replica took a master's slots */
                 for (k = 0; k < cl->links; k++) /* the lives of masters the map names now */
                     redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
+                if (promoted >= 0) redlock__hiredis_subs_remapped(&c->_subs, i);
                 /* the watchdog thread opens every master's connection: a
                    blocking call's command, sent on its caller's thread,
                    cannot open one */
@@ -1143,7 +1149,7 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
    stray reply shows at once; a cluster's links), every subscriber (a
    message ends the wait), and the thread's wake pipe; who[k] says whose
    pfd[k] is: connection k of node i (REDLOCK__HIREDIS_WHO), subscriber
-   i (-2 - i), or -1 the pipe. *until comes down to the nearest deadline
+   s (-2 - s), or -1 the pipe. *until comes down to the nearest deadline
    of what is polled. Returns the count. */
 #define REDLOCK__HIREDIS_WHO(i, k) ((k) * REDLOCK_MAX_NODES + (i))
 static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *pfd, int *who, int64_t *until)
@@ -1174,13 +1180,13 @@ static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *p
             pfd[np].revents = 0;
             who[np++] = REDLOCK__HIREDIS_WHO(i, k);
         }
-    for (i = 0; i < c->_n; i++) {
-        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
+    for (k = redlock__hiredis_subs_next(&c->_subs, -1); k >= 0; k = redlock__hiredis_subs_next(&c->_subs, k)) {
+        const redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, k);
         if (!redlock__hiredis_sub_events(sb)) continue;
         pfd[np].fd = sb->fd;
         pfd[np].events = redlock__hiredis_sub_events(sb);
         pfd[np].revents = 0;
-        who[np++] = -2 - i;
+        who[np++] = -2 - k;
     }
     if (redlock__hiredis_subs_due(&c->_subs) < *until) *until = redlock__hiredis_subs_due(&c->_subs);
     if (c->_threaded) {
@@ -1195,7 +1201,7 @@ static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *p
 /* Subscriber k's socket fd is ready (revents). */
 static inline void redlock__hiredis_sub_event(redlock_hiredis *c, int k, int fd, short revents)
 {
-    redlock__hiredis_sub *sb = &c->_subs.sub[k];
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, k);
     if (!sb->ctx || sb->fd != fd) return; /* closed meanwhile */
     if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
@@ -1420,6 +1426,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_command_timeout_ms,
                                c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
                                REDLOCK_HIREDIS_MAX_BUFFERED);
+    c->_subs.refresh = redlock__hiredis_subs_refresh;
+    c->_subs.closing_arg = c;
     c->_on_event = o->on_event;
     c->_user = o->user;
     c->_deadline = REDLOCK_NO_DEADLINE;
@@ -1432,10 +1440,12 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
         cn->node = i;
         cn->link = -1;
         c->_subs.ep[i] = &cn->ep;
-        if ((rc = redlock__hiredis_endpoint_init_deploy(&cn->ep, &o->node[i], o, 1)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init_deploy(&cn->ep, &o->node[i], o, 1)) != 0 ||
+            (rc = redlock__hiredis_subs_node(&c->_subs, i, &cn->ep)) != 0)
             goto fail;
         npoll += 2;
         if (!cn->ep.cluster) continue;
+        npoll += REDLOCK_CLUSTER_MAX_MASTERS; /* a subscriber per master */
         if (!(c->_links[i] = (redlock__hiredis_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i]))) {
             rc = REDLOCK_ERR_NOMEM;
             goto fail;
@@ -1500,6 +1510,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
 fail_core:
     redlock_client_deinit(&c->_client);
 fail:
+    redlock__hiredis_subs_free(&c->_subs);
     for (i = 0; i < c->_n; i++) redlock__hiredis_free_node(c, i);
     free(c->_pfd);
     free(c->_who);
@@ -1770,8 +1781,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, 
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
-    s = c->_subs.sub[i].life.shunned;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].life.refusal : "");
+    s = redlock__hiredis_subs_shunned(&c->_subs, i)->life.shunned;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? redlock__hiredis_subs_shunned(&c->_subs, i)->life.refusal : "");
     redlock__hiredis_leave(c, entered);
     return s;
 }

@@ -268,6 +268,12 @@ typedef struct redlock__libev_held {
     char *str;              /* r.str's copy */
 } redlock__libev_held;
 
+/* A subscriber's watcher, with its id (redlock_hiredis_common.h). */
+typedef struct redlock__libev_sub_watch {
+    ev_io io;
+    int id;
+} redlock__libev_sub_watch;
+
 /* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_libev {
     redlock_client _client;
@@ -279,7 +285,9 @@ typedef struct redlock_libev {
     redlock__libev_conn *_links[REDLOCK_MAX_NODES]; /* a cluster node's connections
                                                       (REDLOCK__HIREDIS_LINKS), else NULL */
     redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
-    ev_io _sub_io[REDLOCK_MAX_NODES];
+    redlock__libev_sub_watch _sub_io[REDLOCK_MAX_NODES];
+    redlock__libev_sub_watch *_shard_io[REDLOCK_MAX_NODES]; /* a cluster node's masters' subscribers'
+                                                               (REDLOCK_CLUSTER_MAX_MASTERS), else NULL */
     ev_timer _sub_timer;    /* the subscribers' reconnects, connect timeouts, idle close */
     int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int _closing;
@@ -580,6 +588,12 @@ static inline int redlock__libev_redirect(redlock_libev *c, redlock__libev_conn 
     return 1;
 }
 
+static inline void redlock__libev_subs_tend(redlock_libev *c);
+
+/* The subscribers' hook: cluster node i's map is wanted (a master no
+   longer serves a key its subscriber followed). */
+static inline void redlock__libev_subs_refresh(void *arg, int i) { redlock__libev_cluster_refresh((redlock_libev *)arg, i); }
+
 /* CLUSTER SLOTS's answer on link cn (NULL: the connection dropped). */
 static inline void redlock__libev_slots(redlock_libev *c, redlock__libev_conn *cn, const redisReply *r)
 {
@@ -594,6 +608,8 @@ static inline void redlock__libev_slots(redlock_libev *c, redlock__libev_conn *c
         redlock_node_failed_over(&c->_client, i, 0); /* a replica took a master's slots */
     for (k = 0; k < cl->links; k++) /* the lives of masters the map names now */
         redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
+    if (promoted >= 0) redlock__hiredis_subs_remapped(&c->_subs, i);
+    redlock__libev_subs_tend(c); /* the masters' subscribers, as the map says now */
 }
 
 /* ---- a Sentinel group's node: its sentinels, asked on the loop ----
@@ -1157,24 +1173,32 @@ static inline void redlock__libev_on_event(void *user, const redlock_event *ev)
 
 static inline void redlock__libev_subs_tend(redlock_libev *c);
 
+/* Subscriber s's watcher. */
+static inline ev_io *redlock__libev_sub_io(redlock_libev *c, int s)
+{
+    if (s < REDLOCK_MAX_NODES) return &c->_sub_io[s].io;
+    return &c->_shard_io[redlock__hiredis_sub_node(s)][redlock__hiredis_sub_master(s)].io;
+}
+
 /* A subscriber's socket is about to close: its watcher stops first. */
-static inline void redlock__libev_sub_closing(void *arg, int i)
+static inline void redlock__libev_sub_closing(void *arg, int s)
 {
     redlock_libev *c = (redlock_libev *)arg;
-    ev_io_stop(c->_loop, &c->_sub_io[i]);
+    ev_io_stop(c->_loop, redlock__libev_sub_io(c, s));
 }
 
 static inline void redlock__libev_sub_flush(redlock_libev *c, int i)
 {
-    if (redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) && redlock__hiredis_sub_write(&c->_subs, i) != 0)
+    if (redlock__hiredis_sub_wants_flush(redlock__hiredis_sub_at(&c->_subs, i)) &&
+        redlock__hiredis_sub_write(&c->_subs, i) != 0)
         redlock__hiredis_sub_close(&c->_subs, i, 1);
 }
 
 static inline void redlock__libev_on_sub_io(struct ev_loop *loop, ev_io *w, int revents)
 {
     redlock_libev *c = (redlock_libev *)w->data;
-    int i = (int)(w - c->_sub_io);
-    redlock__hiredis_sub *sb = &c->_subs.sub[i];
+    int i = ((redlock__libev_sub_watch *)w)->id;
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, i);
     (void)loop;
     if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_ready(&c->_subs, i, 0, REDLOCK_LIBEV_MAX_BUFFERED);
@@ -1201,11 +1225,11 @@ static inline void redlock__libev_subs_tend(redlock_libev *c)
     int64_t due;
     int i;
     redlock__hiredis_subs_tend(&c->_subs);
-    for (i = 0; i < c->_n; i++) {
-        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
+    for (i = redlock__hiredis_subs_next(&c->_subs, -1); i >= 0; i = redlock__hiredis_subs_next(&c->_subs, i)) {
+        const redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, i);
         short pev = redlock__hiredis_sub_events(sb);
         int want = (pev & POLLIN ? EV_READ : 0) | (pev & POLLOUT ? EV_WRITE : 0);
-        ev_io *w = &c->_sub_io[i];
+        ev_io *w = redlock__libev_sub_io(c, i);
         if (ev_is_active(w) && w->fd == sb->fd && (w->events & (EV_READ | EV_WRITE)) == want) continue;
         ev_io_stop(c->_loop, w);
         if (!want) continue;
@@ -1250,6 +1274,7 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
                                c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
                                REDLOCK_LIBEV_MAX_BUFFERED);
     c->_subs.closing = redlock__libev_sub_closing;
+    c->_subs.refresh = redlock__libev_subs_refresh;
     c->_subs.closing_arg = c;
     ev_timer_init(&c->_sub_timer, redlock__libev_on_sub_timer, 0., 0.);
     c->_sub_timer.data = c;
@@ -1262,8 +1287,9 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         cn->owner = c;
         cn->index = i;
         c->_subs.ep[i] = &cn->ep;
-        ev_io_init(&c->_sub_io[i], redlock__libev_on_sub_io, -1, EV_READ);
-        c->_sub_io[i].data = c;
+        ev_io_init(&c->_sub_io[i].io, redlock__libev_on_sub_io, -1, EV_READ);
+        c->_sub_io[i].io.data = c;
+        c->_sub_io[i].id = i;
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
         cn->link = -1;
@@ -1271,13 +1297,21 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         cn->sent_io.data = cn;
         ev_timer_init(&cn->sent_timer, redlock__libev_on_sent_timer, 0., 0.);
         cn->sent_timer.data = cn;
-        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0 ||
+            (rc = redlock__hiredis_subs_node(&c->_subs, i, &cn->ep)) != 0)
             goto fail;
         if (cn->ep.cluster) {
             int k;
-            if (!(c->_links[i] = (redlock__libev_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i]))) {
+            if (!(c->_links[i] = (redlock__libev_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i])) ||
+                !(c->_shard_io[i] = (redlock__libev_sub_watch *)calloc(REDLOCK_CLUSTER_MAX_MASTERS,
+                                                                       sizeof *c->_shard_io[i]))) {
                 rc = REDLOCK_ERR_NOMEM;
                 goto fail;
+            }
+            for (k = 0; k < REDLOCK_CLUSTER_MAX_MASTERS; k++) {
+                ev_io_init(&c->_shard_io[i][k].io, redlock__libev_on_sub_io, -1, EV_READ);
+                c->_shard_io[i][k].io.data = c;
+                c->_shard_io[i][k].id = REDLOCK__HIREDIS_SHARD(i, k);
             }
             for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) {
                 redlock__libev_conn *ln = &c->_links[i][k];
@@ -1303,9 +1337,11 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
     for (i = 0; i < c->_n; i++) redlock__libev_connect(c, i);
     return REDLOCK_OK;
 fail:
+    redlock__hiredis_subs_free(&c->_subs);
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_endpoint_free(&c->_conn[i].ep);
         free(c->_links[i]); /* no link was made yet */
+        free(c->_shard_io[i]);
     }
     memset(c, 0, sizeof *c);
     return rc;
@@ -1345,6 +1381,7 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
     redlock__hiredis_subs_free(&c->_subs); /* stops the watchers as it closes */
     for (i = 0; i < c->_n; i++) {
         int k;
+        free(c->_shard_io[i]);
         if (c->_links[i]) { /* a cluster's links first: their answers' copies point to the node's */
             for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) redlock__libev_free_conn(c, &c->_links[i][k]);
             free(c->_links[i]);
@@ -1400,7 +1437,7 @@ REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i,
 {
     const redlock__hiredis_sub *sb;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
-    sb = &c->_subs.sub[i];
+    sb = redlock__hiredis_subs_shunned(&c->_subs, i);
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->life.shunned ? sb->life.refusal : "");
     return sb->life.shunned;
 }
