@@ -81,6 +81,7 @@ typedef struct it_ops {
     int (*rw)(it_lock *l, int op, redlock_result *r); /* REDLOCK_OP_UPGRADE or _DOWNGRADE, blocking */
     int (*reinit)(it_lock *l, const redlock_lock_opts *o); /* the adapter's lock_init on the same handle again */
     redlock_lock *(*core)(it_lock *l); /* the lock's core handle, for calls that do not block */
+    int sharded; /* a cluster node's notifications on its masters' shard channels (Redis 7: it_cluster_sharded) */
 } it_ops;
 
 static const it_ops *it;
@@ -3560,10 +3561,35 @@ static inline int it_cluster_numsub(int i, const char *key)
     return atoi(out + 1);
 }
 
+/* Subscribers of key's shard channel (redlock_shard_channel) on cluster
+   node i (PUBSUB SHARDNUMSUB), or -1. */
+static inline int it_cluster_shardnumsub(int i, const char *key)
+{
+    char channel[160], out[256];
+    const char *argv[] = { "EVAL", "return redis.call('PUBSUB','SHARDNUMSUB',ARGV[1])[2]", "0", channel, NULL };
+    if (redlock_shard_channel(key, strlen(key), channel, sizeof channel) >= sizeof channel) return -1;
+    if (redis_cluster_cmdv(&it_cl, i, out, sizeof out, argv) != 0 || out[0] != ':') return -1;
+    return atoi(out + 1);
+}
+
+/* Is a subscriber of key (whose master is node m) there within 1.5 s:
+   on m's shard channel when the adapter is sharded, else on the first
+   seed's plain channel? */
+static inline int it_cluster_listening(const char *key, int m)
+{
+    long long until = it_now_ms() + 1500;
+    for (;;) {
+        if (it->sharded ? it_cluster_shardnumsub(m, key) == 1 : it_cluster_numsub(0, key) == 1) return 1;
+        if (it_now_ms() >= until) return 0;
+        redis_nodes__sleep_ms(5);
+    }
+}
+
 /* Proves: release notifications on a cluster: b waits for a's lock on a
    key of master 2 with a 2 s retry delay, subscribed on the first seed
-   (master 0); a's release there (PUBLISH reaches every node of the
-   cluster) wakes b well before its next attempt. */
+   (master 0; PUBLISH reaches every node of the cluster), or on master 2's
+   shard channel when the adapter is sharded (it_cluster_sharded); a's
+   release wakes b well before its next attempt. */
 static void it_cluster_wake(void)
 {
     int ports[REDIS_NODES_MAX], fast = 0, round, listening = 0;
@@ -3585,15 +3611,12 @@ static void it_cluster_wake(void)
     CHECK(la && lb);
     for (round = 0; la && lb && round < 2 && !fast; round++) { /* a release may race b's attempt once */
         it_waiter w;
-        long long released, until;
+        long long released;
         CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
         memset(&w, 0, sizeof w);
         w.l = lb;
         pthread_create(&w.th, NULL, it_waiter_main, &w);
-        for (until = it_now_ms() + 1500, listening = 0; !listening && it_now_ms() < until;) {
-            listening = it_cluster_numsub(0, key) == 1;
-            if (!listening) redis_nodes__sleep_ms(5);
-        }
+        listening = it_cluster_listening(key, 2);
         CHECK(listening);
         released = it_now_ms();
         CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
@@ -3606,6 +3629,120 @@ static void it_cluster_wake(void)
     CHECK(fast);
     if (la) it->unlock(la);
     if (lb) it->unlock(lb);
+    it->close(a);
+    it->close(b);
+}
+
+/* A key with a hash tag ("{it:<scenario>:<what>:k}:lock") whose slot
+   master m was given at start. */
+static inline void it_cluster_tagged_key(char *buf, size_t sz, const char *what, int m)
+{
+    int k;
+    for (k = 0;; k++) {
+        unsigned slot;
+        snprintf(buf, sz, "{it:%s:%s:%d}:lock", it->name, what, k);
+        slot = redlock_cluster_slot(buf, strlen(buf));
+        if ((int)slot >= redis_cluster_first_slot(&it_cl, m) &&
+            (m + 1 == it_cl.n || (int)slot < redis_cluster_first_slot(&it_cl, m + 1)))
+            return;
+    }
+}
+
+/* a holds key (on master m); b waits for it (retry delay 2 s) and is
+   heard listening where the adapter subscribes (it_cluster_listening);
+   then `between` (may be NULL; its master afterwards: *m) runs while b
+   waits, b is heard again, a releases: how long b took to wake after the
+   release (ms), or -1 (a failed check). Twice at most: a release may race
+   b's attempt once. */
+static long long it_cluster_wake_one(it_client *a, it_client *b, const char *key, int *m,
+                                     int (*between)(const char *key, int *m))
+{
+    redlock_lock_opts o;
+    it_lock *la, *lb;
+    long long took = -1;
+    int round;
+    it_lock_opts(&o, key, 5000);
+    la = it->lock(a, &o);
+    o.retry_count = 5;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 1;
+    lb = it->lock(b, &o);
+    CHECK(la && lb);
+    for (round = 0; la && lb && round < 2 && (took < 0 || took >= 1000); round++) {
+        it_waiter w;
+        long long released;
+        int heard;
+        CHECK_EQ(it->acquire(la, NULL), REDLOCK_OK);
+        memset(&w, 0, sizeof w);
+        w.l = lb;
+        pthread_create(&w.th, NULL, it_waiter_main, &w);
+        heard = it_cluster_listening(key, *m);
+        CHECK(heard);
+        if (heard && it->sharded) CHECK_EQ(it_cluster_numsub(0, key), 0); /* really sharded: none on the plain channel */
+        if (heard && between) {
+            CHECK_EQ(between(key, m), 0);
+            between = NULL; /* once */
+            heard = it_cluster_listening(key, *m); /* subscribed again where the slot lives now */
+            CHECK(heard);
+        }
+        released = it_now_ms();
+        CHECK_EQ(it->release(la, NULL), REDLOCK_OK);
+        pthread_join(w.th, NULL);
+        CHECK_EQ(w.rc, REDLOCK_OK);
+        if (it->sharded) CHECK_EQ(redlock_node_sharded(it->core(lb)->_client, 0), 1); /* b's client, idle again */
+        CHECK(w.r.attempts >= 2); /* it waited */
+        took = w.done_ms - released;
+        CHECK_EQ(it->release(lb, NULL), REDLOCK_OK);
+    }
+    if (la) it->unlock(la);
+    if (lb) it->unlock(lb);
+    return took;
+}
+
+/* The waited key's slot moves from its master to the next (MIGRATING /
+   IMPORTING, MIGRATE of the key, SETSLOT NODE). */
+static int it_cluster_move_waited(const char *key, int *m)
+{
+    int slot = (int)redlock_cluster_slot(key, strlen(key)), to = (*m + 1) % it_cl.n;
+    if (redis_cluster_slot_begin(&it_cl, slot, *m, to) != 0 || redis_cluster_slot_move_keys(&it_cl, slot, *m, to) != 1 ||
+        redis_cluster_slot_finish(&it_cl, slot, *m, to) != 0)
+        return -1;
+    *m = to;
+    return 0;
+}
+
+/* Proves, for an adapter that serves a cluster node's release
+   notifications with sharded pub/sub (it->sharded; the test cluster is
+   Redis 7): a waiter on a key without a hash tag (master 1) and one on a
+   key with a tag (master 2) are each subscribed on their own master's
+   shard channel (PUBSUB SHARDNUMSUB 1 there, no plain subscriber on the
+   first seed; the client was told redlock_node_set_sharded) and woken by
+   the release well before their 2 s retry delay; and a waited key whose
+   slot migrates to another master meanwhile is subscribed again there and
+   still woken by the release. */
+static void it_cluster_sharded(void)
+{
+    int ports[REDIS_NODES_MAX], m;
+    it_setup s;
+    it_client *a, *b;
+    char key[96];
+    long long took;
+    it_cluster_defaults(&s, ports);
+    if (!it->notify || !it->sharded) return;
+    if (it_open_pair(&s, &a, &b) != 0) return;
+    it_cluster_key(key, sizeof key, "untagged", m = 1);
+    took = it_cluster_wake_one(a, b, key, &m, NULL);
+    printf("#   untagged key, master 1: woken %lld ms after the release (retry delay 2000 ms)\n", took);
+    CHECK(took >= 0 && took < 1000);
+    it_cluster_tagged_key(key, sizeof key, "tagged", m = 2);
+    took = it_cluster_wake_one(a, b, key, &m, NULL);
+    printf("#   tagged key, master 2: woken %lld ms after the release\n", took);
+    CHECK(took >= 0 && took < 1000);
+    it_cluster_key(key, sizeof key, "moving", m = 2);
+    took = it_cluster_wake_one(a, b, key, &m, it_cluster_move_waited);
+    printf("#   key whose slot moved to master %d while waited: woken %lld ms after the release\n", m, took);
+    CHECK(took >= 0 && took < 1000);
+    CHECK_EQ(m, 0);
     it->close(a);
     it->close(b);
 }
@@ -3625,6 +3762,7 @@ static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
     IT_RUN(it_cluster_moved, 1);
     IT_RUN(it_cluster_migrate_hold, 1);
     IT_RUN(it_cluster_wake, 1);
+    IT_RUN(it_cluster_sharded, 1);
     IT_RUN(it_cluster_restart, 1);
     IT_RUN(it_cluster_failover, 1); /* last: master 0 is a replica after it */
     if (more) more();
