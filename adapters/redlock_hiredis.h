@@ -148,10 +148,24 @@
      MOVED), are told to the core as redlock_node_failed_over() of the
      cluster node; a planned migration is not. Eviction (section 4): a
      cluster node may evict what its worst master may, as INFO said
-     (redlock_hiredis_node_policy() names that master's policy). Release notifications: the
-     node's subscriber SUBSCRIBEs on the first seed (a release script's
-     PUBLISH reaches every node of a cluster; SSUBSCRIBE would hear only
-     SPUBLISH, which the scripts do not send). With the watchdog thread,
+     (redlock_hiredis_node_policy() names that master's policy). Release
+     notifications: sharded once every server whose INFO came (each master
+     connection asks it; none with cfg.info_off) has sharded pub/sub (Redis
+     7.0 and later): the core is told (redlock_node_set_sharded: releases
+     SPUBLISH on the key's shard channel, redlock_shard_channel) and the
+     node has a subscriber per master that the last CLUSTER SLOTS named,
+     each SSUBSCRIBEd to the waited keys whose slot its master serves (a
+     new wait's key goes to its master's, opened if need be); they are
+     open while a lock waits, so at most one connection per master
+     (REDLOCK_CLUSTER_MAX_MASTERS), polled with the rest. A master that no
+     longer serves a key (MOVED to an SSUBSCRIBE, or its own "sunsubscribe"
+     when the slot moved away) makes the map stale: it is asked again (at
+     most every REDLOCK_CLUSTER_REFRESH_MS) and the node's subscribers
+     reopen on the new map, each key where its slot lives now (no backoff:
+     not a refusal; meanwhile that key's waiters may sleep out their retry
+     delay). Until then, and with a server without sharded pub/sub in the
+     cluster: one subscriber SUBSCRIBEs on the first seed (a release
+     script's PUBLISH reaches every node of a cluster). With the watchdog thread,
      the thread opens every master's connection once the map names them
      (a blocking call's command, written on the caller's thread, opens
      none). redlock_hiredis_node_status() of a cluster node: the last
@@ -189,7 +203,8 @@
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (AUTH as configured,
-     TLS too) SUBSCRIBEs to the key's channel, and a release wakes the
+     TLS too; a sharded cluster node's: one per master, above) SUBSCRIBEs
+     to the key's channel, and a release wakes the
      waiting acquire at once: the blocking calls wait on those sockets
      with the rest of the retry delay as their timeout. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
@@ -310,7 +325,8 @@ typedef struct redlock_hiredis {
                                                         (REDLOCK__HIREDIS_LINKS), else NULL */
     struct pollfd *_pfd;   /* a turn's poll set, room for every connection */
     int *_who;
-    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
+    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node (per master of a
+                                    sharded cluster node) */
     int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int64_t _deadline;     /* from the core's set_timer */
     int64_t _linger_us;    /* node timeout: how long to finish stragglers */
@@ -451,7 +467,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c,
 /* Node i's release notifications (redlock.h section 10): 0 while they
    work or were never refused; REDLOCK_ERR_SERVER (AUTH for a refused
    login) once the node refused its subscriber (an ACL without the
-   channel, a renamed SUBSCRIBE): its releases are then not heard, and the
+   channel, a renamed SUBSCRIBE; a sharded cluster node: one of its
+   masters' subscribers): its releases are then not heard, and the
    subscriber is tried again after a backoff (see HOW IT TALKS). errbuf
    (optional) gets the node's words. */
 REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);

@@ -404,6 +404,8 @@ typedef struct redlock__hiredis_cluster {
                                                      pub/sub, 2 with (redlock__conn_info_sharded) */
     int sharded;                        /* told to the core (redlock_node_set_sharded): releases
                                            SPUBLISH, a subscriber per master hears them */
+    unsigned char serves[REDLOCK_CLUSTER_MAX_MASTERS]; /* the last CLUSTER SLOTS named it a slot's
+                                                          master (one that left is not) */
 } redlock__hiredis_cluster;
 
 static inline void redlock__hiredis_cluster_free(redlock__hiredis_cluster *cl)
@@ -551,8 +553,13 @@ static inline int redlock__hiredis_cluster_slots(redlock__hiredis_cluster *cl, i
     cl->refreshing = 0;
     if (r->type != REDIS_REPLY_ARRAY || !(pool = (redlock_reply *)malloc((cap ? cap : 1) * sizeof *pool))) return -1;
     if (redlock__hiredis_tree(r, &top, pool, cap, &used, 4) == 0 &&
-        redlock_cluster_update(cl->rc, &top, cl->host[k], &failovers) >= 0)
+        redlock_cluster_update(cl->rc, &top, cl->host[k], &failovers) >= 0) {
+        int s;
         rc = failovers;
+        memset(cl->serves, 0, sizeof cl->serves);
+        for (s = 0; s < REDLOCK_CLUSTER_SLOTS; s++)
+            if (cl->rc->map.owner[s]) cl->serves[cl->rc->map.owner[s] - 1] = 1;
+    }
     free(pool);
     return rc;
 }
@@ -1481,8 +1488,6 @@ static inline int redlock__hiredis_ask_late(redlock__hiredis_sentinels *g, int64
 #include "redlock_notify.h"
 
 #define REDLOCK__HIREDIS_SHARD(i, m) (REDLOCK_MAX_NODES + (i) * REDLOCK_CLUSTER_MAX_MASTERS + (m))
-/* Every id is below this. */
-#define REDLOCK__HIREDIS_SUB_IDS REDLOCK__HIREDIS_SHARD(REDLOCK_MAX_NODES, 0)
 
 /* A subscriber (redlock.h section 10), over a hiredis context: what it
    sends and what its replies mean are the connection layer's
@@ -1584,8 +1589,8 @@ static inline int redlock__hiredis_subs_sharded(const redlock__hiredis_subs *ss,
 }
 
 /* Should subscriber s be open (or kept), the table aside: a node's own
-   unless its releases go sharded; a master's while they do and the map
-   names m a master (not a replica) at the address it is open to. */
+   unless its releases go sharded; a master's while they do and the last
+   CLUSTER SLOTS named m a slot's master, at the address it is open to. */
 static inline int redlock__hiredis_sub_current(const redlock__hiredis_subs *ss, int s)
 {
     int i = redlock__hiredis_sub_node(s), m;
@@ -1596,7 +1601,7 @@ static inline int redlock__hiredis_sub_current(const redlock__hiredis_subs *ss, 
     m = redlock__hiredis_sub_master(s);
     map = &ss->ep[i]->cluster->rc->map;
     sb = &ss->shard[i][m];
-    if (m >= map->masters || map->master[m].replica_of >= 0) return 0;
+    if (m >= map->masters || !ss->ep[i]->cluster->serves[m]) return 0;
     return !sb->ctx || (sb->ep.port == map->master[m].port && sb->ep.host && strcmp(sb->ep.host, map->master[m].host) == 0);
 }
 

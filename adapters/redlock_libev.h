@@ -124,8 +124,18 @@
      ASKING) followed once, TRYAGAIN and CLUSTERDOWN a failed vote, each
      master's life kept for it and told to the core as
      redlock_node_failed_over(), what it may evict its worst master's,
-     release notifications by SUBSCRIBE on
-     the first seed (PUBLISH reaches every node of a cluster). A fenced
+     release notifications sharded once every server whose INFO came has
+     sharded pub/sub (Redis 7.0 and later; the core told with
+     redlock_node_set_sharded): a subscriber per master the last CLUSTER
+     SLOTS named (its own ev_io; the watchers, REDLOCK_CLUSTER_MAX_MASTERS
+     per cluster node, allocated at init), SSUBSCRIBEd to the waited keys
+     whose slot its master serves, open while a lock waits; a master that
+     no longer serves a key (MOVED to an SSUBSCRIBE, its "sunsubscribe"
+     when the slot moved away) has the map asked again (at most every
+     REDLOCK_CLUSTER_REFRESH_MS) and the node's subscribers reopened on it,
+     without a backoff; until then, and with a server without sharded
+     pub/sub in the cluster, by SUBSCRIBE on the first seed (PUBLISH
+     reaches every node of a cluster). A fenced
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
      lock's votes fail INVALID at the cluster node, whose status says why.
@@ -133,7 +143,8 @@
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
-     and TLS as configured) SUBSCRIBEs to the key's channel, and a release
+     and TLS as configured; a sharded cluster node's: one per master,
+     above) SUBSCRIBEs to the key's channel, and a release
      wakes the waiting acquire from the loop at once. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
      waiting; one that fails (closed, silent, or owing the answer to a
@@ -284,7 +295,8 @@ typedef struct redlock_libev {
     redlock__libev_conn _conn[REDLOCK_MAX_NODES]; /* a cluster node's: its status only */
     redlock__libev_conn *_links[REDLOCK_MAX_NODES]; /* a cluster node's connections
                                                       (REDLOCK__HIREDIS_LINKS), else NULL */
-    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
+    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node (per master of a
+                                    sharded cluster node) */
     redlock__libev_sub_watch _sub_io[REDLOCK_MAX_NODES];
     redlock__libev_sub_watch *_shard_io[REDLOCK_MAX_NODES]; /* a cluster node's masters' subscribers'
                                                                (REDLOCK_CLUSTER_MAX_MASTERS), else NULL */
@@ -353,9 +365,10 @@ REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i
 /* Node i's release notifications: 0 while they work or were never
    refused; REDLOCK_ERR_SERVER (AUTH for a refused login) once the node
    refused its subscriber (an ACL without the channel, a renamed
-   SUBSCRIBE): its releases are then not heard, and the subscriber is
-   tried again after a backoff (see HOW IT TALKS). errbuf (optional) gets
-   the node's words. */
+   SUBSCRIBE; a sharded cluster node: one of its masters' subscribers):
+   its releases are then not heard, and the subscriber is tried again
+   after a backoff (see HOW IT TALKS). errbuf (optional) gets the node's
+   words. */
 REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
 /* What node i may evict (redlock.h section 4, Eviction): its
    maxmemory_policy as the last INFO that named one said ("" before
@@ -824,7 +837,11 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     memset(&x, 0, sizeof x);
     if (cl) (void)redlock__hiredis_copies_pop(&cn->sent, &x);
     if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) { /* before the replies behind */
-        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r, cl, cn->link);
+        if (r && !c->_closing) {
+            int was = cl && cl->sharded;
+            redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r, cl, cn->link);
+            if (cl && cl->sharded != was) redlock__libev_subs_tend(c); /* its subscribers follow at once */
+        }
         return;
     }
     if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__CONN_ASKING) {
