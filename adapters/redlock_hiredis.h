@@ -165,7 +165,10 @@
      not a refusal; meanwhile that key's waiters may sleep out their retry
      delay). Until then, and with a server without sharded pub/sub in the
      cluster: one subscriber SUBSCRIBEs on the first seed (a release
-     script's PUBLISH reaches every node of a cluster). With the watchdog thread,
+     script's PUBLISH reaches every node of a cluster). The releaser's
+     client picks the channel: a client with cfg.info_off (never sharded)
+     and one without do not hear each other's releases on a Redis 7
+     cluster (their waiters sleep out their retry delays). With the watchdog thread,
      the thread opens every master's connection once the map names them
      (a blocking call's command, written on the caller's thread, opens
      none). redlock_hiredis_node_status() of a cluster node: the last
@@ -757,8 +760,10 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, redlock__hiredis_c
         }
     for (s = redlock__hiredis_subs_next(&c->_subs, -1); s >= 0; s = redlock__hiredis_subs_next(&c->_subs, s)) {
         redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, s);
-        if ((all || sub == s) && redlock__hiredis_sub_wants_flush(sb) && redlock__hiredis_sub_write(&c->_subs, s) != 0)
-            nsubfailed += sb->write_failed = 1;
+        if ((all || sub == s) && redlock__hiredis_sub_wants_flush(sb) && redlock__hiredis_sub_write(&c->_subs, s) != 0) {
+            sb->write_failed = 1; /* closed once the signal mask is back */
+            nsubfailed++;
+        }
     }
     if ((nfailed || nsubfailed) && !was_pending) {
         struct timespec zero = { 0, 0 };
@@ -1444,7 +1449,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
                                c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
                                REDLOCK_HIREDIS_MAX_BUFFERED);
     c->_subs.refresh = redlock__hiredis_subs_refresh;
-    c->_subs.closing_arg = c;
+    c->_subs.hook_arg = c;
     c->_on_event = o->on_event;
     c->_user = o->user;
     c->_deadline = REDLOCK_NO_DEADLINE;

@@ -1527,7 +1527,7 @@ typedef struct redlock__hiredis_subs {
     size_t max_buffered;   /* unparsed bytes, and a reply's objects */
     void (*closing)(void *arg, int s); /* optional: subscriber s's socket is about to close */
     void (*refresh)(void *arg, int i); /* cluster node i's map is wanted (asked when due) */
-    void *closing_arg;     /* both hooks' */
+    void *hook_arg;     /* both hooks' */
 } redlock__hiredis_subs;
 
 static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, int connect_timeout_ms,
@@ -1610,7 +1610,7 @@ static inline int redlock__hiredis_sub_current(const redlock__hiredis_subs *ss, 
 static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int s, int failed)
 {
     redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
-    if (sb->ctx && ss->closing) ss->closing(ss->closing_arg, s);
+    if (sb->ctx && ss->closing) ss->closing(ss->hook_arg, s);
     if (sb->ctx) redisFree(sb->ctx);
     sb->ctx = NULL;
     sb->fd = -1;
@@ -1950,7 +1950,7 @@ static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
     }
     redlock__conn_subs_tended(&ss->t, now);
     for (i = 0; i < ss->n; i++)
-        if (ss->remap[i] && ss->refresh) ss->refresh(ss->closing_arg, i);
+        if (ss->remap[i] && ss->refresh) ss->refresh(ss->hook_arg, i);
 }
 
 /* When redlock__hiredis_subs_tend has something to do next (a reconnect,

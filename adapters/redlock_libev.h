@@ -135,7 +135,9 @@
      REDLOCK_CLUSTER_REFRESH_MS) and the node's subscribers reopened on it,
      without a backoff; until then, and with a server without sharded
      pub/sub in the cluster, by SUBSCRIBE on the first seed (PUBLISH
-     reaches every node of a cluster). A fenced
+     reaches every node of a cluster); a client with cfg.info_off (never
+     sharded) and one without do not hear each other's releases on a
+     Redis 7 cluster. A fenced
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
      lock's votes fail INVALID at the cluster node, whose status says why.
@@ -1292,7 +1294,7 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
                                REDLOCK_LIBEV_MAX_BUFFERED);
     c->_subs.closing = redlock__libev_sub_closing;
     c->_subs.refresh = redlock__libev_subs_refresh;
-    c->_subs.closing_arg = c;
+    c->_subs.hook_arg = c;
     ev_timer_init(&c->_sub_timer, redlock__libev_on_sub_timer, 0., 0.);
     c->_sub_timer.data = c;
     ev_timer_init(&c->_timer, redlock__libev_on_timer, 0., 0.);
