@@ -144,9 +144,23 @@
        always (since it started), and a slot taken over by a replica of
        its master (CLUSTER SLOTS, or a MOVED to it: a failover, now) are
        told with redlock_node_failed_over(); a planned migration is not;
-     * release notifications: the node's subscriber SUBSCRIBEs on the
-       first seed (PUBLISH reaches every node of a cluster), not sharded
-       pub/sub;
+     * release notifications: sharded pub/sub once a master's INFO says
+       Redis 7 or later (redis_version): the core is told
+       (redlock_node_set_sharded: releases SPUBLISH on the key's shard
+       channel, redlock_shard_channel) and the node has a subscriber per
+       master, each SSUBSCRIBing the keys whose slot its master serves,
+       all of them open while a lock waits (so at most
+       REDLOCK_SOCKET_CLUSTER_CONNS of them: a master beyond is not
+       heard, its waiters sleep out their retry delays). A master that no
+       longer serves a key's slot says so (MOVED to an SSUBSCRIBE, or the
+       server's own sunsubscribe when the slot migrates): the slot map is
+       asked again (at most every REDLOCK_CLUSTER_REFRESH_MS, as for
+       commands) and the node's subscribers reopen where the keys now
+       live; not a refusal (no backoff), the releases meanwhile not
+       heard. Until a master's INFO is read, and for good once one says
+       an older version (its SPUBLISH would fail), the node's subscriber
+       SUBSCRIBEs on the first seed (PUBLISH reaches every node of a
+       cluster);
      * raw mode (on_reply) routes a cluster node's commands the same way,
        by their key (INFO, CONFIG: the master of slot 0);
      * over TLS (rediss-cluster://, or cfg.tls): CLUSTER SLOTS and every
@@ -165,12 +179,14 @@
    naming the sentinel ("sentinel h:p TLS handshake: certificate
    refused: ..."), unless another sentinel answers.
    In the foreign-loop API (4.) the further connections have slots of
-   their own, after the subscribers'.
+   their own, after the subscribers', and so have the further
+   subscribers (after those).
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
    client waits for its next attempt (a retry delay at least the node
    timeout: the core asks then), a subscriber connection per node
-   (AUTH and TLS as the node's, no SELECT) SUBSCRIBEs to the key's channel,
+   (AUTH and TLS as the node's, no SELECT; a Redis Cluster node's may be
+   one per master, sharded: see 2.) SUBSCRIBEs to the key's channel,
    and a release wakes the waiting acquire at once; the blocking calls
    wait on those sockets too. They close cfg.notify_idle_ms (default 1000)
    after the last lock stopped waiting; one that fails is reopened 100 ms
@@ -180,10 +196,12 @@
    SUBSCRIBE; a refused AUTH) is asked again only after a backoff (1 s,
    doubled at each refusal in a row up to 60 s, kept when the
    subscribers close idle), and redlock_socket_notify_status() says so,
-   in the node's words, until a SUBSCRIBE is confirmed again. A reply a
+   in the node's words (a sharded cluster node's: its first subscriber
+   refused), until a SUBSCRIBE is confirmed again. A reply a
    subscriber did not ask for drops it (PROTOCOL), as a failure.
    cfg.notify_off = 1: no subscribers. In the
-   foreign-loop API (4.) node i's subscriber is slot node_count + i.
+   foreign-loop API (4.) node i's subscriber is slot node_count + i (a
+   cluster node's further ones: see 4.).
 
    NODE LISTS. A node is a redlock_node (redlock_nodes.h, included: the
    same type in every adapter), and redlock_parse_nodes() fills cfg.node[]
@@ -278,8 +296,10 @@
    For each slot i below redlock_socket_fd_count() (the nodes' connections
    0 .. node_count-1, then, unless notify_off, the subscribers of release
    notifications, then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more for each
-   cluster node, in the order of the nodes: fixed at init, at most
-   REDLOCK_SOCKET_MAX_FDS; without a cluster node, as before), watch
+   cluster node, in the order of the nodes, then, unless notify_off, as
+   many more subscribers for each (sharded pub/sub: one per master):
+   fixed at init, at most REDLOCK_SOCKET_MAX_FDS; without a cluster node,
+   as before), watch
    redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
@@ -320,7 +340,9 @@
                                       itself is not failed)
        REDLOCK_SOCKET_MAX_OUTPUT      unsent bytes per node, default 64 MiB
        REDLOCK_SOCKET_CLUSTER_CONNS   command connections per cluster node
-                                      (one per master), default 16
+                                      (one per master), default 16, and as
+                                      many subscribers (sharded: one per
+                                      master)
        REDLOCK_SOCKET_GETADDRINFO     the resolver, default getaddrinfo and
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
@@ -391,8 +413,8 @@
 #endif
 /* Sockets one adapter may have: a command connection and a subscriber
    (release notifications) per node, and a cluster node's further
-   command connections. */
-#define REDLOCK_SOCKET_MAX_FDS ((1 + REDLOCK_SOCKET_CLUSTER_CONNS) * REDLOCK_MAX_NODES)
+   command connections and subscribers (one per master when sharded). */
+#define REDLOCK_SOCKET_MAX_FDS (2 * REDLOCK_SOCKET_CLUSTER_CONNS * REDLOCK_MAX_NODES)
 
 #ifdef __cplusplus
 extern "C" {
@@ -836,6 +858,14 @@ struct redlock__sock_cluster {
     redlock_cluster c;
     int node;
     struct redlock__sock_node *conn[REDLOCK_SOCKET_CLUSTER_CONNS];
+    /* its subscribers (none with notify_off): sub[0] is the node's own,
+       on the first seed while plain; sharded (the masters' INFO says
+       Redis 7), one per master (as conn[], pointed at a master when
+       needed); resub: a subscriber heard its master lost a key's slot,
+       they reopen after the next slot map */
+    struct redlock__sock_node *sub[REDLOCK_SOCKET_CLUSTER_CONNS];
+    int sharded, resub;
+    int old; /* a master's INFO said no sharded pub/sub: plain for good */
     char *seed_host[REDLOCK_NODES_MAX_SEEDS];
     int seed_port[REDLOCK_NODES_MAX_SEEDS];
     int seeds;
@@ -912,11 +942,15 @@ static int redlock__sock_raw(const redlock_socket *s)
 }
 
 /* Connections: the nodes' command connections, then the subscribers,
-   then the cluster nodes' further command connections. */
+   then the cluster nodes' further command connections, then (with
+   subscribers) their further subscribers. */
 static int redlock__sock_slots(const redlock_socket *s)
 {
-    return s->_cfg.node_count + s->_nsub + s->_ncl * (REDLOCK_SOCKET_CLUSTER_CONNS - 1);
+    return s->_cfg.node_count + s->_nsub + s->_ncl * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) * (s->_nsub ? 2 : 1);
 }
+
+static int redlock__sock_sub_wanted(const struct redlock__sock_node *nd);
+static int64_t redlock__sock_resub_due(const redlock_socket *s);
 
 static int redlock__sock_interest_of(const struct redlock__sock_node *nd)
 {
@@ -956,10 +990,12 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
         const struct redlock__sock_node *nd = &s->_nodes[i];
         if (redlock__sock_opening(nd) && nd->connect_deadline < d) d = nd->connect_deadline;
         if (redlock__conn_due(&nd->q, redlock__sock_command_us(s)) < d) d = redlock__conn_due(&nd->q, redlock__sock_command_us(s));
-        if (nd->sub && redlock__conn_sub_reopen_due(&s->_subs, &nd->life, nd->life.state != REDLOCK__CONN_DOWN) < d)
+        if (nd->sub && redlock__sock_sub_wanted(nd) &&
+            redlock__conn_sub_reopen_due(&s->_subs, &nd->life, nd->life.state != REDLOCK__CONN_DOWN) < d)
             d = nd->life.retry_at;
     }
     if (s->_nsub && redlock__conn_idle_due(&s->_subs) < d) d = redlock__conn_idle_due(&s->_subs);
+    if (redlock__sock_resub_due(s) < d) d = redlock__sock_resub_due(s);
     return d;
 }
 
@@ -1407,14 +1443,18 @@ static int redlock__sock_queue_preamble(void *ctx, int kind, int argc, const cha
     return redlock__sock_queue((struct redlock__sock_node *)ctx, argc, argv, len, 0, kind);
 }
 
+static int redlock__sock_sub_sharded(const struct redlock__sock_node *nd);
+static int redlock__sock_sub_want(void *arg, const char *key, size_t len);
+
 /* Queues the preamble (redlock_conn.h): AUTH, SELECT, ROLE (a Sentinel
    group's server must be its primary), and INFO and CONFIG for the core's
    node health (not on a subscriber, nor in raw mode). */
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
-    if (nd->sub) /* a subscriber's own: AUTH, then every key (redlock_conn.h) */
-        return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, 0, NULL, NULL,
+    if (nd->sub) /* a subscriber's own: AUTH, then every key (a sharded one's: its master's) */
+        return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_sub_sharded(nd),
+                                            redlock__sock_sub_sharded(nd) ? redlock__sock_sub_want : NULL, nd,
                                             redlock__sock_queue_preamble, nd);
     return redlock__conn_preamble_queue(nd->user, nd->pass, nd->db, nd->sentinels != NULL, info,
                                         redlock__sock_queue_preamble, nd);
@@ -1828,6 +1868,97 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
     return rc;
 }
 
+/* The master (index in the map) connection nd is for, or -1. */
+static int redlock__sock_cluster_master_of(const struct redlock__sock_cluster *cl, const struct redlock__sock_node *nd)
+{
+    int k;
+    for (k = 0; k < cl->c.map.masters; k++)
+        if (cl->c.map.master[k].port == nd->port && nd->host && strcmp(cl->c.map.master[k].host, nd->host) == 0) return k;
+    return -1;
+}
+
+/* ---- a cluster node's subscribers (release notifications) ----
+   Plain until a master's INFO says sharded pub/sub (Redis 7), and on
+   older servers: the node's own subscriber (cl->sub[0]) SUBSCRIBEs on the
+   first seed, as any node's. Sharded: a subscriber per master of the
+   slot map, each pointed at its master when needed (as the command
+   connections are), SSUBSCRIBing the keys whose slot it serves; all of
+   them are open while a lock listens (at most REDLOCK_SOCKET_CLUSTER_CONNS:
+   a further master's keys are not heard). */
+
+/* Does subscriber nd speak sharded pub/sub (a sharded cluster node's)? */
+static int redlock__sock_sub_sharded(const struct redlock__sock_node *nd)
+{
+    return nd->cl && nd->cl->sharded;
+}
+
+/* The master of the map (not a replica) sharded subscriber nd is
+   pointed at, or -1. */
+static int redlock__sock_sub_master(const struct redlock__sock_node *nd)
+{
+    int k = redlock__sock_cluster_master_of(nd->cl, nd);
+    return k >= 0 && nd->cl->c.map.master[k].replica_of < 0 ? k : -1;
+}
+
+/* The want filter of a sharded subscriber's opening (arg: it): a key
+   whose slot its master serves. */
+static int redlock__sock_sub_want(void *arg, const char *key, size_t len)
+{
+    const struct redlock__sock_node *nd = (const struct redlock__sock_node *)arg;
+    int k = redlock__sock_sub_master(nd);
+    return k >= 0 && redlock_cluster_owner(&nd->cl->c.map, redlock_cluster_slot(key, len)) == k;
+}
+
+/* The sharded subscriber of cl pointed at master k; with `point`, when
+   none is, a closed one that serves no master of the map is pointed at
+   it. NULL: none (every one serves another master: k is not heard). */
+static struct redlock__sock_node *redlock__sock_cluster_sub(struct redlock__sock_cluster *cl, int k, int point)
+{
+    const redlock_cluster_master *m = &cl->c.map.master[k];
+    struct redlock__sock_node *spare = NULL, *nd;
+    char *copy;
+    int j;
+    for (j = 0; j < REDLOCK_SOCKET_CLUSTER_CONNS; j++) {
+        nd = cl->sub[j];
+        if (nd->port == m->port && nd->host && strcmp(nd->host, m->host) == 0) return nd;
+        if (!spare && nd->life.state == REDLOCK__CONN_DOWN && redlock__sock_sub_master(nd) < 0) spare = nd;
+    }
+    if (!point || !spare || !(copy = redlock__sock_strdup(m->host))) return NULL;
+    free(spare->host);
+    spare->host = copy;
+    spare->port = m->port;
+    return spare;
+}
+
+/* Is subscriber nd one to have open while a lock listens: a node's own
+   (a plain cluster node's: on its first seed), or a sharded cluster
+   node's pointed at a master of the map (the first, should two be),
+   unless they wait for a new map (resub)? */
+static int redlock__sock_sub_wanted(const struct redlock__sock_node *nd)
+{
+    int k;
+    if (!nd->cl) return 1;
+    if (!nd->cl->sharded) return nd == nd->cl->sub[0];
+    k = redlock__sock_sub_master(nd);
+    return !nd->cl->resub && k >= 0 && redlock__sock_cluster_sub(nd->cl, k, 0) == nd; /* the master's first */
+}
+
+/* When a cluster node whose subscribers wait for a new slot map may ask
+   for it (INT64_MAX: none waits, or no lock listens). */
+static int64_t redlock__sock_resub_due(const redlock_socket *s)
+{
+    int64_t d = INT64_MAX;
+    int i;
+    for (i = 0; i < REDLOCK_MAX_NODES && s->_subs.table.count; i++) {
+        const struct redlock__sock_cluster *cl = s->_cl[i];
+        int64_t due;
+        if (!cl || !cl->resub) continue;
+        due = cl->c.asked_us == INT64_MIN ? 0 : cl->c.asked_us + (int64_t)REDLOCK_CLUSTER_REFRESH_MS * 1000;
+        if (due < d) d = due;
+    }
+    return d;
+}
+
 #ifndef REDLOCK_SOCKET_NO_CORE
 /* ---- a Redis Cluster node (redlock_cluster.h) ----
    One node of the core's quorum; each command goes to the master that
@@ -1852,15 +1983,6 @@ static void redlock__sock_cluster_forget(struct redlock__sock_cluster *cl, redlo
     memset(c->bytes, 0, c->len);
     free(c->bytes);
     *c = cl->cmd[--cl->ncmd];
-}
-
-/* The master (index in the map) connection nd is for, or -1. */
-static int redlock__sock_cluster_master_of(const struct redlock__sock_cluster *cl, const struct redlock__sock_node *nd)
-{
-    int k;
-    for (k = 0; k < cl->c.map.masters; k++)
-        if (cl->c.map.master[k].port == nd->port && nd->host && strcmp(cl->c.map.master[k].host, nd->host) == 0) return k;
-    return -1;
 }
 
 /* The connection for master k: the one open to it, else one that owes
@@ -2085,6 +2207,73 @@ static void redlock__sock_cluster_life(redlock_socket *s, struct redlock__sock_n
     if (k >= 0 && redlock_cluster_life(&nd->cl->c, k, &nd->health.life, &ago))
         redlock_node_failed_over(&s->_client, nd->node, ago);
 }
+
+static void redlock__sock_subs_tend(redlock_socket *s);
+
+/* Before the subscribers are tended: a sharded cluster node's that
+   wait for a new slot map (resub) get it when it may be asked
+   (bounded as the command path's: REDLOCK_CLUSTER_REFRESH_MS), then every
+   master of the map gets a subscriber. */
+static void redlock__sock_cluster_subs_point(redlock_socket *s, struct redlock__sock_cluster *cl)
+{
+    int k;
+    if (!s->_subs.table.count) return;
+    if (cl->resub) {
+        if (redlock_cluster_refresh_due(&cl->c, redlock_socket_now_us())) redlock__sock_cluster_refresh(s, cl);
+        else if (cl->c.stale) return; /* asked lately: its deadline is redlock__sock_resub_due */
+        cl->resub = 0;                /* refreshed (by the command path too), or tried */
+    }
+    for (k = 0; k < cl->c.map.masters; k++)
+        if (cl->c.map.master[k].replica_of < 0) redlock__sock_cluster_sub(cl, k, 1);
+}
+
+/* A sharded subscriber's master no longer serves a key's slot (MOVED to
+   an SSUBSCRIBE, a sunsubscribe nobody asked for: RESHARD): the map is
+   stale, and every subscriber of the node closes, to reopen once it is
+   asked again (redlock__sock_cluster_subs_point) - at once, or when
+   REDLOCK_CLUSTER_REFRESH_MS allows: not a refusal, no backoff. */
+static void redlock__sock_cluster_reshard(redlock_socket *s, struct redlock__sock_cluster *cl)
+{
+    int j;
+    redlock_cluster_stale(&cl->c);
+    cl->resub = 1;
+    for (j = 0; j < REDLOCK_SOCKET_CLUSTER_CONNS; j++) {
+        if (cl->sub[j]->life.state == REDLOCK__CONN_DOWN) continue;
+        redlock__sock_close(s, cl->sub[j]);
+        redlock__sock_report(s, cl->sub[j]);
+    }
+}
+
+/* A master connection's INFO (answered: str/len its text): sharded pub/sub
+   (redlock__conn_info_sharded) on every master that said, else plain for
+   good (a master of an older version: its SPUBLISH would fail). A change
+   is told to the core (the releases built from then on) and the node's
+   subscribers reopen the new way. */
+static void redlock__sock_cluster_info(redlock_socket *s, struct redlock__sock_cluster *cl, const char *str, size_t len)
+{
+    int j, on;
+    if (!redlock__conn_info_sharded(str, len)) cl->old = 1;
+    on = !cl->old;
+    if (cl->sharded == on) return;
+    redlock_node_set_sharded(&s->_client, cl->node, on);
+    cl->sharded = on;
+    cl->resub = 0;
+    if (!cl->sub[0]) return; /* notify_off */
+    for (j = 0; j < REDLOCK_SOCKET_CLUSTER_CONNS; j++) {
+        if (cl->sub[j]->life.state == REDLOCK__CONN_DOWN) continue;
+        redlock__sock_close(s, cl->sub[j]);
+        redlock__sock_report(s, cl->sub[j]);
+    }
+    if (!on) { /* back on the first seed (no memory: where it is, a server of the cluster all the same) */
+        char *copy = redlock__sock_strdup(cl->seed_host[0]);
+        if (copy) {
+            free(cl->sub[0]->host);
+            cl->sub[0]->host = copy;
+            cl->sub[0]->port = cl->seed_port[0];
+        }
+    }
+    redlock__sock_subs_tend(s);
+}
 #endif
 
 static void redlock__sock_flush(redlock_socket *s, struct redlock__sock_node *nd)
@@ -2190,8 +2379,9 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
 
 /* A reply on subscriber nd, as the connection layer reads it
    (redlock__conn_sub_answer): 1 to read on; 0 when it was closed: the
-   node refused it (closed for the backoff, with the node's words) or
-   sent what it did not expect (PROTOCOL). */
+   node refused it (closed for the backoff, with the node's words), sent
+   what it did not expect (PROTOCOL), or (sharded) its master lost a
+   key's slot (the node's subscribers reopen: redlock__sock_cluster_reshard). */
 static int redlock__sock_sub_reply(redlock_socket *s, struct redlock__sock_node *nd, const redlock_reply *r)
 {
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -2202,6 +2392,10 @@ static int redlock__sock_sub_reply(redlock_socket *s, struct redlock__sock_node 
     what = redlock__conn_sub_answer(&nd->life, &nd->q, &s->_subs.table, &v);
     s->_in_cb--;
     if (what == REDLOCK__CONN_SUB_NEXT) return 1;
+    if (what == REDLOCK__CONN_SUB_RESHARD && redlock__sock_sub_sharded(nd)) { /* not a failure */
+        redlock__sock_cluster_reshard(s, nd->cl);
+        return 0;
+    }
     if (what == REDLOCK__CONN_SUB_REFUSED) { /* shunned before the watch hook hears */
         redlock__sock_fail(s, nd, nd->life.shunned, nd->life.refusal);
         redlock__conn_sub_hold(&nd->life, redlock_socket_now_us());
@@ -2226,6 +2420,7 @@ static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd,
     if (kind == REDLOCK__CONN_INFO) {
         redlock__conn_info_answer(&s->_client, nd->node, &nd->health,
                                   r->type == REDLOCK_REPLY_STRING ? r->str : NULL, r->len);
+        if (nd->cl && r->type == REDLOCK_REPLY_STRING) redlock__sock_cluster_info(s, nd->cl, r->str, r->len);
     } else {
         int pair = r->type == REDLOCK_REPLY_ARRAY && r->elements == 2 && r->element[1].type == REDLOCK_REPLY_STRING;
         const char *str = pair ? r->element[1].str : NULL;
@@ -2339,13 +2534,14 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
 
 #ifndef REDLOCK_SOCKET_NO_CORE /* the core's listen hook sends these */
 /* Queues SUBSCRIBE (on) or UNSUBSCRIBE of key's channel on subscriber
-   nd, if it is open or opening (one that is down subscribes every key
-   when it opens). */
+   nd (a sharded one's: SSUBSCRIBE, SUNSUBSCRIBE of its shard channel),
+   if it is open or opening (one that is down subscribes every key when
+   it opens). */
 static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *nd, int on, const char *key,
                                   size_t len)
 {
     if (nd->life.state == REDLOCK__CONN_DOWN) return;
-    if (redlock__conn_sub_cmd(on, key, len, 0, redlock__sock_queue_preamble, nd) != 0)
+    if (redlock__conn_sub_cmd(on, key, len, redlock__sock_sub_sharded(nd), redlock__sock_queue_preamble, nd) != 0)
         redlock__sock_fail(s, nd, REDLOCK_ERR_NOMEM, NULL);
     else
         redlock__sock_report(s, nd);
@@ -2354,16 +2550,31 @@ static void redlock__sock_sub_cmd(redlock_socket *s, struct redlock__sock_node *
 
 /* Subscribers open (redlock__sock_open queues AUTH, then every key) and
    close as the connection layer says (redlock__conn_sub_tend); one that
-   could not open is tried again after its retry delay. */
+   could not open is tried again after its retry delay. A sharded cluster
+   node's are pointed at its masters first; one that serves none (its
+   master gone from the map) closes. */
 static void redlock__sock_subs_tend(redlock_socket *s)
 {
     int64_t now;
     int i;
     if (!s->_nsub) return;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    for (i = 0; i < s->_cfg.node_count; i++)
+        if (s->_cl[i] && s->_cl[i]->sharded) redlock__sock_cluster_subs_point(s, s->_cl[i]);
+#endif
     now = redlock_socket_now_us();
-    for (i = 0; i < s->_nsub; i++) {
-        struct redlock__sock_node *nd = &s->_nodes[s->_cfg.node_count + i];
-        int act = redlock__conn_sub_tend(&s->_subs, &nd->life, nd->life.state != REDLOCK__CONN_DOWN, now);
+    for (i = s->_cfg.node_count; i < redlock__sock_slots(s); i++) {
+        struct redlock__sock_node *nd = &s->_nodes[i];
+        int act, open = nd->life.state != REDLOCK__CONN_DOWN;
+        if (!nd->sub) continue;
+        if (!redlock__sock_sub_wanted(nd)) {
+            if (open) {
+                redlock__sock_close(s, nd);
+                redlock__sock_report(s, nd);
+            }
+            continue;
+        }
+        act = redlock__conn_sub_tend(&s->_subs, &nd->life, open, now);
         if (act == REDLOCK__CONN_SUB_OPEN) {
             if (redlock__sock_open(s, nd) != 0) nd->life.retry_at = now + REDLOCK__SOCK_SUB_RETRY_MS * 1000;
             else redlock__sock_report(s, nd);
@@ -2583,12 +2794,23 @@ REDLOCK_SOCKET_API int redlock_socket_connect(redlock_socket *s)
 }
 
 #ifndef REDLOCK_SOCKET_NO_CORE
-/* Key's channel subscribed (on) or not on every subscriber. */
+/* Key's channel subscribed (on) or not on every node's subscriber (a
+   sharded cluster node's: the one of the key's master; none pointed at it
+   yet: the tend that follows a listen opens it, with the key). */
 static void redlock__sock_subs_cmd(void *user, int on, const char *key, size_t len)
 {
     redlock_socket *s = (redlock_socket *)user;
     int i;
-    for (i = 0; i < s->_nsub; i++) redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], on, key, len);
+    for (i = 0; i < s->_nsub; i++) {
+        struct redlock__sock_cluster *cl = s->_cl[i];
+        if (cl && cl->sharded) {
+            int k = redlock_cluster_owner(&cl->c.map, redlock_cluster_slot(key, len));
+            struct redlock__sock_node *nd = k >= 0 ? redlock__sock_cluster_sub(cl, k, 0) : NULL;
+            if (nd && redlock__sock_sub_wanted(nd)) redlock__sock_sub_cmd(s, nd, on, key, len);
+            continue;
+        }
+        redlock__sock_sub_cmd(s, &s->_nodes[s->_cfg.node_count + i], on, key, len);
+    }
 }
 
 /* The core's listen callback: the table follows the core, the subscribers
@@ -2883,6 +3105,30 @@ static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_confi
 }
 
 #ifndef REDLOCK_SOCKET_NO_CORE
+/* A further connection of cluster cl (a command connection or a
+   subscriber), logged in as the node's n0 and to its address until
+   pointed at a master. Nonzero: no memory (deinit frees what it holds). */
+static int redlock__sock_cluster_conn_init(struct redlock__sock_node *nd, const struct redlock__sock_node *n0,
+                                           struct redlock__sock_cluster *cl)
+{
+    int bad = 0;
+    nd->cl = cl;
+    nd->node = n0->node;
+    nd->port = n0->port;
+    bad |= !(nd->host = redlock__sock_strdup(n0->host));
+    if (n0->user) bad |= !(nd->user = redlock__sock_strdup(n0->user));
+    if (n0->pass) bad |= !(nd->pass = redlock__sock_strdup(n0->pass));
+#ifdef REDLOCK_SOCKET_TLS
+    if (n0->tls_ctx) { /* every master in TLS as the node asks (its name: each master's host) */
+        SSL_CTX_up_ref((SSL_CTX *)n0->tls_ctx);
+        nd->tls_ctx = n0->tls_ctx;
+        nd->tls_verify = n0->tls_verify;
+        if (n0->tls_name) bad |= !(nd->tls_name = redlock__sock_strdup(n0->tls_name));
+    }
+#endif
+    return bad;
+}
+
 /* Cluster node i (the ord-th of the configuration's): its routing, its
    seeds, and its further connections (their slots after the
    subscribers'), logged in as the node. 0, or NOMEM (deinit frees). */
@@ -2905,23 +3151,19 @@ static int redlock__sock_cluster_init(redlock_socket *s, const redlock_socket_co
         cl->seeds = k + 1;
     }
     for (k = 1; k < REDLOCK_SOCKET_CLUSTER_CONNS; k++) {
-        struct redlock__sock_node *nd =
-            &s->_nodes[cfg->node_count + s->_nsub + ord * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) + k - 1];
-        cl->conn[k] = nd;
-        nd->cl = cl;
-        nd->node = i;
-        nd->port = n0->port;
-        bad |= !(nd->host = redlock__sock_strdup(n0->host));
-        if (n0->user) bad |= !(nd->user = redlock__sock_strdup(n0->user));
-        if (n0->pass) bad |= !(nd->pass = redlock__sock_strdup(n0->pass));
-#ifdef REDLOCK_SOCKET_TLS
-        if (n0->tls_ctx) { /* every master in TLS as the node asks (its name: each master's host) */
-            SSL_CTX_up_ref((SSL_CTX *)n0->tls_ctx);
-            nd->tls_ctx = n0->tls_ctx;
-            nd->tls_verify = n0->tls_verify;
-            if (n0->tls_name) bad |= !(nd->tls_name = redlock__sock_strdup(n0->tls_name));
+        int at = cfg->node_count + s->_nsub + ord * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) + k - 1;
+        bad |= redlock__sock_cluster_conn_init(cl->conn[k] = &s->_nodes[at], n0, cl);
+    }
+    if (s->_nsub) { /* the subscribers: the node's own, then its further ones after the clusters' connections */
+        cl->sub[0] = &s->_nodes[cfg->node_count + i];
+        cl->sub[0]->cl = cl;
+        for (k = 1; k < REDLOCK_SOCKET_CLUSTER_CONNS; k++) {
+            int at = cfg->node_count + s->_nsub + (s->_ncl + ord) * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) + k - 1;
+            bad |= redlock__sock_cluster_conn_init(cl->sub[k] = &s->_nodes[at], n0, cl);
+            cl->sub[k]->sub = 1;
+            free(cl->sub[k]->host); /* pointed at no master until one needs it */
+            cl->sub[k]->host = NULL;
         }
-#endif
     }
     return bad ? REDLOCK_ERR_NOMEM : 0;
 }
@@ -3094,11 +3336,20 @@ REDLOCK_SOCKET_API int redlock_socket_node_status(const redlock_socket *s, int n
 
 REDLOCK_SOCKET_API int redlock_socket_notify_status(const redlock_socket *s, int node, char *errbuf, size_t errsz)
 {
+    const struct redlock__sock_node *nd;
     int st, entered;
     if (!redlock__sock_valid(s) || node < 0 || node >= s->_cfg.node_count) return REDLOCK_ERR_INVALID;
     entered = redlock__sock_enter(s);
-    st = node < s->_nsub ? s->_nodes[s->_cfg.node_count + node].life.shunned : 0;
-    if (errbuf && errsz) redlock__sock_text(errbuf, errsz, st ? s->_nodes[s->_cfg.node_count + node].life.refusal : "");
+    nd = node < s->_nsub ? &s->_nodes[s->_cfg.node_count + node] : NULL;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (nd && nd->cl && !nd->life.shunned) { /* a cluster node: its first subscriber refused */
+        int k;
+        for (k = 1; k < REDLOCK_SOCKET_CLUSTER_CONNS && !nd->life.shunned; k++)
+            if (nd->cl->sub[k]->life.shunned) nd = nd->cl->sub[k];
+    }
+#endif
+    st = nd ? nd->life.shunned : 0;
+    if (errbuf && errsz) redlock__sock_text(errbuf, errsz, st ? nd->life.refusal : "");
     redlock__sock_leave(s, entered, 0);
     return st;
 }

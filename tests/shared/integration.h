@@ -3728,7 +3728,10 @@ static void it_cluster_sharded(void)
     char key[96];
     long long took;
     it_cluster_defaults(&s, ports);
-    if (!it->notify || !it->sharded) return;
+    if (!it->notify || !it->sharded) {
+        printf("#   %s: no sharded notifications in this adapter (it_ops.sharded): nothing checked\n", it_name);
+        return;
+    }
     if (it_open_pair(&s, &a, &b) != 0) return;
     it_cluster_key(key, sizeof key, "untagged", m = 1);
     took = it_cluster_wake_one(a, b, key, &m, NULL);

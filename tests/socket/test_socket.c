@@ -1168,7 +1168,8 @@ static void tls_more(void)
 #ifdef IT_CLUSTER
 /* Proves: the foreign loop's slots with a cluster node: fixed at init -
    the nodes', the subscribers', then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more
-   per cluster node; a lock on keys of two masters uses the cluster
+   per cluster node, and as many further subscribers (sharded pub/sub: one
+   per master); a lock on keys of two masters uses the cluster
    node's own slot and one of the further ones; without a cluster node
    the count is as it was (2 a node). */
 static void socket_cluster_slots(void)
@@ -1199,7 +1200,7 @@ static void socket_cluster_slots(void)
     cfg.node[1].seed[0].port = redis_cluster_port(&it_cl, 1);
     cfg.core.node_timeout_ms = 300;
     CHECK_EQ(redlock_socket_init(&s, &cfg), REDLOCK_OK);
-    CHECK_EQ(redlock_socket_fd_count(&s), 4 + REDLOCK_SOCKET_CLUSTER_CONNS - 1);
+    CHECK_EQ(redlock_socket_fd_count(&s), 4 + 2 * (REDLOCK_SOCKET_CLUSTER_CONNS - 1)); /* its commands, its subscribers */
     for (m = 0; m < 2; m++) {
         for (k = 0;; k++) { /* a key of master 0, then one of master 2 */
             unsigned slot;
@@ -1240,7 +1241,7 @@ int main(void)
 {
     static const it_ops ops = {
         "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 0
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1
     };
     int rc;
 #if defined(IT_TLS) || defined(IT_CLUSTER)

@@ -1426,7 +1426,144 @@ static void test_sub_answer(void)
     CHECK_EQ(l.backoff_ms, 0);
     CHECK_STR(l.refusal, "");
     el[0] = sub_str("unsubscribe");
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_UNSUB, &arr), REDLOCK__CONN_SUB_NEXT); /* UNSUBSCRIBE's own kind */
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &arr), REDLOCK__CONN_SUB_PROTOCOL);
+}
+
+static int sub_queued_kind, sub_queued_argc;
+static char sub_queued[2][64];
+static int sub_queue(void *ctx, int kind, int argc, const char **argv, const size_t *len)
+{
+    int k;
+    (void)ctx;
+    sub_queued_kind = kind;
+    sub_queued_argc = argc;
+    for (k = 0; k < argc && k < 2; k++) snprintf(sub_queued[k], sizeof sub_queued[k], "%.*s", (int)len[k], argv[k]);
+    return 0;
+}
+
+static int sub_no_send(void *user, int node, const redlock_command *cmd, redlock_tag tag)
+{
+    (void)user, (void)node, (void)cmd, (void)tag;
+    return 0;
+}
+
+/* Proves the sharded subscribers' pieces every adapter shares, without a
+   server: SSUBSCRIBE / SUNSUBSCRIBE of a key's shard channel (the key's
+   own slot: "{" key "}" unless it has a tag); a shard channel names the
+   key it was made of (and for "{X}", "X" too: redlock_shard_channel
+   gives both one channel); an "smessage" owes nothing and wakes the
+   table's entries of both keys it may name; "ssubscribe" confirms a
+   SUBSCRIBE (ending a refusal), "sunsubscribe" an UNSUBSCRIBE; a
+   "sunsubscribe" nobody asked for (the slot moved away) and a MOVED or
+   ASK answering SSUBSCRIBE are RESHARD, not a refusal (no backoff, the
+   SUBSCRIBE owed stays owed for the unasked one); and INFO's
+   redis_version says whether a server has sharded pub/sub (7 and later). */
+static void test_sub_answer_sharded(void)
+{
+    static const char *const keys[] = { "k", "{orders}:lock", "{k}", "a}b", "{}x" };
+    redlock__conn_life l;
+    redlock_reply el[3], arr, err;
+    redlock_client c;
+    redlock_config cfg;
+    redlock_callbacks cb;
+    redlock_lock lk[2];
+    redlock_lock_opts o;
+    static redlock__notify table;
+    redlock__conn_ring q;
+    redlock__conn_sub_reply v;
+    const char *key[2];
+    size_t klen[2], k;
+    char ch[64];
+    memset(&l, 0, sizeof l);
+    /* the commands */
+    CHECK_EQ(redlock__conn_sub_cmd(1, "k", 1, 1, sub_queue, NULL), 0);
+    CHECK_EQ(sub_queued_kind, REDLOCK__CONN_SUB);
+    CHECK_EQ(sub_queued_argc, 2);
+    CHECK_STR(sub_queued[0], "SSUBSCRIBE");
+    CHECK_STR(sub_queued[1], REDLOCK_CHANNEL_PREFIX "{k}");
+    CHECK_EQ(redlock__conn_sub_cmd(0, "{t}x", 4, 1, sub_queue, NULL), 0);
+    CHECK_EQ(sub_queued_kind, REDLOCK__CONN_UNSUB);
+    CHECK_STR(sub_queued[0], "SUNSUBSCRIBE");
+    CHECK_STR(sub_queued[1], REDLOCK_CHANNEL_PREFIX "{t}x");
+    /* a shard channel names its key (and the slot is the key's) */
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        size_t n = redlock_shard_channel(keys[k], strlen(keys[k]), ch, sizeof ch);
+        int m = redlock__notify_shard_keys(ch, n, key, klen), hit = 0, j;
+        CHECK(m >= 1 && m <= 2);
+        for (j = 0; j < m; j++) hit |= klen[j] == strlen(keys[k]) && memcmp(key[j], keys[k], klen[j]) == 0;
+        CHECK(hit);
+        if (k < 3) /* not "a}b", "{}x": a '}' in an untagged key, the documented exception */
+            CHECK_EQ(redlock_cluster_slot(ch, n), redlock_cluster_slot(keys[k], strlen(keys[k])));
+    }
+    CHECK_EQ(redlock__notify_shard_keys("other:{k}", 9, key, klen), 0);
+    CHECK_EQ(redlock__notify_shard_keys(REDLOCK_CHANNEL_PREFIX "{k}", sizeof REDLOCK_CHANNEL_PREFIX + 2, key, klen), 2);
+    CHECK(klen[0] == 3 && memcmp(key[0], "{k}", 3) == 0 && klen[1] == 1 && key[1][0] == 'k');
+    /* an smessage on "{k}"'s channel wakes the entries of "k" and "{k}" */
+    redlock_config_init(&cfg);
+    cfg.node_count = 1;
+    memset(&cb, 0, sizeof cb);
+    cb.send = sub_no_send;
+    CHECK_EQ(redlock_client_init(&c, &cfg, &cb, NULL), REDLOCK_OK);
+    memset(&o, 0, sizeof o);
+    o.ttl_ms = 1000;
+    o.key = "k";
+    CHECK_EQ(redlock_lock_init(&lk[0], &c, &o), REDLOCK_OK);
+    o.key = "{k}";
+    CHECK_EQ(redlock_lock_init(&lk[1], &c, &o), REDLOCK_OK);
+    CHECK_EQ(redlock__notify_add(&table, &lk[0]), 1);
+    CHECK_EQ(redlock__notify_add(&table, &lk[1]), 1);
+    el[0] = sub_str("smessage");
+    el[1] = sub_str(REDLOCK_CHANNEL_PREFIX "{k}");
+    el[2] = sub_str("released");
+    memset(&arr, 0, sizeof arr);
+    arr.type = REDLOCK_REPLY_ARRAY;
+    arr.element = el;
+    arr.elements = 3;
+    memset(&q, 0, sizeof q);
+    CHECK_EQ(redlock__conn_reserve(&q, 4, 4), 0);
+    redlock__conn_push(&q, REDLOCK__CONN_SUB, 0, 0);
+    redlock__conn_sub_view(&v, &arr);
+    CHECK_EQ(redlock__conn_sub_answer(&l, &q, &table, &v), REDLOCK__CONN_SUB_NEXT);
+    CHECK_EQ(q.count, 1); /* owes nothing */
+    for (k = 0; k < table.nbucket; k++) {
+        const redlock__notify_entry *e;
+        for (e = table.bucket[k]; e; e = e->next) CHECK(e->woken > 0); /* both keys (one message each) */
+    }
+    redlock__conn_ring_free(&q);
+    redlock__notify_free(&table);
+    redlock_lock_deinit(&lk[0]);
+    redlock_lock_deinit(&lk[1]);
+    redlock_client_deinit(&c);
+    /* confirmations */
+    l.shunned = REDLOCK_ERR_SERVER;
+    l.backoff_ms = 4000;
+    el[0] = sub_str("ssubscribe");
     CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &arr), REDLOCK__CONN_SUB_NEXT);
+    CHECK_EQ(sub_left, 0);
+    CHECK_EQ(l.shunned, 0); /* heard again */
+    CHECK_EQ(l.backoff_ms, 0);
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_UNSUB, &arr), REDLOCK__CONN_SUB_PROTOCOL);
+    el[0] = sub_str("sunsubscribe");
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_UNSUB, &arr), REDLOCK__CONN_SUB_NEXT);
+    CHECK_EQ(sub_left, 0);
+    /* the slot moved away: RESHARD, the SUBSCRIBE owed still owed */
+    CHECK_EQ(sub_answer(&l, -1, &arr), REDLOCK__CONN_SUB_RESHARD);
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &arr), REDLOCK__CONN_SUB_RESHARD);
+    CHECK_EQ(sub_left, 1);
+    err = sub_str("MOVED 3999 127.0.0.1:7001");
+    err.type = REDLOCK_REPLY_ERROR;
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &err), REDLOCK__CONN_SUB_RESHARD);
+    err = sub_str("ASK 3999 127.0.0.1:7001");
+    err.type = REDLOCK_REPLY_ERROR;
+    CHECK_EQ(sub_answer(&l, REDLOCK__CONN_SUB, &err), REDLOCK__CONN_SUB_RESHARD);
+    CHECK_EQ(l.shunned, 0); /* not a refusal: no backoff */
+    CHECK_EQ(l.backoff_ms, 0);
+    /* INFO */
+    CHECK(redlock__conn_info_sharded("# Server\r\nredis_version:7.0.15\r\n", 34));
+    CHECK(redlock__conn_info_sharded("# Server\r\nredis_version:10.0.0\r\n", 34));
+    CHECK(!redlock__conn_info_sharded("# Server\r\nredis_version:6.2.14\r\n", 34));
+    CHECK(!redlock__conn_info_sharded("# Server\r\nredis_mode:cluster\r\n", 32));
 }
 
 int main(void)
@@ -1434,6 +1571,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     alarm(100);
     RUN(test_sub_answer);
+    RUN(test_sub_answer_sharded);
     RUN(test_malformed_reply);
     RUN(test_bad_line_ending);
     RUN(test_bad_integer);
