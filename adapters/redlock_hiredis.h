@@ -148,10 +148,27 @@
      MOVED), are told to the core as redlock_node_failed_over() of the
      cluster node; a planned migration is not. Eviction (section 4): a
      cluster node may evict what its worst master may, as INFO said
-     (redlock_hiredis_node_policy() names that master's policy). Release notifications: the
-     node's subscriber SUBSCRIBEs on the first seed (a release script's
-     PUBLISH reaches every node of a cluster; SSUBSCRIBE would hear only
-     SPUBLISH, which the scripts do not send). With the watchdog thread,
+     (redlock_hiredis_node_policy() names that master's policy). Release
+     notifications: sharded once every server whose INFO came (each master
+     connection asks it; none with cfg.info_off) has sharded pub/sub (Redis
+     7.0 and later): the core is told (redlock_node_set_sharded: releases
+     SPUBLISH on the key's shard channel, redlock_shard_channel) and the
+     node has a subscriber per master that the last CLUSTER SLOTS named,
+     each SSUBSCRIBEd to the waited keys whose slot its master serves (a
+     new wait's key goes to its master's, opened if need be); they are
+     open while a lock waits, so at most one connection per master
+     (REDLOCK_CLUSTER_MAX_MASTERS), polled with the rest. A master that no
+     longer serves a key (MOVED to an SSUBSCRIBE, or its own "sunsubscribe"
+     when the slot moved away) makes the map stale: it is asked again (at
+     most every REDLOCK_CLUSTER_REFRESH_MS) and the node's subscribers
+     reopen on the new map, each key where its slot lives now (no backoff:
+     not a refusal; meanwhile that key's waiters may sleep out their retry
+     delay). Until then, and with a server without sharded pub/sub in the
+     cluster: one subscriber SUBSCRIBEs on the first seed (a release
+     script's PUBLISH reaches every node of a cluster). The releaser's
+     client picks the channel: a client with cfg.info_off (never sharded)
+     and one without do not hear each other's releases on a Redis 7
+     cluster (their waiters sleep out their retry delays). With the watchdog thread,
      the thread opens every master's connection once the map names them
      (a blocking call's command, written on the caller's thread, opens
      none). redlock_hiredis_node_status() of a cluster node: the last
@@ -189,7 +206,8 @@
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (AUTH as configured,
-     TLS too) SUBSCRIBEs to the key's channel, and a release wakes the
+     TLS too; a sharded cluster node's: one per master, above) SUBSCRIBEs
+     to the key's channel, and a release wakes the
      waiting acquire at once: the blocking calls wait on those sockets
      with the rest of the retry delay as their timeout. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
@@ -310,7 +328,8 @@ typedef struct redlock_hiredis {
                                                         (REDLOCK__HIREDIS_LINKS), else NULL */
     struct pollfd *_pfd;   /* a turn's poll set, room for every connection */
     int *_who;
-    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
+    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node (per master of a
+                                    sharded cluster node) */
     int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int64_t _deadline;     /* from the core's set_timer */
     int64_t _linger_us;    /* node timeout: how long to finish stragglers */
@@ -451,7 +470,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c,
 /* Node i's release notifications (redlock.h section 10): 0 while they
    work or were never refused; REDLOCK_ERR_SERVER (AUTH for a refused
    login) once the node refused its subscriber (an ACL without the
-   channel, a renamed SUBSCRIBE): its releases are then not heard, and the
+   channel, a renamed SUBSCRIBE; a sharded cluster node: one of its
+   masters' subscribers): its releases are then not heard, and the
    subscriber is tried again after a backoff (see HOW IT TALKS). errbuf
    (optional) gets the node's words. */
 REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, int i, char *errbuf, size_t errsz);
@@ -717,31 +737,33 @@ static inline int redlock__hiredis_write(redlock__hiredis_conn *cn, char *why, s
 static inline void redlock__hiredis_flush(redlock_hiredis *c, redlock__hiredis_conn *one, int sub)
 {
     sigset_t pipe_set, old, pend;
-    int i, k, was_pending, nfailed = 0, nsubfailed = 0, any = 0, all = !one && sub < 0;
-    int subfailed[REDLOCK_MAX_NODES];
-    for (i = 0; i < c->_n && !any; i++) {
+    int i, k, s, was_pending, nfailed = 0, nsubfailed = 0, any = 0, all = !one && sub < 0;
+    for (i = 0; i < c->_n && !any; i++)
         for (k = 0; k < redlock__hiredis_nconn(c, i) && !any; k++) {
             redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
             any = (all || cn == one) && redlock__hiredis_wants_flush(cn);
         }
-        any = any || ((all || sub == i) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]));
-    }
+    for (s = redlock__hiredis_subs_next(&c->_subs, -1); s >= 0 && !any; s = redlock__hiredis_subs_next(&c->_subs, s))
+        any = (all || sub == s) && redlock__hiredis_sub_wants_flush(redlock__hiredis_sub_at(&c->_subs, s));
     if (!any) return;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     sigpending(&pend);
     was_pending = sigismember(&pend, SIGPIPE);
-    for (i = 0; i < c->_n; i++) {
+    for (i = 0; i < c->_n; i++)
         for (k = 0; k < redlock__hiredis_nconn(c, i); k++) {
             redlock__hiredis_conn *cn = redlock__hiredis_conn_at(c, i, k);
             if ((all || cn == one) && redlock__hiredis_wants_flush(cn) &&
                 (cn->write_status = redlock__hiredis_write(cn, cn->write_why, sizeof cn->write_why)) != 0)
                 nfailed++;
         }
-        if ((all || sub == i) && redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) &&
-            redlock__hiredis_sub_write(&c->_subs, i) != 0)
-            subfailed[nsubfailed++] = i;
+    for (s = redlock__hiredis_subs_next(&c->_subs, -1); s >= 0; s = redlock__hiredis_subs_next(&c->_subs, s)) {
+        redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, s);
+        if ((all || sub == s) && redlock__hiredis_sub_wants_flush(sb) && redlock__hiredis_sub_write(&c->_subs, s) != 0) {
+            sb->write_failed = 1; /* closed once the signal mask is back */
+            nsubfailed++;
+        }
     }
     if ((nfailed || nsubfailed) && !was_pending) {
         struct timespec zero = { 0, 0 };
@@ -756,7 +778,8 @@ static inline void redlock__hiredis_flush(redlock_hiredis *c, redlock__hiredis_c
             cn->write_status = 0;
             if (st && cn->ctx) redlock__hiredis_drop_conn(c, cn, st, cn->write_why);
         }
-    for (i = 0; i < nsubfailed; i++) redlock__hiredis_sub_close(&c->_subs, subfailed[i], 1);
+    for (s = redlock__hiredis_subs_next(&c->_subs, -1); s >= 0 && nsubfailed; s = redlock__hiredis_subs_next(&c->_subs, s))
+        if (redlock__hiredis_sub_at(&c->_subs, s)->write_failed) redlock__hiredis_sub_close(&c->_subs, s, 1);
 }
 
 /* A connection closed while nothing was owed (a restart): it is replaced
@@ -889,6 +912,10 @@ static inline void redlock__hiredis_cluster_refresh(redlock_hiredis *c, int i)
     if (!cn || !cn->ctx || redlock__hiredis_link_own(cn, REDLOCK__HIREDIS_SLOTS, 2, slots) != 0) cl->refreshing = 0;
 }
 
+/* The subscribers' hook: cluster node i's map is wanted (a master no
+   longer serves a key its subscriber followed). */
+static inline void redlock__hiredis_subs_refresh(void *arg, int i) { redlock__hiredis_cluster_refresh((redlock_hiredis *)arg, i); }
+
 /* The core's command to cluster node i: to the master of its key's slot
    (a seed while the map does not know it). */
 static inline int redlock__hiredis_cluster_send(redlock_hiredis *c, int i, const redlock_command *cmd, redlock_tag tag)
@@ -974,6 +1001,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, redlock__hiredis
                 if (promoted > 0) redlock__hiredis_failed_over(c, i, 0); /* a replica took a master's slots */
                 for (k = 0; k < cl->links; k++) /* the lives of masters the map names now */
                     redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
+                if (promoted >= 0) redlock__hiredis_subs_remapped(&c->_subs, i);
                 /* the watchdog thread opens every master's connection: a
                    blocking call's command, sent on its caller's thread,
                    cannot open one */
@@ -1143,7 +1171,7 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
    stray reply shows at once; a cluster's links), every subscriber (a
    message ends the wait), and the thread's wake pipe; who[k] says whose
    pfd[k] is: connection k of node i (REDLOCK__HIREDIS_WHO), subscriber
-   i (-2 - i), or -1 the pipe. *until comes down to the nearest deadline
+   s (-2 - s), or -1 the pipe. *until comes down to the nearest deadline
    of what is polled. Returns the count. */
 #define REDLOCK__HIREDIS_WHO(i, k) ((k) * REDLOCK_MAX_NODES + (i))
 static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *pfd, int *who, int64_t *until)
@@ -1174,13 +1202,13 @@ static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *p
             pfd[np].revents = 0;
             who[np++] = REDLOCK__HIREDIS_WHO(i, k);
         }
-    for (i = 0; i < c->_n; i++) {
-        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
+    for (k = redlock__hiredis_subs_next(&c->_subs, -1); k >= 0; k = redlock__hiredis_subs_next(&c->_subs, k)) {
+        const redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, k);
         if (!redlock__hiredis_sub_events(sb)) continue;
         pfd[np].fd = sb->fd;
         pfd[np].events = redlock__hiredis_sub_events(sb);
         pfd[np].revents = 0;
-        who[np++] = -2 - i;
+        who[np++] = -2 - k;
     }
     if (redlock__hiredis_subs_due(&c->_subs) < *until) *until = redlock__hiredis_subs_due(&c->_subs);
     if (c->_threaded) {
@@ -1195,7 +1223,7 @@ static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *p
 /* Subscriber k's socket fd is ready (revents). */
 static inline void redlock__hiredis_sub_event(redlock_hiredis *c, int k, int fd, short revents)
 {
-    redlock__hiredis_sub *sb = &c->_subs.sub[k];
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, k);
     if (!sb->ctx || sb->fd != fd) return; /* closed meanwhile */
     if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_ready(&c->_subs, k, 0, REDLOCK_HIREDIS_MAX_BUFFERED);
@@ -1420,6 +1448,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
     redlock__hiredis_subs_init(&c->_subs, c->_n, c->_connect_timeout_ms, c->_command_timeout_ms,
                                c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
                                REDLOCK_HIREDIS_MAX_BUFFERED);
+    c->_subs.refresh = redlock__hiredis_subs_refresh;
+    c->_subs.hook_arg = c;
     c->_on_event = o->on_event;
     c->_user = o->user;
     c->_deadline = REDLOCK_NO_DEADLINE;
@@ -1432,10 +1462,12 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
         cn->node = i;
         cn->link = -1;
         c->_subs.ep[i] = &cn->ep;
-        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0 ||
+            (rc = redlock__hiredis_subs_node(&c->_subs, i, &cn->ep)) != 0)
             goto fail;
         npoll += 2;
         if (!cn->ep.cluster) continue;
+        npoll += REDLOCK_CLUSTER_MAX_MASTERS; /* a subscriber per master */
         if (!(c->_links[i] = (redlock__hiredis_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i]))) {
             rc = REDLOCK_ERR_NOMEM;
             goto fail;
@@ -1500,6 +1532,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
 fail_core:
     redlock_client_deinit(&c->_client);
 fail:
+    redlock__hiredis_subs_free(&c->_subs);
     for (i = 0; i < c->_n; i++) redlock__hiredis_free_node(c, i);
     free(c->_pfd);
     free(c->_who);
@@ -1770,8 +1803,8 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, 
     int s, entered;
     if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC || i < 0 || i >= c->_n) return REDLOCK_ERR_INVALID;
     entered = redlock__hiredis_enter(c);
-    s = c->_subs.sub[i].life.shunned;
-    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? c->_subs.sub[i].life.refusal : "");
+    s = redlock__hiredis_subs_shunned(&c->_subs, i)->life.shunned;
+    if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, s ? redlock__hiredis_subs_shunned(&c->_subs, i)->life.refusal : "");
     redlock__hiredis_leave(c, entered);
     return s;
 }

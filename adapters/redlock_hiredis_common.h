@@ -409,6 +409,12 @@ typedef struct redlock__hiredis_cluster {
     int refreshing;                     /* a CLUSTER SLOTS is owed an answer */
     unsigned char evicts[REDLOCK__HIREDIS_LINKS]; /* what each address may evict (redlock_evicts),
                                                      as its last INFO said */
+    unsigned char pubsub[REDLOCK__HIREDIS_LINKS]; /* its last INFO: 0 none yet, 1 without sharded
+                                                     pub/sub, 2 with (redlock__conn_info_sharded) */
+    int sharded;                        /* told to the core (redlock_node_set_sharded): releases
+                                           SPUBLISH, a subscriber per master hears them */
+    unsigned char serves[REDLOCK_CLUSTER_MAX_MASTERS]; /* the last CLUSTER SLOTS named it a slot's
+                                                          master (one that left is not) */
 } redlock__hiredis_cluster;
 
 static inline void redlock__hiredis_cluster_free(redlock__hiredis_cluster *cl)
@@ -556,8 +562,13 @@ static inline int redlock__hiredis_cluster_slots(redlock__hiredis_cluster *cl, i
     cl->refreshing = 0;
     if (r->type != REDIS_REPLY_ARRAY || !(pool = (redlock_reply *)malloc((cap ? cap : 1) * sizeof *pool))) return -1;
     if (redlock__hiredis_tree(r, &top, pool, cap, &used, 4) == 0 &&
-        redlock_cluster_update(cl->rc, &top, cl->host[k], &failovers) >= 0)
+        redlock_cluster_update(cl->rc, &top, cl->host[k], &failovers) >= 0) {
+        int s;
         rc = failovers;
+        memset(cl->serves, 0, sizeof cl->serves);
+        for (s = 0; s < REDLOCK_CLUSTER_SLOTS; s++)
+            if (cl->rc->map.owner[s]) cl->serves[cl->rc->map.owner[s] - 1] = 1;
+    }
     free(pool);
     return rc;
 }
@@ -941,6 +952,23 @@ static inline int redlock__hiredis_auth_error(const redisReply *r)
            redlock__conn_refusal_status(r->str, (size_t)r->len) == REDLOCK_ERR_AUTH;
 }
 
+/* Cluster node i's releases go sharded when every server whose INFO came
+   has sharded pub/sub (Redis 7.0 and later; one without, as in a rolling
+   upgrade, could not SPUBLISH): told to the core as that changes, and the
+   subscribers follow (redlock__hiredis_subs_tend). */
+static inline void redlock__hiredis_cluster_pubsub(redlock_client *client, int i, redlock__hiredis_cluster *cl)
+{
+    int k, with = 0, without = 0, on;
+    for (k = 0; k < cl->links; k++) {
+        with |= cl->pubsub[k] == 2;
+        without |= cl->pubsub[k] == 1;
+    }
+    on = with && !without;
+    if (on == cl->sharded) return;
+    cl->sharded = on;
+    (void)redlock_node_set_sharded(client, i, on);
+}
+
 /* INFO's or CONFIG GET appendfsync's (kind) answer on node i's new
    connection (redlock_conn.h). */
 static inline void redlock__hiredis_info_reply(redlock_client *client, int i, redlock__hiredis_endpoint *e, int kind,
@@ -957,6 +985,10 @@ static inline void redlock__hiredis_info_reply(redlock_client *client, int i, re
             for (j = 0; j < cl->links; j++)
                 if (cl->evicts[j] > worst) worst = cl->evicts[j];
             redlock_node_set_evicts(client, i, (redlock_evicts)worst);
+            if (r->type == REDIS_REPLY_STRING) {
+                cl->pubsub[k] = (unsigned char)(redlock__conn_info_sharded(r->str, (size_t)r->len) ? 2 : 1);
+                redlock__hiredis_cluster_pubsub(client, i, cl);
+            }
         }
     } else {
         int pair = r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING;
@@ -1660,40 +1692,58 @@ static inline int redlock__hiredis_watch_late(redlock__hiredis_sentinels *g, int
     return REDLOCK__HIREDIS_WATCH_FAILED;
 }
 
-/* ---- release notifications: a subscriber connection per node ---- */
+/* ---- release notifications: a subscriber connection per node ----
+   Node i's subscriber is id i: at the node's address (a Sentinel group's
+   primary, a cluster's first seed), SUBSCRIBE. A cluster node whose
+   releases go sharded (redlock__hiredis_cluster_pubsub) has instead one
+   per master m of its map, id REDLOCK__HIREDIS_SHARD(i, m): SSUBSCRIBE of
+   the keys whose slot m serves; each is open while a lock listens, so a
+   cluster node has at most as many as its masters
+   (REDLOCK_CLUSTER_MAX_MASTERS). */
 
 #include "redlock_notify.h"
 
-/* Node i's subscriber (redlock.h section 10), over a hiredis context:
-   what it sends and what its replies mean are the connection layer's
+#define REDLOCK__HIREDIS_SHARD(i, m) (REDLOCK_MAX_NODES + (i) * REDLOCK_CLUSTER_MAX_MASTERS + (m))
+
+/* A subscriber (redlock.h section 10), over a hiredis context: what it
+   sends and what its replies mean are the connection layer's
    (redlock_conn.h, the subscribers); here, how it connects, writes and
    reads. */
 typedef struct redlock__hiredis_sub {
     redisContext *ctx;
     int fd;                /* ctx's socket, or -1 */
     int need_flush;
+    int write_failed;      /* the adapter's flush: closed once the signal mask is back */
     void *ssl;             /* TLS: the session (hiredis owns it), or NULL */
     int64_t connect_deadline; /* the TCP connect, then the TLS handshake */
     redlock__conn_ring q;  /* the commands owed an answer, oldest first */
     redlock__hiredis_bound bound; /* the reader's reply memory */
     redlock__conn_life life; /* DOWN / CONNECTING / UP, when it may reopen, and shunned: 0, or
                               SERVER / AUTH while the node refuses it, with its refusal (notify_status) */
+    redlock__hiredis_endpoint ep; /* a master's subscriber, while open: its address, the node's login */
 } redlock__hiredis_sub;
 
 /* A client's subscribers, and the table of what they listen to. The
-   adapter drives them: polls each fd (redlock__hiredis_sub_events), calls
-   redlock__hiredis_sub_ready when it is ready, redlock__hiredis_subs_tend
-   before it waits (the next deadline: redlock__hiredis_subs_due). */
+   adapter drives them: polls each fd (redlock__hiredis_sub_events, ids
+   from redlock__hiredis_subs_next), calls redlock__hiredis_sub_ready when
+   it is ready, redlock__hiredis_subs_tend before it waits (the next
+   deadline: redlock__hiredis_subs_due), and redlock__hiredis_subs_remapped
+   when a cluster node's map came. */
 typedef struct redlock__hiredis_subs {
     redlock__conn_subs t;  /* the keys listened to, and since when none is (redlock_conn.h) */
     redlock__hiredis_sub sub[REDLOCK_MAX_NODES];
+    redlock__hiredis_sub *shard[REDLOCK_MAX_NODES]; /* a cluster node's, a master each
+                                                       (REDLOCK_CLUSTER_MAX_MASTERS), else NULL */
+    unsigned char remap[REDLOCK_MAX_NODES]; /* a master no longer serves a key: its map is asked
+                                               again, its subscribers reopened when it came */
     const redlock__hiredis_endpoint *ep[REDLOCK_MAX_NODES];
     int n;
     int connect_timeout_ms, reconnect_delay_ms;
     int64_t command_us;    /* an answer owed this long closes the subscriber */
     size_t max_buffered;   /* unparsed bytes, and a reply's objects */
-    void (*closing)(void *arg, int i); /* optional: subscriber i's socket is about to close */
-    void *closing_arg;
+    void (*closing)(void *arg, int s); /* optional: subscriber s's socket is about to close */
+    void (*refresh)(void *arg, int i); /* cluster node i's map is wanted (asked when due) */
+    void *hook_arg;     /* both hooks' */
 } redlock__hiredis_subs;
 
 static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, int connect_timeout_ms,
@@ -1711,25 +1761,92 @@ static inline void redlock__hiredis_subs_init(redlock__hiredis_subs *ss, int n, 
     for (i = 0; i < REDLOCK_MAX_NODES; i++) ss->sub[i].fd = -1;
 }
 
-/* Subscriber i goes (failed: reconnected after the reconnect delay; the
-   node's waiters meanwhile sleep out their retry delays). */
-static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int i, int failed)
+/* Node i's endpoint (ep, kept), and for a cluster node its masters'
+   subscribers: 0, or NOMEM. */
+static inline int redlock__hiredis_subs_node(redlock__hiredis_subs *ss, int i, const redlock__hiredis_endpoint *ep)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
-    if (sb->ctx && ss->closing) ss->closing(ss->closing_arg, i);
+    int m;
+    ss->ep[i] = ep;
+    if (!ep->cluster) return 0;
+    ss->shard[i] = (redlock__hiredis_sub *)calloc(REDLOCK_CLUSTER_MAX_MASTERS, sizeof *ss->shard[i]);
+    if (!ss->shard[i]) return REDLOCK_ERR_NOMEM;
+    for (m = 0; m < REDLOCK_CLUSTER_MAX_MASTERS; m++) ss->shard[i][m].fd = -1;
+    return 0;
+}
+
+static inline int redlock__hiredis_sub_node(int s)
+{
+    return s < REDLOCK_MAX_NODES ? s : (s - REDLOCK_MAX_NODES) / REDLOCK_CLUSTER_MAX_MASTERS;
+}
+
+static inline int redlock__hiredis_sub_master(int s) { return (s - REDLOCK_MAX_NODES) % REDLOCK_CLUSTER_MAX_MASTERS; }
+
+static inline redlock__hiredis_sub *redlock__hiredis_sub_at(redlock__hiredis_subs *ss, int s)
+{
+    return s < REDLOCK_MAX_NODES ? &ss->sub[s] : &ss->shard[redlock__hiredis_sub_node(s)][redlock__hiredis_sub_master(s)];
+}
+
+/* The id after s (-1: the first), or -1 after the last. */
+static inline int redlock__hiredis_subs_next(const redlock__hiredis_subs *ss, int s)
+{
+    int i;
+    if (s + 1 < ss->n) return s + 1;
+    if (s < REDLOCK_MAX_NODES) s = REDLOCK_MAX_NODES - 1;
+    if (s >= REDLOCK_MAX_NODES && redlock__hiredis_sub_master(s) + 1 < REDLOCK_CLUSTER_MAX_MASTERS) return s + 1;
+    for (i = s < REDLOCK_MAX_NODES ? 0 : redlock__hiredis_sub_node(s) + 1; i < ss->n; i++)
+        if (ss->shard[i]) return REDLOCK__HIREDIS_SHARD(i, 0);
+    return -1;
+}
+
+/* Do cluster node i's releases go sharded (a subscriber per master)? */
+static inline int redlock__hiredis_subs_sharded(const redlock__hiredis_subs *ss, int i)
+{
+    return ss->shard[i] && ss->ep[i]->cluster->sharded;
+}
+
+/* Should subscriber s be open (or kept), the table aside: a node's own
+   unless its releases go sharded; a master's while they do and the last
+   CLUSTER SLOTS named m a slot's master, at the address it is open to. */
+static inline int redlock__hiredis_sub_current(const redlock__hiredis_subs *ss, int s)
+{
+    int i = redlock__hiredis_sub_node(s), m;
+    const redlock_cluster_map *map;
+    const redlock__hiredis_sub *sb;
+    if (s < REDLOCK_MAX_NODES) return !redlock__hiredis_subs_sharded(ss, i);
+    if (!redlock__hiredis_subs_sharded(ss, i)) return 0;
+    m = redlock__hiredis_sub_master(s);
+    map = &ss->ep[i]->cluster->rc->map;
+    sb = &ss->shard[i][m];
+    if (m >= map->masters || !ss->ep[i]->cluster->serves[m]) return 0;
+    return !sb->ctx || (sb->ep.port == map->master[m].port && sb->ep.host && strcmp(sb->ep.host, map->master[m].host) == 0);
+}
+
+/* Subscriber s goes (failed: reconnected after the reconnect delay; the
+   node's waiters meanwhile sleep out their retry delays). */
+static inline void redlock__hiredis_sub_close(redlock__hiredis_subs *ss, int s, int failed)
+{
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
+    if (sb->ctx && ss->closing) ss->closing(ss->hook_arg, s);
     if (sb->ctx) redisFree(sb->ctx);
     sb->ctx = NULL;
     sb->fd = -1;
     sb->ssl = NULL; /* freed with the context */
     sb->need_flush = 0;
+    sb->write_failed = 0;
     redlock__conn_ring_free(&sb->q);
+    if (s >= REDLOCK_MAX_NODES) redlock__hiredis_endpoint_free(&sb->ep);
     redlock__conn_down(&sb->life, redlock__hiredis_now_us(), failed ? ss->reconnect_delay_ms : 0);
 }
 
 static inline void redlock__hiredis_subs_free(redlock__hiredis_subs *ss)
 {
-    int i;
-    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_close(ss, i, 0);
+    int s, i;
+    for (s = redlock__hiredis_subs_next(ss, -1); s >= 0; s = redlock__hiredis_subs_next(ss, s))
+        redlock__hiredis_sub_close(ss, s, 0);
+    for (i = 0; i < REDLOCK_MAX_NODES; i++) {
+        free(ss->shard[i]);
+        ss->shard[i] = NULL;
+    }
     redlock__notify_free(&ss->t.table);
 }
 
@@ -1747,26 +1864,60 @@ static inline int redlock__hiredis_sub_queue(void *ctx, int kind, int argc, cons
 }
 
 /* Appends SUBSCRIBE (on) or UNSUBSCRIBE of key's channel to subscriber
-   i, if it is open (one that opens later subscribes every key). */
-static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int i, int on, const char *key, size_t len)
+   s, if it is open (one that opens later subscribes every key); a
+   master's: SSUBSCRIBE or SUNSUBSCRIBE. */
+static inline void redlock__hiredis_sub_cmd(redlock__hiredis_subs *ss, int s, int on, const char *key, size_t len)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
-    if (sb->ctx && redlock__conn_sub_cmd(on, key, len, 0, redlock__hiredis_sub_queue, sb) != 0)
-        redlock__hiredis_sub_close(ss, i, 1);
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
+    if (sb->ctx && redlock__conn_sub_cmd(on, key, len, s >= REDLOCK_MAX_NODES, redlock__hiredis_sub_queue, sb) != 0)
+        redlock__hiredis_sub_close(ss, s, 1);
 }
 
-/* Opens subscriber i if it is down and its delay has passed, with its
-   commands queued (redlock__conn_sub_open_queue: AUTH, then every key).
-   The connect and a TLS handshake run in the adapter's loop. */
-static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
+/* A master's subscriber, at opening: the keys whose slot it serves. */
+typedef struct redlock__hiredis_shard_want {
+    const redlock_cluster_map *map;
+    int master;
+} redlock__hiredis_shard_want;
+
+static inline int redlock__hiredis_shard_wants(void *arg, const char *key, size_t len)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
-    const redlock__hiredis_endpoint *ep = ss->ep[i];
+    const redlock__hiredis_shard_want *w = (const redlock__hiredis_shard_want *)arg;
+    return redlock_cluster_owner(w->map, redlock_cluster_slot(key, len)) == w->master;
+}
+
+/* Subscriber s's endpoint: its node's, or a master's (made here, at the
+   map's address of master m, with the node's login and TLS). NULL: out
+   of memory, or the cluster's table of addresses is full. */
+static inline const redlock__hiredis_endpoint *redlock__hiredis_sub_endpoint(redlock__hiredis_subs *ss, int s)
+{
+    const redlock__hiredis_endpoint *nd = ss->ep[redlock__hiredis_sub_node(s)];
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
+    int k;
+    if (s < REDLOCK_MAX_NODES) return nd;
+    redlock__hiredis_endpoint_free(&sb->ep);
+    if ((k = redlock__hiredis_cluster_master_link(nd->cluster, redlock__hiredis_sub_master(s))) < 0 ||
+        redlock__hiredis_link_endpoint(&sb->ep, nd, k) != 0) {
+        redlock__hiredis_endpoint_free(&sb->ep);
+        return NULL;
+    }
+    return &sb->ep;
+}
+
+/* Opens subscriber s if it is down and its delay has passed, with its
+   commands queued (redlock__conn_sub_open_queue: AUTH, then every key; a
+   master's: the keys whose slot it serves). The connect and a TLS
+   handshake run in the adapter's loop. */
+static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int s)
+{
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
+    const redlock__hiredis_endpoint *ep;
+    redlock__hiredis_shard_want want;
     int64_t now = redlock__hiredis_now_us();
-    int status = 0;
+    int status = 0, sharded = s >= REDLOCK_MAX_NODES;
     char err[128];
     if (sb->ctx || !redlock__conn_may_open(&sb->life, now)) return;
-    if (ep->sentinels && !ep->sentinels->named) { /* the group's primary is not known yet */
+    ep = redlock__hiredis_sub_endpoint(ss, s);
+    if (!ep || (ep->sentinels && !ep->sentinels->named)) { /* no room, or the group's primary is not known yet */
         redlock__conn_down(&sb->life, now, ss->reconnect_delay_ms);
         return;
     }
@@ -1780,27 +1931,30 @@ static inline void redlock__hiredis_sub_open(redlock__hiredis_subs *ss, int i)
     sb->connect_deadline = now + (int64_t)ss->connect_timeout_ms * 1000;
     redlock__hiredis_bound_install(&sb->bound, sb->ctx->reader, ss->max_buffered);
     sb->need_flush = 1;
-    if (redlock__conn_sub_open_queue(ep->user, ep->pass, &ss->t.table, 0, NULL, NULL, redlock__hiredis_sub_queue, sb) !=
-        0)
-        redlock__hiredis_sub_close(ss, i, 1);
+    want.map = sharded ? &ss->ep[redlock__hiredis_sub_node(s)]->cluster->rc->map : NULL;
+    want.master = sharded ? redlock__hiredis_sub_master(s) : -1;
+    if (redlock__conn_sub_open_queue(ep->user, ep->pass, &ss->t.table, sharded, sharded ? redlock__hiredis_shard_wants : NULL,
+                                     &want, redlock__hiredis_sub_queue, sb) != 0)
+        redlock__hiredis_sub_close(ss, s, 1);
 }
 
-/* Subscriber i's socket became writable (or failed) while connecting. */
-static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int i)
+/* Subscriber s's socket became writable (or failed) while connecting. */
+static inline void redlock__hiredis_sub_connected(redlock__hiredis_subs *ss, int s)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
+    const redlock__hiredis_endpoint *ep = s < REDLOCK_MAX_NODES ? ss->ep[s] : &sb->ep;
     int err = 0;
     socklen_t len = (socklen_t)sizeof err;
     if (getsockopt(sb->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
     if (err) {
-        redlock__hiredis_sub_close(ss, i, 1);
+        redlock__hiredis_sub_close(ss, s, 1);
         return;
     }
-    if (ss->ep[i]->tls_ctx) {
+    if (ep->tls_ctx) {
         char why[128];
         sb->connect_deadline = redlock__hiredis_now_us() + (int64_t)ss->connect_timeout_ms * 1000;
-        if (redlock__hiredis_tls_start(ss->ep[i], sb->ctx, &sb->ssl, why, sizeof why) != 0) {
-            redlock__hiredis_sub_close(ss, i, 1);
+        if (redlock__hiredis_tls_start(ep, sb->ctx, &sb->ssl, why, sizeof why) != 0) {
+            redlock__hiredis_sub_close(ss, s, 1);
             return;
         }
     }
@@ -1816,11 +1970,11 @@ static inline int redlock__hiredis_sub_wants_flush(const redlock__hiredis_sub *s
     return sb->ctx && sb->need_flush && sb->life.state != REDLOCK__CONN_CONNECTING;
 }
 
-/* Writes subscriber i's buffered commands; -1 if the write failed (the
+/* Writes subscriber s's buffered commands; -1 if the write failed (the
    caller, which has SIGPIPE blocked or ignored, then closes it). */
-static inline int redlock__hiredis_sub_write(redlock__hiredis_subs *ss, int i)
+static inline int redlock__hiredis_sub_write(redlock__hiredis_subs *ss, int s)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
     int done;
     redlock__hiredis_tls_clear(sb->ssl);
     if (redisBufferWrite(sb->ctx, &done) != REDIS_OK) return -1;
@@ -1850,19 +2004,31 @@ static inline void redlock__hiredis_sub_view(const redisReply *r, redlock__conn_
     }
 }
 
-/* Every reply subscriber i has buffered, as the connection layer reads
-   it (redlock__conn_sub_answer): a release wakes the waiting locks of
-   its key; a refusal closes the subscriber for its backoff; a reply it
-   did not expect drops it. */
-static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i)
+/* A master no longer serves a key's slot (RESHARD: its subscriber was
+   told so): the node's map is stale, asked again (redlock__hiredis_subs_tend,
+   at most once per REDLOCK_CLUSTER_REFRESH_MS), and its subscribers are
+   reopened when it came. Not a refusal: no backoff. */
+static inline void redlock__hiredis_subs_reshard(redlock__hiredis_subs *ss, int i)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
+    if (!ss->shard[i]) return;
+    redlock_cluster_stale(ss->ep[i]->cluster->rc);
+    ss->remap[i] = 1;
+}
+
+/* Every reply subscriber s has buffered, as the connection layer reads
+   it (redlock__conn_sub_answer): a release wakes the waiting locks of
+   its key; a refusal closes the subscriber for its backoff; a master
+   that no longer serves a key closes it and asks for the map; a reply it
+   did not expect drops it. */
+static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int s)
+{
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
     while (sb->ctx) {
         void *rv = NULL;
         redlock__conn_sub_reply v;
         int what;
         if (redisGetReplyFromReader(sb->ctx, &rv) != REDIS_OK) {
-            redlock__hiredis_sub_close(ss, i, 1);
+            redlock__hiredis_sub_close(ss, s, 1);
             return;
         }
         if (!rv) return;
@@ -1870,35 +2036,36 @@ static inline void redlock__hiredis_sub_deliver(redlock__hiredis_subs *ss, int i
         what = redlock__conn_sub_answer(&sb->life, &sb->q, &ss->t.table, &v);
         freeReplyObject(rv);
         if (what == REDLOCK__CONN_SUB_NEXT) continue;
-        redlock__hiredis_sub_close(ss, i, 1);
+        redlock__hiredis_sub_close(ss, s, 1);
         if (what == REDLOCK__CONN_SUB_REFUSED) redlock__conn_sub_hold(&sb->life, redlock__hiredis_now_us());
+        if (what == REDLOCK__CONN_SUB_RESHARD) redlock__hiredis_subs_reshard(ss, redlock__hiredis_sub_node(s));
         return;
     }
 }
 
-static inline void redlock__hiredis_sub_read(redlock__hiredis_subs *ss, int i, size_t max_buffered)
+static inline void redlock__hiredis_sub_read(redlock__hiredis_subs *ss, int s, size_t max_buffered)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
     int reads;
     for (reads = 0; reads < 64 && sb->ctx; reads++) { /* TLS: a record per read */
         const void *ctx = sb->ctx;
         redlock__hiredis_tls_clear(sb->ssl);
         if (redisBufferRead(sb->ctx) != REDIS_OK) {
-            redlock__hiredis_sub_deliver(ss, i); /* what came before the close */
-            if (sb->ctx == ctx) redlock__hiredis_sub_close(ss, i, 1);
+            redlock__hiredis_sub_deliver(ss, s); /* what came before the close */
+            if (sb->ctx == ctx) redlock__hiredis_sub_close(ss, s, 1);
             return;
         }
-        redlock__hiredis_sub_deliver(ss, i);
+        redlock__hiredis_sub_deliver(ss, s);
         if (sb->ctx != ctx) return;
         if (sb->ctx->reader->len - sb->ctx->reader->pos > max_buffered) {
-            redlock__hiredis_sub_close(ss, i, 1);
+            redlock__hiredis_sub_close(ss, s, 1);
             return;
         }
         if (!redlock__hiredis_tls_more(sb->fd, sb->ssl)) return;
     }
 }
 
-/* The poll events subscriber i waits for (0: none, it is down). */
+/* The poll events subscriber sb waits for (0: none, it is down). */
 static inline short redlock__hiredis_sub_events(const redlock__hiredis_sub *sb)
 {
     if (!sb->ctx) return 0;
@@ -1906,12 +2073,21 @@ static inline short redlock__hiredis_sub_events(const redlock__hiredis_sub *sb)
     return (short)(POLLIN | (sb->need_flush && !redlock__hiredis_tls_wants_read(sb->ssl) ? POLLOUT : 0));
 }
 
-/* Key's channel subscribed (on) or not on every subscriber. */
+/* Key's channel subscribed (on) or not on every node: by the node's own
+   subscriber, or a sharded cluster node's master of the key's slot (none
+   while the map does not know it: a reopen after the map came takes it). */
 static inline void redlock__hiredis_subs_cmd(void *arg, int on, const char *key, size_t len)
 {
     redlock__hiredis_subs *ss = (redlock__hiredis_subs *)arg;
-    int i;
-    for (i = 0; i < ss->n; i++) redlock__hiredis_sub_cmd(ss, i, on, key, len);
+    int i, m;
+    for (i = 0; i < ss->n; i++) {
+        if (!redlock__hiredis_subs_sharded(ss, i)) {
+            redlock__hiredis_sub_cmd(ss, i, on, key, len);
+        } else if ((m = redlock_cluster_owner(&ss->ep[i]->cluster->rc->map, redlock_cluster_slot(key, len))) >= 0 &&
+                   redlock__hiredis_sub_current(ss, REDLOCK__HIREDIS_SHARD(i, m))) {
+            redlock__hiredis_sub_cmd(ss, REDLOCK__HIREDIS_SHARD(i, m), on, key, len);
+        }
+    }
 }
 
 /* The core's listen callback, for the adapter's own: the table follows
@@ -1919,6 +2095,21 @@ static inline void redlock__hiredis_subs_cmd(void *arg, int on, const char *key,
 static inline void redlock__hiredis_subs_listen(redlock__hiredis_subs *ss, redlock_lock *lk, int on)
 {
     redlock__conn_listen(&ss->t, lk, on, redlock__hiredis_now_us(), redlock__hiredis_subs_cmd, ss);
+}
+
+/* Cluster node i's map came (CLUSTER SLOTS answered): after a RESHARD,
+   its masters' subscribers reopen at once, each taking the keys its
+   master serves now. */
+static inline void redlock__hiredis_subs_remapped(redlock__hiredis_subs *ss, int i)
+{
+    int m;
+    if (!ss->shard[i] || !ss->remap[i]) return;
+    ss->remap[i] = 0;
+    for (m = 0; m < REDLOCK_CLUSTER_MAX_MASTERS; m++) {
+        redlock__hiredis_sub *sb = &ss->shard[i][m];
+        if (sb->ctx) redlock__hiredis_sub_close(ss, REDLOCK__HIREDIS_SHARD(i, m), 0);
+        else if (!sb->life.shunned) sb->life.retry_at = 0;
+    }
 }
 
 /* Has subscriber sb bytes waiting to be read? An answer owed for too
@@ -1943,58 +2134,86 @@ static inline int redlock__hiredis_sub_opening(const redlock__hiredis_sub *sb)
 
 /* Before a wait: subscribers dropped when a connect or handshake
    outlasts its timeout or an answer is owed for longer than the command
-   timeout, then opened and closed as the table says
-   (redlock__conn_sub_tend). */
+   timeout, closed when no longer current (a node's own once its releases
+   go sharded, a master's that moved or became a replica), then opened
+   and closed as the table says (redlock__conn_sub_tend); a cluster node
+   whose map a RESHARD made stale asks for it (the adapter's refresh
+   hook, when due). */
 static inline void redlock__hiredis_subs_tend(redlock__hiredis_subs *ss)
 {
     int64_t now = redlock__hiredis_now_us();
-    int i;
-    for (i = 0; i < ss->n; i++) {
-        redlock__hiredis_sub *sb = &ss->sub[i];
+    int s, i;
+    for (s = redlock__hiredis_subs_next(ss, -1); s >= 0; s = redlock__hiredis_subs_next(ss, s)) {
+        redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
         int late;
         if (!sb->ctx) continue;
         late = redlock__conn_late(&sb->life, &sb->q, redlock__hiredis_tls_handshaking(sb->ssl),
                                   redlock__hiredis_sub_opening(sb), sb->connect_deadline, ss->command_us, now);
         if (late == REDLOCK__CONN_LATE_CONNECT || late == REDLOCK__CONN_LATE_HANDSHAKE ||
             (late == REDLOCK__CONN_LATE_REPLY && !redlock__hiredis_sub_unread(sb)))
-            redlock__hiredis_sub_close(ss, i, 1);
+            redlock__hiredis_sub_close(ss, s, 1);
     }
-    for (i = 0; i < ss->n; i++) {
-        int act = redlock__conn_sub_tend(&ss->t, &ss->sub[i].life, ss->sub[i].ctx != NULL, now);
-        if (act == REDLOCK__CONN_SUB_OPEN) redlock__hiredis_sub_open(ss, i);
-        else if (act == REDLOCK__CONN_SUB_CLOSE) redlock__hiredis_sub_close(ss, i, 0);
+    for (s = redlock__hiredis_subs_next(ss, -1); s >= 0; s = redlock__hiredis_subs_next(ss, s)) {
+        redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
+        int act;
+        if (!redlock__hiredis_sub_current(ss, s)) {
+            if (sb->ctx) redlock__hiredis_sub_close(ss, s, 0);
+            continue;
+        }
+        act = redlock__conn_sub_tend(&ss->t, &sb->life, sb->ctx != NULL, now);
+        if (act == REDLOCK__CONN_SUB_OPEN) redlock__hiredis_sub_open(ss, s);
+        else if (act == REDLOCK__CONN_SUB_CLOSE) redlock__hiredis_sub_close(ss, s, 0);
     }
     redlock__conn_subs_tended(&ss->t, now);
+    for (i = 0; i < ss->n; i++)
+        if (ss->remap[i] && ss->refresh) ss->refresh(ss->hook_arg, i);
 }
 
 /* When redlock__hiredis_subs_tend has something to do next (a reconnect,
-   a connect timeout, the idle close), or INT64_MAX. */
-static inline int64_t redlock__hiredis_subs_due(const redlock__hiredis_subs *ss)
+   a connect timeout, the idle close, a stale map's next ask), or
+   INT64_MAX. */
+static inline int64_t redlock__hiredis_subs_due(redlock__hiredis_subs *ss)
 {
     int64_t due = redlock__conn_idle_due(&ss->t);
-    int i;
-    for (i = 0; i < ss->n; i++) {
-        const redlock__hiredis_sub *sb = &ss->sub[i];
-        int64_t d = !sb->ctx ? redlock__conn_sub_reopen_due(&ss->t, &sb->life, 0)
+    int s, i;
+    for (s = redlock__hiredis_subs_next(ss, -1); s >= 0; s = redlock__hiredis_subs_next(ss, s)) {
+        const redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
+        int64_t d = !sb->ctx ? (redlock__hiredis_sub_current(ss, s) ? redlock__conn_sub_reopen_due(&ss->t, &sb->life, 0)
+                                                                   : INT64_MAX)
                     : redlock__hiredis_sub_opening(sb) ? sb->connect_deadline
                                                        : redlock__conn_due(&sb->q, ss->command_us);
         if (d < due) due = d;
     }
+    for (i = 0; i < ss->n; i++) {
+        const redlock__hiredis_cluster *cl = ss->shard[i] ? ss->ep[i]->cluster : NULL;
+        if (cl && ss->remap[i] && !cl->refreshing && cl->rc->asked_us + REDLOCK_CLUSTER_REFRESH_MS * 1000 < due)
+            due = cl->rc->asked_us + REDLOCK_CLUSTER_REFRESH_MS * 1000;
+    }
     return due;
 }
 
-/* Subscriber i's fd is ready (poll's revents, or libev's): finishes its
+/* Subscriber s's fd is ready (poll's revents, or libev's): finishes its
    connect, or reads. Writes are the adapter's (redlock__hiredis_sub_write,
    with SIGPIPE kept away). */
-static inline void redlock__hiredis_sub_ready(redlock__hiredis_subs *ss, int i, int readable, size_t max_buffered)
+static inline void redlock__hiredis_sub_ready(redlock__hiredis_subs *ss, int s, int readable, size_t max_buffered)
 {
-    redlock__hiredis_sub *sb = &ss->sub[i];
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(ss, s);
     if (!sb->ctx) return;
     if (sb->life.state == REDLOCK__CONN_CONNECTING) {
-        redlock__hiredis_sub_connected(ss, i);
+        redlock__hiredis_sub_connected(ss, s);
         return;
     }
-    if (readable) redlock__hiredis_sub_read(ss, i, max_buffered);
+    if (readable) redlock__hiredis_sub_read(ss, s, max_buffered);
+}
+
+/* Node i's subscriber that the node refuses (redlock_*_notify_status):
+   its own, or the first of a cluster node's masters' that is refused. */
+static inline const redlock__hiredis_sub *redlock__hiredis_subs_shunned(const redlock__hiredis_subs *ss, int i)
+{
+    int m;
+    for (m = 0; ss->shard[i] && m < REDLOCK_CLUSTER_MAX_MASTERS; m++)
+        if (ss->shard[i][m].life.shunned) return &ss->shard[i][m];
+    return &ss->sub[i];
 }
 
 #endif /* REDLOCK_HIREDIS_COMMON_H */

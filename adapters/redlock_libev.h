@@ -137,8 +137,20 @@
      ASKING) followed once, TRYAGAIN and CLUSTERDOWN a failed vote, each
      master's life kept for it and told to the core as
      redlock_node_failed_over(), what it may evict its worst master's,
-     release notifications by SUBSCRIBE on
-     the first seed (PUBLISH reaches every node of a cluster). A fenced
+     release notifications sharded once every server whose INFO came has
+     sharded pub/sub (Redis 7.0 and later; the core told with
+     redlock_node_set_sharded): a subscriber per master the last CLUSTER
+     SLOTS named (its own ev_io; the watchers, REDLOCK_CLUSTER_MAX_MASTERS
+     per cluster node, allocated at init), SSUBSCRIBEd to the waited keys
+     whose slot its master serves, open while a lock waits; a master that
+     no longer serves a key (MOVED to an SSUBSCRIBE, its "sunsubscribe"
+     when the slot moved away) has the map asked again (at most every
+     REDLOCK_CLUSTER_REFRESH_MS) and the node's subscribers reopened on it,
+     without a backoff; until then, and with a server without sharded
+     pub/sub in the cluster, by SUBSCRIBE on the first seed (PUBLISH
+     reaches every node of a cluster); a client with cfg.info_off (never
+     sharded) and one without do not hear each other's releases on a
+     Redis 7 cluster. A fenced
      lock needs a {hash tag} in its key: redlock_libev_lock_init()
      refuses one without (INVALID); begun with redlock_lock_init() such a
      lock's votes fail INVALID at the cluster node, whose status says why.
@@ -150,7 +162,8 @@
    * Release notifications (redlock.h section 10): while a lock waits for
      its next attempt (a retry delay at least the node timeout: the core
      asks then), a second connection per node (its own ev_io, AUTH
-     and TLS as configured) SUBSCRIBEs to the key's channel, and a release
+     and TLS as configured; a sharded cluster node's: one per master,
+     above) SUBSCRIBEs to the key's channel, and a release
      wakes the waiting acquire from the loop at once. The subscribers
      close notify_idle_ms (default 1000) after the last lock stopped
      waiting; one that fails (closed, silent, or owing the answer to a
@@ -287,6 +300,12 @@ typedef struct redlock__libev_held {
     char *str;              /* r.str's copy */
 } redlock__libev_held;
 
+/* A subscriber's watcher, with its id (redlock_hiredis_common.h). */
+typedef struct redlock__libev_sub_watch {
+    ev_io io;
+    int id;
+} redlock__libev_sub_watch;
+
 /* Caller-owned; must not move between init and deinit. */
 typedef struct redlock_libev {
     redlock_client _client;
@@ -297,8 +316,11 @@ typedef struct redlock_libev {
     redlock__libev_conn _conn[REDLOCK_MAX_NODES]; /* a cluster node's: its status only */
     redlock__libev_conn *_links[REDLOCK_MAX_NODES]; /* a cluster node's connections
                                                       (REDLOCK__HIREDIS_LINKS), else NULL */
-    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node */
-    ev_io _sub_io[REDLOCK_MAX_NODES];
+    redlock__hiredis_subs _subs; /* release notifications: a subscriber per node (per master of a
+                                    sharded cluster node) */
+    redlock__libev_sub_watch _sub_io[REDLOCK_MAX_NODES];
+    redlock__libev_sub_watch *_shard_io[REDLOCK_MAX_NODES]; /* a cluster node's masters' subscribers'
+                                                               (REDLOCK_CLUSTER_MAX_MASTERS), else NULL */
     ev_timer _sub_timer;    /* the subscribers' reconnects, connect timeouts, idle close */
     int _connect_timeout_ms, _command_timeout_ms, _reconnect_delay_ms;
     int _closing;
@@ -363,9 +385,10 @@ REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i
 /* Node i's release notifications: 0 while they work or were never
    refused; REDLOCK_ERR_SERVER (AUTH for a refused login) once the node
    refused its subscriber (an ACL without the channel, a renamed
-   SUBSCRIBE): its releases are then not heard, and the subscriber is
-   tried again after a backoff (see HOW IT TALKS). errbuf (optional) gets
-   the node's words. */
+   SUBSCRIBE; a sharded cluster node: one of its masters' subscribers):
+   its releases are then not heard, and the subscriber is tried again
+   after a backoff (see HOW IT TALKS). errbuf (optional) gets the node's
+   words. */
 REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i, char *errbuf, size_t errsz);
 /* What node i may evict (redlock.h section 4, Eviction): its
    maxmemory_policy as the last INFO that named one said ("" before
@@ -611,6 +634,12 @@ static inline int redlock__libev_redirect(redlock_libev *c, redlock__libev_conn 
     return 1;
 }
 
+static inline void redlock__libev_subs_tend(redlock_libev *c);
+
+/* The subscribers' hook: cluster node i's map is wanted (a master no
+   longer serves a key its subscriber followed). */
+static inline void redlock__libev_subs_refresh(void *arg, int i) { redlock__libev_cluster_refresh((redlock_libev *)arg, i); }
+
 /* CLUSTER SLOTS's answer on link cn (NULL: the connection dropped). */
 static inline void redlock__libev_slots(redlock_libev *c, redlock__libev_conn *cn, const redisReply *r)
 {
@@ -625,6 +654,8 @@ static inline void redlock__libev_slots(redlock_libev *c, redlock__libev_conn *c
         redlock_node_failed_over(&c->_client, i, 0); /* a replica took a master's slots */
     for (k = 0; k < cl->links; k++) /* the lives of masters the map names now */
         redlock__hiredis_cluster_apply(&c->_client, i, cl, k, &c->_links[i][k].ep);
+    if (promoted >= 0) redlock__hiredis_subs_remapped(&c->_subs, i);
+    redlock__libev_subs_tend(c); /* the masters' subscribers, as the map says now */
 }
 
 /* ---- a Sentinel group's node: its sentinels, asked on the loop ----
@@ -913,7 +944,11 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     memset(&x, 0, sizeof x);
     if (cl) (void)redlock__hiredis_copies_pop(&cn->sent, &x);
     if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) { /* before the replies behind */
-        if (r && !c->_closing) redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r, cl, cn->link);
+        if (r && !c->_closing) {
+            int was = cl && cl->sharded;
+            redlock__hiredis_info_reply(&c->_client, cn->index, &cn->ep, req.kind, r, cl, cn->link);
+            if (cl && cl->sharded != was) redlock__libev_subs_tend(c); /* its subscribers follow at once */
+        }
         return;
     }
     if (req.kind == REDLOCK__HIREDIS_SLOTS || req.kind == REDLOCK__CONN_ASKING) {
@@ -1254,24 +1289,32 @@ static inline void redlock__libev_on_event(void *user, const redlock_event *ev)
 
 static inline void redlock__libev_subs_tend(redlock_libev *c);
 
+/* Subscriber s's watcher. */
+static inline ev_io *redlock__libev_sub_io(redlock_libev *c, int s)
+{
+    if (s < REDLOCK_MAX_NODES) return &c->_sub_io[s].io;
+    return &c->_shard_io[redlock__hiredis_sub_node(s)][redlock__hiredis_sub_master(s)].io;
+}
+
 /* A subscriber's socket is about to close: its watcher stops first. */
-static inline void redlock__libev_sub_closing(void *arg, int i)
+static inline void redlock__libev_sub_closing(void *arg, int s)
 {
     redlock_libev *c = (redlock_libev *)arg;
-    ev_io_stop(c->_loop, &c->_sub_io[i]);
+    ev_io_stop(c->_loop, redlock__libev_sub_io(c, s));
 }
 
 static inline void redlock__libev_sub_flush(redlock_libev *c, int i)
 {
-    if (redlock__hiredis_sub_wants_flush(&c->_subs.sub[i]) && redlock__hiredis_sub_write(&c->_subs, i) != 0)
+    if (redlock__hiredis_sub_wants_flush(redlock__hiredis_sub_at(&c->_subs, i)) &&
+        redlock__hiredis_sub_write(&c->_subs, i) != 0)
         redlock__hiredis_sub_close(&c->_subs, i, 1);
 }
 
 static inline void redlock__libev_on_sub_io(struct ev_loop *loop, ev_io *w, int revents)
 {
     redlock_libev *c = (redlock_libev *)w->data;
-    int i = (int)(w - c->_sub_io);
-    redlock__hiredis_sub *sb = &c->_subs.sub[i];
+    int i = ((redlock__libev_sub_watch *)w)->id;
+    redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, i);
     (void)loop;
     if (sb->life.state == REDLOCK__CONN_CONNECTING) {
         redlock__hiredis_sub_ready(&c->_subs, i, 0, REDLOCK_LIBEV_MAX_BUFFERED);
@@ -1298,11 +1341,11 @@ static inline void redlock__libev_subs_tend(redlock_libev *c)
     int64_t due;
     int i;
     redlock__hiredis_subs_tend(&c->_subs);
-    for (i = 0; i < c->_n; i++) {
-        const redlock__hiredis_sub *sb = &c->_subs.sub[i];
+    for (i = redlock__hiredis_subs_next(&c->_subs, -1); i >= 0; i = redlock__hiredis_subs_next(&c->_subs, i)) {
+        const redlock__hiredis_sub *sb = redlock__hiredis_sub_at(&c->_subs, i);
         short pev = redlock__hiredis_sub_events(sb);
         int want = (pev & POLLIN ? EV_READ : 0) | (pev & POLLOUT ? EV_WRITE : 0);
-        ev_io *w = &c->_sub_io[i];
+        ev_io *w = redlock__libev_sub_io(c, i);
         if (ev_is_active(w) && w->fd == sb->fd && (w->events & (EV_READ | EV_WRITE)) == want) continue;
         ev_io_stop(c->_loop, w);
         if (!want) continue;
@@ -1347,7 +1390,8 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
                                c->_reconnect_delay_ms, o->notify_idle_ms ? o->notify_idle_ms : 1000,
                                REDLOCK_LIBEV_MAX_BUFFERED);
     c->_subs.closing = redlock__libev_sub_closing;
-    c->_subs.closing_arg = c;
+    c->_subs.refresh = redlock__libev_subs_refresh;
+    c->_subs.hook_arg = c;
     ev_timer_init(&c->_sub_timer, redlock__libev_on_sub_timer, 0., 0.);
     c->_sub_timer.data = c;
     ev_timer_init(&c->_timer, redlock__libev_on_timer, 0., 0.);
@@ -1359,8 +1403,9 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         cn->owner = c;
         cn->index = i;
         c->_subs.ep[i] = &cn->ep;
-        ev_io_init(&c->_sub_io[i], redlock__libev_on_sub_io, -1, EV_READ);
-        c->_sub_io[i].data = c;
+        ev_io_init(&c->_sub_io[i].io, redlock__libev_on_sub_io, -1, EV_READ);
+        c->_sub_io[i].io.data = c;
+        c->_sub_io[i].id = i;
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
         cn->link = -1;
@@ -1372,13 +1417,21 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         cn->watch_io.data = cn;
         ev_timer_init(&cn->watch_timer, redlock__libev_on_watch_timer, 0., 0.);
         cn->watch_timer.data = cn;
-        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0)
+        if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0 ||
+            (rc = redlock__hiredis_subs_node(&c->_subs, i, &cn->ep)) != 0)
             goto fail;
         if (cn->ep.cluster) {
             int k;
-            if (!(c->_links[i] = (redlock__libev_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i]))) {
+            if (!(c->_links[i] = (redlock__libev_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i])) ||
+                !(c->_shard_io[i] = (redlock__libev_sub_watch *)calloc(REDLOCK_CLUSTER_MAX_MASTERS,
+                                                                       sizeof *c->_shard_io[i]))) {
                 rc = REDLOCK_ERR_NOMEM;
                 goto fail;
+            }
+            for (k = 0; k < REDLOCK_CLUSTER_MAX_MASTERS; k++) {
+                ev_io_init(&c->_shard_io[i][k].io, redlock__libev_on_sub_io, -1, EV_READ);
+                c->_shard_io[i][k].io.data = c;
+                c->_shard_io[i][k].id = REDLOCK__HIREDIS_SHARD(i, k);
             }
             for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) {
                 redlock__libev_conn *ln = &c->_links[i][k];
@@ -1404,9 +1457,11 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
     for (i = 0; i < c->_n; i++) redlock__libev_connect(c, i);
     return REDLOCK_OK;
 fail:
+    redlock__hiredis_subs_free(&c->_subs);
     for (i = 0; i < c->_n; i++) {
         redlock__hiredis_endpoint_free(&c->_conn[i].ep);
         free(c->_links[i]); /* no link was made yet */
+        free(c->_shard_io[i]);
     }
     memset(c, 0, sizeof *c);
     return rc;
@@ -1448,6 +1503,7 @@ REDLOCK_LIBEV_API void redlock_libev_deinit(redlock_libev *c)
     redlock__hiredis_subs_free(&c->_subs); /* stops the watchers as it closes */
     for (i = 0; i < c->_n; i++) {
         int k;
+        free(c->_shard_io[i]);
         if (c->_links[i]) { /* a cluster's links first: their answers' copies point to the node's */
             for (k = 0; k < REDLOCK__HIREDIS_LINKS; k++) redlock__libev_free_conn(c, &c->_links[i][k]);
             free(c->_links[i]);
@@ -1503,7 +1559,7 @@ REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i,
 {
     const redlock__hiredis_sub *sb;
     if (!c || c->_magic != REDLOCK__LIBEV_MAGIC || i < 0 || i >= c->_n || i >= REDLOCK_MAX_NODES) return REDLOCK_ERR_INVALID;
-    sb = &c->_subs.sub[i];
+    sb = redlock__hiredis_subs_shunned(&c->_subs, i);
     if (errbuf && errsz) redlock__hiredis_set_text(errbuf, errsz, sb->life.shunned ? sb->life.refusal : "");
     return sb->life.shunned;
 }

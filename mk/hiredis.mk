@@ -103,8 +103,8 @@ check-hiredis: $(BUILD)/test_hiredis_san $(BUILD)/test_limits $(BUILD)/test_hire
 # A Redis Cluster node (redis-cluster://): the cluster scenarios of
 # integration.h (it_main_cluster) on one 3-master cluster the test starts
 # (tests/shared/redis_cluster.h), then the adapter's own on it (the first
-# command through a seed, the watchdog thread, a master that evicts),
-# under memcheck.
+# command through a seed, the watchdog thread, a master that evicts, the
+# plain subscriber of clients without INFO), under memcheck.
 $(BUILD)/test_hiredis_cluster: tests/hiredis/test_hiredis.c $(ADAPTER_DEPS) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(INCS) -DIT_CLUSTER $< -o $@ $(ADAPTER_LIBS)
 

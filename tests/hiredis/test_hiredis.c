@@ -1169,11 +1169,98 @@ static void hiredis_cluster_evicts(void)
     cl_config(rc, 1, "maxmemory", "0");
 }
 
+typedef struct cl_waiter {
+    redlock_hiredis_lock *l;
+    int rc;
+    long long done_ms;
+    pthread_t th;
+} cl_waiter;
+
+static void *cl_waiter_main(void *arg)
+{
+    cl_waiter *w = (cl_waiter *)arg;
+    w->rc = redlock_hiredis_acquire(w->l);
+    w->done_ms = it_now_ms();
+    return NULL;
+}
+
+/* A client of one cluster node seeded by master `seed` that never reads
+   INFO (cfg.info_off: it cannot know whether the servers have sharded
+   pub/sub). 0, or the parse's or init's status. */
+static int cl_client_no_info(redlock_hiredis *c, const redis_cluster *rc, int seed)
+{
+    redlock_hiredis_config cfg;
+    void *mem = NULL;
+    char list[96], err[256];
+    int rc_;
+    redlock_hiredis_config_init(&cfg);
+    snprintf(list, sizeof list, "redis-cluster://127.0.0.1:%d", redis_cluster_port(rc, seed));
+    if ((rc_ = redlock_parse_nodes(cfg.node, &cfg.node_count, list, &mem, err, sizeof err)) != 0) return rc_;
+    cfg.core.node_timeout_ms = 500;
+    cfg.info_off = 1;
+    rc_ = redlock_hiredis_init(c, &cfg);
+    redlock_free_nodes(mem);
+    return rc_;
+}
+
+/* Proves the fallback: clients that never read INFO are not sharded
+   (the core not told: releases PUBLISH) and keep the plain subscriber on
+   their first seed (master 2): a waiter for a key of master 1 is a
+   SUBSCRIBE there, no SSUBSCRIBE on master 1, and the release, heard
+   cluster-wide, wakes it well before its 2 s retry delay. */
+static void hiredis_cluster_plain_notify(void)
+{
+    const redis_cluster *rc = &it_cl;
+    redlock_hiredis ca, cb;
+    redlock_hiredis_lock la, lb;
+    redlock_lock_opts lo;
+    cl_waiter w;
+    char key[64];
+    unsigned slot;
+    long long until, released;
+    int heard = 0;
+    memset(&lo, 0, sizeof lo);
+    cl_key_on(rc, 1, "hcl-plain-", key, sizeof key, &slot);
+    lo.key = key;
+    lo.ttl_ms = 5000;
+    lo.retry_count = 5;
+    lo.retry_delay_ms = 2000;
+    lo.retry_jitter_ms = 1;
+    CHECK_EQ(cl_client_no_info(&ca, rc, 2), 0);
+    CHECK_EQ(cl_client_no_info(&cb, rc, 2), 0);
+    CHECK_EQ(redlock_hiredis_lock_init(&ca, &la, &lo), 0);
+    CHECK_EQ(redlock_hiredis_lock_init(&cb, &lb, &lo), 0);
+    CHECK_EQ(redlock_hiredis_acquire(&la), REDLOCK_OK);
+    memset(&w, 0, sizeof w);
+    w.l = &lb;
+    pthread_create(&w.th, NULL, cl_waiter_main, &w);
+    for (until = it_now_ms() + 1500; !heard && it_now_ms() < until;)
+        if (!(heard = it_cluster_numsub(2, key) == 1)) redis_nodes__sleep_ms(5);
+    CHECK(heard);
+    CHECK_EQ(it_cluster_shardnumsub(1, key), 0);
+    released = it_now_ms();
+    CHECK_EQ(redlock_hiredis_release(&la), REDLOCK_OK);
+    pthread_join(w.th, NULL);
+    CHECK_EQ(w.rc, REDLOCK_OK);
+    CHECK(redlock_hiredis_last_result(&lb)->attempts >= 2); /* it waited */
+    printf("#   plain subscriber on the first seed: woken %lld ms after the release (retry delay 2000 ms)\n",
+           w.done_ms - released);
+    CHECK(w.done_ms - released < 1000);
+    CHECK_EQ(redlock_node_sharded(&ca._client, 0), 0);
+    CHECK_EQ(redlock_node_sharded(&cb._client, 0), 0);
+    CHECK_EQ(redlock_hiredis_release(&lb), REDLOCK_OK);
+    redlock_hiredis_lock_deinit(&la);
+    redlock_hiredis_lock_deinit(&lb);
+    redlock_hiredis_deinit(&ca);
+    redlock_hiredis_deinit(&cb);
+}
+
 /* This adapter's own cluster scenarios, on it_main_cluster's cluster. */
 static void cluster_more(void)
 {
     if (it_selected("hiredis_cluster_routing")) RUN(hiredis_cluster_routing);
     if (it_selected("hiredis_cluster_evicts")) RUN(hiredis_cluster_evicts);
+    if (it_selected("hiredis_cluster_plain_notify")) RUN(hiredis_cluster_plain_notify);
 }
 
 #endif /* IT_CLUSTER */
@@ -1190,7 +1277,7 @@ int main(void)
 {
     static const it_ops ops = {
         "hiredis", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 0
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1
     };
     int rc;
 #ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios, then this adapter's */

@@ -526,7 +526,7 @@ int main(void)
 {
     static const it_ops ops = {
         "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 0
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1
     };
     int rc;
 #ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios */
