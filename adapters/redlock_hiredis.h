@@ -110,7 +110,14 @@
      reply counts only if the group had not failed over when its round
      began: a holder cannot renew on a former primary that Sentinel has
      not yet turned into a replica, which would still accept the write.
-     That costs a round trip to a sentinel per reply. Over TLS
+     That costs a round trip to a sentinel per reply. Once the primary is
+     known, a watch (one more connection, to one sentinel, AUTH and TLS as
+     the sentinels') SUBSCRIBEs +switch-master, read whenever the adapter
+     polls (its calls, its thread, redlock_hiredis_run): a failover the
+     sentinels announce is told to the core then and there
+     (redlock_node_failed_over) and drops the former primary's connection,
+     between commands; a watch that fails is opened again a second later
+     at the next sentinel. Over TLS
      (rediss-sentinel://, cfg.tls or the node's tls; REDLOCK_HIREDIS_TLS):
      the sentinels are asked in TLS and the primary spoken to in TLS, the
      name checked server_name if set, else that connection's host (the
@@ -1169,11 +1176,13 @@ static inline void redlock__hiredis_on_result(redlock_lock *lock, const redlock_
 
 /* The poll set of a turn: every connection (idle ones too: a close or a
    stray reply shows at once; a cluster's links), every subscriber (a
-   message ends the wait), and the thread's wake pipe; who[k] says whose
-   pfd[k] is: connection k of node i (REDLOCK__HIREDIS_WHO), subscriber
-   s (-2 - s), or -1 the pipe. *until comes down to the nearest deadline
+   message ends the wait), every +switch-master watch, and the thread's
+   wake pipe; who[k] says whose pfd[k] is: connection k of node i
+   (REDLOCK__HIREDIS_WHO), subscriber s (-2 - s), node i's watch
+   (REDLOCK__HIREDIS_WATCH_WHO + i), or -1 the pipe. *until comes down to the nearest deadline
    of what is polled. Returns the count. */
 #define REDLOCK__HIREDIS_WHO(i, k) ((k) * REDLOCK_MAX_NODES + (i))
+#define REDLOCK__HIREDIS_WATCH_WHO (1 << 24) /* + i: node i's +switch-master watch */
 static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *pfd, int *who, int64_t *until)
 {
     const int64_t cmd_us = (int64_t)c->_command_timeout_ms * 1000;
@@ -1211,6 +1220,16 @@ static inline int redlock__hiredis_poll_set(redlock_hiredis *c, struct pollfd *p
         who[np++] = -2 - k;
     }
     if (redlock__hiredis_subs_due(&c->_subs) < *until) *until = redlock__hiredis_subs_due(&c->_subs);
+    for (i = 0; i < c->_n; i++) { /* a Sentinel group's +switch-master watch */
+        const redlock__hiredis_sentinels *g = c->_conn[i].ep.sentinels;
+        short ev = g ? redlock__hiredis_watch_events(g) : 0;
+        if (g && g->named && redlock__hiredis_watch_due(g) < *until) *until = redlock__hiredis_watch_due(g);
+        if (!ev) continue;
+        pfd[np].fd = g->wctx->fd;
+        pfd[np].events = ev;
+        pfd[np].revents = 0;
+        who[np++] = REDLOCK__HIREDIS_WATCH_WHO + i;
+    }
     if (c->_threaded) {
         pfd[np].fd = c->_wake[0];
         pfd[np].events = POLLIN;
@@ -1306,6 +1325,46 @@ static inline void redlock__hiredis_expire(redlock_hiredis *c)
         }
 }
 
+/* The +switch-master watches (redlock_hiredis_common.h): each Sentinel
+   group's, once its primary was named, opened when due, closed when its
+   SUBSCRIBE went unconfirmed too long. */
+static inline void redlock__hiredis_watches_tend(redlock_hiredis *c)
+{
+    int64_t now = redlock__hiredis_now_us();
+    int i;
+    for (i = 0; i < c->_n; i++) {
+        redlock__hiredis_sentinels *g = c->_conn[i].ep.sentinels;
+        if (!g || !g->named) continue;
+        redlock__hiredis_watch_late(g, now);
+        redlock__hiredis_watch_open(g, now, c->_connect_timeout_ms);
+    }
+}
+
+/* Node i's watch is ready (revents): a failover the sentinels announce
+   makes the new primary the node's address (the next connection's naming
+   it is no second failover), is told to the core, and drops the former
+   primary's connection (what it owes fails; its next reply could not be
+   confirmed against the old address any more). */
+static inline void redlock__hiredis_watch_event(redlock_hiredis *c, int i, short revents)
+{
+    redlock__hiredis_conn *cn = &c->_conn[i];
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1], why[128];
+    redlock__hiredis_nopipe np;
+    int64_t ago = -1;
+    int port = 0, rc;
+    redlock__hiredis_nopipe_begin(&np);
+    rc = redlock__hiredis_watch_ready(&cn->ep, (revents & (POLLIN | POLLHUP | POLLERR)) != 0, redlock__hiredis_now_us(),
+                                      host, sizeof host, &port);
+    redlock__hiredis_nopipe_end(&np);
+    if (rc != REDLOCK__HIREDIS_WATCH_SWITCHED || redlock__hiredis_sentinels_named(&cn->ep, host, port, 0, &ago) != 0 ||
+        ago < 0)
+        return;
+    snprintf(why, sizeof why, "the sentinels switched '%.32s' to %.40s:%d", cn->ep.sentinels->group, host, port);
+    if (cn->ctx) redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_TRANSPORT, why);
+    else redlock__conn_set(&cn->life, REDLOCK_ERR_TRANSPORT, why);
+    redlock__hiredis_failed_over(c, i, 0);
+}
+
 /* One turn: flush, wait for replies, writability, connects, the core's
    deadline or a wake-up (at most max_wait_us; < 0: no cap), deliver, drop
    nodes that owe a reply for longer than command_timeout_ms (or connect
@@ -1326,6 +1385,7 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
                 if (!cn->ctx && cn->ep.host) redlock__hiredis_ensure_conn(c, cn);
             }
     redlock__hiredis_subs_tend(&c->_subs);
+    redlock__hiredis_watches_tend(c);
     redlock__hiredis_flush(c, NULL, -1);
 
     now = redlock__hiredis_now_us();
@@ -1346,6 +1406,8 @@ static inline void redlock__hiredis_turn(redlock_hiredis *c, int64_t max_wait_us
             while (read(c->_wake[0], b, sizeof b) > 0) {}
         } else if (who[i] < -1) {
             redlock__hiredis_sub_event(c, -2 - who[i], pfd[i].fd, pfd[i].revents);
+        } else if (who[i] >= REDLOCK__HIREDIS_WATCH_WHO) {
+            redlock__hiredis_watch_event(c, who[i] - REDLOCK__HIREDIS_WATCH_WHO, pfd[i].revents);
         } else {
             redlock__hiredis_node_event(c, redlock__hiredis_conn_at(c, who[i] % REDLOCK_MAX_NODES, who[i] / REDLOCK_MAX_NODES),
                                         pfd[i].fd, pfd[i].revents);
@@ -1465,7 +1527,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0 ||
             (rc = redlock__hiredis_subs_node(&c->_subs, i, &cn->ep)) != 0)
             goto fail;
-        npoll += 2;
+        npoll += 2 + (cn->ep.sentinels != NULL); /* its connection, its subscriber; a group's watch */
         if (!cn->ep.cluster) continue;
         npoll += REDLOCK_CLUSTER_MAX_MASTERS; /* a subscriber per master */
         if (!(c->_links[i] = (redlock__hiredis_conn *)calloc(REDLOCK__HIREDIS_LINKS, sizeof *c->_links[i]))) {

@@ -790,8 +790,8 @@ static inline void redlock__libev_on_watch_io(struct ev_loop *loop, ev_io *w, in
            the old one answered no longer counts - its connection dropped,
            the replies held for a round failed - and the next connection
            asks the sentinels */
-        char why[REDLOCK_SENTINEL_MAX_HOST + 96];
-        snprintf(why, sizeof why, "the sentinels switched '%.32s' to %.200s:%d", cn->ep.sentinels->group, host, port);
+        char why[128];
+        snprintf(why, sizeof why, "the sentinels switched '%.32s' to %.40s:%d", cn->ep.sentinels->group, host, port);
         cn->sent_named = 0;
         redlock_node_failed_over(&c->_client, cn->index, 0); /* on_event runs as any callback */
         if (cn->ac && !c->_closing) redlock__libev_drop(cn, REDLOCK_ERR_TRANSPORT, why);

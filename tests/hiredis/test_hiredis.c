@@ -1302,6 +1302,7 @@ int main(void)
     if (it_selected("hiredis_no_wait_for_stragglers")) RUN(hiredis_no_wait_for_stragglers);
     if (it_selected("hiredis_reconnect_delay")) RUN(hiredis_reconnect_delay);
     it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
+    IT_RUN(it_sentinel_switch, 1); /* its +switch-master watch */
     rc = it_main(&ops);
     if (it_selected("hiredis_lost_on_time")) RUN(hiredis_lost_on_time);
     if (it_selected("hiredis_deinit_wakes_waiter")) RUN(hiredis_deinit_wakes_waiter);

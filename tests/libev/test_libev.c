@@ -478,50 +478,6 @@ static void tls_more(void)
 }
 #endif
 
-/* Proves: the +switch-master watch - after SENTINEL FAILOVER a client
-   that sends nothing is told the group failed over (EV_NODE_RESTARTED,
-   FAILOVER) and its primary's connection is dropped, within seconds;
-   its next acquire then goes to the new primary (it needs the bound to
-   pass there first: the restart rule). */
-static void libev_switch_master(void)
-{
-    redis_group g;
-    it_client *c = NULL;
-    it_lock *l = NULL;
-    char list[256], words[256];
-    long long t0;
-    int heard = 0, k;
-    if (redis_group_start(&g, "rl-sw", 3) != 0) {
-        CHECK(!"a Sentinel group started");
-        return;
-    }
-    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-sw",
-             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
-    CHECK_EQ(it_sent_open(list, 1000, "sent-sw", 0, &c, &l), 0);
-    if (!l) goto out;
-    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
-    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
-    for (k = 0; k < 100 && !c->c._conn[0].ep.sentinels->wconfirmed; k++) it->idle(c, 20); /* subscribed */
-    CHECK(c->c._conn[0].ep.sentinels->wconfirmed);
-    it_nrestarts = 0;
-    CHECK(redis_group_failover(&g) > 0);
-    t0 = it_now_ms();
-    while (!(heard = it_restart_heard(c, 0, REDLOCK_RESTART_FAILOVER)) && it_now_ms() - t0 < 5000) it->idle(c, 20);
-    CHECK(heard);
-    CHECK(!it->node_connected(c, 0));
-    it->node_error(c, 0, words, sizeof words);
-    CHECK(strstr(words, "the sentinels switched 'rl-sw' to 127.0.0.1:") != NULL);
-    printf("#   told %lld ms after the failover was complete; node status '%s'\n", it_now_ms() - t0, words);
-    t0 = it_now_ms();
-    for (k = 0; k < 100 && it->acquire(l, NULL) != REDLOCK_OK; k++) it->idle(c, 50);
-    CHECK(k < 100);
-    printf("#   acquired on the new primary %lld ms after that\n", it_now_ms() - t0);
-    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
-out:
-    it_sent_close(c, l);
-    redis_group_stop(&g);
-}
-
 int main(void)
 {
     static const it_ops ops = {
@@ -545,7 +501,7 @@ int main(void)
     if (it_selected("libev_connect_timeout")) RUN(libev_connect_timeout);
     if (it_selected("libev_disconnect_status")) RUN(libev_disconnect_status);
     it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
-    if (it_selected("libev_switch_master")) RUN(libev_switch_master);
+    IT_RUN(it_sentinel_switch, 1); /* its +switch-master watch */
     rc = it_main(&ops);
     return rc | CHECK_EXIT();
 }

@@ -3225,6 +3225,66 @@ static void it_sentinel_hostile(void)
     it_deploy_hostile("redis-sentinel", "a primary where nothing listens", HOSTILE_CANNED, said);
 }
 
+/* Proves, for an adapter that watches +switch-master (libev; hiredis
+   sync, its loop run by its thread): after SENTINEL FAILOVER a client
+   that sends nothing is told the group failed over (EV_NODE_RESTARTED,
+   FAILOVER) and drops the former primary, within seconds; its next
+   acquire goes to the new primary (once the bound has passed there: the
+   restart rule). */
+static void it_sentinel_switch(void)
+{
+    redis_group g;
+    it_client *c = NULL;
+    it_lock *l = NULL;
+    it_setup s;
+    redlock_lock_opts o;
+    char list[256], words[256];
+    long long t0;
+    int heard = 0, k;
+    if (redis_group_start(&g, "rl-sw", 3) != 0) {
+        CHECK(!"a Sentinel group started");
+        return;
+    }
+    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-sw",
+             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1), redis_group_sentinel_port(&g, 2));
+    memset(&s, 0, sizeof s);
+    s.n = 1;
+    s.nodes = list;
+    s.core.node_timeout_ms = 500;
+    s.core.retry_delay_ms = 100;
+    s.watchdog_thread = 1; /* the loop runs between calls (an adapter without a thread: ignored) */
+    c = it->open(&s);
+    CHECK(c != NULL);
+    if (!c) goto out;
+    memset(&o, 0, sizeof o);
+    o.key = "sent-sw";
+    o.ttl_ms = 1000;
+    o.retry_count = -1;
+    l = it->lock(c, &o);
+    CHECK(l != NULL);
+    if (!l) goto out;
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    it->idle(c, 200); /* the watch subscribes (the failover below takes seconds anyway) */
+    it_nrestarts = 0;
+    CHECK(redis_group_failover(&g) > 0);
+    t0 = it_now_ms();
+    while (!(heard = it_restart_heard(c, 0, REDLOCK_RESTART_FAILOVER)) && it_now_ms() - t0 < 5000) it->idle(c, 20);
+    CHECK(heard);
+    CHECK(!it->node_connected(c, 0));
+    it->node_error(c, 0, words, sizeof words);
+    CHECK(strstr(words, "the sentinels switched 'rl-sw' to 127.0.0.1:") != NULL);
+    printf("#   told %lld ms after the failover was complete; node status '%s'\n", it_now_ms() - t0, words);
+    t0 = it_now_ms();
+    for (k = 0; k < 100 && it->acquire(l, NULL) != REDLOCK_OK; k++) it->idle(c, 50);
+    CHECK(k < 100);
+    printf("#   acquired on the new primary %lld ms after that\n", it_now_ms() - t0);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+out:
+    it_sent_close(c, l);
+    redis_group_stop(&g);
+}
+
 /* The Sentinel scenarios, for an adapter that serves redis-sentinel:// nodes. */
 static inline void it_main_sentinel(const it_ops *ops)
 {
