@@ -1779,8 +1779,24 @@ REDLOCK_API int redlock_node_sharded(const redlock_client *client, int node);
    hash slot (a key without a hash tag that holds a '}' is the exception:
    its channel is in another slot, and no release of it is heard on a
    cluster). Writes it and a NUL into buf when cap allows; returns its
-   length (without the NUL) either way. */
-REDLOCK_API size_t redlock_shard_channel(const char *key, size_t len, char *buf, size_t cap);
+   length (without the NUL) either way. Defined here, not in the
+   implementation: transports built without the core use it too. */
+static inline size_t redlock_shard_channel(const char *key, size_t len, char *buf, size_t cap) {
+    static const char prefix[] = REDLOCK_CHANNEL_PREFIX;
+    size_t open = len, close = len, i, at = 0, n;
+    int tagged;
+    for (i = 0; key && i < len && open == len; i++) if (key[i] == '{') open = i;
+    for (i = open + 1; open < len && i < len && close == len; i++) if (key[i] == '}') close = i;
+    tagged = close < len && close > open + 1; /* as the release scripts decide */
+    n = sizeof prefix - 1 + len + (tagged ? 0 : 2);
+    if (!buf || cap <= n) return n;
+    for (i = 0; i < sizeof prefix - 1; i++) buf[at++] = prefix[i];
+    if (!tagged) buf[at++] = '{';
+    for (i = 0; i < len; i++) buf[at++] = key[i];
+    if (!tagged) buf[at++] = '}';
+    buf[at] = '\0';
+    return n;
+}
 /* How long after a node may have lost keys its grants count again for
    this lock, in µs: the larger of its ttl and cfg.max_ttl_ms, plus the
    drift allowance; 0 for a lock not initialised. */
@@ -5263,24 +5279,6 @@ REDLOCK_API int redlock_node_set_sharded(redlock_client *c, int node, int on) {
 
 REDLOCK_API int redlock_node_sharded(const redlock_client *c, int node) {
     return c && c->_magic == REDLOCK__MAGIC && node >= 0 && node < c->_cfg.node_count && c->_sharded[node];
-}
-
-REDLOCK_API size_t redlock_shard_channel(const char *key, size_t len, char *buf, size_t cap) {
-    const size_t plen = sizeof REDLOCK_CHANNEL_PREFIX - 1;
-    const char *open = key && len ? (const char *)memchr(key, '{', len) : NULL;
-    const char *close = open ? (const char *)memchr(open + 1, '}', len - (size_t)(open + 1 - key)) : NULL;
-    int tagged = close && close > open + 1; /* as the release scripts decide */
-    size_t n = plen + len + (tagged ? 0 : 2), at = 0;
-    if (buf && cap > n) {
-        memcpy(buf, REDLOCK_CHANNEL_PREFIX, plen);
-        at = plen;
-        if (!tagged) buf[at++] = '{';
-        if (len) memcpy(buf + at, key, len);
-        at += len;
-        if (!tagged) buf[at++] = '}';
-        buf[at] = '\0';
-    }
-    return n;
 }
 
 REDLOCK_API int64_t redlock_lock_restart_bound_us(const redlock_lock *lk) {

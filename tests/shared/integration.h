@@ -3231,7 +3231,7 @@ static void it_sentinel_hostile(void)
    FAILOVER) and drops the former primary, within seconds; its next
    acquire goes to the new primary (once the bound has passed there: the
    restart rule). */
-static void it_sentinel_switch(void)
+static inline void it_sentinel_switch(void) /* inline: not every adapter runs it */
 {
     redis_group g;
     it_client *c = NULL;
