@@ -1288,6 +1288,7 @@ int main(void)
     if (it_selected("socket_thread_woken")) RUN(socket_thread_woken);
     if (it_selected("socket_thread_refused")) RUN(socket_thread_refused);
     it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
+    IT_RUN(it_sentinel_switch, 1); /* its +switch-master watch */
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
