@@ -169,6 +169,28 @@
        under tls-cluster a TLS client's map names the TLS ports. A refusal
        is REDLOCK_ERR_TLS (its words name the master or seed).
 
+   SENTINEL GROUPS (redis-sentinel://s1:port+s2:port.../name, kind
+   REDLOCK_NODE_SENTINEL): the sentinels are asked which server is the
+   group's primary at each connection (blocking, within
+   connect_timeout_ms, from the one that answered last), the connection
+   starts with ROLE (a replica is no primary: asked again), and after each
+   core command is queued the sentinels are asked again, so its reply
+   counts only if the group had not failed over when its round began (a
+   holder cannot renew on a former primary that Sentinel has not yet
+   turned into a replica); a new primary is a failover (redlock.h section
+   4, Restarts: redlock_node_failed_over). Besides (not in raw mode), once
+   the primary is named a watch (one more connection per group, to one
+   sentinel, AUTH with the sentinels' login, TLS as below) SUBSCRIBEs
+   +switch-master, polled with the other connections (by the blocking
+   calls, redlock_socket_run, the watchdog thread, or a foreign loop): a
+   failover the sentinels announce makes the new primary the node's
+   address, is told to the core then and there, and drops the former
+   primary's connection (what it owes fails, TRANSPORT, "the sentinels
+   switched 'NAME' to host:port"), between commands. A watch that fails
+   (closed, refused, a reply it did not ask for, its SUBSCRIBE
+   unconfirmed within the command timeout) is opened again a second later
+   at the next sentinel.
+
    SENTINEL GROUPS over TLS (rediss-sentinel://, or cfg.tls): the
    sentinels are asked in TLS (blocking, as in plain text: the same
    helper as CLUSTER SLOTS) and the primary is spoken to in TLS, with the
@@ -180,7 +202,8 @@
    refused: ..."), unless another sentinel answers.
    In the foreign-loop API (4.) the further connections have slots of
    their own, after the subscribers', and so have the further
-   subscribers (after those).
+   subscribers (after those), and a Sentinel group's watch (after all
+   others).
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
    client waits for its next attempt (a retry delay at least the node
@@ -297,9 +320,11 @@
    0 .. node_count-1, then, unless notify_off, the subscribers of release
    notifications, then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more for each
    cluster node, in the order of the nodes, then, unless notify_off, as
-   many more subscribers for each (sharded pub/sub: one per master):
-   fixed at init, at most REDLOCK_SOCKET_MAX_FDS; without a cluster node,
-   as before), watch
+   many more subscribers for each (sharded pub/sub: one per master),
+   then one +switch-master watch for each Sentinel group node, in the
+   order of the nodes (not in raw mode): fixed at init, at most
+   REDLOCK_SOCKET_MAX_FDS; without a cluster or Sentinel node, as
+   before), watch
    redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
