@@ -16,9 +16,11 @@
 
    A node never votes through a replica: a replica's keys are copies that
    may lag, and it refuses writes. The adapters ask the sentinels on every
-   (re)connection, so a failover is followed at the next connection; a new
-   primary is a server that may lack the latest keys (redlock.h section 4,
-   Restarts: redlock_node_failed_over).
+   (re)connection, so a failover is followed at the next connection, and
+   watch +switch-master on one more connection to a sentinel
+   (redlock_sentinel_switch_argv, redlock_sentinel_watch_reply), so it is
+   heard as it happens; a new primary is a server that may lack the latest
+   keys (redlock.h section 4, Restarts: redlock_node_failed_over).
 
    THREADS: no state of its own. */
 #ifndef REDLOCK_SENTINEL_H
