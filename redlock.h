@@ -320,10 +320,10 @@
    sentinels at each connection, checked with ROLE, and every command's
    answer is confirmed by the sentinels before it counts, so that a holder
    cannot renew on a former primary that Sentinel has not yet turned into
-   a replica; its failovers are restarts (above). The hiredis and libev
-   adapters also watch the sentinels' +switch-master: a failover is told
-   as it happens, between commands (the hiredis one's whenever it polls);
-   the raw-socket adapter learns it at the next command's confirmation. Its primary never votes
+   a replica; its failovers are restarts (above). The adapters also
+   watch the sentinels' +switch-master: a failover is told as it
+   happens, between commands (the blocking adapters' whenever they poll:
+   their calls, their watchdog thread, their run). Its primary never votes
    through a replica. A Redis Cluster is served by every adapter and the
    tool (the routing itself is in adapters/redlock_cluster.h, sans-I/O):
    each command goes to the master that serves its key's hash slot, MOVED

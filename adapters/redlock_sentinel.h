@@ -16,9 +16,11 @@
 
    A node never votes through a replica: a replica's keys are copies that
    may lag, and it refuses writes. The adapters ask the sentinels on every
-   (re)connection, so a failover is followed at the next connection; a new
-   primary is a server that may lack the latest keys (redlock.h section 4,
-   Restarts: redlock_node_failed_over).
+   (re)connection, so a failover is followed at the next connection, and
+   watch +switch-master on one more connection to a sentinel
+   (redlock_sentinel_switch_argv, redlock_sentinel_watch_reply), so it is
+   heard as it happens; a new primary is a server that may lack the latest
+   keys (redlock.h section 4, Restarts: redlock_node_failed_over).
 
    THREADS: no state of its own. */
 #ifndef REDLOCK_SENTINEL_H
@@ -61,6 +63,17 @@ static inline int redlock_sentinel_switch_argv(const char *argv[2], size_t len[2
    malformed. */
 static inline int redlock_sentinel_switched(const redlock_reply *r, const char *master, char *host, size_t cap,
                                             int *port);
+/* What a reply on a +switch-master watch (a connection that sent
+   SUBSCRIBE +switch-master) means for group `master`:
+   REDLOCK_SENTINEL_WATCH_CONFIRMED: SUBSCRIBE's confirmation;
+   REDLOCK_SENTINEL_WATCH_SWITCHED: the group failed over, the new
+   primary in host / *port (as redlock_sentinel_switched); _OTHER: a
+   failover of another group (nothing to do); _BAD: anything else (an
+   error, a malformed message): the watch cannot be trusted, close it. */
+enum { REDLOCK_SENTINEL_WATCH_BAD = -1, REDLOCK_SENTINEL_WATCH_OTHER = 0, REDLOCK_SENTINEL_WATCH_SWITCHED = 1,
+       REDLOCK_SENTINEL_WATCH_CONFIRMED = 2 };
+static inline int redlock_sentinel_watch_reply(const redlock_reply *r, const char *master, char *host, size_t cap,
+                                               int *port);
 /* 1 when an error reply says the server is not the primary now:
    READONLY (a replica), LOADING (a restart reading its data), MASTERDOWN
    (a replica that lost its primary). */
@@ -215,6 +228,23 @@ static inline int redlock_sentinel_switched(const redlock_reply *r, const char *
     host[fl[3]] = 0;
     *port = at;
     return 1;
+}
+
+static inline int redlock_sentinel_watch_reply(const redlock_reply *r, const char *master, char *host, size_t cap,
+                                               int *port)
+{
+    int said = redlock_sentinel_switched(r, master, host, cap, port);
+    const redlock_reply *w, *ch;
+    if (said != 0) return said > 0 ? REDLOCK_SENTINEL_WATCH_SWITCHED : REDLOCK_SENTINEL_WATCH_BAD;
+    if (!r || r->type != REDLOCK_REPLY_ARRAY || r->elements != 3) return REDLOCK_SENTINEL_WATCH_BAD;
+    w = &r->element[0];
+    ch = &r->element[1];
+    if (w->type != REDLOCK_REPLY_STRING || ch->type != REDLOCK_REPLY_STRING || ch->len != 14 ||
+        memcmp(ch->str, "+switch-master", 14) != 0)
+        return REDLOCK_SENTINEL_WATCH_BAD;
+    if (w->len == 9 && memcmp(w->str, "subscribe", 9) == 0) return REDLOCK_SENTINEL_WATCH_CONFIRMED;
+    if (w->len == 7 && memcmp(w->str, "message", 7) == 0) return REDLOCK_SENTINEL_WATCH_OTHER; /* another group's */
+    return REDLOCK_SENTINEL_WATCH_BAD;
 }
 
 static inline int redlock_sentinel_not_primary(const char *err, size_t len)

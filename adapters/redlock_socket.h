@@ -169,6 +169,28 @@
        under tls-cluster a TLS client's map names the TLS ports. A refusal
        is REDLOCK_ERR_TLS (its words name the master or seed).
 
+   SENTINEL GROUPS (redis-sentinel://s1:port+s2:port.../name, kind
+   REDLOCK_NODE_SENTINEL): the sentinels are asked which server is the
+   group's primary at each connection (blocking, within
+   connect_timeout_ms, from the one that answered last), the connection
+   starts with ROLE (a replica is no primary: asked again), and after each
+   core command is queued the sentinels are asked again, so its reply
+   counts only if the group had not failed over when its round began (a
+   holder cannot renew on a former primary that Sentinel has not yet
+   turned into a replica); a new primary is a failover (redlock.h section
+   4, Restarts: redlock_node_failed_over). Besides (not in raw mode), once
+   the primary is named a watch (one more connection per group, to one
+   sentinel, AUTH with the sentinels' login, TLS as below) SUBSCRIBEs
+   +switch-master, polled with the other connections (by the blocking
+   calls, redlock_socket_run, the watchdog thread, or a foreign loop): a
+   failover the sentinels announce makes the new primary the node's
+   address, is told to the core then and there, and drops the former
+   primary's connection (what it owes fails, TRANSPORT, "the sentinels
+   switched 'NAME' to host:port"), between commands. A watch that fails
+   (closed, refused, a reply it did not ask for, its SUBSCRIBE
+   unconfirmed within the command timeout) is opened again a second later
+   at the next sentinel.
+
    SENTINEL GROUPS over TLS (rediss-sentinel://, or cfg.tls): the
    sentinels are asked in TLS (blocking, as in plain text: the same
    helper as CLUSTER SLOTS) and the primary is spoken to in TLS, with the
@@ -180,7 +202,8 @@
    refused: ..."), unless another sentinel answers.
    In the foreign-loop API (4.) the further connections have slots of
    their own, after the subscribers', and so have the further
-   subscribers (after those).
+   subscribers (after those), and a Sentinel group's watch (after all
+   others).
 
    RELEASE NOTIFICATIONS (redlock.h section 10). While a lock of the
    client waits for its next attempt (a retry delay at least the node
@@ -297,9 +320,11 @@
    0 .. node_count-1, then, unless notify_off, the subscribers of release
    notifications, then REDLOCK_SOCKET_CLUSTER_CONNS - 1 more for each
    cluster node, in the order of the nodes, then, unless notify_off, as
-   many more subscribers for each (sharded pub/sub: one per master):
-   fixed at init, at most REDLOCK_SOCKET_MAX_FDS; without a cluster node,
-   as before), watch
+   many more subscribers for each (sharded pub/sub: one per master),
+   then one +switch-master watch for each Sentinel group node, in the
+   order of the nodes (not in raw mode): fixed at init, at most
+   REDLOCK_SOCKET_MAX_FDS; without a cluster or Sentinel node, as
+   before), watch
    redlock_socket_fd(i) for redlock_socket_interest(i)
    (REDLOCK_SOCKET_READ / REDLOCK_SOCKET_WRITE) and call
    redlock_socket_on_readable() / on_writable(); call
@@ -412,9 +437,10 @@
 #error "REDLOCK_SOCKET_CLUSTER_CONNS: 1 .. REDLOCK_CLUSTER_MAX_MASTERS"
 #endif
 /* Sockets one adapter may have: a command connection and a subscriber
-   (release notifications) per node, and a cluster node's further
-   command connections and subscribers (one per master when sharded). */
-#define REDLOCK_SOCKET_MAX_FDS (2 * REDLOCK_SOCKET_CLUSTER_CONNS * REDLOCK_MAX_NODES)
+   (release notifications) per node, a cluster node's further command
+   connections and subscribers (one per master when sharded), and a
+   Sentinel group's +switch-master watch. */
+#define REDLOCK_SOCKET_MAX_FDS ((2 * REDLOCK_SOCKET_CLUSTER_CONNS + 1) * REDLOCK_MAX_NODES)
 
 #ifdef __cplusplus
 extern "C" {
@@ -480,6 +506,9 @@ typedef struct redlock_socket {
        how many; their further connections follow the subscribers */
     struct redlock__sock_cluster *_cl[REDLOCK_MAX_NODES];
     int _ncl;
+    /* Sentinel groups' +switch-master watches (not in raw mode): the last
+       _nwatch connections, one per group, in the order of the nodes */
+    int _nwatch;
     /* the last redlock_socket_pollfds(): node and connection of each entry */
     int _poll_node[REDLOCK_SOCKET_MAX_FDS];
     unsigned _poll_gen[REDLOCK_SOCKET_MAX_FDS];
@@ -792,6 +821,7 @@ static void redlock__sock_leave(const redlock_socket *s, int entered, int change
 /* A connection's state is the connection layer's (redlock_conn.h):
    CONNECTING while the TCP connect runs, HANDSHAKE while TLS's does. */
 #define REDLOCK__SOCK_SUB_RETRY_MS 100 /* a subscriber that failed is reopened after this */
+#define REDLOCK__SOCK_WATCH_RETRY_MS 1000 /* a +switch-master watch that failed: the next sentinel after this */
 #define REDLOCK__SOCK_MAX_ADDR 4
 
 /* A blocking conversation with a server beside the node's own connection
@@ -810,6 +840,7 @@ struct redlock__sock_sentinels {
     int count, next;
     int named; /* host/port are a primary some sentinel named (a new answer: a failover) */
     struct redlock__sock_talk talk; /* open to sentinel `next` (logged in), or closed */
+    int wat;   /* the sentinel the +switch-master watch opens to (the next one after a failure) */
 };
 
 struct redlock__sock_node {
@@ -830,6 +861,8 @@ struct redlock__sock_node {
     redlock_resp_parser parser;
     unsigned failures; /* connections lost or refused so far */
     int sub;           /* a subscriber (release notifications), not a node's command connection */
+    struct redlock__sock_sentinels *watching; /* a +switch-master watch: the group it watches (its
+                                                 node's; host/port: a sentinel), else NULL */
     redlock__conn_health health; /* what INFO and CONFIG said (redlock_conn.h) */
     int rep_fd, rep_interest;
     int node;                         /* the core's node this connection serves */
@@ -943,11 +976,16 @@ static int redlock__sock_raw(const redlock_socket *s)
 
 /* Connections: the nodes' command connections, then the subscribers,
    then the cluster nodes' further command connections, then (with
-   subscribers) their further subscribers. */
+   subscribers) their further subscribers, then the Sentinel groups'
+   +switch-master watches. */
 static int redlock__sock_slots(const redlock_socket *s)
 {
-    return s->_cfg.node_count + s->_nsub + s->_ncl * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) * (s->_nsub ? 2 : 1);
+    return s->_cfg.node_count + s->_nsub + s->_ncl * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) * (s->_nsub ? 2 : 1) +
+           s->_nwatch;
 }
+
+/* A connection beside the core's commands: a subscriber or a watch. */
+static int redlock__sock_aside(const struct redlock__sock_node *nd) { return nd->sub || nd->watching; }
 
 static int redlock__sock_sub_wanted(const struct redlock__sock_node *nd);
 static int64_t redlock__sock_resub_due(const redlock_socket *s);
@@ -993,6 +1031,8 @@ static int64_t redlock__sock_deadline(const redlock_socket *s)
         if (nd->sub && redlock__sock_sub_wanted(nd) &&
             redlock__conn_sub_reopen_due(&s->_subs, &nd->life, nd->life.state != REDLOCK__CONN_DOWN) < d)
             d = nd->life.retry_at;
+        if (nd->watching && nd->watching->named && nd->life.state == REDLOCK__CONN_DOWN && nd->life.retry_at < d)
+            d = nd->life.retry_at; /* a watch reopens (redlock__sock_watches_tend) */
     }
     if (s->_nsub && redlock__conn_idle_due(&s->_subs) < d) d = redlock__conn_idle_due(&s->_subs);
     if (redlock__sock_resub_due(s) < d) d = redlock__sock_resub_due(s);
@@ -1118,16 +1158,18 @@ static void redlock__sock_fail_tag(void *at, redlock_tag tag, int status)
 /* The connection failed (status; why: its words, NULL none, or
    nd->life.words where TLS just wrote them): closed, then the owner of
    every command in flight is told (redlock_conn.h). A failed subscriber
-   is reopened after its retry delay; a node's connection by its next
-   command. */
+   is reopened after its retry delay, a watch after its own at the next
+   sentinel; a node's connection by its next command. */
 static void redlock__sock_fail(redlock_socket *s, struct redlock__sock_node *nd, int status, const char *why)
 {
     redlock__conn_ring owed = redlock__conn_drop(&nd->life, &nd->q, status, why, redlock_socket_now_us(),
-                                                 nd->sub ? REDLOCK__SOCK_SUB_RETRY_MS : 0);
+                                                 nd->sub ? REDLOCK__SOCK_SUB_RETRY_MS
+                                                 : nd->watching ? REDLOCK__SOCK_WATCH_RETRY_MS : 0);
     redlock__sock_at at;
     at.s = s;
     at.nd = nd;
     nd->failures++;
+    if (nd->watching) nd->watching->wat = (nd->watching->wat + 1) % nd->watching->count;
     if (nd->cl) redlock_cluster_stale(&nd->cl->c); /* a master gone: a failover, perhaps */
     redlock__sock_close(s, nd);
     redlock__sock_report(s, nd);
@@ -1448,10 +1490,19 @@ static int redlock__sock_sub_want(void *arg, const char *key, size_t len);
 
 /* Queues the preamble (redlock_conn.h): AUTH, SELECT, ROLE (a Sentinel
    group's server must be its primary), and INFO and CONFIG for the core's
-   node health (not on a subscriber, nor in raw mode). */
+   node health (not on a subscriber, nor in raw mode). A watch's: AUTH
+   (the sentinels' login), SUBSCRIBE +switch-master. */
 static int redlock__sock_preamble(redlock_socket *s, struct redlock__sock_node *nd)
 {
     int info = !nd->sub && !redlock__sock_raw(s) && !s->_cfg.info_off;
+    if (nd->watching) {
+        const char *av[3];
+        size_t al[3];
+        int k = redlock__conn_auth_argv(nd->user, nd->pass, av, al), rc = 0;
+        if (k) rc = redlock__sock_queue_preamble(nd, REDLOCK__CONN_AUTH, k, av, al);
+        if (!rc) rc = redlock__sock_queue_preamble(nd, REDLOCK__CONN_SUB, redlock_sentinel_switch_argv(av, al), av, al);
+        return rc;
+    }
     if (nd->sub) /* a subscriber's own: AUTH, then every key (a sharded one's: its master's) */
         return redlock__conn_sub_open_queue(nd->user, nd->pass, &s->_subs.table, redlock__sock_sub_sharded(nd),
                                             redlock__sock_sub_sharded(nd) ? redlock__sock_sub_want : NULL, nd,
@@ -2432,6 +2483,92 @@ static void redlock__sock_info(redlock_socket *s, struct redlock__sock_node *nd,
 }
 #endif
 
+#ifndef REDLOCK_SOCKET_NO_CORE
+/* ---- a Sentinel group's +switch-master watch ----
+   One more connection per group (slots after all others: see 4.), to
+   one sentinel (AUTH with the sentinels' login, TLS as the node's), that
+   SUBSCRIBEs +switch-master once the group's primary is named: each
+   failover the sentinels announce is then acted on as it happens, not at
+   the node's next command. It fails (closes) on what it did not ask for
+   (PROTOCOL), a SUBSCRIBE unconfirmed within the command timeout, or as
+   any connection does, and reopens a second later at the next sentinel.
+   It changes no vote by itself: every reply is still confirmed by the
+   sentinels (redlock__sock_confirm_primary). */
+
+/* The sentinels announced that node i's group now has its primary at
+   host:port. A new address is the node's (the next connection's asking
+   is then no second failover), the core is told, and the connection to
+   the former primary fails with what it owes: its replies could not be
+   confirmed against the address any more (the confirmation compares the
+   sentinels' answer with the node's address, not the connection's). */
+static void redlock__sock_switched(redlock_socket *s, int i, const char *host, int port)
+{
+    struct redlock__sock_node *nd = &s->_nodes[i];
+    char why[REDLOCK__SOCK_CONNECT_WORDS], *copy;
+    if (nd->port == port && nd->host && strcmp(nd->host, host) == 0) return; /* already there */
+    if (!(copy = redlock__sock_strdup(host))) return; /* the next command's confirmation sees it */
+    free(nd->host);
+    nd->host = copy;
+    nd->port = port;
+    nd->sentinels->named = 1;
+    snprintf(why, sizeof why, "the sentinels switched '%.32s' to %.40s:%d", nd->sentinels->group, host, port);
+    if (s->_core) {
+        s->_in_cb++; /* the core's event hook may run */
+        redlock_node_failed_over(&s->_client, i, 0);
+        s->_in_cb--;
+    }
+    if (nd->life.state != REDLOCK__CONN_DOWN) redlock__sock_fail(s, nd, REDLOCK_ERR_TRANSPORT, why);
+    else redlock__conn_set(&nd->life, REDLOCK_ERR_TRANSPORT, why);
+}
+
+/* A reply on watch nd, after its AUTH's: 1 to read on, 0 when it was
+   closed (a reply it did not ask for). */
+static int redlock__sock_watch_reply(redlock_socket *s, struct redlock__sock_node *nd, const redlock_reply *r)
+{
+    char host[REDLOCK_SENTINEL_MAX_HOST + 1];
+    int port = 0, owed = nd->q.count > 0; /* SUBSCRIBE's confirmation, still owed */
+    int what = redlock_sentinel_watch_reply(r, nd->watching->group, host, sizeof host, &port);
+    if (what == REDLOCK_SENTINEL_WATCH_CONFIRMED && owed) {
+        redlock__conn_req req;
+        redlock__conn_pop(&nd->q, &req);
+        nd->life.status = 0;
+        return 1;
+    }
+    if (what == REDLOCK_SENTINEL_WATCH_OTHER && !owed) return 1;
+    if (what == REDLOCK_SENTINEL_WATCH_SWITCHED && !owed) {
+        redlock__sock_switched(s, nd->node, host, port);
+        return 1;
+    }
+    redlock__sock_fail(s, nd, REDLOCK_ERR_PROTOCOL, NULL);
+    return 0;
+}
+
+/* Opens each watch whose group's primary is named, when its delay is
+   over, at its sentinel (the next one after each failure). */
+static void redlock__sock_watches_tend(redlock_socket *s)
+{
+    int64_t now = redlock_socket_now_us();
+    int i;
+    for (i = redlock__sock_slots(s) - s->_nwatch; i < redlock__sock_slots(s); i++) {
+        struct redlock__sock_node *w = &s->_nodes[i];
+        struct redlock__sock_sentinels *g = w->watching;
+        char *h;
+        if (!g->named || w->life.state != REDLOCK__CONN_DOWN || now < w->life.retry_at) continue;
+        h = redlock__sock_strdup(g->host[g->wat]);
+        if (h) {
+            free(w->host);
+            w->host = h;
+            w->port = g->port[g->wat];
+        }
+        if (!h || redlock__sock_open(s, w) != 0) {
+            w->life.retry_at = now + REDLOCK__SOCK_WATCH_RETRY_MS * 1000;
+            g->wat = (g->wat + 1) % g->count;
+        }
+        redlock__sock_report(s, w);
+    }
+}
+#endif
+
 static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd)
 {
     unsigned gen = nd->gen;
@@ -2444,6 +2581,12 @@ static void redlock__sock_drain(redlock_socket *s, struct redlock__sock_node *nd
             if (!redlock__sock_sub_reply(s, nd, r) || nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
             continue;
         }
+#ifndef REDLOCK_SOCKET_NO_CORE
+        if (rc > 0 && nd->watching && (!nd->q.count || redlock__conn_at(&nd->q, 0)->kind != REDLOCK__CONN_AUTH)) {
+            if (!redlock__sock_watch_reply(s, nd, r) || nd->gen != gen || nd->life.state != REDLOCK__CONN_UP) return;
+            continue;
+        }
+#endif
         if (rc < 0 || !redlock__conn_pop(&nd->q, &req)) { /* broken, or a reply nobody asked for */
             redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL, NULL);
             return;
@@ -2610,6 +2753,7 @@ static void redlock__sock_timeouts(redlock_socket *s)
     }
     redlock__sock_subs_tend(s);
 #ifndef REDLOCK_SOCKET_NO_CORE
+    redlock__sock_watches_tend(s);
     if (!redlock__sock_raw(s) && redlock_next_deadline(&s->_client) <= redlock_socket_now_us()) {
         s->_in_cb++;
         redlock_on_timer(&s->_client);
@@ -3168,6 +3312,28 @@ static int redlock__sock_cluster_init(redlock_socket *s, const redlock_socket_co
     return bad ? REDLOCK_ERR_NOMEM : 0;
 }
 
+/* Watch w of node n0's Sentinel group: the sentinels' login, TLS as the
+   node's (the name checked: server_name, else the sentinel's host).
+   Nonzero: no memory (deinit frees what it holds). */
+static int redlock__sock_watch_init(struct redlock__sock_node *w, const struct redlock__sock_node *n0)
+{
+    const struct redlock__sock_sentinels *g = n0->sentinels;
+    int bad = 0;
+    w->watching = n0->sentinels;
+    w->node = n0->node;
+    if (g->user) bad |= !(w->user = redlock__sock_strdup(g->user));
+    if (g->pass) bad |= !(w->pass = redlock__sock_strdup(g->pass));
+#ifdef REDLOCK_SOCKET_TLS
+    if (n0->tls_ctx) {
+        SSL_CTX_up_ref((SSL_CTX *)n0->tls_ctx);
+        w->tls_ctx = n0->tls_ctx;
+        w->tls_verify = n0->tls_verify;
+        if (n0->tls_name) bad |= !(w->tls_name = redlock__sock_strdup(n0->tls_name));
+    }
+#endif
+    return bad;
+}
+
 static void redlock__sock_cluster_free(struct redlock__sock_cluster *cl)
 {
     int k;
@@ -3198,7 +3364,7 @@ static int redlock__sock_core_init(redlock_socket *s, const redlock_socket_confi
    (the clusters' further ones hold nothing yet). */
 static void redlock__sock_init_failed(redlock_socket *s, const redlock_socket_config *cfg, int i)
 {
-    s->_ncl = 0;
+    s->_ncl = s->_nwatch = 0;
     if (i >= cfg->node_count) s->_nsub = i - cfg->node_count + 1;
     else s->_cfg.node_count = i + 1, s->_nsub = 0;
     redlock_socket_deinit(s);
@@ -3221,9 +3387,12 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
     for (i = 0; i < REDLOCK_MAX_NODES; i++) memset(&s->_cfg.node[i], 0, sizeof s->_cfg.node[i]);
     s->_cfg.username = s->_cfg.password = NULL; /* copied per node below */
     for (i = 0; i < cfg->node_count; i++) s->_ncl += cfg->node[i].kind == REDLOCK_NODE_CLUSTER;
+#ifndef REDLOCK_SOCKET_NO_CORE
+    for (i = 0; i < cfg->node_count && !cfg->on_reply; i++) s->_nwatch += cfg->node[i].kind == REDLOCK_NODE_SENTINEL;
+#endif
     s->_nodes = (struct redlock__sock_node *)calloc((size_t)redlock__sock_slots(s), sizeof *s->_nodes);
     if (!s->_nodes) return REDLOCK_ERR_NOMEM;
-    for (i = cfg->node_count + s->_nsub; i < redlock__sock_slots(s); i++) { /* a cluster's further connections */
+    for (i = cfg->node_count + s->_nsub; i < redlock__sock_slots(s); i++) { /* a cluster's further ones, watches */
         s->_nodes[i].index = i;
         s->_nodes[i].fd = s->_nodes[i].rep_fd = -1;
         redlock_resp_parser_init(&s->_nodes[i].parser);
@@ -3243,6 +3412,13 @@ REDLOCK_SOCKET_API int redlock_socket_init(redlock_socket *s, const redlock_sock
         if ((rc = redlock__sock_cluster_init(s, cfg, i, k++)) != 0) {
             redlock_socket_deinit(s);
             return rc;
+        }
+    }
+    for (i = 0, k = redlock__sock_slots(s) - s->_nwatch; i < cfg->node_count && s->_nwatch; i++) {
+        if (cfg->node[i].kind != REDLOCK_NODE_SENTINEL) continue;
+        if (redlock__sock_watch_init(&s->_nodes[k++], &s->_nodes[i]) != 0) {
+            redlock_socket_deinit(s);
+            return REDLOCK_ERR_NOMEM;
         }
     }
 #else
@@ -3384,7 +3560,7 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s)
     if (!redlock__sock_valid(s)) return 0;
     entered = redlock__sock_enter(s);
     for (i = 0; i < redlock__sock_slots(s); i++) /* the command connections, a cluster's too */
-        if (!s->_nodes[i].sub) n += (int)s->_nodes[i].q.count;
+        if (!redlock__sock_aside(&s->_nodes[i])) n += (int)s->_nodes[i].q.count;
     redlock__sock_leave(s, entered, 0);
     return n;
 }
@@ -3583,7 +3759,7 @@ static void redlock__sock_linger(redlock_socket *s, const redlock_socket_lock *l
         int i, follow = redlock_lock_followup(&l->lock), unwritten = 0, answering = 0;
         for (i = 0; i < redlock__sock_slots(s); i++) { /* command connections (a cluster's too) */
             struct redlock__sock_node *nd = &s->_nodes[i];
-            if (nd->sub) continue;
+            if (redlock__sock_aside(nd)) continue;
             if (nd->life.state == REDLOCK__CONN_UP && nd->out_off < nd->out_len) redlock__sock_flush(s, nd);
             if ((nd->life.state == REDLOCK__CONN_UP || redlock__sock_opening(nd)) && nd->out_off < nd->out_len)
                 unwritten = 1;
@@ -3616,7 +3792,8 @@ static int redlock__sock_result(redlock_socket *s, redlock_socket_lock *l)
         /* nothing in flight and nothing scheduled: the result cannot come
            any more */
         for (i = 0; i < redlock__sock_slots(s); i++)
-            if (!s->_nodes[i].sub && (s->_nodes[i].q.count || redlock__sock_opening(&s->_nodes[i]))) idle = 0;
+            if (!redlock__sock_aside(&s->_nodes[i]) && (s->_nodes[i].q.count || redlock__sock_opening(&s->_nodes[i])))
+                idle = 0;
         if (idle && redlock__sock_deadline(s) == REDLOCK_NO_DEADLINE) {
             l->_want = 0;
             return REDLOCK_ERR_DETACHED;

@@ -195,11 +195,53 @@ static void test_switched(void)
     CHECK_EQ(redlock_sentinel_switched(NULL, "rl", host, sizeof host, &port), -1);
 }
 
+static int watched(const char *word, const char *channel, const char *payload, char *host, size_t cap, int *port)
+{
+    redlock_reply e[3], r;
+    e[0] = bulk(word);
+    e[1] = bulk(channel);
+    e[2] = bulk(payload);
+    r = array(e, 3);
+    return redlock_sentinel_watch_reply(&r, "rl", host, cap, port);
+}
+
+/* Proves: on a +switch-master watch, SUBSCRIBE's confirmation, our
+   group's failover and another group's are told apart, and anything
+   else (another channel, an error, a malformed message, a bare string)
+   is BAD: the watch closes rather than guess. */
+static void test_watch_reply(void)
+{
+    char host[64];
+    int port = 0;
+    redlock_reply e[3], r;
+    e[0] = bulk("subscribe"), e[1] = bulk("+switch-master"), e[2] = bulk("1");
+    e[2].type = REDLOCK_REPLY_INTEGER;
+    e[2].integer = 1;
+    r = array(e, 3);
+    CHECK_EQ(redlock_sentinel_watch_reply(&r, "rl", host, sizeof host, &port), REDLOCK_SENTINEL_WATCH_CONFIRMED);
+    CHECK_EQ(watched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2 6381", host, sizeof host, &port),
+             REDLOCK_SENTINEL_WATCH_SWITCHED);
+    CHECK(strcmp(host, "10.0.0.2") == 0 && port == 6381);
+    CHECK_EQ(watched("message", "+switch-master", "other 127.0.0.1 6380 10.0.0.2 6381", host, sizeof host, &port),
+             REDLOCK_SENTINEL_WATCH_OTHER);
+    CHECK_EQ(watched("message", "+sdown", "rl 127.0.0.1 6380", host, sizeof host, &port), REDLOCK_SENTINEL_WATCH_BAD);
+    CHECK_EQ(watched("subscribe", "other", "1", host, sizeof host, &port), REDLOCK_SENTINEL_WATCH_BAD);
+    CHECK_EQ(watched("unsubscribe", "+switch-master", "0", host, sizeof host, &port), REDLOCK_SENTINEL_WATCH_BAD);
+    CHECK_EQ(watched("message", "+switch-master", "rl 127.0.0.1 6380 10.0.0.2", host, sizeof host, &port),
+             REDLOCK_SENTINEL_WATCH_BAD);
+    r = bulk("NOAUTH Authentication required.");
+    r.type = REDLOCK_REPLY_ERROR;
+    CHECK_EQ(redlock_sentinel_watch_reply(&r, "rl", host, sizeof host, &port), REDLOCK_SENTINEL_WATCH_BAD);
+    r = bulk("OK");
+    CHECK_EQ(redlock_sentinel_watch_reply(&r, "rl", host, sizeof host, &port), REDLOCK_SENTINEL_WATCH_BAD);
+}
+
 int main(void)
 {
     RUN(test_primary_addr);
     RUN(test_last_failover);
     RUN(test_role);
     RUN(test_switched);
+    RUN(test_watch_reply);
     return CHECK_EXIT();
 }

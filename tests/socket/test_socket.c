@@ -1237,6 +1237,63 @@ static void cluster_more(void)
 }
 #endif
 
+/* Proves, for the +switch-master watch: one whose sentinel answers what
+   it did not ask for (a fake one, listed first) fails and opens again at
+   the next sentinel a second later, which then tells the failover: a
+   client that sends nothing still hears it (EV_NODE_RESTARTED, FAILOVER)
+   and drops the former primary. */
+static void it_sentinel_watch_next(void)
+{
+    redis_group g;
+    hostile h;
+    it_client *c = NULL;
+    it_lock *l = NULL;
+    it_setup st;
+    redlock_lock_opts o;
+    char list[256];
+    long long t0;
+    int heard = 0;
+    if (hostile_start(&h, HOSTILE_CANNED, "+PONG\r\n") != 0) {
+        CHECK(!"a fake sentinel started");
+        return;
+    }
+    if (redis_group_start(&g, "rl-wn", 2) != 0) {
+        CHECK(!"a Sentinel group started");
+        hostile_stop(&h);
+        return;
+    }
+    snprintf(list, sizeof list, "redis-sentinel://127.0.0.1:%d+127.0.0.1:%d+127.0.0.1:%d/rl-wn", h.port,
+             redis_group_sentinel_port(&g, 0), redis_group_sentinel_port(&g, 1));
+    memset(&st, 0, sizeof st);
+    st.n = 1;
+    st.nodes = list;
+    st.core.node_timeout_ms = 500;
+    st.core.retry_delay_ms = 100;
+    c = it->open(&st);
+    CHECK(c != NULL);
+    if (!c) goto out;
+    memset(&o, 0, sizeof o);
+    o.key = "sent-wn";
+    o.ttl_ms = 1000;
+    o.retry_count = -1;
+    l = it->lock(c, &o);
+    CHECK(l != NULL);
+    if (!l) goto out;
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK); /* the fake sentinel names no primary: the next one does */
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    it->idle(c, 1500); /* the watch: refused by the fake one, then subscribed at the next */
+    it_nrestarts = 0;
+    CHECK(redis_group_failover(&g) > 0);
+    t0 = it_now_ms();
+    while (!(heard = it_restart_heard(c, 0, REDLOCK_RESTART_FAILOVER)) && it_now_ms() - t0 < 5000) it->idle(c, 20);
+    CHECK(heard);
+    CHECK(!it->node_connected(c, 0));
+out:
+    it_sent_close(c, l);
+    redis_group_stop(&g);
+    hostile_stop(&h);
+}
+
 int main(void)
 {
     static const it_ops ops = {
@@ -1288,6 +1345,8 @@ int main(void)
     if (it_selected("socket_thread_woken")) RUN(socket_thread_woken);
     if (it_selected("socket_thread_refused")) RUN(socket_thread_refused);
     it_main_sentinel(&ops); /* a Sentinel group (integration.h) */
+    IT_RUN(it_sentinel_switch, 1); /* its +switch-master watch */
+    IT_RUN(it_sentinel_watch_next, 1); /* a watch that fails goes on at the next sentinel */
     rc = it_main(&ops);
     return rc ? rc : CHECK_EXIT();
 }
