@@ -1616,15 +1616,15 @@ static inline int redlock__hiredis_watch_parse(redlock__hiredis_sentinels *g, in
             }
         } else {
             redlock_reply view, el[3];
-            int said = redlock__hiredis_view(r, &view, el, 3) == 0 ? redlock_sentinel_switched(&view, g->group, host, cap, port) : -1;
-            int confirm = r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_STRING &&
-                          r->element[0]->len == 9 && memcmp(r->element[0]->str, "subscribe", 9) == 0;
-            if (said < 0 || (said == 0 && !confirm && !g->wconfirmed)) {
+            int what = redlock__hiredis_view(r, &view, el, 3) == 0
+                           ? redlock_sentinel_watch_reply(&view, g->group, host, cap, port)
+                           : REDLOCK_SENTINEL_WATCH_BAD;
+            if (what == REDLOCK_SENTINEL_WATCH_BAD || (what != REDLOCK_SENTINEL_WATCH_CONFIRMED && !g->wconfirmed)) {
                 freeReplyObject(rv);
                 break;
             }
-            g->wconfirmed |= confirm;
-            if (said == 1) rc = REDLOCK__HIREDIS_WATCH_SWITCHED;
+            g->wconfirmed |= what == REDLOCK_SENTINEL_WATCH_CONFIRMED;
+            if (what == REDLOCK_SENTINEL_WATCH_SWITCHED) rc = REDLOCK__HIREDIS_WATCH_SWITCHED;
         }
         freeReplyObject(rv);
     }
