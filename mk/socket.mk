@@ -140,9 +140,11 @@ $(BUILD)/fuzz_resp_san: tests/resp/fuzz_resp.c $(RESP_HDRS) | $(BUILD)
 
 # In the CPU lane although test_socket_san starts nodes: its sanitized
 # builds keep a core busy, and the lane of node checks is the longer one.
+# The Sentinel scenarios (mostly waiting on failovers) run in check-socket,
+# under memcheck, not again here.
 CPU_CHECKS += check-sanitize-adapters
 .PHONY: check-sanitize-adapters
 check-sanitize-adapters: $(BUILD)/test_resp_san $(BUILD)/fuzz_resp_san $(BUILD)/test_socket_hostile_san \
                          $(BUILD)/test_socket_san
 	@scripts/parallel.sh '$(BUILD)/test_resp_san && $(BUILD)/fuzz_resp_san 3000 && $(BUILD)/test_socket_hostile_san' \
-	  '$(BUILD)/test_socket_san'
+	  'IT_SKIP=sentinel $(BUILD)/test_socket_san'
