@@ -1,32 +1,32 @@
 # The core: compile matrix, unit tests, simulation, core benchmark.
-SIM_RUNS ?= 6000
+SIM_RUNS ?= 4000
 # refusing and legacy-crowd: no crashes (the restart rule has nothing to
 # do there); fewer schedules (4/5 and 1/2 of SIM_RUNS) pay for the restart
 # and failover profiles
 SIM_REFUSING_RUNS ?= $(shell expr $(SIM_RUNS) \* 4 / 5)
 SIM_CROWD_RUNS ?= $(shell expr $(SIM_RUNS) / 2)
 # many-locks: up to 12 handles per client, each schedule about 4x the work
-SIM_MANY_RUNS ?= 3000
+SIM_MANY_RUNS ?= 2000
 # jump-one-of-four: one configuration (N = 4, one jumping node), each schedule
 # with 10-40 jumps
-SIM_JUMP_RUNS ?= 3000
+SIM_JUMP_RUNS ?= 2000
 # reentrant: 2-4 handles per client, nested acquisitions of shared owners
-SIM_REENTRANT_RUNS ?= 6000
+SIM_REENTRANT_RUNS ?= 4000
 # fencing: most handles fenced, every fault class (the fence checker)
-SIM_FENCING_RUNS ?= 6000
+SIM_FENCING_RUNS ?= 4000
 # rw: readers-writer locks (shared, exclusive) beside plain ones
-SIM_RW_RUNS ?= 8000
+SIM_RW_RUNS ?= 6000
 # rw-upgrade: the same with most readers-writer handles in update mode
-SIM_RW_UPGRADE_RUNS ?= 3000
+SIM_RW_UPGRADE_RUNS ?= 2000
 # evicting: a minority of nodes drop keys and fence counters, refused by every handle
-SIM_EVICTING_RUNS ?= 3000
+SIM_EVICTING_RUNS ?= 2000
 # turns: many-locks with 1..3 rounds at once per client (the rest wait)
-SIM_TURNS_RUNS ?= 1500
+SIM_TURNS_RUNS ?= 1000
 # restart: many restarts, no restart delay, the restart rule keeps holders
 # apart (late clients, bounds of seconds); failover: failovers to a lagging
 # replica, announced or seen only as a new run_id
-SIM_RESTART_RUNS ?= 4000
-SIM_FAILOVER_RUNS ?= 3000
+SIM_RESTART_RUNS ?= 3000
+SIM_FAILOVER_RUNS ?= 2000
 # wait: failovers with the restart rule off and every client WAITing for
 # the replica (a lagging one answers 0 at times): WAIT alone must keep
 # holders apart; its control, ctl-failover-no-wait, the same without WAIT
@@ -78,10 +78,10 @@ check-unit: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value
 	@$(BUILD)/platform
 	@$(BUILD)/value
 
-# 6,000 schedules per profile across N = 1, 3, 5, modern and legacy
-# servers (fewer for the refusing clients and the legacy crowd), 3,000 of
-# many locks per client, 3,000 of a server clock jumping on one node of
-# four, 6,000 of reentrant locks, 4,000 of restarts, 3,000 of failovers
+# 4,000 schedules per profile across N = 1, 3, 5, modern and legacy
+# servers (fewer for the refusing clients and the legacy crowd), 2,000 of
+# many locks per client, 2,000 of a server clock jumping on one node of
+# four, 4,000 of reentrant locks, 3,000 of restarts, 2,000 of failovers
 # and 2,000 of failovers answered by WAIT alone, without a restart delay (the profiles side by side, one per CPU), plus
 # the negative controls that must find violations (ctl-restart: the same
 # restarts with the clients' restart rule off; ctl-failover-no-wait: the

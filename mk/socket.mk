@@ -10,7 +10,9 @@ SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
 # (scripted servers of its own and compiles: the CPU lane)
 CPU_CHECKS += check-socket-hostile check-socket-nomem check-socket-compile
-CHECKS += check-socket check-socket-tls check-tsan-socket check-socket-cluster
+CHECKS += check-socket check-socket-tls
+# in the CPU lane although they start nodes: the node checks' lane is the longer one
+CPU_CHECKS += check-tsan-socket check-socket-cluster
 
 .PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls check-tsan-socket \
         check-socket-cluster \
