@@ -27,6 +27,10 @@ if [ "$want" = all ]; then
   have cmake || need+=(cmake)
   have groff || need+=(groff-base)
   have python3 || need+=(python3) # free ports in tests/shared/examples.sh, JSON checks of the tool
+  # the Debian package (check-deb): built, checked and unpacked
+  have dpkg-buildpackage || need+=(dpkg-dev)
+  have dh || need+=(debhelper)
+  have lintian || need+=(lintian)
 fi
 # libFuzzer comes with clang's runtime package, which clang only recommends
 if [ "$want" = all ] && have clang && [ "$(uname -m)" = x86_64 ] &&

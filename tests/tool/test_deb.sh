@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# tests/tool/test_deb.sh - the Debian package (debian/): built with
+# dpkg-buildpackage in a scratch copy of the tree (the tree itself is never
+# written), checked with lintian, unpacked with `dpkg -x` into a scratch root
+# (nothing is installed on the machine), then the installed tool, its manual
+# page, and consumers built through pkg-config and CMake against that root.
+# Prints "ok" / "not ok" lines; "skip deb: <reason>" when the packaging tools
+# are missing (scripts/deps.sh installs them).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CC=${CC:-cc}
+T=$(mktemp -d "${TMPDIR:-/tmp}/redlock-deb.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+cd "$ROOT" || exit 1
+start=$SECONDS
+VERSION=$(sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' redlock.h)
+ok() { echo "ok deb $1"; }
+nok() { echo "not ok deb $1"; [ -n "${2:-}" ] && [ -s "$2" ] && sed 's/^/#   /' "$2" | tail -15; }
+
+# the package's version is the project's: the top entry of debian/changelog
+cl=$(sed -n '1s/^redlock (\([^)]*\)).*/\1/p' debian/changelog)
+[ -n "$VERSION" ] && [ "$cl" = "$VERSION" ] && ok "debian/changelog's version $cl = REDLOCK_VERSION" ||
+  nok "debian/changelog's version '$cl' differs from REDLOCK_VERSION '$VERSION' (add a changelog entry)"
+
+for tool in dpkg-buildpackage dh lintian dpkg-deb; do
+  command -v $tool >/dev/null 2>&1 || { echo "skip deb: $tool not installed (scripts/deps.sh)"; exit 0; }
+done
+
+# scratch copy: the files git knows of (tracked, or new and not ignored);
+# without git (an unpacked release), the tree minus build/
+S=$T/redlock-$VERSION
+mkdir -p "$S"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -z --cached --others --exclude-standard | xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+    tar --null -T - -cf - | tar -xf - -C "$S"
+else
+  tar --exclude=./build --exclude=./.git -cf - . | tar -xf - -C "$S"
+fi
+# the source package (for lintian's checks of debian/), from the pristine copy
+if (cd "$T" && timeout 120 dpkg-source -Zgzip -b "redlock-$VERSION") >"$T/source.log" 2>&1; then
+  ok "dpkg-source -b: redlock_$VERSION.dsc (3.0 (native))"
+else nok "dpkg-source -b" "$T/source.log"; exit 0; fi
+# the package build runs no tests: the suite runs check-unit on its own
+if (cd "$S" && DEB_BUILD_OPTIONS=nocheck timeout 300 dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1; then
+  ok "dpkg-buildpackage -us -uc -b (in a scratch copy)"
+else nok "dpkg-buildpackage -us -uc -b" "$T/build.log"; exit 0; fi
+dev=$(ls "$T"/libredlock-dev_"$VERSION"_all.deb 2>/dev/null)
+tools=$(ls "$T"/redlock-tools_"$VERSION"_*.deb 2>/dev/null | grep -v dbgsym)
+changes=$(ls "$T"/redlock_"$VERSION"_*.changes 2>/dev/null)
+[ -n "$dev" ] && [ -n "$tools" ] && [ -n "$changes" ] &&
+  [ "$(dpkg-deb -f "$dev" Version)" = "$VERSION" ] && [ "$(dpkg-deb -f "$tools" Version)" = "$VERSION" ] &&
+  [ "$(dpkg-deb -f "$tools" Architecture)" = "$(dpkg --print-architecture)" ] &&
+  ok "libredlock-dev_${VERSION}_all.deb and redlock-tools_${VERSION}_$(dpkg --print-architecture).deb, version $VERSION" ||
+  { ls "$T" | sed 's/^/#   /'; nok "the packages and their versions"; exit 0; }
+
+# lintian: every tag it emits is shown; an error, or lintian failing, fails
+timeout 300 lintian --display-info --pedantic --show-overrides "$T/redlock_$VERSION.dsc" "$changes" >"$T/lintian.raw" 2>&1
+lrc=$?
+grep -v '^running with root privileges' "$T/lintian.raw" >"$T/lintian.log"
+errors=$(grep -c '^E: ' "$T/lintian.log")
+warnings=$(grep -c '^W: ' "$T/lintian.log")
+others=$(grep -c '^[IPX]: ' "$T/lintian.log")
+overridden=$(grep -c '^O: ' "$T/lintian.log") # each with its reason in debian/*lintian-overrides
+sed 's/^/#   lintian: /' "$T/lintian.log"
+if [ "$lrc" -eq 0 ] && [ "$errors" -eq 0 ] && ! grep -Eqv '^[EWIPXNO]:( |$)' "$T/lintian.log"; then
+  ok "lintian --display-info --pedantic (source and binaries): 0 errors, $warnings warnings, $others info/pedantic/experimental, $overridden overridden"
+else nok "lintian (status $lrc): $errors errors"; fi
+
+# into a scratch root, as the system would lay them out
+R=$T/root
+mkdir -p "$R"
+dpkg -x "$dev" "$R" && dpkg -x "$tools" "$R" || { nok "dpkg -x into a scratch root"; exit 0; }
+missing=
+for f in usr/include/redlock.h usr/bin/redlock usr/share/man/man1/redlock.1.gz \
+         usr/share/doc/libredlock-dev/copyright usr/share/doc/redlock-tools/copyright; do
+  [ -f "$R/$f" ] || missing="$missing $f"
+done
+for f in adapters/*.h; do [ -f "$R/usr/include/redlock/$(basename "$f")" ] || missing="$missing $f"; done
+for f in tools/install/*.pc.in; do f=$(basename "$f" .in); [ -f "$R/usr/share/pkgconfig/$f" ] || missing="$missing $f"; done
+for f in tools/install/*.cmake.in; do f=$(basename "$f" .in); [ -f "$R/usr/share/cmake/redlock/$f" ] || missing="$missing $f"; done
+[ -z "$missing" ] && ok "dpkg -x: /usr/include/redlock.h, /usr/include/redlock/*.h, every .pc and CMake file, /usr/bin/redlock, its man page" ||
+  { echo "#   missing:$missing"; nok "the packages' files"; }
+
+"$R/usr/bin/redlock" --version >"$T/version.out" 2>&1 && grep -q "^redlock $VERSION" "$T/version.out" &&
+  ok "installed /usr/bin/redlock --version: $(head -1 "$T/version.out")" || nok "installed /usr/bin/redlock --version" "$T/version.out"
+if command -v man >/dev/null; then
+  MANPATH=$R/usr/share/man MANWIDTH=80 man redlock 2>"$T/man.err" | grep -q "redlock run" && [ ! -s "$T/man.err" ] &&
+    ok "man redlock shows the packaged page" || nok "man redlock (the packaged page)" "$T/man.err"
+else
+  zcat "$R/usr/share/man/man1/redlock.1.gz" | grep -q '^\.TH REDLOCK 1' && ok "the packaged man page is redlock(1)" ||
+    nok "the packaged man page"
+fi
+
+# pkg-config, from the unpacked root (the files find the headers from
+# their own place, so /usr is not needed)
+export PKG_CONFIG_PATH=$R/usr/share/pkgconfig
+if command -v pkg-config >/dev/null; then
+  mv=$(pkg-config --modversion redlock 2>&1)
+  cf=$(pkg-config --cflags redlock 2>&1)
+  if [ "$mv" = "$VERSION" ] && [ "$(echo $cf)" = "-I$R/usr/share/pkgconfig/../../include" ] &&
+     $CC -std=c99 -Wall -Wextra -Wpedantic -Werror $cf tests/tool/consumer/main.c $(pkg-config --libs redlock) \
+       -o "$T/consumer-pc" >"$T/pc.log" 2>&1 && "$T/consumer-pc" >"$T/pc.out" && grep -q "redlock $VERSION" "$T/pc.out"; then
+    ok "consumer built with pkg-config redlock ($mv, $(echo $cf | sed "s|$R|<root>|")) runs"
+  else echo "#   modversion '$mv', cflags '$cf'"; nok "consumer built with pkg-config redlock" "$T/pc.log"; fi
+  for a in hiredis libev; do
+    if $CC -std=c99 -Wall -Wextra -Wpedantic -Werror -D_POSIX_C_SOURCE=200809L $(pkg-config --cflags redlock-$a) \
+         tests/tool/consumer/$a.c $(pkg-config --libs redlock-$a) -o "$T/consumer-$a" >"$T/pc-$a.log" 2>&1 &&
+       "$T/consumer-$a" >"$T/pc-$a.out" && grep -q "redlock $VERSION" "$T/pc-$a.out"; then
+      ok "consumer of the $a adapter built with pkg-config redlock-$a runs"
+    else nok "consumer of the $a adapter built with pkg-config redlock-$a" "$T/pc-$a.log"; fi
+  done
+else nok "pkg-config not installed (scripts/deps.sh)"; fi
+
+# CMake: find_package(redlock VERSION) from the unpacked root
+if command -v cmake >/dev/null; then
+  if timeout 120 cmake -S tests/tool/consumer -B "$T/cmake" -DCMAKE_PREFIX_PATH="$R/usr" \
+       -DCMAKE_C_COMPILER="$(command -v "$CC")" -DREDLOCK_WANT="$VERSION" >"$T/cmake.log" 2>&1 &&
+     timeout 120 cmake --build "$T/cmake" >>"$T/cmake.log" 2>&1 &&
+     grep -q "$R/usr/include" "$T/cmake/CMakeFiles/consumer.dir/flags.make" &&
+     "$T/cmake/consumer" >"$T/cmake.out" && grep -q "redlock $VERSION" "$T/cmake.out" &&
+     "$T/cmake/consumer-hiredis" >/dev/null && "$T/cmake/consumer-libev" >/dev/null; then
+    ok "consumers built with CMake find_package(redlock $VERSION) + redlock::redlock, ::hiredis, ::libev run"
+  else nok "consumers built with CMake against the package" "$T/cmake.log"; fi
+else nok "cmake not installed (scripts/deps.sh)"; fi
+echo "# deb: $((SECONDS - start)) s"
+exit 0
