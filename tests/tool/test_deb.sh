@@ -52,18 +52,9 @@ changes=$(ls "$T"/redlock_"$VERSION"_*.changes 2>/dev/null)
   ok "libredlock-dev_${VERSION}_all.deb and redlock-tools_${VERSION}_$(dpkg --print-architecture).deb, version $VERSION" ||
   { ls "$T" | sed 's/^/#   /'; nok "the packages and their versions"; exit 0; }
 
-# lintian: every tag it emits is shown; an error, or lintian failing, fails
-timeout 300 lintian --display-info --pedantic --show-overrides "$T/redlock_$VERSION.dsc" "$changes" >"$T/lintian.raw" 2>&1
-lrc=$?
-grep -v '^running with root privileges' "$T/lintian.raw" >"$T/lintian.log"
-errors=$(grep -c '^E: ' "$T/lintian.log")
-warnings=$(grep -c '^W: ' "$T/lintian.log")
-others=$(grep -c '^[IPX]: ' "$T/lintian.log")
-overridden=$(grep -c '^O: ' "$T/lintian.log") # each with its reason in debian/*lintian-overrides
-sed 's/^/#   lintian: /' "$T/lintian.log"
-if [ "$lrc" -eq 0 ] && [ "$errors" -eq 0 ] && ! grep -Eqv '^[EWIPXNO]:( |$)' "$T/lintian.log"; then
-  ok "lintian --display-info --pedantic (source and binaries): 0 errors, $warnings warnings, $others info/pedantic/experimental, $overridden overridden"
-else nok "lintian (status $lrc): $errors errors"; fi
+# lintian reads the packages while the steps below use them (one CPU each)
+timeout 300 lintian --display-info --pedantic --show-overrides "$T/redlock_$VERSION.dsc" "$changes" >"$T/lintian.raw" 2>&1 &
+lint=$!
 
 # into a scratch root, as the system would lay them out
 R=$T/root
@@ -94,5 +85,18 @@ fi
 # from their own place, so the system's /usr is not involved)
 mkdir -p "$T/consumers"
 CC="$CC" tests/tool/consumers.sh "$R/usr" "$T/consumers" deb
+# lintian: every tag it emits is shown; an error, or lintian failing, fails
+wait $lint
+lrc=$?
+grep -v '^running with root privileges' "$T/lintian.raw" >"$T/lintian.log"
+errors=$(grep -c '^E: ' "$T/lintian.log")
+warnings=$(grep -c '^W: ' "$T/lintian.log")
+others=$(grep -c '^[IPX]: ' "$T/lintian.log")
+overridden=$(grep -c '^O: ' "$T/lintian.log") # each with its reason in debian/*lintian-overrides
+sed 's/^/#   lintian: /' "$T/lintian.log"
+if [ "$lrc" -eq 0 ] && [ "$errors" -eq 0 ] && ! grep -Eqv '^[EWIPXNO]:( |$)' "$T/lintian.log"; then
+  ok "lintian --display-info --pedantic (source and binaries): 0 errors, $warnings warnings, $others info/pedantic/experimental, $overridden overridden"
+else nok "lintian (status $lrc): $errors errors"; fi
+
 echo "# deb: $((SECONDS - start)) s"
 exit 0
