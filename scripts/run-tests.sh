@@ -24,14 +24,25 @@ done
 # run_lane NAME CHECK...: each check's output to $tmp/<check>.out, its
 # make status to $tmp/<check>.rc; the whole report (output and timing)
 # printed at once so that the two lanes do not interleave mid-check.
+# The CPU time each check used (its processes that were waited for, in
+# seconds) is printed beside its wall time: what the lanes' balance needs.
+cpu_ms() { # FILE: the lane's children's user + system time so far, in ms, into FILE
+  times > "$1.times" # in the lane's shell, not a subshell: its children are the lane's
+  awk 'NR == 2 { t = 0
+    for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+    printf "%d\n", t * 1000 }' "$1.times" > "$1"
+}
 run_lane() {
-  local t start rc
+  local t start rc cpu0 cpu=$tmp/cpu.$BASHPID
   for t in "$@"; do
     start=$SECONDS
+    cpu_ms "$cpu"; cpu0=$(cat "$cpu")
     $make --no-print-directory -s "$t" > "$tmp/$t.out" 2>&1
     rc=$?
     echo "$rc" > "$tmp/$t.rc"
-    { echo "== $t"; cat "$tmp/$t.out"; echo "== $t: $((SECONDS - start)) s"; } > "$tmp/$t.report"
+    cpu_ms "$cpu"
+    { echo "== $t"; cat "$tmp/$t.out"
+      echo "== $t: $((SECONDS - start)) s (cpu $(( ($(cat "$cpu") - cpu0) / 1000 )) s)"; } > "$tmp/$t.report"
     flock "$tmp" cat "$tmp/$t.report"
   done
 }
