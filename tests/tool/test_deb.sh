@@ -43,13 +43,13 @@ if (cd "$S" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CC DEB_BUILD_OPTIONS=n
       timeout 300 dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1; then
   ok "dpkg-buildpackage -us -uc -b (in a scratch copy)"
 else nok "dpkg-buildpackage -us -uc -b" "$T/build.log"; exit 0; fi
-dev=$(ls "$T"/libredlock-dev_"$VERSION"_all.deb 2>/dev/null)
-tools=$(ls "$T"/redlock-tools_"$VERSION"_*.deb 2>/dev/null | grep -v dbgsym)
-changes=$(ls "$T"/redlock_"$VERSION"_*.changes 2>/dev/null)
-[ -n "$dev" ] && [ -n "$tools" ] && [ -n "$changes" ] &&
+arch=$(dpkg --print-architecture)
+dev=$T/libredlock-dev_${VERSION}_all.deb
+tools=$T/redlock-tools_${VERSION}_$arch.deb
+changes=$T/redlock_${VERSION}_$arch.changes
+[ -f "$dev" ] && [ -f "$tools" ] && [ -f "$changes" ] &&
   [ "$(dpkg-deb -f "$dev" Version)" = "$VERSION" ] && [ "$(dpkg-deb -f "$tools" Version)" = "$VERSION" ] &&
-  [ "$(dpkg-deb -f "$tools" Architecture)" = "$(dpkg --print-architecture)" ] &&
-  ok "libredlock-dev_${VERSION}_all.deb and redlock-tools_${VERSION}_$(dpkg --print-architecture).deb, version $VERSION" ||
+  ok "libredlock-dev_${VERSION}_all.deb and redlock-tools_${VERSION}_$arch.deb, version $VERSION" ||
   { ls "$T" | sed 's/^/#   /'; nok "the packages and their versions"; exit 0; }
 
 # lintian reads the packages while the steps below use them (one CPU each)
