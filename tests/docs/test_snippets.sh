@@ -122,6 +122,9 @@ for prog in $programs; do
       ok "$w: the program, vendored (redlock.h + adapters/), built and run by $(where "$bv") ($(grep -c '^\$' "$T/vendored.log") commands)"
     else nok "$w: the program, vendored, by $(where "$bv")" "$T/vendored.log"; fi
   done
+  if (cd "$V" && $CC -std=c99 -Wall -Wextra -Wpedantic -Werror app.c -o app-strict -pthread) >"$T/strict.log" 2>&1; then
+    ok "$w: the program builds without a warning (-std=c99 -Wall -Wextra -Wpedantic -Werror)"
+  else nok "$w: the program has warnings" "$T/strict.log"; fi
   I=$T/installed; rm -rf "$I"; mkdir -p "$I"
   if [ "$(grep -c '^#include "adapters/' "$prog")" = 1 ] && [ -n "$inst_include" ]; then
     awk -v inc="$inst_include" '/^#include "adapters\// { while ((getline l < inc) > 0) print l; next } { print }' \

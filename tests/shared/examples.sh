@@ -19,9 +19,9 @@
 # the temp dir of the logs. Where a private network namespace can be had
 # (unshare -rn), the whole check runs inside one, so that the server on
 # 127.0.0.1:6379 that the default needs is ours; elsewhere that check is
-# skipped ("# skip", counted neither way). The shell example nested_run.sh and the README's
-# quick start are checked too when no EXAMPLE is named (the former with
-# --help, on $REDLOCK_NODES and on the default).
+# skipped ("# skip", counted neither way). The shell example nested_run.sh is checked
+# too when no EXAMPLE is named (--help, on $REDLOCK_NODES and on the
+# default). The README's quick start: tests/docs/test_snippets.sh.
 # Usage: tests/shared/examples.sh BUILD_DIR [EXAMPLE...]
 set -u
 if [ -z "${EXAMPLES_NETNS:-}" ] && unshare -rn true 2>/dev/null; then
@@ -178,14 +178,5 @@ if [ $# -eq 0 ]; then
     fi
   done
 
-  # The README's quick start is a whole program: it must build as shown
-  # (`cc -std=c99 app.c -o app -pthread`, warnings as errors).
-  awk '/^## Quick start$/ {q = 1} q && /^```c$/ {c = 1; next} c && /^```$/ {exit} c {print}' README.md >"$build/quickstart.c"
-  if [ -s "$build/quickstart.c" ] &&
-     cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I. "$build/quickstart.c" -o "$build/quickstart" -pthread 2>"$build/quickstart.err"; then
-    echo "ok README quick start builds ($(wc -l <"$build/quickstart.c") lines, -std=c99 -pthread -Werror)"
-  else
-    echo "not ok README quick start does not build: $(head -c 300 "$build/quickstart.err")"; status=1
-  fi
 fi
 exit $status
