@@ -786,6 +786,20 @@ static inline int redis_nodes_cmd(const redis_nodes *rn, int i, char *out, size_
     return redis_nodes_query(rn, i, out, outsz, argv);
 }
 
+/* Node i's Redis version as major * 100 + minor (600 for 6.0.16; Valkey
+   8 says 702: the Redis it is compatible with), from INFO server; -1 when
+   it does not answer. For the features older servers lack. */
+static inline int redis_nodes_version(const redis_nodes *rn, int i)
+{
+    char out[4096];
+    const char *v;
+    if (redis_nodes_cmd(rn, i, out, sizeof out, "INFO", "server", (char *)NULL) != 0 ||
+        !(v = strstr(out, "redis_version:")))
+        return -1;
+    v += sizeof "redis_version:" - 1;
+    return atoi(v) * 100 + (strchr(v, '.') ? atoi(strchr(v, '.') + 1) : 0);
+}
+
 /* alarm(seconds) with the cleanup handler installed: a hung test dies,
    its nodes with it. 0 cancels. */
 static inline void redis_nodes_deadline(unsigned seconds)
