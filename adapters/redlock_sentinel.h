@@ -76,7 +76,9 @@ static inline int redlock_sentinel_watch_reply(const redlock_reply *r, const cha
                                                int *port);
 /* 1 when an error reply says the server is not the primary now:
    READONLY (a replica), LOADING (a restart reading its data), MASTERDOWN
-   (a replica that lost its primary). */
+   (a replica that lost its primary); also when a script met one of them
+   on a server before 7.0, which wraps it ("ERR Error running script
+   (call to f_...): @user_script:1: @user_script: 1: -READONLY ..."). */
 static inline int redlock_sentinel_not_primary(const char *err, size_t len);
 
 /* ---- implementation ---- */
@@ -249,6 +251,15 @@ static inline int redlock_sentinel_watch_reply(const redlock_reply *r, const cha
 
 static inline int redlock_sentinel_not_primary(const char *err, size_t len)
 {
+    static const char wrap[] = "ERR Error running script";
+    size_t i;
+    if (err && len >= sizeof wrap - 1 && memcmp(err, wrap, sizeof wrap - 1) == 0)
+        for (i = sizeof wrap - 1; i + 3 <= len; i++)
+            if (memcmp(err + i, ": -", 3) == 0) { /* the wrapped error's code follows */
+                err += i + 3;
+                len -= i + 3;
+                break;
+            }
     return err && ((len >= 8 && memcmp(err, "READONLY", 8) == 0) || (len >= 7 && memcmp(err, "LOADING", 7) == 0) ||
                    (len >= 10 && memcmp(err, "MASTERDOWN", 10) == 0));
 }
