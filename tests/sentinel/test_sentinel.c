@@ -117,6 +117,15 @@ static void test_role(void)
         CHECK(!redlock_sentinel_not_primary(ro, sizeof ro - 1 - 70)); /* cut before the code: no */
         CHECK(!redlock_sentinel_not_primary(wt, sizeof wt - 1));
         CHECK(!redlock_sentinel_not_primary(bare, sizeof bare - 1));
+        { /* the words the adapters keep (redlock_conn.h): the wrapped error's */
+            static const char want[] = "READONLY You can't write against a read only replica. ";
+            const char *w = ro, *b = bare;
+            size_t wl = sizeof ro - 1, bl = sizeof bare - 1;
+            redlock__script_error_unwrap(&w, &wl);
+            CHECK(wl == sizeof want - 1 && memcmp(w, want, wl) == 0);
+            redlock__script_error_unwrap(&b, &bl);
+            CHECK(b == bare && bl == sizeof bare - 1);
+        }
     }
 }
 
