@@ -1035,10 +1035,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The version: these three numbers are its only source. REDLOCK_VERSION is
+   made from them; the tool's --version, the pkg-config and CMake packages,
+   `make dist` and the Debian package all read them from here
+   (scripts/version.sh). 0.x: a minor version may change the API
+   (CHANGELOG.md says how). */
 #define REDLOCK_VERSION_MAJOR 0
-#define REDLOCK_VERSION_MINOR 2
+#define REDLOCK_VERSION_MINOR 3
 #define REDLOCK_VERSION_PATCH 0
-#define REDLOCK_VERSION "0.2.0"
+#define REDLOCK__STR(x) #x
+#define REDLOCK__XSTR(x) REDLOCK__STR(x)
+#define REDLOCK_VERSION REDLOCK__XSTR(REDLOCK_VERSION_MAJOR) "." \
+    REDLOCK__XSTR(REDLOCK_VERSION_MINOR) "." REDLOCK__XSTR(REDLOCK_VERSION_PATCH)
 #define REDLOCK_VERSION_NUMBER \
     (REDLOCK_VERSION_MAJOR * 10000 + REDLOCK_VERSION_MINOR * 100 + REDLOCK_VERSION_PATCH)
 

@@ -11,11 +11,13 @@
 #   include/redlock/redlock_*.h              the adapters (they include ../redlock.h)
 #   bin/redlock                              the tool
 #   share/man/man1/redlock.1                 its manual page
-#   share/pkgconfig/redlock.pc               pkg-config: core + raw sockets (Cflags only)
+#   share/pkgconfig/redlock.pc               pkg-config: core + raw sockets (-pthread for its thread)
+#   share/pkgconfig/redlock-tls.pc           ... with TLS (REDLOCK_SOCKET_TLS, Requires openssl)
 #   share/pkgconfig/redlock-hiredis.pc       ... + hiredis adapter (Requires hiredis, -lpthread)
 #   share/pkgconfig/redlock-libev.pc         ... + libev adapter (Requires hiredis, -lev)
 #   share/cmake/redlock/redlockConfig.cmake  + redlockConfigVersion.cmake: INTERFACE
-#                                            targets redlock::redlock, ::hiredis, ::libev
+#                                            targets redlock::redlock, ::socket, ::socket_tls,
+#                                            ::hiredis, ::libev
 # The pkg-config and CMake files find the headers relative to themselves:
 # the installed tree can be moved.
 
@@ -24,7 +26,7 @@ TOOL_MAN      := tools/redlock.1
 TOOL_DEPS     := $(TOOL_SRC) tools/args.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_tls.h \
                  adapters/redlock_nodes.h adapters/redlock_notify.h adapters/redlock_conn.h adapters/redlock_cluster.h \
                  adapters/redlock_sentinel.h
-TOOL_VERSION  := $(shell sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' redlock.h)
+TOOL_VERSION  := $(shell scripts/version.sh)
 
 PREFIX        ?= /usr/local
 DESTDIR       ?=
@@ -33,7 +35,7 @@ INCLUDEDIR    ?= $(PREFIX)/include
 PKGCONFIGDIR  ?= $(PREFIX)/share/pkgconfig
 CMAKEDIR      ?= $(PREFIX)/share/cmake/redlock
 MANDIR        ?= $(PREFIX)/share/man
-TOOL_PCS      := redlock redlock-hiredis redlock-libev
+TOOL_PCS      := redlock redlock-tls redlock-hiredis redlock-libev
 # how to get from the package files to the headers (relocatable packages)
 PC_TO_INCLUDE    = $(shell realpath -m --relative-to=$(PKGCONFIGDIR) $(INCLUDEDIR))
 CMAKE_TO_INCLUDE = $(shell realpath -m --relative-to=$(CMAKEDIR) $(INCLUDEDIR))
@@ -103,7 +105,8 @@ install: $(BUILD)/redlock
 	  sed -e 's|@PC_TO_INCLUDE@|$(PC_TO_INCLUDE)|g' -e 's|@VERSION@|$(TOOL_VERSION)|g' \
 	      tools/install/$$pc.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc || exit 1; \
 	done
-	sed -e 's|@CMAKE_TO_INCLUDE@|$(CMAKE_TO_INCLUDE)|g' tools/install/redlockConfig.cmake.in \
+	sed -e 's|@CMAKE_TO_INCLUDE@|$(CMAKE_TO_INCLUDE)|g' -e 's|@VERSION_MM@|$(basename $(TOOL_VERSION))|g' \
+	    tools/install/redlockConfig.cmake.in \
 	    >$(DESTDIR)$(CMAKEDIR)/redlockConfig.cmake
 	sed -e 's|@VERSION@|$(TOOL_VERSION)|g' tools/install/redlockConfigVersion.cmake.in \
 	    >$(DESTDIR)$(CMAKEDIR)/redlockConfigVersion.cmake

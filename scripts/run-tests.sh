@@ -4,44 +4,59 @@
 # non-zero without reporting a failure counts as one. Ends with the single
 # line "N passed, N failed".
 #
-#   scripts/run-tests.sh A B -- C D
-# runs two lanes side by side: A then B, and C then D. The checks before
-# "--" need only the CPU (compilers, the simulator, memcheck of the core);
-# those after it start redis-server nodes and mostly wait on them, so the
-# two lanes share the machine's cores well. Each check's output is shown
-# whole when it ends. Without "--", one lane.
+#   scripts/run-tests.sh A B -- C D -- E
+# runs lanes side by side: A then B, C then D, and E. `make test` gives
+# the checks that need only the CPU (compilers, the simulator, memcheck of
+# the core) one lane, and those that start redis-server nodes and mostly
+# wait on them the others, so that the lanes share the machine's cores
+# well. Each check's output is shown whole when it ends. Without "--",
+# one lane.
 set -u
 make=${MAKE:-make}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-lane1=() lane2=() in2=0
+lanes=() lane=
 for a in "$@"; do
-  if [ "$a" = "--" ]; then in2=1
-  elif [ "$in2" -eq 1 ]; then lane2+=("$a")
-  else lane1+=("$a"); fi
+  if [ "$a" = "--" ]; then lanes+=("$lane"); lane=
+  else lane="$lane $a"; fi
 done
+lanes+=("$lane")
 
 # run_lane NAME CHECK...: each check's output to $tmp/<check>.out, its
 # make status to $tmp/<check>.rc; the whole report (output and timing)
-# printed at once so that the two lanes do not interleave mid-check.
+# printed at once so that the lanes do not interleave mid-check.
+# The CPU time each check used (its processes that were waited for, in
+# seconds) is printed beside its wall time: what the lanes' balance needs.
+cpu_ms() { # FILE: the lane's children's user + system time so far, in ms, into FILE
+  times > "$1.times" # in the lane's shell, not a subshell: its children are the lane's
+  awk 'NR == 2 { t = 0
+    for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+    printf "%d\n", t * 1000 }' "$1.times" > "$1"
+}
 run_lane() {
-  local t start rc
+  local t start rc cpu0 cpu=$tmp/cpu.$BASHPID
   for t in "$@"; do
     start=$SECONDS
+    cpu_ms "$cpu"; cpu0=$(cat "$cpu")
     $make --no-print-directory -s "$t" > "$tmp/$t.out" 2>&1
     rc=$?
     echo "$rc" > "$tmp/$t.rc"
-    { echo "== $t"; cat "$tmp/$t.out"; echo "== $t: $((SECONDS - start)) s"; } > "$tmp/$t.report"
+    cpu_ms "$cpu"
+    { echo "== $t"; cat "$tmp/$t.out"
+      echo "== $t: $((SECONDS - start)) s (cpu $(( ($(cat "$cpu") - cpu0) / 1000 )) s)"; } > "$tmp/$t.report"
     flock "$tmp" cat "$tmp/$t.report"
   done
 }
 
-run_lane "${lane1[@]}" &
-if [ "${#lane2[@]}" -gt 0 ]; then run_lane "${lane2[@]}" & fi
+for lane in "${lanes[@]}"; do
+  # shellcheck disable=SC2086 # a lane is a list of check names
+  [ -n "${lane// }" ] && run_lane $lane &
+done
 wait
 
 pass=0 fail=0
-for t in "${lane1[@]}" ${lane2[@]+"${lane2[@]}"}; do
+# shellcheck disable=SC2068
+for t in ${lanes[@]}; do
   p=$(grep -c '^ok ' "$tmp/$t.out")
   f=$(grep -c '^not ok ' "$tmp/$t.out")
   rc=$(cat "$tmp/$t.rc" 2>/dev/null || echo 1)

@@ -9,7 +9,7 @@ CC=${CC:-cc}
 T=$(mktemp -d "${TMPDIR:-/tmp}/redlock-install.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 cd "$ROOT" || exit 1
-VERSION=$(sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' redlock.h)
+VERSION=$(scripts/version.sh)
 P=$T/prefix
 ok() { echo "ok install $1"; }
 nok() { echo "not ok install $1"; [ -n "${2:-}" ] && [ -s "$2" ] && sed 's/^/#   /' "$2" | tail -15; }
@@ -19,13 +19,13 @@ if timeout 300 $MAKE --no-print-directory -s install PREFIX="$P" >"$T/install.lo
 else nok "make install PREFIX=<tmp>" "$T/install.log"; exit 0; fi
 
 missing=
-for f in include/redlock.h include/redlock/redlock_socket.h bin/redlock share/man/man1/redlock.1 share/pkgconfig/redlock.pc \
+for f in include/redlock.h include/redlock/redlock_socket.h bin/redlock share/man/man1/redlock.1 share/pkgconfig/redlock.pc share/pkgconfig/redlock-tls.pc \
          share/pkgconfig/redlock-hiredis.pc share/pkgconfig/redlock-libev.pc \
          share/cmake/redlock/redlockConfig.cmake share/cmake/redlock/redlockConfigVersion.cmake; do
   [ -f "$P/$f" ] || missing="$missing $f"
 done
 for f in adapters/*.h; do [ -f "$P/include/redlock/$(basename "$f")" ] || missing="$missing $f"; done
-[ -z "$missing" ] && ok "layout: include/redlock.h, include/redlock/*.h, bin/redlock, man1/redlock.1, redlock{,-hiredis,-libev}.pc, CMake package" ||
+[ -z "$missing" ] && ok "layout: include/redlock.h, include/redlock/*.h, bin/redlock, man1/redlock.1, redlock{,-tls,-hiredis,-libev}.pc, CMake package" ||
   { echo "#   missing:$missing"; nok "layout"; }
 [ -x "$P/bin/redlock" ] && "$P/bin/redlock" --version | grep -q "^redlock $VERSION" &&
   ok "installed bin/redlock --version" || nok "installed bin/redlock --version"
@@ -45,6 +45,12 @@ if command -v pkg-config >/dev/null; then
      grep -q "redlock $VERSION" "$T/pc.out"; then
     ok "consumer built with pkg-config against the installed tree runs"
   else nok "consumer built with pkg-config" "$T/pc.log"; fi
+  # TLS: redlock-tls defines REDLOCK_SOCKET_TLS and brings OpenSSL
+  if $CC -std=c99 -Wall -Wextra -Wpedantic -Werror -D_POSIX_C_SOURCE=200809L $(pkg-config --cflags redlock-tls 2>"$T/pc-tls.log") \
+       tests/tool/consumer/tls.c $(pkg-config --libs redlock-tls) -o "$T/consumer-tls" >>"$T/pc-tls.log" 2>&1 &&
+     "$T/consumer-tls" >"$T/pc-tls.out" && grep -q "redlock $VERSION with TLS" "$T/pc-tls.out"; then
+    ok "consumer with TLS built with pkg-config redlock-tls ($(pkg-config --cflags --libs redlock-tls | sed "s|$P|<prefix>|g")) runs"
+  else nok "consumer with TLS built with pkg-config redlock-tls" "$T/pc-tls.log"; fi
   # the adapters' packages bring their libraries
   for a in hiredis libev; do
     libs="$(pkg-config --libs redlock-$a 2>&1)"
@@ -63,8 +69,9 @@ if command -v cmake >/dev/null; then
   if timeout 120 cmake -S tests/tool/consumer -B "$T/cmake" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_COMPILER="$(command -v $CC)" \
        -DREDLOCK_WANT="$VERSION" >"$T/cmake.log" 2>&1 &&
      timeout 120 cmake --build "$T/cmake" >>"$T/cmake.log" 2>&1 && "$T/cmake/consumer" >"$T/cmake.out" &&
-     grep -q "redlock $VERSION" "$T/cmake.out" && "$T/cmake/consumer-hiredis" >/dev/null && "$T/cmake/consumer-libev" >/dev/null; then
-    ok "consumers built with CMake find_package(redlock $VERSION) + redlock::redlock, ::hiredis, ::libev run"
+     grep -q "redlock $VERSION" "$T/cmake.out" && "$T/cmake/consumer-socket" >/dev/null &&
+     "$T/cmake/consumer-tls" | grep -q "with TLS" && "$T/cmake/consumer-hiredis" >/dev/null && "$T/cmake/consumer-libev" >/dev/null; then
+    ok "consumers built with CMake find_package(redlock $VERSION) + redlock::redlock, ::socket, ::socket_tls, ::hiredis, ::libev run"
   else nok "consumers built with CMake" "$T/cmake.log"; fi
   # 0.x: a minor version may break the API, so 0.1 does not satisfy 0.0 or 0.2
   major_minor=$(echo "$VERSION" | cut -d. -f1-2)

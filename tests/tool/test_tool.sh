@@ -226,7 +226,7 @@ if [ -n "${MAN_PAGE:-}" ]; then
     grep -q -- "$(printf '%s' "$opt" | sed 's/-/\\\\-/g')" "$ROOT/$MAN_PAGE" || missing="$missing $opt"
   done
   [ -z "$missing" ] && ok "man page: documents every option of --help" || nok "man page: options missing:$missing"
-  v=$(sed -n 's/.*define REDLOCK_VERSION "\([^"]*\)".*/\1/p' "$ROOT/redlock.h")
+  v=$("$ROOT/scripts/version.sh")
   grep -q "^\.TH REDLOCK 1 .*\"redlock $v\"" "$ROOT/$MAN_PAGE" && ok "man page: version $v" ||
     nok "man page: version is not $v"
 fi
