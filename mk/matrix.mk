@@ -55,4 +55,5 @@ check-matrix-run: $(BUILD)/test_socket $(BUILD)/test_libev $(BUILD)/redlock $(BU
 	  $(foreach s,$(MATRIX_READY),'$(call matrix_tool,$(s))') \
 	  $(foreach s,$(MATRIX_READY),'$(call matrix_it,$(s),test_socket)') \
 	  $(foreach s,$(MATRIX_READY),'$(call matrix_it,$(s),test_libev,$(comma)sentinel)') \
-	  $(if $(filter redis6,$(MATRIX_READY)),$(if $(filter valkey8,$(MATRIX_READY)),'$(MATRIX_MIXED)'))
+	  $(if $(and $(filter redis6,$(MATRIX_READY)),$(filter valkey8,$(MATRIX_READY))),'$(MATRIX_MIXED)', \
+	    'echo "skip matrix mixed: needs both redis6 and valkey8"')

@@ -41,8 +41,10 @@ apt_for() {
         -o Acquire::Retries=2 -o Acquire::http::Timeout=30)
   aptdir=$dir
   [ -e "$dir/updated" ] && return 0
-  timeout 300 apt-get -qq "${opts[@]}" update > "$dir/update.log" 2>&1 ||
-    { reason="apt-get update of $suite failed: $(tail -1 "$dir/update.log")"; return 1; }
+  # (apt-get update may exit 0 with nothing fetched: the lists tell)
+  timeout 300 apt-get -qq "${opts[@]}" update > "$dir/update.log" 2>&1
+  ls "$dir"/lists/*_Packages* >/dev/null 2>&1 ||
+    { reason="apt-get update of $suite failed: $(grep -m1 -E '^(E|W):' "$dir/update.log" || tail -1 "$dir/update.log")"; return 1; }
   touch "$dir/updated"
 }
 
