@@ -51,8 +51,9 @@ tool: $(BUILD)/redlock
 TOOL_TLS := -DREDLOCK_SOCKET_TLS
 TOOL_LIBS := -lssl -lcrypto
 
+# CPPFLAGS and LDFLAGS: a packager's hardening flags (debian/rules)
 $(BUILD)/redlock: $(TOOL_DEPS) | $(BUILD)
-	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(TOOL_TLS) -I. $(TOOL_SRC) -o $@ $(TOOL_LIBS)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CPPFLAGS) $(CFLAGS) $(TOOL_TLS) -I. $(TOOL_SRC) -o $@ $(LDFLAGS) $(TOOL_LIBS)
 
 $(BUILD)/redlock-clang: $(TOOL_DEPS) | $(BUILD)
 	clang -std=c99 $(OPT) $(WARN) $(TOOL_TLS) -I. $(TOOL_SRC) -o $@ $(TOOL_LIBS)

@@ -35,44 +35,12 @@ if command -v man >/dev/null; then
     ok "man redlock (MANPATH=<tmp>/share/man) shows the installed page" || nok "man redlock" "$T/man.err"
 fi
 
-# pkg-config
-export PKG_CONFIG_PATH=$P/share/pkgconfig
-if command -v pkg-config >/dev/null; then
-  mv="$(pkg-config --modversion redlock 2>&1)"
-  [ "$mv" = "$VERSION" ] && ok "pkg-config --modversion redlock = $VERSION" || { echo "#   got '$mv'"; nok "pkg-config --modversion"; }
-  if $CC -std=c99 -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags redlock) tests/tool/consumer/main.c \
-       $(pkg-config --libs redlock) -o "$T/consumer-pc" >"$T/pc.log" 2>&1 && "$T/consumer-pc" >"$T/pc.out" &&
-     grep -q "redlock $VERSION" "$T/pc.out"; then
-    ok "consumer built with pkg-config against the installed tree runs"
-  else nok "consumer built with pkg-config" "$T/pc.log"; fi
-  # TLS: redlock-tls defines REDLOCK_SOCKET_TLS and brings OpenSSL
-  if $CC -std=c99 -Wall -Wextra -Wpedantic -Werror -D_POSIX_C_SOURCE=200809L $(pkg-config --cflags redlock-tls 2>"$T/pc-tls.log") \
-       tests/tool/consumer/tls.c $(pkg-config --libs redlock-tls) -o "$T/consumer-tls" >>"$T/pc-tls.log" 2>&1 &&
-     "$T/consumer-tls" >"$T/pc-tls.out" && grep -q "redlock $VERSION with TLS" "$T/pc-tls.out"; then
-    ok "consumer with TLS built with pkg-config redlock-tls ($(pkg-config --cflags --libs redlock-tls | sed "s|$P|<prefix>|g")) runs"
-  else nok "consumer with TLS built with pkg-config redlock-tls" "$T/pc-tls.log"; fi
-  # the adapters' packages bring their libraries
-  for a in hiredis libev; do
-    libs="$(pkg-config --libs redlock-$a 2>&1)"
-    if $CC -std=c99 -Wall -Wextra -Wpedantic -Werror -D_POSIX_C_SOURCE=200809L $(pkg-config --cflags redlock-$a) \
-         tests/tool/consumer/$a.c $libs -o "$T/consumer-$a" >"$T/pc-$a.log" 2>&1 && "$T/consumer-$a" >"$T/pc-$a.out" &&
-       grep -q "redlock $VERSION" "$T/pc-$a.out"; then
-      ok "consumer of the $a adapter built with pkg-config redlock-$a ($libs) runs"
-    else nok "consumer of the $a adapter built with pkg-config redlock-$a" "$T/pc-$a.log"; fi
-  done
-else
-  nok "pkg-config not installed (scripts/deps.sh)"
-fi
+# pkg-config and CMake: the consumers against the installed tree
+mkdir -p "$T/consumers"
+CC="$CC" tests/tool/consumers.sh "$P" "$T/consumers" install
 
-# CMake
+# CMake's version file
 if command -v cmake >/dev/null; then
-  if timeout 120 cmake -S tests/tool/consumer -B "$T/cmake" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_COMPILER="$(command -v $CC)" \
-       -DREDLOCK_WANT="$VERSION" >"$T/cmake.log" 2>&1 &&
-     timeout 120 cmake --build "$T/cmake" >>"$T/cmake.log" 2>&1 && "$T/cmake/consumer" >"$T/cmake.out" &&
-     grep -q "redlock $VERSION" "$T/cmake.out" && "$T/cmake/consumer-socket" >/dev/null &&
-     "$T/cmake/consumer-tls" | grep -q "with TLS" && "$T/cmake/consumer-hiredis" >/dev/null && "$T/cmake/consumer-libev" >/dev/null; then
-    ok "consumers built with CMake find_package(redlock $VERSION) + redlock::redlock, ::socket, ::socket_tls, ::hiredis, ::libev run"
-  else nok "consumers built with CMake" "$T/cmake.log"; fi
   # 0.x: a minor version may break the API, so 0.1 does not satisfy 0.0 or 0.2
   major_minor=$(echo "$VERSION" | cut -d. -f1-2)
   older_minor="$(echo "$VERSION" | cut -d. -f1).$(( $(echo "$VERSION" | cut -d. -f2) - 1 ))"
@@ -89,8 +57,6 @@ if command -v cmake >/dev/null; then
        >"$T/cmake-new.log" 2>&1; then
     nok "CMake: find_package(redlock 99.0) must fail (version file)"
   else ok "CMake: find_package(redlock 99.0) is refused by redlockConfigVersion.cmake"; fi
-else
-  nok "cmake not installed (scripts/deps.sh)"
 fi
 
 # relocatable: the installed tree moved elsewhere still works, with

@@ -1,5 +1,5 @@
 /* A program built against an installed redlock tree with the blocking
-   hiredis adapter (tests/tool/test_install.sh): pkg-config redlock-hiredis
+   hiredis adapter (tests/tool/consumers.sh): pkg-config redlock-hiredis
    or CMake redlock::hiredis give it the flags and libraries. */
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_HIREDIS_IMPLEMENTATION

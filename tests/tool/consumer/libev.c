@@ -1,5 +1,5 @@
 /* A program built against an installed redlock tree with the hiredis async
-   + libev adapter (tests/tool/test_install.sh): pkg-config redlock-libev or
+   + libev adapter (tests/tool/consumers.sh): pkg-config redlock-libev or
    CMake redlock::libev give it the flags and libraries. */
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_LIBEV_IMPLEMENTATION

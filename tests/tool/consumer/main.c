@@ -1,4 +1,4 @@
-/* A program built against an installed redlock tree (tests/tool/test_install.sh):
+/* A program built against an installed redlock tree (tests/tool/consumers.sh):
    the core and the raw-socket adapter, as a user would include them. */
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION

@@ -1,5 +1,5 @@
 /* A program built against an installed redlock tree with TLS
-   (tests/tool/test_install.sh): redlock-tls.pc or redlock::socket_tls
+   (tests/tool/consumers.sh): redlock-tls.pc or redlock::socket_tls
    must define REDLOCK_SOCKET_TLS and link OpenSSL. */
 #define REDLOCK_IMPLEMENTATION
 #define REDLOCK_SOCKET_IMPLEMENTATION
