@@ -44,6 +44,7 @@
 
 #include "../redlock.h"
 #include "redlock_notify.h"
+#include "redlock_sentinel.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -415,9 +416,12 @@ static inline void redlock__conn_printable(char *out, size_t cap, const char *st
     out[o] = 0;
 }
 
-/* The server answered with an error (str, len): its words are kept. */
+/* The server answered with an error (str, len): its words are kept (a
+   script's error: the one it met, not the wrapper of servers before 7.0,
+   whose words are cut before it). */
 static inline void redlock__conn_heard(redlock__conn_life *l, const char *str, size_t len)
 {
+    redlock__script_error_unwrap(&str, &len);
     redlock__conn_printable(l->server, sizeof l->server, str, len);
 }
 

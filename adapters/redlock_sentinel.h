@@ -76,8 +76,16 @@ static inline int redlock_sentinel_watch_reply(const redlock_reply *r, const cha
                                                int *port);
 /* 1 when an error reply says the server is not the primary now:
    READONLY (a replica), LOADING (a restart reading its data), MASTERDOWN
-   (a replica that lost its primary). */
+   (a replica that lost its primary); also when a script met one of them
+   on a server before 7.0, which wraps it ("ERR Error running script
+   (call to f_...): @user_script:1: @user_script: 1: -READONLY ..."). */
 static inline int redlock_sentinel_not_primary(const char *err, size_t len);
+/* (private, shared with redlock_conn.h, which keeps a server's words) A
+   server before 7.0 wraps the error a script's call met: "ERR Error
+   running script (call to f_<sha1>): @user_script:1: @user_script: 1:
+   -READONLY You can't write ..."; moves *err, *len to the wrapped error
+   ("READONLY You can't ..."), if there is one. */
+static inline void redlock__script_error_unwrap(const char **err, size_t *len);
 
 /* ---- implementation ---- */
 
@@ -247,8 +255,22 @@ static inline int redlock_sentinel_watch_reply(const redlock_reply *r, const cha
     return REDLOCK_SENTINEL_WATCH_BAD;
 }
 
+static inline void redlock__script_error_unwrap(const char **err, size_t *len)
+{
+    static const char wrap[] = "ERR Error running script";
+    size_t i;
+    if (!*err || *len < sizeof wrap - 1 || memcmp(*err, wrap, sizeof wrap - 1) != 0) return;
+    for (i = sizeof wrap - 1; i + 3 <= *len; i++)
+        if (memcmp(*err + i, ": -", 3) == 0) { /* the wrapped error's code follows */
+            *err += i + 3;
+            *len -= i + 3;
+            return;
+        }
+}
+
 static inline int redlock_sentinel_not_primary(const char *err, size_t len)
 {
+    redlock__script_error_unwrap(&err, &len);
     return err && ((len >= 8 && memcmp(err, "READONLY", 8) == 0) || (len >= 7 && memcmp(err, "LOADING", 7) == 0) ||
                    (len >= 10 && memcmp(err, "MASTERDOWN", 10) == 0));
 }

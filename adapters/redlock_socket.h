@@ -579,7 +579,8 @@ REDLOCK_SOCKET_API int redlock_socket_send(redlock_socket *s, int node, int argc
    resolve (...)", "connect timed out", "cannot connect: ..."), else the
    status's description; with status 0, the server's last error reply to a command
    on the current connection ("NOPERM ...", "ERR unknown command ...",
-   "READONLY ..."; "" if none), which a vote that failed with
+   "READONLY ..."; for a script's call, the error it met, which servers
+   before 7.0 wrap in "ERR Error running script ..."; "" if none), which a vote that failed with
    REDLOCK_ERR_SERVER reads from inside its event. Printable ASCII only.
    A cluster node: its own slot's connection's (where the slot map's
    failures, and the error replies its masters gave the core, are told

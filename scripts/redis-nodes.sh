@@ -24,6 +24,11 @@
 #       only if they still are redis-server processes, then removes the
 #       files and the nodes' data.
 #
+# The server is redis-server on PATH unless $REDLOCK_TEST_SERVERS lists
+# binaries, ':'-separated: node I runs the I-th (cycling), so one set can
+# mix server versions (scripts/servers.sh, mk/matrix.mk); a restart uses
+# the node's own.
+#
 # Every node starts with --save '' (no RDB snapshots): a durable node's keys
 # are in its AOF only. Never touches a server it did not start: it signals
 # only PIDs it wrote.
@@ -81,6 +86,15 @@ stop_all() { # dir: the nodes, their files and their data
   rm -f "$dir/pids" "$dir/ports" "$dir/data" "$dir/args" "$dir/modes"
 }
 
+# server I: node I's binary (see above)
+server() {
+  local list=${REDLOCK_TEST_SERVERS:-} entries
+  [ -n "$list" ] || { echo redis-server; return; }
+  IFS=: read -r -a entries <<<"$list"
+  list=${entries[$(($1 % ${#entries[@]}))]}
+  echo "${list:-redis-server}"
+}
+
 # data_dir DIR I: where node I keeps its data
 data_dir() {
   if [ -f "$1/data" ]; then echo "$(cat "$1/data")/node$2"; else echo "$1/node$2"; fi
@@ -100,7 +114,7 @@ launch() {
   else
     set -- --appendonly yes --appendfsync always "$@"
   fi
-  setsid redis-server --port "$port" --bind 127.0.0.1 --dir "$data" \
+  setsid "$(server "$i")" --port "$port" --bind 127.0.0.1 --dir "$data" \
     --logfile "$nd/redis.log" --daemonize no --save '' "$@" \
     </dev/null >/dev/null 2>&1 &
   pid=$!
@@ -125,8 +139,10 @@ start)
   n=${1:-}; dir=${2:-}
   [ -n "$n" ] && [ -n "$dir" ] || die "usage: $0 start [--volatile] N DIR [redis-server args...]"
   shift 2
-  command -v redis-server >/dev/null || die "redis-server not found (scripts/deps.sh)"
   [ "$n" -ge 1 ] 2>/dev/null || die "N must be a positive number"
+  for i in $(seq 0 $((n - 1))); do
+    command -v "$(server "$i")" >/dev/null || die "$(server "$i") not found (scripts/deps.sh, scripts/servers.sh)"
+  done
   [ -f "$dir/pids" ] && die "$dir/pids exists: stop those nodes first"
   mode=${mode:-durable}
   mkdir -p "$dir" || die "cannot create $dir"

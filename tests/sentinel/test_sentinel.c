@@ -107,6 +107,26 @@ static void test_role(void)
     CHECK(!redlock_sentinel_not_primary("ERR READONLY", 12));
     CHECK(!redlock_sentinel_not_primary("READ", 4));
     CHECK(!redlock_sentinel_not_primary(NULL, 8));
+    { /* Redis 6's words for a script's write on a replica, and other wrapped errors */
+        static const char ro[] = "ERR Error running script (call to f_ff967d0ae0e68b4f9e360fa91c54598bc25ad9b6): "
+                                 "@user_script:1: @user_script: 1: -READONLY You can't write against a read only replica. ";
+        static const char wt[] = "ERR Error running script (call to f_ff967d0ae0e68b4f9e360fa91c54598bc25ad9b6): "
+                                 "@user_script:1: @user_script: 1: -WRONGTYPE Operation against a key holding the wrong kind of value ";
+        static const char bare[] = "ERR Error running script (call to f_1): READONLY";
+        CHECK(redlock_sentinel_not_primary(ro, sizeof ro - 1));
+        CHECK(!redlock_sentinel_not_primary(ro, sizeof ro - 1 - 70)); /* cut before the code: no */
+        CHECK(!redlock_sentinel_not_primary(wt, sizeof wt - 1));
+        CHECK(!redlock_sentinel_not_primary(bare, sizeof bare - 1));
+        { /* the words the adapters keep (redlock_conn.h): the wrapped error's */
+            static const char want[] = "READONLY You can't write against a read only replica. ";
+            const char *w = ro, *b = bare;
+            size_t wl = sizeof ro - 1, bl = sizeof bare - 1;
+            redlock__script_error_unwrap(&w, &wl);
+            CHECK(wl == sizeof want - 1 && memcmp(w, want, wl) == 0);
+            redlock__script_error_unwrap(&b, &bl);
+            CHECK(b == bare && bl == sizeof bare - 1);
+        }
+    }
 }
 
 /* SENTINEL MASTER's answer with these config-epoch and role-reported-time. */

@@ -2895,8 +2895,8 @@ static void it_wait_replicas(void)
 {
     redis_nodes primary, replica;
     int ports[REDIS_NODES_MAX], n, st;
-    const char *replica_args[3];
-    char replicaof[32], key[96], out[128];
+    const char *replica_args[4];
+    char primary_port[16], key[96], out[128];
     it_setup s;
     it_client *c;
     it_lock *l;
@@ -2905,8 +2905,10 @@ static void it_wait_replicas(void)
     /* no wait for more replicas before the first sync (Redis 7 waits 5 s) */
     const char *primary_args[] = { "--repl-diskless-sync-delay", "0", NULL };
     if (redis_nodes_start(&primary, 1, primary_args, NULL) != 0) { CHECK(0); return; }
-    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", redis_nodes_port(&primary, 0));
-    replica_args[0] = "--replicaof", replica_args[1] = replicaof, replica_args[2] = NULL;
+    /* host and port as two arguments: Redis 6.0 reads one as a quoted value */
+    snprintf(primary_port, sizeof primary_port, "%d", redis_nodes_port(&primary, 0));
+    replica_args[0] = "--replicaof", replica_args[1] = "127.0.0.1", replica_args[2] = primary_port;
+    replica_args[3] = NULL;
     if (redis_nodes_start(&replica, 1, replica_args, NULL) != 0) { CHECK(0); redis_nodes_stop(&primary); return; }
     /* WAIT counts the replica once it acknowledges writes (redis_group.h) */
     CHECK_EQ(redis_group_replica_acks(redis_nodes_port(&primary, 0)), 0);
@@ -2961,19 +2963,35 @@ static void it_wait_replicas(void)
         fflush(stdout); \
     } } while (0)
 
+/* it_acled's user may subscribe (its wake-ups): "&*", granted node by
+   node after the start, since servers before 6.2 refuse it in their
+   configuration; they have no channel permissions (every user may
+   subscribe), which is the same grant. 0, or -1 if a node refused it
+   that should know it. */
+static int it_grant_channels(const redis_nodes *rn)
+{
+    char out[256];
+    int i;
+    for (i = 0; i < rn->n; i++)
+        if ((redis_nodes_cmd(rn, i, out, sizeof out, "ACL", "SETUSER", "u", "&*", (char *)NULL) != 0 || out[0] != '+') &&
+            redis_nodes_version(rn, i) >= 602)
+            return -1;
+    return 0;
+}
+
 /* The three node sets of every size: open, with a password, with an ACL
    user that may not script; `args` for each node (NULL: none), `auth` the
    same plus the password; tls: each also listens with TLS. 0, or -1 with
    a "not ok" line printed. */
 static int it_start_sets(const int *sizes, int count, const char *const *args, const char *const *auth, int tls)
 {
-    const char *acl_conf = "user u on >pw ~* &* +@all -@scripting\n";
+    const char *acl_conf = "user u on >pw ~* +@all -@scripting\n"; /* and &* (it_grant_channels) */
     int (*start)(redis_nodes *, int, const char *const *, const char *) = tls ? redis_nodes_start_tls : redis_nodes_start;
     int k;
     for (k = 0; k < count; k++) {
         int n = sizes[k];
         if (start(&it_plain[n], n, args, NULL) != 0 || start(&it_authed[n], n, auth, NULL) != 0 ||
-            start(&it_acled[n], n, args, acl_conf) != 0) {
+            start(&it_acled[n], n, args, acl_conf) != 0 || it_grant_channels(&it_acled[n]) != 0) {
             printf("not ok %s_%sstart_redis_n%d (is redis-server installed%s?)\n", it->name, tls ? "tls_" : "", n,
                    tls ? ", with TLS" : "");
             return -1;

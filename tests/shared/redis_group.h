@@ -152,8 +152,9 @@ static inline int redis_group__start(redis_group *g, const char *name, int nsent
                                      const char *const *data_args, const char *const *sentinel_args)
 {
     static const char *const tls_more[] = { "--tls-replication", "yes", NULL };
-    char replicaof[32], conf[512], want[96];
-    const char *replica_more[] = { "--replicaof", NULL, NULL, NULL, NULL };
+    char replicaof[16], conf[512], want[96];
+    /* host and port as two arguments: Redis 6.0 reads one as a quoted value */
+    const char *replica_more[] = { "--replicaof", "127.0.0.1", NULL, NULL, NULL, NULL };
     const char *sentinel_more[] = { "--sentinel", NULL, NULL, NULL };
     const char *args[REDIS_NODES_MAX_ARGS];
     int i, watched;
@@ -161,8 +162,8 @@ static inline int redis_group__start(redis_group *g, const char *name, int nsent
     snprintf(g->name, sizeof g->name, "%s", name);
     g->nsentinels = nsentinels;
     if (tls) { /* the replica follows, and the sentinels watch, in TLS */
-        replica_more[2] = sentinel_more[1] = tls_more[0];
-        replica_more[3] = sentinel_more[2] = tls_more[1];
+        replica_more[3] = sentinel_more[1] = tls_more[0];
+        replica_more[4] = sentinel_more[2] = tls_more[1];
     }
     if (redis_group__args(args, REDIS_NODES_MAX_ARGS, data_args, tls ? tls_more : NULL) != 0 ||
         (tls ? redis_nodes_start_tls(&g->primary, 1, args, NULL) : redis_nodes_start(&g->primary, 1, args, NULL)) != 0)
@@ -170,8 +171,8 @@ static inline int redis_group__start(redis_group *g, const char *name, int nsent
     g->port[0] = redis_nodes_port(&g->primary, 0);
     if (tls) g->tls_port[0] = redis_nodes_tls_port(&g->primary, 0);
     watched = tls ? g->tls_port[0] : g->port[0];
-    snprintf(replicaof, sizeof replicaof, "127.0.0.1 %d", watched);
-    replica_more[1] = replicaof;
+    snprintf(replicaof, sizeof replicaof, "%d", watched);
+    replica_more[2] = replicaof;
     if (redis_group__args(args, REDIS_NODES_MAX_ARGS, data_args, replica_more) != 0) goto fail;
     if ((tls ? redis_nodes_start_tls(&g->replica, 1, args, NULL) : redis_nodes_start(&g->replica, 1, args, NULL)) != 0)
         goto fail;

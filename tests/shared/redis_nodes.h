@@ -29,6 +29,10 @@
      starts every node so, redis_node_restart_volatile() restarts one so,
      with its directory emptied first (Redis 7 keeps its AOF in
      appendonlydir/; Redis 6 in appendonly.aof).
+   * The server is REDIS_NODES_SERVER ("redis-server", looked up on PATH)
+     unless $REDLOCK_TEST_SERVERS lists binaries, ':'-separated: node i
+     runs the i-th (cycling), e.g. "build/servers/redis6/bin/redis-server:
+     redis-server" mixes Redis 6.0 and 7.0 in one run (scripts/servers.sh).
    * `config` (optional) is written to DIR/redis.conf and passed as the
      config file: use it for lines that have no command-line form, e.g.
      "user u on >pw ~* +@all -@scripting\n" or "rename-command EVAL \"\"\n".
@@ -405,8 +409,29 @@ static inline int redis_nodes_ping(int port, int timeout_ms)
 
 /* ---- the nodes ---- */
 
+/* The server binary of node i: the i-th entry (cycling) of the
+   ':'-separated list in $REDLOCK_TEST_SERVERS, so that one run can mix
+   server versions (mk/matrix.mk); REDIS_NODES_SERVER when it is unset or
+   empty. Copied to buf (the environment may change before the exec). */
+static inline const char *redis_nodes__server(int i, char *buf, size_t cap)
+{
+    const char *list = getenv("REDLOCK_TEST_SERVERS"), *p, *end;
+    int n = 1, k;
+    size_t l;
+    if (!list || !list[0]) return REDIS_NODES_SERVER;
+    for (p = list; *p; p++) n += *p == ':';
+    for (p = list, k = i % n; k > 0; k--) p = strchr(p, ':') + 1;
+    end = strchr(p, ':');
+    l = end ? (size_t)(end - p) : strlen(p);
+    if (l == 0 || l >= cap) return REDIS_NODES_SERVER;
+    memcpy(buf, p, l);
+    buf[l] = 0;
+    return buf;
+}
+
 static inline int redis_nodes__spawn(redis_nodes *rn, int i)
 {
+    char server[256];
     redis_node *nd = &rn->node[i];
     char portbuf[16], tlsbuf[16], logbuf[REDIS_NODES__DIRLEN + 16], confbuf[REDIS_NODES__DIRLEN + 16];
     const char *argv[REDIS_NODES_MAX_ARGS + 24];
@@ -415,7 +440,7 @@ static inline int redis_nodes__spawn(redis_nodes *rn, int i)
     snprintf(portbuf, sizeof portbuf, "%d", nd->port);
     snprintf(logbuf, sizeof logbuf, "%.*s/redis.log", REDIS_NODES__DIRLEN - 1, nd->dir);
     snprintf(confbuf, sizeof confbuf, "%.*s/redis.conf", REDIS_NODES__DIRLEN - 1, nd->dir);
-    argv[k++] = REDIS_NODES_SERVER;
+    argv[k++] = redis_nodes__server(i, server, sizeof server);
     if (rn->has_config) argv[k++] = confbuf;
     argv[k++] = "--port"; argv[k++] = portbuf;
     if (rn->tls) {
@@ -759,6 +784,20 @@ static inline int redis_nodes_cmd(const redis_nodes *rn, int i, char *out, size_
     va_end(ap);
     argv[k] = NULL;
     return redis_nodes_query(rn, i, out, outsz, argv);
+}
+
+/* Node i's Redis version as major * 100 + minor (600 for 6.0.16; Valkey
+   8 says 702: the Redis it is compatible with), from INFO server; -1 when
+   it does not answer. For the features older servers lack. */
+static inline int redis_nodes_version(const redis_nodes *rn, int i)
+{
+    char out[4096];
+    const char *v;
+    if (redis_nodes_cmd(rn, i, out, sizeof out, "INFO", "server", (char *)NULL) != 0 ||
+        !(v = strstr(out, "redis_version:")))
+        return -1;
+    v += sizeof "redis_version:" - 1;
+    return atoi(v) * 100 + (strchr(v, '.') ? atoi(strchr(v, '.') + 1) : 0);
 }
 
 /* alarm(seconds) with the cleanup handler installed: a hung test dies,

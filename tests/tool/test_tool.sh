@@ -7,6 +7,11 @@
 # under timeout(1) and the whole script under a 240 s watchdog (valgrind and
 # a loaded machine take their time).
 # VALGRIND (from the Makefile) runs a few commands under valgrind.
+# TOOL_SKIP=sentinel,cluster leaves out those sections (each reported as
+# "skip tool SECTION: ..."), for the server matrix (mk/matrix.mk).
+# REDLOCK_TEST_SERVERS (scripts/redis-nodes.sh) picks the nodes' servers;
+# a case that needs a newer server than the oldest node is skipped, by
+# name, with what it needs.
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 FAKE=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -81,6 +86,20 @@ usage() {
   else
     nok "usage: $name" "exit status $RC (want 64), $lines stderr lines (want 1)"
   fi
+}
+
+skip() { echo "skip tool $1"; }
+# skipped SECTION: is SECTION in TOOL_SKIP? (then says so)
+skipped() {
+  case ",${TOOL_SKIP:-}," in *",$1,"*) skip "$1: left out (TOOL_SKIP=$TOOL_SKIP)"; return 0 ;; esac
+  return 1
+}
+# version PORT: the node's redis_version as major * 100 + minor (Valkey
+# 8 says 7.2, the Redis it follows); 0 when it does not say
+version() {
+  local v
+  v=$(timeout 5 redis-cli -p "$1" INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^redis_version://p')
+  [[ "$v" =~ ^([0-9]+)\.([0-9]+) ]] && echo $((BASH_REMATCH[1] * 100 + BASH_REMATCH[2])) || echo 0
 }
 
 wait_file() { # path, up to 10 s
@@ -221,6 +240,8 @@ RESTART_NODES=$("$NODES_SH" start --volatile 3 "$T/restart") || nok "restart: vo
 export REDLOCK_NODES=$NODES
 PIDS=$(cat "$T/nodes/pids")
 PORT0=$(head -n 1 "$T/nodes/ports")
+OLDEST=9999 # the oldest node's version, for the cases newer servers only can run
+for p in $(cat "$T/nodes/ports"); do v=$(version "$p"); [ "$v" -lt "$OLDEST" ] && OLDEST=$v; done
 pause_nodes() { local p; for p in $PIDS; do kill -STOP "$p"; done; }
 resume_nodes() { local p; for p in $PIDS; do kill -CONT "$p"; done; }
 rcli() { timeout 5 redis-cli -p "$PORT0" "$@"; }
@@ -459,6 +480,9 @@ for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER app
 # granted): its subscribers are refused; a wait says so once per node and
 # still works at the retry delay
 NOCH=
+if [ "$OLDEST" -lt 602 ]; then
+  skip "ACL: a waiter denied the notification channels: needs Redis 6.2 or later (ACL channel permissions), the oldest node is $((OLDEST / 100)).$((OLDEST % 100))"
+else
 for p in $(cat "$T/nodes/ports"); do
   timeout 5 redis-cli -p "$p" ACL SETUSER noch on '>ncpw' '~*' '+@all' resetchannels >/dev/null
   NOCH="$NOCH${NOCH:+,}redis://noch:ncpw@127.0.0.1:$p"
@@ -471,6 +495,7 @@ nw=$(grep -c "refuses release notifications (" "$T/err")
   nok "ACL: a waiter denied the notification channels: one warning per node" "status $RC, $nw warnings"
 rl release noch "$NOCH_TOKEN"
 for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER noch >/dev/null; done
+fi
 # the lock command refused with an error reply: the server's own words
 # for it (kept by the adapter with the node's status), never those of
 # another command: a user denied SET (and PING)
@@ -488,7 +513,10 @@ for p in $(cat "$T/nodes/ports"); do timeout 5 redis-cli -p "$p" ACL DELUSER nos
 # configuration's), each naming its own kind
 NOSC=
 for p in $(cat "$T/nodes/ports"); do
-  timeout 5 redis-cli -p "$p" ACL SETUSER nosc on '>ncpw' '~*' '&*' '+@all' '-@scripting' >/dev/null
+  timeout 5 redis-cli -p "$p" ACL SETUSER nosc on '>ncpw' '~*' '+@all' '-@scripting' >/dev/null
+  # every channel, on its own: a server before 6.2 has no channel
+  # permissions (every user may subscribe) and refuses the word
+  timeout 5 redis-cli -p "$p" ACL SETUSER nosc '&*' >/dev/null
   NOSC="$NOSC${NOSC:+,}redis://nosc:ncpw@127.0.0.1:$p"
 done
 rl -n "$NOSC" run -s nosc -- true
@@ -505,6 +533,7 @@ rl -n "$REPLICA" acquire ro
 [ "$RC" -eq 76 ] && grep -qx "redlock: node $REPLICA: error reply to the lock command: READONLY You can't write against a read only replica." "$T/err" &&
   ok "a replica: acquire gives 76 with the server's words (READONLY)" || nok "a replica: acquire says READONLY" "status $RC"
 rl -n "$REPLICA" run --fence ro -- true
+# (a server before 7.0 wraps it: "ERR Error running script ... -READONLY ...", the words said are the wrapped ones)
 [ "$RC" -eq 76 ] && grep -q "^redlock: node $REPLICA: error reply to the lock command: READONLY " "$T/err" &&
   ok "a replica: a fenced run (a script) gives 76 with the server's words (READONLY)" || nok "a replica: fenced run says READONLY" "status $RC"
 "$NODES_SH" stop "$T/replica"
@@ -1219,7 +1248,8 @@ usage "--wait-replicas does not apply to inspect" --wait-replicas 1 inspect wr4
 # FAILOVER, A (run, ttl 2s) sees the new primary at its next renewal and
 # loses the lock (77); B, a new client, is refused at once (75) and,
 # waiting, gets the lock after A's COMMAND is gone.
-if [ -n "${GROUP_BIN:-}" ]; then
+if skipped sentinel; then :
+elif [ -n "${GROUP_BIN:-}" ]; then
   export BIN T
   rm -f "$T"/sg.*
   "$GROUP_BIN" rl-tool '
@@ -1253,7 +1283,8 @@ fi
 # key's slot only; inspect shows it held on the one node; release; `run`
 # on a key of each master; a fenced run needs a {hash tag} in NAME (64,
 # saying so), and with one it gets a fence. TLS clusters are refused (64).
-if [ -n "${CLUSTER_BIN:-}" ]; then
+if skipped cluster; then :
+elif [ -n "${CLUSTER_BIN:-}" ]; then
   export BIN T
   rm -f "$T"/cl.*
   "$CLUSTER_BIN" '
@@ -1284,7 +1315,7 @@ rl -n redis-cluster://127.0.0.1:7000 --wait-replicas 1 acquire cl
 [ "$RC" -eq 64 ] && grep -q "wait-replicas does not go with a cluster node" "$T/err" &&
   ok "cluster: --wait-replicas with a cluster node is refused (64), saying so" || nok "cluster: --wait-replicas refused" "status $RC"
 # the same over TLS: a rediss-cluster:// node on a TLS cluster (tls-cluster)
-if [ -n "${CLUSTER_BIN:-}" ] && [ "$TLS_OK" = 1 ]; then
+if [ -n "${CLUSTER_BIN:-}" ] && [ "$TLS_OK" = 1 ] && [[ ",${TOOL_SKIP:-}," != *,cluster,* ]]; then
   CLUSTER_TLS_DIR="$T/tls" "$CLUSTER_BIN" '
     "$BIN" -n "$CNODES" --tls-ca "$T/tls/ca.crt" acquire tck >"$T/tcl.tok" 2>"$T/tcl.err"; echo $? >"$T/tcl.rc"
     for p in $PORT0 $PORT1 $PORT2; do redis-cli -p "$p" GET tck; done >"$T/tcl.get"
