@@ -11,7 +11,9 @@ VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=all --errors-for-lea
 # Each mk/*.mk adds its check targets (run by `make test`, each printing
 # "ok ..." / "not ok ..." lines) and its own build rules: to CPU_CHECKS
 # those that need only the CPU, to CHECKS those that start redis-server
-# nodes. `make test` runs the two lists side by side (scripts/run-tests.sh).
+# nodes. `make test` runs the CPU checks in one lane and the node checks
+# in two beside it (scripts/run-tests.sh): the node checks mostly wait on
+# their servers, so three lanes share two cores well.
 CPU_CHECKS :=
 CHECKS  :=
 # The examples link exactly the libraries their rules name, even where the
@@ -32,14 +34,25 @@ examples: examples-socket examples-hiredis examples-libev
 
 # Each example: --help and usage errors, its nodes (argument, $REDLOCK_NODES,
 # default), the libraries it links, a live node (tests/shared/examples.sh).
-# Mostly builds: the CPU lane, the shorter one.
-CPU_CHECKS += check-examples
+CHECKS += check-examples
 .PHONY: check-examples
 check-examples: examples $(BUILD)/redlock
 	@tests/shared/examples.sh $(BUILD)
 
+# The node checks' lanes take the next check as they finish one: the
+# longest first (their order here, as measured), the others after them.
+LONG_CHECKS := check-hiredis1 check-hiredis check-tool check-libev check-socket check-matrix \
+               check-sanitize-adapters check-valgrind-hiredis check-valgrind-libev check-socket-tls \
+               check-bench check-tsan-hiredis check-snippets
+NODE_QUEUE = $(foreach c,$(LONG_CHECKS),$(filter $(c),$(CHECKS))) $(filter-out $(LONG_CHECKS),$(CHECKS))
+# Binaries that checks of different lanes build: built once before the
+# lanes start, so that two makes never write one file at once. A failure
+# here is left to the checks that need them to report.
+TEST_SHARED := $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/test_socket $(BUILD)/test_libev
+
 test: deps
-	@scripts/run-tests.sh $(CPU_CHECKS) -- $(CHECKS)
+	@$(MAKE) --no-print-directory -s -j2 $(TEST_SHARED) || echo "# building $(TEST_SHARED) failed: the checks that need them say so"
+	@scripts/run-tests.sh $(CPU_CHECKS) -- -j2 $(NODE_QUEUE)
 
 $(BUILD):
 	@mkdir -p $(BUILD)

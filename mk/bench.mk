@@ -2,9 +2,8 @@
 # injected by --fail-every a run exits 0 and counts them in its rows; with
 # every cycle failing it exits non-zero naming the rows; bench_wait runs
 # every row once. Tiny sizes on one node. The benchmarks themselves:
-# mk/core.mk (make bench). In the CPU lane although it starts a node: the
-# node checks' lane is the longer one.
-CPU_CHECKS += check-bench
+# mk/core.mk (make bench). It starts a node: a node check.
+CHECKS += check-bench
 .PHONY: check-bench
 
 check-bench: $(BUILD)/bench_transport $(BUILD)/bench_tls $(BUILD)/bench_scale $(BUILD)/bench_wait

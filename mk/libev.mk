@@ -4,8 +4,7 @@
 # which builds both hiredis headers in one unit). IT_ONLY=<substring> runs
 # a subset of the scenarios.
 CHECKS += check-libev check-libev-cluster
-# memcheck is CPU work: in the CPU lane, which is the shorter one
-CPU_CHECKS += check-valgrind-libev
+CHECKS += check-valgrind-libev
 
 .PHONY: check-libev check-valgrind-libev check-libev-cluster examples-libev
 

@@ -8,11 +8,11 @@ SOCKET_STD   := -std=c99 $(WARN) $(OPT) $(CFLAGS) $(INCS)
 SOCKET_CLANG := $(shell command -v clang 2>/dev/null)
 SOCKET_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 
-# (scripted servers of its own and compiles: the CPU lane)
-CPU_CHECKS += check-socket-hostile check-socket-nomem check-socket-compile
+# (compiles: the CPU lane)
+CPU_CHECKS += check-socket-nomem check-socket-compile
+CHECKS += check-socket-hostile # waits on its scripted servers: a node check
 CHECKS += check-socket check-socket-tls
-# in the CPU lane although they start nodes: the node checks' lane is the longer one
-CPU_CHECKS += check-tsan-socket check-socket-cluster
+CHECKS += check-tsan-socket check-socket-cluster
 
 .PHONY: check-socket-hostile check-socket-nomem check-socket-compile check-socket check-socket-tls check-tsan-socket \
         check-socket-cluster \
@@ -140,11 +140,9 @@ $(BUILD)/test_resp_san: tests/resp/test_resp.c $(RESP_HDRS) | $(BUILD)
 $(BUILD)/fuzz_resp_san: tests/resp/fuzz_resp.c $(RESP_HDRS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -o $@ tests/resp/fuzz_resp.c
 
-# In the CPU lane although test_socket_san starts nodes: its sanitized
-# builds keep a core busy, and the lane of node checks is the longer one.
 # The Sentinel scenarios (mostly waiting on failovers) run in check-socket,
 # under memcheck, not again here.
-CPU_CHECKS += check-sanitize-adapters
+CHECKS += check-sanitize-adapters
 .PHONY: check-sanitize-adapters
 check-sanitize-adapters: $(BUILD)/test_resp_san $(BUILD)/fuzz_resp_san $(BUILD)/test_socket_hostile_san \
                          $(BUILD)/test_socket_san
