@@ -85,7 +85,7 @@ check-hiredis1:
 # check-libev-cluster)
 check-hiredis1-run: $(H1_BINS)
 	@echo "# hiredis $$(sed -n 's/^Version: //p' $(H1_LIB)/pkgconfig/hiredis.pc) from $(H1_LIB)"
-	@JOBS=2 scripts/parallel.sh \
+	@JOBS=$(NODE_JOBS) scripts/parallel.sh \
 	  '$(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_HIREDIS_ONLY) IT_SKIP=sentinel $(BUILD)/h1/test_hiredis' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ IT_ONLY=$(H1_LIBEV_ONLY) IT_SKIP=sentinel $(BUILD)/h1/test_libev' \
 	  '$(H1_RUN) IT_TAG=hiredis1_ $(BUILD)/h1/test_hiredis_tls' \

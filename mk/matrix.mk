@@ -21,7 +21,6 @@
 # REASON" (scripts/servers.sh), nothing counted for it.
 MATRIX_SERVERS := redis6 valkey8
 MATRIX_IT_SKIP := _n5,hostile,proxy
-MATRIX_JOBS ?= 2
 comma := ,
 matrix_bin = $(CURDIR)/build/servers/$(1)/bin/redis-server
 # prefixes a check's ok / not ok / skip lines with NAME_
@@ -48,12 +47,10 @@ MATRIX_MIXED = REDLOCK_TEST_SERVERS=$(call matrix_bin,redis6):redis-server:$(cal
   IT_TAG=mixed_ IT_ONLY=mixed_ IT_SKIP=_n1,$(MATRIX_IT_SKIP),sentinel $(BUILD)/test_socket
 
 # The longest first (the tool's, ~100 s each, then the socket adapter's
-# with its Sentinel group, ~50 s), two at a time: the pieces wait on
-# servers and timers (the whole check takes ~40 s of CPU), but `make test`
-# runs two other lanes beside this one.
+# with its Sentinel group, ~50 s), NODE_JOBS at a time (Makefile).
 check-matrix-run: $(BUILD)/test_socket $(BUILD)/test_libev $(BUILD)/redlock $(BUILD)/tool_fake_server
 	@for s in $(MATRIX_READY); do echo "# $$s: $$($(call matrix_bin,$$s) --version)"; done
-	@JOBS=$(MATRIX_JOBS) scripts/parallel.sh \
+	@JOBS=$(NODE_JOBS) scripts/parallel.sh \
 	  $(foreach s,$(MATRIX_READY),'$(call matrix_tool,$(s))') \
 	  $(foreach s,$(MATRIX_READY),'$(call matrix_it,$(s),test_socket)') \
 	  $(foreach s,$(MATRIX_READY),'$(call matrix_it,$(s),test_libev,$(comma)sentinel)') \

@@ -73,7 +73,7 @@ $(BUILD)/test_socket_tls: $(TLS_DEPS) | $(BUILD)
 $(BUILD)/test_socket_tls_san: $(TLS_DEPS) | $(BUILD)
 	$(CC) -std=c99 -O1 -g $(SAN) $(WARN) $(CFLAGS) $(INCS) -DREDLOCK_SOCKET_TLS -DIT_TLS -o $@ tests/socket/test_socket.c $(TLS_LIBS)
 check-socket-tls: $(BUILD)/test_socket_tls $(BUILD)/test_socket_tls_san
-	@JOBS=2 scripts/parallel.sh '$(BUILD)/test_socket_tls_san' \
+	@JOBS=$(NODE_JOBS) scripts/parallel.sh '$(BUILD)/test_socket_tls_san' \
 	  'if IT_ONLY=$(TLS_VALGRIND_ONLY) $(VALGRIND) $(BUILD)/test_socket_tls > $(BUILD)/test_socket_tls.valgrind.log 2>&1; \
 	   then echo "ok valgrind test_socket_tls: 0 errors, 0 leaks ($$(grep -c "^ok" $(BUILD)/test_socket_tls.valgrind.log) scenarios)"; \
 	   else cat $(BUILD)/test_socket_tls.valgrind.log; echo "not ok valgrind test_socket_tls"; false; fi'
@@ -146,5 +146,5 @@ CHECKS += check-sanitize-adapters
 .PHONY: check-sanitize-adapters
 check-sanitize-adapters: $(BUILD)/test_resp_san $(BUILD)/fuzz_resp_san $(BUILD)/test_socket_hostile_san \
                          $(BUILD)/test_socket_san
-	@scripts/parallel.sh '$(BUILD)/test_resp_san && $(BUILD)/fuzz_resp_san 3000 && $(BUILD)/test_socket_hostile_san' \
+	@JOBS=$(NODE_JOBS) scripts/parallel.sh '$(BUILD)/test_resp_san && $(BUILD)/fuzz_resp_san 3000 && $(BUILD)/test_socket_hostile_san' \
 	  'IT_SKIP=sentinel $(BUILD)/test_socket_san'
