@@ -1275,6 +1275,62 @@ typedef struct redlock_result {
     int64_t fence;       /* acquire of a fenced lock, OK: its fencing token (section 11); else 0 */
 } redlock_result;
 
+/* Statistics (section 14): what a client did, counted as it happens, read
+   with redlock_client_stats() without allocating. */
+#define REDLOCK_HISTOGRAM_BUCKETS 32
+/* A latency histogram, log-bucketed: bucket 0 counts samples under 1 us,
+   bucket i (1..30) those in [2^(i-1), 2^i) us, bucket 31 those of 2^30 us
+   (about 18 minutes) and more. */
+typedef struct redlock_histogram {
+    uint64_t count;  /* samples */
+    uint64_t sum_us; /* their sum */
+    uint64_t max_us; /* the largest */
+    uint64_t bucket[REDLOCK_HISTOGRAM_BUCKETS];
+} redlock_histogram;
+
+/* How a node's vote failed (a REDLOCK_EV_VOTE against with an error). */
+typedef enum redlock_node_failure {
+    REDLOCK_NODE_FAIL_CONNECT = 0, /* CONNECT, TRANSPORT, TLS, AUTH, SELECT: the connection */
+    REDLOCK_NODE_FAIL_TIMEOUT,     /* NODE_TIMEOUT: no answer in time */
+    REDLOCK_NODE_FAIL_SERVER,      /* SERVER, NOPERM, NO_SCRIPTING: an error reply */
+    REDLOCK_NODE_FAIL_PROTOCOL,    /* PROTOCOL: a reply that makes no sense */
+    REDLOCK_NODE_FAIL_OTHER,       /* QUEUE_FULL, EVICTING, RESTARTED, REPLICAS, NOMEM, ... */
+    REDLOCK_NODE_FAIL_CLASSES
+} redlock_node_failure;
+
+typedef struct redlock_stats {
+    /* acquires (redlock_acquire, and the adapters' blocking acquires), by outcome */
+    uint64_t acquires;          /* started */
+    uint64_t attempts;          /* attempts made (REDLOCK_EV_ATTEMPT) */
+    uint64_t acquired;          /* OK */
+    uint64_t acquire_busy;      /* LOCKED: held by another, retries spent */
+    uint64_t acquire_timeout;   /* TIMEOUT: wait_ms passed */
+    uint64_t acquire_no_quorum; /* NO_QUORUM, VALIDITY, CONFIG, OVERLOADED, TLS, NO_SCRIPTING,
+                                   NOPERM, EVICTING, RESTARTED, REPLICAS: too few usable nodes */
+    uint64_t acquire_cancelled; /* CANCELLED */
+    uint64_t acquire_other;     /* any other status */
+    /* held locks */
+    uint64_t extends, extend_failed;   /* redlock_extend ended: OK / not */
+    uint64_t renewals, renewal_failed; /* watchdog rounds: EV_RENEWED / EV_RENEW_FAILED */
+    uint64_t releases, release_failed; /* redlock_release ended: OK / not */
+    uint64_t upgrades, upgrade_failed; /* redlock_upgrade ended: OK / not */
+    uint64_t downgrades, downgrade_failed;
+    uint64_t lost;                     /* held locks lost (REDLOCK_OP_LOST), every reason: */
+    uint64_t lost_expired;             /* EXPIRED */
+    uint64_t lost_stolen;              /* STOLEN */
+    uint64_t lost_quorum;              /* QUORUM_LOST */
+    uint64_t lost_hold_limit;          /* HOLD_LIMIT */
+    uint64_t lost_other;               /* any other reason */
+    uint32_t held;                     /* locks held now */
+    uint32_t held_max;                 /* the most held at once since init or the last reset */
+    /* failed votes per node and class (redlock_node_failure) */
+    uint64_t node_failures[REDLOCK_MAX_NODES][REDLOCK_NODE_FAIL_CLASSES];
+    redlock_histogram acquire_us; /* acquire called -> acquired (redlock_result.elapsed_us) */
+    redlock_histogram renewal_us; /* a successful renewal round, start to quorum */
+    redlock_histogram handoff_us; /* a release notification (redlock_lock_wake) -> the acquire it
+                                     woke is won */
+} redlock_stats;
+
 typedef struct redlock_lock redlock_lock;
 typedef void (*redlock_result_fn)(redlock_lock *lock, const redlock_result *result);
 
@@ -1566,6 +1622,16 @@ REDLOCK_API int redlock_client_init(redlock_client *client, const redlock_config
 /* Detaches every lock (they become DETACHED; no callbacks are made) and
    cancels the timer. Not allowed inside a callback. */
 REDLOCK_API void redlock_client_deinit(redlock_client *client);
+/* Statistics (section 14): a copy of the client's counters into *out (OK;
+   INVALID for NULL). Reset sets every counter and histogram to 0 and
+   held_max to held. Same thread rules as the client's other calls. With
+   REDLOCK_NO_STATS defined nothing is counted and *out reads all zero. */
+REDLOCK_API int redlock_client_stats(const redlock_client *client, redlock_stats *out);
+REDLOCK_API void redlock_client_stats_reset(redlock_client *client);
+/* The upper bound, in us, of the bucket that holds the q-quantile of h
+   (0 <= q <= 1; q = 0.99: p99); the largest sample for the last bucket;
+   -1 when h is empty or q is out of range. */
+REDLOCK_API int64_t redlock_histogram_quantile(const redlock_histogram *h, double q);
 
 /* Initialises a lock handle on a client, with a copy of the key (one
    allocation: section 5, Memory; and, when the client's own lock table is
