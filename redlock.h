@@ -4915,7 +4915,10 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     int64_t now;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
-    /* it reads LOST, but no timer call has sent the cleanup after LOST yet:
+    /* it reads LOST, but no timer call has reported it: a lost hold */
+    if (lk->_state == REDLOCK_STATE_HELD && redlock__now(c) >= lk->_valid_until)
+        redlock__count_lost(c, redlock__expiry_reason(lk));
+    /* and no timer call has sent the cleanup after LOST yet:
        send it now, or a reentrant entry stays for as long as the owner's
        other holds keep the hash (nothing is reported) */
     if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && (now = redlock__now(c)) >= lk->_valid_until) {
@@ -4926,7 +4929,6 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
         lk->_hold = REDLOCK__HOLD_IDLE;
         redlock__set_state(lk, REDLOCK_STATE_LOST);
         lk->_lost_status = redlock__expiry_reason(lk);
-        redlock__count_lost(c, lk->_lost_status);
         lk->_phase_op = REDLOCK_OP_LOST;
         redlock__round(lk, REDLOCK__PH_CLEANUP, now);
         redlock__flush(lk, now, &alive);
