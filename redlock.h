@@ -1089,7 +1089,7 @@
    redlock_client_deinit they still read (held 0) until the next init.
    Threads: as the client's other calls (section 7): read and reset on
    the client's thread, or under the lock that guards the client; inside
-   callbacks too. Cost: a few increments where a result, an event or a
+   on_result too (a count then includes the result being reported). Cost: a few increments where a result, an event or a
    state change is made, and one bit-length for a histogram sample; no
    loop over locks, no allocation, about 1.7 kB in the client. Define
    REDLOCK_NO_STATS to count nothing (`make bench` prints the difference).
