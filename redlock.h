@@ -2701,21 +2701,17 @@ static int64_t redlock__wait_deadline(const redlock_lock *lk) { return lk->_op_s
 
 #ifndef REDLOCK_NO_STATS
 #define REDLOCK__COUNT(c, field) ((void)(c)->_stats.field++)
-/* bucket of a sample: its bit length (0 us: 0), 2^30 us and more: the last */
+/* bucket of a sample: its bit length (0 us: 0), 2^30 us and more: the
+   last; five halvings, the same code on every compiler */
 static int redlock__latency_bucket(uint64_t us) {
     int b = 0;
     if (us >> 30) return REDLOCK_HISTOGRAM_BUCKETS - 1;
-#if defined(__GNUC__) || defined(__clang__)
-    if (us) b = 64 - __builtin_clzll((unsigned long long)us);
-#else
     if (us >> 16) { b += 16; us >>= 16; }
     if (us >> 8) { b += 8; us >>= 8; }
     if (us >> 4) { b += 4; us >>= 4; }
     if (us >> 2) { b += 2; us >>= 2; }
     if (us >> 1) { b += 1; us >>= 1; }
-    b += (int)us;
-#endif
-    return b;
+    return b + (int)us;
 }
 
 static void redlock__sample(redlock_histogram *h, int64_t us) {

@@ -354,6 +354,14 @@ static void test_stats_histogram(void) {
     CHECK_EQ(redlock_histogram_quantile(&h, -0.01), -1);
     CHECK_EQ(redlock_histogram_quantile(&h, 1.01), -1);
     CHECK_EQ(redlock_histogram_quantile(&h, zero / zero), -1); /* NaN */
+    /* every bucket's both ends: [2^(i-1), 2^i) in bucket i */
+    for (i = 1; i <= 30; i++) {
+        memset(&h, 0, sizeof h);
+        redlock__sample(&h, (int64_t)1 << (i - 1));
+        redlock__sample(&h, ((int64_t)1 << i) - 1);
+        CHECK_EQ(h.bucket[i], 2);
+        CHECK_EQ(redlock_histogram_quantile(&h, 0), ((int64_t)1 << i) - 1);
+    }
     /* one sample of 1000 us: every quantile is 1000, not its bucket's 1023 */
     memset(&h, 0, sizeof h);
     redlock__sample(&h, 1000);
