@@ -183,6 +183,30 @@ static void test_stats_lost(void) {
     teardown();
 }
 
+/* Proves: a held lock deinitialised after its validity ran out, before
+   any timer call reported it (it reads LOST), is counted lost (EXPIRED)
+   and no longer held; one deinitialised while still valid is neither. */
+static void test_stats_lost_at_deinit(void) {
+    redlock_stats s;
+    setup_held(1, 1000);
+    T.now = redlock_lock_valid_until(&L);
+    CHECK_EQ(redlock_lock_state(&L), REDLOCK_STATE_LOST);
+    CHECK_EQ(T.res.n, 1);                      /* not reported */
+    redlock_lock_deinit(&L);
+    s = stats_now();
+    CHECK_EQ(s.held, 0);
+    CHECK_EQ(s.lost, COUNTED(1));
+    CHECK_EQ(s.lost_expired, COUNTED(1));
+    teardown();
+    setup_held(1, 1000);
+    redlock_lock_deinit(&L);
+    s = stats_now();
+    CHECK_EQ(s.held, 0);
+    CHECK_EQ(s.held_max, COUNTED(1));
+    CHECK_EQ(s.lost, 0);
+    teardown();
+}
+
 /* Proves: the watchdog's rounds are counted as renewals (a success with
    its round time in renewal_us, a failure) and not as extends. */
 static void test_stats_renewals(void) {
@@ -330,6 +354,14 @@ static void test_stats_histogram(void) {
     CHECK_EQ(redlock_histogram_quantile(&h, -0.01), -1);
     CHECK_EQ(redlock_histogram_quantile(&h, 1.01), -1);
     CHECK_EQ(redlock_histogram_quantile(&h, zero / zero), -1); /* NaN */
+    /* every bucket's both ends: [2^(i-1), 2^i) in bucket i */
+    for (i = 1; i <= 30; i++) {
+        memset(&h, 0, sizeof h);
+        redlock__sample(&h, (int64_t)1 << (i - 1));
+        redlock__sample(&h, ((int64_t)1 << i) - 1);
+        CHECK_EQ(h.bucket[i], 2);
+        CHECK_EQ(redlock_histogram_quantile(&h, 0), ((int64_t)1 << i) - 1);
+    }
     /* one sample of 1000 us: every quantile is 1000, not its bucket's 1023 */
     memset(&h, 0, sizeof h);
     redlock__sample(&h, 1000);
@@ -347,6 +379,7 @@ static void run_stats(int argc, char **argv) {
     RUN_T(test_stats_acquire_outcomes);
     RUN_T(test_stats_failure_classes);
     RUN_T(test_stats_lost);
+    RUN_T(test_stats_lost_at_deinit);
     RUN_T(test_stats_renewals);
     RUN_T(test_stats_held);
     RUN_T(test_stats_handoff);
