@@ -74,7 +74,7 @@ static void histogram(const char *name, const char *help, const redlock_histogra
     printf("%s_sum %.6f\n%s_count %llu\n", name, (double)h->sum_us / 1e6, name, (unsigned long long)h->count);
 }
 
-/* Per node: one sample per node of a counter (or gauge) read at offset. */
+/* A family with one sample per node: st->node[i].field (inside report()). */
 #define PER_NODE(name, type, help, field)                                                          \
     do {                                                                                           \
         family(name, type, help);                                                                  \
