@@ -80,7 +80,7 @@ check-include-order: | $(BUILD)
 
 check-unit: $(BUILD)/unit $(BUILD)/platform $(BUILD)/value $(BUILD)/stats_off
 	@$(BUILD)/unit
-	@$(BUILD)/stats_off | sed 's/^\(not \)\{0,1\}ok /&no-stats /'
+	@$(BUILD)/stats_off > $(BUILD)/stats_off.out; st=$$?; sed 's/^\(not \)\{0,1\}ok /&no-stats /' $(BUILD)/stats_off.out; exit $$st
 	@$(BUILD)/platform
 	@$(BUILD)/value
 
