@@ -66,7 +66,7 @@
    nor a Sentinel group's watch). Counted here, as the connections open,
    write, read and close: a few increments, nothing allocated. */
 typedef struct redlock_node_io_stats {
-    uint64_t connects;  /* connections opened (TCP, and TLS handshake, done) */
+    uint64_t connects;  /* connections opened (socket: TCP and any TLS handshake done; hiredis: TCP) */
     uint64_t drops;     /* open connections lost: closed by the node, failed, timed out */
     uint64_t commands;  /* commands queued to be written (the preamble's too) */
     uint64_t bytes_out; /* their bytes (RESP) */
@@ -409,7 +409,7 @@ typedef struct redlock__conn_life {
     redlock_node_io_stats *io; /* the node's counters (the adapter's), NULL: not counted */
 } redlock__conn_life;
 
-/* The connection is open (TCP, and TLS if any): UP, and counted. */
+/* The connection is open (the driver says when: redlock_node_io_stats): UP, and counted. */
 static inline void redlock__conn_up(redlock__conn_life *l)
 {
     l->state = REDLOCK__CONN_UP;
