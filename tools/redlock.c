@@ -1999,14 +1999,14 @@ static int cmd_run(app *a)
     /* after a loss, nothing of COMMAND's group may run on unprotected */
     stop_watcher(a, a->lost && a->o->on_lost != TOOL_ON_LOST_IGNORE);
     a->child = 0;
+    a->cmd_reaped = reaped;
+    a->cmd_status = status;
     if (a->lost) return TOOL_EXIT_LOST;
     if (redlock_lock_state(&a->lock) == REDLOCK_STATE_HELD) release_and_wait(a, 1);
     if (a->lost) { /* lost while releasing */
         if (g_json) log_lost(a, "none");
         return TOOL_EXIT_LOST;
     }
-    a->cmd_reaped = reaped;
-    a->cmd_status = status;
     if (!reaped) return TOOL_EXIT_INTERNAL;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -2683,6 +2683,12 @@ static const help_line help_opts[] = {
              "  -s, --shared          run: readers hold NAME together; -x, --exclusive: a writer\n" },
     { H_INS, "      --json            one JSON object on stdout instead of the table\n" },
     { H_TOP, "      --json            inspect: one JSON object on stdout instead of the table\n" },
+    { H_ALL | H_TOP, "      --log-format FMT  text (default) or json: stderr is one JSON object per\n"
+                     "                        line, per event (acquired, renewed, lost, released,\n"
+                     "                        exit ...; see the man page, JSON LOG)\n" },
+    { H_RUN | H_ACQ | H_REL | H_EXT | H_TOP,
+      "      --stats[=FMT]     at exit, the client's statistics on stderr: text or json\n"
+      "                        (default: as the log; in the JSON log, an event \"stats\")\n" },
     { H_ALL | H_TOP, "  -q, --quiet           no messages on stderr, not even warnings\n"
                      "  -v, --verbose         report attempts, node answers and renewals on stderr\n"
                      "  -h, --help            show this help\n" },
@@ -2754,6 +2760,98 @@ static void usage(FILE *f, int cmd)
     if (cmd == TOOL_CMD_NONE || cmd == TOOL_CMD_RUN)
         fputs("\nPasswords are never printed: prefer REDLOCK_NODES to -n for them (redlock\n"
               "overwrites them in its argv, but other users may see it before that).\n", f);
+}
+
+/* ---- --stats: the client's statistics at exit (redlock.h section 14) ---- */
+
+static const char *const fail_words[REDLOCK_NODE_FAIL_CLASSES] = { "connect", "timeout", "server", "protocol", "other" };
+
+/* A latency histogram: samples, p50 and p99 (the upper bound of their
+   bucket), the largest; in ms. */
+static void stats_hist_json(const char *key, const redlock_histogram *h)
+{
+    fprintf(stderr, ",\"%s\":{\"count\":%llu", key, (unsigned long long)h->count);
+    if (h->count) {
+        log_ms("p50", redlock_histogram_quantile(h, 0.5));
+        log_ms("p99", redlock_histogram_quantile(h, 0.99));
+        log_ms("max", (int64_t)h->max_us);
+    }
+    fputc('}', stderr);
+}
+
+static void stats_hist_text(const char *what, const redlock_histogram *h)
+{
+    char b1[24], b2[24], b3[24];
+    if (!h->count) {
+        ERR("stats: %-13s no samples", what);
+        return;
+    }
+    ERR("stats: %-13s p50 %s, p99 %s, max %s (%llu samples)", what, dur(b1, sizeof b1, redlock_histogram_quantile(h, 0.5)),
+        dur(b2, sizeof b2, redlock_histogram_quantile(h, 0.99)), dur(b3, sizeof b3, (int64_t)h->max_us),
+        (unsigned long long)h->count);
+}
+
+#define U_(x) ((unsigned long long)(x))
+
+static void print_stats(app *a)
+{
+    redlock_stats st;
+    int i, k;
+    if (redlock_client_stats(redlock_socket_client(&a->s), &st) != REDLOCK_OK) return;
+    if (g_json || a->o->stats == TOOL_STATS_JSON) { /* text would break the JSON log */
+        log_begin("stats");
+        fprintf(stderr, ",\"acquires\":{\"started\":%llu,\"attempts\":%llu,\"acquired\":%llu,\"busy\":%llu,"
+                "\"timeout\":%llu,\"no_quorum\":%llu,\"cancelled\":%llu,\"other\":%llu}",
+                U_(st.acquires), U_(st.attempts), U_(st.acquired), U_(st.acquire_busy), U_(st.acquire_timeout),
+                U_(st.acquire_no_quorum), U_(st.acquire_cancelled), U_(st.acquire_other));
+        fprintf(stderr, ",\"renewals\":%llu,\"renewal_failed\":%llu,\"extends\":%llu,\"extend_failed\":%llu,"
+                "\"releases\":%llu,\"release_failed\":%llu",
+                U_(st.renewals), U_(st.renewal_failed), U_(st.extends), U_(st.extend_failed), U_(st.releases),
+                U_(st.release_failed));
+        fprintf(stderr, ",\"lost\":{\"total\":%llu,\"expired\":%llu,\"stolen\":%llu,\"quorum_lost\":%llu,"
+                "\"hold_limit\":%llu,\"other\":%llu}",
+                U_(st.lost), U_(st.lost_expired), U_(st.lost_stolen), U_(st.lost_quorum), U_(st.lost_hold_limit),
+                U_(st.lost_other));
+        log_int("held", st.held);
+        log_int("held_max", st.held_max);
+        stats_hist_json("acquire_ms", &st.acquire_us);
+        stats_hist_json("renewal_ms", &st.renewal_us);
+        stats_hist_json("handoff_ms", &st.handoff_us);
+        fputs(",\"node_failures\":[", stderr);
+        for (i = 0; i < a->n; i++) {
+            fputs(i ? ",{\"node\":" : "{\"node\":", stderr);
+            json_esc(stderr, a->o->shown[i], strlen(a->o->shown[i]), 1);
+            for (k = 0; k < REDLOCK_NODE_FAIL_CLASSES; k++) log_int(fail_words[k], (long long)st.node_failures[i][k]);
+            fputc('}', stderr);
+        }
+        fputc(']', stderr);
+        log_end();
+        return;
+    }
+    /* text: shown with -q too, it was asked for */
+    k = g_verbose;
+    g_verbose = 0;
+    ERR("stats: acquires      %llu: acquired %llu, busy %llu, timed out %llu, no quorum %llu, cancelled %llu, other %llu"
+        " (%llu attempts)", U_(st.acquires), U_(st.acquired), U_(st.acquire_busy), U_(st.acquire_timeout),
+        U_(st.acquire_no_quorum), U_(st.acquire_cancelled), U_(st.acquire_other), U_(st.attempts));
+    ERR("stats: renewals      %llu (%llu failed); extends %llu (%llu failed); releases %llu (%llu failed)",
+        U_(st.renewals), U_(st.renewal_failed), U_(st.extends), U_(st.extend_failed), U_(st.releases),
+        U_(st.release_failed));
+    ERR("stats: lost          %llu: expired %llu, stolen %llu, quorum lost %llu, hold limit %llu, other %llu", U_(st.lost),
+        U_(st.lost_expired), U_(st.lost_stolen), U_(st.lost_quorum), U_(st.lost_hold_limit), U_(st.lost_other));
+    ERR("stats: held          %u now, %u at most", (unsigned)st.held, (unsigned)st.held_max);
+    stats_hist_text("acquire", &st.acquire_us);
+    stats_hist_text("renewal", &st.renewal_us);
+    stats_hist_text("handoff", &st.handoff_us);
+    for (i = 0; i < a->n; i++) {
+        uint64_t sum = 0;
+        for (k = 0; k < REDLOCK_NODE_FAIL_CLASSES; k++) sum += st.node_failures[i][k];
+        if (sum)
+            ERR("stats: node %s failed %llu: connect %llu, timeout %llu, server %llu, protocol %llu, other %llu",
+                a->o->shown[i], U_(sum), U_(st.node_failures[i][0]), U_(st.node_failures[i][1]),
+                U_(st.node_failures[i][2]), U_(st.node_failures[i][3]), U_(st.node_failures[i][4]));
+    }
+    g_verbose = k;
 }
 
 /* The JSON log's last line: redlock's exit code (or the signal that
@@ -2828,6 +2926,7 @@ int main(int argc, char **argv)
         linger(a);
         redlock_lock_deinit(&a->lock);
     }
+    if (a->s_up && o.stats) print_stats(a);
     if (a->s_up) redlock_socket_deinit(&a->s);
     {
         int sig = a->abort_sig;
