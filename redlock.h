@@ -1531,6 +1531,7 @@ typedef struct redlock_client {
     uint16_t _scripted[REDLOCK_MAX_NODES];  /* redlock__script_bit: ran here since the last NOSCRIPT */
     char _owner_id[17];                     /* reentrant locks' default owner: the client's part */
     int _magic;
+    redlock_stats _stats;                   /* section 14 (there with REDLOCK_NO_STATS too: one layout) */
     redlock_lock *_own_table[REDLOCK_LOCK_TABLE];
 } redlock_client;
 
@@ -1577,6 +1578,8 @@ struct redlock_lock {
                               for its retry (only for the wake rate limit, _mark.wake_at) */
     uint8_t _listening;    /* the transport was told listen(on) and not yet (off) */
     uint8_t _busy, _dirty; /* re-entrancy guard of the drive loop */
+    uint8_t _handoff;      /* acquiring: the running attempt was started by a release
+                              notification (its win is a hand-off, section 14) */
     int64_t _op_start;     /* when the user operation was called */
     int64_t _next_at;      /* acquiring: the next attempt; held: the watchdog's next renewal,
                               or an upgrade's next attempt */
@@ -1584,7 +1587,11 @@ struct redlock_lock {
                               extending: the validity left when the round started */
     /* the current round of commands, one step chain per node */
     int64_t _round_start;  /* when the current round's commands went out */
-    int64_t _extend_ttl_ms;
+    union {
+        int64_t extend_ttl_ms; /* held: the extend or upgrade round's ttl */
+        int64_t woken_at;      /* acquiring: when the notification behind _woken or
+                                  _handoff came (an attempt runs no extend round) */
+    } _arg;
     /* not the last member: bounds checkers treat a trailing array as open-ended */
     redlock__node _node[REDLOCK_MAX_NODES];
     /* the hold */
@@ -2616,6 +2623,116 @@ static int64_t redlock__round_deadline(const redlock_lock *lk) {
 /* acquiring with a wait: the time by which the outcome is reported */
 static int64_t redlock__wait_deadline(const redlock_lock *lk) { return lk->_op_start + lk->_wait_us; }
 
+/* ---- statistics (section 14): a few increments where results and events
+   are made, whether or not anyone listens; nothing with REDLOCK_NO_STATS ---- */
+
+#ifndef REDLOCK_NO_STATS
+#define REDLOCK__COUNT(c, field) ((void)(c)->_stats.field++)
+/* bucket of a sample: its bit length (0 us: 0), 2^30 us and more: the last */
+static int redlock__latency_bucket(uint64_t us) {
+    int b = 0;
+    if (us >> 30) return REDLOCK_HISTOGRAM_BUCKETS - 1;
+#if defined(__GNUC__) || defined(__clang__)
+    if (us) b = 64 - __builtin_clzll((unsigned long long)us);
+#else
+    if (us >> 16) { b += 16; us >>= 16; }
+    if (us >> 8) { b += 8; us >>= 8; }
+    if (us >> 4) { b += 4; us >>= 4; }
+    if (us >> 2) { b += 2; us >>= 2; }
+    if (us >> 1) { b += 1; us >>= 1; }
+    b += (int)us;
+#endif
+    return b;
+}
+
+static void redlock__sample(redlock_histogram *h, int64_t us) {
+    uint64_t u = us > 0 ? (uint64_t)us : 0; /* a clock that stepped back: 0 */
+    h->count++;
+    h->sum_us += u;
+    if (u > h->max_us) h->max_us = u;
+    h->bucket[redlock__latency_bucket(u)]++;
+}
+
+/* A held lock ended without the holder's release. */
+static void redlock__count_lost(redlock_client *c, int reason) {
+    redlock_stats *st = &c->_stats;
+    st->lost++;
+    switch (reason) {
+    case REDLOCK_ERR_EXPIRED: st->lost_expired++; break;
+    case REDLOCK_ERR_STOLEN: st->lost_stolen++; break;
+    case REDLOCK_ERR_QUORUM_LOST: st->lost_quorum++; break;
+    case REDLOCK_ERR_HOLD_LIMIT: st->lost_hold_limit++; break;
+    default: st->lost_other++; break;
+    }
+}
+
+/* A node's vote failed with an error (not a vote against). */
+static void redlock__count_node_failure(redlock_client *c, int node, int status) {
+    redlock_node_failure k;
+    switch (status) {
+    case REDLOCK_ERR_CONNECT: case REDLOCK_ERR_TRANSPORT: case REDLOCK_ERR_TLS:
+    case REDLOCK_ERR_AUTH: case REDLOCK_ERR_SELECT: k = REDLOCK_NODE_FAIL_CONNECT; break;
+    case REDLOCK_ERR_NODE_TIMEOUT: k = REDLOCK_NODE_FAIL_TIMEOUT; break;
+    case REDLOCK_ERR_SERVER: case REDLOCK_ERR_NOPERM: case REDLOCK_ERR_NO_SCRIPTING: k = REDLOCK_NODE_FAIL_SERVER; break;
+    case REDLOCK_ERR_PROTOCOL: k = REDLOCK_NODE_FAIL_PROTOCOL; break;
+    default: k = REDLOCK_NODE_FAIL_OTHER; break;
+    }
+    c->_stats.node_failures[node][k]++;
+}
+
+/* An acquire ended with status. */
+static void redlock__count_acquire(redlock_stats *st, int status) {
+    switch (status) {
+    case REDLOCK_OK: st->acquired++; break;
+    case REDLOCK_ERR_LOCKED: st->acquire_busy++; break;
+    case REDLOCK_ERR_TIMEOUT: st->acquire_timeout++; break;
+    case REDLOCK_ERR_NO_QUORUM: case REDLOCK_ERR_VALIDITY: case REDLOCK_ERR_CONFIG: case REDLOCK_ERR_OVERLOADED:
+    case REDLOCK_ERR_TLS: case REDLOCK_ERR_NO_SCRIPTING: case REDLOCK_ERR_NOPERM: case REDLOCK_ERR_EVICTING:
+    case REDLOCK_ERR_RESTARTED: case REDLOCK_ERR_REPLICAS: st->acquire_no_quorum++; break;
+    case REDLOCK_ERR_CANCELLED: st->acquire_cancelled++; break;
+    default: st->acquire_other++; break;
+    }
+}
+
+/* A user operation ended (redlock__report; LOST is counted by redlock__lose,
+   which may not report it). */
+static void redlock__count_result(redlock_lock *lk, redlock_op op, int status, int64_t now) {
+    redlock_stats *st = &lk->_client->_stats;
+    int ok = status == REDLOCK_OK;
+    switch (op) {
+    case REDLOCK_OP_ACQUIRE:
+        redlock__count_acquire(st, status);
+        if (ok) redlock__sample(&st->acquire_us, now - lk->_op_start);
+        if (ok && lk->_handoff) redlock__sample(&st->handoff_us, now - lk->_arg.woken_at);
+        break;
+    case REDLOCK_OP_RELEASE: ++*(ok ? &st->releases : &st->release_failed); break;
+    case REDLOCK_OP_EXTEND: ++*(ok ? &st->extends : &st->extend_failed); break;
+    case REDLOCK_OP_UPGRADE: ++*(ok ? &st->upgrades : &st->upgrade_failed); break;
+    case REDLOCK_OP_DOWNGRADE: ++*(ok ? &st->downgrades : &st->downgrade_failed); break;
+    default: break;
+    }
+}
+
+#else
+#define REDLOCK__COUNT(c, field) ((void)0)
+#define redlock__sample(h, us) ((void)0)
+#define redlock__count_lost(c, reason) ((void)0)
+#define redlock__count_node_failure(c, node, status) ((void)0)
+#define redlock__count_result(lk, op, status, now) ((void)0)
+#endif
+
+/* Every change of a lock's state goes through here: `held` follows the
+   transitions into and out of HELD. */
+static void redlock__set_state(redlock_lock *lk, redlock_state s) {
+#ifndef REDLOCK_NO_STATS
+    redlock_stats *st = &lk->_client->_stats;
+    if (lk->_state == REDLOCK_STATE_HELD && s != REDLOCK_STATE_HELD) st->held--;
+    else if (lk->_state != REDLOCK_STATE_HELD && s == REDLOCK_STATE_HELD && ++st->held > st->held_max)
+        st->held_max = st->held;
+#endif
+    lk->_state = (uint8_t)s;
+}
+
 static void redlock__emit(redlock_lock *lk, redlock_event *ev) {
     redlock_client *c = lk->_client;
     if (!c->_cb.on_event) return;
@@ -2809,6 +2926,7 @@ static void redlock__node_done(redlock_lock *lk, int i, int outcome, int status,
        answers */
     if (outcome != REDLOCK__OUT_ERR || redlock__refusal(status))
         lk->_client->_refused[i] = (uint8_t)(outcome == REDLOCK__OUT_ERR ? -status : 0);
+    if (outcome == REDLOCK__OUT_ERR && status) redlock__count_node_failure(lk->_client, i, status);
     if (lk->_client->_cb.on_event) {
         redlock_event ev = redlock__event_of(REDLOCK_EV_VOTE, lk->_phase_op, i, status, lk->_attempt);
         ev.vote = outcome == REDLOCK__OUT_YES;
@@ -2842,7 +2960,7 @@ static void redlock__granted(redlock_lock *lk, int i, int outcome, int64_t now) 
 /* How long an extend round lets the key live, at the least, wherever its
    command lands: PEXPIRE sets the remaining time, it does not add to it. */
 static int64_t redlock__extend_bound(const redlock_lock *lk) {
-    return lk->_round_start + lk->_extend_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_extend_ttl_ms);
+    return lk->_round_start + lk->_arg.extend_ttl_ms * 1000 - redlock__drift_us(lk->_client, lk->_arg.extend_ttl_ms);
 }
 
 static void redlock__next_step(redlock_lock *lk, int i, uint8_t step, int64_t now) {
@@ -2908,7 +3026,7 @@ static size_t redlock__step_number(const redlock_lock *lk, int st, redlock__scra
     case REDLOCK__ST_FENCE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_fence);
     case REDLOCK__ST_UPGRADE:
     case REDLOCK__ST_EXTEND:
-    case REDLOCK__ST_EXT_PEXPIRE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_extend_ttl_ms);
+    case REDLOCK__ST_EXT_PEXPIRE: return redlock__fmt_u64(sc->ttl, (uint64_t)lk->_arg.extend_ttl_ms);
     default: return 0;
     }
 }
@@ -2918,7 +3036,7 @@ static size_t redlock__step_number(const redlock_lock *lk, int st, redlock__scra
    possible. */
 static size_t redlock__legacy_value(const redlock_lock *lk, int st, redlock__scratch *sc) {
     redlock_client *c = lk->_client;
-    int64_t ttl_ms = st == REDLOCK__ST_EXT_GETSET ? lk->_extend_ttl_ms : lk->_ttl_ms;
+    int64_t ttl_ms = st == REDLOCK__ST_EXT_GETSET ? lk->_arg.extend_ttl_ms : lk->_ttl_ms;
     size_t len = redlock__fmt_u64(sc->value, (uint64_t)(c->_cb.wall_ms(c->_user) + ttl_ms + 1));
     sc->value[len++] = ':';
     memcpy(sc->value + len, redlock__token(lk), redlock__token_len(lk));
@@ -3578,6 +3696,7 @@ static redlock__tally redlock__count(const redlock_lock *lk) {
    inside it (the caller must not touch the lock again). */
 static int redlock__report(redlock_lock *lk, const int *alive, redlock_op op, int status, int votes, int64_t now) {
     redlock_result res;
+    redlock__count_result(lk, op, status, now);
     if (!lk->_on_result) return 1;
     memset(&res, 0, sizeof res);
     res.op = op;
@@ -3693,11 +3812,13 @@ static void redlock__start_attempt(redlock_lock *lk, int64_t now) {
     /* before its retry is due, the attempt is a notification's: the next
        such waits a share of the delay */
     if (lk->_attempt > 0 && now < lk->_next_at) lk->_mark.wake_at = now + redlock__wake_gap(lk);
+    lk->_handoff = lk->_woken && lk->_attempt > 0; /* (since _arg.woken_at) */
     lk->_woken = 0; /* a release notified before this attempt: it is this attempt */
     lk->_fence = 0;
     lk->_attempt++;
     lk->_phase_op = REDLOCK_OP_ACQUIRE;
     redlock__round(lk, REDLOCK__PH_ACQUIRE, now);
+    REDLOCK__COUNT(lk->_client, attempts);
     redlock__event(lk, REDLOCK_EV_ATTEMPT, -1, 0);
 }
 
@@ -3710,7 +3831,7 @@ static void redlock__start_extend(redlock_lock *lk, int64_t ttl_ms, int user, in
     int i;
     if (user) lk->_hold = REDLOCK__HOLD_EXTEND;
     else if (lk->_hold == REDLOCK__HOLD_EXTEND) lk->_hold = REDLOCK__HOLD_IDLE;
-    lk->_extend_ttl_ms = ttl_ms;
+    lk->_arg.extend_ttl_ms = ttl_ms;
     lk->_phase_op = REDLOCK_OP_EXTEND;
     redlock__round(lk, REDLOCK__PH_EXTEND, now);
     lk->_saved_us = lk->_validity_unknown ? 0 : lk->_valid_until - now;
@@ -3736,7 +3857,8 @@ static int redlock__expiry_reason(const redlock_lock *lk) {
 static int redlock__lose(redlock_lock *lk, const int *alive, int reason, int64_t now) {
     int extend_waiting = redlock__user_extending(lk), upgrading = lk->_hold == REDLOCK__HOLD_UPGRADE;
     lk->_hold = REDLOCK__HOLD_IDLE;
-    lk->_state = REDLOCK_STATE_LOST;
+    redlock__set_state(lk, REDLOCK_STATE_LOST);
+    redlock__count_lost(lk->_client, reason);
     lk->_lost_status = reason;
     lk->_phase_op = REDLOCK_OP_LOST;
     redlock__round(lk, REDLOCK__PH_CLEANUP, now);  /* best effort: delete what is still ours */
@@ -3772,7 +3894,7 @@ static void redlock__listen_retry(redlock_lock *lk) {
 /* The acquire ends without the lock. */
 static int redlock__give_up(redlock_lock *lk, const int *alive, int status, int votes, int64_t elapsed_us,
                             int64_t now) {
-    lk->_state = REDLOCK_STATE_IDLE;
+    redlock__set_state(lk, REDLOCK_STATE_IDLE);
     redlock__listen(lk, 0);
     if (lk->_client->_cb.on_event) {
         redlock_event ev = redlock__event_of(REDLOCK_EV_FAILED, REDLOCK_OP_ACQUIRE, -1, status, lk->_attempt);
@@ -3829,7 +3951,7 @@ static int redlock__scriptless_quorum(const redlock_lock *lk) {
 /* The attempt that started at `start` won: held until `until`. */
 static int redlock__won(redlock_lock *lk, const int *alive, int votes, int64_t start, int64_t until, int64_t now) {
     redlock_client *c = lk->_client;
-    lk->_state = REDLOCK_STATE_HELD;
+    redlock__set_state(lk, REDLOCK_STATE_HELD);
     redlock__listen(lk, 0);
     redlock__round_over(lk, now);
     lk->_valid_until = until;
@@ -3914,6 +4036,10 @@ static int redlock__attempt_failed(redlock_lock *lk, const int *alive, int statu
     ev.votes = votes;
     ev.elapsed_us = now - start;  /* the attempt's, before the undo round starts */
     lk->_fence = 0;
+    /* a notification heard while a notification's attempt ran counts from
+       now: the one behind this attempt is spent */
+    if (lk->_handoff && lk->_woken) lk->_arg.woken_at = now;
+    lk->_handoff = 0;
     /* CONFIG and TLS: redlock__unusable's, too many nodes refuse */
     hopeless = status == REDLOCK_ERR_CONFIG || status == REDLOCK_ERR_TLS ||
                ((status == REDLOCK_ERR_NO_SCRIPTING || status == REDLOCK_ERR_NOPERM) && redlock__scriptless_quorum(lk)) ||
@@ -3982,6 +4108,10 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
         /* an upgrade called meanwhile keeps its time: its attempt is due now */
         if (lk->_hold != REDLOCK__HOLD_UPGRADE) lk->_next_at = lk->_round_start + lk->_renew_every_us;
         ev.validity_us = lk->_valid_until - now;
+        if (!user) {
+            REDLOCK__COUNT(c, renewals);
+            redlock__sample(&c->_stats.renewal_us, ev.elapsed_us);
+        }
         redlock__emit(lk, &ev);
         return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, REDLOCK_OK, t.yes, now) : 1;
     }
@@ -4005,6 +4135,7 @@ static int redlock__decide_extend(redlock_lock *lk, const int *alive, int64_t no
     }
     ev.type = REDLOCK_EV_RENEW_FAILED;
     ev.status = status;
+    if (!user) REDLOCK__COUNT(c, renewal_failed);
     redlock__emit(lk, &ev);
     return user ? redlock__report(lk, alive, REDLOCK_OP_EXTEND, status, t.yes, now) : 1;
 }
@@ -4046,7 +4177,7 @@ static void redlock__start_upgrade(redlock_lock *lk, int64_t now) {
     int64_t bound;
     int i;
     lk->_attempt++;
-    lk->_extend_ttl_ms = lk->_ttl_ms;
+    lk->_arg.extend_ttl_ms = lk->_ttl_ms;
     lk->_phase_op = REDLOCK_OP_UPGRADE;
     redlock__round(lk, REDLOCK__PH_UPGRADE, now);
     bound = redlock__extend_bound(lk);
@@ -4123,7 +4254,7 @@ static int redlock__decide_release(redlock_lock *lk, const int *alive, int64_t n
     if (t.yes >= q) status = REDLOCK_OK;
     else if (t.pending > 0 && t.yes + t.pending >= q) return 1;
     else status = t.yes + t.no + t.missing >= q ? REDLOCK_ERR_EXPIRED : redlock__too_few(lk);
-    lk->_state = REDLOCK_STATE_IDLE;
+    redlock__set_state(lk, REDLOCK_STATE_IDLE);
     redlock__round_over(lk, now);
     if (t.pending) lk->_phase = REDLOCK__PH_CLEANUP; /* stragglers finish quietly */
     if (c->_cb.on_event) {
@@ -4631,6 +4762,7 @@ REDLOCK_API int redlock_client_init(redlock_client *c, const redlock_config *cfg
 }
 
 static void redlock__detach(redlock_lock *lk) {
+    redlock__set_state(lk, REDLOCK_STATE_IDLE); /* a held one is no longer counted */
     if (lk->_alive) *lk->_alive = 0;
     lk->_alive = NULL;
     lk->_magic = 0;
@@ -4792,8 +4924,9 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
         lk->_busy = 1; /* an answer inside send is only recorded */
         lk->_alive = &alive;
         lk->_hold = REDLOCK__HOLD_IDLE;
-        lk->_state = REDLOCK_STATE_LOST;
+        redlock__set_state(lk, REDLOCK_STATE_LOST);
         lk->_lost_status = redlock__expiry_reason(lk);
+        redlock__count_lost(c, lk->_lost_status);
         lk->_phase_op = REDLOCK_OP_LOST;
         redlock__round(lk, REDLOCK__PH_CLEANUP, now);
         redlock__flush(lk, now, &alive);
@@ -4938,13 +5071,14 @@ REDLOCK_API int redlock_acquire(redlock_lock *lk) {
     c = lk->_client;
     if (c->_cb.random(c->_user, redlock__fresh(lk), REDLOCK_TOKEN_LEN / 2) != 0) return REDLOCK_ERR_RANDOM;
     if (lk->_owner_default && !redlock__default_owner_ready(lk)) return REDLOCK_ERR_RANDOM;
-    lk->_state = REDLOCK_STATE_ACQUIRING;
+    redlock__set_state(lk, REDLOCK_STATE_ACQUIRING);
+    REDLOCK__COUNT(c, acquires);
     redlock__set_access(lk, redlock__opts_access(lk)); /* a downgrade or an upgrade changed the last hold only */
     lk->_lost_status = 0;
     lk->_attempt = 0;
     lk->_retries = lk->_retry_count;
     lk->_try = REDLOCK__TRY_RETRYING;
-    lk->_woken = 0;
+    lk->_woken = lk->_handoff = 0;
     lk->_op_start = now;
     lk->_next_at = now;  /* the first attempt: now, or when a running undo is done */
     lk->_mark.wake_at = now;
@@ -4975,7 +5109,7 @@ REDLOCK_API int redlock_release(redlock_lock *lk) {
     } else if (lk->_phase == REDLOCK__PH_DOWNGRADE) {
         lk->_cancel_op = REDLOCK_OP_DOWNGRADE;
     }
-    lk->_state = REDLOCK_STATE_RELEASING;
+    redlock__set_state(lk, REDLOCK_STATE_RELEASING);
     lk->_op_start = now;
     lk->_phase_op = REDLOCK_OP_RELEASE;
     redlock__enter(c);
@@ -5076,7 +5210,7 @@ REDLOCK_API int redlock_lock_adopt(redlock_lock *lk, const char *token, int64_t 
         redlock__take_default_owner(lk);
     }
     memcpy(redlock__token(lk), token, len + 1);
-    lk->_state = REDLOCK_STATE_HELD;
+    redlock__set_state(lk, REDLOCK_STATE_HELD);
     redlock__set_access(lk, redlock__opts_access(lk));
     lk->_validity_unknown = valid_ms == 0;
     lk->_valid_until = valid_ms ? now + valid_ms * 1000 : REDLOCK_NO_DEADLINE; /* nothing to run out yet */
@@ -5117,6 +5251,10 @@ REDLOCK_API int redlock_lock_wake(redlock_lock *lk) {
     if (!lk) return REDLOCK_ERR_INVALID;
     if (!redlock__usable(lk)) return REDLOCK_ERR_DETACHED;
     if (lk->_state != REDLOCK_STATE_ACQUIRING || lk->_try == REDLOCK__TRY_TIMING_OUT) return REDLOCK_OK;
+    /* the first notification since the last attempt started (section 14's
+       hand-off time; one heard during a notification's attempt: see
+       redlock__attempt_failed) */
+    if (!lk->_woken && !lk->_handoff) lk->_arg.woken_at = redlock__now(lk->_client);
     lk->_woken = 1; /* a running attempt may lose to the holder that just left: the next one early */
     if (lk->_phase == REDLOCK__PH_ACQUIRE || lk->_phase == REDLOCK__PH_FENCE) return REDLOCK_OK;
     c = lk->_client;
@@ -5180,6 +5318,36 @@ REDLOCK_API int64_t redlock_next_deadline(const redlock_client *c) {
     if (c->_waiting && c->_waiting->_deadline < REDLOCK__IN_LINE && c->_waiting->_deadline < d)
         d = c->_waiting->_deadline; /* a waiting held lock's validity ends */
     return d;
+}
+
+REDLOCK_API int redlock_client_stats(const redlock_client *c, redlock_stats *out) {
+    if (!c || !out) return REDLOCK_ERR_INVALID;
+    *out = c->_stats;
+    return REDLOCK_OK;
+}
+
+REDLOCK_API void redlock_client_stats_reset(redlock_client *c) {
+    uint32_t held;
+    if (!c) return;
+    held = c->_stats.held;
+    memset(&c->_stats, 0, sizeof c->_stats);
+    c->_stats.held = c->_stats.held_max = held;
+}
+
+REDLOCK_API int64_t redlock_histogram_quantile(const redlock_histogram *h, double q) {
+    uint64_t rank, seen = 0;
+    int b;
+    if (!h || !h->count || !(q >= 0.0 && q <= 1.0)) return -1;
+    rank = (uint64_t)(q * (double)h->count);
+    if ((double)rank < q * (double)h->count) rank++; /* the ceiling */
+    if (rank == 0) rank = 1;
+    for (b = 0; b < REDLOCK_HISTOGRAM_BUCKETS; b++) {
+        seen += h->bucket[b];
+        if (seen >= rank) break;
+    }
+    /* the bucket's last value, and never above the largest sample */
+    if (b < REDLOCK_HISTOGRAM_BUCKETS - 1 && ((uint64_t)1 << b) - 1 < h->max_us) return (int64_t)(((uint64_t)1 << b) - 1);
+    return (int64_t)h->max_us;
 }
 
 REDLOCK_API redlock_state redlock_lock_state(const redlock_lock *lk) {

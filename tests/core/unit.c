@@ -30,6 +30,7 @@
 #include "unit/restart.c"
 #include "unit/replicas.c"
 #include "unit/notify.c"
+#include "unit/stats.c"
 
 int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
@@ -51,5 +52,6 @@ int main(int argc, char **argv) {
     run_restart(argc, argv);
     run_replicas(argc, argv);
     run_notify(argc, argv);
+    run_stats(argc, argv);
     return CHECK_EXIT();
 }
