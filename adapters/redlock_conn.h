@@ -33,12 +33,16 @@
    the lifecycle functions below; the socket driver, which opens several
    addresses in turn and runs its own TLS handshake, sets the state
    itself at those points and uses the rest. Not a public API: every
-   name here is private (redlock__conn_).
+   other name here is private (redlock__conn_).
 
    Include spelling, in every adapter: "../redlock.h", relative to the
    adapter itself, so that it finds the library beside adapters/ in this
    tree and beside include/redlock/ where `make install` puts them, with
-   no -I flag of its own. */
+   no -I flag of its own.
+
+   One exception: the statistics' types (redlock_node_io_stats,
+   redlock_adapter_stats) are public, declared here once for every
+   adapter. */
 #ifndef REDLOCK_CONN_H
 #define REDLOCK_CONN_H
 
@@ -54,6 +58,36 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+
+/* ---- statistics: what a node's connections did (public) ----
+   Every adapter's redlock_*_stats() fills a redlock_adapter_stats: the
+   core's counters and, per node, its command connections' (a cluster
+   node's: all its masters'; not the subscribers of release notifications,
+   nor a Sentinel group's watch). Counted here, as the connections open,
+   write, read and close: a few increments, nothing allocated. */
+typedef struct redlock_node_io_stats {
+    uint64_t connects;  /* connections opened (TCP, and TLS handshake, done) */
+    uint64_t drops;     /* open connections lost: closed by the node, failed, timed out */
+    uint64_t commands;  /* commands queued to be written (the preamble's too) */
+    uint64_t bytes_out; /* their bytes (RESP) */
+    uint64_t bytes_in;  /* bytes of the replies read */
+    uint32_t queue_max; /* the most replies owed at once on one connection */
+} redlock_node_io_stats;
+
+typedef struct redlock_adapter_stats {
+    redlock_stats core; /* redlock_client_stats() of the adapter's client */
+    int node_count;
+    redlock_node_io_stats node[REDLOCK_MAX_NODES];
+} redlock_adapter_stats;
+
+/* An adapter's statistics: out cleared, then its nodes' counters (io:
+   node_count of them); the caller adds the core's (raw mode has none). */
+static inline void redlock__conn_stats(redlock_adapter_stats *out, int node_count, const redlock_node_io_stats *io)
+{
+    memset(out, 0, sizeof *out);
+    out->node_count = node_count;
+    memcpy(out->node, io, (size_t)node_count * sizeof *io);
+}
 
 /* ---- the request ring ---- */
 
@@ -372,7 +406,49 @@ typedef struct redlock__conn_life {
     char words[128];    /* status in words */
     char server[120];   /* the server's last error reply on this connection (redlock__conn_heard) */
     char refusal[120];  /* subscriber: the node's words while it is shunned */
+    redlock_node_io_stats *io; /* the node's counters (the adapter's), NULL: not counted */
 } redlock__conn_life;
+
+/* The connection is open (TCP, and TLS if any): UP, and counted. */
+static inline void redlock__conn_up(redlock__conn_life *l)
+{
+    l->state = REDLOCK__CONN_UP;
+    if (l->io) l->io->connects++;
+}
+
+/* A command of `bytes` (RESP) was queued on a connection whose ring q
+   now holds it. */
+static inline void redlock__conn_count_out(redlock__conn_life *l, const redlock__conn_ring *q, size_t bytes)
+{
+    if (!l->io) return;
+    l->io->commands++;
+    l->io->bytes_out += bytes;
+    if (q->count > l->io->queue_max) l->io->queue_max = (uint32_t)q->count;
+}
+
+/* `bytes` of replies were read on the connection. */
+static inline void redlock__conn_count_in(redlock__conn_life *l, size_t bytes)
+{
+    if (l->io) l->io->bytes_in += bytes;
+}
+
+/* How many decimal digits v has. */
+static inline size_t redlock__conn_digits(uint64_t v)
+{
+    size_t n = 1;
+    for (; v >= 10; v /= 10) n++;
+    return n;
+}
+
+/* The size in RESP of a command of argc arguments of lengths len[]
+   (what hiredis formats: the drivers over it count their bytes so). */
+static inline size_t redlock__conn_resp_size(int argc, const size_t *len)
+{
+    size_t n = 3 + redlock__conn_digits((uint64_t)argc); /* "*N\r\n" */
+    int i;
+    for (i = 0; i < argc; i++) n += 5 + redlock__conn_digits(len[i]) + len[i]; /* "$N\r\n" bytes "\r\n" */
+    return n;
+}
 
 /* The node's status and its words (NULL: none; l->words itself: the
    words the driver wrote there as the failure happened, kept). */
@@ -439,6 +515,7 @@ static inline void redlock__conn_opened(redlock__conn_life *l, int state)
    now (0: at once). */
 static inline void redlock__conn_down(redlock__conn_life *l, int64_t now, int64_t delay_ms)
 {
+    if (l->state == REDLOCK__CONN_UP && l->io) l->io->drops++;
     l->state = REDLOCK__CONN_DOWN;
     l->retry_at = delay_ms ? now + delay_ms * 1000 : 0;
 }

@@ -262,6 +262,14 @@
    redlock_hiredis_* calls of the same client return REDLOCK_ERR_BUSY there
    (redlock_hiredis_run returns at once) instead of waiting on themselves.
 
+   STATISTICS
+   redlock_hiredis_stats() copies the core's counters (redlock.h section
+   14) and each node's connection counters (redlock_node_io_stats,
+   redlock_conn.h: connections opened and lost, commands and bytes
+   written, bytes of replies read, the most replies owed at once; a
+   cluster node's links together; subscribers not counted) into a
+   redlock_adapter_stats; redlock_hiredis_stats_reset() zeroes both.
+
    THREADS
    Without the watchdog thread, a client and its locks are used by one
    thread at a time. With it, the functions below are thread-safe.
@@ -350,6 +358,7 @@ typedef struct redlock_hiredis {
     pthread_cond_t _cv;
     int _wake[2];
     int _magic;
+    redlock_node_io_stats _io[REDLOCK_MAX_NODES]; /* each node's connections (redlock_hiredis_stats) */
 } redlock_hiredis;
 
 /* A blocking call's wait, on the caller's stack: the result is delivered
@@ -487,6 +496,11 @@ REDLOCK_HIREDIS_API int redlock_hiredis_notify_status(const redlock_hiredis *c, 
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
 REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, int i, char *buf, size_t size);
+/* Statistics (see STATISTICS): the core's counters and each node's
+   connections' into *out: OK, or INVALID. Reset zeroes both. Under the
+   client's mutex with the watchdog thread; safe inside callbacks. */
+REDLOCK_HIREDIS_API int redlock_hiredis_stats(redlock_hiredis *c, redlock_adapter_stats *out);
+REDLOCK_HIREDIS_API void redlock_hiredis_stats_reset(redlock_hiredis *c);
 
 #ifdef __cplusplus
 }
@@ -545,13 +559,15 @@ static inline void redlock__hiredis_drop(redlock_hiredis *c, int i, int status, 
     redlock__hiredis_drop_conn(c, &c->_conn[i], status, why);
 }
 
-/* Files a request whose room redlock__hiredis_reserve() made. */
-static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag)
+/* Files a request whose room redlock__hiredis_reserve() made (bytes:
+   its size in RESP, counted). */
+static inline void redlock__hiredis_queue(redlock__hiredis_conn *cn, int kind, redlock_tag tag, size_t bytes)
 {
     /* cannot fail: reserved */
     if (kind == REDLOCK__CONN_CORE) redlock__conn_file(&cn->life, &cn->q, tag, redlock__hiredis_now_us());
     else redlock__conn_push(&cn->q, kind, tag, redlock__hiredis_now_us());
     cn->unsent++;
+    redlock__conn_count_out(&cn->life, &cn->q, bytes);
 }
 
 /* Appends one command of a new connection's preamble (redlock_conn.h). */
@@ -563,7 +579,7 @@ static inline int redlock__hiredis_handshake(void *ctx, int kind, int argc, cons
         if (cn->link >= 0) redlock__hiredis_copies_unpush(&cn->sent);
         return -1;
     }
-    redlock__hiredis_queue(cn, kind, 0);
+    redlock__hiredis_queue(cn, kind, 0, redlock__conn_resp_size(argc, len));
     cn->need_flush = 1;
     return 0;
 }
@@ -707,7 +723,7 @@ static inline void redlock__hiredis_connect_done(redlock_hiredis *c, redlock__hi
             return;
         }
     }
-    cn->life.state = REDLOCK__CONN_UP; /* TLS: the handshake runs in the reads and writes (tls_handshaking) */
+    redlock__conn_up(&cn->life); /* TLS: the handshake runs in the reads and writes (tls_handshaking) */
 }
 
 static inline int redlock__hiredis_wants_flush(const redlock__hiredis_conn *cn)
@@ -859,7 +875,7 @@ static inline int redlock__hiredis_link_append(redlock__hiredis_conn *cn, int ki
         return rc ? rc : REDLOCK_ERR_NOMEM;
     }
     if (!core) redisFreeCommand(s);
-    redlock__hiredis_queue(cn, kind, tag);
+    redlock__hiredis_queue(cn, kind, tag, len);
     cn->need_flush = 1;
     return 0;
 }
@@ -987,6 +1003,7 @@ static inline void redlock__hiredis_deliver(redlock_hiredis *c, redlock__hiredis
         }
         if (!rv) return;
         r = (redisReply *)rv;
+        redlock__conn_count_in(&cn->life, redlock__hiredis_reply_size(r));
         if (!redlock__conn_pop(&cn->q, &req)) { /* a reply nobody asked for */
             freeReplyObject(r);
             redlock__hiredis_drop_conn(c, cn, REDLOCK_ERR_PROTOCOL, "unexpected reply");
@@ -1110,7 +1127,7 @@ static inline int redlock__hiredis_send(void *user, int node, const redlock_comm
     }
     if (redisAppendCommandArgv(cn->ctx, cmd->argc, (const char **)cmd->argv, cmd->argvlen) != REDIS_OK)
         return REDLOCK_ERR_NOMEM;
-    redlock__hiredis_queue(cn, REDLOCK__CONN_CORE, tag);
+    redlock__hiredis_queue(cn, REDLOCK__CONN_CORE, tag, redlock__conn_resp_size(cmd->argc, cmd->argvlen));
     cn->need_flush = 1;
     return 0;
 }
@@ -1523,6 +1540,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
         cn->fd = -1;
         cn->node = i;
         cn->link = -1;
+        cn->life.io = &c->_io[i];
         c->_subs.ep[i] = &cn->ep;
         if ((rc = redlock__hiredis_endpoint_init(&cn->ep, &o->node[i], o)) != 0 ||
             (rc = redlock__hiredis_subs_node(&c->_subs, i, &cn->ep)) != 0)
@@ -1538,6 +1556,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_init(redlock_hiredis *c, const redlock_h
             c->_links[i][k].fd = -1;
             c->_links[i][k].node = i;
             c->_links[i][k].link = k;
+            c->_links[i][k].life.io = &c->_io[i]; /* a cluster node's links count as the node */
         }
         npoll += REDLOCK__HIREDIS_LINKS;
     }
@@ -1885,6 +1904,27 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, in
     e = (int)redlock_node_evicts(&c->_client, i);
     redlock__hiredis_leave(c, entered);
     return e;
+}
+
+REDLOCK_HIREDIS_API int redlock_hiredis_stats(redlock_hiredis *c, redlock_adapter_stats *out)
+{
+    int entered;
+    if (!c || !out || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;
+    entered = redlock__hiredis_enter(c);
+    redlock__conn_stats(out, c->_n, c->_io);
+    redlock_client_stats(&c->_client, &out->core);
+    redlock__hiredis_leave(c, entered);
+    return REDLOCK_OK;
+}
+
+REDLOCK_HIREDIS_API void redlock_hiredis_stats_reset(redlock_hiredis *c)
+{
+    int entered;
+    if (!c || c->_magic != REDLOCK__HIREDIS_MAGIC) return;
+    entered = redlock__hiredis_enter(c);
+    redlock_client_stats_reset(&c->_client);
+    memset(c->_io, 0, sizeof c->_io);
+    redlock__hiredis_leave(c, entered);
 }
 
 REDLOCK_HIREDIS_API int redlock_hiredis_node_connected(const redlock_hiredis *c, int i)

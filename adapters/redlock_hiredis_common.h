@@ -93,6 +93,26 @@ static inline void redlock__hiredis_translate(const redisReply *r, redlock_reply
    doubling up to REDLOCK_HIREDIS_MAX_PENDING. */
 static inline int64_t redlock__hiredis_now_us(void);
 
+/* The size of reply r as a RESP2 server sent it: what its connection
+   read for it (hiredis does not say; RESP3 types are not spoken here and
+   count roughly). */
+static inline size_t redlock__hiredis_reply_size(const redisReply *r)
+{
+    size_t n, k;
+    switch (r->type) {
+    case REDIS_REPLY_NIL: return 5; /* "$-1\r\n" */
+    case REDIS_REPLY_INTEGER:
+        return 3 + (r->integer < 0) +
+               redlock__conn_digits(r->integer < 0 ? 0 - (uint64_t)r->integer : (uint64_t)r->integer);
+    case REDIS_REPLY_STRING: return 5 + redlock__conn_digits((uint64_t)r->len) + (size_t)r->len;
+    case REDIS_REPLY_ARRAY:
+        n = 3 + redlock__conn_digits((uint64_t)r->elements);
+        for (k = 0; k < r->elements; k++) n += redlock__hiredis_reply_size(r->element[k]);
+        return n;
+    default: return 3 + (size_t)r->len; /* STATUS, ERROR: "+text\r\n" */
+    }
+}
+
 /* Room for one more request: 0, or REDLOCK_ERR_QUEUE_FULL / NOMEM. */
 static inline int redlock__hiredis_reserve(redlock__conn_ring *q)
 {

@@ -194,6 +194,14 @@
    GUARANTEES: the same for every adapter, listed in adapters/README.md
    and tested by tests/shared/integration.h.
 
+   STATISTICS
+   redlock_libev_stats() copies the core's counters (redlock.h section
+   14) and each node's connection counters (redlock_node_io_stats,
+   redlock_conn.h: connections opened and lost, commands and bytes
+   written, bytes of replies read, the most replies owed at once; a
+   cluster node's links together; subscribers not counted) into a
+   redlock_adapter_stats; redlock_libev_stats_reset() zeroes both.
+
    THREADS AND CALLBACKS
    Everything runs on the loop's thread. Core callbacks (on_result,
    on_event) run inside libev/hiredis callbacks: they may use the core API
@@ -327,6 +335,7 @@ typedef struct redlock_libev {
     void (*_on_event)(void *user, const redlock_event *ev);
     void *_user;
     int _magic;
+    redlock_node_io_stats _io[REDLOCK_MAX_NODES]; /* each node's connections (redlock_libev_stats) */
 } redlock_libev;
 
 #define REDLOCK__LIBEV_MAGIC 0x6c696265
@@ -395,6 +404,11 @@ REDLOCK_LIBEV_API int redlock_libev_notify_status(const redlock_libev *c, int i,
    any did) into buf (optional, cut to size), and the redlock_evicts the
    core was told (NONE, VOLATILE, ALL); INVALID for a bad node. */
 REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, char *buf, size_t size);
+/* Statistics (see STATISTICS): the core's counters and each node's
+   connections' into *out: OK, or INVALID. Reset zeroes both. On the
+   loop's thread, as everything; safe inside callbacks. */
+REDLOCK_LIBEV_API int redlock_libev_stats(redlock_libev *c, redlock_adapter_stats *out);
+REDLOCK_LIBEV_API void redlock_libev_stats_reset(redlock_libev *c);
 
 #ifdef __cplusplus
 }
@@ -532,6 +546,7 @@ static inline int redlock__libev_link_append(redlock__libev_conn *cn, int kind, 
         if (!core) redisFreeCommand(s);
         return REDLOCK_ERR_TRANSPORT;
     }
+    redlock__conn_count_out(&cn->life, &cn->q, len);
     if (!core) redisFreeCommand(s);
     redlock__libev_arm_watch(cn->owner);
     return 0;
@@ -941,6 +956,7 @@ static inline void redlock__libev_on_reply(redisAsyncContext *ac, void *reply, v
     redlock__conn_req req;
     redlock__hiredis_copy x;
     if (!redlock__conn_pop(&cn->q, &req)) return;
+    if (r) redlock__conn_count_in(&cn->life, redlock__hiredis_reply_size(r));
     memset(&x, 0, sizeof x);
     if (cl) (void)redlock__hiredis_copies_pop(&cn->sent, &x);
     if (req.kind == REDLOCK__CONN_INFO || req.kind == REDLOCK__CONN_CONFIG) { /* before the replies behind */
@@ -996,7 +1012,7 @@ static inline void redlock__libev_on_connect(const redisAsyncContext *ac, int st
         redlock__libev_lost(cn, st, st == REDLOCK_ERR_TLS ? why : ac->errstr);
         return;
     }
-    cn->life.state = REDLOCK__CONN_UP;
+    redlock__conn_up(&cn->life);
     if (cn->ssl) cn->connect_start = redlock__hiredis_now_us(); /* the TLS handshake: its own connect timeout */
 }
 
@@ -1126,7 +1142,10 @@ static inline int redlock__libev_handshake(void *ctx, int kind, int argc, const 
     redlock__libev_conn *cn = (redlock__libev_conn *)ctx;
     if (cn->link >= 0 && redlock__hiredis_copies_push(&cn->sent, NULL, 0, 0) != 0) return -1;
     if (redlock__hiredis_push(&cn->q, kind, 0) == 0) {
-        if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) return 0;
+        if (redisAsyncCommandArgv(cn->ac, redlock__libev_on_reply, cn, argc, argv, len) == REDIS_OK) {
+            redlock__conn_count_out(&cn->life, &cn->q, redlock__conn_resp_size(argc, len));
+            return 0;
+        }
         redlock__hiredis_unpush(&cn->q);
     }
     if (cn->link >= 0) redlock__hiredis_copies_unpush(&cn->sent);
@@ -1261,6 +1280,7 @@ static inline int redlock__libev_send(void *user, int node, const redlock_comman
         redlock__hiredis_unpush(&cn->q);
         return REDLOCK_ERR_TRANSPORT;
     }
+    redlock__conn_count_out(&cn->life, &cn->q, redlock__conn_resp_size(cmd->argc, cmd->argvlen));
     redlock__libev_arm_watch(c);
     return 0;
 }
@@ -1409,6 +1429,7 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
         ev_timer_init(&cn->reconnect, redlock__libev_on_reconnect, 0., 0.);
         cn->reconnect.data = cn;
         cn->link = -1;
+        cn->life.io = &c->_io[i];
         ev_io_init(&cn->sent_io, redlock__libev_on_sent_io, -1, EV_READ);
         cn->sent_io.data = cn;
         ev_timer_init(&cn->sent_timer, redlock__libev_on_sent_timer, 0., 0.);
@@ -1438,6 +1459,7 @@ REDLOCK_LIBEV_API int redlock_libev_init(redlock_libev *c, struct ev_loop *loop,
                 ln->owner = c;
                 ln->index = i;
                 ln->link = k;
+                ln->life.io = &c->_io[i]; /* a cluster node's links count as the node */
                 ev_timer_init(&ln->reconnect, redlock__libev_on_reconnect, 0., 0.);
                 ln->reconnect.data = ln;
             }
@@ -1541,6 +1563,20 @@ REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, c
         if (k >= 0) redlock__hiredis_set_text(buf, size, c->_links[i][k].ep.health.policy);
     }
     return (int)redlock_node_evicts(&c->_client, i);
+}
+
+REDLOCK_LIBEV_API int redlock_libev_stats(redlock_libev *c, redlock_adapter_stats *out)
+{
+    if (!c || !out || c->_magic != REDLOCK__LIBEV_MAGIC) return REDLOCK_ERR_INVALID;
+    redlock__conn_stats(out, c->_n, c->_io);
+    return redlock_client_stats(&c->_client, &out->core);
+}
+
+REDLOCK_LIBEV_API void redlock_libev_stats_reset(redlock_libev *c)
+{
+    if (!c || c->_magic != REDLOCK__LIBEV_MAGIC) return;
+    redlock_client_stats_reset(&c->_client);
+    memset(c->_io, 0, sizeof c->_io);
 }
 
 REDLOCK_LIBEV_API int redlock_libev_node_connected(const redlock_libev *c, int i)

@@ -372,6 +372,14 @@
        REDLOCK_SOCKET_FREEADDRINFO    freeaddrinfo (same signatures; define
                                       both), e.g. a cache or a test double
 
+   STATISTICS. redlock_socket_stats() copies the core's counters
+   (redlock.h section 14) and each node's connection counters
+   (redlock_node_io_stats, redlock_conn.h: connections opened and lost,
+   commands and bytes written, bytes read, the most replies owed at once;
+   a cluster node's masters together; subscribers and watches are not
+   counted) into a redlock_adapter_stats; redlock_socket_stats_reset()
+   zeroes both.
+
    THREADS. Without the watchdog thread, one redlock_socket and its locks
    are used by one thread at a time. Inside callbacks (on_result,
    on_event, watch, set_timer, on_reply, on_error) the blocking calls and
@@ -515,6 +523,7 @@ typedef struct redlock_socket {
     int _poll_n;
     void *_bio_method; /* REDLOCK_SOCKET_TLS: the socket BIO of TLS nodes */
     struct redlock__sock_thread *_thread; /* the watchdog thread and its mutex, or NULL */
+    redlock_node_io_stats _io[REDLOCK_MAX_NODES]; /* each node's command connections (redlock_socket_stats) */
 } redlock_socket;
 
 #ifndef REDLOCK_SOCKET_NO_CORE
@@ -638,6 +647,13 @@ REDLOCK_SOCKET_API int redlock_socket_pending(const redlock_socket *s);
 REDLOCK_SOCKET_API int redlock_socket_node_pending(const redlock_socket *s, int node);
 /* Heap bytes held by the adapter (buffers, queues, parsers). */
 REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
+/* Statistics: the core's (redlock_client_stats; all zero in raw mode) and
+   each node's command connections' (redlock_node_io_stats, redlock_conn.h)
+   into *out: OK, or INVALID. Reset zeroes both (the core's held_max: to
+   held). Under the watchdog thread's mutex (REDLOCK_SOCKET_THREAD), so any
+   thread may call them; from inside a callback too. */
+REDLOCK_SOCKET_API int redlock_socket_stats(redlock_socket *s, redlock_adapter_stats *out);
+REDLOCK_SOCKET_API void redlock_socket_stats_reset(redlock_socket *s);
 
 /* A poll() loop of your own that also watches other descriptors (a signal
    pipe, a child): redlock_socket_pollfds() writes out what is queued and
@@ -1371,7 +1387,8 @@ static int redlock__sock_try_addr(redlock_socket *s, struct redlock__sock_node *
 #endif
         if (connect(fd, sa, nd->addrlen[nd->cur]) == 0) {
             nd->fd = fd; /* a TLS node starts its handshake once writable */
-            nd->life.state = nd->tls_ctx ? REDLOCK__CONN_CONNECTING : REDLOCK__CONN_UP;
+            if (nd->tls_ctx) nd->life.state = REDLOCK__CONN_CONNECTING;
+            else redlock__conn_up(&nd->life);
             return 0;
         }
         if (errno == EINPROGRESS || errno == EINTR) {
@@ -1471,6 +1488,7 @@ static int redlock__sock_queue_any(struct redlock__sock_node *nd, int argc, cons
     nd->out_len += need;
     /* written once the connection is open: owed from then, at the latest */
     redlock__conn_push(&nd->q, kind, tag, redlock__sock_opening(nd) ? nd->connect_deadline : now);
+    redlock__conn_count_out(&nd->life, &nd->q, need);
     return 0;
 }
 
@@ -2378,7 +2396,7 @@ static void redlock__sock_connected(redlock_socket *s, struct redlock__sock_node
             return;
         }
 #endif
-        nd->life.state = REDLOCK__CONN_UP;
+        redlock__conn_up(&nd->life);
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
@@ -2410,7 +2428,7 @@ static void redlock__sock_tls_handshake(redlock_socket *s, struct redlock__sock_
     r = SSL_connect((SSL *)nd->ssl);
     if (r == 1) {
         nd->tls_want = 0;
-        nd->life.state = REDLOCK__CONN_UP;
+        redlock__conn_up(&nd->life);
         redlock__sock_rebase(nd);
         redlock__sock_flush(s, nd);
         return;
@@ -2654,6 +2672,7 @@ static void redlock__sock_read(redlock_socket *s, struct redlock__sock_node *nd)
         ssize_t r = redlock__sock_recv(nd, buf, sizeof buf);
         if (r > 0) {
             int rc = redlock_resp_feed(&nd->parser, buf, (size_t)r);
+            redlock__conn_count_in(&nd->life, (size_t)r);
             if (rc != 0) {
                 redlock__sock_fail(s, nd, rc == REDLOCK_ERR_NOMEM ? REDLOCK_ERR_NOMEM : REDLOCK_ERR_PROTOCOL, NULL);
                 return;
@@ -3231,6 +3250,7 @@ static int redlock__sock_node_init(redlock_socket *s, const redlock_socket_confi
     nd->fd = nd->rep_fd = -1;
     nd->port = c->port ? c->port : 6379;
     nd->sub = i >= cfg->node_count;
+    nd->life.io = nd->sub ? NULL : &s->_io[nd->node];
     nd->db = nd->sub ? 0 : c->db ? c->db : cfg->db; /* channels are server-wide: no SELECT */
     if (redlock__sock_path(c)) bad |= !(nd->unix_path = redlock__sock_strdup(redlock__sock_path(c)));
     bad |= !(nd->host = redlock__sock_strdup(c->host && c->host[0] ? c->host : "127.0.0.1"));
@@ -3298,6 +3318,7 @@ static int redlock__sock_cluster_init(redlock_socket *s, const redlock_socket_co
     for (k = 1; k < REDLOCK_SOCKET_CLUSTER_CONNS; k++) {
         int at = cfg->node_count + s->_nsub + ord * (REDLOCK_SOCKET_CLUSTER_CONNS - 1) + k - 1;
         bad |= redlock__sock_cluster_conn_init(cl->conn[k] = &s->_nodes[at], n0, cl);
+        cl->conn[k]->life.io = n0->life.io; /* the node's: counted with its own connection's */
     }
     if (s->_nsub) { /* the subscribers: the node's own, then its further ones after the clusters' connections */
         cl->sub[0] = &s->_nodes[cfg->node_count + i];
@@ -3592,6 +3613,31 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
              redlock_resp_memory(&s->_nodes[i].parser);
     redlock__sock_leave(s, entered, 0);
     return m;
+}
+
+REDLOCK_SOCKET_API int redlock_socket_stats(redlock_socket *s, redlock_adapter_stats *out)
+{
+    int entered;
+    if (!redlock__sock_valid(s) || !out) return REDLOCK_ERR_INVALID;
+    entered = redlock__sock_enter(s);
+    redlock__conn_stats(out, s->_cfg.node_count, s->_io);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_core) redlock_client_stats(&s->_client, &out->core);
+#endif
+    redlock__sock_leave(s, entered, 0);
+    return REDLOCK_OK;
+}
+
+REDLOCK_SOCKET_API void redlock_socket_stats_reset(redlock_socket *s)
+{
+    int entered;
+    if (!redlock__sock_valid(s)) return;
+    entered = redlock__sock_enter(s);
+#ifndef REDLOCK_SOCKET_NO_CORE
+    if (s->_core) redlock_client_stats_reset(&s->_client);
+#endif
+    memset(s->_io, 0, sizeof s->_io);
+    redlock__sock_leave(s, entered, 0);
 }
 
 /* The foreign loop's getters: read under the mutex with the watchdog

@@ -33,6 +33,7 @@ static const redlock_api_fn api[] = {
     API(redlock_socket_acquire), API(redlock_socket_release), API(redlock_socket_extend),
     API(redlock_socket_upgrade), API(redlock_socket_downgrade), API(redlock_socket_last_result),
     API(redlock_socket_lock_state), API(redlock_socket_lock_valid_until), API(redlock_socket_probe),
+    API(redlock_socket_stats), API(redlock_socket_stats_reset),
     /* redlock_hiredis.h */
     API(redlock_hiredis_config_init), API(redlock_hiredis_init), API(redlock_hiredis_deinit),
     API(redlock_hiredis_client), API(redlock_hiredis_run), API(redlock_hiredis_node_status),
@@ -40,11 +41,12 @@ static const redlock_api_fn api[] = {
     API(redlock_hiredis_lock_init), API(redlock_hiredis_lock_deinit), API(redlock_hiredis_acquire),
     API(redlock_hiredis_release), API(redlock_hiredis_extend), API(redlock_hiredis_upgrade),
     API(redlock_hiredis_downgrade), API(redlock_hiredis_last_result), API(redlock_hiredis_lock_state),
-    API(redlock_hiredis_lock_valid_until),
+    API(redlock_hiredis_lock_valid_until), API(redlock_hiredis_stats), API(redlock_hiredis_stats_reset),
     /* redlock_libev.h */
     API(redlock_libev_config_init), API(redlock_libev_init), API(redlock_libev_deinit),
     API(redlock_libev_client), API(redlock_libev_lock_init), API(redlock_libev_node_status), API(redlock_libev_node_connected),
-    API(redlock_libev_notify_status), API(redlock_libev_node_policy),
+    API(redlock_libev_notify_status), API(redlock_libev_node_policy), API(redlock_libev_stats),
+    API(redlock_libev_stats_reset),
 };
 
 int main(void)

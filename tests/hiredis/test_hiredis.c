@@ -150,6 +150,8 @@ static void t_idle(it_client *c, int ms)
     else redlock_hiredis_run(&c->h, ms);
 }
 
+static int t_stats(it_client *c, redlock_adapter_stats *out) { return redlock_hiredis_stats(&c->h, out); }
+static void t_stats_reset(it_client *c) { redlock_hiredis_stats_reset(&c->h); }
 static int t_node_status(it_client *c, int i) { return redlock_hiredis_node_status(&c->h, i, NULL, 0); }
 static int t_node_connected(it_client *c, int i) { return redlock_hiredis_node_connected(&c->h, i); }
 static int t_node_error(it_client *c, int i, char *buf, size_t n) { return redlock_hiredis_node_status(&c->h, i, buf, n); }
@@ -1277,7 +1279,8 @@ int main(void)
 {
     static const it_ops ops = {
         "hiredis", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1,
+        t_stats, t_stats_reset
     };
     int rc;
 #ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios, then this adapter's */

@@ -224,6 +224,8 @@ static redlock_state t_state(it_lock *l) { return redlock_lock_state(&l->l); }
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l); }
 static redlock_lock *t_core(it_lock *l) { return &l->l; }
 static void t_idle(it_client *c, int ms) { t_run(c, NULL, ms); }
+static int t_stats(it_client *c, redlock_adapter_stats *out) { return redlock_libev_stats(&c->c, out); }
+static void t_stats_reset(it_client *c) { redlock_libev_stats_reset(&c->c); }
 static int t_node_status(it_client *c, int i) { return redlock_libev_node_status(&c->c, i, NULL, 0); }
 static int t_node_connected(it_client *c, int i) { return redlock_libev_node_connected(&c->c, i); }
 static int t_node_error(it_client *c, int i, char *buf, size_t n) { return redlock_libev_node_status(&c->c, i, buf, n); }
@@ -482,7 +484,8 @@ int main(void)
 {
     static const it_ops ops = {
         "libev", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1,
+        t_stats, t_stats_reset
     };
     int rc;
 #ifdef IT_CLUSTER /* a Redis Cluster node: the shared cluster scenarios */

@@ -82,6 +82,8 @@ typedef struct it_ops {
     int (*reinit)(it_lock *l, const redlock_lock_opts *o); /* the adapter's lock_init on the same handle again */
     redlock_lock *(*core)(it_lock *l); /* the lock's core handle, for calls that do not block */
     int sharded; /* a cluster node's notifications on its masters' shard channels (Redis 7: it_cluster_sharded) */
+    int (*stats)(it_client *c, redlock_adapter_stats *out); /* the adapter's statistics (NULL: none) */
+    void (*stats_reset)(it_client *c);
 } it_ops;
 
 static const it_ops *it;
@@ -3932,6 +3934,95 @@ static inline int it_main_cluster(const it_ops *ops, void (*more)(void))
     return 0;
 }
 
+/* Statistics (the adapter's redlock_*_stats): counts known from what the
+   scenario did. A cycle (acquire, release) is one SET and one script per
+   node, answered "+OK" and ":1"; a node killed is a connection lost and
+   votes that failed to connect (or in time). */
+/* The statistics once the replies still owed are read (a blocking call
+   may return before a straggler answers): read until two reads 20 ms
+   apart agree, for at most 2 s. */
+static int it_stats_settled(it_client *c, redlock_adapter_stats *out)
+{
+    redlock_adapter_stats prev;
+    long long t0 = it_now_ms();
+    int rc = it->stats(c, out);
+    do {
+        prev = *out;
+        it->idle(c, 20);
+        rc = it->stats(c, out);
+    } while (rc == REDLOCK_OK && memcmp(prev.node, out->node, sizeof prev.node) != 0 && it_now_ms() - t0 < 2000);
+    return rc;
+}
+
+static void it_stats(void)
+{
+    enum { CYCLES = 5 };
+    redis_nodes *rn = &it_plain[it_n];
+    int ports[REDIS_NODES_MAX], i, k;
+    it_setup s;
+    it_client *c;
+    it_lock *l;
+    redlock_lock_opts o;
+    redlock_adapter_stats a, b;
+    char key[96];
+    it_defaults(&s, rn, ports);
+    s.notify_off = 1; /* no subscriber traffic beside the commands counted */
+    c = it->open(&s);
+    CHECK(c != NULL);
+    if (!c) return;
+    it_key(key, sizeof key, "stats");
+    it_lock_opts(&o, key, 2000);
+    l = it->lock(c, &o);
+    for (k = 0; k < CYCLES; k++) {
+        CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+        CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    }
+    CHECK_EQ(it_stats_settled(c, &a), REDLOCK_OK);
+    CHECK_EQ(a.node_count, it_n);
+    CHECK_EQ(a.core.acquires, CYCLES);
+    CHECK_EQ(a.core.acquired, CYCLES);
+    CHECK_EQ(a.core.releases, CYCLES);
+    CHECK_EQ(a.core.held, 0);
+    CHECK_EQ(a.core.held_max, 1);
+    CHECK_EQ(a.core.acquire_us.count, CYCLES);
+    for (i = 0; i < it_n; i++) {
+        CHECK_EQ(a.node[i].connects, 1);
+        CHECK_EQ(a.node[i].drops, 0);
+        CHECK(a.node[i].commands >= 2 * CYCLES); /* and the preamble's */
+        CHECK(a.node[i].bytes_out > a.node[i].commands * strlen(key) / 2);
+        CHECK(a.node[i].bytes_in >= CYCLES * 9);
+        CHECK(a.node[i].queue_max >= 1);
+    }
+    /* one more cycle: exactly its commands and replies more */
+    CHECK_EQ(it->acquire(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it_stats_settled(c, &b), REDLOCK_OK);
+    CHECK_EQ(b.core.acquired, CYCLES + 1);
+    for (i = 0; i < it_n; i++) {
+        CHECK_EQ(b.node[i].connects, 1);
+        CHECK_EQ(b.node[i].commands - a.node[i].commands, 2);
+        CHECK(b.node[i].bytes_out - a.node[i].bytes_out > 2 * strlen(key));
+        CHECK_EQ(b.node[i].bytes_in - a.node[i].bytes_in, 9); /* "+OK\r\n", ":1\r\n" */
+    }
+    /* reset: all zero */
+    it->stats_reset(c);
+    CHECK_EQ(it->stats(c, &a), REDLOCK_OK);
+    CHECK_EQ(a.core.acquires, 0);
+    CHECK_EQ(a.core.acquire_us.count, 0);
+    for (i = 0; i < it_n; i++) CHECK_EQ(a.node[i].commands + a.node[i].bytes_out + a.node[i].bytes_in, 0);
+    /* node 0 killed: its connection lost, its votes failed */
+    redis_node_kill(rn, 0);
+    CHECK_EQ(it->acquire(l, NULL), it_n >= 3 ? REDLOCK_OK : REDLOCK_ERR_NO_QUORUM);
+    if (it_n >= 3) CHECK_EQ(it->release(l, NULL), REDLOCK_OK);
+    CHECK_EQ(it->stats(c, &a), REDLOCK_OK);
+    CHECK(a.node[0].drops >= 1);
+    CHECK(a.core.node_failures[0][REDLOCK_NODE_FAIL_CONNECT] + a.core.node_failures[0][REDLOCK_NODE_FAIL_TIMEOUT] > 0);
+    for (i = 1; i < it_n; i++) CHECK_EQ(a.node[i].drops, 0);
+    it->unlock(l);
+    it->close(c);
+    CHECK_EQ(redis_node_restart(rn, 0), 0);
+}
+
 static int it_main(const it_ops *ops)
 {
     static const int sizes[] = { 1, 3, 5 };
@@ -3976,6 +4067,7 @@ static int it_main(const it_ops *ops)
         }
     }
     if (it->reinit) IT_RUN(it_reinit, 3);
+    if (it->stats) IT_RUN(it_stats, 3);
     IT_RUN(it_evict, 1);
     IT_RUN(it_evict, 3);
     IT_RUN(it_burst_release, 3);

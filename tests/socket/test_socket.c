@@ -159,6 +159,8 @@ static redlock_state t_state(it_lock *l) { return redlock_socket_lock_state(&l->
 static const char *t_token(it_lock *l) { return redlock_lock_token(&l->l.lock); }
 static redlock_lock *t_core(it_lock *l) { return &l->l.lock; }
 static void t_idle(it_client *c, int ms) { redlock_socket_run(&c->s, ms); }
+static int t_stats(it_client *c, redlock_adapter_stats *out) { return redlock_socket_stats(&c->s, out); }
+static void t_stats_reset(it_client *c) { redlock_socket_stats_reset(&c->s); }
 static int t_node_status(it_client *c, int i) { return redlock_socket_node_status(&c->s, i, NULL, 0); }
 static int t_node_connected(it_client *c, int i) { return redlock_socket_node_connected(&c->s, i); }
 /* this adapter keeps no error text: the status's own words */
@@ -1298,7 +1300,8 @@ int main(void)
 {
     static const it_ops ops = {
         "socket", t_open, t_close, t_lock, t_unlock, t_acquire, t_release, t_extend,
-        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1
+        t_state, t_token, t_idle, t_node_status, t_mode_switches, t_lost, t_node_connected, t_node_error, 1, t_rw, t_reinit, t_core, 1,
+        t_stats, t_stats_reset
     };
     int rc;
 #if defined(IT_TLS) || defined(IT_CLUSTER)
