@@ -2793,36 +2793,44 @@ static void stats_hist_text(const char *what, const redlock_histogram *h)
 
 #define U_(x) ((unsigned long long)(x))
 
+/* The adapter's statistics (redlock_socket_stats(): the core's counters
+   and each node's connections'). */
 static void print_stats(app *a)
 {
-    redlock_stats st;
+    redlock_adapter_stats as;
+    const redlock_stats *st = &as.core;
     int i, k;
-    if (redlock_client_stats(redlock_socket_client(&a->s), &st) != REDLOCK_OK) return;
+    if (redlock_socket_stats(&a->s, &as) != REDLOCK_OK) return;
     if (g_json || a->o->stats == TOOL_STATS_JSON) { /* text would break the JSON log */
         log_begin("stats");
         fprintf(stderr, ",\"acquires\":{\"started\":%llu,\"attempts\":%llu,\"acquired\":%llu,\"busy\":%llu,"
                 "\"timeout\":%llu,\"no_quorum\":%llu,\"cancelled\":%llu,\"other\":%llu}",
-                U_(st.acquires), U_(st.attempts), U_(st.acquired), U_(st.acquire_busy), U_(st.acquire_timeout),
-                U_(st.acquire_no_quorum), U_(st.acquire_cancelled), U_(st.acquire_other));
+                U_(st->acquires), U_(st->attempts), U_(st->acquired), U_(st->acquire_busy), U_(st->acquire_timeout),
+                U_(st->acquire_no_quorum), U_(st->acquire_cancelled), U_(st->acquire_other));
         fprintf(stderr, ",\"renewals\":%llu,\"renewal_failed\":%llu,\"extends\":%llu,\"extend_failed\":%llu,"
                 "\"releases\":%llu,\"release_failed\":%llu",
-                U_(st.renewals), U_(st.renewal_failed), U_(st.extends), U_(st.extend_failed), U_(st.releases),
-                U_(st.release_failed));
+                U_(st->renewals), U_(st->renewal_failed), U_(st->extends), U_(st->extend_failed), U_(st->releases),
+                U_(st->release_failed));
         fprintf(stderr, ",\"lost\":{\"total\":%llu,\"expired\":%llu,\"stolen\":%llu,\"quorum_lost\":%llu,"
                 "\"hold_limit\":%llu,\"other\":%llu}",
-                U_(st.lost), U_(st.lost_expired), U_(st.lost_stolen), U_(st.lost_quorum), U_(st.lost_hold_limit),
-                U_(st.lost_other));
-        log_int("held", st.held);
-        log_int("held_max", st.held_max);
-        stats_hist_json("acquire_ms", &st.acquire_us);
-        stats_hist_json("renewal_ms", &st.renewal_us);
-        stats_hist_json("handoff_ms", &st.handoff_us);
-        fputs(",\"node_failures\":[", stderr);
+                U_(st->lost), U_(st->lost_expired), U_(st->lost_stolen), U_(st->lost_quorum), U_(st->lost_hold_limit),
+                U_(st->lost_other));
+        log_int("held", st->held);
+        log_int("held_max", st->held_max);
+        stats_hist_json("acquire_ms", &st->acquire_us);
+        stats_hist_json("renewal_ms", &st->renewal_us);
+        stats_hist_json("handoff_ms", &st->handoff_us);
+        fputs(",\"nodes\":[", stderr);
         for (i = 0; i < a->n; i++) {
+            const redlock_node_io_stats *io = &as.node[i];
             fputs(i ? ",{\"node\":" : "{\"node\":", stderr);
             json_esc(stderr, a->o->shown[i], strlen(a->o->shown[i]), 1);
-            for (k = 0; k < REDLOCK_NODE_FAIL_CLASSES; k++) log_int(fail_words[k], (long long)st.node_failures[i][k]);
-            fputc('}', stderr);
+            fputs(",\"failures\":{", stderr);
+            for (k = 0; k < REDLOCK_NODE_FAIL_CLASSES; k++)
+                fprintf(stderr, "%s\"%s\":%llu", k ? "," : "", fail_words[k], U_(st->node_failures[i][k]));
+            fprintf(stderr, "},\"connects\":%llu,\"drops\":%llu,\"commands\":%llu,\"bytes_out\":%llu,\"bytes_in\":%llu,"
+                    "\"queue_max\":%u}", U_(io->connects), U_(io->drops), U_(io->commands), U_(io->bytes_out),
+                    U_(io->bytes_in), (unsigned)io->queue_max);
         }
         fputc(']', stderr);
         log_end();
@@ -2832,24 +2840,29 @@ static void print_stats(app *a)
     k = g_verbose;
     g_verbose = 0;
     ERR("stats: acquires      %llu: acquired %llu, busy %llu, timed out %llu, no quorum %llu, cancelled %llu, other %llu"
-        " (%llu attempts)", U_(st.acquires), U_(st.acquired), U_(st.acquire_busy), U_(st.acquire_timeout),
-        U_(st.acquire_no_quorum), U_(st.acquire_cancelled), U_(st.acquire_other), U_(st.attempts));
+        " (%llu attempts)", U_(st->acquires), U_(st->acquired), U_(st->acquire_busy), U_(st->acquire_timeout),
+        U_(st->acquire_no_quorum), U_(st->acquire_cancelled), U_(st->acquire_other), U_(st->attempts));
     ERR("stats: renewals      %llu (%llu failed); extends %llu (%llu failed); releases %llu (%llu failed)",
-        U_(st.renewals), U_(st.renewal_failed), U_(st.extends), U_(st.extend_failed), U_(st.releases),
-        U_(st.release_failed));
-    ERR("stats: lost          %llu: expired %llu, stolen %llu, quorum lost %llu, hold limit %llu, other %llu", U_(st.lost),
-        U_(st.lost_expired), U_(st.lost_stolen), U_(st.lost_quorum), U_(st.lost_hold_limit), U_(st.lost_other));
-    ERR("stats: held          %u now, %u at most", (unsigned)st.held, (unsigned)st.held_max);
-    stats_hist_text("acquire", &st.acquire_us);
-    stats_hist_text("renewal", &st.renewal_us);
-    stats_hist_text("handoff", &st.handoff_us);
+        U_(st->renewals), U_(st->renewal_failed), U_(st->extends), U_(st->extend_failed), U_(st->releases),
+        U_(st->release_failed));
+    ERR("stats: lost          %llu: expired %llu, stolen %llu, quorum lost %llu, hold limit %llu, other %llu", U_(st->lost),
+        U_(st->lost_expired), U_(st->lost_stolen), U_(st->lost_quorum), U_(st->lost_hold_limit), U_(st->lost_other));
+    ERR("stats: held          %u now, %u at most", (unsigned)st->held, (unsigned)st->held_max);
+    stats_hist_text("acquire", &st->acquire_us);
+    stats_hist_text("renewal", &st->renewal_us);
+    stats_hist_text("handoff", &st->handoff_us);
     for (i = 0; i < a->n; i++) {
+        const redlock_node_io_stats *io = &as.node[i];
         uint64_t sum = 0;
-        for (k = 0; k < REDLOCK_NODE_FAIL_CLASSES; k++) sum += st.node_failures[i][k];
+        char fails[160] = "";
+        int j;
+        for (j = 0; j < REDLOCK_NODE_FAIL_CLASSES; j++) sum += st->node_failures[i][j];
         if (sum)
-            ERR("stats: node %s failed %llu: connect %llu, timeout %llu, server %llu, protocol %llu, other %llu",
-                a->o->shown[i], U_(sum), U_(st.node_failures[i][0]), U_(st.node_failures[i][1]),
-                U_(st.node_failures[i][2]), U_(st.node_failures[i][3]), U_(st.node_failures[i][4]));
+            snprintf(fails, sizeof fails, "; %llu failed votes: connect %llu, timeout %llu, server %llu, protocol %llu, other %llu",
+                     U_(sum), U_(st->node_failures[i][0]), U_(st->node_failures[i][1]), U_(st->node_failures[i][2]),
+                     U_(st->node_failures[i][3]), U_(st->node_failures[i][4]));
+        ERR("stats: node %s: %llu connects, %llu drops, %llu commands, %llu bytes out, %llu in%s", a->o->shown[i],
+            U_(io->connects), U_(io->drops), U_(io->commands), U_(io->bytes_out), U_(io->bytes_in), fails);
     }
     g_verbose = k;
 }

@@ -296,7 +296,8 @@ jlog "json log: run gives acquired (3 votes of 3), renewed, released, stats, exi
   E.index('acquired') < E.index('renewed') < E.index('released') < E.index('stats') < E.index('exit') and
   ev('exit')[0]['code'] == 3 and ev('exit')[0]['status'] == 3 and ev('stats')[0]['acquires']['started'] == 1 and
   ev('stats')[0]['acquires']['acquired'] == 1 and ev('stats')[0]['renewals'] >= 1 and ev('stats')[0]['releases'] == 1 and
-  ev('stats')[0]['acquire_ms']['count'] == 1 and ev('stats')[0]['held'] == 0 and ev('stats')[0]['held_max'] == 1"
+  ev('stats')[0]['acquire_ms']['count'] == 1 and ev('stats')[0]['held'] == 0 and ev('stats')[0]['held_max'] == 1 and
+  [n['connects'] for n in ev('stats')[0]['nodes']] == [1, 1, 1] and ev('stats')[0]['nodes'][0]['failures']['connect'] == 0"
 rl --log-format json acquire js
 TOKEN=$(cat "$T/out")
 jlog "json log: acquire gives acquired and exit 0, the token alone on stdout" "
@@ -322,8 +323,9 @@ jlog "json log: NAME escaped (quote, backslash, control byte, invalid byte as \\
 rl --stats -t 600ms run js -- sleep 0.5
 if [ "$RC" -eq 0 ] && grep -Eq '^redlock: stats: acquires +1: acquired 1, busy 0' "$T/err" &&
    grep -Eq '^redlock: stats: renewals +[1-9][0-9]* \(0 failed\); extends 0 \(0 failed\); releases 1 \(0 failed\)' "$T/err" &&
-   grep -Eq '^redlock: stats: held +0 now, 1 at most' "$T/err" && grep -Eq '^redlock: stats: acquire +p50 [0-9.]+m?s, p99 ' "$T/err"
-then ok "--stats text: acquires 1, acquired 1, renewals >= 1, releases 1, held at most 1, acquire p50/p99"
+   grep -Eq '^redlock: stats: held +0 now, 1 at most' "$T/err" && grep -Eq '^redlock: stats: acquire +p50 [0-9.]+m?s, p99 ' "$T/err" &&
+   [ "$(grep -c '^redlock: stats: node 127.0.0.1:[0-9]*: 1 connects, 0 drops' "$T/err")" = 3 ]
+then ok "--stats text: acquires 1, acquired 1, renewals >= 1, releases 1, held at most 1, acquire p50/p99, 1 connect a node"
 else nok "--stats text" "status $RC"; fi
 
 # getopt_long forms: combined flags (last of -q/-v wins), -t10s, --ttl=10s, abbreviations
