@@ -34,6 +34,9 @@
      such ports, like refusals, end an acquire at once when they
      leave too few nodes for a quorum (attempt_mismatched()). While run holds the lock, a node that stops or
      starts holding it again is reported once per change (hold_changes()).
+   * --log-format json: msg() and the log_*() functions write one JSON
+     object per line instead (the events of tools/redlock.1, JSON LOG);
+     --stats: the adapter's statistics at exit (print_stats()).
    * tokens carry a label (redlock_lock_opts.label, "host:pid:" by
      default) that inspect shows as the holder.
    Node lists are parsed by the adapters' parser (redlock_parse_nodes(), in
@@ -196,7 +199,7 @@ static void msg(int level, const char *fmt, ...)
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     if (g_json && g_capture) {
-        if (!g_captured[0]) snprintf(g_captured, sizeof g_captured, "%s", text);
+        if (level == 0 && !g_captured[0]) snprintf(g_captured, sizeof g_captured, "%s", text);
         return;
     }
     if (g_json) {
