@@ -28,6 +28,7 @@
       11. Fencing tokens: a paused holder's late write refused
       12. Readers-writer locks: shared, exclusive and update
       13. Reading a lock's stored value
+      14. Statistics: what a client did, counted
        (API declarations follow; the implementation is below them;
         the license is at the end of the file)
 
@@ -41,6 +42,8 @@
                       its arguments, and the one "needs scripts" rule
        what a lock keeps outside its handle  key, label, owner and fence
                       strings; times derived from the options
+       statistics     section 14's counts and histograms, and the one
+                      place a lock's state changes (redlock__set_state)
        rounds         starting a round, each node's first step, building
                       a step's command, tags, and reading each answer
        decisions      what votes decide for acquire, fence, extend,
@@ -85,6 +88,8 @@
                   redlock_rw_set_mode_script
        values     redlock_value_from_get, redlock_value_from_hash,
                   redlock_value_fence
+       statistics redlock_client_stats, redlock_client_stats_reset,
+                  redlock_histogram_quantile
 
    1. WHAT IT IS
    ------------
@@ -460,6 +465,10 @@
                                hash of pthread_self() on POSIX, else 0)
        REDLOCK_WAKES_PER_DELAY most attempts release notifications start per
                                retry delay (default 8; section 10)
+       REDLOCK_NO_STATS        count nothing (section 14): the statistics
+                               read all zero; the client keeps the same
+                               layout, so files built with and without it
+                               may share clients
    Every millisecond setting (config and lock options, extend's ttl) must be
    in 0 .. 2^40 (about 34 years); larger values are refused (INVALID, or
    TTL for ttls), so that microsecond arithmetic never overflows.
@@ -1024,6 +1033,66 @@
                              counter on that node (section 11)
    One node's value says what that node keeps; the lock is held by a
    token (or owner) that a quorum of nodes show, as the acquire counts.
+
+   14. STATISTICS
+   Every client counts what its locks did, as it happens, whether or not
+   on_event is set: redlock_client_stats(client, &stats) copies the
+   counts into a redlock_stats (no allocation), for a service to export.
+     acquires, attempts   redlock_acquire calls started; attempts made
+                          (REDLOCK_EV_ATTEMPT, retries included)
+     acquired, acquire_*  acquires ended, by their result's status: OK;
+                          busy (LOCKED: another holds it, retries spent);
+                          timeout (TIMEOUT: wait_ms passed); no_quorum
+                          (too few usable nodes: NO_QUORUM, VALIDITY,
+                          CONFIG, OVERLOADED, TLS, NO_SCRIPTING, NOPERM,
+                          EVICTING, RESTARTED, REPLICAS); cancelled
+                          (a release overtook it); other
+     extends, releases, upgrades, downgrades  the user's calls ended OK;
+                          *_failed: ended otherwise (CANCELLED too)
+     renewals, renewal_failed  the watchdog's rounds (REDLOCK_EV_RENEWED,
+                          REDLOCK_EV_RENEW_FAILED of no user extend)
+     lost, lost_*         held locks that ended without the holder's
+                          release, by reason: EXPIRED, STOLEN,
+                          QUORUM_LOST, HOLD_LIMIT, other (the renewals'
+                          TRANSPORT, REPLICAS); also one whose LOST was
+                          not reported because its callback moved on, or
+                          that was deinitialised after its validity ran
+                          out
+     held, held_max       locks HELD now (one that ran out counts until
+                          its LOST is reported or it is deinitialised),
+                          and the most at once
+     node_failures[n][class]  node n's failed votes (REDLOCK_EV_VOTE
+                          against with an error status; a node that
+                          holds another token voted, it did not fail),
+                          by redlock_node_failure: CONNECT (CONNECT,
+                          TRANSPORT, TLS, AUTH, SELECT), TIMEOUT, SERVER
+                          (SERVER, NOPERM, NO_SCRIPTING), PROTOCOL, OTHER
+     acquire_us           won acquires: from the call to the win (the
+                          result's elapsed_us)
+     renewal_us           the watchdog's successful rounds: start to
+                          quorum
+     handoff_us           acquires won by an attempt a release
+                          notification started (section 10): from the
+                          first redlock_lock_wake() heard while it waited
+                          to the win (a notification heard while such an
+                          attempt ran counts from that attempt's failure)
+   A histogram (redlock_histogram) has 32 log buckets: bucket 0 holds
+   samples under 1 us, bucket i those in [2^(i-1), 2^i) us, bucket 31
+   those of 2^30 us (about 18 minutes) and more; count, sum_us and max_us
+   besides. redlock_histogram_quantile(&h, 0.99) reads p99: the last value
+   of the bucket that holds the sample of that rank (2^i - 1 for bucket
+   i), never more than max_us; so p99 = 1023 means "99% took under
+   1.024 ms". It is -1 for an empty histogram. To export rates, keep the
+   last copy and subtract; to start over, redlock_client_stats_reset()
+   sets every count and histogram to 0 and held_max to held (held stays:
+   the locks are still held). redlock_client_init zeroes them; after
+   redlock_client_deinit they still read (held 0) until the next init.
+   Threads: as the client's other calls (section 7): read and reset on
+   the client's thread, or under the lock that guards the client; inside
+   callbacks too. Cost: a few increments where a result, an event or a
+   state change is made, and one bit-length for a histogram sample; no
+   loop over locks, no allocation, about 1.7 kB in the client. Define
+   REDLOCK_NO_STATS to count nothing (`make bench` prints the difference).
 */
 #ifndef REDLOCK_H
 #define REDLOCK_H
@@ -1311,7 +1380,8 @@ typedef struct redlock_stats {
     uint64_t acquire_other;     /* any other status */
     /* held locks */
     uint64_t extends, extend_failed;   /* redlock_extend ended: OK / not */
-    uint64_t renewals, renewal_failed; /* watchdog rounds: EV_RENEWED / EV_RENEW_FAILED */
+    uint64_t renewals, renewal_failed; /* watchdog rounds: EV_RENEWED / EV_RENEW_FAILED (not the
+                                          user's extends) */
     uint64_t releases, release_failed; /* redlock_release ended: OK / not */
     uint64_t upgrades, upgrade_failed; /* redlock_upgrade ended: OK / not */
     uint64_t downgrades, downgrade_failed;
@@ -1327,8 +1397,8 @@ typedef struct redlock_stats {
     uint64_t node_failures[REDLOCK_MAX_NODES][REDLOCK_NODE_FAIL_CLASSES];
     redlock_histogram acquire_us; /* acquire called -> acquired (redlock_result.elapsed_us) */
     redlock_histogram renewal_us; /* a successful renewal round, start to quorum */
-    redlock_histogram handoff_us; /* a release notification (redlock_lock_wake) -> the acquire it
-                                     woke is won */
+    redlock_histogram handoff_us; /* a release notification (redlock_lock_wake) -> the win of the
+                                     attempt it started */
 } redlock_stats;
 
 typedef struct redlock_lock redlock_lock;
@@ -1635,9 +1705,10 @@ REDLOCK_API void redlock_client_deinit(redlock_client *client);
    REDLOCK_NO_STATS defined nothing is counted and *out reads all zero. */
 REDLOCK_API int redlock_client_stats(const redlock_client *client, redlock_stats *out);
 REDLOCK_API void redlock_client_stats_reset(redlock_client *client);
-/* The upper bound, in us, of the bucket that holds the q-quantile of h
-   (0 <= q <= 1; q = 0.99: p99); the largest sample for the last bucket;
-   -1 when h is empty or q is out of range. */
+/* The q-quantile of h (0 <= q <= 1; q = 0.99: p99), in us: the last value
+   of the bucket that holds the sample of rank ceil(q * count) (at least
+   1), but never more than the largest sample (q = 1: max_us); -1 when h
+   is empty or NULL, or q is out of range. */
 REDLOCK_API int64_t redlock_histogram_quantile(const redlock_histogram *h, double q);
 
 /* Initialises a lock handle on a client, with a copy of the key (one
@@ -2623,8 +2694,10 @@ static int64_t redlock__round_deadline(const redlock_lock *lk) {
 /* acquiring with a wait: the time by which the outcome is reported */
 static int64_t redlock__wait_deadline(const redlock_lock *lk) { return lk->_op_start + lk->_wait_us; }
 
-/* ---- statistics (section 14): a few increments where results and events
-   are made, whether or not anyone listens; nothing with REDLOCK_NO_STATS ---- */
+/* ---- statistics ---- */
+
+/* Section 14: a few increments where results and events are made, whether
+   or not anyone listens; nothing with REDLOCK_NO_STATS. */
 
 #ifndef REDLOCK_NO_STATS
 #define REDLOCK__COUNT(c, field) ((void)(c)->_stats.field++)
@@ -4915,7 +4988,10 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
     int64_t now;
     if (!redlock__usable(lk)) return;
     c = lk->_client;
-    /* it reads LOST, but no timer call has sent the cleanup after LOST yet:
+    /* it reads LOST, but no timer call has reported it: a lost hold */
+    if (lk->_state == REDLOCK_STATE_HELD && redlock__now(c) >= lk->_valid_until)
+        redlock__count_lost(c, redlock__expiry_reason(lk));
+    /* and no timer call has sent the cleanup after LOST yet:
        send it now, or a reentrant entry stays for as long as the owner's
        other holds keep the hash (nothing is reported) */
     if (!lk->_busy && lk->_state == REDLOCK_STATE_HELD && (now = redlock__now(c)) >= lk->_valid_until) {
@@ -4926,7 +5002,6 @@ REDLOCK_API void redlock_lock_deinit(redlock_lock *lk) {
         lk->_hold = REDLOCK__HOLD_IDLE;
         redlock__set_state(lk, REDLOCK_STATE_LOST);
         lk->_lost_status = redlock__expiry_reason(lk);
-        redlock__count_lost(c, lk->_lost_status);
         lk->_phase_op = REDLOCK_OP_LOST;
         redlock__round(lk, REDLOCK__PH_CLEANUP, now);
         redlock__flush(lk, now, &alive);

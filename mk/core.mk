@@ -168,10 +168,13 @@ sim: $(BUILD)/sim
 
 $(BUILD)/bench_core: bench/bench_core.c bench/bench_alloc.h redlock.h | $(BUILD)
 	$(CC) -std=c99 -O2 -g $(WARN) $(INCS) $< -o $@
+# the same without statistics: what they cost (core.sh)
+$(BUILD)/bench_core_nostats: bench/bench_core.c bench/bench_alloc.h redlock.h | $(BUILD)
+	$(CC) -std=c99 -O2 -g -DREDLOCK_NO_STATS $(WARN) $(INCS) $< -o $@
 
 .PHONY: bench-core
-bench-core: $(BUILD)/bench_core
-	@bench/core.sh $(BUILD)/bench_core
+bench-core: $(BUILD)/bench_core $(BUILD)/bench_core_nostats
+	@bench/core.sh $(BUILD)/bench_core $(BUILD)/bench_core_nostats
 
 $(BUILD)/bench_scale: bench/bench_scale.c bench/bench_util.h redlock.h adapters/redlock_socket.h adapters/redlock_resp.h adapters/redlock_hiredis.h \
                       tests/shared/redis_nodes.h | $(BUILD)

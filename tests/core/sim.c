@@ -333,7 +333,24 @@ typedef struct slot {        /* one lock handle of a client */
     int64_t user_bound;
     int fence_token;         /* token record whose hold the fence checker has, -1 none */
     int refuses;             /* asked to refuse nodes that evict keys (refuse_evicting, or its default) */
+    unsigned holds;          /* holds the model began (books_hold) */
+    int stat_held;           /* statistics' model: held, as the caller was told (a result, adopt) and
+                                until told otherwise (LOST, a loss read at deinit, its release call) */
 } slot;
+
+/* A client's statistics (redlock.h section 14) as its caller saw things
+   happen: results by operation and status, attempts and failed votes from
+   the events, losses, and the handles it holds (slot.stat_held). */
+typedef struct books {
+    uint64_t acquires, attempts, acquired, busy, timeout, no_quorum, cancelled, acquire_other;
+    uint64_t ok[REDLOCK_OP_DOWNGRADE + 1], failed[REDLOCK_OP_DOWNGRADE + 1]; /* by op */
+    uint64_t lost, expired, stolen, quorum, hold_limit, lost_other;
+    uint64_t node_failures[MAX_NODES];
+    uint32_t held_max;
+    int blind;               /* a lock without on_result: its results are not seen */
+    int touched;             /* a result or a call since the last check: `held` may have moved
+                                (the core's changes only with one) */
+} books;
 
 typedef struct client {
     redlock_client rc;
@@ -375,6 +392,7 @@ typedef struct client {
     redlock_node_life told;  /* what the set_life call running says */
     uint32_t telling_run;    /* and of which process */
     int64_t telling_ago_ms;  /* what the failed_over call running says */
+    books bk;
 } client;
 
 /* A token the checker follows from its first attempt until it is done. */
@@ -451,6 +469,7 @@ typedef struct world {
     token_rec tokens[MAX_TOKENS];
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
+    long books_checked;      /* clients whose statistics were held to their callers' books */
     long nested;             /* reentrant acquisitions while another handle of the owner held the key */
     long wakes, wakes_waiting; /* release notifications handed to handles; of those, to one waiting */
     long woke, woke_lost, wakes_limited; /* attempts notifications started; of those, lost with the
@@ -811,9 +830,126 @@ static void check_restarted(client *c, const redlock_event *ev) {
     }
 }
 
+/* ---- the statistics' model ---- */
+
+static uint32_t books_held(const client *c) {
+    uint32_t n = 0;
+    int k;
+    for (k = 0; k < c->ns; k++) n += c->s[k].inited && c->s[k].stat_held;
+    return n;
+}
+static void books_hold(client *c, slot *s) {
+    s->stat_held = 1;
+    s->holds++;
+    c->bk.touched = 1;
+    if (books_held(c) > c->bk.held_max) c->bk.held_max = books_held(c);
+}
+/* The caller learns its hold ended, and why. */
+static void books_loss(client *c, slot *s, int reason) {
+    if (!s->stat_held) return;
+    s->stat_held = 0;
+    c->bk.lost++;
+    if (reason == REDLOCK_ERR_EXPIRED) c->bk.expired++;
+    else if (reason == REDLOCK_ERR_STOLEN) c->bk.stolen++;
+    else if (reason == REDLOCK_ERR_QUORUM_LOST) c->bk.quorum++;
+    else if (reason == REDLOCK_ERR_HOLD_LIMIT) c->bk.hold_limit++;
+    else c->bk.lost_other++;
+}
+/* Before a handle is deinitialised (or initialised again): a hold that
+   reads LOST, not yet reported, was lost; any other hold simply ends. */
+static void books_drop(client *c, slot *s) {
+    if (s->stat_held && redlock_lock_state(&s->lk) == REDLOCK_STATE_LOST) books_loss(c, s, redlock_lock_lost_reason(&s->lk));
+    s->stat_held = 0;
+    c->bk.touched = 1;
+}
+static void books_result(client *c, slot *s, const redlock_result *r) {
+    books *b = &c->bk;
+    if (r->op == REDLOCK_OP_ACQUIRE) {
+        switch (r->status) {
+        case REDLOCK_OK: b->acquired++; books_hold(c, s); break;
+        case REDLOCK_ERR_LOCKED: b->busy++; break;
+        case REDLOCK_ERR_TIMEOUT: b->timeout++; break;
+        case REDLOCK_ERR_CANCELLED: b->cancelled++; break;
+        case REDLOCK_ERR_NO_QUORUM: case REDLOCK_ERR_VALIDITY: case REDLOCK_ERR_CONFIG: case REDLOCK_ERR_OVERLOADED:
+        case REDLOCK_ERR_TLS: case REDLOCK_ERR_NO_SCRIPTING: case REDLOCK_ERR_NOPERM: case REDLOCK_ERR_EVICTING:
+        case REDLOCK_ERR_RESTARTED: case REDLOCK_ERR_REPLICAS: b->no_quorum++; break;
+        default: b->acquire_other++; break;
+        }
+    } else if (r->op == REDLOCK_OP_LOST) {
+        books_loss(c, s, r->status);
+    } else if (r->op <= REDLOCK_OP_DOWNGRADE) {
+        if (r->status == REDLOCK_OK) b->ok[r->op]++;
+        else b->failed[r->op]++;
+        /* an extend or upgrade that finds the lock gone says so first: the
+           LOST result follows unless this callback moves on */
+        if ((r->op == REDLOCK_OP_EXTEND || r->op == REDLOCK_OP_UPGRADE) && redlock_lock_state(&s->lk) == REDLOCK_STATE_LOST)
+            books_loss(c, s, r->status);
+    }
+}
+/* The client's statistics agree with the books: `held` at every step,
+   every count at the end of a schedule. */
+static void books_check(world *w, client *c, int all) {
+    redlock_stats st;
+    const books *b = &c->bk;
+    char what[160];
+    int n;
+    c->bk.touched = 0;
+    if (b->blind) return;
+    if (redlock_client_stats(&c->rc, &st) != REDLOCK_OK) { violation(w, "redlock_client_stats refused", c->id); return; }
+    if (st.held != books_held(c)) {
+        snprintf(what, sizeof what, "stats: held %u, the caller holds %u", (unsigned)st.held, (unsigned)books_held(c));
+        violation(w, what, c->id);
+    }
+    if (!all) return;
+#define BOOKS_AGREE(field, model)                                                                                   \
+    if (st.field != (model)) {                                                                                     \
+        snprintf(what, sizeof what, "stats: " #field " %llu, the caller saw %llu", (unsigned long long)st.field,   \
+                 (unsigned long long)(model));                                                                     \
+        violation(w, what, c->id);                                                                                 \
+    }
+    BOOKS_AGREE(held_max, b->held_max)
+    BOOKS_AGREE(acquires, b->acquires)
+    BOOKS_AGREE(attempts, b->attempts)
+    BOOKS_AGREE(acquired, b->acquired)
+    BOOKS_AGREE(acquire_busy, b->busy)
+    BOOKS_AGREE(acquire_timeout, b->timeout)
+    BOOKS_AGREE(acquire_no_quorum, b->no_quorum)
+    BOOKS_AGREE(acquire_cancelled, b->cancelled)
+    BOOKS_AGREE(acquire_other, b->acquire_other)
+    BOOKS_AGREE(acquire_us.count, b->acquired)
+    BOOKS_AGREE(releases, b->ok[REDLOCK_OP_RELEASE])
+    BOOKS_AGREE(release_failed, b->failed[REDLOCK_OP_RELEASE])
+    BOOKS_AGREE(extends, b->ok[REDLOCK_OP_EXTEND])
+    BOOKS_AGREE(extend_failed, b->failed[REDLOCK_OP_EXTEND])
+    BOOKS_AGREE(upgrades, b->ok[REDLOCK_OP_UPGRADE])
+    BOOKS_AGREE(upgrade_failed, b->failed[REDLOCK_OP_UPGRADE])
+    BOOKS_AGREE(downgrades, b->ok[REDLOCK_OP_DOWNGRADE])
+    BOOKS_AGREE(downgrade_failed, b->failed[REDLOCK_OP_DOWNGRADE])
+    BOOKS_AGREE(lost, b->lost)
+    BOOKS_AGREE(lost_expired, b->expired)
+    BOOKS_AGREE(lost_stolen, b->stolen)
+    BOOKS_AGREE(lost_quorum, b->quorum)
+    BOOKS_AGREE(lost_hold_limit, b->hold_limit)
+    BOOKS_AGREE(lost_other, b->lost_other)
+#undef BOOKS_AGREE
+    for (n = 0; n < w->nn; n++) {
+        uint64_t sum = 0;
+        int k;
+        for (k = 0; k < REDLOCK_NODE_FAIL_CLASSES; k++) sum += st.node_failures[n][k];
+        if (sum != b->node_failures[n]) {
+            snprintf(what, sizeof what, "stats: %llu failed votes of node %d, the caller saw %llu", (unsigned long long)sum,
+                     n, (unsigned long long)b->node_failures[n]);
+            violation(w, what, c->id);
+        }
+    }
+}
+
 static void cb_event(void *u, const redlock_event *ev) {
     client *c = (client *)u;
     int k = slot_of(c, ev->lock);
+    if (ev->type == REDLOCK_EV_ATTEMPT) c->bk.attempts++;
+    /* a failed vote: against, not because another holds the key, with an error */
+    if (ev->type == REDLOCK_EV_VOTE && !ev->vote && !ev->held_by_other && ev->status < 0) c->bk.node_failures[ev->node]++;
     if (ev->type == REDLOCK_EV_NODE_RESTARTED) check_restarted(c, ev);
     if (ev->type == REDLOCK_EV_VOTE && ev->status == REDLOCK_ERR_RESTARTED) W->discounted++;
     if (k >= 0) check_event(c, &c->s[k], ev);
@@ -920,9 +1056,15 @@ static const char *release_flag(const redlock_command *cmd, size_t *len) {
 /* A release call: what the transport refuses from now on belongs to it. */
 static int sim_release(slot *s) {
     int before = s->release_queue_full, rc;
+    unsigned holds = s->holds;
     s->release_queue_full = 0;
+    /* a hold ends at the call (whose result, and what its callback does,
+       may come inside it); one that reads LOST is first reported so, but
+       not inside its own callback: then the release goes ahead */
+    if (redlock_lock_state(&s->lk) == REDLOCK_STATE_HELD) s->stat_held = 0;
     rc = redlock_release(&s->lk);
     if (rc != REDLOCK_OK) s->release_queue_full |= before; /* refused: the running release keeps it */
+    else if (s->holds == holds) s->stat_held = 0;
     return rc;
 }
 
@@ -2179,6 +2321,7 @@ static void init_slot(world *w, client *c, int k) {
         close_interval(w, c, k, w->now);
         token_done(w, c, k, 1);
         w->reinits_in_flight += redlock_lock_pending(&s->lk) != 0;
+        books_drop(c, s);
     }
     memset(&o, 0, sizeof o);
     o.key = key_names[s->key];
@@ -2192,6 +2335,7 @@ static void init_slot(world *w, client *c, int k) {
     if (w->p->api && rng_chance(&w->rng, 0.1)) o.wait_ms = rng_chance(&w->rng, 0.5) ? ((int64_t)1 << 40) : rng_range(&w->rng, 1, 2 * ttl);
     /* now and then a lock without a result callback: the sim polls it */
     s->no_callback = w->p->api && rng_chance(&w->rng, 0.1);
+    c->bk.blind |= s->no_callback;
     o.on_result = s->no_callback ? NULL : on_result;
     o.user = c;
     s->owner = -1;
@@ -2363,6 +2507,7 @@ static void sim_adopt(world *w, client *c, int k) {
     }
     if (!held_inside(&s->lk) || strcmp(redlock_lock_token(&s->lk), tok) != 0)
         violation(w, "adopt did not leave the lock held with the token", c->id);
+    books_hold(c, s);
     if (w->verbose)
         printf("%10lld c%d.%d adopts %.8s of c%d.%d (valid %lld ms)\n", (long long)w->now, c->id, k, tok, fc->id, from,
                (long long)valid_ms);
@@ -2392,6 +2537,7 @@ static void sim_adopt(world *w, client *c, int k) {
     s->renewals = 0;
     s->user_bound = s->held_since + valid_ms * 1000;
     fc->table_changed = 1;
+    books_drop(fc, f);
     redlock_lock_deinit(&f->lk);
     if (f->listening) violation(w, "deinit left the lock listening", fc->id);
     scribble(f);
@@ -2410,6 +2556,7 @@ static void wake_key(world *w, client *c, int k);
    mode). A lock still held keeps its hold (ALREADY_HELD). */
 static int sim_acquire(world *w, client *c, int k) {
     slot *s = &c->s[k];
+    int rc;
     if (redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD) {
         observe_slot(w, c, k);
         s->access = s->opts_access;
@@ -2418,7 +2565,9 @@ static int sim_acquire(world *w, client *c, int k) {
            callback hears it (inside this call if the hold ran out) */
         if (s->no_callback) s->upgrade_asked = 0;
     }
-    return redlock_acquire(&s->lk);
+    rc = redlock_acquire(&s->lk);
+    if (rc == REDLOCK_OK) c->bk.acquires++;
+    return rc;
 }
 
 /* redlock_upgrade, and its answer against the hold as the calls made it:
@@ -2534,6 +2683,7 @@ static void random_call(world *w, client *c, int k) {
         close_interval(w, c, k, w->now);
         token_done(w, c, k, 1);
         c->table_changed = 1;
+        books_drop(c, s);
         redlock_lock_deinit(&s->lk);
         if (s->listening) violation(w, "deinit left the lock listening", c->id);
         scribble(s);
@@ -2660,6 +2810,8 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
     ttl = s->ttl_ms * 1000;
     s->last_op = r->op;
     check_result(w, c, s, r);
+    books_result(c, s, r);
+    c->bk.touched = 1;
     /* the header: the undo of a failed acquire and the cleanup after LOST
        are sent before on_result (which may deinitialise the lock) */
     /* (an acquire cancelled by a release that waits for its turn: nothing
@@ -2723,6 +2875,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
             close_interval(w, c, k, w->now);
             token_done(w, c, k, 1);
             c->table_changed = 1;
+            books_drop(c, s);
             redlock_lock_deinit(lk);
             if (s->listening) violation(w, "deinit left the lock listening", c->id);
             scribble(s);
@@ -2762,6 +2915,7 @@ static void on_result(redlock_lock *lk, const redlock_result *r) {
 
 static void act(world *w, client *c, int k) {
     slot *s = &c->s[k];
+    c->bk.touched = 1; /* the calls it makes */
     redlock_state st;
     if (!s->inited) { init_slot(w, c, k); st = REDLOCK_STATE_IDLE; }
     else st = redlock_lock_state(&s->lk);
@@ -3442,6 +3596,7 @@ static int run_one(world *w, const profile *p, uint64_t seed) {
         event e = pop(w);
         w->now = e.t;
         step(w, e);
+        if (w->clients[e.c].bk.touched) books_check(w, &w->clients[e.c], 0); /* the client the event was for */
     }
     w->now = w->end;
     for (i = 0; i < w->nc; i++) {
@@ -3455,6 +3610,10 @@ static int run_one(world *w, const profile *p, uint64_t seed) {
     for (i = 0; i < w->nc; i++) {
         client *c = &w->clients[i];
         observe(w, c);
+        if (!w->violations && !c->bk.blind) {
+            books_check(w, c, 1);
+            w->books_checked++;
+        }
         for (k = 0; k < c->ns; k++) close_interval(w, c, k, w->now < c->s[k].open_bound ? w->now : c->s[k].open_bound);
     }
     check_exclusion(w);
@@ -3478,6 +3637,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
+         books_checked = 0,
          nested = 0, wakes = 0, wakes_waiting = 0, woke = 0, woke_lost = 0, wakes_limited = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, decoded = 0, shown = 0, ran,
@@ -3517,6 +3677,7 @@ int main(int argc, char **argv) {
         leaks += w.leak_checks;
         dups += w.dups;
         adopted += w.adopted;
+        books_checked += w.books_checked;
         nested += w.nested;
         wakes += w.wakes;
         wakes_waiting += w.wakes_waiting;
@@ -3562,6 +3723,8 @@ int main(int argc, char **argv) {
            "%ld tokens adopted, %ld key checks, %ld schedules with violations\n",
            p->name, ran, by_n[1], by_n[3], by_n[4], by_n[5], events, acquired, extends, inner, dups, lost,
            adopted, leaks, failing);
+    printf("# profile %s: %ld clients' statistics agreed with what their callers saw (the others had a lock\n"
+           "# without on_result)\n", p->name, books_checked);
     if (p->reentrant) printf("# profile %s: %ld nested acquisitions (another handle of the owner held the key)\n", p->name, nested);
     printf("# profile %s: %ld release notifications handed to handles, %ld of them to one waiting to retry\n", p->name,
            wakes, wakes_waiting);
