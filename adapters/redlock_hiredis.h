@@ -499,7 +499,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, in
 /* Statistics (see STATISTICS): the core's counters and each node's
    connections' into *out: OK, or INVALID. Reset zeroes both. Under the
    client's mutex with the watchdog thread; safe inside callbacks. */
-REDLOCK_HIREDIS_API int redlock_hiredis_stats(redlock_hiredis *c, redlock_adapter_stats *out);
+REDLOCK_HIREDIS_API int redlock_hiredis_stats(const redlock_hiredis *c, redlock_adapter_stats *out);
 REDLOCK_HIREDIS_API void redlock_hiredis_stats_reset(redlock_hiredis *c);
 
 #ifdef __cplusplus
@@ -1906,7 +1906,7 @@ REDLOCK_HIREDIS_API int redlock_hiredis_node_policy(const redlock_hiredis *c, in
     return e;
 }
 
-REDLOCK_HIREDIS_API int redlock_hiredis_stats(redlock_hiredis *c, redlock_adapter_stats *out)
+REDLOCK_HIREDIS_API int redlock_hiredis_stats(const redlock_hiredis *c, redlock_adapter_stats *out)
 {
     int entered;
     if (!c || !out || c->_magic != REDLOCK__HIREDIS_MAGIC) return REDLOCK_ERR_INVALID;

@@ -407,7 +407,7 @@ REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, c
 /* Statistics (see STATISTICS): the core's counters and each node's
    connections' into *out: OK, or INVALID. Reset zeroes both. On the
    loop's thread, as everything; safe inside callbacks. */
-REDLOCK_LIBEV_API int redlock_libev_stats(redlock_libev *c, redlock_adapter_stats *out);
+REDLOCK_LIBEV_API int redlock_libev_stats(const redlock_libev *c, redlock_adapter_stats *out);
 REDLOCK_LIBEV_API void redlock_libev_stats_reset(redlock_libev *c);
 
 #ifdef __cplusplus
@@ -1565,7 +1565,7 @@ REDLOCK_LIBEV_API int redlock_libev_node_policy(const redlock_libev *c, int i, c
     return (int)redlock_node_evicts(&c->_client, i);
 }
 
-REDLOCK_LIBEV_API int redlock_libev_stats(redlock_libev *c, redlock_adapter_stats *out)
+REDLOCK_LIBEV_API int redlock_libev_stats(const redlock_libev *c, redlock_adapter_stats *out)
 {
     if (!c || !out || c->_magic != REDLOCK__LIBEV_MAGIC) return REDLOCK_ERR_INVALID;
     redlock__conn_stats(out, c->_n, c->_io);

@@ -652,7 +652,7 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s);
    into *out: OK, or INVALID. Reset zeroes both (the core's held_max: to
    held). Under the watchdog thread's mutex (REDLOCK_SOCKET_THREAD), so any
    thread may call them; from inside a callback too. */
-REDLOCK_SOCKET_API int redlock_socket_stats(redlock_socket *s, redlock_adapter_stats *out);
+REDLOCK_SOCKET_API int redlock_socket_stats(const redlock_socket *s, redlock_adapter_stats *out);
 REDLOCK_SOCKET_API void redlock_socket_stats_reset(redlock_socket *s);
 
 /* A poll() loop of your own that also watches other descriptors (a signal
@@ -3615,7 +3615,7 @@ REDLOCK_SOCKET_API size_t redlock_socket_memory(const redlock_socket *s)
     return m;
 }
 
-REDLOCK_SOCKET_API int redlock_socket_stats(redlock_socket *s, redlock_adapter_stats *out)
+REDLOCK_SOCKET_API int redlock_socket_stats(const redlock_socket *s, redlock_adapter_stats *out)
 {
     int entered;
     if (!redlock__sock_valid(s) || !out) return REDLOCK_ERR_INVALID;

@@ -105,12 +105,14 @@ check-socket-compile: | $(BUILD)
 	@if $(MAKE) --no-print-directory -s -B examples-socket; then echo "ok socket examples build"; \
 	 else echo "not ok socket examples build"; fi
 
-examples-socket: $(BUILD)/example_socket $(BUILD)/example_poll_loop
-# (socket.c: libc and POSIX threads, for the watchdog thread; poll_loop.c: libc)
+examples-socket: $(BUILD)/example_socket $(BUILD)/example_poll_loop $(BUILD)/example_stats
+# (socket.c: libc and POSIX threads, for the watchdog thread; poll_loop.c, stats.c: libc)
 $(BUILD)/example_socket: examples/socket.c $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ examples/socket.c $(EXAMPLE_LINK) -pthread
 $(BUILD)/example_poll_loop: examples/poll_loop.c $(SOCKET_HDRS) | $(BUILD)
 	$(CC) $(SOCKET_STD) -o $@ examples/poll_loop.c $(EXAMPLE_LINK)
+$(BUILD)/example_stats: examples/stats.c $(SOCKET_HDRS) | $(BUILD)
+	$(CC) $(SOCKET_STD) -o $@ examples/stats.c $(EXAMPLE_LINK)
 
 # The integration scenarios, the hostile fake server's and the RESP codec again, built with
 # ASan and UBSan: a read or write past a buffer, or undefined arithmetic,

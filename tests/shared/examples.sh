@@ -29,7 +29,7 @@ if [ -z "${EXAMPLES_NETNS:-}" ] && unshare -rn true 2>/dev/null; then
 fi
 build=${1:-build}
 shift
-examples=${*:-example_socket example_poll_loop hiredis_sync libev_async fenced_write}
+examples=${*:-example_socket example_poll_loop example_stats hiredis_sync libev_async fenced_write}
 status=0
 dir=$(mktemp -d)
 data=$dir
@@ -45,7 +45,7 @@ fi
 allowed() {
   case $1 in
     example_socket) echo "- libpthread" ;; # the watchdog thread
-    example_poll_loop) echo "-" ;;
+    example_poll_loop|example_stats) echo "-" ;;
     hiredis_sync|fenced_write) echo "libhiredis libpthread" ;;
     libev_async) echo "libhiredis libev" ;;
   esac
@@ -155,6 +155,81 @@ case " $examples " in *" fenced_write "*)
     echo "ok example fenced_write: A (fence $fa) stopped past its validity, B (fence $fb) wrote, A's late write rejected"
   else
     bad fenced_write "status $rc, $(printf '%s' "$out" | tail -c 300)"
+  fi
+esac
+
+case " $examples " in *" example_stats "*)
+  # The statistics in the Prometheus text format: two reports in 2 s (one
+  # with --once), each line a sample, a HELP / TYPE comment or a blank, a
+  # family typed before its samples, counters consistent (acquired <=
+  # started, never falling, the histogram's +Inf bucket = its count =
+  # the acquires won), the node a label.
+  t0=$(date +%s%N)
+  timeout 30 "$build/example_stats" --once "127.0.0.1:$port" >"$dir/once" 2>"$dir/err"; rc1=$?
+  timeout 30 "$build/example_stats" --seconds 2 "127.0.0.1:$port" >"$dir/out" 2>>"$dir/err"; rc=$?
+  why=$(python3 - "$dir/once" "$dir/out" "127.0.0.1:$port" <<'PY'
+import re, sys
+name = r'[a-zA-Z_:][a-zA-Z0-9_:]*'
+label = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\])*"'
+line_re = re.compile(r'^(%s)(\{%s(?:,%s)*\})? (-?[0-9.]+(?:e[-+]?[0-9]+)?|\+Inf)$' % (name, label, label))
+def reports(path):
+    out, cur = [], None
+    for ln in open(path).read().split('\n'):
+        if ln.startswith('# at '):
+            cur = []
+            out.append(cur)
+        elif cur is not None:
+            cur.append(ln)
+    return out
+def check(rep):
+    types, helped, values = {}, set(), {}
+    for ln in rep:
+        if not ln:
+            continue
+        m = re.match(r'^# (HELP|TYPE) (%s) (.+)$' % name, ln)
+        if m:
+            if m.group(1) == 'TYPE':
+                if m.group(3) not in ('counter', 'gauge', 'histogram') or m.group(2) in types:
+                    return 'bad TYPE line: ' + ln
+                types[m.group(2)] = m.group(3)
+            else:
+                helped.add(m.group(2))
+            continue
+        m = line_re.match(ln)
+        if not m:
+            return 'not a sample line: ' + ln
+        fam = re.sub(r'_(bucket|sum|count)$', '', m.group(1)) if types.get(re.sub(r'_(bucket|sum|count)$', '', m.group(1))) == 'histogram' else m.group(1)
+        if fam not in types or fam not in helped:
+            return 'a sample before its TYPE and HELP: ' + ln
+        values[m.group(1) + (m.group(2) or '')] = float(m.group(3))
+    v = values.get
+    started, won = v('redlock_acquires_started_total'), v('redlock_acquires_total{outcome="acquired"}')
+    if started is None or won is None or not 1 <= won <= started:
+        return 'acquired %s, started %s' % (won, started)
+    buckets = [val for key, val in values.items() if key.startswith('redlock_acquire_seconds_bucket')]
+    if buckets != sorted(buckets) or v('redlock_acquire_seconds_bucket{le="+Inf"}') != v('redlock_acquire_seconds_count') != won:
+        return 'the acquire histogram: buckets %s, count %s, acquired %s' % (buckets[-3:], v('redlock_acquire_seconds_count'), won)
+    if v('redlock_node_connects_total{node="%s"}' % sys.argv[3]) != 1:
+        return 'no node label %s with one connection' % sys.argv[3]
+    return values
+once, runs = reports(sys.argv[1]), reports(sys.argv[2])
+if len(once) != 1 or len(runs) != 2:
+    sys.exit('%d report(s) with --once, %d in 2 s' % (len(once), len(runs)))
+got = [check(r) for r in once + runs]
+for g in got:
+    if isinstance(g, str):
+        sys.exit(g)
+for k, val in got[1].items():
+    if k.endswith('_total') and got[2].get(k, -1) < val:
+        sys.exit('counter %s fell from %s to %s' % (k, val, got[2].get(k)))
+print('%d samples a report; acquires started %d then %d' % (len(got[1]), got[1]['redlock_acquires_started_total'], got[2]['redlock_acquires_started_total']))
+PY
+  ) && ok=1 || ok=0
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  if [ "$ok" = 1 ] && [ "$rc1" -eq 0 ] && [ "$rc" -eq 0 ]; then
+    echo "ok example example_stats: the Prometheus text format, counters consistent ($why) ($ms ms)"
+  else
+    bad example_stats "status $rc1 / $rc: $why $(tail -c 300 "$dir/err")"
   fi
 esac
 
