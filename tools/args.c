@@ -277,7 +277,7 @@ char *tool_owner_scope(const tool_opts *o, const char *owner)
 
 enum { O_NO_WAIT = 256, O_RETRY, O_NODE_TIMEOUT, O_LEGACY, O_MODE, O_ON_LOST, O_KILL_AFTER, O_FOREGROUND, O_JSON,
        O_TLS, O_TLS_CA, O_TLS_CERT, O_TLS_KEY, O_TLS_SERVER_NAME, O_TLS_INSECURE, O_REENTRANT, O_OWNER,
-       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL, O_MAX_TTL, O_WAIT_REPLICAS };
+       O_FENCE, O_EVICTING, O_LABEL, O_NO_LABEL, O_MAX_TTL, O_WAIT_REPLICAS, O_LOG_FORMAT, O_STATS };
 
 static const struct option long_opts[] = {
     { "nodes", required_argument, NULL, 'n' },
@@ -302,6 +302,8 @@ static const struct option long_opts[] = {
     { "shared", no_argument, NULL, 's' },
     { "exclusive", no_argument, NULL, 'x' },
     { "json", no_argument, NULL, O_JSON },
+    { "log-format", required_argument, NULL, O_LOG_FORMAT },
+    { "stats", optional_argument, NULL, O_STATS },
     { "tls", no_argument, NULL, O_TLS },
     { "tls-ca", required_argument, NULL, O_TLS_CA },
     { "tls-cert", required_argument, NULL, O_TLS_CERT },
@@ -329,6 +331,7 @@ static unsigned applies_to(int id)
         return C_(TOOL_CMD_RUN);
     case O_LABEL: case O_NO_LABEL: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE);
     case O_JSON: return C_(TOOL_CMD_INSPECT);
+    case O_STATS: return C_(TOOL_CMD_RUN) | C_(TOOL_CMD_ACQUIRE) | C_(TOOL_CMD_RELEASE) | C_(TOOL_CMD_EXTEND);
     default: return C_ALL;
     }
 }
@@ -511,6 +514,17 @@ static int word_option(int c, const char *val, tool_opts *o, char *err, size_t e
         if (strcmp(val, "refuse") == 0) o->refuse_evicting = 1;
         else if (strcmp(val, "count") == 0) o->refuse_evicting = -1;
         else { say(err, errlen, "bad --evicting '%.40s' (refuse or count)", val); return -1; }
+        return 1;
+    case O_LOG_FORMAT:
+        if (strcmp(val, "text") == 0) o->log_json = 0;
+        else if (strcmp(val, "json") == 0) o->log_json = 1;
+        else { say(err, errlen, "bad --log-format '%.40s' (text or json)", val); return -1; }
+        return 1;
+    case O_STATS: /* --stats alone: in the log's format */
+        if (!val) o->stats = TOOL_STATS_LOG;
+        else if (strcmp(val, "text") == 0) o->stats = TOOL_STATS_TEXT;
+        else if (strcmp(val, "json") == 0) o->stats = TOOL_STATS_JSON;
+        else { say(err, errlen, "bad --stats '%.40s' (text or json)", val); return -1; }
         return 1;
     case O_LABEL:
         /* the token's label is this and ':' */

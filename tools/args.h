@@ -37,6 +37,8 @@ enum { TOOL_CMD_NONE, TOOL_CMD_RUN, TOOL_CMD_ACQUIRE, TOOL_CMD_RELEASE, TOOL_CMD
 
 enum { TOOL_ON_LOST_TERM, TOOL_ON_LOST_KILL, TOOL_ON_LOST_IGNORE };
 
+enum { TOOL_STATS_NONE, TOOL_STATS_LOG, TOOL_STATS_TEXT, TOOL_STATS_JSON };
+
 typedef struct tool_opts {
     int cmd;
     int node_count;
@@ -65,6 +67,8 @@ typedef struct tool_opts {
     const char *label;       /* run, acquire: --label (the token's label is it and ':'); NULL: host:pid */
     int no_label;            /* --no-label: tokens of 32 hex digits only */
     int json;                /* inspect --json */
+    int log_json;            /* --log-format json: stderr is one JSON object per event */
+    int stats;               /* --stats[=text|json] (TOOL_STATS_*; LOG: as the log) */
     int help_for;            /* TOOL_CMD_HELP: the subcommand whose help (TOOL_CMD_NONE: all) */
     int verbose;             /* -1 quiet (-q), 0 default, 1 verbose (-v) */
     const char *name;        /* the lock's key */

@@ -34,6 +34,9 @@
      such ports, like refusals, end an acquire at once when they
      leave too few nodes for a quorum (attempt_mismatched()). While run holds the lock, a node that stops or
      starts holding it again is reported once per change (hold_changes()).
+   * --log-format json: msg() and the log_*() functions write one JSON
+     object per line instead (the events of tools/redlock.1, JSON LOG);
+     --stats: the adapter's statistics at exit (print_stats()).
    * tokens carry a label (redlock_lock_opts.label, "host:pid:" by
      default) that inspect shows as the holder.
    Node lists are parsed by the adapters' parser (redlock_parse_nodes(), in
@@ -66,17 +69,148 @@
 
 /* ---- messages ---- */
 
+/* JSON string: escapes " \ and control characters; valid UTF-8 passes,
+   any other byte becomes U+FFFD (inspect) or, with bytes, \u00XX (the
+   log: the byte's value stays readable), so the output is always valid
+   JSON. */
+static void json_esc(FILE *f, const char *s, size_t n, int bytes)
+{
+    size_t i = 0;
+    fputc('"', f);
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        size_t k;
+        if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); i++; continue; }
+        if (c < 0x20 || c == 0x7f) { fprintf(f, "\\u%04x", c); i++; continue; }
+        if (len == 1) { fputc(c, f); i++; continue; }
+        for (k = 1; len && k < len; k++)
+            if (i + k >= n || ((unsigned char)s[i + k] & 0xc0) != 0x80) len = 0;
+        /* no overlong forms, surrogates or code points past U+10FFFF */
+        if (len == 2 && c < 0xc2) len = 0;
+        if (len == 3 && ((c == 0xe0 && (unsigned char)s[i + 1] < 0xa0) || (c == 0xed && (unsigned char)s[i + 1] >= 0xa0))) len = 0;
+        if (len == 4 && (c > 0xf4 || (c == 0xf0 && (unsigned char)s[i + 1] < 0x90) || (c == 0xf4 && (unsigned char)s[i + 1] >= 0x90))) len = 0;
+        if (!len) {
+            if (bytes) fprintf(f, "\\u%04x", c);
+            else fputs("\\ufffd", f);
+            i++;
+            continue;
+        }
+        fwrite(s + i, 1, len, f);
+        i += len;
+    }
+    fputc('"', f);
+}
+
+static void json_str(FILE *f, const char *s, size_t n)
+{
+    json_esc(f, s, n, 0);
+}
+
+static void json_cstr(FILE *f, const char *s)
+{
+    if (s) json_str(f, s, strlen(s));
+    else fputs("null", f);
+}
+
 static int g_verbose; /* -1 quiet, 0 errors, 1 verbose */
 
+/* --log-format json: every line on stderr is one JSON object (tools/redlock.1,
+   JSON LOG). stderr is then fully buffered and flushed after each line,
+   so that a line goes out in one write, whole, next to COMMAND's own. */
+static int g_json;
+static const char *g_name;  /* the lock's name, in every line */
+static char g_errbuf[16384];
+/* not_acquired carries the text message's words: the first line said
+   while capturing is kept, the node lines after it come as "nodes" */
+static int g_capture;
+static char g_captured[2048];
+
+static void log_begin(const char *event)
+{
+    struct timespec ts;
+    struct tm tm;
+    char t[32];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(stderr, "{\"v\":1,\"ts\":\"%s.%03dZ\",\"event\":\"%s\",\"name\":", t, (int)(ts.tv_nsec / 1000000), event);
+    if (g_name) json_esc(stderr, g_name, strlen(g_name), 1);
+    else fputs("null", stderr);
+    fprintf(stderr, ",\"pid\":%ld", (long)getpid());
+}
+
+static void log_str(const char *key, const char *val)
+{
+    fprintf(stderr, ",\"%s\":", key);
+    json_esc(stderr, val, strlen(val), 1);
+}
+
+static void log_int(const char *key, long long val)
+{
+    fprintf(stderr, ",\"%s\":%lld", key, val);
+}
+
+/* a duration in ms, to the microsecond */
+static void log_ms(const char *key, int64_t us)
+{
+    fprintf(stderr, ",\"%s\":%lld.%03d", key, (long long)(us / 1000), (int)(us % 1000));
+}
+
+static void log_end(void)
+{
+    fputs("}\n", stderr);
+    fflush(stderr);
+}
+
+/* A status as a word of the schema: the name of its REDLOCK_ERR_*
+   constant, in lower case ("expired", "node_timeout"). */
+static const char *status_word(int st)
+{
+    static const struct { int st; const char *w; } t[] = {
+        { REDLOCK_OK, "ok" }, { REDLOCK_ERR_INVALID, "invalid" }, { REDLOCK_ERR_KEY, "key" },
+        { REDLOCK_ERR_KEY_TOO_LONG, "key_too_long" }, { REDLOCK_ERR_TTL, "ttl" }, { REDLOCK_ERR_NODES, "nodes" },
+        { REDLOCK_ERR_BUSY, "busy" }, { REDLOCK_ERR_NOT_HELD, "not_held" }, { REDLOCK_ERR_ALREADY_HELD, "already_held" },
+        { REDLOCK_ERR_RANDOM, "random" }, { REDLOCK_ERR_NOMEM, "nomem" }, { REDLOCK_ERR_DETACHED, "detached" },
+        { REDLOCK_ERR_NO_TLS, "no_tls" }, { REDLOCK_ERR_LOCKED, "locked" }, { REDLOCK_ERR_TIMEOUT, "timeout" },
+        { REDLOCK_ERR_NO_QUORUM, "no_quorum" }, { REDLOCK_ERR_VALIDITY, "validity" }, { REDLOCK_ERR_EXPIRED, "expired" },
+        { REDLOCK_ERR_STOLEN, "stolen" }, { REDLOCK_ERR_QUORUM_LOST, "quorum_lost" }, { REDLOCK_ERR_HOLD_LIMIT, "hold_limit" },
+        { REDLOCK_ERR_CANCELLED, "cancelled" }, { REDLOCK_ERR_CONFIG, "config" }, { REDLOCK_ERR_OVERLOADED, "overloaded" },
+        { REDLOCK_ERR_TRANSPORT, "transport" }, { REDLOCK_ERR_NODE_TIMEOUT, "node_timeout" },
+        { REDLOCK_ERR_PROTOCOL, "protocol" }, { REDLOCK_ERR_SERVER, "server" }, { REDLOCK_ERR_AUTH, "auth" },
+        { REDLOCK_ERR_CONNECT, "connect" }, { REDLOCK_ERR_SELECT, "select" }, { REDLOCK_ERR_QUEUE_FULL, "queue_full" },
+        { REDLOCK_ERR_TLS, "tls" }, { REDLOCK_ERR_NO_SCRIPTING, "no_scripting" }, { REDLOCK_ERR_NOPERM, "noperm" },
+        { REDLOCK_ERR_EVICTING, "evicting" }, { REDLOCK_ERR_RESTARTED, "restarted" }, { REDLOCK_ERR_REPLICAS, "replicas" },
+    };
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i].st == st) return t[i].w;
+    return "unknown";
+}
+
+/* A human message: "redlock: ..." on stderr, or in the JSON log a
+   "message" line (level error, warning or info) unless captured. */
 static void msg(int level, const char *fmt, ...)
 {
     va_list ap;
+    char text[2048];
     if (g_verbose < level) return;
-    fputs("redlock: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    if (g_json && g_capture) {
+        if (level == 0 && !g_captured[0]) snprintf(g_captured, sizeof g_captured, "%s", text);
+        return;
+    }
+    if (g_json) {
+        int warn = strncmp(text, "warning: ", 9) == 0;
+        log_begin("message");
+        log_str("level", level > 0 ? "info" : warn ? "warning" : "error");
+        log_str("text", warn ? text + 9 : text);
+        log_end();
+        return;
+    }
+    fprintf(stderr, "redlock: %s\n", text);
     fflush(stderr);
 }
 #define ERR(...) msg(0, __VA_ARGS__)
@@ -249,6 +383,7 @@ typedef struct app {
     pid_t pgrp;          /* COMMAND's process group (the watcher leads it), 0: --foreground */
     pid_t watcher;       /* 0: none */
     int watch_fd;        /* the watcher's pipe; redlock is its only writer */
+    int cmd_reaped, cmd_status; /* COMMAND ended: its waitpid status (the JSON log's exit) */
     int64_t stop_sent;   /* a forwarded SIGTERM / SIGINT went out at this time (0: none) */
     /* raw mode (inspect) */
     rnode rn[REDLOCK_MAX_NODES];
@@ -730,6 +865,19 @@ static int report_failed(app *a, const int *failed, const char *what)
     return code;
 }
 
+/* The JSON log's node_degraded / node_recovered: the node as shown
+   (password ***), the nodes holding the lock now, and why. */
+static void log_node(app *a, const char *event, int i, int holding, int status, const char *why)
+{
+    log_begin(event);
+    log_str("node", a->o->shown[i]);
+    log_int("holding", holding);
+    log_int("node_count", a->n);
+    if (status) log_str("status", status_word(status));
+    if (why) log_str("reason", why);
+    log_end();
+}
+
 /* Degraded but working: one line, e.g.
    "warning: 'job' held on 2 of 3 nodes; node 10.0.0.3:6379: connection refused" */
 static void warn_degraded(app *a, const char *what, int on, const int *failed)
@@ -737,6 +885,11 @@ static void warn_degraded(app *a, const char *what, int on, const int *failed)
     char line[1024];
     size_t len;
     int i;
+    if (g_json) {
+        for (i = 0; i < a->n; i++)
+            if (failed[i]) log_node(a, "node_degraded", i, on, a->nf[i].status, why_node(a, i));
+        return;
+    }
     if (g_verbose < 0) return; /* -q: no probes either */
     len = (size_t)snprintf(line, sizeof line, "warning: %s on %d of %d nodes", what, on, a->n);
     for (i = 0; i < a->n && len < sizeof line; i++)
@@ -837,7 +990,18 @@ static void acquire_summary(app *a)
         a->hold[i] = a->vote_yes[i] ? HOLD_YES : failed[i] ? HOLD_FAIL : a->vote_other[i] ? HOLD_OTHER : HOLD_NOT;
     }
     if (a->late) snprintf(late, sizeof late, ", %d of them late", a->late);
-    INFO("acquired '%s': quorum %d/%d reached in %s; %d/%d nodes hold it%s; valid for %s", a->o->name, a->quorum, a->n,
+    if (g_json) {
+        log_begin("acquired");
+        log_int("votes", hold);
+        log_int("quorum", a->quorum);
+        log_int("node_count", a->n);
+        log_ms("latency_ms", a->acq_ev.elapsed_us);
+        log_int("validity_ms", a->acq_ev.validity_us / 1000);
+        log_int("attempts", a->acq_ev.attempt);
+        if (a->o->fence) log_int("fence", redlock_lock_fence(&a->lock));
+        log_end();
+    }
+    if (!g_json) INFO("acquired '%s': quorum %d/%d reached in %s; %d/%d nodes hold it%s; valid for %s", a->o->name, a->quorum, a->n,
          dur(b1, sizeof b1, a->acq_ev.elapsed_us), hold, a->n, late, dur(b2, sizeof b2, a->acq_ev.validity_us));
     if (nfailed) {
         char what[64];
@@ -892,13 +1056,18 @@ static void hold_changes(app *a)
             a->hold_now[i] = HOLD_FAIL;
             a->hold_status[i] = REDLOCK_ERR_NODE_TIMEOUT;
         }
-    if (!a->summary_done || a->lost || g_verbose < 0) return;
+    if (!a->summary_done || a->lost || (g_verbose < 0 && !g_json)) return;
     for (i = 0; i < a->n; i++) {
         int was = a->hold[i], is = a->hold_now[i], j, held = 0;
+        const char *why;
         if (is == HOLD_UNKNOWN || is == was || (is == HOLD_OTHER && was == HOLD_NOT) || (is == HOLD_NOT && was == HOLD_OTHER))
             continue;
         a->hold[i] = is;
         for (j = 0; j < a->n; j++) held += a->hold[j] == HOLD_YES;
+        if (is == HOLD_YES && g_json) {
+            log_node(a, "node_recovered", i, held, 0, NULL);
+            continue;
+        }
         if (is == HOLD_YES) {
             ERR("'%s' held on %d of %d nodes; node %s holds it again", a->o->name, held, a->n, a->o->shown[i]);
             continue;
@@ -910,9 +1079,10 @@ static void hold_changes(app *a)
             a->nf[i].conn_timeout = connect_timed_out(a, i, a->hold_status[i]);
             a->probe_until = now + budget * 1000; /* probes must not eat into the validity */
         }
-        ERR("warning: '%s' held on %d of %d nodes; node %s: %s", a->o->name, held, a->n, a->o->shown[i],
-            is == HOLD_FAIL ? why_node(a, i) : is == HOLD_OTHER ? "answers, but holds another token"
-                                                               : "answers, but no longer holds it (its key expired or was deleted there)");
+        why = is == HOLD_FAIL ? why_node(a, i) : is == HOLD_OTHER ? "answers, but holds another token"
+                                              : "answers, but no longer holds it (its key expired or was deleted there)";
+        if (g_json) log_node(a, "node_degraded", i, held, is == HOLD_FAIL ? a->hold_status[i] : 0, why);
+        else ERR("warning: '%s' held on %d of %d nodes; node %s: %s", a->o->name, held, a->n, a->o->shown[i], why);
     }
 }
 
@@ -979,12 +1149,24 @@ static void on_event(void *user, const redlock_event *ev)
         break;
     }
     case REDLOCK_EV_RENEWED:
-        if (a->vote_op != REDLOCK_OP_EXTEND) INFO("renewed '%s': valid for %s", a->o->name, dur(b1, sizeof b1, ev->validity_us));
+        if (g_json && a->vote_op != REDLOCK_OP_EXTEND) {
+            log_begin("renewed");
+            log_int("votes", ev->votes);
+            log_ms("latency_ms", ev->elapsed_us);
+            log_int("validity_ms", ev->validity_us / 1000);
+            log_end();
+        } else if (a->vote_op != REDLOCK_OP_EXTEND) INFO("renewed '%s': valid for %s", a->o->name, dur(b1, sizeof b1, ev->validity_us));
         renewal_decided(a, ev, now);
         break;
     case REDLOCK_EV_RENEW_FAILED:
         renewal_decided(a, ev, now);
-        INFO("renewal of '%s' failed (%s); %s of validity left", a->o->name, redlock_strerror(ev->status),
+        if (g_json) {
+            log_begin("renew_failed");
+            log_str("reason", status_word(ev->status));
+            log_int("votes", ev->votes);
+            log_int("slack_ms", ev->slack_us / 1000);
+            log_end();
+        } else INFO("renewal of '%s' failed (%s); %s of validity left", a->o->name, redlock_strerror(ev->status),
              dur(b1, sizeof b1, ev->slack_us));
         break;
     case REDLOCK_EV_MODE_SWITCH:
@@ -993,7 +1175,7 @@ static void on_event(void *user, const redlock_event *ev)
                  ev->mode == REDLOCK_MODE_LEGACY ? "no SET NX PX, using SETNX/GETSET" : "scripts refused, using GET + compare");
         break;
     case REDLOCK_EV_RELEASED:
-        if (a->vote_op != REDLOCK_OP_RELEASE) INFO("released '%s': quorum %d/%d confirmed", a->o->name, a->quorum, a->n);
+        if (a->vote_op != REDLOCK_OP_RELEASE && !g_json) INFO("released '%s': quorum %d/%d confirmed", a->o->name, a->quorum, a->n);
         break;
     case REDLOCK_EV_NODE_RESTARTED: /* the node's INFO and CONFIG, on a new connection */
         if (ev->node >= 0 && ev->node < a->n && g_verbose > 0) {
@@ -1277,6 +1459,11 @@ static void release_and_wait(app *a, int warn)
     if (rc != REDLOCK_OK) return;
     while (!a->rel_done && redlock_socket_now_us() < until) step(a, until);
     linger(a);
+    if (g_json && warn && a->rel_done && a->rel.status == REDLOCK_OK) {
+        log_begin("released");
+        log_int("votes", a->rel.votes);
+        log_end();
+    }
     if (warn && a->rel_done && a->rel.status != REDLOCK_OK && a->rel.status != REDLOCK_ERR_EXPIRED) {
         char b[24];
         ERR("warning: release of '%s' incomplete (%s); it expires within %s", a->o->name,
@@ -1327,6 +1514,8 @@ static void restarted_refusal(app *a, const int *failed, int64_t start)
         if (failed[i]) ERR("node %s: %s", a->o->shown[i], why_node(a, i));
 }
 
+static int not_acquired(app *a, int64_t start);
+
 /* Returns 0 when held, else the exit code (messages printed). */
 static int acquire_lock(app *a, int watchdog)
 {
@@ -1334,7 +1523,6 @@ static int acquire_lock(app *a, int watchdog)
     char label[REDLOCK_MAX_LABEL + 1];
     int64_t start = redlock_socket_now_us(), safety;
     int rc, cancelled = 0;
-    char b1[24];
     memset(&lo, 0, sizeof lo);
     lo.key = a->o->name;
     lo.ttl_ms = a->o->ttl_ms;
@@ -1390,6 +1578,37 @@ static int acquire_lock(app *a, int watchdog)
     if (a->acq.status == REDLOCK_OK) release_and_wait(a, 0);
     else linger(a); /* the failed attempt's undo: on every way out from here */
     if (a->abort_sig) return 128 + a->abort_sig;
+    g_capture = g_json;
+    g_captured[0] = 0;
+    rc = not_acquired(a, start);
+    g_capture = 0;
+    if (g_json) {
+        int i, first = 1;
+        log_begin("not_acquired");
+        log_str("reason", g_captured);
+        log_str("status", status_word(a->acq.status));
+        log_int("attempts", a->acq.attempts);
+        log_int("code", rc);
+        fputs(",\"nodes\":[", stderr);
+        for (i = 0; i < a->n; i++)
+            if (a->voted[i] && a->nf[i].status) {
+                fputs(first ? "{\"node\":" : ",{\"node\":", stderr);
+                json_esc(stderr, a->o->shown[i], strlen(a->o->shown[i]), 1);
+                fprintf(stderr, ",\"status\":\"%s\",\"reason\":", status_word(a->nf[i].status));
+                json_esc(stderr, why_node(a, i), strlen(why_node(a, i)), 1);
+                fputc('}', stderr);
+                first = 0;
+            }
+        fputc(']', stderr);
+        log_end();
+    }
+    return rc;
+}
+
+/* The acquire failed: the messages, and the exit code. */
+static int not_acquired(app *a, int64_t start)
+{
+    char b1[24];
     {
         int st = a->acq.status, failed[REDLOCK_MAX_NODES], i;
         char what[80];
@@ -1700,6 +1919,17 @@ static int start_command(app *a)
     return 0;
 }
 
+/* The JSON log's lost: why, and what was done to COMMAND (--on-lost;
+   none: it had ended) */
+static void log_lost(app *a, const char *action)
+{
+    log_begin("lost");
+    log_str("reason", status_word(a->lost_status));
+    log_str("message", redlock_strerror(a->lost_status));
+    log_str("action", action);
+    log_end();
+}
+
 static int cmd_run(app *a)
 {
     int rc, status = 0, reaped = 0, lost_seen = 0, hinted = 0;
@@ -1738,17 +1968,20 @@ static int cmd_run(app *a)
         if (a->stop_sent && kill_at == REDLOCK_NO_DEADLINE && give_up_at == REDLOCK_NO_DEADLINE)
             kill_at = a->stop_sent + a->o->kill_after_ms * 1000;
         if (a->lost && !lost_seen) {
+            int act = a->o->on_lost;
             lost_seen = 1;
-            if (a->o->on_lost == TOOL_ON_LOST_IGNORE) {
+            if (g_json) log_lost(a, act == TOOL_ON_LOST_IGNORE ? "ignore" : act == TOOL_ON_LOST_KILL ? "kill" : "term");
+            else if (act == TOOL_ON_LOST_IGNORE)
                 ERR("lost the lock '%s' (%s); the command keeps running (--on-lost=ignore)", a->o->name,
                     redlock_strerror(a->lost_status));
-            } else if (a->o->on_lost == TOOL_ON_LOST_KILL) {
-                ERR("lost the lock '%s' (%s); sending SIGKILL to %s", a->o->name, redlock_strerror(a->lost_status), whom);
+            else
+                ERR("lost the lock '%s' (%s); sending %s to %s", a->o->name, redlock_strerror(a->lost_status),
+                    act == TOOL_ON_LOST_KILL ? "SIGKILL" : "SIGTERM", whom);
+            if (act == TOOL_ON_LOST_KILL) {
                 signal_command(a, SIGKILL);
                 kill_at = REDLOCK_NO_DEADLINE;
                 give_up_at = now + 5000000;
-            } else {
-                ERR("lost the lock '%s' (%s); sending SIGTERM to %s", a->o->name, redlock_strerror(a->lost_status), whom);
+            } else if (act == TOOL_ON_LOST_TERM) {
                 signal_command(a, SIGTERM);
                 if (kill_at == REDLOCK_NO_DEADLINE) kill_at = now + a->o->kill_after_ms * 1000;
             }
@@ -1769,9 +2002,14 @@ static int cmd_run(app *a)
     /* after a loss, nothing of COMMAND's group may run on unprotected */
     stop_watcher(a, a->lost && a->o->on_lost != TOOL_ON_LOST_IGNORE);
     a->child = 0;
+    a->cmd_reaped = reaped;
+    a->cmd_status = status;
     if (a->lost) return TOOL_EXIT_LOST;
     if (redlock_lock_state(&a->lock) == REDLOCK_STATE_HELD) release_and_wait(a, 1);
-    if (a->lost) return TOOL_EXIT_LOST; /* lost while releasing */
+    if (a->lost) { /* lost while releasing */
+        if (g_json) log_lost(a, "none");
+        return TOOL_EXIT_LOST;
+    }
     if (!reaped) return TOOL_EXIT_INTERNAL;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -1859,7 +2097,12 @@ static int cmd_release_extend(app *a, int release)
         INFO("node %s: %s", a->o->shown[i], vote_words(a, i, done_word));
     }
     if (res->status == REDLOCK_OK) {
-        if (release) INFO("released '%s' on %d/%d nodes", a->o->name, yes, a->n);
+        if (g_json) {
+            log_begin(done_word);
+            log_int("votes", yes);
+            if (!release) log_int("validity_ms", res->validity_us / 1000);
+            log_end();
+        } else if (release) INFO("released '%s' on %d/%d nodes", a->o->name, yes, a->n);
         else INFO("extended '%s' on %d/%d nodes: valid for %s", a->o->name, yes, a->n, dur(b1, sizeof b1, res->validity_us));
         if (nf) {
             snprintf(w, sizeof w, "'%.40s' %s", a->o->name, done_word);
@@ -1967,38 +2210,6 @@ static int raw_failed_count(const app *a, int *failed)
         nf += failed[i];
     }
     return nf;
-}
-
-/* JSON string: escapes " \ and control characters; valid UTF-8 passes,
-   any other byte becomes U+FFFD, so the output is always valid JSON. */
-static void json_str(FILE *f, const char *s, size_t n)
-{
-    size_t i = 0;
-    fputc('"', f);
-    while (i < n) {
-        unsigned char c = (unsigned char)s[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        size_t k;
-        if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); i++; continue; }
-        if (c < 0x20 || c == 0x7f) { fprintf(f, "\\u%04x", c); i++; continue; }
-        if (len == 1) { fputc(c, f); i++; continue; }
-        for (k = 1; len && k < len; k++)
-            if (i + k >= n || ((unsigned char)s[i + k] & 0xc0) != 0x80) len = 0;
-        /* no overlong forms, surrogates or code points past U+10FFFF */
-        if (len == 2 && c < 0xc2) len = 0;
-        if (len == 3 && ((c == 0xe0 && (unsigned char)s[i + 1] < 0xa0) || (c == 0xed && (unsigned char)s[i + 1] >= 0xa0))) len = 0;
-        if (len == 4 && (c > 0xf4 || (c == 0xf0 && (unsigned char)s[i + 1] < 0x90) || (c == 0xf4 && (unsigned char)s[i + 1] >= 0x90))) len = 0;
-        if (!len) { fputs("\\ufffd", f); i++; continue; }
-        fwrite(s + i, 1, len, f);
-        i += len;
-    }
-    fputc('"', f);
-}
-
-static void json_cstr(FILE *f, const char *s)
-{
-    if (s) json_str(f, s, strlen(s));
-    else fputs("null", f);
 }
 
 /* inspect --json: what a node may evict (redlock_evicts) */
@@ -2475,6 +2686,12 @@ static const help_line help_opts[] = {
              "  -s, --shared          run: readers hold NAME together; -x, --exclusive: a writer\n" },
     { H_INS, "      --json            one JSON object on stdout instead of the table\n" },
     { H_TOP, "      --json            inspect: one JSON object on stdout instead of the table\n" },
+    { H_ALL | H_TOP, "      --log-format FMT  text (default) or json: stderr is one JSON object per\n"
+                     "                        line, per event (acquired, renewed, lost, released,\n"
+                     "                        exit ...; see the man page, JSON LOG)\n" },
+    { H_RUN | H_ACQ | H_REL | H_EXT | H_TOP,
+      "      --stats[=FMT]     at exit, the client's statistics on stderr: text or json\n"
+      "                        (default: as the log; in the JSON log, an event \"stats\")\n" },
     { H_ALL | H_TOP, "  -q, --quiet           no messages on stderr, not even warnings\n"
                      "  -v, --verbose         report attempts, node answers and renewals on stderr\n"
                      "  -h, --help            show this help\n" },
@@ -2548,6 +2765,126 @@ static void usage(FILE *f, int cmd)
               "overwrites them in its argv, but other users may see it before that).\n", f);
 }
 
+/* ---- --stats: the client's statistics at exit (redlock.h section 14) ---- */
+
+static const char *const fail_words[REDLOCK_NODE_FAIL_CLASSES] = { "connect", "timeout", "server", "protocol", "other" };
+
+/* A latency histogram: samples, p50 and p99 (the upper bound of their
+   bucket), the largest; in ms. */
+static void stats_hist_json(const char *key, const redlock_histogram *h)
+{
+    fprintf(stderr, ",\"%s\":{\"count\":%llu", key, (unsigned long long)h->count);
+    if (h->count) {
+        log_ms("p50", redlock_histogram_quantile(h, 0.5));
+        log_ms("p99", redlock_histogram_quantile(h, 0.99));
+        log_ms("max", (int64_t)h->max_us);
+    }
+    fputc('}', stderr);
+}
+
+static void stats_hist_text(const char *what, const redlock_histogram *h)
+{
+    char b1[24], b2[24], b3[24];
+    if (!h->count) {
+        ERR("stats: %-13s no samples", what);
+        return;
+    }
+    ERR("stats: %-13s p50 %s, p99 %s, max %s (%llu samples)", what, dur(b1, sizeof b1, redlock_histogram_quantile(h, 0.5)),
+        dur(b2, sizeof b2, redlock_histogram_quantile(h, 0.99)), dur(b3, sizeof b3, (int64_t)h->max_us),
+        (unsigned long long)h->count);
+}
+
+#define U_(x) ((unsigned long long)(x))
+
+/* The adapter's statistics (redlock_socket_stats(): the core's counters
+   and each node's connections'). */
+static void print_stats(app *a)
+{
+    redlock_adapter_stats as;
+    const redlock_stats *st = &as.core;
+    int i, k;
+    if (redlock_socket_stats(&a->s, &as) != REDLOCK_OK) return;
+    if (g_json || a->o->stats == TOOL_STATS_JSON) { /* text would break the JSON log */
+        log_begin("stats");
+        fprintf(stderr, ",\"acquires\":{\"started\":%llu,\"attempts\":%llu,\"acquired\":%llu,\"busy\":%llu,"
+                "\"timeout\":%llu,\"no_quorum\":%llu,\"cancelled\":%llu,\"other\":%llu}",
+                U_(st->acquires), U_(st->attempts), U_(st->acquired), U_(st->acquire_busy), U_(st->acquire_timeout),
+                U_(st->acquire_no_quorum), U_(st->acquire_cancelled), U_(st->acquire_other));
+        fprintf(stderr, ",\"renewals\":%llu,\"renewal_failed\":%llu,\"extends\":%llu,\"extend_failed\":%llu,"
+                "\"releases\":%llu,\"release_failed\":%llu",
+                U_(st->renewals), U_(st->renewal_failed), U_(st->extends), U_(st->extend_failed), U_(st->releases),
+                U_(st->release_failed));
+        fprintf(stderr, ",\"lost\":{\"total\":%llu,\"expired\":%llu,\"stolen\":%llu,\"quorum_lost\":%llu,"
+                "\"hold_limit\":%llu,\"other\":%llu}",
+                U_(st->lost), U_(st->lost_expired), U_(st->lost_stolen), U_(st->lost_quorum), U_(st->lost_hold_limit),
+                U_(st->lost_other));
+        log_int("held", st->held);
+        log_int("held_max", st->held_max);
+        stats_hist_json("acquire_ms", &st->acquire_us);
+        stats_hist_json("renewal_ms", &st->renewal_us);
+        stats_hist_json("handoff_ms", &st->handoff_us);
+        fputs(",\"nodes\":[", stderr);
+        for (i = 0; i < a->n; i++) {
+            const redlock_node_io_stats *io = &as.node[i];
+            fputs(i ? ",{\"node\":" : "{\"node\":", stderr);
+            json_esc(stderr, a->o->shown[i], strlen(a->o->shown[i]), 1);
+            fputs(",\"failures\":{", stderr);
+            for (k = 0; k < REDLOCK_NODE_FAIL_CLASSES; k++)
+                fprintf(stderr, "%s\"%s\":%llu", k ? "," : "", fail_words[k], U_(st->node_failures[i][k]));
+            fprintf(stderr, "},\"connects\":%llu,\"drops\":%llu,\"commands\":%llu,\"bytes_out\":%llu,\"bytes_in\":%llu,"
+                    "\"queue_max\":%u}", U_(io->connects), U_(io->drops), U_(io->commands), U_(io->bytes_out),
+                    U_(io->bytes_in), (unsigned)io->queue_max);
+        }
+        fputc(']', stderr);
+        log_end();
+        return;
+    }
+    /* text: shown with -q too, it was asked for */
+    k = g_verbose;
+    g_verbose = 0;
+    ERR("stats: acquires      %llu: acquired %llu, busy %llu, timed out %llu, no quorum %llu, cancelled %llu, other %llu"
+        " (%llu attempts)", U_(st->acquires), U_(st->acquired), U_(st->acquire_busy), U_(st->acquire_timeout),
+        U_(st->acquire_no_quorum), U_(st->acquire_cancelled), U_(st->acquire_other), U_(st->attempts));
+    ERR("stats: renewals      %llu (%llu failed); extends %llu (%llu failed); releases %llu (%llu failed)",
+        U_(st->renewals), U_(st->renewal_failed), U_(st->extends), U_(st->extend_failed), U_(st->releases),
+        U_(st->release_failed));
+    ERR("stats: lost          %llu: expired %llu, stolen %llu, quorum lost %llu, hold limit %llu, other %llu", U_(st->lost),
+        U_(st->lost_expired), U_(st->lost_stolen), U_(st->lost_quorum), U_(st->lost_hold_limit), U_(st->lost_other));
+    ERR("stats: held          %u now, %u at most", (unsigned)st->held, (unsigned)st->held_max);
+    stats_hist_text("acquire", &st->acquire_us);
+    stats_hist_text("renewal", &st->renewal_us);
+    stats_hist_text("handoff", &st->handoff_us);
+    for (i = 0; i < a->n; i++) {
+        const redlock_node_io_stats *io = &as.node[i];
+        uint64_t sum = 0;
+        char fails[160] = "";
+        int j;
+        for (j = 0; j < REDLOCK_NODE_FAIL_CLASSES; j++) sum += st->node_failures[i][j];
+        if (sum)
+            snprintf(fails, sizeof fails, "; %llu failed votes: connect %llu, timeout %llu, server %llu, protocol %llu, other %llu",
+                     U_(sum), U_(st->node_failures[i][0]), U_(st->node_failures[i][1]), U_(st->node_failures[i][2]),
+                     U_(st->node_failures[i][3]), U_(st->node_failures[i][4]));
+        ERR("stats: node %s: %llu connects, %llu drops, %llu commands, %llu bytes out, %llu in%s", a->o->shown[i],
+            U_(io->connects), U_(io->drops), U_(io->commands), U_(io->bytes_out), U_(io->bytes_in), fails);
+    }
+    g_verbose = k;
+}
+
+/* The JSON log's last line: redlock's exit code (or the signal that
+   interrupted it, raised again), and for run how COMMAND ended. */
+static void log_exit(const app *a, int code, int sig)
+{
+    log_begin("exit");
+    log_int("code", code);
+    if (sig) log_int("signal", sig);
+    if (a->cmd_reaped && WIFEXITED(a->cmd_status)) log_int("status", WEXITSTATUS(a->cmd_status));
+    if (a->cmd_reaped && WIFSIGNALED(a->cmd_status)) {
+        log_int("status", 128 + WTERMSIG(a->cmd_status));
+        log_int("command_signal", WTERMSIG(a->cmd_status));
+    }
+    log_end();
+}
+
 int main(int argc, char **argv)
 {
     tool_opts o;
@@ -2561,6 +2898,9 @@ int main(int argc, char **argv)
         return rc;
     }
     g_verbose = o.verbose;
+    g_json = o.log_json;
+    g_name = o.name;
+    if (g_json) setvbuf(stderr, g_errbuf, _IOFBF, sizeof g_errbuf);
     if (o.cmd == TOOL_CMD_HELP) {
         usage(stdout, o.help_for);
         tool_opts_free(&o);
@@ -2602,15 +2942,16 @@ int main(int argc, char **argv)
         linger(a);
         redlock_lock_deinit(&a->lock);
     }
+    if (a->s_up && o.stats) print_stats(a);
     if (a->s_up) redlock_socket_deinit(&a->s);
     {
         int sig = a->abort_sig;
+        if (sig && rc == 128 + sig) ERR("interrupted by signal %d", sig);
+        else sig = 0;
+        if (g_json) log_exit(a, rc, sig);
         free(a);
         tool_opts_free(&o);
-        if (sig && rc == 128 + sig) {
-            ERR("interrupted by signal %d", sig);
-            reraise(sig);
-        }
+        if (sig) reraise(sig);
     }
     signals_teardown();
     return rc;

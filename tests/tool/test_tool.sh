@@ -64,6 +64,26 @@ fast78() {
     ok "$name: 78 in $((t1 - t0)) ms under -w 30s, naming the fix"
   else nok "$name" "status $RC after $((t1 - t0)) ms (want 78 within 1000 ms), stderr: $(tr '\n' '|' <"$T/err")"; fi
 }
+# jlog NAME EXPR: every line of $T/err is a JSON object of the log's
+# schema (v 1, ts RFC 3339 UTC with ms, event, name, pid), and the python
+# expression EXPR holds on L (the objects), E (their events, in order),
+# ev(EVENT) (those objects of EVENT) and RC
+jlog() {
+  local name=$1
+  command -v python3 >/dev/null || { skip "$name: python3 missing (scripts/deps.sh installs it)"; return; }
+  if python3 - "$T/err" "$2" "$RC" <<'PY'
+import json, re, sys
+RC = int(sys.argv[3])
+L = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8')]
+E = [d['event'] for d in L]
+ts = re.compile(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$')
+def ev(name): return [d for d in L if d['event'] == name]
+ok = all(isinstance(d, dict) and d.get('v') == 1 and ts.match(d.get('ts', '')) and isinstance(d.get('pid'), int)
+         and 'name' in d for d in L) and E and E[-1] == 'exit'
+sys.exit(0 if ok and eval('(' + sys.argv[2] + ')') else 1)
+PY
+  then ok "$name"; else nok "$name" "status $RC"; fi
+}
 json_ok() { # python expression on d, the JSON object in $T/out (no python3: only the line count is checked)
   command -v python3 >/dev/null || return 0
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(' '.join(sys.argv[2].split())) else 1)" "$T/out" "$1"
@@ -213,6 +233,9 @@ for c in acquire release extend; do
 done
 usage "help for an unknown command" help frobnicate
 usage "option that does not apply (--json to run)" -n 127.0.0.1:6379 run --json x -- true
+usage "bad --log-format" -n 127.0.0.1:6379 --log-format bogus acquire x
+usage "bad --stats format" -n 127.0.0.1:6379 --stats=xml acquire x
+usage "option that does not apply (--stats to inspect)" -n 127.0.0.1:6379 --stats inspect x
 usage "option that does not apply (--on-lost to acquire)" -n 127.0.0.1:6379 --on-lost kill acquire x
 usage "value given to a flag (--no-wait=1)" -n 127.0.0.1:6379 acquire --no-wait=1 x
 usage "ambiguous abbreviation (--no)" -n 127.0.0.1:6379 acquire --no x
@@ -264,6 +287,46 @@ else nok "run: lock released after COMMAND exits" "$(cat "$T/out")"; fi
 rl run -t 5s st -- sh -c "$BIN inspect st"
 if [ "$RC" -eq 0 ] && grep -q "is held by .* on 3/3 nodes" "$T/out"; then ok "run: lock held while COMMAND runs"
 else nok "run: lock held while COMMAND runs" "status $RC"; fi
+
+# --log-format json: events in order, every line parsed; --stats
+rl --log-format json --stats -t 600ms run js -- sh -c 'sleep 0.3; exit 3'
+jlog "json log: run gives acquired (3 votes of 3), renewed, released, stats, exit (status 3)" "
+  RC == 3 and E[0] == 'acquired' and ev('acquired')[0]['votes'] == 3 and ev('acquired')[0]['quorum'] == 2 and
+  ev('acquired')[0]['node_count'] == 3 and ev('acquired')[0]['latency_ms'] >= 0 and ev('acquired')[0]['validity_ms'] > 0 and
+  E.index('acquired') < E.index('renewed') < E.index('released') < E.index('stats') < E.index('exit') and
+  ev('exit')[0]['code'] == 3 and ev('exit')[0]['status'] == 3 and ev('stats')[0]['acquires']['started'] == 1 and
+  ev('stats')[0]['acquires']['acquired'] == 1 and ev('stats')[0]['renewals'] >= 1 and ev('stats')[0]['releases'] == 1 and
+  ev('stats')[0]['acquire_ms']['count'] == 1 and ev('stats')[0]['held'] == 0 and ev('stats')[0]['held_max'] == 1 and
+  [n['connects'] for n in ev('stats')[0]['nodes']] == [1, 1, 1] and ev('stats')[0]['nodes'][0]['failures']['connect'] == 0"
+rl --log-format json acquire js
+TOKEN=$(cat "$T/out")
+jlog "json log: acquire gives acquired and exit 0, the token alone on stdout" "
+  RC == 0 and E == ['acquired', 'exit'] and ev('exit')[0]['code'] == 0 and ev('acquired')[0]['attempts'] == 1 and
+  open(sys.argv[1].replace('/err', '/out')).read().strip() == '$TOKEN' and len('$TOKEN') > 32"
+rl --log-format json --no-wait run js -- true
+jlog "json log: a busy lock gives not_acquired (its words, status) and exit 75" "
+  RC == 75 and E == ['not_acquired', 'exit'] and L[0]['status'] == 'locked' and
+  L[0]['reason'].startswith(\"'js' is locked by someone else\") and L[0]['code'] == 75 and L[1]['code'] == 75"
+rl --log-format json -n "redis://:pw-json-5ecret@127.0.0.1:1,127.0.0.1:2,$PORT0" acquire js
+jlog "json log: bad nodes give not_acquired naming each failed node, the password masked" "
+  RC == 69 and E == ['not_acquired', 'exit'] and [n['node'] for n in L[0]['nodes']] == ['redis://:***@127.0.0.1:1', '127.0.0.1:2']
+  and all(n['status'] == 'connect' for n in L[0]['nodes']) and 'not acquired: 2 of 3 nodes failed' in L[0]['reason']"
+grep -q 5ecret "$T/err" && nok "json log: the password appears" || ok "json log: the password never appears"
+rl --log-format json release js "$TOKEN"
+jlog "json log: release gives released (3 votes) and exit 0" "RC == 0 and E == ['released', 'exit'] and L[0]['votes'] == 3"
+J=$(printf 'j"q\\\x01\xff\xc3\xa9')
+rl --log-format json --stats=json acquire "$J"
+jlog "json log: NAME escaped (quote, backslash, control byte, invalid byte as \\u00ff, UTF-8 as is); --stats=json" "
+  RC == 0 and E == ['acquired', 'stats', 'exit'] and all(d['name'] == 'j\"q\\\\\\x01\\u00ff\\u00e9' for d in L) and
+  b'\\\\u00ff' in open(sys.argv[1], 'rb').read() and 'é'.encode() in open(sys.argv[1], 'rb').read()"
+"$BIN" -q release "$J" "$(cat "$T/out")"
+rl --stats -t 600ms run js -- sleep 0.3
+if [ "$RC" -eq 0 ] && grep -Eq '^redlock: stats: acquires +1: acquired 1, busy 0' "$T/err" &&
+   grep -Eq '^redlock: stats: renewals +[1-9][0-9]* \(0 failed\); extends 0 \(0 failed\); releases 1 \(0 failed\)' "$T/err" &&
+   grep -Eq '^redlock: stats: held +0 now, 1 at most' "$T/err" && grep -Eq '^redlock: stats: acquire +p50 [0-9.]+m?s, p99 ' "$T/err" &&
+   [ "$(grep -c '^redlock: stats: node 127.0.0.1:[0-9]*: 1 connects, 0 drops' "$T/err")" = 3 ]
+then ok "--stats text: acquires 1, acquired 1, renewals >= 1, releases 1, held at most 1, acquire p50/p99, 1 connect a node"
+else nok "--stats text" "status $RC"; fi
 
 # getopt_long forms: combined flags (last of -q/-v wins), -t10s, --ttl=10s, abbreviations
 rl -qv run gl -- true
@@ -678,7 +741,7 @@ else nok "SIGINT while waiting" "status $rc after $((t1 - t0)) ms"; fi
 # lost lock: nodes paused, renewals fail, COMMAND is signalled, exit 77
 lost_test() { # on-lost
   local mode=$1 f="$T/lost-$1" p t0 t1
-  "$BIN" run -t 1s --on-lost="$mode" "lost-$mode" -- sh -c \
+  "$BIN" run -t 1s ${LOST_OPTS:-} --on-lost="$mode" "lost-$mode" -- sh -c \
       "trap 'echo got-TERM >>$f.log; kill \$! 2>/dev/null; exit 143' TERM; echo up >$f.up; sleep 2 & wait; echo finished >>$f.log" \
       >/dev/null 2>"$f.err" &
   p=$!
@@ -695,10 +758,14 @@ lost_test term
 if [ "$LOST_RC" = 77 ] && [ "$LOST_LOG" = got-TERM ] && [ $LOST_MS -lt 1900 ] && grep -q "lost the lock" <<<"$LOST_ERR"; then
   ok "lost (nodes SIGSTOPped): COMMAND gets SIGTERM, exit 77 after $LOST_MS ms"
 else nok "lost: on-lost=term" "status $LOST_RC, log '$LOST_LOG', $LOST_MS ms" "$LOST_ERR"; fi
-lost_test kill
+LOST_OPTS="--log-format json" lost_test kill
 if [ "$LOST_RC" = 77 ] && [ -z "$LOST_LOG" ] && [ $LOST_MS -lt 1900 ]; then
   ok "lost: --on-lost=kill kills COMMAND, exit 77 after $LOST_MS ms"
 else nok "lost: on-lost=kill" "status $LOST_RC, log '$LOST_LOG', $LOST_MS ms"; fi
+cp "$T/lost-kill.err" "$T/err"; RC=$LOST_RC
+jlog "json log: a lost lock gives lost (its reason, action kill) and exit 77" "
+  RC == 77 and E[0] == 'acquired' and len(ev('lost')) == 1 and re.match('^[a-z_]+$', ev('lost')[0]['reason']) and
+  ev('lost')[0]['action'] == 'kill' and ev('exit')[0]['code'] == 77 and ev('exit')[0]['status'] == 137"
 lost_test ignore
 if [ "$LOST_RC" = 77 ] && [ "$LOST_LOG" = finished ] && [ $LOST_MS -ge 1500 ]; then
   ok "lost: --on-lost=ignore lets COMMAND finish, still exit 77"
@@ -1189,9 +1256,9 @@ if [ -n "$VALGRIND" ]; then
   vg inspect vgl; b=$RC
   vg extend vgl "$TOKEN"; c=$RC
   vg release vgl "$TOKEN"; d=$RC
-  vg run -t 1s vgl -- sh -c 'sleep 0.5; exit 5'; e=$RC
-  vg -n "$T/missing.sock" acquire vgl; f=$RC
-  if [ "$a$b$c$d$e$f" = "0000569" ]; then ok "valgrind: acquire, inspect, extend, release, run, unreachable: 0 errors, 0 leaks"
+  vg --log-format json --stats run -t 1s vgl -- sh -c 'sleep 0.5; exit 5'; e=$RC
+  vg --log-format json -n "$T/missing.sock" acquire vgl; f=$RC
+  if [ "$a$b$c$d$e$f" = "0000569" ]; then ok "valgrind: acquire, inspect, extend, release, run (JSON log, --stats), unreachable (JSON log): 0 errors, 0 leaks"
   else nok "valgrind" "statuses $a $b $c $d $e $f (99 = valgrind error)"; fi
 fi
 
