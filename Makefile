@@ -50,6 +50,8 @@ NODE_QUEUE = $(foreach c,$(LONG_CHECKS),$(filter $(c),$(CHECKS))) $(filter-out $
 # here is left to the checks that need them to report.
 TEST_SHARED := $(BUILD)/redlock $(BUILD)/tool_fake_server $(BUILD)/test_socket $(BUILD)/test_libev
 
+# The CPU lane runs at nice 10: the node checks' timing (their servers',
+# their timeouts) is what they test, and a busy core must not decide it.
 # A node check whose steps are independent runs NODE_JOBS of them at once
 # (scripts/parallel.sh); under `make test` one, as two lanes of node
 # checks already run beside the CPU lane: the servers' timing is what
@@ -58,7 +60,7 @@ NODE_JOBS ?= 2
 
 test: deps
 	@$(MAKE) --no-print-directory -s -j2 $(TEST_SHARED) || echo "# building $(TEST_SHARED) failed: the checks that need them say so"
-	@NODE_JOBS=1 scripts/run-tests.sh $(CPU_CHECKS) -- -j2 $(NODE_QUEUE)
+	@NODE_JOBS=1 scripts/run-tests.sh -n10 $(CPU_CHECKS) -- -j2 $(NODE_QUEUE)
 
 $(BUILD):
 	@mkdir -p $(BUILD)

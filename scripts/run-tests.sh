@@ -12,7 +12,10 @@
 # memcheck of the core) one lane, and those that start redis-server nodes
 # and mostly wait on them two, longest first, so that the lanes share the
 # machine's cores well. Each check's output is shown whole when it ends.
-# Without "--", one group; without -jN, one lane for it.
+# -nN: the group's checks run at nice N (`make test` gives the CPU checks
+# 10: they want throughput, while the node checks' timing is what they
+# test, and they must not wait for a core). Without "--", one group;
+# without -jN, one lane for it.
 set -u
 make=${MAKE:-make}
 tmp=$(mktemp -d)
@@ -39,7 +42,7 @@ run_check() {
   local t=$1 start rc cpu0 cpu=$tmp/cpu.$BASHPID
   start=$SECONDS
   cpu_ms "$cpu"; cpu0=$(cat "$cpu")
-  $make --no-print-directory -s "$t" > "$tmp/$t.out" 2>&1
+  nice -n "${NICENESS:-0}" $make --no-print-directory -s "$t" > "$tmp/$t.out" 2>&1
   rc=$?
   echo "$rc" > "$tmp/$t.rc"
   cpu_ms "$cpu"
@@ -59,14 +62,20 @@ run_lane() { # QUEUE: takes checks off it until it is empty
 all=
 g=0
 for group in "${groups[@]}"; do
-  g=$((g + 1)); lanes=1
+  g=$((g + 1)); lanes=1; niceness=0
   # shellcheck disable=SC2086 # a group is a list of words
   set -- $group
-  case "${1:-}" in -j[0-9]*) lanes=${1#-j}; shift ;; esac
+  while :; do
+    case "${1:-}" in
+      -j[0-9]*) lanes=${1#-j}; shift ;;
+      -n[0-9]*) niceness=${1#-n}; shift ;;
+      *) break ;;
+    esac
+  done
   [ $# -gt 0 ] || continue
   all="$all $*"
   printf '%s\n' "$@" > "$tmp/queue.$g"
-  for _ in $(seq 1 "$lanes"); do run_lane "$tmp/queue.$g" & done
+  for _ in $(seq 1 "$lanes"); do NICENESS=$niceness run_lane "$tmp/queue.$g" & done
 done
 wait
 
