@@ -366,7 +366,6 @@ typedef struct client {
     uint32_t conn_epoch[MAX_NODES];
     unsigned refused_mask;   /* nodes that refuse this client's TLS, AUTH or SELECT */
     unsigned sharded_mask;   /* nodes told redlock_node_set_sharded(.., 1) last */
-    unsigned stats_resets;   /* redlock_client_stats_reset calls made */
     int waits_replicas;      /* its config's wait_replicas > 0: REPLICAS may end an operation */
     int refusal;             /* REDLOCK_ERR_TLS, REDLOCK_ERR_AUTH or REDLOCK_ERR_SELECT */
     int64_t last_req[MAX_NODES], last_rep[MAX_NODES]; /* FIFO per connection */
@@ -471,7 +470,6 @@ typedef struct world {
     int ntokens;
     long events, acquired, lost, violations, extends, inner, leak_checks, dups, acquired_events, adopted;
     long books_checked;      /* clients whose statistics were held to their callers' books */
-    long stats_resets;       /* redlock_client_stats_reset calls, at random, inside callbacks too */
     long nested;             /* reentrant acquisitions while another handle of the owner held the key */
     long wakes, wakes_waiting; /* release notifications handed to handles; of those, to one waiting */
     long woke, woke_lost, wakes_limited; /* attempts notifications started; of those, lost with the
@@ -888,25 +886,6 @@ static void books_result(client *c, slot *s, const redlock_result *r) {
             books_loss(c, s, r->status);
     }
 }
-/* The caller resets the client's statistics (anywhere, inside callbacks
-   too): every count starts again at zero, held stays and held_max is held
-   (section 14); the books start again with them. */
-static void books_reset(world *w, client *c) {
-    redlock_stats st;
-    int blind = c->bk.blind;
-    redlock_client_stats_reset(&c->rc);
-    memset(&c->bk, 0, sizeof c->bk);
-    c->bk.blind = blind;
-    c->bk.held_max = books_held(c);
-    c->bk.touched = 1;
-    w->stats_resets++;
-    c->stats_resets++;
-    if (redlock_client_stats(&c->rc, &st) != REDLOCK_OK || st.acquires || st.acquired || st.attempts || st.lost ||
-        st.releases || st.renewals || st.acquire_us.count || st.renewal_us.count || st.handoff_us.count ||
-        st.held_max != st.held)
-        violation(w, "redlock_client_stats_reset: a count left, or held_max is not held", c->id);
-}
-
 /* The client's statistics agree with the books: `held` at every step,
    every count at the end of a schedule. */
 static void books_check(world *w, client *c, int all) {
@@ -2577,7 +2556,6 @@ static void wake_key(world *w, client *c, int k);
    mode). A lock still held keeps its hold (ALREADY_HELD). */
 static int sim_acquire(world *w, client *c, int k) {
     slot *s = &c->s[k];
-    unsigned resets;
     int rc;
     if (redlock_lock_state(&s->lk) != REDLOCK_STATE_HELD) {
         observe_slot(w, c, k);
@@ -2587,10 +2565,8 @@ static int sim_acquire(world *w, client *c, int k) {
            callback hears it (inside this call if the hold ran out) */
         if (s->no_callback) s->upgrade_asked = 0;
     }
-    resets = c->stats_resets;
     rc = redlock_acquire(&s->lk);
-    /* started at the call: a reset inside it (a callback) came after */
-    if (rc == REDLOCK_OK && c->stats_resets == resets) c->bk.acquires++;
+    if (rc == REDLOCK_OK) c->bk.acquires++;
     return rc;
 }
 
@@ -2676,7 +2652,6 @@ static void node_call(world *w, client *c) {
         tell_failover(w, c, n, rng_range(&w->rng, 0, 2 * (w->max_ttl_ms > 0 ? w->max_ttl_ms : 1000)));
         w->inner_failovers++;
     }
-    if (rng_chance(&w->rng, 0.05)) books_reset(w, c);
     if (rng_chance(&w->rng, 0.3)) { /* a cluster node's notifications: sharded or not, as the servers allow */
         int on = rng_chance(&w->rng, 0.5);
         if (redlock_node_set_sharded(&c->rc, n, on) != REDLOCK_OK) violation(w, "set_sharded refused", c->id);
@@ -3662,7 +3637,7 @@ static const profile *find_profile(const char *name) {
 
 int main(int argc, char **argv) {
     long runs = 1000, k, failing = 0, events = 0, acquired = 0, lost = 0, extends = 0, inner = 0, leaks = 0, dups = 0, adopted = 0,
-         books_checked = 0, stats_resets = 0,
+         books_checked = 0,
          nested = 0, wakes = 0, wakes_waiting = 0, woke = 0, woke_lost = 0, wakes_limited = 0, fence_holds = 0, fence_pairs = 0, rw_holds[3] = {0, 0, 0}, shared_overlaps = 0, upgrades = 0, update_holds = 0,
          remode_acquires = 0, reinits_in_flight = 0, capped_upgrades = 0,
          by_n[MAX_NODES + 1] = {0}, first_failing = -1, live = 0, evictions = 0, decoded = 0, shown = 0, ran,
@@ -3703,7 +3678,6 @@ int main(int argc, char **argv) {
         dups += w.dups;
         adopted += w.adopted;
         books_checked += w.books_checked;
-        stats_resets += w.stats_resets;
         nested += w.nested;
         wakes += w.wakes;
         wakes_waiting += w.wakes_waiting;
@@ -3750,7 +3724,7 @@ int main(int argc, char **argv) {
            p->name, ran, by_n[1], by_n[3], by_n[4], by_n[5], events, acquired, extends, inner, dups, lost,
            adopted, leaks, failing);
     printf("# profile %s: %ld clients' statistics agreed with what their callers saw (the others had a lock\n"
-           "# without on_result); %ld resets, at random, inside callbacks too\n", p->name, books_checked, stats_resets);
+           "# without on_result)\n", p->name, books_checked);
     if (p->reentrant) printf("# profile %s: %ld nested acquisitions (another handle of the owner held the key)\n", p->name, nested);
     printf("# profile %s: %ld release notifications handed to handles, %ld of them to one waiting to retry\n", p->name,
            wakes, wakes_waiting);
